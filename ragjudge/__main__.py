@@ -1,0 +1,3 @@
+from ragjudge.cli import main
+
+main()

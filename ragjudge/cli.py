@@ -1,0 +1,261 @@
+"""The ``ragjudge`` command line (Typer). Each command parses options, calls the library and
+maps the result to an exit code; errors print one line (``RAGJUDGE_DEBUG=1`` shows the
+traceback). Neither ``ragjudge --help`` nor this module imports litellm or pandas."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ragjudge.errors import EXIT_USAGE, RagjudgeError
+
+app = typer.Typer(
+    name="ragjudge",
+    help="Batch evaluator for RAG: context sufficiency and response completeness judges with a CI gate.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+)
+cache_app = typer.Typer(help="Inspect or clear the judge response cache.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+SCORE_EPILOG = """Examples:
+
+  ragjudge score data.jsonl -m sufficiency -o scored.parquet
+
+  cat data.jsonl | ragjudge score - -o - --format csv > scored.csv
+
+  ragjudge score mlflow_records.jsonl -c configs/mlflow.yaml --min-pass-rate 0.9
+
+  ragjudge score data.jsonl --model local/qwen2.5-coder-1.5b   (embedded judge, no API key)
+
+Exit codes: 0 gate passed, 1 a pass-rate gate failed, 2 usage/config/input error,
+3 too many judge errors (provider down, auth, quota, unreadable replies), 130 interrupted."""
+
+
+def _stderr():
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        console.width = max(console.width, 110)
+    return console
+
+
+def _pairs(values: list[str], flag: str, allowed: tuple[str, ...] | None = None) -> dict[str, str]:
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise RagjudgeError(f"{flag} expects KEY=VALUE, got '{item}'")
+        if allowed and key not in allowed:
+            raise RagjudgeError(f"{flag}: unknown name '{key}'; use one of: {', '.join(allowed)}")
+        out[key] = value
+    return out
+
+
+def _number(value: str, flag: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise RagjudgeError(f"{flag}: '{value}' is not a number") from None
+
+
+def _overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
+    from ragjudge.config import FIELDS, METRICS
+
+    over: dict[str, Any] = {}
+    judge = {k: options[k] for k in ("model", "api_base", "concurrency", "timeout", "max_retries", "rpm", "samples") if options[k] is not None}
+    if judge:
+        over["judge"] = judge
+    mapped = _pairs(options["map"], "--map", FIELDS)
+    if mapped:
+        over["columns"] = mapped
+    if options["metric"]:
+        over["metrics"] = options["metric"]
+    thresholds = {k: _number(v, "--threshold") for k, v in _pairs(options["threshold"], "--threshold", METRICS).items()}
+    if thresholds:
+        over["thresholds"] = thresholds
+    gate: dict[str, Any] = {}
+    rates: dict[str, float] = {}
+    for item in options["min_pass_rate"]:
+        if "=" in item:
+            rates.update({k: _number(v, "--min-pass-rate") for k, v in _pairs([item], "--min-pass-rate", METRICS).items()})
+        else:
+            rates.update({m: _number(item, "--min-pass-rate") for m in METRICS})
+    if rates:
+        gate["min_pass_rate"] = rates
+    if options["max_error_rate"] is not None:
+        gate["max_error_rate"] = options["max_error_rate"]
+    if gate:
+        over["gate"] = gate
+    cache: dict[str, Any] = {}
+    if options["no_cache"]:
+        cache["enabled"] = False
+    if options["cache_dir"]:
+        cache["dir"] = options["cache_dir"]
+    if cache:
+        over["cache"] = cache
+    return over, frozenset(mapped)
+
+
+def _side_format(path: str | None, explicit: str | None, shared: str | None) -> str | None:
+    """--output-format wins; --format applies where the output's suffix can't tell (stdout)."""
+    from pathlib import Path
+
+    from ragjudge.io import _SUFFIXES
+
+    if explicit:
+        return explicit
+    if path is not None and (path == "-" or Path(path).suffix.lower() not in _SUFFIXES):
+        return shared
+    return None
+
+
+@app.command(epilog=SCORE_EPILOG)
+def score(
+    input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, or - for stdin.")],
+    output: Annotated[Optional[str], typer.Option("-o", "--output", help="Scored table to write (format from the suffix; - for stdout). Without it only the summary is printed.")] = None,
+    metric: Annotated[list[str], typer.Option("-m", "--metric", help="sufficiency or completeness; repeat for both (default: both).")] = [],
+    config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config (see configs/default.yaml); flags override it.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Judge model, any litellm model string, e.g. openai/gpt-4o-mini, or local/qwen2.5-coder-1.5b.")] = None,
+    api_base: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server, e.g. http://localhost:8000/v1.")] = None,
+    concurrency: Annotated[Optional[int], typer.Option(help="Judge calls in flight at once, across rows and metrics (default 16).")] = None,
+    timeout: Annotated[Optional[float], typer.Option(help="Seconds per judge call before it is retried (default 120).")] = None,
+    max_retries: Annotated[Optional[int], typer.Option(help="Retries per call on 429, 5xx, timeouts, dropped connections (default 6).")] = None,
+    rpm: Annotated[Optional[float], typer.Option(help="Cap on judge requests per minute (default: none).")] = None,
+    samples: Annotated[Optional[int], typer.Option(help="Judge samples per row and metric; majority verdict (default 1).")] = None,
+    map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, dotted paths allowed (inputs.query); fields: id, request, context, expected_facts, expected_response, response.")] = [],
+    format: Annotated[Optional[str], typer.Option("--format", help="Output format jsonl|csv|parquet|json, for -o - (stdout) or a path whose suffix doesn't tell.")] = None,
+    input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix (stdin is recognised from its first bytes).")] = None,
+    output_format: Annotated[Optional[str], typer.Option(help="Format of --output, overriding its suffix.")] = None,
+    threshold: Annotated[list[str], typer.Option(help="METRIC=VALUE row pass threshold (defaults: sufficiency=0.5, completeness=3).")] = [],
+    min_pass_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the pass rate over ok rows (default 1.0).")] = [],
+    max_error_rate: Annotated[Optional[float], typer.Option(help="Gate on the share of judged rows with status error (default 0.0).")] = None,
+    summary_json: Annotated[Optional[str], typer.Option(help="Write the run summary and gate verdict as JSON to this file (- for stdout).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
+    cache_dir: Annotated[Optional[str], typer.Option(help="Response cache folder (default: the per-user cache folder).")] = None,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress, mapping or summary table; errors only.")] = False,
+) -> None:
+    """Score a RAG evaluation table with LLM judges and gate on the result."""
+    from ragjudge.config import load_config
+    from ragjudge.report import print_summary, summary_dict, write_summary_json
+    from ragjudge.runner import evaluate
+
+    overrides, flag_fields = _overrides(locals())
+    settings = load_config(config, overrides)
+    console = _stderr()
+    progress = None if quiet else _progress(console)
+    try:
+        result = evaluate(
+            input,
+            settings,
+            output=output,
+            input_format=input_format,
+            output_format=_side_format(output, output_format, format),
+            flag_fields=flag_fields,
+            on_start=progress.start if progress else None,
+            on_progress=progress.advance if progress else None,
+            on_note=None if quiet else (lambda note: console.print(note, highlight=False)),
+        )
+    finally:
+        if progress:
+            progress.stop()
+    if summary_json:
+        write_summary_json(summary_json, summary_dict(result.summary, result.gate, result.notes[0] if result.notes else None))
+    if not quiet:
+        print_summary(console, result.summary, result.gate)
+    raise typer.Exit(result.gate.exit_code)
+
+
+class _progress:
+    """A rich progress bar on stderr: rows done, rows per second and time left."""
+
+    def __init__(self, console: Any) -> None:
+        self.console = console
+        self.bar = None
+        self.task = None
+
+    def start(self, total: int | None) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.bar = Progress(
+            TextColumn("judging"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rate]} rows/s"),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task("rows", total=total, rate="-")
+
+    def advance(self, rows: int) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task, rows)
+            speed = self.bar.tasks[0].speed
+            if speed:
+                self.bar.update(self.task, rate=f"{speed:.1f}")
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+@cache_app.command("info")
+def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
+    """Show the cache's location, number of entries and size on disk."""
+    from ragjudge.cache import ResponseCache
+
+    cache = ResponseCache(cache_dir)
+    info = cache.info()
+    cache.close()
+    typer.echo(f"location: {info['directory']}\nentries: {info['entries']}\nsize: {info['size_bytes'] / 2**20:.1f} MiB ({info['size_bytes']} bytes)")
+
+
+@cache_app.command("clear")
+def cache_clear(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
+    """Remove every cached judge reply."""
+    from ragjudge.cache import ResponseCache
+
+    cache = ResponseCache(cache_dir)
+    removed = cache.clear()
+    cache.close()
+    typer.echo(f"removed {removed} entries from {cache.directory}")
+
+
+def main() -> None:
+    """Console entry point: run the app, map ``RagjudgeError`` to one line and its exit code."""
+    try:
+        code = app(standalone_mode=False)
+    except RagjudgeError as exc:
+        if os.environ.get("RAGJUDGE_DEBUG"):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(EXIT_USAGE)
+        if isinstance(exc, click.exceptions.Abort):
+            print("aborted", file=sys.stderr)
+            sys.exit(130)
+        if os.environ.get("RAGJUDGE_DEBUG"):
+            raise
+        from ragjudge.llm import redact
+
+        print(f"error: unexpected {type(exc).__name__}: {redact(str(exc))} (set RAGJUDGE_DEBUG=1 for the traceback)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    sys.exit(code if isinstance(code, int) else 0)

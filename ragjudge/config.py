@@ -1,0 +1,162 @@
+"""The run configuration: pydantic models of the YAML config, merged with command-line flags.
+
+A config file holds the same settings as the flags (``configs/default.yaml`` documents every
+key); flags override the file; an unknown key is a ``ConfigError`` (exit 2) that names it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragjudge.errors import ConfigError
+
+Metric = Literal["sufficiency", "completeness"]
+METRICS: tuple[str, ...] = ("sufficiency", "completeness")
+FIELDS: tuple[str, ...] = ("id", "request", "context", "expected_facts", "expected_response", "response")
+
+DEFAULT_THRESHOLDS = {"sufficiency": 0.5, "completeness": 3.0}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class Columns(_Strict):
+    """Where each canonical field lives in the input: a column name or a dotted path into a
+    nested object (``inputs.query``). ``None`` means: the same-named column, else a common
+    alias (see ``ragjudge.records.ALIASES``)."""
+
+    id: str | None = None
+    request: str | None = None
+    context: str | None = None
+    expected_facts: str | None = None
+    expected_response: str | None = None
+    response: str | None = None
+
+
+class JudgeSettings(_Strict):
+    """The judge model and how it is called (timeouts in seconds)."""
+
+    model: str = "openai/gpt-4o-mini"
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(1024, ge=16)
+    seed: int | None = None
+    timeout: float = Field(120.0, gt=0)
+    concurrency: int = Field(16, ge=1, le=1024)
+    max_retries: int = Field(6, ge=0, le=20)
+    rpm: float | None = Field(None, gt=0)
+    samples: int = Field(1, ge=1, le=15)
+    local_model_path: str | None = None
+
+
+class GateSettings(_Strict):
+    """Pass-rate floors (0..1, per metric) and the error-rate ceiling (0..1, per metric)."""
+
+    min_pass_rate: dict[Metric, float] = Field(default_factory=lambda: {m: 1.0 for m in METRICS})
+    max_error_rate: float = Field(0.0, ge=0.0, le=1.0)
+
+    @field_validator("min_pass_rate", mode="before")
+    @classmethod
+    def _scalar_applies_to_all(cls, value: Any) -> Any:
+        if isinstance(value, (int, float)):
+            return {m: float(value) for m in METRICS}
+        return value
+
+    @field_validator("min_pass_rate")
+    @classmethod
+    def _in_unit_range(cls, value: dict[str, float]) -> dict[str, float]:
+        for metric, rate in value.items():
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"{metric}: {rate} is not between 0 and 1")
+        return value
+
+
+class CacheSettings(_Strict):
+    enabled: bool = True
+    dir: str | None = None
+
+
+class Config(_Strict):
+    """Everything one ``ragjudge score`` run needs; ``load_config`` builds it."""
+
+    columns: Columns = Field(default_factory=Columns)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    metrics: list[Metric] = Field(default_factory=lambda: list(METRICS), min_length=1)
+    thresholds: dict[Metric, float] = Field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+    gate: GateSettings = Field(default_factory=GateSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+    chunk_size: int = Field(10_000, ge=1)
+
+    @field_validator("thresholds")
+    @classmethod
+    def _fill_thresholds(cls, value: dict[str, float]) -> dict[str, float]:
+        merged = dict(DEFAULT_THRESHOLDS)
+        merged.update(value)
+        if not 0.0 <= merged["sufficiency"] <= 1.0:
+            raise ValueError("sufficiency threshold must be between 0 and 1")
+        if not 1.0 <= merged["completeness"] <= 5.0:
+            raise ValueError("completeness threshold must be between 1 and 5")
+        return merged
+
+    def threshold(self, metric: str) -> float:
+        return self.thresholds[metric]
+
+
+def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _describe(err: ValidationError, source: str) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    if first["type"] == "extra_forbidden":
+        return f"{source}: unknown key '{where}'; see configs/default.yaml for every key"
+    return f"{source}: invalid value for '{where}': {first['msg']}"
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
+    """Read a YAML config (optional) and apply ``overrides`` (nested dict, e.g. from flags).
+
+    Returns a validated ``Config``. Raises ``ConfigError`` (exit 2) for a missing or
+    unreadable file, YAML that is not a mapping, an unknown key (named) or a bad value.
+    """
+    import yaml
+
+    data: dict[str, Any] = {}
+    source = "config"
+    if path is not None:
+        source = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+        try:
+            loaded = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f" line {mark.line + 1}" if mark is not None else ""
+            raise ConfigError(f"{path}:{line} is not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: the config must be a mapping of keys (see configs/default.yaml)")
+        data = loaded
+    if overrides:
+        data = _deep_merge(data, overrides)
+        if path is None:
+            source = "options"
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source)) from None

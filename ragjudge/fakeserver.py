@@ -1,0 +1,232 @@
+"""A local fake OpenAI-compatible chat server for tests, benchmarks and offline trials.
+
+It answers ``POST /v1/chat/completions`` with a judge reply computed by a crude, visible
+rule (word overlap; see ``heuristic_reply``), after a fixed ``latency`` in seconds, and can
+inject failures: a share of 429s and 500s (with ``Retry-After``), authentication errors,
+hanging calls, truncated replies, or a queue of scripted replies. It is a test double, not
+a judge: never use its verdicts as quality figures.
+
+    with FakeJudgeServer(latency=0.1) as server:
+        ragjudge score data.jsonl --model openai/fake --api-base server.url
+
+``python -m ragjudge.fakeserver --port 8000 --latency 0.1`` runs it in the foreground.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import threading
+from collections import Counter, deque
+from typing import Any
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = set("the a an of to in on and or is are was were be by for with as at from that this which who what when where how why does did do it its".split())
+
+
+def _section(text: str, tag: str) -> str:
+    match = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.S)
+    return match.group(1) if match else ""
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def _items(block: str) -> list[str]:
+    return [re.sub(r"^\[\d+\]\s*", "", line) for line in block.splitlines() if line.strip()]
+
+
+def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None) -> dict[str, Any]:
+    """A deterministic judge reply by word overlap: a fact is supported when >= 60% of its
+    content words occur in one passage; completeness is 1 + 4 x (share of ground-truth
+    words present in the response), rounded."""
+    user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+    if isinstance(user, list):
+        user = " ".join(part.get("text", "") for part in user if isinstance(part, dict))
+    if schema_name is None:
+        schema_name = "completeness" if "<ground_truth>" in user else (
+            "sufficiency_grounded" if "<expected_facts>" in user else "sufficiency_reference_free")
+    if schema_name == "completeness":
+        truth, response = _words(_section(user, "ground_truth")), _words(_section(user, "response"))
+        share = len(truth & response) / len(truth) if truth else 0.0
+        return {"statements": [{"statement": "ground truth", "covered": share >= 0.5}],
+                "rationale": f"{share:.0%} of the ground truth's words appear in the response.",
+                "score": 1 + round(4 * share)}
+    passages = [_words(p) for p in _items(_section(user, "context"))]
+
+    def supported(text: str) -> tuple[bool, list[int]]:
+        words = _words(text)
+        hits = [i + 1 for i, p in enumerate(passages) if words and len(words & p) / len(words) >= 0.6]
+        return bool(hits), hits
+
+    if schema_name == "sufficiency_grounded":
+        facts = []
+        for number, fact in enumerate(_items(_section(user, "expected_facts")), start=1):
+            ok, hits = supported(fact)
+            facts.append({"fact": number, "reason": "word overlap", "supported": ok, "passages": hits})
+        verdict = "yes" if facts and all(f["supported"] for f in facts) else "no"
+        return {"facts": facts, "rationale": "Checked each fact's words against the passages.", "verdict": verdict}
+    ok, hits = supported(_section(user, "request"))
+    return {"needed": "the answer", "quote": "passage %s" % hits[0] if ok else "NONE",
+            "rationale": "The request's words appear together in a passage." if ok else "No passage covers the request.",
+            "verdict": "yes" if ok else "no"}
+
+
+class FakeJudgeServer:
+    """Run the fake server in a background thread; ``url`` is its OpenAI base URL.
+
+    Attributes may be changed while it runs: ``latency`` (s), ``rate_429``, ``rate_500``
+    (shares 0..1, drawn from ``seed``), ``retry_after`` (s, sent with 429/500),
+    ``auth_error`` (every call 401), ``hang_first`` (that many calls sleep ``hang_seconds``),
+    ``truncate`` (finish_reason 'length'), ``replies`` (a queue of raw reply texts served
+    first). ``calls`` counts every request; ``statuses`` counts replies by HTTP status.
+    """
+
+    def __init__(self, latency: float = 0.0, rate_429: float = 0.0, rate_500: float = 0.0, retry_after: float = 0.01,
+                 seed: int = 7, port: int = 0) -> None:
+        self.latency = latency
+        self.rate_429 = rate_429
+        self.rate_500 = rate_500
+        self.retry_after = retry_after
+        self.auth_error = False
+        self.quota_error = False
+        self.hang_first = 0
+        self.hang_seconds = 30.0
+        self.truncate = False
+        self.replies: deque[str] = deque()
+        self.calls = 0
+        self.statuses: Counter[int] = Counter()
+        self.requests: list[dict[str, Any]] = []
+        self.keep_requests = False
+        self._random = random.Random(seed)
+        self._port = port
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner = None
+        self._thread: threading.Thread | None = None
+        self.url = ""
+
+    async def _chat(self, request):
+        from aiohttp import web
+
+        self.calls += 1
+        number = self.calls
+        body = await request.json()
+        if self.keep_requests:
+            self.requests.append(body)
+        if self.auth_error:
+            return self._error(web, 401, "invalid_api_key", "Incorrect API key provided: sk-te****1234.")
+        if self.quota_error:
+            return self._error(web, 429, "insufficient_quota", "You exceeded your current quota, please check your plan and billing details.")
+        if number <= self.hang_first:
+            await asyncio.sleep(self.hang_seconds)
+        draw = self._random.random()
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if draw < self.rate_429:
+            return self._error(web, 429, "rate_limit_exceeded", "Rate limit reached.", retry=True)
+        if draw < self.rate_429 + self.rate_500:
+            return self._error(web, 500, "server_error", "The server had an error.", retry=True)
+        response_format = body.get("response_format") or {}
+        schema = (response_format.get("json_schema") or {}).get("name")
+        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(body["messages"], schema))
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in body["messages"])
+        self.statuses[200] += 1
+        return web.json_response({
+            "id": f"chatcmpl-fake-{number}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": "length" if self.truncate else "stop"}],
+            "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content) // 4,
+                      "total_tokens": prompt_chars // 4 + len(content) // 4},
+        })
+
+    def _error(self, web, status: int, code: str, message: str, retry: bool = False):
+        self.statuses[status] += 1
+        headers = {"Retry-After": f"{self.retry_after:g}"} if retry else {}
+        kind = {401: "invalid_request_error", 429: "rate_limit_error" if code != "insufficient_quota" else "insufficient_quota"}.get(status, "server_error")
+        return web.json_response({"error": {"message": message, "type": kind, "code": code}}, status=status, headers=headers)
+
+    def _app(self):
+        from aiohttp import web
+
+        app = web.Application(client_max_size=64 * 2**20)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/chat/completions", self._chat)
+        return app
+
+    async def _start(self) -> None:
+        from aiohttp import web
+
+        self._runner = web.AppRunner(self._app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self._port, backlog=1024)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.url = f"http://127.0.0.1:{port}/v1"
+
+    def start(self) -> "FakeJudgeServer":
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self._start())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, daemon=True, name="fake-judge-server")
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)  # type: ignore[union-attr]
+        try:
+            future.result(5)
+        except Exception:
+            pass
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread:
+            self._thread.join(5)
+        self._loop = None
+
+    def __enter__(self) -> "FakeJudgeServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def main() -> None:
+    import argparse
+    import signal
+    import sys
+    import time
+
+    parser = argparse.ArgumentParser(description="Fake OpenAI-compatible judge server (tests, benchmarks).")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per call")
+    parser.add_argument("--rate-429", type=float, default=0.0)
+    parser.add_argument("--rate-500", type=float, default=0.0)
+    args = parser.parse_args()
+    server = FakeJudgeServer(latency=args.latency, rate_429=args.rate_429, rate_500=args.rate_500, port=args.port).start()
+    print(server.url, flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.is_set():
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    server.stop()
+    print(f"calls: {server.calls}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""Summary of a run and the gate: one ``GateResult`` drives both the printed verdict lines
+and the exit code, so they can never disagree.
+
+Pass rates and mean scores are over ``ok`` rows; the error rate is errors over judged
+rows (ok + error); skipped rows count in neither. Exit codes: 0 every gate passed, 1 a
+pass-rate gate failed, 3 an error-rate gate failed or the provider refused (auth, quota,
+not found), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK
+
+EXIT_INTERRUPTED = 130
+
+
+@dataclass
+class MetricSummary:
+    """Counts and aggregates for one metric. ``cost_usd`` in USD (None if any paid call
+    had no known price); ``pass_rate`` and ``mean_score`` are None without ok rows."""
+
+    metric: str
+    threshold: float
+    rows: int = 0
+    ok: int = 0
+    error: int = 0
+    skipped: int = 0
+    passed: int = 0
+    cached: int = 0
+    score_sum: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+    min_pass_rate: float = 1.0
+    max_error_rate: float = 0.0
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.ok if self.ok else None
+
+    @property
+    def mean_score(self) -> float | None:
+        return self.score_sum / self.ok if self.ok else None
+
+    @property
+    def error_rate(self) -> float:
+        judged = self.ok + self.error
+        return self.error / judged if judged else 0.0
+
+    def add(self, verdict: Any) -> None:
+        self.rows += 1
+        if verdict.status == "ok":
+            self.ok += 1
+            self.score_sum += float(verdict.score)
+            self.passed += bool(verdict.passed)
+        elif verdict.status == "error":
+            self.error += 1
+        else:
+            self.skipped += 1
+        if verdict.cached:
+            self.cached += 1
+        self.prompt_tokens += verdict.prompt_tokens or 0
+        self.completion_tokens += verdict.completion_tokens or 0
+        if verdict.status != "skipped" and verdict.cached is not None:
+            if verdict.cost_usd is None:
+                self.cost_usd = None
+            elif self.cost_usd is not None:
+                self.cost_usd += verdict.cost_usd
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "ok": self.ok,
+            "error": self.error,
+            "skipped": self.skipped,
+            "passed": self.passed,
+            "pass_rate": self.pass_rate,
+            "mean_score": self.mean_score,
+            "error_rate": self.error_rate,
+            "threshold": self.threshold,
+            "min_pass_rate": self.min_pass_rate,
+            "max_error_rate": self.max_error_rate,
+            "cached": self.cached,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+@dataclass
+class Summary:
+    rows: int = 0
+    metrics: dict[str, MetricSummary] = field(default_factory=dict)
+    fatal: str | None = None
+    interrupted: bool = False
+    provider_calls: int = 0
+    judge_model: str = ""
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [m.cost_usd for m in self.metrics.values()]
+        return None if any(c is None for c in costs) else sum(costs)  # type: ignore[arg-type]
+
+
+@dataclass
+class GateResult:
+    """``passed``, ``exit_code``, the verdict ``lines`` to print and the ``failures``."""
+
+    passed: bool
+    exit_code: int
+    lines: list[str]
+    failures: list[str]
+
+
+def _rate(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def check_gate(summary: Summary) -> GateResult:
+    """Apply each metric's min pass rate and max error rate to ``summary``."""
+    lines: list[str] = []
+    failures: list[str] = []
+    pass_failed = error_failed = False
+    for name, m in summary.metrics.items():
+        judged = m.ok + m.error
+        if judged == 0:
+            lines.append(f"SKIP {name}: no row judged ({m.skipped} skipped)")
+            continue
+        if m.error_rate > m.max_error_rate:
+            error_failed = True
+            line = f"FAIL {name}: error rate {_rate(m.error_rate)} > {_rate(m.max_error_rate)} ({m.error} of {judged} judged rows)"
+            failures.append(line[5:])
+            lines.append(line)
+        else:
+            lines.append(f"PASS {name}: error rate {_rate(m.error_rate)} <= {_rate(m.max_error_rate)} ({m.error} of {judged} judged rows)")
+        if m.ok == 0:
+            continue
+        assert m.pass_rate is not None
+        if m.pass_rate < m.min_pass_rate:
+            pass_failed = True
+            line = f"FAIL {name}: pass rate {_rate(m.pass_rate)} < {_rate(m.min_pass_rate)} ({m.passed} of {m.ok} ok rows passed)"
+            failures.append(line[5:])
+            lines.append(line)
+        else:
+            lines.append(f"PASS {name}: pass rate {_rate(m.pass_rate)} >= {_rate(m.min_pass_rate)} ({m.passed} of {m.ok} ok rows passed)")
+    if summary.fatal:
+        failures.insert(0, f"judge stopped: {summary.fatal}")
+        lines.insert(0, f"FAIL judge stopped: {summary.fatal}")
+    if summary.interrupted:
+        failures.insert(0, "interrupted: unfinished rows have status error")
+        lines.insert(0, "FAIL interrupted: unfinished rows have status error (reason 'interrupted')")
+    if summary.interrupted:
+        code = EXIT_INTERRUPTED
+    elif summary.fatal or error_failed:
+        code = EXIT_JUDGE_ERRORS
+    elif pass_failed:
+        code = EXIT_GATE_FAILED
+    else:
+        code = EXIT_OK
+    verdict = "gate passed" if code == EXIT_OK else f"gate failed (exit {code})"
+    lines.append(verdict)
+    return GateResult(code == EXIT_OK, code, lines, failures)

@@ -1,0 +1,340 @@
+"""Reading and writing evaluation tables: JSONL, CSV, Parquet and JSON (an array of objects).
+
+``iter_chunks`` streams a table as pandas DataFrames of at most ``chunk_size`` rows so that a
+million-row file is never held in memory at once; ``TableWriter`` appends chunks and makes
+the output appear atomically (temporary file, then rename). ``-`` means stdin / stdout.
+Malformed input raises ``InputError`` naming the file, the line and what was wrong (exit 2).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pandas as pd
+
+from ragjudge.errors import InputError
+
+FORMATS = ("jsonl", "csv", "parquet", "json")
+_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+
+
+def detect_format(path: str, explicit: str | None = None) -> str:
+    """Format name for ``path`` from ``explicit`` or the suffix; for ``-`` (stdin) it is
+    sniffed from the first bytes (use ``explicit`` for stdout).
+
+    Raises ``InputError`` for an unknown format or suffix.
+    """
+    if explicit:
+        if explicit not in FORMATS:
+            raise InputError(f"unknown format '{explicit}'; use one of: {', '.join(FORMATS)}")
+        return explicit
+    if path == "-":
+        return sniff_stdin()
+    suffix = Path(path).suffix.lower()
+    if suffix in _SUFFIXES:
+        return _SUFFIXES[suffix]
+    raise InputError(f"cannot tell the format of '{path}' from its suffix; pass --format {'|'.join(FORMATS)}")
+
+
+_PEEKABLE: dict[int, IO[bytes]] = {}
+
+
+def _stdin() -> IO[bytes]:
+    """stdin as a binary stream that supports ``peek`` (for format sniffing)."""
+    raw = sys.stdin.buffer
+    if hasattr(raw, "peek"):
+        return raw
+    if id(raw) not in _PEEKABLE:
+        _PEEKABLE.clear()
+        _PEEKABLE[id(raw)] = io.BufferedReader(raw)  # type: ignore[arg-type]
+    return _PEEKABLE[id(raw)]
+
+
+def sniff_stdin() -> str:
+    """Guess the format of stdin from its first bytes: Parquet magic, '[' JSON, '{' JSONL, else CSV."""
+    head = _stdin().peek(64)[:64].lstrip()  # type: ignore[attr-defined]
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"["):
+        return "json"
+    if head.startswith(b"{") or not head:
+        return "jsonl"
+    return "csv"
+
+
+def _open_binary(path: str) -> IO[bytes]:
+    if path == "-":
+        return _stdin()
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(f"input file not found: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def _jsonl_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
+    stream = _open_binary(path)
+    rows: list[dict[str, Any]] = []
+    try:
+        text = io.TextIOWrapper(stream, encoding="utf-8", errors="strict")
+        try:
+            for lineno, line in enumerate(text, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(
+                        f"{_name(path)}: line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                        "each line must hold one JSON object"
+                    ) from None
+                if not isinstance(obj, dict):
+                    raise InputError(
+                        f"{_name(path)}: line {lineno}: expected a JSON object, got {type(obj).__name__}; "
+                        "each line must hold one JSON object"
+                    )
+                rows.append(obj)
+                if len(rows) == chunk_size:
+                    yield pd.DataFrame.from_records(rows)
+                    rows = []
+        except UnicodeDecodeError:
+            raise InputError(f"{_name(path)}: not UTF-8 text; save the file as UTF-8") from None
+        if rows:
+            yield pd.DataFrame.from_records(rows)
+    finally:
+        if path != "-":
+            stream.close()
+
+
+def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
+    stream = _open_binary(path)
+    try:
+        reader = pd.read_csv(stream, dtype=str, keep_default_na=False, na_values=[""], chunksize=chunk_size)
+        for chunk in reader:
+            yield chunk.astype(object).where(chunk.notna(), None)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{_name(path)}: the CSV file is empty; it needs a header line and rows") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError(f"{_name(path)}: malformed CSV: {str(exc).strip()}; check quoting on that line") from None
+    finally:
+        if path != "-":
+            stream.close()
+
+
+def _parquet_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    source: Any = io.BytesIO(_stdin().read()) if path == "-" else path
+    try:
+        parquet = pq.ParquetFile(source)
+    except FileNotFoundError:
+        raise InputError(f"input file not found: {path}") from None
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"{_name(path)}: not a readable Parquet file ({exc})") from None
+    for batch in parquet.iter_batches(batch_size=chunk_size):
+        yield batch.to_pandas()
+
+
+def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
+    stream = _open_binary(path)
+    try:
+        try:
+            data = json.load(stream)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{_name(path)}: line {exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                "a .json file must hold one array of objects (use .jsonl for one object per line)"
+            ) from None
+        except UnicodeDecodeError:
+            raise InputError(f"{_name(path)}: not UTF-8 text; save the file as UTF-8") from None
+    finally:
+        if path != "-":
+            stream.close()
+    if not isinstance(data, list):
+        raise InputError(f"{_name(path)}: expected a JSON array of objects, got {type(data).__name__}")
+    for index, obj in enumerate(data):
+        if not isinstance(obj, dict):
+            raise InputError(f"{_name(path)}: item {index + 1} of the array is {type(obj).__name__}, not an object")
+    for start in range(0, len(data), chunk_size):
+        yield pd.DataFrame.from_records(data[start : start + chunk_size])
+
+
+def iter_chunks(path: str, fmt: str | None = None, chunk_size: int = 10_000) -> Iterator[pd.DataFrame]:
+    """Yield the table at ``path`` (or ``-`` for stdin) as DataFrames of <= ``chunk_size`` rows.
+
+    Column values keep their JSON/Parquet types (lists, objects); CSV cells are strings and
+    empty cells are ``None``. Raises ``InputError`` for a missing or malformed file.
+    """
+    fmt = detect_format(path, fmt)
+    reader = {"jsonl": _jsonl_chunks, "csv": _csv_chunks, "parquet": _parquet_chunks, "json": _json_chunks}[fmt]
+    return reader(path, chunk_size)
+
+
+def read_table(path: str, fmt: str | None = None) -> pd.DataFrame:
+    """The whole table at ``path`` as one DataFrame (for small files and tests)."""
+    chunks = list(iter_chunks(path, fmt, chunk_size=1_000_000))
+    if not chunks:
+        return pd.DataFrame()
+    return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return json.dumps(value.tolist(), ensure_ascii=False, default=_json_default)
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def _arrow_type(name: str):
+    import pyarrow as pa
+
+    simple = {"float64": pa.float64(), "bool": pa.bool_(), "string": pa.string(), "int64": pa.int64()}
+    return pa.list_(pa.string()) if name == "list<string>" else simple[name]
+
+
+def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None):
+    """DataFrame -> pyarrow Table. Columns named in ``column_types`` get that type; a column
+    of mixed nested/scalar values (which Arrow cannot type) becomes JSON text."""
+    import pyarrow as pa
+
+    try:
+        table = pa.Table.from_pandas(df, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        fixed = df.copy()
+        for column in fixed.columns:
+            try:
+                pa.array(fixed[column], from_pandas=True)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+                fixed[column] = [None if v is None else (_jsonable(v) if not isinstance(v, str) else v) for v in fixed[column]]
+        table = pa.Table.from_pandas(fixed, preserve_index=False)
+    for name, kind in (column_types or {}).items():
+        if name in table.column_names:
+            index = table.column_names.index(name)
+            table = table.set_column(index, name, table.column(name).cast(_arrow_type(kind)))
+    return table
+
+
+class TableWriter:
+    """Append DataFrame chunks to one output and publish it atomically on ``close()``.
+
+    ``path`` ``-`` writes to stdout. Parquet keeps lists and nested objects typed; CSV
+    writes them as JSON strings. ``abort()`` removes the temporary file.
+    """
+
+    def __init__(self, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> None:
+        self.path = path
+        self.column_types = column_types or {}
+        self.fmt = detect_format(path, fmt) if (path != "-" or fmt) else "jsonl"
+        self._rows = 0
+        self._parquet = None
+        self._schema = None
+        self._buffer: IO[bytes]
+        self._tmp: str | None = None
+        self._staged = path == "-" and self.fmt == "parquet"  # Parquet needs a seekable file
+        if path == "-":
+            self._buffer = io.BytesIO() if self._staged else sys.stdout.buffer
+        else:
+            target = Path(path)
+            if target.parent and not target.parent.exists():
+                raise InputError(f"output folder does not exist: {target.parent}")
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+            self._buffer = os.fdopen(fd, "wb")
+        if self.fmt == "json":
+            self._buffer.write(b"[")
+
+    def write(self, df: pd.DataFrame) -> None:
+        if self.fmt == "jsonl":
+            if len(df):
+                text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str)
+                self._buffer.write(text.encode("utf-8") + (b"" if text.endswith("\n") else b"\n"))
+        elif self.fmt == "json":
+            for record in json.loads(df.to_json(orient="records", force_ascii=False, default_handler=str)):
+                self._buffer.write((b"," if self._rows else b"") + b"\n" + json.dumps(record, ensure_ascii=False).encode("utf-8"))
+                self._rows += 1
+            return
+        elif self.fmt == "csv":
+            flat = df.apply(lambda col: col.map(_jsonable)) if len(df) else df
+            flat.to_csv(self._buffer, header=self._rows == 0, index=False)
+        else:
+            self._write_parquet(df)
+        self._rows += len(df)
+
+    def _write_parquet(self, df: pd.DataFrame) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = _to_arrow(df, self.column_types)
+        if self._parquet is None:
+            self._schema = table.schema
+            self._parquet = pq.ParquetWriter(self._buffer, self._schema)
+        elif table.schema != self._schema:
+            try:
+                table = table.select(self._schema.names).cast(self._schema)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, KeyError) as exc:
+                raise InputError(f"rows after the first chunk change a column's type ({exc}); use jsonl or csv output") from None
+        self._parquet.write_table(table)
+
+    def close(self) -> None:
+        """Finish the file and move it into place (or flush it to stdout)."""
+        if self.fmt == "json":
+            self._buffer.write(b"\n]\n")
+        if self.fmt == "parquet":
+            if self._parquet is None:
+                import pyarrow.parquet as pq
+                import pyarrow as pa
+
+                pq.write_table(pa.table({}), self._buffer)
+            else:
+                self._parquet.close()
+        if self.path == "-":
+            if self._staged:
+                sys.stdout.buffer.write(self._buffer.getvalue())  # type: ignore[attr-defined]
+            sys.stdout.buffer.flush()
+            return
+        self._buffer.close()
+        assert self._tmp is not None
+        os.replace(self._tmp, self.path)
+        self._tmp = None
+
+    def abort(self) -> None:
+        """Drop the partial output; the previous file at ``path`` (if any) stays untouched."""
+        if self._tmp is not None:
+            try:
+                self._buffer.close()
+            finally:
+                if os.path.exists(self._tmp):
+                    os.unlink(self._tmp)
+                self._tmp = None
+
+
+def write_table(df: pd.DataFrame, path: str, fmt: str | None = None) -> None:
+    """Write one DataFrame to ``path`` atomically (see ``TableWriter``)."""
+    writer = TableWriter(path, fmt)
+    try:
+        writer.write(df)
+        writer.close()
+    except BaseException:
+        writer.abort()
+        raise

@@ -1,0 +1,122 @@
+"""What every judge shares: the ``Verdict`` shape, fencing of untrusted text, JSON parsing.
+
+A judge module owns its prompt, its ``PROMPT_VERSION`` and its ``parse``; this module owns
+what they have in common. Untrusted text (request, context, response, references) is
+wrapped in tags it cannot close: any tag-like text of ours inside it is neutralised, as
+inspect_ai's ``neutralize_structural_delimiters`` does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+OK, ERROR, SKIPPED = "ok", "error", "skipped"
+
+TAGS = ("request", "context", "passage", "expected_facts", "expected_response", "response", "ground_truth", "fact")
+_TAG_RE = re.compile(r"<(\s*/?\s*)(" + "|".join(TAGS) + r")\b", re.IGNORECASE)
+
+
+class ParseError(ValueError):
+    """The judge's reply could not be read as the expected structure."""
+
+
+@dataclass
+class Verdict:
+    """One judge's result for one row and metric.
+
+    ``score``: sufficiency 1.0 (yes) / 0.0 (no); completeness 1..5 (Azure AI Evaluation's
+    response completeness scale). ``passed`` is None unless ``status`` is ``ok``.
+    ``missing``: the expected facts or ground-truth statements judged absent.
+    ``cost_usd``: litellm's price for the call(s), None when the model has no price, 0 when
+    every call came from the cache. ``agreement``: with several samples, the share (0..1)
+    that agree with the majority verdict.
+    """
+
+    metric: str
+    status: str
+    score: float | None = None
+    passed: bool | None = None
+    rationale: str | None = None
+    error: str | None = None
+    missing: list[str] = field(default_factory=list)
+    mode: str | None = None
+    raw: str | None = None
+    cached: bool | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    agreement: float | None = None
+    details: dict[str, Any] | None = None
+
+    @classmethod
+    def skipped(cls, metric: str, reason: str, mode: str | None = None) -> "Verdict":
+        return cls(metric=metric, status=SKIPPED, error=reason, mode=mode)
+
+    @classmethod
+    def failed(cls, metric: str, reason: str, raw: str | None = None, mode: str | None = None) -> "Verdict":
+        return cls(metric=metric, status=ERROR, error=reason, raw=raw, mode=mode)
+
+
+@dataclass
+class Prepared:
+    """A rendered judge call: messages, structured-output schema, and what parse needs."""
+
+    metric: str
+    mode: str | None
+    messages: list[dict[str, str]]
+    response_format: dict[str, Any]
+    items: list[str] = field(default_factory=list)
+
+
+def neutralise(text: str) -> str:
+    """Make ``text`` unable to open or close one of the prompt's tags (``<context>`` etc.)."""
+    return _TAG_RE.sub(lambda m: "\u2039" + m.group(1) + m.group(2), text)
+
+
+def fence(tag: str, text: str) -> str:
+    return f"<{tag}>\n{neutralise(text)}\n</{tag}>"
+
+
+def numbered(lines: list[str], prefix: str = "") -> str:
+    return "\n".join(f"[{prefix}{i}] {neutralise(line)}" for i, line in enumerate(lines, start=1))
+
+
+def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+
+
+def load_reply(text: str | None) -> dict[str, Any]:
+    """Reply text -> dict. Accepts code fences and minor JSON damage (json-repair).
+
+    Raises ``ParseError`` when no JSON object can be recovered.
+    """
+    import json_repair
+
+    if not text or not text.strip():
+        raise ParseError("empty reply")
+    try:
+        value = json_repair.loads(text)
+    except Exception as exc:  # json-repair raises plain exceptions on hopeless input
+        raise ParseError(f"unreadable reply ({exc})") from None
+    if isinstance(value, list):
+        value = next((v for v in reversed(value) if isinstance(v, dict)), None)
+    if not isinstance(value, dict) or not value:
+        raise ParseError("the reply holds no JSON object")
+    return value
+
+
+def as_bool(value: Any) -> bool | None:
+    """Read a yes/no style value; None when it is neither."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().strip(".\"'").lower()
+        if word in ("yes", "true", "y", "sufficient", "supported", "covered"):
+            return True
+        if word in ("no", "false", "n", "insufficient", "not supported", "unsupported", "not covered"):
+            return False
+    return None

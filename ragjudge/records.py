@@ -1,0 +1,268 @@
+"""DataFrame rows -> ``EvalRecord``: column mapping, aliases, dotted paths and normalisation.
+
+Canonical fields: ``id``, ``request``, ``context``, ``expected_facts``,
+``expected_response``, ``response``. Each maps to the same-named column, else to one
+unambiguous common alias (``ALIASES``), unless the config's ``columns:`` or ``--map`` says
+otherwise; a dotted path (``inputs.query``) reads into nested objects, as in MLflow's
+evaluation records.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.config import FIELDS, Columns
+from ragjudge.errors import InputError
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "id": (),
+    "request": ("question", "query", "input"),
+    "context": ("contexts", "retrieved_context", "documents"),
+    "expected_facts": (),
+    "expected_response": ("ground_truth", "reference", "expected_output"),
+    "response": ("answer", "output"),
+}
+PASSAGE_TEXT_KEYS = ("content", "page_content", "text")
+PASSAGE_KEEP_KEYS = ("id", "doc_uri", "metadata")
+
+
+@dataclass
+class Passage:
+    """One retrieved passage: its text and, when the input had them, id / doc_uri / metadata."""
+
+    text: str
+    id: Any = None
+    doc_uri: Any = None
+    metadata: Any = None
+
+
+@dataclass
+class EvalRecord:
+    """One evaluation row, normalised. ``context_error`` is set when the context is unusable."""
+
+    index: int
+    id: Any = None
+    request: str | None = None
+    passages: list[Passage] = field(default_factory=list)
+    expected_facts: list[str] = field(default_factory=list)
+    expected_response: str | None = None
+    response: str | None = None
+    context_error: str | None = None
+
+    @property
+    def has_reference(self) -> bool:
+        return bool(self.expected_facts) or bool(self.expected_response)
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """field -> (column path or None, how it was chosen: 'column', 'alias', 'config', 'flag')."""
+
+    paths: dict[str, str | None]
+    origins: dict[str, str]
+    warnings: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        parts = []
+        for name in FIELDS:
+            path = self.paths.get(name)
+            if path is None:
+                parts.append(f"{name}=(none)")
+            elif path == name and self.origins.get(name) == "column":
+                parts.append(f"{name}")
+            else:
+                parts.append(f"{name}={path}")
+        return "columns: " + ", ".join(parts)
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    try:
+        import pandas as pd
+
+        return value is pd.NA or value is pd.NaT
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def _lookup(row: dict[str, Any], path: str) -> Any:
+    if path in row:
+        return row[path]
+    head, _, rest = path.partition(".")
+    value = row.get(head)
+    while rest:
+        if _is_missing(value):
+            return None
+        if isinstance(value, str) and value.lstrip().startswith("{"):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                return None
+        if not isinstance(value, dict):
+            return None
+        key, _, rest = rest.partition(".")
+        value = value.get(key)
+    return value
+
+
+def resolve_mapping(
+    columns: list[str],
+    sample: list[dict[str, Any]],
+    configured: Columns,
+    flag_fields: frozenset[str] = frozenset(),
+    source: str = "input",
+) -> Mapping:
+    """Choose the column (or dotted path) for each canonical field.
+
+    ``columns``: the input's column names; ``sample``: some rows (to check dotted paths);
+    ``configured``: explicit mapping; ``flag_fields``: which of those came from ``--map``.
+    Raises ``InputError`` (exit 2) for a mapped column that does not exist, listing the
+    available columns and the key or flag to set, and for an ambiguous alias. A dotted
+    path whose top-level column exists but which is empty in every sampled row is a
+    warning (MLflow records often carry only some expectations).
+    """
+    available = ", ".join(map(str, columns)) or "(no columns)"
+    paths: dict[str, str | None] = {}
+    origins: dict[str, str] = {}
+    warnings: list[str] = []
+    for name in FIELDS:
+        explicit = getattr(configured, name)
+        if explicit:
+            how = f"--map {name}=COLUMN" if name in flag_fields else f"columns.{name} in the config"
+            head = explicit.split(".", 1)[0]
+            if explicit not in columns and head not in columns:
+                raise InputError(
+                    f"column '{explicit}' (for {name}) not found in {source}; available: {available}; "
+                    f"set {how}"
+                )
+            if explicit not in columns and "." in explicit and sample:
+                if all(_is_missing(_lookup(row, explicit)) for row in sample):
+                    keys = sorted({k for row in sample for k in _keys_at(row, explicit)})
+                    warnings.append(
+                        f"note: '{explicit}' (for {name}) is empty in the first {len(sample)} rows; keys under "
+                        f"'{explicit.rsplit('.', 1)[0]}': {', '.join(keys) or '(none)'}"
+                    )
+            paths[name] = explicit
+            origins[name] = "flag" if name in flag_fields else "config"
+            continue
+        if name in columns:
+            paths[name], origins[name] = name, "column"
+            continue
+        found = [alias for alias in ALIASES[name] if alias in columns]
+        if len(found) > 1:
+            raise InputError(
+                f"columns {', '.join(repr(a) for a in found)} in {source} could each be the {name}; "
+                f"choose one with --map {name}=COLUMN or columns.{name} in the config"
+            )
+        paths[name] = found[0] if found else None
+        origins[name] = "alias" if found else "none"
+    return Mapping(paths, origins, tuple(warnings))
+
+
+def _keys_at(row: dict[str, Any], path: str) -> list[str]:
+    parent = path.rsplit(".", 1)[0]
+    value = _lookup(row, parent)
+    return [str(k) for k in value] if isinstance(value, dict) else []
+
+
+def _text(value: Any) -> str | None:
+    if _is_missing(value):
+        return None
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        items = value.tolist() if hasattr(value, "tolist") else list(value)
+        joined = "\n".join(str(v) for v in items if not _is_missing(v) and str(v).strip())
+        return joined or None
+    return str(value)
+
+
+def _as_list(value: Any) -> list[Any] | None:
+    """A list from a list, a numpy array, or a JSON-encoded list in a string; else None."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+        if isinstance(decoded, list):
+            return decoded
+    return None
+
+
+def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
+    """Context -> (passages, error). Accepts a string, a list of strings, a list of objects
+    with the text under ``content``/``page_content``/``text`` (id/doc_uri/metadata kept),
+    or such a list JSON-encoded in a string. An object without a text key is an error that
+    names the keys it has, never an empty passage."""
+    if _is_missing(value):
+        return [], None
+    items = _as_list(value)
+    if items is None:
+        if isinstance(value, dict):
+            items = [value]
+        else:
+            text = _text(value)
+            return ([Passage(text)] if text else []), None
+    passages: list[Passage] = []
+    for position, item in enumerate(items, start=1):
+        if _is_missing(item):
+            continue
+        if isinstance(item, dict):
+            key = next((k for k in PASSAGE_TEXT_KEYS if k in item), None)
+            if key is None:
+                found = ", ".join(map(str, item)) or "(none)"
+                return [], (
+                    f"context item {position} has no text under {', '.join(PASSAGE_TEXT_KEYS)}; "
+                    f"keys found: {found}"
+                )
+            text = _text(item[key])
+            if text:
+                passages.append(Passage(text, item.get("id"), item.get("doc_uri"), item.get("metadata")))
+        else:
+            text = _text(item)
+            if text:
+                passages.append(Passage(text))
+    return passages, None
+
+
+def normalise_facts(value: Any) -> list[str]:
+    """Expected facts -> list of non-empty strings; a plain string is one fact."""
+    if _is_missing(value):
+        return []
+    items = _as_list(value)
+    if items is None:
+        text = _text(value)
+        return [text] if text else []
+    return [t for t in (_text(i) for i in items) if t]
+
+
+def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0) -> list[EvalRecord]:
+    """Build one ``EvalRecord`` per row (``index`` counts from ``start``), never dropping a row."""
+    records = []
+    for offset, row in enumerate(rows):
+        get = {name: (_lookup(row, path) if path else None) for name, path in mapping.paths.items()}
+        passages, context_error = normalise_context(get["context"])
+        ident = get["id"]
+        records.append(
+            EvalRecord(
+                index=start + offset,
+                id=None if _is_missing(ident) else ident,
+                request=_text(get["request"]),
+                passages=passages,
+                expected_facts=normalise_facts(get["expected_facts"]),
+                expected_response=_text(get["expected_response"]),
+                response=_text(get["response"]),
+                context_error=context_error,
+            )
+        )
+    return records

@@ -1,0 +1,337 @@
+"""``evaluate()``: read a table in chunks, judge every row x metric concurrently, write the
+scored chunks, and summarise. It never prints: progress and notes go to callbacks.
+
+Output columns per metric ``M`` (in input order, after the input's own columns):
+``M_score`` (sufficiency 1.0/0.0; completeness 1..5), ``M_passed`` (null unless ok),
+``M_rationale``, ``M_status`` (ok/error/skipped), ``M_error``, ``M_missing`` (list),
+``M_raw`` (the judge's reply, kept on error rows), ``M_cached``, ``M_prompt_tokens``,
+``M_completion_tokens``, ``M_cost_usd`` (USD; null when the model has no price), and with
+``--samples`` > 1 ``M_agreement``; then ``sufficiency_mode`` (grounded/reference_free) and
+``judge_model``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.config import Config
+from ragjudge.errors import ConfigError
+from ragjudge.gate import GateResult, MetricSummary, Summary, check_gate
+from ragjudge.judges import get_judge
+from ragjudge.judges.base import OK, Verdict
+from ragjudge.records import EvalRecord, Mapping, resolve_mapping, to_records
+
+COLUMN_TYPES = {
+    "score": "float64",
+    "passed": "bool",
+    "rationale": "string",
+    "status": "string",
+    "error": "string",
+    "missing": "list<string>",
+    "raw": "string",
+    "cached": "bool",
+    "prompt_tokens": "int64",
+    "completion_tokens": "int64",
+    "cost_usd": "float64",
+    "agreement": "float64",
+}
+
+
+def output_column_types(metrics: list[str], samples: int) -> dict[str, str]:
+    """Column name -> type name of every column ``evaluate`` adds (for typed Parquet)."""
+    types = {}
+    for metric in metrics:
+        for suffix, kind in COLUMN_TYPES.items():
+            if suffix == "agreement" and samples == 1:
+                continue
+            types[f"{metric}_{suffix}"] = kind
+    if "sufficiency" in metrics:
+        types["sufficiency_mode"] = "string"
+    types["judge_model"] = "string"
+    return types
+
+
+@dataclass
+class RunResult:
+    """What ``evaluate`` returns: the ``summary``, the ``gate`` verdict, the column
+    ``mapping`` used, and (when ``keep_rows``) the scored table."""
+
+    summary: Summary
+    gate: GateResult
+    mapping: Mapping | None
+    table: Any = None
+    notes: list[str] = field(default_factory=list)
+
+
+class _Interrupt:
+    def __init__(self) -> None:
+        self.requested = False
+        self.tasks: set[asyncio.Task] = set()
+
+    def __call__(self) -> None:
+        self.requested = True
+        for task in list(self.tasks):
+            task.cancel()
+
+
+def _combine(metric: str, samples: list[Verdict]) -> Verdict:
+    """Majority verdict over several samples; ``agreement`` = share agreeing with it."""
+    ok = [v for v in samples if v.status == OK]
+    if not ok:
+        return samples[0]
+    scores = [v.score for v in ok]
+    if metric == "sufficiency":
+        yes = sum(1 for s in scores if s >= 0.5)
+        majority = 1.0 if yes * 2 > len(scores) else 0.0
+    else:
+        majority = float(round(statistics.median(scores)))
+    agreeing = [v for v in ok if v.score == majority]
+    chosen = agreeing[0] if agreeing else ok[0]
+    result = Verdict(**{**chosen.__dict__})
+    result.score = majority
+    result.agreement = len(agreeing) / len(samples)
+    result.cached = all(bool(v.cached) for v in samples)
+    result.prompt_tokens = sum(v.prompt_tokens or 0 for v in samples)
+    result.completion_tokens = sum(v.completion_tokens or 0 for v in samples)
+    costs = [v.cost_usd for v in samples]
+    result.cost_usd = None if any(c is None for c in costs) else sum(costs)  # type: ignore[arg-type]
+    return result
+
+
+class _Judging:
+    def __init__(self, config: Config, client: Any, interrupt: _Interrupt, on_progress: Callable[[int], None] | None) -> None:
+        self.config = config
+        self.client = client
+        self.interrupt = interrupt
+        self.on_progress = on_progress
+
+    async def one(self, record: EvalRecord, metric: str) -> Verdict:
+        judge = get_judge(metric)
+        prepared = judge.prepare(record)
+        if isinstance(prepared, Verdict):
+            return prepared
+        if self.interrupt.requested or self.client.fatal is not None:
+            reason = "interrupted" if self.interrupt.requested else f"not run: {self.client.fatal}"
+            return Verdict.failed(metric, reason, mode=prepared.mode)
+        samples = self.config.judge.samples
+        try:
+            if samples == 1:
+                verdict = await self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION)
+            else:
+                verdict = _combine(
+                    metric,
+                    list(await asyncio.gather(*(self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION, s) for s in range(samples)))),
+                )
+        except asyncio.CancelledError:
+            return Verdict.failed(metric, "interrupted", mode=prepared.mode)
+        if verdict.status == OK:
+            verdict.passed = bool(verdict.score >= self.config.threshold(metric))
+        return verdict
+
+    async def row(self, record: EvalRecord) -> list[Verdict]:
+        verdicts = []
+        for metric in self.config.metrics:
+            verdicts.append(await self.one(record, metric))
+        return verdicts
+
+    async def chunk(self, records: list[EvalRecord]) -> list[list[Verdict]]:
+        metrics = self.config.metrics
+
+        async def tracked(record: EvalRecord) -> list[Verdict]:
+            results = await asyncio.gather(*(self.one(record, m) for m in metrics))
+            if self.on_progress:
+                self.on_progress(1)
+            return list(results)
+
+        tasks = [asyncio.ensure_future(tracked(r)) for r in records]
+        self.interrupt.tasks.update(tasks)
+        try:
+            done = await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            self.interrupt.tasks.difference_update(tasks)
+        out = []
+        for record, result in zip(records, done):
+            if isinstance(result, BaseException):
+                if not isinstance(result, asyncio.CancelledError):
+                    raise result
+                result = [Verdict.failed(m, "interrupted") for m in metrics]
+            out.append(result)
+        return out
+
+
+def _scored(df: Any, verdicts: list[list[Verdict]], config: Config, model: str) -> Any:
+    import pandas as pd
+
+    out = df.copy()
+    samples = config.judge.samples
+    for position, metric in enumerate(config.metrics):
+        column = [row[position] for row in verdicts]
+        out[f"{metric}_score"] = pd.array([v.score for v in column], dtype="Float64")
+        out[f"{metric}_passed"] = pd.array([v.passed for v in column], dtype="boolean")
+        out[f"{metric}_rationale"] = [v.rationale for v in column]
+        out[f"{metric}_status"] = [v.status for v in column]
+        out[f"{metric}_error"] = [v.error for v in column]
+        out[f"{metric}_missing"] = [list(v.missing) for v in column]
+        out[f"{metric}_raw"] = [v.raw for v in column]
+        out[f"{metric}_cached"] = pd.array([v.cached for v in column], dtype="boolean")
+        out[f"{metric}_prompt_tokens"] = pd.array([v.prompt_tokens for v in column], dtype="Int64")
+        out[f"{metric}_completion_tokens"] = pd.array([v.completion_tokens for v in column], dtype="Int64")
+        out[f"{metric}_cost_usd"] = pd.array([v.cost_usd for v in column], dtype="Float64")
+        if samples > 1:
+            out[f"{metric}_agreement"] = pd.array([v.agreement for v in column], dtype="Float64")
+        if metric == "sufficiency":
+            out["sufficiency_mode"] = [v.mode for v in column]
+    out["judge_model"] = model
+    return out
+
+
+def evaluate(
+    source: str,
+    config: Config,
+    output: str | None = None,
+    input_format: str | None = None,
+    output_format: str | None = None,
+    flag_fields: frozenset[str] = frozenset(),
+    on_start: Callable[[int | None], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+    keep_table: bool = False,
+) -> RunResult:
+    """Score the table at ``source`` (a path or ``-``) with ``config``.
+
+    Writes the scored table to ``output`` (a path, ``-`` or None for no table) atomically,
+    every input row in input order with a status per metric. Returns a ``RunResult``.
+    Raises ``InputError`` / ``ConfigError`` (exit 2) before any judging when the input or
+    mapping is unusable. Provider failures never raise: they become error rows, and a
+    fatal one (auth, quota, not found) stops the run with ``summary.fatal`` set (exit 3).
+    Ctrl-C / SIGTERM stops new calls; unfinished rows get status error, reason 'interrupted'.
+    """
+    return asyncio.run(
+        _evaluate(source, config, output, input_format, output_format, flag_fields, on_start, on_progress, on_note, keep_table)
+    )
+
+
+def count_rows(source: str, fmt: str) -> int | None:
+    """Cheap row count for the progress bar (None for stdin and JSON arrays)."""
+    if source == "-" or fmt == "json":
+        return None
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(source).metadata.num_rows
+        count = 0
+        with open(source, "rb") as handle:
+            for line in handle:
+                if line.strip():
+                    count += 1
+        return max(count - 1, 0) if fmt == "csv" else count
+    except OSError:
+        return None
+
+
+async def _evaluate(source, config, output, input_format, output_format, flag_fields, on_start, on_progress, on_note, keep_table) -> RunResult:
+    import pandas as pd
+
+    from ragjudge.io import TableWriter, detect_format, iter_chunks
+    from ragjudge.llm import JudgeClient
+
+    fmt = detect_format(source, input_format)
+    if config.judge.model.startswith("local/"):
+        from ragjudge import local
+
+        local.check_available(config.judge)
+    chunks = iter_chunks(source, fmt, config.chunk_size)
+    first = next(chunks, None)
+    if first is None:
+        first = pd.DataFrame()
+    mapping = resolve_mapping(
+        [str(c) for c in first.columns],
+        first.head(50).to_dict("records"),
+        config.columns,
+        flag_fields,
+        "<stdin>" if source == "-" else source,
+    )
+    notes = [mapping.describe(), *mapping.warnings]
+    if on_note:
+        for note in notes:
+            on_note(note)
+    cache = None
+    if config.cache.enabled:
+        from ragjudge.cache import ResponseCache
+
+        cache = ResponseCache(config.cache.dir)
+    client = JudgeClient(config.judge, cache)
+    summary = Summary(
+        metrics={
+            m: MetricSummary(
+                m,
+                config.threshold(m),
+                min_pass_rate=config.gate.min_pass_rate.get(m, 1.0),
+                max_error_rate=config.gate.max_error_rate,
+            )
+            for m in config.metrics
+        },
+        judge_model=config.judge.model,
+    )
+    writer = TableWriter(output, output_format, output_column_types(config.metrics, config.judge.samples)) if output else None
+    interrupt = _Interrupt()
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, interrupt)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    if on_start:
+        on_start(count_rows(source, fmt))
+    judging = _Judging(config, client, interrupt, on_progress)
+    kept = []
+    start = 0
+    try:
+        chunk = first
+        while chunk is not None:
+            records = to_records(chunk.to_dict("records"), mapping, start)
+            verdicts = await judging.chunk(records)
+            client.stopping = interrupt.requested
+            for row in verdicts:
+                for metric, verdict in zip(config.metrics, row):
+                    summary.metrics[metric].add(verdict)
+            scored = _scored(chunk, verdicts, config, config.judge.model)
+            if writer:
+                writer.write(scored)
+            if keep_table:
+                kept.append(scored)
+            summary.rows += len(chunk)
+            start += len(chunk)
+            chunk = next(chunks, None)
+        if writer:
+            writer.close()
+    except BaseException:
+        if writer:
+            writer.abort()
+        raise
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        if cache is not None:
+            cache.close()
+    summary.fatal = str(client.fatal) if client.fatal else None
+    summary.interrupted = interrupt.requested
+    summary.provider_calls = client.calls
+    table = None
+    if keep_table:
+        table = pd.concat(kept, ignore_index=True) if len(kept) > 1 else (kept[0] if kept else first)
+    return RunResult(summary, check_gate(summary), mapping, table, notes)
+
+
+def validate_metrics(metrics: list[str]) -> None:
+    for metric in metrics:
+        if metric not in ("sufficiency", "completeness"):
+            raise ConfigError(f"unknown metric '{metric}'; use sufficiency or completeness")

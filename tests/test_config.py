@@ -1,0 +1,53 @@
+"""Config files: the shipped ones load, flags override, unknown keys are named."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT
+from ragjudge.config import load_config
+from ragjudge.errors import ConfigError
+
+
+@pytest.mark.parametrize("name", ["default.yaml", "mlflow.yaml"])
+def test_shipped_configs_load(name):
+    config = load_config(ROOT / "configs" / name)
+    assert config.metrics == ["sufficiency", "completeness"]
+
+
+def test_default_yaml_holds_every_key_at_its_default():
+    from ragjudge.config import Config
+
+    assert load_config(ROOT / "configs" / "default.yaml") == Config()
+
+
+def test_flags_override_file(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("judge:\n  model: openai/gpt-4o\n  concurrency: 4\n")
+    config = load_config(path, {"judge": {"concurrency": 32}})
+    assert config.judge.model == "openai/gpt-4o"
+    assert config.judge.concurrency == 32
+
+
+def test_scalar_min_pass_rate_applies_to_every_metric():
+    config = load_config(None, {"gate": {"min_pass_rate": 0.8}})
+    assert config.gate.min_pass_rate == {"sufficiency": 0.8, "completeness": 0.8}
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        pytest.param("gate:\n  max_eror_rate: 0.1\n", "unknown key 'gate.max_eror_rate'", id="nested_unknown"),
+        pytest.param("colums: {}\n", "unknown key 'colums'", id="top_unknown"),
+        pytest.param("thresholds:\n  completeness: 7\n", "completeness threshold must be between 1 and 5", id="threshold_range"),
+        pytest.param("- a\n- b\n", "the config must be a mapping", id="not_mapping"),
+        pytest.param("judge: [\n", "is not valid YAML", id="bad_yaml"),
+    ],
+)
+def test_bad_config_is_config_error(tmp_path, text, message):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert message in str(info.value)
+    assert info.value.exit_code == 2

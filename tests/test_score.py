@@ -1,0 +1,339 @@
+"""ragjudge score end to end against the local fake judge server (issue 2)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from conftest import SAMPLE, read_jsonl, shared_file, write_jsonl
+
+GROUNDED_ROW = {
+    "id": "r1",
+    "request": "Where is the Eiffel Tower?",
+    "context": ["The Eiffel Tower is a wrought-iron tower in Paris, France."],
+    "expected_response": "Paris, France",
+}
+
+
+def test_squad2_goldremoved_all_250_rows_scored(run_cli, tmp_path, server):
+    source = shared_file("squad2_goldremoved_sufficiency_dev.jsonl")
+    out = tmp_path / "scored.jsonl"
+    result = run_cli(["score", str(source), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    rows = read_jsonl(out)
+    assert len(rows) == 250
+    source_ids = [json.loads(line)["id"] for line in open(source)]
+    assert [r["id"] for r in rows] == source_ids
+    assert {r["sufficiency_status"] for r in rows} == {"ok"}
+    assert {r["sufficiency_score"] for r in rows} == {0.0, 1.0}
+    assert {r["sufficiency_mode"] for r in rows} == {"grounded"}
+    assert all(r["sufficiency_rationale"] for r in rows)
+    assert server.calls == 250
+    # the label column is kept as an original column, never judged
+    assert all("label_sufficient" in r for r in rows)
+
+
+def test_mlflow_twin_with_mlflow_config(run_cli, tmp_path):
+    source = shared_file("squad2_goldremoved_sufficiency_dev.mlflow.jsonl")
+    out = tmp_path / "scored.parquet"
+    result = run_cli(["score", str(source), "-c", "configs/mlflow.yaml", "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    table = pd.read_parquet(out)
+    assert len(table) == 250
+    assert set(table["sufficiency_status"]) == {"ok"}
+    assert set(table["sufficiency_mode"]) == {"grounded"}
+    assert "request=inputs.query" in result.stderr
+    plain = read_jsonl(shared_file("squad2_goldremoved_sufficiency_dev.jsonl"))
+    # same rows, same verdicts as the flat file: the mapping reads the same fields
+    flat = tmp_path / "flat.jsonl"
+    run_cli(["score", str(shared_file("squad2_goldremoved_sufficiency_dev.jsonl")), "-m", "sufficiency", "-o", str(flat), "--min-pass-rate", "0"])
+    assert list(table["sufficiency_score"]) == [r["sufficiency_score"] for r in read_jsonl(flat)]
+    assert len(plain) == 250
+
+
+def test_gate_passes_exit_0(run_cli, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
+    result = run_cli(["score", source, "-m", "sufficiency"])
+    assert result.code == 0, result.stderr
+    assert "gate passed" in result.stderr
+
+
+def test_gate_failure_exits_1_and_summary_agrees(run_cli, tmp_path):
+    rows = [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2", "expected_response": "Rome, Italy"}]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    summary = tmp_path / "summary.json"
+    result = run_cli(["score", source, "-m", "sufficiency", "--summary-json", str(summary)])
+    assert result.code == 1
+    assert "FAIL sufficiency: pass rate 0.50 < 1.00 (1 of 2 ok rows passed)" in result.stderr
+    doc = json.loads(summary.read_text())
+    assert doc["exit_code"] == 1
+    assert doc["gate"]["passed"] is False
+    assert doc["metrics"]["sufficiency"]["pass_rate"] == 0.5
+    assert doc["metrics"]["sufficiency"]["ok"] == 2
+    assert doc["rows"] == 2
+
+
+def test_min_pass_rate_per_metric_lets_gate_pass(run_cli, tmp_path):
+    rows = [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2", "expected_response": "Rome, Italy"}]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    assert run_cli(["score", source, "-m", "sufficiency", "--min-pass-rate", "sufficiency=0.5"]).code == 0
+    assert run_cli(["score", source, "-m", "sufficiency", "--min-pass-rate", "sufficiency=0.51"]).code == 1
+
+
+def test_missing_column_error_lists_available(run_cli, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [{"question": "q", "docs": ["d"], "answer": "a"}])
+    result = run_cli(["score", source, "--map", "context=contexts"])
+    assert result.code == 2
+    assert result.stderr.strip() == (
+        f"error: column 'contexts' (for context) not found in {source}; available: question, docs, answer; "
+        "set --map context=COLUMN"
+    )
+
+
+def test_missing_column_from_config_names_config_key(run_cli, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [{"question": "q", "docs": ["d"]}])
+    config = tmp_path / "c.yaml"
+    config.write_text("columns:\n  context: passages\n")
+    result = run_cli(["score", source, "-c", str(config)])
+    assert result.code == 2
+    assert "set columns.context in the config" in result.stderr
+
+
+def test_malformed_jsonl_names_line(run_cli, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(GROUNDED_ROW) + "\n\n{\"id\": 2, \"request\": \"x\",\n")
+    result = run_cli(["score", str(path)])
+    assert result.code == 2
+    assert result.stderr.startswith(f"error: {path}: line 3: not valid JSON")
+    assert "each line must hold one JSON object" in result.stderr
+
+
+def test_jsonl_line_that_is_not_an_object(run_cli, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(GROUNDED_ROW) + "\n[1, 2]\n")
+    result = run_cli(["score", str(path)])
+    assert result.code == 2
+    assert f"{path}: line 2: expected a JSON object, got list" in result.stderr
+
+
+def test_unknown_config_key_is_named(run_cli, tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  modle: openai/gpt-4o\n")
+    source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
+    result = run_cli(["score", source, "-c", str(config)])
+    assert result.code == 2
+    assert result.stderr.strip() == f"error: {config}: unknown key 'judge.modle'; see configs/default.yaml for every key"
+
+
+def test_input_not_found_exit_2(run_cli, tmp_path):
+    result = run_cli(["score", str(tmp_path / "nope.jsonl")])
+    assert result.code == 2
+    assert "input file not found" in result.stderr
+
+
+def test_auth_error_exit_3_after_one_call(run_cli, tmp_path, server):
+    server.auth_error = True
+    rows = [{**GROUNDED_ROW, "id": f"r{i}"} for i in range(40)]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", source, "-m", "sufficiency", "--concurrency", "16", "-o", str(out)])
+    assert result.code == 3
+    assert server.calls == 1
+    assert "authentication failed for openai/fake-judge" in result.stderr
+    assert "sk-te" not in result.stderr and "sk-test" not in result.stderr
+    written = read_jsonl(out)
+    assert len(written) == 40  # every row is still in the output, with a status
+    assert {r["sufficiency_status"] for r in written} == {"error"}
+
+
+def test_quota_error_is_fatal(run_cli, tmp_path, server):
+    server.quota_error = True
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED_ROW, "id": f"r{i}"} for i in range(5)])
+    result = run_cli(["score", source, "-m", "sufficiency"])
+    assert result.code == 3
+    assert server.calls == 1
+    assert "quota exhausted" in result.stderr
+
+
+def test_error_rate_gate_exit_3(run_cli, tmp_path, server):
+    server.rate_500 = 1.0
+    source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
+    result = run_cli(["score", source, "-m", "sufficiency", "--max-retries", "1"])
+    assert result.code == 3
+    assert "FAIL sufficiency: error rate 1.00 > 0.00 (1 of 1 judged rows)" in result.stderr
+    assert server.calls == 2  # the call and one retry
+
+
+def test_connection_refused_is_one_line_exit_3(run_cli, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2"}])
+    result = run_cli(
+        ["score", source, "-m", "sufficiency", "--api-base", "http://127.0.0.1:9/v1", "--max-retries", "1", "--cache-dir", str(tmp_path / "c"), "--model", "openai/x"],
+        judge=False,
+    )
+    assert result.code == 3
+    assert "cannot connect to openai/x at http://127.0.0.1:9/v1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_skipped_when_inputs_missing_never_zero(run_cli, tmp_path):
+    rows = [
+        {"id": "a", "request": "q?", "context": [], "expected_response": "x", "response": None},
+        {"id": "b", "request": "q?", "context": ["some text"], "expected_response": None, "response": "an answer"},
+    ]
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out)])
+    written = read_jsonl(out)
+    assert [r["sufficiency_status"] for r in written] == ["skipped", "ok"]
+    assert written[0]["sufficiency_error"] == "no context"
+    assert written[0]["sufficiency_score"] is None and written[0]["sufficiency_passed"] is None
+    assert [r["completeness_status"] for r in written] == ["skipped", "skipped"]
+    assert written[0]["completeness_error"] == "no response"
+    assert written[1]["completeness_error"] == "no expected_response or expected_facts"
+    assert written[1]["sufficiency_mode"] == "reference_free"
+    assert "SKIP completeness: no row judged (2 skipped)" in result.stderr
+
+
+def test_context_objects_without_text_key_are_row_errors(run_cli, tmp_path):
+    rows = [{"id": "a", "request": "q?", "context": [{"body": "text", "url": "u"}], "expected_response": "x"}]
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "-m", "sufficiency"])
+    row = read_jsonl(out)[0]
+    assert row["sufficiency_status"] == "error"
+    assert row["sufficiency_error"] == "context item 1 has no text under content, page_content, text; keys found: body, url"
+
+
+def test_parse_failure_is_error_not_no_and_raw_kept(run_cli, tmp_path, server):
+    server.replies.extend(["I think it is fine.", "Still not JSON, sorry."])
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW]), "-o", str(out), "-m", "sufficiency"])
+    row = read_jsonl(out)[0]
+    assert row["sufficiency_status"] == "error"
+    assert row["sufficiency_score"] is None
+    assert row["sufficiency_error"].startswith("unreadable judge reply")
+    assert row["sufficiency_raw"] == "Still not JSON, sorry."
+    assert server.calls == 2  # the call and one re-ask
+    assert result.code == 3
+
+
+def test_damaged_json_is_repaired(run_cli, tmp_path, server):
+    server.replies.append('```json\n{"facts": [{"fact": 1, "reason": "p1 says so", "supported": true, "passages": [1],}], "rationale": "Stated in [1]", "verdict": "yes"\n```')
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW]), "-o", str(out), "-m", "sufficiency"])
+    row = read_jsonl(out)[0]
+    assert row["sufficiency_status"] == "ok"
+    assert row["sufficiency_score"] == 1.0
+    assert row["sufficiency_rationale"] == "Stated in [1]"
+    assert row["sufficiency_raw"] is None
+
+
+def test_truncated_reply_is_error(run_cli, tmp_path, server):
+    server.truncate = True
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW]), "-o", str(out), "-m", "sufficiency"])
+    row = read_jsonl(out)[0]
+    assert row["sufficiency_status"] == "error"
+    assert row["sufficiency_error"] == "reply truncated at max_tokens=1024; raise judge.max_tokens"
+    assert row["sufficiency_raw"]
+
+
+def test_aliases_are_used_and_printed(run_cli, tmp_path):
+    rows = [{"question": "Where is the Eiffel Tower?", "contexts": ["It is in Paris, France."], "ground_truth": "Paris, France", "answer": "Paris"}]
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "--min-pass-rate", "0"])
+    assert "request=question" in result.stderr and "context=contexts" in result.stderr
+    assert "expected_response=ground_truth" in result.stderr and "response=answer" in result.stderr
+    row = read_jsonl(out)[0]
+    assert row["sufficiency_status"] == "ok" and row["completeness_status"] == "ok"
+    assert row["sufficiency_mode"] == "grounded"
+
+
+def test_ambiguous_alias_is_an_error(run_cli, tmp_path):
+    rows = [{"question": "q", "query": "q2", "context": ["c"]}]
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows)])
+    assert result.code == 2
+    assert "columns 'question', 'query'" in result.stderr and "--map request=COLUMN" in result.stderr
+
+
+def test_csv_with_json_context_cells(run_cli, tmp_path):
+    out = tmp_path / "out.csv"
+    result = run_cli(["score", str(SAMPLE / "rag_eval.csv"), "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    table = pd.read_csv(out)
+    source = pd.read_csv(SAMPLE / "rag_eval.csv")
+    assert list(table["id"]) == list(source["id"])
+    suff = table[table["slice"] != "squality_completeness_dev"]
+    assert set(suff["sufficiency_status"]) == {"ok"}
+    # lists are written as JSON text in CSV
+    assert all(json.loads(cell) == [] or isinstance(json.loads(cell), list) for cell in table["sufficiency_missing"])
+
+
+def test_parquet_keeps_lists_typed(run_cli, tmp_path):
+    out = tmp_path / "out.parquet"
+    run_cli(["score", str(SAMPLE / "rag_eval.jsonl"), "-o", str(out), "--min-pass-rate", "0"])
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(out)
+    assert str(schema.field("context").type) == "list<element: string>"
+    assert str(schema.field("sufficiency_missing").type) == "list<element: string>"
+    assert str(schema.field("sufficiency_passed").type) == "bool"
+    assert str(schema.field("completeness_score").type) == "double"
+
+
+def test_json_array_input_and_output(run_cli, tmp_path):
+    source = tmp_path / "in.json"
+    source.write_text(json.dumps([GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2"}]))
+    out = tmp_path / "out.json"
+    result = run_cli(["score", str(source), "-o", str(out), "-m", "sufficiency"])
+    assert result.code == 0, result.stderr
+    rows = json.loads(out.read_text())
+    assert [r["id"] for r in rows] == ["r1", "r2"]
+
+
+def test_stdin_to_stdout_pipeline(run_cli, tmp_path):
+    data = (SAMPLE / "rag_eval.jsonl").read_bytes()
+    result = run_cli(["score", "-", "-o", "-", "--format", "csv", "--min-pass-rate", "0", "-q"], stdin=data)
+    assert result.code == 0, result.stderr
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("id,request,context")
+    table = pd.read_csv(__import__("io").StringIO(result.stdout))
+    assert len(table) == 32
+
+
+def test_summary_json_to_stdout_only_data(run_cli, tmp_path):
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW]), "-m", "sufficiency", "--summary-json", "-"])
+    doc = json.loads(result.stdout)
+    assert doc["exit_code"] == result.code == 0
+    assert doc["metrics"]["sufficiency"]["ok"] == 1
+    assert doc["metrics"]["sufficiency"]["threshold"] == 0.5
+
+
+def test_threshold_changes_row_pass(run_cli, tmp_path):
+    rows = [{"id": "a", "expected_response": "alpha beta gamma delta", "response": "alpha beta", "request": "q"}]
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "completeness", "-o", str(out), "--min-pass-rate", "0"])
+    assert read_jsonl(out)[0]["completeness_score"] == 3.0
+    assert read_jsonl(out)[0]["completeness_passed"] is True
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "completeness", "-o", str(out), "--threshold", "completeness=4", "--min-pass-rate", "0"])
+    assert read_jsonl(out)[0]["completeness_passed"] is False
+
+
+def test_bad_flag_values_exit_2(run_cli, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
+    assert "--map expects KEY=VALUE" in run_cli(["score", source, "--map", "request"]).stderr
+    result = run_cli(["score", source, "-m", "relevance"])
+    assert result.code == 2 and "invalid value for 'metrics.0'" in result.stderr
+    result = run_cli(["score", source, "--min-pass-rate", "1.5"])
+    assert result.code == 2 and "min_pass_rate" in result.stderr
+
+
+def test_output_is_atomic_on_input_error(run_cli, tmp_path):
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    assert run_cli(["score", str(bad), "-o", str(out)]).code == 2
+    assert out.read_text() == "previous\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl")] == []
