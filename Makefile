@@ -21,11 +21,11 @@ install-local: venv
 
 # Score the bundled sample data with the embedded offline judge (no API key, no server).
 # Exit 0 or 1 (gate passed / gate failed on the sample data) both mean the run worked.
-demo: install
+demo: install-local
 	@mkdir -p out
 	@$(BIN)/python scripts/demo.py
 
-test: install
+test: install-local
 	$(BIN)/python -m pytest -q
 
 clean:

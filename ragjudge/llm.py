@@ -123,7 +123,8 @@ class JudgeClient:
 
     def _loop_state(self) -> None:
         if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.settings.concurrency)
+            # the embedded judge runs one prompt at a time: queueing more calls only ages them
+            self._semaphore = asyncio.Semaphore(1 if self.is_local else self.settings.concurrency)
             self._pace_lock = asyncio.Lock()
             self._probe_done = asyncio.Event()
 

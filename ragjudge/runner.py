@@ -246,6 +246,7 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
         from ragjudge import local
 
         local.check_available(config.judge)
+        local.configure(config.judge, config.cache.dir)
     chunks = iter_chunks(source, fmt, config.chunk_size)
     first = next(chunks, None)
     if first is None:
