@@ -79,10 +79,12 @@ class FakeJudgeServer:
     """Run the fake server in a background thread; ``url`` is its OpenAI base URL.
 
     Attributes may be changed while it runs: ``latency`` (s), ``rate_429``, ``rate_500``
-    (shares 0..1, drawn from ``seed``), ``retry_after`` (s, sent with 429/500),
+    (shares 0..1, drawn from ``seed``; one request body fails at most
+    ``max_failures_per_request`` times, as transient faults do), ``retry_after`` (s, sent with 429/500),
     ``auth_error`` (every call 401), ``hang_first`` (that many calls sleep ``hang_seconds``),
     ``truncate`` (finish_reason 'length'), ``replies`` (a queue of raw reply texts served
-    first). ``calls`` counts every request; ``statuses`` counts replies by HTTP status.
+    first). ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
+    ``max_in_flight`` is the most requests it held at once.
     """
 
     def __init__(self, latency: float = 0.0, rate_429: float = 0.0, rate_500: float = 0.0, retry_after: float = 0.01,
@@ -98,9 +100,13 @@ class FakeJudgeServer:
         self.truncate = False
         self.replies: deque[str] = deque()
         self.calls = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.statuses: Counter[int] = Counter()
         self.requests: list[dict[str, Any]] = []
         self.keep_requests = False
+        self.max_failures_per_request = 3
+        self._failures: Counter[int] = Counter()
         self._random = random.Random(seed)
         self._port = port
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -113,6 +119,16 @@ class FakeJudgeServer:
 
         self.calls += 1
         number = self.calls
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._answer(request, number)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, request, number: int):
+        from aiohttp import web
+
         body = await request.json()
         if self.keep_requests:
             self.requests.append(body)
@@ -125,6 +141,11 @@ class FakeJudgeServer:
         draw = self._random.random()
         if self.latency:
             await asyncio.sleep(self.latency)
+        key = hash(json.dumps(body.get("messages"), sort_keys=True))
+        if self._failures[key] >= self.max_failures_per_request:
+            draw = 1.0  # transient faults: the same request never fails more than this many times
+        elif draw < self.rate_429 + self.rate_500:
+            self._failures[key] += 1
         if draw < self.rate_429:
             return self._error(web, 429, "rate_limit_exceeded", "Rate limit reached.", retry=True)
         if draw < self.rate_429 + self.rate_500:
@@ -186,14 +207,23 @@ class FakeJudgeServer:
     def stop(self) -> None:
         if self._loop is None:
             return
-        future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)  # type: ignore[union-attr]
+        async def shutdown() -> None:
+            current = asyncio.current_task()
+            pending = [t for t in asyncio.all_tasks() if t is not current]
+            for task in pending:  # hung handlers (hang_first) must not outlive the server
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            await self._runner.cleanup()  # type: ignore[union-attr]
+
+        future = asyncio.run_coroutine_threadsafe(shutdown(), self._loop)
         try:
-            future.result(5)
+            future.result(10)
         except Exception:
             pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread:
             self._thread.join(5)
+        self._loop.close()
         self._loop = None
 
     def __enter__(self) -> "FakeJudgeServer":

@@ -140,28 +140,29 @@ class _Judging:
         return verdicts
 
     async def chunk(self, records: list[EvalRecord]) -> list[list[Verdict]]:
+        """Judge every row x metric of a chunk concurrently. An interrupt cancels only the
+        unfinished (row, metric) tasks, so a verdict already received is never lost."""
         metrics = self.config.metrics
 
         async def tracked(record: EvalRecord) -> list[Verdict]:
-            results = await asyncio.gather(*(self.one(record, m) for m in metrics))
+            leaves = [asyncio.ensure_future(self.one(record, m)) for m in metrics]
+            self.interrupt.tasks.update(leaves)
+            try:
+                results = await asyncio.gather(*leaves, return_exceptions=True)
+            finally:
+                self.interrupt.tasks.difference_update(leaves)
+            verdicts = []
+            for metric, result in zip(metrics, results):
+                if isinstance(result, asyncio.CancelledError):
+                    result = Verdict.failed(metric, "interrupted")
+                elif isinstance(result, BaseException):
+                    raise result
+                verdicts.append(result)
             if self.on_progress:
                 self.on_progress(1)
-            return list(results)
+            return verdicts
 
-        tasks = [asyncio.ensure_future(tracked(r)) for r in records]
-        self.interrupt.tasks.update(tasks)
-        try:
-            done = await asyncio.gather(*tasks, return_exceptions=True)
-        finally:
-            self.interrupt.tasks.difference_update(tasks)
-        out = []
-        for record, result in zip(records, done):
-            if isinstance(result, BaseException):
-                if not isinstance(result, asyncio.CancelledError):
-                    raise result
-                result = [Verdict.failed(m, "interrupted") for m in metrics]
-            out.append(result)
-        return out
+        return list(await asyncio.gather(*(tracked(r) for r in records)))
 
 
 def _scored(df: Any, verdicts: list[list[Verdict]], config: Config, model: str) -> Any:

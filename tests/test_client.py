@@ -1,0 +1,151 @@
+"""The judge client: retries, timeouts, cache, concurrency, usage and cost, interruption (issue 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, read_jsonl, write_jsonl
+
+
+def rows(n: int) -> list[dict]:
+    return [
+        {"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."], "expected_response": f"city {i}"}
+        for i in range(n)
+    ]
+
+
+def test_429s_and_500s_with_retry_after_still_give_every_row_ok(run_cli, tmp_path, server):
+    server.rate_429, server.rate_500, server.retry_after = 0.2, 0.1, 0.01
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(100)), "-m", "sufficiency", "-o", str(out), "--no-cache"])
+    errors = [r["sufficiency_error"] for r in read_jsonl(out) if r["sufficiency_status"] != "ok"]
+    assert errors == []
+    assert result.code == 0, result.stderr
+    assert server.statuses[429] > 5 and server.statuses[500] > 3
+    assert server.statuses[200] == 100
+    assert server.calls == 100 + server.statuses[429] + server.statuses[500]
+
+
+def test_hanging_call_times_out_and_is_retried(run_cli, tmp_path, server):
+    server.hang_first, server.hang_seconds = 1, 30
+    out = tmp_path / "out.jsonl"
+    started = time.monotonic()
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(3)), "-m", "sufficiency", "-o", str(out), "--timeout", "0.5"])
+    assert result.code == 0, result.stderr
+    assert time.monotonic() - started < 20
+    assert {r["sufficiency_status"] for r in read_jsonl(out)} == {"ok"}
+    assert server.calls == 4  # the hung call, its retry, two more rows
+
+
+def test_second_run_makes_zero_calls_and_reports_cache(run_cli, tmp_path, server):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(20))
+    out = tmp_path / "out.jsonl"
+    summary = tmp_path / "summary.json"
+    assert run_cli(["score", source, "-m", "sufficiency", "-o", str(out)]).code == 0
+    first = read_jsonl(out)
+    assert server.calls == 20
+    assert not any(r["sufficiency_cached"] for r in first)
+    assert run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--summary-json", str(summary)]).code == 0
+    assert server.calls == 20
+    second = read_jsonl(out)
+    assert all(r["sufficiency_cached"] for r in second)
+    assert [r["sufficiency_score"] for r in second] == [r["sufficiency_score"] for r in first]
+    assert all(r["sufficiency_cost_usd"] == 0.0 and r["sufficiency_prompt_tokens"] == 0 for r in second)
+    doc = json.loads(summary.read_text())
+    assert doc["metrics"]["sufficiency"]["cached"] == 20
+    assert doc["provider_calls"] == 0
+
+
+def test_cache_key_ignores_concurrency_and_timeout_but_not_model(run_cli, tmp_path, server):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(5))
+    run_cli(["score", source, "-m", "sufficiency"])
+    run_cli(["score", source, "-m", "sufficiency", "--concurrency", "2", "--timeout", "30", "--max-retries", "1"])
+    assert server.calls == 5
+    run_cli(["score", source, "-m", "sufficiency", "--model", "openai/other-judge"])
+    assert server.calls == 10
+
+
+def test_no_cache_bypasses_cache(run_cli, tmp_path, server):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(3))
+    run_cli(["score", source, "-m", "sufficiency"])
+    run_cli(["score", source, "-m", "sufficiency", "--no-cache"])
+    assert server.calls == 6
+
+
+def test_errors_are_not_cached(run_cli, tmp_path, server):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(1))
+    server.replies.extend(["garbage", "more garbage"])
+    assert run_cli(["score", source, "-m", "sufficiency"]).code == 3
+    assert server.calls == 2
+    assert run_cli(["score", source, "-m", "sufficiency"]).code == 0
+    assert server.calls == 3
+
+
+def test_concurrency_limit_is_reached_not_exceeded(run_cli, tmp_path, server):
+    server.latency = 0.05
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(40)), "--concurrency", "8"])
+    assert server.max_in_flight == 8
+
+
+def test_usage_and_cost_for_a_priced_model(run_cli, tmp_path, server):
+    out = tmp_path / "out.jsonl"
+    summary = tmp_path / "s.json"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(2)), "-m", "sufficiency", "-o", str(out), "--model", "openai/gpt-4o-mini", "--summary-json", str(summary)])
+    scored = read_jsonl(out)
+    assert all(r["sufficiency_prompt_tokens"] > 50 and r["sufficiency_completion_tokens"] > 5 for r in scored)
+    # gpt-4o-mini: $0.15 / 1M input tokens, $0.60 / 1M output tokens (litellm's price table)
+    for r in scored:
+        expected = r["sufficiency_prompt_tokens"] * 0.15e-6 + r["sufficiency_completion_tokens"] * 0.6e-6
+        assert r["sufficiency_cost_usd"] == pytest.approx(expected, rel=1e-6)
+    doc = json.loads(summary.read_text())
+    assert doc["cost_usd"] == pytest.approx(sum(r["sufficiency_cost_usd"] for r in scored))
+
+
+def test_unpriced_model_cost_is_null(run_cli, tmp_path):
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(1)), "-m", "sufficiency", "-o", str(out)])
+    assert read_jsonl(out)[0]["sufficiency_cost_usd"] is None
+
+
+def test_cache_info_and_clear(run_cli, tmp_path, cache_dir):
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(3)), "-m", "sufficiency"])
+    info = run_cli(["cache", "info", "--cache-dir", cache_dir], judge=False)
+    assert f"location: {cache_dir}" in info.stdout and "entries: 3" in info.stdout
+    cleared = run_cli(["cache", "clear", "--cache-dir", cache_dir], judge=False)
+    assert "removed 3 entries" in cleared.stdout
+    assert "entries: 0" in run_cli(["cache", "info", "--cache-dir", cache_dir], judge=False).stdout
+
+
+def test_interrupted_run_writes_all_rows_and_rerun_pays_only_unfinished(tmp_path):
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    source = write_jsonl(tmp_path / "in.jsonl", rows(60))
+    out = tmp_path / "out.jsonl"
+    with FakeJudgeServer(latency=0.2) as server:
+        command = [sys.executable, "-m", "ragjudge", "score", source, "-m", "sufficiency", "-o", str(out),
+                   "--model", "openai/fake", "--api-base", server.url, "--cache-dir", str(tmp_path / "cache"), "--concurrency", "4", "-q"]
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while server.statuses[200] < 12 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr
+        first = read_jsonl(out)
+        assert len(first) == 60
+        done = [r for r in first if r["sufficiency_status"] == "ok"]
+        interrupted = [r for r in first if r["sufficiency_error"] == "interrupted"]
+        assert len(done) >= 12 and len(done) + len(interrupted) == 60 and interrupted
+        calls_before = server.calls
+        rerun = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert rerun.returncode == 0, rerun.stderr
+        assert server.calls - calls_before == 60 - len(done)
+        assert sum(r["sufficiency_cached"] for r in read_jsonl(out)) == len(done)
