@@ -1,0 +1,209 @@
+"""Agreement between a judge's scores and human labels (``ragjudge agreement``).
+
+- binary metric (sufficiency) vs boolean labels: n, accuracy with a 95% Wilson interval,
+  precision / recall / F1 per class, Cohen's kappa, confusion matrix (scikit-learn, scipy);
+- 1..5 metric (completeness) vs numeric labels: Spearman and Pearson correlation, mean
+  absolute error, share within one point;
+- pairwise: two scored tables of the same rows (response A, response B) and a signed human
+  preference (positive = B better): how often sign(score_B - score_A) matches the label's
+  sign, with ties (judge or human) reported apart.
+
+Only rows whose ``M_status`` is ok and whose label is present are compared; the others
+are counted and reported.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ragjudge.errors import InputError
+
+
+def _as_bool(value: Any) -> bool | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, bool):
+        return value
+    if hasattr(value, "item"):
+        return _as_bool(value.item())
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    return {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(text)
+
+
+def _as_float(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _require(table: Any, column: str, what: str) -> None:
+    if column not in table.columns:
+        raise InputError(f"column '{column}' ({what}) not found; available: {', '.join(map(str, table.columns))}")
+
+
+def _usable(table: Any, metric: str, labels: str, convert) -> tuple[list[int], dict[str, int]]:
+    _require(table, f"{metric}_status", f"the {metric} status; score the table with -m {metric} first")
+    _require(table, labels, "the human labels; set --labels")
+    excluded = {"error": 0, "skipped": 0, "no_label": 0}
+    keep = []
+    for index, (status, label) in enumerate(zip(table[f"{metric}_status"], table[labels])):
+        if status != "ok":
+            excluded["error" if status == "error" else "skipped"] += 1
+        elif convert(label) is None:
+            excluded["no_label"] += 1
+        else:
+            keep.append(index)
+    return keep, excluded
+
+
+def binary_agreement(scores: list[float], labels: list[bool], threshold: float = 0.5) -> dict[str, Any]:
+    """Judge scores (1.0/0.0) vs boolean labels: accuracy with 95% Wilson CI, per-class
+    precision/recall/F1, Cohen's kappa, confusion matrix (rows = human, columns = judge)."""
+    from scipy.stats import binomtest
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
+
+    predicted = [s >= threshold for s in scores]
+    n = len(labels)
+    correct = sum(p == y for p, y in zip(predicted, labels))
+    result: dict[str, Any] = {"n": n}
+    if n == 0:
+        return result | {"accuracy": None}
+    interval = binomtest(correct, n).proportion_ci(confidence_level=0.95, method="wilson")
+    precision, recall, f1, support = precision_recall_fscore_support(labels, predicted, labels=[True, False], zero_division=0)
+    matrix = confusion_matrix(labels, predicted, labels=[True, False])
+    kappa = cohen_kappa_score(labels, predicted) if len(set(labels) | set(predicted)) > 1 else None
+    return result | {
+        "accuracy": correct / n,
+        "accuracy_ci95": [interval.low, interval.high],
+        "cohen_kappa": None if kappa is None or math.isnan(kappa) else float(kappa),
+        "per_class": {
+            name: {"precision": float(precision[i]), "recall": float(recall[i]), "f1": float(f1[i]), "support": int(support[i])}
+            for i, name in enumerate(("yes", "no"))
+        },
+        "confusion": {"human_yes": {"judge_yes": int(matrix[0][0]), "judge_no": int(matrix[0][1])},
+                      "human_no": {"judge_yes": int(matrix[1][0]), "judge_no": int(matrix[1][1])}},
+        "judge_yes_rate": sum(predicted) / n,
+    }
+
+
+def numeric_agreement(scores: list[float], labels: list[float]) -> dict[str, Any]:
+    """Judge scores 1..5 vs numeric labels: Spearman, Pearson, MAE, share within one point."""
+    from scipy.stats import pearsonr, spearmanr
+
+    n = len(labels)
+    result: dict[str, Any] = {"n": n}
+    if n == 0:
+        return result
+    errors = [abs(s - y) for s, y in zip(scores, labels)]
+    result |= {"mae": sum(errors) / n, "within_one": sum(e <= 1 for e in errors) / n}
+    if n >= 3 and len(set(scores)) > 1 and len(set(labels)) > 1:
+        spearman = spearmanr(scores, labels)
+        pearson = pearsonr(scores, labels)
+        result |= {"spearman": float(spearman.statistic), "spearman_p": float(spearman.pvalue),
+                   "pearson": float(pearson.statistic), "pearson_p": float(pearson.pvalue)}
+    else:
+        result |= {"spearman": None, "pearson": None}
+    return result
+
+
+def pairwise_agreement(scores_a: list[float], scores_b: list[float], preferences: list[float]) -> dict[str, Any]:
+    """Share of pairs where sign(score_B - score_A) equals sign(preference); judge ties and
+    human ties are counted apart and left out of the share."""
+    agree = disagree = judge_ties = human_ties = 0
+    for a, b, pref in zip(scores_a, scores_b, preferences):
+        if pref == 0:
+            human_ties += 1
+        elif a == b:
+            judge_ties += 1
+        elif (b - a > 0) == (pref > 0):
+            agree += 1
+        else:
+            disagree += 1
+    decided = agree + disagree
+    return {
+        "n": len(preferences),
+        "decided": decided,
+        "sign_agreement": agree / decided if decided else None,
+        "judge_ties": judge_ties,
+        "human_ties": human_ties,
+    }
+
+
+def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair: Any = None) -> dict[str, Any]:
+    """Agreement report for ``metric`` in scored ``table`` against the ``labels`` column.
+
+    With ``pair`` (a second scored table of the same rows, response B), the pairwise sign
+    agreement. Raises ``InputError`` when a column is missing.
+    """
+    report: dict[str, Any] = {"metric": metric, "labels": labels, "rows": len(table)}
+    if pair is not None:
+        if len(pair) != len(table):
+            raise InputError(f"the pair table has {len(pair)} rows, the scored table {len(table)}; they must hold the same rows")
+        keep_a, excluded = _usable(table, metric, labels, _as_float)
+        keep_b, excluded_b = _usable(pair, metric, labels, _as_float)
+        keep = sorted(set(keep_a) & set(keep_b))
+        report["excluded"] = {k: excluded[k] + excluded_b[k] for k in excluded}
+        report["pairwise"] = pairwise_agreement(
+            [float(table[f"{metric}_score"].iloc[i]) for i in keep],
+            [float(pair[f"{metric}_score"].iloc[i]) for i in keep],
+            [float(table[labels].iloc[i]) for i in keep],
+        )
+        return report
+    binary = metric == "sufficiency"
+    convert = _as_bool if binary else _as_float
+    keep, excluded = _usable(table, metric, labels, convert)
+    report["excluded"] = excluded
+
+    def measure(indices: list[int]) -> dict[str, Any]:
+        scores = [float(table[f"{metric}_score"].iloc[i]) for i in indices]
+        values = [convert(table[labels].iloc[i]) for i in indices]
+        return binary_agreement(scores, values) if binary else numeric_agreement(scores, values)
+
+    report["overall"] = measure(keep)
+    if by:
+        _require(table, by, "the --by column")
+        groups: dict[str, list[int]] = {}
+        for i in keep:
+            groups.setdefault(str(table[by].iloc[i]), []).append(i)
+        report["by"] = {name: measure(indices) for name, indices in sorted(groups.items())}
+    return report
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def render(report: dict[str, Any]) -> str:
+    """A plain-text rendering of ``agreement()``'s report."""
+    lines = [f"{report['metric']} vs {report['labels']}: {report['rows']} rows; excluded: "
+             + ", ".join(f"{k} {v}" for k, v in report["excluded"].items())]
+    if "pairwise" in report:
+        p = report["pairwise"]
+        lines.append(f"pairwise: n {p['n']}, decided {p['decided']}, sign agreement {_fmt(p['sign_agreement'])}, "
+                     f"judge ties {p['judge_ties']}, human ties {p['human_ties']}")
+        return "\n".join(lines)
+    groups = [("overall", report["overall"])] + [(f"{report.get('by_column', 'by')}={k}", v) for k, v in report.get("by", {}).items()]
+    for name, m in groups:
+        if "accuracy" in m:
+            ci = m.get("accuracy_ci95") or [None, None]
+            lines.append(f"{name}: n {m['n']}, accuracy {_fmt(m['accuracy'])} [95% CI {_fmt(ci[0])}-{_fmt(ci[1])}], "
+                         f"kappa {_fmt(m.get('cohen_kappa'))}, judge yes rate {_fmt(m.get('judge_yes_rate'))}")
+            if m["n"]:
+                for cls, v in m["per_class"].items():
+                    lines.append(f"  {cls}: precision {_fmt(v['precision'])}, recall {_fmt(v['recall'])}, f1 {_fmt(v['f1'])}, support {v['support']}")
+                c = m["confusion"]
+                lines.append(f"  confusion (human x judge): yes/yes {c['human_yes']['judge_yes']}, yes/no {c['human_yes']['judge_no']}, "
+                             f"no/yes {c['human_no']['judge_yes']}, no/no {c['human_no']['judge_no']}")
+        else:
+            lines.append(f"{name}: n {m['n']}, spearman {_fmt(m.get('spearman'))}, pearson {_fmt(m.get('pearson'))}, "
+                         f"mae {_fmt(m.get('mae'))}, within one {_fmt(m.get('within_one'))}")
+    return "\n".join(lines)

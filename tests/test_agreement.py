@@ -1,0 +1,80 @@
+"""ragjudge agreement: statistics against human labels, with hand-computed values (issue 5)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from ragjudge.agreement import agreement, binary_agreement, numeric_agreement, pairwise_agreement
+
+
+def test_binary_statistics_match_hand_computation():
+    result = binary_agreement([1.0, 1.0, 0.0, 0.0, 1.0], [True, False, False, True, True])
+    assert result["n"] == 5
+    assert result["accuracy"] == pytest.approx(0.6)
+    # kappa: p_o = 0.6, p_e = 0.6*0.6 + 0.4*0.4 = 0.52 -> (0.6 - 0.52) / 0.48
+    assert result["cohen_kappa"] == pytest.approx(1 / 6)
+    assert result["accuracy_ci95"] == pytest.approx([0.2307, 0.8824], abs=1e-4)  # Wilson, 3 of 5
+    assert result["per_class"]["yes"] == {"precision": pytest.approx(2 / 3), "recall": pytest.approx(2 / 3), "f1": pytest.approx(2 / 3), "support": 3}
+    assert result["per_class"]["no"]["recall"] == pytest.approx(0.5)
+    assert result["confusion"] == {"human_yes": {"judge_yes": 2, "judge_no": 1}, "human_no": {"judge_yes": 1, "judge_no": 1}}
+
+
+def test_numeric_statistics():
+    result = numeric_agreement([1, 2, 3, 4, 5], [1, 2, 3, 5, 4])
+    assert result["spearman"] == pytest.approx(0.9)
+    assert result["pearson"] == pytest.approx(0.9)
+    assert result["mae"] == pytest.approx(0.4)
+    assert result["within_one"] == 1.0
+
+
+def test_pairwise_sign_agreement_reports_ties_apart():
+    result = pairwise_agreement([1, 3, 2, 4, 2], [2, 3, 1, 5, 4], [1, 1, -1, 0, -2])
+    assert result == {"n": 5, "decided": 3, "sign_agreement": pytest.approx(2 / 3), "judge_ties": 1, "human_ties": 1}
+
+
+def test_only_ok_rows_with_labels_are_compared():
+    table = pd.DataFrame({
+        "sufficiency_status": ["ok", "ok", "error", "skipped", "ok"],
+        "sufficiency_score": [1.0, 0.0, None, None, 1.0],
+        "label": [True, False, True, False, None],
+    })
+    report = agreement(table, "sufficiency", "label")
+    assert report["excluded"] == {"error": 1, "skipped": 1, "no_label": 1}
+    assert report["overall"]["n"] == 2 and report["overall"]["accuracy"] == 1.0
+
+
+def test_by_column_breakdown():
+    table = pd.DataFrame({
+        "completeness_status": ["ok"] * 6,
+        "completeness_score": [1, 2, 3, 5, 4, 3],
+        "label": [1.0, 2.0, 3.0, 1.0, 2.0, 3.0],
+        "system": ["a", "a", "a", "b", "b", "b"],
+    })
+    report = agreement(table, "completeness", "label", by="system")
+    assert report["by"]["a"]["spearman"] == pytest.approx(1.0)
+    assert report["by"]["b"]["spearman"] == pytest.approx(-1.0)
+
+
+def test_cli_agreement_json_and_missing_label_column(run_cli, tmp_path):
+    path = tmp_path / "scored.jsonl"
+    rows = [{"sufficiency_status": "ok", "sufficiency_score": s, "label": l} for s, l in [(1.0, True), (0.0, False), (1.0, False)]]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run_cli(["agreement", str(path), "-m", "sufficiency", "--labels", "label", "--json"], judge=False)
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["overall"]["accuracy"] == pytest.approx(2 / 3)
+    text = run_cli(["agreement", str(path), "-m", "sufficiency", "--labels", "label"], judge=False)
+    assert "accuracy 0.667" in text.stdout
+    missing = run_cli(["agreement", str(path), "-m", "sufficiency", "--labels", "human"], judge=False)
+    assert missing.code == 2
+    assert "column 'human' (the human labels; set --labels) not found" in missing.stderr
+
+
+def test_cli_pairwise(run_cli, tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("".join(json.dumps({"completeness_status": "ok", "completeness_score": s, "pref": p}) + "\n" for s, p in [(2, 1), (4, -1), (3, 2)]))
+    b.write_text("".join(json.dumps({"completeness_status": "ok", "completeness_score": s, "pref": p}) + "\n" for s, p in [(3, 1), (2, -1), (1, 2)]))
+    result = run_cli(["agreement", str(a), "-m", "completeness", "--labels", "pref", "--pair", str(b), "--json"], judge=False)
+    assert json.loads(result.stdout)["pairwise"]["sign_agreement"] == pytest.approx(2 / 3)
