@@ -158,6 +158,17 @@ class JudgeClient:
             sample=sample if self.settings.samples > 1 else 0,
         )
 
+    def from_cache(self, key: str) -> Verdict | None:
+        """The cached verdict for ``key`` (cost 0, no tokens, ``cached`` True), or None."""
+        if self.cache is None:
+            return None
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        verdict = Verdict(**hit["verdict"])
+        verdict.cached, verdict.cost_usd, verdict.prompt_tokens, verdict.completion_tokens = True, 0.0, 0, 0
+        return verdict
+
     async def judge(self, prepared: Prepared, parse: Callable[[str | None, Prepared], Verdict], version: str, sample: int = 0) -> Verdict:
         """One verdict for a prepared prompt: from the cache, or from the model.
 
@@ -168,12 +179,9 @@ class JudgeClient:
         """
         self._loop_state()
         key = self.key(prepared, version, sample)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                verdict = Verdict(**hit["verdict"])
-                verdict.cached, verdict.cost_usd, verdict.prompt_tokens, verdict.completion_tokens = True, 0.0, 0, 0
-                return verdict
+        hit = self.from_cache(key)
+        if hit is not None:
+            return hit
         probe = False
         if not self._probe_started:
             self._probe_started = probe = True
@@ -251,10 +259,13 @@ class JudgeClient:
             return
         if self.is_local:
             return  # the embedded judge costs nothing
-        try:
-            cost = self._litellm.completion_cost(completion_response=response)
-        except Exception:
-            cost = None
+        hidden = getattr(response, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost")  # litellm prices every response once already
+        if cost is None and "response_cost" not in hidden:
+            try:
+                cost = self._litellm.completion_cost(completion_response=response)
+            except Exception:
+                cost = None
         usage["cost_usd"] = None if cost is None else usage["cost_usd"] + float(cost)
 
     async def _pace(self) -> None:

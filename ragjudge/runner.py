@@ -23,7 +23,7 @@ from ragjudge.config import Config
 from ragjudge.errors import ConfigError
 from ragjudge.gate import GateResult, MetricSummary, Summary, check_gate
 from ragjudge.judges import get_judge
-from ragjudge.judges.base import OK, Verdict
+from ragjudge.judges.base import OK, Prepared, Verdict
 from ragjudge.records import EvalRecord, Mapping, resolve_mapping, to_records
 
 COLUMN_TYPES = {
@@ -110,11 +110,22 @@ class _Judging:
         self.interrupt = interrupt
         self.on_progress = on_progress
 
-    async def one(self, record: EvalRecord, metric: str) -> Verdict:
+    def settled(self, record: EvalRecord, metric: str) -> Verdict | Prepared:
+        """The verdict when no model call is needed (skipped, input error, cache hit), else
+        the rendered prompt for ``one``."""
         judge = get_judge(metric)
         prepared = judge.prepare(record)
         if isinstance(prepared, Verdict):
             return prepared
+        if self.config.judge.samples == 1:
+            verdict = self.client.from_cache(self.client.key(prepared, judge.PROMPT_VERSION, 0))
+            if verdict is not None:
+                verdict.passed = bool(verdict.score >= self.config.threshold(metric))
+                return verdict
+        return prepared
+
+    async def one(self, metric: str, prepared: Prepared) -> Verdict:
+        judge = get_judge(metric)
         if self.interrupt.requested or self.client.fatal is not None:
             reason = "interrupted" if self.interrupt.requested else f"not run: {self.client.fatal}"
             return Verdict.failed(metric, reason, mode=prepared.mode)
@@ -133,36 +144,48 @@ class _Judging:
             verdict.passed = bool(verdict.score >= self.config.threshold(metric))
         return verdict
 
-    async def row(self, record: EvalRecord) -> list[Verdict]:
-        verdicts = []
-        for metric in self.config.metrics:
-            verdicts.append(await self.one(record, metric))
-        return verdicts
-
     async def chunk(self, records: list[EvalRecord]) -> list[list[Verdict]]:
         """Judge every row x metric of a chunk concurrently. An interrupt cancels only the
         unfinished (row, metric) tasks, so a verdict already received is never lost."""
         metrics = self.config.metrics
 
-        async def tracked(record: EvalRecord) -> list[Verdict]:
-            leaves = [asyncio.ensure_future(self.one(record, m)) for m in metrics]
+        async def tracked(known: list[Verdict | Prepared]) -> list[Verdict]:
+            leaves = [asyncio.ensure_future(self.one(m, p)) for m, p in zip(metrics, known) if isinstance(p, Prepared)]
             self.interrupt.tasks.update(leaves)
             try:
                 results = await asyncio.gather(*leaves, return_exceptions=True)
             finally:
                 self.interrupt.tasks.difference_update(leaves)
+            pending = iter(results)
             verdicts = []
-            for metric, result in zip(metrics, results):
-                if isinstance(result, asyncio.CancelledError):
-                    result = Verdict.failed(metric, "interrupted")
-                elif isinstance(result, BaseException):
-                    raise result
-                verdicts.append(result)
+            for metric, verdict in zip(metrics, known):
+                if isinstance(verdict, Prepared):
+                    result = next(pending)
+                    if isinstance(result, asyncio.CancelledError):
+                        result = Verdict.failed(metric, "interrupted")
+                    elif isinstance(result, BaseException):
+                        raise result
+                    verdict = result
+                verdicts.append(verdict)
             if self.on_progress:
                 self.on_progress(1)
             return verdicts
 
-        return list(await asyncio.gather(*(tracked(r) for r in records)))
+        out: list[list[Verdict] | None] = []
+        waiting = []
+        for record in records:
+            known = [self.settled(record, m) for m in metrics]
+            if not any(isinstance(v, Prepared) for v in known):
+                out.append(known)  # type: ignore[arg-type]
+                if self.on_progress:
+                    self.on_progress(1)
+            else:
+                out.append(None)
+                waiting.append((len(out) - 1, tracked(known)))
+        if waiting:
+            for (position, _), verdicts in zip(waiting, await asyncio.gather(*(c for _, c in waiting))):
+                out[position] = verdicts
+        return out  # type: ignore[return-value]
 
 
 def _scored(df: Any, verdicts: list[list[Verdict]], config: Config, model: str) -> Any:
