@@ -22,6 +22,7 @@ import pandas as pd
 from ragjudge.errors import InputError
 
 FORMATS = ("jsonl", "csv", "parquet", "json")
+PARQUET_HOLD_ROWS = 200_000
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 
 
@@ -250,6 +251,8 @@ class TableWriter:
         self._rows = 0
         self._parquet = None
         self._schema = None
+        self._held: list = []
+        self._held_rows = 0
         self._buffer: IO[bytes]
         self._tmp: str | None = None
         self._staged = path == "-" and self.fmt == "parquet"  # Parquet needs a seekable file
@@ -275,35 +278,68 @@ class TableWriter:
                 self._rows += 1
             return
         elif self.fmt == "csv":
-            flat = df.apply(lambda col: col.map(_jsonable)) if len(df) else df
+            flat = df.copy()
+            for column in flat.columns:
+                if flat[column].dtype == object:  # lists / objects -> JSON text; typed columns stay typed
+                    flat[column] = flat[column].map(_jsonable)
             flat.to_csv(self._buffer, header=self._rows == 0, index=False)
         else:
             self._write_parquet(df)
         self._rows += len(df)
 
     def _write_parquet(self, df: pd.DataFrame) -> None:
+        """Parquet needs one schema for the whole file: chunks are held back (up to
+        ``PARQUET_HOLD_ROWS``) while some column is still untyped (all null so far), then
+        written under the unified schema."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         table = _to_arrow(df, self.column_types)
         if self._parquet is None:
-            self._schema = table.schema
-            self._parquet = pq.ParquetWriter(self._buffer, self._schema)
-        elif table.schema != self._schema:
-            try:
-                table = table.select(self._schema.names).cast(self._schema)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, KeyError) as exc:
-                raise InputError(f"rows after the first chunk change a column's type ({exc}); use jsonl or csv output") from None
-        self._parquet.write_table(table)
+            self._held.append(table)
+            self._held_rows += len(table)
+            schema = pa.unify_schemas([t.schema for t in self._held], promote_options="permissive")
+            if any(pa.types.is_null(f.type) for f in schema) and self._held_rows < PARQUET_HOLD_ROWS:
+                return
+            self._flush_held(schema)
+            return
+        self._parquet.write_table(self._conform(table))
+
+    def _flush_held(self, schema) -> None:
+        import pyarrow.parquet as pq
+
+        self._schema = schema
+        self._parquet = pq.ParquetWriter(self._buffer, schema)
+        for held in self._held:
+            self._parquet.write_table(self._conform(held))
+        self._held = []
+
+    def _conform(self, table):
+        import pyarrow as pa
+
+        if table.schema == self._schema:
+            return table
+        try:
+            columns = [
+                table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
+                for f in self._schema
+            ]
+            return pa.Table.from_arrays(columns, schema=self._schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise InputError(
+                f"a column changes type after the first {PARQUET_HOLD_ROWS} rows ({exc}); write jsonl or csv instead"
+            ) from None
 
     def close(self) -> None:
         """Finish the file and move it into place (or flush it to stdout)."""
         if self.fmt == "json":
             self._buffer.write(b"\n]\n")
         if self.fmt == "parquet":
+            import pyarrow as pa
+
+            if self._parquet is None and self._held:
+                self._flush_held(pa.unify_schemas([t.schema for t in self._held], promote_options="permissive"))
             if self._parquet is None:
                 import pyarrow.parquet as pq
-                import pyarrow as pa
 
                 pq.write_table(pa.table({}), self._buffer)
             else:
