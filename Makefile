@@ -28,5 +28,9 @@ demo: install-local
 test: install-local
 	$(BIN)/python -m pytest -q
 
+# Benchmarks (bench/README.md): print every figure; they do not assert timings.
+bench: install-local
+	PYTHON=$(abspath $(BIN)/python) bash bench/run_all.sh
+
 clean:
 	rm -rf $(VENV) out build *.egg-info

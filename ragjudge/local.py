@@ -185,7 +185,27 @@ def _handler_class():
             return self._complete(kwargs)
 
         async def acompletion(self, *args: Any, **kwargs: Any):
-            return await asyncio.to_thread(self._complete, kwargs)
+            # A daemon thread, not the default executor: a call in progress cannot be
+            # aborted inside llama.cpp, and Ctrl-C must not wait for it before exiting.
+            loop = asyncio.get_running_loop()
+            future = loop.create_future()
+
+            def settle(result: Any, error: BaseException | None) -> None:
+                if not future.done():
+                    future.set_exception(error) if error is not None else future.set_result(result)
+
+            def work() -> None:
+                try:
+                    result, error = self._complete(kwargs), None
+                except BaseException as exc:  # handed to the awaiting task
+                    result, error = None, exc
+                try:
+                    loop.call_soon_threadsafe(settle, result, error)
+                except RuntimeError:  # the event loop is gone: the run was interrupted
+                    pass
+
+            threading.Thread(target=work, daemon=True, name="ragjudge-local-judge").start()
+            return await future
 
         def _complete(self, kwargs: dict[str, Any]):
             path = _SETTINGS["path"]

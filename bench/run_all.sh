@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# `make bench`: every benchmark figure, one after the other. They print; they do not assert.
+set -euo pipefail
+cd "$(dirname "$0")"
+PY="${PYTHON:-../.venv/bin/python}"
+"$PY" startup.py
+"$PY" throughput.py
+"$PY" scale.py
+"$PY" embedded.py
+bash mlflow_side_by_side.sh
