@@ -19,6 +19,21 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     add_completion=False,
 )
+def _version(value: bool) -> None:
+    if value:
+        from ragjudge import __version__
+
+        typer.echo(f"ragjudge {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
+) -> None:
+    """Batch evaluator for RAG: context sufficiency and response completeness judges with a CI gate."""
+
+
 cache_app = typer.Typer(help="Inspect or clear the judge response cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 
@@ -139,7 +154,7 @@ def score(
     summary_json: Annotated[Optional[str], typer.Option(help="Write the run summary and gate verdict as JSON to this file (- for stdout).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option(help="Response cache folder (default: the per-user cache folder).")] = None,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress, mapping or summary table; errors only.")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress, mapping or summary table; only errors and a failing gate's lines.")] = False,
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
     from ragjudge.config import load_config
@@ -169,6 +184,10 @@ def score(
         write_summary_json(summary_json, summary_dict(result.summary, result.gate, result.notes[0] if result.notes else None))
     if not quiet:
         print_summary(console, result.summary, result.gate)
+    elif not result.gate.passed:  # quiet: no table, but a failing gate still says why
+        for line in result.gate.lines:
+            if "FAIL" in line or "failed" in line:
+                console.print(line, highlight=False)
     raise typer.Exit(result.gate.exit_code)
 
 
@@ -188,7 +207,7 @@ class _progress:
             BarColumn(),
             MofNCompleteColumn(),
             TaskProgressColumn(),
-            TextColumn("{task.fields[rate]} rows/s"),
+            TextColumn("{task.fields[rate]} rows/s, elapsed"),
             TimeElapsedColumn(),
             TextColumn("left"),
             TimeRemainingColumn(),
@@ -273,13 +292,11 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+    except Exception as exc:  # usage errors from Typer's click and the like
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):
             exc.show()
             sys.exit(EXIT_USAGE)
-        if isinstance(exc, click.exceptions.Abort):
+        if type(exc).__name__ == "Abort":
             print("aborted", file=sys.stderr)
             sys.exit(130)
         if os.environ.get("RAGJUDGE_DEBUG"):

@@ -46,6 +46,10 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None) -> 
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
     if isinstance(user, list):
         user = " ".join(part.get("text", "") for part in user if isinstance(part, dict))
+    if "<request>" not in user and "<ground_truth>" not in user:
+        # not one of ragjudge's prompts (e.g. another tool's judge in a side-by-side
+        # benchmark): a generic yes/no reply in the common {"rationale", "result"} shape
+        return {"rationale": "Generic reply from the fake judge server.", "result": "yes"}
     if schema_name is None:
         schema_name = "completeness" if "<ground_truth>" in user else (
             "sufficiency_grounded" if "<expected_facts>" in user else "sufficiency_reference_free")

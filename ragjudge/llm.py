@@ -351,6 +351,10 @@ class JudgeClient:
         if isinstance(exc, litellm.AuthenticationError):
             hint = f"set {self.settings.api_key_env}" if self.settings.api_key_env else "check the provider's API key variable"
             return ProviderFatalError(f"authentication failed for {model}{where}: {hint}")
+        text = str(exc).lower()
+        if any(s in text for s in ("missing credentials", "api_key client option must be set", "no api key", "api key not found")):
+            hint = f"set {self.settings.api_key_env}" if self.settings.api_key_env else "set the provider's API key variable (e.g. OPENAI_API_KEY)"
+            return ProviderFatalError(f"no API key for {model}{where}: {hint}")
         if isinstance(exc, litellm.PermissionDeniedError):
             return ProviderFatalError(f"permission denied for {model}{where}: the key may not use this model")
         if isinstance(exc, litellm.NotFoundError):

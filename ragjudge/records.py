@@ -145,8 +145,8 @@ def resolve_mapping(
                 if all(_is_missing(_lookup(row, explicit)) for row in sample):
                     keys = sorted({k for row in sample for k in _keys_at(row, explicit)})
                     warnings.append(
-                        f"note: '{explicit}' (for {name}) is empty in the first {len(sample)} rows; keys under "
-                        f"'{explicit.rsplit('.', 1)[0]}': {', '.join(keys) or '(none)'}"
+                        f"note: '{explicit}' (for {name}) has no value in the first {len(sample)} rows "
+                        f"(keys seen under '{explicit.rsplit('.', 1)[0]}': {', '.join(keys) or 'none'})"
                     )
             paths[name] = explicit
             origins[name] = "flag" if name in flag_fields else "config"

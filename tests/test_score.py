@@ -337,3 +337,29 @@ def test_output_is_atomic_on_input_error(run_cli, tmp_path):
     assert run_cli(["score", str(bad), "-o", str(out)]).code == 2
     assert out.read_text() == "previous\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl")] == []
+
+
+def test_version_and_unknown_command_are_plain_usage_errors(run_cli):
+    assert run_cli(["--version"], judge=False).stdout.strip() == "ragjudge 0.1.0"
+    result = run_cli(["agreemnt"], judge=False)
+    assert result.code == 2
+    assert "No such command 'agreemnt'" in result.stderr and "unexpected" not in result.stderr
+
+
+def test_missing_api_key_is_fatal_and_said_under_quiet(run_cli, tmp_path, monkeypatch, cache_dir):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2"}])
+    result = run_cli(
+        ["score", source, "-m", "sufficiency", "-q", "--model", "openai/gpt-4o-mini", "--cache-dir", cache_dir, "--max-retries", "2"],
+        judge=False,
+    )
+    assert result.code == 3
+    assert "FAIL judge stopped: no API key for openai/gpt-4o-mini" in result.stderr
+    assert "OPENAI_API_KEY" in result.stderr
+
+
+def test_skipped_rows_have_no_mode(run_cli, tmp_path):
+    rows = [{"id": "a", "request": "q?", "context": [], "expected_response": "x"}]
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "-m", "sufficiency"])
+    assert read_jsonl(out)[0]["sufficiency_mode"] is None

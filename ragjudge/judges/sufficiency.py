@@ -108,9 +108,9 @@ def prepare(record: EvalRecord) -> Prepared | Verdict:
     if record.context_error:
         return Verdict.failed(METRIC, record.context_error, mode=mode)
     if not record.request:
-        return Verdict.skipped(METRIC, "no request", mode=mode)
+        return Verdict.skipped(METRIC, "no request")
     if not record.passages:
-        return Verdict.skipped(METRIC, "no context", mode=mode)
+        return Verdict.skipped(METRIC, "no context")
     context = "<context>\n" + numbered([p.text for p in record.passages]) + "\n</context>"
     parts = [fence("request", record.request), context]
     if mode == GROUNDED:
