@@ -38,7 +38,12 @@ class Columns(_Strict):
 
 
 class JudgeSettings(_Strict):
-    """The judge model and how it is called (timeouts in seconds)."""
+    """The judge model and how it is called (timeouts in seconds).
+
+    ``yes_threshold``: for reference-free sufficiency, decide yes/no by the judge's
+    probability of "yes" at the verdict token (read from token log-probabilities, which
+    OpenAI and llama.cpp return) against this threshold, instead of the token it wrote.
+    None: take the written verdict."""
 
     model: str = "openai/gpt-4o-mini"
     api_base: str | None = None
@@ -51,6 +56,7 @@ class JudgeSettings(_Strict):
     max_retries: int = Field(6, ge=0, le=20)
     rpm: float | None = Field(None, gt=0)
     samples: int = Field(1, ge=1, le=15)
+    yes_threshold: float | None = Field(None, gt=0.0, lt=1.0)
     local_model_path: str | None = None
 
 

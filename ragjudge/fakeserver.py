@@ -86,7 +86,8 @@ class FakeJudgeServer:
     (shares 0..1, drawn from ``seed``; one request body fails at most
     ``max_failures_per_request`` times, as transient faults do), ``retry_after`` (s, sent with 429/500),
     ``auth_error`` (every call 401), ``hang_first`` (that many calls sleep ``hang_seconds``),
-    ``truncate`` (finish_reason 'length'), ``replies`` (a queue of raw reply texts served
+    ``truncate`` (finish_reason 'length'), ``p_yes`` (the probability of "yes" at the
+    verdict token when log-probabilities are asked for), ``replies`` (a queue of raw reply texts served
     first). ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
     ``max_in_flight`` is the most requests it held at once.
     """
@@ -102,6 +103,7 @@ class FakeJudgeServer:
         self.hang_first = 0
         self.hang_seconds = 30.0
         self.truncate = False
+        self.p_yes = 0.8
         self.replies: deque[str] = deque()
         self.calls = 0
         self.in_flight = 0
@@ -158,17 +160,33 @@ class FakeJudgeServer:
         schema = (response_format.get("json_schema") or {}).get("name")
         content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(body["messages"], schema))
         prompt_chars = sum(len(str(m.get("content", ""))) for m in body["messages"])
+        logprobs = self._logprobs(content) if body.get("logprobs") else None
         self.statuses[200] += 1
         return web.json_response({
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "logprobs": logprobs,
                          "finish_reason": "length" if self.truncate else "stop"}],
             "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content) // 4,
                       "total_tokens": prompt_chars // 4 + len(content) // 4},
         })
+
+    def _logprobs(self, content: str) -> dict[str, Any]:
+        """Token log-probabilities for ``content``: every token certain, except the verdict
+        value, where "yes" gets probability ``p_yes`` and "no" the rest."""
+        import math
+
+        tokens = []
+        for piece in re.findall(r"\w+|\s+|[^\w\s]", content):
+            entry = {"token": piece, "logprob": 0.0, "top_logprobs": [{"token": piece, "logprob": 0.0}]}
+            if piece in ("yes", "no") and "".join(t["token"] for t in tokens).replace(" ", "").endswith('"verdict":"'):
+                p = self.p_yes
+                entry["top_logprobs"] = [{"token": "yes", "logprob": math.log(p)}, {"token": "no", "logprob": math.log(1 - p)}]
+                entry["logprob"] = entry["top_logprobs"][0 if piece == "yes" else 1]["logprob"]
+            tokens.append(entry)
+        return {"content": tokens}
 
     def _error(self, web, status: int, code: str, message: str, retry: bool = False):
         self.statuses[status] += 1

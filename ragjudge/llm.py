@@ -21,7 +21,7 @@ from typing import Any
 from ragjudge.cache import ResponseCache, cache_key
 from ragjudge.config import JudgeSettings
 from ragjudge.errors import ProviderFatalError
-from ragjudge.judges.base import ParseError, Prepared, Verdict
+from ragjudge.judges.base import ParseError, Prepared, Verdict, field_probability
 
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -156,7 +156,12 @@ class JudgeClient:
             metric=prepared.metric,
             prompt_version=version,
             sample=sample if self.settings.samples > 1 else 0,
+            logprobs=self.wants_logprobs(prepared),
         )
+
+    def wants_logprobs(self, prepared: Prepared) -> bool:
+        """Log-probabilities are asked for where ``judge.yes_threshold`` will read them."""
+        return self.settings.yes_threshold is not None and prepared.metric == "sufficiency" and prepared.mode == "reference_free"
 
     def from_cache(self, key: str) -> Verdict | None:
         """The cached verdict for ``key`` (cost 0, no tokens, ``cached`` True), or None."""
@@ -235,6 +240,9 @@ class JudgeClient:
                 return self._with_usage(verdict, usage)
             try:
                 verdict = parse(text, prepared)
+                if self.wants_logprobs(prepared):
+                    p_yes = field_probability(getattr(choice, "logprobs", None))
+                    verdict.details = {**(verdict.details or {}), "p_yes": p_yes}
             except ParseError as exc:
                 if attempt == 0:
                     messages = messages + [{"role": "assistant", "content": text or ""}, {"role": "user", "content": REASK}]
@@ -302,6 +310,8 @@ class JudgeClient:
         }
         if self.settings.seed is not None:
             kwargs["seed"] = self.settings.seed
+        if self.wants_logprobs(prepared):
+            kwargs["logprobs"], kwargs["top_logprobs"] = True, 10
         if self.settings.api_base:
             kwargs["api_base"] = self.settings.api_base
         key = self._api_key()

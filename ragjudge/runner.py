@@ -52,6 +52,7 @@ def output_column_types(metrics: list[str], samples: int) -> dict[str, str]:
             types[f"{metric}_{suffix}"] = kind
     if "sufficiency" in metrics:
         types["sufficiency_mode"] = "string"
+        types["sufficiency_p_yes"] = "float64"
     types["judge_model"] = "string"
     return types
 
@@ -120,8 +121,7 @@ class _Judging:
         if self.config.judge.samples == 1:
             verdict = self.client.from_cache(self.client.key(prepared, judge.PROMPT_VERSION, 0))
             if verdict is not None:
-                verdict.passed = bool(verdict.score >= self.config.threshold(metric))
-                return verdict
+                return self.decide(verdict, metric)
         return prepared
 
     async def one(self, metric: str, prepared: Prepared) -> Verdict:
@@ -134,14 +134,21 @@ class _Judging:
             if samples == 1:
                 verdict = await self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION)
             else:
-                verdict = _combine(
-                    metric,
-                    list(await asyncio.gather(*(self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION, s) for s in range(samples)))),
-                )
+                drawn = await asyncio.gather(*(self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION, s) for s in range(samples)))
+                verdict = _combine(metric, [self.decide(v, metric) for v in drawn])
         except asyncio.CancelledError:
             return Verdict.failed(metric, "interrupted", mode=prepared.mode)
-        if verdict.status == OK:
-            verdict.passed = bool(verdict.score >= self.config.threshold(metric))
+        return self.decide(verdict, metric)
+
+    def decide(self, verdict: Verdict, metric: str) -> Verdict:
+        """Apply ``judge.yes_threshold`` to P(yes) where it was read, then the pass threshold."""
+        if verdict.status != OK:
+            return verdict
+        cut = self.config.judge.yes_threshold
+        p_yes = (verdict.details or {}).get("p_yes")
+        if cut is not None and p_yes is not None:
+            verdict.score = 1.0 if p_yes >= cut else 0.0
+        verdict.passed = bool(verdict.score >= self.config.threshold(metric))
         return verdict
 
     async def chunk(self, records: list[EvalRecord]) -> list[list[Verdict]]:
@@ -210,6 +217,8 @@ def _scored(df: Any, verdicts: list[list[Verdict]], config: Config, model: str) 
             out[f"{metric}_agreement"] = pd.array([v.agreement for v in column], dtype="Float64")
         if metric == "sufficiency":
             out["sufficiency_mode"] = [v.mode for v in column]
+            if config.judge.yes_threshold is not None:
+                out["sufficiency_p_yes"] = pd.array([(v.details or {}).get("p_yes") for v in column], dtype="Float64")
     out["judge_model"] = model
     return out
 

@@ -120,3 +120,35 @@ def as_bool(value: Any) -> bool | None:
         if word in ("no", "false", "n", "insufficient", "not supported", "unsupported", "not covered"):
             return False
     return None
+
+
+def field_probability(logprobs: Any, field: str = "verdict", yes: str = "yes", no: str = "no") -> float | None:
+    """P(yes) / (P(yes) + P(no)) at the first token of JSON string field ``field``, from an
+    OpenAI-style ``logprobs`` object (``content``: tokens with ``top_logprobs``); None when
+    the reply has no such token or neither word is among the top candidates."""
+    import math
+
+    content = _get(logprobs, "content")
+    if not content:
+        return None
+    key = f'"{field}":"'
+    text = ""
+    for token in content:
+        if text.replace(" ", "").replace("\n", "").endswith(key):
+            p_yes = p_no = 0.0
+            for candidate in _get(token, "top_logprobs") or []:
+                word = str(_get(candidate, "token") or "").strip().lower()
+                if not word:
+                    continue
+                p = math.exp(float(_get(candidate, "logprob")))
+                if yes.startswith(word) or word.startswith(yes):
+                    p_yes += p
+                elif no.startswith(word) or word.startswith(no):
+                    p_no += p
+            return p_yes / (p_yes + p_no) if p_yes + p_no > 0 else None
+        text += str(_get(token, "token") or "")
+    return None
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
