@@ -43,7 +43,8 @@ class JudgeSettings(_Strict):
     ``yes_threshold``: for reference-free sufficiency, decide yes/no by the judge's
     probability of "yes" at the verdict token (read from token log-probabilities, which
     OpenAI and llama.cpp return) against this threshold, instead of the token it wrote.
-    None: take the written verdict."""
+    None: take the written verdict. ``fact_threshold``: the same for each expected fact's
+    "supported" in grounded sufficiency."""
 
     model: str = "openai/gpt-4o-mini"
     api_base: str | None = None
@@ -57,6 +58,7 @@ class JudgeSettings(_Strict):
     rpm: float | None = Field(None, gt=0)
     samples: int = Field(1, ge=1, le=15)
     yes_threshold: float | None = Field(None, gt=0.0, lt=1.0)
+    fact_threshold: float | None = Field(None, gt=0.0, lt=1.0)
     local_model_path: str | None = None
 
 

@@ -87,7 +87,8 @@ class FakeJudgeServer:
     ``max_failures_per_request`` times, as transient faults do), ``retry_after`` (s, sent with 429/500),
     ``auth_error`` (every call 401), ``hang_first`` (that many calls sleep ``hang_seconds``),
     ``truncate`` (finish_reason 'length'), ``p_yes`` (the probability of "yes" at the
-    verdict token when log-probabilities are asked for), ``replies`` (a queue of raw reply texts served
+    verdict token when log-probabilities are asked for; ``p_true`` likewise at each fact's
+    "supported"), ``replies`` (a queue of raw reply texts served
     first). ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
     ``max_in_flight`` is the most requests it held at once.
     """
@@ -104,6 +105,7 @@ class FakeJudgeServer:
         self.hang_seconds = 30.0
         self.truncate = False
         self.p_yes = 0.8
+        self.p_true = 0.9
         self.replies: deque[str] = deque()
         self.calls = 0
         self.in_flight = 0
@@ -181,10 +183,11 @@ class FakeJudgeServer:
         tokens = []
         for piece in re.findall(r"\w+|\s+|[^\w\s]", content):
             entry = {"token": piece, "logprob": 0.0, "top_logprobs": [{"token": piece, "logprob": 0.0}]}
-            if piece in ("yes", "no") and "".join(t["token"] for t in tokens).replace(" ", "").endswith('"verdict":"'):
-                p = self.p_yes
-                entry["top_logprobs"] = [{"token": "yes", "logprob": math.log(p)}, {"token": "no", "logprob": math.log(1 - p)}]
-                entry["logprob"] = entry["top_logprobs"][0 if piece == "yes" else 1]["logprob"]
+            before = "".join(t["token"] for t in tokens).replace(" ", "")
+            for words, key, p in ((("yes", "no"), '"verdict":"', self.p_yes), (("true", "false"), '"supported":', self.p_true)):
+                if piece in words and before.endswith(key):
+                    entry["top_logprobs"] = [{"token": words[0], "logprob": math.log(p)}, {"token": words[1], "logprob": math.log(1 - p)}]
+                    entry["logprob"] = entry["top_logprobs"][0 if piece == words[0] else 1]["logprob"]
             tokens.append(entry)
         return {"content": tokens}
 

@@ -21,7 +21,7 @@ from typing import Any
 from ragjudge.cache import ResponseCache, cache_key
 from ragjudge.config import JudgeSettings
 from ragjudge.errors import ProviderFatalError
-from ragjudge.judges.base import ParseError, Prepared, Verdict, field_probability
+from ragjudge.judges.base import ParseError, Prepared, Verdict, field_probabilities, field_probability
 
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -160,8 +160,13 @@ class JudgeClient:
         )
 
     def wants_logprobs(self, prepared: Prepared) -> bool:
-        """Log-probabilities are asked for where ``judge.yes_threshold`` will read them."""
-        return self.settings.yes_threshold is not None and prepared.metric == "sufficiency" and prepared.mode == "reference_free"
+        """Log-probabilities are asked for where ``judge.yes_threshold`` (reference-free
+        sufficiency) or ``judge.fact_threshold`` (grounded) will read them."""
+        if prepared.metric != "sufficiency":
+            return False
+        if prepared.mode == "reference_free":
+            return self.settings.yes_threshold is not None
+        return self.settings.fact_threshold is not None
 
     def from_cache(self, key: str) -> Verdict | None:
         """The cached verdict for ``key`` (cost 0, no tokens, ``cached`` True), or None."""
@@ -241,8 +246,12 @@ class JudgeClient:
             try:
                 verdict = parse(text, prepared)
                 if self.wants_logprobs(prepared):
-                    p_yes = field_probability(getattr(choice, "logprobs", None))
-                    verdict.details = {**(verdict.details or {}), "p_yes": p_yes}
+                    logprobs = getattr(choice, "logprobs", None)
+                    if prepared.mode == "reference_free":
+                        found = {"p_yes": field_probability(logprobs)}
+                    else:
+                        found = {"p_supported": field_probabilities(logprobs, '"supported":')}
+                    verdict.details = {**(verdict.details or {}), **found}
             except ParseError as exc:
                 if attempt == 0:
                     messages = messages + [{"role": "assistant", "content": text or ""}, {"role": "user", "content": REASK}]

@@ -144,10 +144,18 @@ class _Judging:
         """Apply ``judge.yes_threshold`` to P(yes) where it was read, then the pass threshold."""
         if verdict.status != OK:
             return verdict
+        details = verdict.details or {}
         cut = self.config.judge.yes_threshold
-        p_yes = (verdict.details or {}).get("p_yes")
+        p_yes = details.get("p_yes")
         if cut is not None and p_yes is not None:
             verdict.score = 1.0 if p_yes >= cut else 0.0
+        fact_cut = self.config.judge.fact_threshold
+        p_facts = details.get("p_supported") or []
+        facts = details.get("facts") or []
+        if fact_cut is not None and facts and len(p_facts) == len(facts) and all(p is not None for p in p_facts):
+            verdict.missing = [fact for fact, p in zip(facts, p_facts) if p < fact_cut]
+            verdict.score = 0.0 if verdict.missing else 1.0
+            verdict.details = {**details, "p_yes": min(p_facts)}
         verdict.passed = bool(verdict.score >= self.config.threshold(metric))
         return verdict
 
@@ -217,7 +225,7 @@ def _scored(df: Any, verdicts: list[list[Verdict]], config: Config, model: str) 
             out[f"{metric}_agreement"] = pd.array([v.agreement for v in column], dtype="Float64")
         if metric == "sufficiency":
             out["sufficiency_mode"] = [v.mode for v in column]
-            if config.judge.yes_threshold is not None:
+            if config.judge.yes_threshold is not None or config.judge.fact_threshold is not None:
                 out["sufficiency_p_yes"] = pd.array([(v.details or {}).get("p_yes") for v in column], dtype="Float64")
     out["judge_model"] = model
     return out

@@ -109,3 +109,20 @@ def test_samples_majority_and_agreement(run_cli, tmp_path, server):
     assert row["sufficiency_score"] == 1.0
     assert row["sufficiency_agreement"] == pytest.approx(2 / 3)
     assert [r["temperature"] for r in server.requests] == [0.7, 0.7, 0.7]  # samples need a non-zero temperature
+
+
+def test_fact_threshold_decides_each_fact(run_cli, tmp_path, server):
+    row = {"id": "g", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."], "expected_facts": ["landmark 1 city 1"]}
+    source = write_jsonl(tmp_path / "in.jsonl", [row])
+    out = tmp_path / "out.jsonl"
+    config = tmp_path / "c.yaml"
+    server.p_true = 0.9
+    config.write_text("judge:\n  fact_threshold: 0.95\n")
+    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    scored = read_jsonl(out)[0]
+    assert scored["sufficiency_p_yes"] == pytest.approx(0.9)
+    assert scored["sufficiency_score"] == 0.0
+    assert scored["sufficiency_missing"] == ["landmark 1 city 1"]
+    config.write_text("judge:\n  fact_threshold: 0.5\n")
+    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    assert read_jsonl(out)[0]["sufficiency_score"] == 1.0 and read_jsonl(out)[0]["sufficiency_missing"] == []

@@ -126,15 +126,23 @@ def field_probability(logprobs: Any, field: str = "verdict", yes: str = "yes", n
     """P(yes) / (P(yes) + P(no)) at the first token of JSON string field ``field``, from an
     OpenAI-style ``logprobs`` object (``content``: tokens with ``top_logprobs``); None when
     the reply has no such token or neither word is among the top candidates."""
+    found = field_probabilities(logprobs, f'"{field}":"', yes, no)
+    return found[0] if found else None
+
+
+def field_probabilities(logprobs: Any, key: str, yes: str = "true", no: str = "false") -> list[float | None]:
+    """Like ``field_probability`` for every place where the reply's text (spaces removed)
+    ends with ``key``, e.g. ``'"supported":'`` for each fact's boolean."""
     import math
 
     content = _get(logprobs, "content")
     if not content:
-        return None
-    key = f'"{field}":"'
+        return []
+    found: list[float | None] = []
     text = ""
     for token in content:
-        if text.replace(" ", "").replace("\n", "").endswith(key):
+        piece = str(_get(token, "token") or "")
+        if piece.strip() and text.replace(" ", "").replace("\n", "").endswith(key):
             p_yes = p_no = 0.0
             for candidate in _get(token, "top_logprobs") or []:
                 word = str(_get(candidate, "token") or "").strip().lower()
@@ -145,9 +153,9 @@ def field_probability(logprobs: Any, field: str = "verdict", yes: str = "yes", n
                     p_yes += p
                 elif no.startswith(word) or word.startswith(no):
                     p_no += p
-            return p_yes / (p_yes + p_no) if p_yes + p_no > 0 else None
-        text += str(_get(token, "token") or "")
-    return None
+            found.append(p_yes / (p_yes + p_no) if p_yes + p_no > 0 else None)
+        text += piece
+    return found
 
 
 def _get(obj: Any, name: str) -> Any:

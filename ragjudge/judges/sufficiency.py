@@ -5,11 +5,15 @@ Two modes, chosen per row:
 - ``grounded`` (the row has expected facts or an expected response): could every expected
   fact be stated from these passages alone? Semantics of MLflow's
   ``is_context_sufficient`` / ``RetrievalSufficiency``. Each fact is judged on its own,
-  citing the passages that support it; the row is sufficient only if every fact is.
+  citing the passages that support it; the row is sufficient only if every fact is. With
+  ``judge.fact_threshold`` each fact's "supported" is decided by its probability.
 - ``reference_free`` (no reference): could the request be fully answered from these
   passages alone? Semantics of Google's "Sufficient Context" autorater and Axion's
-  ``ContextualSufficiency``: say what the request needs, quote the passage text that
-  gives it (or NONE), then decide.
+  ``ContextualSufficiency``: the judge first says what the request needs (the autorater's
+  first step), then decides, then quotes the passage text that gives it (or NONE) with a
+  rationale. The decision comes right after the statement of need so that its probability
+  (``judge.yes_threshold``) is read before the judge argues itself into it; a 1.5B judge
+  that quotes first says "yes" to nearly every row.
 
 Verdict yes / no -> score 1.0 / 0.0; ``missing`` lists the unsupported facts.
 """
@@ -33,7 +37,7 @@ from ragjudge.judges.base import (
 from ragjudge.records import EvalRecord
 
 METRIC = "sufficiency"
-PROMPT_VERSION = "sufficiency-2026-11-29.1"
+PROMPT_VERSION = "sufficiency-2026-11-29.2"
 GROUNDED, REFERENCE_FREE = "grounded", "reference_free"
 
 SYSTEM = (
@@ -45,23 +49,25 @@ SYSTEM = (
 )
 
 GROUNDED_TASK = (
-    "Task: for each expected fact, decide whether the passages state it (or state "
-    "something that directly implies it), and cite the numbers of the passages that do. "
-    "A fact that is only related to the passages, or that needs outside knowledge, is not "
-    "supported. Then give the verdict: \"yes\" if every fact is supported, \"no\" otherwise.\n"
-    'Reply as JSON: {"facts": [{"fact": <fact number>, "reason": "<one sentence>", '
-    '"supported": true|false, "passages": [<passage numbers>]}], "rationale": "<one or two '
-    'sentences>", "verdict": "yes"|"no"}'
+    "Task: for each expected fact, say whether the passages state it. Be strict: "
+    "\"supported\" is true only if a passage states that fact (same meaning) about the subject "
+    "of the request; a passage on the same topic that does not state it, or states something "
+    "else, means false. Give the supporting passage numbers and a short reason. Then the "
+    "verdict: \"yes\" if every fact is supported, \"no\" otherwise.\n"
+    'Reply as JSON: {"facts": [{"fact": <fact number>, "supported": true|false, "passages": '
+    '[<passage numbers>], "reason": "<one sentence>"}], "rationale": "<one sentence>", '
+    '"verdict": "yes"|"no"}'
 )
 
 REFERENCE_FREE_TASK = (
-    "Task: decide whether the passages contain enough information to fully answer the "
-    "request. First say in a few words what the request asks for. Then copy the exact "
-    "sentence from the passages that answers it, or write NONE if no sentence does. A "
-    "passage on the same topic that does not give the asked-for answer is not enough. "
-    "Then give the verdict: \"yes\" if the passages answer the request, \"no\" otherwise.\n"
-    'Reply as JSON: {"needed": "<what the request asks for>", "quote": "<sentence or NONE>", '
-    '"rationale": "<one or two sentences>", "verdict": "yes"|"no"}'
+    "Task: decide whether the passages state the answer to the request. First write, in a "
+    "few words, exactly what the request asks for (which person, number, date, place, name, "
+    "reason or fact, about which subject). Then the verdict: \"yes\" only if a passage states "
+    "that specific answer about that subject; \"no\" if the passages are on the topic but do "
+    "not state it, or state it about a different subject. Then copy the sentence that states "
+    "the answer (or NONE) and give a one-sentence rationale.\n"
+    'Reply as JSON: {"needed": "<what the request asks for>", "verdict": "yes"|"no", '
+    '"quote": "<sentence or NONE>", "rationale": "<one sentence>"}'
 )
 
 _GROUNDED_SCHEMA = {
@@ -73,11 +79,11 @@ _GROUNDED_SCHEMA = {
                 "type": "object",
                 "properties": {
                     "fact": {"type": "integer"},
-                    "reason": {"type": "string"},
                     "supported": {"type": "boolean"},
                     "passages": {"type": "array", "items": {"type": "integer"}},
+                    "reason": {"type": "string"},
                 },
-                "required": ["fact", "reason", "supported", "passages"],
+                "required": ["fact", "supported", "passages", "reason"],
                 "additionalProperties": False,
             },
         },
@@ -92,11 +98,11 @@ _REFERENCE_FREE_SCHEMA = {
     "type": "object",
     "properties": {
         "needed": {"type": "string"},
+        "verdict": {"type": "string", "enum": ["yes", "no"]},
         "quote": {"type": "string"},
         "rationale": {"type": "string"},
-        "verdict": {"type": "string", "enum": ["yes", "no"]},
     },
-    "required": ["needed", "quote", "rationale", "verdict"],
+    "required": ["needed", "verdict", "quote", "rationale"],
     "additionalProperties": False,
 }
 
@@ -163,7 +169,7 @@ def parse(reply: str | None, prepared: Prepared) -> Verdict:
         if all(flag is not None for flag in supported):
             verdict = all(supported)
             missing = [fact for fact, flag in zip(prepared.items, supported) if not flag]
-            details = {"supported": supported, "passages": cited}
+            details = {"supported": supported, "passages": cited, "facts": list(prepared.items)} if len(data["facts"]) == count else {"supported": supported, "passages": cited}
     if verdict is None:
         verdict = as_bool(data.get("verdict"))
         if verdict is None:

@@ -1,0 +1,104 @@
+"""Judge quality: the embedded judge's agreement with human labels on the development slices.
+
+For each slice in the shared data folder (``--data``, default ../shared/data), takes a
+fixed random subset of ``--rows`` rows (seed 0; label-balanced for the binary slices),
+scores it with configs/local.yaml, and runs ``ragjudge agreement``. RAGChecker pairs are
+scored twice (response, then response_b) and compared pairwise. Prints one line per slice
+and writes bench/_work/agreement/summary.json; README's judge-quality table is made from it.
+
+    python bench/agreement.py [--rows 30] [--data ../shared/data] [--config configs/local.yaml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from _common import ROOT, WORK, machine
+
+SLICES = [  # file, metric, label column, mode, by
+    ("squad2_goldremoved_sufficiency_dev", "sufficiency", "label_sufficient", "grounded", None),
+    ("clapnq_sufficiency_dev", "sufficiency", "label_sufficient", "reference-free", None),
+    ("squad2_unanswerable_sufficiency_dev", "sufficiency", "label_sufficient", "reference-free", None),
+    ("squality_completeness_dev", "completeness", "label_completeness", "1..5", "system"),
+    ("ragchecker_pairwise_completeness_dev", "completeness", "label_completeness_pref", "pairwise", None),
+]
+
+
+CALIBRATION = {line.strip() for line in open(Path(__file__).with_name("calibration_ids.txt"), encoding="utf-8") if line.strip() and not line.startswith("#")}
+
+
+def subset(path: Path, rows: int, label: str, binary: bool) -> list[dict]:
+    """A fixed sample of the slice, leaving out the rows used to tune prompts and thresholds."""
+    data = [r for r in (json.loads(line) for line in open(path, encoding="utf-8")) if r["id"] not in CALIBRATION]
+    rng = random.Random(0)
+    rng.shuffle(data)
+    if not binary:
+        return data[:rows]
+    yes = [r for r in data if r[label] is True][: rows // 2]
+    no = [r for r in data if r[label] is False][: rows - rows // 2]
+    mixed = yes + no
+    rng.shuffle(mixed)
+    return mixed
+
+
+def ragjudge(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ragjudge", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=30)
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--config", default="configs/local.yaml")
+    parser.add_argument("--only", nargs="*", help="slice names to run (default: all)")
+    args = parser.parse_args()
+    out = WORK / "agreement"
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {machine()}; judge config {args.config}; {args.rows} rows per slice")
+    results = {}
+    for name, metric, label, mode, by in SLICES:
+        if args.only and name not in args.only:
+            continue
+        rows = subset(Path(args.data) / f"{name}.jsonl", args.rows, label, metric == "sufficiency")
+        source = out / f"{name}.jsonl"
+        source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        scored = out / f"{name}.scored.jsonl"
+        common = ["-c", args.config, "-m", metric, "--min-pass-rate", "0", "--max-error-rate", "1", "-q"]
+        done = ragjudge("score", str(source), "-o", str(scored), *common)
+        if done.returncode not in (0, 1):
+            print(f"{name}: scoring failed (exit {done.returncode}): {done.stderr.strip()}")
+            continue
+        extra = ["--by", by] if by else []
+        if mode == "pairwise":
+            scored_b = out / f"{name}.scored_b.jsonl"
+            ragjudge("score", str(source), "-o", str(scored_b), "--map", "response=response_b", *common)
+            extra = ["--pair", str(scored_b)]
+        report = json.loads(ragjudge("agreement", str(scored), "-m", metric, "--labels", label, "--json", *extra).stdout)
+        results[name] = {"mode": mode, "metric": metric, "report": report}
+        print(f"{name} ({mode}): " + summary_line(report))
+    (out / "summary.json").write_text(json.dumps(results, indent=2))
+
+
+def summary_line(report: dict) -> str:
+    if "pairwise" in report:
+        p = report["pairwise"]
+        return f"pairs {p['n']}, decided {p['decided']}, sign agreement {fmt(p['sign_agreement'])}, judge ties {p['judge_ties']}"
+    m = report["overall"]
+    if "accuracy" in m:
+        ci = m.get("accuracy_ci95") or [None, None]
+        return f"n {m['n']}, accuracy {fmt(m['accuracy'])} [{fmt(ci[0])}, {fmt(ci[1])}], kappa {fmt(m.get('cohen_kappa'))}, judge yes rate {fmt(m.get('judge_yes_rate'))}, excluded {report['excluded']}"
+    by = "; ".join(f"{k}: {fmt(v.get('spearman'))} (n {v['n']})" for k, v in report.get("by", {}).items())
+    return f"n {m['n']}, spearman {fmt(m.get('spearman'))}, pearson {fmt(m.get('pearson'))}, mae {fmt(m.get('mae'))}; by system: {by}"
+
+
+def fmt(value) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+if __name__ == "__main__":
+    main()
