@@ -26,7 +26,7 @@ def default_cache_dir() -> Path:
 
 def cache_key(**parts: Any) -> str:
     """Stable SHA-256 hex digest of ``parts`` (JSON with sorted keys)."""
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -34,10 +34,20 @@ class ResponseCache:
     """A diskcache ``Cache`` of parsed judge replies under ``directory/responses``."""
 
     def __init__(self, directory: str | Path | None = None) -> None:
+        import sqlite3
+
         import diskcache
 
+        from ragjudge.errors import ConfigError
+
         self.directory = Path(directory) if directory else default_cache_dir()
-        self._cache = diskcache.Cache(str(self.directory / "responses"), size_limit=SIZE_LIMIT_BYTES)
+        try:
+            self._cache = diskcache.Cache(str(self.directory / "responses"), size_limit=SIZE_LIMIT_BYTES)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(
+                f"cannot use the cache folder {self.directory} ({exc}); choose another with --cache-dir, "
+                f"remove {self.directory / 'responses'} if it is damaged, or run with --no-cache"
+            ) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self._cache.get(key)

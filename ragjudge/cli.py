@@ -163,6 +163,7 @@ def score(
 
     overrides, flag_fields = _overrides(locals())
     settings = load_config(config, overrides)
+    _check_outputs(output, summary_json, format, output_format)
     console = _stderr()
     progress = None if quiet else _progress(console)
     try:
@@ -189,6 +190,27 @@ def score(
             if "FAIL" in line or "failed" in line:
                 console.print(line, highlight=False)
     raise typer.Exit(result.gate.exit_code)
+
+
+def _check_outputs(output: str | None, summary_json: str | None, *formats: str | None) -> None:
+    """Refuse, before any judging, outputs that could only fail or collide at the end."""
+    from pathlib import Path
+
+    from ragjudge.io import FORMATS
+
+    for fmt in formats:
+        if fmt is not None and fmt not in FORMATS:
+            raise RagjudgeError(f"unknown format '{fmt}'; use one of: {', '.join(FORMATS)}")
+    if output == "" or summary_json == "":
+        raise RagjudgeError("an empty path was given to -o or --summary-json")
+    if output == "-" and summary_json == "-":
+        raise RagjudgeError("-o - and --summary-json - would both write to stdout; send one of them to a file")
+    if summary_json and summary_json != "-":
+        target = Path(summary_json)
+        if target.is_dir():
+            raise RagjudgeError(f"--summary-json: {summary_json} is a folder")
+        if not target.resolve().parent.is_dir():
+            raise RagjudgeError(f"--summary-json: folder does not exist: {target.parent}")
 
 
 class _progress:

@@ -52,7 +52,7 @@ class JudgeSettings(_Strict):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(1024, ge=16)
     seed: int | None = None
-    timeout: float = Field(120.0, gt=0)
+    timeout: float = Field(120.0, gt=0, allow_inf_nan=False)
     concurrency: int = Field(16, ge=1, le=1024)
     max_retries: int = Field(6, ge=0, le=20)
     rpm: float | None = Field(None, gt=0)
@@ -99,6 +99,11 @@ class Config(_Strict):
     gate: GateSettings = Field(default_factory=GateSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
     chunk_size: int = Field(10_000, ge=1)
+
+    @field_validator("metrics")
+    @classmethod
+    def _no_repeats(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(value))
 
     @field_validator("thresholds")
     @classmethod
@@ -149,6 +154,8 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not UTF-8 text; save the config as UTF-8") from None
         try:
             loaded = yaml.safe_load(text)
         except yaml.YAMLError as exc:

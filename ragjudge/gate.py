@@ -4,7 +4,8 @@ and the exit code, so they can never disagree.
 Pass rates and mean scores are over ``ok`` rows; the error rate is errors over judged
 rows (ok + error); skipped rows count in neither. Exit codes: 0 every gate passed, 1 a
 pass-rate gate failed, 3 an error-rate gate failed or the provider refused (auth, quota,
-not found), 130 interrupted.
+not found), 2 nothing was judged at all (no rows, or every row skipped by every metric),
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK
+from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
 
 EXIT_INTERRUPTED = 130
 
@@ -152,8 +153,15 @@ def check_gate(summary: Summary) -> GateResult:
     if summary.interrupted:
         failures.insert(0, "interrupted: unfinished rows have status error")
         lines.insert(0, "FAIL interrupted: unfinished rows have status error (reason 'interrupted')")
+    nothing = not summary.interrupted and not summary.fatal and all(m.ok + m.error == 0 for m in summary.metrics.values())
+    if nothing:
+        why = "the input has no rows" if summary.rows == 0 else f"every row was skipped by every metric ({summary.rows} rows)"
+        failures.insert(0, f"nothing was judged: {why}")
+        lines.insert(0, f"FAIL nothing was judged: {why}; check the input and the column mapping printed above")
     if summary.interrupted:
         code = EXIT_INTERRUPTED
+    elif nothing:
+        code = EXIT_USAGE
     elif summary.fatal or error_failed:
         code = EXIT_JUDGE_ERRORS
     elif pass_failed:

@@ -41,7 +41,7 @@ def detect_format(path: str, explicit: str | None = None) -> str:
     suffix = Path(path).suffix.lower()
     if suffix in _SUFFIXES:
         return _SUFFIXES[suffix]
-    raise InputError(f"cannot tell the format of '{path}' from its suffix; pass --format {'|'.join(FORMATS)}")
+    raise InputError(f"cannot tell the format of '{path}' from its suffix; pass --input-format (or --output-format for -o) {'|'.join(FORMATS)}")
 
 
 _PEEKABLE: dict[int, IO[bytes]] = {}
@@ -96,6 +96,8 @@ def _jsonl_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
                     continue
                 try:
                     obj = json.loads(line)
+                except RecursionError:
+                    raise InputError(f"{_name(path)}: line {lineno}: JSON nested too deeply to read") from None
                 except json.JSONDecodeError as exc:
                     raise InputError(
                         f"{_name(path)}: line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
@@ -106,25 +108,51 @@ def _jsonl_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
                         f"{_name(path)}: line {lineno}: expected a JSON object, got {type(obj).__name__}; "
                         "each line must hold one JSON object"
                     )
+                if "\\ud" in line.lower():
+                    _check_surrogates(obj, f"{_name(path)}: line {lineno}")
                 rows.append(obj)
                 if len(rows) == chunk_size:
-                    yield pd.DataFrame.from_records(rows)
+                    yield _frame(rows)
                     rows = []
         except UnicodeDecodeError:
             raise InputError(f"{_name(path)}: not UTF-8 text; save the file as UTF-8") from None
         if rows:
-            yield pd.DataFrame.from_records(rows)
+            yield _frame(rows)
     finally:
         if path != "-":
             stream.close()
 
 
+def _check_surrogates(obj: Any, where: str) -> None:
+    """Raise ``InputError`` when a JSON escape left an unpaired surrogate (e.g. \\ud800),
+    which no UTF-8 output can hold."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{where}: holds an unpaired surrogate escape (\\ud800-\\udfff), which is not text; fix or remove it") from None
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Rows -> DataFrame of Python objects: an integer column with nulls stays integer and
+    every value comes back out as it went in."""
+    return pd.DataFrame(rows, dtype=object)
+
+
 def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     stream = _open_binary(path)
     try:
-        reader = pd.read_csv(stream, dtype=str, keep_default_na=False, na_values=[""], chunksize=chunk_size)
-        for chunk in reader:
-            yield chunk.astype(object).where(chunk.notna(), None)
+        import warnings
+
+        reader = pd.read_csv(stream, dtype=str, keep_default_na=False, na_values=[""], chunksize=chunk_size, index_col=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas would drop the extra fields
+            for chunk in reader:
+                yield chunk.astype(object).where(chunk.notna(), None)
+    except pd.errors.ParserWarning:
+        raise InputError(
+            f"{_name(path)}: malformed CSV: rows have more fields than the header has column names; "
+            "add the missing names to the header line or fix the quoting"
+        ) from None
     except pd.errors.EmptyDataError:
         raise InputError(f"{_name(path)}: the CSV file is empty; it needs a header line and rows") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -145,8 +173,11 @@ def _parquet_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
         raise InputError(f"input file not found: {path}") from None
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"{_name(path)}: not a readable Parquet file ({exc})") from None
-    for batch in parquet.iter_batches(batch_size=chunk_size):
-        yield batch.to_pandas()
+    try:
+        for batch in parquet.iter_batches(batch_size=chunk_size):
+            yield batch.to_pandas(integer_object_nulls=True)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{_name(path)}: not a readable Parquet file ({exc})") from None
 
 
 def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
@@ -154,6 +185,8 @@ def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     try:
         try:
             data = json.load(stream)
+        except RecursionError:
+            raise InputError(f"{_name(path)}: JSON nested too deeply to read") from None
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"{_name(path)}: line {exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
@@ -166,11 +199,12 @@ def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
             stream.close()
     if not isinstance(data, list):
         raise InputError(f"{_name(path)}: expected a JSON array of objects, got {type(data).__name__}")
+    _check_surrogates(data, _name(path))
     for index, obj in enumerate(data):
         if not isinstance(obj, dict):
             raise InputError(f"{_name(path)}: item {index + 1} of the array is {type(obj).__name__}, not an object")
     for start in range(0, len(data), chunk_size):
-        yield pd.DataFrame.from_records(data[start : start + chunk_size])
+        yield _frame(data[start : start + chunk_size])
 
 
 def iter_chunks(path: str, fmt: str | None = None, chunk_size: int = 10_000) -> Iterator[pd.DataFrame]:
@@ -215,26 +249,66 @@ def _arrow_type(name: str):
     return pa.list_(pa.string()) if name == "list<string>" else simple[name]
 
 
-def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None):
-    """DataFrame -> pyarrow Table. Columns named in ``column_types`` get that type; a column
-    of mixed nested/scalar values (which Arrow cannot type) becomes JSON text."""
+def _has_empty_struct(kind: Any) -> bool:
     import pyarrow as pa
 
-    try:
-        table = pa.Table.from_pandas(df, preserve_index=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        fixed = df.copy()
-        for column in fixed.columns:
-            try:
-                pa.array(fixed[column], from_pandas=True)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-                fixed[column] = [None if v is None else (_jsonable(v) if not isinstance(v, str) else v) for v in fixed[column]]
-        table = pa.Table.from_pandas(fixed, preserve_index=False)
+    if pa.types.is_struct(kind):
+        return kind.num_fields == 0 or any(_has_empty_struct(kind.field(i).type) for i in range(kind.num_fields))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _has_empty_struct(kind.value_type)
+    return False
+
+
+def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None):
+    """DataFrame -> pyarrow Table. Columns named in ``column_types`` get that type; a column
+    Arrow cannot type or Parquet cannot store (mixed types, empty objects, integers beyond
+    int64) becomes text: strings as they are, other values as JSON."""
+    import pyarrow as pa
+
+    def storable(column: Any) -> bool:
+        try:
+            return not _has_empty_struct(pa.array(column, from_pandas=True).type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            return False
+
+    fixed = df
+    for column in df.columns:
+        if df[column].dtype == object and not storable(df[column]):
+            if fixed is df:
+                fixed = df.copy()
+            fixed[column] = [v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=_json_default) for v in df[column]]
+    table = pa.Table.from_pandas(fixed, preserve_index=False)
     for name, kind in (column_types or {}).items():
         if name in table.column_names:
             index = table.column_names.index(name)
-            table = table.set_column(index, name, table.column(name).cast(_arrow_type(kind)))
+            column = table.column(name)
+            target = _arrow_type(kind)
+            if column.null_count == len(column):
+                column = pa.nulls(len(column), target)
+            table = table.set_column(index, name, column.cast(target))
     return table
+
+
+def open_atomic(path: str) -> tuple[IO[bytes], str | None]:
+    """Open ``path`` for writing: a temporary file beside the real target (a symlink is
+    followed), renamed into place by the caller, with the mode a plain ``open`` would give
+    (the umask applies). A FIFO or device is written directly (temp path None).
+    Raises ``InputError`` when the folder is missing or not writable."""
+    target = Path(os.path.realpath(path))
+    if not target.parent.is_dir():
+        raise InputError(f"output folder does not exist: {Path(path).parent}")
+    if target.exists() and not target.is_file():
+        if target.is_dir():
+            raise InputError(f"output path is a folder: {path}")
+        return open(target, "wb"), None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise InputError(f"cannot write to {target.parent}: {exc.strerror or exc}") from None
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(tmp, 0o666 & ~mask)
+    return os.fdopen(fd, "wb"), tmp
 
 
 class TableWriter:
@@ -253,27 +327,26 @@ class TableWriter:
         self._schema = None
         self._held: list = []
         self._held_rows = 0
+        self._columns: list[str] | None = None
         self._buffer: IO[bytes]
         self._tmp: str | None = None
         self._staged = path == "-" and self.fmt == "parquet"  # Parquet needs a seekable file
         if path == "-":
             self._buffer = io.BytesIO() if self._staged else sys.stdout.buffer
         else:
-            target = Path(path)
-            if target.parent and not target.parent.exists():
-                raise InputError(f"output folder does not exist: {target.parent}")
-            fd, self._tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-            self._buffer = os.fdopen(fd, "wb")
+            self._buffer, self._tmp = open_atomic(path)
         if self.fmt == "json":
             self._buffer.write(b"[")
 
     def write(self, df: pd.DataFrame) -> None:
+        if self.fmt in ("csv", "parquet"):
+            df = self._same_columns(df)
         if self.fmt == "jsonl":
             if len(df):
-                text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str)
+                text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15)
                 self._buffer.write(text.encode("utf-8") + (b"" if text.endswith("\n") else b"\n"))
         elif self.fmt == "json":
-            for record in json.loads(df.to_json(orient="records", force_ascii=False, default_handler=str)):
+            for record in json.loads(df.to_json(orient="records", force_ascii=False, default_handler=str, double_precision=15)):
                 self._buffer.write((b"," if self._rows else b"") + b"\n" + json.dumps(record, ensure_ascii=False).encode("utf-8"))
                 self._rows += 1
             return
@@ -286,6 +359,20 @@ class TableWriter:
         else:
             self._write_parquet(df)
         self._rows += len(df)
+
+    def _same_columns(self, df: pd.DataFrame) -> pd.DataFrame:
+        """CSV and Parquet have one header: later chunks get the first chunk's columns (a
+        column they lack is empty); a column first seen after the first chunk is an error."""
+        if self._columns is None:
+            self._columns = list(df.columns)
+            return df
+        extra = [c for c in df.columns if c not in self._columns]
+        if extra:
+            raise InputError(
+                f"column '{extra[0]}' first appears after row {self._rows}; CSV and Parquet need every column "
+                "in the first chunk: write .jsonl, or raise chunk_size in the config"
+            )
+        return df if list(df.columns) == self._columns else df.reindex(columns=self._columns)
 
     def _write_parquet(self, df: pd.DataFrame) -> None:
         """Parquet needs one schema for the whole file: chunks are held back (up to
@@ -326,7 +413,7 @@ class TableWriter:
             return pa.Table.from_arrays(columns, schema=self._schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
             raise InputError(
-                f"a column changes type after the first {PARQUET_HOLD_ROWS} rows ({exc}); write jsonl or csv instead"
+                f"a column changes type after row {self._rows} ({exc}); write .jsonl or .csv instead"
             ) from None
 
     def close(self) -> None:
@@ -350,12 +437,18 @@ class TableWriter:
             sys.stdout.buffer.flush()
             return
         self._buffer.close()
-        assert self._tmp is not None
-        os.replace(self._tmp, self.path)
-        self._tmp = None
+        if self._tmp is not None:
+            os.replace(self._tmp, os.path.realpath(self.path))
+            self._tmp = None
 
     def abort(self) -> None:
         """Drop the partial output; the previous file at ``path`` (if any) stays untouched."""
+        if self._parquet is not None:
+            try:
+                self._parquet.close()
+            except Exception:  # the partial file is removed below anyway
+                pass
+            self._parquet = None
         if self._tmp is not None:
             try:
                 self._buffer.close()

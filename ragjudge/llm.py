@@ -115,11 +115,18 @@ class JudgeClient:
         self._provider_model = self._resolve_model()
 
     def _resolve_model(self) -> str:
+        """``provider/model`` as litellm resolves it. Raises ``ConfigError`` (exit 2) for a
+        model string with no known provider."""
         try:
             model, provider, _, _ = self._litellm.get_llm_provider(self.settings.model, api_base=self.settings.api_base)
             return f"{provider}/{model}"
         except Exception:
-            return self.settings.model
+            from ragjudge.errors import ConfigError
+
+            raise ConfigError(
+                f"unknown provider in model '{self.settings.model}'; use a litellm model string such as "
+                "openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama/llama3 or local/qwen2.5-coder-1.5b"
+            ) from None
 
     def _loop_state(self) -> None:
         if self._semaphore is None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary
@@ -38,11 +36,13 @@ def write_summary_json(path: str, document: dict[str, Any]) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else ".")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, target)
+    from ragjudge.io import open_atomic
+
+    handle, tmp = open_atomic(path)
+    with handle:
+        handle.write(text.encode("utf-8"))
+    if tmp is not None:
+        os.replace(tmp, os.path.realpath(path))
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.config import Config
-from ragjudge.errors import ConfigError
 from ragjudge.gate import GateResult, MetricSummary, Summary, check_gate
 from ragjudge.judges import get_judge
 from ragjudge.judges.base import OK, Prepared, Verdict
@@ -371,9 +370,3 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
     if keep_table:
         table = pd.concat(kept, ignore_index=True) if len(kept) > 1 else (kept[0] if kept else first)
     return RunResult(summary, check_gate(summary), mapping, table, notes)
-
-
-def validate_metrics(metrics: list[str]) -> None:
-    for metric in metrics:
-        if metric not in ("sufficiency", "completeness"):
-            raise ConfigError(f"unknown metric '{metric}'; use sufficiency or completeness")

@@ -1,0 +1,146 @@
+"""Bad input: a clear error naming the fix, or every row kept with a status (regressions
+found by trying to break ragjudge)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pandas as pd
+import pytest
+
+from conftest import read_jsonl, write_jsonl
+
+ROW = {"id": "r1", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."], "expected_response": "city 1"}
+
+
+def test_later_chunk_with_fewer_columns_stays_aligned_in_csv(run_cli, tmp_path):
+    rows = [{**ROW, "id": f"r{i}", "extra": "x"} for i in range(3)] + [{"id": "r3", "request": "q", "context": ["c"]}]
+    config = tmp_path / "c.yaml"
+    config.write_text("chunk_size: 2\n")
+    out = tmp_path / "out.csv"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "-c", str(config), "-m", "sufficiency", "--min-pass-rate", "0"])
+    table = pd.read_csv(out)
+    assert list(table["id"]) == ["r0", "r1", "r2", "r3"]
+    assert list(table["sufficiency_status"]) == ["ok"] * 4
+    assert table["judge_model"].notna().all()
+
+
+def test_column_first_seen_after_first_chunk_is_a_clear_error_for_csv(run_cli, tmp_path):
+    rows = [ROW, {**ROW, "id": "r2"}, {**ROW, "id": "r3", "late": 1}]
+    config = tmp_path / "c.yaml"
+    config.write_text("chunk_size: 2\n")
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(tmp_path / "o.csv"), "-c", str(config), "-m", "sufficiency"])
+    assert result.code == 2
+    assert "column 'late' first appears after row 2" in result.stderr and "write .jsonl" in result.stderr
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_jsonl_output_keeps_input_values_exactly(run_cli, tmp_path):
+    rows = [{**ROW, "n": 7, "x": 0.123456789012345, "big": 12345678901234567}, {**ROW, "id": "r2", "n": None, "x": 1e-12, "big": None}]
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "-m", "sufficiency"])
+    written = read_jsonl(out)
+    assert [(r["n"], r["x"], r["big"]) for r in written] == [(7, 0.123456789012345, 12345678901234567), (None, 1e-12, None)]
+
+
+@pytest.mark.parametrize("values", [
+    pytest.param(["a", 2], id="str_then_int"),
+    pytest.param([1, [1]], id="int_then_list"),
+    pytest.param([{}, {}], id="empty_objects"),
+])
+def test_parquet_output_survives_mixed_columns(run_cli, tmp_path, values):
+    rows = [{**ROW, "id": f"r{i}", "x": v} for i, v in enumerate(values)]
+    out = tmp_path / "out.parquet"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "-m", "sufficiency"])
+    assert result.code == 0, result.stderr
+    assert len(pd.read_parquet(out)) == len(values)
+
+
+def test_csv_rows_with_one_field_too_many_do_not_shift_columns(run_cli, tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("id,request,context\na,q,c,X\nb,q2,c2,Y\n")
+    out = tmp_path / "o.jsonl"
+    result = run_cli(["score", str(path), "-o", str(out), "-m", "sufficiency"])
+    assert result.code == 2
+    assert f"{path}: malformed CSV: rows have more fields than the header has column names" in result.stderr
+
+
+@pytest.mark.parametrize("content, suffix", [
+    pytest.param("", ".jsonl", id="empty_jsonl"),
+    pytest.param("  \n\n", ".jsonl", id="blank_jsonl"),
+    pytest.param("id,request,context\n", ".csv", id="header_only_csv"),
+])
+def test_empty_input_is_exit_2_not_a_passing_gate(run_cli, tmp_path, content, suffix):
+    path = tmp_path / f"in{suffix}"
+    path.write_text(content)
+    result = run_cli(["score", str(path), "-o", str(tmp_path / "o.parquet")])
+    assert result.code == 2
+    assert "nothing was judged: the input has no rows" in result.stderr
+
+
+def test_every_row_skipped_by_every_metric_is_exit_2(run_cli, tmp_path):
+    path = tmp_path / "semi.csv"
+    path.write_text("id;request;context\n1;q;c\n")
+    result = run_cli(["score", str(path)])
+    assert result.code == 2
+    assert "nothing was judged: every row was skipped by every metric (1 rows)" in result.stderr
+
+
+def test_lone_surrogate_names_the_line(run_cli, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({**ROW, "id": "ok"}) + "\n" + '{"id": "s", "request": "bad \\ud800", "context": "c"}\n')
+    result = run_cli(["score", str(path), "-o", str(tmp_path / "o.jsonl"), "-m", "sufficiency"])
+    assert result.code == 2
+    assert f"{path}: line 2: holds an unpaired surrogate escape" in result.stderr
+
+
+def test_output_symlink_is_followed_and_mode_follows_umask(run_cli, tmp_path):
+    target = tmp_path / "real.jsonl"
+    target.write_text("old\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", str(link), "-m", "sufficiency"])
+    assert link.is_symlink()
+    assert read_jsonl(target)[0]["id"] == "r1"
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+
+
+@pytest.mark.parametrize("args, message", [
+    pytest.param(["--model", "nosuchprovider/x"], "unknown provider in model 'nosuchprovider/x'", id="unknown_provider"),
+    pytest.param(["--timeout", "inf"], "invalid value for 'judge.timeout'", id="infinite_timeout"),
+    pytest.param(["--summary-json", "/nonexistent-folder/s.json"], "--summary-json: folder does not exist", id="summary_folder"),
+    pytest.param(["-o", "-", "--summary-json", "-"], "would both write to stdout", id="stdout_twice"),
+    pytest.param(["-o", "x.jsonl", "--format", "bogus"], "unknown format 'bogus'", id="bogus_format"),
+])
+def test_bad_options_fail_before_judging(run_cli, tmp_path, server, args, message):
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-m", "sufficiency", *args])
+    assert result.code == 2
+    assert message in result.stderr
+    assert server.calls == 0
+
+
+def test_unknown_input_suffix_names_the_right_flag(run_cli, tmp_path):
+    path = tmp_path / "data.txt"
+    path.write_text(json.dumps(ROW) + "\n")
+    result = run_cli(["score", str(path)])
+    assert result.code == 2 and "--input-format" in result.stderr
+    assert run_cli(["score", str(path), "--input-format", "jsonl", "-m", "sufficiency"]).code == 0
+
+
+def test_damaged_cache_is_a_clear_error(run_cli, tmp_path):
+    cache = tmp_path / "badcache"
+    (cache / "responses").mkdir(parents=True)
+    (cache / "responses" / "cache.db").write_bytes(b"this is not a database" * 100)
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-m", "sufficiency", "--cache-dir", str(cache)], judge=False)
+    assert result.code == 2
+    assert f"cannot use the cache folder {cache}" in result.stderr and "--no-cache" in result.stderr
+
+
+def test_repeated_metric_is_counted_once(run_cli, tmp_path):
+    summary = tmp_path / "s.json"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-m", "sufficiency", "-m", "sufficiency", "--summary-json", str(summary)])
+    assert json.loads(summary.read_text())["metrics"]["sufficiency"]["rows"] == 1
