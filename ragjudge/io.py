@@ -89,33 +89,35 @@ def _jsonl_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     stream = _open_binary(path)
     rows: list[dict[str, Any]] = []
     try:
-        text = io.TextIOWrapper(stream, encoding="utf-8", errors="strict")
-        try:
-            for lineno, line in enumerate(text, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except RecursionError:
-                    raise InputError(f"{_name(path)}: line {lineno}: JSON nested too deeply to read") from None
-                except json.JSONDecodeError as exc:
-                    raise InputError(
-                        f"{_name(path)}: line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                        "each line must hold one JSON object"
-                    ) from None
-                if not isinstance(obj, dict):
-                    raise InputError(
-                        f"{_name(path)}: line {lineno}: expected a JSON object, got {type(obj).__name__}; "
-                        "each line must hold one JSON object"
-                    )
-                if "\\ud" in line.lower():
-                    _check_surrogates(obj, f"{_name(path)}: line {lineno}")
-                rows.append(obj)
-                if len(rows) == chunk_size:
-                    yield _frame(rows)
-                    rows = []
-        except UnicodeDecodeError:
-            raise InputError(f"{_name(path)}: not UTF-8 text; save the file as UTF-8") from None
+        for lineno, raw in enumerate(stream, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{_name(path)}: line {lineno}: not UTF-8 text (byte {exc.start + 1} of the line); save the file as UTF-8"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except RecursionError:
+                raise InputError(f"{_name(path)}: line {lineno}: JSON nested too deeply to read") from None
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"{_name(path)}: line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                    "each line must hold one JSON object"
+                ) from None
+            if not isinstance(obj, dict):
+                raise InputError(
+                    f"{_name(path)}: line {lineno}: expected a JSON object, got {type(obj).__name__}; "
+                    "each line must hold one JSON object"
+                )
+            if "\\ud" in line.lower():
+                _check_surrogates(obj, f"{_name(path)}: line {lineno}")
+            rows.append(obj)
+            if len(rows) == chunk_size:
+                yield _frame(rows)
+                rows = []
         if rows:
             yield _frame(rows)
     finally:

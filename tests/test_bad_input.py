@@ -144,3 +144,14 @@ def test_repeated_metric_is_counted_once(run_cli, tmp_path):
     summary = tmp_path / "s.json"
     run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-m", "sufficiency", "-m", "sufficiency", "--summary-json", str(summary)])
     assert json.loads(summary.read_text())["metrics"]["sufficiency"]["rows"] == 1
+
+
+def test_jsonl_with_bom_is_read_and_bad_bytes_name_the_line(run_cli, tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(ROW).encode() + b"\n")
+    assert run_cli(["score", str(path), "-m", "sufficiency"]).code == 0
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(json.dumps(ROW).encode() + b"\n" + b'{"id": "caf\xe9"}\n')
+    result = run_cli(["score", str(bad), "-m", "sufficiency"])
+    assert result.code == 2
+    assert f"{bad}: line 2: not UTF-8 text" in result.stderr
