@@ -26,6 +26,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--timeout", type=float, default=600, help="seconds to wait for MLflow")
     parser.add_argument("--mlflow-python", default=str(WORK / "mlflow-venv" / "bin" / "python"))
     args = parser.parse_args()
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-key")
@@ -39,8 +40,13 @@ def main() -> None:
         tracking.with_suffix(".db").unlink(missing_ok=True)
         env = {**os.environ, "OPENAI_API_BASE": url, "MLFLOW_GENAI_EVAL_MAX_WORKERS": str(args.concurrency),
                "MLFLOW_TRACKING_URI": f"sqlite:///{tracking}.db"}
-        done = subprocess.run([args.mlflow_python, str(ROOT / "bench" / "_mlflow_worker.py"), str(source), "openai:/gpt-4o-mini"],
-                              env=env, capture_output=True, text=True, cwd=WORK)
+        try:
+            done = subprocess.run([args.mlflow_python, str(ROOT / "bench" / "_mlflow_worker.py"), str(source), "openai:/gpt-4o-mini"],
+                                  env=env, capture_output=True, text=True, cwd=WORK, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            print(f"[6] ragjudge: {ours['end_to_end_rows_per_s']:.0f} rows/s end to end; MLflow did not finish {args.rows} rows "
+                  f"in {args.timeout:.0f} s (< {args.rows / args.timeout:.2f} rows/s)")
+            return
         if done.returncode != 0:
             print(f"[6] MLflow run failed (exit {done.returncode}): {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}")
             return
