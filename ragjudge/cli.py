@@ -214,14 +214,26 @@ def _check_outputs(output: str | None, summary_json: str | None, *formats: str |
 
 
 class _progress:
-    """A rich progress bar on stderr: rows done, rows per second and time left."""
+    """Progress on stderr: a rich bar (rows done, rows per second, time left) on a terminal;
+    elsewhere (CI logs, pipes) a plain line at most every ``LOG_EVERY_S`` seconds."""
+
+    LOG_EVERY_S = 15.0
 
     def __init__(self, console: Any) -> None:
         self.console = console
         self.bar = None
         self.task = None
+        self.total: int | None = None
+        self.done = 0
+        self.started = self.logged = 0.0
 
     def start(self, total: int | None) -> None:
+        import time
+
+        self.total = total
+        self.started = self.logged = time.monotonic()
+        if not self.console.is_terminal:
+            return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
         self.bar = Progress(
@@ -240,45 +252,26 @@ class _progress:
         self.task = self.bar.add_task("rows", total=total, rate="-")
 
     def advance(self, rows: int) -> None:
+        import time
+
+        self.done += rows
         if self.bar is not None:
             self.bar.advance(self.task, rows)
             speed = self.bar.tasks[0].speed
             if speed:
                 self.bar.update(self.task, rate=f"{speed:.1f}")
+            return
+        now = time.monotonic()
+        if now - self.logged >= self.LOG_EVERY_S:
+            self.logged = now
+            rate = self.done / max(now - self.started, 1e-9)
+            of = f"/{self.total}" if self.total else ""
+            left = f", about {(self.total - self.done) / rate / 60:.1f} min left" if self.total and rate > 0 else ""
+            self.console.print(f"judged {self.done}{of} rows ({rate:.2f} rows/s{left})", highlight=False)
 
     def stop(self) -> None:
         if self.bar is not None:
             self.bar.stop()
-
-
-@app.command(epilog="""Examples:
-
-  ragjudge agreement scored.parquet --metric sufficiency --labels label_sufficient
-
-  ragjudge agreement scored.jsonl --metric completeness --labels label_completeness --by system
-
-  ragjudge agreement scored_a.jsonl --metric completeness --labels label_completeness_pref --pair scored_b.jsonl""")
-def agreement(
-    scored: Annotated[str, typer.Argument(help="A table scored by `ragjudge score` (any format, or - for stdin).")],
-    metric: Annotated[str, typer.Option("-m", "--metric", help="sufficiency (binary) or completeness (1..5).")],
-    labels: Annotated[str, typer.Option(help="Column holding the human labels (booleans for sufficiency, numbers for completeness, signed preferences with --pair).")],
-    by: Annotated[Optional[str], typer.Option(help="Break the statistics down by this column (e.g. system).")] = None,
-    pair: Annotated[Optional[str], typer.Option(help="The same rows scored on response B (score with --map response=response_b): pairwise sign agreement.")] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-) -> None:
-    """Measure how often the judge agrees with human labels in a scored table."""
-    import json
-
-    from ragjudge.agreement import agreement as measure
-    from ragjudge.agreement import render
-    from ragjudge.io import read_table
-
-    if metric not in ("sufficiency", "completeness"):
-        raise RagjudgeError(f"unknown metric '{metric}'; use sufficiency or completeness")
-    report = measure(read_table(scored), metric, labels, by=by, pair=read_table(pair) if pair else None)
-    if by:
-        report["by_column"] = by
-    typer.echo(json.dumps(report, indent=2) if json_output else render(report))
 
 
 @cache_app.command("info")

@@ -363,3 +363,9 @@ def test_skipped_rows_have_no_mode(run_cli, tmp_path):
     out = tmp_path / "out.jsonl"
     run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "-m", "sufficiency"])
     assert read_jsonl(out)[0]["sufficiency_mode"] is None
+
+
+def test_progress_lines_in_logs_when_not_a_terminal(run_cli, tmp_path, server, monkeypatch):
+    monkeypatch.setattr("ragjudge.cli._progress.LOG_EVERY_S", 0.0)
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2"}]), "-m", "sufficiency"])
+    assert "judged 1/2 rows (" in result.stderr and "judged 2/2 rows (" in result.stderr
