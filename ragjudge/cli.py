@@ -274,6 +274,36 @@ class _progress:
             self.bar.stop()
 
 
+@app.command(epilog="""Examples:
+
+  ragjudge agreement scored.parquet --metric sufficiency --labels label_sufficient
+
+  ragjudge agreement scored.jsonl --metric completeness --labels label_completeness --by system
+
+  ragjudge agreement scored_a.jsonl --metric completeness --labels label_completeness_pref --pair scored_b.jsonl""")
+def agreement(
+    scored: Annotated[str, typer.Argument(help="A table scored by `ragjudge score` (any format, or - for stdin).")],
+    metric: Annotated[str, typer.Option("-m", "--metric", help="sufficiency (binary) or completeness (1..5).")],
+    labels: Annotated[str, typer.Option(help="Column holding the human labels (booleans for sufficiency, numbers for completeness, signed preferences with --pair).")],
+    by: Annotated[Optional[str], typer.Option(help="Break the statistics down by this column (e.g. system).")] = None,
+    pair: Annotated[Optional[str], typer.Option(help="The same rows scored on response B (score with --map response=response_b): pairwise sign agreement.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Measure how often the judge agrees with human labels in a scored table."""
+    import json
+
+    from ragjudge.agreement import agreement as measure
+    from ragjudge.agreement import render
+    from ragjudge.io import read_table
+
+    if metric not in ("sufficiency", "completeness"):
+        raise RagjudgeError(f"unknown metric '{metric}'; use sufficiency or completeness")
+    report = measure(read_table(scored), metric, labels, by=by, pair=read_table(pair) if pair else None)
+    if by:
+        report["by_column"] = by
+    typer.echo(json.dumps(report, indent=2) if json_output else render(report))
+
+
 @cache_app.command("info")
 def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Show the cache's location, number of entries and size on disk."""
