@@ -195,10 +195,12 @@ class JudgeClient:
         Raises nothing for row-level failures; a fatal provider error sets ``self.fatal``.
         """
         self._loop_state()
-        key = self.key(prepared, version, sample)
-        hit = self.from_cache(key)
-        if hit is not None:
-            return hit
+        key = prepared.cache_key if sample == 0 and prepared.cache_key else None
+        if key is None:  # not looked up yet
+            key = self.key(prepared, version, sample)
+            hit = self.from_cache(key)
+            if hit is not None:
+                return hit
         probe = False
         if not self._probe_started:
             self._probe_started = probe = True

@@ -118,9 +118,11 @@ class _Judging:
         if isinstance(prepared, Verdict):
             return prepared
         if self.config.judge.samples == 1:
-            verdict = self.client.from_cache(self.client.key(prepared, judge.PROMPT_VERSION, 0))
+            key = self.client.key(prepared, judge.PROMPT_VERSION, 0)
+            verdict = self.client.from_cache(key)
             if verdict is not None:
                 return self.decide(verdict, metric)
+            prepared.cache_key = key  # the client need not hash and look it up again
         return prepared
 
     async def one(self, metric: str, prepared: Prepared) -> Verdict:

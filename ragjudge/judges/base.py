@@ -68,6 +68,7 @@ class Prepared:
     messages: list[dict[str, str]]
     response_format: dict[str, Any]
     items: list[str] = field(default_factory=list)
+    cache_key: str | None = None  # set once the cache was looked up for it, and missed
 
 
 def neutralise(text: str) -> str:
