@@ -18,12 +18,12 @@ import time
 from _common import WORK, Timer, fake_server, machine, synthetic_rows
 
 
-def run(source: str, output: str, url: str, concurrency: int, cache_dir: str) -> dict:
+def run(source: str, output: str, url: str, concurrency: int, cache_dir: str, workers: int = 1) -> dict:
     from ragjudge.config import load_config
     from ragjudge.runner import evaluate
 
     config = load_config(None, {
-        "judge": {"model": "openai/fake-judge", "api_base": url, "concurrency": concurrency},
+        "judge": {"model": "openai/fake-judge", "api_base": url, "concurrency": concurrency, "workers": workers},
         "metrics": ["sufficiency"],
         "cache": {"dir": cache_dir},
         "gate": {"min_pass_rate": 0.0},
@@ -55,6 +55,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=5000)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
+    parser.add_argument("--workers", type=int, default=1, help="judge worker processes (ragjudge --workers)")
     args = parser.parse_args()
     import os
 
@@ -66,11 +67,11 @@ def main() -> None:
             cache_dir = WORK / f"cache_c{concurrency}"
             shutil.rmtree(cache_dir, ignore_errors=True)
             limit = concurrency / args.latency
-            cold = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir))
+            cold = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir), args.workers)
             print(f"[1] concurrency {concurrency}: judging {cold['judge_rows_per_s']:.0f} rows/s = {cold['judge_rows_per_s'] / limit:.2f} of the "
                   f"{limit:.0f} calls/s limit; end to end {cold['end_to_end_rows_per_s']:.0f} rows/s "
                   f"({cold['seconds']:.1f} s, {cold['calls']} calls, {cold['ok']} ok)")
-            warm = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir))
+            warm = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir), args.workers)
             print(f"[2] warm cache, concurrency {concurrency}: end to end {warm['end_to_end_rows_per_s']:.0f} rows/s "
                   f"({warm['seconds']:.2f} s, {warm['cached']} of {warm['rows']} rows from the cache, {warm['calls']} calls)")
 

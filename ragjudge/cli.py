@@ -84,7 +84,7 @@ def _overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]
     from ragjudge.config import FIELDS, METRICS
 
     over: dict[str, Any] = {}
-    judge = {k: options[k] for k in ("model", "api_base", "concurrency", "timeout", "max_retries", "rpm", "samples") if options[k] is not None}
+    judge = {k: options[k] for k in ("model", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples") if options[k] is not None}
     if judge:
         over["judge"] = judge
     mapped = _pairs(options["map"], "--map", FIELDS)
@@ -140,6 +140,7 @@ def score(
     model: Annotated[Optional[str], typer.Option(help="Judge model, any litellm model string, e.g. openai/gpt-4o-mini, or local/qwen2.5-coder-1.5b.")] = None,
     api_base: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server, e.g. http://localhost:8000/v1.")] = None,
     concurrency: Annotated[Optional[int], typer.Option(help="Judge calls in flight at once, across rows and metrics (default 16).")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Processes making judge calls (default 1); more lift the CPU ceiling of one process at high --concurrency. The limit stays global.")] = None,
     timeout: Annotated[Optional[float], typer.Option(help="Seconds per judge call before it is retried (default 120).")] = None,
     max_retries: Annotated[Optional[int], typer.Option(help="Retries per call on 429, 5xx, timeouts, dropped connections (default 6).")] = None,
     rpm: Annotated[Optional[float], typer.Option(help="Cap on judge requests per minute (default: none).")] = None,

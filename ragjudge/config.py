@@ -44,7 +44,9 @@ class JudgeSettings(_Strict):
     probability of "yes" at the verdict token (read from token log-probabilities, which
     OpenAI and llama.cpp return) against this threshold, instead of the token it wrote.
     None: take the written verdict. ``fact_threshold``: the same for each expected fact's
-    "supported" in grounded sufficiency."""
+    "supported" in grounded sufficiency. ``fact_evidence``: in grounded sufficiency, a fact
+    counts as supported only if at least this share (0..1] of its content words occur in
+    the passages (``judges.sufficiency.evidence_share``); None: trust the judge alone."""
 
     model: str = "openai/gpt-4o-mini"
     api_base: str | None = None
@@ -54,11 +56,13 @@ class JudgeSettings(_Strict):
     seed: int | None = None
     timeout: float = Field(120.0, gt=0, allow_inf_nan=False)
     concurrency: int = Field(16, ge=1, le=1024)
+    workers: int = Field(1, ge=1, le=64)
     max_retries: int = Field(6, ge=0, le=20)
     rpm: float | None = Field(None, gt=0)
     samples: int = Field(1, ge=1, le=15)
     yes_threshold: float | None = Field(None, gt=0.0, lt=1.0)
     fact_threshold: float | None = Field(None, gt=0.0, lt=1.0)
+    fact_evidence: float | None = Field(None, gt=0.0, le=1.0)
     local_model_path: str | None = None
 
 

@@ -121,7 +121,7 @@ class _Judging:
             key = self.client.key(prepared, judge.PROMPT_VERSION, 0)
             verdict = self.client.from_cache(key)
             if verdict is not None:
-                return self.decide(verdict, metric)
+                return self.decide(verdict, metric, prepared)
             prepared.cache_key = key  # the client need not hash and look it up again
         return prepared
 
@@ -136,13 +136,15 @@ class _Judging:
                 verdict = await self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION)
             else:
                 drawn = await asyncio.gather(*(self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION, s) for s in range(samples)))
-                verdict = _combine(metric, [self.decide(v, metric) for v in drawn])
+                verdict = _combine(metric, [self.decide(v, metric, prepared) for v in drawn])
         except asyncio.CancelledError:
             return Verdict.failed(metric, "interrupted", mode=prepared.mode)
-        return self.decide(verdict, metric)
+        return self.decide(verdict, metric, prepared)
 
-    def decide(self, verdict: Verdict, metric: str) -> Verdict:
-        """Apply ``judge.yes_threshold`` to P(yes) where it was read, then the pass threshold."""
+    def decide(self, verdict: Verdict, metric: str, prepared: Prepared | None = None) -> Verdict:
+        """Apply ``judge.yes_threshold`` to P(yes) where it was read, ``judge.fact_threshold``
+        to each fact's P(supported), the ``judge.fact_evidence`` check, then the pass
+        threshold. Runs after the cache, so changing these settings needs no new calls."""
         if verdict.status != OK:
             return verdict
         details = verdict.details or {}
@@ -157,6 +159,19 @@ class _Judging:
             verdict.missing = [fact for fact, p in zip(facts, p_facts) if p < fact_cut]
             verdict.score = 0.0 if verdict.missing else 1.0
             verdict.details = {**details, "p_yes": min(p_facts)}
+        share_cut = self.config.judge.fact_evidence
+        if share_cut is not None and prepared is not None and prepared.mode == "grounded" and prepared.items:
+            from ragjudge.judges.sufficiency import evidence_share
+
+            shares = [evidence_share(fact, prepared.passages) for fact in prepared.items]
+            absent = [fact for fact, share in zip(prepared.items, shares) if share < share_cut]
+            if absent:
+                verdict.missing = list(dict.fromkeys([*verdict.missing, *absent]))
+                if verdict.score:
+                    note = f"evidence check: the words of {len(absent)} expected fact(s) are mostly absent from the passages"
+                    verdict.rationale = f"{note}. {verdict.rationale}" if verdict.rationale else note
+                verdict.score = 0.0
+            verdict.details = {**(verdict.details or {}), "evidence": shares}
         verdict.passed = bool(verdict.score >= self.config.threshold(metric))
         return verdict
 
@@ -309,7 +324,12 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
         from ragjudge.cache import ResponseCache
 
         cache = ResponseCache(config.cache.dir)
-    client = JudgeClient(config.judge, cache)
+    if config.judge.workers > 1 and not config.judge.model.startswith("local/"):
+        from ragjudge.workers import WorkerPool
+
+        client: Any = WorkerPool(config.judge, cache)
+    else:  # one process (the embedded judge runs one prompt at a time anyway)
+        client = JudgeClient(config.judge, cache)
     summary = Summary(
         metrics={
             m: MetricSummary(
@@ -363,6 +383,8 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
+        if hasattr(client, "aclose"):
+            await client.aclose()
         if cache is not None:
             cache.close()
     summary.fatal = str(client.fatal) if client.fatal else None

@@ -126,3 +126,35 @@ def test_fact_threshold_decides_each_fact(run_cli, tmp_path, server):
     config.write_text("judge:\n  fact_threshold: 0.5\n")
     run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
     assert read_jsonl(out)[0]["sufficiency_score"] == 1.0 and read_jsonl(out)[0]["sufficiency_missing"] == []
+
+
+def test_evidence_share_counts_content_words_in_the_passages():
+    passages = ["The steam engines burned coal in Cornwall.", "Watt improved them in 1776."]
+    assert sufficiency.evidence_share("Watt, in 1776", passages) == 1.0
+    assert sufficiency.evidence_share("the engine burned coal", passages) == 1.0  # plural folded, stop word dropped
+    assert sufficiency.evidence_share("Newcomen in 1712", passages) == 0.0
+    assert sufficiency.evidence_share("coal from Wales", passages) == 0.5
+    assert sufficiency.evidence_share("the of", passages) == 1.0  # nothing to check
+
+
+def test_fact_evidence_overrides_a_supported_fact_absent_from_the_passages(run_cli, tmp_path, server):
+    rows = [
+        {"id": "absent", "request": "When was it built?", "context": ["The church stands by the river."], "expected_facts": ["in 1696 by Huguenots"]},
+        {"id": "present", "request": "When was it built?", "context": ["Huguenots built the church in 1696."], "expected_facts": ["in 1696 by Huguenots"]},
+    ]
+    supported = json.dumps({"facts": [{"fact": 1, "supported": True, "passages": [1], "reason": "r"}], "rationale": "Stated.", "verdict": "yes"})
+    server.replies.extend([supported, supported])
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  fact_evidence: 0.5\n")
+    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0", "--concurrency", "1"])
+    absent, present = read_jsonl(out)
+    assert (absent["sufficiency_score"], absent["sufficiency_missing"]) == (0.0, ["in 1696 by Huguenots"])
+    assert absent["sufficiency_rationale"].startswith("evidence check:")
+    assert (present["sufficiency_score"], present["sufficiency_missing"]) == (1.0, [])
+    # without the check the judge's own verdict stands; no new call (decided after the cache)
+    calls = server.calls
+    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
+    assert [r["sufficiency_score"] for r in read_jsonl(out)] == [1.0, 1.0]
+    assert server.calls == calls

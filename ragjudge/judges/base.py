@@ -69,6 +69,7 @@ class Prepared:
     response_format: dict[str, Any]
     items: list[str] = field(default_factory=list)
     cache_key: str | None = None  # set once the cache was looked up for it, and missed
+    passages: list[str] = field(default_factory=list)  # the context, for checks after the call
 
 
 def neutralise(text: str) -> str:

@@ -20,6 +20,7 @@ Verdict yes / no -> score 1.0 / 0.0; ``missing`` lists the unsupported facts.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ragjudge.judges.base import (
@@ -129,7 +130,42 @@ def prepare(record: EvalRecord) -> Prepared | Verdict:
         parts.append(REFERENCE_FREE_TASK)
         schema = json_schema_format("sufficiency_reference_free", _REFERENCE_FREE_SCHEMA)
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-    return Prepared(METRIC, mode, messages, schema, items=facts)
+    passages = [p.text for p in record.passages] if mode == GROUNDED else []
+    return Prepared(METRIC, mode, messages, schema, items=facts, passages=passages)
+
+
+_STOP_WORDS = frozenset(
+    "a an the of in on at to and or for by with from into onto as is are was were be been being "
+    "it its this that these those which what who whom whose when where why how than then there "
+    "their his her he she they them we our you your i not no but so if also has have had do does "
+    "did can could would should may might will shall about over under after before during".split()
+)
+_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _content_words(text: str) -> list[str]:
+    words = []
+    for word in _WORD_RE.findall(text.casefold()):
+        if word in _STOP_WORDS:
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]  # light plural folding: "engines" matches "engine"
+        words.append(word)
+    return words
+
+
+def evidence_share(fact: str, passages: list[str]) -> float:
+    """Share (0..1) of ``fact``'s content words (case-folded, stop words dropped, plurals
+    folded) that occur anywhere in ``passages``; 1.0 for a fact with no content words.
+
+    The grounded judge's evidence check (``judge.fact_evidence``): a fact most of whose words
+    appear nowhere in the context cannot be stated by it, whatever the judge says. It can
+    only turn "supported" into "not supported", never the reverse."""
+    words = _content_words(fact)
+    if not words:
+        return 1.0
+    present = set(_content_words(" ".join(passages)))
+    return sum(1 for word in words if word in present) / len(words)
 
 
 def _fact_index(value: Any, position: int, count: int) -> int:
