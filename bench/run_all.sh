@@ -7,4 +7,4 @@ PY="${PYTHON:-../.venv/bin/python}"
 "$PY" throughput.py
 "$PY" scale.py
 "$PY" embedded.py
-bash mlflow_side_by_side.sh --rows 300 --timeout 600  # MLflow is slow against the fake server: see README
+bash mlflow_side_by_side.sh --rows 5000 --timeout 1200

@@ -2,7 +2,8 @@
 
 N rows, one metric (sufficiency), a fake OpenAI-compatible server answering after a fixed
 latency L (100 ms) in its own process, concurrency C in {16, 64}. The physical limit is
-C / L calls per second. Prints rows/s over the judging phase (first call to last verdict)
+C / L calls per second. Each run is repeated with 1 and 2 judge worker processes
+(``--workers``). Prints rows/s over the judging phase (first call to last verdict)
 and end to end (read, judge, write; process start-up excluded, see startup.py), the ratio
 to the limit, then the same run again from the warm cache.
 
@@ -55,7 +56,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=5000)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
-    parser.add_argument("--workers", type=int, default=1, help="judge worker processes (ragjudge --workers)")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="judge worker processes (ragjudge --workers); each value is a run")
     args = parser.parse_args()
     import os
 
@@ -64,17 +65,18 @@ def main() -> None:
     print(f"machine: {machine()}; {args.rows} rows, one metric, fake server latency {args.latency * 1000:.0f} ms")
     with fake_server(args.latency) as url:
         for concurrency in args.concurrency:
-            cache_dir = WORK / f"cache_c{concurrency}"
-            shutil.rmtree(cache_dir, ignore_errors=True)
             limit = concurrency / args.latency
-            cold = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir), args.workers)
-            print(f"[1] concurrency {concurrency}: judging {cold['judge_rows_per_s']:.0f} rows/s = {cold['judge_rows_per_s'] / limit:.2f} of the "
-                  f"{limit:.0f} calls/s limit; end to end {cold['end_to_end_rows_per_s']:.0f} rows/s "
-                  f"({cold['seconds']:.1f} s, {cold['calls']} calls, {cold['ok']} ok)")
-            warm = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir), args.workers)
-            print(f"[2] warm cache, concurrency {concurrency}: end to end {warm['end_to_end_rows_per_s']:.0f} rows/s "
-                  f"({warm['seconds']:.2f} s, {warm['cached']} of {warm['rows']} rows from the cache, {warm['calls']} calls)")
-
+            for workers in args.workers:
+                cache_dir = WORK / f"cache_c{concurrency}_w{workers}"
+                shutil.rmtree(cache_dir, ignore_errors=True)
+                label = f"concurrency {concurrency}, {workers} worker{'s' if workers > 1 else ''}"
+                cold = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir), workers)
+                print(f"[1] {label}: judging {cold['judge_rows_per_s']:.0f} rows/s = {cold['judge_rows_per_s'] / limit:.2f} of the "
+                      f"{limit:.0f} calls/s limit; end to end {cold['end_to_end_rows_per_s']:.0f} rows/s "
+                      f"({cold['seconds']:.1f} s, {cold['calls']} calls, {cold['ok']} ok)", flush=True)
+                warm = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir), workers)
+                print(f"[2] warm cache, {label}: end to end {warm['end_to_end_rows_per_s']:.0f} rows/s "
+                      f"({warm['seconds']:.2f} s, {warm['cached']} of {warm['rows']} rows from the cache, {warm['calls']} calls)", flush=True)
 
 if __name__ == "__main__":
     main()

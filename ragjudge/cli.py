@@ -177,7 +177,7 @@ def score(
             flag_fields=flag_fields,
             on_start=progress.start if progress else None,
             on_progress=progress.advance if progress else None,
-            on_note=None if quiet else (lambda note: console.print(note, highlight=False)),
+            on_note=None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)),
         )
     finally:
         if progress:
@@ -189,7 +189,7 @@ def score(
     elif not result.gate.passed:  # quiet: no table, but a failing gate still says why
         for line in result.gate.lines:
             if "FAIL" in line or "failed" in line:
-                console.print(line, highlight=False)
+                console.print(line, highlight=False, soft_wrap=True)
     raise typer.Exit(result.gate.exit_code)
 
 
@@ -327,6 +327,18 @@ def cache_clear(cache_dir: Annotated[Optional[str], typer.Option(help="Cache fol
     typer.echo(f"removed {removed} entries from {cache.directory}")
 
 
+def _exit(code: int) -> None:
+    """``sys.exit``, except while an embedded-judge call still runs in its native thread
+    (an interrupted run): interpreter shutdown under a running llama.cpp call can crash
+    (SIGSEGV), so flush and leave at once. Every output was written and closed before."""
+    local = sys.modules.get("ragjudge.local")
+    if local is not None and local.busy():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 def main() -> None:
     """Console entry point: run the app, map ``RagjudgeError`` to one line and its exit code."""
     try:
@@ -337,7 +349,7 @@ def main() -> None:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+        _exit(exc.exit_code)
     except Exception as exc:  # usage errors from Typer's click and the like
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):
             exc.show()
@@ -351,4 +363,4 @@ def main() -> None:
 
         print(f"error: unexpected {type(exc).__name__}: {redact(str(exc))} (set RAGJUDGE_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
-    sys.exit(code if isinstance(code, int) else 0)
+    _exit(code if isinstance(code, int) else 0)

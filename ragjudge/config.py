@@ -23,6 +23,16 @@ DEFAULT_THRESHOLDS = {"sufficiency": 0.5, "completeness": 3.0}
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, value: Any, info: Any) -> Any:
+        # YAML's true/false would otherwise pass as 1/0 for a number (workers: true -> 1)
+        if isinstance(value, bool):
+            annotation = str(cls.model_fields[info.field_name].annotation)
+            if ("int" in annotation or "float" in annotation) and "bool" not in annotation:
+                raise ValueError("expected a number, not true/false")
+        return value
+
 
 class Columns(_Strict):
     """Where each canonical field lives in the input: a column name or a dotted path into a

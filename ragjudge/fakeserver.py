@@ -19,6 +19,7 @@ import json
 import random
 import re
 import threading
+import time
 from collections import Counter, deque
 from typing import Any
 
@@ -90,7 +91,7 @@ class FakeJudgeServer:
     verdict token when log-probabilities are asked for; ``p_true`` likewise at each fact's
     "supported"), ``replies`` (a queue of raw reply texts served
     first). ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
-    ``max_in_flight`` is the most requests it held at once.
+    ``max_in_flight`` is the most requests it held at once; ``arrivals`` the time.monotonic() of each request.
     """
 
     def __init__(self, latency: float = 0.0, rate_429: float = 0.0, rate_500: float = 0.0, retry_after: float = 0.01,
@@ -108,6 +109,7 @@ class FakeJudgeServer:
         self.p_true = 0.9
         self.replies: deque[str] = deque()
         self.calls = 0
+        self.arrivals: list[float] = []  # time.monotonic() of each request
         self.in_flight = 0
         self.max_in_flight = 0
         self.statuses: Counter[int] = Counter()
@@ -126,6 +128,7 @@ class FakeJudgeServer:
         from aiohttp import web
 
         self.calls += 1
+        self.arrivals.append(time.monotonic())
         number = self.calls
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)

@@ -224,6 +224,11 @@ def _handler_class():
     return LocalJudge
 
 
+def busy() -> bool:
+    """True while an embedded-judge call is still running in its thread (after Ctrl-C, say)."""
+    return any(t.name == "ragjudge-local-judge" and t.is_alive() for t in threading.enumerate())
+
+
 def register(litellm: Any) -> None:
     """Register the ``local`` provider in ``litellm.custom_provider_map`` (idempotent)."""
     current = list(getattr(litellm, "custom_provider_map", None) or [])

@@ -72,7 +72,7 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     tokens_out = sum(m.completion_tokens for m in summary.metrics.values())
     cost = summary.cost_usd
     cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
-    console.print(f"provider calls: {summary.provider_calls}, tokens: {tokens_in} in / {tokens_out} out, cost: {cost_text}")
+    console.print(f"provider calls: {summary.provider_calls}, tokens: {tokens_in} in / {tokens_out} out, cost: {cost_text}", soft_wrap=True)
     for line in gate.lines:
         style = "green" if line.startswith("PASS") or line == "gate passed" else ("red" if "FAIL" in line or "failed" in line else None)
-        console.print(line, style=style, highlight=False)
+        console.print(line, style=style, highlight=False, soft_wrap=True)

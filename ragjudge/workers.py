@@ -8,7 +8,8 @@ runner uses (``key``, ``from_cache``, ``judge``, ``calls``, ``fatal``, ``stoppin
 the calls in ``workers`` child processes, each with its own ``JudgeClient`` and event loop:
 
 - the concurrency limit stays global: the pool keeps at most ``judge.concurrency`` calls in
-  flight in all, each worker holding its share; ``judge.rpm`` is shared out the same way;
+  flight in all, each worker holding its share; the pool itself paces requests to
+  ``judge.rpm`` before handing them to a worker;
 - the first call of a run still goes alone (to the first worker, before any other is
   sent), so a bad key costs one call, and a fatal error in any worker stops every worker;
 - workers read and write the same diskcache directory (SQLite; safe across processes);
@@ -55,13 +56,13 @@ def _share(total: float | None, index: int, workers: int) -> Any:
     return total / workers
 
 
-def _worker_main(sock: socket.socket, settings: JudgeSettings, cache_dir: str | None) -> None:
+def _worker_main(sock: socket.socket, settings: JudgeSettings, cache_dir: str | None, probe: bool) -> None:
     """Entry point of a worker process: serve judge requests until the socket closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    asyncio.run(_serve(sock, settings, cache_dir))
+    asyncio.run(_serve(sock, settings, cache_dir, probe))
 
 
-async def _serve(sock: socket.socket, settings: JudgeSettings, cache_dir: str | None) -> None:
+async def _serve(sock: socket.socket, settings: JudgeSettings, cache_dir: str | None, probe: bool) -> None:
     from ragjudge.judges import get_judge
     from ragjudge.llm import JudgeClient
 
@@ -70,9 +71,11 @@ async def _serve(sock: socket.socket, settings: JudgeSettings, cache_dir: str | 
         from ragjudge.cache import ResponseCache
 
         cache = ResponseCache(cache_dir)
-    # each worker's client sends its own first call alone too; the pool's first call (the
-    # run's probe) is worker 0's, so a refused connection there is fatal as in one process
     client = JudgeClient(settings, cache)
+    if not probe:  # only the first worker makes the run's probe call (its first call, sent alone)
+        client._probe_started = True
+        client._loop_state()
+        client._probe_done.set()  # type: ignore[union-attr]
     reader, writer = await asyncio.open_unix_connection(sock=sock)
     tasks: set[asyncio.Task] = set()
 
@@ -114,7 +117,7 @@ class WorkerPool:
     """``JudgeClient``'s interface over ``workers`` processes; see the module docstring.
 
     ``settings``: ``JudgeSettings`` (``workers`` >= 2); ``cache_dir``: the response cache
-    folder, or None when the cache is off. Call ``close()`` (or ``await aclose()``) when done.
+    folder, or None when the cache is off. ``await aclose()`` when done.
     """
 
     def __init__(self, settings: JudgeSettings, cache: Any = None) -> None:
@@ -139,6 +142,8 @@ class WorkerPool:
         self._readers: list[asyncio.Task] = []
         self._processes: list[Any] = []
         self._next_id = 0
+        self._pace_lock: asyncio.Lock | None = None
+        self._next_slot = 0.0
 
     @property
     def calls(self) -> int:
@@ -164,10 +169,10 @@ class WorkerPool:
             parent, child = socket.socketpair()
             share = self.settings.model_copy(update={
                 "concurrency": max(1, _share(self.settings.concurrency, index, self.workers)),
-                "rpm": _share(self.settings.rpm, index, self.workers),
+                "rpm": None,  # the pool paces requests itself, so the workers' calls never burst
                 "workers": 1,
             })
-            process = context.Process(target=_worker_main, args=(child, share, self._cache_dir), daemon=True, name=f"ragjudge-worker-{index}")
+            process = context.Process(target=_worker_main, args=(child, share, self._cache_dir, index == 0), daemon=True, name=f"ragjudge-worker-{index}")
             process.start()
             child.close()
             reader, writer = await asyncio.open_unix_connection(sock=parent)
@@ -208,6 +213,7 @@ class WorkerPool:
             self._start_lock = asyncio.Lock()
             self._probe_done = asyncio.Event()
             self._slots = asyncio.Semaphore(self.settings.concurrency)
+            self._pace_lock = asyncio.Lock()
         key = prepared.cache_key if sample == 0 and prepared.cache_key else None
         if key is None:
             hit = self.from_cache(self.key(prepared, version, sample))
@@ -229,6 +235,7 @@ class WorkerPool:
                 if not alive:
                     return Verdict.failed(prepared.metric, "every judge worker process exited", mode=prepared.mode)
                 index = min(alive, key=self._load.__getitem__)
+                await self._pace()
                 self._load[index] += 1
                 try:
                     return await self._ask(index, prepared, version, sample)
@@ -238,7 +245,22 @@ class WorkerPool:
                     self._load[index] -= 1
         finally:
             if probe:
+                if self.settings.rpm:  # the probe left when its worker had started, not when paced
+                    now = asyncio.get_running_loop().time()
+                    self._next_slot = max(self._next_slot, now + 60.0 / self.settings.rpm)
                 self._probe_done.set()  # type: ignore[union-attr]
+
+    async def _pace(self) -> None:
+        """``judge.rpm`` across all workers: requests leave this process at most every
+        60/rpm seconds (retries inside a worker follow their own backoff)."""
+        if not self.settings.rpm:
+            return
+        async with self._pace_lock:  # type: ignore[union-attr]
+            loop = asyncio.get_running_loop()
+            now = loop.time()
+            if self._next_slot > now:
+                await asyncio.sleep(self._next_slot - now)
+            self._next_slot = max(now, self._next_slot) + 60.0 / self.settings.rpm
 
     async def _ask(self, index: int, prepared: Prepared, version: str, sample: int) -> Verdict:
         ident = self._next_id

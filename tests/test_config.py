@@ -51,3 +51,13 @@ def test_bad_config_is_config_error(tmp_path, text, message):
         load_config(path)
     assert message in str(info.value)
     assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("text, key", [("judge:\n  workers: true\n", "judge.workers"), ("judge:\n  fact_evidence: false\n", "judge.fact_evidence")])
+def test_yaml_booleans_are_not_numbers(tmp_path, text, key):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=f"'{key}'.*not true/false"):
+        load_config(path)
+    path.write_text("cache:\n  enabled: false\n")
+    assert load_config(path).cache.enabled is False

@@ -137,6 +137,15 @@ def test_evidence_share_counts_content_words_in_the_passages():
     assert sufficiency.evidence_share("the of", passages) == 1.0  # nothing to check
 
 
+def test_evidence_share_reads_unspaced_scripts_and_normalises_unicode():
+    import unicodedata
+
+    assert sufficiency.evidence_share("埃菲尔铁塔 1889", ["埃菲尔铁塔于1889年建成。"]) == 1.0
+    assert sufficiency.evidence_share("東京は日本の首都です", ["日本の首都は東京です。"]) == 1.0
+    assert sufficiency.evidence_share("北京", ["上海是一个城市。"]) == 0.0
+    assert sufficiency.evidence_share("Zürich", [unicodedata.normalize("NFD", "Zürich is large.")]) == 1.0
+
+
 def test_fact_evidence_overrides_a_supported_fact_absent_from_the_passages(run_cli, tmp_path, server):
     rows = [
         {"id": "absent", "request": "When was it built?", "context": ["The church stands by the river."], "expected_facts": ["in 1696 by Huguenots"]},

@@ -125,3 +125,26 @@ def test_a_dead_worker_turns_its_rows_into_errors_not_a_hang(server, tmp_path):
     first, after = asyncio.run(scenario())
     assert first.status == "ok" and first.score == 1.0
     assert after.status == "error" and "exited" in after.error
+
+
+def test_rpm_with_workers_interleaves_calls_instead_of_a_burst(run_cli, tmp_path, server):
+    # 60 rpm = one call a second in all; 3 workers each pace at 20 rpm, offset by a second
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(5)), "-m", "sufficiency", "--no-cache", "--workers", "3", "--rpm", "60"])
+    assert result.code == 0, result.stderr
+    gaps = [b - a for a, b in zip(server.arrivals, server.arrivals[1:])]
+    assert len(server.arrivals) == 5
+    assert server.arrivals[-1] - server.arrivals[0] >= 3.5  # 5 calls at 1 s spacing span about 4 s
+    assert sum(1 for gap in gaps if gap < 0.5) <= 1  # no burst (one near-collision allowed for a slow worker)
+
+
+def test_exit_leaves_at_once_while_an_embedded_call_still_runs():
+    code = (
+        "import threading, time, ragjudge.local, ragjudge.cli as cli\n"
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True, name='ragjudge-local-judge').start()\n"
+        "assert ragjudge.local.busy()\n"
+        "cli._exit(130)\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert time.monotonic() - started < 30

@@ -140,12 +140,16 @@ _STOP_WORDS = frozenset(
     "their his her he she they them we our you your i not no but so if also has have had do does "
     "did can could would should may might will shall about over under after before during".split()
 )
-_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+# scripts written without spaces between words: each character counts as a word
+_UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_WORD_RE = re.compile(f"[{_UNSPACED}]|[^\\W_{_UNSPACED}]+", re.UNICODE)
 
 
 def _content_words(text: str) -> list[str]:
+    import unicodedata
+
     words = []
-    for word in _WORD_RE.findall(text.casefold()):
+    for word in _WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold()):
         if word in _STOP_WORDS:
             continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
@@ -155,8 +159,9 @@ def _content_words(text: str) -> list[str]:
 
 
 def evidence_share(fact: str, passages: list[str]) -> float:
-    """Share (0..1) of ``fact``'s content words (case-folded, stop words dropped, plurals
-    folded) that occur anywhere in ``passages``; 1.0 for a fact with no content words.
+    """Share (0..1) of ``fact``'s content words (NFKC-normalised, case-folded, English stop
+    words dropped, plurals folded; in Chinese, Japanese, Korean and Thai each character is a
+    word) that occur anywhere in ``passages``; 1.0 for a fact with no content words.
 
     The grounded judge's evidence check (``judge.fact_evidence``): a fact most of whose words
     appear nowhere in the context cannot be stated by it, whatever the judge says. It can
