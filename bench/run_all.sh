@@ -5,6 +5,7 @@ cd "$(dirname "$0")"
 PY="${PYTHON:-../.venv/bin/python}"
 "$PY" startup.py
 "$PY" throughput.py
+"$PY" litellm_overhead.py
 "$PY" scale.py
 "$PY" embedded.py
 bash mlflow_side_by_side.sh --rows 5000 --timeout 1200

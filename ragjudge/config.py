@@ -56,7 +56,9 @@ class JudgeSettings(_Strict):
     None: take the written verdict. ``fact_threshold``: the same for each expected fact's
     "supported" in grounded sufficiency. ``fact_evidence``: in grounded sufficiency, a fact
     counts as supported only if at least this share (0..1] of its content words occur in
-    the passages (``judges.sufficiency.evidence_share``); None: trust the judge alone."""
+    the passages (``judges.sufficiency.evidence_share``); None: trust the judge alone.
+    ``expected_score``: completeness is the probability-weighted mean of the score token
+    (1.0..5.0, G-Eval) instead of the written integer."""
 
     model: str = "openai/gpt-4o-mini"
     api_base: str | None = None
@@ -73,6 +75,7 @@ class JudgeSettings(_Strict):
     yes_threshold: float | None = Field(None, gt=0.0, lt=1.0)
     fact_threshold: float | None = Field(None, gt=0.0, lt=1.0)
     fact_evidence: float | None = Field(None, gt=0.0, le=1.0)
+    expected_score: bool = False
     local_model_path: str | None = None
 
 

@@ -107,6 +107,7 @@ class FakeJudgeServer:
         self.truncate = False
         self.p_yes = 0.8
         self.p_true = 0.9
+        self.p_scores: dict[int, float] | None = None  # completeness: P(score) at the score token
         self.replies: deque[str] = deque()
         self.calls = 0
         self.arrivals: list[float] = []  # time.monotonic() of each request
@@ -180,7 +181,8 @@ class FakeJudgeServer:
 
     def _logprobs(self, content: str) -> dict[str, Any]:
         """Token log-probabilities for ``content``: every token certain, except the verdict
-        value, where "yes" gets probability ``p_yes`` and "no" the rest."""
+        value, where "yes" gets probability ``p_yes`` and "no" the rest (``p_true`` likewise for
+        each "supported"), and the completeness score, spread as ``p_scores`` when set."""
         import math
 
         tokens = []
@@ -191,6 +193,8 @@ class FakeJudgeServer:
                 if piece in words and before.endswith(key):
                     entry["top_logprobs"] = [{"token": words[0], "logprob": math.log(p)}, {"token": words[1], "logprob": math.log(1 - p)}]
                     entry["logprob"] = entry["top_logprobs"][0 if piece == words[0] else 1]["logprob"]
+            if self.p_scores and piece.isdigit() and before.endswith('"score":'):
+                entry["top_logprobs"] = [{"token": str(k), "logprob": math.log(p)} for k, p in self.p_scores.items()]
             tokens.append(entry)
         return {"content": tokens}
 

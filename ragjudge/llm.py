@@ -21,7 +21,7 @@ from typing import Any
 from ragjudge.cache import ResponseCache, cache_key
 from ragjudge.config import JudgeSettings
 from ragjudge.errors import ProviderFatalError
-from ragjudge.judges.base import ParseError, Prepared, Verdict, field_probabilities, field_probability
+from ragjudge.judges.base import ParseError, Prepared, Verdict, field_probabilities, field_probability, score_distribution
 
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -169,6 +169,8 @@ class JudgeClient:
     def wants_logprobs(self, prepared: Prepared) -> bool:
         """Log-probabilities are asked for where ``judge.yes_threshold`` (reference-free
         sufficiency) or ``judge.fact_threshold`` (grounded) will read them."""
+        if prepared.metric == "completeness":
+            return self.settings.expected_score
         if prepared.metric != "sufficiency":
             return False
         if prepared.mode == "reference_free":
@@ -256,7 +258,9 @@ class JudgeClient:
                 verdict = parse(text, prepared)
                 if self.wants_logprobs(prepared):
                     logprobs = getattr(choice, "logprobs", None)
-                    if prepared.mode == "reference_free":
+                    if prepared.metric == "completeness":
+                        found = {"p_score": score_distribution(logprobs)}
+                    elif prepared.mode == "reference_free":
                         found = {"p_yes": field_probability(logprobs)}
                     else:
                         found = {"p_supported": field_probabilities(logprobs, '"supported":')}

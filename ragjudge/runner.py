@@ -159,6 +159,9 @@ class _Judging:
             verdict.missing = [fact for fact, p in zip(facts, p_facts) if p < fact_cut]
             verdict.score = 0.0 if verdict.missing else 1.0
             verdict.details = {**details, "p_yes": min(p_facts)}
+        p_score = details.get("p_score")
+        if metric == "completeness" and self.config.judge.expected_score and p_score:
+            verdict.score = round(sum(int(k) * p for k, p in p_score.items()), 3)
         share_cut = self.config.judge.fact_evidence
         if share_cut is not None and prepared is not None and prepared.mode == "grounded" and prepared.items:
             from ragjudge.judges.sufficiency import evidence_share

@@ -167,3 +167,20 @@ def test_fact_evidence_overrides_a_supported_fact_absent_from_the_passages(run_c
     run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
     assert [r["sufficiency_score"] for r in read_jsonl(out)] == [1.0, 1.0]
     assert server.calls == calls
+
+
+def test_expected_score_weights_the_completeness_score_by_its_probabilities(run_cli, tmp_path, server):
+    row = {"id": "c", "request": "Who wrote it and when?", "context": ["Ann wrote it in 1900."], "expected_response": "Ann wrote it in 1900.", "response": "Ann wrote it."}
+    source = write_jsonl(tmp_path / "in.jsonl", [row])
+    out = tmp_path / "out.jsonl"
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  expected_score: true\n")
+    server.p_scores = {3: 0.25, 4: 0.5, 5: 0.25}
+    server.keep_requests = True
+    run_cli(["score", source, "-m", "completeness", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    assert read_jsonl(out)[0]["completeness_score"] == pytest.approx(4.0)
+    assert server.requests[-1]["logprobs"] is True
+    server.p_scores = {1: 0.5, 2: 0.5}
+    run_cli(["score", source, "-m", "completeness", "-o", str(out), "-c", str(config), "--min-pass-rate", "0", "--no-cache"])
+    scored = read_jsonl(out)[0]
+    assert scored["completeness_score"] == pytest.approx(1.5) and scored["completeness_passed"] is False

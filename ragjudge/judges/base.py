@@ -160,5 +160,30 @@ def field_probabilities(logprobs: Any, key: str, yes: str = "true", no: str = "f
     return found
 
 
+def score_distribution(logprobs: Any, key: str = '"score":', scores: tuple[int, ...] = (1, 2, 3, 4, 5)) -> dict[int, float] | None:
+    """P(score) over ``scores`` at the first token after ``key`` (e.g. ``"score": 4``),
+    renormalised over the scores found among the top candidates; None when the reply has
+    no such token or no score among its candidates. G-Eval (Liu et al., 2023) weights the
+    score by these probabilities instead of taking the written one."""
+    import math
+
+    content = _get(logprobs, "content")
+    if not content:
+        return None
+    text = ""
+    for token in content:
+        piece = str(_get(token, "token") or "")
+        if piece.strip() and text.replace(" ", "").replace("\n", "").endswith(key):
+            found: dict[int, float] = {}
+            for candidate in _get(token, "top_logprobs") or []:
+                word = str(_get(candidate, "token") or "").strip()
+                if word.isdigit() and int(word) in scores:
+                    found[int(word)] = found.get(int(word), 0.0) + math.exp(float(_get(candidate, "logprob")))
+            total = sum(found.values())
+            return {k: v / total for k, v in sorted(found.items())} if total > 0 else None
+        text += piece
+    return None
+
+
 def _get(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
