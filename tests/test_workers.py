@@ -1,10 +1,9 @@
 """Judge calls spread over worker processes (``--workers``): same verdicts, one global
-concurrency limit, shared cache, fatal errors stop every worker, interrupts lose nothing."""
+concurrency limit, shared cache, fatal errors stop every worker, --rpm paced once. Interrupts
+with workers: tests/test_client.py (parametrised over --workers 1 and 2)."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -64,39 +63,6 @@ def test_retries_work_inside_workers(run_cli, tmp_path, server):
     assert result.code == 0, result.stderr
     assert {r["sufficiency_status"] for r in read_jsonl(out)} == {"ok"}
     assert server.statuses[200] == 60 and server.statuses[429] > 0
-
-
-def test_interrupt_with_workers_writes_every_row_and_rerun_pays_only_unfinished(tmp_path):
-    from ragjudge.fakeserver import FakeJudgeServer
-
-    source = write_jsonl(tmp_path / "in.jsonl", rows(60))
-    out = tmp_path / "out.jsonl"
-    with FakeJudgeServer(latency=0.2) as server:
-        command = [sys.executable, "-m", "ragjudge", "score", source, "-m", "sufficiency", "-o", str(out), "--workers", "2",
-                   "--model", "openai/fake", "--api-base", server.url, "--cache-dir", str(tmp_path / "cache"), "--concurrency", "4", "-q"]
-        env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while server.statuses[200] < 12 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
-        assert process.returncode == 130, stderr
-        first = read_jsonl(out)
-        assert len(first) == 60
-        done = [r for r in first if r["sufficiency_status"] == "ok"]
-        interrupted = [r for r in first if r["sufficiency_error"] == "interrupted"]
-        assert len(done) >= 12 and len(done) + len(interrupted) == 60 and interrupted
-        time.sleep(0.5)  # calls the workers had in flight may still land in the cache
-        calls_before = server.calls
-        rerun = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-        assert rerun.returncode == 0, rerun.stderr
-        rerun_calls = server.calls - calls_before
-        # rows finished before the interrupt are never paid again; calls in flight at the
-        # interrupt may have landed in the cache afterwards (paid once, not twice)
-        assert rerun_calls <= 60 - len(done)
-        assert rerun_calls >= 60 - len(done) - 4
-        assert sum(r["sufficiency_cached"] for r in read_jsonl(out)) == 60 - rerun_calls
 
 
 def test_a_dead_worker_turns_its_rows_into_errors_not_a_hang(server, tmp_path):
