@@ -369,3 +369,12 @@ def test_progress_lines_in_logs_when_not_a_terminal(run_cli, tmp_path, server, m
     monkeypatch.setattr("ragjudge.cli._progress.LOG_EVERY_S", 0.0)
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2"}]), "-m", "sufficiency"])
     assert "judged 1/2 rows (" in result.stderr and "judged 2/2 rows (" in result.stderr
+
+
+def test_summary_lines_do_not_wrap_in_logs(run_cli, tmp_path):
+    long_name = "the_users_question_as_typed_into_the_support_widget_" * 3
+    row = {long_name: "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."], "expected_response": "city 1"}
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [row]), "-m", "sufficiency", "--map", f"request={long_name}"])
+    assert result.code == 0, result.stderr
+    columns = [line for line in result.stderr.splitlines() if line.startswith("columns:")]
+    assert len(columns) == 1 and f"request={long_name}" in columns[0] and columns[0].endswith("response=(none)")
