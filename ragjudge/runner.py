@@ -307,6 +307,14 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
 
         local.check_available(config.judge)
         local.configure(config.judge, config.cache.dir)
+        judge_settings, filled = local.calibrated(config.judge)
+        if filled:
+            config = config.model_copy(update={"judge": judge_settings})
+            if on_note:
+                on_note("embedded judge: calibrated " + ", ".join(f"{k}={local.CALIBRATED[k]}" for k in filled) + " (see configs/local.yaml)")
+        if config.judge.workers > 1 and on_note:
+            on_note("note: --workers is ignored for the embedded judge; it runs one prompt at a time in this process")
+
     chunks = iter_chunks(source, fmt, config.chunk_size)
     first = next(chunks, None)
     if first is None:

@@ -61,3 +61,21 @@ def test_yaml_booleans_are_not_numbers(tmp_path, text, key):
         load_config(path)
     path.write_text("cache:\n  enabled: false\n")
     assert load_config(path).cache.enabled is False
+
+
+def test_bundled_model_gets_the_calibrated_settings_unless_the_config_sets_them(tmp_path, monkeypatch):
+    from ragjudge import local
+
+    monkeypatch.delenv("RAGJUDGE_LOCAL_MODEL", raising=False)
+    shipped = load_config(ROOT / "configs" / "local.yaml").judge
+    assert {k: getattr(shipped, k) for k in local.CALIBRATED} == local.CALIBRATED  # the YAML explains these values
+    bare, filled = local.calibrated(load_config(None, {"judge": {"model": local.DEFAULT_MODEL}}).judge)
+    assert filled == sorted(local.CALIBRATED) and bare.yes_threshold == 0.84 and bare.fact_evidence == 0.5
+    path = tmp_path / "c.yaml"
+    path.write_text(f"judge:\n  model: {local.DEFAULT_MODEL}\n  yes_threshold: null\n")
+    chosen, filled = local.calibrated(load_config(path).judge)
+    assert chosen.yes_threshold is None and "yes_threshold" not in filled  # an explicit null is kept
+    other, filled = local.calibrated(load_config(None, {"judge": {"model": local.DEFAULT_MODEL, "local_model_path": "/m.gguf"}}).judge)
+    assert filled == [] and other.yes_threshold is None  # another model file is not calibrated
+    hosted, filled = local.calibrated(load_config(None).judge)
+    assert filled == [] and hosted.fact_evidence is None
