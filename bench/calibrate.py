@@ -16,23 +16,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from _common import ROOT, WORK
+from agreement import CALIBRATION, ragjudge
 
-CALIBRATION_FILE = Path(__file__).with_name("calibration_ids.txt")
 SLICES = {
     "reference-free": ["clapnq_sufficiency_dev", "squad2_unanswerable_sufficiency_dev"],
     "grounded": ["squad2_goldremoved_sufficiency_dev"],
 }
 CUTS = [round(0.50 + 0.01 * i, 2) for i in range(50)]
-
-
-def calibration_ids() -> set[str]:
-    return {line.strip() for line in open(CALIBRATION_FILE, encoding="utf-8") if line.strip() and not line.startswith("#")}
 
 
 def score(rows: list[dict], name: str, config: str) -> list[dict]:
@@ -49,11 +44,8 @@ def score(rows: list[dict], name: str, config: str) -> list[dict]:
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as handle:
         yaml.safe_dump(settings, handle)
-    done = subprocess.run(
-        [sys.executable, "-m", "ragjudge", "score", str(source), "-o", str(scored), "-c", handle.name, "-m", "sufficiency",
-         "--min-pass-rate", "0", "--max-error-rate", "1", "-q"],
-        cwd=ROOT, capture_output=True, text=True,
-    )
+    done = ragjudge("score", str(source), "-o", str(scored), "-c", handle.name, "-m", "sufficiency",
+                    "--min-pass-rate", "0", "--max-error-rate", "1", "-q")
     Path(handle.name).unlink()
     if done.returncode not in (0, 1):
         raise SystemExit(f"{name}: scoring failed (exit {done.returncode}): {done.stderr.strip()}")
@@ -92,7 +84,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from ragjudge.judges.sufficiency import evidence_share
 
-    ids = calibration_ids()
+    ids = CALIBRATION
     pooled: list[tuple[float, bool]] = []
     for name in SLICES["reference-free"]:
         rows = [r for r in map(json.loads, open(Path(args.data) / f"{name}.jsonl", encoding="utf-8")) if r["id"] in ids]

@@ -92,6 +92,33 @@ def _retry_after(exc: BaseException) -> float | None:
     return None
 
 
+class Pacer:
+    """``judge.rpm``: at most ``rpm`` calls start per minute, evenly spaced on asyncio's
+    clock (one every 60/rpm seconds, no bursts); ``rpm`` None: no waiting."""
+
+    def __init__(self, rpm: float | None) -> None:
+        self.rpm = rpm
+        self._next = 0.0
+        self._lock: asyncio.Lock | None = None
+
+    async def wait(self) -> None:
+        """Return when the next call may start."""
+        if not self.rpm:
+            return
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            now = asyncio.get_running_loop().time()
+            if self._next > now:
+                await asyncio.sleep(self._next - now)
+            self._next = max(now, self._next) + 60.0 / self.rpm
+
+    def restart(self) -> None:
+        """Count the next interval from now: a call started later than it was paced."""
+        if self.rpm:
+            self._next = max(self._next, asyncio.get_running_loop().time() + 60.0 / self.rpm)
+
+
 class JudgeClient:
     """Calls the judge model for prepared prompts; see the module docstring.
 
@@ -108,8 +135,7 @@ class JudgeClient:
         self.stopping = False
         self._litellm = import_litellm()
         self._semaphore: asyncio.Semaphore | None = None
-        self._pace_lock: asyncio.Lock | None = None
-        self._next_slot = 0.0
+        self.pacer = Pacer(settings.rpm)
         self._probe_started = False
         self._probe_done: asyncio.Event | None = None
         self._provider_model = self._resolve_model()
@@ -132,7 +158,6 @@ class JudgeClient:
         if self._semaphore is None:
             # the embedded judge runs one prompt at a time: queueing more calls only ages them
             self._semaphore = asyncio.Semaphore(1 if self.is_local else self.settings.concurrency)
-            self._pace_lock = asyncio.Lock()
             self._probe_done = asyncio.Event()
 
     @property
@@ -298,17 +323,6 @@ class JudgeClient:
                 cost = None
         usage["cost_usd"] = None if cost is None else usage["cost_usd"] + float(cost)
 
-    async def _pace(self) -> None:
-        if not self.settings.rpm:
-            return
-        async with self._pace_lock:  # type: ignore[union-attr]
-            loop = asyncio.get_running_loop()
-            now = loop.time()
-            wait = self._next_slot - now
-            if wait > 0:
-                await asyncio.sleep(wait)
-            self._next_slot = max(now, self._next_slot) + 60.0 / self.settings.rpm
-
     async def _call(self, messages: list[dict[str, str]], prepared: Prepared, sample: int) -> Any:
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
@@ -349,7 +363,7 @@ class JudgeClient:
                 with attempt:
                     if self.fatal is not None:
                         raise self.fatal
-                    await self._pace()
+                    await self.pacer.wait()
                     self.calls += 1
                     try:
                         return await litellm.acompletion(**kwargs)

@@ -164,9 +164,9 @@ class _Judging:
             verdict.score = round(sum(int(k) * p for k, p in p_score.items()), 3)
         share_cut = self.config.judge.fact_evidence
         if share_cut is not None and prepared is not None and prepared.mode == "grounded" and prepared.items:
-            from ragjudge.judges.sufficiency import evidence_share
+            from ragjudge.judges.sufficiency import evidence_shares
 
-            shares = [evidence_share(fact, prepared.passages) for fact in prepared.items]
+            shares = evidence_shares(prepared.items, prepared.passages)
             absent = [fact for fact, share in zip(prepared.items, shares) if share < share_cut]
             if absent:
                 verdict.missing = list(dict.fromkeys([*verdict.missing, *absent]))

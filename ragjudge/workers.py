@@ -34,6 +34,7 @@ from typing import Any, Callable
 from ragjudge.config import JudgeSettings
 from ragjudge.errors import ProviderFatalError
 from ragjudge.judges.base import Prepared, Verdict
+from ragjudge.llm import Pacer
 
 _HEADER = struct.Struct("!I")
 
@@ -48,12 +49,9 @@ def _write_frame(writer: asyncio.StreamWriter, message: Any) -> None:
     writer.write(_HEADER.pack(len(blob)) + blob)
 
 
-def _share(total: float | None, index: int, workers: int) -> Any:
-    if total is None:
-        return None
-    if isinstance(total, int):
-        return total // workers + (1 if index < total % workers else 0)
-    return total / workers
+def _share(total: int, index: int, workers: int) -> int:
+    """Worker ``index``'s part of ``total`` (the parts differ by at most one and sum to it)."""
+    return total // workers + (1 if index < total % workers else 0)
 
 
 def _worker_main(sock: socket.socket, settings: JudgeSettings, cache_dir: str | None, probe: bool) -> None:
@@ -142,8 +140,9 @@ class WorkerPool:
         self._readers: list[asyncio.Task] = []
         self._processes: list[Any] = []
         self._next_id = 0
-        self._pace_lock: asyncio.Lock | None = None
-        self._next_slot = 0.0
+        # judge.rpm across all workers: requests leave this process at most every 60/rpm
+        # seconds (retries inside a worker follow their own backoff)
+        self._pacer = Pacer(settings.rpm)
 
     @property
     def calls(self) -> int:
@@ -156,12 +155,6 @@ class WorkerPool:
 
     def from_cache(self, key: str) -> Verdict | None:
         return self._local.from_cache(key)
-
-    def temperature(self, sample: int) -> float:
-        return self._local.temperature(sample)
-
-    def wants_logprobs(self, prepared: Prepared) -> bool:
-        return self._local.wants_logprobs(prepared)
 
     async def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
@@ -213,7 +206,6 @@ class WorkerPool:
             self._start_lock = asyncio.Lock()
             self._probe_done = asyncio.Event()
             self._slots = asyncio.Semaphore(self.settings.concurrency)
-            self._pace_lock = asyncio.Lock()
         key = prepared.cache_key if sample == 0 and prepared.cache_key else None
         if key is None:
             hit = self.from_cache(self.key(prepared, version, sample))
@@ -231,11 +223,11 @@ class WorkerPool:
                 reason = f"not run: {self.fatal}" if self.fatal else "interrupted"
                 return Verdict.failed(prepared.metric, reason, mode=prepared.mode)
             async with self._slots:  # type: ignore[union-attr]
+                await self._pacer.wait()  # before choosing a worker, so loads are current
                 alive = [i for i in range(self.workers) if self._alive[i]]
                 if not alive:
                     return Verdict.failed(prepared.metric, "every judge worker process exited", mode=prepared.mode)
                 index = min(alive, key=self._load.__getitem__)
-                await self._pace()
                 self._load[index] += 1
                 try:
                     return await self._ask(index, prepared, version, sample)
@@ -245,22 +237,8 @@ class WorkerPool:
                     self._load[index] -= 1
         finally:
             if probe:
-                if self.settings.rpm:  # the probe left when its worker had started, not when paced
-                    now = asyncio.get_running_loop().time()
-                    self._next_slot = max(self._next_slot, now + 60.0 / self.settings.rpm)
+                self._pacer.restart()  # the probe left when its worker had started, not when paced
                 self._probe_done.set()  # type: ignore[union-attr]
-
-    async def _pace(self) -> None:
-        """``judge.rpm`` across all workers: requests leave this process at most every
-        60/rpm seconds (retries inside a worker follow their own backoff)."""
-        if not self.settings.rpm:
-            return
-        async with self._pace_lock:  # type: ignore[union-attr]
-            loop = asyncio.get_running_loop()
-            now = loop.time()
-            if self._next_slot > now:
-                await asyncio.sleep(self._next_slot - now)
-            self._next_slot = max(now, self._next_slot) + 60.0 / self.settings.rpm
 
     async def _ask(self, index: int, prepared: Prepared, version: str, sample: int) -> Verdict:
         ident = self._next_id

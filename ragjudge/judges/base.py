@@ -9,6 +9,7 @@ inspect_ai's ``neutralize_structural_delimiters`` does.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,31 +133,36 @@ def field_probability(logprobs: Any, field: str = "verdict", yes: str = "yes", n
     return found[0] if found else None
 
 
+def _tokens_after(logprobs: Any, key: str) -> Iterator[Any]:
+    """Each token of an OpenAI-style ``logprobs`` object (``content``: tokens with
+    ``top_logprobs``) that starts a value right after ``key`` in the reply's text (spaces
+    and newlines removed), e.g. the ``yes`` after ``"verdict":"``."""
+    text = ""
+    for token in _get(logprobs, "content") or []:
+        piece = str(_get(token, "token") or "")
+        if piece.strip() and text.replace(" ", "").replace("\n", "").endswith(key):
+            yield token
+        text += piece
+
+
 def field_probabilities(logprobs: Any, key: str, yes: str = "true", no: str = "false") -> list[float | None]:
     """Like ``field_probability`` for every place where the reply's text (spaces removed)
     ends with ``key``, e.g. ``'"supported":'`` for each fact's boolean."""
     import math
 
-    content = _get(logprobs, "content")
-    if not content:
-        return []
     found: list[float | None] = []
-    text = ""
-    for token in content:
-        piece = str(_get(token, "token") or "")
-        if piece.strip() and text.replace(" ", "").replace("\n", "").endswith(key):
-            p_yes = p_no = 0.0
-            for candidate in _get(token, "top_logprobs") or []:
-                word = str(_get(candidate, "token") or "").strip().lower()
-                if not word:
-                    continue
-                p = math.exp(float(_get(candidate, "logprob")))
-                if yes.startswith(word) or word.startswith(yes):
-                    p_yes += p
-                elif no.startswith(word) or word.startswith(no):
-                    p_no += p
-            found.append(p_yes / (p_yes + p_no) if p_yes + p_no > 0 else None)
-        text += piece
+    for token in _tokens_after(logprobs, key):
+        p_yes = p_no = 0.0
+        for candidate in _get(token, "top_logprobs") or []:
+            word = str(_get(candidate, "token") or "").strip().lower()
+            if not word:
+                continue
+            p = math.exp(float(_get(candidate, "logprob")))
+            if yes.startswith(word) or word.startswith(yes):
+                p_yes += p
+            elif no.startswith(word) or word.startswith(no):
+                p_no += p
+        found.append(p_yes / (p_yes + p_no) if p_yes + p_no > 0 else None)
     return found
 
 
@@ -167,22 +173,16 @@ def score_distribution(logprobs: Any, key: str = '"score":', scores: tuple[int, 
     score by these probabilities instead of taking the written one."""
     import math
 
-    content = _get(logprobs, "content")
-    if not content:
+    token = next(_tokens_after(logprobs, key), None)
+    if token is None:
         return None
-    text = ""
-    for token in content:
-        piece = str(_get(token, "token") or "")
-        if piece.strip() and text.replace(" ", "").replace("\n", "").endswith(key):
-            found: dict[int, float] = {}
-            for candidate in _get(token, "top_logprobs") or []:
-                word = str(_get(candidate, "token") or "").strip()
-                if word.isdigit() and int(word) in scores:
-                    found[int(word)] = found.get(int(word), 0.0) + math.exp(float(_get(candidate, "logprob")))
-            total = sum(found.values())
-            return {k: v / total for k, v in sorted(found.items())} if total > 0 else None
-        text += piece
-    return None
+    found: dict[int, float] = {}
+    for candidate in _get(token, "top_logprobs") or []:
+        word = str(_get(candidate, "token") or "").strip()
+        if word.isdigit() and int(word) in scores:
+            found[int(word)] = found.get(int(word), 0.0) + math.exp(float(_get(candidate, "logprob")))
+    total = sum(found.values())
+    return {k: v / total for k, v in sorted(found.items())} if total > 0 else None
 
 
 def _get(obj: Any, name: str) -> Any:

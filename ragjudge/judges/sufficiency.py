@@ -166,11 +166,17 @@ def evidence_share(fact: str, passages: list[str]) -> float:
     The grounded judge's evidence check (``judge.fact_evidence``): a fact most of whose words
     appear nowhere in the context cannot be stated by it, whatever the judge says. It can
     only turn "supported" into "not supported", never the reverse."""
-    words = _content_words(fact)
-    if not words:
-        return 1.0
+    return evidence_shares([fact], passages)[0]
+
+
+def evidence_shares(facts: list[str], passages: list[str]) -> list[float]:
+    """``evidence_share`` for each of ``facts``, reading the passages once."""
     present = set(_content_words(" ".join(passages)))
-    return sum(1 for word in words if word in present) / len(words)
+    shares = []
+    for fact in facts:
+        words = _content_words(fact)
+        shares.append(sum(1 for word in words if word in present) / len(words) if words else 1.0)
+    return shares
 
 
 def _fact_index(value: Any, position: int, count: int) -> int:
