@@ -58,7 +58,10 @@ class JudgeSettings(_Strict):
     counts as supported only if at least this share (0..1] of its content words occur in
     the passages (``judges.sufficiency.evidence_share``); None: trust the judge alone.
     ``expected_score``: completeness is the probability-weighted mean of the score token
-    (1.0..5.0, G-Eval) instead of the written integer."""
+    (1.0..5.0, G-Eval) instead of the written integer. ``coverage_score``: completeness is
+    ``1 + 4 x`` the share of the ground truth's statements covered (the mean P(covered) where
+    log-probabilities come back), a float in 1..5, instead of the written integer; it takes
+    precedence over ``expected_score``."""
 
     model: str = "openai/gpt-4o-mini"
     api_base: str | None = None
@@ -76,6 +79,7 @@ class JudgeSettings(_Strict):
     fact_threshold: float | None = Field(None, gt=0.0, lt=1.0)
     fact_evidence: float | None = Field(None, gt=0.0, le=1.0)
     expected_score: bool = False
+    coverage_score: bool = False
     local_model_path: str | None = None
 
 

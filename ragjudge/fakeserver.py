@@ -42,23 +42,31 @@ def _items(block: str) -> list[str]:
 
 def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None) -> dict[str, Any]:
     """A deterministic judge reply by word overlap: a fact is supported when >= 60% of its
-    content words occur in one passage; completeness is 1 + 4 x (share of ground-truth
-    words present in the response), rounded."""
+    content words occur in one passage; the ground truth's statements are its sentences (at
+    most 8); a statement is covered when >= 50% of its content words occur in the response,
+    and completeness is 1 + 4 x (covered share), rounded."""
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
     if isinstance(user, list):
         user = " ".join(part.get("text", "") for part in user if isinstance(part, dict))
-    if "<request>" not in user and "<ground_truth>" not in user:
+    if "<request>" not in user and "<ground_truth>" not in user and "<statements>" not in user:
         # not one of ragjudge's prompts (e.g. another tool's judge in a side-by-side
         # benchmark): a generic yes/no reply in the common {"rationale", "result"} shape
         return {"rationale": "Generic reply from the fake judge server.", "result": "yes"}
     if schema_name is None:
-        schema_name = "completeness" if "<ground_truth>" in user else (
+        schema_name = "completeness_statements" if "<ground_truth>" in user else "completeness" if "<statements>" in user else (
             "sufficiency_grounded" if "<expected_facts>" in user else "sufficiency_reference_free")
+    if schema_name == "completeness_statements":  # each sentence of the ground truth, at most 8
+        sentences = [part.strip() for part in re.split(r"(?<=[.!?])\s+", _section(user, "ground_truth")) if part.strip()]
+        return {"statements": sentences[:8]}
     if schema_name == "completeness":
-        truth, response = _words(_section(user, "ground_truth")), _words(_section(user, "response"))
-        share = len(truth & response) / len(truth) if truth else 0.0
-        return {"statements": [{"statement": "ground truth", "covered": share >= 0.5}],
-                "rationale": f"{share:.0%} of the ground truth's words appear in the response.",
+        response = _words(_section(user, "response"))
+        flags = []
+        for number, statement in enumerate(_items(_section(user, "statements")), start=1):
+            words = _words(statement)
+            flags.append({"statement": number, "covered": bool(words) and len(words & response) / len(words) >= 0.5})
+        share = sum(f["covered"] for f in flags) / len(flags) if flags else 0.0
+        return {"statements": flags,
+                "rationale": f"{share:.0%} of the ground truth's statements appear in the response.",
                 "score": 1 + round(4 * share)}
     passages = [_words(p) for p in _items(_section(user, "context"))]
 
@@ -189,7 +197,8 @@ class FakeJudgeServer:
         for piece in re.findall(r"\w+|\s+|[^\w\s]", content):
             entry = {"token": piece, "logprob": 0.0, "top_logprobs": [{"token": piece, "logprob": 0.0}]}
             before = "".join(t["token"] for t in tokens).replace(" ", "")
-            for words, key, p in ((("yes", "no"), '"verdict":"', self.p_yes), (("true", "false"), '"supported":', self.p_true)):
+            for words, key, p in ((("yes", "no"), '"verdict":"', self.p_yes), (("true", "false"), '"supported":', self.p_true),
+                                  (("true", "false"), '"covered":', self.p_true)):
                 if piece in words and before.endswith(key):
                     entry["top_logprobs"] = [{"token": words[0], "logprob": math.log(p)}, {"token": words[1], "logprob": math.log(1 - p)}]
                     entry["logprob"] = entry["top_logprobs"][0 if piece == words[0] else 1]["logprob"]

@@ -195,7 +195,7 @@ class JudgeClient:
         """Log-probabilities are asked for where ``judge.yes_threshold`` (reference-free
         sufficiency) or ``judge.fact_threshold`` (grounded) will read them."""
         if prepared.metric == "completeness":
-            return self.settings.expected_score
+            return prepared.mode != "statements" and (self.settings.expected_score or self.settings.coverage_score)
         if prepared.metric != "sufficiency":
             return False
         if prepared.mode == "reference_free":
@@ -284,7 +284,7 @@ class JudgeClient:
                 if self.wants_logprobs(prepared):
                     logprobs = getattr(choice, "logprobs", None)
                     if prepared.metric == "completeness":
-                        found = {"p_score": score_distribution(logprobs)}
+                        found = {"p_score": score_distribution(logprobs), "p_covered": field_probabilities(logprobs, '"covered":')}
                     elif prepared.mode == "reference_free":
                         found = {"p_yes": field_probability(logprobs)}
                     else:

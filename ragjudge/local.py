@@ -39,7 +39,7 @@ CONTEXT_TOKENS = 8192
 # Decision settings calibrated for the bundled model on the development rows listed in
 # bench/calibration_ids.txt (python bench/calibrate.py; configs/local.yaml explains each).
 # They apply to the bundled model whenever the config leaves them unset.
-CALIBRATED = {"yes_threshold": 0.84, "fact_threshold": 0.55, "fact_evidence": 0.5}
+CALIBRATED = {"yes_threshold": 0.84, "fact_threshold": 0.55, "fact_evidence": 0.5, "coverage_score": True}
 
 
 class LocalModelError(ConfigError):

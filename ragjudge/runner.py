@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import statistics
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,20 +104,45 @@ def _combine(metric: str, samples: list[Verdict]) -> Verdict:
     return result
 
 
+def _covered_share(details: dict[str, Any]) -> float | None:
+    """Covered share (0..1) of the ground truth's statements: the mean P(covered) when every
+    statement has one, else the share marked covered; None when no statement was marked."""
+    covered = details.get("covered") or []
+    p_covered = details.get("p_covered") or []
+    if covered and len(p_covered) == len(covered) and all(p is not None for p in p_covered):
+        return sum(p_covered) / len(p_covered)
+    flags = [flag for flag in covered if flag is not None]
+    return sum(flags) / len(flags) if flags else None
+
+
+_REUSE = 4096  # first-call verdicts (ground-truth statements) kept in memory for reuse within a run
+
+
 class _Judging:
     def __init__(self, config: Config, client: Any, interrupt: _Interrupt, on_progress: Callable[[int], None] | None) -> None:
         self.config = config
         self.client = client
         self.interrupt = interrupt
         self.on_progress = on_progress
+        self._in_flight: dict[str, asyncio.Future] = {}
+        self._done: OrderedDict[str, Verdict] = OrderedDict()
 
     def settled(self, record: EvalRecord, metric: str) -> Verdict | Prepared:
         """The verdict when no model call is needed (skipped, input error, cache hit), else
-        the rendered prompt for ``one``."""
+        the rendered prompt for ``one``. A two-call judge (completeness from an expected
+        response) whose first call is cached starts from its second call."""
         judge = get_judge(metric)
         prepared = judge.prepare(record)
         if isinstance(prepared, Verdict):
             return prepared
+        first: Verdict | None = None
+        if prepared.mode == "statements":
+            key = self.client.key(prepared, judge.PROMPT_VERSION, 0)
+            first = self.client.from_cache(key)
+            if first is None:
+                prepared.cache_key = key
+                return prepared
+            prepared = judge.follow_up(prepared, first)
         if self.config.judge.samples == 1:
             key = self.client.key(prepared, judge.PROMPT_VERSION, 0)
             verdict = self.client.from_cache(key)
@@ -131,7 +157,15 @@ class _Judging:
             reason = "interrupted" if self.interrupt.requested else f"not run: {self.client.fatal}"
             return Verdict.failed(metric, reason, mode=prepared.mode)
         samples = self.config.judge.samples
+        first: Verdict | None = None
         try:
+            if prepared.mode == "statements":  # the first of two calls: the ground truth's statements
+                first, owner = await self._shared_call(prepared, judge)
+                if first.status != OK:
+                    return first
+                prepared = judge.follow_up(prepared, first)
+                if not owner:  # another row made (and pays for) this call
+                    first = None
             if samples == 1:
                 verdict = await self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION)
             else:
@@ -139,7 +173,38 @@ class _Judging:
                 verdict = _combine(metric, [self.decide(v, metric, prepared) for v in drawn])
         except asyncio.CancelledError:
             return Verdict.failed(metric, "interrupted", mode=prepared.mode)
+        if first is not None and not first.cached:  # the first call's usage counts for the row
+            verdict.prompt_tokens = (verdict.prompt_tokens or 0) + (first.prompt_tokens or 0)
+            verdict.completion_tokens = (verdict.completion_tokens or 0) + (first.completion_tokens or 0)
+            if verdict.cost_usd is not None or verdict.cached:
+                verdict.cost_usd = None if first.cost_usd is None else (verdict.cost_usd or 0.0) + first.cost_usd
+            verdict.cached = False
         return self.decide(verdict, metric, prepared)
+
+    async def _shared_call(self, prepared: Prepared, judge: Any) -> tuple[Verdict, bool]:
+        """One call for every row of the run that renders the same ``prepared`` (rows sharing
+        a ground truth): rows that come while it is in flight wait for it, later rows reuse
+        it from memory (the last ``_REUSE`` verdicts, so the output does not depend on
+        chunking or on the response cache being on). Returns the verdict and whether this
+        row made the call."""
+        key = prepared.cache_key or self.client.key(prepared, judge.PROMPT_VERSION, 0)
+        if key in self._done:
+            self._done.move_to_end(key)
+            return self._done[key], False
+        task = self._in_flight.get(key)
+        if task is not None:
+            return await task, False
+        prepared.cache_key = key
+        task = self._in_flight[key] = asyncio.ensure_future(self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION))
+        try:
+            verdict = await task
+        finally:
+            self._in_flight.pop(key, None)
+        if verdict.status == OK:
+            self._done[key] = verdict
+            if len(self._done) > _REUSE:
+                self._done.popitem(last=False)
+        return verdict, True
 
     def decide(self, verdict: Verdict, metric: str, prepared: Prepared | None = None) -> Verdict:
         """Apply ``judge.yes_threshold`` to P(yes) where it was read, ``judge.fact_threshold``
@@ -160,8 +225,12 @@ class _Judging:
             verdict.score = 0.0 if verdict.missing else 1.0
             verdict.details = {**details, "p_yes": min(p_facts)}
         p_score = details.get("p_score")
-        if metric == "completeness" and self.config.judge.expected_score and p_score:
+        if metric == "completeness" and self.config.judge.expected_score and p_score and not self.config.judge.coverage_score:
             verdict.score = round(sum(int(k) * p for k, p in p_score.items()), 3)
+        if metric == "completeness" and self.config.judge.coverage_score:
+            share = _covered_share(details)
+            if share is not None:
+                verdict.score = round(1 + 4 * share, 3)
         share_cut = self.config.judge.fact_evidence
         if share_cut is not None and prepared is not None and prepared.mode == "grounded" and prepared.items:
             from ragjudge.judges.sufficiency import evidence_shares
@@ -311,7 +380,7 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
         if filled:
             config = config.model_copy(update={"judge": judge_settings})
             if on_note:
-                on_note("embedded judge: calibrated " + ", ".join(f"{k}={local.CALIBRATED[k]}" for k in filled) + " (see configs/local.yaml)")
+                on_note("embedded judge: the bundled model's settings " + ", ".join(f"{k}={local.CALIBRATED[k]}" for k in filled) + " (see configs/local.yaml)")
         if config.judge.workers > 1 and on_note:
             on_note("note: --workers is ignored for the embedded judge; it runs one prompt at a time in this process")
 

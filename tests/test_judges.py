@@ -64,10 +64,26 @@ def test_unreadable_verdict_is_parse_error(reply):
 
 def test_completeness_score_and_missing_statements():
     prepared = completeness.prepare(record(expected_response="Ann wrote it in 1900 in Paris.", response="Ann wrote it."))
-    verdict = completeness.parse(json.dumps({"statements": [{"statement": "Ann wrote it", "covered": True}, {"statement": "in 1900", "covered": False}], "rationale": "r", "score": 3}), prepared)
-    assert verdict.score == 3.0 and verdict.missing == ["in 1900"]
+    assert prepared.mode == completeness.STATEMENTS
+    user = prepared.messages[-1]["content"]
+    assert "Ann wrote it in 1900" in user and "<response>" not in user  # statements come from the ground truth alone
+    first = completeness.parse(json.dumps({"statements": ["Ann wrote it", "in 1900", "Ann wrote it"]}), prepared)
+    assert first.details == {"statements": ["Ann wrote it", "in 1900"]}
     with pytest.raises(ParseError):
-        completeness.parse('{"score": 7}', prepared)
+        completeness.parse('{"statements": []}', prepared)
+    second = completeness.follow_up(prepared, first)
+    user = second.messages[-1]["content"]
+    assert second.mode == completeness.COVERAGE and "[1] Ann wrote it\n[2] in 1900" in user
+    assert "Paris" not in user  # the coverage call never sees the ground truth's own text
+    verdict = completeness.parse(json.dumps({"statements": [{"statement": 2, "covered": False}, {"statement": 1, "covered": True}], "rationale": "r", "score": 3}), second)
+    assert verdict.score == 3.0 and verdict.missing == ["in 1900"] and verdict.details == {"covered": [True, False]}
+    with pytest.raises(ParseError):
+        completeness.parse('{"score": 7}', second)
+
+
+def test_completeness_with_expected_facts_is_one_call():
+    prepared = completeness.prepare(record(expected_facts=["Ann wrote it", "in 1900"], response="Ann wrote it."))
+    assert prepared.mode == completeness.COVERAGE and prepared.items == ["Ann wrote it", "in 1900"]
 
 
 def test_field_probability_reads_the_verdict_token():
@@ -184,3 +200,66 @@ def test_expected_score_weights_the_completeness_score_by_its_probabilities(run_
     run_cli(["score", source, "-m", "completeness", "-o", str(out), "-c", str(config), "--min-pass-rate", "0", "--no-cache"])
     scored = read_jsonl(out)[0]
     assert scored["completeness_score"] == pytest.approx(1.5) and scored["completeness_passed"] is False
+
+
+def test_completeness_draws_statements_from_the_ground_truth_once_then_judges_coverage(run_cli, tmp_path, server):
+    truth = "Ann wrote the book in 1900. She lived in Paris."
+    rows = [
+        {"id": "full", "request": "Who wrote it?", "expected_response": truth, "response": "Ann wrote the book in 1900 while she lived in Paris."},
+        {"id": "half", "request": "Who wrote it?", "expected_response": truth, "response": "Ann wrote the book in 1900."},
+        {"id": "facts", "request": "Who wrote it?", "expected_facts": ["Ann wrote the book", "lived in Paris"], "response": "Ann wrote the book."},
+    ]
+    server.keep_requests = True
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0", "--concurrency", "1"])
+    full, half, facts = read_jsonl(out)
+    assert (full["completeness_score"], full["completeness_missing"]) == (5.0, [])
+    assert (half["completeness_score"], half["completeness_missing"]) == (3.0, ["She lived in Paris."])
+    assert (facts["completeness_score"], facts["completeness_missing"]) == (3.0, ["lived in Paris"])
+    # one statements call for the shared ground truth (the second row's comes from the cache),
+    # one coverage call per row; expected facts need no statements call
+    schemas = [r["response_format"]["json_schema"]["name"] for r in server.requests]
+    assert sorted(schemas) == ["completeness", "completeness", "completeness", "completeness_statements"]
+    coverage_prompts = [r["messages"][-1]["content"] for r in server.requests if r["response_format"]["json_schema"]["name"] == "completeness"]
+    assert all("<ground_truth>" not in p for p in coverage_prompts)
+    assert full["completeness_prompt_tokens"] > half["completeness_prompt_tokens"]  # the first row paid for the statements call
+    calls = server.calls
+    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0"])
+    assert server.calls == calls and [r["completeness_cached"] for r in read_jsonl(out)] == [True, True, True]
+    assert [r["completeness_score"] for r in read_jsonl(out)] == [5.0, 3.0, 3.0]
+
+
+def test_coverage_score_is_one_plus_four_times_the_mean_probability_of_covered(run_cli, tmp_path, server):
+    row = {"id": "c", "request": "Who wrote it?", "expected_response": "Ann wrote the book. She lived in Paris.", "response": "Ann wrote the book."}
+    source = write_jsonl(tmp_path / "in.jsonl", [row])
+    out = tmp_path / "out.jsonl"
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  coverage_score: true\n")
+    server.p_true = 0.7  # P(true) at each "covered" token, whatever the written flag
+    run_cli(["score", source, "-m", "completeness", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    scored = read_jsonl(out)[0]
+    assert scored["completeness_score"] == pytest.approx(1 + 4 * 0.7) and scored["completeness_passed"] is True
+    assert scored["completeness_missing"] == ["She lived in Paris."]  # the written flags still name what is missing
+
+
+def test_covered_share_falls_back_to_the_written_flags():
+    from ragjudge.runner import _covered_share
+
+    assert _covered_share({"covered": [True, False, None, True], "p_covered": [0.9, None]}) == pytest.approx(2 / 3)
+    assert _covered_share({"covered": [True, False], "p_covered": [0.8, 0.4]}) == pytest.approx(0.6)
+    assert _covered_share({"covered": [None]}) is None
+
+
+def test_a_failed_statements_call_is_an_error_row_and_the_others_go_on(run_cli, tmp_path, server):
+    rows = [
+        {"id": "bad", "request": "Who?", "expected_response": "Ann wrote it.", "response": "Ann."},
+        {"id": "good", "request": "Who?", "expected_response": "Bob wrote it.", "response": "Bob wrote it."},
+    ]
+    server.replies.extend(['{"statements": []}', '{"statements": []}'])  # unreadable twice (call and re-ask)
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0", "--max-error-rate", "1", "--concurrency", "1"])
+    bad, good = read_jsonl(out)
+    assert bad["completeness_status"] == "error" and "lists no statements" in bad["completeness_error"]
+    assert (good["completeness_status"], good["completeness_score"]) == ("ok", 5.0)

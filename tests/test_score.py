@@ -311,7 +311,7 @@ def test_summary_json_to_stdout_only_data(run_cli, tmp_path):
 
 
 def test_threshold_changes_row_pass(run_cli, tmp_path):
-    rows = [{"id": "a", "expected_response": "alpha beta gamma delta", "response": "alpha beta", "request": "q"}]
+    rows = [{"id": "a", "expected_response": "Alpha beta. Gamma delta.", "response": "alpha beta", "request": "q"}]
     out = tmp_path / "out.jsonl"
     run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "completeness", "-o", str(out), "--min-pass-rate", "0"])
     assert read_jsonl(out)[0]["completeness_score"] == 3.0
