@@ -89,10 +89,12 @@ def _combine(metric: str, samples: list[Verdict]) -> Verdict:
     if metric == "sufficiency":
         yes = sum(1 for s in scores if s >= 0.5)
         majority = 1.0 if yes * 2 > len(scores) else 0.0
-    else:
+    elif all(float(score).is_integer() for score in scores):
         majority = float(round(statistics.median(scores)))
-    agreeing = [v for v in ok if v.score == majority]
-    chosen = agreeing[0] if agreeing else ok[0]
+    else:  # coverage_score / expected_score: float scores; agreement = same score to the nearest point
+        majority = round(statistics.median(scores), 3)
+    agreeing = [v for v in ok if round(v.score) == round(majority)]
+    chosen = min(ok, key=lambda v: abs(v.score - majority))
     result = Verdict(**{**chosen.__dict__})
     result.score = majority
     result.agreement = len(agreeing) / len(samples)
@@ -104,15 +106,26 @@ def _combine(metric: str, samples: list[Verdict]) -> Verdict:
     return result
 
 
+def _unpaid(verdict: Verdict) -> Verdict:
+    """``verdict`` for a row that did not make the call: no tokens, no cost."""
+    copy = Verdict(**{**verdict.__dict__})
+    copy.prompt_tokens = copy.completion_tokens = 0
+    copy.cost_usd = 0.0
+    return copy
+
+
 def _covered_share(details: dict[str, Any]) -> float | None:
-    """Covered share (0..1) of the ground truth's statements: the mean P(covered) when every
-    statement has one, else the share marked covered; None when no statement was marked."""
+    """Covered share (0..1) of the ground truth's statements: the mean P(covered) when the
+    judge marked each statement exactly once and every mark has a probability, else the
+    share marked covered (a statement left unmarked counts as not covered); None when no
+    statement was marked (the written score then stands)."""
     covered = details.get("covered") or []
     p_covered = details.get("p_covered") or []
-    if covered and len(p_covered) == len(covered) and all(p is not None for p in p_covered):
+    if covered and all(flag is not None for flag in covered) and len(p_covered) == len(covered) and all(p is not None for p in p_covered):
         return sum(p_covered) / len(p_covered)
-    flags = [flag for flag in covered if flag is not None]
-    return sum(flags) / len(flags) if flags else None
+    if not any(flag is not None for flag in covered):
+        return None
+    return sum(1 for flag in covered if flag) / len(covered)
 
 
 _REUSE = 4096  # first-call verdicts (ground-truth statements) kept in memory for reuse within a run
@@ -167,10 +180,12 @@ class _Judging:
                 if not owner:  # another row made (and pays for) this call
                     first = None
             if samples == 1:
-                verdict = await self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION)
-            else:
+                verdict = self.decide(await self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION), metric, prepared)
+            else:  # each sample decided on its own, then the majority (not decided again)
                 drawn = await asyncio.gather(*(self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION, s) for s in range(samples)))
                 verdict = _combine(metric, [self.decide(v, metric, prepared) for v in drawn])
+                if verdict.status == OK:
+                    verdict.passed = bool(verdict.score >= self.config.threshold(metric))
         except asyncio.CancelledError:
             return Verdict.failed(metric, "interrupted", mode=prepared.mode)
         if first is not None and not first.cached:  # the first call's usage counts for the row
@@ -179,7 +194,7 @@ class _Judging:
             if verdict.cost_usd is not None or verdict.cached:
                 verdict.cost_usd = None if first.cost_usd is None else (verdict.cost_usd or 0.0) + first.cost_usd
             verdict.cached = False
-        return self.decide(verdict, metric, prepared)
+        return verdict
 
     async def _shared_call(self, prepared: Prepared, judge: Any) -> tuple[Verdict, bool]:
         """One call for every row of the run that renders the same ``prepared`` (rows sharing
@@ -190,17 +205,19 @@ class _Judging:
         key = prepared.cache_key or self.client.key(prepared, judge.PROMPT_VERSION, 0)
         if key in self._done:
             self._done.move_to_end(key)
-            return self._done[key], False
+            return _unpaid(self._done[key]), False
         task = self._in_flight.get(key)
         if task is not None:
-            return await task, False
+            return _unpaid(await task), False
         prepared.cache_key = key
         task = self._in_flight[key] = asyncio.ensure_future(self.client.judge(prepared, judge.parse, judge.PROMPT_VERSION))
         try:
             verdict = await task
         finally:
             self._in_flight.pop(key, None)
-        if verdict.status == OK:
+        # a failed call is reused too (every row sharing it errs alike, whatever the chunking),
+        # unless the run was stopping, when the rows are "interrupted" / "not run" anyway
+        if verdict.status == OK or not (self.interrupt.requested or self.client.fatal is not None or self.client.stopping):
             self._done[key] = verdict
             if len(self._done) > _REUSE:
                 self._done.popitem(last=False)

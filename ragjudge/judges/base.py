@@ -15,7 +15,7 @@ from typing import Any
 
 OK, ERROR, SKIPPED = "ok", "error", "skipped"
 
-TAGS = ("request", "context", "passage", "expected_facts", "expected_response", "response", "ground_truth", "fact")
+TAGS = ("request", "context", "passage", "expected_facts", "expected_response", "response", "ground_truth", "fact", "statements")
 _TAG_RE = re.compile(r"<(\s*/?\s*)(" + "|".join(TAGS) + r")\b", re.IGNORECASE)
 
 

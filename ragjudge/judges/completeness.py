@@ -110,6 +110,7 @@ def prepare(record: EvalRecord) -> Prepared | Verdict:
 
 def coverage(request: str, response: str, statements: list[str]) -> Prepared:
     """The coverage call: ``statements`` (the ground truth's key statements) against the response."""
+    statements = [" ".join(statement.split()) for statement in statements]  # one numbered line each
     parts = ([fence("request", request)] if request else []) + [
         fence("response", response),
         "<statements>\n" + numbered(statements) + "\n</statements>",
@@ -136,11 +137,14 @@ def _score(value: Any) -> int | None:
 
 
 def _statements(data: dict[str, Any]) -> list[str]:
+    entries = data.get("statements")
+    if not isinstance(entries, list):  # e.g. one string: not a list of statements
+        return []
     found = []
-    for entry in data.get("statements") or []:
+    for entry in entries:
         text = entry.get("statement") if isinstance(entry, dict) else entry
         if isinstance(text, (str, int, float)) and not isinstance(text, bool) and str(text).strip():
-            found.append(str(text).strip())
+            found.append(" ".join(str(text).split()))  # one line each: the coverage prompt numbers them
     return list(dict.fromkeys(found))[:MAX_STATEMENTS]
 
 
@@ -157,7 +161,8 @@ def parse(reply: str | None, prepared: Prepared) -> Verdict:
 
     Statements call: ``details["statements"]`` holds 1..8 statements (score None). Raises
     ``ParseError`` when there is none. Coverage call: an integer score 1..5, ``missing`` =
-    the uncovered statements, ``details["covered"]`` one flag (or None) per statement.
+    the statements not marked covered (none when the judge marked no statement at all),
+    ``details["covered"]`` one flag per statement (its first mark; None if unmarked).
     Raises ``ParseError`` when the reply has no score in 1..5."""
     data = load_reply(reply)
     if prepared.mode == STATEMENTS:
@@ -175,9 +180,12 @@ def parse(reply: str | None, prepared: Prepared) -> Verdict:
         for position, entry in enumerate(entries):
             if isinstance(entry, dict):
                 flag = as_bool(entry.get("covered"))
-                if flag is not None:
-                    covered[_index(entry.get("statement"), position, count)] = flag
-    missing = [statement for statement, flag in zip(prepared.items, covered) if flag is False]
+                index = _index(entry.get("statement"), position, count)
+                if flag is not None and covered[index] is None:  # the first mark of a statement counts
+                    covered[index] = flag
+    marked = any(flag is not None for flag in covered)
+    # a statement the judge did not mark is missing (once it marked any: else the score alone stands)
+    missing = [statement for statement, flag in zip(prepared.items, covered) if not flag] if marked else []
     rationale = data.get("rationale")
     return Verdict(
         metric=METRIC,
