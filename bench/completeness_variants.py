@@ -139,9 +139,12 @@ def main() -> None:
         cells = []
         for key in ("score", "share", "mean_p_covered"):
             pairs = [(f[key], y) for f, y in zip(found, labels) if f[key] is not None]
-            rho = spearmanr([a for a, _ in pairs], [b for _, b in pairs]).statistic if len(pairs) > 2 else float("nan")
-            spread = sorted({round(a, 2) for a, _ in pairs})
-            cells.append(f"{key} {rho:.2f} (n {len(pairs)}, {len(spread)} distinct)")
+            spread = {round(a, 2) for a, _ in pairs}
+            if len(pairs) > 2 and len(spread) > 1:
+                rho = f"{spearmanr([a for a, _ in pairs], [b for _, b in pairs]).statistic:.2f}"
+            else:
+                rho = "undefined"
+            cells.append(f"{key} {rho} (n {len(pairs)}, {len(spread)} distinct)")
         print(f"{name}: Spearman with the human rating: " + "; ".join(cells))
 
 
