@@ -47,6 +47,26 @@ def test_embedded_judge_scores_real_rows(run_cli, tmp_path, model_dir):
     assert os.path.getsize(os.path.join(model_dir, "models", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")) == 1_117_320_768
 
 
+@needs_local
+@pytest.mark.local_model
+def test_embedded_judge_scores_completeness_in_two_calls(run_cli, tmp_path, model_dir):
+    row = next(r for r in read_jsonl(SAMPLE / "rag_eval.jsonl") if r["slice"].startswith("squality"))
+    source = write_jsonl(tmp_path / "in.jsonl", [row])
+    out = tmp_path / "out.jsonl"
+    args = ["score", source, "-c", "configs/local.yaml", "-m", "completeness", "-o", str(out), "--min-pass-rate", "0", "--cache-dir", model_dir]
+    result = run_cli(args, judge=False)
+    assert result.code == 0, result.stderr
+    assert "provider calls: 2" in result.stderr  # the statements call, then the coverage call
+    scored = read_jsonl(out)[0]
+    assert scored["completeness_status"] == "ok", scored["completeness_error"]
+    assert 1.0 <= scored["completeness_score"] <= 5.0 and scored["completeness_rationale"]
+    assert all(isinstance(s, str) and s for s in scored["completeness_missing"]) and len(scored["completeness_missing"]) <= 8
+    # the coverage score reads P(covered): a float, not the written integer, on this row
+    assert scored["completeness_score"] != round(scored["completeness_score"])
+    result = run_cli(args, judge=False)
+    assert "provider calls: 0" in result.stderr and read_jsonl(out)[0]["completeness_cached"] is True
+
+
 def test_missing_custom_model_file_is_exit_2(run_cli, tmp_path, monkeypatch):
     if not HAVE_LOCAL:
         pytest.skip("needs the [local] extra")
