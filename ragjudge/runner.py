@@ -148,7 +148,6 @@ class _Judging:
         prepared = judge.prepare(record)
         if isinstance(prepared, Verdict):
             return prepared
-        first: Verdict | None = None
         if prepared.mode == "statements":
             key = self.client.key(prepared, judge.PROMPT_VERSION, 0)
             first = self.client.from_cache(key)
@@ -191,8 +190,7 @@ class _Judging:
         if first is not None and not first.cached:  # the first call's usage counts for the row
             verdict.prompt_tokens = (verdict.prompt_tokens or 0) + (first.prompt_tokens or 0)
             verdict.completion_tokens = (verdict.completion_tokens or 0) + (first.completion_tokens or 0)
-            if verdict.cost_usd is not None or verdict.cached:
-                verdict.cost_usd = None if first.cost_usd is None else (verdict.cost_usd or 0.0) + first.cost_usd
+            verdict.cost_usd = None if verdict.cost_usd is None or first.cost_usd is None else verdict.cost_usd + first.cost_usd
             verdict.cached = False
         return verdict
 

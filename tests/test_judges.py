@@ -230,15 +230,20 @@ def test_completeness_draws_statements_from_the_ground_truth_once_then_judges_co
     assert [r["completeness_score"] for r in read_jsonl(out)] == [5.0, 3.0, 3.0]
 
 
-def test_coverage_score_is_one_plus_four_times_the_mean_probability_of_covered(run_cli, tmp_path, server):
+def _score_half_covered_row(run_cli, tmp_path, judge_yaml: str) -> dict:
+    """Score one row whose response covers 1 of its 2 ground-truth statements; the scored row."""
     row = {"id": "c", "request": "Who wrote it?", "expected_response": "Ann wrote the book. She lived in Paris.", "response": "Ann wrote the book."}
     source = write_jsonl(tmp_path / "in.jsonl", [row])
     out = tmp_path / "out.jsonl"
     config = tmp_path / "c.yaml"
-    config.write_text("judge:\n  coverage_score: true\n")
-    server.p_true = 0.7  # P(true) at each "covered" token, whatever the written flag
+    config.write_text("judge:\n" + judge_yaml)
     run_cli(["score", source, "-m", "completeness", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
-    scored = read_jsonl(out)[0]
+    return read_jsonl(out)[0]
+
+
+def test_coverage_score_is_one_plus_four_times_the_mean_probability_of_covered(run_cli, tmp_path, server):
+    server.p_true = 0.7  # P(true) at each "covered" token, whatever the written flag
+    scored = _score_half_covered_row(run_cli, tmp_path, "  coverage_score: true\n")
     assert scored["completeness_score"] == pytest.approx(1 + 4 * 0.7) and scored["completeness_passed"] is True
     assert scored["completeness_missing"] == ["She lived in Paris."]  # the written flags still name what is missing
 
@@ -288,14 +293,8 @@ def test_a_failed_statements_call_is_an_error_row_and_the_others_go_on(run_cli, 
 
 
 def test_samples_with_coverage_score_agree_on_equal_float_scores(run_cli, tmp_path, server):
-    row = {"id": "c", "request": "Who wrote it?", "expected_response": "Ann wrote the book. She lived in Paris.", "response": "Ann wrote the book."}
-    source = write_jsonl(tmp_path / "in.jsonl", [row])
-    out = tmp_path / "out.jsonl"
-    config = tmp_path / "c.yaml"
-    config.write_text("judge:\n  coverage_score: true\n  samples: 3\n")
     server.p_true = 0.9
-    run_cli(["score", source, "-m", "completeness", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
-    scored = read_jsonl(out)[0]
+    scored = _score_half_covered_row(run_cli, tmp_path, "  coverage_score: true\n  samples: 3\n")
     assert scored["completeness_score"] == pytest.approx(4.6) and scored["completeness_agreement"] == 1.0
 
 

@@ -125,6 +125,18 @@ def as_bool(value: Any) -> bool | None:
     return None
 
 
+def item_index(value: Any, position: int, count: int) -> int:
+    """0-based index of the item a judge's entry names (``value``: 1-based number, or a string
+    holding one), else the entry's ``position``, capped to ``count - 1``."""
+    if isinstance(value, (int, float)) and 1 <= int(value) <= count:
+        return int(value) - 1
+    if isinstance(value, str):
+        digits = "".join(ch for ch in value if ch.isdigit())
+        if digits and 1 <= int(digits) <= count:
+            return int(digits) - 1
+    return min(position, count - 1)
+
+
 def field_probability(logprobs: Any, field: str = "verdict", yes: str = "yes", no: str = "no") -> float | None:
     """P(yes) / (P(yes) + P(no)) at the first token of JSON string field ``field``, from an
     OpenAI-style ``logprobs`` object (``content``: tokens with ``top_logprobs``); None when

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.judges.base import OK, ParseError, Prepared, Verdict, as_bool, fence, json_schema_format, load_reply, numbered
+from ragjudge.judges.base import OK, ParseError, Prepared, Verdict, as_bool, fence, item_index, json_schema_format, load_reply, numbered
 from ragjudge.records import EvalRecord
 
 METRIC = "completeness"
@@ -148,14 +148,6 @@ def _statements(data: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_STATEMENTS]
 
 
-def _index(value: Any, position: int, count: int) -> int:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and 1 <= int(value) <= count:
-        return int(value) - 1
-    if isinstance(value, str) and value.strip().isdigit() and 1 <= int(value) <= count:
-        return int(value) - 1
-    return min(position, count - 1)
-
-
 def parse(reply: str | None, prepared: Prepared) -> Verdict:
     """Judge reply -> ok ``Verdict``.
 
@@ -180,7 +172,7 @@ def parse(reply: str | None, prepared: Prepared) -> Verdict:
         for position, entry in enumerate(entries):
             if isinstance(entry, dict):
                 flag = as_bool(entry.get("covered"))
-                index = _index(entry.get("statement"), position, count)
+                index = item_index(entry.get("statement"), position, count)
                 if flag is not None and covered[index] is None:  # the first mark of a statement counts
                     covered[index] = flag
     marked = any(flag is not None for flag in covered)

@@ -30,6 +30,7 @@ from ragjudge.judges.base import (
     Verdict,
     as_bool,
     fence,
+    item_index,
     json_schema_format,
     load_reply,
     neutralise,
@@ -179,16 +180,6 @@ def evidence_shares(facts: list[str], passages: list[str]) -> list[float]:
     return shares
 
 
-def _fact_index(value: Any, position: int, count: int) -> int:
-    if isinstance(value, (int, float)) and 1 <= int(value) <= count:
-        return int(value) - 1
-    if isinstance(value, str):
-        digits = "".join(ch for ch in value if ch.isdigit())
-        if digits and 1 <= int(digits) <= count:
-            return int(digits) - 1
-    return min(position, count - 1)
-
-
 def parse(reply: str | None, prepared: Prepared) -> Verdict:
     """Judge reply -> ok ``Verdict`` (score 1.0 / 0.0). Raises ``ParseError`` when the reply
     has no readable verdict. In grounded mode the per-fact verdicts decide; the overall
@@ -206,7 +197,7 @@ def parse(reply: str | None, prepared: Prepared) -> Verdict:
         for position, entry in enumerate(data["facts"]):
             if not isinstance(entry, dict):
                 continue
-            index = _fact_index(entry.get("fact"), position, count)
+            index = item_index(entry.get("fact"), position, count)
             flag = as_bool(entry.get("supported"))
             if flag is not None:
                 supported[index] = flag
