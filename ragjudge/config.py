@@ -61,7 +61,9 @@ class JudgeSettings(_Strict):
     (1.0..5.0, G-Eval) instead of the written integer. ``coverage_score``: completeness is
     ``1 + 4 x`` the share of the ground truth's statements covered (the mean P(covered) where
     log-probabilities come back), a float in 1..5, instead of the written integer; it takes
-    precedence over ``expected_score``."""
+    precedence over ``expected_score``. ``strip_instructions``: remove sentences addressed to
+    the judge ("ignore all previous instructions ...") from passages and responses before
+    judging (``ragjudge.injection``); the output's ``removed_instructions`` lists them."""
 
     model: str = "openai/gpt-4o-mini"
     api_base: str | None = None
@@ -80,6 +82,7 @@ class JudgeSettings(_Strict):
     fact_evidence: float | None = Field(None, gt=0.0, le=1.0)
     expected_score: bool = False
     coverage_score: bool = False
+    strip_instructions: bool = True
     local_model_path: str | None = None
 
 

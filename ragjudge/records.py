@@ -51,6 +51,7 @@ class EvalRecord:
     expected_response: str | None = None
     response: str | None = None
     context_error: str | None = None
+    removed: list[str] = field(default_factory=list)  # sentences addressed to the judge, taken out
 
     @property
     def has_reference(self) -> bool:
@@ -246,8 +247,10 @@ def normalise_facts(value: Any) -> list[str]:
     return [t for t in (_text(i) for i in items) if t]
 
 
-def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0) -> list[EvalRecord]:
-    """Build one ``EvalRecord`` per row (``index`` counts from ``start``), never dropping a row."""
+def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, strip_instructions: bool = False) -> list[EvalRecord]:
+    """Build one ``EvalRecord`` per row (``index`` counts from ``start``), never dropping a row.
+    With ``strip_instructions`` each passage and the response lose their sentences addressed
+    to the judge (``ragjudge.injection``), listed in ``EvalRecord.removed``."""
     records = []
     for offset, row in enumerate(rows):
         get = {name: (_lookup(row, path) if path else None) for name, path in mapping.paths.items()}
@@ -265,4 +268,25 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0) -> 
                 context_error=context_error,
             )
         )
+        if strip_instructions:
+            _strip(records[-1])
     return records
+
+
+REMOVED_PLACEHOLDER = "[removed: text addressed to the judge]"
+
+
+def _strip(record: EvalRecord) -> None:
+    """Take the sentences addressed to the judge out of the passages and the response. A text
+    that was nothing else becomes ``REMOVED_PLACEHOLDER``, so the judge still sees that it
+    holds no evidence (rather than the row being skipped)."""
+    from ragjudge.injection import strip_instructions
+
+    for passage in record.passages:
+        found = strip_instructions(passage.text)
+        passage.text = found.text if found.text.strip() else REMOVED_PLACEHOLDER
+        record.removed.extend(found.removed)
+    if record.response:
+        found = strip_instructions(record.response)
+        record.response = found.text if found.text.strip() else REMOVED_PLACEHOLDER
+        record.removed.extend(found.removed)

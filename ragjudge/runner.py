@@ -6,8 +6,9 @@ Output columns per metric ``M`` (in input order, after the input's own columns):
 ``M_rationale``, ``M_status`` (ok/error/skipped), ``M_error``, ``M_missing`` (list),
 ``M_raw`` (the judge's reply, kept on error rows), ``M_cached``, ``M_prompt_tokens``,
 ``M_completion_tokens``, ``M_cost_usd`` (USD; null when the model has no price), and with
-``--samples`` > 1 ``M_agreement``; then ``sufficiency_mode`` (grounded/reference_free) and
-``judge_model``.
+``--samples`` > 1 ``M_agreement``; then ``sufficiency_mode`` (grounded/reference_free),
+``removed_instructions`` (list: sentences of the passages and response addressed to the
+judge, removed before judging; see ``ragjudge.injection``) and ``judge_model``.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def output_column_types(metrics: list[str], samples: int) -> dict[str, str]:
     if "sufficiency" in metrics:
         types["sufficiency_mode"] = "string"
         types["sufficiency_p_yes"] = "float64"
+    types["removed_instructions"] = "list<string>"
     types["judge_model"] = "string"
     return types
 
@@ -306,7 +308,7 @@ class _Judging:
         return out  # type: ignore[return-value]
 
 
-def _scored(df: Any, verdicts: list[list[Verdict]], config: Config, model: str) -> Any:
+def _scored(df: Any, verdicts: list[list[Verdict]], config: Config, model: str, records: list[EvalRecord]) -> Any:
     import pandas as pd
 
     out = df.copy()
@@ -330,6 +332,7 @@ def _scored(df: Any, verdicts: list[list[Verdict]], config: Config, model: str) 
             out["sufficiency_mode"] = [v.mode for v in column]
             if config.judge.yes_threshold is not None or config.judge.fact_threshold is not None:
                 out["sufficiency_p_yes"] = pd.array([(v.details or {}).get("p_yes") for v in column], dtype="Float64")
+    out["removed_instructions"] = [list(record.removed) for record in records]
     out["judge_model"] = model
     return out
 
@@ -452,16 +455,18 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
     judging = _Judging(config, client, interrupt, on_progress)
     kept = []
     start = 0
+    stripped = 0
     try:
         chunk = first
         while chunk is not None:
-            records = to_records(chunk.to_dict("records"), mapping, start)
+            records = to_records(chunk.to_dict("records"), mapping, start, config.judge.strip_instructions)
+            stripped += sum(1 for record in records if record.removed)
             verdicts = await judging.chunk(records)
             client.stopping = interrupt.requested
             for row in verdicts:
                 for metric, verdict in zip(config.metrics, row):
                     summary.metrics[metric].add(verdict)
-            scored = _scored(chunk, verdicts, config, config.judge.model)
+            scored = _scored(chunk, verdicts, config, config.judge.model, records)
             if writer:
                 writer.write(scored)
             if keep_table:
@@ -482,6 +487,14 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
             await client.aclose()
         if cache is not None:
             cache.close()
+    if stripped:
+        note = (
+            f"{stripped} row(s): sentences addressed to the judge were removed from the context or response before "
+            "judging (column removed_instructions; judge.strip_instructions: false keeps them)"
+        )
+        notes.append(note)
+        if on_note:
+            on_note(note)
     summary.fatal = str(client.fatal) if client.fatal else None
     summary.interrupted = interrupt.requested
     summary.provider_calls = client.calls
