@@ -3,10 +3,14 @@
 For each slice in the shared data folder (``--data``, default ../shared/data), takes a
 fixed random subset of ``--rows`` rows (seed 0; label-balanced for the binary slices),
 scores it with configs/local.yaml, and runs ``ragjudge agreement``. RAGChecker pairs are
-scored twice (response, then response_b) and compared pairwise. Prints one line per slice
-and writes bench/_work/agreement/summary.json; README's judge-quality table is made from it.
+scored twice (response, then response_b) and compared pairwise. The SQuALITY slice takes
+``--completeness-rows`` rows (default ``--rows``), never the 24 on which
+bench/completeness_variants.py chose the judge's design. For both completeness slices the
+same rows are also scored by word overlap alone (``word_recall_baseline``), to show what the
+judge adds. Prints one line per slice and writes bench/_work/agreement/summary.json;
+README's judge-quality table is made from it.
 
-    python bench/agreement.py [--rows 30] [--data ../shared/data] [--config configs/local.yaml]
+    python bench/agreement.py [--rows 30] [--completeness-rows N] [--data ../shared/data] [--config configs/local.yaml]
 """
 
 from __future__ import annotations
@@ -32,18 +36,45 @@ SLICES = [  # file, metric, label column, mode, by
 CALIBRATION = {line.strip() for line in open(Path(__file__).with_name("calibration_ids.txt"), encoding="utf-8") if line.strip() and not line.startswith("#")}
 
 
-def subset(path: Path, rows: int, label: str, binary: bool) -> list[dict]:
-    """A fixed sample of the slice, leaving out the rows used to tune prompts and thresholds."""
+def subset(path: Path, rows: int, label: str, binary: bool, exclude: frozenset[str] = frozenset()) -> list[dict]:
+    """A fixed sample of the slice, leaving out the rows used to tune prompts and thresholds
+    (and, for a 1..5 slice, the ids in ``exclude``, taken out after the shuffle so that a
+    larger sample starts with the same rows as a smaller one)."""
     data = [r for r in (json.loads(line) for line in open(path, encoding="utf-8")) if r["id"] not in CALIBRATION]
     rng = random.Random(0)
     rng.shuffle(data)
     if not binary:
-        return data[:rows]
+        return [r for r in data if r["id"] not in exclude][:rows]
     yes = [r for r in data if r[label] is True][: rows // 2]
     no = [r for r in data if r[label] is False][: rows - rows // 2]
     mixed = yes + no
     rng.shuffle(mixed)
     return mixed
+
+
+def design_rows(path: Path, count: int = 24) -> list[dict]:
+    """The SQuALITY rows on which bench/completeness_variants.py chose the two-call design:
+    ``count`` rows outside the first 40 of ``subset`` (seed 1). Never among the rows this
+    script reports."""
+    held_out = {r["id"] for r in subset(path, 40, "label_completeness", False)}
+    rows = [r for r in (json.loads(line) for line in open(path, encoding="utf-8")) if r["id"] not in held_out]
+    random.Random(1).shuffle(rows)
+    return rows[:count]
+
+
+def word_recall_baseline(scored: Path, target: Path, response: str = "response") -> None:
+    """Copy of the scored table whose completeness_score is ``1 + 4 x`` the share of the
+    expected response's content words found in the response (``evidence_share``: a
+    ROUGE-1-recall-like figure, no judge), so that ``ragjudge agreement`` reads it like the judge."""
+    sys.path.insert(0, str(ROOT))
+    from ragjudge.judges.sufficiency import evidence_share
+
+    rows = [json.loads(line) for line in open(scored, encoding="utf-8")]
+    for row in rows:
+        ok = bool(row.get("expected_response") and row.get(response))
+        row["completeness_score"] = 1 + 4 * evidence_share(row["expected_response"], [row[response]]) if ok else None
+        row["completeness_status"] = "ok" if ok else "skipped"
+    target.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
 def ragjudge(*args: str) -> subprocess.CompletedProcess:
@@ -53,6 +84,8 @@ def ragjudge(*args: str) -> subprocess.CompletedProcess:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=30)
+    parser.add_argument("--completeness-rows", type=int, help="rows of the SQuALITY slice (default: --rows; at most 126, "
+                        "the rows outside the completeness design rows)")
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--config", default="configs/local.yaml")
     parser.add_argument("--only", nargs="*", help="slice names to run (default: all)")
@@ -64,7 +97,12 @@ def main() -> None:
     for name, metric, label, mode, by in SLICES:
         if args.only and name not in args.only:
             continue
-        rows = subset(Path(args.data) / f"{name}.jsonl", args.rows, label, metric == "sufficiency")
+        path = Path(args.data) / f"{name}.jsonl"
+        if mode == "1..5":
+            design = frozenset(r["id"] for r in design_rows(path))
+            rows = subset(path, args.completeness_rows or args.rows, label, False, exclude=design)
+        else:
+            rows = subset(path, args.rows, label, metric == "sufficiency")
         source = out / f"{name}.jsonl"
         source.write_text("".join(json.dumps(r) + "\n" for r in rows))
         scored = out / f"{name}.scored.jsonl"
@@ -79,8 +117,16 @@ def main() -> None:
             ragjudge("score", str(source), "-o", str(scored_b), "--map", "response=response_b", *common)
             extra = ["--pair", str(scored_b)]
         report = json.loads(ragjudge("agreement", str(scored), "-m", metric, "--labels", label, "--json", *extra).stdout)
-        results[name] = {"mode": mode, "metric": metric, "report": report}
+        results[name] = {"mode": mode, "metric": metric, "rows": len(rows), "report": report}
         print(f"{name} ({mode}): " + summary_line(report))
+        if metric == "completeness":  # the same rows scored by word overlap alone, for scale
+            word_recall_baseline(scored, out / f"{name}.baseline.jsonl")
+            if mode == "pairwise":
+                word_recall_baseline(scored_b, out / f"{name}.baseline_b.jsonl", "response_b")
+                extra = ["--pair", str(out / f"{name}.baseline_b.jsonl")]
+            baseline = json.loads(ragjudge("agreement", str(out / f"{name}.baseline.jsonl"), "-m", metric, "--labels", label, "--json", *extra).stdout)
+            results[name]["word_recall_baseline"] = baseline
+            print("  word-recall baseline, same rows: " + summary_line(baseline))
     (out / "summary.json").write_text(json.dumps(results, indent=2))
 
 

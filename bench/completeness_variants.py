@@ -9,7 +9,8 @@ one call (the design before 2026-11-30) against two calls (the shipped design).
 
 For each it prints Spearman's correlation with the human rating of the written score, of
 the share of statements marked covered, and of the mean P(covered) (what
-``judge.coverage_score`` uses). Rows: 24 SQuALITY rows outside the 40 that
+``judge.coverage_score`` uses); then of mixes of the two-call mean P(covered) with word
+overlap (bench/agreement.py's no-judge baseline), weight 0 being word overlap alone. Rows: 24 SQuALITY rows outside the 40 that
 ``bench/agreement.py --rows 40`` scores (seed 1). Calls go straight to the in-process
 llama.cpp runtime (temperature 0) and are cached in bench/_work/variants.
 
@@ -21,12 +22,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import random
 import sys
 from pathlib import Path
 
 from _common import ROOT, WORK, machine
-from agreement import subset
+from agreement import design_rows
 
 sys.path.insert(0, str(ROOT))
 
@@ -127,15 +127,14 @@ def main() -> None:
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     args = parser.parse_args()
     path = Path(args.data) / "squality_completeness_dev.jsonl"
-    held_out = {r["id"] for r in subset(path, 40, "label_completeness", False)}
-    rows = [r for r in (json.loads(line) for line in open(path, encoding="utf-8")) if r["id"] not in held_out]
-    random.Random(1).shuffle(rows)
-    rows = rows[: args.rows]
+    rows = design_rows(path, args.rows)
     judge = Judge(WORK / "variants")
     print(f"machine: {machine()}; {len(rows)} SQuALITY development rows (not among agreement.py's 40)")
     labels = [r["label_completeness"] for r in rows]
     for name, run in (("one-call", one_call), ("two-call", two_call)):
         found = [run(judge, r) for r in rows]
+        if name == "two-call":
+            two_call_p = [f["mean_p_covered"] for f in found]
         cells = []
         for key in ("score", "share", "mean_p_covered"):
             pairs = [(f[key], y) for f, y in zip(found, labels) if f[key] is not None]
@@ -146,6 +145,15 @@ def main() -> None:
                 rho = "undefined"
             cells.append(f"{key} {rho} (n {len(pairs)}, {len(spread)} distinct)")
         print(f"{name}: Spearman with the human rating: " + "; ".join(cells))
+    # word overlap (agreement.py's baseline) and mixes of it with the two-call mean P(covered)
+    from ragjudge.judges.sufficiency import evidence_share
+
+    overlap = [evidence_share(r["expected_response"], [r["response"]]) for r in rows]
+    mixes = []
+    for weight in (0.0, 0.25, 0.5, 0.75, 1.0):
+        mixed = [weight * (p if p is not None else 0.5) + (1 - weight) * o for p, o in zip(two_call_p, overlap)]
+        mixes.append(f"{weight:.2f}: {spearmanr(mixed, labels).statistic:.2f}")
+    print("weight of the two-call mean P(covered) against word overlap, Spearman: " + "; ".join(mixes))
 
 
 if __name__ == "__main__":
