@@ -30,8 +30,9 @@ input-filtering advice for OWASP's LLM01 (prompt injection); the patterns are ra
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 _GRADER = (
     r"(?:ai|a\.i\.|llm|llms|language models?|ai models?|grader|graders|evaluators?|assessors?|raters?|"
@@ -57,7 +58,7 @@ _RULES = [
     re.compile(
         r"\b(?:reply|respond|answer|output|return|say|print|write|mark|rate|score|grade|give)\b[^.!?\n]{0,40}?"
         r"[\"'\u201c]?\b(?:yes|no|5|five|5/5|full marks|fully complete|sufficient)\b[\"'\u201d]?"
-        r"(?=[^.!?\n]{0,60}?\b" + _JUDGE_WORDS + r"\b|[^.!?\n]{0,20}?\b(?:and nothing else|only|regardless)\b)"
+        r"(?=[^.!?\n]{0,60}?\b" + _JUDGE_WORDS + r"\b|[^.!?\n]{0,20}?\b(?:and nothing else|regardless)\b)"
     ),
     re.compile(r"\b" + _JUDGE_WORDS + r"\b[^.!?\n]{0,40}?\b(?:must|should|shall|has to|needs to) be\b[^.!?\n]{0,20}?"
                r"[\"'\u201c]?\b(?:yes|5|five|sufficient|complete|fully complete|pass|passed)\b"),
@@ -72,17 +73,28 @@ _RULES = [
     re.compile(r"\b(?:new|updated|real|actual|hidden|secret|revised) (?:system )?(?:instructions?|prompt)\b"),
     re.compile(r"\bsystem (?:prompt|override|message)\b"),
 ]
+# every rule above needs one of these words somewhere in the (case-folded) text: a text
+# without any is returned at once, unsplit (most texts; a substring test per word is several
+# times faster than one regex alternation in CPython's re)
+_ANCHOR_WORDS = (
+    "ignore", "disregard", "forget", "override", "bypass", "verdict", "score", "rating", "rate it", "grade", "judge",
+    "evaluat", "assessor", "rater", "sufficien", "complete", "nothing else", "regardless", "llm", "language model",
+    "assistant", "chatbot", "gpt", "claude", "gemini", "instruction", "prompt", "system", "full marks", "5/5",
+    "five stars", "a 5", 'supported"', "supported'", "supported\u201d", 'covered"', "covered'", "covered\u201d",
+)
+_AI = re.compile(r"\ba\.?i\b")
 _NEGATED = re.compile(r"\b(?:do not|don't|never|must not|mustn't|should not|shouldn't|cannot|can't)\s+(?:ignore|disregard|forget|override|bypass)\b")
 # a sentence ends at . ! ? (then space) or at a line break; separators are kept
 _SPLIT = re.compile(r"((?<=[.!?])[\"'\u201d)\]]*\s+|\n+)")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Stripped:
-    """``text`` without the removed sentences (the input itself when none was removed)."""
+    """``text`` without the removed sentences (the input itself when none was removed), and
+    the ``removed`` sentences in order."""
 
     text: str
-    removed: list[str] = field(default_factory=list)
+    removed: tuple[str, ...] = ()
 
 
 def is_instruction(sentence: str) -> bool:
@@ -96,11 +108,16 @@ def is_instruction(sentence: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)  # passages often repeat across rows
 def strip_instructions(text: str) -> Stripped:
     """Remove each sentence of ``text`` addressed to a judge. Returns ``Stripped``: the text
     with those sentences (and the space after each) removed, and the removed sentences in
     order. Text with none comes back unchanged, byte for byte, so its judge calls and cache
-    keys are the same as without this step."""
+    keys are the same as without this step. Cost: about 30 microseconds per KB of text with
+    none of the anchor words, more for text that has to be split (bench/README, figure 4)."""
+    lowered = text.casefold()
+    if not any(word in lowered for word in _ANCHOR_WORDS) and not _AI.search(lowered):
+        return Stripped(text)
     pieces = _SPLIT.split(text)
     # pieces alternate: sentence, separator, sentence, separator, ..., sentence
     removed: list[str] = []
@@ -114,4 +131,4 @@ def strip_instructions(text: str) -> Stripped:
         kept.append(sentence + separator)
     if not removed:
         return Stripped(text)
-    return Stripped("".join(kept).rstrip(), removed)
+    return Stripped("".join(kept).rstrip(), tuple(removed))
