@@ -7,5 +7,6 @@ PY="${PYTHON:-../.venv/bin/python}"
 "$PY" throughput.py
 "$PY" litellm_overhead.py
 "$PY" scale.py
+"$PY" instruction_removal.py
 "$PY" embedded.py
 bash mlflow_side_by_side.sh --rows 5000 --timeout 1200

@@ -1,0 +1,52 @@
+"""What removing sentences addressed to the judge costs (``judge.strip_instructions``).
+
+Scores the same synthetic file from a warm cache twice each with the removal on and off,
+alternating, against the fake server (no calls once warm): figure 2's shape (5,000
+distinct rows, ~300 B of context) and figure 4's (100,000 rows of ~1 KB whose inputs repeat
+every 1,000 rows). Prints rows/s end to end (read, judge from the cache, write Parquet).
+
+    python bench/instruction_removal.py [--distinct-rows 5000] [--repeating-rows 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+
+from _common import WORK, fake_server, machine, synthetic_rows
+
+
+def main() -> None:
+    from ragjudge.config import load_config
+    from ragjudge.runner import evaluate
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--distinct-rows", type=int, default=5000)
+    parser.add_argument("--repeating-rows", type=int, default=100_000)
+    args = parser.parse_args()
+    print(f"machine: {machine()}")
+    cases = [
+        ("distinct, ~300 B context", synthetic_rows(WORK / f"removal_{args.distinct_rows}.jsonl", args.distinct_rows), args.distinct_rows),
+        ("repeating every 1,000, ~1 KB context", synthetic_rows(WORK / f"removal_r{args.repeating_rows}.jsonl", args.repeating_rows, distinct=1000, context_bytes=1000), args.repeating_rows),
+    ]
+    with fake_server() as url:
+        for name, source, rows in cases:
+            cache = WORK / "removal_cache"
+            shutil.rmtree(cache, ignore_errors=True)
+            figures: dict[bool, list[float]] = {True: [], False: []}
+            for run, strip in enumerate((True, True, False, True, False)):  # the first run warms the cache
+                config = load_config(None, {
+                    "judge": {"model": "openai/fake-judge", "api_base": url, "concurrency": 16, "strip_instructions": strip},
+                    "metrics": ["sufficiency"], "cache": {"dir": str(cache)}, "gate": {"min_pass_rate": 0.0},
+                })
+                start = time.perf_counter()
+                evaluate(str(source), config, output=str(WORK / "removal_out.parquet"))
+                if run:
+                    figures[strip].append(rows / (time.perf_counter() - start))
+            on, off = (", ".join(f"{v:,.0f}" for v in figures[k]) for k in (True, False))
+            print(f"{rows:,} rows, {name}: removal on {on} rows/s; off {off} rows/s")
+
+
+if __name__ == "__main__":
+    main()
