@@ -99,6 +99,7 @@ class Summary:
     interrupted: bool = False
     provider_calls: int = 0
     judge_model: str = ""
+    rows_with_removed_instructions: int = 0
 
     @property
     def cost_usd(self) -> float | None:

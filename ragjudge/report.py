@@ -11,13 +11,15 @@ from ragjudge.gate import GateResult, Summary
 
 def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None) -> dict[str, Any]:
     """The ``--summary-json`` document: rows; per metric counts, pass rate and mean score over
-    ok rows, error rate, threshold, cache hits, tokens and cost (USD); the gate's verdict,
+    ok rows, error rate, threshold, cache hits, tokens and cost (USD); the rows whose passages
+    or response lost sentences addressed to the judge; the gate's verdict,
     lines and failures; the exit code."""
     return {
         "rows": summary.rows,
         "judge_model": summary.judge_model,
         "metrics": {name: m.to_dict() for name, m in summary.metrics.items()},
         "provider_calls": summary.provider_calls,
+        "rows_with_removed_instructions": summary.rows_with_removed_instructions,
         "cost_usd": summary.cost_usd,
         "fatal": summary.fatal,
         "interrupted": summary.interrupted,

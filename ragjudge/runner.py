@@ -487,6 +487,7 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
             await client.aclose()
         if cache is not None:
             cache.close()
+    summary.rows_with_removed_instructions = stripped
     if stripped:
         note = (
             f"{stripped} row(s): sentences addressed to the judge were removed from the context or response before "
