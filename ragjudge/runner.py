@@ -108,6 +108,12 @@ def _combine(metric: str, samples: list[Verdict]) -> Verdict:
     return result
 
 
+def _note(verdict: Verdict, note: str) -> None:
+    """Put ``note`` (why ragjudge's decision differs from the verdict the judge wrote) in front
+    of the judge's rationale."""
+    verdict.rationale = f"{note}. {verdict.rationale}" if verdict.rationale else note
+
+
 def _unpaid(verdict: Verdict) -> Verdict:
     """``verdict`` for a row that did not make the call: no tokens, no cost."""
     copy = Verdict(**{**verdict.__dict__})
@@ -230,10 +236,14 @@ class _Judging:
         if verdict.status != OK:
             return verdict
         details = verdict.details or {}
+        written = verdict.score
         cut = self.config.judge.yes_threshold
         p_yes = details.get("p_yes")
         if cut is not None and p_yes is not None:
             verdict.score = 1.0 if p_yes >= cut else 0.0
+            if verdict.score != written:  # the rationale argues for the written verdict: say so
+                _note(verdict, f"probability check: P(yes) {p_yes:.2f} {'>=' if verdict.score else '<'} yes_threshold {cut:g}, "
+                               f"so {'yes' if verdict.score else 'no'} (the judge wrote {'yes' if written else 'no'})")
         fact_cut = self.config.judge.fact_threshold
         p_facts = details.get("p_supported") or []
         facts = details.get("facts") or []
@@ -241,6 +251,9 @@ class _Judging:
             verdict.missing = [fact for fact, p in zip(facts, p_facts) if p < fact_cut]
             verdict.score = 0.0 if verdict.missing else 1.0
             verdict.details = {**details, "p_yes": min(p_facts)}
+            if verdict.score != written:
+                _note(verdict, f"probability check: {len(verdict.missing)} fact(s) with P(supported) < fact_threshold {fact_cut:g}, so no"
+                               if verdict.missing else f"probability check: every fact has P(supported) >= fact_threshold {fact_cut:g}, so yes")
         p_score = details.get("p_score")
         if metric == "completeness" and self.config.judge.expected_score and p_score and not self.config.judge.coverage_score:
             verdict.score = round(sum(int(k) * p for k, p in p_score.items()), 3)
@@ -257,8 +270,7 @@ class _Judging:
             if absent:
                 verdict.missing = list(dict.fromkeys([*verdict.missing, *absent]))
                 if verdict.score:
-                    note = f"evidence check: the words of {len(absent)} expected fact(s) are mostly absent from the passages"
-                    verdict.rationale = f"{note}. {verdict.rationale}" if verdict.rationale else note
+                    _note(verdict, f"evidence check: the words of {len(absent)} expected fact(s) are mostly absent from the passages")
                 verdict.score = 0.0
             verdict.details = {**(verdict.details or {}), "evidence": shares}
         verdict.passed = bool(verdict.score >= self.config.threshold(metric))

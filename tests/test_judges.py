@@ -100,16 +100,21 @@ def test_yes_threshold_overrides_written_verdict(run_cli, tmp_path, server):
     source = write_jsonl(tmp_path / "in.jsonl", [REF_FREE])
     run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
     assert read_jsonl(out)[0]["sufficiency_score"] == 1.0  # no threshold: the written "yes"
+    written = read_jsonl(out)[0]["sufficiency_rationale"]
+    assert written and not written.startswith("probability check")
     config = tmp_path / "c.yaml"
     config.write_text("judge:\n  yes_threshold: 0.9\n")
     run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
     row = read_jsonl(out)[0]
     assert row["sufficiency_p_yes"] == pytest.approx(0.8)
     assert row["sufficiency_score"] == 0.0 and row["sufficiency_passed"] is False
+    # the judge's rationale argues for the "yes" it wrote: the override says so in front of it
+    assert row["sufficiency_rationale"] == f"probability check: P(yes) 0.80 < yes_threshold 0.9, so no (the judge wrote yes). {written}"
     config.write_text("judge:\n  yes_threshold: 0.5\n")
     calls = server.calls
     run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
     assert read_jsonl(out)[0]["sufficiency_score"] == 1.0
+    assert not read_jsonl(out)[0]["sufficiency_rationale"].startswith("probability check")  # agrees with what it wrote
     assert server.calls == calls  # a new threshold re-decides cached probabilities, no new call
 
 
@@ -139,6 +144,7 @@ def test_fact_threshold_decides_each_fact(run_cli, tmp_path, server):
     assert scored["sufficiency_p_yes"] == pytest.approx(0.9)
     assert scored["sufficiency_score"] == 0.0
     assert scored["sufficiency_missing"] == ["landmark 1 city 1"]
+    assert scored["sufficiency_rationale"].startswith("probability check: 1 fact(s) with P(supported) < fact_threshold 0.95, so no. ")
     config.write_text("judge:\n  fact_threshold: 0.5\n")
     run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
     assert read_jsonl(out)[0]["sufficiency_score"] == 1.0 and read_jsonl(out)[0]["sufficiency_missing"] == []
