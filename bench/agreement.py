@@ -77,6 +77,60 @@ def word_recall_baseline(scored: Path, target: Path, response: str = "response")
     target.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
+def load_yaml(path: str) -> dict:
+    import yaml
+
+    return yaml.safe_load(open(ROOT / path, encoding="utf-8")) or {}
+
+
+def evidence_check_figures(config: str, source: Path, scored: Path, label: str, stem: Path) -> dict:
+    """The grounded slice again without ``judge.fact_evidence`` (from the cache: the check runs
+    after the judge call), and the check alone (every fact's evidence share >= the config's
+    ``fact_evidence``, no judge)."""
+    import yaml
+
+    sys.path.insert(0, str(ROOT))
+    from ragjudge.judges.sufficiency import evidence_share
+
+    settings = load_yaml(config)
+    share_cut = (settings.get("judge") or {}).get("fact_evidence")
+    if share_cut is None:
+        return {}
+    settings["judge"]["fact_evidence"] = None
+    plain = stem.with_name(stem.name + ".no_evidence.yaml")
+    plain.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    rescored = stem.with_name(stem.name + ".no_evidence.scored.jsonl")
+    ragjudge("score", str(source), "-o", str(rescored), "-c", str(plain), "-m", "sufficiency", "--min-pass-rate", "0", "--max-error-rate", "1", "-q")
+    without = json.loads(ragjudge("agreement", str(rescored), "-m", "sufficiency", "--labels", label, "--json").stdout)
+    print("  same rows without the evidence check: " + summary_line(without))
+    rows = [json.loads(line) for line in open(scored, encoding="utf-8")]
+    right = 0
+    for row in rows:
+        facts = row.get("expected_facts") or [row.get("expected_response") or ""]
+        passages = [c if isinstance(c, str) else c.get("content", "") for c in row.get("context") or []]
+        right += (min(evidence_share(f, passages) for f in facts) >= share_cut) == bool(row[label])
+    alone = right / len(rows) if rows else None
+    print(f"  the evidence check alone (fact_evidence {share_cut}, no judge): accuracy {fmt(alone)} on {len(rows)} rows")
+    return {"without_evidence_check": without, "evidence_check_alone_accuracy": alone}
+
+
+def system_figures(scored: Path, label: str, threshold: float) -> dict:
+    """Per system (the id's last part): mean judge score and mean human rating; overall, how
+    often pass/fail at ``threshold`` agrees with "human rating >= threshold"."""
+    rows = [r for r in (json.loads(line) for line in open(scored, encoding="utf-8")) if r.get("completeness_status") == "ok"]
+    figures: dict = {}
+    for system in sorted({r["id"].split("-", 3)[-1] for r in rows}):
+        mine = [r for r in rows if r["id"].split("-", 3)[-1] == system]
+        figures[system] = (f"judge mean {sum(r['completeness_score'] for r in mine) / len(mine):.2f}, "
+                           f"human mean {sum(r[label] for r in mine) / len(mine):.2f} (n {len(mine)})")
+    if rows:
+        agree = sum((r["completeness_score"] >= threshold) == (r[label] >= threshold) for r in rows) / len(rows)
+        figures["pass/fail"] = (f"agrees with human >= {threshold:g} on {agree:.2f}; judge passes "
+                                f"{sum(r['completeness_score'] >= threshold for r in rows) / len(rows):.2f}, "
+                                f"people {sum(r[label] >= threshold for r in rows) / len(rows):.2f}")
+    return figures
+
+
 def ragjudge(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ragjudge", *args], cwd=ROOT, capture_output=True, text=True)
 
@@ -92,6 +146,11 @@ def main() -> None:
     args = parser.parse_args()
     out = WORK / "agreement"
     out.mkdir(parents=True, exist_ok=True)
+    if not Path(args.data).is_dir():
+        parser.error(f"--data {args.data}: no such folder (the development slices live in ../shared/data beside the checkout)")
+    unknown = sorted(set(args.only or []) - {name for name, *_ in SLICES})
+    if unknown:
+        parser.error(f"--only: unknown slice(s) {', '.join(unknown)}; known: {', '.join(name for name, *_ in SLICES)}")
     print(f"machine: {machine()}; judge config {args.config}; {args.rows} rows per slice")
     results = {}
     for name, metric, label, mode, by in SLICES:
@@ -119,6 +178,11 @@ def main() -> None:
         report = json.loads(ragjudge("agreement", str(scored), "-m", metric, "--labels", label, "--json", *extra).stdout)
         results[name] = {"mode": mode, "metric": metric, "rows": len(rows), "report": report}
         print(f"{name} ({mode}): " + summary_line(report))
+        if mode == "grounded":  # what the evidence check does: the judge without it, and it alone
+            results[name].update(evidence_check_figures(args.config, source, scored, label, out / name))
+        if mode == "1..5":
+            results[name]["by_system"] = system_figures(scored, label, float(load_yaml(args.config).get("thresholds", {}).get("completeness", 3)))
+            print("  " + "; ".join(f"{k}: {v}" for k, v in results[name]["by_system"].items()))
         if metric == "completeness":  # the same rows scored by word overlap alone, for scale
             word_recall_baseline(scored, out / f"{name}.baseline.jsonl")
             if mode == "pairwise":
