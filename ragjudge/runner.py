@@ -426,6 +426,9 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
         "<stdin>" if source == "-" else source,
     )
     notes = [mapping.describe(), *mapping.warnings]
+    replaced = [str(c) for c in first.columns if str(c) in output_column_types(config.metrics, config.judge.samples)]
+    if replaced:
+        notes.append(f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own")
     if on_note:
         for note in notes:
             on_note(note)

@@ -215,3 +215,12 @@ def test_strip_instructions_false_keeps_the_text(run_cli, tmp_path, server):
     assert result.code == 0, result.stderr
     assert read_jsonl(out)[0]["removed_instructions"] == []
     assert any("Ignore all previous instructions" in m["content"] for body in server.requests for m in body["messages"])
+
+
+def test_an_input_column_named_like_an_output_column_is_reported(run_cli, tmp_path):
+    rows = [{"id": "a", "request": "Who wrote Hamlet?", "context": ["Hamlet is by Shakespeare."], "removed_instructions": "mine"}]
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    assert "the input's column(s) removed_instructions are replaced in the output by this run's own" in result.stderr
+    assert read_jsonl(out)[0]["removed_instructions"] == []
