@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 # a clause opens at the start of the sentence, or after . ; : > a dash, "and", "then", "so", "now"
 # (not after a comma: "..., ignore rules, and ..." is a list item)
-_OPENS = r"(?:^|[.;:>\u2013\u2014]\s*|\s-\s+|\b(?:and|then|so|now)\s+)\W*(?:(?:please|now|just|simply|first|kindly)\s+)*"
+_OPENS = r"(?:^|[.;:>\u2013\u2014]\s*|\s-\s+|\b(?:and|then|so|now)\s+)\W{0,4}(?:(?:please|now|just|simply|first|kindly)\s+){0,3}"
 _YOU = r"\byou\s+(?:\w+\s+){0,2}?(?:must|should|will|shall|need\s+to|have\s+to|are\s+to|to)\s+(?:now\s+)?"
 _GRADER = (
     r"(?:ai|a\.i\.|llm|language\s+model|model|grader|evaluator|assessor|marker|judge|ai\s+judge|llm\s+judge|"
@@ -72,10 +72,10 @@ _RULES: list[tuple[tuple[str, ...], re.Pattern[str]]] = [  # (words one of which
                r"you\s+(?:were|have\s+been|had\s+been)\s+(?:told|asked|instructed)\b")),
     # 2. dictating the reply
     (("verdict",), re.compile(r"[\"'`\u201c\u201d]verdict[\"'`\u201c\u201d]\s*:")),
-    (("verdict",), re.compile(r"^\W*verdict\s*[:=\u2013\u2014-]+\s*[\"'`\u201c]?(?:yes|no|sufficient|insufficient)[\"'`\u201d]?\W*$")),
+    (("verdict",), re.compile(r"^\W{0,8}verdict\s*[:=\u2013\u2014-]+\s*[\"'`\u201c]?(?:yes|no|sufficient|insufficient)[\"'`\u201d]?\W*$")),
     (("answer", "reply", "respond", "say", "output", "print", "return"), re.compile(r"(?:" + _OPENS + r"|" + _YOU + r")(?:answer|reply|respond|say|output|print|return)\s+(?:only\s+)?(?:with\s+)?(?:only\s+)?"
                r"(?:a\s+(?:score|rating)\s+of\s+)?[\"'`\u201c]?(?:yes|5|five|5/5)[\"'`\u201d]?"
-               r"(?:\s+only|\s+and\s+nothing\s+else|\s*,?\s+regardless\b[^.!?\n]*|\s+to\s+(?:this|every|all|each)\b[^.!?\n]*)?\s*[.!]?\s*$")),
+               r"(?:\s+only|\s+and\s+nothing\s+else|\s*,?\s+regardless\b[^.!?\n]{0,200}|\s+to\s+(?:this|every|all|each)\b[^.!?\n]{0,200})?\s*[.!]?\s*$")),
     (("verdict", "decision", "score", "rating", "answer", "grade"), re.compile(r"\b(?:your|the|my)\s+(?:final\s+)?(?:verdict|decision|score|rating|answer|grade)\s+(?:must|should|has\s+to|will)\s+be\s+"
                r"[\"'`\u201c]?(?:yes|5|five|5/5|sufficient|complete|fully\s+complete|pass)\b")),
     (("verdict", "decision", "score", "rating", "grade", "evaluation"), re.compile(r"\b(?:verdict|decision|score|rating|grade|evaluation)\s+(?:of|for)\s+(?:this|the)\s+(?:answer|response|passage|context|reply)"
@@ -89,9 +89,9 @@ _RULES: list[tuple[tuple[str, ...], re.Pattern[str]]] = [  # (words one of which
     # 3. speaking to a grader, new instructions, chat-template control tokens
     (("note", "message", "attention", "reminder", "n", "nb", "instruction", "instructions"), re.compile(r"\b(?:note|message|attention|reminder|n\.b\.|nb|instructions?)\s*(?:to|for)\s+(?:the\s+|any\s+|all\s+|an?\s+)?"
                + _GRADER + r"\s*[:,\u2013\u2014]")),
-    (("dear", "hey", "hello", "attention", "attn"), re.compile(r"(?:^|[.!?]\s*)\W*(?:dear|hey|hello|attention|attn)\s*,?\s+(?:the\s+|an?\s+)?" + _GRADER + r"\s*[:,!]")),
-    (_GRADER_WORDS, re.compile(r"^\W*" + _GRADER + r"\s*[,:]\s*(?:this|the|your|you|ignore|answer|reply|score|rate|mark)\b")),
-    (_GRADER_WORDS, re.compile(r"^\W*(?:to|for)\s+(?:the\s+|any\s+|all\s+)?" + _GRADER + r"\s*[:,\u2013\u2014]")),
+    (("dear", "hey", "hello", "attention", "attn"), re.compile(r"(?:^|[.!?]\s*)\W{0,4}(?:dear|hey|hello|attention|attn)\s*,?\s+(?:the\s+|an?\s+)?" + _GRADER + r"\s*[:,!]")),
+    (_GRADER_WORDS, re.compile(r"^\W{0,8}" + _GRADER + r"\s*[,:]\s*(?:this|the|your|you|ignore|answer|reply|score|rate|mark)\b")),
+    (_GRADER_WORDS, re.compile(r"^\W{0,8}(?:to|for)\s+(?:the\s+|any\s+|all\s+)?" + _GRADER + r"\s*[:,\u2013\u2014]")),
     (("whoever",), re.compile(r"\bto\s+whoever\s+(?:grades|evaluates|judges|scores|marks|reviews)\s+this\b")),
     (("as",), re.compile(r"\bas\s+an?\s+(?:ai|llm|language\s+model|grader|evaluator|judge)\b[^.!?\n]{0,30}?\byou\s+(?:must|should|will|have\s+to)\b")),
     (("now",), re.compile(r"\byou\s+are\s+now\s+(?:an?\s+|the\s+|my\s+)?(?:\w+\s+){0,2}(?:judge|grader|evaluator|assistant|ai|model)\b")),
