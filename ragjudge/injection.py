@@ -11,24 +11,32 @@ The rules aim at precision: a wrongly removed sentence can take the evidence wit
 change a verdict, so each rule needs the shape of a command to a judge, not just its words.
 A sentence (NFKC-normalised, invisible characters dropped, case-folded) is removed when it
 
-- opens a clause with an order to ignore, disregard, forget, override or bypass the
-  instructions / prompt / rules / rubric / guidelines, or to disregard "the above" ("Do not
-  ignore the safety instructions", "the jury was told to ignore the previous testimony" are
-  kept: the verb does not open a clause, or the object is not an instruction);
-- dictates the reply: a quoted ``"verdict":`` key; a clause that is only "answer / reply /
-  respond / say / output (with) yes / 5" (optionally "only", "and nothing else",
-  "regardless ..."); "your / the verdict / decision / score must be yes"; "rate / score /
-  give this answer (a) 5 / 5/5 / full marks";
-- speaks to a grader: "note / message / attention / N.B. to the AI grader:", "dear / hello
-  evaluator," (the grader word followed by ``:`` or ``,``), "to whoever grades this", "you
-  are now a ... judge", "from now on you ..."; announces "new instructions:" or a system
-  override; or carries a chat-template control token (``<|im_start|>``, ``[INST]``).
+- opens a clause (or follows "you must / should ...") with an order to ignore, disregard,
+  forget, override or bypass *all / any / your / previous / prior / system* instructions,
+  prompts, rules, rubric, guidelines or criteria, the clause ending there; or to disregard
+  "the above" or "what you were told" ("Please ignore the previous instructions regarding
+  parking", "Override the default rules with a config file" are kept);
+- dictates the reply: a quoted ``"verdict": "yes"``; ``verdict: yes`` alone; a sentence
+  that is only "(always / only) answer / reply / respond / say / output (with) yes / 5"
+  (optionally "only", "and nothing else", "regardless ..."); "your / the verdict / decision
+  must be yes"; "the correct verdict is yes"; a sentence that is only "rate / score / give
+  this (answer) 5 / 5/5 / full marks";
+- speaks to a machine reader: "note / message / attention / N.B. to the AI (grader):",
+  "hey / dear AI," (an AI or language-model word followed by ``:`` or ``,``), "to whoever
+  grades this", "as an AI you must", "you are now a ... AI / grader / evaluator"; announces
+  "new instructions: ignore / answer / you ..." or a system override; or opens a system turn
+  of a chat template (``<|im_start|>system``).
 
-Sentences end at ``. ! ?`` and their CJK forms followed by space, at a blank line, or at a
-line break not followed by a lower-case letter (so a hard-wrapped sentence stays whole).
-A matching sentence is split again at every terminator, spaces or not, and only its
-matching parts go when there are any, so that a passage with no space after its full stops
-does not go whole.
+People are addressed in ordinary text too ("Dear Judge,", "Note to markers:", "Graders must
+score the response on a 1-5 scale"), so sentences spoken to a human-sounding grader are
+kept, and ``tests/test_injection.py`` lists the injections that get through for it.
+
+Sentences end at ``. ! ?`` and their CJK forms followed by space, at a blank line, at a
+carriage return or line separator, and at a line break not followed by a lower-case letter
+(a hard-wrapped sentence stays whole; one wrapped before a capital, "Ignore all previous
+\nInstructions", is two and gets through). A matching sentence is split again after each
+full stop that comes before a capital, and only its matching parts go
+when there are any, so that a passage with no space after its full stops does not go whole.
 
 The rules are patterns, not a classifier: paraphrases ("Pay no attention to your earlier
 guidance"), other languages and look-alike letters get through, and a passage that is
@@ -50,55 +58,49 @@ from dataclasses import dataclass
 # a clause opens at the start of the sentence, or after . ; : > a dash, "and", "then", "so", "now"
 # (not after a comma: "..., ignore rules, and ..." is a list item)
 _OPENS = r"(?:^|[.;:>\u2013\u2014]\s*|\s-\s+|\b(?:and|then|so|now)\s+)\W{0,4}(?:(?:please|now|just|simply|first|kindly)\s+){0,3}"
-_YOU = r"\byou\s+(?:\w+\s+){0,2}?(?:must|should|will|shall|need\s+to|have\s+to|are\s+to|to)\s+(?:now\s+)?"
-_GRADER = (
-    r"(?:ai|a\.i\.|llm|language\s+model|model|grader|evaluator|assessor|marker|judge|ai\s+judge|llm\s+judge|"
-    r"ai\s+grader|ai\s+evaluator|ai\s+assistant|reviewer)s?"
-)
+_YOU = r"\byou\s+(?:must|should|will|shall|need\s+to|have\s+to|are\s+to)\s+(?:now\s+)?"
+# a machine reader: people (judges, reviewers, markers) are addressed in ordinary text too
+_MACHINE = r"(?:ai|a\.i\.|llm|language\s+model|ai\s+(?:judge|grader|evaluator|assistant|model)|llm\s+(?:judge|grader|evaluator))s?"
+_MACHINE_WORDS = ("ai", "llm", "llms", "model", "models")
 _OVERRIDE = r"(?:ignore|disregard|forget|override|bypass)"
 _OVERRIDE_WORDS = ("ignore", "disregard", "forget", "override", "bypass")
-_GRADER_WORDS = (
-    "ai", "llm", "llms", "model", "models", "grader", "graders", "evaluator", "evaluators", "assessor", "assessors",
-    "marker", "markers", "judge", "judges", "reviewer", "reviewers",
-)
-_INSTRUCTIONS = r"(?:instructions?|prompts?|rules|rubric|guidelines|directives|system\s+message)"
+# whose instructions: "all / any / your / previous ..." - not "the instructions on the box"
+_WHOSE = r"(?:all|any|your|the\s+above|(?:all\s+|any\s+|the\s+)?(?:previous|prior|earlier|preceding|original|system|above))"
+_INSTRUCTIONS = r"(?:instructions?|prompts?|rules|rubric|guidelines|directives|criteria|system\s+message)"
+_END = r"\s*(?:$|[.,;:!?]|and\b|then\b)"  # the clause ends here: no "... regarding parking"
 
 _RULES: list[tuple[tuple[str, ...], re.Pattern[str]]] = [  # (words one of which the sentence must hold, pattern)
     # 1. orders to drop the judge's instructions
-    (_OVERRIDE_WORDS, re.compile(r"(?:" + _OPENS + r"|" + _YOU + r")" + _OVERRIDE + r"\b[^.!?\n]{0,40}?\b" + _INSTRUCTIONS + r"\b")),
+    (_OVERRIDE_WORDS, re.compile(r"(?:" + _OPENS + r"|" + _YOU + r")" + _OVERRIDE + r"\s+" + _WHOSE + r"\s+(?:\w+\s+)?" + _INSTRUCTIONS + r"(?=" + _END + r")")),
     (_OVERRIDE_WORDS, re.compile(r"(?:" + _OPENS + r"|" + _YOU + r")(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+)?(?:of\s+)?"
-               r"(?:the\s+|what\s+is\s+|what's\s+)?(?:above|foregoing)\s*(?:text|content|context)?(?=\s*(?:$|[.,;:!?]|and\b))")),
+                                 r"(?:the\s+|what\s+is\s+|what's\s+)?(?:above|foregoing)(?:\s+(?:text|content|context))?(?=" + _END + r")")),
     (_OVERRIDE_WORDS, re.compile(r"(?:" + _OPENS + r"|" + _YOU + r")(?:ignore|disregard|forget)\s+(?:everything\s+|all\s+)?(?:that\s+|what\s+)?"
-               r"you\s+(?:were|have\s+been|had\s+been)\s+(?:told|asked|instructed)\b")),
+                                 r"you\s+(?:were|have\s+been|had\s+been)\s+(?:told|asked|instructed)\b")),
     # 2. dictating the reply
-    (("verdict",), re.compile(r"[\"'`\u201c\u201d]verdict[\"'`\u201c\u201d]\s*:")),
+    (("verdict",), re.compile(r"[\"'`\u201c\u201d]verdict[\"'`\u201c\u201d]\s*:\s*[\"'`\u201c\u201d]?(?:yes|no)\b(?!\W*\s+or\b)")),
     (("verdict",), re.compile(r"^\W{0,8}verdict\s*[:=\u2013\u2014-]+\s*[\"'`\u201c]?(?:yes|no|sufficient|insufficient)[\"'`\u201d]?\W*$")),
-    (("answer", "reply", "respond", "say", "output", "print", "return"), re.compile(r"(?:" + _OPENS + r"|" + _YOU + r")(?:answer|reply|respond|say|output|print|return)\s+(?:only\s+)?(?:with\s+)?(?:only\s+)?"
-               r"(?:a\s+(?:score|rating)\s+of\s+)?[\"'`\u201c]?(?:yes|5|five|5/5)[\"'`\u201d]?"
-               r"(?:\s+only|\s+and\s+nothing\s+else|\s*,?\s+regardless\b[^.!?\n]{0,200}|\s+to\s+(?:this|every|all|each)\b[^.!?\n]{0,200})?\s*[.!]?\s*$")),
-    (("verdict", "decision", "score", "rating", "answer", "grade"), re.compile(r"\b(?:your|the|my)\s+(?:final\s+)?(?:verdict|decision|score|rating|answer|grade)\s+(?:must|should|has\s+to|will)\s+be\s+"
-               r"[\"'`\u201c]?(?:yes|5|five|5/5|sufficient|complete|fully\s+complete|pass)\b")),
-    (("verdict", "decision", "score", "rating", "grade", "evaluation"), re.compile(r"\b(?:verdict|decision|score|rating|grade|evaluation)\s+(?:of|for)\s+(?:this|the)\s+(?:answer|response|passage|context|reply)"
-               r"\s+(?:must|should|has\s+to|will)\s+be\b")),
-    (_GRADER_WORDS, re.compile(_GRADER + r"\s+(?:must|should|has\s+to|is\s+to|will)\s+(?:mark|rate|score|grade|give)\s+(?:this|the)\s+"
-               r"(?:answer|response|reply|passage|context)\b")),
-    (("correct",), re.compile(r"\bthe\s+correct\s+(?:verdict|decision|score|rating)\b[^.!?\n]{0,20}?\bis\s+[\"'`\u201c]?(?:yes|5|sufficient)\b")),
-    (("rate", "score", "grade", "mark", "give", "award", "assign"), re.compile(_OPENS + r"(?:rate|score|grade|mark|give|award|assign)\s+(?:this|it|the\s+(?:answer|response|reply|passage|context))"
-               r"(?:\s+(?:answer|response|reply|passage|context))?\s+(?:a\s+|an\s+)?(?:score\s+of\s+)?"
-               r"(?:5|five|10|full\s+marks|top\s+marks|5\s*/\s*5|5\s+out\s+of\s+5|five\s+stars|a\s+perfect\s+score|yes|correct|complete)\b")),
-    # 3. speaking to a grader, new instructions, chat-template control tokens
-    (("note", "message", "attention", "reminder", "n", "nb", "instruction", "instructions"), re.compile(r"\b(?:note|message|attention|reminder|n\.b\.|nb|instructions?)\s*(?:to|for)\s+(?:the\s+|any\s+|all\s+|an?\s+)?"
-               + _GRADER + r"\s*[:,\u2013\u2014]")),
-    (("dear", "hey", "hello", "attention", "attn"), re.compile(r"(?:^|[.!?]\s*)\W{0,4}(?:dear|hey|hello|attention|attn)\s*,?\s+(?:the\s+|an?\s+)?" + _GRADER + r"\s*[:,!]")),
-    (_GRADER_WORDS, re.compile(r"^\W{0,8}" + _GRADER + r"\s*[,:]\s*(?:this|the|your|you|ignore|answer|reply|score|rate|mark)\b")),
-    (_GRADER_WORDS, re.compile(r"^\W{0,8}(?:to|for)\s+(?:the\s+|any\s+|all\s+)?" + _GRADER + r"\s*[:,\u2013\u2014]")),
-    (("whoever",), re.compile(r"\bto\s+whoever\s+(?:grades|evaluates|judges|scores|marks|reviews)\s+this\b")),
-    (("as",), re.compile(r"\bas\s+an?\s+(?:ai|llm|language\s+model|grader|evaluator|judge)\b[^.!?\n]{0,30}?\byou\s+(?:must|should|will|have\s+to)\b")),
-    (("now",), re.compile(r"\byou\s+are\s+now\s+(?:an?\s+|the\s+|my\s+)?(?:\w+\s+){0,2}(?:judge|grader|evaluator|assistant|ai|model)\b")),
-    (("now", "henceforth"), re.compile(r"\b(?:from\s+now\s+on|henceforth)\s*,?\s+you\s+(?:are|must|will|should)\b")),
-    (("instruction", "instructions", "prompt"), re.compile(r"\b(?:new|updated|revised|real|actual|hidden|secret)\s+(?:system\s+)?(?:instructions?|prompt)\s*:")),
-    (("system",), re.compile(r"\bsystem\s+(?:override|prompt|instructions?)\s*:")),
-    (("im_start", "inst", "sys", "system", "user", "assistant", "instruction", "instructions", "prompt"), re.compile(r"<\|im_start\|>\s*(?:system|user|assistant)\b|<\|(?:system|user|assistant)\|>|\[/?inst\]|<</?sys>>|</?(?:instructions?|system|prompt)>")),
+    (("answer", "reply", "respond", "say", "output"), re.compile(
+        r"(?:^\W{0,4}(?:(?:please|now|just|simply|always|only)\s+){0,2}|" + _YOU + r"|\bnothing\s+else\W+)(?:answer|reply|respond|say|output)\s+(?:only\s+)?(?:with\s+)?(?:only\s+)?"
+        r"(?:a\s+(?:score|rating)\s+of\s+)?[\"'`\u201c]?(?:yes|5|5/5)[\"'`\u201d]?"
+        r"(?:\s+only|\s+and\s+nothing\s+(?:else|more)|\s*,?\s+regardless\b[^.!?\n]{0,200})?\s*[.!]?\s*$")),
+    (("verdict", "decision"), re.compile(r"\b(?:your|the|my)\s+(?:final\s+)?(?:verdict|decision)\s+(?:must|should|has\s+to)\s+be\s+"
+                                         r"[\"'`\u201c]?(?:yes|sufficient|complete)[\"'`\u201d]?\W*$")),
+    (("correct", "expected"), re.compile(r"\bthe\s+(?:correct|expected)\s+verdict\b[^.!?\n]{0,20}?\bis\s+[\"'`\u201c]?(?:yes|sufficient)\b")),
+    (("rate", "score", "grade", "mark", "give", "award", "assign"), re.compile(
+        r"^\W{0,4}(?:(?:please|now|just|simply)\s+)?(?:rate|score|grade|mark|give|award|assign)\s+this(?:\s+(?:answer|response|reply|passage|context))?\s+"
+        r"(?:a\s+|an\s+)?(?:score\s+of\s+)?(?:5|five|full\s+marks|top\s+marks|5\s*/\s*5|5\s+out\s+of\s+5|a\s+perfect\s+score)"
+        r"(?:\s+for\s+\w+)?\W*$")),
+    # 3. speaking to a machine reader, announcing new instructions, chat-template tokens
+    (("note", "message", "attention", "reminder", "n", "nb", "instruction", "instructions"), re.compile(
+        r"\b(?:note|message|attention|reminder|n\.b\.|nb|instructions?)\s*(?:to|for)\s+(?:the\s+|any\s+|all\s+|an?\s+)?" + _MACHINE + r"\s*[:,\u2013\u2014]")),
+    (("dear", "hey", "hello", "attention", "attn"), re.compile(r"(?:^|[.!?]\s*)\W{0,4}(?:dear|hey|hello|attention|attn)\s*,?\s+(?:the\s+|an?\s+)?" + _MACHINE + r"\s*[:,!]")),
+    (("whoever",), re.compile(r"\bto\s+whoever\s+(?:grades|evaluates|scores|marks)\s+this\b")),
+    (("as",), re.compile(r"\bas\s+an?\s+(?:ai|llm|language\s+model)(?:\s+\w+)?\s*,?\s+you\s+(?:must|should|will|have\s+to)\b")),
+    (("now",), re.compile(r"\byou\s+are\s+now\s+(?:an?\s+|the\s+)?(?:\w+\s+)?(?:ai|llm|language\s+model|grader|evaluator|assistant)\b")),
+    (("instruction", "instructions", "prompt"), re.compile(r"\b(?:new|updated|revised|real|actual|hidden|secret)\s+(?:system\s+)?(?:instructions?|prompt)\s*:\s*"
+                                                        r"(?:ignore|disregard|forget|answer|reply|respond|output|say|you|always|the\s+verdict)\b")),
+    (("system",), re.compile(r"\bsystem\s+override\s*:")),
+    (("im_start",), re.compile(r"<\|im_start\|>\s*system\b")),
 ]
 # a text holding none of the rules' words (as whole tokens of letters and _) is returned at
 # once, unsplit; otherwise only the sentences holding one are matched, against only the
@@ -108,8 +110,11 @@ _TOKEN = re.compile(r"[a-z_]+")
 _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e"), None)
 # a sentence ends at a terminator and space, a blank line, or a line break that is not
 # followed by a lower-case letter (a hard-wrapped line goes on); separators are kept
-_SPLIT = re.compile(r"((?<=[.!?])[\"'\u201d)\]]*\s+(?=\S)|(?<=[\u3002\uff01\uff1f])\s*|\n\s*\n\s*|[\r\u2028\u2029]+|\n(?![ \t]*[a-z]))")
-_SPLIT_HARD = re.compile(r"((?<=[.!?\u3002\uff01\uff1f])\s*)")
+_SPLIT = re.compile(
+    r"((?<=[.!?])[\"'\u201d)\]]*\s+(?=\S)|(?<=[\u3002\uff01\uff1f])\s*|\n\s*\n\s*|[\r\u2028\u2029\x85]+|\n(?![ \t]*[a-z]))"
+)
+# inside a matching sentence: before a capital right after a full stop (not in 3.14 or ...)
+_SPLIT_HARD = re.compile(r"((?<=[.!?])(?=[A-Z])|(?<=[\u3002\uff01\uff1f]))")
 
 
 @dataclass(frozen=True)
@@ -139,7 +144,7 @@ def strip_instructions(text: str) -> Stripped:
     """Remove each sentence of ``text`` addressed to a judge. Returns ``Stripped``: the text
     with those sentences (and the space after each) removed, and the removed sentences in
     order. Text with none comes back unchanged, byte for byte, so its judge calls and cache
-    keys are the same as without this step. Cost: about 150 microseconds for a 900-character
+    keys are the same as without this step. Cost: about 170 microseconds for a 900-character
     passage of real text, a few for text holding none of the rules' words; the last 4,096
     texts up to 16 KB are remembered (bench/README, figure 4b)."""
     return _strip_cached(text) if len(text) <= _CACHED_LENGTH else _strip(text)
@@ -162,30 +167,33 @@ def _strip(text: str) -> Stripped:
     kept = _keep(text, _SPLIT, removed, rules, split_long=True)
     if not removed:
         return Stripped(text)
-    return Stripped(kept.rstrip(), tuple(removed))
+    return Stripped(kept.rstrip() + text[len(text.rstrip()):], tuple(removed))
 
 
 def _keep(text: str, splitter: re.Pattern[str], removed: list[str], rules: list[tuple[tuple[str, ...], re.Pattern[str]]], split_long: bool) -> str:
     """``text`` without its sentences (by ``splitter``) addressed to the judge, which go to
-    ``removed``. A matching sentence is split again at every terminator, spaces or not: if
-    some of its parts match alone, only they go (a passage with no space after its full stops
-    keeps its other sentences); if none does, the whole sentence goes."""
+    ``removed``. A matching sentence is split again after each full stop that comes before a
+    capital: if some of its parts match alone, only they go (a passage with no space after
+    its full stops keeps its other sentences); if none does, the whole sentence goes. A
+    removed sentence's line break is kept, so lists keep their lines."""
     pieces = splitter.split(text)
     # pieces alternate: sentence, separator, sentence, separator, ..., sentence
-    kept: list[str] = []
+    kept: list[list[str]] = []
     for index in range(0, len(pieces), 2):
         sentence = pieces[index]
         separator = pieces[index + 1] if index + 1 < len(pieces) else ""
         lowered = _normalised(sentence) if sentence.strip() else ""
         if not (lowered and _matches(lowered, rules)):
-            kept.append(sentence + separator)
+            kept.append([sentence, separator])
             continue
         if split_long:
             parts: list[str] = []
             inner = _keep(sentence, _SPLIT_HARD, parts, rules, split_long=False)
             if parts and inner.strip():
                 removed.extend(parts)
-                kept.append(inner.rstrip() + separator)
+                kept.append([inner, separator])
                 continue
         removed.append(sentence.strip())
-    return "".join(kept)
+        if kept and "\n" in separator and "\n" not in kept[-1][1]:
+            kept[-1][1] = separator
+    return "".join(sentence + separator for sentence, separator in kept)
