@@ -61,9 +61,8 @@ _OPENS = r"(?:^|[.;:>\u2013\u2014]\s*|\s-\s+|\b(?:and|then|so|now)\s+)\W{0,4}(?:
 _YOU = r"\byou\s+(?:must|should|will|shall|need\s+to|have\s+to|are\s+to)\s+(?:now\s+)?"
 # a machine reader: people (judges, reviewers, markers) are addressed in ordinary text too
 _MACHINE = r"(?:ai|a\.i\.|llm|language\s+model|ai\s+(?:judge|grader|evaluator|assistant|model)|llm\s+(?:judge|grader|evaluator))s?"
-_MACHINE_WORDS = ("ai", "llm", "llms", "model", "models")
-_OVERRIDE = r"(?:ignore|disregard|forget|override|bypass)"
 _OVERRIDE_WORDS = ("ignore", "disregard", "forget", "override", "bypass")
+_OVERRIDE = "(?:" + "|".join(_OVERRIDE_WORDS) + ")"
 # whose instructions: "all / any / your / previous ..." - not "the instructions on the box"
 _WHOSE = r"(?:all|any|your|the\s+above|(?:all\s+|any\s+|the\s+)?(?:previous|prior|earlier|preceding|original|system|above))"
 _INSTRUCTIONS = r"(?:instructions?|prompts?|rules|rubric|guidelines|directives|criteria|system\s+message)"
@@ -164,13 +163,13 @@ def _strip(text: str) -> Stripped:
         return Stripped(text)
     rules = [(words, rule) for words, rule in _RULES if not present.isdisjoint(words)]
     removed: list[str] = []
-    kept = _keep(text, _SPLIT, removed, rules, split_long=True)
+    kept = _keep(text, _SPLIT, removed, rules, split_again=True)
     if not removed:
         return Stripped(text)
     return Stripped(kept.rstrip() + text[len(text.rstrip()):], tuple(removed))
 
 
-def _keep(text: str, splitter: re.Pattern[str], removed: list[str], rules: list[tuple[tuple[str, ...], re.Pattern[str]]], split_long: bool) -> str:
+def _keep(text: str, splitter: re.Pattern[str], removed: list[str], rules: list[tuple[tuple[str, ...], re.Pattern[str]]], split_again: bool) -> str:
     """``text`` without its sentences (by ``splitter``) addressed to the judge, which go to
     ``removed``. A matching sentence is split again after each full stop that comes before a
     capital: if some of its parts match alone, only they go (a passage with no space after
@@ -186,9 +185,9 @@ def _keep(text: str, splitter: re.Pattern[str], removed: list[str], rules: list[
         if not (lowered and _matches(lowered, rules)):
             kept.append([sentence, separator])
             continue
-        if split_long:
+        if split_again:
             parts: list[str] = []
-            inner = _keep(sentence, _SPLIT_HARD, parts, rules, split_long=False)
+            inner = _keep(sentence, _SPLIT_HARD, parts, rules, split_again=False)
             if parts and inner.strip():
                 removed.extend(parts)
                 kept.append([inner, separator])

@@ -470,12 +470,11 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
     judging = _Judging(config, client, interrupt, on_progress)
     kept = []
     start = 0
-    stripped = 0
     try:
         chunk = first
         while chunk is not None:
             records = to_records(chunk.to_dict("records"), mapping, start, config.judge.strip_instructions)
-            stripped += sum(1 for record in records if record.removed)
+            summary.rows_with_removed_instructions += sum(1 for record in records if record.removed)
             verdicts = await judging.chunk(records)
             client.stopping = interrupt.requested
             for row in verdicts:
@@ -502,10 +501,9 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
             await client.aclose()
         if cache is not None:
             cache.close()
-    summary.rows_with_removed_instructions = stripped
-    if stripped:
+    if summary.rows_with_removed_instructions:
         note = (
-            f"{stripped} row(s): sentences addressed to the judge were removed from the context or response before "
+            f"{summary.rows_with_removed_instructions} row(s): sentences addressed to the judge were removed from the context or response before "
             "judging (column removed_instructions; judge.strip_instructions: false keeps them)"
         )
         notes.append(note)
