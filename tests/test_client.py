@@ -144,7 +144,11 @@ def test_interrupted_run_writes_all_rows_and_rerun_pays_only_unfinished(tmp_path
         assert len(first) == 60
         done = [r for r in first if r["sufficiency_status"] == "ok"]
         interrupted = [r for r in first if r["sufficiency_error"] == "interrupted"]
-        assert len(done) >= 12 and len(done) + len(interrupted) == 60 and interrupted
+        # the server counts a reply when it sends it; up to --concurrency (4) of the 12 sent
+        # replies may still be on their way to the run (through a worker process) at the
+        # interrupt, so at least 12 - 4 rows are done, and never more than were answered
+        assert 12 - 4 <= len(done) <= server.statuses[200]
+        assert len(done) + len(interrupted) == 60 and interrupted
         time.sleep(0.5)  # with workers, calls in flight at the interrupt may still land in the cache
         calls_before = server.calls
         rerun = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
