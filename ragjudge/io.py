@@ -291,6 +291,80 @@ def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None):
     return table
 
 
+def _arrow_errors() -> tuple[type[BaseException], ...]:
+    """The errors Arrow raises for a value that does not fit a type (pyarrow is imported
+    on first use, so commands that never touch Parquet start faster)."""
+    import pyarrow as pa
+
+    return (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
+
+
+def _as_text(column: Any):
+    """An Arrow column as strings: strings as they are, other values as JSON (None stays null)."""
+    import pyarrow as pa
+
+    values = column.to_pylist()
+    return pa.array([v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=_json_default) for v in values], pa.string())
+
+
+def _castable(column: Any, kind: Any) -> bool:
+    try:
+        column.cast(kind)
+    except _arrow_errors():
+        return False
+    return True
+
+
+def _cast_table(table: Any, schema: Any):
+    """``table`` with ``schema``'s columns in its order: missing columns null, each column
+    cast to its type; a string column takes other values as text (``_as_text``). Raises an
+    Arrow error when a column does not cast."""
+    import pyarrow as pa
+
+    if table.schema.equals(schema):
+        return table
+    columns = []
+    for field in schema:
+        if field.name not in table.column_names:
+            columns.append(pa.nulls(len(table), field.type))
+            continue
+        column = table.column(field.name)
+        if column.type == field.type:
+            columns.append(column)
+        elif pa.types.is_string(field.type) and not pa.types.is_null(column.type) and not pa.types.is_string(column.type):
+            columns.append(_as_text(column))
+        else:
+            columns.append(column.cast(field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _wider(old: Any, new: Any):
+    """One Arrow type that holds both: Arrow's permissive promotion where it has one
+    (null -> the other type, integers and floats -> float64, lists of those), else string."""
+    import pyarrow as pa
+
+    try:
+        return pa.unify_schemas([pa.schema([("c", old)]), pa.schema([("c", new)])], promote_options="permissive").field("c").type
+    except _arrow_errors():
+        return pa.string()
+
+
+def _unify(schemas: list) -> Any:
+    """One schema for chunks whose column types may differ (see ``_wider``); field order
+    and metadata follow the first schema."""
+    import pyarrow as pa
+
+    try:
+        return pa.unify_schemas(schemas, promote_options="permissive")
+    except _arrow_errors():
+        pass
+    kinds: dict[str, Any] = {}
+    for schema in schemas:
+        for field in schema:
+            kinds[field.name] = _wider(kinds[field.name], field.type) if field.name in kinds else field.type
+    return pa.schema([pa.field(name, kind) for name, kind in kinds.items()], metadata=schemas[0].metadata)
+
+
 def open_atomic(path: str) -> tuple[IO[bytes], str | None]:
     """Open ``path`` for writing: a temporary file beside the real target (a symlink is
     followed), renamed into place by the caller, with the mode a plain ``open`` would give
@@ -332,6 +406,7 @@ class TableWriter:
         self._columns: list[str] | None = None
         self._buffer: IO[bytes]
         self._tmp: str | None = None
+        self.notes: list[str] = []  # what the reader of the output should know (a widened column)
         self._staged = path == "-" and self.fmt == "parquet"  # Parquet needs a seekable file
         if path == "-":
             self._buffer = io.BytesIO() if self._staged else sys.stdout.buffer
@@ -379,44 +454,118 @@ class TableWriter:
     def _write_parquet(self, df: pd.DataFrame) -> None:
         """Parquet needs one schema for the whole file: chunks are held back (up to
         ``PARQUET_HOLD_ROWS``) while some column is still untyped (all null so far), then
-        written under the unified schema."""
+        written under the unified schema. A column whose type changes after that is widened
+        (see ``_conform``)."""
         import pyarrow as pa
 
         table = _to_arrow(df, self.column_types)
         if self._parquet is None:
             self._held.append(table)
             self._held_rows += len(table)
-            schema = pa.unify_schemas([t.schema for t in self._held], promote_options="permissive")
+            schema = _unify([t.schema for t in self._held])
             if any(pa.types.is_null(f.type) for f in schema) and self._held_rows < PARQUET_HOLD_ROWS:
                 return
             self._flush_held(schema)
             return
-        self._parquet.write_table(self._conform(table))
+        conformed = self._conform(table)  # may replace self._parquet (a widened column)
+        self._parquet.write_table(conformed)
 
     def _flush_held(self, schema) -> None:
         import pyarrow.parquet as pq
 
         self._schema = schema
         self._parquet = pq.ParquetWriter(self._buffer, schema)
-        for held in self._held:
-            self._parquet.write_table(self._conform(held))
-        self._held = []
+        held, self._held = self._held, []
+        for table in held:
+            conformed = self._conform(table)  # may replace self._parquet (a widened column)
+            self._parquet.write_table(conformed)
 
     def _conform(self, table):
+        """``table`` under the file's schema. A column that does not fit (a list after strings,
+        1.5 after integers, an object whose fields change type) widens the file's schema:
+        integers and floats to float64, null to the new type, anything else to text (strings
+        as they are, other values as JSON, as ``_to_arrow`` does for a chunk that mixes types),
+        and the rows already written are rewritten under it. A note in ``self.notes`` names
+        the column. Raises ``InputError`` only when the output cannot be read back (a FIFO)."""
         import pyarrow as pa
 
-        if table.schema == self._schema:
-            return table
         try:
-            columns = [
-                table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
-                for f in self._schema
-            ]
-            return pa.Table.from_arrays(columns, schema=self._schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-            raise InputError(
-                f"a column changes type after row {self._rows} ({exc}); write .jsonl or .csv instead"
-            ) from None
+            return _cast_table(table, self._schema)
+        except _arrow_errors():
+            pass
+        failing = [f for f in self._schema if f.name in table.column_names and not _castable(table.column(f.name), f.type)]
+        for as_text in (False, True):
+            widened = {f.name: pa.string() if as_text else _wider(f.type, table.schema.field(f.name).type) for f in failing}
+            schema = pa.schema([pa.field(f.name, widened.get(f.name, f.type)) for f in self._schema], metadata=self._schema.metadata)
+            try:
+                conformed = _cast_table(table, schema)
+                self._rewrite(schema)
+            except _arrow_errors():
+                continue
+            for f in failing:
+                self.notes.append(
+                    f"column '{f.name}' changes type after row {self._rows} ({f.type} then {table.schema.field(f.name).type}); "
+                    f"the Parquet file stores it as {widened[f.name]} for every row"
+                )
+            return conformed
+        raise InputError(f"a column changes type after row {self._rows}; write .jsonl or .csv instead")  # pragma: no cover (text always fits)
+
+    def _rewrite(self, schema) -> None:
+        """Re-read what the Parquet writer has written so far and write it again under
+        ``schema`` into a fresh temporary file (or buffer), replacing the old one. Raises an
+        Arrow error (old output kept) when a column does not cast, ``InputError`` when the
+        output is a FIFO or device and cannot be read back."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self._tmp is None and not self._staged:
+            raise InputError(f"a column changes type after row {self._rows} and {self.path} cannot be rewritten; write .jsonl or .csv instead")
+        if self._parquet is not None:
+            self._parquet.close()
+            self._parquet = None
+        if self._staged:
+            old = pa.BufferReader(self._buffer.getvalue())  # type: ignore[attr-defined]
+            buffer, tmp = io.BytesIO(), None
+        else:
+            self._buffer.close()
+            old = self._tmp
+            buffer, tmp = open_atomic(self.path)
+        writer = pq.ParquetWriter(buffer, schema)
+        try:
+            for batch in pq.ParquetFile(old).iter_batches():
+                writer.write_table(_cast_table(pa.Table.from_batches([batch]), schema))
+            ok = True
+        except BaseException:
+            ok = False
+            raise
+        finally:
+            if not ok:
+                writer.close()
+                buffer.close()
+                if tmp is not None:
+                    os.unlink(tmp)
+                self._reopen()
+        if self._tmp is not None:
+            os.unlink(self._tmp)
+        self._buffer, self._tmp, self._parquet, self._schema = buffer, tmp, writer, schema
+
+    def _reopen(self) -> None:
+        """After a failed rewrite: append to the old output again (same schema)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self._staged:
+            old = pa.BufferReader(self._buffer.getvalue())  # type: ignore[attr-defined]
+            buffer, tmp = io.BytesIO(), None
+        else:
+            old = self._tmp
+            buffer, tmp = open_atomic(self.path)
+        writer = pq.ParquetWriter(buffer, self._schema)
+        for batch in pq.ParquetFile(old).iter_batches():
+            writer.write_table(pa.Table.from_batches([batch]))
+        if self._tmp is not None:
+            os.unlink(self._tmp)
+        self._buffer, self._tmp, self._parquet = buffer, tmp, writer
 
     def close(self) -> None:
         """Finish the file and move it into place (or flush it to stdout)."""
@@ -426,7 +575,7 @@ class TableWriter:
             import pyarrow as pa
 
             if self._parquet is None and self._held:
-                self._flush_held(pa.unify_schemas([t.schema for t in self._held], promote_options="permissive"))
+                self._flush_held(_unify([t.schema for t in self._held]))
             if self._parquet is None:
                 import pyarrow.parquet as pq
 

@@ -490,6 +490,10 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
             chunk = next(chunks, None)
         if writer:
             writer.close()
+            for note in writer.notes:
+                notes.append(note)
+                if on_note:
+                    on_note(note)
     except BaseException:
         if writer:
             writer.abort()

@@ -155,3 +155,67 @@ def test_jsonl_with_bom_is_read_and_bad_bytes_name_the_line(run_cli, tmp_path):
     result = run_cli(["score", str(bad), "-m", "sufficiency"])
     assert result.code == 2
     assert f"{bad}: line 2: not UTF-8 text" in result.stderr
+
+
+@pytest.mark.parametrize("values, widened", [
+    pytest.param([[1, 2], "x"], True, id="list_then_str"),
+    pytest.param(["x", [1, 2]], False, id="str_then_list"),  # a text column takes the list as JSON text
+    pytest.param([1, 1.5], True, id="int_then_float"),
+    pytest.param([2**60, 1.5], True, id="big_int_then_float"),
+    pytest.param([{"k": 1}, {"k": "v"}], True, id="object_field_changes_type"),
+    pytest.param([None, [1], "x", {"k": 1}], True, id="null_list_str_object"),
+])
+def test_chunked_parquet_widens_a_column_that_changes_type(run_cli, tmp_path, values, widened):
+    # a column whose type changes between chunks was an exit-2 error with no output file;
+    # now the file holds every row and the column is typed as one chunk would type it
+    rows = [{**ROW, "id": f"r{i}", "x": v} for i, v in enumerate(values)]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    tables = {}
+    for chunk_size in (1, 1000):
+        config = tmp_path / f"c{chunk_size}.yaml"
+        config.write_text(f"chunk_size: {chunk_size}\n")
+        out = tmp_path / f"out{chunk_size}.parquet"
+        result = run_cli(["score", source, "-o", str(out), "-c", str(config), "-m", "sufficiency", "--min-pass-rate", "0"])
+        assert result.code == 0, result.stderr
+        tables[chunk_size] = pd.read_parquet(out)
+        if chunk_size == 1:
+            assert ("column 'x' changes type after row" in result.stderr) == widened
+    chunked, whole = tables[1], tables[1000]
+    assert list(chunked["id"]) == [f"r{i}" for i in range(len(values))]
+    assert list(chunked["sufficiency_status"]) == ["ok"] * len(values)
+    assert chunked["x"].tolist() == whole["x"].tolist()
+    assert chunked["x"].dtype == whole["x"].dtype
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_chunked_parquet_widening_keeps_the_values(tmp_path):
+    from ragjudge.io import TableWriter
+
+    out = tmp_path / "o.parquet"
+    writer = TableWriter(str(out))
+    for chunk in ({"a": [[1, 2]], "b": [1], "c": ["p"]}, {"a": ["x"], "b": [1.5], "c": ["q"]}, {"a": [None], "b": [2], "c": [None]}):
+        writer.write(pd.DataFrame(chunk))
+    writer.close()
+    table = pd.read_parquet(out)
+    assert table["a"].tolist() == ["[1, 2]", "x", None]
+    assert table["b"].tolist() == [1.0, 1.5, 2.0] and str(table["b"].dtype) == "float64"
+    assert table["c"].tolist() == ["p", "q", None]
+    assert len(writer.notes) == 2 and "column 'a' changes type after row 1" in writer.notes[0]
+
+
+def test_chunked_parquet_to_stdout_widens_too(tmp_path):
+    import io as _io
+    import subprocess
+    import sys
+
+    code = (
+        "import pandas as pd\n"
+        "from ragjudge.io import TableWriter\n"
+        "w = TableWriter('-', 'parquet')\n"
+        "w.write(pd.DataFrame({'a': [[1]]}))\n"
+        "w.write(pd.DataFrame({'a': ['x']}))\n"
+        "w.close()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert pd.read_parquet(_io.BytesIO(done.stdout))["a"].tolist() == ["[1]", "x"]
