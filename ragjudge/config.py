@@ -50,6 +50,11 @@ class Columns(_Strict):
 class JudgeSettings(_Strict):
     """The judge model and how it is called (timeouts in seconds).
 
+    ``samples``: judge each row and metric this many times and take the majority (the
+    output's ``M_agreement`` is the share agreeing); with ``temperature`` 0 the samples are
+    drawn at 0.7, except completeness's statements call, which is made once per ground
+    truth and shared by every sample.
+
     ``yes_threshold``: for reference-free sufficiency, decide yes/no by the judge's
     probability of "yes" at the verdict token (read from token log-probabilities, which
     OpenAI and llama.cpp return) against this threshold, instead of the token it wrote.

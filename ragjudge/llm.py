@@ -171,8 +171,12 @@ class JudgeClient:
             return "sk-no-key-needed"  # OpenAI-compatible local servers often need no key
         return None
 
-    def temperature(self, sample: int) -> float:
-        if self.settings.samples > 1 and self.settings.temperature == 0.0:
+    def temperature(self, prepared: Prepared) -> float:
+        """Sampling temperature for ``prepared``: ``judge.temperature``, raised to 0.7 when
+        ``judge.samples`` > 1 would otherwise draw the same reply N times. Completeness's
+        first call (the ground truth's statements, ``mode`` "statements") is made once and
+        shared by every sample, so it keeps ``judge.temperature``."""
+        if self.settings.samples > 1 and self.settings.temperature == 0.0 and prepared.mode != "statements":
             return 0.7
         return self.settings.temperature
 
@@ -180,7 +184,7 @@ class JudgeClient:
         return cache_key(
             model=self._provider_model,
             api_base=self.settings.api_base,
-            temperature=self.temperature(sample),
+            temperature=self.temperature(prepared),
             max_tokens=self.settings.max_tokens,
             seed=self.settings.seed,
             response_format=prepared.response_format,
@@ -337,7 +341,7 @@ class JudgeClient:
         kwargs: dict[str, Any] = {
             "model": self.settings.model,
             "messages": messages,
-            "temperature": self.temperature(sample),
+            "temperature": self.temperature(prepared),
             "max_tokens": self.settings.max_tokens,
             "response_format": prepared.response_format,
             "timeout": self.settings.timeout,

@@ -132,6 +132,26 @@ def test_samples_majority_and_agreement(run_cli, tmp_path, server):
     assert [r["temperature"] for r in server.requests] == [0.7, 0.7, 0.7]  # samples need a non-zero temperature
 
 
+def test_samples_share_one_statements_call_at_the_configured_temperature(run_cli, tmp_path, server):
+    # the ground truth's statements are drawn once and shared by every sample: that call
+    # keeps judge.temperature (it ran at the sampling 0.7), so a run with --samples reuses
+    # the statements a single-sample run cached
+    row = {"id": "c", "request": "Who wrote it?", "expected_response": "Ann wrote the book in 1900. She lived in Paris.",
+           "response": "Ann wrote the book in 1900."}
+    source = write_jsonl(tmp_path / "in.jsonl", [row])
+    server.keep_requests = True
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0", "--samples", "3", "--no-cache"])
+    by_schema = [(r["response_format"]["json_schema"]["name"], r["temperature"]) for r in server.requests]
+    assert sorted(by_schema) == [("completeness", 0.7)] * 3 + [("completeness_statements", 0.0)]
+    assert read_jsonl(out)[0]["completeness_status"] == "ok"
+    server.requests.clear()
+    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0"])  # one sample, fills the cache
+    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0", "--samples", "3"])
+    schemas = [r["response_format"]["json_schema"]["name"] for r in server.requests]
+    assert schemas.count("completeness_statements") == 1 and schemas.count("completeness") == 4
+
+
 def test_fact_threshold_decides_each_fact(run_cli, tmp_path, server):
     row = {"id": "g", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."], "expected_facts": ["landmark 1 city 1"]}
     source = write_jsonl(tmp_path / "in.jsonl", [row])
