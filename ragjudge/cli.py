@@ -36,6 +36,8 @@ def _root(
 
 cache_app = typer.Typer(help="Inspect or clear the judge response cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
+config_app = typer.Typer(help="Print the bundled configs (every key with its default, the embedded judge's, MLflow's).", no_args_is_help=True)
+app.add_typer(config_app, name="config")
 
 SCORE_EPILOG = """Examples:
 
@@ -43,7 +45,7 @@ SCORE_EPILOG = """Examples:
 
   cat data.jsonl | ragjudge score - -o - --format csv > scored.csv
 
-  ragjudge score mlflow_records.jsonl -c configs/mlflow.yaml --min-pass-rate 0.9
+  ragjudge score mlflow_records.jsonl -c mlflow --min-pass-rate 0.9   (a bundled config)
 
   ragjudge score data.jsonl --model local/qwen2.5-coder-1.5b   (embedded judge, no API key)
 
@@ -136,7 +138,7 @@ def score(
     input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, or - for stdin.")],
     output: Annotated[Optional[str], typer.Option("-o", "--output", help="Scored table to write (format from the suffix; - for stdout). Without it only the summary is printed.")] = None,
     metric: Annotated[list[str], typer.Option("-m", "--metric", help="sufficiency or completeness; repeat for both (default: both).")] = [],
-    config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config (see configs/default.yaml); flags override it.")] = None,
+    config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config file, or a bundled one: default, local, mlflow (`ragjudge config show NAME`); flags override it.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Judge model, any litellm model string (default openai/gpt-4o-mini), or local/qwen2.5-coder-1.5b for the embedded offline judge.")] = None,
     api_base: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server, e.g. http://localhost:8000/v1.")] = None,
     concurrency: Annotated[Optional[int], typer.Option(help="Judge calls in flight at once, across rows and metrics (default 16).")] = None,
@@ -303,6 +305,14 @@ def agreement(
     if by:
         report["by_column"] = by
     typer.echo(json.dumps(report, indent=2) if json_output else render(report))
+
+
+@config_app.command("show")
+def config_show(name: Annotated[str, typer.Argument(help="default (every key with its default), local (the embedded judge) or mlflow (MLflow-shaped records).")] = "default") -> None:
+    """Print a bundled config as YAML, to read or to save and edit (ragjudge config show > my.yaml)."""
+    from ragjudge.config import bundled_config
+
+    typer.echo(bundled_config(name).read_text(encoding="utf-8"), nl=False)
 
 
 @cache_app.command("info")

@@ -1,7 +1,9 @@
 """The run configuration: pydantic models of the YAML config, merged with command-line flags.
 
-A config file holds the same settings as the flags (``configs/default.yaml`` documents every
-key); flags override the file; an unknown key is a ``ConfigError`` (exit 2) that names it.
+A config file holds the same settings as the flags (``configs/default.yaml``, printed by
+``ragjudge config show``, documents every key); flags override the file; an unknown key is a
+``ConfigError`` (exit 2) that names it. The bundled configs (``BUNDLED``) ship inside the
+package, so ``-c mlflow`` works wherever ragjudge is installed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,29 @@ METRICS: tuple[str, ...] = ("sufficiency", "completeness")
 FIELDS: tuple[str, ...] = ("id", "request", "context", "expected_facts", "expected_response", "response")
 
 DEFAULT_THRESHOLDS = {"sufficiency": 0.5, "completeness": 3.0}
+
+BUNDLED: tuple[str, ...] = ("default", "local", "mlflow")
+"""Configs shipped in the package (``ragjudge/configs/NAME.yaml``; ``configs/`` in a checkout):
+every key with its default, the embedded judge's calibrated settings, MLflow-shaped records."""
+
+
+def bundled_config(name: str) -> Path:
+    """Path of the bundled config ``name`` (one of ``BUNDLED``; ``.yaml`` may be given).
+    Raises ``ConfigError`` naming the bundled configs for any other name."""
+    stem = name[:-5] if name.endswith(".yaml") else name
+    if stem not in BUNDLED:
+        raise ConfigError(f"no bundled config '{name}'; bundled: {', '.join(BUNDLED)}")
+    return Path(__file__).parent / "configs" / f"{stem}.yaml"
+
+
+def _config_path(path: str | Path) -> Path:
+    """``path`` itself when it exists (or names a folder); else, for a bare bundled name
+    (``mlflow``, ``local.yaml``: no folder part), the bundled file."""
+    given = Path(path)
+    if given.exists() or given.parent != Path("."):
+        return given
+    stem = given.name[:-5] if given.name.endswith(".yaml") else given.name
+    return bundled_config(stem) if stem in BUNDLED else given
 
 
 class _Strict(BaseModel):
@@ -163,15 +188,17 @@ def _describe(err: ValidationError, source: str) -> str:
     first = err.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
     if first["type"] == "extra_forbidden":
-        return f"{source}: unknown key '{where}'; see configs/default.yaml for every key"
+        return f"{source}: unknown key '{where}'; `ragjudge config show` lists every key"
     return f"{source}: invalid value for '{where}': {first['msg']}"
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
     """Read a YAML config (optional) and apply ``overrides`` (nested dict, e.g. from flags).
 
-    Returns a validated ``Config``. Raises ``ConfigError`` (exit 2) for a missing or
-    unreadable file, YAML that is not a mapping, an unknown key (named) or a bad value.
+    ``path``: a YAML file, or the bare name of a bundled config (``BUNDLED``: ``mlflow``,
+    ``local``, ``default``) when no such file exists. Returns a validated ``Config``. Raises
+    ``ConfigError`` (exit 2) for a missing or unreadable file, YAML that is not a mapping, an
+    unknown key (named) or a bad value.
     """
     import yaml
 
@@ -180,9 +207,9 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     if path is not None:
         source = str(path)
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = _config_path(path).read_text(encoding="utf-8")
         except OSError as exc:
-            raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+            raise ConfigError(f"cannot read config {path}: {exc.strerror or exc} (bundled configs: -c {' | '.join(BUNDLED)})") from None
         except UnicodeDecodeError:
             raise ConfigError(f"{path}: not UTF-8 text; save the config as UTF-8") from None
         try:
@@ -194,7 +221,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
-            raise ConfigError(f"{path}: the config must be a mapping of keys (see configs/default.yaml)")
+            raise ConfigError(f"{path}: the config must be a mapping of keys (`ragjudge config show` lists them)")
         data = loaded
     if overrides:
         data = _deep_merge(data, overrides)

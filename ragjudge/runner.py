@@ -410,7 +410,7 @@ async def _evaluate(source, config, output, input_format, output_format, flag_fi
         if filled:
             config = config.model_copy(update={"judge": judge_settings})
             if on_note:
-                on_note("embedded judge: the bundled model's settings " + ", ".join(f"{k}={local.CALIBRATED[k]}" for k in filled) + " (see configs/local.yaml)")
+                on_note("embedded judge: the bundled model's settings " + ", ".join(f"{k}={local.CALIBRATED[k]}" for k in filled) + " (`ragjudge config show local`)")
         if config.judge.workers > 1 and on_note:
             on_note("note: --workers is ignored for the embedded judge; it runs one prompt at a time in this process")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import ROOT
@@ -79,3 +81,39 @@ def test_bundled_model_gets_the_calibrated_settings_unless_the_config_sets_them(
     assert filled == [] and other.yes_threshold is None  # another model file is not calibrated
     hosted, filled = local.calibrated(load_config(None).judge)
     assert filled == [] and hosted.fact_evidence is None
+
+
+def test_bundled_configs_ship_in_the_package_and_load_by_name(run_cli, tmp_path, monkeypatch):
+    # pip-installed users have no configs/ folder: -c NAME reads the copy inside the package
+    from ragjudge.config import BUNDLED, bundled_config
+
+    assert (ROOT / "configs").resolve() == (ROOT / "ragjudge" / "configs").resolve()
+    for name in BUNDLED:
+        assert bundled_config(name).is_file() and bundled_config(f"{name}.yaml") == bundled_config(name)
+    monkeypatch.chdir(tmp_path)  # no configs/ here
+    mlflow_row = {"inputs": {"query": "Where is landmark 1?"}, "outputs": {"retrieved_context": [{"content": "Landmark 1 stands in city 1."}]},
+                  "expectations": {"expected_response": "city 1"}}
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(mlflow_row) + "\n")
+    result = run_cli(["score", str(source), "-c", "mlflow", "-m", "sufficiency", "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    assert "request=inputs.query" in result.stderr
+
+
+def test_a_file_named_like_a_bundled_config_wins(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mlflow").write_text("judge:\n  concurrency: 3\n")
+    assert load_config("mlflow").judge.concurrency == 3
+    assert load_config("mlflow.yaml").columns.request == "inputs.query"  # no such file here: the bundled one
+    with pytest.raises(ConfigError, match="cannot read config sub/mlflow.yaml"):
+        load_config("sub/mlflow.yaml")  # a path with a folder is never a bundled name
+
+
+def test_config_show_prints_the_bundled_yaml(run_cli):
+    shown = run_cli(["config", "show"], judge=False)
+    assert shown.code == 0 and shown.stdout == (ROOT / "configs" / "default.yaml").read_text(encoding="utf-8")
+    assert run_cli(["config", "show", "local"], judge=False).stdout == (ROOT / "configs" / "local.yaml").read_text(encoding="utf-8")
+    unknown = run_cli(["config", "show", "nope"], judge=False)
+    assert unknown.code == 2 and unknown.stderr.strip() == "error: no bundled config 'nope'; bundled: default, local, mlflow"
+    missing = run_cli(["score", "in.jsonl", "-c", "nope.yml"], judge=False)
+    assert missing.code == 2 and "bundled configs: -c default | local | mlflow" in missing.stderr

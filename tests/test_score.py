@@ -124,7 +124,7 @@ def test_unknown_config_key_is_named(run_cli, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
     result = run_cli(["score", source, "-c", str(config)])
     assert result.code == 2
-    assert result.stderr.strip() == f"error: {config}: unknown key 'judge.modle'; see configs/default.yaml for every key"
+    assert result.stderr.strip() == f"error: {config}: unknown key 'judge.modle'; `ragjudge config show` lists every key"
 
 
 def test_input_not_found_exit_2(run_cli, tmp_path):
