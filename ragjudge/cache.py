@@ -56,8 +56,13 @@ class ResponseCache:
         self._cache.set(key, value)
 
     def info(self) -> dict[str, Any]:
-        """{'directory': str, 'entries': int, 'size_bytes': int} (size on disk, bytes)."""
-        return {"directory": str(self.directory), "entries": len(self._cache), "size_bytes": int(self._cache.volume())}
+        """{'directory': str, 'entries': int, 'size_bytes': int, 'models': [(path, bytes)]}:
+        the response cache's entries and size on disk (bytes), and the embedded judge's
+        model files assembled under ``directory/models`` (not part of the response cache;
+        ``clear`` keeps them)."""
+        models_dir = self.directory / "models"
+        models = sorted((str(p), p.stat().st_size) for p in models_dir.glob("*.gguf") if p.is_file()) if models_dir.is_dir() else []
+        return {"directory": str(self.directory), "entries": len(self._cache), "size_bytes": int(self._cache.volume()), "models": models}
 
     def clear(self) -> int:
         """Remove every entry; returns how many were removed."""

@@ -317,18 +317,20 @@ def config_show(name: Annotated[str, typer.Argument(help="default (every key wit
 
 @cache_app.command("info")
 def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
-    """Show the cache's location, number of entries and size on disk."""
+    """Show the cache's location, number of entries and size on disk, and the embedded judge's model file kept there."""
     from ragjudge.cache import ResponseCache
 
     cache = ResponseCache(cache_dir)
     info = cache.info()
     cache.close()
     typer.echo(f"location: {info['directory']}\nentries: {info['entries']}\nsize: {info['size_bytes'] / 2**20:.1f} MiB ({info['size_bytes']} bytes)")
+    for path, size in info["models"]:  # the embedded judge's weights live beside the replies
+        typer.echo(f"embedded judge model: {path} ({size / 2**20:.1f} MiB; cache clear keeps it, delete the file to remove it)")
 
 
 @cache_app.command("clear")
 def cache_clear(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
-    """Remove every cached judge reply."""
+    """Remove every cached judge reply (the embedded judge's model file stays)."""
     from ragjudge.cache import ResponseCache
 
     cache = ResponseCache(cache_dir)

@@ -121,6 +121,19 @@ def test_cache_info_and_clear(run_cli, tmp_path, cache_dir):
     cleared = run_cli(["cache", "clear", "--cache-dir", cache_dir], judge=False)
     assert "removed 3 entries" in cleared.stdout
     assert "entries: 0" in run_cli(["cache", "info", "--cache-dir", cache_dir], judge=False).stdout
+    assert "embedded judge model" not in info.stdout
+
+
+def test_cache_info_shows_the_embedded_model_file_that_clear_keeps(run_cli, tmp_path):
+    # the 1.1 GB model sits in the cache folder; cache info reported only the replies' 1 MiB
+    folder = tmp_path / "cache"
+    (folder / "models").mkdir(parents=True)
+    model = folder / "models" / "judge.gguf"
+    model.write_bytes(b"\0" * (3 * 2**20))
+    info = run_cli(["cache", "info", "--cache-dir", str(folder)], judge=False).stdout
+    assert f"embedded judge model: {model} (3.0 MiB; cache clear keeps it" in info
+    run_cli(["cache", "clear", "--cache-dir", str(folder)], judge=False)
+    assert model.stat().st_size == 3 * 2**20
 
 
 @pytest.mark.parametrize("workers", [1, 2])
