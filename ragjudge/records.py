@@ -51,7 +51,7 @@ class EvalRecord:
     expected_response: str | None = None
     response: str | None = None
     context_error: str | None = None
-    removed: list[str] = field(default_factory=list)  # sentences addressed to the judge, taken out
+    removed: list[str] = field(default_factory=list)  # sentences addressed to the judge, taken out ("passage 2: ...", "response: ...")
 
     @property
     def has_reference(self) -> bool:
@@ -279,14 +279,16 @@ REMOVED_PLACEHOLDER = "[removed: text addressed to the judge]"
 def _strip(record: EvalRecord) -> None:
     """Take the sentences addressed to the judge out of the passages and the response. A text
     that was nothing else becomes ``REMOVED_PLACEHOLDER``, so the judge still sees that it
-    holds no evidence (rather than the row being skipped)."""
+    holds no evidence (rather than the row being skipped). Each removed sentence is listed
+    with where it was: ``passage N: ...`` (N counts the row's passages from 1, as the
+    prompt numbers them) or ``response: ...``."""
     from ragjudge.injection import strip_instructions
 
-    for passage in record.passages:
+    for number, passage in enumerate(record.passages, 1):
         found = strip_instructions(passage.text)
         passage.text = found.text if found.text.strip() else REMOVED_PLACEHOLDER
-        record.removed.extend(found.removed)
+        record.removed.extend(f"passage {number}: {sentence}" for sentence in found.removed)
     if record.response:
         found = strip_instructions(record.response)
         record.response = found.text if found.text.strip() else REMOVED_PLACEHOLDER
-        record.removed.extend(found.removed)
+        record.removed.extend(f"response: {sentence}" for sentence in found.removed)

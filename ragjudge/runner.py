@@ -7,7 +7,7 @@ Output columns per metric ``M`` (in input order, after the input's own columns):
 ``M_raw`` (the judge's reply, kept on error rows), ``M_cached``, ``M_prompt_tokens``,
 ``M_completion_tokens``, ``M_cost_usd`` (USD; null when the model has no price), and with
 ``--samples`` > 1 ``M_agreement``; then ``sufficiency_mode`` (grounded/reference_free),
-``removed_instructions`` (list: sentences of the passages and response addressed to the
+``removed_instructions`` (list: "passage N: ..." / "response: ...", the sentences addressed to the
 judge, removed before judging; see ``ragjudge.injection``) and ``judge_model``.
 """
 
