@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -22,7 +23,6 @@ import pandas as pd
 from ragjudge.errors import InputError
 
 FORMATS = ("jsonl", "csv", "parquet", "json")
-PARQUET_HOLD_ROWS = 200_000
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 
 
@@ -307,14 +307,6 @@ def _as_text(column: Any):
     return pa.array([v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=_json_default) for v in values], pa.string())
 
 
-def _castable(column: Any, kind: Any) -> bool:
-    try:
-        column.cast(kind)
-    except _arrow_errors():
-        return False
-    return True
-
-
 def _cast_table(table: Any, schema: Any):
     """``table`` with ``schema``'s columns in its order: missing columns null, each column
     cast to its type; a string column takes other values as text (``_as_text``). Raises an
@@ -338,31 +330,56 @@ def _cast_table(table: Any, schema: Any):
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _wider(old: Any, new: Any):
-    """One Arrow type that holds both: Arrow's permissive promotion where it has one
-    (null -> the other type, integers and floats -> float64, lists of those), else string."""
+def _merge_type(old: Any, new: Any) -> Any:
+    """The Arrow type that holds a column typed ``old`` in some chunks and ``new`` in others
+    without changing a value, as Arrow would type the whole column at once: null takes the
+    other type, integers widen to int64 and mix with floats as float64, lists and objects
+    merge their items and fields (an object's fields are the union of both). None when no
+    such type exists (text, a number, a boolean, a list mixed): the column becomes text."""
     import pyarrow as pa
 
-    try:
-        return pa.unify_schemas([pa.schema([("c", old)]), pa.schema([("c", new)])], promote_options="permissive").field("c").type
-    except _arrow_errors():
+    if old == new:
+        return old
+    if pa.types.is_null(old):
+        return new
+    if pa.types.is_null(new):
+        return old
+    numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in (old, new)]
+    if all(numeric):
+        return pa.int64() if pa.types.is_integer(old) and pa.types.is_integer(new) else pa.float64()
+    if {str(old), str(new)} <= {"string", "large_string"}:
         return pa.string()
+    lists = [pa.types.is_list(t) or pa.types.is_large_list(t) for t in (old, new)]
+    if all(lists):
+        item = _merge_type(old.value_type, new.value_type)
+        return None if item is None else pa.list_(item)
+    if pa.types.is_struct(old) and pa.types.is_struct(new):
+        fields = {old.field(i).name: old.field(i).type for i in range(old.num_fields)}
+        for i in range(new.num_fields):
+            name, kind = new.field(i).name, new.field(i).type
+            if name in fields:
+                kind = _merge_type(fields[name], kind)
+                if kind is None:
+                    return None
+            fields[name] = kind
+        return pa.struct([pa.field(name, kind) for name, kind in fields.items()])
+    return None
 
 
-def _unify(schemas: list) -> Any:
-    """One schema for chunks whose column types may differ (see ``_wider``); field order
-    and metadata follow the first schema."""
+def _merge_schema(schema: Any, new: Any) -> Any:
+    """``schema`` (None at first) grown by a chunk's ``new`` schema: columns in order of first
+    appearance, each typed by ``_merge_type`` (text where it finds no common type)."""
     import pyarrow as pa
 
-    try:
-        return pa.unify_schemas(schemas, promote_options="permissive")
-    except _arrow_errors():
-        pass
-    kinds: dict[str, Any] = {}
-    for schema in schemas:
-        for field in schema:
-            kinds[field.name] = _wider(kinds[field.name], field.type) if field.name in kinds else field.type
-    return pa.schema([pa.field(name, kind) for name, kind in kinds.items()], metadata=schemas[0].metadata)
+    if schema is None or schema.equals(new):
+        return new if schema is None else schema
+    kinds = {f.name: f.type for f in schema}
+    for field in new:
+        if field.name not in kinds:
+            kinds[field.name] = field.type
+        elif kinds[field.name] != field.type:
+            kinds[field.name] = _merge_type(kinds[field.name], field.type) or pa.string()
+    return pa.schema([pa.field(name, kind) for name, kind in kinds.items()], metadata=schema.metadata)
 
 
 def open_atomic(path: str) -> tuple[IO[bytes], str | None]:
@@ -390,8 +407,14 @@ def open_atomic(path: str) -> tuple[IO[bytes], str | None]:
 class TableWriter:
     """Append DataFrame chunks to one output and publish it atomically on ``close()``.
 
-    ``path`` ``-`` writes to stdout. Parquet keeps lists and nested objects typed; CSV
-    writes them as JSON strings. ``abort()`` removes the temporary file.
+    ``path`` ``-`` writes to stdout. JSONL and JSON are written as chunks come. CSV and
+    Parquet have one header or schema for the whole file, so their chunks are spooled (a
+    temporary file beside the output) and written on ``close()``: the columns are every
+    chunk's columns in order of first appearance (empty where a chunk lacks one), and a
+    Parquet column gets the one type that holds all its values (``_merge_schema``), exactly as
+    if the table had come in one chunk; a column that must become text for that is named in
+    ``notes``. Parquet keeps lists and nested objects typed; CSV writes them as JSON text.
+    ``abort()`` removes the temporary files.
     """
 
     def __init__(self, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> None:
@@ -399,25 +422,24 @@ class TableWriter:
         self.column_types = column_types or {}
         self.fmt = detect_format(path, fmt) if (path != "-" or fmt) else "jsonl"
         self._rows = 0
-        self._parquet = None
-        self._schema = None
-        self._held: list = []
-        self._held_rows = 0
-        self._columns: list[str] | None = None
+        self._schema: Any = None  # Parquet: the merged schema of the chunks so far
+        self._columns: list[str] = []  # CSV: every column so far, in order of first appearance
+        self._texted: dict[str, str] = {}  # Parquet column -> why it is stored as text
+        self._spool: IO[bytes] | None = None
         self._buffer: IO[bytes]
         self._tmp: str | None = None
-        self.notes: list[str] = []  # what the reader of the output should know (a widened column)
-        self._staged = path == "-" and self.fmt == "parquet"  # Parquet needs a seekable file
+        self.notes: list[str] = []  # what the reader of the output should know (a column stored as text)
         if path == "-":
-            self._buffer = io.BytesIO() if self._staged else sys.stdout.buffer
+            self._buffer = sys.stdout.buffer
         else:
             self._buffer, self._tmp = open_atomic(path)
+        if self.fmt in ("csv", "parquet"):
+            folder = None if path == "-" else os.path.dirname(os.path.realpath(path))
+            self._spool = tempfile.TemporaryFile(prefix=".ragjudge-spool.", dir=folder)
         if self.fmt == "json":
             self._buffer.write(b"[")
 
     def write(self, df: pd.DataFrame) -> None:
-        if self.fmt in ("csv", "parquet"):
-            df = self._same_columns(df)
         if self.fmt == "jsonl":
             if len(df):
                 text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15)
@@ -431,160 +453,106 @@ class TableWriter:
             flat = df.copy()
             for column in flat.columns:
                 if flat[column].dtype == object:  # lists / objects -> JSON text; typed columns stay typed
-                    flat[column] = flat[column].map(_jsonable)
-            flat.to_csv(self._buffer, header=self._rows == 0, index=False)
+                    flat[column] = pd.Series([_jsonable(v) for v in flat[column]], index=flat.index, dtype=object)
+            self._columns += [str(c) for c in flat.columns if str(c) not in self._columns]
+            pickle.dump(flat, self._spool, protocol=pickle.HIGHEST_PROTOCOL)
         else:
-            self._write_parquet(df)
+            table = _to_arrow(df, self.column_types)
+            merged = _merge_schema(self._schema, table.schema)
+            if self._schema is not None and merged is not self._schema:
+                self._note_texted(merged, table.schema)
+            self._schema = merged
+            pickle.dump(table, self._spool, protocol=pickle.HIGHEST_PROTOCOL)
         self._rows += len(df)
 
-    def _same_columns(self, df: pd.DataFrame) -> pd.DataFrame:
-        """CSV and Parquet have one header: later chunks get the first chunk's columns (a
-        column they lack is empty); a column first seen after the first chunk is an error."""
-        if self._columns is None:
-            self._columns = list(df.columns)
-            return df
-        extra = [c for c in df.columns if c not in self._columns]
-        if extra:
-            raise InputError(
-                f"column '{extra[0]}' first appears after row {self._rows}; CSV and Parquet need every column "
-                "in the first chunk: write .jsonl, or raise chunk_size in the config"
-            )
-        return df if list(df.columns) == self._columns else df.reindex(columns=self._columns)
-
-    def _write_parquet(self, df: pd.DataFrame) -> None:
-        """Parquet needs one schema for the whole file: chunks are held back (up to
-        ``PARQUET_HOLD_ROWS``) while some column is still untyped (all null so far), then
-        written under the unified schema. A column whose type changes after that is widened
-        (see ``_conform``)."""
+    def _note_texted(self, merged: Any, new: Any) -> None:
+        """Remember the columns that the chunk with schema ``new`` turns into text."""
         import pyarrow as pa
 
-        table = _to_arrow(df, self.column_types)
-        if self._parquet is None:
-            self._held.append(table)
-            self._held_rows += len(table)
-            schema = _unify([t.schema for t in self._held])
-            if any(pa.types.is_null(f.type) for f in schema) and self._held_rows < PARQUET_HOLD_ROWS:
-                return
-            self._flush_held(schema)
-            return
-        conformed = self._conform(table)  # may replace self._parquet (a widened column)
-        self._parquet.write_table(conformed)
-
-    def _flush_held(self, schema) -> None:
-        import pyarrow.parquet as pq
-
-        self._schema = schema
-        self._parquet = pq.ParquetWriter(self._buffer, schema)
-        held, self._held = self._held, []
-        for table in held:
-            conformed = self._conform(table)  # may replace self._parquet (a widened column)
-            self._parquet.write_table(conformed)
-
-    def _conform(self, table):
-        """``table`` under the file's schema. A column that does not fit (a list after strings,
-        1.5 after integers, an object whose fields change type) widens the file's schema:
-        integers and floats to float64, null to the new type, anything else to text (strings
-        as they are, other values as JSON, as ``_to_arrow`` does for a chunk that mixes types),
-        and the rows already written are rewritten under it. A note in ``self.notes`` names
-        the column. Raises ``InputError`` only when the output cannot be read back (a FIFO)."""
-        import pyarrow as pa
-
-        try:
-            return _cast_table(table, self._schema)
-        except _arrow_errors():
-            pass
-        failing = [f for f in self._schema if f.name in table.column_names and not _castable(table.column(f.name), f.type)]
-        for as_text in (False, True):
-            widened = {f.name: pa.string() if as_text else _wider(f.type, table.schema.field(f.name).type) for f in failing}
-            schema = pa.schema([pa.field(f.name, widened.get(f.name, f.type)) for f in self._schema], metadata=self._schema.metadata)
-            try:
-                conformed = _cast_table(table, schema)
-                self._rewrite(schema)
-            except _arrow_errors():
+        for field in merged:
+            if not pa.types.is_string(field.type) or field.name in self._texted or field.name not in self._schema.names or field.name not in new.names:
                 continue
-            for f in failing:
-                self.notes.append(
-                    f"column '{f.name}' changes type after row {self._rows} ({f.type} then {table.schema.field(f.name).type}); "
-                    f"the Parquet file stores it as {widened[f.name]} for every row"
-                )
-            return conformed
-        raise InputError(f"a column changes type after row {self._rows}; write .jsonl or .csv instead")  # pragma: no cover (text always fits)
+            kinds = (self._schema.field(field.name).type, new.field(field.name).type)
+            if any(not (pa.types.is_string(k) or pa.types.is_null(k)) for k in kinds):
+                self._texted[field.name] = f"{kinds[0]} up to row {self._rows}, then {kinds[1]}"
 
-    def _rewrite(self, schema) -> None:
-        """Re-read what the Parquet writer has written so far and write it again under
-        ``schema`` into a fresh temporary file (or buffer), replacing the old one. Raises an
-        Arrow error (old output kept) when a column does not cast, ``InputError`` when the
-        output is a FIFO or device and cannot be read back."""
+    def _spooled(self) -> Iterator[Any]:
+        """The spooled chunks, in order."""
+        assert self._spool is not None
+        self._spool.seek(0)
+        while True:
+            try:
+                yield pickle.load(self._spool)
+            except EOFError:
+                return
+
+    def _ordered(self, names: list[str]) -> list[str]:
+        """Input columns first, then the run's own (``column_types``), each in order of first
+        appearance: a column that first appears in a later chunk sits where one chunk puts it."""
+        return [n for n in names if n not in self.column_types] + [n for n in names if n in self.column_types]
+
+    def _write_csv(self) -> None:
+        self._columns = self._ordered(self._columns)
+        header = True
+        for flat in self._spooled():
+            if list(flat.columns) != self._columns:
+                flat = flat.reindex(columns=self._columns)
+            flat.to_csv(self._buffer, header=header, index=False)
+            header = False
+        if header and self._columns:  # no rows: the header alone
+            pd.DataFrame(columns=self._columns).to_csv(self._buffer, index=False)
+
+    def _write_parquet(self) -> None:
+        """One pass to check that every chunk's column casts to the merged type without
+        changing a value (a too-large integer among floats cannot: that column becomes text),
+        then one to write."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if self._tmp is None and not self._staged:
-            raise InputError(f"a column changes type after row {self._rows} and {self.path} cannot be rewritten; write .jsonl or .csv instead")
-        if self._parquet is not None:
-            self._parquet.close()
-            self._parquet = None
-        if self._staged:
-            old = pa.BufferReader(self._buffer.getvalue())  # type: ignore[attr-defined]
-            buffer, tmp = io.BytesIO(), None
-        else:
-            self._buffer.close()
-            old = self._tmp
-            buffer, tmp = open_atomic(self.path)
-        writer = pq.ParquetWriter(buffer, schema)
+        schema = self._schema if self._schema is not None else pa.schema([])
+        schema = pa.schema([schema.field(name) for name in self._ordered(schema.names)], metadata=schema.metadata)
+        changed = [f.name for f in schema if f.name not in self._texted]
+        texted: set[str] = set()
+        for table in self._spooled():
+            for name in changed:
+                if name in texted or name not in table.column_names:
+                    continue
+                target, column = schema.field(name).type, table.column(name)
+                if column.type != target and not pa.types.is_string(target):
+                    try:
+                        column.cast(target)
+                    except _arrow_errors():
+                        texted.add(name)
+                        self._texted.setdefault(name, f"{column.type} values that {target} cannot hold exactly")
+        if texted:
+            schema = pa.schema([pa.field(f.name, pa.string()) if f.name in texted else f for f in schema], metadata=schema.metadata)
+        writer = pq.ParquetWriter(self._buffer, schema)
         try:
-            for batch in pq.ParquetFile(old).iter_batches():
-                writer.write_table(_cast_table(pa.Table.from_batches([batch]), schema))
-            ok = True
-        except BaseException:
-            ok = False
-            raise
+            for table in self._spooled():
+                writer.write_table(_cast_table(table, schema))
         finally:
-            if not ok:
-                writer.close()
-                buffer.close()
-                if tmp is not None:
-                    os.unlink(tmp)
-                self._reopen()
-        if self._tmp is not None:
-            os.unlink(self._tmp)
-        self._buffer, self._tmp, self._parquet, self._schema = buffer, tmp, writer, schema
-
-    def _reopen(self) -> None:
-        """After a failed rewrite: append to the old output again (same schema)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if self._staged:
-            old = pa.BufferReader(self._buffer.getvalue())  # type: ignore[attr-defined]
-            buffer, tmp = io.BytesIO(), None
-        else:
-            old = self._tmp
-            buffer, tmp = open_atomic(self.path)
-        writer = pq.ParquetWriter(buffer, self._schema)
-        for batch in pq.ParquetFile(old).iter_batches():
-            writer.write_table(pa.Table.from_batches([batch]))
-        if self._tmp is not None:
-            os.unlink(self._tmp)
-        self._buffer, self._tmp, self._parquet = buffer, tmp, writer
+            writer.close()
+        for name, why in self._texted.items():
+            self.notes.append(f"column '{name}' holds values of different types ({why}); the Parquet file stores it as text (JSON) for every row, as it does a column mixed within one chunk")
 
     def close(self) -> None:
         """Finish the file and move it into place (or flush it to stdout)."""
         if self.fmt == "json":
             self._buffer.write(b"\n]\n")
-        if self.fmt == "parquet":
-            import pyarrow as pa
-
-            if self._parquet is None and self._held:
-                self._flush_held(_unify([t.schema for t in self._held]))
-            if self._parquet is None:
-                import pyarrow.parquet as pq
-
-                pq.write_table(pa.table({}), self._buffer)
+        elif self.fmt == "csv":
+            self._write_csv()
+        elif self.fmt == "parquet":
+            if self.path == "-":  # Parquet needs a seekable file: build it in memory, then send it
+                target, self._buffer = self._buffer, io.BytesIO()
+                self._write_parquet()
+                target.write(self._buffer.getvalue())  # type: ignore[attr-defined]
+                self._buffer = target
             else:
-                self._parquet.close()
+                self._write_parquet()
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
         if self.path == "-":
-            if self._staged:
-                sys.stdout.buffer.write(self._buffer.getvalue())  # type: ignore[attr-defined]
             sys.stdout.buffer.flush()
             return
         self._buffer.close()
@@ -594,12 +562,9 @@ class TableWriter:
 
     def abort(self) -> None:
         """Drop the partial output; the previous file at ``path`` (if any) stays untouched."""
-        if self._parquet is not None:
-            try:
-                self._parquet.close()
-            except Exception:  # the partial file is removed below anyway
-                pass
-            self._parquet = None
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
         if self._tmp is not None:
             try:
                 self._buffer.close()
