@@ -28,6 +28,7 @@ class MetricSummary:
     rows: int = 0
     ok: int = 0
     error: int = 0
+    input_errors: int = 0  # error rows whose input was unusable (no judge call made)
     skipped: int = 0
     passed: int = 0
     cached: int = 0
@@ -59,6 +60,7 @@ class MetricSummary:
             self.passed += bool(verdict.passed)
         elif verdict.status == "error":
             self.error += 1
+            self.input_errors += bool(getattr(verdict, "input_error", False))
         else:
             self.skipped += 1
         if verdict.cached:
@@ -76,6 +78,7 @@ class MetricSummary:
             "rows": self.rows,
             "ok": self.ok,
             "error": self.error,
+            "input_errors": self.input_errors,
             "skipped": self.skipped,
             "passed": self.passed,
             "pass_rate": self.pass_rate,
@@ -159,9 +162,19 @@ def check_gate(summary: Summary) -> GateResult:
         why = "the input has no rows" if summary.rows == 0 else f"every row was skipped by every metric ({summary.rows} rows)"
         failures.insert(0, f"nothing was judged: {why}")
         lines.insert(0, f"FAIL nothing was judged: {why}; check the input and the column mapping printed above")
+    # every row a metric judged failed on its own input (an unusable context): no judge ran,
+    # so this is an input error (exit 2), not a judge failure (exit 3)
+    unusable = (
+        not nothing and not summary.interrupted and not summary.fatal
+        and all(m.ok == 0 and m.error == m.input_errors for m in summary.metrics.values())
+    )
+    if unusable:
+        count = max(m.input_errors for m in summary.metrics.values())
+        failures.insert(0, f"nothing could be judged: {count} row(s) have an unusable input")
+        lines.insert(0, f"FAIL nothing could be judged: every judged row has an unusable input ({count} rows; the M_error column says why)")
     if summary.interrupted:
         code = EXIT_INTERRUPTED
-    elif nothing:
+    elif nothing or unusable:
         code = EXIT_USAGE
     elif summary.fatal or error_failed:
         code = EXIT_JUDGE_ERRORS

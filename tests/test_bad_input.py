@@ -257,3 +257,21 @@ def test_chunked_parquet_to_stdout_widens_too(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert pd.read_parquet(_io.BytesIO(done.stdout))["a"].tolist() == ["[1]", "x"]
+
+
+def test_every_row_with_an_unusable_context_is_an_input_error_not_a_judge_failure(run_cli, tmp_path, server):
+    # exit 3 says the judges could not run; here no judge was called: the input is unusable
+    rows = [{**ROW, "id": f"r{i}", "context": [{"body": "x"}]} for i in range(3)]
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "--summary-json", str(summary), "--min-pass-rate", "0"])
+    assert result.code == 2, result.stderr
+    assert server.calls == 0
+    assert "nothing could be judged: every judged row has an unusable input (3 rows" in result.stderr
+    scored = read_jsonl(out)
+    assert [r["sufficiency_status"] for r in scored] == ["error"] * 3 and "context item 1 has no text" in scored[0]["sufficiency_error"]
+    document = json.loads(summary.read_text())
+    assert document["metrics"]["sufficiency"]["input_errors"] == 3 and document["exit_code"] == 2
+    # one usable row: the judge ran, and the unusable rows count against the error rate (exit 3)
+    rows.append({**ROW, "id": "good"})
+    mixed = run_cli(["score", write_jsonl(tmp_path / "in2.jsonl", rows), "-o", str(out), "--min-pass-rate", "0"])
+    assert mixed.code == 3 and server.calls == 1

@@ -32,7 +32,8 @@ class Verdict:
     ``missing``: the expected facts or ground-truth statements judged absent.
     ``cost_usd``: litellm's price for the call(s), None when the model has no price, 0 when
     every call came from the cache. ``agreement``: with several samples, the share (0..1)
-    that agree with the majority verdict.
+    that agree with the majority verdict. ``input_error``: the error lies in the row's input
+    (an unusable context), not in the judge; no call was made.
     """
 
     metric: str
@@ -50,14 +51,15 @@ class Verdict:
     cost_usd: float | None = None
     agreement: float | None = None
     details: dict[str, Any] | None = None
+    input_error: bool = False
 
     @classmethod
     def skipped(cls, metric: str, reason: str, mode: str | None = None) -> "Verdict":
         return cls(metric=metric, status=SKIPPED, error=reason, mode=mode)
 
     @classmethod
-    def failed(cls, metric: str, reason: str, raw: str | None = None, mode: str | None = None) -> "Verdict":
-        return cls(metric=metric, status=ERROR, error=reason, raw=raw, mode=mode)
+    def failed(cls, metric: str, reason: str, raw: str | None = None, mode: str | None = None, input_error: bool = False) -> "Verdict":
+        return cls(metric=metric, status=ERROR, error=reason, raw=raw, mode=mode, input_error=input_error)
 
 
 @dataclass

@@ -114,7 +114,7 @@ def prepare(record: EvalRecord) -> Prepared | Verdict:
     lacks what this metric needs (request, non-empty context)."""
     mode = GROUNDED if record.has_reference else REFERENCE_FREE
     if record.context_error:
-        return Verdict.failed(METRIC, record.context_error, mode=mode)
+        return Verdict.failed(METRIC, record.context_error, mode=mode, input_error=True)
     if not record.request:
         return Verdict.skipped(METRIC, "no request")
     if not record.passages:
