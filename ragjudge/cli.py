@@ -166,7 +166,7 @@ def score(
 
     overrides, flag_fields = _overrides(locals())
     settings = load_config(config, overrides)
-    _check_outputs(output, summary_json, format, output_format)
+    _check_outputs(input, output, summary_json, format, output_format)
     console = _stderr()
     progress = None if quiet else _progress(console)
     try:
@@ -195,7 +195,7 @@ def score(
     raise typer.Exit(result.gate.exit_code)
 
 
-def _check_outputs(output: str | None, summary_json: str | None, *formats: str | None) -> None:
+def _check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None) -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end."""
     from pathlib import Path
 
@@ -210,6 +210,9 @@ def _check_outputs(output: str | None, summary_json: str | None, *formats: str |
         raise RagjudgeError("-o - and --summary-json - would both write to stdout; send one of them to a file")
     if summary_json and summary_json != "-":
         target = Path(summary_json)
+        for flag, other in (("-o", output), ("the input", source)):
+            if other and other != "-" and os.path.realpath(other) == os.path.realpath(summary_json):
+                raise RagjudgeError(f"--summary-json {summary_json} is also {flag}; the summary would replace it: give it another name")
         if target.is_dir():
             raise RagjudgeError(f"--summary-json: {summary_json} is a folder")
         if not target.resolve().parent.is_dir():

@@ -275,3 +275,14 @@ def test_every_row_with_an_unusable_context_is_an_input_error_not_a_judge_failur
     rows.append({**ROW, "id": "good"})
     mixed = run_cli(["score", write_jsonl(tmp_path / "in2.jsonl", rows), "-o", str(out), "--min-pass-rate", "0"])
     assert mixed.code == 3 and server.calls == 1
+
+
+def test_summary_json_may_not_replace_the_scored_table_or_the_input(run_cli, tmp_path, server):
+    source = write_jsonl(tmp_path / "in.jsonl", [ROW])
+    before = (tmp_path / "in.jsonl").read_bytes()
+    out = tmp_path / "x.jsonl"
+    same_as_output = run_cli(["score", source, "-o", str(out), "--summary-json", str(out)])
+    assert same_as_output.code == 2 and f"--summary-json {out} is also -o" in same_as_output.stderr
+    same_as_input = run_cli(["score", source, "--summary-json", str(tmp_path / "." / "in.jsonl")])
+    assert same_as_input.code == 2 and "is also the input" in same_as_input.stderr
+    assert (tmp_path / "in.jsonl").read_bytes() == before and not out.exists() and server.calls == 0
