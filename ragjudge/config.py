@@ -152,7 +152,7 @@ class Config(_Strict):
     thresholds: dict[Metric, float] = Field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
     gate: GateSettings = Field(default_factory=GateSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
-    chunk_size: int = Field(10_000, ge=1)
+    chunk_size: int = Field(10_000, ge=1, le=10_000_000)
 
     @field_validator("metrics")
     @classmethod

@@ -26,6 +26,10 @@ class InputError(RagjudgeError):
     """The input file cannot be read or a mapped column does not exist. Exit 2."""
 
 
+class OutputError(RagjudgeError):
+    """An output cannot be written (disk full, folder gone); the previous file stays. Exit 2."""
+
+
 class ProviderFatalError(RagjudgeError):
     """The provider refused in a way that retrying cannot fix (auth, not found, quota). Exit 3."""
 

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from ragjudge.errors import InputError
+from ragjudge.errors import InputError, OutputError
 
 FORMATS = ("jsonl", "csv", "parquet", "json")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
@@ -175,6 +175,10 @@ def _parquet_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
         raise InputError(f"input file not found: {path}") from None
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"{_name(path)}: not a readable Parquet file ({exc})") from None
+    names = parquet.schema_arrow.names
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(f"{_name(path)}: column '{twice[0]}' appears {names.count(twice[0])} times; rename all but one (a row cannot hold two values under one name)")
     try:
         for batch in parquet.iter_batches(batch_size=chunk_size):
             yield batch.to_pandas(integer_object_nulls=True)
@@ -226,6 +230,20 @@ def read_table(path: str, fmt: str | None = None) -> pd.DataFrame:
     if not chunks:
         return pd.DataFrame()
     return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
+
+
+def _base64_bytes(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with binary cells (a Parquet ``binary`` column) as base64 text, for the text
+    formats; other cells untouched."""
+    binary = [c for c in df.columns if df[c].dtype == object and any(isinstance(v, (bytes, bytearray)) for v in df[c])]
+    if not binary:
+        return df
+    import base64
+
+    out = df.copy()
+    for column in binary:
+        out[column] = pd.Series([base64.b64encode(v).decode("ascii") if isinstance(v, (bytes, bytearray)) else v for v in df[column]], index=df.index, dtype=object)
+    return out
 
 
 def _jsonable(value: Any) -> Any:
@@ -440,6 +458,15 @@ class TableWriter:
             self._buffer.write(b"[")
 
     def write(self, df: pd.DataFrame) -> None:
+        """Append ``df``'s rows. Raises ``OutputError`` when the disk refuses (full, gone)."""
+        try:
+            self._write(df)
+        except OSError as exc:
+            raise OutputError(f"cannot write {_name(self.path)}: {exc.strerror or exc}") from None
+
+    def _write(self, df: pd.DataFrame) -> None:
+        if self.fmt != "parquet":
+            df = _base64_bytes(df)
         if self.fmt == "jsonl":
             if len(df):
                 text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15)
@@ -536,7 +563,14 @@ class TableWriter:
             self.notes.append(f"column '{name}' holds values of different types ({why}); the Parquet file stores it as text (JSON) for every row, as it does a column mixed within one chunk")
 
     def close(self) -> None:
-        """Finish the file and move it into place (or flush it to stdout)."""
+        """Finish the file and move it into place (or flush it to stdout). Raises
+        ``OutputError`` when the disk refuses (full, gone)."""
+        try:
+            self._close()
+        except OSError as exc:
+            raise OutputError(f"cannot write {_name(self.path)}: {exc.strerror or exc}") from None
+
+    def _close(self) -> None:
         if self.fmt == "json":
             self._buffer.write(b"\n]\n")
         elif self.fmt == "csv":

@@ -286,3 +286,48 @@ def test_summary_json_may_not_replace_the_scored_table_or_the_input(run_cli, tmp
     same_as_input = run_cli(["score", source, "--summary-json", str(tmp_path / "." / "in.jsonl")])
     assert same_as_input.code == 2 and "is also the input" in same_as_input.stderr
     assert (tmp_path / "in.jsonl").read_bytes() == before and not out.exists() and server.calls == 0
+
+
+def test_parquet_with_a_duplicate_column_name_is_a_clear_input_error(run_cli, tmp_path, server):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    source = tmp_path / "dup.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["q"]), pa.array([["c"]]), pa.array(["x"]), pa.array(["y"])],
+                                        names=["request", "context", "dup", "dup"]), source)
+    result = run_cli(["score", str(source), "-o", str(tmp_path / "o.jsonl")])
+    assert result.code == 2 and server.calls == 0
+    assert result.stderr.strip() == f"error: {source}: column 'dup' appears 2 times; rename all but one (a row cannot hold two values under one name)"
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "json", "csv", "parquet"])
+def test_binary_parquet_column_reaches_every_output_format(run_cli, tmp_path, suffix):
+    # JSONL and JSON output died with "unexpected UnicodeDecodeError" after judging
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    source = tmp_path / "bin.parquet"
+    pq.write_table(pa.table({"request": ["q"], "context": [["c"]], "blob": pa.array([b"\xff\x00ab"], pa.binary())}), source)
+    out = tmp_path / f"o.{suffix}"
+    result = run_cli(["score", str(source), "-o", str(out), "-m", "sufficiency", "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    if suffix == "parquet":
+        assert pd.read_parquet(out)["blob"].tolist() == [b"\xff\x00ab"]
+    else:
+        text = out.read_text()
+        assert "/wBhYg==" in text  # base64 of the bytes
+
+
+def test_a_full_disk_is_a_clear_error(run_cli, tmp_path):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", "/dev/full", "--output-format", "jsonl", "-m", "sufficiency", "--min-pass-rate", "0"])
+    assert result.code == 2 and result.stderr.strip().endswith("error: cannot write /dev/full: No space left on device")
+
+
+def test_chunk_size_has_an_upper_bound(tmp_path):
+    from ragjudge.config import load_config
+    from ragjudge.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="chunk_size"):
+        load_config(None, {"chunk_size": 10**20})
