@@ -60,7 +60,7 @@ def _stdin() -> IO[bytes]:
 
 def sniff_stdin() -> str:
     """Guess the format of stdin from its first bytes: Parquet magic, '[' JSON, '{' JSONL, else CSV."""
-    head = _stdin().peek(64)[:64].lstrip()  # type: ignore[attr-defined]
+    head = _stdin().peek(64)[:64].removeprefix(b"\xef\xbb\xbf").lstrip()  # type: ignore[attr-defined]  # a UTF-8 BOM says nothing
     if head.startswith(b"PAR1"):
         return "parquet"
     if head.startswith(b"["):
@@ -157,7 +157,9 @@ def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
         ) from None
     except pd.errors.EmptyDataError:
         raise InputError(f"{_name(path)}: the CSV file is empty; it needs a header line and rows") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise InputError(f"{_name(path)}: not UTF-8 text; save the CSV as UTF-8 (in a spreadsheet: CSV UTF-8)") from None
+    except pd.errors.ParserError as exc:
         raise InputError(f"{_name(path)}: malformed CSV: {str(exc).strip()}; check quoting on that line") from None
     finally:
         if path != "-":

@@ -331,3 +331,21 @@ def test_chunk_size_has_an_upper_bound(tmp_path):
 
     with pytest.raises(ConfigError, match="chunk_size"):
         load_config(None, {"chunk_size": 10**20})
+
+
+def test_jsonl_with_a_byte_order_mark_on_stdin_is_read_as_jsonl(run_cli, tmp_path):
+    # stdin was sniffed as CSV ("malformed CSV: Expected 21 fields")
+    rows = [{**ROW, "id": f"r{i}"} for i in range(3)]
+    data = b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in rows).encode()
+    out = tmp_path / "o.jsonl"
+    result = run_cli(["score", "-", "-o", str(out), "-m", "sufficiency", "--min-pass-rate", "0"], stdin=data)
+    assert result.code == 0, result.stderr
+    assert [r["id"] for r in read_jsonl(out)] == ["r0", "r1", "r2"]
+
+
+def test_csv_that_is_not_utf8_says_to_save_it_as_utf8(run_cli, tmp_path):
+    source = tmp_path / "latin1.csv"
+    source.write_bytes("request,context\nCaf\u00e9 au lait?,\"Served in caf\u00e9s.\"\n".encode("latin-1"))
+    result = run_cli(["score", str(source)])
+    assert result.code == 2
+    assert result.stderr.strip() == f"error: {source}: not UTF-8 text; save the CSV as UTF-8 (in a spreadsheet: CSV UTF-8)"
