@@ -140,15 +140,50 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, dtype=object)
 
 
+class _NulGuard:
+    """A binary stream for pandas' CSV reader that stops at a NUL byte (the C parser ends
+    the cell there and drops the rest silently) and keeps the first block, for the header."""
+
+    def __init__(self, stream: IO[bytes], name: str) -> None:
+        self.stream, self.name = stream, name
+        self.lines = 0  # newlines in the blocks read so far
+        self.first = b""
+
+    def read(self, size: int = -1) -> bytes:
+        block = self.stream.read(size)
+        if not self.first:
+            self.first = block
+        at = block.find(b"\0")
+        if at >= 0:
+            line = self.lines + block.count(b"\n", 0, at) + 1
+            raise InputError(f"{self.name}: line {line}: a NUL byte inside the text; remove it (or save the file as UTF-8 if it is UTF-16)")
+        self.lines += block.count(b"\n")
+        return block
+
+
+def _check_header(guard: _NulGuard) -> None:
+    """Refuse a CSV header that names a column twice (pandas would rename one 'name.1')."""
+    import csv
+
+    text = guard.first.decode("utf-8-sig", errors="replace")
+    header = next(csv.reader(io.StringIO(text)), [])
+    twice = [name for i, name in enumerate(header) if name and name in header[:i]]
+    if twice:
+        raise InputError(f"{guard.name}: the header names column '{twice[0]}' twice; rename one of them")
+
+
 def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     stream = _open_binary(path)
+    guard = _NulGuard(stream, _name(path))
     try:
         import warnings
 
-        reader = pd.read_csv(stream, dtype=str, keep_default_na=False, na_values=[""], chunksize=chunk_size, index_col=False)
+        reader = pd.read_csv(guard, dtype=str, keep_default_na=False, na_values=[""], chunksize=chunk_size, index_col=False)
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas would drop the extra fields
-            for chunk in reader:
+            for number, chunk in enumerate(reader):
+                if number == 0:
+                    _check_header(guard)
                 yield chunk.astype(object).where(chunk.notna(), None)
     except pd.errors.ParserWarning:
         raise InputError(

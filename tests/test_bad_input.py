@@ -349,3 +349,24 @@ def test_csv_that_is_not_utf8_says_to_save_it_as_utf8(run_cli, tmp_path):
     result = run_cli(["score", str(source)])
     assert result.code == 2
     assert result.stderr.strip() == f"error: {source}: not UTF-8 text; save the CSV as UTF-8 (in a spreadsheet: CSV UTF-8)"
+
+
+def test_csv_with_a_nul_byte_names_the_line(run_cli, tmp_path, server):
+    # pandas ended the cell at the NUL and judged "c" instead of "c\0d more text", silently
+    source = tmp_path / "nul.csv"
+    source.write_bytes(b'request,context\nq1,"fine"\nq2,"c\x00d more text"\n')
+    result = run_cli(["score", str(source)])
+    assert result.code == 2 and server.calls == 0
+    assert result.stderr.strip() == f"error: {source}: line 3: a NUL byte inside the text; remove it (or save the file as UTF-8 if it is UTF-16)"
+    utf16 = tmp_path / "utf16.csv"
+    utf16.write_bytes("request,context\nq,c\n".encode("utf-16"))
+    assert "save the file as UTF-8 if it is UTF-16" in run_cli(["score", str(utf16)]).stderr
+
+
+def test_csv_header_naming_a_column_twice_is_refused(run_cli, tmp_path, server):
+    # pandas renamed the second one 'request.1', silently
+    source = tmp_path / "dup.csv"
+    source.write_text("request,context,request\nq,c,r\n")
+    result = run_cli(["score", str(source)])
+    assert result.code == 2 and server.calls == 0
+    assert result.stderr.strip() == f"error: {source}: the header names column 'request' twice; rename one of them"
