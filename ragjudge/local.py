@@ -164,8 +164,14 @@ _SETTINGS: dict[str, Any] = {"path": None}
 
 
 def configure(settings: Any, cache_dir: str | None) -> Path:
-    """Resolve (and assemble if needed) the model file for the next calls; returns its path."""
-    path = model_path(settings, os.path.join(cache_dir, "models") if cache_dir else None)
+    """Resolve (and assemble if needed) the model file for the next calls; returns its path.
+
+    The bundled model lives once per user, under the per-user cache folder's ``models/``,
+    whatever ``--cache-dir`` says (a CI job that gives each run its own response cache must
+    not pay 1.1 GB of disk and an assembly per run); a model already assembled under
+    ``cache_dir/models`` (as earlier versions did) is used where it is."""
+    kept = Path(cache_dir) / "models" if cache_dir else None
+    path = model_path(settings, str(kept) if kept is not None and (kept / MODEL_FILE).is_file() else None)
     _SETTINGS["path"] = path
     return path
 

@@ -21,7 +21,36 @@ needs_local = pytest.mark.skipif(not HAVE_LOCAL, reason='needs pip install "ragj
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("local-cache"))
+    """A response cache folder for this module, with the model assembled (verified) under
+    its models/, where the embedded judge uses it instead of the per-user folder."""
+    import ragjudge.local as local
+    from pathlib import Path
+
+    folder = tmp_path_factory.mktemp("local-cache")
+    if HAVE_LOCAL:
+        local.assemble(Path(folder) / "models")
+    return str(folder)
+
+
+def test_the_model_lives_in_the_per_user_folder_not_in_each_cache_dir(tmp_path, monkeypatch):
+    # --cache-dir made a second 1.1 GB copy of the model in every response cache folder
+    import ragjudge.local as local
+    from pathlib import Path
+
+    from ragjudge.cache import default_cache_dir
+    from ragjudge.config import JudgeSettings
+
+    used = []
+    monkeypatch.setattr(local, "assemble", lambda folder: used.append(Path(folder)) or Path(folder) / local.MODEL_FILE)
+    monkeypatch.delenv("RAGJUDGE_LOCAL_MODEL", raising=False)
+    settings = JudgeSettings(model="local/qwen2.5-coder-1.5b")
+    local.configure(settings, str(tmp_path / "run-cache"))
+    local.configure(settings, None)
+    (tmp_path / "old-cache" / "models").mkdir(parents=True)
+    (tmp_path / "old-cache" / "models" / local.MODEL_FILE).write_bytes(b"")  # where earlier versions put it
+    local.configure(settings, str(tmp_path / "old-cache"))
+    assert used == [default_cache_dir() / "models", default_cache_dir() / "models", tmp_path / "old-cache" / "models"]
+    assert not (tmp_path / "run-cache").exists()
 
 
 @needs_local
@@ -43,8 +72,9 @@ def test_embedded_judge_scores_real_rows(run_cli, tmp_path, model_dir):
     assert all(r["sufficiency_score"] in (0.0, 1.0) and r["sufficiency_rationale"] for r in scored)
     assert all(r["sufficiency_completion_tokens"] > 0 for r in scored)
     assert all(r["sufficiency_cost_usd"] == 0.0 for r in scored)
-    # the assembled model was verified and kept in the cache folder for later runs
+    # the model assembled in this cache folder was used: no second copy in the per-user folder
     assert os.path.getsize(os.path.join(model_dir, "models", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")) == 1_117_320_768
+    assert not os.path.exists(os.path.join(os.environ["XDG_CACHE_HOME"], "ragjudge", "models"))
 
 
 @needs_local
