@@ -316,10 +316,11 @@ def _has_empty_struct(kind: Any) -> bool:
     return False
 
 
-def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None):
+def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None, texted: list[str] | None = None):
     """DataFrame -> pyarrow Table. Columns named in ``column_types`` get that type; a column
     Arrow cannot type or Parquet cannot store (mixed types, empty objects, integers beyond
-    int64) becomes text: strings as they are, other values as JSON."""
+    int64) becomes text: strings as they are, other values as JSON; its name is appended to
+    ``texted`` when given."""
     import pyarrow as pa
 
     def storable(column: Any) -> bool:
@@ -331,6 +332,8 @@ def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None):
     fixed = df
     for column in df.columns:
         if df[column].dtype == object and not storable(df[column]):
+            if texted is not None:
+                texted.append(str(column))
             if fixed is df:
                 fixed = df.copy()
             fixed[column] = [v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=_json_default) for v in df[column]]
@@ -521,7 +524,10 @@ class TableWriter:
             self._columns += [str(c) for c in flat.columns if str(c) not in self._columns]
             pickle.dump(flat, self._spool, protocol=pickle.HIGHEST_PROTOCOL)
         else:
-            table = _to_arrow(df, self.column_types)
+            texted: list[str] = []
+            table = _to_arrow(df, self.column_types, texted)
+            for name in texted:
+                self._texted.setdefault(name, f"values that Arrow cannot type together, in rows {self._rows + 1} to {self._rows + len(df)}")
             merged = _merge_schema(self._schema, table.schema)
             if self._schema is not None and merged is not self._schema:
                 self._note_texted(merged, table.schema)
