@@ -67,7 +67,8 @@ class MetricSummary:
             self.cached += 1
         self.prompt_tokens += verdict.prompt_tokens or 0
         self.completion_tokens += verdict.completion_tokens or 0
-        if verdict.status != "skipped" and verdict.cached is not None:
+        no_reply = verdict.status == "error" and not verdict.prompt_tokens  # nothing came back: nothing billed
+        if verdict.status != "skipped" and verdict.cached is not None and not no_reply:
             if verdict.cost_usd is None:
                 self.cost_usd = None
             elif self.cost_usd is not None:

@@ -172,3 +172,12 @@ def test_interrupted_run_writes_all_rows_and_rerun_pays_only_unfinished(tmp_path
         else:  # finished rows are never paid again; up to 4 in flight may have been cached since
             assert 60 - len(done) - 4 <= rerun_calls <= 60 - len(done)
         assert sum(r["sufficiency_cached"] for r in read_jsonl(out)) == 60 - rerun_calls
+
+def test_failed_calls_cost_nothing_rather_than_an_unknown_price(run_cli, tmp_path, server):
+    # every call failed (no reply), and the summary said "cost: unknown (no price for this model)"
+    server.rate_500 = 1.0
+    summary = tmp_path / "summary.json"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(2)), "-m", "sufficiency", "--max-retries", "0", "--summary-json", str(summary)])
+    assert result.code == 3
+    assert "no price" not in result.stderr and "cost: $0.0000" in result.stderr
+    assert json.loads(summary.read_text())["cost_usd"] == 0.0
