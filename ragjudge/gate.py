@@ -162,7 +162,7 @@ def check_gate(summary: Summary) -> GateResult:
     if nothing:
         why = "the input has no rows" if summary.rows == 0 else f"every row was skipped by every metric ({summary.rows} rows)"
         failures.insert(0, f"nothing was judged: {why}")
-        lines.insert(0, f"FAIL nothing was judged: {why}; check the input and the column mapping printed above")
+        lines.insert(0, f"FAIL nothing was judged: {why}; check the input and the column mapping (the 'columns:' line; -q hides it)")
     # every row a metric judged failed on its own input (an unusable context): no judge ran,
     # so this is an input error (exit 2), not a judge failure (exit 3)
     unusable = (
