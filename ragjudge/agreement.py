@@ -34,11 +34,16 @@ def _as_bool(value: Any) -> bool | None:
 
 
 def _as_float(value: Any) -> float | None:
+    """A finite number, else None (no label): booleans, text and inf are not ratings."""
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, bool):
+        return None
     try:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return None if math.isnan(number) else number
+    return number if math.isfinite(number) else None
 
 
 def _require(table: Any, column: str, what: str) -> None:
@@ -51,13 +56,19 @@ def _usable(table: Any, metric: str, labels: str, convert) -> tuple[list[int], d
     _require(table, labels, "the human labels; set --labels")
     excluded = {"error": 0, "skipped": 0, "no_label": 0}
     keep = []
+    labelled = 0
     for index, (status, label) in enumerate(zip(table[f"{metric}_status"], table[labels])):
+        usable = convert(label) is not None
+        labelled += usable
         if status != "ok":
             excluded["error" if status == "error" else "skipped"] += 1
-        elif convert(label) is None:
+        elif not usable:
             excluded["no_label"] += 1
         else:
             keep.append(index)
+    if len(table) and not labelled:
+        kind = "yes/no, true/false or 1/0" if convert is _as_bool else "finite numbers"
+        raise InputError(f"column '{labels}' holds no usable label in {len(table)} rows (expected {kind}); set --labels to the human labels")
     return keep, excluded
 
 
@@ -134,20 +145,52 @@ def pairwise_agreement(scores_a: list[float], scores_b: list[float], preferences
     }
 
 
+def _aligned(table: Any, pair: Any) -> Any:
+    """``pair`` in ``table``'s row order, matched by the ``id`` column when both have one
+    (else by position). Raises ``InputError`` when the ids differ or repeat."""
+    if "id" not in table.columns or "id" not in pair.columns:
+        return pair
+    ids_a, ids_b = [str(v) for v in table["id"]], [str(v) for v in pair["id"]]
+    if ids_a == ids_b:
+        return pair
+    if len(set(ids_a)) != len(ids_a) or sorted(ids_a) != sorted(ids_b):
+        missing = next((i for i in ids_a if i not in set(ids_b)), None)
+        why = f"id '{missing}' is not in the pair table" if missing is not None else "an id repeats"
+        raise InputError(f"the pair table does not hold the same rows: {why}; both tables need the same unique ids")
+    position = {ident: i for i, ident in enumerate(ids_b)}
+    return pair.iloc[[position[i] for i in ids_a]].reset_index(drop=True)
+
+
 def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair: Any = None) -> dict[str, Any]:
     """Agreement report for ``metric`` in scored ``table`` against the ``labels`` column.
 
-    With ``pair`` (a second scored table of the same rows, response B), the pairwise sign
-    agreement. Raises ``InputError`` when a column is missing.
+    With ``pair`` (a second scored table of the same rows, response B; matched by ``id`` when
+    both tables have one), the pairwise sign agreement. ``excluded`` counts each left-out row
+    once. Raises ``InputError`` when a column is missing, the labels column holds no usable
+    label (booleans, text or inf for a 1..5 metric; not yes/no for sufficiency), or the pair
+    table's ids differ.
     """
     report: dict[str, Any] = {"metric": metric, "labels": labels, "rows": len(table)}
     if pair is not None:
         if len(pair) != len(table):
             raise InputError(f"the pair table has {len(pair)} rows, the scored table {len(table)}; they must hold the same rows")
-        keep_a, excluded = _usable(table, metric, labels, _as_float)
-        keep_b, excluded_b = _usable(pair, metric, labels, _as_float)
+        pair = _aligned(table, pair)
+        keep_a, _ = _usable(table, metric, labels, _as_float)
+        keep_b, _ = _usable(pair, metric, labels, _as_float)
         keep = sorted(set(keep_a) & set(keep_b))
-        report["excluded"] = {k: excluded[k] + excluded_b[k] for k in excluded}
+        excluded = {"error": 0, "skipped": 0, "no_label": 0}  # each row once: A's reason, else B's
+        for i in range(len(table)):
+            if i in keep:
+                continue
+            for side in (table, pair):
+                status = side[f"{metric}_status"].iloc[i]
+                if status != "ok":
+                    excluded["error" if status == "error" else "skipped"] += 1
+                    break
+                if _as_float(side[labels].iloc[i]) is None:
+                    excluded["no_label"] += 1
+                    break
+        report["excluded"] = excluded
         report["pairwise"] = pairwise_agreement(
             [float(table[f"{metric}_score"].iloc[i]) for i in keep],
             [float(pair[f"{metric}_score"].iloc[i]) for i in keep],

@@ -292,7 +292,7 @@ def agreement(
     metric: Annotated[str, typer.Option("-m", "--metric", help="sufficiency (binary) or completeness (1..5).")],
     labels: Annotated[str, typer.Option(help="Column holding the human labels (booleans for sufficiency, numbers for completeness, signed preferences with --pair).")],
     by: Annotated[Optional[str], typer.Option(help="Break the statistics down by this column (e.g. system).")] = None,
-    pair: Annotated[Optional[str], typer.Option(help="The same rows scored on response B (score with --map response=response_b): pairwise sign agreement.")] = None,
+    pair: Annotated[Optional[str], typer.Option(help="The same rows scored on response B (score with --map response=response_b; matched by id when both have one): pairwise sign agreement.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Measure how often the judge agrees with human labels in a scored table."""

@@ -78,3 +78,36 @@ def test_cli_pairwise(run_cli, tmp_path):
     b.write_text("".join(json.dumps({"completeness_status": "ok", "completeness_score": s, "pref": p}) + "\n" for s, p in [(3, 1), (2, -1), (1, 2)]))
     result = run_cli(["agreement", str(a), "-m", "completeness", "--labels", "pref", "--pair", str(b), "--json"], judge=False)
     assert json.loads(result.stdout)["pairwise"]["sign_agreement"] == pytest.approx(2 / 3)
+
+
+def test_non_finite_and_boolean_ratings_are_not_labels():
+    # inf gave "mae inf, pearson nan" and invalid JSON; true was read as the rating 1.0
+    table = pd.DataFrame({"completeness_status": ["ok"] * 5, "completeness_score": [1.0, 2.0, 3.0, 4.0, 5.0],
+                          "rating": [1, 2, float("inf"), True, 5]})
+    report = agreement(table, "completeness", "rating")
+    assert report["excluded"] == {"error": 0, "skipped": 0, "no_label": 2}
+    assert report["overall"]["n"] == 3 and report["overall"]["mae"] == 0.0
+    json.dumps(report, allow_nan=False)  # valid JSON
+
+
+def test_a_labels_column_without_one_usable_label_is_an_error():
+    from ragjudge.errors import InputError
+
+    table = pd.DataFrame({"sufficiency_status": ["ok", "ok"], "sufficiency_score": [1.0, 0.0], "source": ["wiki", "news"]})
+    with pytest.raises(InputError, match="column 'source' holds no usable label in 2 rows \\(expected yes/no, true/false or 1/0\\)"):
+        agreement(table, "sufficiency", "source")
+
+
+def test_pair_table_is_matched_by_id_and_each_excluded_row_counts_once():
+    a = pd.DataFrame({"id": ["x", "y", "z", "w"], "completeness_status": ["ok", "ok", "skipped", "ok"],
+                      "completeness_score": [2.0, 4.0, None, 3.0], "pref": [1, -1, 1, 1]})
+    b = pd.DataFrame({"id": ["w", "z", "y", "x"], "completeness_status": ["ok", "skipped", "ok", "ok"],
+                      "completeness_score": [4.0, None, 5.0, 3.0], "pref": [1, 1, -1, 1]})
+    report = agreement(a, "completeness", "pref", pair=b)
+    # x: 2 -> 3 (B better, human B) agree; y: 4 -> 5 but human says A: disagree; w: 3 -> 4 agree
+    assert report["pairwise"] == {"n": 3, "decided": 3, "sign_agreement": pytest.approx(2 / 3), "judge_ties": 0, "human_ties": 0}
+    assert report["excluded"] == {"error": 0, "skipped": 1, "no_label": 0}
+    from ragjudge.errors import InputError
+
+    with pytest.raises(InputError, match="id 'w' is not in the pair table"):
+        agreement(a, "completeness", "pref", pair=b.assign(id=["v", "z", "y", "x"]))
