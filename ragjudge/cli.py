@@ -113,7 +113,7 @@ def _overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]
     cache: dict[str, Any] = {}
     if options["no_cache"]:
         cache["enabled"] = False
-    if options["cache_dir"]:
+    if options["cache_dir"] is not None:
         cache["dir"] = options["cache_dir"]
     if cache:
         over["cache"] = cache
@@ -310,6 +310,17 @@ def agreement(
     typer.echo(json.dumps(report, indent=2) if json_output else render(report))
 
 
+def _cache_folder(cache_dir: str | None) -> Any:
+    """``--cache-dir`` as a Path (None: the default); an empty value is a usage error."""
+    from pathlib import Path
+
+    if cache_dir is None:
+        return None
+    if not cache_dir.strip():
+        raise RagjudgeError("--cache-dir is empty; give a folder, or leave the option out for the per-user cache folder")
+    return Path(cache_dir)
+
+
 @config_app.command("show")
 def config_show(name: Annotated[str, typer.Argument(help="default (every key with its default), local (the embedded judge) or mlflow (MLflow-shaped records).")] = "default") -> None:
     """Print a bundled config as YAML, to read or to save and edit (ragjudge config show > my.yaml)."""
@@ -321,9 +332,13 @@ def config_show(name: Annotated[str, typer.Argument(help="default (every key wit
 @cache_app.command("info")
 def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Show the cache's location, number of entries and size on disk, and the embedded judge's model file kept there."""
-    from ragjudge.cache import ResponseCache
+    from ragjudge.cache import ResponseCache, default_cache_dir
 
-    cache = ResponseCache(cache_dir)
+    folder = _cache_folder(cache_dir) or default_cache_dir()
+    if not folder.is_dir():  # looking must not create it
+        typer.echo(f"location: {folder} (does not exist yet)\nentries: 0\nsize: 0.0 MiB (0 bytes)")
+        return
+    cache = ResponseCache(folder)
     info = cache.info()
     cache.close()
     typer.echo(f"location: {info['directory']}\nentries: {info['entries']}\nsize: {info['size_bytes'] / 2**20:.1f} MiB ({info['size_bytes']} bytes)")
@@ -334,9 +349,13 @@ def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache fold
 @cache_app.command("clear")
 def cache_clear(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Remove every cached judge reply (the embedded judge's model file stays)."""
-    from ragjudge.cache import ResponseCache
+    from ragjudge.cache import ResponseCache, default_cache_dir
 
-    cache = ResponseCache(cache_dir)
+    folder = _cache_folder(cache_dir) or default_cache_dir()
+    if not folder.is_dir():
+        typer.echo(f"removed 0 entries from {folder} (it does not exist)")
+        return
+    cache = ResponseCache(folder)
     removed = cache.clear()
     cache.close()
     typer.echo(f"removed {removed} entries from {cache.directory}")

@@ -139,8 +139,10 @@ class GateSettings(_Strict):
 
 
 class CacheSettings(_Strict):
+    """The response cache: ``enabled``, and ``dir`` (None: the per-user cache folder)."""
+
     enabled: bool = True
-    dir: str | None = None
+    dir: str | None = Field(None, min_length=1)
 
 
 class Config(_Strict):

@@ -181,3 +181,15 @@ def test_failed_calls_cost_nothing_rather_than_an_unknown_price(run_cli, tmp_pat
     assert result.code == 3
     assert "no price" not in result.stderr and "cost: $0.0000" in result.stderr
     assert json.loads(summary.read_text())["cost_usd"] == 0.0
+
+
+def test_cache_commands_do_not_create_a_missing_folder_and_refuse_an_empty_one(run_cli, tmp_path):
+    missing = tmp_path / "nowhere"
+    info = run_cli(["cache", "info", "--cache-dir", str(missing)], judge=False)
+    assert info.code == 0 and f"location: {missing} (does not exist yet)" in info.stdout and "entries: 0" in info.stdout
+    cleared = run_cli(["cache", "clear", "--cache-dir", str(missing)], judge=False)
+    assert cleared.code == 0 and not missing.exists()
+    empty = run_cli(["cache", "info", "--cache-dir", ""], judge=False)
+    assert empty.code == 2 and "--cache-dir is empty" in empty.stderr
+    scored = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(1)), "--cache-dir", ""], judge=False)
+    assert scored.code == 2 and "cache.dir" in scored.stderr
