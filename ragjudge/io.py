@@ -509,10 +509,10 @@ class TableWriter:
             df = _base64_bytes(df)
         if self.fmt == "jsonl":
             if len(df):
-                text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15)
+                text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15, date_format="iso", date_unit="us")
                 self._buffer.write(text.encode("utf-8") + (b"" if text.endswith("\n") else b"\n"))
         elif self.fmt == "json":
-            for record in json.loads(df.to_json(orient="records", force_ascii=False, default_handler=str, double_precision=15)):
+            for record in json.loads(df.to_json(orient="records", force_ascii=False, default_handler=str, double_precision=15, date_format="iso", date_unit="us")):
                 self._buffer.write((b"," if self._rows else b"") + b"\n" + json.dumps(record, ensure_ascii=False).encode("utf-8"))
                 self._rows += 1
             return

@@ -371,3 +371,16 @@ def test_csv_header_naming_a_column_twice_is_refused(run_cli, tmp_path, server):
     result = run_cli(["score", str(source)])
     assert result.code == 2 and server.calls == 0
     assert result.stderr.strip() == f"error: {source}: the header names column 'request' twice; rename one of them"
+
+
+def test_timestamps_reach_jsonl_as_iso_8601(run_cli, tmp_path):
+    # they were written as epoch milliseconds (1714566600000)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    source = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"request": ["q"], "context": [["c"]], "asked_at": pa.array([pd.Timestamp("2024-05-01 12:30:00")], pa.timestamp("us"))}), source)
+    out = tmp_path / "o.jsonl"
+    result = run_cli(["score", str(source), "-o", str(out), "-m", "sufficiency", "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    assert read_jsonl(out)[0]["asked_at"] == "2024-05-01T12:30:00.000000"
