@@ -384,6 +384,8 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         _exit(exc.exit_code)
+    except KeyboardInterrupt:
+        code = 130
     except Exception as exc:  # usage errors from Typer's click and the like
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):
             exc.show()
@@ -397,4 +399,6 @@ def main() -> None:
 
         print(f"error: unexpected {type(exc).__name__}: {redact(str(exc))} (set RAGJUDGE_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+    if code == 130:  # Typer returns 130 for a Ctrl-C outside judging (the runner's own ends in typer.Exit)
+        print("interrupted before judging started: nothing written (once it has started, Ctrl-C writes every row)", file=sys.stderr)
     _exit(code if isinstance(code, int) else 0)

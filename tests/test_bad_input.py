@@ -384,3 +384,15 @@ def test_timestamps_reach_jsonl_as_iso_8601(run_cli, tmp_path):
     result = run_cli(["score", str(source), "-o", str(out), "-m", "sufficiency", "--min-pass-rate", "0"])
     assert result.code == 0, result.stderr
     assert read_jsonl(out)[0]["asked_at"] == "2024-05-01T12:30:00.000000"
+
+
+def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monkeypatch):
+    # it ended with exit 130 and no word at all
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("ragjudge.runner.evaluate", interrupted)
+    out = tmp_path / "o.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", str(out)])
+    assert result.code == 130 and not out.exists()
+    assert result.stderr.strip() == "interrupted before judging started: nothing written (once it has started, Ctrl-C writes every row)"
