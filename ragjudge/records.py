@@ -173,15 +173,24 @@ def _keys_at(row: dict[str, Any], path: str) -> list[str]:
 
 
 def _text(value: Any) -> str | None:
+    """A field's value as the judge reads it: strings as they are, a list one item per line,
+    an object as JSON (not Python's repr), anything else ``str``; None when empty."""
     if _is_missing(value):
         return None
     if isinstance(value, str):
         return value if value.strip() else None
+    if isinstance(value, dict):
+        return _json_text(value)
     if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
         items = value.tolist() if hasattr(value, "tolist") else list(value)
-        joined = "\n".join(str(v) for v in items if not _is_missing(v) and str(v).strip())
+        lines = (_json_text(v) if isinstance(v, dict) else str(v) for v in items if not _is_missing(v))
+        joined = "\n".join(line for line in lines if line.strip())
         return joined or None
     return str(value)
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _as_list(value: Any) -> list[Any] | None:

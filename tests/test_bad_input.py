@@ -396,3 +396,13 @@ def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monke
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", str(out)])
     assert result.code == 130 and not out.exists()
     assert result.stderr.strip() == "interrupted before judging started: nothing written (once it has started, Ctrl-C writes every row)"
+
+
+def test_an_object_given_as_the_request_reaches_the_judge_as_json(run_cli, tmp_path, server):
+    # it was sent as Python's repr: {'text': 'Where is landmark 1?'}
+    server.keep_requests = True
+    row = {**ROW, "request": {"text": "Where is landmark 1?", "lang": "en"}}
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [row]), "-m", "sufficiency", "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    prompt = server.requests[0]["messages"][-1]["content"]
+    assert '{"text": "Where is landmark 1?", "lang": "en"}' in prompt and "{'text'" not in prompt
