@@ -194,6 +194,27 @@ def _describe(err: ValidationError, source: str) -> str:
     return f"{source}: invalid value for '{where}': {first['msg']}"
 
 
+def _unique_keys_loader() -> Any:
+    """PyYAML's SafeLoader, except that a key given twice in one mapping is an error (YAML
+    forbids it; PyYAML would keep the last value silently)."""
+    import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"key '{key}' appears twice in one mapping", key_node.start_mark)
+            seen.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return UniqueKeys
+
+
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
     """Read a YAML config (optional) and apply ``overrides`` (nested dict, e.g. from flags).
 
@@ -215,7 +236,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
         except UnicodeDecodeError:
             raise ConfigError(f"{path}: not UTF-8 text; save the config as UTF-8") from None
         try:
-            loaded = yaml.safe_load(text)
+            loaded = yaml.load(text, Loader=_unique_keys_loader())  # noqa: S506 (a SafeLoader)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f" line {mark.line + 1}" if mark is not None else ""

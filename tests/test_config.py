@@ -117,3 +117,13 @@ def test_config_show_prints_the_bundled_yaml(run_cli):
     assert unknown.code == 2 and unknown.stderr.strip() == "error: no bundled config 'nope'; bundled: default, local, mlflow"
     missing = run_cli(["score", "in.jsonl", "-c", "nope.yml"], judge=False)
     assert missing.code == 2 and "bundled configs: -c default | local | mlflow" in missing.stderr
+
+
+def test_a_key_given_twice_is_an_error_naming_the_line(tmp_path):
+    # PyYAML kept the last value silently
+    path = tmp_path / "c.yaml"
+    path.write_text("judge:\n  concurrency: 4\n  model: openai/gpt-4o\n  concurrency: 8\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}: line 4 is not valid YAML: key 'concurrency' appears twice in one mapping"
+    assert load_config(ROOT / "configs" / "local.yaml").judge.model == "local/qwen2.5-coder-1.5b"
