@@ -129,7 +129,7 @@ def check_gate(summary: Summary) -> GateResult:
     """Apply each metric's min pass rate and max error rate to ``summary``."""
     lines: list[str] = []
     failures: list[str] = []
-    pass_failed = error_failed = False
+    pass_failed = error_failed = judge_errors_failed = False
     for name, m in summary.metrics.items():
         judged = m.ok + m.error
         if judged == 0:
@@ -137,7 +137,9 @@ def check_gate(summary: Summary) -> GateResult:
             continue
         if m.error_rate > m.max_error_rate:
             error_failed = True
-            line = f"FAIL {name}: error rate {_rate(m.error_rate)} > {_rate(m.max_error_rate)} ({m.error} of {judged} judged rows)"
+            judge_errors_failed |= m.error > m.input_errors
+            cause = f"; {m.input_errors} from unusable input" if m.input_errors else ""
+            line = f"FAIL {name}: error rate {_rate(m.error_rate)} > {_rate(m.max_error_rate)} ({m.error} of {judged} judged rows{cause})"
             failures.append(line[5:])
             lines.append(line)
         else:
@@ -177,8 +179,10 @@ def check_gate(summary: Summary) -> GateResult:
         code = EXIT_INTERRUPTED
     elif nothing or unusable:
         code = EXIT_USAGE
-    elif summary.fatal or error_failed:
+    elif summary.fatal or judge_errors_failed:
         code = EXIT_JUDGE_ERRORS
+    elif error_failed:  # every error row that broke the gate failed on its own input: no judge failed
+        code = EXIT_USAGE
     elif pass_failed:
         code = EXIT_GATE_FAILED
     else:

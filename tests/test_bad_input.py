@@ -272,10 +272,15 @@ def test_every_row_with_an_unusable_context_is_an_input_error_not_a_judge_failur
     assert [r["sufficiency_status"] for r in scored] == ["error"] * 3 and "context item 1 has no text" in scored[0]["sufficiency_error"]
     document = json.loads(summary.read_text())
     assert document["metrics"]["sufficiency"]["input_errors"] == 3 and document["exit_code"] == 2
-    # one usable row: the judge ran, and the unusable rows count against the error rate (exit 3)
+    # one usable row: the judge ran, and the unusable rows break the error-rate gate, as input
+    # errors (exit 2, not 3: no judge failed)
     rows.append({**ROW, "id": "good"})
     mixed = run_cli(["score", write_jsonl(tmp_path / "in2.jsonl", rows), "-o", str(out), "--min-pass-rate", "0"])
-    assert mixed.code == 3 and server.calls == 1
+    assert mixed.code == 2 and server.calls == 1
+    assert "FAIL sufficiency: error rate 0.75 > 0.00 (3 of 4 judged rows; 3 from unusable input)" in mixed.stderr
+    # allowed by the gate: they no longer fail the run
+    allowed = run_cli(["score", write_jsonl(tmp_path / "in2.jsonl", rows), "--min-pass-rate", "0", "--max-error-rate", "0.8"])
+    assert allowed.code == 0, allowed.stderr
 
 
 def test_summary_json_may_not_replace_the_scored_table_or_the_input(run_cli, tmp_path, server):
