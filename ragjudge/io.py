@@ -510,6 +510,9 @@ class TableWriter:
         if self.fmt == "jsonl":
             if len(df):
                 text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15, date_format="iso", date_unit="us")
+                # pandas escapes every '/' as '\/' (valid, but URLs read badly); since no '/' is left
+                # unescaped, each backslash-slash pair is such an escape and can be undone
+                text = text.replace("\\/", "/")
                 self._buffer.write(text.encode("utf-8") + (b"" if text.endswith("\n") else b"\n"))
         elif self.fmt == "json":
             for record in json.loads(df.to_json(orient="records", force_ascii=False, default_handler=str, double_precision=15, date_format="iso", date_unit="us")):

@@ -411,3 +411,18 @@ def test_an_object_given_as_the_request_reaches_the_judge_as_json(run_cli, tmp_p
     assert result.code == 0, result.stderr
     prompt = server.requests[0]["messages"][-1]["content"]
     assert '{"text": "Where is landmark 1?", "lang": "en"}' in prompt and "{'text'" not in prompt
+
+
+def test_jsonl_writes_slashes_plainly_and_reads_back_the_same_values(tmp_path):
+    # pandas wrote every '/' as '\/' ("http:\/\/x.org")
+    from ragjudge.io import TableWriter
+
+    values = ["http://x.org/a/b", "back\\slash/", "\\\\/", "a\\/b", "/", "\\"]
+    out = tmp_path / "o.jsonl"
+    writer = TableWriter(str(out))
+    writer.write(pd.DataFrame({"v": values, "nested": [[{"u": v}] for v in values]}))
+    writer.close()
+    text = out.read_text()
+    assert '"v":"http://x.org/a/b"' in text and "\\/" not in text.replace("\\\\", "")
+    back = [json.loads(line) for line in text.splitlines()]
+    assert [r["v"] for r in back] == values and [r["nested"][0]["u"] for r in back] == values
