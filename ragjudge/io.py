@@ -8,8 +8,10 @@ Malformed input raises ``InputError`` naming the file, the line and what was wro
 
 from __future__ import annotations
 
+import decimal
 import io
 import json
+import math
 import os
 import pickle
 import sys
@@ -336,7 +338,7 @@ def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None, text
                 texted.append(str(column))
             if fixed is df:
                 fixed = df.copy()
-            fixed[column] = [v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=_json_default) for v in df[column]]
+            fixed[column] = [_cell_text(v) for v in df[column]]
     table = pa.Table.from_pandas(fixed, preserve_index=False)
     for name, kind in (column_types or {}).items():
         if name in table.column_names:
@@ -345,8 +347,36 @@ def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None, text
             target = _arrow_type(kind)
             if column.null_count == len(column):
                 column = pa.nulls(len(column), target)
-            table = table.set_column(index, name, column.cast(target))
+            try:
+                column = column.cast(target)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+                continue  # an input column of that name that this run did not replace: kept as it is
+            table = table.set_column(index, name, column)
     return table
+
+
+def _cell_text(value: Any) -> str | None:
+    """One cell of a column stored as text: strings as they are, numbers and booleans as JSON
+    (``1``, ``1.5``, ``true``), decimals as written, times in ISO 8601, bytes in base64, lists
+    and objects as JSON; None, NaN and NaT stay null."""
+    if value is None or value is pd.NaT or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        import base64
+
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    out = _jsonable(value)
+    if isinstance(out, str):
+        return out
+    if hasattr(out, "item"):  # numpy scalars
+        out = out.item()
+    return json.dumps(out, ensure_ascii=False, default=_json_default)
 
 
 def _arrow_errors() -> tuple[type[BaseException], ...]:
@@ -357,19 +387,16 @@ def _arrow_errors() -> tuple[type[BaseException], ...]:
     return (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
 
 
-def _as_text(column: Any):
-    """An Arrow column as strings: strings as they are, other values as JSON (None stays null)."""
-    import pyarrow as pa
-
-    values = column.to_pylist()
-    return pa.array([v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=_json_default) for v in values], pa.string())
-
-
-def _cast_table(table: Any, schema: Any):
+def _cast_table(table: Any, schema: Any, df: pd.DataFrame | None = None):
     """``table`` with ``schema``'s columns in its order: missing columns null, each column
-    cast to its type; a string column takes other values as text (``_as_text``). Raises an
-    Arrow error when a column does not cast."""
+    cast to its type; a string column takes other values as text (``_cell_text``), from
+    ``df``'s original values where given (the chunk ``table`` was made from). Raises an Arrow
+    error when a column does not cast."""
     import pyarrow as pa
+
+    def as_text(name: str, column: Any) -> Any:
+        values = df[name] if df is not None and name in df.columns else column.to_pylist()
+        return pa.array([_cell_text(v) for v in values], pa.string())
 
     if table.schema.equals(schema):
         return table
@@ -382,7 +409,7 @@ def _cast_table(table: Any, schema: Any):
         if column.type == field.type:
             columns.append(column)
         elif pa.types.is_string(field.type) and not pa.types.is_null(column.type) and not pa.types.is_string(column.type):
-            columns.append(_as_text(column))
+            columns.append(as_text(field.name, column))
         else:
             columns.append(column.cast(field.type))
     return pa.Table.from_arrays(columns, schema=schema)
@@ -407,6 +434,11 @@ def _merge_type(old: Any, new: Any) -> Any:
         return pa.int64() if pa.types.is_integer(old) and pa.types.is_integer(new) else pa.float64()
     if {str(old), str(new)} <= {"string", "large_string"}:
         return pa.string()
+    if pa.types.is_decimal(old) and pa.types.is_decimal(new):
+        try:
+            return pa.unify_schemas([pa.schema([("c", old)]), pa.schema([("c", new)])], promote_options="permissive").field("c").type
+        except _arrow_errors():
+            return None
     lists = [pa.types.is_list(t) or pa.types.is_large_list(t) for t in (old, new)]
     if all(lists):
         item = _merge_type(old.value_type, new.value_type)
@@ -483,6 +515,7 @@ class TableWriter:
         self._schema: Any = None  # Parquet: the merged schema of the chunks so far
         self._columns: list[str] = []  # CSV: every column so far, in order of first appearance
         self._texted: dict[str, str] = {}  # Parquet column -> why it is stored as text
+        self._varied: set[str] = set()  # Parquet columns whose type differs between chunks
         self._spool: IO[bytes] | None = None
         self._buffer: IO[bytes]
         self._tmp: str | None = None
@@ -534,8 +567,13 @@ class TableWriter:
             merged = _merge_schema(self._schema, table.schema)
             if self._schema is not None and merged is not self._schema:
                 self._note_texted(merged, table.schema)
+            self._varied.update(f.name for f in table.schema if f.type != merged.field(f.name).type)
+            if self._schema is not None:
+                self._varied.update(f.name for f in self._schema if f.type != merged.field(f.name).type)
             self._schema = merged
-            pickle.dump(table, self._spool, protocol=pickle.HIGHEST_PROTOCOL)
+            # the chunk itself, not its Arrow table: a column stored as text is written from the
+            # original values (1 stays "1", an object keeps only its own keys)
+            pickle.dump(df, self._spool, protocol=pickle.HIGHEST_PROTOCOL)
         self._rows += len(df)
 
     def _note_texted(self, merged: Any, new: Any) -> None:
@@ -584,12 +622,14 @@ class TableWriter:
 
         schema = self._schema if self._schema is not None else pa.schema([])
         schema = pa.schema([schema.field(name) for name in self._ordered(schema.names)], metadata=schema.metadata)
-        changed = [f.name for f in schema if f.name not in self._texted]
+        changed = [f.name for f in schema if f.name in self._varied and not pa.types.is_string(f.type)]
         texted: set[str] = set()
-        for table in self._spooled():
-            for name in changed:
-                if name in texted or name not in table.column_names:
-                    continue
+        for df in self._spooled() if changed else ():
+            present = [name for name in changed if name in df.columns and name not in texted]
+            if not present:
+                continue
+            table = _to_arrow(df[present], self.column_types)
+            for name in present:
                 target, column = schema.field(name).type, table.column(name)
                 if column.type != target and not pa.types.is_string(target):
                     try:
@@ -601,8 +641,8 @@ class TableWriter:
             schema = pa.schema([pa.field(f.name, pa.string()) if f.name in texted else f for f in schema], metadata=schema.metadata)
         writer = pq.ParquetWriter(self._buffer, schema)
         try:
-            for table in self._spooled():
-                writer.write_table(_cast_table(table, schema))
+            for df in self._spooled():
+                writer.write_table(_cast_table(_to_arrow(df, self.column_types), schema, df))
         finally:
             writer.close()
         for name, why in self._texted.items():
@@ -641,17 +681,19 @@ class TableWriter:
             self._tmp = None
 
     def abort(self) -> None:
-        """Drop the partial output; the previous file at ``path`` (if any) stays untouched."""
-        if self._spool is not None:
-            self._spool.close()
-            self._spool = None
+        """Drop the partial output; the previous file at ``path`` (if any) stays untouched.
+        Never raises for a full disk: closing a file flushes it, which can fail again."""
+        for handle in (self._spool, self._buffer if self._tmp is not None else None):
+            if handle is not None:
+                try:
+                    handle.close()
+                except OSError:
+                    pass
+        self._spool = None
         if self._tmp is not None:
-            try:
-                self._buffer.close()
-            finally:
-                if os.path.exists(self._tmp):
-                    os.unlink(self._tmp)
-                self._tmp = None
+            if os.path.exists(self._tmp):
+                os.unlink(self._tmp)
+            self._tmp = None
 
 
 def write_table(df: pd.DataFrame, path: str, fmt: str | None = None) -> None:

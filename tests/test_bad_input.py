@@ -189,6 +189,9 @@ MIXED = {
     "passages_with_other_keys": ([[{"content": "alpha passage", "id": 1}], [{"page_content": "beta passage"}]],
                                  [[{"content": "alpha passage", "id": 1, "page_content": None}], [{"content": None, "id": None, "page_content": "beta passage"}]]),
     "null_list_str_object": ([None, [1], "x", {"k": 1}], [None, "[1]", "x", '{"k": 1}']),
+    # with chunks of 2: an object keeps only its own keys, 1 stays "1" (not the chunk's 1.0)
+    "objects_then_text": ([{"a": 1}, {"a": 2, "b": 3}, "text"], ['{"a": 1}', '{"a": 2, "b": 3}', "text"]),
+    "int_float_then_text": ([1, 2.5, "text"], ["1", "2.5", "text"]),
 }
 
 
@@ -210,7 +213,7 @@ def test_parquet_column_of_mixed_types_is_the_same_whatever_the_chunk_size(run_c
     rows = [{**ROW, "id": f"r{i}", "x": v} for i, v in enumerate(values)]
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     tables, notes = {}, {}
-    for chunk_size in (1, 1000):
+    for chunk_size in (1, 2, 1000):
         config = tmp_path / f"c{chunk_size}.yaml"
         config.write_text(f"chunk_size: {chunk_size}\n")
         out = tmp_path / f"out{chunk_size}.parquet"
@@ -218,13 +221,12 @@ def test_parquet_column_of_mixed_types_is_the_same_whatever_the_chunk_size(run_c
         assert result.code == 0, result.stderr
         tables[chunk_size] = pd.read_parquet(out)
         notes[chunk_size] = "column 'x' holds values of different types" in result.stderr
-    chunked, whole = tables[1], tables[1000]
-    assert list(chunked["id"]) == [f"r{i}" for i in range(len(values))]
-    assert list(chunked["sufficiency_status"]) == ["ok"] * len(values)
-    assert [_plain(v) for v in chunked["x"]] == expected
-    assert [_plain(v) for v in whole["x"]] == expected
-    texted = all(isinstance(v, str) or v is None for v in expected)
-    assert notes[1] == texted and notes[1000] == texted  # a note whenever a column is stored as text
+    for chunk_size, table in tables.items():
+        assert list(table["id"]) == [f"r{i}" for i in range(len(values))]
+        assert list(table["sufficiency_status"]) == ["ok"] * len(values)
+        assert [_plain(v) for v in table["x"]] == expected, chunk_size
+        texted = all(isinstance(v, str) or v is None for v in expected)
+        assert notes[chunk_size] == texted  # a note whenever a column is stored as text
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp") or "spool" in p.name]
 
 
@@ -426,3 +428,44 @@ def test_jsonl_writes_slashes_plainly_and_reads_back_the_same_values(tmp_path):
     assert '"v":"http://x.org/a/b"' in text and "\\/" not in text.replace("\\\\", "")
     back = [json.loads(line) for line in text.splitlines()]
     assert [r["v"] for r in back] == values and [r["nested"][0]["u"] for r in back] == values
+
+
+def test_parquet_decimals_stay_decimals_across_chunks(tmp_path):
+    # chunks inferred decimal128 types of different precision, and the column became the
+    # quoted text '"1.50"'
+    from decimal import Decimal
+
+    from ragjudge.io import TableWriter
+
+    out = tmp_path / "o.parquet"
+    writer = TableWriter(str(out))
+    for value in (Decimal("1.50"), Decimal("123.45"), None, Decimal("7")):
+        writer.write(pd.DataFrame({"d": [value]}, dtype=object))
+    writer.close()
+    import pyarrow.parquet as pq
+
+    column = pq.read_table(out).column("d")
+    assert str(column.type).startswith("decimal128") and column.to_pylist() == [Decimal("1.50"), Decimal("123.45"), None, Decimal("7.00")]
+    assert writer.notes == []
+
+
+def test_a_full_disk_during_csv_or_parquet_leaves_no_temporary_file(tmp_path, monkeypatch):
+    # abort() flushed the spool, hit the full disk again, and left .o.csv.XXXX.tmp behind
+    from ragjudge.errors import OutputError
+    from ragjudge.io import TableWriter
+
+    for suffix in ("csv", "parquet", "jsonl"):
+        writer = TableWriter(str(tmp_path / f"o.{suffix}"))
+        writer.write(pd.DataFrame({"a": ["x" * 100] * 10}))
+
+        def full(*args, **kwargs):
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(writer, "_close", full)
+        monkeypatch.setattr(writer._buffer, "close", full)
+        if writer._spool is not None:
+            monkeypatch.setattr(writer._spool, "close", full)
+        with pytest.raises(OutputError, match="No space left on device"):
+            writer.close()
+        writer.abort()
+        assert [p.name for p in tmp_path.iterdir()] == [], suffix
