@@ -203,11 +203,16 @@ def _unique_keys_loader() -> Any:
         pass
 
     def mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        # only the mapping's own plain keys are compared, before merge keys ('<<') are
+        # resolved: a key that overrides a merged one is what merging is for; other keys
+        # (lists, ...) are left to PyYAML, which refuses unhashable ones
         seen = set()
         for key_node, _ in node.value:
-            key = loader.construct_object(key_node, deep=deep)
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = (key_node.tag, key_node.value)
             if key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"key '{key}' appears twice in one mapping", key_node.start_mark)
+                raise yaml.constructor.ConstructorError(None, None, f"key '{key_node.value}' appears twice in one mapping", key_node.start_mark)
             seen.add(key)
         return loader.construct_mapping(node, deep=deep)
 

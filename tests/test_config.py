@@ -127,3 +127,14 @@ def test_a_key_given_twice_is_an_error_naming_the_line(tmp_path):
         load_config(path)
     assert str(info.value) == f"{path}: line 4 is not valid YAML: key 'concurrency' appears twice in one mapping"
     assert load_config(ROOT / "configs" / "local.yaml").judge.model == "local/qwen2.5-coder-1.5b"
+
+
+def test_merge_keys_still_work_and_an_unhashable_key_is_a_clear_error(tmp_path):
+    # the duplicate-key check broke YAML merge keys and turned [a, b] keys into a TypeError
+    path = tmp_path / "c.yaml"
+    path.write_text("judge:\n  <<: {temperature: 0.5, max_retries: 2}\n  max_retries: 1\n")
+    config = load_config(path)
+    assert (config.judge.temperature, config.judge.max_retries) == (0.5, 1)
+    path.write_text("? [a, b]\n: 1\n")
+    with pytest.raises(ConfigError, match="is not valid YAML: found unhashable key"):
+        load_config(path)
