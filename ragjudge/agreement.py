@@ -34,10 +34,12 @@ def _as_bool(value: Any) -> bool | None:
 
 
 def _as_float(value: Any) -> float | None:
-    """A finite number, else None (no label): booleans, text and inf are not ratings."""
+    """A finite number, else None (no label): booleans, text, lists and inf are not ratings."""
     if hasattr(value, "item") and not isinstance(value, str):
+        if getattr(value, "ndim", 0):  # an array (a list in the table) is not one rating
+            return None
         value = value.item()
-    if isinstance(value, bool):
+    if isinstance(value, (bool, list, tuple, dict)):
         return None
     try:
         number = float(value)
@@ -145,20 +147,29 @@ def pairwise_agreement(scores_a: list[float], scores_b: list[float], preferences
     }
 
 
-def _aligned(table: Any, pair: Any) -> Any:
-    """``pair`` in ``table``'s row order, matched by the ``id`` column when both have one
-    (else by position). Raises ``InputError`` when the ids differ or repeat."""
+def _id(value: Any) -> str:
+    """An id as text, the same for 1 and 1.0 (a CSV and a Parquet file of the same rows)."""
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
+def _aligned(table: Any, pair: Any) -> tuple[Any, str]:
+    """``pair`` in ``table``'s row order and how it was matched: by the ``id`` column when
+    both have one, else by position. Raises ``InputError`` when the ids differ or repeat."""
     if "id" not in table.columns or "id" not in pair.columns:
-        return pair
-    ids_a, ids_b = [str(v) for v in table["id"]], [str(v) for v in pair["id"]]
+        return pair, "position"
+    ids_a, ids_b = [_id(v) for v in table["id"]], [_id(v) for v in pair["id"]]
     if ids_a == ids_b:
-        return pair
+        return pair, "id"
     if len(set(ids_a)) != len(ids_a) or sorted(ids_a) != sorted(ids_b):
         missing = next((i for i in ids_a if i not in set(ids_b)), None)
         why = f"id '{missing}' is not in the pair table" if missing is not None else "an id repeats"
         raise InputError(f"the pair table does not hold the same rows: {why}; both tables need the same unique ids")
     position = {ident: i for i, ident in enumerate(ids_b)}
-    return pair.iloc[[position[i] for i in ids_a]].reset_index(drop=True)
+    return pair.iloc[[position[i] for i in ids_a]].reset_index(drop=True), "id"
 
 
 def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair: Any = None) -> dict[str, Any]:
@@ -174,13 +185,15 @@ def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair:
     if pair is not None:
         if len(pair) != len(table):
             raise InputError(f"the pair table has {len(pair)} rows, the scored table {len(table)}; they must hold the same rows")
-        pair = _aligned(table, pair)
+        pair, report["matched_by"] = _aligned(table, pair)
         keep_a, _ = _usable(table, metric, labels, _as_float)
+        _require(pair, labels, "the human labels, in the --pair table too")
         keep_b, _ = _usable(pair, metric, labels, _as_float)
-        keep = sorted(set(keep_a) & set(keep_b))
+        kept = set(keep_a) & set(keep_b)
+        keep = sorted(kept)
         excluded = {"error": 0, "skipped": 0, "no_label": 0}  # each row once: A's reason, else B's
         for i in range(len(table)):
-            if i in keep:
+            if i in kept:
                 continue
             for side in (table, pair):
                 status = side[f"{metric}_status"].iloc[i]
@@ -230,6 +243,8 @@ def render(report: dict[str, Any]) -> str:
     lines = [f"{report['metric']} vs {report['labels']}: {report['rows']} rows; excluded: "
              + ", ".join(f"{k} {v}" for k, v in report["excluded"].items())]
     if "pairwise" in report:
+        if report.get("matched_by") == "position":
+            lines.append("rows matched by position: a table has no id column, so both must list the same rows in the same order")
         p = report["pairwise"]
         lines.append(f"pairwise: n {p['n']}, decided {p['decided']}, sign agreement {_fmt(p['sign_agreement'])}, "
                      f"judge ties {p['judge_ties']}, human ties {p['human_ties']}")

@@ -111,3 +111,21 @@ def test_pair_table_is_matched_by_id_and_each_excluded_row_counts_once():
 
     with pytest.raises(InputError, match="id 'w' is not in the pair table"):
         agreement(a, "completeness", "pref", pair=b.assign(id=["v", "z", "y", "x"]))
+    assert report["matched_by"] == "id"
+    numbered = agreement(a.assign(id=[1, 2, 3, 4]), "completeness", "pref", pair=b.assign(id=[4.0, 3.0, 2.0, 1.0]))
+    assert numbered["pairwise"] == report["pairwise"]  # ids 1 and 1.0 are the same row
+    from ragjudge.agreement import render
+
+    by_position = agreement(a.drop(columns="id"), "completeness", "pref", pair=b)
+    assert by_position["matched_by"] == "position" and "rows matched by position" in render(by_position)
+    with pytest.raises(InputError, match="in the --pair table too"):
+        agreement(a, "completeness", "pref", pair=b.drop(columns="pref"))
+
+
+def test_list_labels_are_not_ratings():
+    import numpy as np
+
+    table = pd.DataFrame({"completeness_status": ["ok"] * 3, "completeness_score": [1.0, 2.0, 3.0],
+                          "rating": [np.array([1, 2]), np.array([3]), 3]})
+    report = agreement(table, "completeness", "rating")
+    assert report["excluded"]["no_label"] == 2 and report["overall"]["n"] == 1
