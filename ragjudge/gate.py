@@ -137,7 +137,9 @@ def check_gate(summary: Summary) -> GateResult:
             continue
         if m.error_rate > m.max_error_rate:
             error_failed = True
-            judge_errors_failed |= m.error > m.input_errors
+            # judge failures (exit 3) only if the judge's own errors break the ceiling; the rest
+            # of the excess came from rows whose input was unusable (exit 2)
+            judge_errors_failed |= (m.error - m.input_errors) / judged > m.max_error_rate
             cause = f"; {m.input_errors} from unusable input" if m.input_errors else ""
             line = f"FAIL {name}: error rate {_rate(m.error_rate)} > {_rate(m.max_error_rate)} ({m.error} of {judged} judged rows{cause})"
             failures.append(line[5:])

@@ -469,3 +469,26 @@ def test_a_full_disk_during_csv_or_parquet_leaves_no_temporary_file(tmp_path, mo
             writer.close()
         writer.abort()
         assert [p.name for p in tmp_path.iterdir()] == [], suffix
+
+
+def test_input_errors_that_break_the_gate_are_exit_2_even_beside_a_few_judge_errors():
+    # 19 unusable contexts and 1 judge error in 100 rows, max error rate 0.1: the judge's own
+    # error rate (0.01) is within the gate, so the failure is the input's (exit 2, was 3)
+    from ragjudge.gate import MetricSummary, Summary, check_gate
+    from ragjudge.judges.base import Verdict
+
+    metric = MetricSummary("sufficiency", 0.5, min_pass_rate=0.0, max_error_rate=0.1)
+    for i in range(100):
+        if i < 19:
+            metric.add(Verdict.failed("sufficiency", "context item 1 has no text", input_error=True))
+        elif i == 19:
+            metric.add(Verdict.failed("sufficiency", "unreadable reply"))
+        else:
+            metric.add(Verdict(metric="sufficiency", status="ok", score=1.0, passed=True))
+    gate = check_gate(Summary(rows=100, metrics={"sufficiency": metric}))
+    assert gate.exit_code == 2
+    assert "FAIL sufficiency: error rate 0.20 > 0.10 (20 of 100 judged rows; 19 from unusable input)" in gate.lines
+    metric.add(Verdict.failed("sufficiency", "unreadable reply"))
+    for _ in range(12):
+        metric.add(Verdict.failed("sufficiency", "unreadable reply"))
+    assert check_gate(Summary(rows=113, metrics={"sufficiency": metric})).exit_code == 3  # 14/113 judge errors > 0.1
