@@ -163,15 +163,26 @@ class _NulGuard:
         return block
 
 
-def _check_header(guard: _NulGuard) -> None:
-    """Refuse a CSV header that names a column twice (pandas would rename one 'name.1')."""
+def _check_header(guard: _NulGuard, columns: int) -> None:
+    """Refuse a CSV header that names a column twice (pandas would rename one 'name.1').
+    The header is read from the first block pandas read; when that block does not hold all
+    of it (``columns`` names, as pandas counted them), nothing is checked."""
     import csv
 
     text = guard.first.decode("utf-8-sig", errors="replace")
-    header = next(csv.reader(io.StringIO(text)), [])
+    if "\n" not in text and "\r" not in text:
+        return  # the header may go on past this block
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
+    try:
+        header = next(csv.reader(io.StringIO(text)), [])
+    except csv.Error:
+        return
+    if len(header) != columns:
+        return
     twice = [name for i, name in enumerate(header) if name and name in header[:i]]
     if twice:
-        raise InputError(f"{guard.name}: the header names column '{twice[0]}' twice; rename one of them")
+        name = twice[0].replace("\r", "\\r").replace("\n", "\\n")
+        raise InputError(f"{guard.name}: the header names column '{name}' twice; rename one of them")
 
 
 def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
@@ -185,7 +196,7 @@ def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
             warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas would drop the extra fields
             for number, chunk in enumerate(reader):
                 if number == 0:
-                    _check_header(guard)
+                    _check_header(guard, len(chunk.columns))
                 yield chunk.astype(object).where(chunk.notna(), None)
     except pd.errors.ParserWarning:
         raise InputError(

@@ -492,3 +492,23 @@ def test_input_errors_that_break_the_gate_are_exit_2_even_beside_a_few_judge_err
     for _ in range(12):
         metric.add(Verdict.failed("sufficiency", "unreadable reply"))
     assert check_gate(Summary(rows=113, metrics={"sufficiency": metric})).exit_code == 3  # 14/113 judge errors > 0.1
+
+
+def test_header_check_reads_only_a_whole_header():
+    # a first block that ended inside a long header made "...,ab" + "c" look like a second 'ab'
+    import io as _io
+
+    from ragjudge.errors import InputError
+    from ragjudge.io import _check_header, _NulGuard
+
+    def guard(data: bytes) -> _NulGuard:
+        g = _NulGuard(_io.BytesIO(data), "in.csv")
+        g.read(len(data))
+        return g
+
+    _check_header(guard(b"request,ab,context,ab"), 5)  # cut inside the header: not checked
+    _check_header(guard(b"request,ab,context,abc\nq,1,c,2\n"), 4)  # no repeat
+    with pytest.raises(InputError, match="names column 'ab' twice"):
+        _check_header(guard(b"request,ab,context,ab\nq,1,c,2\n"), 4)
+    with pytest.raises(InputError, match=r"names column 'a\\nb' twice"):
+        _check_header(guard(b'request,"a\nb",context,"a\nb"\nq,1,c,2\n'), 4)
