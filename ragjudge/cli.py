@@ -400,5 +400,5 @@ def main() -> None:
         print(f"error: unexpected {type(exc).__name__}: {redact(str(exc))} (set RAGJUDGE_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
     if code == 130:  # Typer returns 130 for a Ctrl-C outside judging (the runner's own ends in typer.Exit)
-        print("interrupted before judging started: nothing written (once it has started, Ctrl-C writes every row)", file=sys.stderr)
+        print("interrupted: nothing more was written (a Ctrl-C while judging still writes every row)", file=sys.stderr)
     _exit(code if isinstance(code, int) else 0)

@@ -142,7 +142,7 @@ class CacheSettings(_Strict):
     """The response cache: ``enabled``, and ``dir`` (None: the per-user cache folder)."""
 
     enabled: bool = True
-    dir: str | None = Field(None, min_length=1)
+    dir: str | None = Field(None, pattern=r"\S")  # not empty or blank
 
 
 class Config(_Strict):

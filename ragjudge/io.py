@@ -505,6 +505,12 @@ def open_atomic(path: str) -> tuple[IO[bytes], str | None]:
     return os.fdopen(fd, "wb"), tmp
 
 
+def _output_error(path: str, exc: OSError) -> OutputError:
+    if path == "-" and isinstance(exc, BrokenPipeError):
+        return OutputError("stdout was closed before the output was complete (the command reading the pipe stopped early)")
+    return OutputError(f"cannot write {'<stdout>' if path == '-' else path}: {exc.strerror or exc}")
+
+
 class TableWriter:
     """Append DataFrame chunks to one output and publish it atomically on ``close()``.
 
@@ -546,7 +552,7 @@ class TableWriter:
         try:
             self._write(df)
         except OSError as exc:
-            raise OutputError(f"cannot write {_name(self.path)}: {exc.strerror or exc}") from None
+            raise _output_error(self.path, exc) from None
 
     def _write(self, df: pd.DataFrame) -> None:
         if self.fmt != "parquet":
@@ -665,7 +671,7 @@ class TableWriter:
         try:
             self._close()
         except OSError as exc:
-            raise OutputError(f"cannot write {_name(self.path)}: {exc.strerror or exc}") from None
+            raise _output_error(self.path, exc) from None
 
     def _close(self) -> None:
         if self.fmt == "json":

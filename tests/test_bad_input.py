@@ -402,7 +402,7 @@ def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monke
     out = tmp_path / "o.jsonl"
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", str(out)])
     assert result.code == 130 and not out.exists()
-    assert result.stderr.strip() == "interrupted before judging started: nothing written (once it has started, Ctrl-C writes every row)"
+    assert result.stderr.strip() == "interrupted: nothing more was written (a Ctrl-C while judging still writes every row)"
 
 
 def test_an_object_given_as_the_request_reaches_the_judge_as_json(run_cli, tmp_path, server):
@@ -512,3 +512,22 @@ def test_header_check_reads_only_a_whole_header():
         _check_header(guard(b"request,ab,context,ab\nq,1,c,2\n"), 4)
     with pytest.raises(InputError, match=r"names column 'a\\nb' twice"):
         _check_header(guard(b'request,"a\nb",context,"a\nb"\nq,1,c,2\n'), 4)
+
+
+def test_a_closed_stdout_pipe_is_said_plainly(tmp_path):
+    import subprocess
+    import sys
+
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    source = write_jsonl(tmp_path / "in.jsonl", [{**ROW, "id": f"r{i}", "request": f"q{i} " + "x" * 200} for i in range(300)])
+    with FakeJudgeServer() as server:
+        command = [sys.executable, "-m", "ragjudge", "score", source, "-o", "-", "--format", "csv", "-m", "sufficiency", "--model", "openai/fake",
+                   "--api-base", server.url, "--no-cache", "-q", "--min-pass-rate", "0"]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"})
+        process.stdout.read(100)
+        process.stdout.close()  # the reader stops early, as `| head -c 100` does
+        stderr = process.stderr.read().decode()
+        process.wait(timeout=60)
+    assert process.returncode == 2
+    assert stderr.strip() == "error: stdout was closed before the output was complete (the command reading the pipe stopped early)"

@@ -191,5 +191,6 @@ def test_cache_commands_do_not_create_a_missing_folder_and_refuse_an_empty_one(r
     assert cleared.code == 0 and not missing.exists()
     empty = run_cli(["cache", "info", "--cache-dir", ""], judge=False)
     assert empty.code == 2 and "--cache-dir is empty" in empty.stderr
-    scored = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(1)), "--cache-dir", ""], judge=False)
-    assert scored.code == 2 and "cache.dir" in scored.stderr
+    for blank in ("", "  "):
+        scored = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(1)), "--cache-dir", blank], judge=False)
+        assert scored.code == 2 and "cache.dir" in scored.stderr
