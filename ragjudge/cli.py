@@ -335,6 +335,8 @@ def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache fold
     from ragjudge.cache import ResponseCache, default_cache_dir
 
     folder = _cache_folder(cache_dir) or default_cache_dir()
+    if folder.exists() and not folder.is_dir():
+        raise RagjudgeError(f"--cache-dir {folder} is a file, not a folder")
     if not folder.is_dir():  # looking must not create it
         typer.echo(f"location: {folder} (does not exist yet)\nentries: 0\nsize: 0.0 MiB (0 bytes)")
         return
@@ -352,6 +354,8 @@ def cache_clear(cache_dir: Annotated[Optional[str], typer.Option(help="Cache fol
     from ragjudge.cache import ResponseCache, default_cache_dir
 
     folder = _cache_folder(cache_dir) or default_cache_dir()
+    if folder.exists() and not folder.is_dir():
+        raise RagjudgeError(f"--cache-dir {folder} is a file, not a folder")
     if not folder.is_dir():
         typer.echo(f"removed 0 entries from {folder} (it does not exist)")
         return

@@ -189,6 +189,10 @@ def test_cache_commands_do_not_create_a_missing_folder_and_refuse_an_empty_one(r
     assert info.code == 0 and f"location: {missing} (does not exist yet)" in info.stdout and "entries: 0" in info.stdout
     cleared = run_cli(["cache", "clear", "--cache-dir", str(missing)], judge=False)
     assert cleared.code == 0 and not missing.exists()
+    (tmp_path / "afile").write_text("x")
+    for command in ("info", "clear"):
+        on_file = run_cli(["cache", command, "--cache-dir", str(tmp_path / "afile")], judge=False)
+        assert on_file.code == 2 and "is a file, not a folder" in on_file.stderr
     empty = run_cli(["cache", "info", "--cache-dir", ""], judge=False)
     assert empty.code == 2 and "--cache-dir is empty" in empty.stderr
     for blank in ("", "  "):
