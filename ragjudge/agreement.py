@@ -53,25 +53,34 @@ def _require(table: Any, column: str, what: str) -> None:
         raise InputError(f"column '{column}' ({what}) not found; available: {', '.join(map(str, table.columns))}")
 
 
-def _usable(table: Any, metric: str, labels: str, convert) -> tuple[list[int], dict[str, int]]:
+def _reasons(table: Any, metric: str, labels: str, convert, labels_hint: str = "the human labels; set --labels") -> list[str | None]:
+    """Per row, why it is left out of the comparison ("error", "skipped", "no_label"), or
+    None when it is compared. Raises ``InputError`` for a missing column or a labels column
+    without one usable label."""
     _require(table, f"{metric}_status", f"the {metric} status; score the table with -m {metric} first")
-    _require(table, labels, "the human labels; set --labels")
-    excluded = {"error": 0, "skipped": 0, "no_label": 0}
-    keep = []
+    _require(table, labels, labels_hint)
+    reasons: list[str | None] = []
     labelled = 0
-    for index, (status, label) in enumerate(zip(table[f"{metric}_status"], table[labels])):
+    for status, label in zip(table[f"{metric}_status"], table[labels]):
         usable = convert(label) is not None
         labelled += usable
         if status != "ok":
-            excluded["error" if status == "error" else "skipped"] += 1
-        elif not usable:
-            excluded["no_label"] += 1
+            reasons.append("error" if status == "error" else "skipped")
         else:
-            keep.append(index)
+            reasons.append(None if usable else "no_label")
     if len(table) and not labelled:
         kind = "yes/no, true/false or 1/0" if convert is _as_bool else "finite numbers"
         raise InputError(f"column '{labels}' holds no usable label in {len(table)} rows (expected {kind}); set --labels to the human labels")
-    return keep, excluded
+    return reasons
+
+
+def _usable(reasons: list[str | None]) -> tuple[list[int], dict[str, int]]:
+    """The compared rows' indices and the count of rows left out for each reason."""
+    excluded = {"error": 0, "skipped": 0, "no_label": 0}
+    for reason in reasons:
+        if reason is not None:
+            excluded[reason] += 1
+    return [i for i, reason in enumerate(reasons) if reason is None], excluded
 
 
 def binary_agreement(scores: list[float], labels: list[bool], threshold: float = 0.5) -> dict[str, Any]:
@@ -186,24 +195,9 @@ def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair:
         if len(pair) != len(table):
             raise InputError(f"the pair table has {len(pair)} rows, the scored table {len(table)}; they must hold the same rows")
         pair, report["matched_by"] = _aligned(table, pair)
-        keep_a, _ = _usable(table, metric, labels, _as_float)
-        _require(pair, labels, "the human labels, in the --pair table too")
-        keep_b, _ = _usable(pair, metric, labels, _as_float)
-        kept = set(keep_a) & set(keep_b)
-        keep = sorted(kept)
-        excluded = {"error": 0, "skipped": 0, "no_label": 0}  # each row once: A's reason, else B's
-        for i in range(len(table)):
-            if i in kept:
-                continue
-            for side in (table, pair):
-                status = side[f"{metric}_status"].iloc[i]
-                if status != "ok":
-                    excluded["error" if status == "error" else "skipped"] += 1
-                    break
-                if _as_float(side[labels].iloc[i]) is None:
-                    excluded["no_label"] += 1
-                    break
-        report["excluded"] = excluded
+        reasons_a = _reasons(table, metric, labels, _as_float)
+        reasons_b = _reasons(pair, metric, labels, _as_float, "the human labels, in the --pair table too")
+        keep, report["excluded"] = _usable([a or b for a, b in zip(reasons_a, reasons_b)])  # each row once: A's reason, else B's
         report["pairwise"] = pairwise_agreement(
             [float(table[f"{metric}_score"].iloc[i]) for i in keep],
             [float(pair[f"{metric}_score"].iloc[i]) for i in keep],
@@ -212,8 +206,7 @@ def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair:
         return report
     binary = metric == "sufficiency"
     convert = _as_bool if binary else _as_float
-    keep, excluded = _usable(table, metric, labels, convert)
-    report["excluded"] = excluded
+    keep, report["excluded"] = _usable(_reasons(table, metric, labels, convert))
 
     def measure(indices: list[int]) -> dict[str, Any]:
         scores = [float(table[f"{metric}_score"].iloc[i]) for i in indices]

@@ -311,14 +311,20 @@ def agreement(
 
 
 def _cache_folder(cache_dir: str | None) -> Any:
-    """``--cache-dir`` as a Path (None: the default); an empty value is a usage error."""
+    """``--cache-dir`` as a Path, the per-user cache folder when not given. A blank value or
+    a file is a usage error; the folder may not exist (the cache commands never create it)."""
     from pathlib import Path
 
+    from ragjudge.cache import default_cache_dir
+
     if cache_dir is None:
-        return None
+        return default_cache_dir()
     if not cache_dir.strip():
         raise RagjudgeError("--cache-dir is empty; give a folder, or leave the option out for the per-user cache folder")
-    return Path(cache_dir)
+    folder = Path(cache_dir)
+    if folder.exists() and not folder.is_dir():
+        raise RagjudgeError(f"--cache-dir {folder} is a file, not a folder")
+    return folder
 
 
 @config_app.command("show")
@@ -332,11 +338,9 @@ def config_show(name: Annotated[str, typer.Argument(help="default (every key wit
 @cache_app.command("info")
 def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Show the cache's location, number of entries and size on disk, and the embedded judge's model file kept there."""
-    from ragjudge.cache import ResponseCache, default_cache_dir
+    from ragjudge.cache import ResponseCache
 
-    folder = _cache_folder(cache_dir) or default_cache_dir()
-    if folder.exists() and not folder.is_dir():
-        raise RagjudgeError(f"--cache-dir {folder} is a file, not a folder")
+    folder = _cache_folder(cache_dir)
     if not folder.is_dir():  # looking must not create it
         typer.echo(f"location: {folder} (does not exist yet)\nentries: 0\nsize: 0.0 MiB (0 bytes)")
         return
@@ -351,11 +355,9 @@ def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache fold
 @cache_app.command("clear")
 def cache_clear(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Remove every cached judge reply (the embedded judge's model file stays)."""
-    from ragjudge.cache import ResponseCache, default_cache_dir
+    from ragjudge.cache import ResponseCache
 
-    folder = _cache_folder(cache_dir) or default_cache_dir()
-    if folder.exists() and not folder.is_dir():
-        raise RagjudgeError(f"--cache-dir {folder} is a file, not a folder")
+    folder = _cache_folder(cache_dir)
     if not folder.is_dir():
         typer.echo(f"removed 0 entries from {folder} (it does not exist)")
         return

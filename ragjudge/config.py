@@ -29,7 +29,7 @@ every key with its default, the embedded judge's calibrated settings, MLflow-sha
 def bundled_config(name: str) -> Path:
     """Path of the bundled config ``name`` (one of ``BUNDLED``; ``.yaml`` may be given).
     Raises ``ConfigError`` naming the bundled configs for any other name."""
-    stem = name[:-5] if name.endswith(".yaml") else name
+    stem = name.removesuffix(".yaml")
     if stem not in BUNDLED:
         raise ConfigError(f"no bundled config '{name}'; bundled: {', '.join(BUNDLED)}")
     return Path(__file__).parent / "configs" / f"{stem}.yaml"
@@ -39,10 +39,9 @@ def _config_path(path: str | Path) -> Path:
     """``path`` itself when it exists (or names a folder); else, for a bare bundled name
     (``mlflow``, ``local.yaml``: no folder part), the bundled file."""
     given = Path(path)
-    if given.exists() or given.parent != Path("."):
+    if given.exists() or given.parent != Path(".") or given.name.removesuffix(".yaml") not in BUNDLED:
         return given
-    stem = given.name[:-5] if given.name.endswith(".yaml") else given.name
-    return bundled_config(stem) if stem in BUNDLED else given
+    return bundled_config(given.name)
 
 
 class _Strict(BaseModel):

@@ -60,7 +60,7 @@ class MetricSummary:
             self.passed += bool(verdict.passed)
         elif verdict.status == "error":
             self.error += 1
-            self.input_errors += bool(getattr(verdict, "input_error", False))
+            self.input_errors += verdict.input_error
         else:
             self.skipped += 1
         if verdict.cached:

@@ -288,11 +288,9 @@ def _base64_bytes(df: pd.DataFrame) -> pd.DataFrame:
     binary = [c for c in df.columns if df[c].dtype == object and any(isinstance(v, (bytes, bytearray)) for v in df[c])]
     if not binary:
         return df
-    import base64
-
     out = df.copy()
     for column in binary:
-        out[column] = pd.Series([base64.b64encode(v).decode("ascii") if isinstance(v, (bytes, bytearray)) else v for v in df[column]], index=df.index, dtype=object)
+        out[column] = pd.Series([_cell_text(v) if isinstance(v, (bytes, bytearray)) else v for v in df[column]], index=df.index, dtype=object)
     return out
 
 
@@ -339,7 +337,7 @@ def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None, text
     def storable(column: Any) -> bool:
         try:
             return not _has_empty_struct(pa.array(column, from_pandas=True).type)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+        except _arrow_errors():
             return False
 
     fixed = df
@@ -360,7 +358,7 @@ def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None, text
                 column = pa.nulls(len(column), target)
             try:
                 column = column.cast(target)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            except _arrow_errors():
                 continue  # an input column of that name that this run did not replace: kept as it is
             table = table.set_column(index, name, column)
     return table
@@ -398,16 +396,12 @@ def _arrow_errors() -> tuple[type[BaseException], ...]:
     return (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
 
 
-def _cast_table(table: Any, schema: Any, df: pd.DataFrame | None = None):
-    """``table`` with ``schema``'s columns in its order: missing columns null, each column
-    cast to its type; a string column takes other values as text (``_cell_text``), from
-    ``df``'s original values where given (the chunk ``table`` was made from). Raises an Arrow
-    error when a column does not cast."""
+def _cast_table(table: Any, schema: Any, df: pd.DataFrame):
+    """``table`` (made from the chunk ``df``) with ``schema``'s columns in its order: missing
+    columns null, each column cast to its type; a string column takes other values as text
+    (``_cell_text``) from ``df``'s original values. Raises an Arrow error when a column does
+    not cast."""
     import pyarrow as pa
-
-    def as_text(name: str, column: Any) -> Any:
-        values = df[name] if df is not None and name in df.columns else column.to_pylist()
-        return pa.array([_cell_text(v) for v in values], pa.string())
 
     if table.schema.equals(schema):
         return table
@@ -420,7 +414,7 @@ def _cast_table(table: Any, schema: Any, df: pd.DataFrame | None = None):
         if column.type == field.type:
             columns.append(column)
         elif pa.types.is_string(field.type) and not pa.types.is_null(column.type) and not pa.types.is_string(column.type):
-            columns.append(as_text(field.name, column))
+            columns.append(pa.array([_cell_text(v) for v in df[field.name]], pa.string()))
         else:
             columns.append(column.cast(field.type))
     return pa.Table.from_arrays(columns, schema=schema)
@@ -648,7 +642,7 @@ class TableWriter:
             table = _to_arrow(df[present], self.column_types)
             for name in present:
                 target, column = schema.field(name).type, table.column(name)
-                if column.type != target and not pa.types.is_string(target):
+                if column.type != target:  # string targets are not in `changed`: text always fits
                     try:
                         column.cast(target)
                     except _arrow_errors():
