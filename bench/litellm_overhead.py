@@ -25,7 +25,7 @@ MESSAGES = [
 
 
 async def measure(url: str, model: str, calls: int, concurrency: int) -> tuple[float, float]:
-    from ragjudge.llm import import_litellm
+    from ragjudge.transports.litellm import import_litellm
 
     litellm = import_litellm()
     gate = asyncio.Semaphore(concurrency)

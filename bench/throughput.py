@@ -21,7 +21,7 @@ from _common import WORK, Timer, fake_server, machine, synthetic_rows
 
 def run(source: str, output: str, url: str, concurrency: int, cache_dir: str, workers: int = 1) -> dict:
     from ragjudge.config import load_config
-    from ragjudge.runner import evaluate
+    from ragjudge.pipeline import evaluate
 
     config = load_config(None, {
         "judge": {"model": "openai/fake-judge", "api_base": url, "concurrency": concurrency, "workers": workers},

@@ -3,9 +3,13 @@
 Public Python API (imported lazily so that ``import ragjudge`` stays fast and does not
 pull in litellm or pandas):
 
-- ``evaluate(source, config, output=None)`` -> ``RunResult`` (see ``ragjudge.runner``)
-- ``load_config(path=None, **overrides)`` -> ``Config`` (see ``ragjudge.config``)
-- ``Config``, ``Verdict``, ``RagjudgeError``
+- ``Scorer(config=None, **settings)``: built once, ``score(df)`` / ``await ascore(df)`` ->
+  ``Scored(frame, summary, notes)``, ``output_schema(input_schema)`` (see ``ragjudge.scoring``)
+- ``score(df, metrics=None, config=None, **settings)`` / ``ascore(...)``: the one-line form
+- ``evaluate(source, config, output=None)`` -> ``RunResult``: a file (or DataFrame) in,
+  a scored file out, with the gate (see ``ragjudge.pipeline``)
+- ``load_config(path=None, overrides=None, **settings)`` -> ``Config`` (see ``ragjudge.config``)
+- ``Config``, ``Verdict``, ``Summary``, ``Usage``, ``RagjudgeError``
 """
 
 from __future__ import annotations
@@ -13,11 +17,17 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 _LAZY = {
-    "evaluate": ("ragjudge.runner", "evaluate"),
-    "RunResult": ("ragjudge.runner", "RunResult"),
+    "Scorer": ("ragjudge.scoring", "Scorer"),
+    "Scored": ("ragjudge.scoring", "Scored"),
+    "score": ("ragjudge.scoring", "score"),
+    "ascore": ("ragjudge.scoring", "ascore"),
+    "evaluate": ("ragjudge.pipeline", "evaluate"),
+    "RunResult": ("ragjudge.pipeline", "RunResult"),
     "load_config": ("ragjudge.config", "load_config"),
     "Config": ("ragjudge.config", "Config"),
-    "Verdict": ("ragjudge.judges.base", "Verdict"),
+    "Verdict": ("ragjudge.types", "Verdict"),
+    "Usage": ("ragjudge.types", "Usage"),
+    "Summary": ("ragjudge.gate", "Summary"),
     "RagjudgeError": ("ragjudge.errors", "RagjudgeError"),
 }
 

@@ -181,8 +181,11 @@ def _aligned(table: Any, pair: Any) -> tuple[Any, str]:
     return pair.iloc[[position[i] for i in ids_a]].reset_index(drop=True), "id"
 
 
-def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair: Any = None) -> dict[str, Any]:
+def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair: Any = None, kind: str | None = None) -> dict[str, Any]:
     """Agreement report for ``metric`` in scored ``table`` against the ``labels`` column.
+
+    ``kind``: the metric's judge kind, ``binary`` (yes/no against boolean labels) or ``scale``
+    (a score against numeric labels); default: the built-in judge's.
 
     With ``pair`` (a second scored table of the same rows, response B; matched by ``id`` when
     both tables have one), the pairwise sign agreement. ``excluded`` counts each left-out row
@@ -204,7 +207,11 @@ def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair:
             [float(table[labels].iloc[i]) for i in keep],
         )
         return report
-    binary = metric == "sufficiency"
+    if kind is None:
+        from ragjudge.judges import judge_class
+
+        kind = judge_class(metric).kind
+    binary = kind == "binary"
     convert = _as_bool if binary else _as_float
     keep, report["excluded"] = _usable(_reasons(table, metric, labels, convert))
 

@@ -142,7 +142,7 @@ def score(
     model: Annotated[Optional[str], typer.Option(help="Judge model, any litellm model string (default openai/gpt-4o-mini), or local/qwen2.5-coder-1.5b for the embedded offline judge.")] = None,
     api_base: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server, e.g. http://localhost:8000/v1.")] = None,
     concurrency: Annotated[Optional[int], typer.Option(help="Judge calls in flight at once, across rows and metrics (default 16).")] = None,
-    workers: Annotated[Optional[int], typer.Option(help="Processes making judge calls (default 1); more lift the CPU ceiling of one process at high --concurrency. The limit stays global.")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Ignored: one process makes every judge call (kept so that older commands still run).")] = None,
     timeout: Annotated[Optional[float], typer.Option(help="Seconds per judge call before it is retried (default 120).")] = None,
     max_retries: Annotated[Optional[int], typer.Option(help="Retries per call on 429, 5xx, timeouts, dropped connections (default 6).")] = None,
     rpm: Annotated[Optional[float], typer.Option(help="Cap on judge requests per minute (default: none).")] = None,
@@ -162,7 +162,7 @@ def score(
     """Score a RAG evaluation table with LLM judges and gate on the result."""
     from ragjudge.config import load_config
     from ragjudge.report import print_summary, summary_dict, write_summary_json
-    from ragjudge.runner import evaluate
+    from ragjudge.pipeline import evaluate
 
     overrides, flag_fields = _overrides(locals())
     settings = load_config(config, overrides)
@@ -180,6 +180,7 @@ def score(
             on_start=progress.start if progress else None,
             on_progress=progress.advance if progress else None,
             on_note=None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)),
+            handle_signals=True,
         )
     finally:
         if progress:
@@ -302,8 +303,10 @@ def agreement(
     from ragjudge.agreement import render
     from ragjudge.io import read_table
 
-    if metric not in ("sufficiency", "completeness"):
-        raise RagjudgeError(f"unknown metric '{metric}'; use sufficiency or completeness")
+    from ragjudge.judges import BUILT_IN
+
+    if metric not in BUILT_IN:
+        raise RagjudgeError(f"unknown metric '{metric}'; use {' or '.join(BUILT_IN)}")
     report = measure(read_table(scored), metric, labels, by=by, pair=read_table(pair) if pair else None)
     if by:
         report["by_column"] = by
@@ -401,10 +404,10 @@ def main() -> None:
             sys.exit(130)
         if os.environ.get("RAGJUDGE_DEBUG"):
             raise
-        from ragjudge.llm import redact
+        from ragjudge.model import redact
 
         print(f"error: unexpected {type(exc).__name__}: {redact(str(exc))} (set RAGJUDGE_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
-    if code == 130:  # Typer returns 130 for a Ctrl-C outside judging (the runner's own ends in typer.Exit)
+    if code == 130:  # Typer returns 130 for a Ctrl-C outside judging (the pipeline's own ends in typer.Exit)
         print("interrupted: nothing more was written (a Ctrl-C while judging still writes every row)", file=sys.stderr)
     _exit(code if isinstance(code, int) else 0)

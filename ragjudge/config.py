@@ -9,17 +9,19 @@ package, so ``-c mlflow`` works wherever ragjudge is installed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragjudge.errors import ConfigError
+from ragjudge.judges import BUILT_IN, judge_class
 
-Metric = Literal["sufficiency", "completeness"]
-METRICS: tuple[str, ...] = ("sufficiency", "completeness")
+METRICS: tuple[str, ...] = tuple(BUILT_IN)
 FIELDS: tuple[str, ...] = ("id", "request", "context", "expected_facts", "expected_response", "response")
 
-DEFAULT_THRESHOLDS = {"sufficiency": 0.5, "completeness": 3.0}
+
+def _default_thresholds() -> dict[str, float]:
+    return {name: float(judge_class(name).default_threshold) for name in METRICS}
 
 BUNDLED: tuple[str, ...] = ("default", "local", "mlflow")
 """Configs shipped in the package (``ragjudge/configs/NAME.yaml``; ``configs/`` in a checkout):
@@ -118,13 +120,13 @@ class JudgeSettings(_Strict):
 class GateSettings(_Strict):
     """Pass-rate floors (0..1, per metric) and the error-rate ceiling (0..1, per metric)."""
 
-    min_pass_rate: dict[Metric, float] = Field(default_factory=lambda: {m: 1.0 for m in METRICS})
+    min_pass_rate: dict[str, float] = Field(default_factory=lambda: {m: 1.0 for m in METRICS})
     max_error_rate: float = Field(0.0, ge=0.0, le=1.0)
 
     @field_validator("min_pass_rate", mode="before")
     @classmethod
     def _scalar_applies_to_all(cls, value: Any) -> Any:
-        if isinstance(value, (int, float)):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
             return {m: float(value) for m in METRICS}
         return value
 
@@ -149,8 +151,8 @@ class Config(_Strict):
 
     columns: Columns = Field(default_factory=Columns)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
-    metrics: list[Metric] = Field(default_factory=lambda: list(METRICS), min_length=1)
-    thresholds: dict[Metric, float] = Field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+    metrics: list[str] = Field(default_factory=lambda: list(METRICS), min_length=1)
+    thresholds: dict[str, float] = Field(default_factory=_default_thresholds)
     gate: GateSettings = Field(default_factory=GateSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
     chunk_size: int = Field(10_000, ge=1, le=10_000_000)
@@ -163,16 +165,43 @@ class Config(_Strict):
     @field_validator("thresholds")
     @classmethod
     def _fill_thresholds(cls, value: dict[str, float]) -> dict[str, float]:
-        merged = dict(DEFAULT_THRESHOLDS)
+        merged = _default_thresholds()
         merged.update(value)
-        if not 0.0 <= merged["sufficiency"] <= 1.0:
-            raise ValueError("sufficiency threshold must be between 0 and 1")
-        if not 1.0 <= merged["completeness"] <= 5.0:
-            raise ValueError("completeness threshold must be between 1 and 5")
         return merged
 
+    @model_validator(mode="after")
+    def _known_metrics(self) -> "Config":
+        known = METRICS
+        for where, names in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(self.gate.min_pass_rate))):
+            for name in names:
+                if name not in known:
+                    raise ValueError(f"{where}: unknown metric '{name}'; use {_one_of(known)}")
+        for name, value in self.thresholds.items():
+            low, high = judge_class(name).scale
+            if not low <= value <= high:
+                raise ValueError(f"{name} threshold must be between {low:g} and {high:g}")
+        return self
+
+    def updated(self, overrides: dict[str, Any]) -> "Config":
+        """A copy with ``overrides`` applied (the keywords ``load_config`` takes); settings left
+        at their defaults stay unset, so the embedded judge's calibrated values still apply."""
+        try:
+            return Config.model_validate(_deep_merge(self.model_dump(exclude_unset=True), _nest(overrides)))
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, "options")) from None
+
     def threshold(self, metric: str) -> float:
+        """The pass threshold of ``metric`` (a row passes at score >= threshold)."""
         return self.thresholds[metric]
+
+    def min_pass_rate(self, metric: str) -> float:
+        """The gate's pass-rate floor (0..1) for ``metric``; 1.0 unless set."""
+        return self.gate.min_pass_rate.get(metric, 1.0)
+
+
+def _one_of(names: tuple[str, ...] | list[str]) -> str:
+    names = list(names)
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
 
 
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -190,7 +219,10 @@ def _describe(err: ValidationError, source: str) -> str:
     where = ".".join(str(p) for p in first["loc"])
     if first["type"] == "extra_forbidden":
         return f"{source}: unknown key '{where}'; `ragjudge config show` lists every key"
-    return f"{source}: invalid value for '{where}': {first['msg']}"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if not where:  # a check across keys: its message names what it is about
+        return f"{source}: {message}"
+    return f"{source}: invalid value for '{where}': {message}"
 
 
 def _unique_keys_loader() -> Any:
@@ -219,14 +251,32 @@ def _unique_keys_loader() -> Any:
     return UniqueKeys
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
-    """Read a YAML config (optional) and apply ``overrides`` (nested dict, e.g. from flags).
+def _nest(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Keyword overrides as the config's nested keys: a judge setting given flat
+    (``model="openai/gpt-4o-mini"``) goes under ``judge``; config keys stay as they are."""
+    nested: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if key not in Config.model_fields and key in JudgeSettings.model_fields:
+            nested.setdefault("judge", {})[key] = value
+        elif key == "judge" and isinstance(value, dict) and isinstance(nested.get("judge"), dict):
+            nested["judge"] = {**value, **nested["judge"]}
+        else:
+            nested[key] = dict(value) if isinstance(value, dict) else value
+    return nested
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, **settings: Any) -> Config:
+    """Read a YAML config (optional) and apply overrides, e.g. from flags.
 
     ``path``: a YAML file, or the bare name of a bundled config (``BUNDLED``: ``mlflow``,
-    ``local``, ``default``) when no such file exists. Returns a validated ``Config``. Raises
-    ``ConfigError`` (exit 2) for a missing or unreadable file, YAML that is not a mapping, an
-    unknown key (named) or a bad value.
+    ``local``, ``default``) when no such file exists. ``overrides`` (a nested dict) and
+    keyword ``settings`` take the config's keys (``metrics=["sufficiency"]``,
+    ``judge={"model": ...}``, ``gate={...}``); a judge setting may also be given flat
+    (``model="openai/gpt-4o-mini"``, ``concurrency=8``). Returns a validated ``Config``.
+    Raises ``ConfigError`` (exit 2) for a missing or unreadable file, YAML that is not a
+    mapping, an unknown key (named) or a bad value.
     """
+    overrides = _deep_merge(_nest(overrides or {}), _nest(settings)) if settings else (_nest(overrides) if overrides else None)
     import yaml
 
     data: dict[str, Any] = {}

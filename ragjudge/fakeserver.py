@@ -88,6 +88,70 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None) -> 
             "verdict": "yes" if ok else "no"}
 
 
+def fake_logprobs(content: str, p_yes: float = 0.8, p_true: float = 0.9, p_scores: dict[int, float] | None = None) -> dict[str, Any]:
+    """Token log-probabilities for ``content``: every token certain, except the verdict
+    value, where "yes" gets probability ``p_yes`` and "no" the rest (``p_true`` likewise for
+    each "supported" and "covered"), and the completeness score, spread as ``p_scores`` when set."""
+    import math
+
+    tokens: list[dict[str, Any]] = []
+    for piece in re.findall(r"\w+|\s+|[^\w\s]", content):
+        entry = {"token": piece, "logprob": 0.0, "top_logprobs": [{"token": piece, "logprob": 0.0}]}
+        before = "".join(t["token"] for t in tokens).replace(" ", "")
+        for words, key, p in ((("yes", "no"), '"verdict":"', p_yes), (("true", "false"), '"supported":', p_true),
+                              (("true", "false"), '"covered":', p_true)):
+            if piece in words and before.endswith(key):
+                entry["top_logprobs"] = [{"token": words[0], "logprob": math.log(p)}, {"token": words[1], "logprob": math.log(1 - p)}]
+                entry["logprob"] = entry["top_logprobs"][0 if piece == words[0] else 1]["logprob"]
+        if p_scores and piece.isdigit() and before.endswith('"score":'):
+            entry["top_logprobs"] = [{"token": str(k), "logprob": math.log(p)} for k, p in p_scores.items()]
+        tokens.append(entry)
+    return {"content": tokens}
+
+
+class FakeTransport:
+    """The fake judge in-process, as a transport (``Scorer(config, transport=FakeTransport())``):
+    no HTTP, for fast judge and scorer tests. Replies as ``FakeJudgeServer`` does: the queued
+    ``replies`` first, else ``heuristic_reply``; log-probabilities from ``p_yes`` / ``p_true``
+    / ``p_scores`` when asked. ``errors`` is a queue of ``TransportError`` to raise first.
+    ``requests`` keeps every request; ``truncate`` makes every reply end at max_tokens."""
+
+    free = False
+
+    def __init__(self, provider_model: str = "openai/fake-judge", latency: float = 0.0) -> None:
+        self.provider_model = provider_model
+        self.where = "the in-process fake judge"
+        self.latency = latency
+        self.replies: deque[str] = deque()
+        self.errors: deque[Any] = deque()
+        self.requests: list[Any] = []
+        self.p_yes = 0.8
+        self.p_true = 0.9
+        self.p_scores: dict[int, float] | None = None
+        self.truncate = False
+        self.price_per_token: float | None = None
+
+    async def complete(self, request: Any) -> Any:
+        from ragjudge.types import Reply, Usage
+
+        self.requests.append(request)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if self.errors:
+            raise self.errors.popleft()
+        schema = ((request.response_format or {}).get("json_schema") or {}).get("name")
+        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(request.messages, schema))
+        prompt = sum(len(str(m.get("content", ""))) for m in request.messages) // 4
+        completion = len(content) // 4
+        cost = None if self.price_per_token is None else (prompt + completion) * self.price_per_token
+        return Reply(text=content, finish_reason="length" if self.truncate else "stop",
+                     logprobs=fake_logprobs(content, self.p_yes, self.p_true, self.p_scores) if request.logprobs else None,
+                     usage=Usage(prompt, completion, cost, 1))
+
+    async def aclose(self) -> None:
+        return None
+
+
 class FakeJudgeServer:
     """Run the fake server in a background thread; ``url`` is its OpenAI base URL.
 
@@ -134,7 +198,6 @@ class FakeJudgeServer:
         self.url = ""
 
     async def _chat(self, request):
-        from aiohttp import web
 
         self.calls += 1
         self.arrivals.append(time.monotonic())
@@ -188,24 +251,7 @@ class FakeJudgeServer:
         })
 
     def _logprobs(self, content: str) -> dict[str, Any]:
-        """Token log-probabilities for ``content``: every token certain, except the verdict
-        value, where "yes" gets probability ``p_yes`` and "no" the rest (``p_true`` likewise for
-        each "supported"), and the completeness score, spread as ``p_scores`` when set."""
-        import math
-
-        tokens = []
-        for piece in re.findall(r"\w+|\s+|[^\w\s]", content):
-            entry = {"token": piece, "logprob": 0.0, "top_logprobs": [{"token": piece, "logprob": 0.0}]}
-            before = "".join(t["token"] for t in tokens).replace(" ", "")
-            for words, key, p in ((("yes", "no"), '"verdict":"', self.p_yes), (("true", "false"), '"supported":', self.p_true),
-                                  (("true", "false"), '"covered":', self.p_true)):
-                if piece in words and before.endswith(key):
-                    entry["top_logprobs"] = [{"token": words[0], "logprob": math.log(p)}, {"token": words[1], "logprob": math.log(1 - p)}]
-                    entry["logprob"] = entry["top_logprobs"][0 if piece == words[0] else 1]["logprob"]
-            if self.p_scores and piece.isdigit() and before.endswith('"score":'):
-                entry["top_logprobs"] = [{"token": str(k), "logprob": math.log(p)} for k, p in self.p_scores.items()]
-            tokens.append(entry)
-        return {"content": tokens}
+        return fake_logprobs(content, self.p_yes, self.p_true, self.p_scores)
 
     def _error(self, web, status: int, code: str, message: str, retry: bool = False):
         self.statuses[status] += 1

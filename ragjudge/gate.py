@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
+from ragjudge.types import Usage
 
 EXIT_INTERRUPTED = 130
 
@@ -32,10 +33,8 @@ class MetricSummary:
     skipped: int = 0
     passed: int = 0
     cached: int = 0
-    score_sum: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = 0.0
+    score_thousandths: int = 0  # the sum of ok scores in thousandths: exact, so chunk sums add up to the whole
+    usage: Usage = field(default_factory=Usage)
     min_pass_rate: float = 1.0
     max_error_rate: float = 0.0
 
@@ -45,7 +44,7 @@ class MetricSummary:
 
     @property
     def mean_score(self) -> float | None:
-        return self.score_sum / self.ok if self.ok else None
+        return self.score_thousandths / 1000 / self.ok if self.ok else None
 
     @property
     def error_rate(self) -> float:
@@ -53,10 +52,11 @@ class MetricSummary:
         return self.error / judged if judged else 0.0
 
     def add(self, verdict: Any) -> None:
+        """Count one row's ``Verdict``."""
         self.rows += 1
         if verdict.status == "ok":
             self.ok += 1
-            self.score_sum += float(verdict.score)
+            self.score_thousandths += round(float(verdict.score) * 1000)
             self.passed += bool(verdict.passed)
         elif verdict.status == "error":
             self.error += 1
@@ -65,14 +65,28 @@ class MetricSummary:
             self.skipped += 1
         if verdict.cached:
             self.cached += 1
-        self.prompt_tokens += verdict.prompt_tokens or 0
-        self.completion_tokens += verdict.completion_tokens or 0
-        no_reply = verdict.status == "error" and not verdict.prompt_tokens  # nothing came back: nothing billed
-        if verdict.status != "skipped" and verdict.cached is not None and not no_reply:
-            if verdict.cost_usd is None:
-                self.cost_usd = None
-            elif self.cost_usd is not None:
-                self.cost_usd += verdict.cost_usd
+        self.usage = self.usage + verdict.usage
+
+    def merge(self, other: "MetricSummary") -> "MetricSummary":
+        """This summary and ``other`` (the same metric over other rows) added together."""
+        merged = MetricSummary(self.metric, self.threshold, min_pass_rate=self.min_pass_rate, max_error_rate=self.max_error_rate)
+        for name in ("rows", "ok", "error", "input_errors", "skipped", "passed", "cached", "score_thousandths"):
+            setattr(merged, name, getattr(self, name) + getattr(other, name))
+        merged.usage = self.usage + other.usage
+        return merged
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.usage.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.usage.completion_tokens
+
+    @property
+    def cost_usd(self) -> float | None:
+        """USD for this metric's calls; None when a call that got a reply had no known price."""
+        return self.usage.cost_usd
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +111,11 @@ class MetricSummary:
 
 @dataclass
 class Summary:
+    """A run's (or one chunk's) counts: ``rows``, one ``MetricSummary`` per metric, the fatal
+    provider error that stopped it (if any), whether it was interrupted, provider requests
+    made (``provider_calls``), the judge model and the rows that lost sentences addressed to
+    the judge. ``merge`` adds the summaries of chunks into the summary of the whole."""
+
     rows: int = 0
     metrics: dict[str, MetricSummary] = field(default_factory=dict)
     fatal: str | None = None
@@ -106,9 +125,29 @@ class Summary:
     rows_with_removed_instructions: int = 0
 
     @property
+    def usage(self) -> Usage:
+        return Usage.total([m.usage for m in self.metrics.values()])
+
+    @property
     def cost_usd(self) -> float | None:
-        costs = [m.cost_usd for m in self.metrics.values()]
-        return None if any(c is None for c in costs) else sum(costs)  # type: ignore[arg-type]
+        """USD for the whole run; None when some call that got a reply had no known price."""
+        return self.usage.cost_usd
+
+    def merge(self, other: "Summary") -> "Summary":
+        """This summary and ``other`` (the same run's other rows) added together; the first
+        fatal error is kept, and an interruption of either is one of both."""
+        metrics = dict(self.metrics)
+        for name, theirs in other.metrics.items():
+            metrics[name] = metrics[name].merge(theirs) if name in metrics else theirs
+        return Summary(
+            rows=self.rows + other.rows,
+            metrics=metrics,
+            fatal=self.fatal or other.fatal,
+            interrupted=self.interrupted or other.interrupted,
+            provider_calls=self.provider_calls + other.provider_calls,
+            judge_model=self.judge_model or other.judge_model,
+            rows_with_removed_instructions=self.rows_with_removed_instructions + other.rows_with_removed_instructions,
+        )
 
 
 @dataclass

@@ -282,6 +282,18 @@ def read_table(path: str, fmt: str | None = None) -> pd.DataFrame:
     return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
 
 
+def _plain(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with Arrow-backed list and struct columns (the scorer's ``M_missing``, say) as
+    plain Python lists and dicts, as a table read from a file holds them."""
+    nested = [c for c in df.columns if isinstance(df[c].dtype, pd.ArrowDtype) and df[c].dtype.pyarrow_dtype.num_fields]
+    if not nested:
+        return df
+    out = df.copy(deep=False)
+    for column in nested:
+        out[column] = pd.Series([None if v is pd.NA else v for v in df[column].tolist()], index=df.index, dtype=object)
+    return out
+
+
 def _base64_bytes(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with binary cells (a Parquet ``binary`` column) as base64 text, for the text
     formats; other cells untouched."""
@@ -544,7 +556,7 @@ class TableWriter:
     def write(self, df: pd.DataFrame) -> None:
         """Append ``df``'s rows. Raises ``OutputError`` when the disk refuses (full, gone)."""
         try:
-            self._write(df)
+            self._write(_plain(df))
         except OSError as exc:
             raise _output_error(self.path, exc) from None
 

@@ -1,5 +1,5 @@
-"""The embedded offline judge: a small instruct LLM run in-process on the CPU by llama.cpp,
-routed through litellm like every other model (``--model local/qwen2.5-coder-1.5b``).
+"""The embedded offline judge: a small instruct LLM run in-process on the CPU by llama.cpp
+(``--model local/qwen2.5-coder-1.5b``; ``ragjudge.transports.local`` sends it requests).
 
 - Runtime: ``xllamacpp`` (a prebuilt llama.cpp wheel, MIT), used in-process through
   ``xllamacpp.Server.handle_chat_completions``; calls block, so they run in a worker thread
@@ -15,13 +15,10 @@ routed through litellm like every other model (``--model local/qwen2.5-coder-1.5
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import tempfile
 import threading
-import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -176,64 +173,6 @@ def configure(settings: Any, cache_dir: str | None) -> Path:
     return path
 
 
-def _request(messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
-    request: dict[str, Any] = {"messages": messages, "max_tokens": params.get("max_tokens") or params.get("max_completion_tokens") or 1024}
-    for key in ("temperature", "seed", "response_format", "top_p", "logprobs", "top_logprobs"):
-        if params.get(key) is not None:
-            request[key] = params[key]
-    return request
-
-
-def _handler_class():
-    import litellm
-    from litellm import CustomLLM
-
-    class LocalJudge(CustomLLM):
-        """litellm provider ``local/...``: chat completions from the in-process llama.cpp."""
-
-        def completion(self, *args: Any, **kwargs: Any):
-            return self._complete(kwargs)
-
-        async def acompletion(self, *args: Any, **kwargs: Any):
-            # A daemon thread, not the default executor: a call in progress cannot be
-            # aborted inside llama.cpp, and Ctrl-C must not wait for it before exiting.
-            loop = asyncio.get_running_loop()
-            future = loop.create_future()
-
-            def settle(result: Any, error: BaseException | None) -> None:
-                if not future.done():
-                    future.set_exception(error) if error is not None else future.set_result(result)
-
-            def work() -> None:
-                try:
-                    result, error = self._complete(kwargs), None
-                except BaseException as exc:  # handed to the awaiting task
-                    result, error = None, exc
-                try:
-                    loop.call_soon_threadsafe(settle, result, error)
-                except RuntimeError:  # the event loop is gone: the run was interrupted
-                    pass
-
-            threading.Thread(target=work, daemon=True, name="ragjudge-local-judge").start()
-            return await future
-
-        def _complete(self, kwargs: dict[str, Any]):
-            path = _SETTINGS["path"]
-            if path is None:
-                path = configure(None, None)
-            params = dict(kwargs.get("optional_params") or {})
-            reply = RUNTIME.chat(path, _request(kwargs["messages"], params))
-            if not isinstance(reply, dict) or "choices" not in reply:
-                message = reply.get("error", reply) if isinstance(reply, dict) else reply
-                raise litellm.APIError(500, f"embedded judge error: {message}", PROVIDER, kwargs.get("model", ""))
-            reply.setdefault("id", f"chatcmpl-local-{uuid.uuid4().hex[:12]}")
-            reply.setdefault("created", int(time.time()))
-            reply["model"] = kwargs.get("model", DEFAULT_MODEL)
-            return litellm.ModelResponse(**reply)
-
-    return LocalJudge
-
-
 def calibrated(settings: Any) -> tuple[Any, list[str]]:
     """``settings`` with ``CALIBRATED`` filled in where the config left them unset, when the
     judge is the bundled model (not another GGUF file); returns (settings, names filled)."""
@@ -246,15 +185,3 @@ def calibrated(settings: Any) -> tuple[Any, list[str]]:
 def busy() -> bool:
     """True while an embedded-judge call is still running in its thread (after Ctrl-C, say)."""
     return any(t.name == "ragjudge-local-judge" and t.is_alive() for t in threading.enumerate())
-
-
-def register(litellm: Any) -> None:
-    """Register the ``local`` provider in ``litellm.custom_provider_map`` (idempotent)."""
-    current = list(getattr(litellm, "custom_provider_map", None) or [])
-    if any(entry.get("provider") == PROVIDER for entry in current):
-        return
-    current.append({"provider": PROVIDER, "custom_handler": _handler_class()()})
-    litellm.custom_provider_map = current
-    from litellm.utils import custom_llm_setup
-
-    custom_llm_setup()

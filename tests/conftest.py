@@ -31,8 +31,8 @@ class CliResult:
 def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0000")
-    monkeypatch.setattr("ragjudge.llm.BACKOFF_INITIAL_S", 0.01)
-    monkeypatch.setattr("ragjudge.llm.BACKOFF_MAX_S", 0.05)
+    monkeypatch.setattr("ragjudge.model.BACKOFF_INITIAL_S", 0.01)
+    monkeypatch.setattr("ragjudge.model.BACKOFF_MAX_S", 0.05)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import SAMPLE
 from ragjudge.config import load_config
-from ragjudge.runner import evaluate
+from ragjudge.pipeline import evaluate
 
 
 @pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet", "json"])

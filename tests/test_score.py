@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-import pytest
 
 from conftest import SAMPLE, read_jsonl, shared_file, write_jsonl
 
@@ -324,7 +323,7 @@ def test_bad_flag_values_exit_2(run_cli, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
     assert "--map expects KEY=VALUE" in run_cli(["score", source, "--map", "request"]).stderr
     result = run_cli(["score", source, "-m", "relevance"])
-    assert result.code == 2 and "invalid value for 'metrics.0'" in result.stderr
+    assert result.code == 2 and "unknown metric 'relevance'; use sufficiency or completeness" in result.stderr
     result = run_cli(["score", source, "--min-pass-rate", "1.5"])
     assert result.code == 2 and "min_pass_rate" in result.stderr
 

@@ -1,18 +1,26 @@
-"""The judges: one module per metric, each owning its prompt, PROMPT_VERSION and parser."""
+"""The judges: one ``Judge`` class per metric, each owning its prompt, version, parsing,
+decisions and output columns. ``BUILT_IN`` names them; adding a metric means adding a module
+and a line here."""
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Any
+
+# metric name -> (module, class); imported on first use
+BUILT_IN: dict[str, tuple[str, str]] = {
+    "sufficiency": ("ragjudge.judges.sufficiency", "SufficiencyJudge"),
+    "completeness": ("ragjudge.judges.completeness", "CompletenessJudge"),
+}
 
 
-def get_judge(metric: str) -> ModuleType:
-    """The judge module for ``metric`` ('sufficiency' or 'completeness')."""
-    if metric == "sufficiency":
-        from ragjudge.judges import sufficiency
+def judge_class(name: str) -> Any:
+    """The ``Judge`` subclass of the built-in metric ``name``. Raises ``KeyError``."""
+    import importlib
 
-        return sufficiency
-    if metric == "completeness":
-        from ragjudge.judges import completeness
+    module, attr = BUILT_IN[name]
+    return getattr(importlib.import_module(module), attr)
 
-        return completeness
-    raise KeyError(metric)
+
+def make_judges(config: Any) -> list[Any]:
+    """One judge per metric of ``config`` (a ``Config``), in its order, with its threshold."""
+    return [judge_class(name)(config.judge, config.threshold(name)) for name in config.metrics]

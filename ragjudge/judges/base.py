@@ -1,78 +1,137 @@
-"""What every judge shares: the ``Verdict`` shape, fencing of untrusted text, JSON parsing.
+"""What every judge shares: the ``Judge`` protocol, fencing of untrusted text, JSON parsing,
+and reading token log-probabilities.
 
-A judge module owns its prompt, its ``PROMPT_VERSION`` and its ``parse``; this module owns
-what they have in common. Untrusted text (request, context, response, references) is
-wrapped in tags it cannot close: any tag-like text of ours inside it is neutralised, as
-inspect_ai's ``neutralize_structural_delimiters`` does.
+A judge owns its metric: it prepares the prompt (``prepare``, and ``follow_up`` for a second
+call), says what each call needs (temperature, log-probabilities: fields of the ``Call``),
+parses the reply and reads its log-probabilities (``parse``), decides (thresholds, checks:
+``decide``), combines samples (``combine``) and names its own output columns (``columns``,
+``values``). The scorer and the model chokepoint never branch on a metric's name or mode.
+
+Untrusted text (request, context, response, references) is wrapped in tags it cannot close:
+any tag-like text of ours inside it is neutralised, as inspect_ai's
+``neutralize_structural_delimiters`` does.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-OK, ERROR, SKIPPED = "ok", "error", "skipped"
+from ragjudge.types import ERROR, OK, SKIPPED, Call, ParseError, Reply, Usage, Verdict
+
+__all__ = ["OK", "ERROR", "SKIPPED", "Call", "ParseError", "Reply", "Usage", "Verdict", "Judge"]
 
 TAGS = ("request", "context", "passage", "expected_facts", "expected_response", "response", "ground_truth", "fact", "statements")
 _TAG_RE = re.compile(r"<(\s*/?\s*)(" + "|".join(TAGS) + r")\b", re.IGNORECASE)
 
-
-class ParseError(ValueError):
-    """The judge's reply could not be read as the expected structure."""
+BINARY, SCALE = "binary", "scale"
 
 
-@dataclass
-class Verdict:
-    """One judge's result for one row and metric.
+class Judge:
+    """Base class of a metric's judge; one instance per metric and run configuration.
 
-    ``score``: sufficiency 1.0 (yes) / 0.0 (no); completeness 1..5 (Azure AI Evaluation's
-    response completeness scale). ``passed`` is None unless ``status`` is ``ok``.
-    ``missing``: the expected facts or ground-truth statements judged absent.
-    ``cost_usd``: litellm's price for the call(s), None when the model has no price, 0 when
-    every call came from the cache. ``agreement``: with several samples, the share (0..1)
-    that agree with the majority verdict. ``input_error``: the error lies in the row's input
-    (an unusable context), not in the judge; no call was made.
+    Class attributes: ``name`` (the metric: ``-m NAME`` and the prefix of its columns),
+    ``version`` (prompt version; part of the cache key, changed with the prompt), ``kind``
+    (``binary``: score 1.0 yes / 0.0 no; ``scale``: a number in ``scale``), ``scale`` (lowest,
+    highest score), ``default_threshold`` (a row passes at score >= threshold), ``needs``
+    (the canonical fields it reads) and ``description``.
+
+    ``settings`` is the run's ``JudgeSettings``; ``threshold`` the pass threshold in use.
     """
 
-    metric: str
-    status: str
-    score: float | None = None
-    passed: bool | None = None
-    rationale: str | None = None
-    error: str | None = None
-    missing: list[str] = field(default_factory=list)
-    mode: str | None = None
-    raw: str | None = None
-    cached: bool | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cost_usd: float | None = None
-    agreement: float | None = None
-    details: dict[str, Any] | None = None
-    input_error: bool = False
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = ""
+    kind: ClassVar[str] = BINARY
+    scale: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    default_threshold: ClassVar[float] = 0.5
+    needs: ClassVar[tuple[str, ...]] = ()
+    description: ClassVar[str] = ""
 
-    @classmethod
-    def skipped(cls, metric: str, reason: str, mode: str | None = None) -> "Verdict":
-        return cls(metric=metric, status=SKIPPED, error=reason, mode=mode)
+    def __init__(self, settings: Any, threshold: float | None = None) -> None:
+        self.settings = settings
+        self.threshold = self.default_threshold if threshold is None else threshold
 
-    @classmethod
-    def failed(cls, metric: str, reason: str, raw: str | None = None, mode: str | None = None, input_error: bool = False) -> "Verdict":
-        return cls(metric=metric, status=ERROR, error=reason, raw=raw, mode=mode, input_error=input_error)
+    # -- the protocol ------------------------------------------------------------------
+    def prepare(self, record: Any) -> Call | Verdict:
+        """The first call for ``record`` (an ``EvalRecord``), or a final ``Verdict`` when no call
+        is needed (skipped: the row lacks a field; error: its input is unusable)."""
+        raise NotImplementedError
+
+    def follow_up(self, call: Call, verdict: Verdict) -> Call:
+        """The next call after the ok ``verdict`` of a non-final ``call`` (completeness: the
+        coverage call after the ground truth's statements)."""
+        raise NotImplementedError(f"{self.name} makes one call per row")
+
+    def parse(self, reply: Reply, call: Call) -> Verdict:
+        """The reply to ``call`` -> an ok ``Verdict`` (log-probabilities read into ``details``).
+        Raises ``ParseError`` when the reply cannot be read."""
+        raise NotImplementedError
+
+    def decide(self, verdict: Verdict, call: Call) -> Verdict:
+        """Final decisions on an ok verdict after the cache (thresholds, checks), then
+        ``passed``. Runs on cached verdicts too, so changing a decision setting costs no call."""
+        if verdict.status == OK:
+            verdict.passed = self.passes(verdict.score)
+        return verdict
+
+    def combine(self, samples: list[Verdict]) -> Verdict:
+        """The majority of several decided samples of one row: binary judges take the majority
+        (ties: no), scales the median (a whole number when every sample is one); ``agreement``
+        is the share of samples agreeing with it (to the nearest point on a scale)."""
+        ok = [v for v in samples if v.status == OK]
+        if not ok:
+            return samples[0]
+        scores = [float(v.score) for v in ok]  # type: ignore[arg-type]
+        if self.kind == BINARY:
+            high = self.scale[1]
+            yes = sum(1 for s in scores if s >= (self.scale[0] + high) / 2)
+            majority = high if yes * 2 > len(scores) else self.scale[0]
+        elif all(score.is_integer() for score in scores):
+            majority = float(round(statistics.median(scores)))
+        else:
+            majority = round(statistics.median(scores), 3)
+        agreeing = [v for v in ok if round(v.score) == round(majority)]  # type: ignore[arg-type]
+        chosen = min(ok, key=lambda v: abs(v.score - majority))  # type: ignore[operator]
+        result = chosen.copy(score=majority, agreement=len(agreeing) / len(samples))
+        result.cached = all(bool(v.cached) for v in samples)
+        result.usage = Usage.total([v.usage for v in samples])
+        result.passed = self.passes(majority)
+        return result
+
+    def columns(self) -> dict[str, str]:
+        """This judge's own output columns beyond the common ``NAME_*`` ones: name -> type
+        (``string``, ``float64``, ``int64``, ``bool``, ``list<string>``)."""
+        return {}
+
+    def values(self, verdict: Verdict) -> dict[str, Any]:
+        """The values of ``columns()`` for one row's verdict."""
+        return {}
+
+    # -- helpers -----------------------------------------------------------------------
+    def passes(self, score: float | None) -> bool | None:
+        return None if score is None else bool(score >= self.threshold)
+
+    def temperature(self, final: bool = True) -> float:
+        """``judge.temperature``, raised to 0.7 when ``judge.samples`` > 1 would otherwise draw
+        the same reply N times; a non-final call is made once and shared by every sample, so it
+        keeps ``judge.temperature``."""
+        if self.settings.samples > 1 and self.settings.temperature == 0.0 and final:
+            return 0.7
+        return self.settings.temperature
+
+    def call(self, mode: str | None, messages: list[dict[str, Any]], response_format: dict[str, Any] | None, *,
+             final: bool = True, logprobs: bool = False, **extra: Any) -> Call:
+        """A ``Call`` of this judge (name and version filled in)."""
+        return Call(self.name, self.version, mode, messages, response_format, temperature=self.temperature(final),
+                    logprobs=logprobs, final=final, **extra)
 
 
-@dataclass
-class Prepared:
-    """A rendered judge call: messages, structured-output schema, and what parse needs."""
-
-    metric: str
-    mode: str | None
-    messages: list[dict[str, str]]
-    response_format: dict[str, Any]
-    items: list[str] = field(default_factory=list)
-    cache_key: str | None = None  # set once the cache was looked up for it, and missed
-    passages: list[str] = field(default_factory=list)  # the context, for checks after the call
+def note(verdict: Verdict, text: str) -> None:
+    """Put ``text`` (why ragjudge's decision differs from the verdict the judge wrote) in front
+    of the judge's rationale."""
+    verdict.rationale = f"{text}. {verdict.rationale}" if verdict.rationale else text
 
 
 def neutralise(text: str) -> str:

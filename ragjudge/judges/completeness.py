@@ -22,8 +22,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.judges.base import OK, ParseError, Prepared, Verdict, as_bool, fence, item_index, json_schema_format, load_reply, numbered
-from ragjudge.records import EvalRecord
+from ragjudge.judges.base import (
+    OK,
+    SCALE,
+    Call,
+    Judge,
+    ParseError,
+    Reply,
+    Verdict,
+    as_bool,
+    fence,
+    field_probabilities,
+    item_index,
+    json_schema_format,
+    load_reply,
+    numbered,
+    score_distribution,
+)
 
 METRIC = "completeness"
 PROMPT_VERSION = "completeness-2026-11-30.1"
@@ -91,39 +106,88 @@ _SCHEMA = {
 }
 
 
-def prepare(record: EvalRecord) -> Prepared | Verdict:
-    """The first judge call for ``record``: the coverage call when the row has expected
-    facts, else the statements call (``follow_up`` then renders the coverage call); or a
-    skipped ``Verdict`` when the row has no response or no ground truth."""
-    if not record.response:
-        return Verdict.skipped(METRIC, "no response")
-    if not record.has_reference:
-        return Verdict.skipped(METRIC, "no expected_response or expected_facts")
-    request = record.request or ""
-    if record.expected_facts:
-        return coverage(request, record.response, list(record.expected_facts))
-    parts = ([fence("request", request)] if request else []) + [fence("ground_truth", record.expected_response or ""), STATEMENTS_TASK]
-    messages = [{"role": "system", "content": STATEMENTS_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-    # the texts the coverage call needs ride along in ``passages`` (plain data: it is pickled to workers)
-    return Prepared(METRIC, STATEMENTS, messages, json_schema_format("completeness_statements", _STATEMENTS_SCHEMA), passages=[request, record.response])
+
+class CompletenessJudge(Judge):
+    """Response completeness, 1..5, pass at >= 3 (Azure AI Evaluation's scale); one coverage
+    call when the row has expected facts, else a statements call first (see the module
+    docstring). Reads ``judge.coverage_score`` (score ``1 + 4 x`` the covered share) and
+    ``judge.expected_score`` (the probability-weighted score, G-Eval)."""
+
+    name = METRIC
+    version = PROMPT_VERSION
+    kind = SCALE
+    scale = (1.0, 5.0)
+    default_threshold = 3.0
+    needs = ("response", "expected_response|expected_facts")
+    description = "how much of the ground truth's key information the response contains (1..5)"
+
+    def prepare(self, record) -> Call | Verdict:
+        """The first judge call for ``record``: the coverage call when the row has expected
+        facts, else the statements call (``follow_up`` then renders the coverage call); or a
+        skipped ``Verdict`` when the row has no response or no ground truth."""
+        if not record.response:
+            return Verdict.skipped(METRIC, "no response")
+        if not record.has_reference:
+            return Verdict.skipped(METRIC, "no expected_response or expected_facts")
+        request = record.request or ""
+        if record.expected_facts:
+            return self.coverage(request, record.response, list(record.expected_facts))
+        parts = ([fence("request", request)] if request else []) + [fence("ground_truth", record.expected_response or ""), STATEMENTS_TASK]
+        messages = [{"role": "system", "content": STATEMENTS_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+        return self.call(STATEMENTS, messages, json_schema_format("completeness_statements", _STATEMENTS_SCHEMA), final=False,
+                         data={"request": request, "response": record.response})
+
+    def coverage(self, request: str, response: str, statements: list[str]) -> Call:
+        """The coverage call: ``statements`` (the ground truth's key statements) against the response."""
+        statements = [" ".join(statement.split()) for statement in statements]  # one numbered line each
+        parts = ([fence("request", request)] if request else []) + [
+            fence("response", response),
+            "<statements>\n" + numbered(statements) + "\n</statements>",
+            TASK,
+        ]
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+        wants = bool(self.settings.expected_score or self.settings.coverage_score)
+        return self.call(COVERAGE, messages, json_schema_format("completeness", _SCHEMA), logprobs=wants, items=list(statements))
+
+    def follow_up(self, call: Call, verdict: Verdict) -> Call:
+        """The coverage call that follows an ok statements ``verdict``."""
+        return self.coverage(call.data["request"], call.data["response"], list((verdict.details or {}).get("statements") or []))
+
+    def parse(self, reply: Reply, call: Call) -> Verdict:
+        verdict = parse(reply.text, call)
+        if call.logprobs and call.mode == COVERAGE:
+            found = {"p_score": score_distribution(reply.logprobs), "p_covered": field_probabilities(reply.logprobs, '"covered":')}
+            verdict.details = {**(verdict.details or {}), **found}
+        return verdict
+
+    def decide(self, verdict: Verdict, call: Call) -> Verdict:
+        """``judge.coverage_score``: ``1 + 4 x`` the covered share (``covered_share``);
+        else ``judge.expected_score``: the probability-weighted mean score; then ``passed``."""
+        if verdict.status != OK:
+            return verdict
+        details = verdict.details or {}
+        p_score = details.get("p_score")
+        if self.settings.coverage_score:
+            share = covered_share(details)
+            if share is not None:
+                verdict.score = round(1 + 4 * share, 3)
+        elif self.settings.expected_score and p_score:
+            verdict.score = round(sum(int(k) * p for k, p in p_score.items()), 3)
+        return super().decide(verdict, call)
 
 
-def coverage(request: str, response: str, statements: list[str]) -> Prepared:
-    """The coverage call: ``statements`` (the ground truth's key statements) against the response."""
-    statements = [" ".join(statement.split()) for statement in statements]  # one numbered line each
-    parts = ([fence("request", request)] if request else []) + [
-        fence("response", response),
-        "<statements>\n" + numbered(statements) + "\n</statements>",
-        TASK,
-    ]
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-    return Prepared(METRIC, COVERAGE, messages, json_schema_format("completeness", _SCHEMA), items=list(statements))
-
-
-def follow_up(prepared: Prepared, verdict: Verdict) -> Prepared:
-    """The coverage call that follows an ok statements ``verdict`` for ``prepared``."""
-    request, response = prepared.passages
-    return coverage(request, response, list((verdict.details or {}).get("statements") or []))
+def covered_share(details: dict[str, Any]) -> float | None:
+    """Covered share (0..1) of the ground truth's statements: the mean P(covered) when the
+    judge marked each statement exactly once and every mark has a probability, else the
+    share marked covered (a statement left unmarked counts as not covered); None when no
+    statement was marked (the written score then stands)."""
+    covered = details.get("covered") or []
+    p_covered = details.get("p_covered") or []
+    if covered and all(flag is not None for flag in covered) and len(p_covered) == len(covered) and all(p is not None for p in p_covered):
+        return sum(p_covered) / len(p_covered)
+    if not any(flag is not None for flag in covered):
+        return None
+    return sum(1 for flag in covered if flag) / len(covered)
 
 
 def _score(value: Any) -> int | None:
@@ -148,7 +212,7 @@ def _statements(data: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_STATEMENTS]
 
 
-def parse(reply: str | None, prepared: Prepared) -> Verdict:
+def parse(reply: str | None, prepared: Call) -> Verdict:
     """Judge reply -> ok ``Verdict``.
 
     Statements call: ``details["statements"]`` holds 1..8 statements (score None). Raises

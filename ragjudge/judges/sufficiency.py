@@ -24,19 +24,24 @@ import re
 from typing import Any
 
 from ragjudge.judges.base import (
+    BINARY,
     OK,
+    Call,
+    Judge,
     ParseError,
-    Prepared,
+    Reply,
     Verdict,
     as_bool,
     fence,
+    field_probabilities,
+    field_probability,
     item_index,
     json_schema_format,
     load_reply,
     neutralise,
+    note,
     numbered,
 )
-from ragjudge.records import EvalRecord
 
 METRIC = "sufficiency"
 PROMPT_VERSION = "sufficiency-2026-11-29.4"
@@ -109,30 +114,116 @@ _REFERENCE_FREE_SCHEMA = {
 }
 
 
-def prepare(record: EvalRecord) -> Prepared | Verdict:
-    """Render the judge call for ``record``, or a skipped / error ``Verdict`` when the row
-    lacks what this metric needs (request, non-empty context)."""
-    mode = GROUNDED if record.has_reference else REFERENCE_FREE
-    if record.context_error:
-        return Verdict.failed(METRIC, record.context_error, mode=mode, input_error=True)
-    if not record.request:
-        return Verdict.skipped(METRIC, "no request")
-    if not record.passages:
-        return Verdict.skipped(METRIC, "no context")
-    context = "<context>\n" + numbered([p.text for p in record.passages]) + "\n</context>"
-    parts = [fence("request", record.request), context]
-    if mode == GROUNDED:
-        facts = record.expected_facts or [record.expected_response or ""]
-        parts.append("<expected_facts>\n" + numbered(facts, prefix="") + "\n</expected_facts>")
-        parts.append(GROUNDED_TASK)
-        schema = json_schema_format("sufficiency_grounded", _GROUNDED_SCHEMA)
-    else:
-        facts = []
-        parts.append(REFERENCE_FREE_TASK)
-        schema = json_schema_format("sufficiency_reference_free", _REFERENCE_FREE_SCHEMA)
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-    passages = [p.text for p in record.passages] if mode == GROUNDED else []
-    return Prepared(METRIC, mode, messages, schema, items=facts, passages=passages)
+
+class SufficiencyJudge(Judge):
+    """Context sufficiency, grounded or reference-free per row (see the module docstring).
+
+    Score 1.0 (yes) / 0.0 (no), pass at >= 0.5. Reads ``judge.yes_threshold`` (reference-free:
+    the verdict is P(yes) >= threshold), ``judge.fact_threshold`` (grounded: each fact's
+    P(supported) >= threshold) and ``judge.fact_evidence`` (grounded: the evidence check).
+    Its own columns: ``sufficiency_mode`` (grounded / reference_free) and, when a probability
+    threshold is set, ``sufficiency_p_yes`` (P(yes), or the least P(supported) of the facts).
+    """
+
+    name = METRIC
+    version = PROMPT_VERSION
+    kind = BINARY
+    scale = (0.0, 1.0)
+    default_threshold = 0.5
+    needs = ("request", "context")
+    description = "does the retrieved context hold enough to answer the request (grounded with a reference, else reference-free)"
+
+    def prepare(self, record) -> Call | Verdict:
+        """Render the judge call for ``record``, or a skipped / error ``Verdict`` when the row
+        lacks what this metric needs (request, non-empty context)."""
+        mode = GROUNDED if record.has_reference else REFERENCE_FREE
+        if record.context_error:
+            return Verdict.failed(METRIC, record.context_error, mode=mode, input_error=True)
+        if not record.request:
+            return Verdict.skipped(METRIC, "no request")
+        if not record.passages:
+            return Verdict.skipped(METRIC, "no context")
+        context = "<context>\n" + numbered([p.text for p in record.passages]) + "\n</context>"
+        parts = [fence("request", record.request), context]
+        if mode == GROUNDED:
+            facts = record.expected_facts or [record.expected_response or ""]
+            parts.append("<expected_facts>\n" + numbered(facts, prefix="") + "\n</expected_facts>")
+            parts.append(GROUNDED_TASK)
+            schema = json_schema_format("sufficiency_grounded", _GROUNDED_SCHEMA)
+            logprobs = self.settings.fact_threshold is not None
+        else:
+            facts = []
+            parts.append(REFERENCE_FREE_TASK)
+            schema = json_schema_format("sufficiency_reference_free", _REFERENCE_FREE_SCHEMA)
+            logprobs = self.settings.yes_threshold is not None
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+        passages = [p.text for p in record.passages] if mode == GROUNDED else []
+        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages)
+
+    def parse(self, reply: Reply, call: Call) -> Verdict:
+        """Judge reply -> ok ``Verdict`` (score 1.0 / 0.0). Raises ``ParseError`` when the reply
+        has no readable verdict. In grounded mode the per-fact verdicts decide; the overall
+        ``verdict`` field is used only when no fact list came back."""
+        verdict = parse(reply.text, call)
+        if call.logprobs:
+            if call.mode == REFERENCE_FREE:
+                found = {"p_yes": field_probability(reply.logprobs)}
+            else:
+                found = {"p_supported": field_probabilities(reply.logprobs, '"supported":')}
+            verdict.details = {**(verdict.details or {}), **found}
+        return verdict
+
+    def decide(self, verdict: Verdict, call: Call) -> Verdict:
+        """Apply ``judge.yes_threshold`` to P(yes) where it was read, ``judge.fact_threshold``
+        to each fact's P(supported), the ``judge.fact_evidence`` check, then the pass
+        threshold. Runs after the cache, so changing these settings needs no new calls."""
+        if verdict.status != OK:
+            return verdict
+        details = verdict.details or {}
+        written = verdict.score
+        cut = self.settings.yes_threshold
+        p_yes = details.get("p_yes")
+        if cut is not None and p_yes is not None:
+            verdict.score = 1.0 if p_yes >= cut else 0.0
+            if verdict.score != written:  # the rationale argues for the written verdict: say so
+                note(verdict, f"probability check: P(yes) {p_yes:.2f} {'>=' if verdict.score else '<'} yes_threshold {cut:g}, "
+                              f"so {'yes' if verdict.score else 'no'} (the judge wrote {'yes' if written else 'no'})")
+        fact_cut = self.settings.fact_threshold
+        p_facts = details.get("p_supported") or []
+        facts = details.get("facts") or []
+        if fact_cut is not None and facts and len(p_facts) == len(facts) and all(p is not None for p in p_facts):
+            verdict.missing = [fact for fact, p in zip(facts, p_facts) if p < fact_cut]
+            verdict.score = 0.0 if verdict.missing else 1.0
+            verdict.details = {**details, "p_yes": min(p_facts)}
+            if verdict.score != written:
+                note(verdict, f"probability check: {len(verdict.missing)} fact(s) with P(supported) < fact_threshold {fact_cut:g}, so no"
+                              if verdict.missing else f"probability check: every fact has P(supported) >= fact_threshold {fact_cut:g}, so yes")
+        share_cut = self.settings.fact_evidence
+        if share_cut is not None and call.mode == GROUNDED and call.items:
+            shares = evidence_shares(call.items, call.passages)
+            absent = [fact for fact, share in zip(call.items, shares) if share < share_cut]
+            if absent:
+                verdict.missing = list(dict.fromkeys([*verdict.missing, *absent]))
+                if verdict.score:
+                    note(verdict, f"evidence check: the words of {len(absent)} expected fact(s) are mostly absent from the passages")
+                verdict.score = 0.0
+            verdict.details = {**(verdict.details or {}), "evidence": shares}
+        return super().decide(verdict, call)
+
+    def _probabilities(self) -> bool:
+        return self.settings.yes_threshold is not None or self.settings.fact_threshold is not None
+
+    def columns(self) -> dict[str, str]:
+        out = {"sufficiency_mode": "string"}
+        if self._probabilities():
+            out["sufficiency_p_yes"] = "float64"
+        return out
+
+    def values(self, verdict: Verdict) -> dict:
+        out = {"sufficiency_mode": verdict.mode}
+        if self._probabilities():
+            out["sufficiency_p_yes"] = (verdict.details or {}).get("p_yes")
+        return out
 
 
 _STOP_WORDS = frozenset(
@@ -180,7 +271,7 @@ def evidence_shares(facts: list[str], passages: list[str]) -> list[float]:
     return shares
 
 
-def parse(reply: str | None, prepared: Prepared) -> Verdict:
+def parse(reply: str | None, prepared: Call) -> Verdict:
     """Judge reply -> ok ``Verdict`` (score 1.0 / 0.0). Raises ``ParseError`` when the reply
     has no readable verdict. In grounded mode the per-fact verdicts decide; the overall
     ``verdict`` field is used only when no fact list came back."""

@@ -1,0 +1,428 @@
+"""The one chokepoint for judge-model calls. It knows no metric: a judge hands it a ``Call``
+and a parser, and gets a ``Verdict`` back.
+
+Every call goes through ``Model.call``, in this order:
+
+1. **cache get**: the on-disk response cache (``ragjudge.cache``), then the replies this
+   model already received in this process (the last ``MEMORY`` calls);
+2. **de-duplication**: an identical call already in flight is awaited, not sent again (the
+   row that made it pays; the others get it at no cost);
+3. **the first-call probe**: a run's first uncached call goes alone, so a bad key costs one
+   call; the others start once its first attempt has an answer (a timeout is that row's
+   problem; a refused connection or an auth, permission, not-found or quota error stops
+   the run: ``fatal``);
+4. **the concurrency limit**, one for the whole process per model and API base
+   (``judge.concurrency``; the lowest asked for wins when several scorers share a model);
+5. **pacing** (``judge.rpm``);
+6. **retry** with exponential backoff and jitter (tenacity) on 429 (honouring
+   ``Retry-After`` and ``retry-after-ms``), 5xx, timeouts and dropped connections; a 400 that
+   rejects ``response_format`` is asked once more without it (the prompt spells out the JSON);
+7. **the transport call** (``ragjudge.transports``);
+8. **error classification** into row errors (returned as error verdicts, never raised) and
+   fatal errors (``fatal`` set; later calls return "not run");
+9. **cache set** (parsed, successful replies only).
+
+A reply that cannot be parsed is asked for once more; a reply cut at ``max_tokens`` is an
+error row. ``Verdict.usage`` carries each row's tokens, cost (USD, or unknown) and calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from ragjudge.errors import ProviderFatalError
+from ragjudge.transports import base
+from ragjudge.transports.base import Request, TransportError
+from ragjudge.types import OK, Call, ParseError, Reply, Usage, Verdict
+
+BACKOFF_INITIAL_S = 0.5
+BACKOFF_MAX_S = 30.0
+RETRY_AFTER_MAX_S = 120.0
+MEMORY = 4096  # replies kept in memory per model, so a repeated call within a run is not paid twice
+REASK = (
+    "Your reply could not be read as the requested JSON object. Reply again with only that "
+    "JSON object, with every required key."
+)
+
+_SECRET_RE = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+[A-Za-z0-9._\-]+)")
+
+
+def redact(text: str) -> str:
+    """Remove API keys (values of *_API_KEY / *_TOKEN / *_KEY variables, sk-... and Bearer tokens)."""
+    for name, value in os.environ.items():
+        if value and len(value) >= 8 and (name.endswith("_API_KEY") or name.endswith("_TOKEN") or name.endswith("_KEY")):
+            text = text.replace(value, "***")
+    return _SECRET_RE.sub("***", text)
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from response headers: ``retry-after-ms`` / ``x-ms-retry-after-ms``
+    (milliseconds, Azure OpenAI), else ``Retry-After`` (seconds or an HTTP date); capped at
+    ``RETRY_AFTER_MAX_S``; None when no header says."""
+    for name in ("retry-after-ms", "x-ms-retry-after-ms"):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return max(0.0, min(float(value) / 1000.0, RETRY_AFTER_MAX_S))
+            except (TypeError, ValueError):
+                pass
+    value = headers.get("retry-after")
+    if value is None:
+        value = headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, min(float(value), RETRY_AFTER_MAX_S))
+    except (TypeError, ValueError):
+        from datetime import datetime, timezone
+        from email.utils import parsedate_to_datetime
+
+        try:
+            when = parsedate_to_datetime(str(value))
+            return max(0.0, min((when - datetime.now(timezone.utc)).total_seconds(), RETRY_AFTER_MAX_S))
+        except (TypeError, ValueError):
+            return None
+
+
+class Pacer:
+    """``judge.rpm``: at most ``rpm`` calls start per minute, evenly spaced on asyncio's
+    clock (one every 60/rpm seconds, no bursts); ``rpm`` None: no waiting."""
+
+    def __init__(self, rpm: float | None) -> None:
+        self.rpm = rpm
+        self._next = 0.0
+        self._lock: asyncio.Lock | None = None
+
+    async def wait(self) -> None:
+        """Return when the next call may start."""
+        if not self.rpm:
+            return
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            now = asyncio.get_running_loop().time()
+            if self._next > now:
+                await asyncio.sleep(self._next - now)
+            self._next = max(now, self._next) + 60.0 / self.rpm
+
+
+class _Limit:
+    """A concurrency limit shared by every model of one (provider model, API base) in this
+    process; its capacity is the lowest that a live model asked for."""
+
+    def __init__(self) -> None:
+        self.asked: dict[int, int] = {}
+        self.in_use = 0
+        self._ready: asyncio.Condition | None = None
+
+    @property
+    def capacity(self) -> int:
+        return min(self.asked.values()) if self.asked else 1
+
+    async def __aenter__(self) -> None:
+        if self._ready is None:
+            self._ready = asyncio.Condition()
+        async with self._ready:
+            await self._ready.wait_for(lambda: self.in_use < self.capacity)
+            self.in_use += 1
+
+    async def __aexit__(self, *exc: Any) -> None:
+        assert self._ready is not None
+        async with self._ready:
+            self.in_use -= 1
+            self._ready.notify()
+
+
+_LIMITS: dict[tuple[str, str | None], _Limit] = {}
+
+
+class _Again(Exception):
+    """Ask again at once (the server rejected ``response_format``; it is dropped)."""
+
+
+class _Failed(Exception):
+    def __init__(self, message: str, usage: Usage, fatal: ProviderFatalError | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage
+        self.fatal = fatal
+
+
+class Model:
+    """The chokepoint for one judge model; see the module docstring.
+
+    ``settings``: ``JudgeSettings``. ``cache``: a ``ResponseCache`` or None. ``transport``: how
+    requests travel (default: chosen from the model string by ``ragjudge.transports``).
+    ``fatal``: the ``ProviderFatalError`` that stopped this model, if any (later calls return
+    error verdicts "not run: ..."). ``stopping``: set by an interrupt; later calls return
+    "interrupted". ``calls``: provider requests made (retries and re-asks included).
+    """
+
+    def __init__(self, settings: Any, cache: Any = None, transport: Any = None) -> None:
+        self.settings = settings
+        self.cache = cache
+        if transport is None:
+            from ragjudge.transports import choose
+
+            transport = choose(settings, str(cache.directory) if cache is not None else None)
+        self.transport = transport
+        self.provider_model: str = transport.provider_model
+        self.fatal: ProviderFatalError | None = None
+        self.stopping = False
+        self.calls = 0
+        self._memory: OrderedDict[str, Verdict] = OrderedDict()
+        self._in_flight: dict[str, asyncio.Future] = {}
+        self._probe_started = False
+        self._probe_done: asyncio.Event | None = None
+        self._limit: _Limit | None = None
+        self._pacer = Pacer(settings.rpm)
+        self._skip_response_format = False
+
+    # -- the cache key and synchronous look-ups ----------------------------------------
+    def key(self, call: Call, sample: int = 0) -> str:
+        """The cache key of ``call`` (sample ``sample``): model, API base, sampling parameters,
+        response format, messages, the judge's name and prompt version. Not retries,
+        timeouts, concurrency or keys."""
+        from ragjudge.cache import cache_key
+
+        return cache_key(
+            model=self.provider_model,
+            api_base=self.settings.api_base,
+            temperature=call.temperature,
+            max_tokens=self.settings.max_tokens,
+            seed=self.settings.seed,
+            response_format=call.response_format,
+            messages=call.messages,
+            metric=call.metric,
+            prompt_version=call.version,
+            sample=sample,
+            logprobs=call.logprobs,
+        )
+
+    def peek(self, call: Call, sample: int = 0, key: str | None = None) -> Verdict | None:
+        """The verdict for ``call`` without a provider call: from this process's memory or the
+        response cache (``cached`` True, no usage); None when it would need a call."""
+        key = key or self.key(call, sample)
+        kept = self._memory.get(key)
+        if kept is not None:
+            self._memory.move_to_end(key)
+            return _unpaid(kept)
+        if self.cache is None:
+            return None
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        verdict = Verdict.from_cache(hit["verdict"])
+        verdict.cached = True
+        return verdict
+
+    # -- the call ----------------------------------------------------------------------
+    async def call(self, call: Call, parse: Callable[[Reply, Call], Verdict], sample: int = 0) -> Verdict:
+        """One verdict for ``call``: remembered, cached, shared with an identical call in
+        flight, or from the model. ``parse`` reads a reply (raising ``ParseError``).
+
+        Returns an ok ``Verdict`` with ``usage``, or an error ``Verdict`` (truncated reply,
+        unreadable after one re-ask, a non-retryable provider error, retries exhausted, the
+        run stopped) with the raw reply kept. Never raises for a row's failure."""
+        key = self.key(call, sample)
+        found = self.peek(call, sample, key)
+        if found is not None:
+            return found
+        shared = self._in_flight.get(key)
+        if shared is not None:
+            return _unpaid(await asyncio.shield(shared))
+        # the call runs in this task (an interrupt cancels it as it cancels the row); identical
+        # calls wait on ``done``
+        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = done
+        try:
+            verdict = await self._fetch(key, call, parse, sample)
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                done.cancel()
+            else:
+                done.set_exception(exc)
+            raise
+        finally:
+            self._in_flight.pop(key, None)
+        done.set_result(verdict)
+        return verdict
+
+    async def _fetch(self, key: str, call: Call, parse: Callable[[Reply, Call], Verdict], sample: int) -> Verdict:
+        if self._probe_done is None:
+            self._probe_done = asyncio.Event()
+        probe = not self._probe_started
+        if probe:
+            self._probe_started = True
+        else:
+            await self._probe_done.wait()
+        try:
+            if self.fatal is not None or self.stopping:
+                reason = f"not run: {self.fatal}" if self.fatal is not None else "interrupted"
+                return Verdict.failed(call.metric, reason, mode=call.mode)
+            verdict, replied = await self._ask(call, parse, probe)
+        finally:
+            if probe:
+                self._probe_done.set()
+        if verdict.status == OK and self.cache is not None:
+            self.cache.set(key, {"verdict": verdict.to_cache(), "raw": verdict.raw})
+        verdict.cached = False
+        if verdict.status == OK:
+            verdict.raw = None
+        # a reply (read or not) is kept for identical calls of this run, so rows that share a
+        # call agree whatever the chunking; a call that got no reply is tried again
+        if replied and not (self.stopping or self.fatal is not None):
+            self._memory[key] = verdict.copy()
+            if len(self._memory) > MEMORY:
+                self._memory.popitem(last=False)
+        return verdict
+
+    async def _ask(self, call: Call, parse: Callable[[Reply, Call], Verdict], probe: bool) -> tuple[Verdict, bool]:
+        """The call, then one re-ask when the reply cannot be read. Returns the verdict and
+        whether a reply came back."""
+        messages = list(call.messages)
+        usage = Usage()
+        text: str | None = None
+        for attempt in range(2):
+            try:
+                reply = await self._send(call, messages, probe and attempt == 0)
+            except _Failed as failure:
+                usage = usage + failure.usage
+                if failure.fatal is not None and self.fatal is None:
+                    self.fatal = failure.fatal
+                return Verdict.failed(call.metric, str(failure), raw=text, mode=call.mode, usage=usage), attempt > 0
+            usage = usage + reply.usage
+            text = reply.text
+            if reply.finish_reason == "length":
+                reason = f"reply truncated at max_tokens={self.settings.max_tokens}; raise judge.max_tokens"
+                return Verdict.failed(call.metric, reason, raw=text, mode=call.mode, usage=usage), True
+            try:
+                verdict = parse(reply, call)
+            except ParseError as exc:
+                if attempt == 0:
+                    messages = messages + [{"role": "assistant", "content": text or ""}, {"role": "user", "content": REASK}]
+                    continue
+                return Verdict.failed(call.metric, f"unreadable judge reply: {exc}", raw=text, mode=call.mode, usage=usage), True
+            verdict.raw = text
+            verdict.usage = usage
+            return verdict, True
+        raise AssertionError("unreachable")
+
+    def _limiter(self) -> _Limit:
+        if self._limit is None:
+            limit = _LIMITS.setdefault((self.provider_model, self.settings.api_base), _Limit())
+            limit.asked[id(self)] = 1 if self.transport.free else self.settings.concurrency
+            self._limit = limit
+        return self._limit
+
+    async def _send(self, call: Call, messages: list[dict[str, Any]], probe: bool) -> Reply:
+        """One request with the limit, pacing and retries; raises ``_Failed``."""
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+        backoff = wait_exponential_jitter(multiplier=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S)
+
+        def wait(state: Any) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, _Again):
+                return 0.0
+            after = getattr(exc, "retry_after", None)
+            return after if after is not None else backoff(state)
+
+        request = Request(
+            messages=messages,
+            temperature=call.temperature,
+            max_tokens=self.settings.max_tokens,
+            response_format=None if self._skip_response_format else call.response_format,
+            seed=self.settings.seed,
+            logprobs=call.logprobs,
+            timeout=self.settings.timeout,
+        )
+        attempts = 0
+        first = probe
+        async with self._limiter():
+            try:
+                async for attempt in AsyncRetrying(stop=stop_after_attempt(self.settings.max_retries + 1), wait=wait,
+                                                   retry=retry_if_exception(_retryable), reraise=True):
+                    with attempt:
+                        if self.fatal is not None:
+                            raise self.fatal
+                        await self._pacer.wait()
+                        attempts += 1
+                        self.calls += 1
+                        try:
+                            return await self.transport.complete(request)
+                        except TransportError as err:
+                            if err.kind == base.RESPONSE_FORMAT and request.response_format is not None:
+                                self._skip_response_format = True
+                                request = replace(request, response_format=None)
+                                raise _Again(str(err)) from None
+                            if err.kind in base.FATAL or (first and err.kind == base.CONNECT):
+                                fatal = ProviderFatalError(self._message(err))
+                                if self.fatal is None:
+                                    self.fatal = fatal  # before the probe lets the other calls go
+                                raise fatal from None
+                            raise
+                        finally:
+                            if first:
+                                first = False
+                                if self._probe_done is not None:
+                                    self._probe_done.set()
+            except ProviderFatalError as fatal:
+                raise _Failed(str(fatal), Usage(calls=attempts), fatal) from None
+            except (TransportError, _Again) as err:
+                raise _Failed(f"judge call failed: {err}", Usage(calls=attempts)) from None
+        raise AssertionError("unreachable")
+
+    def _message(self, err: TransportError) -> str:
+        """One line for a fatal error, naming the model, where it was called and the fix."""
+        model = self.settings.model
+        where = f" at {self.settings.api_base}" if self.settings.api_base else ""
+        env = self.settings.api_key_env
+        if err.kind == base.AUTH:
+            hint = f"set {env}" if env else "check the provider's API key variable"
+            return f"authentication failed for {model}{where}: {hint}"
+        if err.kind == base.NO_KEY:
+            hint = f"set {env}" if env else "set the provider's API key variable (e.g. OPENAI_API_KEY)"
+            return f"no API key for {model}{where}: {hint}"
+        if err.kind == base.PERMISSION:
+            return f"permission denied for {model}{where}: the key may not use this model"
+        if err.kind == base.NOT_FOUND:
+            return f"model or endpoint not found: {model}{where}; check --model and --api-base"
+        if err.kind == base.QUOTA:
+            return f"quota exhausted for {model}{where}: {err}"
+        if err.kind == base.UNKNOWN_PROVIDER:
+            return f"unknown provider in model '{model}'; use e.g. openai/gpt-4o-mini or local/qwen2.5-coder-1.5b"
+        if err.kind == base.CONNECT:
+            return f"cannot connect to {model}{where}: {err}"
+        return f"judge call failed: {err}"
+
+    def interrupt(self) -> None:
+        """Stop starting calls: later calls return "interrupted" verdicts."""
+        self.stopping = True
+
+    async def aclose(self) -> None:
+        """Give back this model's share of the process-wide limit and close the transport."""
+        if self._limit is not None:
+            self._limit.asked.pop(id(self), None)
+            if not self._limit.asked and not self._limit.in_use:
+                _LIMITS.pop((self.provider_model, self.settings.api_base), None)
+            self._limit = None
+        await self.transport.aclose()
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, _Again):
+        return True
+    return isinstance(exc, TransportError) and exc.kind in base.RETRYABLE
+
+
+def _unpaid(verdict: Verdict) -> Verdict:
+    """``verdict`` for a row that made no call of its own: no usage; ``cached`` when ok."""
+    copy = verdict.copy(usage=Usage())
+    copy.cached = True if verdict.status == OK else verdict.cached
+    return copy

@@ -1,0 +1,151 @@
+"""``evaluate()``: the file pipeline over ``Scorer``. It reads a table in chunks, scores each
+chunk, writes the scored chunks, adds up the chunks' summaries (``Summary.merge``) and
+applies the gate. It never prints: progress and notes go to callbacks.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.config import Config
+from ragjudge.gate import GateResult, Summary, check_gate
+from ragjudge.records import Mapping
+
+
+@dataclass
+class RunResult:
+    """What ``evaluate`` returns: the ``summary``, the ``gate`` verdict, the column
+    ``mapping`` used, the scored ``table`` (with ``keep_table``) and the ``notes`` shown."""
+
+    summary: Summary
+    gate: GateResult
+    mapping: Mapping | None
+    table: Any = None
+    notes: list[str] = field(default_factory=list)
+
+
+def count_rows(source: str, fmt: str) -> int | None:
+    """Cheap row count for the progress bar (None for stdin and JSON arrays)."""
+    if source == "-" or fmt == "json":
+        return None
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(source).metadata.num_rows
+        count = 0
+        with open(source, "rb") as handle:
+            for line in handle:
+                if line.strip():
+                    count += 1
+        return max(count - 1, 0) if fmt == "csv" else count
+    except OSError:
+        return None
+
+
+def _frame_chunks(frame: Any, size: int) -> Iterator[Any]:
+    for start in range(0, len(frame), size):
+        yield frame.iloc[start:start + size]
+
+
+def evaluate(
+    source: Any,
+    config: Config,
+    output: str | None = None,
+    input_format: str | None = None,
+    output_format: str | None = None,
+    flag_fields: frozenset[str] = frozenset(),
+    on_start: Callable[[int | None], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+    keep_table: bool = False,
+    handle_signals: bool = False,
+    transport: Any = None,
+) -> RunResult:
+    """Score the table at ``source`` (a path, ``-`` for stdin, or a pandas DataFrame) with ``config``.
+
+    Writes the scored table to ``output`` (a path, ``-`` or None for no table) atomically,
+    every input row in input order with a status per metric. Returns a ``RunResult``.
+    Raises ``InputError`` / ``ConfigError`` (exit 2) before any judging when the input or
+    mapping is unusable. Provider failures never raise: they become error rows, and a
+    fatal one (auth, quota, not found) stops the run with ``summary.fatal`` set (exit 3).
+    With ``handle_signals`` (the CLI), Ctrl-C / SIGTERM stops new calls; unfinished rows get
+    status error, reason 'interrupted'.
+    """
+    import pandas as pd
+
+    from ragjudge.io import TableWriter, detect_format, iter_chunks
+    from ragjudge.scoring import Scorer, removed_note
+
+    is_frame = isinstance(source, pd.DataFrame)
+    fmt = None if is_frame else detect_format(source, input_format)
+    scorer = Scorer(config, transport=transport)
+    writer = None
+    installed: list[tuple[int, Any]] = []
+    try:
+        notes = list(scorer.notes)
+        for note in notes:
+            _say(on_note, note)
+        chunks = _frame_chunks(source, scorer.config.chunk_size) if is_frame else iter_chunks(source, fmt, scorer.config.chunk_size)
+        first = next(chunks, None)
+        if first is None:
+            first = source.iloc[:0] if is_frame else pd.DataFrame()
+        name = "DataFrame" if is_frame else ("<stdin>" if source == "-" else source)
+        mapping = scorer.resolve(first, name, flag_fields)
+        own = scorer.column_types()
+        replaced = [str(c) for c in first.columns if str(c) in own]
+        found = [mapping.describe(), *mapping.warnings]
+        if replaced:
+            found.append(f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own")
+        for note in found:
+            notes.append(note)
+            _say(on_note, note)
+        writer = TableWriter(output, output_format, own) if output else None
+        if handle_signals and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                installed.append((sig, signal.signal(sig, lambda *_: scorer.interrupt())))
+        if on_start:
+            on_start(len(source) if is_frame else count_rows(source, fmt))
+        summary = scorer.new_summary()
+        kept = []
+        chunk = first
+        while chunk is not None:
+            scored = scorer.score(chunk, mapping, on_progress)
+            summary = summary.merge(scored.summary)
+            if writer:
+                writer.write(scored.frame)
+            if keep_table:
+                kept.append(scored.frame)
+            chunk = next(chunks, None)
+        if writer:
+            writer.close()
+            for note in writer.notes:
+                notes.append(note)
+                _say(on_note, note)
+        summary.fatal = str(scorer.model.fatal) if scorer.model.fatal is not None else None
+        summary.interrupted = scorer.interrupted
+    except BaseException:
+        if writer:
+            writer.abort()
+        raise
+    finally:
+        for sig, previous in installed:
+            signal.signal(sig, previous)
+        scorer.close()
+    if summary.rows_with_removed_instructions:
+        note = removed_note(summary.rows_with_removed_instructions)
+        notes.append(note)
+        _say(on_note, note)
+    table = None
+    if keep_table:
+        table = pd.concat(kept, ignore_index=not is_frame) if len(kept) > 1 else (kept[0] if kept else first)
+    return RunResult(summary, check_gate(summary), mapping, table, notes)
+
+
+def _say(on_note: Callable[[str], None] | None, note: str) -> None:
+    if on_note:
+        on_note(note)

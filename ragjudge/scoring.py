@@ -1,0 +1,407 @@
+"""``Scorer``: a pandas DataFrame in, the same rows with each metric's verdict out.
+
+    from ragjudge import Scorer
+    with Scorer(metrics=["sufficiency"], model="openai/gpt-4o-mini") as scorer:
+        scored = scorer.score(df)          # or: await scorer.ascore(df)
+    scored.frame, scored.summary, scored.notes
+
+A ``Scorer`` is built once and reused for every batch: it owns the judges (one per metric),
+the model chokepoint (``ragjudge.model``: cache, limits, retries) and the embedded model.
+Its judge calls run on ragjudge's own event loop (``ragjudge._loop``), so ``score`` works
+in a plain script, inside a running event loop and from several threads at once.
+
+Output columns, after the input's own (an input column with one of these names is
+replaced), per metric ``M``: ``M_score`` (float64; sufficiency 1.0/0.0, completeness 1..5),
+``M_passed`` (bool, null unless ok), ``M_rationale``, ``M_status`` (ok / error / skipped),
+``M_error``, ``M_missing`` (list of strings), ``M_raw`` (the judge's reply, kept on error
+rows), ``M_cached`` (bool), ``M_prompt_tokens``, ``M_completion_tokens`` (int64),
+``M_cost_usd`` (float64, USD; null when the model has no price), with ``judge.samples`` > 1
+``M_agreement`` (float64), then each judge's own columns (``sufficiency_mode``,
+``sufficiency_p_yes``), ``removed_instructions`` (list of strings: sentences addressed to the
+judge, removed before judging) and ``judge_model``. ``output_schema`` gives them exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge import _loop
+from ragjudge.config import Config
+from ragjudge.gate import MetricSummary, Summary
+from ragjudge.model import Model
+from ragjudge.records import EvalRecord, Mapping, resolve_mapping, to_records
+from ragjudge.types import OK, Call, Usage, Verdict
+
+# every metric's common columns: suffix -> type
+COMMON_COLUMNS = {
+    "score": "float64",
+    "passed": "bool",
+    "rationale": "string",
+    "status": "string",
+    "error": "string",
+    "missing": "list<string>",
+    "raw": "string",
+    "cached": "bool",
+    "prompt_tokens": "int64",
+    "completion_tokens": "int64",
+    "cost_usd": "float64",
+}
+
+
+def arrow_type(name: str) -> Any:
+    """A column type name (``float64``, ``bool``, ``string``, ``int64``, ``list<string>``) as pyarrow's."""
+    import pyarrow as pa
+
+    simple = {"float64": pa.float64(), "bool": pa.bool_(), "string": pa.string(), "int64": pa.int64()}
+    return pa.list_(pa.string()) if name == "list<string>" else simple[name]
+
+
+def _pandas_array(values: list[Any], kind: str) -> Any:
+    import pandas as pd
+
+    if kind == "list<string>":
+        return pd.array(values, dtype=pd.ArrowDtype(arrow_type(kind)))
+    return pd.array(values, dtype={"float64": "Float64", "bool": "boolean", "int64": "Int64", "string": "string"}[kind])
+
+
+@dataclass
+class Scored:
+    """What ``Scorer.score`` returns: the scored ``frame`` (the input's rows and index, in
+    order, with the output columns), the ``summary`` of these rows (counts, pass rates,
+    tokens, cost; ``Summary.merge`` adds several) and ``notes`` for the reader (the column
+    mapping used, columns replaced, sentences removed)."""
+
+    frame: Any
+    summary: Summary
+    notes: list[str] = field(default_factory=list)
+
+
+class Scorer:
+    """Scores DataFrames of evaluation rows; see the module docstring.
+
+    ``config``: a ``Config`` (``load_config``); keyword ``settings`` override it, as
+    ``load_config`` takes them (``metrics=["sufficiency"]``, ``model="openai/gpt-4o-mini"``,
+    ``judge={...}``). ``transport``: how requests reach the model (tests pass an in-process
+    fake; default from the model string).
+
+    Raises ``ConfigError`` (exit 2) for a bad setting or an unknown provider, and
+    ``LocalModelError`` when the embedded judge is asked for but not installed.
+
+    A fatal provider error (auth, quota, unknown model) or ``interrupt()`` stops this scorer:
+    later rows get error verdicts ("not run: ...", "interrupted") without a call. Close it
+    with ``close()`` or use it as a context manager. It installs no signal handlers.
+    """
+
+    def __init__(self, config: Config | None = None, *, transport: Any = None, **settings: Any) -> None:
+        from ragjudge.config import load_config
+
+        if config is None:
+            config = load_config(None, settings)
+        elif settings:
+            config = config.updated(settings)
+        self.notes: list[str] = []
+        if config.judge.model.startswith("local/"):
+            from ragjudge import local
+
+            judge_settings, filled = local.calibrated(config.judge)
+            if filled:
+                config = config.model_copy(update={"judge": judge_settings})
+                self.notes.append("embedded judge: the bundled model's settings " + ", ".join(f"{k}={local.CALIBRATED[k]}" for k in filled)
+                                  + " (`ragjudge config show local`)")
+        if config.judge.workers > 1:
+            self.notes.append("note: --workers (judge.workers) is no longer needed and is ignored: one process makes every call")
+        self.config = config
+        self.cache = None
+        if config.cache.enabled:
+            from ragjudge.cache import ResponseCache
+
+            self.cache = ResponseCache(config.cache.dir)
+        try:
+            self.model = Model(config.judge, self.cache, transport)
+        except BaseException:
+            self._close_cache()
+            raise
+        from ragjudge.judges import make_judges
+
+        self.judges = make_judges(config)
+        self.interrupted = False
+        self._tasks: set[asyncio.Future] = set()
+        self._closed = False
+
+    # -- columns -------------------------------------------------------------------------
+    def column_types(self) -> dict[str, str]:
+        """Every column ``score`` adds, in order: name -> type name (see ``arrow_type``)."""
+        types: dict[str, str] = {}
+        for judge in self.judges:
+            for suffix, kind in COMMON_COLUMNS.items():
+                types[f"{judge.name}_{suffix}"] = kind
+            if self.config.judge.samples > 1:
+                types[f"{judge.name}_agreement"] = "float64"
+            types.update(judge.columns())
+        types["removed_instructions"] = "list<string>"
+        types["judge_model"] = "string"
+        return types
+
+    def output_schema(self, input_schema: Any = None) -> Any:
+        """The ``pyarrow.Schema`` of the frames ``score`` returns for input of ``input_schema``
+        (a ``pyarrow.Schema``, e.g. ``pyarrow.Schema.from_pandas(df, preserve_index=False)``;
+        None: no input columns): the input's columns, less those this run replaces, then the
+        output columns with their types."""
+        import pyarrow as pa
+
+        own = self.column_types()
+        fields = [f for f in (input_schema or pa.schema([])) if f.name not in own]
+        return pa.schema(fields + [pa.field(name, arrow_type(kind)) for name, kind in own.items()])
+
+    # -- scoring -------------------------------------------------------------------------
+    def resolve(self, frame: Any, source: str = "input", flag_fields: frozenset[str] = frozenset()) -> Mapping:
+        """The column mapping for ``frame`` (``config.columns``, else same-named columns and
+        common aliases). Raises ``InputError`` (exit 2) for a mapped column that does not exist."""
+        return resolve_mapping([str(c) for c in frame.columns], frame.head(50).to_dict("records"), self.config.columns, flag_fields, source)
+
+    def score(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None) -> Scored:
+        """Score every row of ``frame`` (a pandas DataFrame) with every metric.
+
+        ``mapping``: from ``resolve`` (default: resolved from ``frame``). ``on_progress(n)`` is
+        called as rows finish (from ragjudge's loop thread). Returns ``Scored``; every input
+        row is in ``frame``, in order, with a status per metric. Provider failures become
+        error rows; raises only for unusable input (``InputError``) or settings."""
+        records, notes, mapping = self._records(frame, mapping)
+        verdicts = _loop.run(self._judge(records, on_progress))
+        return self._scored(frame, records, verdicts, notes)
+
+    async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None) -> Scored:
+        """``score`` for async code (Jupyter, web apps): ``await scorer.ascore(df)``."""
+        records, notes, mapping = self._records(frame, mapping)
+        verdicts = await _loop.arun(self._judge(records, on_progress))
+        return self._scored(frame, records, verdicts, notes)
+
+    def interrupt(self) -> None:
+        """Stop: calls in flight are cancelled and every unfinished row becomes an error row
+        "interrupted", now and in later calls. Safe from any thread and from a signal handler."""
+        self.interrupted = True
+        self.model.interrupt()
+        _loop.call_soon(self._cancel)
+
+    def _cancel(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    def _records(self, frame: Any, mapping: Mapping | None) -> tuple[list[EvalRecord], list[str], Mapping]:
+        notes: list[str] = []
+        if mapping is None:
+            mapping = self.resolve(frame)
+            notes += [mapping.describe(), *mapping.warnings]
+            replaced = [str(c) for c in frame.columns if str(c) in self.column_types()]
+            if replaced:
+                notes.append(f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own")
+        records = to_records(frame.to_dict("records"), mapping, 0, self.config.judge.strip_instructions)
+        return records, notes, mapping
+
+    async def _judge(self, records: list[EvalRecord], on_progress: Any) -> list[list[Verdict]]:
+        """Every row x metric of ``records``, concurrently. A verdict known without a call
+        (skipped, cached) is settled at once; the rest run as tasks that an interrupt cancels
+        (a verdict already received is never lost)."""
+        out: list[list[Verdict | Call]] = []
+        waiting: list[tuple[int, Any]] = []
+        for record in records:
+            row = [self._settle(judge, record) for judge in self.judges]
+            out.append(row)
+            if any(isinstance(item, Call) for item in row):
+                waiting.append((len(out) - 1, self._row(row, on_progress)))
+            elif on_progress:
+                on_progress(1)
+        if waiting:
+            done = await asyncio.gather(*(coroutine for _, coroutine in waiting))
+            for (position, _), verdicts in zip(waiting, done):
+                out[position] = verdicts
+        return out  # type: ignore[return-value]
+
+    async def _row(self, row: list[Verdict | Call], on_progress: Any) -> list[Verdict]:
+        leaves = [asyncio.ensure_future(self._run(judge, item)) for judge, item in zip(self.judges, row) if isinstance(item, Call)]
+        self._tasks.update(leaves)
+        try:
+            results = await asyncio.gather(*leaves, return_exceptions=True)
+        finally:
+            self._tasks.difference_update(leaves)
+        pending = iter(results)
+        verdicts: list[Verdict] = []
+        for judge, item in zip(self.judges, row):
+            if isinstance(item, Call):
+                result = next(pending)
+                if isinstance(result, asyncio.CancelledError):
+                    result = Verdict.failed(judge.name, "interrupted", mode=item.mode)
+                elif isinstance(result, BaseException):
+                    raise result
+                item = result
+            verdicts.append(item)
+        if on_progress:
+            on_progress(1)
+        return verdicts
+
+    def _settle(self, judge: Any, record: EvalRecord) -> Verdict | Call:
+        """The verdict when no provider call is needed (skipped, input error, every call
+        remembered or cached), else the call to make next."""
+        call = judge.prepare(record)
+        if isinstance(call, Verdict):
+            return call
+        while not call.final:
+            found = self.model.peek(call)
+            if found is None or found.status != OK:
+                return call
+            call = judge.follow_up(call, found)
+        if self.config.judge.samples == 1:
+            found = self.model.peek(call)
+            if found is not None:
+                return judge.decide(found, call)
+        return call
+
+    async def _run(self, judge: Any, call: Call) -> Verdict:
+        """Make ``call`` (and any follow-up), then decide; samples are decided one by one,
+        then combined."""
+        spent = Usage()
+        paid = False
+        try:
+            while not call.final:
+                first = await self.model.call(call, judge.parse)
+                spent = spent + first.usage
+                paid |= first.cached is False and first.usage.calls > 0
+                if first.status != OK:
+                    first.usage = spent
+                    return first
+                call = judge.follow_up(call, first)
+            samples = self.config.judge.samples
+            if samples == 1:
+                verdict = judge.decide(await self.model.call(call, judge.parse), call)
+            else:
+                drawn = await asyncio.gather(*(self.model.call(call, judge.parse, sample) for sample in range(samples)))
+                verdict = judge.combine([judge.decide(v, call) for v in drawn])
+        except asyncio.CancelledError:
+            return Verdict.failed(judge.name, "interrupted", mode=call.mode)
+        verdict.usage = spent + verdict.usage
+        if paid:
+            verdict.cached = False
+        return verdict
+
+    def _scored(self, frame: Any, records: list[EvalRecord], verdicts: list[list[Verdict]], notes: list[str]) -> Scored:
+        import pandas as pd
+
+        types = self.column_types()
+        columns: dict[str, Any] = {}
+        for position, judge in enumerate(self.judges):
+            column = [row[position] for row in verdicts]
+            name = judge.name
+            called = [v.cached is not None for v in column]  # no call was attempted: usage is null
+            values: dict[str, list[Any]] = {
+                f"{name}_score": [v.score for v in column],
+                f"{name}_passed": [v.passed for v in column],
+                f"{name}_rationale": [v.rationale for v in column],
+                f"{name}_status": [v.status for v in column],
+                f"{name}_error": [v.error for v in column],
+                f"{name}_missing": [list(v.missing) for v in column],
+                f"{name}_raw": [v.raw for v in column],
+                f"{name}_cached": [v.cached for v in column],
+                f"{name}_prompt_tokens": [v.usage.prompt_tokens if c else None for v, c in zip(column, called)],
+                f"{name}_completion_tokens": [v.usage.completion_tokens if c else None for v, c in zip(column, called)],
+                f"{name}_cost_usd": [v.usage.cost_usd if c else None for v, c in zip(column, called)],
+            }
+            if self.config.judge.samples > 1:
+                values[f"{name}_agreement"] = [v.agreement for v in column]
+            extra = [judge.values(v) for v in column]
+            for key in judge.columns():
+                values[key] = [item.get(key) for item in extra]
+            for key, items in values.items():
+                columns[key] = _pandas_array(items, types[key])
+        columns["removed_instructions"] = _pandas_array([list(r.removed) for r in records], "list<string>")
+        columns["judge_model"] = _pandas_array([self.config.judge.model] * len(records), "string")
+        kept = frame.drop(columns=[c for c in frame.columns if str(c) in types])
+        own = pd.DataFrame(columns, index=frame.index)
+        out = pd.concat([kept, own], axis=1) if len(kept.columns) else own
+        summary = self._summary(records, verdicts)
+        if summary.rows_with_removed_instructions:
+            notes.append(removed_note(summary.rows_with_removed_instructions))
+        return Scored(out, summary, notes)
+
+    def new_summary(self) -> Summary:
+        """An empty ``Summary`` of this scorer's metrics, thresholds and gate settings."""
+        config = self.config
+        return Summary(
+            metrics={j.name: MetricSummary(j.name, j.threshold, min_pass_rate=config.min_pass_rate(j.name),
+                                           max_error_rate=config.gate.max_error_rate) for j in self.judges},
+            judge_model=config.judge.model,
+        )
+
+    def _summary(self, records: list[EvalRecord], verdicts: list[list[Verdict]]) -> Summary:
+        summary = self.new_summary()
+        for row in verdicts:
+            for judge, verdict in zip(self.judges, row):
+                summary.metrics[judge.name].add(verdict)
+                summary.provider_calls += verdict.usage.calls
+        summary.rows = len(records)
+        summary.rows_with_removed_instructions = sum(1 for record in records if record.removed)
+        summary.fatal = str(self.model.fatal) if self.model.fatal is not None else None
+        summary.interrupted = self.interrupted
+        return summary
+
+    # -- life ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Release the model's share of the concurrency limit, its connections and the cache."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            _loop.run(self.model.aclose())
+        finally:
+            self._close_cache()
+
+    def _close_cache(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+            self.cache = None
+
+    def __enter__(self) -> "Scorer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def removed_note(rows: int) -> str:
+    """The note for ``rows`` rows that lost sentences addressed to the judge."""
+    return (f"{rows} row(s): sentences addressed to the judge were removed from the context or response before "
+            "judging (column removed_instructions; judge.strip_instructions: false keeps them)")
+
+
+def score(frame: Any, metrics: list[str] | None = None, config: Config | str | None = None, **settings: Any) -> Scored:
+    """Score ``frame`` (a pandas DataFrame) in one line: ``ragjudge.score(df, metrics=["sufficiency"],
+    model="openai/gpt-4o-mini")``. ``config``: a ``Config`` or the path (or bundled name) of a
+    YAML config; ``settings`` override it (``load_config``'s keywords). Returns ``Scored``."""
+    from ragjudge.config import load_config
+
+    if metrics is not None:
+        settings["metrics"] = list(metrics)
+    if not isinstance(config, Config):
+        config = load_config(config, settings)
+        settings = {}
+    with Scorer(config, **settings) as scorer:
+        return scorer.score(frame)
+
+
+async def ascore(frame: Any, metrics: list[str] | None = None, config: Config | str | None = None, **settings: Any) -> Scored:
+    """``score`` for async code: ``await ragjudge.ascore(df, ...)``."""
+    from ragjudge.config import load_config
+
+    if metrics is not None:
+        settings["metrics"] = list(metrics)
+    if not isinstance(config, Config):
+        config = load_config(config, settings)
+        settings = {}
+    scorer = Scorer(config, **settings)
+    try:
+        return await scorer.ascore(frame)
+    finally:
+        await _loop.arun(scorer.model.aclose())
+        scorer._closed = True
+        scorer._close_cache()

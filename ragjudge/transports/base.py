@@ -1,0 +1,73 @@
+"""The transport protocol: one request in, one ``Reply`` out, or a ``TransportError`` whose
+``kind`` tells the chokepoint what to do (retry, give up on the row, stop the run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ragjudge.types import Reply
+
+# what went wrong, as the chokepoint decides on it
+AUTH = "auth"                    # 401: fatal
+PERMISSION = "permission"        # 403: fatal
+NOT_FOUND = "not_found"          # 404 (unknown model or endpoint): fatal
+QUOTA = "quota"                  # 429 saying the quota is exhausted: fatal
+NO_KEY = "no_key"                # no API key configured: fatal
+UNKNOWN_PROVIDER = "unknown_provider"  # fatal
+RATE_LIMIT = "rate_limit"        # 429: retried, honouring Retry-After
+SERVER = "server"                # 5xx, 408, 409: retried
+TIMEOUT = "timeout"              # no answer within judge.timeout: retried
+CONNECT = "connect"              # the connection was refused or the host unknown: retried; fatal on the run's first call
+DISCONNECTED = "disconnected"    # a connection dropped mid-request: retried
+RESPONSE_FORMAT = "response_format"  # 400 rejecting response_format: asked once more without it
+BAD_REQUEST = "bad_request"      # another 4xx: the row fails
+OTHER = "other"                  # anything else: the row fails
+
+FATAL = frozenset({AUTH, PERMISSION, NOT_FOUND, QUOTA, NO_KEY, UNKNOWN_PROVIDER})
+RETRYABLE = frozenset({RATE_LIMIT, SERVER, TIMEOUT, CONNECT, DISCONNECTED})
+
+
+class TransportError(Exception):
+    """A request that got no usable reply. ``kind``: one of the kinds above; ``retry_after``:
+    seconds the server asked to wait (None if it did not say); ``status``: the HTTP status if
+    any. ``str(err)`` is one line, keys redacted."""
+
+    def __init__(self, kind: str, message: str, retry_after: float | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+        self.status = status
+
+
+@dataclass
+class Request:
+    """One chat-completion request, provider-neutral. ``logprobs``: ask for token
+    log-probabilities (with the 10 top candidates); ``response_format``: an OpenAI
+    ``json_schema`` format, or None to send none; ``timeout`` in seconds."""
+
+    messages: list[dict[str, Any]]
+    temperature: float
+    max_tokens: int
+    response_format: dict[str, Any] | None = None
+    seed: int | None = None
+    logprobs: bool = False
+    timeout: float = 120.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Transport(Protocol):
+    """How requests reach one model. ``provider_model``: the model as its provider knows it
+    (``provider/model``; part of the cache key). ``where``: the URL or place named in
+    messages. ``free``: its calls cost nothing (the embedded judge)."""
+
+    provider_model: str
+    where: str
+    free: bool
+
+    async def complete(self, request: Request) -> Reply:
+        """Send ``request``; return its ``Reply`` or raise ``TransportError``."""
+        ...
+
+    async def aclose(self) -> None:
+        ...

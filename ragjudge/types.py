@@ -1,0 +1,160 @@
+"""The values that flow between the scorer, the judges and the model chokepoint.
+
+- ``Usage``: tokens, cost (USD, or unknown) and provider requests behind a verdict; added with ``+``.
+- ``Call``: one rendered judge call (messages, structured-output schema, sampling needs), made
+  by a judge and sent by the model chokepoint, which reads none of its metric-specific parts.
+- ``Reply``: what a transport returns for one request (text, finish reason, log-probabilities, usage).
+- ``Verdict``: one judge's result for one row and metric (status ok / error / skipped).
+
+None of these imports anything heavy; the cache stores a ``Verdict``'s fields as plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+OK, ERROR, SKIPPED = "ok", "error", "skipped"
+
+
+class ParseError(ValueError):
+    """The judge's reply could not be read as the expected structure (the chokepoint asks once
+    more, then the row is an error with the raw reply kept)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the provider calls behind one verdict cost.
+
+    ``prompt_tokens`` and ``completion_tokens``: token counts the provider reported.
+    ``cost_usd``: USD from the price table; ``None`` when a call that got a reply has no known
+    price (the sum is then unknown too), ``0.0`` when nothing was paid (cache hits, calls that
+    got no reply, the embedded judge). ``calls``: provider requests made, retries and re-asks
+    included.
+    """
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+    calls: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens, cost, self.calls + other.calls)
+
+    @staticmethod
+    def total(items: "list[Usage]") -> "Usage":
+        out = Usage()
+        for item in items:
+            out = out + item
+        return out
+
+
+@dataclass
+class Call:
+    """One judge call, rendered by a judge; the model chokepoint sends it as it is.
+
+    ``metric`` and ``version`` (the judge's name and prompt version) are parts of the cache key
+    the chokepoint treats as opaque. ``temperature`` and ``logprobs`` are what the judge needs
+    from this call. ``final`` is False for a first call whose verdict only feeds the judge's
+    ``follow_up`` (such a call is never sampled twice). ``items`` are the numbered things the
+    reply judges (facts, statements), ``passages`` the context texts for checks after the
+    call, ``data`` whatever else the judge carries to ``follow_up``.
+    """
+
+    metric: str
+    version: str
+    mode: str | None
+    messages: list[dict[str, Any]]
+    response_format: dict[str, Any] | None
+    temperature: float = 0.0
+    logprobs: bool = False
+    final: bool = True
+    items: list[str] = field(default_factory=list)
+    passages: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Reply:
+    """A transport's answer to one request: the message ``text`` (None when empty),
+    ``finish_reason`` (``length`` means cut at max_tokens), OpenAI-style ``logprobs`` (a dict
+    with ``content``: tokens with ``top_logprobs``; None unless asked for), and ``usage``
+    (tokens and cost of this one request, ``calls`` 1)."""
+
+    text: str | None
+    finish_reason: str | None = None
+    logprobs: Any = None
+    usage: Usage = field(default_factory=lambda: Usage(calls=1))
+
+
+# the Verdict fields kept in the response cache (usage, raw and flags of one run are not)
+_CACHED_FIELDS = ("metric", "status", "score", "passed", "rationale", "error", "missing", "mode", "details", "input_error")
+
+
+@dataclass
+class Verdict:
+    """One judge's result for one row and metric.
+
+    ``status``: ``ok``, ``error`` (no verdict: ``error`` says why; ``raw`` keeps the reply) or
+    ``skipped`` (the row lacks what the metric needs; ``error`` says what). ``score``: the
+    judge's scale (sufficiency 1.0 yes / 0.0 no; completeness 1..5). ``passed``: score >=
+    threshold, None unless ok. ``missing``: the expected facts or ground-truth statements
+    judged absent. ``cached``: no provider call was made for this row's verdict (cache, or a
+    call another row made). ``usage``: tokens, cost (USD) and calls spent on this row in this
+    run. ``agreement``: with several samples, the share (0..1) agreeing with the majority.
+    ``input_error``: the error lies in the row's input (an unusable context); no call was made.
+    ``details``: judge-specific data (per-fact flags, probabilities).
+    """
+
+    metric: str
+    status: str
+    score: float | None = None
+    passed: bool | None = None
+    rationale: str | None = None
+    error: str | None = None
+    missing: list[str] = field(default_factory=list)
+    mode: str | None = None
+    raw: str | None = None
+    cached: bool | None = None
+    agreement: float | None = None
+    details: dict[str, Any] | None = None
+    input_error: bool = False
+    usage: Usage = field(default_factory=Usage)
+
+    @classmethod
+    def skipped(cls, metric: str, reason: str, mode: str | None = None) -> "Verdict":
+        return cls(metric=metric, status=SKIPPED, error=reason, mode=mode)
+
+    @classmethod
+    def failed(cls, metric: str, reason: str, raw: str | None = None, mode: str | None = None, input_error: bool = False,
+               usage: Usage | None = None) -> "Verdict":
+        return cls(metric=metric, status=ERROR, error=reason, raw=raw, mode=mode, input_error=input_error, usage=usage or Usage())
+
+    def copy(self, **changes: Any) -> "Verdict":
+        """A shallow copy with ``changes`` applied (lists and details are copied, not shared)."""
+        base = replace(self, missing=list(self.missing), details=dict(self.details) if self.details is not None else None)
+        return replace(base, **changes) if changes else base
+
+    def to_cache(self) -> dict[str, Any]:
+        """The plain data kept in the response cache (the shape earlier versions stored)."""
+        return {name: getattr(self, name) for name in _CACHED_FIELDS}
+
+    @classmethod
+    def from_cache(cls, data: dict[str, Any]) -> "Verdict":
+        """A verdict from ``to_cache`` data (unknown keys of other versions are ignored)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known and k not in ("usage", "cached", "raw", "agreement")})
+
+    # the per-row usage figures, as the output columns name them
+    @property
+    def prompt_tokens(self) -> int:
+        return self.usage.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.usage.completion_tokens
+
+    @property
+    def cost_usd(self) -> float | None:
+        return self.usage.cost_usd

@@ -1,0 +1,137 @@
+"""The library core (issue 12): ``Scorer`` over DataFrames, in scripts, event loops and
+threads; ``output_schema``; ``Summary.merge``; the one-line ``ragjudge.score``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import ragjudge
+from conftest import SAMPLE, read_jsonl
+from ragjudge.fakeserver import FakeTransport
+from ragjudge.scoring import Scorer
+
+FIELDS = ["id", "sufficiency_score", "sufficiency_status", "sufficiency_missing", "completeness_score", "completeness_status", "completeness_missing"]
+
+
+def sample_frame() -> pd.DataFrame:
+    return pd.read_json(SAMPLE / "rag_eval.jsonl", lines=True)
+
+
+def verdicts(frame: pd.DataFrame) -> list[tuple]:
+    out = []
+    for row in frame[FIELDS].to_dict("records"):
+        out.append(tuple(None if v is pd.NA or (isinstance(v, float) and v != v) else (list(v) if hasattr(v, "tolist") or isinstance(v, list) else v)
+                         for v in row.values()))
+    return out
+
+
+@pytest.fixture
+def cli_verdicts(run_cli, tmp_path):
+    out = tmp_path / "cli.jsonl"
+    result = run_cli(["score", str(SAMPLE / "rag_eval.jsonl"), "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    return verdicts(pd.DataFrame(read_jsonl(out)))
+
+
+def test_scorer_in_a_running_event_loop_and_from_three_threads_gives_the_cli_verdicts(cli_verdicts, server, tmp_path):
+    frame = sample_frame()
+    settings = {"model": "openai/fake-judge", "api_base": server.url, "cache": {"dir": str(tmp_path / "lib-cache")}}
+
+    async def in_a_loop() -> tuple:
+        with Scorer(**settings) as scorer:
+            awaited = await scorer.ascore(frame)
+            blocking = scorer.score(frame)  # the sync form, called while this loop runs
+        return awaited, blocking
+
+    awaited, blocking = asyncio.run(in_a_loop())
+    assert verdicts(awaited.frame) == cli_verdicts
+    assert verdicts(blocking.frame) == cli_verdicts
+    assert awaited.summary.metrics["sufficiency"].ok == 24
+
+    results: list = [None] * 3
+    with Scorer(**{**settings, "cache": {"enabled": False}}) as scorer:
+        def work(index: int) -> None:
+            results[index] = scorer.score(frame)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    for scored in results:
+        assert verdicts(scored.frame) == cli_verdicts
+    # identical calls from the three threads were made once (each row's calls are shared)
+    assert sum(s.summary.provider_calls for s in results) == 37
+
+
+@pytest.mark.parametrize("metrics", [["sufficiency"], ["completeness"], ["sufficiency", "completeness"]], ids="+".join)
+@pytest.mark.parametrize("judge", [{}, {"yes_threshold": 0.7, "fact_threshold": 0.6, "coverage_score": True}, {"samples": 3}],
+                         ids=["plain", "thresholds", "samples"])
+def test_output_schema_is_the_returned_frames_schema(metrics, judge):
+    frame = sample_frame()
+    frame["sufficiency_score"] = "an input column this run replaces"
+    with Scorer(metrics=metrics, judge={"model": "openai/fake-judge", **judge}, cache={"enabled": False}, transport=FakeTransport()) as scorer:
+        scored = scorer.score(frame)
+        expected = scorer.output_schema(pa.Schema.from_pandas(frame, preserve_index=False))
+    got = pa.Schema.from_pandas(scored.frame, preserve_index=False)
+    assert got.remove_metadata() == expected
+    assert len(scored.frame) == len(frame) and list(scored.frame["id"]) == list(frame["id"])
+    assert ("sufficiency_p_yes" in got.names) == ("sufficiency" in metrics and "yes_threshold" in judge)
+    assert ("sufficiency_agreement" in got.names) == ("sufficiency" in metrics and "samples" in judge)
+
+
+def test_merged_chunk_summaries_equal_the_one_chunk_summary():
+    frame = sample_frame()
+    settings = {"judge": {"model": "openai/fake-judge"}, "cache": {"enabled": False}}
+    with Scorer(**settings, transport=FakeTransport()) as scorer:
+        whole = scorer.score(frame).summary
+    with Scorer(**settings, transport=FakeTransport()) as scorer:  # a fresh one: nothing remembered
+        parts = [scorer.score(frame.iloc[start:start + 5]).summary for start in range(0, len(frame), 5)]
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = merged.merge(part)
+    assert merged.rows == whole.rows == 32
+    assert {k: m.to_dict() for k, m in merged.metrics.items()} == {k: m.to_dict() for k, m in whole.metrics.items()}
+    assert (merged.fatal, merged.interrupted, merged.judge_model) == (whole.fatal, whole.interrupted, whole.judge_model)
+
+
+def test_score_in_one_line_and_load_config_keywords(server, tmp_path):
+    frame = sample_frame().head(4)
+    scored = ragjudge.score(frame, metrics=["sufficiency"], model="openai/fake-judge", api_base=server.url,
+                            cache={"dir": str(tmp_path / "c")})
+    assert list(scored.frame["sufficiency_status"]) == ["ok"] * 4
+    assert scored.notes[0].startswith("columns: id, request, context")
+    config = ragjudge.load_config(judge={"model": "openai/fake-judge", "concurrency": 3}, metrics=["completeness"])
+    assert (config.judge.model, config.judge.concurrency, config.metrics) == ("openai/fake-judge", 3, ["completeness"])
+    assert ragjudge.load_config(model="openai/x", concurrency=2).judge.concurrency == 2
+
+
+def test_evaluate_takes_a_dataframe(server, tmp_path):
+    frame = sample_frame()
+    frame.index = [f"row{i}" for i in range(len(frame))]  # the caller's index is kept
+    config = ragjudge.load_config(judge={"model": "openai/fake-judge", "api_base": server.url}, cache={"dir": str(tmp_path / "c")},
+                                  chunk_size=7, metrics=["sufficiency"])
+    result = ragjudge.evaluate(frame, config, output=str(tmp_path / "o.jsonl"), keep_table=True)
+    assert list(result.table.index) == list(frame.index)
+    assert result.summary.rows == 32 and result.gate.exit_code in (0, 1)
+    assert [json.loads(line)["id"] for line in open(tmp_path / "o.jsonl")] == list(frame["id"])
+
+
+def test_interrupt_turns_unfinished_rows_into_errors_and_stays():
+    transport = FakeTransport(latency=0.5)
+    frame = sample_frame().head(6)
+    with Scorer(metrics=["sufficiency"], judge={"model": "openai/fake-judge"}, cache={"enabled": False}, transport=transport) as scorer:
+        threading.Timer(0.2, scorer.interrupt).start()
+        first = scorer.score(frame)
+        second = scorer.score(frame)
+    statuses = list(first.frame["sufficiency_status"])
+    assert len(statuses) == 6 and "error" in statuses
+    assert set(first.frame.loc[first.frame["sufficiency_status"] == "error", "sufficiency_error"]) == {"interrupted"}
+    assert first.summary.interrupted and second.summary.interrupted
+    assert set(second.frame["sufficiency_error"].dropna()) == {"interrupted"}
