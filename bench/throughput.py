@@ -1,13 +1,14 @@
 """Figures 1 and 2: judge throughput against a fake server with fixed latency, and a warm-cache re-run.
 
 N rows, one metric (sufficiency), a fake OpenAI-compatible server answering after a fixed
-latency L (100 ms) in its own process, concurrency C in {16, 64}. The physical limit is
-C / L calls per second. Each run is repeated with 1 and 2 judge worker processes
-(``--workers``). Prints rows/s over the judging phase (first call to last verdict)
-and end to end (read, judge, write; process start-up excluded, see startup.py), the ratio
-to the limit, then the same run again from the warm cache.
+latency L in its own process, at concurrency C: by default C = 64 at L = 100 ms and C = 256
+at L = 1 s. The physical limit is C / L calls per second. Each run is made with each
+transport (``--transport auto``: ragjudge's aiohttp client; ``litellm``). Prints rows/s over
+the judging phase (first call to last verdict) and end to end (read, judge, write; process
+start-up excluded, see startup.py), the ratio to the limit, then the same run again from the
+warm cache.
 
-    python bench/throughput.py [--rows 5000] [--latency 0.1]
+    python bench/throughput.py [--rows 5000] [--runs 64:0.1 256:1] [--transports auto litellm]
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ import time
 from _common import WORK, Timer, fake_server, machine, synthetic_rows
 
 
-def run(source: str, output: str, url: str, concurrency: int, cache_dir: str, workers: int = 1) -> dict:
+def run(source: str, output: str, url: str, concurrency: int, cache_dir: str, transport: str = "auto") -> dict:
     from ragjudge.config import load_config
     from ragjudge.pipeline import evaluate
 
     config = load_config(None, {
-        "judge": {"model": "openai/fake-judge", "api_base": url, "concurrency": concurrency, "workers": workers},
+        "judge": {"model": "openai/fake-judge", "api_base": url, "concurrency": concurrency, "transport": transport},
         "metrics": ["sufficiency"],
         "cache": {"dir": cache_dir},
         "gate": {"min_pass_rate": 0.0},
@@ -54,29 +55,30 @@ def run(source: str, output: str, url: str, concurrency: int, cache_dir: str, wo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=5000)
-    parser.add_argument("--latency", type=float, default=0.1)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="judge worker processes (ragjudge --workers); each value is a run")
+    parser.add_argument("--runs", nargs="+", default=["64:0.1", "256:1"], help="CONCURRENCY:LATENCY_SECONDS pairs")
+    parser.add_argument("--transports", nargs="+", default=["auto", "litellm"])
     args = parser.parse_args()
     import os
 
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-key")
     source = synthetic_rows(WORK / f"rows_{args.rows}.jsonl", args.rows)
-    print(f"machine: {machine()}; {args.rows} rows, one metric, fake server latency {args.latency * 1000:.0f} ms")
-    with fake_server(args.latency) as url:
-        for concurrency in args.concurrency:
-            limit = concurrency / args.latency
-            for workers in args.workers:
-                cache_dir = WORK / f"cache_c{concurrency}_w{workers}"
+    print(f"machine: {machine()}; {args.rows} rows, one metric")
+    for pair in args.runs:
+        concurrency, latency = int(pair.split(":")[0]), float(pair.split(":")[1])
+        limit = concurrency / latency
+        with fake_server(latency) as url:
+            for transport in args.transports:
+                cache_dir = WORK / f"cache_c{concurrency}_{transport}"
                 shutil.rmtree(cache_dir, ignore_errors=True)
-                label = f"concurrency {concurrency}, {workers} worker{'s' if workers > 1 else ''}"
-                cold = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir), workers)
+                label = f"C={concurrency}, L={latency * 1000:.0f} ms, transport {transport}"
+                cold = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir), transport)
                 print(f"[1] {label}: judging {cold['judge_rows_per_s']:.0f} rows/s = {cold['judge_rows_per_s'] / limit:.2f} of the "
                       f"{limit:.0f} calls/s limit; end to end {cold['end_to_end_rows_per_s']:.0f} rows/s "
                       f"({cold['seconds']:.1f} s, {cold['calls']} calls, {cold['ok']} ok)", flush=True)
-                warm = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir), workers)
+                warm = run(str(source), str(WORK / "out.parquet"), url, concurrency, str(cache_dir), transport)
                 print(f"[2] warm cache, {label}: end to end {warm['end_to_end_rows_per_s']:.0f} rows/s "
                       f"({warm['seconds']:.2f} s, {warm['cached']} of {warm['rows']} rows from the cache, {warm['calls']} calls)", flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -86,7 +86,7 @@ def _overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]
     from ragjudge.config import FIELDS, METRICS
 
     over: dict[str, Any] = {}
-    judge = {k: options[k] for k in ("model", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples") if options[k] is not None}
+    judge = {k: options[k] for k in ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples") if options[k] is not None}
     if judge:
         over["judge"] = judge
     mapped = _pairs(options["map"], "--map", FIELDS)
@@ -141,6 +141,7 @@ def score(
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config file, or a bundled one: default, local, mlflow (`ragjudge config show NAME`); flags override it.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Judge model, any litellm model string (default openai/gpt-4o-mini), or local/qwen2.5-coder-1.5b for the embedded offline judge.")] = None,
     api_base: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server, e.g. http://localhost:8000/v1.")] = None,
+    transport: Annotated[Optional[str], typer.Option(help="auto (default): OpenAI-compatible models over ragjudge's fast aiohttp client, others through litellm; litellm: everything through litellm.")] = None,
     concurrency: Annotated[Optional[int], typer.Option(help="Judge calls in flight at once, across rows and metrics (default 16).")] = None,
     workers: Annotated[Optional[int], typer.Option(help="Ignored: one process makes every judge call (kept so that older commands still run).")] = None,
     timeout: Annotated[Optional[float], typer.Option(help="Seconds per judge call before it is retried (default 120).")] = None,

@@ -9,7 +9,7 @@ package, so ``-c mlflow`` works wherever ragjudge is installed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -76,6 +76,11 @@ class Columns(_Strict):
 class JudgeSettings(_Strict):
     """The judge model and how it is called (timeouts in seconds).
 
+    ``transport``: ``auto`` sends OpenAI-compatible models (``openai/...``, with or without
+    ``api_base``) over ragjudge's own aiohttp client, which makes a call for a fraction of
+    litellm's CPU, and every other model through litellm; ``litellm`` sends every model
+    through litellm. Verdicts, cache keys and costs are the same either way.
+
     ``samples``: judge each row and metric this many times and take the majority (the
     output's ``M_agreement`` is the share agreeing); with ``temperature`` 0 the samples are
     drawn at 0.7, except completeness's statements call, which is made once per ground
@@ -97,6 +102,7 @@ class JudgeSettings(_Strict):
     judging (``ragjudge.injection``); the output's ``removed_instructions`` lists them."""
 
     model: str = "openai/gpt-4o-mini"
+    transport: Literal["auto", "litellm"] = "auto"
     api_base: str | None = None
     api_key_env: str | None = None
     temperature: float = Field(0.0, ge=0.0, le=2.0)

@@ -159,7 +159,11 @@ class FakeJudgeServer:
     (shares 0..1, drawn from ``seed``; one request body fails at most
     ``max_failures_per_request`` times, as transient faults do), ``retry_after`` (s, sent with 429/500),
     ``auth_error`` (every call 401), ``hang_first`` (that many calls sleep ``hang_seconds``),
-    ``truncate`` (finish_reason 'length'), ``p_yes`` (the probability of "yes" at the
+    ``truncate`` (finish_reason 'length'), ``garbage`` (that many 200s whose body is not JSON),
+    ``reject_response_format`` (a 400 for a request with ``response_format``), ``retry_header``
+    (the header that says how long to wait: ``Retry-After`` in seconds, ``http-date``, or
+    ``retry-after-ms`` / ``x-ms-retry-after-ms`` as Azure sends), ``echo_key`` (a 400 quoting
+    the whole key), ``p_yes`` (the probability of "yes" at the
     verdict token when log-probabilities are asked for; ``p_true`` likewise at each fact's
     "supported"), ``replies`` (a queue of raw reply texts served
     first). ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
@@ -176,6 +180,10 @@ class FakeJudgeServer:
         self.quota_error = False
         self.hang_first = 0
         self.hang_seconds = 30.0
+        self.garbage = 0  # the first N requests get a 200 whose body is not JSON
+        self.reject_response_format = False  # a 400 for any request with response_format
+        self.retry_header = "Retry-After"  # or retry-after-ms / x-ms-retry-after-ms (milliseconds), or "http-date"
+        self.echo_key = False  # a 400 whose message holds the request's whole API key
         self.truncate = False
         self.p_yes = 0.8
         self.p_true = 0.9
@@ -215,8 +223,16 @@ class FakeJudgeServer:
         body = await request.json()
         if self.keep_requests:
             self.requests.append(body)
+        if self.echo_key:
+            key = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            return self._error(web, 400, "invalid_request_error", f"Bad request from key {key}: temperature out of range.")
         if self.auth_error:
             return self._error(web, 401, "invalid_api_key", "Incorrect API key provided: sk-te****1234.")
+        if self.reject_response_format and body.get("response_format"):
+            return self._error(web, 400, "invalid_request_error", "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.")
+        if number <= self.garbage:
+            self.statuses[200] += 1
+            return web.Response(status=200, text="<html><body>502 Bad Gateway</body></html>", content_type="text/html")
         if self.quota_error:
             return self._error(web, 429, "insufficient_quota", "You exceeded your current quota, please check your plan and billing details.")
         if number <= self.hang_first:
@@ -255,7 +271,15 @@ class FakeJudgeServer:
 
     def _error(self, web, status: int, code: str, message: str, retry: bool = False):
         self.statuses[status] += 1
-        headers = {"Retry-After": f"{self.retry_after:g}"} if retry else {}
+        headers = {}
+        if retry and self.retry_header == "http-date":
+            from email.utils import formatdate
+
+            headers = {"Retry-After": formatdate(time.time() + self.retry_after, usegmt=True)}
+        elif retry and self.retry_header.endswith("-ms"):
+            headers = {self.retry_header: f"{self.retry_after * 1000:g}"}
+        elif retry:
+            headers = {self.retry_header: f"{self.retry_after:g}"}
         kind = {401: "invalid_request_error", 429: "rate_limit_error" if code != "insufficient_quota" else "insufficient_quota"}.get(status, "server_error")
         return web.json_response({"error": {"message": message, "type": kind, "code": code}}, status=status, headers=headers)
 

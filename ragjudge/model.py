@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import re
 from collections import OrderedDict
 from collections.abc import Callable
@@ -333,6 +334,15 @@ class Model:
             after = getattr(exc, "retry_after", None)
             return after if after is not None else backoff(state)
 
+        def wait_first(exc: BaseException) -> float:
+            """The wait before the first retry: what the server asked, else the first backoff."""
+            if isinstance(exc, _Again):
+                return 0.0
+            after = getattr(exc, "retry_after", None)
+            if after is not None:
+                return after
+            return min(BACKOFF_MAX_S, BACKOFF_INITIAL_S + random.uniform(0, BACKOFF_INITIAL_S))
+
         request = Request(
             messages=messages,
             temperature=call.temperature,
@@ -344,34 +354,45 @@ class Model:
         )
         attempts = 0
         first = probe
+
+        async def attempt() -> Reply:
+            nonlocal attempts, first, request
+            if self.fatal is not None:
+                raise self.fatal
+            await self._pacer.wait()
+            attempts += 1
+            self.calls += 1
+            try:
+                return await self.transport.complete(request)
+            except TransportError as err:
+                if err.kind == base.RESPONSE_FORMAT and request.response_format is not None:
+                    self._skip_response_format = True
+                    request = replace(request, response_format=None)
+                    raise _Again(str(err)) from None
+                if err.kind in base.FATAL or (first and err.kind == base.CONNECT):
+                    fatal = ProviderFatalError(self._message(err))
+                    if self.fatal is None:
+                        self.fatal = fatal  # before the probe lets the other calls go
+                    raise fatal from None
+                raise
+            finally:
+                if first:
+                    first = False
+                    if self._probe_done is not None:
+                        self._probe_done.set()
+
         async with self._limiter():
             try:
-                async for attempt in AsyncRetrying(stop=stop_after_attempt(self.settings.max_retries + 1), wait=wait,
-                                                   retry=retry_if_exception(_retryable), reraise=True):
-                    with attempt:
-                        if self.fatal is not None:
-                            raise self.fatal
-                        await self._pacer.wait()
-                        attempts += 1
-                        self.calls += 1
-                        try:
-                            return await self.transport.complete(request)
-                        except TransportError as err:
-                            if err.kind == base.RESPONSE_FORMAT and request.response_format is not None:
-                                self._skip_response_format = True
-                                request = replace(request, response_format=None)
-                                raise _Again(str(err)) from None
-                            if err.kind in base.FATAL or (first and err.kind == base.CONNECT):
-                                fatal = ProviderFatalError(self._message(err))
-                                if self.fatal is None:
-                                    self.fatal = fatal  # before the probe lets the other calls go
-                                raise fatal from None
-                            raise
-                        finally:
-                            if first:
-                                first = False
-                                if self._probe_done is not None:
-                                    self._probe_done.set()
+                try:  # most calls succeed at once: tenacity is set up only for a retry
+                    return await attempt()
+                except (TransportError, _Again) as err:
+                    if not _retryable(err) or self.settings.max_retries == 0:
+                        raise
+                    await asyncio.sleep(wait_first(err))
+                async for retry in AsyncRetrying(stop=stop_after_attempt(self.settings.max_retries), wait=wait,
+                                                 retry=retry_if_exception(_retryable), reraise=True):
+                    with retry:
+                        return await attempt()
             except ProviderFatalError as fatal:
                 raise _Failed(str(fatal), Usage(calls=attempts), fatal) from None
             except (TransportError, _Again) as err:

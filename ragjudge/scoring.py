@@ -168,14 +168,14 @@ class Scorer:
         called as rows finish (from ragjudge's loop thread). Returns ``Scored``; every input
         row is in ``frame``, in order, with a status per metric. Provider failures become
         error rows; raises only for unusable input (``InputError``) or settings."""
-        records, notes, mapping = self._records(frame, mapping)
-        verdicts = _loop.run(self._judge(records, on_progress))
+        rows, notes, mapping = self._rows(frame, mapping)
+        records, verdicts = _loop.run(self._judge(rows, mapping, on_progress))
         return self._scored(frame, records, verdicts, notes)
 
     async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None) -> Scored:
         """``score`` for async code (Jupyter, web apps): ``await scorer.ascore(df)``."""
-        records, notes, mapping = self._records(frame, mapping)
-        verdicts = await _loop.arun(self._judge(records, on_progress))
+        rows, notes, mapping = self._rows(frame, mapping)
+        records, verdicts = await _loop.arun(self._judge(rows, mapping, on_progress))
         return self._scored(frame, records, verdicts, notes)
 
     def interrupt(self) -> None:
@@ -189,7 +189,7 @@ class Scorer:
         for task in list(self._tasks):
             task.cancel()
 
-    def _records(self, frame: Any, mapping: Mapping | None) -> tuple[list[EvalRecord], list[str], Mapping]:
+    def _rows(self, frame: Any, mapping: Mapping | None) -> tuple[list[dict[str, Any]], list[str], Mapping]:
         notes: list[str] = []
         if mapping is None:
             mapping = self.resolve(frame)
@@ -197,27 +197,37 @@ class Scorer:
             replaced = [str(c) for c in frame.columns if str(c) in self.column_types()]
             if replaced:
                 notes.append(f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own")
-        records = to_records(frame.to_dict("records"), mapping, 0, self.config.judge.strip_instructions)
-        return records, notes, mapping
+        return frame.to_dict("records"), notes, mapping
 
-    async def _judge(self, records: list[EvalRecord], on_progress: Any) -> list[list[Verdict]]:
-        """Every row x metric of ``records``, concurrently. A verdict known without a call
-        (skipped, cached) is settled at once; the rest run as tasks that an interrupt cancels
-        (a verdict already received is never lost)."""
-        out: list[list[Verdict | Call]] = []
-        waiting: list[tuple[int, Any]] = []
-        for record in records:
-            row = [self._settle(judge, record) for judge in self.judges]
-            out.append(row)
-            if any(isinstance(item, Call) for item in row):
-                waiting.append((len(out) - 1, self._row(row, on_progress)))
-            elif on_progress:
-                on_progress(1)
-        if waiting:
-            done = await asyncio.gather(*(coroutine for _, coroutine in waiting))
-            for (position, _), verdicts in zip(waiting, done):
-                out[position] = verdicts
-        return out  # type: ignore[return-value]
+    async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any) -> tuple[list[EvalRecord], list[list[Verdict]]]:
+        """Every row x metric, concurrently: each row's record is built and its verdicts
+        settled (skipped, cached) at once, and a row that needs calls starts them while the
+        next rows are prepared. The calls run as tasks that an interrupt cancels (a verdict
+        already received is never lost)."""
+        strip = self.config.judge.strip_instructions
+        records: list[EvalRecord] = []
+        out: list[Any] = [None] * len(rows)
+        pending: list[tuple[int, asyncio.Future]] = []
+        try:
+            for position, values in enumerate(rows):
+                record = to_records([values], mapping, position, strip)[0]
+                records.append(record)
+                row = [self._settle(judge, record) for judge in self.judges]
+                if any(isinstance(item, Call) for item in row):
+                    pending.append((position, asyncio.ensure_future(self._row(row, on_progress))))
+                else:
+                    out[position] = row
+                    if on_progress:
+                        on_progress(1)
+                if position % 32 == 31:
+                    await asyncio.sleep(0)  # let the calls made so far go out
+            for position, task in pending:
+                out[position] = await task
+        except BaseException:  # cancelled from outside (Ctrl-C in a script), or a bug: no call outlives it
+            for _, task in pending:
+                task.cancel()
+            raise
+        return records, out
 
     async def _row(self, row: list[Verdict | Call], on_progress: Any) -> list[Verdict]:
         leaves = [asyncio.ensure_future(self._run(judge, item)) for judge, item in zip(self.judges, row) if isinstance(item, Call)]

@@ -48,15 +48,26 @@ def cache_dir(tmp_path):
     return str(tmp_path / "cache")
 
 
+@pytest.fixture(params=["auto", "litellm"])
+def transport(request):
+    """Both transports: a test that takes this fixture runs once over ragjudge's aiohttp
+    client (``auto``) and once through litellm; ``run_cli`` passes it as ``--transport``."""
+    return request.param
+
+
 @pytest.fixture
-def run_cli(capsys, monkeypatch, server, cache_dir):
+def run_cli(request, capsys, monkeypatch, server, cache_dir):
     """run_cli(args, stdin=None, judge=True) -> CliResult. With judge=True the fake server's
-    URL, a fake model name and the test cache folder are added."""
+    URL, a fake model name and the test cache folder are added (and ``--transport`` when the
+    test takes the ``transport`` fixture)."""
+    chosen = request.getfixturevalue("transport") if "transport" in request.fixturenames else None
 
     def run(args: list[str], stdin: bytes | None = None, judge: bool = True) -> CliResult:
         from ragjudge.cli import main
 
         argv = ["ragjudge", *args]
+        if chosen and args and args[0] == "score":
+            argv += ["--transport", chosen]
         if judge and args and args[0] == "score":
             argv += ["--api-base", server.url, "--cache-dir", cache_dir]
             if "--model" not in args:

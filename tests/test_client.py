@@ -21,7 +21,7 @@ def rows(n: int) -> list[dict]:
     ]
 
 
-def test_429s_and_500s_with_retry_after_still_give_every_row_ok(run_cli, tmp_path, server):
+def test_429s_and_500s_with_retry_after_still_give_every_row_ok(run_cli, tmp_path, server, transport):
     server.rate_429, server.rate_500, server.retry_after = 0.2, 0.1, 0.01
     out = tmp_path / "out.jsonl"
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(100)), "-m", "sufficiency", "-o", str(out), "--no-cache"])
@@ -33,7 +33,7 @@ def test_429s_and_500s_with_retry_after_still_give_every_row_ok(run_cli, tmp_pat
     assert server.calls == 100 + server.statuses[429] + server.statuses[500]
 
 
-def test_hanging_call_times_out_and_is_retried(run_cli, tmp_path, server):
+def test_hanging_call_times_out_and_is_retried(run_cli, tmp_path, server, transport):
     server.hang_first, server.hang_seconds = 1, 30
     out = tmp_path / "out.jsonl"
     started = time.monotonic()
@@ -79,7 +79,7 @@ def test_no_cache_bypasses_cache(run_cli, tmp_path, server):
     assert server.calls == 6
 
 
-def test_errors_are_not_cached(run_cli, tmp_path, server):
+def test_errors_are_not_cached(run_cli, tmp_path, server, transport):
     source = write_jsonl(tmp_path / "in.jsonl", rows(1))
     server.replies.extend(["garbage", "more garbage"])
     assert run_cli(["score", source, "-m", "sufficiency"]).code == 3
@@ -88,13 +88,13 @@ def test_errors_are_not_cached(run_cli, tmp_path, server):
     assert server.calls == 3
 
 
-def test_concurrency_limit_is_reached_not_exceeded(run_cli, tmp_path, server):
+def test_concurrency_limit_is_reached_not_exceeded(run_cli, tmp_path, server, transport):
     server.latency = 0.05
     run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(40)), "--concurrency", "8"])
     assert server.max_in_flight == 8
 
 
-def test_usage_and_cost_for_a_priced_model(run_cli, tmp_path, server):
+def test_usage_and_cost_for_a_priced_model(run_cli, tmp_path, server, transport):
     out = tmp_path / "out.jsonl"
     summary = tmp_path / "s.json"
     run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(2)), "-m", "sufficiency", "-o", str(out), "--model", "openai/gpt-4o-mini", "--summary-json", str(summary)])
@@ -108,7 +108,7 @@ def test_usage_and_cost_for_a_priced_model(run_cli, tmp_path, server):
     assert doc["cost_usd"] == pytest.approx(sum(r["sufficiency_cost_usd"] for r in scored))
 
 
-def test_unpriced_model_cost_is_null(run_cli, tmp_path):
+def test_unpriced_model_cost_is_null(run_cli, tmp_path, transport):
     out = tmp_path / "out.jsonl"
     run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(1)), "-m", "sufficiency", "-o", str(out)])
     assert read_jsonl(out)[0]["sufficiency_cost_usd"] is None
@@ -168,7 +168,7 @@ def test_interrupted_run_writes_all_rows_and_rerun_pays_only_unfinished(tmp_path
         assert rerun_calls == 60 - len(done)  # finished rows are never paid again
         assert sum(r["sufficiency_cached"] for r in read_jsonl(out)) == 60 - rerun_calls
 
-def test_failed_calls_cost_nothing_rather_than_an_unknown_price(run_cli, tmp_path, server):
+def test_failed_calls_cost_nothing_rather_than_an_unknown_price(run_cli, tmp_path, server, transport):
     # every call failed (no reply), and the summary said "cost: unknown (no price for this model)"
     server.rate_500 = 1.0
     summary = tmp_path / "summary.json"

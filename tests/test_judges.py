@@ -100,7 +100,7 @@ def test_field_probability_reads_the_verdict_token():
     assert field_probability({"content": tokens[:3]}) is None
 
 
-def test_yes_threshold_overrides_written_verdict(run_cli, tmp_path, server):
+def test_yes_threshold_overrides_written_verdict(run_cli, tmp_path, server, transport):
     server.p_yes = 0.8
     out = tmp_path / "out.jsonl"
     source = write_jsonl(tmp_path / "in.jsonl", [REF_FREE])
@@ -158,7 +158,7 @@ def test_samples_share_one_statements_call_at_the_configured_temperature(run_cli
     assert schemas.count("completeness_statements") == 1 and schemas.count("completeness") == 4
 
 
-def test_fact_threshold_decides_each_fact(run_cli, tmp_path, server):
+def test_fact_threshold_decides_each_fact(run_cli, tmp_path, server, transport):
     row = {"id": "g", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."], "expected_facts": ["landmark 1 city 1"]}
     source = write_jsonl(tmp_path / "in.jsonl", [row])
     out = tmp_path / "out.jsonl"
@@ -217,7 +217,7 @@ def test_fact_evidence_overrides_a_supported_fact_absent_from_the_passages(run_c
     assert server.calls == calls
 
 
-def test_expected_score_weights_the_completeness_score_by_its_probabilities(run_cli, tmp_path, server):
+def test_expected_score_weights_the_completeness_score_by_its_probabilities(run_cli, tmp_path, server, transport):
     row = {"id": "c", "request": "Who wrote it and when?", "context": ["Ann wrote it in 1900."], "expected_response": "Ann wrote it in 1900.", "response": "Ann wrote it."}
     source = write_jsonl(tmp_path / "in.jsonl", [row])
     out = tmp_path / "out.jsonl"
@@ -273,7 +273,7 @@ def _score_half_covered_row(run_cli, tmp_path, judge_yaml: str) -> dict:
     return read_jsonl(out)[0]
 
 
-def test_coverage_score_is_one_plus_four_times_the_mean_probability_of_covered(run_cli, tmp_path, server):
+def test_coverage_score_is_one_plus_four_times_the_mean_probability_of_covered(run_cli, tmp_path, server, transport):
     server.p_true = 0.7  # P(true) at each "covered" token, whatever the written flag
     scored = _score_half_covered_row(run_cli, tmp_path, "  coverage_score: true\n")
     assert scored["completeness_score"] == pytest.approx(1 + 4 * 0.7) and scored["completeness_passed"] is True

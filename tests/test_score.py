@@ -132,7 +132,7 @@ def test_input_not_found_exit_2(run_cli, tmp_path):
     assert "input file not found" in result.stderr
 
 
-def test_auth_error_exit_3_after_one_call(run_cli, tmp_path, server):
+def test_auth_error_exit_3_after_one_call(run_cli, tmp_path, server, transport):
     server.auth_error = True
     rows = [{**GROUNDED_ROW, "id": f"r{i}"} for i in range(40)]
     source = write_jsonl(tmp_path / "in.jsonl", rows)
@@ -147,7 +147,7 @@ def test_auth_error_exit_3_after_one_call(run_cli, tmp_path, server):
     assert {r["sufficiency_status"] for r in written} == {"error"}
 
 
-def test_quota_error_is_fatal(run_cli, tmp_path, server):
+def test_quota_error_is_fatal(run_cli, tmp_path, server, transport):
     server.quota_error = True
     source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED_ROW, "id": f"r{i}"} for i in range(5)])
     result = run_cli(["score", source, "-m", "sufficiency"])
@@ -156,7 +156,7 @@ def test_quota_error_is_fatal(run_cli, tmp_path, server):
     assert "quota exhausted" in result.stderr
 
 
-def test_error_rate_gate_exit_3(run_cli, tmp_path, server):
+def test_error_rate_gate_exit_3(run_cli, tmp_path, server, transport):
     server.rate_500 = 1.0
     source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
     result = run_cli(["score", source, "-m", "sufficiency", "--max-retries", "1"])
@@ -165,7 +165,7 @@ def test_error_rate_gate_exit_3(run_cli, tmp_path, server):
     assert server.calls == 2  # the call and one retry
 
 
-def test_connection_refused_is_one_line_exit_3(run_cli, tmp_path):
+def test_connection_refused_is_one_line_exit_3(run_cli, tmp_path, transport):
     source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2"}])
     result = run_cli(
         ["score", source, "-m", "sufficiency", "--api-base", "http://127.0.0.1:9/v1", "--max-retries", "1", "--cache-dir", str(tmp_path / "c"), "--model", "openai/x"],
@@ -203,7 +203,7 @@ def test_context_objects_without_text_key_are_row_errors(run_cli, tmp_path):
     assert row["sufficiency_error"] == "context item 1 has no text under content, page_content, text; keys found: body, url"
 
 
-def test_parse_failure_is_error_not_no_and_raw_kept(run_cli, tmp_path, server):
+def test_parse_failure_is_error_not_no_and_raw_kept(run_cli, tmp_path, server, transport):
     server.replies.extend(["I think it is fine.", "Still not JSON, sorry."])
     out = tmp_path / "out.jsonl"
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW]), "-o", str(out), "-m", "sufficiency"])
@@ -216,7 +216,7 @@ def test_parse_failure_is_error_not_no_and_raw_kept(run_cli, tmp_path, server):
     assert result.code == 3
 
 
-def test_damaged_json_is_repaired(run_cli, tmp_path, server):
+def test_damaged_json_is_repaired(run_cli, tmp_path, server, transport):
     server.replies.append('```json\n{"facts": [{"fact": 1, "reason": "p1 says so", "supported": true, "passages": [1],}], "rationale": "Stated in [1]", "verdict": "yes"\n```')
     out = tmp_path / "out.jsonl"
     run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW]), "-o", str(out), "-m", "sufficiency"])
@@ -227,7 +227,7 @@ def test_damaged_json_is_repaired(run_cli, tmp_path, server):
     assert row["sufficiency_raw"] is None
 
 
-def test_truncated_reply_is_error(run_cli, tmp_path, server):
+def test_truncated_reply_is_error(run_cli, tmp_path, server, transport):
     server.truncate = True
     out = tmp_path / "out.jsonl"
     run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW]), "-o", str(out), "-m", "sufficiency"])

@@ -2,8 +2,8 @@
 
 ``base`` defines the request, the neutral error kinds and the ``Transport`` protocol; the
 model chokepoint (``ragjudge.model``) owns everything around a request (cache, limits,
-retries). ``litellm`` serves every provider litellm knows; ``local`` the embedded judge,
-in-process.
+retries). ``openai_http`` is the fast path for OpenAI-compatible servers (aiohttp, no
+litellm); ``litellm`` serves every other provider; ``local`` the embedded judge, in-process.
 """
 
 from __future__ import annotations
@@ -11,12 +11,17 @@ from typing import Any
 
 
 def choose(settings: Any, cache_dir: str | None = None) -> Any:
-    """The transport for ``settings.model``: the embedded judge for ``local/...``, litellm for
-    every other provider."""
+    """The transport for ``settings.model``: the embedded judge for ``local/...``; with
+    ``judge.transport: auto``, the aiohttp fast path for OpenAI-compatible models
+    (``openai_http.fast_model``); litellm for every other provider."""
     if settings.model.startswith("local/"):
         from ragjudge.transports.local import LocalTransport
 
         return LocalTransport(settings, cache_dir)
+    from ragjudge.transports.openai_http import OpenAIHTTPTransport, fast_model
+
+    if fast_model(settings) is not None:
+        return OpenAIHTTPTransport(settings)
     from ragjudge.transports.litellm import LitellmTransport
 
     return LitellmTransport(settings)
@@ -27,6 +32,11 @@ def resolve_model(settings: Any) -> str:
     cache key), without building the transport. Raises ``ConfigError`` for an unknown provider."""
     if settings.model.startswith("local/"):
         return settings.model
+    from ragjudge.transports.openai_http import PREFIX, fast_model
+
+    name = fast_model(settings)
+    if name is not None:
+        return PREFIX + name
     from ragjudge.transports.litellm import LitellmTransport
 
     return LitellmTransport.resolve(settings.model, settings.api_base)

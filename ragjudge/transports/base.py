@@ -28,6 +28,12 @@ FATAL = frozenset({AUTH, PERMISSION, NOT_FOUND, QUOTA, NO_KEY, UNKNOWN_PROVIDER}
 RETRYABLE = frozenset({RATE_LIMIT, SERVER, TIMEOUT, CONNECT, DISCONNECTED})
 
 
+def rejects_response_format(text: str) -> bool:
+    """True when a 400's message says the server does not take ``response_format``."""
+    text = text.lower()
+    return any(word in text for word in ("response_format", "json_schema", "response format", "structured output"))
+
+
 class TransportError(Exception):
     """A request that got no usable reply. ``kind``: one of the kinds above; ``retry_after``:
     seconds the server asked to wait (None if it did not say); ``status``: the HTTP status if

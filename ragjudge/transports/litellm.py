@@ -136,18 +136,12 @@ class LitellmTransport:
         if status == 429:
             return TransportError(base.RATE_LIMIT, line, after, status)
         if isinstance(exc, litellm.BadRequestError) or status == 400:
-            kind = base.RESPONSE_FORMAT if rejects_response_format(text) else base.BAD_REQUEST
+            kind = base.RESPONSE_FORMAT if base.rejects_response_format(text) else base.BAD_REQUEST
             return TransportError(kind, line, status=status)
         return TransportError(base.OTHER, line, status=status)
 
     async def aclose(self) -> None:
         return None
-
-
-def rejects_response_format(text: str) -> bool:
-    """True when a 400's message says the server does not take ``response_format``."""
-    text = text.lower()
-    return any(word in text for word in ("response_format", "json_schema", "response format", "structured output"))
 
 
 def first_line(exc: BaseException) -> str:

@@ -1,0 +1,64 @@
+"""Model prices from litellm's bundled price table, read as data: the JSON file litellm ships
+(``model_prices_and_context_window_backup.json``), found through the package's location
+without importing litellm (which takes seconds).
+
+``cost(provider, models, prompt_tokens, completion_tokens)`` -> USD, or None when no entry
+prices the model. ``entry(provider, name)`` -> the table's row, or None.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+TABLE = "model_prices_and_context_window_backup.json"
+
+
+@lru_cache(maxsize=1)
+def table() -> dict[str, Any]:
+    """litellm's price table (model -> entry); empty when litellm is not installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    path = Path(next(iter(spec.submodule_search_locations))) / TABLE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def entry(provider: str, name: str) -> dict[str, Any] | None:
+    """The price-table row of ``name`` served by ``provider``: ``provider/name``, else ``name``
+    when that row is the same provider's; None when the table has neither."""
+    rows = table()
+    found = rows.get(f"{provider}/{name}")
+    if found is None:
+        found = rows.get(name)
+        if found is not None and found.get("litellm_provider") not in (provider, None):
+            return None
+    return found if isinstance(found, dict) else None
+
+
+def cost(provider: str, models: list[str | None], prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float | None:
+    """USD for one call: the first of ``models`` (e.g. the model the reply names, then the one
+    asked for) that the table prices, by input and output tokens as litellm's
+    ``completion_cost`` counts them (cached prompt tokens at the cached rate where there is
+    one; the long-context rate above 128k tokens where there is one). None when no model is
+    priced."""
+    for name in models:
+        if not name:
+            continue
+        row = entry(provider, name)
+        if row is None or row.get("input_cost_per_token") is None:
+            continue
+        long_context = prompt_tokens > 128_000
+        per_in = float((long_context and row.get("input_cost_per_token_above_128k_tokens")) or row["input_cost_per_token"])
+        per_out = float((long_context and row.get("output_cost_per_token_above_128k_tokens")) or row.get("output_cost_per_token") or 0.0)
+        per_cached = row.get("cache_read_input_token_cost")
+        cached = min(cached_tokens, prompt_tokens) if per_cached is not None else 0
+        return (prompt_tokens - cached) * per_in + cached * float(per_cached or 0.0) + completion_tokens * per_out
+    return None

@@ -1,0 +1,153 @@
+"""Provider behaviour, the same on both transports (issues 13 and 20): ragjudge's aiohttp
+client (``--transport auto``) and litellm (``--transport litellm``) against the fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, read_jsonl, shared_file, write_jsonl
+
+KEY = "sk-test-not-a-real-key-0000"
+
+
+def rows(n: int) -> list[dict]:
+    return [
+        {"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."], "expected_response": f"city {i}"}
+        for i in range(n)
+    ]
+
+
+def test_a_body_that_is_not_json_is_retried(run_cli, tmp_path, server, transport):
+    server.garbage = 1
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(1)), "-m", "sufficiency", "-o", str(out)])
+    assert result.code == 0, result.stderr
+    assert read_jsonl(out)[0]["sufficiency_status"] == "ok"
+    assert server.calls == 2
+
+
+def test_a_body_that_is_never_json_is_an_error_row(run_cli, tmp_path, server, transport):
+    server.garbage = 100
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(1)), "-m", "sufficiency", "-o", str(out), "--max-retries", "2"])
+    row = read_jsonl(out)[0]
+    assert result.code == 3
+    assert row["sufficiency_status"] == "error" and row["sufficiency_error"].startswith("judge call failed")
+    assert server.calls == 3
+
+
+def test_a_server_that_rejects_response_format_is_asked_again_without_it(run_cli, tmp_path, server, transport):
+    # "json_schema is not supported by this model" errored every row; the prompt spells out the JSON
+    server.reject_response_format = True
+    server.keep_requests = True
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(3)), "-m", "sufficiency", "-o", str(out), "--concurrency", "1"])
+    assert result.code == 0, result.stderr
+    assert [r["sufficiency_status"] for r in read_jsonl(out)] == ["ok"] * 3
+    assert server.statuses[400] == 1 and server.statuses[200] == 3  # one refusal, then none is sent with it
+    assert [bool(body.get("response_format")) for body in server.requests] == [True, False, False, False]
+
+
+@pytest.mark.parametrize("header", ["retry-after-ms", "x-ms-retry-after-ms", "Retry-After", "http-date"])
+def test_every_retry_delay_header_is_honoured(run_cli, tmp_path, server, transport, header):
+    # Azure OpenAI sends retry-after-ms with a 429: the retry waited 0.6 to 1.5 s and all rows failed
+    server.rate_429, server.max_failures_per_request = 1.0, 1
+    server.retry_header = header
+    server.retry_after = 2.0 if header == "http-date" else 0.6  # an HTTP date counts whole seconds
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(1)), "-m", "sufficiency", "--max-retries", "2"])
+    assert result.code == 0, result.stderr
+    assert server.statuses[429] == 1 and server.statuses[200] == 1
+    gap = server.arrivals[1] - server.arrivals[0]
+    assert gap >= (0.9 if header == "http-date" else 0.55)  # the backoff alone would be about 0.01 s here
+
+
+def test_api_keys_never_reach_the_output_or_the_terminal(run_cli, tmp_path, server, transport):
+    server.echo_key = True
+    out = tmp_path / "out.jsonl"
+    summary = tmp_path / "s.json"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(2)), "-m", "sufficiency", "-o", str(out), "--summary-json", str(summary)])
+    assert result.code == 3
+    errors = [r["sufficiency_error"] for r in read_jsonl(out)]
+    assert all(e.startswith("judge call failed") and "***" in e for e in errors), errors
+    for text in (result.stderr, result.stdout, out.read_text(), summary.read_text()):
+        assert KEY not in text
+
+
+def test_a_refused_connection_exits_3_within_5_seconds(run_cli, tmp_path, transport):
+    # a wrong --api-base port retried the first call 6 times, about 40 s
+    started = time.monotonic()
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(5)), "-m", "sufficiency", "--api-base", "http://127.0.0.1:9/v1",
+                      "--model", "openai/x", "--cache-dir", str(tmp_path / "c")], judge=False)
+    assert result.code == 3
+    assert time.monotonic() - started < 5
+    assert "cannot connect to openai/x at http://127.0.0.1:9/v1" in result.stderr
+
+
+def test_a_slow_first_call_is_a_timeout_of_that_row_not_a_stop(run_cli, tmp_path, server, transport):
+    # "cannot connect", every other row "not run" and exit 3, although the server answered them at once
+    server.hang_first, server.hang_seconds = 1, 10
+    out = tmp_path / "out.jsonl"
+    started = time.monotonic()
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(6)), "-m", "sufficiency", "-o", str(out), "--timeout", "1",
+                      "--max-retries", "0", "--max-error-rate", "0.5"])
+    written = read_jsonl(out)
+    assert result.code == 0, result.stderr
+    assert [r["sufficiency_status"] for r in written] == ["error"] + ["ok"] * 5
+    assert written[0]["sufficiency_error"].startswith("judge call failed") and "cannot connect" not in result.stderr
+    assert time.monotonic() - started < 8
+
+
+def test_the_two_transports_give_the_same_verdicts_on_development_rows(run_cli, tmp_path):
+    verdicts = {}
+    for transport in ("auto", "litellm"):
+        for name, metric in (("squad2_goldremoved_sufficiency_dev", "sufficiency"), ("squality_completeness_dev", "completeness")):
+            out = tmp_path / f"{transport}-{name}.jsonl"
+            result = run_cli(["score", str(shared_file(f"{name}.jsonl")), "-m", metric, "-o", str(out), "--transport", transport,
+                              "--no-cache", "--min-pass-rate", "0", "--concurrency", "32"])
+            assert result.code == 0, result.stderr
+            verdicts[transport, name] = [(r["id"], r[f"{metric}_status"], r[f"{metric}_score"], r[f"{metric}_missing"], r[f"{metric}_rationale"])
+                                         for r in read_jsonl(out)]
+    for name in ("squad2_goldremoved_sufficiency_dev", "squality_completeness_dev"):
+        assert verdicts["auto", name] == verdicts["litellm", name]
+    assert len(verdicts["auto", "squad2_goldremoved_sufficiency_dev"]) + len(verdicts["auto", "squality_completeness_dev"]) == 400
+
+
+def test_a_fast_path_run_never_imports_litellm(server, tmp_path):
+    code = (
+        "import sys, ragjudge.cli as cli\n"
+        f"sys.argv = ['ragjudge', 'score', {str(tmp_path / 'in.jsonl')!r}, '-m', 'sufficiency', '--model', 'openai/fake-judge',"
+        f" '--api-base', {server.url!r}, '--cache-dir', {str(tmp_path / 'c')!r}, '-o', {str(tmp_path / 'o.parquet')!r}, '-q']\n"
+        "try:\n    cli.main()\nexcept SystemExit as exit:\n    code = exit.code\n"
+        "print(code, 'litellm' in sys.modules)\n"
+    )
+    write_jsonl(tmp_path / "in.jsonl", rows(3))
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "OPENAI_API_KEY": KEY})
+    assert done.stdout.split() == ["0", "False"], done.stderr
+    assert server.calls == 3
+
+
+def test_ctrl_c_cancels_calls_in_flight(tmp_path, transport):
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    source = write_jsonl(tmp_path / "in.jsonl", rows(8))
+    out = tmp_path / "out.jsonl"
+    with FakeJudgeServer(latency=30) as server:
+        command = [sys.executable, "-m", "ragjudge", "score", source, "-m", "sufficiency", "-o", str(out), "--transport", transport,
+                   "--model", "openai/fake", "--api-base", server.url, "--no-cache", "--concurrency", "4", "-q"]
+        process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": KEY}, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while server.in_flight < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+        assert process.returncode == 130, stderr
+        assert time.monotonic() - started < 10  # the 30-second calls were not waited for
+    assert [r["sufficiency_error"] for r in read_jsonl(out)] == ["interrupted"] * 8
