@@ -3,7 +3,6 @@ client (``--transport auto``) and litellm (``--transport litellm``) against the 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
