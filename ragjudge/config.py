@@ -99,7 +99,10 @@ class JudgeSettings(_Strict):
     log-probabilities come back), a float in 1..5, instead of the written integer; it takes
     precedence over ``expected_score``. ``strip_instructions``: remove sentences addressed to
     the judge ("ignore all previous instructions ...") from passages and responses before
-    judging (``ragjudge.injection``); the output's ``removed_instructions`` lists them."""
+    judging (``ragjudge.injection``); the output's ``removed_instructions`` lists them.
+    ``reasoning_first``: sufficiency's reply gives the reasoning before each verdict (as
+    MLflow's and Google's judges ask); None: on for every model except ``local/...``, whose
+    1.5B judge was measured best deciding first. Each order has its own prompt version."""
 
     model: str = "openai/gpt-4o-mini"
     transport: Literal["auto", "litellm"] = "auto"
@@ -120,6 +123,7 @@ class JudgeSettings(_Strict):
     expected_score: bool = False
     coverage_score: bool = False
     strip_instructions: bool = True
+    reasoning_first: bool | None = None
     local_model_path: str | None = None
 
 

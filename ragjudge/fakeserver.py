@@ -182,6 +182,7 @@ class FakeJudgeServer:
         self.hang_seconds = 30.0
         self.garbage = 0  # the first N requests get a 200 whose body is not JSON
         self.reject_response_format = False  # a 400 for any request with response_format
+        self.reject_message = "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model."
         self.retry_header = "Retry-After"  # or retry-after-ms / x-ms-retry-after-ms (milliseconds), or "http-date"
         self.echo_key = False  # a 400 whose message holds the request's whole API key
         self.truncate = False
@@ -229,7 +230,7 @@ class FakeJudgeServer:
         if self.auth_error:
             return self._error(web, 401, "invalid_api_key", "Incorrect API key provided: sk-te****1234.")
         if self.reject_response_format and body.get("response_format"):
-            return self._error(web, 400, "invalid_request_error", "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.")
+            return self._error(web, 400, "invalid_request_error", self.reject_message)
         if number <= self.garbage:
             self.statuses[200] += 1
             return web.Response(status=200, text="<html><body>502 Bad Gateway</body></html>", content_type="text/html")

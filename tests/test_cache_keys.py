@@ -2,6 +2,9 @@
 
 ``tests/data/golden_cache_keys.json`` was computed by ragjudge before the library-core
 refactor (commit cddcf92), from the rows and settings below; every key must come out the same.
+Hosted judges have since been given sufficiency prompts that reason before they decide, under
+a prompt version of their own (issue 20): ``reasoning_first: false`` asks for the earlier
+order, whose keys must not change.
 """
 
 from __future__ import annotations
@@ -49,10 +52,10 @@ class _Resolved:
         self.provider_model = resolve_model(settings)
 
 
-def current_keys() -> dict[str, str]:
+def current_keys(reasoning_first: bool | None = False) -> dict[str, str]:
     keys = {}
     for name, settings in SETTINGS.items():
-        config = load_config(None, {"judge": settings})
+        config = load_config(None, {"judge": {**settings, "reasoning_first": reasoning_first}})
         model = Model(config.judge, None, _Resolved(config.judge))
         for row_name, row in ROWS.items():
             record = to_records([row], resolve_mapping(list(row), [row], Columns()), 0, True)[0]
@@ -71,6 +74,11 @@ def current_keys() -> dict[str, str]:
 
 def test_cache_keys_are_those_of_earlier_versions():
     assert current_keys() == GOLDEN
+
+
+def test_only_hosted_sufficiency_prompts_changed_by_default():
+    changed = {name for name, key in current_keys(None).items() if GOLDEN[name] != key}
+    assert changed == {name for name in GOLDEN if "/sufficiency/" in name and not name.startswith("local/")}
 
 
 @pytest.mark.parametrize("change", [{"temperature": 0.3}, {"seed": 1}, {"max_tokens": 100}, {"model": "openai/gpt-4o"}])

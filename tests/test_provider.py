@@ -150,3 +150,23 @@ def test_ctrl_c_cancels_calls_in_flight(tmp_path, transport):
         assert process.returncode == 130, stderr
         assert time.monotonic() - started < 10  # the 30-second calls were not waited for
     assert [r["sufficiency_error"] for r in read_jsonl(out)] == ["interrupted"] * 8
+
+
+def test_a_failed_first_call_is_that_rows_error_and_the_rest_go_on(run_cli, tmp_path, server, transport):
+    # the same kind as a slow first call: only a refused or unknown host stops the run at the probe
+    server.rate_500, server.max_failures_per_request = 1.0, 1  # each distinct request fails once
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(4)), "-m", "sufficiency", "-o", str(out), "--max-retries", "0",
+                      "--max-error-rate", "1", "--concurrency", "1"])
+    written = read_jsonl(out)
+    assert [r["sufficiency_status"] for r in written] == ["error"] * 4  # each failed on its own, none "not run"
+    assert all(r["sufficiency_error"].startswith("judge call failed") for r in written)
+    assert server.calls == 4 and "judge stopped" not in result.stderr
+
+
+@pytest.mark.parametrize("message", ["This model does not support structured outputs.", "Unsupported parameter: response_format"])
+def test_other_wordings_of_a_refused_response_format_are_asked_again_without_it(run_cli, tmp_path, server, transport, message):
+    server.reject_response_format, server.reject_message = True, message
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(2)), "-m", "sufficiency", "--concurrency", "1"])
+    assert result.code == 0, result.stderr
+    assert server.statuses[400] == 1 and server.statuses[200] == 2

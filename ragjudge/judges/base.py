@@ -186,16 +186,58 @@ def as_bool(value: Any) -> bool | None:
     return None
 
 
-def item_index(value: Any, position: int, count: int) -> int:
-    """0-based index of the item a judge's entry names (``value``: 1-based number, or a string
-    holding one), else the entry's ``position``, capped to ``count - 1``."""
-    if isinstance(value, (int, float)) and 1 <= int(value) <= count:
+def item_number(value: Any, count: int) -> int | None:
+    """0-based index of the item a judge's entry names (``value``: a 1-based whole number, or a
+    string holding one, "fact 2"); None when it names no item in 1..``count``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and float(value).is_integer() and 1 <= int(value) <= count:
         return int(value) - 1
     if isinstance(value, str):
         digits = "".join(ch for ch in value if ch.isdigit())
         if digits and 1 <= int(digits) <= count:
             return int(digits) - 1
-    return min(position, count - 1)
+    return None
+
+
+def read_items(entries: list[Any], key: str, flag: str, count: int, conflict_unjudged: bool = False
+               ) -> tuple[list[bool | None], list[int | None], list[str]]:
+    """A judge's per-item marks (``entries``: objects naming an item under ``key`` and a
+    boolean under ``flag``) for ``count`` items.
+
+    Returns ``(flags, entry_items, problems)``: each item's flag (None when no entry judged it
+    readably), the item each entry judged (None for an entry that judged none), and what was
+    wrong. An entry counts only with a number in 1..count (or, when no entry has a number, its
+    position) and a readable flag. An item judged twice keeps its first mark; with
+    ``conflict_unjudged``, two different marks leave it unjudged.
+    """
+    flags: list[bool | None] = [None] * count
+    entry_items: list[int | None] = []
+    problems: list[str] = []
+    conflicted: set[int] = set()
+    numbered = any(isinstance(e, dict) and e.get(key) is not None for e in entries)
+    for position, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            problems.append(f"entry {position + 1} is not an object")
+            entry_items.append(None)
+            continue
+        index = item_number(entry.get(key), count) if numbered else (position if position < count else None)
+        value = as_bool(entry.get(flag)) if index is not None else None
+        if index is None:
+            problems.append(f"entry {position + 1} names {key} {entry.get(key)!r}, not one of 1..{count}")
+        elif value is None:
+            problems.append(f"{key} {index + 1}: '{flag}' is {entry.get(flag)!r}, not true or false")
+            index = None
+        elif index in conflicted or flags[index] is not None:
+            problems.append(f"{key} {index + 1} is judged twice")
+            if conflict_unjudged and flags[index] != value:
+                conflicted.add(index)
+                flags[index] = None
+            index = None
+        else:
+            flags[index] = value
+        entry_items.append(index)
+    return flags, entry_items, problems
 
 
 def field_probability(logprobs: Any, field: str = "verdict", yes: str = "yes", no: str = "no") -> float | None:

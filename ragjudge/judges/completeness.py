@@ -30,10 +30,9 @@ from ragjudge.judges.base import (
     ParseError,
     Reply,
     Verdict,
-    as_bool,
     fence,
     field_probabilities,
-    item_index,
+    read_items,
     json_schema_format,
     load_reply,
     numbered,
@@ -232,13 +231,8 @@ def parse(reply: str | None, prepared: Call) -> Verdict:
     count = len(prepared.items)
     covered: list[bool | None] = [None] * count
     entries = data.get("statements")
-    if count and isinstance(entries, list):
-        for position, entry in enumerate(entries):
-            if isinstance(entry, dict):
-                flag = as_bool(entry.get("covered"))
-                index = item_index(entry.get("statement"), position, count)
-                if flag is not None and covered[index] is None:  # the first mark of a statement counts
-                    covered[index] = flag
+    if count and isinstance(entries, list):  # a mark with no statement number in 1..count, or no boolean, marks nothing
+        covered = read_items(entries, "statement", "covered", count)[0]
     marked = any(flag is not None for flag in covered)
     # a statement the judge did not mark is missing (once it marked any: else the score alone stands)
     missing = [statement for statement, flag in zip(prepared.items, covered) if not flag] if marked else []

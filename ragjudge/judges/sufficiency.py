@@ -11,9 +11,16 @@ Two modes, chosen per row:
   passages alone? Semantics of Google's "Sufficient Context" autorater and Axion's
   ``ContextualSufficiency``: the judge first says what the request needs (the autorater's
   first step), then decides, then quotes the passage text that gives it (or NONE) with a
-  rationale. The decision comes right after the statement of need so that its probability
-  (``judge.yes_threshold``) is read before the judge argues itself into it; a 1.5B judge
-  that quotes first says "yes" to nearly every row.
+  rationale.
+
+Two orders of the reply, each with its own prompt version (so caches never mix them):
+hosted judges give their reasoning before the verdict (``reason`` before each fact's
+``supported``; ``quote`` and ``rationale`` before ``verdict``), as MLflow's judges (rationale,
+then result) and Google's autorater (reasoning, then label) do. The embedded 1.5B judge
+keeps the order measured best for it: the decision right after the statement of need, so
+that its probability (``judge.yes_threshold``) is read before the judge argues itself into
+it (a 1.5B judge that quotes first says "yes" to nearly every row). ``judge.reasoning_first``
+chooses; by default it is on for every model except ``local/...``.
 
 Verdict yes / no -> score 1.0 / 0.0; ``missing`` lists the unsupported facts.
 """
@@ -35,7 +42,7 @@ from ragjudge.judges.base import (
     fence,
     field_probabilities,
     field_probability,
-    item_index,
+    read_items,
     json_schema_format,
     load_reply,
     neutralise,
@@ -44,7 +51,8 @@ from ragjudge.judges.base import (
 )
 
 METRIC = "sufficiency"
-PROMPT_VERSION = "sufficiency-2026-11-29.4"
+PROMPT_VERSION = "sufficiency-2026-11-29.4"  # the decision-first order (the embedded judge)
+REASONING_FIRST_VERSION = "sufficiency-2026-11-30.1"  # reasoning before every decision (hosted judges)
 GROUNDED, REFERENCE_FREE = "grounded", "reference_free"
 
 SYSTEM = (
@@ -76,6 +84,39 @@ REFERENCE_FREE_TASK = (
     'Reply as JSON: {"needed": "<what the request asks for>", "verdict": "yes"|"no", '
     '"quote": "<sentence or NONE>", "rationale": "<one sentence>"}'
 )
+
+GROUNDED_TASK_REASONING_FIRST = (
+    "Task: for each expected fact, say whether the passages state it. For each fact, first give "
+    "the numbers of the passages that state it and a short reason, then \"supported\": true only "
+    "if a passage states that fact (same meaning) about the subject of the request; a passage on "
+    "the same topic that does not state it, or states something else, means false. Then a "
+    "one-sentence rationale and the verdict: \"yes\" if every fact is supported, \"no\" otherwise.\n"
+    'Reply as JSON: {"facts": [{"fact": <fact number>, "passages": [<passage numbers>], "reason": "<one sentence>", '
+    '"supported": true|false}], "rationale": "<one sentence>", "verdict": "yes"|"no"}'
+)
+
+REFERENCE_FREE_TASK_REASONING_FIRST = (
+    "Task: decide whether the passages state the answer to the request. First write, in a few "
+    "words, exactly what the request asks for (which person, number, date, place, name, reason or "
+    "fact, about which subject). Then copy the sentence that states that answer about that subject "
+    "(or NONE) and give a one-sentence rationale. Then the verdict: \"yes\" only if a passage states "
+    "that specific answer about that subject; \"no\" if the passages are on the topic but do not "
+    "state it, or state it about a different subject.\n"
+    'Reply as JSON: {"needed": "<what the request asks for>", "quote": "<sentence or NONE>", '
+    '"rationale": "<one sentence>", "verdict": "yes"|"no"}'
+)
+
+
+def _ordered(schema: dict[str, Any], order: list[str], item_order: list[str] | None = None) -> dict[str, Any]:
+    """``schema`` with its properties (and, for facts, each item's) in ``order``: structured
+    outputs are written in the order of the schema's properties."""
+    properties = {name: schema["properties"][name] for name in order}
+    if item_order is not None:
+        items = properties["facts"]["items"]
+        properties["facts"] = {**properties["facts"], "items": {**items, "properties": {n: items["properties"][n] for n in item_order},
+                                                                 "required": item_order}}
+    return {**schema, "properties": properties, "required": order}
+
 
 _GROUNDED_SCHEMA = {
     "type": "object",
@@ -113,6 +154,9 @@ _REFERENCE_FREE_SCHEMA = {
     "additionalProperties": False,
 }
 
+_GROUNDED_SCHEMA_REASONING_FIRST = _ordered(_GROUNDED_SCHEMA, ["facts", "rationale", "verdict"], ["fact", "passages", "reason", "supported"])
+_REFERENCE_FREE_SCHEMA_REASONING_FIRST = _ordered(_REFERENCE_FREE_SCHEMA, ["needed", "quote", "rationale", "verdict"])
+
 
 
 class SufficiencyJudge(Judge):
@@ -133,6 +177,12 @@ class SufficiencyJudge(Judge):
     needs = ("request", "context")
     description = "does the retrieved context hold enough to answer the request (grounded with a reference, else reference-free)"
 
+    def __init__(self, settings: Any, threshold: float | None = None) -> None:
+        super().__init__(settings, threshold)
+        chosen = getattr(settings, "reasoning_first", None)
+        self.reasoning_first = not settings.model.startswith("local/") if chosen is None else bool(chosen)
+        self.version = REASONING_FIRST_VERSION if self.reasoning_first else PROMPT_VERSION
+
     def prepare(self, record) -> Call | Verdict:
         """Render the judge call for ``record``, or a skipped / error ``Verdict`` when the row
         lacks what this metric needs (request, non-empty context)."""
@@ -148,13 +198,14 @@ class SufficiencyJudge(Judge):
         if mode == GROUNDED:
             facts = record.expected_facts or [record.expected_response or ""]
             parts.append("<expected_facts>\n" + numbered(facts, prefix="") + "\n</expected_facts>")
-            parts.append(GROUNDED_TASK)
-            schema = json_schema_format("sufficiency_grounded", _GROUNDED_SCHEMA)
+            parts.append(GROUNDED_TASK_REASONING_FIRST if self.reasoning_first else GROUNDED_TASK)
+            schema = json_schema_format("sufficiency_grounded", _GROUNDED_SCHEMA_REASONING_FIRST if self.reasoning_first else _GROUNDED_SCHEMA)
             logprobs = self.settings.fact_threshold is not None
         else:
             facts = []
-            parts.append(REFERENCE_FREE_TASK)
-            schema = json_schema_format("sufficiency_reference_free", _REFERENCE_FREE_SCHEMA)
+            parts.append(REFERENCE_FREE_TASK_REASONING_FIRST if self.reasoning_first else REFERENCE_FREE_TASK)
+            schema = json_schema_format("sufficiency_reference_free",
+                                        _REFERENCE_FREE_SCHEMA_REASONING_FIRST if self.reasoning_first else _REFERENCE_FREE_SCHEMA)
             logprobs = self.settings.yes_threshold is not None
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         passages = [p.text for p in record.passages] if mode == GROUNDED else []
@@ -189,9 +240,13 @@ class SufficiencyJudge(Judge):
                 note(verdict, f"probability check: P(yes) {p_yes:.2f} {'>=' if verdict.score else '<'} yes_threshold {cut:g}, "
                               f"so {'yes' if verdict.score else 'no'} (the judge wrote {'yes' if written else 'no'})")
         fact_cut = self.settings.fact_threshold
-        p_facts = details.get("p_supported") or []
+        p_entries = details.get("p_supported") or []
         facts = details.get("facts") or []
-        if fact_cut is not None and facts and len(p_facts) == len(facts) and all(p is not None for p in p_facts):
+        order = details.get("entry_facts") or list(range(len(facts)))
+        if fact_cut is not None and facts and len(p_entries) == len(order) == len(facts) and all(p is not None for p in p_entries):
+            p_facts = [0.0] * len(facts)
+            for index, p in zip(order, p_entries):
+                p_facts[index] = p
             verdict.missing = [fact for fact, p in zip(facts, p_facts) if p < fact_cut]
             verdict.score = 0.0 if verdict.missing else 1.0
             verdict.details = {**details, "p_yes": min(p_facts)}
@@ -273,39 +328,52 @@ def evidence_shares(facts: list[str], passages: list[str]) -> list[float]:
 
 def parse(reply: str | None, prepared: Call) -> Verdict:
     """Judge reply -> ok ``Verdict`` (score 1.0 / 0.0). Raises ``ParseError`` when the reply
-    has no readable verdict. In grounded mode the per-fact verdicts decide; the overall
-    ``verdict`` field is used only when no fact list came back."""
+    has no readable verdict.
+
+    Grounded: the per-fact verdicts decide, never the overall ``verdict`` field. A fact judged
+    unsupported makes the row insufficient (``missing`` lists exactly the facts judged
+    unsupported); a fact left unjudged (omitted, numbered outside 1..N, judged twice with
+    different marks, or marked with something that is not a boolean) while every judged one is
+    supported is a ``ParseError`` (the chokepoint asks again, then the row is an error), never
+    a yes. Only a reply with no per-fact list at all falls back to ``verdict``, and then only a
+    "no" (which facts are missing is unknown), or the one fact's verdict when there is one."""
     data = load_reply(reply)
     rationale = data.get("rationale")
     rationale = str(rationale).strip() if rationale else None
     missing: list[str] = []
     details: dict[str, Any] = {}
-    verdict: bool | None = None
-    if prepared.mode == GROUNDED and isinstance(data.get("facts"), list) and data["facts"]:
+    if prepared.mode == GROUNDED:
         count = len(prepared.items)
-        supported = [None] * count
-        cited: list[list[int]] = [[] for _ in range(count)]
-        for position, entry in enumerate(data["facts"]):
-            if not isinstance(entry, dict):
-                continue
-            index = item_index(entry.get("fact"), position, count)
-            flag = as_bool(entry.get("supported"))
-            if flag is not None:
-                supported[index] = flag
-            passages = entry.get("passages")
-            if isinstance(passages, list):
-                cited[index] = [int(p) for p in passages if isinstance(p, (int, float)) or str(p).isdigit()]
-        if all(flag is not None for flag in supported):
-            verdict = all(supported)
-            missing = [fact for fact, flag in zip(prepared.items, supported) if not flag]
-            details = {"supported": supported, "passages": cited, "facts": list(prepared.items)} if len(data["facts"]) == count else {"supported": supported, "passages": cited}
-    if verdict is None:
+        entries = data.get("facts")
+        if isinstance(entries, list) and entries:
+            supported, entry_facts, problems = read_items(entries, "fact", "supported", count, conflict_unjudged=True)
+            cited: list[list[int]] = [[] for _ in range(count)]
+            for entry, index in zip(entries, entry_facts):
+                if index is not None and isinstance(entry.get("passages"), list):
+                    cited[index] = [int(p) for p in entry["passages"] if isinstance(p, (int, float)) and not isinstance(p, bool) or str(p).isdigit()]
+            unjudged = [i + 1 for i, flag in enumerate(supported) if flag is None]
+            if unjudged and all(flag is not False for flag in supported):
+                why = f"; {'; '.join(problems)}" if problems else ""
+                raise ParseError(f"fact(s) {', '.join(map(str, unjudged))} of {count} not judged{why}")
+            verdict = all(flag is True for flag in supported)
+            missing = [fact for fact, flag in zip(prepared.items, supported) if flag is False]
+            details = {"supported": supported, "passages": cited}
+            if not problems and not unjudged:  # each entry is one fact, once: probabilities can be matched to facts
+                details.update(facts=list(prepared.items), entry_facts=entry_facts)
+        else:
+            overall = as_bool(data.get("verdict"))
+            if overall is None:
+                raise ParseError("the reply has no yes/no verdict")
+            if count > 1 and overall:
+                raise ParseError(f"the reply says yes without judging the {count} facts one by one")
+            verdict = overall
+            if count == 1:
+                missing = [] if overall else list(prepared.items)
+                details = {"supported": [overall], "passages": [[]]}
+    else:
         verdict = as_bool(data.get("verdict"))
         if verdict is None:
             raise ParseError("the reply has no yes/no verdict")
-        if prepared.mode == GROUNDED and not verdict:
-            missing = list(prepared.items)
-    if prepared.mode == REFERENCE_FREE:
         quote = data.get("quote")
         details = {"quote": neutralise(str(quote)) if quote is not None else None}
     return Verdict(
