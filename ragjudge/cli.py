@@ -108,6 +108,8 @@ def _overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]
         gate["min_pass_rate"] = rates
     if options["max_error_rate"] is not None:
         gate["max_error_rate"] = options["max_error_rate"]
+    if options["max_skip_rate"] is not None:
+        gate["max_skip_rate"] = options["max_skip_rate"]
     if gate:
         over["gate"] = gate
     cache: dict[str, Any] = {}
@@ -155,6 +157,7 @@ def score(
     threshold: Annotated[list[str], typer.Option(help="METRIC=VALUE row pass threshold (defaults: sufficiency=0.5, completeness=3).")] = [],
     min_pass_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the pass rate over ok rows (default 1.0).")] = [],
     max_error_rate: Annotated[Optional[float], typer.Option(help="Gate on the share of judged rows with status error (default 0.0).")] = None,
+    max_skip_rate: Annotated[Optional[float], typer.Option(help="Gate on the share of rows a metric skipped, e.g. for lack of a response (default 1.0: never fails).")] = None,
     summary_json: Annotated[Optional[str], typer.Option(help="Write the run summary and gate verdict as JSON to this file (- for stdout).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option(help="Response cache folder (default: the per-user cache folder).")] = None,
@@ -190,9 +193,9 @@ def score(
         write_summary_json(summary_json, summary_dict(result.summary, result.gate, result.notes[0] if result.notes else None))
     if not quiet:
         print_summary(console, result.summary, result.gate)
-    elif not result.gate.passed:  # quiet: no table, but a failing gate still says why
+    else:  # quiet: no table, but a failing gate still says why, and a metric that judged nothing says so
         for line in result.gate.lines:
-            if "FAIL" in line or "failed" in line:
+            if line.startswith("SKIP") or (not result.gate.passed and ("FAIL" in line or "failed" in line)):
                 console.print(line, highlight=False, soft_wrap=True)
     raise typer.Exit(result.gate.exit_code)
 

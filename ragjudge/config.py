@@ -128,10 +128,13 @@ class JudgeSettings(_Strict):
 
 
 class GateSettings(_Strict):
-    """Pass-rate floors (0..1, per metric) and the error-rate ceiling (0..1, per metric)."""
+    """Pass-rate floors (0..1, per metric), the error-rate ceiling (0..1, per metric: errors /
+    judged rows) and the skip-rate ceiling (0..1, per metric: skipped / all rows; 1.0 never
+    fails), e.g. 0.1 to fail a run where a retriever left many rows without context."""
 
     min_pass_rate: dict[str, float] = Field(default_factory=lambda: {m: 1.0 for m in METRICS})
     max_error_rate: float = Field(0.0, ge=0.0, le=1.0)
+    max_skip_rate: float = Field(1.0, ge=0.0, le=1.0)
 
     @field_validator("min_pass_rate", mode="before")
     @classmethod

@@ -35,8 +35,10 @@ class MetricSummary:
     cached: int = 0
     score_thousandths: int = 0  # the sum of ok scores in thousandths: exact, so chunk sums add up to the whole
     usage: Usage = field(default_factory=Usage)
+    skipped_by: dict[str, int] = field(default_factory=dict)  # skip reason -> rows
     min_pass_rate: float = 1.0
     max_error_rate: float = 0.0
+    max_skip_rate: float = 1.0
 
     @property
     def pass_rate(self) -> float | None:
@@ -63,17 +65,27 @@ class MetricSummary:
             self.input_errors += verdict.input_error
         else:
             self.skipped += 1
+            reason = verdict.error or "skipped"
+            self.skipped_by[reason] = self.skipped_by.get(reason, 0) + 1
         if verdict.cached:
             self.cached += 1
         self.usage = self.usage + verdict.usage
 
     def merge(self, other: "MetricSummary") -> "MetricSummary":
         """This summary and ``other`` (the same metric over other rows) added together."""
-        merged = MetricSummary(self.metric, self.threshold, min_pass_rate=self.min_pass_rate, max_error_rate=self.max_error_rate)
+        merged = MetricSummary(self.metric, self.threshold, min_pass_rate=self.min_pass_rate, max_error_rate=self.max_error_rate,
+                               max_skip_rate=self.max_skip_rate)
         for name in ("rows", "ok", "error", "input_errors", "skipped", "passed", "cached", "score_thousandths"):
             setattr(merged, name, getattr(self, name) + getattr(other, name))
         merged.usage = self.usage + other.usage
+        merged.skipped_by = dict(self.skipped_by)
+        for reason, count in other.skipped_by.items():
+            merged.skipped_by[reason] = merged.skipped_by.get(reason, 0) + count
         return merged
+
+    @property
+    def skip_rate(self) -> float:
+        return self.skipped / self.rows if self.rows else 0.0
 
     @property
     def prompt_tokens(self) -> int:
@@ -99,9 +111,12 @@ class MetricSummary:
             "pass_rate": self.pass_rate,
             "mean_score": self.mean_score,
             "error_rate": self.error_rate,
+            "skip_rate": self.skip_rate,
+            "skipped_by": dict(sorted(self.skipped_by.items(), key=lambda item: -item[1])),
             "threshold": self.threshold,
             "min_pass_rate": self.min_pass_rate,
             "max_error_rate": self.max_error_rate,
+            "max_skip_rate": self.max_skip_rate,
             "cached": self.cached,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -160,8 +175,21 @@ class GateResult:
     failures: list[str]
 
 
-def _rate(value: float) -> str:
-    return f"{value:.2f}"
+def distinct(value: float, limit: float, digits: int = 2) -> tuple[str, str]:
+    """``value`` and ``limit`` printed with the fewest decimals (at least ``digits``, at most 6)
+    that show them unequal when they are: a comparison never reads "0.95 < 0.95"."""
+    for places in range(digits, 7):
+        a, b = f"{value:.{places}f}", f"{limit:.{places}f}"
+        if (a != b) == (value != limit):
+            return a, b
+    return f"{value:g}", f"{limit:g}"
+
+
+def _why_skipped(m: MetricSummary) -> str:
+    if not m.skipped_by:
+        return ""
+    reason, count = max(m.skipped_by.items(), key=lambda item: item[1])
+    return f"; most for '{reason}' ({count})" if len(m.skipped_by) > 1 else f": {reason}"
 
 
 def check_gate(summary: Summary) -> GateResult:
@@ -171,8 +199,14 @@ def check_gate(summary: Summary) -> GateResult:
     pass_failed = error_failed = judge_errors_failed = False
     for name, m in summary.metrics.items():
         judged = m.ok + m.error
+        if m.rows and m.skip_rate > m.max_skip_rate:
+            pass_failed = True
+            a, b = distinct(m.skip_rate, m.max_skip_rate)
+            line = f"FAIL {name}: skip rate {a} > {b} ({m.skipped} of {m.rows} rows skipped){_why_skipped(m)}"
+            failures.append(line[5:])
+            lines.append(line)
         if judged == 0:
-            lines.append(f"SKIP {name}: no row judged ({m.skipped} skipped)")
+            lines.append(f"SKIP {name}: no row judged ({m.skipped} skipped){_why_skipped(m)}")
             continue
         if m.error_rate > m.max_error_rate:
             error_failed = True
@@ -180,21 +214,25 @@ def check_gate(summary: Summary) -> GateResult:
             # of the excess came from rows whose input was unusable (exit 2)
             judge_errors_failed |= (m.error - m.input_errors) / judged > m.max_error_rate
             cause = f"; {m.input_errors} from unusable input" if m.input_errors else ""
-            line = f"FAIL {name}: error rate {_rate(m.error_rate)} > {_rate(m.max_error_rate)} ({m.error} of {judged} judged rows{cause})"
+            a, b = distinct(m.error_rate, m.max_error_rate)
+            line = f"FAIL {name}: error rate {a} > {b} ({m.error} of {judged} judged rows{cause})"
             failures.append(line[5:])
             lines.append(line)
         else:
-            lines.append(f"PASS {name}: error rate {_rate(m.error_rate)} <= {_rate(m.max_error_rate)} ({m.error} of {judged} judged rows)")
+            a, b = distinct(m.error_rate, m.max_error_rate)
+            lines.append(f"PASS {name}: error rate {a} <= {b} ({m.error} of {judged} judged rows)")
         if m.ok == 0:
             continue
         assert m.pass_rate is not None
         if m.pass_rate < m.min_pass_rate:
             pass_failed = True
-            line = f"FAIL {name}: pass rate {_rate(m.pass_rate)} < {_rate(m.min_pass_rate)} ({m.passed} of {m.ok} ok rows passed)"
+            a, b = distinct(m.pass_rate, m.min_pass_rate)
+            line = f"FAIL {name}: pass rate {a} < {b} ({m.passed} of {m.ok} ok rows passed)"
             failures.append(line[5:])
             lines.append(line)
         else:
-            lines.append(f"PASS {name}: pass rate {_rate(m.pass_rate)} >= {_rate(m.min_pass_rate)} ({m.passed} of {m.ok} ok rows passed)")
+            a, b = distinct(m.pass_rate, m.min_pass_rate)
+            lines.append(f"PASS {name}: pass rate {a} >= {b} ({m.passed} of {m.ok} ok rows passed)")
     if summary.fatal:
         failures.insert(0, f"judge stopped: {summary.fatal}")
         lines.insert(0, f"FAIL judge stopped: {summary.fatal}")

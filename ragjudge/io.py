@@ -14,6 +14,7 @@ import json
 import math
 import os
 import pickle
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -146,13 +147,16 @@ class _NulGuard:
     """A binary stream for pandas' CSV reader that stops at a NUL byte (the C parser ends
     the cell there and drops the rest silently) and keeps the first block, for the header."""
 
-    def __init__(self, stream: IO[bytes], name: str) -> None:
+    def __init__(self, stream: IO[bytes], name: str, copy: IO[bytes] | None = None) -> None:
         self.stream, self.name = stream, name
         self.lines = 0  # newlines in the blocks read so far
         self.first = b""
+        self.copy = copy  # stdin: what was read, so that an error can name its line
 
     def read(self, size: int = -1) -> bytes:
         block = self.stream.read(size)
+        if self.copy is not None:
+            self.copy.write(block)
         if not self.first:
             self.first = block
         at = block.find(b"\0")
@@ -187,7 +191,7 @@ def _check_header(guard: _NulGuard, columns: int) -> None:
 
 def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     stream = _open_binary(path)
-    guard = _NulGuard(stream, _name(path))
+    guard = _NulGuard(stream, _name(path), tempfile.TemporaryFile(prefix=".ragjudge-stdin.") if path == "-" else None)
     try:
         import warnings
 
@@ -199,19 +203,69 @@ def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
                     _check_header(guard, len(chunk.columns))
                 yield chunk.astype(object).where(chunk.notna(), None)
     except pd.errors.ParserWarning:
+        found = _csv_problem(path, guard.copy)
+        where = f" line {found[0]} (record {found[1]}):" if found else ""
+        what = found[2] if found else "rows have more fields than the header has column names"
         raise InputError(
-            f"{_name(path)}: malformed CSV: rows have more fields than the header has column names; "
-            "add the missing names to the header line or fix the quoting"
+            f"{_name(path)}:{where} malformed CSV: {what}; add the missing names to the header line or fix the quoting"
         ) from None
     except pd.errors.EmptyDataError:
         raise InputError(f"{_name(path)}: the CSV file is empty; it needs a header line and rows") from None
     except UnicodeDecodeError:
         raise InputError(f"{_name(path)}: not UTF-8 text; save the CSV as UTF-8 (in a spreadsheet: CSV UTF-8)") from None
     except pd.errors.ParserError as exc:
-        raise InputError(f"{_name(path)}: malformed CSV: {str(exc).strip()}; check quoting on that line") from None
+        found = _csv_problem(path, guard.copy)
+        if found:
+            raise InputError(f"{_name(path)}: line {found[0]} (record {found[1]}): malformed CSV: {found[2]}; check the quoting on that line") from None
+        # stdin cannot be read twice: pandas counts records, not lines
+        message = re.sub(r"\bin line (\d+)", r"in record \1 (counting the header)", str(exc).strip())
+        raise InputError(f"{_name(path)}: malformed CSV: {message}; check quoting on that record") from None
     finally:
         if path != "-":
             stream.close()
+        if guard.copy is not None:
+            guard.copy.close()
+
+
+def _csv_problem(path: str, copy: IO[bytes] | None = None) -> tuple[int, int, str] | None:
+    """(physical line, record number, what is wrong) of the first malformed record of the CSV
+    file at ``path``, read again by Python's csv reader with strict quoting: a record with more
+    or fewer fields than the header, or broken quoting. Records are counted from 1 after the
+    header; a quoted cell may span lines, so the line can be far past the record number.
+    ``copy``: for stdin, a file holding what was read of it (the rest is read into it first).
+    None when that reader finds nothing wrong."""
+    import csv
+
+    csv.field_size_limit(2**31 - 1)
+    try:
+        if copy is not None:
+            while block := _stdin().read(1 << 20):
+                copy.write(block)
+            copy.seek(0)
+            opened: Any = io.TextIOWrapper(copy, encoding="utf-8-sig", errors="replace", newline="")
+        else:
+            opened = open(path, encoding="utf-8-sig", errors="replace", newline="")
+        with opened as handle:
+            reader = csv.reader(handle, strict=True)
+            header: list[str] | None = None
+            end = 0
+            record = 0
+            try:
+                for fields in reader:
+                    start, end = end + 1, reader.line_num
+                    if not fields:
+                        continue  # a blank line
+                    if header is None:
+                        header = fields
+                        continue
+                    record += 1
+                    if len(fields) != len(header):
+                        return start, record, f"{len(fields)} fields where the header has {len(header)}"
+            except csv.Error as exc:
+                return end + 1, record + 1, str(exc)
+    except OSError:
+        return None
+    return None
 
 
 def _parquet_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:

@@ -98,7 +98,7 @@ def evaluate(
         mapping = scorer.resolve(first, name, flag_fields)
         own = scorer.column_types()
         replaced = [str(c) for c in first.columns if str(c) in own]
-        found = [mapping.describe(), *mapping.warnings]
+        found = [mapping.describe(), *mapping.warnings, *scorer.check(mapping)]
         if replaced:
             found.append(f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own")
         for note in found:
@@ -116,6 +116,10 @@ def evaluate(
         while chunk is not None:
             scored = scorer.score(chunk, mapping, on_progress)
             summary = summary.merge(scored.summary)
+            for note in scored.notes:
+                if note not in notes:
+                    notes.append(note)
+                    _say(on_note, note)
             if writer:
                 writer.write(scored.frame)
             if keep_table:
@@ -140,6 +144,12 @@ def evaluate(
         note = removed_note(summary.rows_with_removed_instructions)
         notes.append(note)
         _say(on_note, note)
+    for name, metric in summary.metrics.items():
+        if summary.rows and metric.ok + metric.error == 0 and not summary.interrupted:
+            reasons = ", ".join(f"{count} '{reason}'" for reason, count in sorted(metric.skipped_by.items(), key=lambda item: -item[1]))
+            note = f"note: {name} judged no row of {summary.rows} ({reasons or 'none skipped'})"
+            notes.append(note)
+            _say(on_note, note)
     table = None
     if keep_table:
         table = pd.concat(kept, ignore_index=not is_frame) if len(kept) > 1 else (kept[0] if kept else first)

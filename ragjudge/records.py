@@ -17,13 +17,26 @@ from typing import Any
 from ragjudge.config import FIELDS, Columns
 from ragjudge.errors import InputError
 
-ALIASES: dict[str, tuple[str, ...]] = {
+ALIASES: dict[str, tuple[str, ...]] = {  # the first tier: two of them in one table are an error
     "id": (),
     "request": ("question", "query", "input"),
     "context": ("contexts", "retrieved_context", "documents"),
     "expected_facts": (),
     "expected_response": ("ground_truth", "reference", "expected_output"),
     "response": ("answer", "output"),
+}
+# the second tier, read only when no column of the first is present (ragas, DeepEval, MLflow,
+# LangChain and home-made tables name the fields so)
+MORE_ALIASES: dict[str, tuple[str, ...]] = {
+    "id": (),
+    "request": ("user_input", "user_query", "user_question", "question_text", "prompt"),
+    "context": ("retrieved_contexts", "retrieval_context", "docs", "chunks", "passages", "retrieved_docs", "retrieved_documents",
+                "retrieved_passages", "retrieved_chunks", "source_documents", "context_docs", "search_results"),
+    "expected_facts": ("facts", "key_facts", "reference_facts", "ground_truth_facts", "expected_claims"),
+    "expected_response": ("ground_truths", "gold_answer", "golden_answer", "reference_answer", "expected_answer", "ideal_answer",
+                          "reference_response", "gold_response", "target"),
+    "response": ("generated_answer", "generated_response", "bot_answer", "bot_response", "actual_output", "model_answer",
+                 "model_response", "llm_answer", "llm_response", "prediction", "completion"),
 }
 PASSAGE_TEXT_KEYS = ("content", "page_content", "text")
 PASSAGE_KEEP_KEYS = ("id", "doc_uri", "metadata")
@@ -51,7 +64,9 @@ class EvalRecord:
     expected_response: str | None = None
     response: str | None = None
     context_error: str | None = None
-    removed: list[str] = field(default_factory=list)  # sentences addressed to the judge, taken out ("passage 2: ...", "response: ...")
+    retrieved_nothing: bool = False  # the context is a list with no passage in it: the retriever found nothing
+    removed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # how a cell was read, for the run's notes  # sentences addressed to the judge, taken out ("passage 2: ...", "response: ...")
 
     @property
     def has_reference(self) -> bool:
@@ -65,6 +80,30 @@ class Mapping:
     paths: dict[str, str | None]
     origins: dict[str, str]
     warnings: tuple[str, ...] = ()
+    unused: tuple[str, ...] = ()  # the input's columns no field reads
+
+    def suggest(self, name: str) -> str | None:
+        """The unused column whose name is closest to field ``name`` or one of its aliases
+        (None when every column is used)."""
+        import difflib
+
+        def plain(text: str) -> str:
+            return "".join(ch if ch.isalnum() else "_" for ch in text.lower())
+
+        names = [name, *ALIASES[name], *MORE_ALIASES[name]]
+        best, score = None, -1.0
+        for column in self.unused:
+            ratio = max(difflib.SequenceMatcher(None, plain(column), plain(n)).ratio() for n in names)
+            if ratio > score:
+                best, score = column, ratio
+        return best
+
+    def hint(self, name: str) -> str:
+        """What to do about field ``name`` being unmapped: the unused columns and the closest one."""
+        column = self.suggest(name)
+        if column is None:
+            return "; every column of the input is already read for another field"
+        return f"; columns not read: {', '.join(self.unused)}; if {column!r} holds it, set --map {name}={column} (or columns.{name} in the config)"
 
     def describe(self) -> str:
         parts = []
@@ -155,7 +194,11 @@ def resolve_mapping(
         if name in columns:
             paths[name], origins[name] = name, "column"
             continue
-        found = [alias for alias in ALIASES[name] if alias in columns]
+        found: list[str] = []
+        for tier in (ALIASES[name], MORE_ALIASES[name]):
+            found = [alias for alias in tier if alias in columns]
+            if found:
+                break
         if len(found) > 1:
             raise InputError(
                 f"columns {', '.join(repr(a) for a in found)} in {source} could each be the {name}; "
@@ -163,7 +206,9 @@ def resolve_mapping(
             )
         paths[name] = found[0] if found else None
         origins[name] = "alias" if found else "none"
-    return Mapping(paths, origins, tuple(warnings))
+    used = {path.split(".", 1)[0] for path in paths.values() if path} | {path for path in paths.values() if path}
+    unused = tuple(c for c in columns if c not in used)
+    return Mapping(paths, origins, tuple(warnings), unused)
 
 
 def _keys_at(row: dict[str, Any], path: str) -> list[str]:
@@ -194,7 +239,9 @@ def _json_text(value: Any) -> str:
 
 
 def _as_list(value: Any) -> list[Any] | None:
-    """A list from a list, a numpy array, or a JSON-encoded list in a string; else None."""
+    """A list from a list, a numpy array, or a list encoded in a string: JSON, or a Python
+    literal as ``DataFrame.to_csv`` writes one (``['a', 'b']``; read by ``ast.literal_eval``,
+    never evaluated). None for anything else."""
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
@@ -202,18 +249,36 @@ def _as_list(value: Any) -> list[Any] | None:
     if isinstance(value, str) and value.lstrip().startswith("["):
         try:
             decoded = json.loads(value)
-        except json.JSONDecodeError:
-            return None
+        except (json.JSONDecodeError, RecursionError):
+            decoded = _literal(value)
         if isinstance(decoded, list):
             return decoded
     return None
 
 
+def _literal(text: str) -> Any:
+    """A Python list literal (pandas' CSV form of a list cell) read safely, else None."""
+    import ast
+
+    stripped = text.strip()
+    if not stripped.endswith("]"):
+        return None
+    try:
+        return ast.literal_eval(stripped)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return None
+
+
+def _looks_like_list(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().startswith("[") and value.strip().endswith("]")
+
+
 def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
     """Context -> (passages, error). Accepts a string, a list of strings, a list of objects
     with the text under ``content``/``page_content``/``text`` (id/doc_uri/metadata kept),
-    or such a list JSON-encoded in a string. An object without a text key is an error that
-    names the keys it has, never an empty passage."""
+    or such a list encoded in a string (JSON, or a Python literal as pandas writes lists to
+    CSV). An object whose values hold no text under those keys but under others is an error
+    that names the keys, never an empty passage."""
     if _is_missing(value):
         return [], None
     items = _as_list(value)
@@ -228,12 +293,18 @@ def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
         if _is_missing(item):
             continue
         if isinstance(item, dict):
-            key = next((k for k in PASSAGE_TEXT_KEYS if k in item), None)
+            # Parquet gives every item the fields of all of them, null where an item had none:
+            # only fields holding a value count, so that a {"body": ...} item is the same error
+            # whatever the input format, and a null "content" does not hide a "page_content"
+            held = [k for k, v in item.items() if not _is_missing(v) and not (isinstance(v, str) and not v.strip())]
+            key = next((k for k in PASSAGE_TEXT_KEYS if k in held), None)
             if key is None:
-                found = ", ".join(map(str, item)) or "(none)"
+                unknown = [k for k in held if k not in PASSAGE_KEEP_KEYS]
+                if not unknown:
+                    continue  # an empty passage
                 return [], (
                     f"context item {position} has no text under {', '.join(PASSAGE_TEXT_KEYS)}; "
-                    f"keys found: {found}"
+                    f"keys found: {', '.join(map(str, held))}"
                 )
             text = _text(item[key])
             if text:
@@ -265,6 +336,8 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
         get = {name: (_lookup(row, path) if path else None) for name, path in mapping.paths.items()}
         passages, context_error = normalise_context(get["context"])
         ident = get["id"]
+        notes = [f"column '{mapping.paths[name]}' (for {name}) holds text that looks like a list but is neither JSON nor a Python list; "
+                 "it was read as one piece of text" for name in ("context", "expected_facts") if _looks_like_list(get[name]) and _as_list(get[name]) is None]
         records.append(
             EvalRecord(
                 index=start + offset,
@@ -275,6 +348,8 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
                 expected_response=_text(get["expected_response"]),
                 response=_text(get["response"]),
                 context_error=context_error,
+                retrieved_nothing=not passages and not context_error and _as_list(get["context"]) is not None,
+                notes=notes,
             )
         )
         if strip_instructions:

@@ -18,6 +18,7 @@ def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None)
         "rows": summary.rows,
         "judge_model": summary.judge_model,
         "metrics": {name: m.to_dict() for name, m in summary.metrics.items()},
+        "metrics_not_judged": [name for name, m in summary.metrics.items() if summary.rows and m.ok + m.error == 0],
         "provider_calls": summary.provider_calls,
         "rows_with_removed_instructions": summary.rows_with_removed_instructions,
         "cost_usd": summary.cost_usd,

@@ -70,8 +70,9 @@ def _pandas_array(values: list[Any], kind: str) -> Any:
 class Scored:
     """What ``Scorer.score`` returns: the scored ``frame`` (the input's rows and index, in
     order, with the output columns), the ``summary`` of these rows (counts, pass rates,
-    tokens, cost; ``Summary.merge`` adds several) and ``notes`` for the reader (the column
-    mapping used, columns replaced, sentences removed)."""
+    tokens, cost; ``Summary.merge`` adds several) and ``notes`` for the reader: how cells were
+    read, and, when ``score`` resolved the mapping itself, the mapping used, columns replaced
+    and sentences removed."""
 
     frame: Any
     summary: Summary
@@ -161,6 +162,26 @@ class Scorer:
         common aliases). Raises ``InputError`` (exit 2) for a mapped column that does not exist."""
         return resolve_mapping([str(c) for c in frame.columns], frame.head(50).to_dict("records"), self.config.columns, flag_fields, source)
 
+    def check(self, mapping: Mapping) -> list[str]:
+        """Each metric's needed fields (``Judge.needs``) against ``mapping``. A metric asked
+        for (``metrics`` set in the config, ``-m``) that needs a field no column holds raises
+        ``InputError`` (exit 2) naming the field and the ``--map`` to set; for a metric run by
+        default, the same is returned as a note (it will judge no row)."""
+        from ragjudge.errors import InputError
+
+        asked = "metrics" in self.config.model_fields_set
+        notes = []
+        for judge in self.judges:
+            for need in judge.needs:
+                fields = need.split("|")
+                if any(mapping.paths.get(name) for name in fields):
+                    continue
+                message = f"{judge.name} needs a {' or '.join(fields)} column and none was found{mapping.hint(fields[0])}"
+                if asked:
+                    raise InputError(message)
+                notes.append(f"note: {message}; {judge.name} will judge no row")
+        return notes
+
     def score(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None) -> Scored:
         """Score every row of ``frame`` (a pandas DataFrame) with every metric.
 
@@ -168,15 +189,17 @@ class Scorer:
         called as rows finish (from ragjudge's loop thread). Returns ``Scored``; every input
         row is in ``frame``, in order, with a status per metric. Provider failures become
         error rows; raises only for unusable input (``InputError``) or settings."""
+        resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
         records, verdicts = _loop.run(self._judge(rows, mapping, on_progress))
-        return self._scored(frame, records, verdicts, notes)
+        return self._scored(frame, records, verdicts, notes, resolved)
 
     async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None) -> Scored:
         """``score`` for async code (Jupyter, web apps): ``await scorer.ascore(df)``."""
+        resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
         records, verdicts = await _loop.arun(self._judge(rows, mapping, on_progress))
-        return self._scored(frame, records, verdicts, notes)
+        return self._scored(frame, records, verdicts, notes, resolved)
 
     def interrupt(self) -> None:
         """Stop: calls in flight are cancelled and every unfinished row becomes an error row
@@ -193,7 +216,7 @@ class Scorer:
         notes: list[str] = []
         if mapping is None:
             mapping = self.resolve(frame)
-            notes += [mapping.describe(), *mapping.warnings]
+            notes += [mapping.describe(), *mapping.warnings, *self.check(mapping)]
             replaced = [str(c) for c in frame.columns if str(c) in self.column_types()]
             if replaced:
                 notes.append(f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own")
@@ -295,7 +318,7 @@ class Scorer:
             verdict.cached = False
         return verdict
 
-    def _scored(self, frame: Any, records: list[EvalRecord], verdicts: list[list[Verdict]], notes: list[str]) -> Scored:
+    def _scored(self, frame: Any, records: list[EvalRecord], verdicts: list[list[Verdict]], notes: list[str], resolved: bool) -> Scored:
         import pandas as pd
 
         types = self.column_types()
@@ -330,7 +353,8 @@ class Scorer:
         own = pd.DataFrame(columns, index=frame.index)
         out = pd.concat([kept, own], axis=1) if len(kept.columns) else own
         summary = self._summary(records, verdicts)
-        if summary.rows_with_removed_instructions:
+        notes.extend(dict.fromkeys(note for record in records for note in record.notes))
+        if summary.rows_with_removed_instructions and resolved:
             notes.append(removed_note(summary.rows_with_removed_instructions))
         return Scored(out, summary, notes)
 
@@ -339,7 +363,8 @@ class Scorer:
         config = self.config
         return Summary(
             metrics={j.name: MetricSummary(j.name, j.threshold, min_pass_rate=config.min_pass_rate(j.name),
-                                           max_error_rate=config.gate.max_error_rate) for j in self.judges},
+                                           max_error_rate=config.gate.max_error_rate, max_skip_rate=config.gate.max_skip_rate)
+                     for j in self.judges},
             judge_model=config.judge.model,
         )
 

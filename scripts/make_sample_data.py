@@ -40,7 +40,9 @@ def main() -> None:
     squality = sorted(load("squality_completeness_dev"), key=size)
     low = [r for r in squality if r["label_completeness"] < 3][:4]
     high = [r for r in squality if r["label_completeness"] >= 3.5][:4]
-    rows += [{k: r.get(k) for k in KEEP} | {"slice": "squality_completeness_dev"} for r in low + high]
+    # SQuALITY rows hold no retrieval: their context is null (absent), not an empty list, which
+    # would say that a retriever found nothing (sufficiency 0.0, "no passages retrieved")
+    rows += [{k: r.get(k) for k in KEEP} | {"context": None, "slice": "squality_completeness_dev"} for r in low + high]
     out = ROOT / "sample_data"
     out.mkdir(exist_ok=True)
     with open(out / "rag_eval.jsonl", "w", encoding="utf-8") as handle:
@@ -56,7 +58,7 @@ def main() -> None:
             record = {
                 "inputs": {"query": row["request"]},
                 "outputs": {
-                    "retrieved_context": [{"content": p, "doc_uri": f"{row['id']}#ctx{i}"} for i, p in enumerate(row["context"] or [])],
+                    "retrieved_context": None if row["context"] is None else [{"content": p, "doc_uri": f"{row['id']}#ctx{i}"} for i, p in enumerate(row["context"])],
                     "response": row["response"],
                 },
                 "expectations": {"expected_facts": row["expected_facts"], "expected_response": row["expected_response"]},

@@ -80,7 +80,7 @@ def test_csv_rows_with_one_field_too_many_do_not_shift_columns(run_cli, tmp_path
     out = tmp_path / "o.jsonl"
     result = run_cli(["score", str(path), "-o", str(out), "-m", "sufficiency"])
     assert result.code == 2
-    assert f"{path}: malformed CSV: rows have more fields than the header has column names" in result.stderr
+    assert f"{path}: line 2 (record 1): malformed CSV: 4 fields where the header has 3" in result.stderr  # the line is named (issue 20)
 
 
 @pytest.mark.parametrize("content, suffix", [

@@ -84,3 +84,161 @@ def test_the_embedded_judge_keeps_its_measured_order_under_its_own_prompt_versio
     assert local_call.version == sufficiency.PROMPT_VERSION != hosted_call.version == sufficiency.REASONING_FIRST_VERSION
     chosen, _ = grounded_call(JudgeSettings(model="openai/gpt-4o-mini", reasoning_first=False))
     assert chosen.version == sufficiency.PROMPT_VERSION
+
+
+# 5. Parquet contexts hide unknown chunk keys
+
+def _parquet(tmp_path, rows) -> str:
+    import pandas as pd
+
+    path = tmp_path / "in.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    return str(path)
+
+
+def test_a_context_item_with_an_unknown_key_is_the_same_error_in_parquet_as_in_jsonl(run_cli, tmp_path):
+    # Arrow merges the items' structs, so "content" exists and is null: the body-only row was
+    # skipped as "no context", and the mixed row judged on its first item alone
+    rows = [{"id": "body-only", "request": "q?", "context": [{"body": "The treaty was signed in Lisbon."}], "expected_response": "Lisbon"},
+            {"id": "mixed", "request": "q?", "context": [{"content": "Signed in 1911."}, {"body": "It was signed in Lisbon."}],
+             "expected_response": "Lisbon"}]
+    errors = {}
+    for source in (write_jsonl(tmp_path / "in.jsonl", rows), _parquet(tmp_path, rows)):
+        out = tmp_path / "out.jsonl"
+        run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--max-error-rate", "1"])
+        errors[source] = [(r["sufficiency_status"], r["sufficiency_error"]) for r in read_jsonl(out)]
+    jsonl, parquet = errors.values()
+    assert jsonl == parquet == [("error", "context item 1 has no text under content, page_content, text; keys found: body"),
+                                ("error", "context item 2 has no text under content, page_content, text; keys found: body")]
+
+
+def test_a_null_text_key_does_not_hide_another_text_key(run_cli, tmp_path, server):
+    # the same kind: items with "content" and items with "page_content", merged by Arrow
+    server.keep_requests = True
+    rows = [{"id": "a", "request": "Where was it signed?", "context": [{"content": "It was signed in Lisbon."},
+                                                                       {"page_content": "The year was 1911.", "doc_uri": "d2"}]}]
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", _parquet(tmp_path, rows), "-m", "sufficiency", "-o", str(out)])
+    assert read_jsonl(out)[0]["sufficiency_status"] == "ok"
+    prompt = server.requests[0]["messages"][1]["content"]
+    assert "[1] It was signed in Lisbon.\n[2] The year was 1911." in prompt
+
+
+# 6. Lists written by pandas into CSV
+
+def test_a_list_cell_written_by_pandas_to_csv_is_read_as_a_list(run_cli, tmp_path, server):
+    import pandas as pd
+
+    server.keep_requests = True
+    path = tmp_path / "in.csv"
+    pd.DataFrame([{"id": "a", "request": "Where and when was it signed?",
+                   "context": ["The treaty was signed in Lisbon.", "It was signed in March 1911."],
+                   "expected_facts": ["The treaty was signed in Lisbon.", "It was signed in March 1911."]}]).to_csv(path, index=False)
+    assert "['The treaty was signed in Lisbon.', 'It was signed in March 1911.']" in path.read_text()
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out)])
+    assert result.code == 0, result.stderr
+    prompt = server.requests[0]["messages"][1]["content"]
+    assert "[1] The treaty was signed in Lisbon.\n[2] It was signed in March 1911." in prompt  # two passages
+    assert "<expected_facts>\n[1] The treaty was signed in Lisbon.\n[2] It was signed in March 1911.\n</expected_facts>" in prompt
+
+
+def test_a_cell_that_looks_like_a_list_but_is_not_one_gets_a_note(run_cli, tmp_path, server):
+    path = tmp_path / "in.csv"
+    path.write_text('id,request,passages\na,Where was it signed?,"[The treaty was signed in Lisbon, in 1911]"\n'
+                    'b,Where?,"[{\'content\': \'In Lisbon.\', \'doc_uri\': \'x\'}]"\n')
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out)])
+    assert result.code in (0, 1), result.stderr
+    assert ("column 'passages' (for context) holds text that looks like a list but is neither JSON nor a Python list; "
+            "it was read as one piece of text") in result.stderr
+    assert [r["sufficiency_status"] for r in read_jsonl(out)] == ["ok", "ok"]  # a Python list of objects is read too
+
+
+# 7. CSV errors name the wrong line
+
+def test_a_csv_error_names_the_physical_line_where_quoted_cells_span_lines(run_cli, tmp_path):
+    lines = ["id,request,context"] + [f'{i},"q{i}","first line\nsecond line of row {i}"' for i in range(1, 81)]
+    lines.append('81,q8"1,"a stray ""quote""" extra, field')
+    path = tmp_path / "in.csv"
+    path.write_text("\n".join(lines) + "\n")
+    result = run_cli(["score", str(path), "-m", "sufficiency"])
+    assert result.code == 2
+    assert f"{path}: line 162 (record 81): malformed CSV:" in result.stderr  # pandas said "line 82", the record
+
+
+def test_every_malformed_csv_names_its_line_from_stdin_too(run_cli, tmp_path):
+    text = "id,request,context\n" + "".join(f'{i},"q","a\nb"\n' for i in range(1, 6)) + "6,q,c,EXTRA\n"
+    result = run_cli(["score", "-", "--input-format", "csv", "-m", "sufficiency"], stdin=text.encode())
+    assert result.code == 2
+    assert "<stdin>: line 12 (record 6): malformed CSV: 4 fields where the header has 3" in result.stderr
+
+
+# 13. A broken retriever passes the gate
+
+def test_an_empty_context_is_insufficient_without_a_call(run_cli, tmp_path, server):
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."] if i < 5 else [],
+             "expected_response": f"city {i}"} for i in range(12)]
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-o", str(out)])
+    written = read_jsonl(out)
+    assert result.code == 1  # 7 of 12 rows retrieved nothing: pass rate 5/12, not 1.00
+    assert [(r["sufficiency_status"], r["sufficiency_score"]) for r in written[5:]] == [("ok", 0.0)] * 7
+    assert {r["sufficiency_rationale"] for r in written[5:]} == {"no passages retrieved"}
+    assert written[5]["sufficiency_missing"] == ["city 5"]
+    assert server.calls == 5
+    assert "FAIL sufficiency: pass rate 0.42 < 1.00 (5 of 12 ok rows passed)" in result.stderr
+
+
+def test_a_metric_asked_for_whose_field_maps_to_no_column_exits_2(run_cli, tmp_path):
+    rows = [{"id": "a", "request": "q?", "retrieved_passages_v2": ["c"]}]
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-q"])
+    assert result.code == 2
+    assert ("sufficiency needs a context column and none was found; columns not read: retrieved_passages_v2; "
+            "if 'retrieved_passages_v2' holds it, set --map context=retrieved_passages_v2") in result.stderr
+
+
+def test_a_default_metric_that_judged_no_row_is_named(run_cli, tmp_path):
+    rows = [{"id": "a", "request": "q?", "retrieved_passages_v2": ["c"], "expected_response": "x", "response": "x"}]
+    summary = tmp_path / "s.json"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-q", "--summary-json", str(summary)])
+    assert "SKIP sufficiency: no row judged (1 skipped): no context" in result.stderr  # printed with -q too
+    doc = json.loads(summary.read_text())
+    assert doc["metrics_not_judged"] == ["sufficiency"] and doc["metrics"]["sufficiency"]["skipped_by"] == {"no context": 1}
+    verbose = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows)])
+    assert "note: sufficiency needs a context column and none was found" in verbose.stderr
+    assert "note: sufficiency judged no row of 1 (1 'no context')" in verbose.stderr
+
+
+def test_max_skip_rate_gates_on_skipped_rows(run_cli, tmp_path):
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."] if i < 2 else None,
+             "expected_response": f"city {i}"} for i in range(4)]
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "--max-skip-rate", "0.25"])
+    assert result.code == 1
+    assert "FAIL sufficiency: skip rate 0.50 > 0.25 (2 of 4 rows skipped): no context" in result.stderr
+    assert run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "--max-skip-rate", "0.5"]).code == 0
+
+
+# 14. Suggest the mapping
+
+def test_the_common_names_are_recognised(run_cli, tmp_path):
+    rows = [{"question": "Where is the Eiffel Tower?", "retrieved_docs": ["It is in Paris, France."], "gold_answer": "Paris, France",
+             "bot_answer": "Paris"}]
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    assert "context=retrieved_docs" in result.stderr and "expected_response=gold_answer" in result.stderr and "response=bot_answer" in result.stderr
+    row = read_jsonl(out)[0]
+    assert (row["sufficiency_status"], row["completeness_status"]) == ("ok", "ok")
+
+
+@pytest.mark.parametrize("columns, field, column", [
+    (["query", "kontext_chunks", "answer"], "context", "kontext_chunks"),
+    (["question", "contexts", "model_output_text", "notes"], "response", "model_output_text"),
+])
+def test_an_unmapped_field_gets_the_closest_unused_column_suggested(run_cli, tmp_path, columns, field, column):
+    rows = [{name: ["x"] if "chunk" in name else "x" for name in columns}]
+    metric = "sufficiency" if field == "context" else "completeness"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", metric])
+    assert result.code == 2
+    assert f"set --map {field}={column}" in result.stderr and "columns not read:" in result.stderr

@@ -178,7 +178,7 @@ def test_connection_refused_is_one_line_exit_3(run_cli, tmp_path, transport):
 
 def test_skipped_when_inputs_missing_never_zero(run_cli, tmp_path):
     rows = [
-        {"id": "a", "request": "q?", "context": [], "expected_response": "x", "response": None},
+        {"id": "a", "request": "q?", "context": None, "expected_response": "x", "response": None},
         {"id": "b", "request": "q?", "context": ["some text"], "expected_response": None, "response": "an answer"},
     ]
     out = tmp_path / "out.jsonl"
@@ -358,7 +358,7 @@ def test_missing_api_key_is_fatal_and_said_under_quiet(run_cli, tmp_path, monkey
 
 
 def test_skipped_rows_have_no_mode(run_cli, tmp_path):
-    rows = [{"id": "a", "request": "q?", "context": [], "expected_response": "x"}]
+    rows = [{"id": "a", "request": "q?", "context": None, "expected_response": "x"}]  # no context at all ([] would be a retrieval that found nothing)
     out = tmp_path / "out.jsonl"
     run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "-m", "sufficiency"])
     assert read_jsonl(out)[0]["sufficiency_mode"] is None

@@ -184,13 +184,18 @@ class SufficiencyJudge(Judge):
         self.version = REASONING_FIRST_VERSION if self.reasoning_first else PROMPT_VERSION
 
     def prepare(self, record) -> Call | Verdict:
-        """Render the judge call for ``record``, or a skipped / error ``Verdict`` when the row
-        lacks what this metric needs (request, non-empty context)."""
+        """Render the judge call for ``record``, or a final ``Verdict`` without a call: error
+        for an unusable context, skipped for no request or no context at all, and "no" (0.0,
+        ok, rationale "no passages retrieved") for a context that is an empty list."""
         mode = GROUNDED if record.has_reference else REFERENCE_FREE
         if record.context_error:
             return Verdict.failed(METRIC, record.context_error, mode=mode, input_error=True)
         if not record.request:
             return Verdict.skipped(METRIC, "no request")
+        if record.retrieved_nothing:  # an empty retrieval holds nothing: insufficient, no call needed (as MLflow and Google judge it)
+            facts = (record.expected_facts or [record.expected_response or ""]) if mode == GROUNDED else []
+            return Verdict(metric=METRIC, status=OK, score=0.0, passed=self.passes(0.0), rationale="no passages retrieved",
+                           missing=list(facts), mode=mode)
         if not record.passages:
             return Verdict.skipped(METRIC, "no context")
         context = "<context>\n" + numbered([p.text for p in record.passages]) + "\n</context>"
