@@ -122,6 +122,16 @@ def _overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]
     return over, frozenset(mapped)
 
 
+# config key -> the option of `ragjudge score` that sets it (named in messages about a bad value)
+FLAGS = {
+    **{f"judge.{key}": f"--{key.replace('_', '-')}" for key in ("model", "transport", "api_base", "concurrency", "workers", "timeout",
+                                                                 "max_retries", "rpm", "samples")},
+    "metrics": "-m/--metric", "thresholds": "--threshold", "gate.min_pass_rate": "--min-pass-rate",
+    "gate.max_error_rate": "--max-error-rate", "gate.max_skip_rate": "--max-skip-rate", "cache.dir": "--cache-dir",
+    **{f"columns.{name}": "--map" for name in ("id", "request", "context", "expected_facts", "expected_response", "response")},
+}
+
+
 def _side_format(path: str | None, explicit: str | None, shared: str | None) -> str | None:
     """--output-format wins; --format applies where the output's suffix can't tell (stdout)."""
     from pathlib import Path
@@ -169,7 +179,7 @@ def score(
     from ragjudge.pipeline import evaluate
 
     overrides, flag_fields = _overrides(locals())
-    settings = load_config(config, overrides)
+    settings = load_config(config, overrides, flags=FLAGS)
     _check_outputs(input, output, summary_json, format, output_format)
     console = _stderr()
     progress = None if quiet else _progress(console)
@@ -190,14 +200,28 @@ def score(
         if progress:
             progress.stop()
     if summary_json:
-        write_summary_json(summary_json, summary_dict(result.summary, result.gate, result.notes[0] if result.notes else None))
+        write_summary_json(summary_json, summary_dict(result.summary, result.gate, result.mapping.describe() if result.mapping else None))
     if not quiet:
         print_summary(console, result.summary, result.gate)
     else:  # quiet: no table, but a failing gate still says why, and a metric that judged nothing says so
         for line in result.gate.lines:
             if line.startswith("SKIP") or (not result.gate.passed and ("FAIL" in line or "failed" in line)):
                 console.print(line, highlight=False, soft_wrap=True)
+    if result.summary.interrupted:
+        console.print(_interrupted_line(result.summary, output), highlight=False, soft_wrap=True)
+        _SAID["interrupted"] = True
     raise typer.Exit(result.gate.exit_code)
+
+
+_SAID: dict[str, bool] = {}  # the score command said why it stopped: main adds nothing
+
+
+def _interrupted_line(summary: Any, output: str | None) -> str:
+    """The one closing line of an interrupted run: what was written, and how to finish."""
+    done = ", ".join(f"{name} {m.rows - m.interrupted} done, {m.interrupted} unfinished" for name, m in summary.metrics.items())
+    where = f"all {summary.rows} rows were written to {'stdout' if output == '-' else output}" if output else "no table was asked for (-o)"
+    return (f"interrupted: {where} ({done}; unfinished rows have status error, reason 'interrupted'); "
+            "run the same command again to judge only those (finished calls come from the cache)")
 
 
 def _check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None) -> None:
@@ -412,6 +436,6 @@ def main() -> None:
 
         print(f"error: unexpected {type(exc).__name__}: {redact(str(exc))} (set RAGJUDGE_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
-    if code == 130:  # Typer returns 130 for a Ctrl-C outside judging (the pipeline's own ends in typer.Exit)
+    if code == 130 and not _SAID.get("interrupted"):  # a Ctrl-C outside judging (the score command says its own line)
         print("interrupted: nothing more was written (a Ctrl-C while judging still writes every row)", file=sys.stderr)
     _exit(code if isinstance(code, int) else 0)

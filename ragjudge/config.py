@@ -188,7 +188,8 @@ class Config(_Strict):
         for where, names in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(self.gate.min_pass_rate))):
             for name in names:
                 if name not in known:
-                    raise ValueError(f"{where}: unknown metric '{name}'; use {_one_of(known)}")
+                    raise ValueError(f"unknown metric '{name}'" + (f" in {where}" if where != "metrics" else "")
+                                     + f"; use {', '.join(known)} or a judge defined in the config")
         for name, value in self.thresholds.items():
             low, high = judge_class(name).scale
             if not low <= value <= high:
@@ -212,11 +213,6 @@ class Config(_Strict):
         return self.gate.min_pass_rate.get(metric, 1.0)
 
 
-def _one_of(names: tuple[str, ...] | list[str]) -> str:
-    names = list(names)
-    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
-
-
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in extra.items():
@@ -227,15 +223,45 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _describe(err: ValidationError, source: str) -> str:
+def _where(loc: tuple[Any, ...]) -> str:
+    """A validation error's location as the config's keys: ``metrics item 2``, ``judge.timeout``."""
+    text = ""
+    for part in loc:
+        text += f" item {part + 1}" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _has(data: Any, loc: tuple[Any, ...]) -> bool:
+    for part in loc:
+        if isinstance(part, int):
+            return True
+        if not isinstance(data, dict) or part not in data:
+            return False
+        data = data[part]
+    return True
+
+
+def _describe(err: ValidationError, source: str, overrides: dict[str, Any] | None = None, flags: dict[str, str] | None = None) -> str:
+    """One line for the first validation error: the key (or the flag, when ``flags`` names the
+    one it came from in ``overrides``), what it should be and what it was; no internal paths."""
     first = err.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
+    loc = tuple(first["loc"])
+    where = _where(loc)
+    prefix = "" if source == "options" else f"{source}: "
     if first["type"] == "extra_forbidden":
-        return f"{source}: unknown key '{where}'; `ragjudge config show` lists every key"
+        return f"{prefix}unknown key '{where}'; `ragjudge config show` lists every key"
     message = str(first["msg"]).removeprefix("Value error, ")
-    if not where:  # a check across keys: its message names what it is about
-        return f"{source}: {message}"
-    return f"{source}: invalid value for '{where}': {message}"
+    if not loc:  # a check across keys: its message names what it is about
+        return prefix + message
+    if first["type"] == "string_pattern_mismatch":
+        message = "should not be empty or blank"
+    message = message.replace("Input should be", "should be").replace("String should", "should")
+    given = first.get("input")
+    got = f" (got {given!r})" if isinstance(given, (str, int, float, bool)) or given is None else ""
+    dotted = ".".join(str(p) for p in loc if not isinstance(p, int))
+    if flags and dotted in flags and overrides is not None and _has(overrides, loc):
+        return f"{flags[dotted]}: {message}{got}"
+    return f"{prefix}invalid value for '{where}': {message}{got}"
 
 
 def _unique_keys_loader() -> Any:
@@ -278,7 +304,8 @@ def _nest(overrides: dict[str, Any]) -> dict[str, Any]:
     return nested
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, **settings: Any) -> Config:
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *, flags: dict[str, str] | None = None,
+                **settings: Any) -> Config:
     """Read a YAML config (optional) and apply overrides, e.g. from flags.
 
     ``path``: a YAML file, or the bare name of a bundled config (``BUNDLED``: ``mlflow``,
@@ -287,7 +314,8 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     ``judge={"model": ...}``, ``gate={...}``); a judge setting may also be given flat
     (``model="openai/gpt-4o-mini"``, ``concurrency=8``). Returns a validated ``Config``.
     Raises ``ConfigError`` (exit 2) for a missing or unreadable file, YAML that is not a
-    mapping, an unknown key (named) or a bad value.
+    mapping, an unknown key (named) or a bad value; ``flags`` (dotted key -> option, e.g.
+    ``{"judge.concurrency": "--concurrency"}``) names the option a bad value came from.
     """
     overrides = _deep_merge(_nest(overrides or {}), _nest(settings)) if settings else (_nest(overrides) if overrides else None)
     import yaml
@@ -320,4 +348,4 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source)) from None
+        raise ConfigError(_describe(exc, source, overrides, flags)) from None

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
-from ragjudge.types import Usage
+from ragjudge.types import Usage, distinct
 
 EXIT_INTERRUPTED = 130
 
@@ -30,6 +30,7 @@ class MetricSummary:
     ok: int = 0
     error: int = 0
     input_errors: int = 0  # error rows whose input was unusable (no judge call made)
+    interrupted: int = 0  # error rows left unfinished by an interruption
     skipped: int = 0
     passed: int = 0
     cached: int = 0
@@ -63,6 +64,7 @@ class MetricSummary:
         elif verdict.status == "error":
             self.error += 1
             self.input_errors += verdict.input_error
+            self.interrupted += verdict.error == "interrupted"
         else:
             self.skipped += 1
             reason = verdict.error or "skipped"
@@ -75,7 +77,7 @@ class MetricSummary:
         """This summary and ``other`` (the same metric over other rows) added together."""
         merged = MetricSummary(self.metric, self.threshold, min_pass_rate=self.min_pass_rate, max_error_rate=self.max_error_rate,
                                max_skip_rate=self.max_skip_rate)
-        for name in ("rows", "ok", "error", "input_errors", "skipped", "passed", "cached", "score_thousandths"):
+        for name in ("rows", "ok", "error", "input_errors", "interrupted", "skipped", "passed", "cached", "score_thousandths"):
             setattr(merged, name, getattr(self, name) + getattr(other, name))
         merged.usage = self.usage + other.usage
         merged.skipped_by = dict(self.skipped_by)
@@ -173,16 +175,6 @@ class GateResult:
     exit_code: int
     lines: list[str]
     failures: list[str]
-
-
-def distinct(value: float, limit: float, digits: int = 2) -> tuple[str, str]:
-    """``value`` and ``limit`` printed with the fewest decimals (at least ``digits``, at most 6)
-    that show them unequal when they are: a comparison never reads "0.95 < 0.95"."""
-    for places in range(digits, 7):
-        a, b = f"{value:.{places}f}", f"{limit:.{places}f}"
-        if (a != b) == (value != limit):
-            return a, b
-    return f"{value:g}", f"{limit:g}"
 
 
 def _why_skipped(m: MetricSummary) -> str:

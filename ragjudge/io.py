@@ -24,6 +24,7 @@ from typing import IO, Any
 import pandas as pd
 
 from ragjudge.errors import InputError, OutputError
+from ragjudge.types import clean
 
 FORMATS = ("jsonl", "csv", "parquet", "json")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
@@ -116,7 +117,7 @@ def _jsonl_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
                     "each line must hold one JSON object"
                 )
             if "\\ud" in line.lower():
-                _check_surrogates(obj, f"{_name(path)}: line {lineno}")
+                obj = clean(obj)  # an unpaired surrogate escape (half an emoji) becomes U+FFFD: every output is UTF-8
             rows.append(obj)
             if len(rows) == chunk_size:
                 yield _frame(rows)
@@ -126,15 +127,6 @@ def _jsonl_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     finally:
         if path != "-":
             stream.close()
-
-
-def _check_surrogates(obj: Any, where: str) -> None:
-    """Raise ``InputError`` when a JSON escape left an unpaired surrogate (e.g. \\ud800),
-    which no UTF-8 output can hold."""
-    try:
-        json.dumps(obj, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise InputError(f"{where}: holds an unpaired surrogate escape (\\ud800-\\udfff), which is not text; fix or remove it") from None
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -309,7 +301,7 @@ def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
             stream.close()
     if not isinstance(data, list):
         raise InputError(f"{_name(path)}: expected a JSON array of objects, got {type(data).__name__}")
-    _check_surrogates(data, _name(path))
+    data = clean(data)  # unpaired surrogate escapes become U+FFFD
     for index, obj in enumerate(data):
         if not isinstance(obj, dict):
             raise InputError(f"{_name(path)}: item {index + 1} of the array is {type(obj).__name__}, not an object")

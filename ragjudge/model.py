@@ -40,7 +40,7 @@ from typing import Any
 from ragjudge.errors import ProviderFatalError
 from ragjudge.transports import base
 from ragjudge.transports.base import Request, TransportError
-from ragjudge.types import OK, Call, ParseError, Reply, Usage, Verdict
+from ragjudge.types import OK, Call, ParseError, Reply, Usage, Verdict, clean_text
 
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -298,7 +298,7 @@ class Model:
                     self.fatal = failure.fatal
                 return Verdict.failed(call.metric, str(failure), raw=text, mode=call.mode, usage=usage), attempt > 0
             usage = usage + reply.usage
-            text = reply.text
+            text = reply.text = clean_text(reply.text) if reply.text else reply.text
             if reply.finish_reason == "length":
                 reason = f"reply truncated at max_tokens={self.settings.max_tokens}; raise judge.max_tokens"
                 return Verdict.failed(call.metric, reason, raw=text, mode=call.mode, usage=usage), True

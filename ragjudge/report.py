@@ -52,30 +52,49 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def summary_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """The summary table's header and rows (one per metric), as text."""
+    header = ["metric", "ok", "error", "skipped", "pass rate", "mean score", "threshold", "cached"]
+    rows = [[name, str(m.ok), str(m.error), str(m.skipped), _fmt(m.pass_rate), _fmt(m.mean_score), f"{m.threshold:g}", str(m.cached)]
+            for name, m in summary.metrics.items()]
+    return header, rows
+
+
+# dropped first when the terminal is too narrow for every column; counts are never cut
+_DROPPABLE = ("cached", "threshold", "mean score")
+
+
 def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
-    """A per-metric table, the usage line and the gate's verdict lines, on ``console``."""
+    """A per-metric table, the usage line and the gate's verdict lines, on ``console``. On a
+    narrow terminal, columns are dropped (cached, then threshold, then mean score) rather than
+    any number cut; the metric's name wraps last."""
     from rich.table import Table
 
+    header, rows = summary_rows(summary)
+    keep = list(range(len(header)))
+
+    def width(columns: list[int]) -> int:  # rich's box: 3 characters per column, plus 1
+        return sum(max(len(header[i]), *(len(row[i]) for row in rows)) if rows else len(header[i]) for i in columns) + 3 * len(columns) + 1
+
+    for name in _DROPPABLE:
+        if width(keep) <= console.width:
+            break
+        keep.remove(header.index(name))
     table = Table(title=f"ragjudge: {summary.rows} rows, judge {summary.judge_model}", title_justify="left")
-    for column in ("metric", "ok", "error", "skipped", "pass rate", "mean score", "threshold", "cached"):
-        table.add_column(column, justify="left" if column == "metric" else "right", no_wrap=True)
-    for name, m in summary.metrics.items():
-        table.add_row(
-            name,
-            str(m.ok),
-            str(m.error),
-            str(m.skipped),
-            _fmt(m.pass_rate),
-            _fmt(m.mean_score),
-            f"{m.threshold:g}",
-            str(m.cached),
-        )
+    for i in keep:
+        if header[i] == "metric":
+            table.add_column(header[i], justify="left", overflow="fold", min_width=6)
+        else:
+            cells = [row[i] for row in rows]
+            table.add_column(header[i], justify="right", no_wrap=True, min_width=max(len(header[i]) if i > 3 else 1, *(len(c) for c in cells)))
+    for row in rows:
+        table.add_row(*(row[i] for i in keep))
     console.print(table)
-    tokens_in = sum(m.prompt_tokens for m in summary.metrics.values())
-    tokens_out = sum(m.completion_tokens for m in summary.metrics.values())
-    cost = summary.cost_usd
+    usage = summary.usage
+    cost = usage.cost_usd
     cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
-    console.print(f"provider calls: {summary.provider_calls}, tokens: {tokens_in} in / {tokens_out} out, cost: {cost_text}", soft_wrap=True)
+    console.print(f"provider calls: {summary.provider_calls}, tokens: {usage.prompt_tokens} in / {usage.completion_tokens} out, cost: {cost_text}",
+                  soft_wrap=True)
     for line in gate.lines:
         style = "green" if line.startswith("PASS") or line == "gate passed" else ("red" if "FAIL" in line or "failed" in line else None)
         console.print(line, style=style, highlight=False, soft_wrap=True)

@@ -11,15 +11,61 @@ None of these imports anything heavy; the cache stores a ``Verdict``'s fields as
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 OK, ERROR, SKIPPED = "ok", "error", "skipped"
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every unpaired surrogate (half an emoji, from a ``\\ud83d`` JSON escape)
+    replaced by U+FFFD, so that it can be written as UTF-8; a surrogate pair becomes its
+    character."""
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def clean(value: Any) -> Any:
+    """``value`` (strings, lists, tuples and dicts, keys too, at any depth) with ``clean_text``
+    applied to every string."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [clean(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(clean(item) for item in value)
+    if isinstance(value, dict):
+        return {clean(key): clean(item) for key, item in value.items()}
+    return value
+
 
 class ParseError(ValueError):
     """The judge's reply could not be read as the expected structure (the chokepoint asks once
     more, then the row is an error with the raw reply kept)."""
+
+
+def distinct(value: float, limit: float, digits: int = 2) -> tuple[str, str]:
+    """``value`` and ``limit`` printed with the fewest decimals (at least ``digits``, at most 6)
+    that show them unequal when they are: a comparison never reads "0.95 < 0.95"."""
+    for places in range(digits, 7):
+        a, b = f"{value:.{places}f}", f"{limit:.{places}f}"
+        if (a != b) == (value != limit):
+            return a, b
+    return f"{value:g}", f"{limit:g}"
+
+
+def against(value: float, limit: float, digits: int = 2) -> str:
+    """``value`` printed with the fewest decimals (at least ``digits``) at which it compares with
+    ``limit`` as the exact value does: P(yes) 0.838 against 0.84 prints "0.838", not "0.84"."""
+    for places in range(digits, 10):
+        shown = float(f"{value:.{places}f}")
+        if (shown < limit) == (value < limit) and (shown == limit) == (value == limit):
+            return f"{value:.{places}f}"
+    return repr(value)
 
 
 @dataclass(frozen=True)
@@ -144,7 +190,7 @@ class Verdict:
     def from_cache(cls, data: dict[str, Any]) -> "Verdict":
         """A verdict from ``to_cache`` data (unknown keys of other versions are ignored)."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known and k not in ("usage", "cached", "raw", "agreement")})
+        return cls(**{k: clean(v) for k, v in data.items() if k in known and k not in ("usage", "cached", "raw", "agreement")})
 
     # the per-row usage figures, as the output columns name them
     @property

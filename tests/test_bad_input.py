@@ -104,12 +104,14 @@ def test_every_row_skipped_by_every_metric_is_exit_2(run_cli, tmp_path):
     assert "nothing was judged: every row was skipped by every metric (1 rows)" in result.stderr
 
 
-def test_lone_surrogate_names_the_line(run_cli, tmp_path):
+def test_lone_surrogate_in_the_input_is_replaced_and_every_row_written(run_cli, tmp_path):
+    # it was an input error (exit 2); issue 20 asks for the character to be replaced instead
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps({**ROW, "id": "ok"}) + "\n" + '{"id": "s", "request": "bad \\ud800", "context": "c"}\n')
-    result = run_cli(["score", str(path), "-o", str(tmp_path / "o.jsonl"), "-m", "sufficiency"])
-    assert result.code == 2
-    assert f"{path}: line 2: holds an unpaired surrogate escape" in result.stderr
+    out = tmp_path / "o.jsonl"
+    result = run_cli(["score", str(path), "-o", str(out), "-m", "sufficiency", "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    assert [r["request"] for r in read_jsonl(out)][1] == "bad \ufffd"
 
 
 def test_output_symlink_is_followed_and_mode_follows_umask(run_cli, tmp_path):
@@ -127,7 +129,7 @@ def test_output_symlink_is_followed_and_mode_follows_umask(run_cli, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     pytest.param(["--model", "nosuchprovider/x"], "unknown provider in model 'nosuchprovider/x'", id="unknown_provider"),
-    pytest.param(["--timeout", "inf"], "invalid value for 'judge.timeout'", id="infinite_timeout"),
+    pytest.param(["--timeout", "inf"], "--timeout: should be a finite number (got inf)", id="infinite_timeout"),
     pytest.param(["--summary-json", "/nonexistent-folder/s.json"], "--summary-json: folder does not exist", id="summary_folder"),
     pytest.param(["-o", "-", "--summary-json", "-"], "would both write to stdout", id="stdout_twice"),
     pytest.param(["-o", "x.jsonl", "--format", "bogus"], "unknown format 'bogus'", id="bogus_format"),

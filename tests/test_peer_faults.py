@@ -242,3 +242,170 @@ def test_an_unmapped_field_gets_the_closest_unused_column_suggested(run_cli, tmp
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", metric])
     assert result.code == 2
     assert f"set --map {field}={column}" in result.stderr and "columns not read:" in result.stderr
+
+
+# 8. The evidence check speaks only English
+
+@pytest.mark.parametrize("fact, passage, expected", [
+    pytest.param("The library was funded by the city.", "The library opens Monday to Friday from nine to five.", 0.0, id="english"),
+    pytest.param("La biblioteca fue financiada por la ciudad.", "La biblioteca abre de lunes a viernes de nueve a cinco.", 0.0, id="spanish"),
+    pytest.param("Die Bibliothek wurde von der Stadt finanziert.", "Die Bibliothek ist von Montag bis Freitag geöffnet.", 0.0, id="german"),
+    pytest.param("La bibliothèque a été financée par la ville.", "La bibliothèque est ouverte du lundi au vendredi.", 0.0, id="french"),
+    pytest.param("La biblioteca fue financiada por la ciudad.", "La ciudad ha financiado la biblioteca: fue financiada por la ciudad en 1990.", 1.0,
+                 id="spanish_stated"),
+])
+def test_the_evidence_check_treats_languages_alike(run_cli, tmp_path, server, fact, passage, expected):
+    # in Spanish, la / por / fue counted as evidence and the unsupported fact was accepted (1.0)
+    rows = [{"id": "a", "request": "?", "context": [passage], "expected_facts": [fact]}]
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  fact_evidence: 0.5\n")
+    server.replies.append(json.dumps({"facts": [{"fact": 1, "supported": True, "passages": [1], "reason": "r"}], "rationale": "r", "verdict": "yes"}))
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    assert read_jsonl(out)[0]["sufficiency_score"] == expected
+
+
+def test_the_evidence_share_drops_the_detected_languages_stop_words():
+    from ragjudge.judges.sufficiency import detect_language, evidence_share, stop_words
+
+    assert detect_language("La biblioteca fue financiada por la ciudad.") == "es"
+    assert {"la", "por", "fue"} <= stop_words("es") and not stop_words("xx")
+    assert evidence_share("La biblioteca fue financiada por la ciudad.", ["La biblioteca abre de lunes a viernes."]) == pytest.approx(1 / 3)
+
+
+# 9. One bad character must not lose the run
+
+def test_a_lone_surrogate_in_a_reply_is_replaced_and_every_row_written(run_cli, tmp_path, server):
+    # "unexpected UnicodeEncodeError", exit 2, no output in any format, and the bad verdict cached
+    server.replies.append('{"facts": [{"fact": 1, "supported": true, "passages": [1], "reason": "r"}], "rationale": "Stated \\ud83d plainly.", "verdict": "yes"}')
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."], "expected_response": f"city {i}"}
+            for i in range(3)]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    for suffix in ("jsonl", "csv", "parquet"):
+        out = tmp_path / f"out.{suffix}"
+        result = run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--concurrency", "1", "--summary-json", str(tmp_path / "s.json")])
+        assert result.code == 0, result.stderr
+        import pandas as pd
+
+        table = pd.read_json(out, lines=True) if suffix == "jsonl" else pd.read_csv(out) if suffix == "csv" else pd.read_parquet(out)
+        assert len(table) == 3 and table["sufficiency_rationale"][0] == "Stated \ufffd plainly."  # cached, then read again
+
+
+def test_a_surrogate_pair_written_as_two_escapes_stays_one_character():
+    from ragjudge.judges.base import load_reply
+
+    assert load_reply('{"rationale": "ok \\ud83d\\ude00 and \\udc00 alone"}')["rationale"] == "ok \U0001f600 and \ufffd alone"
+
+
+# 10. After Ctrl-C while judging
+
+def test_ctrl_c_while_judging_ends_with_one_line_that_says_what_was_written(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i}."], "expected_response": f"city {i}"} for i in range(6)]
+    out = tmp_path / "out.jsonl"
+    with FakeJudgeServer(latency=30) as server:
+        process = subprocess.Popen([sys.executable, "-m", "ragjudge", "score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency",
+                                    "-o", str(out), "--model", "openai/fake", "--api-base", server.url, "--no-cache"],
+                                   cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while server.in_flight < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith(f"interrupted: all 6 rows were written to {out} (sufficiency 0 done, 6 unfinished;"), last
+    assert "nothing more was written" not in stderr
+    assert len(read_jsonl(out)) == 6
+
+
+def test_ctrl_c_before_judging_still_says_nothing_was_written(run_cli, tmp_path, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("ragjudge.pipeline.evaluate", interrupted)
+    import ragjudge.cli
+
+    monkeypatch.setattr(ragjudge.cli, "_SAID", {})
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "q", "context": ["c"]}])])
+    assert result.code == 130 and result.stderr.strip().startswith("interrupted: nothing more was written")
+
+
+# 11. Printed comparisons round the numbers they compare
+
+def test_a_gate_line_shows_the_digits_that_make_it_true():
+    from ragjudge.gate import MetricSummary, Summary, check_gate
+
+    m = MetricSummary("sufficiency", 0.5, rows=40, ok=40, passed=38, score_thousandths=38000, min_pass_rate=0.951)
+    lines = check_gate(Summary(rows=40, metrics={"sufficiency": m})).lines
+    assert "FAIL sufficiency: pass rate 0.950 < 0.951 (38 of 40 ok rows passed)" in lines  # it read "0.95 < 0.95"
+
+
+def test_a_probability_note_shows_the_digits_that_make_it_true(run_cli, tmp_path, server):
+    server.p_yes = 0.838
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  yes_threshold: 0.84\n")
+    out = tmp_path / "out.jsonl"
+    rows = [{"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}]
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    assert read_jsonl(out)[0]["sufficiency_rationale"].startswith("probability check: P(yes) 0.838 < yes_threshold 0.84, so no")
+
+
+# 15. The summary table at 80 columns hides its numbers
+
+def test_the_summary_table_at_80_columns_keeps_every_count():
+    import io
+
+    from rich.console import Console
+
+    from ragjudge.gate import MetricSummary, Summary, check_gate
+    from ragjudge.report import print_summary
+
+    metrics = {name: MetricSummary(name, 0.5, rows=300, ok=275, error=12, skipped=13, passed=200, cached=275, score_thousandths=200_000)
+               for name in ("sufficiency", "completeness")}
+    summary = Summary(rows=300, metrics=metrics, judge_model="openai/gpt-4o-mini")
+    for width in (80, 60):
+        buffer = io.StringIO()
+        print_summary(Console(file=buffer, width=width), summary, check_gate(summary))
+        table = buffer.getvalue()
+        assert "…" not in table
+        assert all(line.count("275") == 1 and "12" in line and "13" in line for line in table.splitlines() if "sufficiency" in line and "│" in line)
+        assert max(len(line) for line in table.splitlines() if "│" in line) <= width
+
+
+# 16. Internal paths leak into messages
+
+def test_an_unknown_metric_is_named_plainly(run_cli, tmp_path):
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "q", "context": ["c"]}]), "-m", "faithfulness"])
+    assert result.code == 2
+    assert result.stderr.strip() == "error: unknown metric 'faithfulness'; use sufficiency, completeness or a judge defined in the config"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--concurrency", "0"], "error: --concurrency: should be greater than or equal to 1 (got 0)"),
+    (["--samples", "99"], "error: --samples: should be less than or equal to 15 (got 99)"),
+    (["--transport", "http"], "error: --transport: should be 'auto' or 'litellm' (got 'http')"),
+    (["--cache-dir", " "], "error: --cache-dir: should not be empty or blank (got ' ')"),
+])
+def test_config_messages_name_the_option_and_no_internal_path(run_cli, tmp_path, args, message):
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "q", "context": ["c"]}]), *args], judge=False)
+    assert result.code == 2 and result.stderr.strip() == message
+
+
+def test_config_file_messages_name_the_key_without_list_indices(tmp_path):
+    from ragjudge.config import load_config
+    from ragjudge.errors import ConfigError
+
+    path = tmp_path / "c.yaml"
+    path.write_text("metrics: [sufficiency, 3]\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}: invalid value for 'metrics item 2': should be a valid string (got 3)"

@@ -19,7 +19,7 @@ import statistics
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from ragjudge.types import ERROR, OK, SKIPPED, Call, ParseError, Reply, Usage, Verdict
+from ragjudge.types import ERROR, OK, SKIPPED, Call, ParseError, Reply, Usage, Verdict, clean
 
 __all__ = ["OK", "ERROR", "SKIPPED", "Call", "ParseError", "Reply", "Usage", "Verdict", "Judge"]
 
@@ -168,7 +168,7 @@ def load_reply(text: str | None) -> dict[str, Any]:
         value = next((v for v in reversed(value) if isinstance(v, dict)), None)
     if not isinstance(value, dict) or not value:
         raise ParseError("the reply holds no JSON object")
-    return value
+    return clean(value)  # a \ud83d escape (half an emoji) must not make the row unwritable
 
 
 def as_bool(value: Any) -> bool | None:

@@ -28,8 +28,10 @@ Verdict yes / no -> score 1.0 / 0.0; ``missing`` lists the unsupported facts.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
+from ragjudge.types import against
 from ragjudge.judges.base import (
     BINARY,
     OK,
@@ -242,7 +244,7 @@ class SufficiencyJudge(Judge):
         if cut is not None and p_yes is not None:
             verdict.score = 1.0 if p_yes >= cut else 0.0
             if verdict.score != written:  # the rationale argues for the written verdict: say so
-                note(verdict, f"probability check: P(yes) {p_yes:.2f} {'>=' if verdict.score else '<'} yes_threshold {cut:g}, "
+                note(verdict, f"probability check: P(yes) {against(p_yes, cut)} {'>=' if verdict.score else '<'} yes_threshold {cut:g}, "
                               f"so {'yes' if verdict.score else 'no'} (the judge wrote {'yes' if written else 'no'})")
         fact_cut = self.settings.fact_threshold
         p_entries = details.get("p_supported") or []
@@ -286,34 +288,56 @@ class SufficiencyJudge(Judge):
         return out
 
 
-_STOP_WORDS = frozenset(
-    "a an the of in on at to and or for by with from into onto as is are was were be been being "
-    "it its this that these those which what who whom whose when where why how than then there "
-    "their his her he she they them we our you your i not no but so if also has have had do does "
-    "did can could would should may might will shall about over under after before during".split()
-)
 # scripts written without spaces between words: each character counts as a word
 _UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _WORD_RE = re.compile(f"[{_UNSPACED}]|[^\\W_{_UNSPACED}]+", re.UNICODE)
 
 
-def _content_words(text: str) -> list[str]:
+def detect_language(text: str) -> str | None:
+    """ISO 639-1 code of ``text``'s language (py3langid, a fork of langid.py), None for text
+    with no letters."""
+    if not any(ch.isalpha() for ch in text):
+        return None
+    import py3langid
+
+    return py3langid.classify(text[:4000])[0]
+
+
+@lru_cache(maxsize=64)
+def stop_words(language: str | None) -> frozenset[str]:
+    """The stop words of ``language`` (ISO 639-1) from the ``stopwords`` package (Snowball-style
+    lists, 42 languages), case-folded; empty for a language it has no list for."""
+    if language is None:
+        return frozenset()
+    import stopwords
+
+    try:
+        return frozenset(word.casefold() for word in stopwords.get_stopwords(language))
+    except stopwords.LanguageNotAvailable:
+        return frozenset()
+
+
+def _content_words(text: str, stop: frozenset[str]) -> list[str]:
     import unicodedata
 
     words = []
     for word in _WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if word in _STOP_WORDS:
+        if word in stop:
             continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]  # light plural folding: "engines" matches "engine"
+            word = word[:-1]  # light plural folding, on both sides: "engines" matches "engine"
         words.append(word)
     return words
 
 
 def evidence_share(fact: str, passages: list[str]) -> float:
-    """Share (0..1) of ``fact``'s content words (NFKC-normalised, case-folded, English stop
-    words dropped, plurals folded; in Chinese, Japanese, Korean and Thai each character is a
-    word) that occur anywhere in ``passages``; 1.0 for a fact with no content words.
+    """Share (0..1) of ``fact``'s content words that occur anywhere in ``passages``; 1.0 for a
+    fact with no content words. Words are NFKC-normalised and case-folded, plurals folded; in
+    Chinese, Japanese, Korean and Thai each character is a word. Stop words are dropped in the
+    language detected for the fact and the passages (``detect_language``, ``stop_words``), so
+    every language with a list is treated alike; for a language without one, every word
+    counts, which makes the check more lenient there (a fact's function words count as
+    evidence).
 
     The grounded judge's evidence check (``judge.fact_evidence``): a fact most of whose words
     appear nowhere in the context cannot be stated by it, whatever the judge says. It can
@@ -323,10 +347,12 @@ def evidence_share(fact: str, passages: list[str]) -> float:
 
 def evidence_shares(facts: list[str], passages: list[str]) -> list[float]:
     """``evidence_share`` for each of ``facts``, reading the passages once."""
-    present = set(_content_words(" ".join(passages)))
+    joined = " ".join(passages)
+    stop = stop_words(detect_language(" ".join(facts) + " " + joined[:3000]))
+    present = set(_content_words(joined, stop))
     shares = []
     for fact in facts:
-        words = _content_words(fact)
+        words = _content_words(fact, stop)
         shares.append(sum(1 for word in words if word in present) / len(words) if words else 1.0)
     return shares
 
