@@ -83,7 +83,7 @@ def _number(value: str, flag: str) -> float:
 
 
 def _overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
-    from ragjudge.config import FIELDS, METRICS
+    from ragjudge.config import FIELDS
 
     over: dict[str, Any] = {}
     judge = {k: options[k] for k in ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples") if options[k] is not None}
@@ -94,16 +94,16 @@ def _overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]
         over["columns"] = mapped
     if options["metric"]:
         over["metrics"] = options["metric"]
-    thresholds = {k: _number(v, "--threshold") for k, v in _pairs(options["threshold"], "--threshold", METRICS).items()}
+    thresholds = {k: _number(v, "--threshold") for k, v in _pairs(options["threshold"], "--threshold").items()}
     if thresholds:
         over["thresholds"] = thresholds
     gate: dict[str, Any] = {}
     rates: dict[str, float] = {}
     for item in options["min_pass_rate"]:
         if "=" in item:
-            rates.update({k: _number(v, "--min-pass-rate") for k, v in _pairs([item], "--min-pass-rate", METRICS).items()})
+            rates.update({k: _number(v, "--min-pass-rate") for k, v in _pairs([item], "--min-pass-rate").items()})
         else:
-            rates.update({m: _number(item, "--min-pass-rate") for m in METRICS})
+            rates["*"] = _number(item, "--min-pass-rate")  # every metric of the run
     if rates:
         gate["min_pass_rate"] = rates
     if options["max_error_rate"] is not None:
@@ -323,6 +323,7 @@ def agreement(
     by: Annotated[Optional[str], typer.Option(help="Break the statistics down by this column (e.g. system).")] = None,
     pair: Annotated[Optional[str], typer.Option(help="The same rows scored on response B (score with --map response=response_b; matched by id when both have one): pairwise sign agreement.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config that defines the metric, for a judge defined in YAML.")] = None,
 ) -> None:
     """Measure how often the judge agrees with human labels in a scored table."""
     import json
@@ -331,14 +332,74 @@ def agreement(
     from ragjudge.agreement import render
     from ragjudge.io import read_table
 
-    from ragjudge.judges import BUILT_IN
+    from ragjudge.catalog import describe
+    from ragjudge.config import load_config
 
-    if metric not in BUILT_IN:
-        raise RagjudgeError(f"unknown metric '{metric}'; use {' or '.join(BUILT_IN)}")
-    report = measure(read_table(scored), metric, labels, by=by, pair=read_table(pair) if pair else None)
+    kinds = {item["name"]: item["kind"] for item in describe(load_config(config))}
+    if metric not in kinds:
+        raise RagjudgeError(f"unknown metric '{metric}'; use {', '.join(kinds)} or give the config that defines it (-c)")
+    report = measure(read_table(scored), metric, labels, by=by, pair=read_table(pair) if pair else None, kind=kinds[metric])
     if by:
         report["by_column"] = by
     typer.echo(json.dumps(report, indent=2) if json_output else render(report))
+
+
+@app.command(epilog="""Examples:
+
+  ragjudge judges
+
+  ragjudge judges -c my.yaml   (with the judges defined in my.yaml)
+
+  ragjudge judges --json""")
+def judges(
+    config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config whose judges: to list too (or a bundled one).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+) -> None:
+    """List the metrics: built-in, bundled and defined in the config, with what each needs, its kind and threshold."""
+    import json
+
+    from ragjudge.catalog import describe
+    from ragjudge.config import load_config
+
+    found = describe(load_config(config))
+    if json_output:
+        typer.echo(json.dumps(found, indent=2))
+        return
+    for item in found:
+        low, high = item["scale"]
+        kind = "yes/no" if item["kind"] == "binary" else f"{low:g}..{high:g}"
+        typer.echo(f"{item['name']} ({item['source']}{', default' if item['default'] else ''}): {kind}, pass at >= {item['threshold']:g}; "
+                   f"needs {', '.join(item['needs']) or 'nothing'}; prompt {item['version']}\n  {item['description']}")
+
+
+@app.command(epilog="""Examples:
+
+  ragjudge render data.jsonl -m sufficiency --row 3
+
+  ragjudge render data.csv -m groundedness --row 1 --map context=docs
+
+  ragjudge render data.jsonl -m politeness --row 2 -c my.yaml   (a judge defined in my.yaml)""")
+def render(
+    input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, or - for stdin.")],
+    metric: Annotated[str, typer.Option("-m", "--metric", help="The metric whose prompt to show (built-in, bundled or defined in the config).")],
+    row: Annotated[int, typer.Option(help="The row to render, counted from 1.")] = 1,
+    config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config (or a bundled one); flags override it.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Judge model (its prompt order depends on it).")] = None,
+    map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
+    input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix.")] = None,
+) -> None:
+    """Print the exact messages a judge would receive for one row, with no call made."""
+    from ragjudge.catalog import render as show
+    from ragjudge.config import FIELDS, load_config
+
+    mapped = _pairs(map, "--map", FIELDS)
+    overrides: dict[str, Any] = {"metrics": [metric]}
+    if mapped:
+        overrides["columns"] = mapped
+    if model:
+        overrides["judge"] = {"model": model}
+    settings = load_config(config, overrides, flags=FLAGS)
+    typer.echo(show(input, settings, metric, row, frozenset(mapped), input_format), nl=False)
 
 
 def _cache_folder(cache_dir: str | None) -> Any:

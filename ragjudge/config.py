@@ -159,6 +159,79 @@ class CacheSettings(_Strict):
     dir: str | None = Field(None, pattern=r"\S")  # not empty or blank
 
 
+class Example(_Strict):
+    """A few-shot example of a judge: the row's fields (``inputs``: field -> value), the verdict
+    it deserves (``yes``/``no`` for a binary judge, a number on a scale) and why."""
+
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    verdict: str | float | bool
+    rationale: str = ""
+
+
+class Extension(_Strict):
+    """Domain knowledge added to a built-in metric's prompt: ``instructions`` (text placed before
+    the task) and few-shot ``examples``. Changing either changes the prompt version and so the
+    cache key."""
+
+    instructions: str | None = None
+    examples: list[Example] = Field(default_factory=list)
+
+
+class JudgeDefinition(_Strict):
+    """A metric defined in the config (``judges:``), judged like a built-in one.
+
+    ``name``: ``-m NAME`` and the prefix of its output columns (lower case, digits, ``_``).
+    ``needs``: the fields it reads: canonical fields (request, context, expected_facts,
+    expected_response, response) or other columns of the input; a row lacking one is skipped.
+    ``prompt``: a Jinja2 template (sandboxed) over ``request``, ``passages`` (the numbered
+    context), ``context`` (the same), ``response``, ``expected_response``, ``expected_facts``
+    and the columns in ``needs``; every value arrives fenced as data, with sentences addressed
+    to the judge removed. ``system``: the system message (default: a strict, impartial judge).
+    ``kind``: ``binary`` (yes/no, 1.0/0.0) or ``scale`` from ``min`` to ``max``. ``threshold``:
+    a row passes at score >= threshold (default 0.5 for binary, the middle of a scale).
+    ``claims``: the judge lists the response's claims and marks each supported or not; the
+    verdict is yes only when every claim is, and ``M_missing`` lists the unsupported ones
+    (binary only). ``examples``: few-shot examples, shown as earlier turns of the conversation.
+    """
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
+    description: str = ""
+    needs: list[str] = Field(default_factory=list)
+    prompt: str = Field(min_length=1)
+    system: str | None = None
+    kind: Literal["binary", "scale"] = "binary"
+    min: float = 1.0
+    max: float = 5.0
+    threshold: float | None = None
+    claims: bool = False
+    examples: list[Example] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "JudgeDefinition":
+        low, high = self.scale
+        if self.kind == "scale" and self.min >= self.max:
+            raise ValueError(f"judge '{self.name}': min ({self.min:g}) must be below max ({self.max:g})")
+        if self.threshold is not None and not low <= self.threshold <= high:
+            raise ValueError(f"judge '{self.name}': threshold {self.threshold:g} is outside its scale {low:g}..{high:g}")
+        if self.claims and self.kind != "binary":
+            raise ValueError(f"judge '{self.name}': claims: true needs kind: binary")
+        from ragjudge.judges.custom import check
+
+        check(self)
+        return self
+
+    @property
+    def scale(self) -> tuple[float, float]:
+        return (0.0, 1.0) if self.kind == "binary" else (self.min, self.max)
+
+    @property
+    def default_threshold(self) -> float:
+        if self.threshold is not None:
+            return self.threshold
+        low, high = self.scale
+        return 0.5 if self.kind == "binary" else low + (high - low) / 2
+
+
 class Config(_Strict):
     """Everything one ``ragjudge score`` run needs; ``load_config`` builds it."""
 
@@ -169,6 +242,27 @@ class Config(_Strict):
     gate: GateSettings = Field(default_factory=GateSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
     chunk_size: int = Field(10_000, ge=1, le=10_000_000)
+    judges: list[JudgeDefinition] = Field(default_factory=list)
+    extend: dict[str, Extension] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scalar_pass_rate(cls, data: Any) -> Any:
+        # a single min_pass_rate (or the key "*") applies to every metric of the run, those
+        # defined in YAML too; named metrics keep their own
+        gate = data.get("gate") if isinstance(data, dict) else None
+        rate = gate.get("min_pass_rate") if isinstance(gate, dict) else None
+        every = rate if isinstance(rate, (int, float)) and not isinstance(rate, bool) else (rate.get("*") if isinstance(rate, dict) else None)
+        if every is None:
+            return data
+        names = list(METRICS)
+        metrics = data.get("metrics")
+        names += [m for m in metrics if isinstance(m, str)] if isinstance(metrics, list) else []
+        judges = data.get("judges")
+        names += [j.get("name") for j in judges if isinstance(j, dict) and isinstance(j.get("name"), str)] if isinstance(judges, list) else []
+        named = {k: v for k, v in rate.items() if k != "*"} if isinstance(rate, dict) else {}
+        expanded = {name: every for name in dict.fromkeys(names)} | named
+        return {**data, "gate": {**gate, "min_pass_rate": expanded}}
 
     @field_validator("metrics")
     @classmethod
@@ -184,17 +278,46 @@ class Config(_Strict):
 
     @model_validator(mode="after")
     def _known_metrics(self) -> "Config":
-        known = METRICS
-        for where, names in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(self.gate.min_pass_rate))):
-            for name in names:
+        from ragjudge.judges import BUILT_IN, bundled_definitions
+
+        bundled = bundled_definitions()
+        names = [d.name for d in self.judges]
+        for name in names:
+            if name in BUILT_IN or name in bundled:
+                fix = f"; to add instructions or examples to it, use extend.{name}" if name in BUILT_IN else ""
+                raise ValueError(f"judges: '{name}' is a metric that ships with ragjudge; give your judge another name{fix}")
+        twice = [name for i, name in enumerate(names) if name in names[:i]]
+        if twice:
+            raise ValueError(f"judges: '{twice[0]}' is defined twice")
+        known = [*METRICS, *bundled, *names]
+        for where, keys in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(self.gate.min_pass_rate))):
+            for name in keys:
                 if name not in known:
                     raise ValueError(f"unknown metric '{name}'" + (f" in {where}" if where != "metrics" else "")
                                      + f"; use {', '.join(known)} or a judge defined in the config")
+        for name in self.extend:
+            if name not in BUILT_IN:
+                raise ValueError(f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")
         for name, value in self.thresholds.items():
-            low, high = judge_class(name).scale
+            low, high = self.scale(name)
             if not low <= value <= high:
                 raise ValueError(f"{name} threshold must be between {low:g} and {high:g}")
         return self
+
+    def definition(self, metric: str) -> "JudgeDefinition | None":
+        """The definition of a metric defined in YAML (the config's ``judges:`` or a bundled
+        one), None for a built-in metric."""
+        from ragjudge.judges import bundled_definitions
+
+        for item in self.judges:
+            if item.name == metric:
+                return item
+        return bundled_definitions().get(metric)
+
+    def scale(self, metric: str) -> tuple[float, float]:
+        """(lowest, highest) score of ``metric``."""
+        found = self.definition(metric)
+        return found.scale if found is not None else judge_class(metric).scale
 
     def updated(self, overrides: dict[str, Any]) -> "Config":
         """A copy with ``overrides`` applied (the keywords ``load_config`` takes); settings left
@@ -206,7 +329,10 @@ class Config(_Strict):
 
     def threshold(self, metric: str) -> float:
         """The pass threshold of ``metric`` (a row passes at score >= threshold)."""
-        return self.thresholds[metric]
+        if metric in self.thresholds:
+            return self.thresholds[metric]
+        found = self.definition(metric)
+        return found.default_threshold if found is not None else judge_class(metric).default_threshold
 
     def min_pass_rate(self, metric: str) -> float:
         """The gate's pass-rate floor (0..1) for ``metric``; 1.0 unless set."""

@@ -40,14 +40,19 @@ def _items(block: str) -> list[str]:
     return [re.sub(r"^\[\d+\]\s*", "", line) for line in block.splitlines() if line.strip()]
 
 
-def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None) -> dict[str, Any]:
+def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, schema: dict[str, Any] | None = None) -> dict[str, Any]:
     """A deterministic judge reply by word overlap: a fact is supported when >= 60% of its
     content words occur in one passage; the ground truth's statements are its sentences (at
     most 8); a statement is covered when >= 50% of its content words occur in the response,
-    and completeness is 1 + 4 x (covered share), rounded."""
+    and completeness is 1 + 4 x (covered share), rounded. A judge defined in YAML
+    (``judge_NAME``, its ``schema`` given) is answered from the response's sentences found in
+    the passages: each is a claim, supported as a fact is; the verdict is yes when all are; a
+    scale's score is its lowest plus the supported share of its range, rounded."""
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
     if isinstance(user, list):
         user = " ".join(part.get("text", "") for part in user if isinstance(part, dict))
+    if schema_name and schema_name.startswith("judge_"):
+        return _custom_reply(user, (schema or {}).get("properties") or {})
     if "<request>" not in user and "<ground_truth>" not in user and "<statements>" not in user:
         # not one of ragjudge's prompts (e.g. another tool's judge in a side-by-side
         # benchmark): a generic yes/no reply in the common {"rationale", "result"} shape
@@ -109,6 +114,27 @@ def fake_logprobs(content: str, p_yes: float = 0.8, p_true: float = 0.9, p_score
     return {"content": tokens}
 
 
+def _custom_reply(user: str, properties: dict[str, Any]) -> dict[str, Any]:
+    passages = [_words(p) for p in _items(_section(user, "context"))]
+    claims = [part.strip() for part in re.split(r"(?<=[.!?])\s+", _section(user, "response")) if part.strip() and part.strip() != "(none)"]
+    flags = []
+    for claim in claims:
+        words = _words(claim)
+        flags.append(bool(words) and any(len(words & p) / len(words) >= 0.6 for p in passages))
+    share = sum(flags) / len(flags) if flags else 0.0
+    reply: dict[str, Any] = {}
+    if "claims" in properties:
+        reply["claims"] = [{"claim": claim, "reason": "word overlap", "supported": flag} for claim, flag in zip(claims, flags)]
+    reply["rationale"] = f"{share:.0%} of the response's sentences appear in the passages."
+    if "score" in properties:
+        allowed = properties["score"].get("enum") or [1, 5]
+        low, high = min(allowed), max(allowed)
+        reply["score"] = low + round((high - low) * share)
+    else:
+        reply["verdict"] = "yes" if flags and all(flags) else "no"
+    return reply
+
+
 class FakeTransport:
     """The fake judge in-process, as a transport (``Scorer(config, transport=FakeTransport())``):
     no HTTP, for fast judge and scorer tests. Replies as ``FakeJudgeServer`` does: the queued
@@ -139,8 +165,8 @@ class FakeTransport:
             await asyncio.sleep(self.latency)
         if self.errors:
             raise self.errors.popleft()
-        schema = ((request.response_format or {}).get("json_schema") or {}).get("name")
-        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(request.messages, schema))
+        schema = (request.response_format or {}).get("json_schema") or {}
+        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(request.messages, schema.get("name"), schema.get("schema")))
         prompt = sum(len(str(m.get("content", ""))) for m in request.messages) // 4
         completion = len(content) // 4
         cost = None if self.price_per_token is None else (prompt + completion) * self.price_per_token
@@ -251,8 +277,8 @@ class FakeJudgeServer:
         if draw < self.rate_429 + self.rate_500:
             return self._error(web, 500, "server_error", "The server had an error.", retry=True)
         response_format = body.get("response_format") or {}
-        schema = (response_format.get("json_schema") or {}).get("name")
-        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(body["messages"], schema))
+        schema = response_format.get("json_schema") or {}
+        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(body["messages"], schema.get("name"), schema.get("schema")))
         prompt_chars = sum(len(str(m.get("content", ""))) for m in body["messages"])
         logprobs = self._logprobs(content) if body.get("logprobs") else None
         self.statuses[200] += 1

@@ -40,6 +40,7 @@ class MetricSummary:
     min_pass_rate: float = 1.0
     max_error_rate: float = 0.0
     max_skip_rate: float = 1.0
+    prompt_version: str = ""  # the judge's prompt version (changes with its prompt, extensions included)
 
     @property
     def pass_rate(self) -> float | None:
@@ -76,7 +77,7 @@ class MetricSummary:
     def merge(self, other: "MetricSummary") -> "MetricSummary":
         """This summary and ``other`` (the same metric over other rows) added together."""
         merged = MetricSummary(self.metric, self.threshold, min_pass_rate=self.min_pass_rate, max_error_rate=self.max_error_rate,
-                               max_skip_rate=self.max_skip_rate)
+                               max_skip_rate=self.max_skip_rate, prompt_version=self.prompt_version or other.prompt_version)
         for name in ("rows", "ok", "error", "input_errors", "interrupted", "skipped", "passed", "cached", "score_thousandths"):
             setattr(merged, name, getattr(self, name) + getattr(other, name))
         merged.usage = self.usage + other.usage
@@ -123,6 +124,7 @@ class MetricSummary:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
+            "prompt_version": self.prompt_version,
         }
 
 

@@ -66,7 +66,8 @@ class EvalRecord:
     context_error: str | None = None
     retrieved_nothing: bool = False  # the context is a list with no passage in it: the retriever found nothing
     removed: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # how a cell was read, for the run's notes  # sentences addressed to the judge, taken out ("passage 2: ...", "response: ...")
+    notes: list[str] = field(default_factory=list)  # how a cell was read, for the run's notes
+    extra: dict[str, str | None] = field(default_factory=dict)  # other columns a judge defined in YAML reads, as text  # sentences addressed to the judge, taken out ("passage 2: ...", "response: ...")
 
     @property
     def has_reference(self) -> bool:
@@ -81,6 +82,7 @@ class Mapping:
     origins: dict[str, str]
     warnings: tuple[str, ...] = ()
     unused: tuple[str, ...] = ()  # the input's columns no field reads
+    columns: tuple[str, ...] = ()  # every column of the input
 
     def suggest(self, name: str) -> str | None:
         """The unused column whose name is closest to field ``name`` or one of its aliases
@@ -208,7 +210,7 @@ def resolve_mapping(
         origins[name] = "alias" if found else "none"
     used = {path.split(".", 1)[0] for path in paths.values() if path} | {path for path in paths.values() if path}
     unused = tuple(c for c in columns if c not in used)
-    return Mapping(paths, origins, tuple(warnings), unused)
+    return Mapping(paths, origins, tuple(warnings), unused, tuple(columns))
 
 
 def _keys_at(row: dict[str, Any], path: str) -> list[str]:
@@ -327,10 +329,12 @@ def normalise_facts(value: Any) -> list[str]:
     return [t for t in (_text(i) for i in items) if t]
 
 
-def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, strip_instructions: bool = False) -> list[EvalRecord]:
+def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, strip_instructions: bool = False,
+               extra: tuple[str, ...] = ()) -> list[EvalRecord]:
     """Build one ``EvalRecord`` per row (``index`` counts from ``start``), never dropping a row.
-    With ``strip_instructions`` each passage and the response lose their sentences addressed
-    to the judge (``ragjudge.injection``), listed in ``EvalRecord.removed``."""
+    ``extra``: other columns (or dotted paths) to keep as text in ``EvalRecord.extra``. With
+    ``strip_instructions`` each passage, the response and the extra columns lose their
+    sentences addressed to the judge (``ragjudge.injection``), listed in ``EvalRecord.removed``."""
     records = []
     for offset, row in enumerate(rows):
         get = {name: (_lookup(row, path) if path else None) for name, path in mapping.paths.items()}
@@ -350,6 +354,7 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
                 context_error=context_error,
                 retrieved_nothing=not passages and not context_error and _as_list(get["context"]) is not None,
                 notes=notes,
+                extra={name: _text(_lookup(row, name)) for name in extra},
             )
         )
         if strip_instructions:
@@ -376,3 +381,8 @@ def _strip(record: EvalRecord) -> None:
         found = strip_instructions(record.response)
         record.response = found.text if found.text.strip() else REMOVED_PLACEHOLDER
         record.removed.extend(f"response: {sentence}" for sentence in found.removed)
+    for name, text in record.extra.items():
+        if text:
+            found = strip_instructions(text)
+            record.extra[name] = found.text if found.text.strip() else REMOVED_PLACEHOLDER
+            record.removed.extend(f"{name}: {sentence}" for sentence in found.removed)

@@ -124,9 +124,12 @@ class Scorer:
         except BaseException:
             self._close_cache()
             raise
+        from ragjudge.config import FIELDS
         from ragjudge.judges import make_judges
 
         self.judges = make_judges(config)
+        # other columns that judges defined in YAML read (``needs``)
+        self.extra = tuple(dict.fromkeys(n for j in self.judges for n in j.needs if "|" not in n and n not in FIELDS))
         self.interrupted = False
         self._tasks: set[asyncio.Future] = set()
         self._closed = False
@@ -171,12 +174,19 @@ class Scorer:
 
         asked = "metrics" in self.config.model_fields_set
         notes = []
+        from ragjudge.config import FIELDS
+
         for judge in self.judges:
             for need in judge.needs:
                 fields = need.split("|")
-                if any(mapping.paths.get(name) for name in fields):
+                if fields[0] not in FIELDS:  # a column of the input, by name or dotted path
+                    if need in mapping.columns or need.split(".", 1)[0] in mapping.columns:
+                        continue
+                    message = f"{judge.name} needs a column '{need}' and the input has none; columns: {', '.join(mapping.columns) or '(none)'}"
+                elif any(mapping.paths.get(name) for name in fields):
                     continue
-                message = f"{judge.name} needs a {' or '.join(fields)} column and none was found{mapping.hint(fields[0])}"
+                else:
+                    message = f"{judge.name} needs a {' or '.join(fields)} column and none was found{mapping.hint(fields[0])}"
                 if asked:
                     raise InputError(message)
                 notes.append(f"note: {message}; {judge.name} will judge no row")
@@ -233,7 +243,7 @@ class Scorer:
         pending: list[tuple[int, asyncio.Future]] = []
         try:
             for position, values in enumerate(rows):
-                record = to_records([values], mapping, position, strip)[0]
+                record = to_records([values], mapping, position, strip, self.extra)[0]
                 records.append(record)
                 row = [self._settle(judge, record) for judge in self.judges]
                 if any(isinstance(item, Call) for item in row):
@@ -363,7 +373,8 @@ class Scorer:
         config = self.config
         return Summary(
             metrics={j.name: MetricSummary(j.name, j.threshold, min_pass_rate=config.min_pass_rate(j.name),
-                                           max_error_rate=config.gate.max_error_rate, max_skip_rate=config.gate.max_skip_rate)
+                                           max_error_rate=config.gate.max_error_rate, max_skip_rate=config.gate.max_skip_rate,
+                                           prompt_version=j.version)
                      for j in self.judges},
             judge_model=config.judge.model,
         )

@@ -386,7 +386,7 @@ def test_the_summary_table_at_80_columns_keeps_every_count():
 def test_an_unknown_metric_is_named_plainly(run_cli, tmp_path):
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "q", "context": ["c"]}]), "-m", "faithfulness"])
     assert result.code == 2
-    assert result.stderr.strip() == "error: unknown metric 'faithfulness'; use sufficiency, completeness or a judge defined in the config"
+    assert result.stderr.strip() == "error: unknown metric 'faithfulness'; use sufficiency, completeness, groundedness or a judge defined in the config"
 
 
 @pytest.mark.parametrize("args, message", [

@@ -49,9 +49,43 @@ class Judge:
     needs: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
 
-    def __init__(self, settings: Any, threshold: float | None = None) -> None:
+    def __init__(self, settings: Any, threshold: float | None = None, extension: Any = None) -> None:
         self.settings = settings
         self.threshold = self.default_threshold if threshold is None else threshold
+        self.extension = extension if extension is not None and (extension.instructions or extension.examples) else None
+        self.version = self.base_version() + self._version_suffix()  # type: ignore[misc]
+
+    def base_version(self) -> str:
+        """The prompt version before any extension (a judge with several prompts picks one)."""
+        return type(self).version
+
+    def _version_suffix(self) -> str:
+        if self.extension is None:
+            return ""
+        import hashlib
+
+        return "+" + hashlib.sha256(self.extension.model_dump_json().encode("utf-8")).hexdigest()[:8]
+
+    def domain(self) -> list[str]:
+        """The config's ``extend.NAME`` for this metric, as prompt parts: the domain instructions,
+        then the examples with their verdicts (placed before the task)."""
+        if self.extension is None:
+            return []
+        parts = []
+        if self.extension.instructions:
+            parts.append("Instructions for this domain:\n" + self.extension.instructions.strip())
+        if self.extension.examples:
+            blocks = []
+            for example in self.extension.examples:
+                lines = []
+                for name, value in example.inputs.items():
+                    items = [str(v) for v in value] if isinstance(value, list) else [str(value)]
+                    lines.append(f"<{name}>\n" + (numbered(items) if isinstance(value, list) else neutralise(items[0])) + f"\n</{name}>")
+                verdict = example.verdict if not isinstance(example.verdict, bool) else ("yes" if example.verdict else "no")
+                lines.append(f"Verdict: {verdict}" + (f". Why: {example.rationale.strip()}" if example.rationale else ""))
+                blocks.append("<example>\n" + "\n".join(lines) + "\n</example>")
+            parts.append("Examples of verdicts in this domain:\n" + "\n\n".join(blocks))
+        return parts
 
     # -- the protocol ------------------------------------------------------------------
     def prepare(self, record: Any) -> Call | Verdict:

@@ -142,6 +142,7 @@ class CompletenessJudge(Judge):
         parts = ([fence("request", request)] if request else []) + [
             fence("response", response),
             "<statements>\n" + numbered(statements) + "\n</statements>",
+            *self.domain(),
             TASK,
         ]
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]

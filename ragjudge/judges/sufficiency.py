@@ -179,11 +179,13 @@ class SufficiencyJudge(Judge):
     needs = ("request", "context")
     description = "does the retrieved context hold enough to answer the request (grounded with a reference, else reference-free)"
 
-    def __init__(self, settings: Any, threshold: float | None = None) -> None:
-        super().__init__(settings, threshold)
+    def __init__(self, settings: Any, threshold: float | None = None, extension: Any = None) -> None:
         chosen = getattr(settings, "reasoning_first", None)
         self.reasoning_first = not settings.model.startswith("local/") if chosen is None else bool(chosen)
-        self.version = REASONING_FIRST_VERSION if self.reasoning_first else PROMPT_VERSION
+        super().__init__(settings, threshold, extension)
+
+    def base_version(self) -> str:
+        return REASONING_FIRST_VERSION if self.reasoning_first else PROMPT_VERSION
 
     def prepare(self, record) -> Call | Verdict:
         """Render the judge call for ``record``, or a final ``Verdict`` without a call: error
@@ -205,11 +207,13 @@ class SufficiencyJudge(Judge):
         if mode == GROUNDED:
             facts = record.expected_facts or [record.expected_response or ""]
             parts.append("<expected_facts>\n" + numbered(facts, prefix="") + "\n</expected_facts>")
+            parts += self.domain()
             parts.append(GROUNDED_TASK_REASONING_FIRST if self.reasoning_first else GROUNDED_TASK)
             schema = json_schema_format("sufficiency_grounded", _GROUNDED_SCHEMA_REASONING_FIRST if self.reasoning_first else _GROUNDED_SCHEMA)
             logprobs = self.settings.fact_threshold is not None
         else:
             facts = []
+            parts += self.domain()
             parts.append(REFERENCE_FREE_TASK_REASONING_FIRST if self.reasoning_first else REFERENCE_FREE_TASK)
             schema = json_schema_format("sufficiency_reference_free",
                                         _REFERENCE_FREE_SCHEMA_REASONING_FIRST if self.reasoning_first else _REFERENCE_FREE_SCHEMA)

@@ -1,0 +1,98 @@
+"""What the judges are and what they would be sent: ``ragjudge judges`` and ``ragjudge render``.
+
+- ``describe(config)``: one entry per metric the config can run (built-in, bundled, defined in
+  the config), with what it needs, its kind, scale, threshold and prompt version.
+- ``render(source, config, metric, row)``: the exact messages the judge would receive for one
+  row of a table, with no call made (MLflow and ragas users ask for this to debug prompts).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ragjudge.config import Config
+from ragjudge.errors import InputError
+
+
+def _settings(config: Config) -> Config:
+    """``config`` with the embedded judge's calibrated settings, as a run would use them."""
+    if config.judge.model.startswith("local/"):
+        from ragjudge import local
+
+        judge, filled = local.calibrated(config.judge)
+        if filled:
+            return config.model_copy(update={"judge": judge})
+    return config
+
+
+def describe(config: Config) -> list[dict[str, Any]]:
+    """Every metric ``config`` can run: ``name``, ``source`` (built-in, bundled, config),
+    ``needs``, ``kind``, ``scale`` (low, high), ``threshold``, ``version`` and ``description``;
+    ``default`` says whether a run without ``-m`` judges it."""
+    from ragjudge.judges import BUILT_IN, bundled_definitions, make_judges
+
+    config = _settings(config)
+    names = [*BUILT_IN, *bundled_definitions(), *(d.name for d in config.judges)]
+    judges = make_judges(config.model_copy(update={"metrics": names}))
+    out = []
+    for judge in judges:
+        source = "built-in" if judge.name in BUILT_IN else ("bundled" if judge.name in bundled_definitions() else "config")
+        out.append({"name": judge.name, "source": source, "needs": list(judge.needs), "kind": judge.kind, "scale": list(judge.scale),
+                    "threshold": config.threshold(judge.name), "version": judge.version, "description": judge.description,
+                    "default": judge.name in config.metrics})
+    return out
+
+
+def render(source: str, config: Config, metric: str, row: int, flag_fields: frozenset[str] = frozenset(), input_format: str | None = None) -> str:
+    """The messages ``metric``'s judge would receive for row ``row`` (1-based) of ``source``,
+    as text: each message with its role, then the call's settings. A row the judge would not
+    call for says why (skipped, input error). Raises ``InputError`` for a row out of range and
+    for unusable input, as ``ragjudge score`` would."""
+    from ragjudge.io import iter_chunks
+    from ragjudge.judges import make_judges
+    from ragjudge.records import resolve_mapping, to_records
+
+    config = _settings(config).model_copy(update={"metrics": [metric]})
+    judge = make_judges(config)[0]
+    if row < 1:
+        raise InputError(f"--row {row}: rows are numbered from 1")
+    seen = 0
+    mapping = None
+    for chunk in iter_chunks(source, input_format, config.chunk_size):
+        if mapping is None:
+            mapping = resolve_mapping([str(c) for c in chunk.columns], chunk.head(50).to_dict("records"), config.columns, flag_fields,
+                                      "<stdin>" if source == "-" else source)
+        if seen + len(chunk) >= row:
+            values = chunk.iloc[row - seen - 1].to_dict()
+            extra = tuple(n for n in judge.needs if "|" not in n and n not in ("id", "request", "context", "expected_facts",
+                                                                                 "expected_response", "response"))
+            record = to_records([values], mapping, row - 1, config.judge.strip_instructions, extra)[0]
+            return _show(judge, record, row, mapping.describe())
+        seen += len(chunk)
+    raise InputError(f"--row {row}: the input has {seen} row(s)")
+
+
+def _show(judge: Any, record: Any, row: int, mapping: str) -> str:
+    from ragjudge.types import Verdict
+
+    lines = [f"# {judge.name}, row {row} ({mapping})"]
+    if record.removed:
+        lines.append("# removed before judging: " + "; ".join(record.removed))
+    call = judge.prepare(record)
+    if isinstance(call, Verdict):
+        what = call.error if call.status != "ok" else f"{call.score:g} ({call.rationale})"
+        lines.append(f"# no call: {call.status}: {what}")
+        return "\n".join(lines) + "\n"
+    lines.append(f"# call 1: prompt version {call.version}, temperature {call.temperature:g}, "
+                 f"log-probabilities {'asked' if call.logprobs else 'not asked'}, reply format {_format_name(call)}")
+    for message in call.messages:
+        lines += [f"--- {message['role']} ---", str(message["content"])]
+    if not call.final:
+        lines.append("# call 2 is rendered from the reply to call 1 (render makes no call, so it is not shown)")
+    return "\n".join(lines) + "\n"
+
+
+def _format_name(call: Any) -> str:
+    found = (call.response_format or {}).get("json_schema") or {}
+    return f"json_schema {found.get('name')} {json.dumps(list((found.get('schema') or {}).get('properties') or {}))}" if found else "none"
