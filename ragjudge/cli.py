@@ -169,20 +169,31 @@ def score(
     max_error_rate: Annotated[Optional[float], typer.Option(help="Gate on the share of judged rows with status error (default 0.0).")] = None,
     max_skip_rate: Annotated[Optional[float], typer.Option(help="Gate on the share of rows a metric skipped, e.g. for lack of a response (default 1.0: never fails).")] = None,
     summary_json: Annotated[Optional[str], typer.Option(help="Write the run summary and gate verdict as JSON to this file (- for stdout).")] = None,
+    junit: Annotated[Optional[str], typer.Option(help="Write JUnit XML: one testsuite per metric, one testcase per row (for CI test reporters).")] = None,
+    markdown: Annotated[Optional[str], typer.Option(help="Write a Markdown summary (appended to GitHub's job summary too when GITHUB_STEP_SUMMARY is set).")] = None,
+    no_step_summary: Annotated[bool, typer.Option("--no-step-summary", help="Do not append the Markdown summary to GITHUB_STEP_SUMMARY.")] = False,
+    baseline: Annotated[Optional[str], typer.Option(help="A table scored earlier (the last accepted run): compare with it and gate on regressions.")] = None,
+    max_regressions: Annotated[Optional[int], typer.Option(help="With --baseline: fail when more rows than this passed in the baseline and fail now.")] = None,
+    max_drop: Annotated[Optional[float], typer.Option(help="With --baseline: fail when a pass rate is lower than the baseline's by more than this (0..1).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option(help="Response cache folder (default: the per-user cache folder).")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress, mapping or summary table; only errors and a failing gate's lines.")] = False,
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
+    import time
+
     from ragjudge.config import load_config
-    from ragjudge.report import print_summary, summary_dict, write_summary_json
     from ragjudge.pipeline import evaluate
+    from ragjudge.reports.outputs import Wanted, finish
 
     overrides, flag_fields = _overrides(locals())
     settings = load_config(config, overrides, flags=FLAGS)
-    _check_outputs(input, output, summary_json, format, output_format)
+    _check_outputs(input, output, summary_json, format, output_format, junit=junit, markdown=markdown, baseline=baseline,
+                   gates_without_baseline=max_regressions is not None or max_drop is not None)
+    wanted = Wanted(input, input_format, output, summary_json, junit, markdown, not no_step_summary, baseline, max_regressions, max_drop)
     console = _stderr()
     progress = None if quiet else _progress(console)
+    started = time.monotonic()
     try:
         result = evaluate(
             input,
@@ -194,23 +205,39 @@ def score(
             on_start=progress.start if progress else None,
             on_progress=progress.advance if progress else None,
             on_note=None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)),
+            keep_table=bool(junit or baseline),
             handle_signals=True,
         )
     finally:
         if progress:
             progress.stop()
-    if summary_json:
-        write_summary_json(summary_json, summary_dict(result.summary, result.gate, result.mapping.describe() if result.mapping else None))
+    done = finish(result, settings, wanted, time.monotonic() - started)
+    _report(console, result, done, wanted, quiet)
+    raise typer.Exit(done.gate.exit_code)
+
+
+def _report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool) -> None:
+    """Print the end of a run: the table (unless quiet), the gate's lines, the failing rows on a
+    failing gate, the GitHub annotations, and the closing line of an interrupted run."""
+    from ragjudge.reports.console import failing_lines, print_summary
+
     if not quiet:
-        print_summary(console, result.summary, result.gate)
+        for line in done.comparison_lines:
+            console.print(line, highlight=False, soft_wrap=True)
+        print_summary(console, result.summary, done.gate)
     else:  # quiet: no table, but a failing gate still says why, and a metric that judged nothing says so
-        for line in result.gate.lines:
-            if line.startswith("SKIP") or (not result.gate.passed and ("FAIL" in line or "failed" in line)):
+        for line in done.gate.lines:
+            if line.startswith("SKIP") or (not done.gate.passed and ("FAIL" in line or "failed" in line)):
                 console.print(line, highlight=False, soft_wrap=True)
+    if not done.gate.passed and not result.summary.interrupted:
+        for line in failing_lines(result.summary, wanted.output, wanted.summary_json):
+            console.print(line, highlight=False, soft_wrap=True)
+    if done.annotations:  # workflow commands: on stdout, unless the scored table goes there
+        stream = sys.stderr if wanted.output == "-" or wanted.summary_json == "-" else sys.stdout
+        print("\n".join(done.annotations), file=stream, flush=True)
     if result.summary.interrupted:
-        console.print(_interrupted_line(result.summary, output), highlight=False, soft_wrap=True)
+        console.print(_interrupted_line(result.summary, wanted.output), highlight=False, soft_wrap=True)
         _SAID["interrupted"] = True
-    raise typer.Exit(result.gate.exit_code)
 
 
 _SAID: dict[str, bool] = {}  # the score command said why it stopped: main adds nothing
@@ -224,7 +251,8 @@ def _interrupted_line(summary: Any, output: str | None) -> str:
             "run the same command again to judge only those (finished calls come from the cache)")
 
 
-def _check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None) -> None:
+def _check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
+                   markdown: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False) -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end."""
     from pathlib import Path
 
@@ -233,6 +261,18 @@ def _check_outputs(source: str, output: str | None, summary_json: str | None, *f
     for fmt in formats:
         if fmt is not None and fmt not in FORMATS:
             raise RagjudgeError(f"unknown format '{fmt}'; use one of: {', '.join(FORMATS)}")
+    if gates_without_baseline and not baseline:
+        raise RagjudgeError("--max-regressions and --max-drop compare with a baseline: give --baseline SCORED_TABLE")
+    if baseline and not Path(baseline).is_file():
+        raise RagjudgeError(f"--baseline: no such file: {baseline}")
+    for flag, path in (("--junit", junit), ("--markdown", markdown)):
+        if path is None:
+            continue
+        if path in ("", "-") or Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
+            raise RagjudgeError(f"{flag}: cannot write {path!r}: give a file in an existing folder")
+        for other_flag, other in (("-o", output), ("--summary-json", summary_json), ("the input", source)):
+            if other and other != "-" and os.path.realpath(other) == os.path.realpath(path):
+                raise RagjudgeError(f"{flag} {path} is also {other_flag}; give it another name")
     if output == "" or summary_json == "":
         raise RagjudgeError("an empty path was given to -o or --summary-json")
     if output == "-" and summary_json == "-":
@@ -342,6 +382,42 @@ def agreement(
     if by:
         report["by_column"] = by
     typer.echo(json.dumps(report, indent=2) if json_output else render(report))
+
+
+@app.command(epilog="""Examples:
+
+  ragjudge compare main.scored.parquet scored.parquet
+
+  ragjudge compare main.scored.parquet scored.parquet -m sufficiency --max-regressions 0
+
+  ragjudge compare base.jsonl new.jsonl --by source --json
+
+Exit codes: 0 the gates passed, 1 a gate failed, 2 the tables cannot be compared.""")
+def compare(
+    baseline: Annotated[str, typer.Argument(help="The scored table to compare against (the last accepted run).")],
+    current: Annotated[str, typer.Argument(help="The scored table of this run.")],
+    metric: Annotated[list[str], typer.Option("-m", "--metric", help="Metric to compare; repeat for more (default: every metric both tables hold).")] = [],
+    by: Annotated[Optional[str], typer.Option(help="Break the comparison down by this column of the current table.")] = None,
+    max_regressions: Annotated[Optional[int], typer.Option(help="Fail when more rows than this passed in the baseline and fail now.")] = None,
+    max_drop: Annotated[Optional[float], typer.Option(help="Fail when a pass rate is lower than the baseline's by more than this (0..1).")] = None,
+    config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config that defines metrics of your own (for their scale).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
+    import json
+
+    from ragjudge.catalog import describe
+    from ragjudge.compare import check, render
+    from ragjudge.compare import compare as measure
+    from ragjudge.config import load_config
+    from ragjudge.io import read_table
+
+    scales = {item["name"]: item["kind"] == "scale" for item in describe(load_config(config))}
+    report = measure(read_table(baseline), read_table(current), metrics=metric or None, by=by, scales=scales)
+    lines = check(report, max_regressions, max_drop)
+    report["gate_lines"] = lines
+    typer.echo(json.dumps(report, indent=2) if json_output else render(report, lines))
+    raise typer.Exit(1 if any(line.startswith("FAIL") for line in lines) else 0)
 
 
 @app.command(epilog="""Examples:

@@ -17,6 +17,13 @@ from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_U
 from ragjudge.types import Usage, distinct
 
 EXIT_INTERRUPTED = 130
+IDS_KEPT = 100  # row ids kept per metric and outcome (failed, error, skipped); the counts stay whole
+WORST_KEPT = 20  # failing rows kept per metric with their score and rationale, lowest score first
+
+
+def row_name(ident: Any, index: int) -> str:
+    """How a row is named in reports: its id, else ``row N`` (counting from 1)."""
+    return str(ident) if ident is not None else f"row {index + 1}"
 
 
 @dataclass
@@ -41,6 +48,8 @@ class MetricSummary:
     max_error_rate: float = 0.0
     max_skip_rate: float = 1.0
     prompt_version: str = ""  # the judge's prompt version (changes with its prompt, extensions included)
+    ids: dict[str, list[str]] = field(default_factory=lambda: {"failed": [], "error": [], "skipped": []})  # the first IDS_KEPT of each
+    worst: list[dict[str, Any]] = field(default_factory=list)  # failing rows, lowest score first: row, id, score, rationale, missing
 
     @property
     def pass_rate(self) -> float | None:
@@ -55,21 +64,32 @@ class MetricSummary:
         judged = self.ok + self.error
         return self.error / judged if judged else 0.0
 
-    def add(self, verdict: Any) -> None:
-        """Count one row's ``Verdict``."""
+    def add(self, verdict: Any, ident: Any = None, index: int | None = None) -> None:
+        """Count one row's ``Verdict``; ``ident`` (the row's id) and ``index`` (its position in
+        the input, from 0) name it among the failing, error and skipped rows kept."""
         self.rows += 1
+        index = self.rows - 1 if index is None else index
+        outcome = None
         if verdict.status == "ok":
             self.ok += 1
             self.score_thousandths += round(float(verdict.score) * 1000)
             self.passed += bool(verdict.passed)
+            if not verdict.passed:
+                outcome = "failed"
+                self._keep_worst({"row": index + 1, "id": row_name(ident, index), "score": verdict.score,
+                                  "rationale": verdict.rationale, "missing": list(verdict.missing)})
         elif verdict.status == "error":
             self.error += 1
             self.input_errors += verdict.input_error
             self.interrupted += verdict.error == "interrupted"
+            outcome = "error"
         else:
             self.skipped += 1
             reason = verdict.error or "skipped"
             self.skipped_by[reason] = self.skipped_by.get(reason, 0) + 1
+            outcome = "skipped"
+        if outcome and len(self.ids[outcome]) < IDS_KEPT:
+            self.ids[outcome].append(row_name(ident, index))
         if verdict.cached:
             self.cached += 1
         self.usage = self.usage + verdict.usage
@@ -84,7 +104,21 @@ class MetricSummary:
         merged.skipped_by = dict(self.skipped_by)
         for reason, count in other.skipped_by.items():
             merged.skipped_by[reason] = merged.skipped_by.get(reason, 0) + count
+        merged.ids = {key: (self.ids[key] + other.ids[key])[:IDS_KEPT] for key in self.ids}
+        merged.worst = sorted(self.worst + other.worst, key=lambda row: (row["score"], row["row"]))[:WORST_KEPT]
         return merged
+
+    def _keep_worst(self, row: dict[str, Any]) -> None:
+        if len(self.worst) >= WORST_KEPT and (row["score"], row["row"]) >= (self.worst[-1]["score"], self.worst[-1]["row"]):
+            return
+        self.worst.append(row)
+        self.worst.sort(key=lambda kept: (kept["score"], kept["row"]))
+        del self.worst[WORST_KEPT:]
+
+    @property
+    def failed(self) -> int:
+        """Ok rows that did not pass."""
+        return self.ok - self.passed
 
     @property
     def skip_rate(self) -> float:
@@ -125,6 +159,10 @@ class MetricSummary:
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
             "prompt_version": self.prompt_version,
+            # the rows behind the counts: the first ids of each outcome (capped), with the whole count
+            "failed_rows": {"count": self.failed, "ids": self.ids["failed"]},
+            "error_rows": {"count": self.error, "ids": self.ids["error"]},
+            "skipped_rows": {"count": self.skipped, "ids": self.ids["skipped"]},
         }
 
 
@@ -263,3 +301,13 @@ def check_gate(summary: Summary) -> GateResult:
     verdict = "gate passed" if code == EXIT_OK else f"gate failed (exit {code})"
     lines.append(verdict)
     return GateResult(code == EXIT_OK, code, lines, failures)
+
+
+def with_regressions(gate: GateResult, lines: list[str]) -> GateResult:
+    """``gate`` joined by the regression gates' ``lines`` (from ``ragjudge.compare.check``): a
+    failed one fails the run with exit 1 unless it already fails with another code."""
+    failed = [line[5:] for line in lines if line.startswith("FAIL")]
+    code = gate.exit_code if gate.exit_code != EXIT_OK or not failed else EXIT_GATE_FAILED
+    verdict = "gate passed" if code == EXIT_OK else f"gate failed (exit {code})"
+    body = gate.lines[:-1] if gate.lines and gate.lines[-1].startswith("gate ") else gate.lines
+    return GateResult(code == EXIT_OK, code, [*body, *lines, verdict], [*gate.failures, *failed])

@@ -113,8 +113,10 @@ def evaluate(
         summary = scorer.new_summary()
         kept = []
         chunk = first
+        start = 0
         while chunk is not None:
-            scored = scorer.score(chunk, mapping, on_progress)
+            scored = scorer.score(chunk, mapping, on_progress, start)
+            start += len(chunk)
             summary = summary.merge(scored.summary)
             for note in scored.notes:
                 if note not in notes:

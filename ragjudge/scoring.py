@@ -192,24 +192,26 @@ class Scorer:
                 notes.append(f"note: {message}; {judge.name} will judge no row")
         return notes
 
-    def score(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None) -> Scored:
+    def score(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0) -> Scored:
         """Score every row of ``frame`` (a pandas DataFrame) with every metric.
 
         ``mapping``: from ``resolve`` (default: resolved from ``frame``). ``on_progress(n)`` is
-        called as rows finish (from ragjudge's loop thread). Returns ``Scored``; every input
-        row is in ``frame``, in order, with a status per metric. Provider failures become
-        error rows; raises only for unusable input (``InputError``) or settings."""
+        called as rows finish (from ragjudge's loop thread). ``start``: the position of the
+        frame's first row in a larger table (rows are named ``row N`` from it when they have
+        no id). Returns ``Scored``; every input row is in ``frame``, in order, with a status per
+        metric. Provider failures become error rows; raises only for unusable input
+        (``InputError``) or settings."""
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
         records, verdicts = _loop.run(self._judge(rows, mapping, on_progress))
-        return self._scored(frame, records, verdicts, notes, resolved)
+        return self._scored(frame, records, verdicts, notes, resolved, start)
 
-    async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None) -> Scored:
+    async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0) -> Scored:
         """``score`` for async code (Jupyter, web apps): ``await scorer.ascore(df)``."""
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
         records, verdicts = await _loop.arun(self._judge(rows, mapping, on_progress))
-        return self._scored(frame, records, verdicts, notes, resolved)
+        return self._scored(frame, records, verdicts, notes, resolved, start)
 
     def interrupt(self) -> None:
         """Stop: calls in flight are cancelled and every unfinished row becomes an error row
@@ -328,7 +330,8 @@ class Scorer:
             verdict.cached = False
         return verdict
 
-    def _scored(self, frame: Any, records: list[EvalRecord], verdicts: list[list[Verdict]], notes: list[str], resolved: bool) -> Scored:
+    def _scored(self, frame: Any, records: list[EvalRecord], verdicts: list[list[Verdict]], notes: list[str], resolved: bool,
+                start: int = 0) -> Scored:
         import pandas as pd
 
         types = self.column_types()
@@ -362,7 +365,7 @@ class Scorer:
         kept = frame.drop(columns=[c for c in frame.columns if str(c) in types])
         own = pd.DataFrame(columns, index=frame.index)
         out = pd.concat([kept, own], axis=1) if len(kept.columns) else own
-        summary = self._summary(records, verdicts)
+        summary = self._summary(records, verdicts, start)
         notes.extend(dict.fromkeys(note for record in records for note in record.notes))
         if summary.rows_with_removed_instructions and resolved:
             notes.append(removed_note(summary.rows_with_removed_instructions))
@@ -379,11 +382,11 @@ class Scorer:
             judge_model=config.judge.model,
         )
 
-    def _summary(self, records: list[EvalRecord], verdicts: list[list[Verdict]]) -> Summary:
+    def _summary(self, records: list[EvalRecord], verdicts: list[list[Verdict]], start: int = 0) -> Summary:
         summary = self.new_summary()
-        for row in verdicts:
+        for record, row in zip(records, verdicts):
             for judge, verdict in zip(self.judges, row):
-                summary.metrics[judge.name].add(verdict)
+                summary.metrics[judge.name].add(verdict, record.id, start + record.index)
                 summary.provider_calls += verdict.usage.calls
         summary.rows = len(records)
         summary.rows_with_removed_instructions = sum(1 for record in records if record.removed)

@@ -367,7 +367,7 @@ def test_the_summary_table_at_80_columns_keeps_every_count():
     from rich.console import Console
 
     from ragjudge.gate import MetricSummary, Summary, check_gate
-    from ragjudge.report import print_summary
+    from ragjudge.reports.console import print_summary
 
     metrics = {name: MetricSummary(name, 0.5, rows=300, ok=275, error=12, skipped=13, passed=200, cached=275, score_thousandths=200_000)
                for name in ("sufficiency", "completeness")}

@@ -1,51 +1,11 @@
-"""Rendering a run for people (a rich table on stderr) and for machines (summary JSON)."""
+"""The run on the terminal: the summary table, the usage line, the gate's lines and, when the
+gate fails, the failing rows."""
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary
-
-
-def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None) -> dict[str, Any]:
-    """The ``--summary-json`` document: rows; per metric counts, pass rate and mean score over
-    ok rows, error rate, threshold, cache hits, tokens and cost (USD); the rows whose passages
-    or response lost sentences addressed to the judge; the gate's verdict,
-    lines and failures; the exit code."""
-    return {
-        "rows": summary.rows,
-        "judge_model": summary.judge_model,
-        "metrics": {name: m.to_dict() for name, m in summary.metrics.items()},
-        "metrics_not_judged": [name for name, m in summary.metrics.items() if summary.rows and m.ok + m.error == 0],
-        "provider_calls": summary.provider_calls,
-        "rows_with_removed_instructions": summary.rows_with_removed_instructions,
-        "cost_usd": summary.cost_usd,
-        "fatal": summary.fatal,
-        "interrupted": summary.interrupted,
-        "mapping": mapping,
-        "gate": {"passed": gate.passed, "failures": gate.failures, "lines": gate.lines},
-        "exit_code": gate.exit_code,
-    }
-
-
-def write_summary_json(path: str, document: dict[str, Any]) -> None:
-    """Write ``document`` to ``path`` atomically (``-`` for stdout)."""
-    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    if path == "-":
-        import sys
-
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    from ragjudge.io import open_atomic
-
-    handle, tmp = open_atomic(path)
-    with handle:
-        handle.write(text.encode("utf-8"))
-    if tmp is not None:
-        os.replace(tmp, os.path.realpath(path))
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -98,3 +58,37 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     for line in gate.lines:
         style = "green" if line.startswith("PASS") or line == "gate passed" else ("red" if "FAIL" in line or "failed" in line else None)
         console.print(line, style=style, highlight=False, soft_wrap=True)
+
+
+def _one_line(text: str | None, width: int = 100) -> str:
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def failing_lines(summary: Summary, output: str | None = None, summary_json: str | None = None, most: int = 5) -> list[str]:
+    """The lines that name a failing gate's rows: at most ``most`` failing rows (lowest score
+    first: metric, id, score and a one-line rationale), then error rows, then how many more
+    there are and where the full list is. Empty when no row failed or erred."""
+    shown: list[str] = []
+    total = sum(m.failed + m.error - m.interrupted for m in summary.metrics.values())
+    if not total:
+        return []
+    for name, m in summary.metrics.items():
+        for row in m.worst:
+            if len(shown) < most:
+                shown.append(f"  {name} {row['id']}: score {row['score']:g}: {_one_line(row['rationale']) or '(no rationale)'}")
+    for name, m in summary.metrics.items():
+        for ident in m.ids["error"]:
+            if len(shown) < most:
+                shown.append(f"  {name} {ident}: error")
+    lines = [f"failing rows ({len(shown)} of {total}):", *shown]
+    if total > len(shown):
+        where = []
+        if output and output != "-":
+            names = [name for name, m in summary.metrics.items() if m.failed or m.error]
+            columns = " or ".join(f"{name}_passed is false" for name in names)
+            where.append(f"the rows where {columns} (or the status is error) in {output}")
+        if summary_json and summary_json != "-":
+            where.append(f"their ids in {summary_json} (failed_rows, error_rows)")
+        lines.append(f"  and {total - len(shown)} more" + (f": {'; '.join(where)}" if where else " (write the scored table with -o to see every row)"))
+    return lines

@@ -1,0 +1,222 @@
+"""Two scored tables -> what got worse: ``ragjudge compare BASELINE CURRENT`` and ``score --baseline``.
+
+Rows are matched by ``id`` (or by position, with a warning, when a table has none). Per metric,
+over the rows ok in both tables: both pass rates and their change, with McNemar's exact test
+on the rows whose pass/fail changed (a two-sided binomial test of the regressions among the
+changed rows, scipy); for a metric scored on a scale, also the Wilcoxon signed-rank test of
+the paired scores (scipy). The rows that regressed (passed, now fail) and improved (failed,
+now pass) are listed, as are rows only in one table and rows whose status changed (ok to
+error, say). ``--by COL`` gives the same per group.
+
+Gates: ``max_regressions`` (more regressed rows fail it) and ``max_drop`` (a pass rate lower
+than the baseline's by more than this fails it). Exit codes as ``score``'s: 1 when a gate
+fails, 2 for tables that cannot be compared (no metric in common, duplicate ids).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragjudge.errors import InputError
+
+LISTED = 50  # regressed and improved row ids listed per metric (the counts stay whole)
+
+
+def _ids(table: Any, name: str) -> list[str] | None:
+    if "id" not in table.columns:
+        return None
+    values = [None if _missing(v) else str(v) for v in table["id"]]
+    if any(v is None for v in values):
+        return None
+    seen: set[str] = set()
+    twice = [v for v in values if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
+    if twice:
+        raise InputError(f"the {name} table has the id '{twice[0]}' more than once; ids must be unique to match rows")
+    return values
+
+
+def _missing(value: Any) -> bool:
+    import pandas as pd
+
+    return value is None or (not isinstance(value, (list, dict)) and pd.isna(value))
+
+
+def metrics_of(table: Any) -> list[str]:
+    """The metrics a scored table holds (those with a ``M_status`` and ``M_passed`` column)."""
+    return [c[: -len("_status")] for c in table.columns if str(c).endswith("_status") and f"{str(c)[:-len('_status')]}_passed" in table.columns]
+
+
+def _pvalue_mcnemar(regressed: int, improved: int) -> float | None:
+    if regressed + improved == 0:
+        return None
+    from scipy.stats import binomtest
+
+    return float(binomtest(regressed, regressed + improved, 0.5).pvalue)
+
+
+def _pvalue_wilcoxon(before: list[float], after: list[float]) -> float | None:
+    differences = [b - a for a, b in zip(before, after) if b != a]
+    if not differences:
+        return None
+    from scipy.stats import wilcoxon
+
+    return float(wilcoxon(differences).pvalue)
+
+
+def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> dict[str, Any]:
+    status_b, status_c = base[f"{metric}_status"].tolist(), cur[f"{metric}_status"].tolist()
+    passed_b, passed_c = base[f"{metric}_passed"].tolist(), cur[f"{metric}_passed"].tolist()
+    score_b, score_c = base[f"{metric}_score"].tolist(), cur[f"{metric}_score"].tolist()
+    both = [i for i in range(len(ids)) if status_b[i] == "ok" and status_c[i] == "ok"]
+    regressed = [ids[i] for i in both if bool(passed_b[i]) and not bool(passed_c[i])]
+    improved = [ids[i] for i in both if not bool(passed_b[i]) and bool(passed_c[i])]
+    changed = [ids[i] for i in range(len(ids)) if status_b[i] != status_c[i]]
+    rate_b = sum(bool(passed_b[i]) for i in both) / len(both) if both else None
+    rate_c = sum(bool(passed_c[i]) for i in both) / len(both) if both else None
+    out: dict[str, Any] = {
+        "pairs": len(both),
+        "baseline_pass_rate": rate_b,
+        "pass_rate": rate_c,
+        "change": None if rate_b is None or rate_c is None else rate_c - rate_b,
+        "regressed": len(regressed),
+        "improved": len(improved),
+        "regressed_ids": regressed[:LISTED],
+        "improved_ids": improved[:LISTED],
+        "status_changed": len(changed),
+        "status_changed_ids": changed[:LISTED],
+        "mcnemar_p": _pvalue_mcnemar(len(regressed), len(improved)),
+    }
+    if scale:
+        before, after = [float(score_b[i]) for i in both], [float(score_c[i]) for i in both]
+        out["baseline_mean_score"] = sum(before) / len(before) if before else None
+        out["mean_score"] = sum(after) / len(after) if after else None
+        out["wilcoxon_p"] = _pvalue_wilcoxon(before, after)
+    return out
+
+
+def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: str | None = None, scales: dict[str, bool] | None = None
+            ) -> dict[str, Any]:
+    """The comparison of two scored tables (pandas DataFrames written by ``ragjudge score``).
+
+    ``metrics``: the ones to compare (default: those both tables hold; they must hold the same
+    ones). ``by``: a column of the current table to break the figures down by. ``scales``:
+    metric -> whether it is scored on a scale (default: a metric with a score other than 0 and
+    1). Returns a dict: ``matched_by`` (id / position), ``warnings``, ``only_in_baseline`` and
+    ``only_in_current`` (counts and ids), and per metric the figures of ``_metric`` (pass
+    rates, change, regressed and improved rows, p-values), with ``by`` groups. Raises
+    ``InputError`` (exit 2) for tables that cannot be compared."""
+    have_b, have_c = metrics_of(baseline), metrics_of(current)
+    if metrics is None:
+        if set(have_b) != set(have_c):
+            raise InputError(f"the tables hold different metrics: the baseline {', '.join(have_b) or 'none'}, the current table "
+                             f"{', '.join(have_c) or 'none'}; choose the ones to compare with -m")
+        metrics = have_c
+    for metric in metrics:
+        for table, have in (("baseline", have_b), ("current", have_c)):
+            if metric not in have:
+                raise InputError(f"the {table} table has no {metric} columns ({metric}_status, {metric}_passed); it holds {', '.join(have) or 'no metric'}")
+    if not metrics:
+        raise InputError("the tables hold no scored metric (no M_status and M_passed columns); compare tables written by ragjudge score")
+    report: dict[str, Any] = {"warnings": [], "metrics": {}}
+    ids_b, ids_c = _ids(baseline, "baseline"), _ids(current, "current")
+    if ids_b is not None and ids_c is not None:
+        report["matched_by"] = "id"
+        where_b = {ident: i for i, ident in enumerate(ids_b)}
+        common = [ident for ident in ids_c if ident in where_b]
+        only_b = [ident for ident in ids_b if ident not in set(ids_c)]
+        only_c = [ident for ident in ids_c if ident not in where_b]
+        base = baseline.iloc[[where_b[ident] for ident in common]].reset_index(drop=True)
+        cur = current.iloc[[i for i, ident in enumerate(ids_c) if ident in where_b]].reset_index(drop=True)
+    else:
+        report["matched_by"] = "position"
+        report["warnings"].append("a table has no id for every row: rows are matched by position; give both tables an id column")
+        if len(baseline) != len(current):
+            raise InputError(f"the tables have {len(baseline)} and {len(current)} rows and no ids to match them by; give both an id column")
+        common = [f"row {i + 1}" for i in range(len(current))]
+        only_b, only_c = [], []
+        base, cur = baseline.reset_index(drop=True), current.reset_index(drop=True)
+    report["rows"] = len(common)
+    report["only_in_baseline"] = {"count": len(only_b), "ids": only_b[:LISTED]}
+    report["only_in_current"] = {"count": len(only_c), "ids": only_c[:LISTED]}
+    for metric in metrics:
+        scale = (scales or {}).get(metric)
+        if scale is None:
+            values = [v for v in cur[f"{metric}_score"].tolist() + base[f"{metric}_score"].tolist() if not _missing(v)]
+            scale = any(float(v) not in (0.0, 1.0) for v in values)
+        figures = _metric(base, cur, metric, scale, common)
+        if by:
+            if by not in cur.columns:
+                raise InputError(f"--by {by}: the current table has no such column")
+            groups: dict[str, Any] = {}
+            for value in sorted({str(v) for v in cur[by].tolist()}):
+                rows = [i for i, v in enumerate(cur[by].tolist()) if str(v) == value]
+                groups[value] = _metric(base.iloc[rows].reset_index(drop=True), cur.iloc[rows].reset_index(drop=True), metric, scale,
+                                        [common[i] for i in rows])
+            figures["by"] = groups
+        report["metrics"][metric] = figures
+    return report
+
+
+def check(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[str]:
+    """The regression gates' verdict lines on ``report`` (``PASS ...`` / ``FAIL ...``)."""
+    from ragjudge.types import distinct
+
+    lines = []
+    for metric, m in report["metrics"].items():
+        if max_regressions is not None:
+            ok = m["regressed"] <= max_regressions
+            lines.append(f"{'PASS' if ok else 'FAIL'} {metric}: {m['regressed']} regressed row(s) {'<=' if ok else '>'} {max_regressions} "
+                         f"(passed in the baseline, fail now; {m['improved']} improved)")
+        if max_drop is not None and m["change"] is not None:
+            drop = -m["change"]
+            ok = drop <= max_drop
+            a, b = distinct(drop, max_drop)
+            lines.append(f"{'PASS' if ok else 'FAIL'} {metric}: pass rate dropped {a} {'<=' if ok else '>'} {b} "
+                         f"({_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} on {m['pairs']} rows ok in both)")
+    return lines
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else (f"{value:.3g}" if value >= 0.001 else "<0.001")
+
+
+def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
+    """The comparison as text for a terminal."""
+    out = [f"{report['rows']} rows matched by {report['matched_by']}; only in the baseline: {report['only_in_baseline']['count']}, "
+           f"only in the current table: {report['only_in_current']['count']}"]
+    out += [f"warning: {w}" for w in report["warnings"]]
+    for metric, m in report["metrics"].items():
+        change = "-" if m["change"] is None else f"{m['change']:+.2f}"
+        text = (f"{metric}: pass rate {_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} ({change}) on {m['pairs']} rows ok in both; "
+                f"{m['regressed']} regressed, {m['improved']} improved (McNemar p {_p(m['mcnemar_p'])})")
+        if "wilcoxon_p" in m:
+            text += f"; mean score {_rate(m['baseline_mean_score'])} -> {_rate(m['mean_score'])} (Wilcoxon p {_p(m['wilcoxon_p'])})"
+        out.append(text)
+        if m["regressed_ids"]:
+            out.append(f"  regressed: {', '.join(m['regressed_ids'])}" + (" ..." if m["regressed"] > len(m["regressed_ids"]) else ""))
+        if m["status_changed"]:
+            out.append(f"  status changed (ok / error / skipped): {m['status_changed']} row(s)")
+        for group, g in m.get("by", {}).items():
+            out.append(f"  {group}: {_rate(g['baseline_pass_rate'])} -> {_rate(g['pass_rate'])} on {g['pairs']}; {g['regressed']} regressed, "
+                       f"{g['improved']} improved")
+    out += lines or []
+    return "\n".join(out)
+
+
+def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> dict[str, Any]:
+    """What the Markdown summary shows of ``report``."""
+    return {
+        "baseline": baseline,
+        "tests": "McNemar",
+        "metrics": [{"name": metric, "baseline_pass_rate": _rate(m["baseline_pass_rate"]), "pass_rate": _rate(m["pass_rate"]),
+                     "change": "-" if m["change"] is None else f"{m['change']:+.2f}", "regressed": m["regressed"], "improved": m["improved"],
+                     "p_value": _p(m["mcnemar_p"])} for metric, m in report["metrics"].items()],
+        "lines": [*(f"warning: {w}" for w in report["warnings"]), *lines],
+    }
+
+
+__all__ = ["compare", "check", "render", "markdown_view", "metrics_of"]

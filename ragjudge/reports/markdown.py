@@ -1,0 +1,80 @@
+"""``--markdown FILE``: a Markdown summary of the run for people in CI, appended to GitHub's job
+summary (``GITHUB_STEP_SUMMARY``) when that variable is set: the gate's verdict and lines, a
+table per metric (ok, error, skipped, pass rate, threshold, mean score), the worst failing
+rows (at most 10) with their rationale, tokens and cost, and the comparison with a baseline.
+Rendered from the Jinja2 template ``templates/summary.md.j2``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ragjudge.gate import GateResult, Summary
+
+WORST_SHOWN = 10
+
+
+def _md(value: Any) -> str:
+    """``value`` as text safe inside a Markdown table cell: one line, pipes and HTML escaped."""
+    import html
+
+    if isinstance(value, list):
+        value = "; ".join(map(str, value))
+    text = " ".join(str("" if value is None else value).split())
+    return html.escape(text, quote=False).replace("|", "\\|")
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def render(summary: Summary, gate: GateResult, source: str | None = None, comparison: dict[str, Any] | None = None) -> str:
+    """The Markdown text of the run."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("ragjudge.reports", "templates"), undefined=StrictUndefined, autoescape=False,
+                      keep_trailing_newline=True, trim_blocks=False)
+    env.filters["md"] = _md
+    worst = sorted(({**row, "metric": name} for name, m in summary.metrics.items() for row in m.worst),
+                   key=lambda row: (row["score"], row["row"]))[:WORST_SHOWN]
+    usage = summary.usage
+    return env.get_template("summary.md.j2").render(
+        verdict="gate passed" if gate.passed else f"gate failed (exit {gate.exit_code})",
+        rows=summary.rows, judge_model=summary.judge_model, source=source,
+        gate_lines=gate.lines[:-1] if gate.lines and gate.lines[-1].startswith("gate ") else gate.lines,
+        metrics=[{"name": name, "ok": m.ok, "error": m.error, "skipped": m.skipped, "pass_rate": _rate(m.pass_rate),
+                  "threshold": f"{m.threshold:g}", "mean_score": _rate(m.mean_score)} for name, m in summary.metrics.items()],
+        worst=[{**row, "score": f"{row['score']:g}"} for row in worst],
+        failing=sum(m.failed for m in summary.metrics.values()),
+        comparison=comparison,
+        prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+        cost="unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}", calls=summary.provider_calls,
+    )
+
+
+def write(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically."""
+    from ragjudge.io import open_atomic
+
+    handle, tmp = open_atomic(path)
+    with handle:
+        handle.write(text.encode("utf-8"))
+    if tmp is not None:
+        os.replace(tmp, os.path.realpath(path))
+
+
+def step_summary_path() -> str | None:
+    """The job summary file GitHub Actions names in ``GITHUB_STEP_SUMMARY``, if any."""
+    return os.environ.get("GITHUB_STEP_SUMMARY") or None
+
+
+def append_step_summary(text: str) -> str | None:
+    """Append ``text`` to the file ``GITHUB_STEP_SUMMARY`` names (what is there stays); returns
+    its path, or None when the variable is not set."""
+    path = step_summary_path()
+    if not path:
+        return None
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(("\n" if os.path.exists(path) and os.path.getsize(path) else "") + text)
+    return path

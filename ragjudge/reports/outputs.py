@@ -1,0 +1,84 @@
+"""What a finished ``ragjudge score`` run writes besides the scored table: the comparison with a
+baseline and its regression gates, the summary JSON, JUnit XML, the Markdown summary (and
+GitHub's job summary), and GitHub annotations. The command line calls ``finish`` once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.gate import GateResult, with_regressions
+
+
+@dataclass
+class Wanted:
+    """The outputs asked for: paths (None: not written) and the baseline's gates."""
+
+    source: str
+    input_format: str | None = None
+    output: str | None = None
+    summary_json: str | None = None
+    junit: str | None = None
+    markdown: str | None = None
+    step_summary: bool = True
+    baseline: str | None = None
+    max_regressions: int | None = None
+    max_drop: float | None = None
+
+
+@dataclass
+class Finished:
+    """The run's final ``gate`` (the regression gates joined), the ``comparison`` with the
+    baseline (None without one), the lines to print about it, the GitHub ``annotations`` to
+    print, and where the job summary was appended."""
+
+    gate: GateResult
+    comparison: dict[str, Any] | None = None
+    comparison_lines: list[str] = field(default_factory=list)
+    annotations: list[str] = field(default_factory=list)
+    step_summary: str | None = None
+
+
+def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished:
+    """Compare with the baseline, apply its gates, and write every output asked for.
+    Raises ``InputError`` for a baseline that cannot be compared (exit 2)."""
+    from ragjudge.reports import annotations, junit, markdown
+    from ragjudge.reports.summary import summary_dict, write_summary_json
+
+    gate = result.gate
+    comparison = None
+    lines: list[str] = []
+    if wanted.baseline:
+        from ragjudge.catalog import describe
+        from ragjudge.compare import check, compare, render
+        from ragjudge.io import read_table
+
+        scales = {item["name"]: item["kind"] == "scale" for item in describe(config)}
+        comparison = compare(read_table(wanted.baseline), result.table, metrics=list(result.summary.metrics), scales=scales)
+        checks = check(comparison, wanted.max_regressions, wanted.max_drop)
+        gate = with_regressions(gate, checks)
+        lines = render(comparison, []).splitlines()
+        comparison = {**comparison, "baseline": wanted.baseline, "gate_lines": checks}
+    document = summary_dict(result.summary, gate, result.mapping.describe() if result.mapping else None)
+    if comparison is not None:
+        document["comparison"] = comparison
+    if wanted.summary_json:
+        write_summary_json(wanted.summary_json, document)
+    if wanted.junit:
+        junit.write(wanted.junit, result.table, result.summary, seconds, comparison)
+    text = None
+    if wanted.markdown or (wanted.step_summary and markdown.step_summary_path()):
+        from ragjudge.compare import markdown_view
+
+        view = markdown_view(comparison, wanted.baseline or "", comparison["gate_lines"]) if comparison else None
+        text = markdown.render(result.summary, gate, None if wanted.source == "-" else wanted.source, view)
+    if wanted.markdown and text is not None:
+        markdown.write(wanted.markdown, text)
+    appended = markdown.append_step_summary(text) if wanted.step_summary and text is not None else None
+    commands = []
+    if annotations.wanted() and not gate.passed:
+        from ragjudge.io import detect_format
+
+        fmt = None if wanted.source == "-" else detect_format(wanted.source, wanted.input_format)
+        commands = annotations.commands(result.summary, wanted.source, fmt)
+    return Finished(gate, comparison, lines, commands, appended)

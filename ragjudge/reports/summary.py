@@ -1,0 +1,48 @@
+"""The ``--summary-json`` document: the run for machines."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ragjudge.gate import GateResult, Summary
+
+
+def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None) -> dict[str, Any]:
+    """The ``--summary-json`` document: rows; per metric counts, pass rate and mean score over
+    ok rows, error rate, threshold, cache hits, tokens and cost (USD); the rows whose passages
+    or response lost sentences addressed to the judge; the gate's verdict,
+    lines and failures; the exit code."""
+    return {
+        "rows": summary.rows,
+        "judge_model": summary.judge_model,
+        "metrics": {name: m.to_dict() for name, m in summary.metrics.items()},
+        "metrics_not_judged": [name for name, m in summary.metrics.items() if summary.rows and m.ok + m.error == 0],
+        "provider_calls": summary.provider_calls,
+        "rows_with_removed_instructions": summary.rows_with_removed_instructions,
+        "cost_usd": summary.cost_usd,
+        "fatal": summary.fatal,
+        "interrupted": summary.interrupted,
+        "mapping": mapping,
+        "gate": {"passed": gate.passed, "failures": gate.failures, "lines": gate.lines},
+        "exit_code": gate.exit_code,
+    }
+
+
+def write_summary_json(path: str, document: dict[str, Any]) -> None:
+    """Write ``document`` to ``path`` atomically (``-`` for stdout)."""
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if path == "-":
+        import sys
+
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from ragjudge.io import open_atomic
+
+    handle, tmp = open_atomic(path)
+    with handle:
+        handle.write(text.encode("utf-8"))
+    if tmp is not None:
+        os.replace(tmp, os.path.realpath(path))

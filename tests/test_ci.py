@@ -1,0 +1,259 @@
+"""In CI (issue 16): failing rows named, JUnit XML, the Markdown summary, GitHub annotations,
+and the regression gate against a baseline (`ragjudge compare`, `score --baseline`)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from conftest import read_jsonl, write_jsonl
+
+KEY = "sk-test-not-a-real-key-0000"
+
+
+def rows(n: int, bad: set[int] = frozenset(), skipped: set[int] = frozenset()) -> list[dict]:
+    """n grounded rows; the ``bad`` ones' expected response is absent from the context (they fail);
+    the ``skipped`` ones have no context."""
+    out = []
+    for i in range(n):
+        row = {"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
+               "expected_response": f"city {i}" if i not in bad else f"a village far from {1000 + i}"}
+        if i in skipped:
+            row["context"] = None
+        out.append(row)
+    return out
+
+
+def test_a_failing_gate_names_its_failing_rows(run_cli, tmp_path):
+    out = tmp_path / "out.parquet"
+    summary = tmp_path / "s.json"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(12, bad={1, 3, 4, 6, 8, 9, 11})), "-m", "sufficiency",
+                      "-o", str(out), "--summary-json", str(summary), "-q"])
+    assert result.code == 1
+    lines = result.stderr.splitlines()
+    start = lines.index("failing rows (5 of 7):")
+    assert lines[start + 1].startswith("  sufficiency r1: score 0: ")
+    assert [line.split(":")[0] for line in lines[start + 1:start + 6]] == [f"  sufficiency r{i}" for i in (1, 3, 4, 6, 8)]
+    assert lines[start + 6] == (f"  and 2 more: the rows where sufficiency_passed is false (or the status is error) in {out}; "
+                                f"their ids in {summary} (failed_rows, error_rows)")
+    doc = json.loads(summary.read_text())["metrics"]["sufficiency"]
+    assert doc["failed_rows"] == {"count": 7, "ids": ["r1", "r3", "r4", "r6", "r8", "r9", "r11"]}
+    assert doc["error_rows"] == {"count": 0, "ids": []} and doc["skipped_rows"] == {"count": 0, "ids": []}
+
+
+def test_the_summary_keeps_at_most_100_ids_with_the_whole_count(run_cli, tmp_path):
+    summary = tmp_path / "s.json"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(130, bad=set(range(130)))), "-m", "sufficiency", "--summary-json", str(summary), "-q"])
+    failed = json.loads(summary.read_text())["metrics"]["sufficiency"]["failed_rows"]
+    assert failed["count"] == 130 and failed["ids"] == [f"r{i}" for i in range(100)]
+
+
+def test_junit_counts_per_suite_match_the_summary(run_cli, tmp_path, server):
+    from junitparser import Error, Failure, JUnitXml, Skipped
+
+    server.replies.extend(["not json", "still not json"])  # the first call errs (and its re-ask)
+    junit = tmp_path / "junit.xml"
+    summary = tmp_path / "s.json"
+    data = rows(10, bad={2, 5}, skipped={7})
+    for row in data:
+        row["response"] = "city 0" if row["id"] != "r9" else None
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", data), "--junit", str(junit), "--summary-json", str(summary),
+                      "--concurrency", "1", "--max-error-rate", "1", "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    xml = JUnitXml.fromfile(str(junit))
+    doc = json.loads(summary.read_text())["metrics"]
+    suites = {suite.name: suite for suite in xml}
+    assert set(suites) == {"sufficiency", "completeness"}
+    for name, suite in suites.items():
+        cases = list(suite)
+        outcome = {"failure": 0, "error": 0, "skipped": 0}
+        for case in cases:
+            for result_ in case.result:
+                outcome[{Failure: "failure", Error: "error", Skipped: "skipped"}[type(result_)]] += 1
+            assert case.classname == name
+        m = doc[name]
+        assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (m["rows"], m["ok"] - m["passed"], m["error"], m["skipped"])
+        assert (outcome["failure"], outcome["error"], outcome["skipped"]) == (m["ok"] - m["passed"], m["error"], m["skipped"])
+        assert [case.name for case in cases] == [f"r{i}" for i in range(10)] and suite.time >= 0
+    sufficiency = {case.name: case for case in suites["sufficiency"]}
+    assert sufficiency["r0"].result and isinstance(sufficiency["r0"].result[0], Error)  # the unreadable reply
+    assert isinstance(sufficiency["r7"].result[0], Skipped) and sufficiency["r7"].result[0].message == "no context"
+    failure = sufficiency["r2"].result[0]
+    assert isinstance(failure, Failure) and "Missing: a village far from 1002" in failure.message
+
+
+def _tables(markdown_text: str) -> list[list[list[str]]]:
+    """The tables of a Markdown text as rows of cell texts, read by markdown-it-py."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt().enable("table").parse(markdown_text)
+    tables, rows_, cells = [], None, None
+    for token in tokens:
+        if token.type == "table_open":
+            rows_ = []
+        elif token.type == "tr_open":
+            cells = []
+        elif token.type == "inline" and cells is not None:
+            cells.append(token.content)
+        elif token.type == "tr_close":
+            rows_.append(cells)
+            cells = None
+        elif token.type == "table_close":
+            tables.append(rows_)
+    return tables
+
+
+def test_the_markdown_summary_holds_the_gate_the_metrics_and_the_worst_rows(run_cli, tmp_path, monkeypatch):
+    step = tmp_path / "step.md"
+    step.write_text("# earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    markdown = tmp_path / "summary.md"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(12, bad=set(range(0, 12, 3)))), "-m", "sufficiency",
+                      "--markdown", str(markdown), "-q"])
+    assert result.code == 1
+    text = markdown.read_text()
+    assert text.startswith("## ragjudge: gate failed (exit 1)")
+    assert "- FAIL sufficiency: pass rate 0.67 &lt; 1.00 (8 of 12 ok rows passed)" in text
+    metrics, worst = _tables(text)
+    assert metrics[0] == ["metric", "ok", "error", "skipped", "pass rate", "threshold", "mean score"]
+    assert metrics[1] == ["sufficiency", "12", "0", "0", "0.67", "0.5", "0.67"]
+    assert [row[:3] for row in worst[1:]] == [["sufficiency", f"r{i}", "0"] for i in (0, 3, 6, 9)]
+    assert "Tokens:" in text and "cost:" in text
+    appended = step.read_text()
+    assert appended.startswith("# earlier step\n") and appended.endswith(text)  # appended, not overwritten
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(2)), "-m", "sufficiency", "-q", "--no-step-summary"])
+    assert step.read_text() == appended
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_annotations_point_at_the_input_file_and_line(run_cli, tmp_path, monkeypatch, server, fmt):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("MY_GATEWAY_KEY", "gateway-secret-12345")
+    server.replies.append(json.dumps({"facts": [{"fact": 1, "supported": False, "passages": [], "reason": "r"}],
+                                      "rationale": "The key sk-abcdefgh12345 and gateway-secret-12345 leaked here.", "verdict": "no"}))
+    data = rows(14, bad={4, 12})
+    for row in data:
+        row["context"] = row["context"][0] + "\nSecond line of the passage."  # a CSV record spans two lines
+    if fmt == "jsonl":
+        path = tmp_path / "in.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in data[:3]) + "\n\n" + "\n".join(json.dumps(r) for r in data[3:]) + "\n")
+        lines = {0: 1, 4: 6, 12: 14}  # r0 on line 1; a blank line after r2
+    else:
+        path = tmp_path / "in.csv"
+        pd.DataFrame(data).to_csv(path, index=False)
+        assert path.read_text().count("\n") == 1 + 2 * 14
+        lines = {0: 2, 4: 10, 12: 26}  # each record two lines, after the header
+    result = run_cli(["score", str(path), "-m", "sufficiency", "--concurrency", "1"])
+    assert result.code == 1
+    commands = [line for line in result.stdout.splitlines() if line.startswith("::")]
+    assert commands[0].startswith(f"::error file={path},line={lines[0]},title=ragjudge sufficiency failed%3A r0::")  # the scripted "no"
+    assert f"file={path},line={lines[4]},title=ragjudge sufficiency failed%3A r4::" in commands[1]
+    assert f"file={path},line={lines[12]},title=ragjudge sufficiency failed%3A r12::" in commands[2]
+    assert len(commands) == 3
+    assert "sk-abcdefgh12345" not in result.stdout and "gateway-secret-12345" not in result.stdout and KEY not in result.stdout
+    assert "***" in commands[0]
+
+
+def test_annotations_are_capped_at_ten_with_a_notice(run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(25, bad=set(range(25)))), "-m", "sufficiency"])
+    commands = [line for line in result.stdout.splitlines() if line.startswith("::")]
+    assert len([c for c in commands if c.startswith("::error")]) == 10
+    assert commands[-1] == "::notice title=ragjudge::15 more failing row(s) not annotated; see the scored table or the summary"
+
+
+def _scored(rows_: list[tuple[str, str, bool | None, float | None]], metric: str = "sufficiency") -> pd.DataFrame:
+    return pd.DataFrame({"id": [r[0] for r in rows_], f"{metric}_status": [r[1] for r in rows_], f"{metric}_passed": [r[2] for r in rows_],
+                         f"{metric}_score": [r[3] for r in rows_], "group": ["a", "a", "b", "b", "b", "b", "b", "b"][: len(rows_)]})
+
+
+BASE = _scored([("1", "ok", True, 1.0), ("2", "ok", True, 1.0), ("3", "ok", True, 1.0), ("4", "ok", False, 0.0),
+                ("5", "ok", True, 1.0), ("6", "ok", True, 1.0), ("7", "error", None, None), ("8", "ok", True, 1.0)])
+CURRENT = _scored([("1", "ok", False, 0.0), ("2", "ok", False, 0.0), ("3", "ok", True, 1.0), ("4", "ok", True, 1.0),
+                   ("5", "ok", False, 0.0), ("6", "ok", True, 1.0), ("7", "ok", True, 1.0), ("9", "ok", True, 1.0)])
+
+
+def test_compare_gives_the_hand_computed_regressions_and_statistics():
+    from ragjudge.compare import check, compare
+
+    report = compare(BASE, CURRENT)
+    m = report["metrics"]["sufficiency"]
+    # rows 1..6 and 8 are ok in both... no: 7 erred in the baseline, 8 and 9 are in one table only
+    assert report["matched_by"] == "id" and report["rows"] == 7
+    assert report["only_in_baseline"] == {"count": 1, "ids": ["8"]} and report["only_in_current"] == {"count": 1, "ids": ["9"]}
+    assert (m["pairs"], m["regressed"], m["improved"]) == (6, 3, 1)
+    assert m["regressed_ids"] == ["1", "2", "5"] and m["improved_ids"] == ["4"]
+    assert m["baseline_pass_rate"] == pytest.approx(5 / 6) and m["pass_rate"] == pytest.approx(3 / 6)
+    assert m["mcnemar_p"] == pytest.approx(0.625)  # 3 of 4 changed rows regressed: 2 x P(X >= 3 | n 4, p 0.5) = 2 x 5/16
+    assert m["status_changed"] == 1 and m["status_changed_ids"] == ["7"]
+    assert check(report, max_regressions=3) == ["PASS sufficiency: 3 regressed row(s) <= 3 (passed in the baseline, fail now; 1 improved)"]
+    assert check(report, max_regressions=2)[0].startswith("FAIL sufficiency: 3 regressed row(s) > 2")
+    assert check(report, max_drop=0.3)[0].startswith("FAIL sufficiency: pass rate dropped 0.33 > 0.30")
+    assert check(report, max_drop=0.34)[0].startswith("PASS sufficiency: pass rate dropped 0.33 <= 0.34")
+
+
+def test_compare_on_a_scale_uses_wilcoxon_on_the_paired_scores():
+    from scipy.stats import wilcoxon
+
+    from ragjudge.compare import compare
+
+    before = [5.0, 4.0, 3.0, 5.0, 2.0, 4.0]
+    after = [3.0, 4.0, 2.0, 4.0, 1.0, 2.0]
+    base = pd.DataFrame({"id": list("abcdef"), "completeness_status": ["ok"] * 6, "completeness_passed": [s >= 3 for s in before],
+                         "completeness_score": before})
+    cur = pd.DataFrame({"id": list("abcdef"), "completeness_status": ["ok"] * 6, "completeness_passed": [s >= 3 for s in after],
+                        "completeness_score": after})
+    m = compare(base, cur)["metrics"]["completeness"]
+    assert m["wilcoxon_p"] == pytest.approx(wilcoxon([-2.0, -1.0, -1.0, -1.0, -2.0]).pvalue)
+    assert (m["regressed"], m["improved"]) == (2, 0) and m["mean_score"] == pytest.approx(16 / 6)  # c (3 -> 2) and f (4 -> 2)
+
+
+def test_compare_exits_1_exactly_when_a_gate_fails_and_2_for_tables_it_cannot_match(run_cli, tmp_path):
+    base, cur = tmp_path / "base.parquet", tmp_path / "cur.parquet"
+    BASE.to_parquet(base)
+    CURRENT.to_parquet(cur)
+    ran = {gates: run_cli(["compare", str(base), str(cur), *gates], judge=False).code
+           for gates in [(), ("--max-regressions", "3"), ("--max-regressions", "2"), ("--max-drop", "0.5"), ("--max-drop", "0.1")]}
+    assert list(ran.values()) == [0, 0, 1, 0, 1]
+    grouped = run_cli(["compare", str(base), str(cur), "--by", "group", "--json"], judge=False)
+    assert json.loads(grouped.stdout)["metrics"]["sufficiency"]["by"]["a"]["regressed"] == 2
+    other = tmp_path / "other.parquet"
+    CURRENT.rename(columns={c: c.replace("sufficiency", "completeness") for c in CURRENT.columns}).to_parquet(other)
+    mismatched = run_cli(["compare", str(base), str(other)], judge=False)
+    assert mismatched.code == 2 and "the tables hold different metrics: the baseline sufficiency, the current table completeness" in mismatched.stderr
+    twice = tmp_path / "twice.parquet"
+    CURRENT.assign(id=["1", "1", "3", "4", "5", "6", "7", "9"]).to_parquet(twice)
+    duplicated = run_cli(["compare", str(base), str(twice)], judge=False)
+    assert duplicated.code == 2 and "the current table has the id '1' more than once" in duplicated.stderr
+    no_ids = tmp_path / "noid.parquet"
+    CURRENT.drop(columns=["id"]).to_parquet(no_ids)
+    by_position = run_cli(["compare", str(base), str(no_ids)], judge=False)
+    assert by_position.code == 0 and "warning: a table has no id for every row: rows are matched by position" in by_position.stdout
+
+
+def test_score_with_a_baseline_gives_the_numbers_of_score_then_compare(run_cli, tmp_path):
+    baseline = tmp_path / "base.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "old.jsonl", rows(10, bad={1})), "-m", "sufficiency", "-o", str(baseline), "-q"])
+    source = write_jsonl(tmp_path / "new.jsonl", rows(10, bad={1, 2, 3}))
+    summary = tmp_path / "s.json"
+    current = tmp_path / "cur.jsonl"
+    junit = tmp_path / "j.xml"
+    markdown = tmp_path / "m.md"
+    result = run_cli(["score", source, "-m", "sufficiency", "-o", str(current), "--baseline", str(baseline), "--max-regressions", "1",
+                      "--min-pass-rate", "0", "--summary-json", str(summary), "--junit", str(junit), "--markdown", str(markdown)])
+    assert result.code == 1
+    assert "FAIL sufficiency: 2 regressed row(s) > 1 (passed in the baseline, fail now; 0 improved)" in result.stderr
+    in_summary = json.loads(summary.read_text())
+    separately = json.loads(run_cli(["compare", str(baseline), str(current), "--max-regressions", "1", "--json"], judge=False).stdout)
+    assert in_summary["comparison"]["metrics"] == separately["metrics"] and in_summary["exit_code"] == 1
+    assert in_summary["comparison"]["gate_lines"] == separately["gate_lines"]
+    from junitparser import JUnitXml
+
+    regressions = [suite for suite in JUnitXml.fromfile(str(junit)) if suite.name == "regressions"][0]
+    assert [case.name for case in regressions] == ["r2", "r3"] and regressions.failures == 2
+    assert "### Against the baseline" in markdown.read_text()
+    assert run_cli(["score", source, "-m", "sufficiency", "--max-regressions", "1"]).code == 2  # a gate on a baseline needs one
+    written = read_jsonl(current)
+    assert len(written) == 10
