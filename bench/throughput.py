@@ -35,7 +35,7 @@ def run(source: str, output: str, url: str, concurrency: int, cache_dir: str, tr
     def started(_total):
         marks["judge_start"] = time.perf_counter()
 
-    def progressed(_rows):
+    def progressed(_rows, _cost=None):
         marks["judge_end"] = time.perf_counter()
 
     with Timer() as total:

@@ -86,7 +86,8 @@ def _overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]
     from ragjudge.config import FIELDS
 
     over: dict[str, Any] = {}
-    judge = {k: options[k] for k in ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples") if options[k] is not None}
+    judge = {k: options[k] for k in ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples",
+                                     "max_cost") if options[k] is not None}
     if judge:
         over["judge"] = judge
     mapped = _pairs(options["map"], "--map", FIELDS)
@@ -172,6 +173,11 @@ def score(
     junit: Annotated[Optional[str], typer.Option(help="Write JUnit XML: one testsuite per metric, one testcase per row (for CI test reporters).")] = None,
     markdown: Annotated[Optional[str], typer.Option(help="Write a Markdown summary (appended to GitHub's job summary too when GITHUB_STEP_SUMMARY is set).")] = None,
     no_step_summary: Annotated[bool, typer.Option("--no-step-summary", help="Do not append the Markdown summary to GITHUB_STEP_SUMMARY.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Read, map and check the input, render every prompt and look it up in the cache; print the calls, tokens and cost a run would take. Makes no call, writes no table.")] = False,
+    limit: Annotated[Optional[int], typer.Option(help="Judge the first N rows only; the rest are written as skipped, 'not sampled'.")] = None,
+    sample: Annotated[Optional[int], typer.Option(help="Judge a random N rows (reproducible with --seed); the rest are written as skipped, 'not sampled'.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of --sample's choice.")] = 0,
+    max_cost: Annotated[Optional[float], typer.Option(help="Budget in USD: once spent, no new call starts and the remaining rows are errors 'budget reached' (exit 3); a re-run pays only for those.")] = None,
     baseline: Annotated[Optional[str], typer.Option(help="A table scored earlier (the last accepted run): compare with it and gate on regressions.")] = None,
     max_regressions: Annotated[Optional[int], typer.Option(help="With --baseline: fail when more rows than this passed in the baseline and fail now.")] = None,
     max_drop: Annotated[Optional[float], typer.Option(help="With --baseline: fail when a pass rate is lower than the baseline's by more than this (0..1).")] = None,
@@ -192,6 +198,11 @@ def score(
                    gates_without_baseline=max_regressions is not None or max_drop is not None)
     wanted = Wanted(input, input_format, output, summary_json, junit, markdown, not no_step_summary, baseline, max_regressions, max_drop)
     console = _stderr()
+    if limit is not None and sample is not None:
+        raise RagjudgeError("--limit and --sample both choose the rows to judge: give one of them")
+    _check_budget(settings)
+    if dry_run:
+        _dry_run(console, input, settings, input_format, flag_fields, limit, sample, seed, summary_json)
     progress = None if quiet else _progress(console)
     started = time.monotonic()
     try:
@@ -207,6 +218,9 @@ def score(
             on_note=None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)),
             keep_table=bool(junit or baseline),
             handle_signals=True,
+            limit=limit,
+            sample=sample,
+            seed=seed,
         )
     finally:
         if progress:
@@ -214,6 +228,35 @@ def score(
     done = finish(result, settings, wanted, time.monotonic() - started)
     _report(console, result, done, wanted, quiet)
     raise typer.Exit(done.gate.exit_code)
+
+
+def _check_budget(settings: Any) -> None:
+    """Refuse ``--max-cost`` for a model with no known price before anything is spent."""
+    if settings.judge.max_cost is None or settings.judge.price is not None or settings.judge.model.startswith("local/"):
+        return
+    from ragjudge import prices
+    from ragjudge.transports import resolve_model
+
+    provider, _, name = resolve_model(settings.judge).partition("/")
+    if (prices.entry(provider, name) or {}).get("input_cost_per_token") is None:
+        raise RagjudgeError(f"--max-cost: {settings.judge.model} has no price in litellm's price table, so spending cannot be counted; "
+                            "give one in the config: judge.price: {input_per_mtok: ..., output_per_mtok: ...}")
+
+
+def _dry_run(console: Any, source: str, settings: Any, input_format: str | None, flag_fields: frozenset[str], limit: int | None,
+             sample: int | None, seed: int, summary_json: str | None) -> None:
+    """Print (and with --summary-json write) what the run would cost; exit 0."""
+    from ragjudge.estimate import estimate, render
+    from ragjudge.reports.summary import write_summary_json
+
+    report = estimate(source, settings, input_format, flag_fields, limit, sample, seed)
+    for note in report["notes"]:
+        console.print(note, highlight=False, soft_wrap=True)
+    for line in render(report):
+        console.print(line, highlight=False, soft_wrap=True)
+    if summary_json:
+        write_summary_json(summary_json, {"dry_run": report})
+    raise typer.Exit(0)
 
 
 def _report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool) -> None:
@@ -288,6 +331,11 @@ def _check_outputs(source: str, output: str | None, summary_json: str | None, *f
             raise RagjudgeError(f"--summary-json: folder does not exist: {target.parent}")
 
 
+def _rate(per_second: float) -> str:
+    """A rate with the digits that show it: 12, 3.4, 0.083 (never 0.0 for a slow one)."""
+    return f"{per_second:.0f}" if per_second >= 10 else (f"{per_second:.1f}" if per_second >= 1 else f"{per_second:.2g}")
+
+
 class _progress:
     """Progress on stderr: a rich bar (rows done, rows per second, time left) on a terminal;
     elsewhere (CI logs, pipes) a plain line at most every ``LOG_EVERY_S`` seconds."""
@@ -300,6 +348,8 @@ class _progress:
         self.task = None
         self.total: int | None = None
         self.done = 0
+        self.spent = 0.0
+        self.unpriced = False
         self.started = self.logged = 0.0
 
     def start(self, total: int | None) -> None:
@@ -316,7 +366,7 @@ class _progress:
             BarColumn(),
             MofNCompleteColumn(),
             TaskProgressColumn(),
-            TextColumn("{task.fields[rate]} rows/s, elapsed"),
+            TextColumn("{task.fields[rate]} rows/s, {task.fields[spent]}, elapsed"),
             TimeElapsedColumn(),
             TextColumn("left"),
             TimeRemainingColumn(),
@@ -324,17 +374,22 @@ class _progress:
             transient=False,
         )
         self.bar.start()
-        self.task = self.bar.add_task("rows", total=total, rate="-")
+        self.task = self.bar.add_task("rows", total=total, rate="-", spent="$0.0000")
 
-    def advance(self, rows: int) -> None:
+    def advance(self, rows: int, cost: float | None = 0.0) -> None:
+        """``rows`` more rows done, which cost ``cost`` USD (None: a price is unknown)."""
         import time
 
         self.done += rows
+        if cost is None:
+            self.unpriced = True
+        else:
+            self.spent += cost
+        spent = "cost unknown" if self.unpriced else f"${self.spent:.4f}"
         if self.bar is not None:
             self.bar.advance(self.task, rows)
             speed = self.bar.tasks[0].speed
-            if speed:
-                self.bar.update(self.task, rate=f"{speed:.1f}")
+            self.bar.update(self.task, rate=_rate(speed) if speed else "-", spent=spent)
             return
         now = time.monotonic()
         if now - self.logged >= self.LOG_EVERY_S:
@@ -342,7 +397,7 @@ class _progress:
             rate = self.done / max(now - self.started, 1e-9)
             of = f"/{self.total}" if self.total else ""
             left = f", about {(self.total - self.done) / rate / 60:.1f} min left" if self.total and rate > 0 else ""
-            self.console.print(f"judged {self.done}{of} rows ({rate:.2f} rows/s{left})", highlight=False)
+            self.console.print(f"judged {self.done}{of} rows ({_rate(rate)} rows/s{left}; {spent} so far)", highlight=False)
 
     def stop(self) -> None:
         if self.bar is not None:

@@ -73,6 +73,14 @@ class Columns(_Strict):
     response: str | None = None
 
 
+class Price(_Strict):
+    """USD per million tokens, for a model litellm's price table does not know (self-hosted,
+    new): ``input_per_mtok`` for prompt tokens, ``output_per_mtok`` for completion tokens."""
+
+    input_per_mtok: float = Field(ge=0.0)
+    output_per_mtok: float = Field(ge=0.0)
+
+
 class JudgeSettings(_Strict):
     """The judge model and how it is called (timeouts in seconds).
 
@@ -102,7 +110,11 @@ class JudgeSettings(_Strict):
     judging (``ragjudge.injection``); the output's ``removed_instructions`` lists them.
     ``reasoning_first``: sufficiency's reply gives the reasoning before each verdict (as
     MLflow's and Google's judges ask); None: on for every model except ``local/...``, whose
-    1.5B judge was measured best deciding first. Each order has its own prompt version."""
+    1.5B judge was measured best deciding first. Each order has its own prompt version.
+    ``price``: USD per million input and output tokens, overriding litellm's price table
+    (fills ``M_cost_usd``). ``max_cost``: a budget in USD; once the cost spent reaches it, no
+    new call starts (calls in flight finish) and the rest of the rows are errors "budget
+    reached"; a model without a price needs ``price`` for it."""
 
     model: str = "openai/gpt-4o-mini"
     transport: Literal["auto", "litellm"] = "auto"
@@ -124,6 +136,8 @@ class JudgeSettings(_Strict):
     coverage_score: bool = False
     strip_instructions: bool = True
     reasoning_first: bool | None = None
+    price: Price | None = None
+    max_cost: float | None = Field(None, gt=0.0, allow_inf_nan=False)
     local_model_path: str | None = None
 
 

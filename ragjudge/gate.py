@@ -38,6 +38,8 @@ class MetricSummary:
     error: int = 0
     input_errors: int = 0  # error rows whose input was unusable (no judge call made)
     interrupted: int = 0  # error rows left unfinished by an interruption
+    unsampled: int = 0  # rows left out by --limit / --sample (skipped, counted in no rate)
+    unpaid: int = 0  # error rows left unjudged when the budget (judge.max_cost) was reached
     skipped: int = 0
     passed: int = 0
     cached: int = 0
@@ -82,7 +84,10 @@ class MetricSummary:
             self.error += 1
             self.input_errors += verdict.input_error
             self.interrupted += verdict.error == "interrupted"
+            self.unpaid += verdict.error == "budget reached"
             outcome = "error"
+        elif verdict.error == "not sampled":
+            self.unsampled += 1
         else:
             self.skipped += 1
             reason = verdict.error or "skipped"
@@ -98,7 +103,7 @@ class MetricSummary:
         """This summary and ``other`` (the same metric over other rows) added together."""
         merged = MetricSummary(self.metric, self.threshold, min_pass_rate=self.min_pass_rate, max_error_rate=self.max_error_rate,
                                max_skip_rate=self.max_skip_rate, prompt_version=self.prompt_version or other.prompt_version)
-        for name in ("rows", "ok", "error", "input_errors", "interrupted", "skipped", "passed", "cached", "score_thousandths"):
+        for name in ("rows", "ok", "error", "input_errors", "interrupted", "unsampled", "unpaid", "skipped", "passed", "cached", "score_thousandths"):
             setattr(merged, name, getattr(self, name) + getattr(other, name))
         merged.usage = self.usage + other.usage
         merged.skipped_by = dict(self.skipped_by)
@@ -122,7 +127,9 @@ class MetricSummary:
 
     @property
     def skip_rate(self) -> float:
-        return self.skipped / self.rows if self.rows else 0.0
+        """Skipped rows over the rows chosen to judge (rows left out by --sample do not count)."""
+        chosen = self.rows - self.unsampled
+        return self.skipped / chosen if chosen else 0.0
 
     @property
     def prompt_tokens(self) -> int:
@@ -144,6 +151,7 @@ class MetricSummary:
             "error": self.error,
             "input_errors": self.input_errors,
             "skipped": self.skipped,
+            "not_sampled": self.unsampled,
             "passed": self.passed,
             "pass_rate": self.pass_rate,
             "mean_score": self.mean_score,
@@ -180,6 +188,8 @@ class Summary:
     provider_calls: int = 0
     judge_model: str = ""
     rows_with_removed_instructions: int = 0
+    budget_reached: bool = False
+    max_cost: float | None = None
 
     @property
     def usage(self) -> Usage:
@@ -204,6 +214,8 @@ class Summary:
             provider_calls=self.provider_calls + other.provider_calls,
             judge_model=self.judge_model or other.judge_model,
             rows_with_removed_instructions=self.rows_with_removed_instructions + other.rows_with_removed_instructions,
+            budget_reached=self.budget_reached or other.budget_reached,
+            max_cost=self.max_cost if self.max_cost is not None else other.max_cost,
         )
 
 
@@ -268,6 +280,13 @@ def check_gate(summary: Summary) -> GateResult:
     if summary.fatal:
         failures.insert(0, f"judge stopped: {summary.fatal}")
         lines.insert(0, f"FAIL judge stopped: {summary.fatal}")
+    if summary.budget_reached:
+        spent = summary.cost_usd or 0.0
+        left = max(m.unpaid for m in summary.metrics.values()) if summary.metrics else 0
+        line = (f"budget reached: spent ${spent:.4f} of --max-cost ${summary.max_cost or 0:g}; {left} row(s) not judged "
+                "(run again with a higher --max-cost: the rows judged come from the cache)")
+        failures.insert(0, line)
+        lines.insert(0, "FAIL " + line)
     if summary.interrupted:
         failures.insert(0, "interrupted: unfinished rows have status error")
         lines.insert(0, "FAIL interrupted: unfinished rows have status error (reason 'interrupted')")
@@ -290,7 +309,7 @@ def check_gate(summary: Summary) -> GateResult:
         code = EXIT_INTERRUPTED
     elif nothing or unusable:
         code = EXIT_USAGE
-    elif summary.fatal or judge_errors_failed:
+    elif summary.fatal or summary.budget_reached or judge_errors_failed:
         code = EXIT_JUDGE_ERRORS
     elif error_failed:  # every error row that broke the gate failed on its own input: no judge failed
         code = EXIT_USAGE

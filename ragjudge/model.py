@@ -147,6 +147,13 @@ class _Again(Exception):
     """Ask again at once (the server rejected ``response_format``; it is dropped)."""
 
 
+BUDGET = "budget reached"
+
+
+class _Budget(Exception):
+    """``judge.max_cost`` is spent: no new call starts."""
+
+
 class _Failed(Exception):
     def __init__(self, message: str, usage: Usage, fatal: ProviderFatalError | None = None) -> None:
         super().__init__(message)
@@ -183,6 +190,31 @@ class Model:
         self._limit: _Limit | None = None
         self._pacer = Pacer(settings.rpm)
         self._skip_response_format = False
+        self.spent: float = 0.0  # USD of the replies received (judge.max_cost stops new calls at it)
+        self.budget_reached = False
+
+    def price(self) -> tuple[float, float] | None:
+        """USD per million (input, output) tokens: ``judge.price``, else litellm's price table;
+        (0, 0) for the embedded judge; None when unknown."""
+        if self.transport.free:
+            return (0.0, 0.0)
+        if self.settings.price is not None:
+            return (self.settings.price.input_per_mtok, self.settings.price.output_per_mtok)
+        from ragjudge import prices
+
+        provider, _, name = self.provider_model.partition("/")
+        row = prices.entry(provider, name) or {}
+        if row.get("input_cost_per_token") is None:
+            return None
+        return (float(row["input_cost_per_token"]) * 1e6, float(row.get("output_cost_per_token") or 0.0) * 1e6)
+
+    def _priced(self, usage: Usage) -> Usage:
+        """``usage`` priced by ``judge.price`` when it is set (the table's price otherwise)."""
+        price = self.settings.price
+        if price is None or self.transport.free:
+            return usage
+        cost = (usage.prompt_tokens * price.input_per_mtok + usage.completion_tokens * price.output_per_mtok) / 1e6
+        return Usage(usage.prompt_tokens, usage.completion_tokens, cost, usage.calls)
 
     # -- the cache key and synchronous look-ups ----------------------------------------
     def key(self, call: Call, sample: int = 0) -> str:
@@ -272,7 +304,7 @@ class Model:
                 self._probe_done.set()
         if verdict.status == OK and self.cache is not None:
             self.cache.set(key, {"verdict": verdict.to_cache(), "raw": verdict.raw})
-        verdict.cached = False
+        verdict.cached = None if verdict.error == BUDGET else False
         if verdict.status == OK:
             verdict.raw = None
         # a reply (read or not) is kept for identical calls of this run, so rows that share a
@@ -297,7 +329,9 @@ class Model:
                 if failure.fatal is not None and self.fatal is None:
                     self.fatal = failure.fatal
                 return Verdict.failed(call.metric, str(failure), raw=text, mode=call.mode, usage=usage), attempt > 0
+            reply.usage = self._priced(reply.usage)
             usage = usage + reply.usage
+            self.spent += reply.usage.cost_usd or 0.0
             text = reply.text = clean_text(reply.text) if reply.text else reply.text
             if reply.finish_reason == "length":
                 reason = f"reply truncated at max_tokens={self.settings.max_tokens}; raise judge.max_tokens"
@@ -359,6 +393,9 @@ class Model:
             nonlocal attempts, first, request
             if self.fatal is not None:
                 raise self.fatal
+            if self.settings.max_cost is not None and self.spent >= self.settings.max_cost:
+                self.budget_reached = True  # checked as each call is about to leave: calls in flight still finish
+                raise _Budget()
             await self._pacer.wait()
             attempts += 1
             self.calls += 1
@@ -395,6 +432,8 @@ class Model:
                         return await attempt()
             except ProviderFatalError as fatal:
                 raise _Failed(str(fatal), Usage(calls=attempts), fatal) from None
+            except _Budget:
+                raise _Failed(BUDGET, Usage(calls=attempts)) from None
             except (TransportError, _Again) as err:
                 raise _Failed(f"judge call failed: {err}", Usage(calls=attempts)) from None
         raise AssertionError("unreachable")

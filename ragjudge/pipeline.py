@@ -47,6 +47,29 @@ def count_rows(source: str, fmt: str) -> int | None:
         return None
 
 
+def selection(source: Any, fmt: str | None, chunk_size: int, limit: int | None = None, sample: int | None = None,
+              seed: int = 0) -> set[int] | None:
+    """The rows (positions from 0) a run judges: the first ``limit``, or a random ``sample``
+    (reproducible with ``seed``; needs the row count, so stdin and JSON arrays are counted by
+    reading them); None for every row. Raises ``InputError`` for a limit or sample below 1."""
+    import random
+
+    from ragjudge.errors import InputError
+
+    if limit is None and sample is None:
+        return None
+    if (limit is not None and limit < 1) or (sample is not None and sample < 1):
+        raise InputError("--limit and --sample take a number of rows, at least 1")
+    if limit is not None:
+        return set(range(limit))
+    total = len(source) if not isinstance(source, str) else count_rows(source, fmt or "")
+    if total is None:
+        from ragjudge.io import iter_chunks
+
+        total = sum(len(chunk) for chunk in iter_chunks(source, fmt, chunk_size))
+    return set(random.Random(seed).sample(range(total), min(sample or 0, total)))
+
+
 def _frame_chunks(frame: Any, size: int) -> Iterator[Any]:
     for start in range(0, len(frame), size):
         yield frame.iloc[start:start + size]
@@ -65,6 +88,9 @@ def evaluate(
     keep_table: bool = False,
     handle_signals: bool = False,
     transport: Any = None,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
 ) -> RunResult:
     """Score the table at ``source`` (a path, ``-`` for stdin, or a pandas DataFrame) with ``config``.
 
@@ -74,7 +100,9 @@ def evaluate(
     mapping is unusable. Provider failures never raise: they become error rows, and a
     fatal one (auth, quota, not found) stops the run with ``summary.fatal`` set (exit 3).
     With ``handle_signals`` (the CLI), Ctrl-C / SIGTERM stops new calls; unfinished rows get
-    status error, reason 'interrupted'.
+    status error, reason 'interrupted'. ``limit`` judges the first rows only, ``sample`` a
+    random choice of rows (``seed``); the others are written with status skipped, reason
+    "not sampled", and count in no rate.
     """
     import pandas as pd
 
@@ -87,6 +115,9 @@ def evaluate(
     writer = None
     installed: list[tuple[int, Any]] = []
     try:
+        if not is_frame and source == "-" and sample is not None:  # stdin is read once: to count its rows for a sample, keep it
+            source = pd.concat(list(iter_chunks(source, fmt, scorer.config.chunk_size)) or [pd.DataFrame()], ignore_index=True)
+            is_frame = True
         notes = list(scorer.notes)
         for note in notes:
             _say(on_note, note)
@@ -104,6 +135,7 @@ def evaluate(
         for note in found:
             notes.append(note)
             _say(on_note, note)
+        chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
         writer = TableWriter(output, output_format, own) if output else None
         if handle_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -115,7 +147,8 @@ def evaluate(
         chunk = first
         start = 0
         while chunk is not None:
-            scored = scorer.score(chunk, mapping, on_progress, start)
+            skip = None if chosen is None else {i for i in range(len(chunk)) if start + i not in chosen}
+            scored = scorer.score(chunk, mapping, on_progress, start, skip)
             start += len(chunk)
             summary = summary.merge(scored.summary)
             for note in scored.notes:
@@ -134,6 +167,7 @@ def evaluate(
                 _say(on_note, note)
         summary.fatal = str(scorer.model.fatal) if scorer.model.fatal is not None else None
         summary.interrupted = scorer.interrupted
+        summary.budget_reached = scorer.model.budget_reached
     except BaseException:
         if writer:
             writer.abort()

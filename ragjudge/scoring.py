@@ -192,25 +192,33 @@ class Scorer:
                 notes.append(f"note: {message}; {judge.name} will judge no row")
         return notes
 
-    def score(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0) -> Scored:
+    def records(self, frame: Any, mapping: Mapping) -> list[EvalRecord]:
+        """``frame``'s rows as ``EvalRecord`` (as ``score`` reads them: mapped, normalised,
+        sentences addressed to the judge removed)."""
+        return to_records(frame.to_dict("records"), mapping, 0, self.config.judge.strip_instructions, self.extra)
+
+    def score(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
+              skip: set[int] | None = None) -> Scored:
         """Score every row of ``frame`` (a pandas DataFrame) with every metric.
 
-        ``mapping``: from ``resolve`` (default: resolved from ``frame``). ``on_progress(n)`` is
-        called as rows finish (from ragjudge's loop thread). ``start``: the position of the
+        ``mapping``: from ``resolve`` (default: resolved from ``frame``). ``on_progress(rows, cost_usd)`` is
+        called as rows finish (from ragjudge's loop thread; cost None when a price is unknown). ``start``: the position of the
         frame's first row in a larger table (rows are named ``row N`` from it when they have
         no id). Returns ``Scored``; every input row is in ``frame``, in order, with a status per
-        metric. Provider failures become error rows; raises only for unusable input
-        (``InputError``) or settings."""
+        metric. ``skip``: positions (in ``frame``, from 0) not to judge: their status is skipped,
+        reason "not sampled" (``--limit`` / ``--sample``). Provider failures become error rows;
+        raises only for unusable input (``InputError``) or settings."""
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
-        records, verdicts = _loop.run(self._judge(rows, mapping, on_progress))
+        records, verdicts = _loop.run(self._judge(rows, mapping, on_progress, skip))
         return self._scored(frame, records, verdicts, notes, resolved, start)
 
-    async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0) -> Scored:
+    async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
+                     skip: set[int] | None = None) -> Scored:
         """``score`` for async code (Jupyter, web apps): ``await scorer.ascore(df)``."""
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
-        records, verdicts = await _loop.arun(self._judge(rows, mapping, on_progress))
+        records, verdicts = await _loop.arun(self._judge(rows, mapping, on_progress, skip))
         return self._scored(frame, records, verdicts, notes, resolved, start)
 
     def interrupt(self) -> None:
@@ -234,7 +242,8 @@ class Scorer:
                 notes.append(f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own")
         return frame.to_dict("records"), notes, mapping
 
-    async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any) -> tuple[list[EvalRecord], list[list[Verdict]]]:
+    async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any, skip: set[int] | None = None
+                     ) -> tuple[list[EvalRecord], list[list[Verdict]]]:
         """Every row x metric, concurrently: each row's record is built and its verdicts
         settled (skipped, cached) at once, and a row that needs calls starts them while the
         next rows are prepared. The calls run as tasks that an interrupt cancels (a verdict
@@ -247,13 +256,16 @@ class Scorer:
             for position, values in enumerate(rows):
                 record = to_records([values], mapping, position, strip, self.extra)[0]
                 records.append(record)
-                row = [self._settle(judge, record) for judge in self.judges]
+                if skip and position in skip:
+                    row: list[Any] = [Verdict.skipped(judge.name, "not sampled") for judge in self.judges]
+                else:
+                    row = [self._settle(judge, record) for judge in self.judges]
                 if any(isinstance(item, Call) for item in row):
                     pending.append((position, asyncio.ensure_future(self._row(row, on_progress))))
                 else:
                     out[position] = row
                     if on_progress:
-                        on_progress(1)
+                        on_progress(1, _cost(row))
                 if position % 32 == 31:
                     await asyncio.sleep(0)  # let the calls made so far go out
             for position, task in pending:
@@ -283,7 +295,7 @@ class Scorer:
                 item = result
             verdicts.append(item)
         if on_progress:
-            on_progress(1)
+            on_progress(1, _cost(verdicts))
         return verdicts
 
     def _settle(self, judge: Any, record: EvalRecord) -> Verdict | Call:
@@ -380,6 +392,7 @@ class Scorer:
                                            prompt_version=j.version)
                      for j in self.judges},
             judge_model=config.judge.model,
+            max_cost=config.judge.max_cost,
         )
 
     def _summary(self, records: list[EvalRecord], verdicts: list[list[Verdict]], start: int = 0) -> Summary:
@@ -392,6 +405,7 @@ class Scorer:
         summary.rows_with_removed_instructions = sum(1 for record in records if record.removed)
         summary.fatal = str(self.model.fatal) if self.model.fatal is not None else None
         summary.interrupted = self.interrupted
+        summary.budget_reached = self.model.budget_reached
         return summary
 
     # -- life ----------------------------------------------------------------------------
@@ -415,6 +429,11 @@ class Scorer:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _cost(verdicts: list[Any]) -> float | None:
+    """USD spent on one row's verdicts (None when a priced call's price is unknown)."""
+    return Usage.total([v.usage for v in verdicts if isinstance(v, Verdict)]).cost_usd
 
 
 def removed_note(rows: int) -> str:

@@ -1,0 +1,213 @@
+"""``ragjudge score --dry-run``: what a run will cost, before it spends anything.
+
+The input is read, mapped and checked exactly as a real run does (bad input is the same exit
+2), every prompt is rendered and looked up in the response cache, and per metric it counts
+the rows to judge, the rows skipped (with the reasons), the cache hits and the calls to make
+(completeness's statements calls included, once per distinct ground truth). No provider is
+called and no table is written.
+
+Tokens: prompt tokens are counted with the judge model's tokenizer where litellm ships one
+for it (OpenAI's models through tiktoken, Anthropic's), else estimated at 4 characters a
+token (said so). A coverage call that follows an uncached statements call cannot be rendered
+yet: its prompt is estimated from the expected response's sentences. Completion tokens:
+an expected figure per kind of call, and the upper bound ``max_tokens`` per call. Cost: USD
+from ``judge.price`` or litellm's price table, as a range (expected to upper bound), or
+"unknown price".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.types import Call, Verdict
+
+# expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
+_EXPECTED = {"grounded": (60, 45), "reference_free": (90, 0), "statements": (20, 25), "coverage": (60, 12), None: (70, 40)}
+
+
+@dataclass
+class MetricEstimate:
+    """One metric's figures (tokens and USD for the calls still to make)."""
+
+    rows: int = 0
+    to_judge: int = 0
+    skipped: int = 0
+    skipped_by: dict[str, int] = field(default_factory=dict)
+    cache_hits: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    expected_completion_tokens: int = 0
+    max_completion_tokens: int = 0
+    cost_low: float | None = 0.0
+    cost_high: float | None = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+class _Counter:
+    """Prompt tokens of messages: the model's tokenizer where litellm ships one, else 4
+    characters a token."""
+
+    def __init__(self, provider_model: str) -> None:
+        from ragjudge import prices
+
+        provider, _, name = provider_model.partition("/")
+        row = prices.entry(provider, name) or {}
+        self.counted = provider in ("openai", "azure", "anthropic") and bool(row)
+        self.model = name if provider == "openai" else provider_model
+        self._litellm = None
+
+    def __call__(self, messages: list[dict[str, Any]]) -> int:
+        if self.counted:
+            if self._litellm is None:
+                from ragjudge.transports.litellm import import_litellm
+
+                self._litellm = import_litellm()
+            try:
+                return int(self._litellm.token_counter(model=self.model, messages=messages))
+            except Exception:  # a tokenizer that cannot load offline: estimate instead
+                self.counted = False
+        return sum(len(str(m.get("content", ""))) for m in messages) // 4
+
+
+def estimate(source: Any, config: Any, input_format: str | None = None, flag_fields: frozenset[str] = frozenset(),
+             limit: int | None = None, sample: int | None = None, seed: int = 0) -> dict[str, Any]:
+    """The dry run of ``ragjudge score`` on ``source`` (a path or ``-``) with ``config``; the
+    same row selection as the run (``limit``, ``sample``). Returns a dict: ``rows``, per metric
+    the ``MetricEstimate`` figures, their totals, ``tokens`` ("counted" or "estimated"),
+    ``price`` (USD per million input and output tokens, or None) and ``notes``. Raises what a
+    real run raises for bad input or settings."""
+    from ragjudge.io import detect_format, iter_chunks
+    from ragjudge.pipeline import selection
+    from ragjudge.scoring import Scorer
+
+    fmt = detect_format(source, input_format)
+    scorer = Scorer(config)
+    try:
+        counter = _Counter(scorer.model.provider_model)
+        price = scorer.model.price()
+        figures = {judge.name: MetricEstimate() for judge in scorer.judges}
+        chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
+        seen: set[str] = set()
+        mapping = None
+        notes: list[str] = list(scorer.notes)
+        start = 0
+        for chunk in iter_chunks(source, fmt, scorer.config.chunk_size):
+            if mapping is None:
+                mapping = scorer.resolve(chunk, "<stdin>" if source == "-" else source, flag_fields)
+                notes += [mapping.describe(), *mapping.warnings, *scorer.check(mapping)]
+            records = scorer.records(chunk, mapping)
+            for offset, record in enumerate(records):
+                for judge in scorer.judges:
+                    item = figures[judge.name]
+                    item.rows += 1
+                    if chosen is not None and start + offset not in chosen:
+                        _skip(item, "not sampled")
+                        continue
+                    _row(scorer, judge, record, item, counter, seen)
+            start += len(records)
+        samples = scorer.config.judge.samples
+        max_tokens = scorer.config.judge.max_tokens
+        for item in figures.values():
+            item.max_completion_tokens = item.calls * max_tokens
+            if price is None:
+                item.cost_low = item.cost_high = None
+            else:
+                per_in, per_out = price
+                item.cost_low = (item.prompt_tokens * per_in + item.expected_completion_tokens * per_out) / 1e6
+                item.cost_high = (item.prompt_tokens * per_in + item.max_completion_tokens * per_out) / 1e6
+        total = MetricEstimate()
+        for item in figures.values():
+            for name in ("rows", "to_judge", "skipped", "cache_hits", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
+                setattr(total, name, getattr(total, name) + getattr(item, name))
+        total.rows = start
+        total.cost_low = None if price is None else sum(i.cost_low or 0.0 for i in figures.values())
+        total.cost_high = None if price is None else sum(i.cost_high or 0.0 for i in figures.values())
+        return {
+            "rows": start,
+            "judge_model": scorer.config.judge.model,
+            "samples": samples,
+            "metrics": {name: item.to_dict() for name, item in figures.items()},
+            "total": total.to_dict(),
+            "tokens": "counted with the model's tokenizer" if counter.counted else "estimated at 4 characters a token",
+            "price_per_million_tokens": None if price is None else {"input": price[0], "output": price[1]},
+            "notes": notes,
+        }
+    finally:
+        scorer.close()
+
+
+def _skip(item: MetricEstimate, reason: str) -> None:
+    item.skipped += 1
+    item.skipped_by[reason] = item.skipped_by.get(reason, 0) + 1
+
+
+def _expected(call: Call, items: int) -> int:
+    base, per = _EXPECTED.get(call.mode, _EXPECTED[None])
+    return base + per * max(items, 1 if call.mode in (None, "grounded") else 0)
+
+
+def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: _Counter, seen: set[str]) -> None:
+    """Count one row of one metric: a verdict without a call, cache hits, and the calls left."""
+    call = judge.prepare(record)
+    if isinstance(call, Verdict):
+        if call.status == "skipped":
+            _skip(item, call.error or "skipped")
+        else:
+            item.to_judge += 1  # an answer without a call: an input error, or an empty retrieval's "no"
+        return
+    item.to_judge += 1
+    samples = scorer.config.judge.samples
+    model = scorer.model
+    while not call.final:
+        found = model.peek(call)
+        if found is not None and found.status == "ok":
+            call = judge.follow_up(call, found)
+            continue
+        key = model.key(call)
+        if key not in seen:  # rows sharing a ground truth share this call
+            seen.add(key)
+            item.calls += 1
+            item.prompt_tokens += counter(call.messages)
+            item.expected_completion_tokens += _expected(call, 8)
+        # the next call cannot be rendered before this one's reply: rendered from the reference's sentences
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", record.expected_response or "") if s.strip()][:8]
+        call = judge.follow_up(call, Verdict(metric=judge.name, status="ok", details={"statements": sentences or ["(statement)"]}))
+        _final(scorer, call, item, counter, seen, samples, cached=False)
+        return
+    _final(scorer, call, item, counter, seen, samples, cached=True)
+
+
+def _final(scorer: Any, call: Call, item: MetricEstimate, counter: _Counter, seen: set[str], samples: int, cached: bool) -> None:
+    for sample in range(samples):
+        key = scorer.model.key(call, sample)
+        if cached and scorer.model.peek(call, sample, key) is not None:
+            item.cache_hits += 1
+            continue
+        if key in seen:  # an identical call of another row: made once
+            continue
+        seen.add(key)
+        item.calls += 1
+        item.prompt_tokens += counter(call.messages)
+        item.expected_completion_tokens += _expected(call, len(call.items))
+
+
+def render(report: dict[str, Any]) -> list[str]:
+    """The dry run's lines for the terminal."""
+    def usd(low: float | None, high: float | None) -> str:
+        return "unknown price" if low is None else f"${low:.4f} to ${high:.4f}"
+
+    lines = [f"dry run: {report['rows']} rows, judge {report['judge_model']}; no call made, nothing written"]
+    for name, m in report["metrics"].items():
+        reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(m["skipped_by"].items(), key=lambda x: -x[1]))
+        lines.append(f"{name}: {m['to_judge']} rows to judge, {m['skipped']} skipped{f' ({reasons})' if reasons else ''}, "
+                     f"{m['cache_hits']} cache hits; {m['calls']} calls to make; prompt tokens {m['prompt_tokens']}; "
+                     f"completion tokens about {m['expected_completion_tokens']}, at most {m['max_completion_tokens']}; "
+                     f"cost {usd(m['cost_low'], m['cost_high'])}")
+    total = report["total"]
+    lines.append(f"total: {total['calls']} calls, {total['prompt_tokens']} prompt tokens ({report['tokens']}), "
+                 f"cost {usd(total['cost_low'], total['cost_high'])}")
+    return lines
