@@ -172,6 +172,7 @@ def score(
     summary_json: Annotated[Optional[str], typer.Option(help="Write the run summary and gate verdict as JSON to this file (- for stdout).")] = None,
     junit: Annotated[Optional[str], typer.Option(help="Write JUnit XML: one testsuite per metric, one testcase per row (for CI test reporters).")] = None,
     markdown: Annotated[Optional[str], typer.Option(help="Write a Markdown summary (appended to GitHub's job summary too when GITHUB_STEP_SUMMARY is set).")] = None,
+    html: Annotated[Optional[str], typer.Option(help="Write the HTML report of the run: one self-contained file with charts and every row's reasons.")] = None,
     no_step_summary: Annotated[bool, typer.Option("--no-step-summary", help="Do not append the Markdown summary to GITHUB_STEP_SUMMARY.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Read, map and check the input, render every prompt and look it up in the cache; print the calls, tokens and cost a run would take. Makes no call, writes no table.")] = False,
     limit: Annotated[Optional[int], typer.Option(help="Judge the first N rows only; the rest are written as skipped, 'not sampled'.")] = None,
@@ -194,9 +195,9 @@ def score(
 
     overrides, flag_fields = _overrides(locals())
     settings = load_config(config, overrides, flags=FLAGS)
-    _check_outputs(input, output, summary_json, format, output_format, junit=junit, markdown=markdown, baseline=baseline,
+    _check_outputs(input, output, summary_json, format, output_format, junit=junit, markdown=markdown, html=html, baseline=baseline,
                    gates_without_baseline=max_regressions is not None or max_drop is not None)
-    wanted = Wanted(input, input_format, output, summary_json, junit, markdown, not no_step_summary, baseline, max_regressions, max_drop)
+    wanted = Wanted(input, input_format, output, summary_json, junit, markdown, html, not no_step_summary, baseline, max_regressions, max_drop)
     console = _stderr()
     if limit is not None and sample is not None:
         raise RagjudgeError("--limit and --sample both choose the rows to judge: give one of them")
@@ -216,7 +217,7 @@ def score(
             on_start=progress.start if progress else None,
             on_progress=progress.advance if progress else None,
             on_note=None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)),
-            keep_table=bool(junit or baseline),
+            keep_table=bool(junit or baseline or html),
             handle_signals=True,
             limit=limit,
             sample=sample,
@@ -295,7 +296,7 @@ def _interrupted_line(summary: Any, output: str | None) -> str:
 
 
 def _check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
-                   markdown: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False) -> None:
+                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False) -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end."""
     from pathlib import Path
 
@@ -308,7 +309,7 @@ def _check_outputs(source: str, output: str | None, summary_json: str | None, *f
         raise RagjudgeError("--max-regressions and --max-drop compare with a baseline: give --baseline SCORED_TABLE")
     if baseline and not Path(baseline).is_file():
         raise RagjudgeError(f"--baseline: no such file: {baseline}")
-    for flag, path in (("--junit", junit), ("--markdown", markdown)):
+    for flag, path in (("--junit", junit), ("--markdown", markdown), ("--html", html)):
         if path is None:
             continue
         if path in ("", "-") or Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
@@ -473,6 +474,35 @@ def compare(
     report["gate_lines"] = lines
     typer.echo(json.dumps(report, indent=2) if json_output else render(report, lines))
     raise typer.Exit(1 if any(line.startswith("FAIL") for line in lines) else 0)
+
+
+@app.command(epilog="""Examples:
+
+  ragjudge report scored.parquet -o report.html
+
+  ragjudge report scored.jsonl --by system --title "Nightly eval"
+
+  ragjudge report scored.parquet --baseline main.scored.parquet""")
+def report(
+    scored: Annotated[str, typer.Argument(help="A table scored by `ragjudge score` (any format).")],
+    output: Annotated[str, typer.Option("-o", "--output", help="The HTML file to write.")] = "report.html",
+    by: Annotated[Optional[str], typer.Option(help="Break the pass rates down by this column (e.g. system).")] = None,
+    baseline: Annotated[Optional[str], typer.Option(help="A table scored earlier: both runs side by side, regressed rows marked.")] = None,
+    title: Annotated[Optional[str], typer.Option(help="The report's title.")] = None,
+    config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config of the run (thresholds, gate, column mapping, judges defined in it).")] = None,
+    map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
+) -> None:
+    """Write one self-contained HTML report of a scored table: the gate, charts, and every row's reasons."""
+    from ragjudge.config import FIELDS, load_config
+    from ragjudge.io import read_table
+    from ragjudge.reports.html import from_table, write
+
+    mapped = _pairs(map, "--map", FIELDS)
+    settings = load_config(config, {"columns": mapped} if mapped else None, flags=FLAGS)
+    _check_outputs(scored, None, None, html=output)
+    text = from_table(read_table(scored), settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title)
+    write(output, text)
+    typer.echo(f"wrote {output}")
 
 
 @app.command(epilog="""Examples:

@@ -20,6 +20,7 @@ class Wanted:
     summary_json: str | None = None
     junit: str | None = None
     markdown: str | None = None
+    html: str | None = None
     step_summary: bool = True
     baseline: str | None = None
     max_regressions: int | None = None
@@ -75,6 +76,13 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
     if wanted.markdown and text is not None:
         markdown.write(wanted.markdown, text)
     appended = markdown.append_step_summary(text) if wanted.step_summary and text is not None else None
+    if wanted.html:
+        from ragjudge.io import read_table
+        from ragjudge.reports import html
+
+        base = read_table(wanted.baseline) if wanted.baseline else None
+        html.write(wanted.html, html.from_table(result.table, config, source=None if wanted.source == "-" else wanted.source, baseline=base,
+                                                summary=result.summary, gate=gate, mapping=result.mapping))
     commands = []
     if annotations.wanted() and not gate.passed:
         from ragjudge.io import detect_format

@@ -1,0 +1,333 @@
+"""``ragjudge report SCORED`` and ``score --html FILE``: one self-contained HTML file a person
+opens from a CI artifact or an email, with no server and no network.
+
+- A header: the gate's verdict and lines, the judge model, the date and the input file, the
+  rows and their ok / error / skipped counts, tokens and cost.
+- Charts per metric, drawn by matplotlib as inline SVG: the pass rate with its 95% Wilson
+  interval, overall and per ``--by`` group; the distribution of scores on a scale; the split
+  by mode where the metric has one (sufficiency's grounded / reference-free); with a
+  baseline, both runs side by side and the rows that regressed.
+- A row table (rows rendered by a small inline script from JSON data, a page at a time, so
+  that 10,000 rows open and filter at once): search, filters by metric, status, passed, group
+  and regressed, sort by score; a row opens to show the request, the numbered passages, the
+  response, the expected facts each marked supported or missing, the rationale, the removed
+  instructions and the error. Every text from the data is set as text (``textContent``),
+  never as HTML: a passage holding ``<script>`` shows as text and never runs.
+
+Templates: ``templates/report.html.j2`` (Jinja2, autoescaped).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+from typing import Any
+
+from ragjudge.gate import GateResult, Summary
+
+
+def _missing(value: Any) -> bool:
+    import pandas as pd
+
+    return value is None or (not isinstance(value, (list, dict, tuple)) and not hasattr(value, "tolist") and pd.isna(value))
+
+
+def _plain(value: Any) -> Any:
+    """A cell as JSON-able data (numpy arrays and scalars as lists and numbers)."""
+    if _missing(value):
+        return None
+    if hasattr(value, "tolist"):
+        return _plain(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def _texts(value: Any) -> list[str]:
+    """A list-ish cell (list, array, JSON text, one string) as a list of strings."""
+    from ragjudge.records import _as_list
+
+    if _missing(value):
+        return []
+    items = _as_list(value)
+    if items is None:
+        return [str(value)]
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            item = next((item[k] for k in ("content", "page_content", "text") if not _missing(item.get(k))), json.dumps(item, default=str))
+        if not _missing(item):
+            out.append(str(item))
+    return out
+
+
+def metrics_of(frame: Any) -> list[str]:
+    from ragjudge.compare import metrics_of as found
+
+    return found(frame)
+
+
+def summary_of(frame: Any, metrics: list[str], config: Any = None) -> Summary:
+    """A ``Summary`` rebuilt from a scored table (for ``ragjudge report`` on a file): counts,
+    pass rates, tokens and cost per metric, with ``config``'s thresholds and gate settings."""
+    from ragjudge.config import Config
+    from ragjudge.gate import MetricSummary
+    from ragjudge.types import Usage, Verdict
+
+    config = config or Config()
+    summary = Summary(rows=len(frame), judge_model=str(frame["judge_model"].iloc[0]) if "judge_model" in frame.columns and len(frame) else "")
+    ids = frame["id"].tolist() if "id" in frame.columns else [None] * len(frame)
+    for metric in metrics:
+        threshold = config.thresholds.get(metric)
+        m = MetricSummary(metric, threshold if threshold is not None else float("nan"),
+                          min_pass_rate=config.gate.min_pass_rate.get(metric, 1.0), max_error_rate=config.gate.max_error_rate,
+                          max_skip_rate=config.gate.max_skip_rate)
+        columns = {c: frame[f"{metric}_{c}"].tolist() if f"{metric}_{c}" in frame.columns else [None] * len(frame)
+                   for c in ("status", "score", "passed", "rationale", "error", "missing", "cached", "prompt_tokens", "completion_tokens", "cost_usd")}
+        for i in range(len(frame)):
+            def get(name: str, i: int = i) -> Any:
+                value = columns[name][i]  # noqa: B023 (read at once, in this iteration)
+                return None if _missing(value) else value
+
+            cost = get("cost_usd")
+            usage = Usage(int(get("prompt_tokens") or 0), int(get("completion_tokens") or 0), None if cost is None and get("prompt_tokens") else float(cost or 0.0))
+            verdict = Verdict(metric=metric, status=get("status") or "skipped", score=get("score"), passed=get("passed"), rationale=get("rationale"),
+                              error=get("error"), missing=_texts(get("missing")), cached=get("cached"), usage=usage)
+            m.add(verdict, None if _missing(ids[i]) else ids[i], i)
+        if threshold is None:
+            m.threshold = min((float(s) for s, p in zip(columns["score"], columns["passed"]) if not _missing(p) and p and not _missing(s)), default=0.0)
+        summary.metrics[metric] = m
+    return summary
+
+
+# -- charts ------------------------------------------------------------------------------------
+
+
+def _svg(figure: Any) -> str:
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _wilson(passed: int, n: int) -> tuple[float, float]:
+    from scipy.stats import binomtest
+
+    interval = binomtest(passed, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(interval.low), float(interval.high)
+
+
+def _pass_rate_chart(labels: list[str], passed: list[int], totals: list[int], title: str, colours: list[str] | None = None) -> str | None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.fonttype"] = "none"
+    kept = [(label, p, n, c) for label, p, n, c in zip(labels, passed, totals, colours or ["#3b6fb6"] * len(labels)) if n]
+    if not kept:
+        return None
+    rates = [p / n for _, p, n, _ in kept]
+    intervals = [_wilson(p, n) for _, p, n, _ in kept]
+    figure, axes = plt.subplots(figsize=(6.4, 0.45 * len(kept) + 1.1))
+    positions = list(range(len(kept)))[::-1]
+    axes.barh(positions, rates, color=[c for *_, c in kept], height=0.6)
+    axes.errorbar(rates, positions, xerr=[[r - lo for r, (lo, _) in zip(rates, intervals)], [hi - r for r, (_, hi) in zip(rates, intervals)]],
+                  fmt="none", ecolor="#222", capsize=3, linewidth=1)
+    axes.set_yticks(positions, [f"{label} (n={n})" for label, _, n, _ in kept])
+    axes.set_xlim(0, 1)
+    axes.set_xlabel("pass rate, with its 95% Wilson interval")
+    axes.set_title(title, fontsize=10)
+    for position, rate in zip(positions, rates):
+        axes.text(min(rate + 0.01, 0.92), position, f"{rate:.2f}", va="center", fontsize=8)
+    return _svg(figure)
+
+
+def _distribution_chart(scores: list[float], low: float, high: float, title: str) -> str | None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not scores:
+        return None
+    figure, axes = plt.subplots(figsize=(6.4, 2.4))
+    if all(float(s).is_integer() for s in scores) and high - low <= 20:
+        values = list(range(int(low), int(high) + 1))
+        axes.bar(values, [sum(1 for s in scores if s == v) for v in values], color="#3b6fb6")
+        axes.set_xticks(values)
+    else:
+        axes.hist(scores, bins=min(20, max(5, len(set(scores)))), range=(low, high), color="#3b6fb6")
+    axes.set_xlabel("score")
+    axes.set_ylabel("rows")
+    axes.set_title(title, fontsize=10)
+    return _svg(figure)
+
+
+def _counts(statuses: list[Any], passed: list[Any], rows: list[int]) -> tuple[int, int]:
+    ok = [i for i in rows if statuses[i] == "ok"]
+    return sum(1 for i in ok if not _missing(passed[i]) and bool(passed[i])), len(ok)
+
+
+def charts(frame: Any, metrics: list[str], by: str | None = None, baseline: Any = None, comparison: dict[str, Any] | None = None,
+           scales: dict[str, tuple[float, float]] | None = None) -> dict[str, list[str]]:
+    """metric -> its charts (inline SVG)."""
+    out: dict[str, list[str]] = {}
+    everything = list(range(len(frame)))
+    for metric in metrics:
+        statuses, passed = frame[f"{metric}_status"].tolist(), frame[f"{metric}_passed"].tolist()
+        found: list[str | None] = []
+        labels, passes, totals, colours = ["all rows"], [], [], ["#3b6fb6"]
+        p, n = _counts(statuses, passed, everything)
+        passes.append(p)
+        totals.append(n)
+        if baseline is not None and f"{metric}_status" in baseline.columns:
+            bp, bn = _counts(baseline[f"{metric}_status"].tolist(), baseline[f"{metric}_passed"].tolist(), list(range(len(baseline))))
+            labels.insert(0, "baseline")
+            passes.insert(0, bp)
+            totals.insert(0, bn)
+            colours.insert(0, "#9aa5b1")
+        if by and by in frame.columns:
+            groups = [str(v) for v in frame[by].tolist()]
+            for group in sorted(set(groups)):
+                gp, gn = _counts(statuses, passed, [i for i, g in enumerate(groups) if g == group])
+                labels.append(f"{by} = {group}")
+                passes.append(gp)
+                totals.append(gn)
+                colours.append("#6c9bd2")
+        regressed = f"; {comparison['metrics'][metric]['regressed']} regressed" if comparison and metric in comparison.get("metrics", {}) else ""
+        found.append(_pass_rate_chart(labels, passes, totals, f"{metric}: pass rate{regressed}", colours))
+        low, high = (scales or {}).get(metric, (0.0, 1.0))
+        scores = [float(s) for s, st in zip(frame[f"{metric}_score"].tolist(), statuses) if st == "ok" and not _missing(s)]
+        if high - low > 1:
+            found.append(_distribution_chart(scores, low, high, f"{metric}: scores of ok rows"))
+        mode = f"{metric}_mode"
+        if mode in frame.columns:
+            modes = [None if _missing(v) else str(v) for v in frame[mode].tolist()]
+            kinds = sorted({m for m in modes if m})
+            if kinds:
+                mode_passed, mode_totals = zip(*(_counts(statuses, passed, [i for i, m in enumerate(modes) if m == kind]) for kind in kinds))
+                found.append(_pass_rate_chart(kinds, list(mode_passed), list(mode_totals), f"{metric}: by mode"))
+        out[metric] = [svg for svg in found if svg]
+    return out
+
+
+# -- rows ---------------------------------------------------------------------------------------
+
+
+def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = None, comparison: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The table's rows as data for the page's script."""
+    from ragjudge.gate import row_name
+    from ragjudge.records import _lookup, _text
+
+    regressed = {metric: set(figures["regressed_ids"]) for metric, figures in (comparison or {}).get("metrics", {}).items()}
+    records = frame.to_dict("records")
+    out = []
+    for i, row in enumerate(records):
+        def field(name: str, row: dict[str, Any] = row) -> Any:
+            path = mapping.paths.get(name) if mapping is not None else name
+            return _lookup(row, path) if path else None
+
+        ident = row.get("id")
+        name = row_name(None if _missing(ident) else ident, i)
+        facts = _texts(field("expected_facts")) or ([_text(field("expected_response"))] if _text(field("expected_response")) else [])
+        entry = {
+            "n": i + 1, "id": name, "group": None if not by or _missing(row.get(by)) else str(row.get(by)),
+            "request": _text(field("request")), "passages": _texts(field("context")), "response": _text(field("response")),
+            "facts": facts, "removed": _texts(row.get("removed_instructions")), "m": {},
+        }
+        for metric in metrics:
+            missing = _texts(row.get(f"{metric}_missing"))
+            entry["m"][metric] = {
+                "status": _plain(row.get(f"{metric}_status")), "score": _plain(row.get(f"{metric}_score")), "passed": _plain(row.get(f"{metric}_passed")),
+                "rationale": _plain(row.get(f"{metric}_rationale")), "error": _plain(row.get(f"{metric}_error")), "missing": missing,
+                "mode": _plain(row.get(f"{metric}_mode")), "regressed": name in regressed.get(metric, set()),
+            }
+        out.append(entry)
+    return out
+
+
+def _json_for_script(data: Any) -> str:
+    """JSON safe inside a ``<script type="application/json">`` element: no ``<``, ``>`` or ``&``
+    of the data can end or open an element."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None = None, source: str | None = None, by: str | None = None,
+          baseline: Any = None, comparison: dict[str, Any] | None = None, mapping: Any = None,
+          scales: dict[str, tuple[float, float]] | None = None, when: dt.datetime | None = None) -> str:
+    """The report of the scored ``frame`` (a pandas DataFrame) as one HTML document."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    metrics = list(summary.metrics)
+    env = Environment(loader=PackageLoader("ragjudge.reports", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    usage = summary.usage
+    return env.get_template("report.html.j2").render(
+        title=title or f"ragjudge report{f': {source}' if source else ''}",
+        verdict="gate passed" if gate.passed else f"gate failed (exit {gate.exit_code})",
+        passed=gate.passed,
+        gate_lines=[line for line in gate.lines if not line.startswith("gate ")],
+        judge_model=summary.judge_model, source=source, when=(when or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC"),
+        rows=summary.rows,
+        metrics=[{"name": name, "ok": m.ok, "error": m.error, "skipped": m.skipped, "pass_rate": "-" if m.pass_rate is None else f"{m.pass_rate:.2f}",
+                  "mean_score": "-" if m.mean_score is None else f"{m.mean_score:.2f}", "threshold": f"{m.threshold:g}"}
+                 for name, m in summary.metrics.items()],
+        tokens=f"{usage.prompt_tokens} in / {usage.completion_tokens} out",
+        cost="unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}",
+        charts=charts(frame, metrics, by, baseline, comparison, scales),
+        by=by, has_baseline=comparison is not None,
+        regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
+        data=_json_for_script({"metrics": metrics, "rows": rows_data(frame, metrics, mapping, by, comparison)}),
+    )
+
+
+def write(path: str, text: str) -> None:
+    """Write the report to ``path`` atomically."""
+    import os
+
+    from ragjudge.io import open_atomic
+
+    handle, tmp = open_atomic(path)
+    with handle:
+        handle.write(text.encode("utf-8"))
+    if tmp is not None:
+        os.replace(tmp, os.path.realpath(path))
+
+
+def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | None = None, baseline: Any = None, title: str | None = None,
+               summary: Summary | None = None, gate: GateResult | None = None, mapping: Any = None) -> str:
+    """The report of a scored table read back (``ragjudge report``), or of a run just made
+    (``score --html``, which passes its own ``summary``, ``gate`` and ``mapping``). Raises
+    ``InputError`` for a table with no scored metric."""
+    from ragjudge.catalog import describe
+    from ragjudge.errors import InputError
+    from ragjudge.gate import check_gate
+    from ragjudge.records import resolve_mapping
+
+    metrics = list(summary.metrics) if summary is not None else metrics_of(frame)
+    if not metrics:
+        raise InputError("the table holds no scored metric (no M_status and M_passed columns); give a table written by ragjudge score")
+    if by and by not in frame.columns:
+        raise InputError(f"--by {by}: the table has no such column; it has {', '.join(map(str, frame.columns))}")
+    if summary is None:
+        summary = summary_of(frame, metrics, config)
+        gate = check_gate(summary)
+    if mapping is None:
+        mapping = resolve_mapping([str(c) for c in frame.columns], frame.head(50).to_dict("records"), config.columns)
+    comparison = None
+    if baseline is not None:
+        from ragjudge.compare import compare
+
+        comparison = compare(baseline, frame, metrics=[m for m in metrics if f"{m}_status" in baseline.columns] or None)
+    scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}
+    assert gate is not None
+    return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping, scales=scales)

@@ -1,0 +1,204 @@
+"""The HTML report (issue 17), opened in a real browser: headless Chromium from the system's
+packages (Debian's chromium and chromium-driver), driven by Selenium. `.ci/run` installs them;
+without them these tests are skipped."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import ROOT, SAMPLE, write_jsonl
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+needs_browser = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason="needs chromium and chromedriver (apt-get install chromium chromium-driver)")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                     "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1300,1800",
+                     f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(argument)
+    options.binary_location = CHROMIUM
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def open_report(browser, path: Path) -> None:
+    browser.get(path.resolve().as_uri())
+    deadline = time.monotonic() + 30
+    while browser.find_element("tag name", "body").get_attribute("data-ready") != "yes":
+        assert time.monotonic() < deadline, "the report's script did not finish"
+        time.sleep(0.05)
+
+
+def select(browser, element_id: str, value: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    Select(browser.find_element("id", element_id)).select_by_value(value)
+
+
+def rows_shown(browser) -> list:
+    return browser.find_elements("css selector", "#rows tr.row")
+
+
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory):
+    """The sample data scored against the fake server, and its report (with --html)."""
+    import os
+    import subprocess
+    import sys
+
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    folder = tmp_path_factory.mktemp("report")
+    report = folder / "report.html"
+    scored = folder / "scored.parquet"
+    with FakeJudgeServer() as server:
+        done = subprocess.run([sys.executable, "-m", "ragjudge", "score", str(SAMPLE / "rag_eval.jsonl"), "--model", "openai/fake-judge",
+                               "--api-base", server.url, "--no-cache", "-o", str(scored), "--html", str(report), "-q"],
+                              cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr  # the gate fails on the sample data: information
+    return report, scored
+
+
+def test_the_report_is_one_self_contained_file(sample_report):
+    text = sample_report[0].read_text()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", text, re.I) and "<link" not in text
+    assert text.count("<svg") >= 4  # the charts are inline SVG, drawn by matplotlib
+    assert "matplotlib" in text
+
+
+@needs_browser
+def test_the_sample_report_renders_its_header_charts_and_rows(browser, sample_report):
+    report, _ = sample_report
+    open_report(browser, report)
+    assert browser.find_element("id", "verdict").text == "gate failed (exit 1)"
+    assert "FAIL sufficiency: pass rate 0.46 < 1.00 (11 of 24 ok rows passed)" in browser.find_element("tag name", "header").text
+    assert len(browser.find_elements("css selector", ".chart svg")) >= 4
+    assert len(rows_shown(browser)) == 32
+    assert browser.find_element("id", "count").text == "showing 32 of 32 matching rows (32 rows)"
+    out = ROOT / "out"
+    out.mkdir(exist_ok=True)
+    browser.save_screenshot(str(out / "report_sample.png"))  # a build artifact, for people to look at
+    assert (out / "report_sample.png").stat().st_size > 10_000
+
+
+@needs_browser
+def test_filtering_to_failed_rows_shows_only_them_and_a_row_opens_to_its_missing_facts(browser, sample_report):
+    report, scored = sample_report
+    open_report(browser, report)
+    select(browser, "passed", "failed")
+    shown = rows_shown(browser)
+    table = pd.read_parquet(scored)
+    failed = table[(table["sufficiency_status"] == "ok") & (table["sufficiency_passed"] == False)]  # noqa: E712
+    assert len(shown) == len(failed) == 13
+    assert all(row.find_elements("tag name", "td")[-2].text.startswith("failed") for row in shown)
+    grounded = failed[failed["sufficiency_mode"] == "grounded"].iloc[0]
+    row = [r for r in shown if r.get_attribute("data-id") == grounded["id"]][0]
+    row.click()
+    missing = [li.text for li in browser.find_elements("css selector", "tr.detail li.fact.missing")]
+    assert missing and all(text.startswith("✗ missing: ") for text in missing)
+    assert {text.removeprefix("✗ missing: ") for text in missing} >= set(grounded["sufficiency_missing"])
+
+
+@needs_browser
+def test_text_from_the_data_never_runs(browser, tmp_path, run_cli):
+    rows = [{"id": "evil", "request": "<b>bold?</b> Where is it?", "context": ["<script>window.__pwned = 1</script> It is in Paris.",
+             '<img src=x onerror="window.__pwned = 2"> Nothing else.'], "expected_response": "</script><script>window.__pwned=3</script>"}]
+    scored = tmp_path / "scored.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-o", str(scored), "--min-pass-rate", "0"])
+    report = tmp_path / "report.html"
+    assert run_cli(["report", str(scored), "-o", str(report)], judge=False).code == 0
+    open_report(browser, report)
+    rows_shown(browser)[0].click()
+    passages = [li.text for li in browser.find_elements("css selector", "tr.detail li.passage")]
+    assert passages[0] == "<script>window.__pwned = 1</script> It is in Paris."  # shown as text
+    assert browser.execute_script("return window.__pwned === undefined")
+    assert browser.find_elements("css selector", "tr.detail img") == []
+
+
+@needs_browser
+def test_error_and_skipped_rows_show_their_reasons(browser, tmp_path, run_cli, server):
+    server.replies.extend(["not json", "still not json"])
+    rows = [{"id": "bad", "request": "Where?", "context": ["Here."], "expected_response": "Here"},
+            {"id": "none", "request": "Where?", "context": None, "expected_response": "Here"}]
+    scored = tmp_path / "scored.jsonl"
+    report = tmp_path / "report.html"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-o", str(scored), "--html", str(report),
+             "--concurrency", "1", "--max-error-rate", "1"])
+    open_report(browser, report)
+    for index in range(len(rows_shown(browser))):
+        rows_shown(browser)[index].click()  # each click draws the table again
+    reasons = [node.text for node in browser.find_elements("css selector", "tr.detail .reason")]
+    assert reasons[0].startswith("error: unreadable judge reply")
+    assert reasons[1] == "skipped: no context"
+
+
+def _big_table(n: int) -> pd.DataFrame:
+    ids = [f"row-{i}" for i in range(n)]
+    ok = [i % 10 != 0 for i in range(n)]
+    passed = [None if not good else i % 3 != 0 for i, good in enumerate(ok)]
+    return pd.DataFrame({
+        "id": ids, "request": [f"Where is landmark {i}?" for i in range(n)],
+        "context": [[f"Landmark {i} stands in city {i}.", "A second passage of filler text about the weather."] for i in range(n)],
+        "expected_response": [f"city {i}" for i in range(n)], "system": [f"s{i % 4}" for i in range(n)],
+        "sufficiency_score": [None if not good else float(p) for good, p in zip(ok, passed)],
+        "sufficiency_passed": passed, "sufficiency_rationale": ["Checked." for _ in range(n)],
+        "sufficiency_status": ["ok" if good else "error" for good in ok], "sufficiency_error": [None if good else "judge call failed" for good in ok],
+        "sufficiency_missing": [[] if p else [f"city {i}"] for i, p in enumerate(passed)], "sufficiency_mode": ["grounded"] * n,
+        "judge_model": ["openai/x"] * n,
+    })
+
+
+@needs_browser
+def test_a_10000_row_report_renders_and_filters_in_a_few_seconds(browser, tmp_path, run_cli):
+    scored = tmp_path / "big.parquet"
+    _big_table(10_000).to_parquet(scored)
+    report = tmp_path / "big.html"
+    assert run_cli(["report", str(scored), "-o", str(report), "--by", "system"], judge=False).code == 0
+    started = time.monotonic()
+    open_report(browser, report)
+    opened = time.monotonic() - started
+    assert browser.find_element("id", "count").text == "showing 100 of 10000 matching rows (10000 rows)"
+    started = time.monotonic()
+    select(browser, "passed", "failed")
+    select(browser, "group", "s1")
+    filtered = time.monotonic() - started
+    expected = sum(1 for i in range(10_000) if i % 10 != 0 and i % 3 == 0 and i % 4 == 1)
+    assert browser.find_element("id", "count").text == f"showing 100 of {expected} matching rows (10000 rows)"
+    assert opened < 10 and filtered < 5, (opened, filtered)
+
+
+def test_report_of_a_table_without_scores_is_exit_2(run_cli, tmp_path):
+    path = write_jsonl(tmp_path / "plain.jsonl", [{"id": 1, "request": "q"}])
+    result = run_cli(["report", path, "-o", str(tmp_path / "r.html")], judge=False)
+    assert result.code == 2 and "holds no scored metric" in result.stderr
+
+
+def test_report_with_a_baseline_counts_regressions(run_cli, tmp_path):
+    base, cur = _big_table(40), _big_table(40)
+    cur.loc[[1, 2], "sufficiency_passed"] = False
+    base.loc[[1, 2], "sufficiency_passed"] = True
+    base_path, cur_path = tmp_path / "base.parquet", tmp_path / "cur.parquet"
+    base.to_parquet(base_path)
+    cur.to_parquet(cur_path)
+    report = tmp_path / "r.html"
+    assert run_cli(["report", str(cur_path), "--baseline", str(base_path), "-o", str(report)], judge=False).code == 0
+    text = report.read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S).group(1))
+    assert [row["id"] for row in data["rows"] if row["m"]["sufficiency"]["regressed"]] == ["row-1", "row-2"]
+    assert "regressed" in text and "baseline (n=" in text
