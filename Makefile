@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: demo test venv install install-local bench clean
+.PHONY: demo test venv install install-local install-test bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +23,16 @@ $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e ".[test,local]"
 	@touch $@ $(VENV)/.installed
 
+# the tests run Ray on a local cluster too (the [ray] extra)
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet -e ".[test,local,ray]"
+	@touch $@ $(VENV)/.installed $(VENV)/.installed-local
+
 install: $(VENV)/.installed
 
 install-local: $(VENV)/.installed-local
+
+install-test: $(VENV)/.installed-test
 
 # Score the bundled sample data with the embedded offline judge (no API key, no server).
 # Exit 0 or 1 (gate passed / gate failed on the sample data) both mean the run worked.
@@ -33,7 +40,7 @@ demo: install-local
 	@mkdir -p out
 	@$(BIN)/python scripts/demo.py
 
-test: install-local
+test: install-test
 	$(BIN)/python -m pytest -q
 
 # Benchmarks (bench/README.md): print every figure; they do not assert timings.

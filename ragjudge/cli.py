@@ -179,6 +179,9 @@ def score(
     sample: Annotated[Optional[int], typer.Option(help="Judge a random N rows (reproducible with --seed); the rest are written as skipped, 'not sampled'.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of --sample's choice.")] = 0,
     max_cost: Annotated[Optional[float], typer.Option(help="Budget in USD: once spent, no new call starts and the remaining rows are errors 'budget reached' (exit 3); a re-run pays only for those.")] = None,
+    engine: Annotated[str, typer.Option(help="local (default), or ray: score on a Ray cluster with Ray Data; INPUT may then be a folder or a glob, and OUTPUT a folder of Parquet files.")] = "local",
+    ray_address: Annotated[Optional[str], typer.Option(help="With --engine ray: the cluster's address (default: start a local one).")] = None,
+    ray_actors: Annotated[Optional[int], typer.Option(help="With --engine ray: scoring actors (default: the cluster's CPUs). --concurrency is per actor (the provider sees actors x concurrency calls in flight); --rpm is split across them.")] = None,
     baseline: Annotated[Optional[str], typer.Option(help="A table scored earlier (the last accepted run): compare with it and gate on regressions.")] = None,
     max_regressions: Annotated[Optional[int], typer.Option(help="With --baseline: fail when more rows than this passed in the baseline and fail now.")] = None,
     max_drop: Annotated[Optional[float], typer.Option(help="With --baseline: fail when a pass rate is lower than the baseline's by more than this (0..1).")] = None,
@@ -204,6 +207,10 @@ def score(
     _check_budget(settings)
     if dry_run:
         _dry_run(console, input, settings, input_format, flag_fields, limit, sample, seed, summary_json)
+    if engine not in ("local", "ray"):
+        raise RagjudgeError(f"--engine {engine}: use local or ray")
+    if engine == "ray":
+        raise typer.Exit(_score_on_ray(console, input, settings, wanted, flag_fields, ray_address, ray_actors, quiet))
     progress = None if quiet else _progress(console)
     started = time.monotonic()
     try:
@@ -229,6 +236,35 @@ def score(
     done = finish(result, settings, wanted, time.monotonic() - started)
     _report(console, result, done, wanted, quiet)
     raise typer.Exit(done.gate.exit_code)
+
+
+def _score_on_ray(console: Any, source: str, settings: Any, wanted: Any, flag_fields: frozenset[str], address: str | None,
+                  actors: int | None, quiet: bool) -> int:
+    """``score --engine ray``: the run on Ray, then the same outputs and lines as a local run."""
+    import time
+
+    from ragjudge.ray import evaluate_on_ray
+    from ragjudge.reports.outputs import finish
+
+    started = time.monotonic()
+    try:
+        result = evaluate_on_ray(source, settings, wanted.output, address, actors, flag_fields,
+                                 None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)))
+    except KeyboardInterrupt as exc:
+        print(str(exc) or "interrupted: the Ray job was cancelled", file=sys.stderr)
+        _SAID["interrupted"] = True
+        return 130
+    if wanted.junit or wanted.html or wanted.baseline:  # the per-row reports read the table written
+        import pandas as pd
+
+        from ragjudge.io import read_table
+
+        if not wanted.output or wanted.output == "-":
+            raise RagjudgeError("--junit, --html and --baseline with --engine ray read the scored table back: give -o FILE or FOLDER")
+        result.table = pd.read_parquet(wanted.output) if os.path.isdir(wanted.output) else read_table(wanted.output)
+    done = finish(result, settings, wanted, time.monotonic() - started)
+    _report(console, result, done, wanted, quiet)
+    return done.gate.exit_code
 
 
 def _check_budget(settings: Any) -> None:

@@ -1,0 +1,310 @@
+"""Scoring on a Ray cluster with Ray Data (``pip install ".[ray]"``; ``--engine ray``).
+
+Rows are scored by ``Dataset.map_batches`` over a callable class that builds one ``Scorer``
+per actor and reuses it for every batch; each batch's ``Summary`` goes to a small collector
+actor, which the driver merges (``Summary.merge``) into the summary of the whole run, so the
+summary table, summary JSON, gate and exit codes are those of a local run.
+
+- Input (``evaluate_on_ray``): a file, a folder or a glob of JSONL, CSV or Parquet files (one
+  format), read by ragjudge's own readers in Ray tasks: the same values and the same error
+  messages (exit 2) as a local run. Row order is kept.
+- Output: a folder of Parquet files, or one file when OUTPUT names one (written by the driver
+  as a local run writes it).
+- Limits across the cluster: ``judge.concurrency`` is per actor, so the provider sees
+  actors x concurrency calls in flight; ``judge.rpm`` is split evenly across the actors.
+- Cache: each node uses its own per-user cache folder by default; a ``cache.dir`` on shared
+  storage is shared by all, and a re-run pays only for rows not yet cached.
+- Faults: a batch whose actor dies is retried by Ray on a new actor (no row lost or written
+  twice: a batch's summary is kept once, by the batch's key); a fatal provider error (bad key)
+  is shared through the collector, so each actor makes at most one call after it, then
+  returns "not run" rows; Ctrl-C on the driver cancels the job and says what was written.
+
+``score_dataset(ds, config)`` scores a ``ray.data.Dataset`` you already hold and returns the
+scored dataset (materialized, so that its summary is known) and the summary.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from ragjudge.config import Config
+from ragjudge.errors import InputError
+from ragjudge.gate import Summary
+
+FILE, ROW = "__ragjudge_file", "__ragjudge_row"  # where each row came from, dropped before scoring
+ACTOR_CPUS = 0.25  # a scoring actor waits on the network: a quarter of a CPU each leaves room for the readers
+CRASH_ONCE = "RAGJUDGE_TEST_CRASH_ONCE"  # a test hook: a marker file's path; the first actor to reach its 2nd batch exits, once
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise InputError('--engine ray needs Ray: pip install ".[ray]" in a ragjudge checkout') from None
+    return ray
+
+
+def input_files(source: str) -> tuple[list[str], str]:
+    """The files of ``source`` (a file, a folder or a glob) and their one format. Raises
+    ``InputError`` for no readable file or mixed formats."""
+    from ragjudge.io import _SUFFIXES
+
+    path = Path(source)
+    if path.is_dir():
+        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+    elif any(ch in source for ch in "*?["):
+        found = sorted(p for p in glob.glob(source, recursive=True) if Path(p).is_file() and Path(p).suffix.lower() in _SUFFIXES)
+    elif path.is_file():
+        found = [source]
+    else:
+        raise InputError(f"input file not found: {source}")
+    if not found:
+        raise InputError(f"{source}: no readable file (.jsonl, .csv, .parquet, .json) in it")
+    formats = sorted({_SUFFIXES[Path(p).suffix.lower()] for p in found})
+    if len(formats) > 1:
+        raise InputError(f"{source}: the files are of different formats ({', '.join(formats)}); give a folder or glob of one format")
+    return found, formats[0]
+
+
+def _read_files(batch: Any, fmt: str, chunk_size: int) -> Any:
+    """Ray task: the rows of each file in ``batch['path']`` read by ragjudge's readers, as Arrow
+    tables typed as the local Parquet writer types them (Ray would pickle list cells)."""
+    from ragjudge.io import _to_arrow, iter_chunks
+
+    for index, path in zip(batch["index"], batch["path"]):
+        start = 0
+        for chunk in iter_chunks(str(path), fmt, chunk_size):
+            chunk = chunk.copy()
+            chunk[FILE] = int(index)
+            chunk[ROW] = range(start, start + len(chunk))
+            start += len(chunk)
+            yield _to_arrow(chunk)
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """A ragjudge error raised inside a Ray task, as it was raised."""
+    from ragjudge.errors import RagjudgeError
+
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            break
+        if isinstance(seen, RagjudgeError):
+            return seen
+        cause = getattr(seen, "cause", None)
+        seen = cause if isinstance(cause, BaseException) else (seen.__cause__ or seen.__context__)
+    return exc
+
+
+def _collector_class() -> Any:
+    ray = _ray()
+
+    @ray.remote(num_cpus=0)
+    class Collector:
+        """The batches' summaries, one per batch key, and the run's fatal provider error."""
+
+        def __init__(self) -> None:
+            self.summaries: dict[Any, Any] = {}
+            self.fatal: str | None = None
+
+        def add(self, key: Any, summary: Any) -> None:
+            self.summaries[key] = summary  # a retried batch replaces its own, never adds to it
+            if summary.fatal and self.fatal is None:
+                self.fatal = summary.fatal
+
+        def get_fatal(self) -> str | None:
+            return self.fatal
+
+        def merged(self) -> list[Any]:
+            return [self.summaries[key] for key in sorted(self.summaries, key=repr)]
+
+    return Collector
+
+
+class _ScoreBatch:
+    """``map_batches``' callable class: one ``Scorer`` per actor, every batch scored with it."""
+
+    def __init__(self, config: dict[str, Any], mapping: Any, collector: Any, crash_marker: str | None = None) -> None:
+        from ragjudge.scoring import Scorer
+
+        self.scorer = Scorer(Config.model_validate(config))
+        self.mapping = mapping
+        self.collector = collector
+        self.crash_marker = crash_marker
+        self.batches = 0
+
+    def __call__(self, batch: Any) -> Any:
+        import ray
+
+        from ragjudge.errors import ProviderFatalError
+
+        self.batches += 1
+        marker = self.crash_marker
+        if marker and self.batches == 2 and not os.path.exists(marker):
+            Path(marker).write_text("crashed once")
+            os._exit(1)
+        fatal = ray.get(self.collector.get_fatal.remote())
+        if fatal and self.scorer.model.fatal is None:
+            self.scorer.model.fatal = ProviderFatalError(fatal)  # another actor's bad key: no call from this one
+        if FILE in batch.columns:
+            key: Any = (int(batch[FILE].iloc[0]), int(batch[ROW].iloc[0])) if len(batch) else ("empty", id(batch))
+            start = int(batch[ROW].iloc[0]) if len(batch) else 0
+            batch = batch.drop(columns=[FILE, ROW])
+        else:
+            import pandas as pd
+
+            key = hashlib.sha256(pd.util.hash_pandas_object(batch.astype(str), index=False).values.tobytes()).hexdigest()
+            start = 0
+        scored = self.scorer.score(batch, self.mapping, start=start)
+        ray.get(self.collector.add.remote(key, scored.summary))
+        import pyarrow as pa
+
+        from ragjudge.io import _plain
+
+        # Arrow types the batch as Scorer.output_schema does (Ray's own conversion would pickle list
+        # cells), with list columns as plain lists, as the local writer stores them
+        schema = self.scorer.output_schema(pa.Schema.from_pandas(batch, preserve_index=False))
+        return pa.Table.from_pandas(_plain(scored.frame), schema=schema, preserve_index=False)
+
+
+def _quiet(ray: Any) -> None:
+    import logging
+    import warnings
+
+    warnings.filterwarnings("ignore", module=r"ray\..*")
+
+    from ray.data import DataContext
+
+    context = DataContext.get_current()
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = False
+    for name in ("ray", "ray.data", "ray.data._internal.execution.streaming_executor"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _share(config: Config, actors: int) -> dict[str, Any]:
+    """``config`` as each actor builds its ``Scorer``: ``judge.rpm`` split across the actors."""
+    data = config.model_dump(exclude_unset=True)
+    if config.judge.rpm:
+        data.setdefault("judge", {})["rpm"] = config.judge.rpm / actors
+    return data
+
+
+def _score(ds: Any, config: Config, mapping: Any, actors: int) -> tuple[Any, Summary]:
+    ray = _ray()
+    _quiet(ray)
+    collector = _collector_class().remote()
+    batch_size = max(1, min(config.chunk_size, 1000))
+    ds = ds.repartition(target_num_rows_per_block=batch_size)  # blocks of one batch each: every actor gets work
+    from ray.data import ActorPoolStrategy
+
+    scored = ds.map_batches(
+        _ScoreBatch,
+        fn_constructor_kwargs={"config": _share(config, actors), "mapping": mapping, "collector": collector,
+                               "crash_marker": os.environ.get(CRASH_ONCE)},
+        batch_format="pandas",
+        batch_size=batch_size,
+        compute=ActorPoolStrategy(size=actors),  # Ray Data restarts an actor that dies and retries its batch
+        num_cpus=ACTOR_CPUS,
+    ).materialize()
+    parts = ray.get(collector.merged.remote())
+    summary = parts[0] if parts else None
+    for part in parts[1:]:
+        summary = summary.merge(part)
+    if summary is None:
+        from ragjudge.scoring import Scorer
+
+        with Scorer(config) as scorer:
+            summary = scorer.new_summary()
+    return scored, summary
+
+
+def score_dataset(ds: Any, config: Config, actors: int | None = None, mapping: Any = None) -> tuple[Any, Summary]:
+    """Score a ``ray.data.Dataset`` of evaluation rows with ``config``.
+
+    ``actors``: scoring actors (default: the cluster's CPUs). ``mapping``: the column mapping
+    (default: resolved from the dataset's first rows). Returns the scored dataset
+    (materialized; the output columns as ``Scorer.output_schema`` gives them) and the
+    ``Summary`` of every row. Raises ``InputError`` for a mapped column that does not exist."""
+    import pandas as pd
+
+    ray = _ray()
+    from ragjudge.scoring import Scorer
+
+    if mapping is None:
+        with Scorer(config) as scorer:
+            first = pd.DataFrame(ds.take(50))
+            mapping = scorer.resolve(first, "the dataset")
+            scorer.check(mapping)
+    actors = actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    return _score(ds, config, mapping, actors)
+
+
+def evaluate_on_ray(source: str, config: Config, output: str | None = None, address: str | None = None, actors: int | None = None,
+                    flag_fields: frozenset[str] = frozenset(), on_note: Any = None) -> Any:
+    """``ragjudge score --engine ray``: read ``source`` (a file, folder or glob), score it on the
+    Ray cluster at ``address`` (default: a local one), write ``output`` (a folder of Parquet
+    files, or one file when it names one) and return a ``RunResult`` with the merged summary
+    and the gate. Raises ``InputError`` / ``ConfigError`` (exit 2) as a local run does."""
+    import pandas as pd
+
+    from ragjudge.gate import check_gate
+    from ragjudge.io import _SUFFIXES, TableWriter, iter_chunks
+    from ragjudge.pipeline import RunResult
+    from ragjudge.scoring import Scorer
+
+    files, fmt = input_files(source)
+    with Scorer(config) as scorer:  # the driver checks the input and the mapping as a local run does
+        first = next(iter_chunks(files[0], fmt, scorer.config.chunk_size), None)
+        first = pd.DataFrame() if first is None else first
+        mapping = scorer.resolve(first, files[0], flag_fields)
+        notes = [*scorer.notes, mapping.describe(), *mapping.warnings, *scorer.check(mapping)]
+        own = scorer.column_types()
+        config = scorer.config
+    for note in notes:
+        if on_note:
+            on_note(note)
+    ray = _ray()
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    written = None
+    try:
+        actors = actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        if on_note:
+            on_note(f"ray: {actors} actor(s), each with judge.concurrency {config.judge.concurrency} (the provider sees up to "
+                    f"{actors * config.judge.concurrency} calls in flight){'; judge.rpm split across them' if config.judge.rpm else ''}")
+        paths = ray.data.from_items([{"index": i, "path": p} for i, p in enumerate(files)])
+        ds = paths.map_batches(_read_files, fn_kwargs={"fmt": fmt, "chunk_size": config.chunk_size}, batch_format="pandas", batch_size=1)
+        try:
+            scored, summary = _score(ds, config, mapping, actors)
+        except Exception as exc:
+            found = _unwrap(exc)
+            if found is not exc:
+                raise found from None
+            raise
+        if output:
+            if Path(output).suffix.lower() in _SUFFIXES or output == "-":
+                writer = TableWriter(output, None, own)
+                try:
+                    for batch in scored.iter_batches(batch_format="pandas", batch_size=config.chunk_size):
+                        writer.write(batch)
+                    writer.close()
+                except BaseException:
+                    writer.abort()
+                    raise
+            else:
+                scored.write_parquet(output)
+            written = output
+    except KeyboardInterrupt:
+        where = f"; {output} may hold part of the output" if output and os.path.isdir(output) else ""
+        raise KeyboardInterrupt(f"interrupted: the Ray job was cancelled{where}") from None
+    finally:
+        if started_here:
+            ray.shutdown()
+    summary.judge_model = config.judge.model
+    return RunResult(summary, check_gate(summary), mapping, None, notes + ([f"wrote {written}"] if written else []))

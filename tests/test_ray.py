@@ -1,0 +1,130 @@
+"""Scoring on Ray (issue 14): a local cluster (ray.init(num_cpus=2)) against the fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pandas as pd
+import pytest
+
+from conftest import SAMPLE, read_jsonl, write_jsonl
+
+ray = pytest.importorskip("ray", reason='needs the [ray] extra: pip install ".[ray]"')
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+
+
+def rows(n: int) -> list[dict]:
+    return [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
+             "expected_response": f"city {i}" if i % 3 else f"a village far from {i}"} for i in range(n)]
+
+
+def _without_timing(doc: dict) -> dict:
+    return {k: v for k, v in doc.items() if k not in ("mapping",)}
+
+
+def test_ray_gives_the_verdicts_and_summary_of_a_local_run(run_cli, tmp_path):
+    source = str(SAMPLE / "rag_eval.jsonl")
+    local_out, ray_out = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    local_summary, ray_summary = tmp_path / "local.json", tmp_path / "ray.json"
+    local = run_cli(["score", source, "-o", str(local_out), "--summary-json", str(local_summary), "--no-cache"])
+    on_ray = run_cli(["score", source, "-o", str(ray_out), "--summary-json", str(ray_summary), "--no-cache", "--engine", "ray",
+                      "--ray-actors", "2"])
+    assert local.code == on_ray.code == 1
+    fields = ["id", "sufficiency_status", "sufficiency_score", "sufficiency_missing", "completeness_status", "completeness_score"]
+    assert [[r[f] for f in fields] for r in read_jsonl(ray_out)] == [[r[f] for f in fields] for r in read_jsonl(local_out)]
+    assert _without_timing(json.loads(ray_summary.read_text())) == _without_timing(json.loads(local_summary.read_text()))
+
+
+def test_the_output_folder_has_the_scorers_schema(run_cli, tmp_path):
+    import pyarrow as pa
+    import pyarrow.dataset as dataset
+
+    from ragjudge.config import load_config
+    from ragjudge.scoring import Scorer
+
+    source = tmp_path / "in.parquet"
+    pd.DataFrame(rows(40)).to_parquet(source)
+    folder = tmp_path / "scored"
+    result = run_cli(["score", str(source), "-o", str(folder), "-m", "sufficiency", "--engine", "ray", "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    written = dataset.dataset(str(folder), format="parquet")
+    assert written.count_rows() == 40
+    with Scorer(load_config(None, {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge"}, "cache": {"enabled": False}})) as scorer:
+        expected = scorer.output_schema(pa.Schema.from_pandas(pd.read_parquet(source), preserve_index=False))
+    def plain(schema):  # Parquet names a list's item "element", Arrow "item": the same type
+        return [(f.name, str(f.type).replace("<element:", "<item:")) for f in schema]
+
+    assert plain(written.schema) == plain(expected)
+    assert sorted(pd.read_parquet(folder)["id"]) == sorted(f"r{i}" for i in range(40))
+
+
+def test_an_actor_killed_mid_run_still_yields_every_row_once(run_cli, tmp_path, monkeypatch, server):
+    marker = tmp_path / "crashed"
+    monkeypatch.setenv("RAGJUDGE_TEST_CRASH_ONCE", str(marker))
+    out = tmp_path / "out.jsonl"
+    config = tmp_path / "c.yaml"
+    config.write_text("chunk_size: 10\n")
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(60)), "-c", str(config), "-m", "sufficiency", "-o", str(out),
+                      "--engine", "ray", "--ray-actors", "2", "--min-pass-rate", "0", "--summary-json", str(tmp_path / "s.json")])
+    assert marker.exists()  # an actor did die, on its second batch
+    assert result.code == 0, result.stderr
+    written = read_jsonl(out)
+    assert [r["id"] for r in written] == [f"r{i}" for i in range(60)]  # every row once, in order
+    assert {r["sufficiency_status"] for r in written} == {"ok"}
+    assert json.loads((tmp_path / "s.json").read_text())["metrics"]["sufficiency"]["rows"] == 60  # the retried batch counted once
+
+
+def test_a_401_ends_the_run_with_exit_3_after_few_calls(run_cli, tmp_path, server):
+    server.auth_error = True
+    config = tmp_path / "c.yaml"
+    config.write_text("chunk_size: 5\n")
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(40)), "-c", str(config), "-m", "sufficiency", "--engine", "ray",
+                      "--ray-actors", "2"])
+    assert result.code == 3
+    assert "authentication failed" in result.stderr
+    assert server.calls <= 2  # one probe per actor at most, not one per actor per batch
+
+
+@pytest.mark.parametrize("setup, message", [
+    ("empty_folder", "no readable file (.jsonl, .csv, .parquet, .json) in it"),
+    ("mixed", "the files are of different formats (csv, jsonl)"),
+    ("missing_column", "column 'nope' (for context) not found in"),
+])
+def test_bad_input_exits_2_with_the_messages_of_a_local_run(run_cli, tmp_path, setup, message):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    args = []
+    if setup == "mixed":
+        write_jsonl(folder / "a.jsonl", rows(2))
+        pd.DataFrame(rows(2)).to_csv(folder / "b.csv", index=False)
+    elif setup == "missing_column":
+        write_jsonl(folder / "a.jsonl", rows(2))
+        args = ["--map", "context=nope"]
+        local = run_cli(["score", str(folder / "a.jsonl"), *args])
+        assert local.code == 2 and message in local.stderr
+    else:
+        (folder / "notes.txt").write_text("nothing to score")
+    result = run_cli(["score", str(folder), "--engine", "ray", *args])
+    assert result.code == 2 and message in result.stderr, result.stderr
+
+
+def test_score_dataset_for_users_who_hold_a_dataset(server, tmp_path):
+    from ragjudge.config import load_config
+    from ragjudge.ray import score_dataset
+
+    ds = ray.data.from_pandas(pd.DataFrame(rows(12)))
+    config = load_config(None, {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "api_base": server.url},
+                                "cache": {"dir": str(tmp_path / "c")}})
+    scored, summary = score_dataset(ds, config, actors=2)
+    frame = scored.to_pandas()
+    assert sorted(frame["id"]) == sorted(f"r{i}" for i in range(12))
+    assert summary.rows == 12 and summary.metrics["sufficiency"].ok == 12
+    assert summary.metrics["sufficiency"].passed == 8  # every third row's expected response is absent
