@@ -31,6 +31,7 @@ def get_loop() -> asyncio.AbstractEventLoop:
 
             def run() -> None:
                 asyncio.set_event_loop(loop)
+                loop.set_exception_handler(_quiet_handler)
                 loop.call_soon(ready.set)
                 loop.run_forever()
 
@@ -39,6 +40,15 @@ def get_loop() -> asyncio.AbstractEventLoop:
             ready.wait()
             _loop = loop
         return _loop
+
+
+def _quiet_handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's report of an error nobody awaited, which must never stop the loop itself
+    (stderr may be a closed pipe)."""
+    try:
+        loop.default_exception_handler(context)
+    except Exception:  # noqa: S110 (nowhere left to report it)
+        pass
 
 
 def on_loop() -> bool:
@@ -55,7 +65,12 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         raise RuntimeError("ragjudge: use `await scorer.ascore(df)` inside ragjudge's own event loop")
     future = asyncio.run_coroutine_threadsafe(coro, get_loop())
     try:
-        return future.result()
+        while True:
+            try:
+                return future.result(timeout=1.0)
+            except concurrent.futures.TimeoutError:
+                if _thread is None or not _thread.is_alive():
+                    raise RuntimeError("ragjudge's event loop thread stopped") from None
     except BaseException:
         future.cancel()
         raise

@@ -53,10 +53,40 @@ Exit codes: 0 gate passed, 1 a pass-rate gate failed, 2 usage/config/input error
 3 too many judge errors (provider down, auth, quota, unreadable replies), 130 interrupted."""
 
 
+class _Stderr:
+    """stderr for the console, which a closed pipe (``2>&1 | head``) must not turn into a
+    failed run: what cannot be written is dropped, and the run writes its outputs."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.stream, "encoding", "utf-8")
+
+
 def _stderr():
     from rich.console import Console
 
-    console = Console(stderr=True)
+    console = Console(file=_Stderr(sys.stderr), force_terminal=None)
     if not console.is_terminal:
         console.width = max(console.width, 110)
     return console
@@ -188,6 +218,7 @@ def score(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option(help="Response cache folder (default: the per-user cache folder).")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress, mapping or summary table; only errors and a failing gate's lines.")] = False,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Print each row's verdicts as they land (id, score, a line of rationale).")] = False,
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
     import time
@@ -226,6 +257,7 @@ def score(
             on_note=None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)),
             keep_table=bool(junit or baseline or html),
             handle_signals=True,
+            on_row=_verdict_printer(console, progress) if verbose and not quiet else None,
             limit=limit,
             sample=sample,
             seed=seed,
@@ -265,6 +297,28 @@ def _score_on_ray(console: Any, source: str, settings: Any, wanted: Any, flag_fi
     done = finish(result, settings, wanted, time.monotonic() - started)
     _report(console, result, done, wanted, quiet)
     return done.gate.exit_code
+
+
+def _verdict_printer(console: Any, progress: Any) -> Any:
+    """``--verbose``: one line per row as its verdicts land, above the progress bar."""
+    from ragjudge.gate import row_name
+
+    def show(position: int, ident: Any, verdicts: list[Any]) -> None:
+        parts = []
+        for v in verdicts:
+            if v.status == "ok":
+                mark = "passed" if v.passed else "FAILED"
+                why = " ".join(str(v.rationale or "").split())[:90]
+                parts.append(f"{v.metric} {v.score:g} {mark}" + (f" ({why})" if why else ""))
+            else:
+                parts.append(f"{v.metric} {v.status}: {v.error}")
+        target = progress.bar.console if progress is not None and progress.bar is not None else console
+        try:
+            target.print(f"{row_name(ident, position)}: " + "; ".join(parts), highlight=False, soft_wrap=True)
+        except OSError:  # stderr closed (| head): the run goes on, and writes its outputs
+            pass
+
+    return show
 
 
 def _check_budget(settings: Any) -> None:

@@ -125,6 +125,17 @@ def check_available(settings: Any) -> None:
         _part_file(PARTS)
 
 
+def threads_to_use() -> int:
+    """llama.cpp's threads: ``RAGJUDGE_LOCAL_THREADS``, else one per CPU core this process may use."""
+    given = os.environ.get("RAGJUDGE_LOCAL_THREADS", "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class _Runtime:
     """One llama.cpp server instance per model file, loaded on first use."""
 
@@ -142,9 +153,13 @@ class _Runtime:
         params.model.path = str(path)
         params.n_ctx = CONTEXT_TOKENS
         params.n_parallel = 1
-        threads = max(1, os.cpu_count() or 1)
+        threads = threads_to_use()
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
+        # no busy-waiting between steps: two runs on one machine then share its cores (each
+        # about twice as slow) instead of spinning against each other (six times as slow)
+        params.cpuparams.poll = 0
+        params.cpuparams_batch.poll = 0
         params.verbosity = -1
         params.warmup = False
         self.server = xllamacpp.Server(params)

@@ -91,6 +91,7 @@ def evaluate(
     limit: int | None = None,
     sample: int | None = None,
     seed: int = 0,
+    on_row: Callable[[int, Any, list[Any]], None] | None = None,
 ) -> RunResult:
     """Score the table at ``source`` (a path, ``-`` for stdin, or a pandas DataFrame) with ``config``.
 
@@ -102,7 +103,8 @@ def evaluate(
     With ``handle_signals`` (the CLI), Ctrl-C / SIGTERM stops new calls; unfinished rows get
     status error, reason 'interrupted'. ``limit`` judges the first rows only, ``sample`` a
     random choice of rows (``seed``); the others are written with status skipped, reason
-    "not sampled", and count in no rate.
+    "not sampled", and count in no rate. ``on_row(position, id, verdicts)`` hears each row's
+    verdicts as they land (``--verbose``).
     """
     import pandas as pd
 
@@ -148,7 +150,7 @@ def evaluate(
         start = 0
         while chunk is not None:
             skip = None if chosen is None else {i for i in range(len(chunk)) if start + i not in chosen}
-            scored = scorer.score(chunk, mapping, on_progress, start, skip)
+            scored = scorer.score(chunk, mapping, on_progress, start, skip, on_row)
             start += len(chunk)
             summary = summary.merge(scored.summary)
             for note in scored.notes:

@@ -198,7 +198,7 @@ class Scorer:
         return to_records(frame.to_dict("records"), mapping, 0, self.config.judge.strip_instructions, self.extra)
 
     def score(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
-              skip: set[int] | None = None) -> Scored:
+              skip: set[int] | None = None, on_row: Any = None) -> Scored:
         """Score every row of ``frame`` (a pandas DataFrame) with every metric.
 
         ``mapping``: from ``resolve`` (default: resolved from ``frame``). ``on_progress(rows, cost_usd)`` is
@@ -206,19 +206,21 @@ class Scorer:
         frame's first row in a larger table (rows are named ``row N`` from it when they have
         no id). Returns ``Scored``; every input row is in ``frame``, in order, with a status per
         metric. ``skip``: positions (in ``frame``, from 0) not to judge: their status is skipped,
-        reason "not sampled" (``--limit`` / ``--sample``). Provider failures become error rows;
-        raises only for unusable input (``InputError``) or settings."""
+        reason "not sampled" (``--limit`` / ``--sample``). ``on_row(position, id, verdicts)`` is
+        called as each row's verdicts (one per metric) are all in (``position`` counts from
+        ``start``). Provider failures become error rows; raises only for unusable input
+        (``InputError``) or settings."""
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
-        records, verdicts = _loop.run(self._judge(rows, mapping, on_progress, skip))
+        records, verdicts = _loop.run(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start)))
         return self._scored(frame, records, verdicts, notes, resolved, start)
 
     async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
-                     skip: set[int] | None = None) -> Scored:
+                     skip: set[int] | None = None, on_row: Any = None) -> Scored:
         """``score`` for async code (Jupyter, web apps): ``await scorer.ascore(df)``."""
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
-        records, verdicts = await _loop.arun(self._judge(rows, mapping, on_progress, skip))
+        records, verdicts = await _loop.arun(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start)))
         return self._scored(frame, records, verdicts, notes, resolved, start)
 
     def interrupt(self) -> None:
@@ -242,8 +244,8 @@ class Scorer:
                 notes.append(f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own")
         return frame.to_dict("records"), notes, mapping
 
-    async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any, skip: set[int] | None = None
-                     ) -> tuple[list[EvalRecord], list[list[Verdict]]]:
+    async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any, skip: set[int] | None = None,
+                     reporter: Any = None) -> tuple[list[EvalRecord], list[list[Verdict]]]:
         """Every row x metric, concurrently: each row's record is built and its verdicts
         settled (skipped, cached) at once, and a row that needs calls starts them while the
         next rows are prepared. The calls run as tasks that an interrupt cancels (a verdict
@@ -261,11 +263,13 @@ class Scorer:
                 else:
                     row = [self._settle(judge, record) for judge in self.judges]
                 if any(isinstance(item, Call) for item in row):
-                    pending.append((position, asyncio.ensure_future(self._row(row, on_progress))))
+                    pending.append((position, asyncio.ensure_future(self._row(row, on_progress, reporter, record))))
                 else:
                     out[position] = row
                     if on_progress:
                         on_progress(1, _cost(row))
+                    if reporter:
+                        reporter(record, row)
                 if position % 32 == 31:
                     await asyncio.sleep(0)  # let the calls made so far go out
             for position, task in pending:
@@ -276,7 +280,7 @@ class Scorer:
             raise
         return records, out
 
-    async def _row(self, row: list[Verdict | Call], on_progress: Any) -> list[Verdict]:
+    async def _row(self, row: list[Verdict | Call], on_progress: Any, reporter: Any = None, record: Any = None) -> list[Verdict]:
         leaves = [asyncio.ensure_future(self._run(judge, item)) for judge, item in zip(self.judges, row) if isinstance(item, Call)]
         self._tasks.update(leaves)
         try:
@@ -296,6 +300,8 @@ class Scorer:
             verdicts.append(item)
         if on_progress:
             on_progress(1, _cost(verdicts))
+        if reporter:
+            reporter(record, verdicts)
         return verdicts
 
     def _settle(self, judge: Any, record: EvalRecord) -> Verdict | Call:
@@ -429,6 +435,19 @@ class Scorer:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class _Reporter:
+    """Calls ``on_row(position, id, verdicts)`` for a finished row; false when there is none."""
+
+    def __init__(self, on_row: Any, start: int) -> None:
+        self.on_row, self.start = on_row, start
+
+    def __bool__(self) -> bool:
+        return self.on_row is not None
+
+    def __call__(self, record: Any, verdicts: list[Any]) -> None:
+        self.on_row(self.start + record.index, record.id, verdicts)
 
 
 def _cost(verdicts: list[Any]) -> float | None:

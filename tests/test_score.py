@@ -377,3 +377,27 @@ def test_summary_lines_do_not_wrap_in_logs(run_cli, tmp_path):
     assert result.code == 0, result.stderr
     columns = [line for line in result.stderr.splitlines() if line.startswith("columns:")]
     assert len(columns) == 1 and f"request={long_name}" in columns[0] and columns[0].endswith("response=(none)")
+
+
+def test_verbose_prints_each_rows_verdicts_as_they_land(run_cli, tmp_path):
+    rows = [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2", "expected_response": "Rome, Italy"}]
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-v", "--min-pass-rate", "0"])
+    lines = result.stderr.splitlines()
+    assert any(line.startswith("r1: sufficiency 1 passed (") for line in lines)
+    assert any(line.startswith("r2: sufficiency 0 FAILED (") for line in lines)
+
+
+def test_a_closed_stderr_does_not_lose_the_output(tmp_path, server):
+    # `ragjudge score ... 2>&1 | head -1`: the notes could not be printed, the run stopped and wrote nothing
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    out = tmp_path / "out.jsonl"
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED_ROW, "id": f"r{i}"} for i in range(20)])
+    command = (f"{sys.executable} -m ragjudge score {source} -m sufficiency -v -o {out} --model openai/fake --api-base {server.url} "
+               f"--cache-dir {tmp_path / 'c'} 2>&1 | head -1")
+    subprocess.run(command, shell=True, cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, timeout=60)
+    assert len(read_jsonl(out)) == 20
