@@ -1,11 +1,14 @@
 # The two set-up commands (README): `make demo` and `make test`. Each creates .venv and
-# installs what it needs on a fresh machine.
+# installs what it needs on a fresh machine, from a lock file with hashes
+# (pip --require-hashes: requirements/*.txt, made by `make lock`), then ragjudge itself from
+# this checkout (editable: code changes need no reinstall).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
+UV_VERSION := 0.13.9
 
-.PHONY: demo test venv install install-local install-test bench clean
+.PHONY: demo test check lint venv install install-local install-test bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,26 +16,23 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
-# Editable installs: code changes need no reinstall; a changed pyproject.toml (or a new
-# .venv) installs again. The stamp files keep a second `make demo` from re-running pip.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e ".[test]"
+# A stamp file per lock keeps a second `make demo` from running pip again; a changed lock
+# (or pyproject.toml) installs again.
+$(VENV)/.installed-demo: requirements/demo.txt pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet --require-hashes --no-deps -r requirements/demo.txt
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
-$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e ".[test,local]"
-	@touch $@ $(VENV)/.installed
+$(VENV)/.installed-test: requirements/test.txt pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet --require-hashes --no-deps -r requirements/test.txt
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	@touch $@ $(VENV)/.installed-demo
 
-# the tests run Ray on a local cluster too (the [ray] extra)
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e ".[test,local,ray]"
-	@touch $@ $(VENV)/.installed $(VENV)/.installed-local
-
-install: $(VENV)/.installed
-
-install-local: $(VENV)/.installed-local
+install-local: $(VENV)/.installed-demo
 
 install-test: $(VENV)/.installed-test
+
+install: install-test
 
 # Score the bundled sample data with the embedded offline judge (no API key, no server).
 # Exit 0 or 1 (gate passed / gate failed on the sample data) both mean the run worked.
@@ -40,12 +40,26 @@ demo: install-local
 	@mkdir -p out
 	@$(BIN)/python scripts/demo.py
 
-test: install-test
+lint: install-test
+	$(BIN)/ruff check ragjudge tests bench scripts
+
+# Every test (the embedded model's too, and Ray and the browser where installed), after lint.
+test: lint
 	$(BIN)/python -m pytest -q
 
+# The fast loop for development: lint, then the tests that leave the embedded model out.
+check: lint
+	$(BIN)/python -m pytest -q -m "not local_model" -x
+
 # Benchmarks (bench/README.md): print every figure; they do not assert timings.
-bench: install-local
+bench: install-test
 	PYTHON=$(abspath $(BIN)/python) bash bench/run_all.sh
+
+# Regenerate the lock files from pyproject.toml (uv, hashes for every platform, Python 3.11).
+lock: | $(BIN)/python
+	$(PIP) install --quiet "uv==$(UV_VERSION)"
+	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra local --generate-hashes --universal --python-version 3.11 -q -o requirements/demo.txt
+	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra test --extra local --extra ray --generate-hashes --universal --python-version 3.11 -q -o requirements/test.txt
 
 clean:
 	rm -rf $(VENV) out build *.egg-info
