@@ -65,80 +65,77 @@ class Columns(_Strict):
     nested object (``inputs.query``). ``None`` means: the same-named column, else a common
     alias (see ``ragjudge.records.ALIASES``)."""
 
-    id: str | None = None
-    request: str | None = None
-    context: str | None = None
-    expected_facts: str | None = None
-    expected_response: str | None = None
-    response: str | None = None
+    id: str | None = Field(None, description="the input column holding each row's id (kept in reports, used to match rows); null: the column id")
+    request: str | None = Field(None, description="the column holding the user's request; null: request, else question / query / input, ...")
+    context: str | None = Field(None, description="the column holding the retrieved context: a string, a list of strings, or a list of "
+                                                  "{content|page_content|text, id, doc_uri, metadata}; null: context, else contexts / "
+                                                  "retrieved_context / documents, ...")
+    expected_facts: str | None = Field(None, description="the column holding the expected facts (a list, or a list encoded as JSON; a "
+                                                         "plain string is one fact); null: expected_facts, else facts / key_facts, ...")
+    expected_response: str | None = Field(None, description="the column holding the expected (reference) response; null: "
+                                                            "expected_response, else ground_truth / reference / expected_output, ...")
+    response: str | None = Field(None, description="the column holding the response under test; null: response, else answer / output, ...")
 
 
 class Price(_Strict):
     """USD per million tokens, for a model litellm's price table does not know (self-hosted,
     new): ``input_per_mtok`` for prompt tokens, ``output_per_mtok`` for completion tokens."""
 
-    input_per_mtok: float = Field(ge=0.0)
-    output_per_mtok: float = Field(ge=0.0)
+    input_per_mtok: float = Field(ge=0.0, description="USD per million prompt tokens")
+    output_per_mtok: float = Field(ge=0.0, description="USD per million completion tokens")
 
 
 class JudgeSettings(_Strict):
-    """The judge model and how it is called (timeouts in seconds).
+    """The judge model and how it is called; each field's description is its documentation
+    (``docs/configuration.md`` and ``configs/default.yaml`` are generated from them)."""
 
-    ``transport``: ``auto`` sends OpenAI-compatible models (``openai/...``, with or without
-    ``api_base``) over ragjudge's own aiohttp client, which makes a call for a fraction of
-    litellm's CPU, and every other model through litellm; ``litellm`` sends every model
-    through litellm. Verdicts, cache keys and costs are the same either way.
-
-    ``samples``: judge each row and metric this many times and take the majority (the
-    output's ``M_agreement`` is the share agreeing); with ``temperature`` 0 the samples are
-    drawn at 0.7, except completeness's statements call, which is made once per ground
-    truth and shared by every sample.
-
-    ``yes_threshold``: for reference-free sufficiency, decide yes/no by the judge's
-    probability of "yes" at the verdict token (read from token log-probabilities, which
-    OpenAI and llama.cpp return) against this threshold, instead of the token it wrote.
-    None: take the written verdict. ``fact_threshold``: the same for each expected fact's
-    "supported" in grounded sufficiency. ``fact_evidence``: in grounded sufficiency, a fact
-    counts as supported only if at least this share (0..1] of its content words occur in
-    the passages (``judges.sufficiency.evidence_share``); None: trust the judge alone.
-    ``expected_score``: completeness is the probability-weighted mean of the score token
-    (1.0..5.0, G-Eval) instead of the written integer. ``coverage_score``: completeness is
-    ``1 + 4 x`` the share of the ground truth's statements covered (the mean P(covered) where
-    log-probabilities come back), a float in 1..5, instead of the written integer; it takes
-    precedence over ``expected_score``. ``strip_instructions``: remove sentences addressed to
-    the judge ("ignore all previous instructions ...") from passages and responses before
-    judging (``ragjudge.injection``); the output's ``removed_instructions`` lists them.
-    ``reasoning_first``: sufficiency's reply gives the reasoning before each verdict (as
-    MLflow's and Google's judges ask); None: on for every model except ``local/...``, whose
-    1.5B judge was measured best deciding first. Each order has its own prompt version.
-    ``price``: USD per million input and output tokens, overriding litellm's price table
-    (fills ``M_cost_usd``). ``max_cost``: a budget in USD; once the cost spent reaches it, no
-    new call starts (calls in flight finish) and the rest of the rows are errors "budget
-    reached"; a model without a price needs ``price`` for it."""
-
-    model: str = "openai/gpt-4o-mini"
-    transport: Literal["auto", "litellm"] = "auto"
-    api_base: str | None = None
-    api_key_env: str | None = None
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(1024, ge=16)
-    seed: int | None = None
-    timeout: float = Field(120.0, gt=0, allow_inf_nan=False)
-    concurrency: int = Field(16, ge=1, le=1024)
-    workers: int = Field(1, ge=1, le=64)
-    max_retries: int = Field(6, ge=0, le=20)
-    rpm: float | None = Field(None, gt=0)
-    samples: int = Field(1, ge=1, le=15)
-    yes_threshold: float | None = Field(None, gt=0.0, lt=1.0)
-    fact_threshold: float | None = Field(None, gt=0.0, lt=1.0)
-    fact_evidence: float | None = Field(None, gt=0.0, le=1.0)
-    expected_score: bool = False
-    coverage_score: bool = False
-    strip_instructions: bool = True
-    reasoning_first: bool | None = None
-    price: Price | None = None
-    max_cost: float | None = Field(None, gt=0.0, allow_inf_nan=False)
-    local_model_path: str | None = None
+    model: str = Field("openai/gpt-4o-mini", description="the judge model: any litellm model string, or local/qwen2.5-coder-1.5b for the "
+                                                         "embedded offline judge")
+    transport: Literal["auto", "litellm"] = Field("auto", description="auto: OpenAI-compatible models (openai/..., with or without "
+                                                  "api_base) over ragjudge's own aiohttp client (a fraction of litellm's CPU per call), "
+                                                  "the others through litellm; litellm: every model through litellm. Verdicts, cache "
+                                                  "keys and costs are the same either way")
+    api_base: str | None = Field(None, description="base URL of an OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    api_key_env: str | None = Field(None, description="the environment variable holding the API key (default: the provider's own, "
+                                                      "e.g. OPENAI_API_KEY)")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature (raised to 0.7 when samples > 1 would otherwise "
+                                                               "draw the same reply)")
+    max_tokens: int = Field(1024, ge=16, description="output tokens per judge reply; a reply cut at this limit is an error row")
+    seed: int | None = Field(None, description="sampling seed, for providers that take one")
+    timeout: float = Field(120.0, gt=0, allow_inf_nan=False, description="seconds per call before it is retried")
+    concurrency: int = Field(16, ge=1, le=1024, description="judge calls in flight at once, across every row and metric (with Ray: per "
+                                                          "actor)")
+    workers: int = Field(1, ge=1, le=64, description="ignored (one process makes every call); kept so that older configs still load")
+    max_retries: int = Field(6, ge=0, le=20, description="retries on 429 (Retry-After and retry-after-ms honoured), 5xx, timeouts and "
+                                                        "dropped connections")
+    rpm: float | None = Field(None, gt=0, description="cap on requests per minute, evenly spaced (with Ray: split across the actors)")
+    samples: int = Field(1, ge=1, le=15, description="judge samples per row and metric; the majority wins and M_agreement is the share "
+                                                     "agreeing (completeness's statements call is made once, at temperature)")
+    yes_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="reference-free sufficiency: yes when P(yes) at the verdict "
+                                                                          "token, read from token log-probabilities, is at least this "
+                                                                          "(0..1); null: the written verdict")
+    fact_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="grounded sufficiency: a fact is supported when P(true) at "
+                                                                           "its 'supported' token is at least this (0..1)")
+    fact_evidence: float | None = Field(None, gt=0.0, le=1.0, description="grounded sufficiency: a fact is supported only if this share "
+                                                                          "(0..1] of its content words occur in the passages (stop words "
+                                                                          "of the detected language dropped); null: trust the judge alone")
+    expected_score: bool = Field(False, description="completeness: the probability-weighted mean of the 1..5 score token (G-Eval) "
+                                                    "instead of the written integer")
+    coverage_score: bool = Field(False, description="completeness: 1 + 4 x the share of the ground truth's statements covered (the "
+                                                    "mean P(covered) where log-probabilities come back) instead of the written "
+                                                    "integer; overrides expected_score")
+    strip_instructions: bool = Field(True, description="remove sentences addressed to the judge ('ignore all previous instructions "
+                                                       "...') from passages and responses before judging; column removed_instructions "
+                                                       "lists them")
+    reasoning_first: bool | None = Field(None, description="sufficiency: the reply gives its reasoning before each verdict (MLflow's "
+                                                           "and Google's order); null: yes for hosted judges, no for local/ models, "
+                                                           "whose 1.5B judge was measured best deciding first")
+    price: Price | None = Field(None, description="USD per million tokens for a model litellm has no price for, e.g. "
+                                                  "{input_per_mtok: 0.5, output_per_mtok: 1.5}; fills M_cost_usd")
+    max_cost: float | None = Field(None, gt=0.0, allow_inf_nan=False, description="budget in USD: once spent, no new call starts and "
+                                                                                "the remaining rows are errors 'budget reached' (exit "
+                                                                                "3); a re-run pays only for them")
+    local_model_path: str | None = Field(None, description="embedded judge: a GGUF file to use instead of the bundled model")
 
 
 class GateSettings(_Strict):
@@ -146,9 +143,12 @@ class GateSettings(_Strict):
     judged rows) and the skip-rate ceiling (0..1, per metric: skipped / all rows; 1.0 never
     fails), e.g. 0.1 to fail a run where a retriever left many rows without context."""
 
-    min_pass_rate: dict[str, float] = Field(default_factory=lambda: {m: 1.0 for m in METRICS})
-    max_error_rate: float = Field(0.0, ge=0.0, le=1.0)
-    max_skip_rate: float = Field(1.0, ge=0.0, le=1.0)
+    min_pass_rate: dict[str, float] = Field(default_factory=lambda: {m: 1.0 for m in METRICS},
+                                            description="per metric, the lowest pass rate over ok rows that passes the gate (0..1); a "
+                                                        "single number applies to every metric")
+    max_error_rate: float = Field(0.0, ge=0.0, le=1.0, description="per metric, the highest share of judged rows with status error "
+                                                                   "(errors / (ok + errors))")
+    max_skip_rate: float = Field(1.0, ge=0.0, le=1.0, description="per metric, the highest share of rows skipped (1.0: never fails)")
 
     @field_validator("min_pass_rate", mode="before")
     @classmethod
@@ -169,8 +169,9 @@ class GateSettings(_Strict):
 class CacheSettings(_Strict):
     """The response cache: ``enabled``, and ``dir`` (None: the per-user cache folder)."""
 
-    enabled: bool = True
-    dir: str | None = Field(None, pattern=r"\S")  # not empty or blank
+    enabled: bool = Field(True, description="read and write the on-disk response cache")
+    dir: str | None = Field(None, pattern=r"\S", description="the cache folder; null: the per-user cache folder (~/.cache/ragjudge on "
+                                                              "Linux)")
 
 
 class Example(_Strict):
@@ -249,15 +250,20 @@ class JudgeDefinition(_Strict):
 class Config(_Strict):
     """Everything one ``ragjudge score`` run needs; ``load_config`` builds it."""
 
-    columns: Columns = Field(default_factory=Columns)
-    judge: JudgeSettings = Field(default_factory=JudgeSettings)
-    metrics: list[str] = Field(default_factory=lambda: list(METRICS), min_length=1)
-    thresholds: dict[str, float] = Field(default_factory=_default_thresholds)
-    gate: GateSettings = Field(default_factory=GateSettings)
-    cache: CacheSettings = Field(default_factory=CacheSettings)
-    chunk_size: int = Field(10_000, ge=1, le=10_000_000)
-    judges: list[JudgeDefinition] = Field(default_factory=list)
-    extend: dict[str, Extension] = Field(default_factory=dict)
+    columns: Columns = Field(default_factory=Columns, description="where each canonical field is in the input")
+    judge: JudgeSettings = Field(default_factory=JudgeSettings, description="the judge model and how it is called")
+    metrics: list[str] = Field(default_factory=lambda: list(METRICS), min_length=1,
+                               description="the metrics to judge: sufficiency, completeness, groundedness or a judge defined under judges:")
+    thresholds: dict[str, float] = Field(default_factory=_default_thresholds,
+                                         description="per metric, a row passes at score >= threshold (sufficiency: 1.0 yes / 0.0 no; "
+                                                     "completeness: 1..5, Azure AI Evaluation's scale)")
+    gate: GateSettings = Field(default_factory=GateSettings, description="what fails the run (exit 1)")
+    cache: CacheSettings = Field(default_factory=CacheSettings, description="the response cache")
+    chunk_size: int = Field(10_000, ge=1, le=10_000_000, description="rows read, judged and written at a time (memory stays flat)")
+    judges: list[JudgeDefinition] = Field(default_factory=list, description="metrics of your own, each a Jinja2 prompt (see "
+                                                                           "docs/custom-judges.md)")
+    extend: dict[str, Extension] = Field(default_factory=dict, description="per built-in metric, domain instructions and few-shot "
+                                                                          "examples added to its prompt (a new prompt version)")
 
     @model_validator(mode="before")
     @classmethod

@@ -1,0 +1,131 @@
+"""The settings' documentation, generated from one source: the config models' field
+descriptions (``ragjudge.config``). ``default_yaml()`` is ``configs/default.yaml`` (every key
+with its default) and ``markdown()`` is ``docs/configuration.md``; ``python
+scripts/gen_docs.py`` writes both, and a test fails when either drifts from the models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from ragjudge.config import CacheSettings, Columns, Config, GateSettings, JudgeSettings
+
+SECTIONS: list[tuple[str, type[BaseModel] | None, str]] = [
+    ("columns", Columns, "Where each canonical field is in the input: a column name, or a dotted path into nested objects "
+                         "(inputs.query). null: the same-named column, else a common alias."),
+    ("judge", JudgeSettings, "The judge model and how it is called."),
+    ("metrics", None, ""),
+    ("thresholds", None, ""),
+    ("gate", GateSettings, "What fails the run (exit 1)."),
+    ("cache", CacheSettings, "The response cache."),
+    ("chunk_size", None, ""),
+    ("judges", None, ""),
+    ("extend", None, ""),
+]
+
+
+def _yaml_value(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) >= 1:
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_yaml_value(v)}" for k, v in value.items()) + "}" if value else "{}"
+    return str(value)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(1, width - len(text))
+
+
+def default_yaml() -> str:
+    """``configs/default.yaml``: every key with its default, each described."""
+    lines = [
+        "# ragjudge configuration: every key, with its default. Flags override these values.",
+        "# Unknown keys are an error that names the key. Generated from the settings' descriptions",
+        "# (ragjudge/config.py) by scripts/gen_docs.py; docs/configuration.md says the same.",
+        "",
+    ]
+    config = Config()
+    for name, model, about in SECTIONS:
+        field = Config.model_fields[name]
+        if model is None:
+            value = getattr(config, name)
+            if isinstance(value, dict) and value:
+                lines.append(_pad(f"{name}:", 30) + f"# {field.description}")
+                lines += [f"  {k}: {_yaml_value(v)}" for k, v in value.items()]
+            else:
+                lines.append(_pad(f"{name}: {_yaml_value(value)}", 30) + f"# {field.description}")
+            lines.append("")
+            continue
+        lines.append(f"# {about}")
+        lines.append(f"{name}:")
+        instance = getattr(config, name)
+        for key, item in model.model_fields.items():
+            value = getattr(instance, key)
+            if isinstance(value, dict) and value:
+                lines.append(_pad(f"  {key}:", 30) + f"# {item.description}")
+                lines += [f"    {k}: {_yaml_value(v)}" for k, v in value.items()]
+            else:
+                text = _yaml_value(value.model_dump() if isinstance(value, BaseModel) else value)
+                lines.append(_pad(f"  {key}: {text}", 30) + f"# {item.description}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def markdown() -> str:
+    """``docs/configuration.md``: every setting, its default and what it does."""
+    out = [
+        "# Configuration",
+        "",
+        "Put the settings you change in a YAML file and pass it with `-c FILE` (or name a bundled one: `-c local`, "
+        "`-c mlflow`); command-line flags override the file. `ragjudge config show > my.yaml` prints every key with its "
+        "default, to start from. An unknown key is an error that names it.",
+        "",
+        "```yaml",
+        "judge:",
+        "  model: openai/gpt-4o-mini",
+        "  concurrency: 32",
+        "gate:",
+        "  min_pass_rate: {sufficiency: 0.9, completeness: 0.8}",
+        "```",
+        "",
+        "This page is generated from the settings' own descriptions (`ragjudge/config.py`) by `python scripts/gen_docs.py`;",
+        "`configs/default.yaml` is generated from the same source, and a test fails when either drifts.",
+        "",
+    ]
+    config = Config()
+    for name, model, about in SECTIONS:
+        field = Config.model_fields[name]
+        if model is None:
+            out += [f"## `{name}`", "", f"{field.description[0].upper()}{field.description[1:]}. Default: `{_yaml_value(getattr(config, name))}`.", ""]
+            continue
+        out += [f"## `{name}`", "", about, "", "| key | default | what it does |", "|---|---|---|"]
+        instance = getattr(config, name)
+        for key, item in model.model_fields.items():
+            value = getattr(instance, key)
+            shown = _yaml_value(value.model_dump() if isinstance(value, BaseModel) else value)
+            out.append(f"| `{name}.{key}` | `{shown}` | {str(item.description).replace('|', '/')} |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write(root: Any) -> list[str]:
+    """Write both files under the checkout ``root``; returns their paths."""
+    from pathlib import Path
+
+    root = Path(root)
+    targets = {root / "ragjudge" / "configs" / "default.yaml": default_yaml(), root / "docs" / "configuration.md": markdown()}
+    for path, text in targets.items():
+        path.write_text(text, encoding="utf-8")
+    return [str(p) for p in targets]
+
+
+__all__ = ["default_yaml", "markdown", "write"]
