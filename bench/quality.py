@@ -22,7 +22,7 @@ answering the majority class) the threshold does not generalise, and the script 
   and the pass mark's agreement with "human rating >= 3", the pass mark itself chosen out of
   fold; RAGChecker pairs: sign agreement with the human preference.
 
-    python bench/quality.py [--data ../shared/data] [--config configs/local.yaml] [--folds 5]
+    python bench/quality.py [--data ../shared/data] [--config configs/local.yaml] [--folds 5] [--cached-only]
 
 Everything is answered from the response cache once the rows have been scored (the first run
 scores them with the embedded model: hours on 2 cores). Writes bench/_work/quality/summary.json.
@@ -97,6 +97,7 @@ def cross_validate(rows: list[Any], labels: list[bool], candidates: list[Any], d
     and the setting fitted on every row."""
     fold = folds(labels, k, seed)
     right = [False] * len(rows)
+    said = [None] * len(rows)
     chosen = []
     for f in range(k):
         train = [i for i in range(len(rows)) if fold[i] != f]
@@ -104,29 +105,34 @@ def cross_validate(rows: list[Any], labels: list[bool], candidates: list[Any], d
         chosen.append(pick)
         for i in range(len(rows)):
             if fold[i] == f:
-                right[i] = decide(rows[i], pick) == labels[i]
+                said[i] = decide(rows[i], pick)
+                right[i] = said[i] == labels[i]
     fitted = best(candidates, lambda c: sum(decide(r, c) == y for r, y in zip(rows, labels)))
     n, k_right = len(rows), sum(right)
     return {"n": n, "out_of_fold_accuracy": k_right / n if n else None, "interval": wilson(k_right, n), "chosen_per_fold": chosen,
             "fitted_on_all": fitted, "fitted_accuracy_in_sample": sum(decide(r, fitted) == y for r, y in zip(rows, labels)) / n if n else None,
-            "right": right}
+            "right": right, "said": said}
 
 
 class Judged:
     """The embedded judge's raw verdicts on rows (scored through the cache), and decisions made
     again from them with other settings."""
 
-    def __init__(self, config_path: str) -> None:
+    def __init__(self, config_path: str, cached_only: bool = False) -> None:
         from ragjudge.config import load_config
         from ragjudge.scoring import Scorer
 
         self.scorer = Scorer(load_config(ROOT / config_path))
         self.config = self.scorer.config
+        self.cached_only = cached_only
 
     def score(self, rows: list[dict], metric: str, response: str = "response") -> None:
-        """Fill the cache for ``rows`` (the embedded model answers what is not cached)."""
+        """Fill the cache for ``rows`` (the embedded model answers what is not cached; with
+        ``cached_only`` nothing is judged, and rows not in the cache count as excluded)."""
         import pandas as pd
 
+        if self.cached_only:
+            return
         frame = pd.DataFrame(rows)
         if response != "response":
             frame = frame.drop(columns=["response"]).rename(columns={response: "response"})
@@ -196,7 +202,7 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
     decide = lambda item, cut: judged.decided(item, yes_threshold=cut).score >= 0.5  # noqa: E731
     written = lambda item: item[2].score >= 0.5  # noqa: E731
     cv = cross_validate(items, labels, cuts, decide, k, seed)
-    out["reference_free"] = {"n": len(items), "excluded": len(pooled) - len(usable), "cv": {key: v for key, v in cv.items() if key != "right"}}
+    out["reference_free"] = {"n": len(items), "excluded": len(pooled) - len(usable), "cv": {key: v for key, v in cv.items() if key not in ("right", "said")}}
     for name, mode in SUFFICIENCY:
         if mode != "reference_free":
             continue
@@ -207,7 +213,9 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
         out[name] = {"mode": mode, "n": len(mine), "excluded": len(rows[name]) - len(mine),
                      "out_of_fold_accuracy": right / len(mine), "interval": wilson(right, len(mine)),
                      "written_verdict_accuracy": written_right / len(mine), "written_interval": wilson(written_right, len(mine)),
-                     "majority_accuracy": majority / len(mine), "judge_yes_rate_out_of_fold": None}
+                     "majority_accuracy": majority / len(mine),
+                     "judge_yes_rate_out_of_fold": sum(bool(cv["said"][j]) for j in mine) / len(mine),
+                     "human_yes_rate": sum(labels[j] for j in mine) / len(mine)}
     # grounded: fact_threshold with fact_evidence, chosen out of fold
     name = SUFFICIENCY[0][0]
     items = [item for item in raw[name] if item[2] is not None]
@@ -218,10 +226,11 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
     alone = cross_validate(items, labels, [(t, None) for t in [None, *[round(0.30 + 0.05 * c, 2) for c in range(14)]]], decide, k, seed)
     written_right = sum((item[2].score >= 0.5) == y for item, y in zip(items, labels))
     out[name] = {"mode": "grounded", "n": len(items), "excluded": len(rows[name]) - len(items),
-                 "cv": {key: v for key, v in cv.items() if key != "right"}, "out_of_fold_accuracy": cv["out_of_fold_accuracy"],
-                 "interval": cv["interval"], "without_evidence_check": {key: v for key, v in alone.items() if key != "right"},
+                 "cv": {key: v for key, v in cv.items() if key not in ("right", "said")}, "out_of_fold_accuracy": cv["out_of_fold_accuracy"],
+                 "interval": cv["interval"], "without_evidence_check": {key: v for key, v in alone.items() if key not in ("right", "said")},
                  "written_verdict_accuracy": written_right / len(items), "written_interval": wilson(written_right, len(items)),
-                 "majority_accuracy": max(sum(labels), len(labels) - sum(labels)) / len(labels)}
+                 "majority_accuracy": max(sum(labels), len(labels) - sum(labels)) / len(labels),
+                 "judge_yes_rate_out_of_fold": sum(bool(x) for x in cv["said"]) / len(items), "human_yes_rate": sum(labels) / len(labels)}
     return out
 
 
@@ -250,7 +259,7 @@ def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[
     out["squality"]["pass_mark"] = {
         "default_3_agreement": default_right / len(ok), "default_3_interval": wilson(default_right, len(ok)),
         "judge_passes_at_3": sum(s >= 3 for s in scores) / len(ok), "people_pass": sum(passes) / len(ok),
-        "cv": {key: v for key, v in cv.items() if key != "right"},
+        "cv": {key: v for key, v in cv.items() if key not in ("right", "said")},
     }
     # RAGChecker pairs: both responses scored, the sign of the difference against the human preference
     pairs = load(data, "ragchecker_pairwise_completeness_dev")
@@ -272,10 +281,11 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", choices=["sufficiency", "completeness"])
+    parser.add_argument("--cached-only", action="store_true", help="judge nothing: rows not in the cache are excluded (and counted)")
     args = parser.parse_args()
     data = Path(args.data)
     started = time.perf_counter()
-    judged = Judged(args.config)
+    judged = Judged(args.config, args.cached_only)
     results: dict[str, Any] = {"machine": machine(), "config": args.config, "folds": args.folds, "seed": args.seed}
     try:
         if args.only in (None, "sufficiency"):

@@ -670,7 +670,11 @@ def _cache_folder(cache_dir: str | None) -> Any:
     return folder
 
 
-@config_app.command("show")
+@config_app.command("show", epilog="""Examples:
+
+  ragjudge config show > my.yaml   (every key with its default, to edit)
+
+  ragjudge config show local""")
 def config_show(name: Annotated[str, typer.Argument(help="default (every key with its default), local (the embedded judge) or mlflow (MLflow-shaped records).")] = "default") -> None:
     """Print a bundled config as YAML, to read or to save and edit (ragjudge config show > my.yaml)."""
     from ragjudge.config import bundled_config
@@ -678,7 +682,11 @@ def config_show(name: Annotated[str, typer.Argument(help="default (every key wit
     typer.echo(bundled_config(name).read_text(encoding="utf-8"), nl=False)
 
 
-@cache_app.command("info")
+@cache_app.command("info", epilog="""Examples:
+
+  ragjudge cache info
+
+  ragjudge cache info --cache-dir .ragjudge-cache""")
 def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Show the cache's location, number of entries and size on disk, and the embedded judge's model file kept there."""
     from ragjudge.cache import ResponseCache
@@ -695,7 +703,11 @@ def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache fold
         typer.echo(f"embedded judge model: {path} ({size / 2**20:.1f} MiB; cache clear keeps it, delete the file to remove it)")
 
 
-@cache_app.command("clear")
+@cache_app.command("clear", epilog="""Examples:
+
+  ragjudge cache clear
+
+  ragjudge cache clear --cache-dir .ragjudge-cache""")
 def cache_clear(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Remove every cached judge reply (the embedded judge's model file stays)."""
     from ragjudge.cache import ResponseCache

@@ -25,7 +25,7 @@ LISTED = 50  # regressed and improved row ids listed per metric (the counts stay
 def _ids(table: Any, name: str) -> list[str] | None:
     if "id" not in table.columns:
         return None
-    values = [None if _missing(v) else str(v) for v in table["id"]]
+    values = [None if _missing(v) else _id_text(v) for v in table["id"]]
     if any(v is None for v in values):
         return None
     seen: set[str] = set()
@@ -35,10 +35,55 @@ def _ids(table: Any, name: str) -> list[str] | None:
     return values
 
 
+def _id_text(value: Any) -> str:
+    """An id as text, the same whichever format held it: 7, 7.0 (JSON, or a CSV column with
+    gaps) and "7" are one id."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _missing(value: Any) -> bool:
     import pandas as pd
 
     return value is None or (not isinstance(value, (list, dict)) and pd.isna(value))
+
+
+_TRUE = {"true", "1", "1.0", "yes"}
+_FALSE = {"false", "0", "0.0", "no"}
+
+
+def _flag(value: Any) -> Any:
+    """A pass/fail cell read back from any format: True, False or None (CSV holds text)."""
+    if _missing(value):
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        return True if text in _TRUE else False if text in _FALSE else None
+    return bool(value)
+
+
+def typed(table: Any) -> Any:
+    """``table`` with the run's own columns typed again as ``ragjudge score`` wrote them: a CSV
+    (or JSON written by other tools) holds ``M_passed`` as the text "True"/"False" and scores
+    as text, and ``bool("False")`` is True. ``M_passed`` becomes nullable boolean, ``M_score``
+    float (unreadable: null), ``M_status`` text, ``M_cached`` boolean, tokens integers and
+    ``M_cost_usd`` float. Returns a copy; other columns are untouched."""
+    import pandas as pd
+
+    out = table.copy()
+    for metric in metrics_of(table):
+        out[f"{metric}_passed"] = pd.array([_flag(v) for v in table[f"{metric}_passed"].tolist()], dtype="boolean")
+        if f"{metric}_score" in table.columns:
+            out[f"{metric}_score"] = pd.to_numeric(table[f"{metric}_score"], errors="coerce").astype("Float64")
+        out[f"{metric}_status"] = [None if _missing(v) else str(v).strip() for v in table[f"{metric}_status"].tolist()]
+        if f"{metric}_cached" in table.columns:
+            out[f"{metric}_cached"] = pd.array([_flag(v) for v in table[f"{metric}_cached"].tolist()], dtype="boolean")
+        for name, kind in (("prompt_tokens", "Int64"), ("completion_tokens", "Int64"), ("cost_usd", "Float64")):
+            if f"{metric}_{name}" in table.columns:
+                numbers = pd.to_numeric(table[f"{metric}_{name}"], errors="coerce")
+                out[f"{metric}_{name}"] = numbers.round().astype(kind) if kind == "Int64" else numbers.astype(kind)
+    return out
 
 
 def metrics_of(table: Any) -> list[str]:
@@ -68,11 +113,12 @@ def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> di
     passed_b, passed_c = base[f"{metric}_passed"].tolist(), cur[f"{metric}_passed"].tolist()
     score_b, score_c = base[f"{metric}_score"].tolist(), cur[f"{metric}_score"].tolist()
     both = [i for i in range(len(ids)) if status_b[i] == "ok" and status_c[i] == "ok"]
-    regressed = [ids[i] for i in both if bool(passed_b[i]) and not bool(passed_c[i])]
-    improved = [ids[i] for i in both if not bool(passed_b[i]) and bool(passed_c[i])]
+    passed_b, passed_c = [_flag(v) is True for v in passed_b], [_flag(v) is True for v in passed_c]
+    regressed = [ids[i] for i in both if passed_b[i] and not passed_c[i]]
+    improved = [ids[i] for i in both if not passed_b[i] and passed_c[i]]
     changed = [ids[i] for i in range(len(ids)) if status_b[i] != status_c[i]]
-    rate_b = sum(bool(passed_b[i]) for i in both) / len(both) if both else None
-    rate_c = sum(bool(passed_c[i]) for i in both) / len(both) if both else None
+    rate_b = sum(passed_b[i] for i in both) / len(both) if both else None
+    rate_c = sum(passed_c[i] for i in both) / len(both) if both else None
     out: dict[str, Any] = {
         "pairs": len(both),
         "baseline_pass_rate": rate_b,
@@ -104,7 +150,9 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     1). Returns a dict: ``matched_by`` (id / position), ``warnings``, ``only_in_baseline`` and
     ``only_in_current`` (counts and ids), and per metric the figures of ``_metric`` (pass
     rates, change, regressed and improved rows, p-values), with ``by`` groups. Raises
-    ``InputError`` (exit 2) for tables that cannot be compared."""
+    ``InputError`` (exit 2) for tables that cannot be compared. Tables read back from CSV are
+    typed again first (``typed``)."""
+    baseline, current = typed(baseline), typed(current)
     have_b, have_c = metrics_of(baseline), metrics_of(current)
     if metrics is None:
         if set(have_b) != set(have_c):
@@ -163,6 +211,11 @@ def check(report: dict[str, Any], max_regressions: int | None = None, max_drop: 
 
     lines = []
     for metric, m in report["metrics"].items():
+        if (max_regressions is not None or max_drop is not None) and not m["pairs"]:
+            # nothing compared is not "nothing got worse"
+            lines.append(f"FAIL {metric}: no row is ok in both tables ({report.get('rows', 0)} matched by {report.get('matched_by', 'id')}), "
+                         "so nothing could be compared")
+            continue
         if max_regressions is not None:
             ok = m["regressed"] <= max_regressions
             lines.append(f"{'PASS' if ok else 'FAIL'} {metric}: {m['regressed']} regressed row(s) {'<=' if ok else '>'} {max_regressions} "

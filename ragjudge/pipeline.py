@@ -48,10 +48,10 @@ def count_rows(source: str, fmt: str) -> int | None:
 
 
 def selection(source: Any, fmt: str | None, chunk_size: int, limit: int | None = None, sample: int | None = None,
-              seed: int = 0) -> set[int] | None:
+              seed: int = 0) -> range | set[int] | None:
     """The rows (positions from 0) a run judges: the first ``limit``, or a random ``sample``
-    (reproducible with ``seed``; needs the row count, so stdin and JSON arrays are counted by
-    reading them); None for every row. Raises ``InputError`` for a limit or sample below 1."""
+    (reproducible with ``seed``; needs the row count, so JSON arrays are counted by reading
+    them, and stdin is first copied to a temporary file, ``io.spool_stdin``); None for every row. Raises ``InputError`` for a limit or sample below 1."""
     import random
 
     from ragjudge.errors import InputError
@@ -61,7 +61,11 @@ def selection(source: Any, fmt: str | None, chunk_size: int, limit: int | None =
     if (limit is not None and limit < 1) or (sample is not None and sample < 1):
         raise InputError("--limit and --sample take a number of rows, at least 1")
     if limit is not None:
-        return set(range(limit))
+        return range(limit)  # not a set: --limit 100000000 on a small file must cost nothing
+    if isinstance(source, str) and source == "-":
+        from ragjudge.io import spool_stdin
+
+        source = spool_stdin()  # counted from a copy; stdin then reads from it again
     total = len(source) if not isinstance(source, str) else count_rows(source, fmt or "")
     if total is None:
         from ragjudge.io import iter_chunks
@@ -113,6 +117,10 @@ def evaluate(
 
     is_frame = isinstance(source, pd.DataFrame)
     fmt = None if is_frame else detect_format(source, input_format)
+    if not is_frame and source == "-" and sample is not None:
+        from ragjudge.io import spool_stdin
+
+        spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     scorer = Scorer(config, transport=transport)
     writer = None
     installed: list[tuple[int, Any]] = []

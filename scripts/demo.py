@@ -1,7 +1,9 @@
-"""`make demo`: score sample_data/ with the embedded offline judge and show the gate's verdict.
+"""`make demo`: score sample_data/demo.jsonl with the embedded offline judge, show each verdict
+as it lands, then the gate's verdict.
 
 No API key and no server: the judge is a small instruct model run in-process on the CPU
-(configs/local.yaml). Exits 0 when the run itself worked (the gate may pass or fail on the
+(configs/local.yaml). Six rows, seven judge calls: under 2 minutes on a quiet 2-core
+machine, seconds when re-run (the response cache). Exits 0 when the run itself worked (the gate may pass or fail on the
 sample data: that is information), non-zero when it did not (exit 2 or 3 from
 `ragjudge score`).
 """
@@ -12,8 +14,8 @@ import subprocess
 import sys
 
 COMMAND = [
-    "score", "sample_data/rag_eval.jsonl", "-c", "configs/local.yaml",
-    "-o", "out/demo_scored.parquet", "--summary-json", "out/demo_summary.json",
+    "score", "sample_data/demo.jsonl", "-c", "local", "-v",
+    "-o", "out/demo_scored.parquet", "--summary-json", "out/demo_summary.json", "--html", "out/demo_report.html",
 ]
 
 
@@ -24,7 +26,8 @@ def main() -> int:
     if verdict is None:
         print(f"demo: ragjudge score exited {code}: the run did not work", file=sys.stderr)
         return code
-    print(f"demo: {verdict}; scored table in out/demo_scored.parquet, summary in out/demo_summary.json", file=sys.stderr)
+    print(f"demo: {verdict}; scored table in out/demo_scored.parquet, summary in out/demo_summary.json, "
+          "report in out/demo_report.html. All 32 sample rows: ragjudge score sample_data/rag_eval.jsonl -c local", file=sys.stderr)
     return 0
 
 

@@ -19,6 +19,11 @@ PLAN = [  # file, rows per label value, label field
     ("clapnq_sufficiency_dev", 4, "label_sufficient"),
     ("squad2_unanswerable_sufficiency_dev", 3, "label_sufficient"),
 ]
+DEMO_IDS = [
+    "squad2gr-b69c5c027a2cdbbeb1c736376", "squad2gr-13a0a68c740c2bb70befaf6bd",
+    "clapnq--5352303832848103685", "clapnq--596366246431531111",
+    "squality-62212-q1-bart-dpr", "squality-62212-q1-human",
+]
 
 
 def load(name: str) -> list[dict]:
@@ -67,7 +72,14 @@ def main() -> None:
                 "source": row["source"],
             }
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    print(f"wrote {len(rows)} rows to {out}")
+    # demo.jsonl: the few rows `make demo` judges (under 2 minutes with the embedded judge on
+    # 2 cores): grounded and reference-free sufficiency, each with a "yes" and a "no" row, and
+    # two SQuALITY responses to one question, whose ground truth is split into statements once
+    by_id = {row["id"]: row for row in rows}
+    with open(out / "demo.jsonl", "w", encoding="utf-8") as handle:
+        for row_id in DEMO_IDS:
+            handle.write(json.dumps(by_id[row_id], ensure_ascii=False) + "\n")
+    print(f"wrote {len(rows)} rows to {out} ({len(DEMO_IDS)} of them to demo.jsonl)")
 
 
 if __name__ == "__main__":

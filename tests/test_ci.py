@@ -257,3 +257,46 @@ def test_score_with_a_baseline_gives_the_numbers_of_score_then_compare(run_cli, 
     assert run_cli(["score", source, "-m", "sufficiency", "--max-regressions", "1"]).code == 2  # a gate on a baseline needs one
     written = read_jsonl(current)
     assert len(written) == 10
+
+
+def test_scored_csv_tables_compare_and_report_as_the_run_wrote_them(run_cli, tmp_path):
+    # a CSV holds M_passed as the text "False", and bool("False") is True: an unchanged run
+    # read back from CSV showed 13 "regressed" rows, and CSV against CSV never regressed
+    source = write_jsonl(tmp_path / "in.jsonl", rows(10, bad={1, 2, 3}))
+    run_cli(["score", source, "-m", "sufficiency", "-o", str(tmp_path / "base.csv"), "-q"])
+    run_cli(["score", source, "-m", "sufficiency", "-o", str(tmp_path / "base.parquet"), "-q"])
+    same = json.loads(run_cli(["compare", str(tmp_path / "base.parquet"), str(tmp_path / "base.csv"), "--json"], judge=False).stdout)
+    m = same["metrics"]["sufficiency"]
+    assert (m["pairs"], m["regressed"], m["improved"], m["baseline_pass_rate"], m["pass_rate"]) == (10, 0, 0, 0.7, 0.7)
+    again = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(tmp_path / "base.csv"), "--max-regressions", "0",
+                     "--min-pass-rate", "0", "-q"])
+    assert again.code == 0, again.stderr
+    flipped = pd.read_csv(tmp_path / "base.csv")
+    flipped.loc[0, "sufficiency_passed"] = False  # r0 passed in base.csv; it fails in flipped.csv
+    flipped.to_csv(tmp_path / "flipped.csv", index=False)
+    worse = run_cli(["compare", str(tmp_path / "base.csv"), str(tmp_path / "flipped.csv"), "--max-regressions", "0"], judge=False)
+    assert worse.code == 1 and "FAIL sufficiency: 1 regressed row(s) > 0" in worse.stdout
+    from ragjudge.compare import typed
+    from ragjudge.config import Config
+    from ragjudge.reports.html import summary_of
+
+    read_back = typed(pd.read_csv(tmp_path / "base.csv"))
+    assert read_back["sufficiency_passed"].tolist() == [True, False, False, False, True, True, True, True, True, True]
+    assert summary_of(read_back, ["sufficiency"], Config()).metrics["sufficiency"].passed == 7
+
+
+def test_compare_matches_ids_whatever_their_type_and_fails_a_gate_when_nothing_compares(run_cli, tmp_path):
+    from ragjudge.compare import check, compare
+
+    numbered = BASE.assign(id=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])  # ids read as floats (a JSON 1.0, a CSV column with gaps)
+    assert compare(numbered, BASE.assign(id=[1, 2, 3, 4, 5, 6, 7, 8]))["rows"] == 8
+    apart = compare(BASE, CURRENT.assign(id=[f"x{i}" for i in range(8)]))
+    assert apart["rows"] == 0
+    assert check(apart, max_regressions=0) == ["FAIL sufficiency: no row is ok in both tables (0 matched by id), so nothing could be compared"]
+    failed = CURRENT.assign(sufficiency_status="error", sufficiency_passed=None)
+    assert check(compare(BASE, failed), max_drop=0.0)[0].startswith("FAIL sufficiency: no row is ok in both tables (7 matched by id)")
+    base, cur = tmp_path / "base.parquet", tmp_path / "cur.parquet"
+    BASE.to_parquet(base)
+    failed.to_parquet(cur)
+    assert run_cli(["compare", str(base), str(cur), "--max-regressions", "0", "--max-drop", "0"], judge=False).code == 1
+    assert run_cli(["compare", str(base), str(cur)], judge=False).code == 0  # no gate asked for

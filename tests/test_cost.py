@@ -128,3 +128,31 @@ def test_judge_price_fills_the_cost_column(run_cli, tmp_path, server):
     for row in read_jsonl(out):
         expected = (row["sufficiency_prompt_tokens"] * 2.0 + row["sufficiency_completion_tokens"] * 8.0) / 1e6
         assert row["sufficiency_cost_usd"] == pytest.approx(expected) and expected > 0
+
+
+def test_a_limit_far_past_the_rows_costs_no_memory(run_cli, tmp_path, server):
+    # --limit 100000000 on a 32-row file built a set of 10^8 numbers (18 GB) before judging
+    from ragjudge.pipeline import selection
+
+    chosen = selection("unused.jsonl", "jsonl", 10_000, limit=100_000_000)
+    assert isinstance(chosen, range) and 99_999_999 in chosen and 100_000_000 not in chosen
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(4)), "-m", "sufficiency", "-o", str(out), "--limit", "100000000"])
+    assert result.code == 0, result.stderr
+    assert [r["sufficiency_status"] for r in read_jsonl(out)] == ["ok"] * 4
+
+
+@pytest.mark.parametrize("dry", [True, False])
+def test_sample_on_stdin_counts_every_row(run_cli, tmp_path, server, dry):
+    # the dry run's --sample read stdin to count it, then found no rows left: "dry run: 0 rows"
+    data = "".join(json.dumps(r) + "\n" for r in rows(12)).encode()
+    summary = tmp_path / "s.json"
+    args = ["score", "-", "-m", "sufficiency", "--sample", "5", "--seed", "3", "--summary-json", str(summary)]
+    result = run_cli(args + (["--dry-run"] if dry else ["-o", str(tmp_path / "out.jsonl")]), stdin=data)
+    assert result.code == 0, result.stderr
+    doc = json.loads(summary.read_text())
+    assert (doc["dry_run"] if dry else doc)["rows"] == 12
+    if dry:
+        assert "sufficiency: 5 rows to judge, 7 skipped (7 not sampled)" in result.stdout + result.stderr
+    else:
+        assert [r["sufficiency_status"] for r in read_jsonl(tmp_path / "out.jsonl")].count("ok") == 5 and server.calls == 5

@@ -1,7 +1,9 @@
 """The documentation says what the code does: generated pages match their source."""
 
+import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from ragjudge import configdoc
@@ -29,3 +31,156 @@ def test_configuration_page_is_generated_from_the_settings():
         if model is not None:
             for key in model.model_fields:
                 assert f"`{name}.{key}`" in text
+
+
+# -- every command and option is documented, and its --help shows an example -------------
+
+DOC_FILES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _commands():
+    """(path words, click command) for every leaf command of the CLI."""
+    import typer
+
+    from ragjudge.cli import app
+
+    def walk(command, path):
+        if hasattr(command, "commands"):  # a group
+            for name, sub in command.commands.items():
+                yield from walk(sub, [*path, name])
+        else:
+            yield path, command
+
+    found = list(walk(typer.main.get_command(app), []))
+    assert len(found) >= 9 and ["score"] in [path for path, _ in found]
+    return found
+
+
+def test_every_command_and_option_is_in_the_docs():
+    text = "\n".join(path.read_text(encoding="utf-8") for path in DOC_FILES)
+    missing = []
+    for path, command in _commands():
+        if f"ragjudge {' '.join(path)}" not in text:
+            missing.append(f"ragjudge {' '.join(path)}")
+        for param in command.params:
+            for option in param.opts:
+                if option.startswith("--") and option != "--help" and option not in text:
+                    missing.append(f"ragjudge {' '.join(path)} {option}")
+    assert missing == []
+
+
+def test_every_command_help_has_an_example():
+    from typer.testing import CliRunner
+
+    from ragjudge.cli import app
+
+    for path, _ in _commands():
+        result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, path
+        after = result.output.split("Examples:", 1)
+        assert len(after) == 2 and f"ragjudge {' '.join(path)}" in after[1], f"ragjudge {' '.join(path)} --help shows no example"
+
+
+# -- shell examples that use only the sample data and the fake server run as shown --------
+
+_EXIT = re.compile(r"#\s*exit (\d+)\b")
+
+
+def _blocks(text: str):
+    """(language, body, the text right after the block) for each fenced block."""
+    for match in re.finditer(r"```(\w*)\n(.*?)```", text, re.S):
+        yield match.group(1), match.group(2), text[match.end():]
+
+
+def _shell_commands(body: str):
+    """Logical lines of a shell block (continuations joined)."""
+    line = ""
+    for raw in body.splitlines():
+        line += raw.rstrip()
+        if line.endswith("\\"):
+            line = line[:-1] + " "
+            continue
+        if line.strip():
+            yield line.strip()
+        line = ""
+
+
+def _runs_offline(command: str) -> bool:
+    """A ragjudge command that reads only the sample data (or what an earlier example of the
+    page wrote) and needs no judge but the fake server: not the embedded model, not Ray."""
+    return (command.startswith("ragjudge ") and "sample_data/" in command and "-c local" not in command
+            and "local/" not in command and "--engine ray" not in command)
+
+
+def _examples():
+    found = []
+    for path in DOC_FILES:
+        text = path.read_text(encoding="utf-8")
+        steps = []
+        for language, body, after in _blocks(text):
+            if language != "sh":
+                continue
+            for command in _shell_commands(body):
+                expected = _EXIT.search(command)
+                if _runs_offline(command):
+                    assert expected, f"{path.name}: give the exit code (# exit N) of: {command}"
+                if command.startswith("ragjudge ") and expected:
+                    shown = None
+                    following = re.match(r"\s*```text\n(.*?)```", after, re.S)
+                    if following and command == list(_shell_commands(body))[-1]:
+                        shown = following.group(1)
+                    steps.append((command.split("#", 1)[0].strip(), int(expected.group(1)), shown))
+        if steps:
+            found.append(pytest.param(path, steps, id=path.name))
+    return found
+
+
+def _lines(text: str) -> list[str]:
+    """Non-blank lines, spaces collapsed; rule lines of tables left out."""
+    out = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line and re.search(r"[A-Za-z0-9]", line):
+            out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("page, steps", _examples())
+def test_shell_examples_run_and_exit_as_shown(page, steps, tmp_path, server):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(ROOT / "sample_data", tmp_path / "sample_data")
+    env = dict(os.environ, OPENAI_BASE_URL=server.url + "", OPENAI_API_KEY="sk-test-not-a-real-key", COLUMNS="80",
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    env.pop("GITHUB_ACTIONS", None)
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    for command, code, shown in steps:
+        result = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert result.returncode == code, f"{page.name}: {command}\n{result.stderr[-2000:]}"
+        if shown is not None:
+            got = _lines(result.stdout + result.stderr)
+            assert [line for line in _lines(shown) if line not in got] == [], f"{page.name}: {command} printed\n{result.stderr}"
+
+
+def test_the_readme_row_is_what_the_first_run_writes(tmp_path, server):
+    # the README shows one scored row of the first run; it must be the row that run writes
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- row (\d+) of scored.parquet: ([\w, ]+) -->\s*```text\n(.*?)```", text, re.S)
+    assert match, "README: the first run's row is not marked"
+    shutil.copytree(ROOT / "sample_data", tmp_path / "sample_data")
+    env = dict(os.environ, OPENAI_BASE_URL=server.url, OPENAI_API_KEY="sk-test-not-a-real-key")
+    subprocess.run([sys.executable, "-m", "ragjudge", "score", "sample_data/rag_eval.jsonl", "-o", "scored.parquet", "-q"],
+                   cwd=tmp_path, env=env, capture_output=True, check=False, timeout=120)
+    row = pd.read_parquet(tmp_path / "scored.parquet").iloc[int(match.group(1))]
+    columns = [c.strip() for c in match.group(2).split(",")]
+    assert _lines(row[columns].to_string()) == _lines(match.group(3))

@@ -28,7 +28,12 @@ def model_dir(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("local-cache")
     if HAVE_LOCAL:
-        local.assemble(Path(folder) / "models")
+        mine = local.assembled()  # the real per-user copy (make uninstalls the chunks once it is there)
+        if mine is not None:
+            (Path(folder) / "models").mkdir()
+            (Path(folder) / "models" / local.MODEL_FILE).symlink_to(mine)
+        else:
+            local.assemble(Path(folder) / "models")
     return str(folder)
 
 
@@ -116,6 +121,31 @@ def test_without_extra_exit_2_names_install_command(run_cli, tmp_path, monkeypat
     result = run_cli(["score", source, "--model", "local/qwen2.5-coder-1.5b", "--cache-dir", str(tmp_path)], judge=False)
     assert result.code == 2
     assert result.stderr.strip() == f"error: the embedded judge needs the local extra; run: {local.INSTALL}"
+
+
+def test_an_assembled_model_needs_no_chunks(tmp_path, monkeypatch):
+    # make uninstalls the 22 chunk packages once the model is assembled (1.1 GB saved)
+    import ragjudge.local as local
+    from ragjudge.config import JudgeSettings
+
+    monkeypatch.setattr(local, "_part_file", lambda index: (_ for _ in ()).throw(local.LocalModelError("no chunks")))
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: object())
+    monkeypatch.delenv("RAGJUDGE_LOCAL_MODEL", raising=False)
+    settings = JudgeSettings(model="local/qwen2.5-coder-1.5b")
+    with pytest.raises(local.LocalModelError):
+        local.check_available(settings)
+    from ragjudge.cache import default_cache_dir
+
+    models = default_cache_dir() / "models"
+    assert str(models).startswith(str(tmp_path))  # the test's own folder, never the user's
+    models.mkdir(parents=True)
+    (models / local.MODEL_FILE).write_bytes(b"")
+    with pytest.raises(local.LocalModelError):  # a file of the wrong size is not the model
+        local.check_available(settings)
+    with open(models / local.MODEL_FILE, "wb") as handle:
+        handle.truncate(local.MODEL_BYTES)  # sparse: no 1.1 GB written
+    local.check_available(settings)
+    assert local.assembled() == models / local.MODEL_FILE
 
 
 def test_corrupt_chunks_are_refused(tmp_path, monkeypatch):

@@ -313,6 +313,9 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
     from ragjudge.gate import check_gate
     from ragjudge.records import resolve_mapping
 
+    from ragjudge.compare import typed
+
+    frame = typed(frame)  # a table read back from CSV holds "False" as text
     metrics = list(summary.metrics) if summary is not None else metrics_of(frame)
     if not metrics:
         raise InputError("the table holds no scored metric (no M_status and M_passed columns); give a table written by ragjudge score")

@@ -24,7 +24,7 @@ class LocalTransport:
         self.settings = settings
         self.provider_model = settings.model  # local/NAME, as litellm's custom provider resolved it
         self.where = "the embedded judge"
-        local.check_available(settings)
+        local.check_available(settings, cache_dir)
         self.path = local.configure(settings, cache_dir)
 
     async def complete(self, request: Request) -> Reply:
