@@ -229,10 +229,15 @@ def score(
 
     overrides, flag_fields = _overrides(locals())
     settings = load_config(config, overrides, flags=FLAGS)
+    _regression_gates(max_regressions, max_drop)
     _check_outputs(input, output, summary_json, format, output_format, junit=junit, markdown=markdown, html=html, baseline=baseline,
                    gates_without_baseline=max_regressions is not None or max_drop is not None)
-    wanted = Wanted(input, input_format, output, summary_json, junit, markdown, html, not no_step_summary, baseline, max_regressions, max_drop)
     console = _stderr()
+    for name in sorted({entry.split("=", 1)[0].strip() for entry in min_pass_rate if "=" in entry} - set(settings.metrics)):
+        console.print(f"warning: --min-pass-rate {name}=...: {name} is not judged in this run (metrics: {', '.join(settings.metrics)}); "
+                      f"add -m {name} to gate on it", highlight=False, markup=False, soft_wrap=True)
+    step_summary = not no_step_summary and _step_summary_usable(console, input, output, summary_json, junit, markdown, html)
+    wanted = Wanted(input, input_format, output, summary_json, junit, markdown, html, step_summary, baseline, max_regressions, max_drop)
     if limit is not None and sample is not None:
         raise RagjudgeError("--limit and --sample both choose the rows to judge: give one of them")
     _check_budget(settings)
@@ -302,19 +307,20 @@ def _score_on_ray(console: Any, source: str, settings: Any, wanted: Any, flag_fi
 def _verdict_printer(console: Any, progress: Any) -> Any:
     """``--verbose``: one line per row as its verdicts land, above the progress bar."""
     from ragjudge.gate import row_name
+    from ragjudge.reports.console import _one_line
 
     def show(position: int, ident: Any, verdicts: list[Any]) -> None:
         parts = []
         for v in verdicts:
             if v.status == "ok":
                 mark = "passed" if v.passed else "FAILED"
-                why = " ".join(str(v.rationale or "").split())[:90]
+                why = _one_line(v.rationale, 90)
                 parts.append(f"{v.metric} {v.score:g} {mark}" + (f" ({why})" if why else ""))
             else:
-                parts.append(f"{v.metric} {v.status}: {v.error}")
+                parts.append(f"{v.metric} {v.status}: {_one_line(v.error, 200)}")
         target = progress.bar.console if progress is not None and progress.bar is not None else console
         try:
-            target.print(f"{row_name(ident, position)}: " + "; ".join(parts), highlight=False, soft_wrap=True)
+            target.print(f"{_one_line(row_name(ident, position))}: " + "; ".join(parts), highlight=False, soft_wrap=True, markup=False)
         except OSError:  # stderr closed (| head): the run goes on, and writes its outputs
             pass
 
@@ -399,6 +405,14 @@ def _check_outputs(source: str, output: str | None, summary_json: str | None, *f
         raise RagjudgeError("--max-regressions and --max-drop compare with a baseline: give --baseline SCORED_TABLE")
     if baseline and not Path(baseline).is_file():
         raise RagjudgeError(f"--baseline: no such file: {baseline}")
+    if baseline:  # before any judging: a table that was never scored cannot be a baseline
+        from ragjudge.compare import metrics_of
+        from ragjudge.io import iter_chunks
+
+        first = next(iter(iter_chunks(baseline, None, 1000)), None)
+        if first is None or not metrics_of(first):
+            raise RagjudgeError(f"--baseline {baseline} holds no scored metric (no M_status and M_passed columns); "
+                                "give a table written by ragjudge score -o")
     for flag, path in (("--junit", junit), ("--markdown", markdown), ("--html", html)):
         if path is None:
             continue
@@ -420,6 +434,40 @@ def _check_outputs(source: str, output: str | None, summary_json: str | None, *f
             raise RagjudgeError(f"--summary-json: {summary_json} is a folder")
         if not target.resolve().parent.is_dir():
             raise RagjudgeError(f"--summary-json: folder does not exist: {target.parent}")
+
+
+def _regression_gates(max_regressions: int | None, max_drop: float | None) -> None:
+    """Refuse regression gates that cannot mean anything: a negative count, a drop outside
+    0..1 or not a number."""
+    import math
+
+    if max_regressions is not None and max_regressions < 0:
+        raise RagjudgeError(f"--max-regressions {max_regressions}: give a number of rows, 0 or more")
+    if max_drop is not None and not (math.isfinite(max_drop) and 0.0 <= max_drop <= 1.0):
+        raise RagjudgeError(f"--max-drop {max_drop}: give a drop in pass rate from 0 to 1 (0.05: five points)")
+
+
+def _step_summary_usable(console: Any, source: str, *outputs: str | None) -> bool:
+    """Whether the job summary can be appended to the file ``GITHUB_STEP_SUMMARY`` names: not
+    when it is the input or another output (Markdown appended to a scored JSONL breaks it) or
+    its folder does not exist; a warning says so and the run goes on without it."""
+    from pathlib import Path
+
+    from ragjudge.reports.markdown import step_summary_path
+
+    path = step_summary_path()
+    if not path:
+        return True
+    for other in (source, *outputs):
+        if other and other != "-" and os.path.realpath(other) == os.path.realpath(path):
+            console.print(f"warning: GITHUB_STEP_SUMMARY is {path}, which this run also reads or writes; the job summary is not appended to it",
+                          highlight=False, markup=False, soft_wrap=True)
+            return False
+    if Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
+        console.print(f"warning: GITHUB_STEP_SUMMARY names {path}, which cannot be written (a folder, or its folder does not exist); "
+                      "the job summary is not appended", highlight=False, markup=False, soft_wrap=True)
+        return False
+    return True
 
 
 def _rate(per_second: float) -> str:
@@ -560,6 +608,7 @@ def compare(
 
     scales = {item["name"]: item["kind"] == "scale" for item in describe(load_config(config))}
     report = measure(read_table(baseline), read_table(current), metrics=metric or None, by=by, scales=scales)
+    _regression_gates(max_regressions, max_drop)
     lines = check(report, max_regressions, max_drop)
     report["gate_lines"] = lines
     typer.echo(json.dumps(report, indent=2) if json_output else render(report, lines))

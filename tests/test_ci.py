@@ -300,3 +300,60 @@ def test_compare_matches_ids_whatever_their_type_and_fails_a_gate_when_nothing_c
     failed.to_parquet(cur)
     assert run_cli(["compare", str(base), str(cur), "--max-regressions", "0", "--max-drop", "0"], judge=False).code == 1
     assert run_cli(["compare", str(base), str(cur)], judge=False).code == 0  # no gate asked for
+
+
+def test_control_characters_and_keys_never_reach_the_ci_outputs(run_cli, tmp_path, monkeypatch, server):
+    # a form feed (text extracted from PDFs) in a missing fact made --junit fail with
+    # "unexpected ExpatError" (exit 2 for a run whose gate said 1); a key in a rationale or an
+    # id reached the annotation's title, the Markdown, the JUnit file and the console; an id
+    # with a newline could start a workflow command of its own in the job log
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "step.md"))
+    leak = "sk-abcdefgh12345"
+    server.replies.append(json.dumps({"facts": [{"fact": 1, "supported": False, "passages": [], "reason": "r"}],
+                                      "rationale": f"Page\fbreak; the key {leak} leaked.", "verdict": "no"}))
+    data = rows(3)
+    data[0]["id"] = f"r0|{leak}\n::warning::injected"
+    data[0]["expected_facts"] = ["a fact\fwith a form feed"]
+    junit, markdown = tmp_path / "j.xml", tmp_path / "m.md"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", data), "-m", "sufficiency", "--concurrency", "1",
+                      "--junit", str(junit), "--markdown", str(markdown)])
+    assert result.code == 1, result.stderr
+    from junitparser import JUnitXml
+
+    cases = [case for suite in JUnitXml.fromfile(str(junit)) for case in suite]
+    assert cases[0].name.startswith("r0|***") and leak not in cases[0].name
+    assert "Page\ufffdbreak; the key *** leaked." in cases[0].result[0].message
+    everything = result.stdout + result.stderr + junit.read_text() + markdown.read_text() + (tmp_path / "step.md").read_text()
+    assert leak not in everything
+    assert not [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("::warning::")]
+    assert "sufficiency r0|*** ::warning::injected: score 0" in result.stderr
+
+
+def test_a_step_summary_that_is_an_output_or_cannot_be_written_is_left_alone(run_cli, tmp_path, monkeypatch):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(2))
+    out = tmp_path / "out.jsonl"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(out))
+    result = run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-q"])
+    assert result.code == 0 and f"warning: GITHUB_STEP_SUMMARY is {out}, which this run also reads or writes" in result.stderr
+    assert len(read_jsonl(out)) == 2  # Markdown appended to it made "line 5: not valid JSON"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "missing" / "step.md"))
+    result = run_cli(["score", source, "-m", "sufficiency", "-q"])
+    assert result.code == 0 and "which cannot be written (a folder, or its folder does not exist)" in result.stderr
+
+
+def test_regression_gates_and_baselines_are_checked_before_judging(run_cli, tmp_path, server):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(2))
+    unscored = write_jsonl(tmp_path / "unscored.jsonl", rows(2))
+    result = run_cli(["score", source, "-m", "sufficiency", "--baseline", unscored, "--max-regressions", "0"])
+    assert result.code == 2 and server.calls == 0  # found after every row was judged, before
+    assert f"--baseline {unscored} holds no scored metric" in result.stderr
+    for gate in (["--max-regressions", "-1"], ["--max-drop", "-1"], ["--max-drop", "1.5"], ["--max-drop", "nan"]):
+        refused = run_cli(["score", source, "-m", "sufficiency", "--baseline", unscored, *gate])
+        assert refused.code == 2 and gate[0] in refused.stderr, gate
+    base = tmp_path / "base.parquet"
+    BASE.to_parquet(base)
+    assert run_cli(["compare", str(base), str(base), "--max-drop", "-1"], judge=False).code == 2
+    assert server.calls == 0
+    warned = run_cli(["score", source, "-m", "sufficiency", "--min-pass-rate", "groundedness=0.5", "-q"])
+    assert warned.code == 0 and "warning: --min-pass-rate groundedness=...: groundedness is not judged in this run" in warned.stderr

@@ -84,7 +84,7 @@ def commands(summary: Summary, source: str, fmt: str | None) -> list[str]:
     out = []
     for name, row in shown:
         where = f"file={_escape_property(source)},line={lines[row['row']]}," if row["row"] in lines else ""
-        title = _escape_property(f"ragjudge {name} failed: {row['id']}")
+        title = _escape_property(redact(f"ragjudge {name} failed: {row['id']}"))
         missing = f" Missing: {'; '.join(row['missing'])}" if row["missing"] else ""
         message = redact(f"score {row['score']:g} (threshold {summary.metrics[name].threshold:g}). {row['rationale'] or ''}{missing}".strip())
         out.append(f"::error {where}title={title}::{_escape_data(message)}")

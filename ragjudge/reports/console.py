@@ -3,6 +3,8 @@ gate fails, the failing rows."""
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary
@@ -61,7 +63,12 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
 
 
 def _one_line(text: str | None, width: int = 100) -> str:
-    line = " ".join(str(text or "").split())
+    """``text`` on one line (whitespace and control characters collapsed: a row's id or
+    rationale cannot start a line of its own, e.g. a GitHub workflow command), API keys
+    redacted, at most ``width`` characters."""
+    from ragjudge.model import redact
+
+    line = " ".join(re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", " ", redact(str(text or ""))).split())
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
@@ -76,11 +83,11 @@ def failing_lines(summary: Summary, output: str | None = None, summary_json: str
     for name, m in summary.metrics.items():
         for row in m.worst:
             if len(shown) < most:
-                shown.append(f"  {name} {row['id']}: score {row['score']:g}: {_one_line(row['rationale']) or '(no rationale)'}")
+                shown.append(f"  {name} {_one_line(row['id'])}: score {row['score']:g}: {_one_line(row['rationale']) or '(no rationale)'}")
     for name, m in summary.metrics.items():
         for ident in m.ids["error"]:
             if len(shown) < most:
-                shown.append(f"  {name} {ident}: error")
+                shown.append(f"  {name} {_one_line(ident)}: error")
     lines = [f"failing rows ({len(shown)} of {total}):", *shown]
     if total > len(shown):
         where = []

@@ -9,15 +9,25 @@ reason. Each suite carries its counts and the run's time in seconds.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ragjudge.gate import Summary, row_name
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
 def _text(value: Any) -> str:
+    """A cell as text XML 1.0 can hold (control characters, such as the form feeds of text
+    extracted from PDFs, become U+FFFD), with API keys redacted."""
     import pandas as pd
 
-    return "" if value is None or (not isinstance(value, (list, dict)) and pd.isna(value)) else str(value)
+    from ragjudge.model import redact
+
+    if value is None or (not isinstance(value, (list, dict)) and pd.isna(value)):
+        return ""
+    return _NOT_XML.sub("\ufffd", redact(str(value)))
 
 
 def _false(value: Any) -> bool:
@@ -46,14 +56,14 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
         scores = frame[f"{metric}_score"].tolist()
         for index, ident in enumerate(ids):
             ident = None if ident is None or (not isinstance(ident, (list, dict)) and pd.isna(ident)) else ident
-            case = TestCase(row_name(ident, index), classname=metric, time=0.0)
+            case = TestCase(_text(row_name(ident, index)), classname=_text(metric), time=0.0)
             status = statuses[index]
             if status == "error":
                 case.result = [Error(_text(errors[index]), "error")]
             elif status == "skipped":
                 case.result = [Skipped(_text(errors[index]))]
             elif status == "ok" and _false(passed[index]):
-                gone = [str(m) for m in (missing[index] if isinstance(missing[index], list) else [])]
+                gone = [_text(m) for m in (missing[index] if isinstance(missing[index], list) else [])]
                 message = _text(rationale[index]) + (f" Missing: {'; '.join(gone)}" if gone else "")
                 case.result = [Failure(message.strip() or f"score {scores[index]:g}", "failed")]
             suite.add_testcase(case)
@@ -62,7 +72,7 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
         suite = TestSuite("regressions")
         for metric, figures in comparison["metrics"].items():
             for ident in figures["regressed_ids"]:
-                case = TestCase(ident, classname=f"regressions.{metric}", time=0.0)
+                case = TestCase(_text(ident), classname=f"regressions.{metric}", time=0.0)
                 case.result = [Failure(f"{metric}: passed in the baseline {comparison.get('baseline', '')}, fails now", "regressed")]
                 suite.add_testcase(case)
         xml.add_testsuite(suite)

@@ -16,12 +16,15 @@ WORST_SHOWN = 10
 
 
 def _md(value: Any) -> str:
-    """``value`` as text safe inside a Markdown table cell: one line, pipes and HTML escaped."""
+    """``value`` as text safe inside a Markdown table cell: one line, pipes and HTML escaped,
+    API keys redacted."""
     import html
+
+    from ragjudge.model import redact
 
     if isinstance(value, list):
         value = "; ".join(map(str, value))
-    text = " ".join(str("" if value is None else value).split())
+    text = " ".join(redact(str("" if value is None else value)).split())
     return html.escape(text, quote=False).replace("|", "\\|")
 
 
