@@ -246,6 +246,8 @@ def score(
     if engine not in ("local", "ray"):
         raise RagjudgeError(f"--engine {engine}: use local or ray")
     if engine == "ray":
+        if ray_actors is not None and ray_actors < 1:
+            raise RagjudgeError(f"--ray-actors {ray_actors}: give a number of actors, 1 or more")
         raise typer.Exit(_score_on_ray(console, input, settings, wanted, flag_fields, ray_address, ray_actors, quiet))
     progress = None if quiet else _progress(console)
     started = time.monotonic()
@@ -392,7 +394,8 @@ def _interrupted_line(summary: Any, output: str | None) -> str:
 
 
 def _check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
-                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False) -> None:
+                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
+                   html_flag: str = "--html") -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end."""
     from pathlib import Path
 
@@ -413,10 +416,12 @@ def _check_outputs(source: str, output: str | None, summary_json: str | None, *f
         if first is None or not metrics_of(first):
             raise RagjudgeError(f"--baseline {baseline} holds no scored metric (no M_status and M_passed columns); "
                                 "give a table written by ragjudge score -o")
-    for flag, path in (("--junit", junit), ("--markdown", markdown), ("--html", html)):
+    for flag, path in (("--junit", junit), ("--markdown", markdown), (html_flag, html)):
         if path is None:
             continue
-        if path in ("", "-") or Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
+        if path == "-":
+            raise RagjudgeError(f"{flag} writes a file, not stdout: give a file name")
+        if path == "" or Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
             raise RagjudgeError(f"{flag}: cannot write {path!r}: give a file in an existing folder")
         for other_flag, other in (("-o", output), ("--summary-json", summary_json), ("the input", source)):
             if other and other != "-" and os.path.realpath(other) == os.path.realpath(path):
@@ -638,7 +643,7 @@ def report(
 
     mapped = _pairs(map, "--map", FIELDS)
     settings = load_config(config, {"columns": mapped} if mapped else None, flags=FLAGS)
-    _check_outputs(scored, None, None, html=output)
+    _check_outputs(scored, None, None, html=output, html_flag="-o")
     text = from_table(read_table(scored), settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title)
     write(output, text)
     typer.echo(f"wrote {output}")

@@ -152,6 +152,9 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     rates, change, regressed and improved rows, p-values), with ``by`` groups. Raises
     ``InputError`` (exit 2) for tables that cannot be compared. Tables read back from CSV are
     typed again first (``typed``)."""
+    for name, table in (("baseline", baseline), ("current", current)):
+        if len(table) == 0:
+            raise InputError(f"the {name} table has no rows; compare two tables written by ragjudge score")
     baseline, current = typed(baseline), typed(current)
     have_b, have_c = metrics_of(baseline), metrics_of(current)
     if metrics is None:

@@ -115,7 +115,15 @@ def evaluate(
     from ragjudge.io import TableWriter, detect_format, iter_chunks
     from ragjudge.scoring import Scorer, removed_note
 
+    if isinstance(source, list):
+        from ragjudge.scoring import as_frame
+
+        source = as_frame(source)
     is_frame = isinstance(source, pd.DataFrame)
+    if is_frame:
+        from ragjudge.scoring import as_frame
+
+        as_frame(source)  # columns the scorer can name, or InputError with the fix
     fmt = None if is_frame else detect_format(source, input_format)
     if not is_frame and source == "-" and sample is not None:
         from ragjudge.io import spool_stdin

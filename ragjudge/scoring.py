@@ -209,7 +209,8 @@ class Scorer:
         reason "not sampled" (``--limit`` / ``--sample``). ``on_row(position, id, verdicts)`` is
         called as each row's verdicts (one per metric) are all in (``position`` counts from
         ``start``). Provider failures become error rows; raises only for unusable input
-        (``InputError``) or settings."""
+        (``InputError``) or settings. A list of dicts is taken as the rows of a DataFrame."""
+        frame = as_frame(frame)
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
         records, verdicts = _loop.run(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start)))
@@ -218,6 +219,7 @@ class Scorer:
     async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
                      skip: set[int] | None = None, on_row: Any = None) -> Scored:
         """``score`` for async code (Jupyter, web apps): ``await scorer.ascore(df)``."""
+        frame = as_frame(frame)
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
         records, verdicts = await _loop.arun(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start)))
@@ -461,6 +463,31 @@ def removed_note(rows: int) -> str:
             "judging (column removed_instructions; judge.strip_instructions: false keeps them)")
 
 
+def as_frame(frame: Any) -> Any:
+    """``frame`` as a DataFrame whose columns the scorer can name: a list of dicts becomes one;
+    anything else that is not a DataFrame, MultiIndex columns, column names that are not text
+    and a column name given twice raise ``InputError`` with the fix."""
+    import pandas as pd
+
+    from ragjudge.errors import InputError
+
+    if isinstance(frame, list) and all(isinstance(row, dict) for row in frame):
+        frame = pd.DataFrame(frame)
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"score takes a pandas DataFrame (or a list of dicts), not {type(frame).__name__}")
+    if isinstance(frame.columns, pd.MultiIndex):
+        raise InputError("the DataFrame has MultiIndex columns; flatten them first, e.g. "
+                         "df.columns = ['_'.join(map(str, c)) for c in df.columns]")
+    odd = [c for c in frame.columns if not isinstance(c, str)]
+    if odd:
+        raise InputError(f"column names must be text; {', '.join(map(repr, odd[:5]))} {'is' if len(odd) == 1 else 'are'} not: "
+                         "rename them, e.g. df.columns = df.columns.astype(str)")
+    twice = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+    if twice:
+        raise InputError(f"the column name(s) {', '.join(twice)} appear more than once; give each column its own name")
+    return frame
+
+
 def score(frame: Any, metrics: list[str] | None = None, config: Config | str | None = None, **settings: Any) -> Scored:
     """Score ``frame`` (a pandas DataFrame) in one line: ``ragjudge.score(df, metrics=["sufficiency"],
     model="openai/gpt-4o-mini")``. ``config``: a ``Config`` or the path (or bundled name) of a
@@ -468,7 +495,7 @@ def score(frame: Any, metrics: list[str] | None = None, config: Config | str | N
     from ragjudge.config import load_config
 
     if metrics is not None:
-        settings["metrics"] = list(metrics)
+        settings["metrics"] = [metrics] if isinstance(metrics, str) else list(metrics)
     if not isinstance(config, Config):
         config = load_config(config, settings)
         settings = {}
@@ -481,7 +508,7 @@ async def ascore(frame: Any, metrics: list[str] | None = None, config: Config | 
     from ragjudge.config import load_config
 
     if metrics is not None:
-        settings["metrics"] = list(metrics)
+        settings["metrics"] = [metrics] if isinstance(metrics, str) else list(metrics)
     if not isinstance(config, Config):
         config = load_config(config, settings)
         settings = {}

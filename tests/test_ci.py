@@ -357,3 +357,25 @@ def test_regression_gates_and_baselines_are_checked_before_judging(run_cli, tmp_
     assert server.calls == 0
     warned = run_cli(["score", source, "-m", "sufficiency", "--min-pass-rate", "groundedness=0.5", "-q"])
     assert warned.code == 0 and "warning: --min-pass-rate groundedness=...: groundedness is not judged in this run" in warned.stderr
+
+
+def test_empty_tables_are_named_as_empty(run_cli, tmp_path):
+    # an empty current table was "the tables hold different metrics: ... the current table none"
+    base, empty = tmp_path / "base.parquet", tmp_path / "empty.parquet"
+    BASE.to_parquet(base)
+    BASE.iloc[:0].to_parquet(empty)
+    result = run_cli(["compare", str(base), str(empty)], judge=False)
+    assert result.code == 2 and "the current table has no rows" in result.stderr
+    result = run_cli(["report", str(empty), "-o", str(tmp_path / "r.html")], judge=False)
+    assert result.code == 2 and "the table has no rows" in result.stderr
+
+
+def test_output_flags_are_named_as_given(run_cli, tmp_path):
+    base = tmp_path / "base.parquet"
+    BASE.to_parquet(base)
+    folder = run_cli(["report", str(base), "-o", str(tmp_path)], judge=False)  # said "--html: cannot write"
+    assert folder.code == 2 and folder.stderr.startswith(f"error: -o: cannot write '{tmp_path}'")
+    stdout = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(1)), "--junit", "-"])
+    assert stdout.code == 2 and "--junit writes a file, not stdout" in stdout.stderr
+    actors = run_cli(["score", str(tmp_path / "in.jsonl"), "--engine", "ray", "--ray-actors", "0"])
+    assert actors.code == 2 and "--ray-actors 0: give a number of actors, 1 or more" in actors.stderr

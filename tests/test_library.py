@@ -135,3 +135,26 @@ def test_interrupt_turns_unfinished_rows_into_errors_and_stays():
     assert set(first.frame.loc[first.frame["sufficiency_status"] == "error", "sufficiency_error"]) == {"interrupted"}
     assert first.summary.interrupted and second.summary.interrupted
     assert set(second.frame["sufficiency_error"].dropna()) == {"interrupted"}
+
+
+def test_frames_the_scorer_cannot_name_get_the_fix_and_lists_of_rows_work(server, tmp_path):
+    # an int column name raised AttributeError: 'int' object has no attribute 'endswith';
+    # metrics="sufficiency" was read as the metrics s, u, f, ...; a list of dicts raised AttributeError
+    from ragjudge.errors import InputError
+
+    frame = sample_frame().head(2)
+    settings = {"model": "openai/fake-judge", "api_base": server.url, "cache": {"dir": str(tmp_path / "c")}}
+    scored = ragjudge.score(frame.to_dict("records"), metrics="sufficiency", **settings)
+    assert list(scored.frame["sufficiency_status"]) == ["ok", "ok"] and list(scored.summary.metrics) == ["sufficiency"]
+    cases = {
+        "int": (frame.assign(**{"7": 1}).rename(columns={"7": 7}), "column names must be text; 7 is not"),
+        "twice": (pd.concat([frame, frame[["request"]]], axis=1), "the column name(s) request appear more than once"),
+        "multi": (frame.set_axis(pd.MultiIndex.from_tuples([(c, "x") for c in frame.columns]), axis=1), "MultiIndex columns; flatten them"),
+        "text": ("data.jsonl", "score takes a pandas DataFrame (or a list of dicts), not str"),
+    }
+    for name, (bad, message) in cases.items():
+        with pytest.raises(InputError) as info:
+            ragjudge.score(bad, metrics=["sufficiency"], **settings)
+        assert message in str(info.value), name
+    with pytest.raises(InputError, match="column names must be text"):
+        ragjudge.evaluate(cases["int"][0], ragjudge.load_config(**settings))

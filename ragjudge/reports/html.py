@@ -315,6 +315,8 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
 
     from ragjudge.compare import typed
 
+    if len(frame) == 0:
+        raise InputError("the table has no rows; give a table written by ragjudge score")
     frame = typed(frame)  # a table read back from CSV holds "False" as text
     metrics = list(summary.metrics) if summary is not None else metrics_of(frame)
     if not metrics:
