@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Reproduce the README's judge-quality figures with the embedded judge (slow on a CPU:
-# about 10 s a row on 2 cores). Extra arguments go to agreement.py (e.g. --rows 60).
+# Reproduce the judge-quality figures of docs/quality.md with the embedded judge: every
+# development row of ../shared/data never used for a choice, thresholds chosen by 5-fold
+# cross-validation (bench/quality.py). The first run judges the rows that are not in the
+# response cache yet (hours on 2 cores); once they are, it takes seconds.
+# Extra arguments go to quality.py (e.g. --data DIR, --cached-only, --only sufficiency).
 set -euo pipefail
 cd "$(dirname "$0")"
 PY="${PYTHON:-../.venv/bin/python}"
-"$PY" agreement.py "$@"
+"$PY" quality.py "$@"

@@ -252,6 +252,12 @@ def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[
         mine = [(s, h) for (row, _), s, h in zip(ok, scores, humans) if row["id"].split("-", 3)[-1] == system]
         out["squality"]["by_system"][system] = {**numeric_agreement([s for s, _ in mine], [h for _, h in mine]),
                                                 "judge_mean": statistics.mean(s for s, _ in mine), "human_mean": statistics.mean(h for _, h in mine)}
+    # the same rows scored by word overlap alone, no judge: 1 + 4 x the share of the expected
+    # response's content words found in the response (like ROUGE-1 recall), as a baseline
+    from ragjudge.judges.sufficiency import evidence_share
+
+    overlap = [1 + 4 * evidence_share(row["expected_response"], [row["response"]]) for row, _ in ok]
+    out["squality"]["word_overlap_baseline"] = numeric_agreement(overlap, humans)
     passes = [h >= 3 for h in humans]
     marks = [round(1 + 0.1 * m, 1) for m in range(41)]
     cv = cross_validate(scores, passes, marks, lambda s, m: s >= m, k, seed)
@@ -271,6 +277,11 @@ def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[
     out["ragchecker_pairs"] = {"pairs": len(pairs), "excluded": len(pairs) - len(keep),
                                **pairwise_agreement([a[i].score for i in keep], [b[i].score for i in keep],
                                                     [float(pairs[i]["label_completeness_pref"]) for i in keep])}
+    usable = [i for i in range(len(pairs)) if pairs[i].get("expected_response") and pairs[i].get("response") and pairs[i].get("response_b")]
+    out["ragchecker_pairs"]["word_overlap_baseline"] = {"pairs": len(usable), **pairwise_agreement(
+        [evidence_share(pairs[i]["expected_response"], [pairs[i]["response"]]) for i in usable],
+        [evidence_share(pairs[i]["expected_response"], [pairs[i]["response_b"]]) for i in usable],
+        [float(pairs[i]["label_completeness_pref"]) for i in usable])}
     return out
 
 
