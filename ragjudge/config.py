@@ -8,8 +8,10 @@ package, so ``-c mlflow`` works wherever ragjudge is installed.
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -182,34 +184,90 @@ class Example(_Strict):
     verdict: str | float | bool
     rationale: str = ""
 
+    def verdict_problem(self, kind: str, low: float, high: float) -> str | None:
+        """None when ``verdict`` suits a judge of ``kind`` (``binary``: yes/no or true/false;
+        ``scale``: a number from ``low`` to ``high``); else the values it may take, as words."""
+        verdict = self.verdict
+        if kind == "binary":
+            if isinstance(verdict, bool) or (isinstance(verdict, str) and verdict.strip().lower() in ("yes", "no", "true", "false")):
+                return None
+            return "yes or no (true or false)"
+        number: float | None = None
+        if isinstance(verdict, (int, float)) and not isinstance(verdict, bool):
+            number = float(verdict)
+        elif isinstance(verdict, str):
+            try:
+                number = float(verdict.strip())
+            except ValueError:
+                number = None
+        if number is not None and math.isfinite(number) and low <= number <= high:
+            return None
+        return f"a number from {low:g} to {high:g}"
+
+    def shown(self) -> str:
+        """``verdict`` as the config wrote it: yes/no, a number, or quoted text."""
+        if isinstance(self.verdict, bool):
+            return "yes" if self.verdict else "no"
+        return f"{self.verdict:g}" if isinstance(self.verdict, float) else repr(self.verdict)
+
 
 class Extension(_Strict):
     """Domain knowledge added to a built-in metric's prompt: ``instructions`` (text placed before
     the task) and few-shot ``examples``. Changing either changes the prompt version and so the
-    cache key."""
+    cache key. ``check`` refuses examples that do not suit the metric (the config calls it)."""
 
     instructions: str | None = None
     examples: list[Example] = Field(default_factory=list)
+
+    # the fields each built-in metric reads, that its examples may give
+    INPUTS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "sufficiency": ("request", "context", "passages", "expected_facts", "expected_response"),
+        "completeness": ("request", "response", "expected_response", "expected_facts"),
+    }
+
+    def check(self, metric: str) -> None:
+        """Refuse an example that does not suit the built-in ``metric``: a field it does not read
+        (``INPUTS``), or a verdict it cannot give (sufficiency: yes or no; completeness: a number
+        from 1 to 5). Raises ``ValueError`` naming the metric, the example and what it takes."""
+        judge = judge_class(metric)
+        allowed = self.INPUTS.get(metric, ("request", "context", "passages", "expected_facts", "expected_response", "response"))
+        for number, example in enumerate(self.examples, 1):
+            unknown = sorted(set(example.inputs) - set(allowed))
+            if unknown:
+                raise ValueError(f"extend.{metric}: example {number} gives unknown field(s) {', '.join(unknown)}; "
+                                 f"{metric} reads {', '.join(allowed)}")
+            problem = example.verdict_problem(judge.kind, *judge.scale)
+            if problem:
+                raise ValueError(f"extend.{metric}: example {number} has verdict {example.shown()}; {metric} takes {problem}")
 
 
 class JudgeDefinition(_Strict):
     """A metric defined in the config (``judges:``), judged like a built-in one.
 
-    ``name``: ``-m NAME`` and the prefix of its output columns (lower case, digits, ``_``).
-    ``needs``: the fields it reads: canonical fields (request, context, expected_facts,
+    ``name``: ``-m NAME`` and the prefix of its output columns (1 to 40 lower case letters,
+    digits and ``_``, starting with a letter).
+    ``needs``: the fields it reads: canonical fields (id, request, context, expected_facts,
     expected_response, response) or other columns of the input; a row lacking one is skipped.
     ``prompt``: a Jinja2 template (sandboxed) over ``request``, ``passages`` (the numbered
-    context), ``context`` (the same), ``response``, ``expected_response``, ``expected_facts``
-    and the columns in ``needs``; every value arrives fenced as data, with sentences addressed
-    to the judge removed. ``system``: the system message (default: a strict, impartial judge).
-    ``kind``: ``binary`` (yes/no, 1.0/0.0) or ``scale`` from ``min`` to ``max``. ``threshold``:
-    a row passes at score >= threshold (default 0.5 for binary, the middle of a scale).
+    context), ``context`` (the same), ``response``, ``expected_response``, ``expected_facts``,
+    ``id`` and the columns in ``needs``; every value arrives fenced as data, with sentences
+    addressed to the judge removed. Its size is limited (``ragjudge.judges.custom.MAX_*``:
+    for-loops nested at most 2 deep, range() of at most 1,000 numbers, no loop over a text's
+    characters, ...). ``system``: the system message (default: a strict, impartial judge).
+    ``kind``: ``binary`` (yes/no, 1.0/0.0) or ``scale`` from ``min`` to ``max`` (finite
+    numbers). ``threshold``: a row passes at score >= threshold (default 0.5 for binary, the
+    middle of a scale).
     ``claims``: the judge lists the response's claims and marks each supported or not; the
     verdict is yes only when every claim is, and ``M_missing`` lists the unsupported ones
-    (binary only). ``examples``: few-shot examples, shown as earlier turns of the conversation.
+    (binary only). ``examples``: few-shot examples, shown as earlier turns of the conversation;
+    each verdict yes/no (true/false) for a binary judge, a number from min to max on a scale.
+    Any of these that is wrong raises ``ValueError`` naming the judge (a ``ConfigError``, exit
+    2, once the config is read).
     """
 
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
+    NAME: ClassVar[str] = r"[a-z][a-z0-9_]{0,39}"
+
+    name: str = Field(pattern=f"^{NAME}$")
     description: str = ""
     needs: list[str] = Field(default_factory=list)
     prompt: str = Field(min_length=1)
@@ -221,8 +279,20 @@ class JudgeDefinition(_Strict):
     claims: bool = False
     examples: list[Example] = Field(default_factory=list)
 
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name_pattern(cls, value: Any) -> Any:
+        # said here rather than by the pattern, whose own message the config's errors cannot show
+        if isinstance(value, str) and not re.fullmatch(cls.NAME, value):
+            raise ValueError("should be 1 to 40 characters: lower case letters a-z, digits and _, starting with a letter")
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> "JudgeDefinition":
+        for key in ("min", "max", "threshold"):
+            value = getattr(self, key)
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"judge '{self.name}': {key} must be a finite number (got {value})")
         low, high = self.scale
         if self.kind == "scale" and self.min >= self.max:
             raise ValueError(f"judge '{self.name}': min ({self.min:g}) must be below max ({self.max:g})")
@@ -230,6 +300,11 @@ class JudgeDefinition(_Strict):
             raise ValueError(f"judge '{self.name}': threshold {self.threshold:g} is outside its scale {low:g}..{high:g}")
         if self.claims and self.kind != "binary":
             raise ValueError(f"judge '{self.name}': claims: true needs kind: binary")
+        for number, example in enumerate(self.examples, 1):
+            problem = example.verdict_problem(self.kind, low, high)
+            if problem:
+                raise ValueError(f"judge '{self.name}': example {number} has verdict {example.shown()}; a {self.kind} judge "
+                                 f"takes {problem}")
         from ragjudge.judges.custom import check
 
         check(self)
@@ -318,6 +393,7 @@ class Config(_Strict):
         for name in self.extend:
             if name not in BUILT_IN:
                 raise ValueError(f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")
+            self.extend[name].check(name)
         for name, value in self.thresholds.items():
             low, high = self.scale(name)
             if not low <= value <= high:

@@ -132,7 +132,7 @@ def test_an_unjudged_claim_is_never_a_yes(run_cli, tmp_path, server):
 @pytest.mark.parametrize("text, message", [
     pytest.param(BINARY.replace("{{ source_title }}", "{{ source_titel }}"),
                  "judge 'cites_sources': the prompt names unknown field(s) source_titel; available: request, passages, context, response, "
-                 "expected_response, expected_facts, source_title", id="unknown_field"),
+                 "expected_response, expected_facts, id, source_title", id="unknown_field"),
     pytest.param(BINARY.replace("name: cites_sources", "name: sufficiency"),
                  "judges: 'sufficiency' is a metric that ships with ragjudge; give your judge another name; to add instructions or "
                  "examples to it, use extend.sufficiency", id="clash_with_built_in"),
@@ -216,3 +216,216 @@ def test_a_needed_column_that_is_missing_exits_2(run_cli, tmp_path):
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-c", config_file(tmp_path, BINARY), "-m", "cites_sources"])
     assert result.code == 2
     assert "cites_sources needs a column 'source_title' and the input has none; columns: id, request, context, response" in result.stderr
+
+
+# -- faults found by an adversarial tester ---------------------------------------------------
+
+def judge_with(prompt: str, extra: str = "") -> str:
+    """BINARY with another prompt (indented as a YAML block) and extra keys."""
+    body = "".join(f"      {line}\n" for line in prompt.splitlines())
+    return BINARY.split("    prompt: |\n")[0] + extra + "    prompt: |\n" + body
+
+
+NESTED_4 = "{% for _ in response %}" * 4 + "x" + "{% endfor %}" * 4
+DOUBLING = "{% macro m(n) %}{% if n %}{{ m(n - 1) }}{{ m(n - 1) }}{% endif %}{% endmacro %}{{ m(16) }}"
+
+
+@pytest.mark.parametrize("prompt, message", [
+    pytest.param(NESTED_4, "judge 'cites_sources': the prompt nests for-loops 4 deep; at most 2 may be nested (a loop inside a loop)",
+                 id="four_nested_loops"),
+    pytest.param("{% for a in [1] %}{% for b in [2] %}{% for c in [3] %}{{ response }}{% endfor %}{% endfor %}{% endfor %}",
+                 "judge 'cites_sources': the prompt nests for-loops 3 deep; at most 2 may be nested", id="three_nested_loops"),
+    pytest.param("{% for i in range(5000) %}{% endfor %}{{ response }}",
+                 "judge 'cites_sources': the prompt goes past a template limit on sample values: range() of 5,000 numbers is over the "
+                 "limit of 1,000; simplify the template", id="range"),
+    pytest.param("{% for c in response %}{{ c }}{% endfor %}",
+                 "judge 'cites_sources': the prompt goes past a template limit on sample values: a text field cannot be looped over "
+                 "character by character; use it whole, or loop over its words or lines (response.split(), response.splitlines())",
+                 id="characters_of_a_text"),
+    pytest.param("{{ response|list|length }}", "a text field cannot be looped over character by character", id="text_as_a_list"),
+    pytest.param("{{ response * 10**6 }}", "the prompt goes past a template limit on sample values: '*' would make a value of size 16,000,000, "
+                 "over the limit of 10,000,000 (a character counts 1, an item of a list 100); simplify the template", id="text_times_a_large_number"),
+    pytest.param("{{ 'x' * 10**8 }}", "'*' would make a value of size 100,000,000, over the limit of 10,000,000", id="x_times_10_8"),
+    pytest.param("{{ 7 ** 100000 }}{{ response }}", "'**' would make a number over 10,000 bits", id="power"),
+    pytest.param("{{ response|center(10**8) }}", "the filter center would make a value of size 100,000,000, over the limit of 10,000,000",
+                 id="center"),
+    pytest.param("{{ response.ljust(10**8) }}", "ljust() is given 100,000,000, over the limit of 10,000,000", id="ljust"),
+    pytest.param(DOUBLING, "the template runs more than 20,000 loop iterations and calls", id="macro_calls_doubling"),
+    pytest.param("{{ 5|round(-100000) }}{{ response }}", "round(): precision must be at most 1,000 (either sign)", id="round"),
+    pytest.param("{{ [1]|tojson(indent=10**6) }}{{ response }}", "tojson(): indent must be at most 100 (either sign)", id="tojson_indent"),
+    pytest.param("{{ response.encode() }}", "the prompt reaches for something a template may not use (access to attribute 'encode'",
+                 id="bytes"),
+    pytest.param("{% for x in [1] recursive %}{{ loop([x]) }}{% endfor %}",
+                 "judge 'cites_sources': the prompt has a recursive for-loop; a judge's template may not use them", id="recursive_loop"),
+])
+def test_a_template_past_a_limit_exits_2_when_the_config_loads(run_cli, tmp_path, prompt, message):
+    config = config_file(tmp_path, judge_with(prompt))
+    result = run_cli(["judges", "-c", config], judge=False)  # `ragjudge judges` loads the config too
+    assert result.code == 2
+    assert message in result.stderr, result.stderr
+    assert "unexpected" not in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("prompt, extra, message", [
+    pytest.param("{{ 1/0 }}{{ response }}", "",
+                 "judge 'cites_sources': the prompt fails on sample values: ZeroDivisionError: division by zero; fix the template so "
+                 "that it renders for any row", id="zero_division"),
+    pytest.param("{{ response|truncate(-1) }}", "",
+                 "judge 'cites_sources': the prompt fails on sample values: AssertionError: expected length >= 3, got -1", id="assertion"),
+    pytest.param("{{ '%s%s'|format(response) }}", "",
+                 "judge 'cites_sources': the prompt fails on sample values: TypeError: not enough arguments for format string", id="type_error"),
+    pytest.param("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}", "",
+                 "judge 'cites_sources': the prompt fails on sample values: RecursionError: maximum recursion depth exceeded",
+                 id="recursion"),
+    pytest.param("{{ response }}", "    system: \"{{ 1/0 }}\"\n",
+                 "judge 'cites_sources': the system fails on sample values: ZeroDivisionError: division by zero", id="system"),
+    pytest.param("{{ response }}", "    system: \"{{ 'x' * 10**8 }}\"\n",
+                 "judge 'cites_sources': the system goes past a template limit on sample values: '*' would make a value of size 100,000,000",
+                 id="system_limit"),
+])
+def test_a_template_that_raises_on_sample_values_is_a_config_error(run_cli, tmp_path, prompt, extra, message):
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", ROWS), "-c", config_file(tmp_path, judge_with(prompt, extra))])
+    assert result.code == 2
+    assert message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "unexpected" not in result.stderr
+
+
+IF_B = "{% if 'Colosseum' in response %}"  # true for row b only, never for the sample values checked at load
+
+
+@pytest.mark.parametrize("prompt, extra, error", [
+    pytest.param(IF_B + "{{ 1/0 }}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: ZeroDivisionError: division by zero", id="zero_division"),
+    pytest.param("{% macro m() %}{{ m() }}{% endmacro %}" + IF_B + "{{ m() }}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: RecursionError: maximum recursion depth exceeded",
+                 id="recursion"),
+    pytest.param(IF_B + "{{ response|truncate(-1) }}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: AssertionError: expected length >= 3, got -1",
+                 id="assertion"),
+    pytest.param(IF_B + "{{ '%s%s'|format(response) }}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: TypeError: not enough arguments for format string",
+                 id="type_error"),
+    pytest.param(IF_B + "{{ 'x' * 10**8 }}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: TemplateLimitError: '*' would make a value of size "
+                 "100,000,000, over the limit of 10,000,000 (a character counts 1, an item of a list 100)", id="limit"),
+    pytest.param(IF_B + "{% for a in response %}{% for b in response %}{{ a }}{% endfor %}{% endfor %}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: TemplateLimitError: a text field cannot be looped "
+                 "over character by character; use it whole, or loop over its words or lines (response.split(), response.splitlines())",
+                 id="characters_of_a_text"),
+    pytest.param("{{ response }}", f"    system: \"{IF_B}{{{{ 1/0 }}}}{{% endif %}}You judge.\"\n",
+                 "judge 'cites_sources': the system template failed on this row: ZeroDivisionError: division by zero", id="system"),
+])
+def test_a_template_that_fails_on_one_row_fails_that_row_only(run_cli, tmp_path, server, prompt, extra, error):
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", ROWS), "-c", config_file(tmp_path, judge_with(prompt, extra)),
+                      "-m", "cites_sources", "-o", str(out), "--max-error-rate", "1", "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    written = read_jsonl(out)
+    assert [r["cites_sources_status"] for r in written] == ["ok", "error", "skipped"]
+    if "RecursionError" in error:
+        assert written[1]["cites_sources_error"].startswith(error)
+    else:
+        assert written[1]["cites_sources_error"] == error
+    assert server.calls == 1  # row a judged; row b never reached the judge
+
+
+def test_sensible_templates_stay_within_the_limits(run_cli, tmp_path):
+    prompt = ("{% set words = response.split() %}{% for w in words[1:4] %}[{{ w|upper }}]{% endfor %} {{ words|length }} words\n"
+              "{% for i in range(2) %}{% for j in ['a', 'b'] %}{{ i }}{{ j }} {% endfor %}{% endfor %}\n"
+              "{{ '%s|%s'|format(response|wordcount, source_title|length) }} {{ 'Paris' in response }} {{ response|truncate(20) }}\n"
+              "{{ response|replace('Paris', 'PARIS') ~ '!' }} {{ '{}-{}'.format(1, 2) }} {{ ['x', 'y']|join('+') }} {{ 2 ** 10 }}")
+    config = config_file(tmp_path, judge_with(prompt))
+    result = run_cli(["render", write_jsonl(tmp_path / "in.jsonl", ROWS), "-m", "cites_sources", "--row", "1", "-c", config], judge=False)
+    assert result.code == 0, result.stderr
+    assert "[THE][EIFFEL][TOWER] 8 words\n0a 0b 1a 1b \n8|46 True <response>\nThe...\n" in result.stdout
+    assert "<response>\nThe Eiffel Tower is in PARIS.\n</response>! 1-2 x+y 1024" in result.stdout
+
+
+def test_a_judge_may_need_and_read_the_id(run_cli, tmp_path, server):
+    server.keep_requests = True
+    text = BINARY.replace("needs: [response, source_title]", "needs: [id, response]").replace("{{ source_title }}", "Row {{ id }}")
+    rows = [*ROWS, {**ROWS[0], "id": ""}]
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-c", config_file(tmp_path, text), "-m", "cites_sources", "-o", str(out),
+             "--min-pass-rate", "0"])
+    written = read_jsonl(out)
+    assert [(r["cites_sources_status"], r["cites_sources_error"]) for r in written] == [
+        ("ok", None), ("ok", None), ("skipped", "no response"), ("skipped", "no id")]
+    assert 'Row <data name="id">\na\n</data>' in server.requests[0]["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize("text, message", [
+    pytest.param(SCALE.replace("min: 1", "min: .nan"), "judge 'faithful_1to5': min must be a finite number (got nan)", id="min_nan"),
+    pytest.param(SCALE.replace("max: 5", "max: .inf"), "judge 'faithful_1to5': max must be a finite number (got inf)", id="max_inf"),
+    pytest.param(SCALE.replace("min: 1", "min: -.inf"), "judge 'faithful_1to5': min must be a finite number (got -inf)", id="min_minus_inf"),
+    pytest.param(SCALE.replace("threshold: 4", "threshold: .nan"), "judge 'faithful_1to5': threshold must be a finite number (got nan)",
+                 id="threshold_nan"),
+    pytest.param(BINARY.replace("kind: binary", "kind: binary\n    threshold: .inf"),
+                 "judge 'cites_sources': threshold must be a finite number (got inf)", id="binary_threshold_inf"),
+])
+def test_scale_bounds_and_thresholds_must_be_finite(run_cli, tmp_path, text, message):
+    result = run_cli(["judges", "-c", config_file(tmp_path, text)], judge=False)
+    assert result.code == 2
+    assert message in result.stderr, result.stderr
+
+
+def binary_example(verdict: str) -> str:
+    return BINARY + f"    examples:\n      - inputs: {{response: It is in Paris., source_title: Paris guide}}\n        verdict: {verdict}\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    pytest.param(SCALE.replace("verdict: 5", "verdict: great"),
+                 "judge 'faithful_1to5': example 1 has verdict 'great'; a scale judge takes a number from 1 to 5", id="scale_word"),
+    pytest.param(SCALE.replace("verdict: 5", "verdict: 42"),
+                 "judge 'faithful_1to5': example 1 has verdict 42; a scale judge takes a number from 1 to 5", id="scale_outside"),
+    pytest.param(SCALE + "      - inputs: {response: x}\n        verdict: .nan\n",
+                 "judge 'faithful_1to5': example 2 has verdict nan; a scale judge takes a number from 1 to 5", id="scale_nan_second"),
+    pytest.param(binary_example("maybe"),
+                 "judge 'cites_sources': example 1 has verdict 'maybe'; a binary judge takes yes or no (true or false)", id="binary_maybe"),
+    pytest.param(binary_example("7"),
+                 "judge 'cites_sources': example 1 has verdict 7; a binary judge takes yes or no (true or false)", id="binary_number"),
+])
+def test_example_verdicts_are_checked_when_the_config_loads(run_cli, tmp_path, text, message):
+    result = run_cli(["judges", "-c", config_file(tmp_path, text)], judge=False)
+    assert result.code == 2
+    assert message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("text", [binary_example("yes"), binary_example('"no"'), binary_example("false"), SCALE.replace("verdict: 5", "verdict: 2.5"),
+                                  SCALE.replace("verdict: 5", 'verdict: "4"')])
+def test_example_verdicts_that_suit_the_judge_load(run_cli, tmp_path, text):
+    assert run_cli(["judges", "-c", config_file(tmp_path, text)], judge=False).code == 0
+
+
+def extension(metric: str, inputs: str, verdict: str) -> str:
+    return f"extend:\n  {metric}:\n    examples:\n      - inputs: {{{inputs}}}\n        verdict: {verdict}\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    pytest.param(extension("sufficiency", "request: Where, foo: bar", "yes"),
+                 "extend.sufficiency: example 1 gives unknown field(s) foo; sufficiency reads request, context, passages, expected_facts, "
+                 "expected_response", id="unknown_field"),
+    pytest.param(extension("sufficiency", "request: Where", "banana"),
+                 "extend.sufficiency: example 1 has verdict 'banana'; sufficiency takes yes or no (true or false)", id="banana"),
+    pytest.param(extension("sufficiency", "request: Where", "0.3"),
+                 "extend.sufficiency: example 1 has verdict 0.3; sufficiency takes yes or no (true or false)", id="a_number_for_yes_no"),
+    pytest.param(extension("completeness", "response: Paris., expected_response: Paris.", "7"),
+                 "extend.completeness: example 1 has verdict 7; completeness takes a number from 1 to 5", id="completeness_outside"),
+    pytest.param(extension("completeness", "response: Paris., expected_response: Paris.", "yes"),
+                 "extend.completeness: example 1 has verdict yes; completeness takes a number from 1 to 5", id="completeness_yes"),
+    pytest.param(extension("completeness", "response: Paris., context: [x]", "5"),
+                 "extend.completeness: example 1 gives unknown field(s) context; completeness reads request, response, expected_response, "
+                 "expected_facts", id="completeness_context"),
+])
+def test_extension_examples_are_checked_when_the_config_loads(run_cli, tmp_path, text, message):
+    result = run_cli(["judges", "-c", config_file(tmp_path, text)], judge=False)
+    assert result.code == 2
+    assert message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("name, shown", [("ünï", "'ünï'"), ('"foo\\n"', "'foo\\n'"), ("Foo", "'Foo'"), ("1abc", "'1abc'"), ('""', "''")])
+def test_a_judge_name_outside_the_pattern_is_told_the_pattern(run_cli, tmp_path, name, shown):
+    result = run_cli(["judges", "-c", config_file(tmp_path, BINARY.replace("name: cites_sources", f"name: {name}"))], judge=False)
+    assert result.code == 2
+    assert ("invalid value for 'judges item 1.name': should be 1 to 40 characters: lower case letters a-z, digits and _, starting with "
+            f"a letter (got {shown})") in result.stderr, result.stderr
