@@ -3,8 +3,9 @@
 Each run scores sample_data/demo.jsonl (6 rows, 7 judge calls) with the embedded judge and a
 fresh response cache of its own, as `make demo` does on a new machine (the model is already
 assembled). Two runs at once should each take about twice as long as one alone on a machine
-whose cores they share, not six times (llama.cpp's worker threads busy-waiting: `--poll 50`,
-llama.cpp's default, shows that case; ragjudge uses 0).
+whose cores they share: their calls take turns (ragjudge.local.machine_turn). With
+RAGJUDGE_LOCAL_SHARED=0 in the environment the threads of both runs fight over the cores at
+every step instead (over 7 times as long on 2 cores).
 
     python bench/embedded_pair.py [--poll 0] [--skip-alone]
 """

@@ -221,3 +221,50 @@ def test_the_model_alone_resists_dictated_verdicts(run_cli, tmp_path, model_dir,
     injected = _judge_context(run_cli, tmp_path, model_dir, "injected", context, strip=strip)
     assert injected["removed_instructions"] == []
     assert injected["sufficiency_p_yes"] <= clean["sufficiency_p_yes"] + 0.05
+
+
+def test_embedded_judge_calls_of_two_runs_take_turns(tmp_path, monkeypatch):
+    # two runs on one machine each took over 7 times as long as one alone: llama.cpp's threads
+    # of both runs fought over the cores at every step. Calls now take turns (a file lock).
+    import threading
+
+    import ragjudge.cache
+    import ragjudge.local as local
+
+    monkeypatch.setattr(ragjudge.cache, "default_cache_dir", lambda: tmp_path / "user-cache")
+    order: list[str] = []
+    first_in, release = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with local.machine_turn():
+            first_in.set()
+            release.wait(10)
+            order.append("first out")
+
+    def second() -> None:
+        first_in.wait(10)
+        with local.machine_turn():
+            order.append("second in")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    assert first_in.wait(10)
+    threads[1].join(0.5)
+    assert order == []  # the second call waits while the first holds the turn
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert order == ["first out", "second in"]
+    assert (tmp_path / "user-cache" / "local-judge.lock").is_file()
+
+
+def test_embedded_judge_turns_can_be_turned_off(tmp_path, monkeypatch):
+    import ragjudge.cache
+    import ragjudge.local as local
+
+    monkeypatch.setattr(ragjudge.cache, "default_cache_dir", lambda: tmp_path / "user-cache")
+    monkeypatch.setenv("RAGJUDGE_LOCAL_SHARED", "0")
+    with local.machine_turn(), local.machine_turn():  # no lock: the second enters at once
+        pass
+    assert not (tmp_path / "user-cache").exists()
