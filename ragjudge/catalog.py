@@ -52,6 +52,7 @@ def render(source: str, config: Config, metric: str, row: int, flag_fields: froz
     from ragjudge.io import iter_chunks
     from ragjudge.judges import make_judges
     from ragjudge.records import resolve_mapping, to_records
+    from ragjudge.scoring import check_needs
 
     config = _settings(config).model_copy(update={"metrics": [metric]})
     judge = make_judges(config)[0]
@@ -63,6 +64,7 @@ def render(source: str, config: Config, metric: str, row: int, flag_fields: froz
         if mapping is None:
             mapping = resolve_mapping([str(c) for c in chunk.columns], chunk.head(50).to_dict("records"), config.columns, flag_fields,
                                       "<stdin>" if source == "-" else source)
+            check_needs([judge], mapping, asked=True)  # as ragjudge score -m refuses it: exit 2, not a row skipped
         if seen + len(chunk) >= row:
             values = chunk.iloc[row - seen - 1].to_dict()
             extra = tuple(n for n in judge.needs if "|" not in n and n not in ("id", "request", "context", "expected_facts",

@@ -291,6 +291,7 @@ def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
             text = _text(value)
             return ([Passage(text)] if text else []), None
     passages: list[Passage] = []
+    textless = 0  # objects (an id, a doc_uri) whose text is null or blank
     for position, item in enumerate(items, start=1):
         if _is_missing(item):
             continue
@@ -303,6 +304,7 @@ def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
             if key is None:
                 unknown = [k for k in held if k not in PASSAGE_KEEP_KEYS]
                 if not unknown:
+                    textless += bool(held)
                     continue  # an empty passage
                 return [], (
                     f"context item {position} has no text under {', '.join(PASSAGE_TEXT_KEYS)}; "
@@ -315,6 +317,11 @@ def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
             text = _text(item)
             if text:
                 passages.append(Passage(text))
+    if not passages and textless:
+        # passages that name their source but hold no text: a text field left null when the
+        # table was written, not a retrieval that found nothing (which would be judged "no")
+        return [], (f"context holds {textless} passage(s) with an id or source but no text under "
+                    f"{', '.join(PASSAGE_TEXT_KEYS)}; fill in their text, or map context to the column that has it")
     return passages, None
 
 

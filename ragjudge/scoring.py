@@ -79,6 +79,32 @@ class Scored:
     notes: list[str] = field(default_factory=list)
 
 
+def check_needs(judges: list[Any], mapping: Mapping, asked: bool) -> list[str]:
+    """Each judge's needed fields (``Judge.needs``) against ``mapping``. When the metrics were
+    ``asked`` for (``metrics`` set in the config, ``-m``), a judge that needs a field no column
+    holds raises ``InputError`` (exit 2) naming the field and the ``--map`` to set; for metrics
+    run by default, the same is returned as a note (it will judge no row)."""
+    from ragjudge.config import FIELDS
+    from ragjudge.errors import InputError
+
+    notes = []
+    for judge in judges:
+        for need in judge.needs:
+            fields = need.split("|")
+            if fields[0] not in FIELDS:  # a column of the input, by name or dotted path
+                if need in mapping.columns or need.split(".", 1)[0] in mapping.columns:
+                    continue
+                message = f"{judge.name} needs a column '{need}' and the input has none; columns: {', '.join(mapping.columns) or '(none)'}"
+            elif any(mapping.paths.get(name) for name in fields):
+                continue
+            else:
+                message = f"{judge.name} needs a {' or '.join(fields)} column and none was found{mapping.hint(fields[0])}"
+            if asked:
+                raise InputError(message)
+            notes.append(f"note: {message}; {judge.name} will judge no row")
+    return notes
+
+
 class Scorer:
     """Scores DataFrames of evaluation rows; see the module docstring.
 
@@ -166,31 +192,8 @@ class Scorer:
         return resolve_mapping([str(c) for c in frame.columns], frame.head(50).to_dict("records"), self.config.columns, flag_fields, source)
 
     def check(self, mapping: Mapping) -> list[str]:
-        """Each metric's needed fields (``Judge.needs``) against ``mapping``. A metric asked
-        for (``metrics`` set in the config, ``-m``) that needs a field no column holds raises
-        ``InputError`` (exit 2) naming the field and the ``--map`` to set; for a metric run by
-        default, the same is returned as a note (it will judge no row)."""
-        from ragjudge.errors import InputError
-
-        asked = "metrics" in self.config.model_fields_set
-        notes = []
-        from ragjudge.config import FIELDS
-
-        for judge in self.judges:
-            for need in judge.needs:
-                fields = need.split("|")
-                if fields[0] not in FIELDS:  # a column of the input, by name or dotted path
-                    if need in mapping.columns or need.split(".", 1)[0] in mapping.columns:
-                        continue
-                    message = f"{judge.name} needs a column '{need}' and the input has none; columns: {', '.join(mapping.columns) or '(none)'}"
-                elif any(mapping.paths.get(name) for name in fields):
-                    continue
-                else:
-                    message = f"{judge.name} needs a {' or '.join(fields)} column and none was found{mapping.hint(fields[0])}"
-                if asked:
-                    raise InputError(message)
-                notes.append(f"note: {message}; {judge.name} will judge no row")
-        return notes
+        """Each metric's needed fields against ``mapping`` (``check_needs``)."""
+        return check_needs(self.judges, mapping, "metrics" in self.config.model_fields_set)
 
     def records(self, frame: Any, mapping: Mapping) -> list[EvalRecord]:
         """``frame``'s rows as ``EvalRecord`` (as ``score`` reads them: mapped, normalised,

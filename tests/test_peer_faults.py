@@ -409,3 +409,29 @@ def test_config_file_messages_name_the_key_without_list_indices(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value) == f"{path}: invalid value for 'metrics item 2': should be a valid string (got 3)"
+
+
+def test_passages_with_ids_but_null_text_are_an_error_not_an_empty_retrieval(run_cli, tmp_path, server):
+    # every passage's text was null in the Parquet file: the row was judged "no" as a retrieval
+    # that found nothing, with no call, hiding the broken column
+    rows = [{"id": "null-text", "request": "Where was it signed?", "context": [{"text": None, "id": "d1"}, {"text": None, "id": "d2"}],
+             "expected_response": "Lisbon"},
+            {"id": "one-empty", "request": "Where was it signed?", "context": [{"text": "It was signed in Lisbon.", "id": "d1"},
+                                                                               {"text": "", "id": "d2"}], "expected_response": "Lisbon"},
+            {"id": "retrieved-nothing", "request": "Where was it signed?", "context": [], "expected_response": "Lisbon"}]
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", _parquet(tmp_path, rows), "-m", "sufficiency", "-o", str(out), "--max-error-rate", "1", "--min-pass-rate", "0"])
+    got = {r["id"]: (r["sufficiency_status"], r["sufficiency_error"], r["sufficiency_score"]) for r in read_jsonl(out)}
+    assert got["null-text"] == ("error", "context holds 2 passage(s) with an id or source but no text under content, page_content, "
+                                         "text; fill in their text, or map context to the column that has it", None)
+    assert got["one-empty"][0] == "ok" and got["one-empty"][2] is not None  # one empty passage among others is dropped
+    assert got["retrieved-nothing"][:2] == ("ok", None) and got["retrieved-nothing"][2] == 0.0
+
+
+def test_render_refuses_a_metric_whose_column_is_missing_as_score_does(run_cli, tmp_path):
+    # render printed "no call: skipped: no context" (exit 0) where score -m exits 2
+    source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "Where was it signed?", "response": "In Lisbon."}])
+    for command in (["render", source, "-m", "sufficiency"], ["score", source, "-m", "sufficiency", "--dry-run"]):
+        result = run_cli(command, judge=False)
+        assert result.code == 2, command
+        assert "sufficiency needs a context column and none was found" in result.stderr, command
