@@ -133,7 +133,8 @@ def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> di
         "mcnemar_p": _pvalue_mcnemar(len(regressed), len(improved)),
     }
     if scale:
-        before, after = [float(score_b[i]) for i in both], [float(score_c[i]) for i in both]
+        scored = [i for i in both if not _missing(score_b[i]) and not _missing(score_c[i])]  # a hand-edited table may blank one
+        before, after = [float(score_b[i]) for i in scored], [float(score_c[i]) for i in scored]
         out["baseline_mean_score"] = sum(before) / len(before) if before else None
         out["mean_score"] = sum(after) / len(after) if after else None
         out["wilcoxon_p"] = _pvalue_wilcoxon(before, after)
@@ -246,7 +247,7 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
            f"only in the current table: {report['only_in_current']['count']}"]
     out += [f"warning: {w}" for w in report["warnings"]]
     for metric, m in report["metrics"].items():
-        change = "-" if m["change"] is None else f"{m['change']:+.2f}"
+        change = "-" if m["change"] is None else f"{round(m['change'], 2) + 0.0:+.2f}"  # + 0.0: never "-0.00"
         text = (f"{metric}: pass rate {_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} ({change}) on {m['pairs']} rows ok in both; "
                 f"{m['regressed']} regressed, {m['improved']} improved (McNemar p {_p(m['mcnemar_p'])})")
         if "wilcoxon_p" in m:

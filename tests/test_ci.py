@@ -210,6 +210,23 @@ def test_compare_on_a_scale_uses_wilcoxon_on_the_paired_scores():
     assert (m["regressed"], m["improved"]) == (2, 0) and m["mean_score"] == pytest.approx(16 / 6)  # c (3 -> 2) and f (4 -> 2)
 
 
+def test_compare_means_leave_out_a_blank_score_and_never_print_minus_zero():
+    # a hand-edited table with a blank score printed "mean score 5.00 -> nan", and an
+    # unchanged pass rate printed "(-0.00)"
+    from ragjudge.compare import compare, render
+
+    base = pd.DataFrame({"id": list("abc"), "completeness_status": ["ok"] * 3, "completeness_passed": [True, True, False],
+                         "completeness_score": [5.0, 4.0, 2.0]})
+    cur = pd.DataFrame({"id": list("abc"), "completeness_status": ["ok"] * 3, "completeness_passed": [True, True, False],
+                        "completeness_score": [float("nan"), 3.0, 2.0]})
+    report = compare(base, cur)
+    m = report["metrics"]["completeness"]
+    assert m["baseline_mean_score"] == pytest.approx(3.0) and m["mean_score"] == pytest.approx(2.5)  # rows b and c
+    m["change"] = -1e-12
+    text = render(report)
+    assert "pass rate 0.67 -> 0.67 (+0.00)" in text and "mean score 3.00 -> 2.50" in text and "nan" not in text
+
+
 def test_compare_exits_1_exactly_when_a_gate_fails_and_2_for_tables_it_cannot_match(run_cli, tmp_path):
     base, cur = tmp_path / "base.parquet", tmp_path / "cur.parquet"
     BASE.to_parquet(base)
