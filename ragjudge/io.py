@@ -579,6 +579,22 @@ def open_atomic(path: str) -> tuple[IO[bytes], str | None]:
     return os.fdopen(fd, "wb"), tmp
 
 
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through ``open_atomic``: the file appears whole or
+    not at all (the temporary file is removed when writing fails). Raises what
+    ``open_atomic`` raises, and ``OSError`` from the write."""
+    handle, tmp = open_atomic(path)
+    try:
+        with handle:
+            handle.write(text.encode("utf-8"))
+        if tmp is not None:
+            os.replace(tmp, os.path.realpath(path))
+    except BaseException:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 def _output_error(path: str, exc: OSError) -> OutputError:
     if path == "-" and isinstance(exc, BrokenPipeError):
         return OutputError("stdout was closed before the output was complete (the command reading the pipe stopped early)")

@@ -292,15 +292,9 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
 
 def write(path: str, text: str) -> None:
     """Write the report to ``path`` atomically."""
-    import os
+    from ragjudge.io import write_atomic
 
-    from ragjudge.io import open_atomic
-
-    handle, tmp = open_atomic(path)
-    with handle:
-        handle.write(text.encode("utf-8"))
-    if tmp is not None:
-        os.replace(tmp, os.path.realpath(path))
+    write_atomic(path, text)
 
 
 def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | None = None, baseline: Any = None, title: str | None = None,

@@ -58,13 +58,9 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
 
 def write(path: str, text: str) -> None:
     """Write ``text`` to ``path`` atomically."""
-    from ragjudge.io import open_atomic
+    from ragjudge.io import write_atomic
 
-    handle, tmp = open_atomic(path)
-    with handle:
-        handle.write(text.encode("utf-8"))
-    if tmp is not None:
-        os.replace(tmp, os.path.realpath(path))
+    write_atomic(path, text)
 
 
 def step_summary_path() -> str | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary
@@ -39,10 +38,6 @@ def write_summary_json(path: str, document: dict[str, Any]) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from ragjudge.io import open_atomic
+    from ragjudge.io import write_atomic
 
-    handle, tmp = open_atomic(path)
-    with handle:
-        handle.write(text.encode("utf-8"))
-    if tmp is not None:
-        os.replace(tmp, os.path.realpath(path))
+    write_atomic(path, text)
