@@ -218,7 +218,7 @@ def score(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option(help="Response cache folder (default: the per-user cache folder).")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress, mapping or summary table; only errors and a failing gate's lines.")] = False,
-    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Print each row's verdicts as they land (id, score, a line of rationale).")] = False,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Print each row's verdicts as they land (id, score, a line of rationale); with -q, only these and a failing gate.")] = False,
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
     import time
@@ -264,7 +264,7 @@ def score(
             on_note=None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)),
             keep_table=bool(junit or baseline or html),
             handle_signals=True,
-            on_row=_verdict_printer(console, progress) if verbose and not quiet else None,
+            on_row=_verdict_printer(console, progress) if verbose else None,  # -q -v: the verdicts, no progress or table
             limit=limit,
             sample=sample,
             seed=seed,

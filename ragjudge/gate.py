@@ -282,8 +282,9 @@ def check_gate(summary: Summary) -> GateResult:
         lines.insert(0, f"FAIL judge stopped: {summary.fatal}")
     if summary.budget_reached:
         spent = summary.cost_usd or 0.0
-        left = max(m.unpaid for m in summary.metrics.values()) if summary.metrics else 0
-        line = (f"budget reached: spent ${spent:.4f} of --max-cost ${summary.max_cost or 0:g}; {left} row(s) not judged "
+        # per metric: a row may be judged by one metric and not by another
+        left = ", ".join(f"{m.unpaid} by {name}" for name, m in summary.metrics.items() if m.unpaid) or "none"
+        line = (f"budget reached: spent ${spent:.4f} of --max-cost ${summary.max_cost or 0:g}; rows not judged: {left} "
                 "(run again with a higher --max-cost: the rows judged come from the cache)")
         failures.insert(0, line)
         lines.insert(0, "FAIL " + line)

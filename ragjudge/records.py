@@ -186,10 +186,14 @@ def resolve_mapping(
             if explicit not in columns and "." in explicit and sample:
                 if all(_is_missing(_lookup(row, explicit)) for row in sample):
                     keys = sorted({k for row in sample for k in _keys_at(row, explicit)})
-                    warnings.append(
-                        f"note: '{explicit}' (for {name}) has no value in the first {len(sample)} rows "
-                        f"(keys seen under '{explicit.rsplit('.', 1)[0]}': {', '.join(keys) or 'none'})"
-                    )
+                    parent, leaf = explicit.rsplit(".", 1)
+                    if leaf in keys:  # the key is there, empty: say so rather than list it as if it were not
+                        warnings.append(f"note: '{explicit}' (for {name}) is null or empty in each of the first {len(sample)} rows")
+                    else:
+                        warnings.append(
+                            f"note: '{explicit}' (for {name}) has no value in the first {len(sample)} rows "
+                            f"(keys seen under '{parent}': {', '.join(keys) or 'none'})"
+                        )
             paths[name] = explicit
             origins[name] = "flag" if name in flag_fields else "config"
             continue

@@ -98,7 +98,8 @@ def check_needs(judges: list[Any], mapping: Mapping, asked: bool) -> list[str]:
             elif any(mapping.paths.get(name) for name in fields):
                 continue
             else:
-                message = f"{judge.name} needs a {' or '.join(fields)} column and none was found{mapping.hint(fields[0])}"
+                article = "an" if fields[0][0] in "aeiou" else "a"
+                message = f"{judge.name} needs {article} {' or '.join(fields)} column and none was found{mapping.hint(fields[0])}"
             if asked:
                 raise InputError(message)
             notes.append(f"note: {message}; {judge.name} will judge no row")

@@ -43,6 +43,13 @@ def test_a_failing_gate_names_its_failing_rows(run_cli, tmp_path):
     assert doc["error_rows"] == {"count": 0, "ids": []} and doc["skipped_rows"] == {"count": 0, "ids": []}
 
 
+def test_with_the_table_on_stdout_the_hint_points_there_not_at_minus_o(run_cli, tmp_path):
+    # with -o - the hint said "write the scored table with -o to see every row"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(12, bad={1, 3, 4, 6, 8, 9, 11})), "-m", "sufficiency", "-o", "-", "-q"])
+    assert result.code == 1
+    assert "  and 2 more: the rows where sufficiency_passed is false (or the status is error) in the table on stdout" in result.stderr.splitlines()
+
+
 def test_the_summary_keeps_at_most_100_ids_with_the_whole_count(run_cli, tmp_path):
     summary = tmp_path / "s.json"
     run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(130, bad=set(range(130)))), "-m", "sufficiency", "--summary-json", str(summary), "-q"])

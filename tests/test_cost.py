@@ -106,7 +106,7 @@ def test_max_cost_stops_within_one_round_of_concurrency_and_the_rerun_completes(
     spent = sum(r["sufficiency_cost_usd"] for r in done)
     per_call = max(r["sufficiency_cost_usd"] for r in done)
     assert 0.5 <= spent <= 0.5 + 2 * per_call  # calls in flight at the cap finish: at most one round of concurrency past it
-    assert f"FAIL budget reached: spent ${spent:.4f} of --max-cost $0.5; {len(left)} row(s) not judged" in result.stderr
+    assert f"FAIL budget reached: spent ${spent:.4f} of --max-cost $0.5; rows not judged: {len(left)} by sufficiency" in result.stderr
     calls = server.calls
     rerun = run_cli(["score", source, "-m", "sufficiency", "-c", str(config), "-o", str(out), "--max-cost", "100", "--min-pass-rate", "0"])
     assert rerun.code == 0, rerun.stderr
@@ -156,3 +156,18 @@ def test_sample_on_stdin_counts_every_row(run_cli, tmp_path, server, dry):
         assert "sufficiency: 5 rows to judge, 7 skipped (7 not sampled)" in result.stdout + result.stderr
     else:
         assert [r["sufficiency_status"] for r in read_jsonl(tmp_path / "out.jsonl")].count("ok") == 5 and server.calls == 5
+
+
+def test_max_cost_counts_the_rows_each_metric_left(run_cli, tmp_path, server):
+    # two metrics: the line said "8 row(s) not judged" (the larger count) where 6 sufficiency
+    # and 8 completeness verdicts were left
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  price: {input_per_mtok: 1000, output_per_mtok: 1000}\n")
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(12)), "-c", str(config), "-o", str(out), "--max-cost", "0.3",
+                      "--concurrency", "1"])
+    written = read_jsonl(out)
+    left = {m: sum(r[f"{m}_error"] == "budget reached" for r in written) for m in ("sufficiency", "completeness")}
+    assert result.code == 3 and left["completeness"] > 0
+    shown = ", ".join(f"{n} by {m}" for m, n in left.items() if n)
+    assert f"; rows not judged: {shown} (run again with a higher --max-cost" in result.stderr

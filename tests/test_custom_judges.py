@@ -429,3 +429,14 @@ def test_a_judge_name_outside_the_pattern_is_told_the_pattern(run_cli, tmp_path,
     assert result.code == 2
     assert ("invalid value for 'judges item 1.name': should be 1 to 40 characters: lower case letters a-z, digits and _, starting with "
             f"a letter (got {shown})") in result.stderr, result.stderr
+
+
+def test_an_example_fences_a_column_as_a_row_does(run_cli, tmp_path):
+    # the few-shot turn fenced source_title as <data>, the row as <data name="source_title">
+    config = config_file(tmp_path, binary_example("yes"))
+    result = run_cli(["render", write_jsonl(tmp_path / "in.jsonl", ROWS), "-m", "cites_sources", "--row", "1", "-c", config], judge=False)
+    assert result.code == 0, result.stderr
+    users = [part for part in result.stdout.split("--- user ---\n")[1:]]
+    assert len(users) == 2  # the example's turn, then the row's
+    assert '<data name="source_title">\nParis guide\n</data>' in users[0].split("--- assistant ---")[0]
+    assert '<data name="source_title">\nParis guide\n</data>' in users[1]

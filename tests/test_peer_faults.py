@@ -435,3 +435,27 @@ def test_render_refuses_a_metric_whose_column_is_missing_as_score_does(run_cli, 
         result = run_cli(command, judge=False)
         assert result.code == 2, command
         assert "sufficiency needs a context column and none was found" in result.stderr, command
+
+
+def test_a_missing_expected_response_column_reads_as_english(run_cli, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "Where was it signed?", "response": "In Lisbon."}])
+    result = run_cli(["score", source, "-m", "completeness", "--dry-run"], judge=False)
+    assert result.code == 2
+    assert "completeness needs an expected_response or expected_facts column and none was found" in result.stderr
+
+
+@pytest.mark.parametrize("expectations, note", [
+    ({"expected_facts": None, "expected_response": "Lisbon"},
+     "note: 'expectations.expected_facts' (for expected_facts) is null or empty in each of the first 2 rows"),
+    ({"expected_response": "Lisbon"},
+     "note: 'expectations.expected_facts' (for expected_facts) has no value in the first 2 rows (keys seen under 'expectations': "
+     "expected_response)"),
+])
+def test_a_nested_column_with_no_value_says_whether_its_key_is_there(run_cli, tmp_path, expectations, note):
+    # the note listed expected_facts among the keys seen while saying it had no value
+    rows = [{"id": f"r{i}", "inputs": {"request": "Where was it signed?"}, "context": ["It was signed in Lisbon."],
+             "expectations": expectations} for i in range(2)]
+    config = tmp_path / "c.yaml"
+    config.write_text("columns:\n  request: inputs.request\n  expected_facts: expectations.expected_facts\n")
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-c", str(config), "-m", "sufficiency", "--dry-run"], judge=False)
+    assert note in result.stderr, result.stderr

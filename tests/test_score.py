@@ -387,6 +387,15 @@ def test_verbose_prints_each_rows_verdicts_as_they_land(run_cli, tmp_path):
     assert any(line.startswith("r2: sufficiency 0 FAILED (") for line in lines)
 
 
+def test_verbose_with_quiet_prints_only_the_verdicts(run_cli, tmp_path):
+    # -q dropped -v without a word, where docs/offline-judge.md shows -v -q
+    rows = [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2", "expected_response": "Rome, Italy"}]
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-v", "-q", "--min-pass-rate", "0"])
+    lines = result.stderr.splitlines()
+    assert result.code == 0
+    assert [line.split(" (")[0] for line in lines] == ["r1: sufficiency 1 passed", "r2: sufficiency 0 FAILED"]
+
+
 def test_a_closed_stderr_does_not_lose_the_output(tmp_path, server):
     # `ragjudge score ... 2>&1 | head -1`: the notes could not be printed, the run stopped and wrote nothing
     import os

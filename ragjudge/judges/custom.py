@@ -584,13 +584,16 @@ def variables(name: str, source: str, what: str = "prompt") -> set[str]:
 def _example_values(definition: Any, example: Any) -> dict[str, Any]:
     """The template's values for a few-shot ``example`` of ``definition``: its inputs fenced
     as a row's would be, ``(none)`` for the others."""
-    needs = [_FIELD.get(n, n) for n in definition.needs]
-    values = {name: Text(_fence("data", "(none)")) for name in [*CANONICAL, *needs]}
+    columns = [n for n in definition.needs if n not in _FIELD]
+    values = {name: Text(_fence("data", "(none)")) for name in CANONICAL}
+    values.update({name: _named(name, None) for name in ["id", *columns]})  # as a row's: <data name="...">
     for name, value in example.inputs.items():
         lines = [str(v) for v in value] if isinstance(value, list) else [str(value)]
-        tag = _FIELD.get(name, "data")
-        tag = "data" if tag == "id" else tag
-        values[name] = Text(_numbered(tag, lines) if tag in ("context", "expected_facts") else _fence(tag, "\n".join(lines)))
+        tag = _FIELD.get(name)
+        if tag is None or tag == "id":
+            values[name] = _named(name, "\n".join(lines))
+        else:
+            values[name] = Text(_numbered(tag, lines) if tag in ("context", "expected_facts") else _fence(tag, "\n".join(lines)))
     return values
 
 

@@ -91,10 +91,10 @@ def failing_lines(summary: Summary, output: str | None = None, summary_json: str
     lines = [f"failing rows ({len(shown)} of {total}):", *shown]
     if total > len(shown):
         where = []
-        if output and output != "-":
+        if output:
             names = [name for name, m in summary.metrics.items() if m.failed or m.error]
             columns = " or ".join(f"{name}_passed is false" for name in names)
-            where.append(f"the rows where {columns} (or the status is error) in {output}")
+            where.append(f"the rows where {columns} (or the status is error) in {'the table on stdout' if output == '-' else output}")
         if summary_json and summary_json != "-":
             where.append(f"their ids in {summary_json} (failed_rows, error_rows)")
         lines.append(f"  and {total - len(shown)} more" + (f": {'; '.join(where)}" if where else " (write the scored table with -o to see every row)"))
