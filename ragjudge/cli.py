@@ -312,6 +312,8 @@ def _verdict_printer(console: Any, progress: Any) -> Any:
     from ragjudge.reports.console import _one_line
 
     def show(position: int, ident: Any, verdicts: list[Any]) -> None:
+        if verdicts and all(v.status == "skipped" and v.error == "not sampled" for v in verdicts):
+            return  # left out by --limit / --sample: not a verdict
         parts = []
         for v in verdicts:
             if v.status == "ok":

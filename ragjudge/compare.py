@@ -237,6 +237,17 @@ def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _change(value: float | None) -> str:
+    """A pass rate's change, signed: two decimals, or two significant digits where two decimals
+    would round a change to zero (one regression in 300 rows is -0.0033, not "-0.00" or
+    "+0.00"); no change is +0.00."""
+    if value is None:
+        return "-"
+    if value and round(value, 2) == 0:
+        return f"{value:+.2g}"
+    return f"{round(value, 2) + 0.0:+.2f}"  # + 0.0: a rounded -0.0 is 0.0
+
+
 def _p(value: float | None) -> str:
     return "-" if value is None else (f"{value:.3g}" if value >= 0.001 else "<0.001")
 
@@ -247,7 +258,7 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
            f"only in the current table: {report['only_in_current']['count']}"]
     out += [f"warning: {w}" for w in report["warnings"]]
     for metric, m in report["metrics"].items():
-        change = "-" if m["change"] is None else f"{round(m['change'], 2) + 0.0:+.2f}"  # + 0.0: never "-0.00"
+        change = _change(m["change"])
         text = (f"{metric}: pass rate {_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} ({change}) on {m['pairs']} rows ok in both; "
                 f"{m['regressed']} regressed, {m['improved']} improved (McNemar p {_p(m['mcnemar_p'])})")
         if "wilcoxon_p" in m:
@@ -270,7 +281,7 @@ def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> di
         "baseline": baseline,
         "tests": "McNemar",
         "metrics": [{"name": metric, "baseline_pass_rate": _rate(m["baseline_pass_rate"]), "pass_rate": _rate(m["pass_rate"]),
-                     "change": "-" if m["change"] is None else f"{m['change']:+.2f}", "regressed": m["regressed"], "improved": m["improved"],
+                     "change": _change(m["change"]), "regressed": m["regressed"], "improved": m["improved"],
                      "p_value": _p(m["mcnemar_p"])} for metric, m in report["metrics"].items()],
         "lines": [*(f"warning: {w}" for w in report["warnings"]), *lines],
     }

@@ -217,8 +217,9 @@ def machine_turn() -> Iterator[None]:
     ``local-judge.lock`` in the per-user cache folder, waited for without polling (the kernel
     wakes the next process as soon as a call ends, so runs alternate call by call). Where the
     lock cannot be taken (no ``fcntl``, as on Windows; a read-only folder) the call goes ahead
-    alone. ``RAGJUDGE_LOCAL_SHARED=0`` turns it off."""
-    if os.environ.get("RAGJUDGE_LOCAL_SHARED", "1").strip() == "0":
+    alone. ``RAGJUDGE_LOCAL_SHARED`` set to 0, false, no or off turns it off. A run stopped
+    (``kill -STOP``) in the middle of a call holds the turn until it goes on or ends."""
+    if os.environ.get("RAGJUDGE_LOCAL_SHARED", "1").strip().lower() in ("0", "00", "false", "no", "off"):
         yield
         return
     try:

@@ -228,6 +228,8 @@ def _text(value: Any) -> str | None:
     an object as JSON (not Python's repr), anything else ``str``; None when empty."""
     if _is_missing(value):
         return None
+    if isinstance(value, (bytes, bytearray)):  # a Parquet binary column: its text, not b'...'
+        value = bytes(value).decode("utf-8", errors="replace")
     if isinstance(value, str):
         return value if value.strip() else None
     if isinstance(value, dict):
@@ -295,7 +297,7 @@ def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
             text = _text(value)
             return ([Passage(text)] if text else []), None
     passages: list[Passage] = []
-    textless = 0  # objects (an id, a doc_uri) whose text is null or blank
+    textless = 0  # objects whose text is null or blank
     for position, item in enumerate(items, start=1):
         if _is_missing(item):
             continue
@@ -308,7 +310,7 @@ def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
             if key is None:
                 unknown = [k for k in held if k not in PASSAGE_KEEP_KEYS]
                 if not unknown:
-                    textless += bool(held)
+                    textless += 1
                     continue  # an empty passage
                 return [], (
                     f"context item {position} has no text under {', '.join(PASSAGE_TEXT_KEYS)}; "
@@ -322,9 +324,9 @@ def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
             if text:
                 passages.append(Passage(text))
     if not passages and textless:
-        # passages that name their source but hold no text: a text field left null when the
-        # table was written, not a retrieval that found nothing (which would be judged "no")
-        return [], (f"context holds {textless} passage(s) with an id or source but no text under "
+        # passage objects, none with text: a text field left null when the table was written,
+        # not a retrieval that found nothing (an empty list, which is judged "no")
+        return [], (f"context holds {textless} passage(s) and none has text under "
                     f"{', '.join(PASSAGE_TEXT_KEYS)}; fill in their text, or map context to the column that has it")
     return passages, None
 

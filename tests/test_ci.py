@@ -229,9 +229,22 @@ def test_compare_means_leave_out_a_blank_score_and_never_print_minus_zero():
     report = compare(base, cur)
     m = report["metrics"]["completeness"]
     assert m["baseline_mean_score"] == pytest.approx(3.0) and m["mean_score"] == pytest.approx(2.5)  # rows b and c
-    m["change"] = -1e-12
     text = render(report)
     assert "pass rate 0.67 -> 0.67 (+0.00)" in text and "mean score 3.00 -> 2.50" in text and "nan" not in text
+
+
+@pytest.mark.parametrize("change, shown", [(0.0, "+0.00"), (-0.0, "+0.00"), (-1 / 300, "-0.0033"), (1 / 300, "+0.0033"), (-0.25, "-0.25"),
+                                           (0.004999, "+0.005"), (None, "-")])
+def test_a_pass_rate_change_keeps_its_direction_in_the_terminal_and_the_markdown(change, shown):
+    # the terminal printed "-0.00" for no change; the Markdown summary still did, and a drop of
+    # one row in 300 showed as "+0.00" or "-0.00"
+    from ragjudge.compare import markdown_view, render
+
+    report = {"rows": 1, "matched_by": "id", "only_in_baseline": {"count": 0}, "only_in_current": {"count": 0}, "warnings": [],
+              "metrics": {"sufficiency": {"pairs": 300, "baseline_pass_rate": 0.5, "pass_rate": 0.5, "change": change, "regressed": 1,
+                                          "improved": 0, "regressed_ids": [], "status_changed": 0, "mcnemar_p": 1.0}}}
+    assert f"pass rate 0.50 -> 0.50 ({shown})" in render(report)
+    assert markdown_view(report, "base.parquet", [])["metrics"][0]["change"] == shown
 
 
 def test_compare_exits_1_exactly_when_a_gate_fails_and_2_for_tables_it_cannot_match(run_cli, tmp_path):

@@ -257,6 +257,20 @@ DOUBLING = "{% macro m(n) %}{% if n %}{{ m(n - 1) }}{{ m(n - 1) }}{% endif %}{% 
                  id="bytes"),
     pytest.param("{% for x in [1] recursive %}{{ loop([x]) }}{% endfor %}",
                  "judge 'cites_sources': the prompt has a recursive for-loop; a judge's template may not use them", id="recursive_loop"),
+    # found by a second adversarial review: calls made inside map/sum were not counted (84 s a
+    # render), a dict view printed by repr weighed 1 (3.6 GB), and a text made from a field
+    # (response.lower(), response[:]) could be looped over character by character
+    pytest.param("{% set r = range(1000) %}{% for i in range(19) %}{% for j in r %}{{ r|map('abs')|sum }}{% endfor %}{% endfor %}"
+                 "{{ response }}", "the template runs more than 20,000 loop iterations and calls", id="calls_inside_map"),
+    pytest.param("{% set d = {1: '\U000e0001' * 9990000} %}{{ d.items() }}{{ response }}",
+                 "printing a value would make a value of size 99,9", id="dict_view_printed_by_repr"),
+    pytest.param("{% set s = '\U000e0001' * 2000000 %}{{ [s] }}{{ response }}", "printing a value would make a value of size", id="list_printed_by_repr"),
+    pytest.param("{% for c in response.lower() %}[{{ c }}]{% endfor %}", "a text field cannot be looped over character by character",
+                 id="characters_of_a_method_result"),
+    pytest.param("{% for c in response[:] %}[{{ c }}]{% endfor %}", "a text field cannot be looped over character by character",
+                 id="characters_of_a_slice"),
+    pytest.param("{% for c in response|lower %}[{{ c }}]{% endfor %}", "a text field cannot be looped over character by character",
+                 id="characters_of_a_filter_result"),
 ])
 def test_a_template_past_a_limit_exits_2_when_the_config_loads(run_cli, tmp_path, prompt, message):
     config = config_file(tmp_path, judge_with(prompt))
@@ -440,3 +454,14 @@ def test_an_example_fences_a_column_as_a_row_does(run_cli, tmp_path):
     assert len(users) == 2  # the example's turn, then the row's
     assert '<data name="source_title">\nParis guide\n</data>' in users[0].split("--- assistant ---")[0]
     assert '<data name="source_title">\nParis guide\n</data>' in users[1]
+
+
+def test_a_render_past_its_time_is_stopped(monkeypatch):
+    # whatever the counts let through, a render stops at MAX_SECONDS (here 0: at its first step)
+    from ragjudge.judges import custom
+
+    template = custom.compile_template("timed", "{% for w in response.split() %}{{ w }}{% endfor %}")
+    assert custom._render(template, {"response": custom.Text("a b c")}) == "abc"
+    monkeypatch.setattr(custom, "MAX_SECONDS", 0.0)
+    with pytest.raises(custom.TemplateLimitError, match="the template takes more than 0 s to render"):
+        custom._render(template, {"response": custom.Text("a b c")})

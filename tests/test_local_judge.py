@@ -259,12 +259,13 @@ def test_embedded_judge_calls_of_two_runs_take_turns(tmp_path, monkeypatch):
     assert (tmp_path / "user-cache" / "local-judge.lock").is_file()
 
 
-def test_embedded_judge_turns_can_be_turned_off(tmp_path, monkeypatch):
+@pytest.mark.parametrize("value", ["0", "false", "Off", " no "])
+def test_embedded_judge_turns_can_be_turned_off(tmp_path, monkeypatch, value):
     import ragjudge.cache
     import ragjudge.local as local
 
     monkeypatch.setattr(ragjudge.cache, "default_cache_dir", lambda: tmp_path / "user-cache")
-    monkeypatch.setenv("RAGJUDGE_LOCAL_SHARED", "0")
+    monkeypatch.setenv("RAGJUDGE_LOCAL_SHARED", value)
     with local.machine_turn(), local.machine_turn():  # no lock: the second enters at once
         pass
     assert not (tmp_path / "user-cache").exists()

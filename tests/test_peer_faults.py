@@ -422,7 +422,7 @@ def test_passages_with_ids_but_null_text_are_an_error_not_an_empty_retrieval(run
     out = tmp_path / "out.jsonl"
     run_cli(["score", _parquet(tmp_path, rows), "-m", "sufficiency", "-o", str(out), "--max-error-rate", "1", "--min-pass-rate", "0"])
     got = {r["id"]: (r["sufficiency_status"], r["sufficiency_error"], r["sufficiency_score"]) for r in read_jsonl(out)}
-    assert got["null-text"] == ("error", "context holds 2 passage(s) with an id or source but no text under content, page_content, "
+    assert got["null-text"] == ("error", "context holds 2 passage(s) and none has text under content, page_content, "
                                          "text; fill in their text, or map context to the column that has it", None)
     assert got["one-empty"][0] == "ok" and got["one-empty"][2] is not None  # one empty passage among others is dropped
     assert got["retrieved-nothing"][:2] == ("ok", None) and got["retrieved-nothing"][2] == 0.0
@@ -459,3 +459,20 @@ def test_a_nested_column_with_no_value_says_whether_its_key_is_there(run_cli, tm
     config.write_text("columns:\n  request: inputs.request\n  expected_facts: expectations.expected_facts\n")
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-c", str(config), "-m", "sufficiency", "--dry-run"], judge=False)
     assert note in result.stderr, result.stderr
+
+
+def test_a_passage_object_with_only_a_null_text_is_an_error_too_and_bytes_are_text(run_cli, tmp_path, server):
+    # [{"text": null}] was judged as a retrieval that found nothing (score 0, no call); a binary
+    # Parquet column reached the judge as b'Paris.'
+    server.keep_requests = True
+    rows = [{"id": "only-null", "request": "Where was it signed?", "context": [{"text": None}], "expected_response": "Lisbon",
+             "response": b"In Lisbon."},
+            {"id": "bytes", "request": "Where was it signed?", "context": [{"text": "It was signed in Lisbon."}], "expected_response": "Lisbon",
+             "response": b"In Lisbon."}]
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", _parquet(tmp_path, rows), "-o", str(out), "--max-error-rate", "1", "--min-pass-rate", "0"])
+    got = {r["id"]: r for r in read_jsonl(out)}
+    assert got["only-null"]["sufficiency_status"] == "error"
+    assert got["only-null"]["sufficiency_error"].startswith("context holds 1 passage(s) and none has text under content")
+    sent = "\n".join(str(m["content"]) for request in server.requests for m in request["messages"])
+    assert "In Lisbon." in sent and "b'In Lisbon.'" not in sent

@@ -396,6 +396,14 @@ def test_verbose_with_quiet_prints_only_the_verdicts(run_cli, tmp_path):
     assert [line.split(" (")[0] for line in lines] == ["r1: sufficiency 1 passed", "r2: sufficiency 0 FAILED"]
 
 
+def test_verbose_leaves_out_the_rows_not_sampled(run_cli, tmp_path):
+    # -v --limit 2 printed a "skipped: not sampled" line for each of the other rows, first
+    rows = [{**GROUNDED_ROW, "id": f"r{i}"} for i in range(6)]
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-v", "-q", "--limit", "2", "--min-pass-rate", "0"])
+    assert result.code == 0
+    assert [line.split(":")[0] for line in result.stderr.splitlines()] == ["r0", "r1"]
+
+
 def test_a_closed_stderr_does_not_lose_the_output(tmp_path, server):
     # `ragjudge score ... 2>&1 | head -1`: the notes could not be printed, the run stopped and wrote nothing
     import os

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, ItemsView, Iterator, KeysView, ValuesView
 from contextvars import ContextVar
 from functools import lru_cache, wraps
 from string import Formatter
@@ -91,6 +92,8 @@ MAX_STEPS = 20_000  # loop iterations and calls (macros, methods) in one render
 MAX_VALUE = 10_000_000  # size of any one value a template makes or prints: characters, ITEM_COST per item of a list
 MAX_WORK = 50_000_000  # size of what the operations of one render handle, output included
 MAX_INT_BITS = 10_000  # size of a whole number a template computes (about 3,000 digits)
+MAX_SECONDS = 2.0  # wall-clock time of one render, whatever the counts above let through
+PRINTED = 10  # the most characters repr() writes for one (a non-printable character: '\\U000e0001')
 ITEM_COST = 100  # an item of a list or dict counts as this many characters (templates handle items in Python, slowly)
 _PER_UNIT = f"(a character counts 1, an item of a list {ITEM_COST})"
 
@@ -115,24 +118,32 @@ class _Budget:
     """What one render has used: ``steps`` (loop iterations and calls) and ``work``
     (characters and items handled)."""
 
-    __slots__ = ("steps", "work")
+    __slots__ = ("steps", "work", "deadline")
 
     def __init__(self) -> None:
         self.steps = 0
         self.work = 0
+        self.deadline = time.perf_counter() + MAX_SECONDS
+
+    def _clock(self) -> None:
+        if time.perf_counter() > self.deadline:
+            raise TemplateLimitError(f"the template takes more than {MAX_SECONDS:g} s to render")
 
     def step(self) -> None:
-        """Count one loop iteration or call. Raises ``TemplateLimitError`` past ``MAX_STEPS``."""
+        """Count one loop iteration, call or item drawn through a filter. Raises
+        ``TemplateLimitError`` past ``MAX_STEPS`` or ``MAX_SECONDS``."""
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise TemplateLimitError(f"the template runs more than {MAX_STEPS:,} loop iterations and calls")
+        self._clock()
 
     def spend(self, units: int) -> None:
         """Count ``units`` (characters; ``ITEM_COST`` per item) handled. Raises ``TemplateLimitError`` past
-        ``MAX_WORK``."""
+        ``MAX_WORK`` or ``MAX_SECONDS``."""
         self.work += units
         if self.work > MAX_WORK:
             raise TemplateLimitError(f"the template handles more than {MAX_WORK:,} characters {_PER_UNIT}")
+        self._clock()
 
 
 _BUDGET: ContextVar[_Budget | None] = ContextVar("ragjudge_template_budget", default=None)
@@ -159,7 +170,7 @@ def _weight(value: Any, memo: dict[int, int] | None = None) -> int:
         value = object.__getattribute__(value, "_Namespace__attrs")
     if isinstance(value, dict):
         items: Any = [*value.keys(), *value.values()]
-    elif isinstance(value, (list, tuple, set, frozenset)):
+    elif isinstance(value, (list, tuple, set, frozenset, KeysView, ValuesView, ItemsView)):
         items = value
     else:
         return 1
@@ -322,13 +333,27 @@ def _metered_filter(name: str, func: Callable[..., Any], kind: str = "filter") -
         budget.spend((sum(_weight(a) for a in args[skip:]) + sum(_weight(v) for v in kwargs.values())) * _SLOW.get(name, 1))
         if kind == "filter":
             _estimate(_FILTER_SIZES, name, f"the filter {name}", args[skip:], kwargs)
-        result = func(*args, **kwargs)
+        result = _as_text(func(*args, **kwargs))
         size = _weight(result)
         _cap(size, f"the {kind} {name}")
         budget.spend(size)
-        return result
+        return _counted(result) if isinstance(result, Iterator) else result
 
     return metered
+
+
+def _as_text(value: Any) -> Any:
+    """A ``str`` made by the template (``response.lower()``, a slice, a filter) as ``Text``, so
+    that it cannot be looped over character by character either."""
+    return Text(value) if type(value) is str else value
+
+
+def _counted(items: Iterator[Any]) -> Iterator[Any]:
+    """The items of a lazy result (``map``, ``select``, ...), each counted as a step."""
+    budget = _budget()
+    for item in items:
+        budget.step()
+        yield item
 
 
 def _range(*args: Any) -> range:
@@ -340,9 +365,15 @@ def _range(*args: Any) -> range:
 
 
 def _finalize(value: Any) -> Any:
-    """Every ``{{ ... }}`` printed: counted, and refused over ``MAX_VALUE`` before it is written."""
-    size = _weight(value)
-    _cap(size, "printing a value")
+    """Every ``{{ ... }}`` printed: counted, and refused over ``MAX_VALUE`` before it is written
+    (a list or dict is written by repr, up to ``PRINTED`` characters for one)."""
+    if isinstance(value, str):
+        size = len(value)
+        _cap(size, "printing a value")
+    else:
+        _cap(_weight(value) * PRINTED, "printing a value")
+        value = str(value)
+        size = len(value)
     _budget().spend(size)
     return value
 
@@ -360,7 +391,7 @@ def _loop_items(context: Any, iterable: Any, text: int) -> Any:
 @pass_context
 def _joined(context: Any, parts: list[Any]) -> str:
     """``a ~ b``, refused over ``MAX_VALUE`` before it is made."""
-    _cap(sum(_weight(part) for part in parts), "'~'")
+    _cap(sum(_weight(part) * (1 if isinstance(part, str) else PRINTED) for part in parts), "'~'")
     text = "".join(str(part) for part in parts)
     _budget().spend(len(text))
     return text
@@ -372,7 +403,7 @@ def _made(context: Any, value: Any) -> Any:
     size = _weight(value)
     _cap(size, "a list or slice")
     _budget().spend(size)
-    return value
+    return _as_text(value)
 
 
 @pass_context
@@ -467,7 +498,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         _budget().spend(_weight(argument))
-        return super().getitem(obj, argument)
+        return _as_text(super().getitem(obj, argument))
 
     def wrap_str_format(self, value: Any) -> Any:
         wrapper = super().wrap_str_format(value)
@@ -498,11 +529,11 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             if name == "join" and args and not isinstance(args[0], (str, list, tuple, dict)):
                 args = (list(args[0]), *args[1:])  # a generator, read once: made a list to measure
             _estimate(_METHOD_SIZES, name, f"str.{name}", (owner, *args), kwargs)
-        result = super().call(__context, __obj, *args, **kwargs)
+        result = _as_text(super().call(__context, __obj, *args, **kwargs))
         size = _weight(result)
         _cap(size, "a call")
         budget.spend(size)
-        return result
+        return _counted(result) if isinstance(result, Iterator) else result
 
 
 def _environment() -> Any:
