@@ -235,14 +235,25 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
 
 
 def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[str, Any]:
-    from ragjudge.agreement import numeric_agreement, pairwise_agreement
-
     design = design_ids(data)
     rows = [r for r in load(data, "squality_completeness_dev") if r["id"] not in design]
     judged.score(rows, "completeness")
     raw = judged.raw(rows, "completeness")
     scored = [(row, judged.decided(item)) for row, item in zip(rows, raw)]
     ok = [(row, verdict) for row, verdict in scored if verdict is not None and verdict.status == "ok"]
+    out: dict[str, Any] = {}
+    if len(ok) < 10:  # not judged yet (--cached-only before the rows are scored): no figure
+        out["squality"] = {"n": len(ok), "excluded": len(rows) - len(ok), "note": "too few rows judged for a figure"}
+    else:
+        out["squality"] = _squality(ok, rows, k, seed)
+    out["ragchecker_pairs"] = _pairs(judged, data)
+    return out
+
+
+def _squality(ok: list[tuple[dict, Any]], rows: list[dict], k: int, seed: int) -> dict[str, Any]:
+    from ragjudge.agreement import numeric_agreement
+    from ragjudge.judges.sufficiency import evidence_share
+
     scores = [verdict.score for _, verdict in ok]
     humans = [float(row["label_completeness"]) for row, _ in ok]
     out: dict[str, Any] = {"squality": {"n": len(ok), "excluded": len(rows) - len(ok), **numeric_agreement(scores, humans)}}
@@ -254,8 +265,6 @@ def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[
                                                 "judge_mean": statistics.mean(s for s, _ in mine), "human_mean": statistics.mean(h for _, h in mine)}
     # the same rows scored by word overlap alone, no judge: 1 + 4 x the share of the expected
     # response's content words found in the response (like ROUGE-1 recall), as a baseline
-    from ragjudge.judges.sufficiency import evidence_share
-
     overlap = [1 + 4 * evidence_share(row["expected_response"], [row["response"]]) for row, _ in ok]
     out["squality"]["word_overlap_baseline"] = numeric_agreement(overlap, humans)
     passes = [h >= 3 for h in humans]
@@ -267,18 +276,30 @@ def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[
         "judge_passes_at_3": sum(s >= 3 for s in scores) / len(ok), "people_pass": sum(passes) / len(ok),
         "cv": {key: v for key, v in cv.items() if key not in ("right", "said")},
     }
-    # RAGChecker pairs: both responses scored, the sign of the difference against the human preference
+    return out["squality"]
+
+
+def _pairs(judged: Judged, data: Path) -> dict[str, Any]:
+    """RAGChecker pairs: both responses scored, the sign of the difference against the human
+    preference (only pairs with both responses judged count), and the word-overlap baseline."""
+    from ragjudge.agreement import pairwise_agreement
+    from ragjudge.judges.sufficiency import evidence_share
+
+    out: dict[str, Any] = {}
     pairs = load(data, "ragchecker_pairwise_completeness_dev")
     judged.score(pairs, "completeness")
     judged.score(pairs, "completeness", response="response_b")
     a = [judged.decided(item) for item in judged.raw(pairs, "completeness")]
     b = [judged.decided(item) for item in judged.raw(pairs, "completeness", response="response_b")]
     keep = [i for i in range(len(pairs)) if a[i] is not None and b[i] is not None and a[i].status == b[i].status == "ok"]
-    out["ragchecker_pairs"] = {"pairs": len(pairs), "excluded": len(pairs) - len(keep),
-                               **pairwise_agreement([a[i].score for i in keep], [b[i].score for i in keep],
-                                                    [float(pairs[i]["label_completeness_pref"]) for i in keep])}
+    out = {"pairs": len(pairs), "excluded": len(pairs) - len(keep)}
+    if len(keep) >= 10:
+        out.update(pairwise_agreement([a[i].score for i in keep], [b[i].score for i in keep],
+                                      [float(pairs[i]["label_completeness_pref"]) for i in keep]))
+    else:
+        out["note"] = "too few pairs judged for a figure"
     usable = [i for i in range(len(pairs)) if pairs[i].get("expected_response") and pairs[i].get("response") and pairs[i].get("response_b")]
-    out["ragchecker_pairs"]["word_overlap_baseline"] = {"pairs": len(usable), **pairwise_agreement(
+    out["word_overlap_baseline"] = {"pairs": len(usable), **pairwise_agreement(
         [evidence_share(pairs[i]["expected_response"], [pairs[i]["response"]]) for i in usable],
         [evidence_share(pairs[i]["expected_response"], [pairs[i]["response_b"]]) for i in usable],
         [float(pairs[i]["label_completeness_pref"]) for i in usable])}
