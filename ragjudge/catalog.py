@@ -20,9 +20,7 @@ def _settings(config: Config) -> Config:
     if config.judge.model.startswith("local/"):
         from ragjudge import local
 
-        judge, filled = local.calibrated(config.judge)
-        if filled:
-            return config.model_copy(update={"judge": judge})
+        config, _ = local.calibrated(config)
     return config
 
 

@@ -364,13 +364,6 @@ class Config(_Strict):
     def _no_repeats(cls, value: list[str]) -> list[str]:
         return list(dict.fromkeys(value))
 
-    @field_validator("thresholds")
-    @classmethod
-    def _fill_thresholds(cls, value: dict[str, float]) -> dict[str, float]:
-        merged = _default_thresholds()
-        merged.update(value)
-        return merged
-
     @model_validator(mode="after")
     def _known_metrics(self) -> "Config":
         from ragjudge.judges import BUILT_IN, bundled_definitions
@@ -424,11 +417,17 @@ class Config(_Strict):
             raise ConfigError(_describe(exc, "options")) from None
 
     def threshold(self, metric: str) -> float:
-        """The pass threshold of ``metric`` (a row passes at score >= threshold)."""
+        """The pass threshold of ``metric`` (a row passes at score >= threshold): the one set,
+        else the metric's default."""
         if metric in self.thresholds:
             return self.thresholds[metric]
         found = self.definition(metric)
         return found.default_threshold if found is not None else judge_class(metric).default_threshold
+
+    def threshold_set(self, metric: str) -> bool:
+        """Whether the config (or a flag) set ``metric``'s threshold, rather than leaving it at
+        its default."""
+        return "thresholds" in self.model_fields_set and metric in self.thresholds
 
     def min_pass_rate(self, metric: str) -> float:
         """The gate's pass-rate floor (0..1) for ``metric``; 1.0 unless set."""

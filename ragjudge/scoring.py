@@ -133,11 +133,9 @@ class Scorer:
         if config.judge.model.startswith("local/"):
             from ragjudge import local
 
-            judge_settings, filled = local.calibrated(config.judge)
+            config, filled = local.calibrated(config)
             if filled:
-                config = config.model_copy(update={"judge": judge_settings})
-                self.notes.append("embedded judge: the bundled model's settings " + ", ".join(f"{k}={local.CALIBRATED[k]}" for k in filled)
-                                  + " (`ragjudge config show local`)")
+                self.notes.append("embedded judge: the bundled model's settings " + ", ".join(filled) + " (`ragjudge config show local`)")
         if config.judge.workers > 1:
             self.notes.append("note: --workers (judge.workers) is no longer needed and is ignored: one process makes every call")
         self.config = config

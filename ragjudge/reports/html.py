@@ -75,7 +75,7 @@ def metrics_of(frame: Any) -> list[str]:
 def summary_of(frame: Any, metrics: list[str], config: Any = None) -> Summary:
     """A ``Summary`` rebuilt from a scored table (for ``ragjudge report`` on a file): counts,
     pass rates, tokens and cost per metric, with ``config``'s thresholds and gate settings."""
-    from ragjudge.config import Config
+    from ragjudge.config import METRICS, Config
     from ragjudge.gate import MetricSummary
     from ragjudge.types import Usage, Verdict
 
@@ -83,7 +83,8 @@ def summary_of(frame: Any, metrics: list[str], config: Any = None) -> Summary:
     summary = Summary(rows=len(frame), judge_model=str(frame["judge_model"].iloc[0]) if "judge_model" in frame.columns and len(frame) else "")
     ids = frame["id"].tolist() if "id" in frame.columns else [None] * len(frame)
     for metric in metrics:
-        threshold = config.thresholds.get(metric)
+        known = metric in config.thresholds or metric in METRICS or config.definition(metric) is not None
+        threshold = config.threshold(metric) if known else None  # else: read from the table below
         m = MetricSummary(metric, threshold if threshold is not None else float("nan"),
                           min_pass_rate=config.gate.min_pass_rate.get(metric, 1.0), max_error_rate=config.gate.max_error_rate,
                           max_skip_rate=config.gate.max_skip_rate)
