@@ -153,3 +153,21 @@ def test_merge_keys_still_work_and_an_unhashable_key_is_a_clear_error(tmp_path):
     path.write_text("? [a, b]\n: 1\n")
     with pytest.raises(ConfigError, match="is not valid YAML: found unhashable key"):
         load_config(path)
+
+
+def test_the_bundled_model_passes_completeness_at_its_calibrated_mark(run_cli, tmp_path, monkeypatch):
+    # a config that names the bundled model and sets no threshold gets the calibrated pass mark;
+    # one that sets it keeps its own
+    from ragjudge import local
+
+    monkeypatch.delenv("RAGJUDGE_LOCAL_MODEL", raising=False)
+    mark = local.CALIBRATED_THRESHOLDS["completeness"]
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(f"judge:\n  model: {local.DEFAULT_MODEL}\n")
+    shown = run_cli(["judges", "-c", str(bare)], judge=False)
+    assert f"completeness (built-in, default): 1..5, pass at >= {mark:g};" in shown.stdout
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(f"judge:\n  model: {local.DEFAULT_MODEL}\nthresholds:\n  completeness: 2.5\n")
+    assert "completeness (built-in, default): 1..5, pass at >= 2.5;" in run_cli(["judges", "-c", str(mine)], judge=False).stdout
+    hosted = run_cli(["judges"], judge=False)
+    assert "completeness (built-in, default): 1..5, pass at >= 3;" in hosted.stdout
