@@ -186,6 +186,7 @@ class _Runtime:
         self.lock = threading.Lock()
         self.path: Path | None = None
         self.server: Any = None
+        self.in_call = 0  # llama.cpp calls (a load or a chat) running now: see ``busy``
 
     def load(self, path: Path) -> Any:
         if self.server is not None and self.path == path:
@@ -210,9 +211,13 @@ class _Runtime:
 
     def chat(self, path: Path, request: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
-            server = self.load(path)
-            with machine_turn():
-                return server.handle_chat_completions(request)
+            self.in_call += 1
+            try:
+                server = self.load(path)
+                with machine_turn():
+                    return server.handle_chat_completions(request)
+            finally:
+                self.in_call -= 1
 
 
 @contextlib.contextmanager
@@ -284,8 +289,10 @@ def calibrated(config: Any) -> tuple[Any, list[str]]:
 
 
 def busy() -> bool:
-    """True while an embedded-judge call is still running in its thread (after Ctrl-C, say)."""
-    return any(t.name == "ragjudge-local-judge" and t.is_alive() for t in threading.enumerate())
+    """True while a llama.cpp call (a load or a chat) is still running (after Ctrl-C, say). Its
+    worker thread outlives the call by a moment: a finished call is not busy, or a run that
+    ended normally would leave by ``os._exit`` (and kill a test process that ran it)."""
+    return RUNTIME.in_call > 0
 
 
 if __name__ == "__main__":

@@ -269,3 +269,30 @@ def test_embedded_judge_turns_can_be_turned_off(tmp_path, monkeypatch, value):
     with local.machine_turn(), local.machine_turn():  # no lock: the second enters at once
         pass
     assert not (tmp_path / "user-cache").exists()
+
+
+def test_busy_means_a_llama_call_is_running_not_that_its_thread_lingers(monkeypatch):
+    # the worker thread outlives its finished call by a moment; busy() looked at the thread, so
+    # a run that had ended normally left by os._exit and killed the test process with it
+    import threading
+
+    import ragjudge.local as local
+
+    seen = []
+
+    class Server:
+        def handle_chat_completions(self, request):
+            seen.append(local.busy())
+            return {"ok": True}
+
+    monkeypatch.setattr(local.RUNTIME, "load", lambda path: Server())
+    monkeypatch.setenv("RAGJUDGE_LOCAL_SHARED", "0")
+    release = threading.Event()
+    lingering = threading.Thread(target=release.wait, name="ragjudge-local-judge", daemon=True)
+    lingering.start()
+    try:
+        assert local.RUNTIME.chat(None, {}) == {"ok": True}
+        assert seen == [True]  # busy during the call
+        assert lingering.is_alive() and not local.busy()  # a thread winding down is not a call
+    finally:
+        release.set()
