@@ -205,10 +205,16 @@ def test_rpm_paces_calls_instead_of_a_burst(run_cli, tmp_path, server):
 
 
 def test_exit_leaves_at_once_while_an_embedded_call_still_runs():
-    code = (
-        "import threading, time, ragjudge.local, ragjudge.cli as cli\n"
-        "threading.Thread(target=time.sleep, args=(60,), daemon=True, name='ragjudge-local-judge').start()\n"
-        "assert ragjudge.local.busy()\n"
+    code = (  # a llama.cpp call that runs for a minute, stood in for by a server that sleeps
+        "import os, threading, time, ragjudge.local as local, ragjudge.cli as cli\n"
+        "os.environ['RAGJUDGE_LOCAL_SHARED'] = '0'\n"
+        "class Server:\n"
+        "    def handle_chat_completions(self, request):\n"
+        "        time.sleep(60)\n"
+        "local.RUNTIME.load = lambda path: Server()\n"
+        "threading.Thread(target=local.RUNTIME.chat, args=(None, {}), daemon=True, name='ragjudge-local-judge').start()\n"
+        "while not local.busy():\n"
+        "    time.sleep(0.01)\n"
         "cli._exit(130)\n"
     )
     started = time.monotonic()
