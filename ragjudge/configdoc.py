@@ -45,6 +45,14 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(1, width - len(text))
 
 
+def _yaml_entry(key: str, value: Any, description: str | None, indent: str = "") -> list[str]:
+    """``key: value  # description`` at ``indent``; a non-empty dict as one key per line below."""
+    if isinstance(value, dict) and value:
+        return [_pad(f"{indent}{key}:", 30) + f"# {description}", *(f"{indent}  {k}: {_yaml_value(v)}" for k, v in value.items())]
+    text = _yaml_value(value.model_dump() if isinstance(value, BaseModel) else value)
+    return [_pad(f"{indent}{key}: {text}", 30) + f"# {description}"]
+
+
 def default_yaml() -> str:
     """``configs/default.yaml``: every key with its default, each described."""
     lines = [
@@ -57,25 +65,13 @@ def default_yaml() -> str:
     for name, model, about in SECTIONS:
         field = Config.model_fields[name]
         if model is None:
-            value = getattr(config, name)
-            if isinstance(value, dict) and value:
-                lines.append(_pad(f"{name}:", 30) + f"# {field.description}")
-                lines += [f"  {k}: {_yaml_value(v)}" for k, v in value.items()]
-            else:
-                lines.append(_pad(f"{name}: {_yaml_value(value)}", 30) + f"# {field.description}")
-            lines.append("")
+            lines += [*_yaml_entry(name, getattr(config, name), field.description), ""]
             continue
         lines.append(f"# {about}")
         lines.append(f"{name}:")
         instance = getattr(config, name)
         for key, item in model.model_fields.items():
-            value = getattr(instance, key)
-            if isinstance(value, dict) and value:
-                lines.append(_pad(f"  {key}:", 30) + f"# {item.description}")
-                lines += [f"    {k}: {_yaml_value(v)}" for k, v in value.items()]
-            else:
-                text = _yaml_value(value.model_dump() if isinstance(value, BaseModel) else value)
-                lines.append(_pad(f"  {key}: {text}", 30) + f"# {item.description}")
+            lines += _yaml_entry(key, getattr(instance, key), item.description, "  ")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
