@@ -251,7 +251,7 @@ class JudgeDefinition(_Strict):
     ``prompt``: a Jinja2 template (sandboxed) over ``request``, ``passages`` (the numbered
     context), ``context`` (the same), ``response``, ``expected_response``, ``expected_facts``,
     ``id`` and the columns in ``needs``; every value arrives fenced as data, with sentences
-    addressed to the judge removed. Its size is limited (``ragjudge.judges.custom.MAX_*``:
+    addressed to the judge removed. Its size is limited (``ragjudge.judges.sandbox.MAX_*``:
     for-loops nested at most 2 deep, range() of at most 1,000 numbers, no loop over a text's
     characters, ...). ``system``: the system message (default: a strict, impartial judge).
     ``kind``: ``binary`` (yes/no, 1.0/0.0) or ``scale`` from ``min`` to ``max`` (finite
