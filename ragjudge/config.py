@@ -256,7 +256,10 @@ class JudgeDefinition(_Strict):
     characters, ...). ``system``: the system message (default: a strict, impartial judge).
     ``kind``: ``binary`` (yes/no, 1.0/0.0) or ``scale`` from ``min`` to ``max`` (finite
     numbers). ``threshold``: a row passes at score >= threshold (default 0.5 for binary, the
-    middle of a scale).
+    middle of a scale). ``integer``: whether a scale's scores are whole numbers (the reply's
+    schema then takes only them, and any other number is an error row); unset: yes when
+    ``min``, ``max`` and the threshold are all whole numbers (1..5, pass at 3), else a number
+    (0..1, pass at 0.7).
     ``claims``: the judge lists the response's claims and marks each supported or not; the
     verdict is yes only when every claim is, and ``M_missing`` lists the unsupported ones
     (binary only). ``examples``: few-shot examples, shown as earlier turns of the conversation;
@@ -276,6 +279,7 @@ class JudgeDefinition(_Strict):
     min: float = 1.0
     max: float = 5.0
     threshold: float | None = None
+    integer: bool | None = None
     claims: bool = False
     examples: list[Example] = Field(default_factory=list)
 
@@ -298,6 +302,10 @@ class JudgeDefinition(_Strict):
             raise ValueError(f"judge '{self.name}': min ({self.min:g}) must be below max ({self.max:g})")
         if self.threshold is not None and not low <= self.threshold <= high:
             raise ValueError(f"judge '{self.name}': threshold {self.threshold:g} is outside its scale {low:g}..{high:g}")
+        if self.integer is not None and self.kind != "scale":
+            raise ValueError(f"judge '{self.name}': integer: is taken by kind: scale only")
+        if self.integer and not (float(self.min).is_integer() and float(self.max).is_integer()):
+            raise ValueError(f"judge '{self.name}': integer: true needs whole numbers for min and max (got {self.min:g}, {self.max:g})")
         if self.claims and self.kind != "binary":
             raise ValueError(f"judge '{self.name}': claims: true needs kind: binary")
         for number, example in enumerate(self.examples, 1):
@@ -313,6 +321,21 @@ class JudgeDefinition(_Strict):
     @property
     def scale(self) -> tuple[float, float]:
         return (0.0, 1.0) if self.kind == "binary" else (self.min, self.max)
+
+    @property
+    def whole(self) -> bool:
+        """Whether the scale's scores are whole numbers: ``integer`` when set, else whether
+        ``min``, ``max`` and the pass threshold all are (False for a binary judge)."""
+        if self.kind != "scale":
+            return False
+        if self.integer is not None:
+            return self.integer
+        return all(float(v).is_integer() for v in (self.min, self.max, self.default_threshold))
+
+    def digest_json(self) -> str:
+        """The definition as JSON for its prompt version's hash: ``integer`` only when set, so
+        that definitions written before it keep their version (and their cache)."""
+        return self.model_dump_json(exclude={"integer"} if self.integer is None else None)
 
     @property
     def default_threshold(self) -> float:

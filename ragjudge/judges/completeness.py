@@ -35,6 +35,7 @@ from ragjudge.judges.base import (
     read_items,
     json_schema_format,
     load_reply,
+    schema_of,
     numbered,
     score_distribution,
 )
@@ -220,7 +221,7 @@ def parse(reply: str | None, prepared: Call) -> Verdict:
     the statements not marked covered (none when the judge marked no statement at all),
     ``details["covered"]`` one flag per statement (its first mark; None if unmarked).
     Raises ``ParseError`` when the reply has no score in 1..5."""
-    data = load_reply(reply)
+    data = load_reply(reply, schema_of(prepared))
     if prepared.mode == STATEMENTS:
         statements = _statements(data)
         if not statements:

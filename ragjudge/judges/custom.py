@@ -41,6 +41,7 @@ from ragjudge.judges.base import (
     fence,
     json_schema_format,
     load_reply,
+    schema_of,
     neutralise,
     numbered,
 )
@@ -51,6 +52,10 @@ CANONICAL = ("request", "passages", "context", "response", "expected_response", 
 # what each canonical name needs from a row (``context`` and ``passages`` are the same)
 _FIELD = {"request": "request", "passages": "context", "context": "context", "response": "response",
           "expected_response": "expected_response", "expected_facts": "expected_facts", "id": "id"}
+
+# every needed field and column, whatever its name, as ``columns['NAME']`` (``source-title`` is no
+# Jinja name: ``{{ source-title }}`` reads two variables)
+COLUMNS = "columns"
 
 _DATA_TAG = re.compile(r"<(\s*/?\s*)(data)\b", re.IGNORECASE)
 
@@ -88,7 +93,20 @@ def _example_values(definition: Any, example: Any) -> dict[str, Any]:
             values[name] = _named(name, "\n".join(lines))
         else:
             values[name] = Text(_numbered(tag, lines) if tag in ("context", "expected_facts") else _fence(tag, "\n".join(lines)))
-    return values
+    return _with_columns(definition.needs, values)
+
+
+def _with_columns(needs: list[str], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with ``columns``: each of ``needs`` (a canonical field or a column) -> its value."""
+    return {**values, COLUMNS: {name: values[name] for name in needs if name in values}}
+
+
+def _available(needs: list[str]) -> list[str]:
+    """What a template of a judge with ``needs`` may read, as it must write it: the canonical
+    fields, the needed columns named by identifiers, ``columns['NAME']`` for the others, and
+    ``columns`` (every needed field and column by name)."""
+    extra = [n for n in needs if n not in _FIELD]
+    return [*CANONICAL, *(n if n.isidentifier() else f"{COLUMNS}['{n}']" for n in extra), COLUMNS]
 
 
 def _trial(name: str, what: str, template: Any, values: dict[str, Any], on: str) -> None:
@@ -115,18 +133,22 @@ def check(definition: Any) -> None:
     or on its examples: one that reaches for Python internals (the sandbox refuses it), goes
     past a limit (``MAX_*``) or raises (``1/0``). Raises ``ValueError``."""
     name = definition.name
-    available = [*CANONICAL, *(n for n in definition.needs if n not in _FIELD)]
+    fields = [*CANONICAL, *(n for n in definition.needs if n not in _FIELD)]
+    available = _available(definition.needs)
+    odd = [n for n in fields if not n.isidentifier()]
     templates = []
     for source, what in ((definition.prompt, "prompt"), (definition.system or "", "system")):
-        unknown = sorted(variables(name, source, what) - set(available))
+        unknown = sorted(variables(name, source, what) - {*fields, COLUMNS})
         if unknown:
+            hint = "; ".join(f"write {{{{ {COLUMNS}['{n}'] }}}} for the column {n}" for n in odd)
             raise ValueError(f"judge '{name}': the {what} names unknown field(s) {', '.join(unknown)}; available: {', '.join(available)} "
-                             "(a column of the input must be listed under needs)")
+                             "(a column of the input must be listed under needs" + (f"; {hint}" if hint else "") + ")")
         template = compile_template(name, source, what)
-        _trial(name, what, template, {field: Text(fence("data", "x")) for field in available}, "on sample values")
+        sample = _with_columns(definition.needs, {field: Text(fence("data", "x")) for field in fields})
+        _trial(name, what, template, sample, "on sample values")
         templates.append(template)
     for number, example in enumerate(definition.examples, 1):
-        extra = sorted(set(example.inputs) - set(available))
+        extra = sorted(set(example.inputs) - set(fields))
         if extra:
             raise ValueError(f"judge '{name}': an example gives unknown field(s) {', '.join(extra)}; available: {', '.join(available)}")
         _trial(name, "prompt", templates[0], _example_values(definition, example), f"on example {number}")
@@ -144,8 +166,12 @@ def _schema(definition: Any) -> dict[str, Any]:
         properties = {"rationale": {"type": "string"}, "verdict": verdict}
     else:
         low, high = definition.min, definition.max
-        whole = float(low).is_integer() and float(high).is_integer() and high - low <= 20
-        score = {"type": "integer", "enum": list(range(int(low), int(high) + 1))} if whole else {"type": "number"}
+        if not definition.whole:
+            score = {"type": "number"}
+        elif high - low <= 20:
+            score = {"type": "integer", "enum": list(range(int(low), int(high) + 1))}
+        else:
+            score = {"type": "integer"}
         properties = {"rationale": {"type": "string"}, "score": score}
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
@@ -183,7 +209,7 @@ class CustomJudge(Judge):
         self.default_threshold = definition.default_threshold  # type: ignore[misc]
         self.needs = tuple(_FIELD.get(n, n) for n in definition.needs)  # type: ignore[misc]
         self.description = definition.description  # type: ignore[misc]
-        digest = hashlib.sha256(definition.model_dump_json().encode("utf-8")).hexdigest()[:12]
+        digest = hashlib.sha256(definition.digest_json().encode("utf-8")).hexdigest()[:12]
         self._custom_version = f"custom-{digest}"
         super().__init__(settings, threshold)
         self._template = compile_template(definition.name, definition.prompt, "prompt")
@@ -194,7 +220,7 @@ class CustomJudge(Judge):
         """``custom-`` and a hash of the whole definition: any change to it is a new version."""
         return self._custom_version
 
-    def _values(self, record: Any) -> dict[str, Text]:
+    def _values(self, record: Any) -> dict[str, Any]:
         passages = Text(_numbered("context", [p.text for p in record.passages]) if record.passages else _fence("context", "(none)"))
         values = {
             "request": Text(_fence("request", record.request or "(none)")),
@@ -208,7 +234,7 @@ class CustomJudge(Judge):
         }
         for name, text in (getattr(record, "extra", None) or {}).items():
             values[name] = _named(name, text)
-        return values
+        return _with_columns(self.definition.needs, values)
 
     def _missing(self, record: Any) -> str | None:
         for need in self.needs:
@@ -272,7 +298,7 @@ class CustomJudge(Judge):
         return self.call(None, messages, self._schema)
 
     def parse(self, reply: Reply, call: Call) -> Verdict:
-        data = load_reply(reply.text)
+        data = load_reply(reply.text, schema_of(call))
         rationale = data.get("rationale")
         rationale = str(rationale).strip() if rationale else None
         missing: list[str] = []
@@ -300,6 +326,8 @@ class CustomJudge(Judge):
             low, high = self.scale
             if score is None or not low <= score <= high:
                 raise ParseError(f"the reply has no score from {low:g} to {high:g} (got {data.get('score')!r})")
+            if self.definition.whole and not score.is_integer():
+                raise ParseError(f"the reply's score {score:g} is not a whole number from {low:g} to {high:g}")
         return Verdict(metric=self.name, status=OK, score=score, rationale=rationale, missing=missing, details=details)
 
 

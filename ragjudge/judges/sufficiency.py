@@ -47,6 +47,7 @@ from ragjudge.judges.base import (
     read_items,
     json_schema_format,
     load_reply,
+    schema_of,
     neutralise,
     note,
     numbered,
@@ -372,7 +373,7 @@ def parse(reply: str | None, prepared: Call) -> Verdict:
     supported is a ``ParseError`` (the chokepoint asks again, then the row is an error), never
     a yes. Only a reply with no per-fact list at all falls back to ``verdict``, and then only a
     "no" (which facts are missing is unknown), or the one fact's verdict when there is one."""
-    data = load_reply(reply)
+    data = load_reply(reply, schema_of(prepared))
     rationale = data.get("rationale")
     rationale = str(rationale).strip() if rationale else None
     missing: list[str] = []
