@@ -36,9 +36,14 @@ class Judge:
     ``version`` (prompt version; part of the cache key, changed with the prompt), ``kind``
     (``binary``: score 1.0 yes / 0.0 no; ``scale``: a number in ``scale``), ``scale`` (lowest,
     highest score), ``default_threshold`` (a row passes at score >= threshold), ``needs``
-    (the canonical fields it reads) and ``description``.
+    (the canonical fields a row must have), ``inputs`` (every field it reads, that the
+    examples of ``extend.NAME`` may give), ``description`` and ``Settings`` (the pydantic
+    model of its own settings, read from the config's section ``NAME:``; None when it has
+    none).
 
-    ``settings`` is the run's ``JudgeSettings``; ``threshold`` the pass threshold in use.
+    ``settings`` is the run's ``JudgeSettings`` (the model and how it is called);
+    ``threshold`` the pass threshold in use; ``options`` this metric's ``Settings`` (default:
+    its defaults).
     """
 
     name: ClassVar[str] = ""
@@ -47,10 +52,13 @@ class Judge:
     scale: ClassVar[tuple[float, float]] = (0.0, 1.0)
     default_threshold: ClassVar[float] = 0.5
     needs: ClassVar[tuple[str, ...]] = ()
+    inputs: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
+    Settings: ClassVar[Any] = None
 
-    def __init__(self, settings: Any, threshold: float | None = None, extension: Any = None) -> None:
+    def __init__(self, settings: Any, threshold: float | None = None, extension: Any = None, options: Any = None) -> None:
         self.settings = settings
+        self.options = options if options is not None else (self.Settings() if self.Settings is not None else None)
         self.threshold = self.default_threshold if threshold is None else threshold
         self.extension = extension if extension is not None and (extension.instructions or extension.examples) else None
         self.version = self.base_version() + self._version_suffix()  # type: ignore[misc]
