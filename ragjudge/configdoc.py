@@ -18,8 +18,10 @@ SECTIONS: list[tuple[str, type[BaseModel] | None, str]] = [
     ("judge", JudgeSettings, "The judge model and how it is called."),
     ("metrics", None, ""),
     ("thresholds", None, ""),
-    ("sufficiency", SufficiencySettings, "Sufficiency's own settings (its judge's settings model, ragjudge/judges/sufficiency.py)."),
-    ("completeness", CompletenessSettings, "Completeness's own settings (its judge's settings model, ragjudge/judges/completeness.py)."),
+    ("sufficiency", SufficiencySettings, "Sufficiency's own settings (its judge's settings model, ragjudge/judges/sufficiency.py). "
+                                         "Formerly under judge: (judge.fact_threshold ...), which still loads, with a note."),
+    ("completeness", CompletenessSettings, "Completeness's own settings (its judge's settings model, ragjudge/judges/completeness.py). "
+                                           "Formerly under judge: (judge.coverage_score ...), which still loads, with a note."),
     ("gate", GateSettings, "What fails the run (exit 1)."),
     ("cache", CacheSettings, "The response cache."),
     ("chunk_size", None, ""),
