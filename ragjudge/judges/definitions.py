@@ -91,7 +91,8 @@ class JudgeDefinition(Strict):
     expected_response, response) or other columns of the input; a row lacking one is skipped.
     ``prompt``: a Jinja2 template (sandboxed) over ``request``, ``passages`` (the numbered
     context), ``context`` (the same), ``response``, ``expected_response``, ``expected_facts``,
-    ``id`` and the columns in ``needs``; every value arrives fenced as data, with sentences
+    ``id`` and the columns in ``needs``, each of ``needs`` also as ``columns['NAME']`` (a name
+    that is no identifier, ``source-title``, only so); every value arrives fenced as data, with sentences
     addressed to the judge removed. Its size is limited (``ragjudge.judges.sandbox.MAX_*``:
     for-loops nested at most 2 deep, range() of at most 1,000 numbers, no loop over a text's
     characters, ...). ``system``: the system message (default: a strict, impartial judge).
