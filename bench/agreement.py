@@ -84,7 +84,7 @@ def load_yaml(path: str) -> dict:
 
 
 def evidence_check_figures(config: str, source: Path, scored: Path, label: str, stem: Path) -> dict:
-    """The grounded slice again without ``judge.fact_evidence`` (from the cache: the check runs
+    """The grounded slice again without ``sufficiency.fact_evidence`` (from the cache: the check runs
     after the judge call), and the check alone (every fact's evidence share >= the config's
     ``fact_evidence``, no judge)."""
     import yaml
@@ -93,10 +93,10 @@ def evidence_check_figures(config: str, source: Path, scored: Path, label: str, 
     from ragjudge.judges.sufficiency import evidence_share
 
     settings = load_yaml(config)
-    share_cut = (settings.get("judge") or {}).get("fact_evidence")
+    share_cut = (settings.get("sufficiency") or {}).get("fact_evidence")
     if share_cut is None:
         return {}
-    settings["judge"]["fact_evidence"] = None
+    settings["sufficiency"]["fact_evidence"] = None
     plain = stem.with_name(stem.name + ".no_evidence.yaml")
     plain.write_text(yaml.safe_dump(settings), encoding="utf-8")
     rescored = stem.with_name(stem.name + ".no_evidence.scored.jsonl")

@@ -2,10 +2,10 @@
 (bench/calibration_ids.txt, which bench/agreement.py leaves out) with the embedded judge,
 then print accuracy for each candidate threshold.
 
-- reference-free sufficiency (clapnq, squad2-unanswerable): ``judge.yes_threshold`` on
+- reference-free sufficiency (clapnq, squad2-unanswerable): ``sufficiency.yes_threshold`` on
   P(yes) at the verdict token;
-- grounded sufficiency (squad2-goldremoved): ``judge.fact_threshold`` on each fact's
-  P(supported), alone and combined with the ``judge.fact_evidence`` check.
+- grounded sufficiency (squad2-goldremoved): ``sufficiency.fact_threshold`` on each fact's
+  P(supported), alone and combined with the ``sufficiency.fact_evidence`` check.
 
 Scoring goes through the response cache, so a second run is instant.
 
@@ -35,9 +35,10 @@ def score(rows: list[dict], name: str, config: str) -> list[dict]:
     import yaml
 
     settings = yaml.safe_load(open(ROOT / config, encoding="utf-8"))
-    settings["judge"]["fact_evidence"] = None
-    settings["judge"].setdefault("yes_threshold", 0.5)
-    settings["judge"].setdefault("fact_threshold", 0.5)
+    section = settings.setdefault("sufficiency", {})
+    section["fact_evidence"] = None
+    section.setdefault("yes_threshold", 0.5)
+    section.setdefault("fact_threshold", 0.5)
     out = WORK / "calibration"
     out.mkdir(parents=True, exist_ok=True)
     source, scored = out / f"{name}.jsonl", out / f"{name}.scored.jsonl"

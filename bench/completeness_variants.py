@@ -9,7 +9,7 @@ one call (the design before 2026-11-30) against two calls (the shipped design).
 
 For each it prints Spearman's correlation with the human rating of the written score, of
 the share of statements marked covered, and of the mean P(covered) (what
-``judge.coverage_score`` uses); then of mixes of the two-call mean P(covered) with word
+``completeness.coverage_score`` uses); then of mixes of the two-call mean P(covered) with word
 overlap (bench/agreement.py's no-judge baseline), weight 0 being word overlap alone. Rows: 24 SQuALITY rows outside the 40 that
 ``bench/agreement.py --rows 40`` scores (seed 1). Calls go straight to the in-process
 llama.cpp runtime (temperature 0) and are cached in bench/_work/variants.

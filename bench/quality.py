@@ -15,9 +15,9 @@ accuracy on the rows a threshold was fitted to. The setting to ship is the one f
 rows; where the out-of-fold figure is no better than the written verdicts (or than always
 answering the majority class) the threshold does not generalise, and the script says so.
 
-- reference-free sufficiency (CLAPNQ, SQuAD 2.0 unanswerable, pooled): ``judge.yes_threshold``;
-- grounded sufficiency (SQuAD 2.0 gold-removed): ``judge.fact_threshold`` with
-  ``judge.fact_evidence``;
+- reference-free sufficiency (CLAPNQ, SQuAD 2.0 unanswerable, pooled): ``sufficiency.yes_threshold``;
+- grounded sufficiency (SQuAD 2.0 gold-removed): ``sufficiency.fact_threshold`` with
+  ``sufficiency.fact_evidence``;
 - completeness (SQuALITY): Spearman, Pearson, MAE, within one point (no choice: all rows),
   and the pass mark's agreement with "human rating >= 3", the pass mark itself chosen out of
   fold; RAGChecker pairs: sign agreement with the human preference.
@@ -174,7 +174,8 @@ class Judged:
         return out
 
     def decided(self, judged: tuple[Any, Any, Any], **settings: Any) -> Any:
-        """The verdict with ``settings`` (judge settings) applied by the judge's own ``decide``."""
+        """The verdict with ``settings`` (the metric's own settings, e.g. ``yes_threshold``) applied by
+        the judge's own ``decide``."""
         from ragjudge.judges import judge_class
 
         judge, call, verdict = judged
@@ -182,7 +183,7 @@ class Judged:
             return verdict
         if not settings:
             return judge.decide(verdict.copy(), call)
-        other = judge_class(judge.name)(self.config.judge.model_copy(update=settings), judge.threshold)
+        other = judge_class(judge.name)(self.config.judge, judge.threshold, options=judge.options.model_copy(update=settings))
         return other.decide(verdict.copy(), call)
 
 

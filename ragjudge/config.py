@@ -8,15 +8,17 @@ package, so ``-c mlflow`` works wherever ragjudge is installed.
 
 from __future__ import annotations
 
-import math
-import re
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from ragjudge.errors import ConfigError
 from ragjudge.judges import BUILT_IN, judge_class
+from ragjudge.judges.completeness import CompletenessSettings
+from ragjudge.judges.definitions import Example, Extension, JudgeDefinition
+from ragjudge.judges.sufficiency import SufficiencySettings
+from ragjudge.strict import Strict as _Strict
 
 METRICS: tuple[str, ...] = tuple(BUILT_IN)
 FIELDS: tuple[str, ...] = ("id", "request", "context", "expected_facts", "expected_response", "response")
@@ -48,18 +50,13 @@ def _config_path(path: str | Path) -> Path:
     return bundled_config(given.name)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+# the judge settings that moved to their metric's own section (judge.fact_threshold is now
+# sufficiency.fact_threshold); the old keys still load, with a note naming the new place
+MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "sufficiency", "fact_evidence": "sufficiency",
+                         "reasoning_first": "sufficiency", "expected_score": "completeness", "coverage_score": "completeness"}
 
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_booleans_for_numbers(cls, value: Any, info: Any) -> Any:
-        # YAML's true/false would otherwise pass as 1/0 for a number (workers: true -> 1)
-        if isinstance(value, bool):
-            annotation = str(cls.model_fields[info.field_name].annotation)
-            if ("int" in annotation or "float" in annotation) and "bool" not in annotation:
-                raise ValueError("expected a number, not true/false")
-        return value
+__all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "CacheSettings", "Columns", "CompletenessSettings", "Config", "Example", "Extension",
+           "GateSettings", "JudgeDefinition", "JudgeSettings", "Price", "SufficiencySettings", "bundled_config", "load_config"]
 
 
 class Columns(_Strict):
@@ -88,8 +85,9 @@ class Price(_Strict):
 
 
 class JudgeSettings(_Strict):
-    """The judge model and how it is called; each field's description is its documentation
-    (``docs/configuration.md`` and ``configs/default.yaml`` are generated from them)."""
+    """The judge model and how it is called, for every metric; each field's description is its
+    documentation (``docs/configuration.md`` and ``configs/default.yaml`` are generated from
+    them). A metric's own settings are in its section (``sufficiency:``, ``completeness:``)."""
 
     model: str = Field("openai/gpt-4o-mini", description="the judge model: any litellm model string, or local/qwen2.5-coder-1.5b for the "
                                                          "embedded offline judge")
@@ -113,25 +111,9 @@ class JudgeSettings(_Strict):
     rpm: float | None = Field(None, gt=0, description="cap on requests per minute, evenly spaced (with Ray: split across the actors)")
     samples: int = Field(1, ge=1, le=15, description="judge samples per row and metric; the majority wins and M_agreement is the share "
                                                      "agreeing (completeness's statements call is made once, at temperature)")
-    yes_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="reference-free sufficiency: yes when P(yes) at the verdict "
-                                                                          "token, read from token log-probabilities, is at least this "
-                                                                          "(0..1); null: the written verdict")
-    fact_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="grounded sufficiency: a fact is supported when P(true) at "
-                                                                           "its 'supported' token is at least this (0..1)")
-    fact_evidence: float | None = Field(None, gt=0.0, le=1.0, description="grounded sufficiency: a fact is supported only if this share "
-                                                                          "(0..1] of its content words occur in the passages (stop words "
-                                                                          "of the detected language dropped); null: trust the judge alone")
-    expected_score: bool = Field(False, description="completeness: the probability-weighted mean of the 1..5 score token (G-Eval) "
-                                                    "instead of the written integer")
-    coverage_score: bool = Field(False, description="completeness: 1 + 4 x the share of the ground truth's statements covered (the "
-                                                    "mean P(covered) where log-probabilities come back) instead of the written "
-                                                    "integer; overrides expected_score")
     strip_instructions: bool = Field(True, description="remove sentences addressed to the judge ('ignore all previous instructions "
                                                        "...') from passages and responses before judging; column removed_instructions "
                                                        "lists them")
-    reasoning_first: bool | None = Field(None, description="sufficiency: the reply gives its reasoning before each verdict (MLflow's "
-                                                           "and Google's order); null: yes for hosted judges, no for local/ models, "
-                                                           "whose 1.5B judge was measured best deciding first")
     price: Price | None = Field(None, description="USD per million tokens for a model litellm has no price for, e.g. "
                                                   "{input_per_mtok: 0.5, output_per_mtok: 1.5}; fills M_cost_usd")
     max_cost: float | None = Field(None, gt=0.0, allow_inf_nan=False, description="budget in USD: once spent, no new call starts and "
@@ -176,152 +158,6 @@ class CacheSettings(_Strict):
                                                               "Linux)")
 
 
-class Example(_Strict):
-    """A few-shot example of a judge: the row's fields (``inputs``: field -> value), the verdict
-    it deserves (``yes``/``no`` for a binary judge, a number on a scale) and why."""
-
-    inputs: dict[str, Any] = Field(default_factory=dict)
-    verdict: str | float | bool
-    rationale: str = ""
-
-    def verdict_problem(self, kind: str, low: float, high: float) -> str | None:
-        """None when ``verdict`` suits a judge of ``kind`` (``binary``: yes/no or true/false;
-        ``scale``: a number from ``low`` to ``high``); else the values it may take, as words."""
-        verdict = self.verdict
-        if kind == "binary":
-            if isinstance(verdict, bool) or (isinstance(verdict, str) and verdict.strip().lower() in ("yes", "no", "true", "false")):
-                return None
-            return "yes or no (true or false)"
-        number: float | None = None
-        if isinstance(verdict, (int, float)) and not isinstance(verdict, bool):
-            number = float(verdict)
-        elif isinstance(verdict, str):
-            try:
-                number = float(verdict.strip())
-            except ValueError:
-                number = None
-        if number is not None and math.isfinite(number) and low <= number <= high:
-            return None
-        return f"a number from {low:g} to {high:g}"
-
-    def shown(self) -> str:
-        """``verdict`` as the config wrote it: yes/no, a number, or quoted text."""
-        if isinstance(self.verdict, bool):
-            return "yes" if self.verdict else "no"
-        return f"{self.verdict:g}" if isinstance(self.verdict, float) else repr(self.verdict)
-
-
-class Extension(_Strict):
-    """Domain knowledge added to a built-in metric's prompt: ``instructions`` (text placed before
-    the task) and few-shot ``examples``. Changing either changes the prompt version and so the
-    cache key. ``check`` refuses examples that do not suit the metric (the config calls it)."""
-
-    instructions: str | None = None
-    examples: list[Example] = Field(default_factory=list)
-
-    # the fields each built-in metric reads, that its examples may give
-    INPUTS: ClassVar[dict[str, tuple[str, ...]]] = {
-        "sufficiency": ("request", "context", "passages", "expected_facts", "expected_response"),
-        "completeness": ("request", "response", "expected_response", "expected_facts"),
-    }
-
-    def check(self, metric: str) -> None:
-        """Refuse an example that does not suit the built-in ``metric``: a field it does not read
-        (``INPUTS``), or a verdict it cannot give (sufficiency: yes or no; completeness: a number
-        from 1 to 5). Raises ``ValueError`` naming the metric, the example and what it takes."""
-        judge = judge_class(metric)
-        allowed = self.INPUTS[metric]  # the config calls this for built-in metrics only
-        for number, example in enumerate(self.examples, 1):
-            unknown = sorted(set(example.inputs) - set(allowed))
-            if unknown:
-                raise ValueError(f"extend.{metric}: example {number} gives unknown field(s) {', '.join(unknown)}; "
-                                 f"{metric} reads {', '.join(allowed)}")
-            problem = example.verdict_problem(judge.kind, *judge.scale)
-            if problem:
-                raise ValueError(f"extend.{metric}: example {number} has verdict {example.shown()}; {metric} takes {problem}")
-
-
-class JudgeDefinition(_Strict):
-    """A metric defined in the config (``judges:``), judged like a built-in one.
-
-    ``name``: ``-m NAME`` and the prefix of its output columns (1 to 40 lower case letters,
-    digits and ``_``, starting with a letter).
-    ``needs``: the fields it reads: canonical fields (id, request, context, expected_facts,
-    expected_response, response) or other columns of the input; a row lacking one is skipped.
-    ``prompt``: a Jinja2 template (sandboxed) over ``request``, ``passages`` (the numbered
-    context), ``context`` (the same), ``response``, ``expected_response``, ``expected_facts``,
-    ``id`` and the columns in ``needs``; every value arrives fenced as data, with sentences
-    addressed to the judge removed. Its size is limited (``ragjudge.judges.custom.MAX_*``:
-    for-loops nested at most 2 deep, range() of at most 1,000 numbers, no loop over a text's
-    characters, ...). ``system``: the system message (default: a strict, impartial judge).
-    ``kind``: ``binary`` (yes/no, 1.0/0.0) or ``scale`` from ``min`` to ``max`` (finite
-    numbers). ``threshold``: a row passes at score >= threshold (default 0.5 for binary, the
-    middle of a scale).
-    ``claims``: the judge lists the response's claims and marks each supported or not; the
-    verdict is yes only when every claim is, and ``M_missing`` lists the unsupported ones
-    (binary only). ``examples``: few-shot examples, shown as earlier turns of the conversation;
-    each verdict yes/no (true/false) for a binary judge, a number from min to max on a scale.
-    Any of these that is wrong raises ``ValueError`` naming the judge (a ``ConfigError``, exit
-    2, once the config is read).
-    """
-
-    NAME: ClassVar[str] = r"[a-z][a-z0-9_]{0,39}"
-
-    name: str = Field(pattern=f"^{NAME}$")
-    description: str = ""
-    needs: list[str] = Field(default_factory=list)
-    prompt: str = Field(min_length=1)
-    system: str | None = None
-    kind: Literal["binary", "scale"] = "binary"
-    min: float = 1.0
-    max: float = 5.0
-    threshold: float | None = None
-    claims: bool = False
-    examples: list[Example] = Field(default_factory=list)
-
-    @field_validator("name", mode="before")
-    @classmethod
-    def _name_pattern(cls, value: Any) -> Any:
-        # said here rather than by the pattern, whose own message the config's errors cannot show
-        if isinstance(value, str) and not re.fullmatch(cls.NAME, value):
-            raise ValueError("should be 1 to 40 characters: lower case letters a-z, digits and _, starting with a letter")
-        return value
-
-    @model_validator(mode="after")
-    def _consistent(self) -> "JudgeDefinition":
-        for key in ("min", "max", "threshold"):
-            value = getattr(self, key)
-            if value is not None and not math.isfinite(value):
-                raise ValueError(f"judge '{self.name}': {key} must be a finite number (got {value})")
-        low, high = self.scale
-        if self.kind == "scale" and self.min >= self.max:
-            raise ValueError(f"judge '{self.name}': min ({self.min:g}) must be below max ({self.max:g})")
-        if self.threshold is not None and not low <= self.threshold <= high:
-            raise ValueError(f"judge '{self.name}': threshold {self.threshold:g} is outside its scale {low:g}..{high:g}")
-        if self.claims and self.kind != "binary":
-            raise ValueError(f"judge '{self.name}': claims: true needs kind: binary")
-        for number, example in enumerate(self.examples, 1):
-            problem = example.verdict_problem(self.kind, low, high)
-            if problem:
-                raise ValueError(f"judge '{self.name}': example {number} has verdict {example.shown()}; a {self.kind} judge "
-                                 f"takes {problem}")
-        from ragjudge.judges.custom import check
-
-        check(self)
-        return self
-
-    @property
-    def scale(self) -> tuple[float, float]:
-        return (0.0, 1.0) if self.kind == "binary" else (self.min, self.max)
-
-    @property
-    def default_threshold(self) -> float:
-        if self.threshold is not None:
-            return self.threshold
-        low, high = self.scale
-        return 0.5 if self.kind == "binary" else low + (high - low) / 2
-
-
 class Config(_Strict):
     """Everything one ``ragjudge score`` run needs; ``load_config`` builds it."""
 
@@ -332,6 +168,10 @@ class Config(_Strict):
     thresholds: dict[str, float] = Field(default_factory=_default_thresholds,
                                          description="per metric, a row passes at score >= threshold (sufficiency: 1.0 yes / 0.0 no; "
                                                      "completeness: 1..5, Azure AI Evaluation's scale)")
+    sufficiency: SufficiencySettings = Field(default_factory=SufficiencySettings, description="sufficiency's own settings: "
+                                             "probability thresholds, the evidence check, the order of the reply")
+    completeness: CompletenessSettings = Field(default_factory=CompletenessSettings, description="completeness's own settings: how "
+                                               "the score is read")
     gate: GateSettings = Field(default_factory=GateSettings, description="what fails the run (exit 1)")
     cache: CacheSettings = Field(default_factory=CacheSettings, description="the response cache")
     chunk_size: int = Field(10_000, ge=1, le=10_000_000, description="rows read, judged and written at a time (memory stays flat)")
@@ -339,6 +179,48 @@ class Config(_Strict):
                                                                            "docs/custom-judges.md)")
     extend: dict[str, Extension] = Field(default_factory=dict, description="per built-in metric, domain instructions and few-shot "
                                                                           "examples added to its prompt (a new prompt version)")
+
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _moved_keys(cls, data: Any, handler: Any) -> "Config":
+        # judge.KEY of a setting that moved (MOVED) is read as METRIC.KEY, with a note; a
+        # value the section sets itself wins; a bad value is reported where it was written
+        moved: dict[tuple[str, str], tuple[str, str]] = {}
+        judge = data.get("judge") if isinstance(data, dict) else None
+        if isinstance(judge, dict) and any(key in MOVED for key in judge):
+            data = {**data, "judge": {k: v for k, v in judge.items() if k not in MOVED}}
+            for key, value in judge.items():
+                metric = MOVED.get(key)
+                if metric is None:
+                    continue
+                section = data.get(metric)
+                if section is None or isinstance(section, dict):
+                    data[metric] = {key: value, **(section or {})}
+                moved[(metric, key)] = ("judge", key)
+        try:
+            config = handler(data)
+        except ValidationError as exc:
+            if not moved:
+                raise
+            errors = []
+            for error in exc.errors():
+                loc = tuple(error["loc"])
+                detail = {"type": error["type"], "loc": moved.get(loc[:2], loc[:2]) + loc[2:], "input": error.get("input")}
+                if "ctx" in error:
+                    detail["ctx"] = error["ctx"]
+                errors.append(detail)
+            raise ValidationError.from_exception_data(exc.title, errors) from None
+        config._notes = [*config._notes, *(f"note: judge.{key} is now {metric}.{key} (the old key still works)"
+                                           for (metric, key) in moved)]
+        return config
+
+    @property
+    def notes(self) -> list[str]:
+        """What the reader of the run should know about this config: each key read from an
+        old place (``note: judge.fact_threshold is now sufficiency.fact_threshold ...``)."""
+        return list(self._notes)
 
     @model_validator(mode="before")
     @classmethod
@@ -374,6 +256,8 @@ class Config(_Strict):
             if name in BUILT_IN or name in bundled:
                 fix = f"; to add instructions or examples to it, use extend.{name}" if name in BUILT_IN else ""
                 raise ValueError(f"judges: '{name}' is a metric that ships with ragjudge; give your judge another name{fix}")
+            if name in type(self).model_fields:
+                raise ValueError(f"judges: '{name}' is a section of the config ({name}:); give your judge another name")
         twice = [name for i, name in enumerate(names) if name in names[:i]]
         if twice:
             raise ValueError(f"judges: '{twice[0]}' is defined twice")
@@ -412,9 +296,11 @@ class Config(_Strict):
         """A copy with ``overrides`` applied (the keywords ``load_config`` takes); settings left
         at their defaults stay unset, so the embedded judge's calibrated values still apply."""
         try:
-            return Config.model_validate(_deep_merge(self.model_dump(exclude_unset=True), _nest(overrides)))
+            updated = Config.model_validate(_deep_merge(self.model_dump(exclude_unset=True), _nest(overrides)))
         except ValidationError as exc:
             raise ConfigError(_describe(exc, "options")) from None
+        updated._notes = list(dict.fromkeys([*self._notes, *updated._notes]))
+        return updated
 
     def threshold(self, metric: str) -> float:
         """The pass threshold of ``metric`` (a row passes at score >= threshold): the one set,
@@ -513,11 +399,14 @@ def _unique_keys_loader() -> Any:
 
 def _nest(overrides: dict[str, Any]) -> dict[str, Any]:
     """Keyword overrides as the config's nested keys: a judge setting given flat
-    (``model="openai/gpt-4o-mini"``) goes under ``judge``; config keys stay as they are."""
+    (``model="openai/gpt-4o-mini"``) goes under ``judge``, a metric's own setting given flat
+    (``fact_threshold=0.3``) under its section (``sufficiency``); config keys stay as they are."""
     nested: dict[str, Any] = {}
     for key, value in overrides.items():
         if key not in Config.model_fields and key in JudgeSettings.model_fields:
             nested.setdefault("judge", {})[key] = value
+        elif key not in Config.model_fields and key in MOVED:
+            nested.setdefault(MOVED[key], {})[key] = value
         elif key == "judge" and isinstance(value, dict) and isinstance(nested.get("judge"), dict):
             nested["judge"] = {**value, **nested["judge"]}
         else:
@@ -532,8 +421,11 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     ``path``: a YAML file, or the bare name of a bundled config (``BUNDLED``: ``mlflow``,
     ``local``, ``default``) when no such file exists. ``overrides`` (a nested dict) and
     keyword ``settings`` take the config's keys (``metrics=["sufficiency"]``,
-    ``judge={"model": ...}``, ``gate={...}``); a judge setting may also be given flat
-    (``model="openai/gpt-4o-mini"``, ``concurrency=8``). Returns a validated ``Config``.
+    ``judge={"model": ...}``, ``sufficiency={"fact_threshold": 0.3}``, ``gate={...}``); a
+    judge setting or a built-in metric's own setting may also be given flat
+    (``model="openai/gpt-4o-mini"``, ``concurrency=8``, ``fact_threshold=0.3``). The old place
+    of a metric's setting (``judge.fact_threshold``) still loads, with a note in
+    ``Config.notes``. Returns a validated ``Config``.
     Raises ``ConfigError`` (exit 2) for a missing or unreadable file, YAML that is not a
     mapping, an unknown key (named) or a bad value; ``flags`` (dotted key -> option, e.g.
     ``{"judge.concurrency": "--concurrency"}``) names the option a bad value came from.

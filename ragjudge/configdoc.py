@@ -1,5 +1,6 @@
 """The settings' documentation, generated from one source: the config models' field
-descriptions (``ragjudge.config``). ``default_yaml()`` is ``configs/default.yaml`` (every key
+descriptions (``ragjudge.config``, and each built-in judge's own settings model in
+``ragjudge.judges``). ``default_yaml()`` is ``configs/default.yaml`` (every key
 with its default) and ``markdown()`` is ``docs/configuration.md``; ``python
 scripts/gen_docs.py`` writes both, and a test fails when either drifts from the models."""
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragjudge.config import CacheSettings, Columns, Config, GateSettings, JudgeSettings
+from ragjudge.config import CacheSettings, Columns, CompletenessSettings, Config, GateSettings, JudgeSettings, SufficiencySettings
 
 SECTIONS: list[tuple[str, type[BaseModel] | None, str]] = [
     ("columns", Columns, "Where each canonical field is in the input: a column name, or a dotted path into nested objects "
@@ -17,6 +18,10 @@ SECTIONS: list[tuple[str, type[BaseModel] | None, str]] = [
     ("judge", JudgeSettings, "The judge model and how it is called."),
     ("metrics", None, ""),
     ("thresholds", None, ""),
+    ("sufficiency", SufficiencySettings, "Sufficiency's own settings (its judge's settings model, ragjudge/judges/sufficiency.py). "
+                                         "Formerly under judge: (judge.fact_threshold ...), which still loads, with a note."),
+    ("completeness", CompletenessSettings, "Completeness's own settings (its judge's settings model, ragjudge/judges/completeness.py). "
+                                           "Formerly under judge: (judge.coverage_score ...), which still loads, with a note."),
     ("gate", GateSettings, "What fails the run (exit 1)."),
     ("cache", CacheSettings, "The response cache."),
     ("chunk_size", None, ""),
@@ -58,7 +63,7 @@ def default_yaml() -> str:
     lines = [
         "# ragjudge configuration: every key, with its default. Flags override these values.",
         "# Unknown keys are an error that names the key. Generated from the settings' descriptions",
-        "# (ragjudge/config.py) by scripts/gen_docs.py; docs/configuration.md says the same.",
+        "# (ragjudge/config.py, ragjudge/judges/) by scripts/gen_docs.py; docs/configuration.md says the same.",
         "",
     ]
     config = Config()
@@ -93,7 +98,8 @@ def markdown() -> str:
         "  min_pass_rate: {sufficiency: 0.9, completeness: 0.8}",
         "```",
         "",
-        "This page is generated from the settings' own descriptions (`ragjudge/config.py`) by `python scripts/gen_docs.py`;",
+        "This page is generated from the settings' own descriptions (`ragjudge/config.py`, and each built-in judge's settings "
+        "model in `ragjudge/judges/`) by `python scripts/gen_docs.py`;",
         "`configs/default.yaml` is generated from the same source, and a test fails when either drifts.",
         "",
     ]

@@ -41,8 +41,9 @@ CONTEXT_TOKENS = 8192
 # Decision settings for the bundled model, each fitted by 5-fold cross-validation on the
 # human-labelled development rows that chose nothing earlier (python bench/quality.py;
 # configs/local.yaml explains each, docs/quality.md gives the figures). They apply to the
-# bundled model whenever the config leaves them unset.
-CALIBRATED = {"yes_threshold": 0.84, "fact_threshold": 0.3, "fact_evidence": 0.7, "coverage_score": True}
+# bundled model whenever the config leaves them unset. Metric -> its section's settings.
+CALIBRATED: dict[str, dict[str, Any]] = {"sufficiency": {"yes_threshold": 0.84, "fact_threshold": 0.3, "fact_evidence": 0.7},
+                                         "completeness": {"coverage_score": True}}
 # Pass marks for the bundled model, applied where the config leaves a metric's threshold unset
 # (chosen out of fold on human-labelled rows by bench/quality.py; docs/quality.md).
 CALIBRATED_THRESHOLDS: dict[str, float] = {"completeness": 4.0}
@@ -269,22 +270,26 @@ def configure(settings: Any, cache_dir: str | None) -> Path:
 
 def calibrated(config: Any) -> tuple[Any, list[str]]:
     """``config`` (a ``Config``) with the bundled model's calibrated settings filled in where it
-    left them unset: ``CALIBRATED`` (judge settings) and ``CALIBRATED_THRESHOLDS`` (pass
-    marks), when the judge is the bundled model (not another GGUF file). Returns (config,
-    the settings filled as ``name=value``)."""
+    left them unset: ``CALIBRATED`` (the metrics' own settings, in their sections) and
+    ``CALIBRATED_THRESHOLDS`` (pass marks), when the judge is the bundled model (not another
+    GGUF file). Returns (config, the settings filled as ``section.name=value``)."""
     settings = config.judge
     if settings.model != DEFAULT_MODEL or settings.local_model_path or os.environ.get("RAGJUDGE_LOCAL_MODEL"):
         return config, []
-    judge = {k: v for k, v in CALIBRATED.items() if k not in settings.model_fields_set}
-    marks = {k: v for k, v in CALIBRATED_THRESHOLDS.items() if not config.threshold_set(k)}
-    if not judge and not marks:
-        return config, []
     update: dict[str, Any] = {}
-    if judge:
-        update["judge"] = settings.model_copy(update=judge)
+    filled: list[str] = []
+    for metric, calibrated in sorted(CALIBRATED.items()):
+        section = getattr(config, metric)
+        unset = {k: v for k, v in calibrated.items() if k not in section.model_fields_set}
+        if unset:
+            update[metric] = section.model_copy(update=unset)
+            filled += [f"{metric}.{k}={v}" for k, v in sorted(unset.items())]
+    marks = {k: v for k, v in CALIBRATED_THRESHOLDS.items() if not config.threshold_set(k)}
     if marks:
         update["thresholds"] = {**config.thresholds, **marks}
-    filled = [f"{k}={v}" for k, v in sorted(judge.items())] + [f"thresholds.{k}={v:g}" for k, v in sorted(marks.items())]
+        filled += [f"thresholds.{k}={v:g}" for k, v in sorted(marks.items())]
+    if not update:
+        return config, []
     return config.model_copy(update=update), filled
 
 

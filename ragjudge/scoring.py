@@ -129,7 +129,7 @@ class Scorer:
             config = load_config(None, settings)
         elif settings:
             config = config.updated(settings)
-        self.notes: list[str] = []
+        self.notes: list[str] = list(config.notes)  # keys read from an old place
         if config.judge.model.startswith("local/"):
             from ragjudge import local
 

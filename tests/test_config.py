@@ -70,25 +70,25 @@ def test_bundled_model_gets_the_calibrated_settings_unless_the_config_sets_them(
 
     monkeypatch.delenv("RAGJUDGE_LOCAL_MODEL", raising=False)
     shipped = load_config(ROOT / "configs" / "local.yaml")
-    assert {k: getattr(shipped.judge, k) for k in local.CALIBRATED} == local.CALIBRATED  # the YAML explains these values
+    assert {m: {k: getattr(getattr(shipped, m), k) for k in s} for m, s in local.CALIBRATED.items()} == local.CALIBRATED  # the YAML explains these values
     assert {k: shipped.threshold(k) for k in local.CALIBRATED_THRESHOLDS} == local.CALIBRATED_THRESHOLDS
     monkeypatch.setattr(local, "CALIBRATED_THRESHOLDS", {"completeness": 3.8})
     bundled = {"judge": {"model": local.DEFAULT_MODEL}}
     bare, filled = local.calibrated(load_config(None, bundled))
-    assert filled == [f"{k}={v}" for k, v in sorted(local.CALIBRATED.items())] + ["thresholds.completeness=3.8"]
-    assert bare.judge.yes_threshold == 0.84 and bare.judge.fact_evidence == 0.7
+    assert filled == [f"{m}.{k}={v}" for m, s in sorted(local.CALIBRATED.items()) for k, v in sorted(s.items())] + ["thresholds.completeness=3.8"]
+    assert bare.sufficiency.yes_threshold == 0.84 and bare.sufficiency.fact_evidence == 0.7
     assert (bare.threshold("completeness"), bare.threshold("sufficiency")) == (3.8, 0.5)
     path = tmp_path / "c.yaml"
     path.write_text(f"judge:\n  model: {local.DEFAULT_MODEL}\n  yes_threshold: null\nthresholds:\n  completeness: 3\n")
     chosen, filled = local.calibrated(load_config(path))
-    assert chosen.judge.yes_threshold is None and "yes_threshold=0.84" not in filled  # an explicit null is kept
+    assert chosen.sufficiency.yes_threshold is None and "sufficiency.yes_threshold=0.84" not in filled  # an explicit null is kept
     assert chosen.threshold("completeness") == 3 and "thresholds.completeness=3.8" not in filled  # a threshold set is kept
     flagged, _ = local.calibrated(load_config(None, {**bundled, "thresholds": {"sufficiency": 1.0}}))
     assert (flagged.threshold("completeness"), flagged.threshold("sufficiency")) == (3.8, 1.0)  # another metric's threshold set
     other, filled = local.calibrated(load_config(None, {"judge": {"model": local.DEFAULT_MODEL, "local_model_path": "/m.gguf"}}))
-    assert filled == [] and other.judge.yes_threshold is None and other.threshold("completeness") == 3  # another model file
+    assert filled == [] and other.sufficiency.yes_threshold is None and other.threshold("completeness") == 3  # another model file
     hosted, filled = local.calibrated(load_config(None))
-    assert filled == [] and hosted.judge.fact_evidence is None and hosted.threshold("completeness") == 3
+    assert filled == [] and hosted.sufficiency.fact_evidence is None and hosted.threshold("completeness") == 3
 
 
 def test_a_threshold_set_for_one_metric_leaves_the_others_at_their_defaults():

@@ -458,10 +458,10 @@ def test_an_example_fences_a_column_as_a_row_does(run_cli, tmp_path):
 
 def test_a_render_past_its_time_is_stopped(monkeypatch):
     # whatever the counts let through, a render stops at MAX_SECONDS (here 0: at its first step)
-    from ragjudge.judges import custom
+    from ragjudge.judges import sandbox
 
-    template = custom.compile_template("timed", "{% for w in response.split() %}{{ w }}{% endfor %}")
-    assert custom._render(template, {"response": custom.Text("a b c")}) == "abc"
-    monkeypatch.setattr(custom, "MAX_SECONDS", 0.0)
-    with pytest.raises(custom.TemplateLimitError, match="the template takes more than 0 s to render"):
-        custom._render(template, {"response": custom.Text("a b c")})
+    template = sandbox.compile_template("timed", "{% for w in response.split() %}{{ w }}{% endfor %}")
+    assert sandbox.render(template, {"response": sandbox.Text("a b c")}) == "abc"
+    monkeypatch.setattr(sandbox, "MAX_SECONDS", 0.0)
+    with pytest.raises(sandbox.TemplateLimitError, match="the template takes more than 0 s to render"):
+        sandbox.render(template, {"response": sandbox.Text("a b c")})

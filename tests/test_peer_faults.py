@@ -10,7 +10,7 @@ import pytest
 from conftest import read_jsonl, write_jsonl
 from ragjudge.config import JudgeSettings
 from ragjudge.judges import sufficiency
-from ragjudge.judges.sufficiency import SufficiencyJudge
+from ragjudge.judges.sufficiency import SufficiencyJudge, SufficiencySettings
 from ragjudge.records import EvalRecord, Passage
 from ragjudge.types import ParseError
 
@@ -18,8 +18,8 @@ FACTS = ["The treaty was signed in Lisbon.", "It was signed in March 1911.", "Po
 PASSAGES = [Passage("The treaty was signed in Lisbon in March 1911.")]
 
 
-def grounded_call(settings: JudgeSettings | None = None):
-    judge = SufficiencyJudge(settings or JudgeSettings())
+def grounded_call(settings: JudgeSettings | None = None, options: SufficiencySettings | None = None):
+    judge = SufficiencyJudge(settings or JudgeSettings(), options=options)
     return judge, judge.prepare(EvalRecord(index=0, request="Where and when was the treaty signed?", passages=PASSAGES, expected_facts=FACTS))
 
 
@@ -82,7 +82,7 @@ def test_the_embedded_judge_keeps_its_measured_order_under_its_own_prompt_versio
     local_fact = local_call.response_format["json_schema"]["schema"]["properties"]["facts"]["items"]["properties"]
     assert list(local_fact) == ["fact", "supported", "passages", "reason"]
     assert local_call.version == sufficiency.PROMPT_VERSION != hosted_call.version == sufficiency.REASONING_FIRST_VERSION
-    chosen, _ = grounded_call(JudgeSettings(model="openai/gpt-4o-mini", reasoning_first=False))
+    chosen, _ = grounded_call(JudgeSettings(model="openai/gpt-4o-mini"), SufficiencySettings(reasoning_first=False))
     assert chosen.version == sufficiency.PROMPT_VERSION
 
 

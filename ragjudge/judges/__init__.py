@@ -36,7 +36,7 @@ def bundled_definitions() -> dict[str, Any]:
     """The judge definitions that ship with ragjudge (name -> ``JudgeDefinition``)."""
     import yaml
 
-    from ragjudge.config import JudgeDefinition
+    from ragjudge.judges.definitions import JudgeDefinition
 
     found = {}
     for path in sorted(BUNDLED_DIR.glob("*.yaml")):
@@ -46,7 +46,9 @@ def bundled_definitions() -> dict[str, Any]:
 
 
 def make_judges(config: Any) -> list[Any]:
-    """One judge per metric of ``config`` (a ``Config``), in its order, with its threshold."""
+    """One judge per metric of ``config`` (a ``Config``), in its order, with its threshold and,
+    for a built-in metric, its extension (``extend.NAME``) and its own settings (the section
+    ``NAME:``)."""
     judges = []
     for name in config.metrics:
         definition = config.definition(name)
@@ -55,5 +57,6 @@ def make_judges(config: Any) -> list[Any]:
 
             judges.append(CustomJudge(definition, config.judge, config.threshold(name)))
         else:
-            judges.append(judge_class(name)(config.judge, config.threshold(name), extension=config.extend.get(name)))
+            judges.append(judge_class(name)(config.judge, config.threshold(name), extension=config.extend.get(name),
+                                            options=getattr(config, name, None)))
     return judges

@@ -36,9 +36,14 @@ class Judge:
     ``version`` (prompt version; part of the cache key, changed with the prompt), ``kind``
     (``binary``: score 1.0 yes / 0.0 no; ``scale``: a number in ``scale``), ``scale`` (lowest,
     highest score), ``default_threshold`` (a row passes at score >= threshold), ``needs``
-    (the canonical fields it reads) and ``description``.
+    (the canonical fields a row must have), ``inputs`` (every field it reads, that the
+    examples of ``extend.NAME`` may give), ``description`` and ``Settings`` (the pydantic
+    model of its own settings, read from the config's section ``NAME:``; None when it has
+    none).
 
-    ``settings`` is the run's ``JudgeSettings``; ``threshold`` the pass threshold in use.
+    ``settings`` is the run's ``JudgeSettings`` (the model and how it is called);
+    ``threshold`` the pass threshold in use; ``options`` this metric's ``Settings`` (default:
+    its defaults).
     """
 
     name: ClassVar[str] = ""
@@ -47,10 +52,13 @@ class Judge:
     scale: ClassVar[tuple[float, float]] = (0.0, 1.0)
     default_threshold: ClassVar[float] = 0.5
     needs: ClassVar[tuple[str, ...]] = ()
+    inputs: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
+    Settings: ClassVar[Any] = None
 
-    def __init__(self, settings: Any, threshold: float | None = None, extension: Any = None) -> None:
+    def __init__(self, settings: Any, threshold: float | None = None, extension: Any = None, options: Any = None) -> None:
         self.settings = settings
+        self.options = options if options is not None else (self.Settings() if self.Settings is not None else None)
         self.threshold = self.default_threshold if threshold is None else threshold
         self.extension = extension if extension is not None and (extension.instructions or extension.examples) else None
         self.version = self.base_version() + self._version_suffix()  # type: ignore[misc]
@@ -112,7 +120,8 @@ class Judge:
 
     def combine(self, samples: list[Verdict]) -> Verdict:
         """The majority of several decided samples of one row: binary judges take the majority
-        (ties: no), scales the median (a whole number when every sample is one); ``agreement``
+        (ties: no), scales the median: of an even number of samples, the lower of the two middle
+        scores (``statistics.median_low``), so that a tie never passes either; ``agreement``
         is the share of samples agreeing with it (to the nearest point on a scale)."""
         ok = [v for v in samples if v.status == OK]
         if not ok:
@@ -122,10 +131,8 @@ class Judge:
             high = self.scale[1]
             yes = sum(1 for s in scores if s >= (self.scale[0] + high) / 2)
             majority = high if yes * 2 > len(scores) else self.scale[0]
-        elif all(score.is_integer() for score in scores):
-            majority = float(round(statistics.median(scores)))
-        else:
-            majority = round(statistics.median(scores), 3)
+        else:  # the median; of an even number, the lower middle value, so that a tie never passes
+            majority = round(float(statistics.median_low(scores)), 3)
         agreeing = [v for v in ok if round(v.score) == round(majority)]  # type: ignore[arg-type]
         chosen = min(ok, key=lambda v: abs(v.score - majority))  # type: ignore[operator]
         result = chosen.copy(score=majority, agreement=len(agreeing) / len(samples))
@@ -185,8 +192,16 @@ def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
 
-def load_reply(text: str | None) -> dict[str, Any]:
-    """Reply text -> dict. Accepts code fences and minor JSON damage (json-repair).
+def load_reply(text: str | None, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Reply text -> the verdict's JSON object. Accepts code fences, prose around the object
+    and minor JSON damage (json-repair).
+
+    The verdict is the reply's *first* complete object that fits ``schema`` (a JSON schema,
+    e.g. ``schema_of(call)``: it holds every required property); prose around it, even prose
+    that quotes another object (``... a reply like {"verdict": "no"}``), is ignored. Damaged
+    JSON is repaired by json-repair when no complete object fits. When no object holds every
+    required property, the first that holds any of the schema's properties; without a
+    schema, the first object.
 
     Raises ``ParseError`` when no JSON object can be recovered.
     """
@@ -194,15 +209,60 @@ def load_reply(text: str | None) -> dict[str, Any]:
 
     if not text or not text.strip():
         raise ParseError("empty reply")
-    try:
-        value = json_repair.loads(text)
-    except Exception as exc:  # json-repair raises plain exceptions on hopeless input
-        raise ParseError(f"unreadable reply ({exc})") from None
-    if isinstance(value, list):
-        value = next((v for v in reversed(value) if isinstance(v, dict)), None)
-    if not isinstance(value, dict) or not value:
+    complete = _complete_objects(text)
+    repaired: list[dict[str, Any]] = []
+    if not complete or (schema and not any(_fits(schema, o, whole=True) for o in complete)):
+        try:
+            value = json_repair.loads(text)
+        except Exception as exc:  # json-repair raises plain exceptions on hopeless input
+            if not complete:
+                raise ParseError(f"unreadable reply ({exc})") from None
+            value = None
+        repaired = [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, dict) and v]
+    if not complete and not repaired:
         raise ParseError("the reply holds no JSON object")
-    return clean(value)  # a \ud83d escape (half an emoji) must not make the row unwritable
+    chosen = None
+    if schema:
+        for whole in (True, False):  # every required property, else any property of the schema
+            chosen = next((o for o in [*complete, *repaired] if _fits(schema, o, whole)), None)
+            if chosen is not None:
+                break
+    return clean(chosen or (complete or repaired)[0])  # a \ud83d escape (half an emoji) must not make the row unwritable
+
+
+def _complete_objects(text: str) -> list[dict[str, Any]]:
+    """The complete JSON objects written in ``text``, in order (an object inside another is
+    part of it; prose, code fences and damaged JSON between them are skipped)."""
+    import json
+
+    decoder = json.JSONDecoder(strict=False)
+    found: list[dict[str, Any]] = []
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except ValueError:
+            position = text.find("{", position + 1)
+            continue
+        if isinstance(value, dict) and value:
+            found.append(value)
+        position = text.find("{", end)
+    return found
+
+
+def _fits(schema: dict[str, Any], candidate: dict[str, Any], whole: bool) -> bool:
+    """Whether ``candidate`` holds every property ``schema`` requires (``whole``), or any of its properties."""
+    required = set(schema.get("required") or ())
+    if whole:
+        return bool(required) and required <= set(candidate)
+    return bool((set(schema.get("properties") or ()) | required) & set(candidate))
+
+
+def schema_of(call: Call) -> dict[str, Any] | None:
+    """The JSON schema ``call`` asks the reply to follow (its ``response_format``), or None."""
+    form = call.response_format or {}
+    schema = (form.get("json_schema") or {}).get("schema") if isinstance(form, dict) else None
+    return schema if isinstance(schema, dict) else None
 
 
 def as_bool(value: Any) -> bool | None:

@@ -14,7 +14,7 @@ Splitting the calls is what makes a small judge usable: shown both texts at once
 model listed the response's own statements, or found each statement in the ground truth,
 and marked everything covered (README, *Judge quality*). The statements call depends
 only on the request and the expected response, so rows that share a ground truth share it
-through the cache. With ``judge.coverage_score`` the score is ``1 + 4 x`` the covered share
+through the cache. With ``completeness.coverage_score`` the score is ``1 + 4 x`` the covered share
 (the mean P(covered) where the judge returns log-probabilities), a float in 1..5.
 """
 
@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
+from ragjudge.strict import Strict
 from ragjudge.judges.base import (
     OK,
     SCALE,
@@ -35,6 +38,7 @@ from ragjudge.judges.base import (
     read_items,
     json_schema_format,
     load_reply,
+    schema_of,
     numbered,
     score_distribution,
 )
@@ -106,11 +110,23 @@ _SCHEMA = {
 
 
 
+class CompletenessSettings(Strict):
+    """Completeness's own settings, the config's section ``completeness:``; each field's
+    description is its documentation (``docs/configuration.md``)."""
+
+    expected_score: bool = Field(False, description="the probability-weighted mean of the 1..5 score token (G-Eval) instead of the "
+                                                    "written integer")
+    coverage_score: bool = Field(False, description="1 + 4 x the share of the ground truth's statements covered (the mean "
+                                                    "P(covered) where log-probabilities come back) instead of the written integer; "
+                                                    "overrides expected_score")
+
+
 class CompletenessJudge(Judge):
     """Response completeness, 1..5, pass at >= 3 (Azure AI Evaluation's scale); one coverage
     call when the row has expected facts, else a statements call first (see the module
-    docstring). Reads ``judge.coverage_score`` (score ``1 + 4 x`` the covered share) and
-    ``judge.expected_score`` (the probability-weighted score, G-Eval)."""
+    docstring). Reads ``completeness.coverage_score`` (score ``1 + 4 x`` the covered share)
+    and ``completeness.expected_score`` (the probability-weighted score, G-Eval):
+    ``CompletenessSettings``."""
 
     name = METRIC
     version = PROMPT_VERSION
@@ -118,6 +134,8 @@ class CompletenessJudge(Judge):
     scale = (1.0, 5.0)
     default_threshold = 3.0
     needs = ("response", "expected_response|expected_facts")
+    inputs = ("request", "response", "expected_response", "expected_facts")
+    Settings = CompletenessSettings
     description = "how much of the ground truth's key information the response contains (1..5)"
 
     def prepare(self, record) -> Call | Verdict:
@@ -146,7 +164,7 @@ class CompletenessJudge(Judge):
             TASK,
         ]
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-        wants = bool(self.settings.expected_score or self.settings.coverage_score)
+        wants = bool(self.options.expected_score or self.options.coverage_score)
         return self.call(COVERAGE, messages, json_schema_format("completeness", _SCHEMA), logprobs=wants, items=list(statements))
 
     def follow_up(self, call: Call, verdict: Verdict) -> Call:
@@ -161,17 +179,18 @@ class CompletenessJudge(Judge):
         return verdict
 
     def decide(self, verdict: Verdict, call: Call) -> Verdict:
-        """``judge.coverage_score``: ``1 + 4 x`` the covered share (``covered_share``);
-        else ``judge.expected_score``: the probability-weighted mean score; then ``passed``."""
+        """``completeness.coverage_score``: ``1 + 4 x`` the covered share (``covered_share``);
+        else ``completeness.expected_score``: the probability-weighted mean score; then
+        ``passed``."""
         if verdict.status != OK:
             return verdict
         details = verdict.details or {}
         p_score = details.get("p_score")
-        if self.settings.coverage_score:
+        if self.options.coverage_score:
             share = covered_share(details)
             if share is not None:
                 verdict.score = round(1 + 4 * share, 3)
-        elif self.settings.expected_score and p_score:
+        elif self.options.expected_score and p_score:
             verdict.score = round(sum(int(k) * p for k, p in p_score.items()), 3)
         return super().decide(verdict, call)
 
@@ -220,7 +239,7 @@ def parse(reply: str | None, prepared: Call) -> Verdict:
     the statements not marked covered (none when the judge marked no statement at all),
     ``details["covered"]`` one flag per statement (its first mark; None if unmarked).
     Raises ``ParseError`` when the reply has no score in 1..5."""
-    data = load_reply(reply)
+    data = load_reply(reply, schema_of(prepared))
     if prepared.mode == STATEMENTS:
         statements = _statements(data)
         if not statements:

@@ -6,7 +6,7 @@ Two modes, chosen per row:
   fact be stated from these passages alone? Semantics of MLflow's
   ``is_context_sufficient`` / ``RetrievalSufficiency``. Each fact is judged on its own,
   citing the passages that support it; the row is sufficient only if every fact is. With
-  ``judge.fact_threshold`` each fact's "supported" is decided by its probability.
+  ``sufficiency.fact_threshold`` each fact's "supported" is decided by its probability.
 - ``reference_free`` (no reference): could the request be fully answered from these
   passages alone? Semantics of Google's "Sufficient Context" autorater and Axion's
   ``ContextualSufficiency``: the judge first says what the request needs (the autorater's
@@ -18,9 +18,10 @@ hosted judges give their reasoning before the verdict (``reason`` before each fa
 ``supported``; ``quote`` and ``rationale`` before ``verdict``), as MLflow's judges (rationale,
 then result) and Google's autorater (reasoning, then label) do. The embedded 1.5B judge
 keeps the order measured best for it: the decision right after the statement of need, so
-that its probability (``judge.yes_threshold``) is read before the judge argues itself into
-it (a 1.5B judge that quotes first says "yes" to nearly every row). ``judge.reasoning_first``
-chooses; by default it is on for every model except ``local/...``.
+that its probability (``sufficiency.yes_threshold``) is read before the judge argues itself
+into it (a 1.5B judge that quotes first says "yes" to nearly every row).
+``sufficiency.reasoning_first`` chooses; by default it is on for every model except
+``local/...``.
 
 Verdict yes / no -> score 1.0 / 0.0; ``missing`` lists the unsupported facts.
 """
@@ -31,6 +32,9 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from pydantic import Field
+
+from ragjudge.strict import Strict
 from ragjudge.types import against
 from ragjudge.judges.base import (
     BINARY,
@@ -47,6 +51,7 @@ from ragjudge.judges.base import (
     read_items,
     json_schema_format,
     load_reply,
+    schema_of,
     neutralise,
     note,
     numbered,
@@ -161,12 +166,30 @@ _REFERENCE_FREE_SCHEMA_REASONING_FIRST = _ordered(_REFERENCE_FREE_SCHEMA, ["need
 
 
 
+class SufficiencySettings(Strict):
+    """Sufficiency's own settings, the config's section ``sufficiency:``; each field's
+    description is its documentation (``docs/configuration.md``)."""
+
+    yes_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="reference-free: yes when P(yes) at the verdict token, read "
+                                                                          "from token log-probabilities, is at least this (0..1); null: "
+                                                                          "the written verdict")
+    fact_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="grounded: a fact is supported when P(true) at its "
+                                                                           "'supported' token is at least this (0..1)")
+    fact_evidence: float | None = Field(None, gt=0.0, le=1.0, description="grounded: a fact is supported only if this share (0..1] of "
+                                                                          "its content words occur in the passages (stop words of the "
+                                                                          "detected language dropped); null: trust the judge alone")
+    reasoning_first: bool | None = Field(None, description="the reply gives its reasoning before each verdict (MLflow's and Google's "
+                                                           "order); null: yes for hosted judges, no for local/ models, whose 1.5B "
+                                                           "judge was measured best deciding first")
+
+
 class SufficiencyJudge(Judge):
     """Context sufficiency, grounded or reference-free per row (see the module docstring).
 
-    Score 1.0 (yes) / 0.0 (no), pass at >= 0.5. Reads ``judge.yes_threshold`` (reference-free:
-    the verdict is P(yes) >= threshold), ``judge.fact_threshold`` (grounded: each fact's
-    P(supported) >= threshold) and ``judge.fact_evidence`` (grounded: the evidence check).
+    Score 1.0 (yes) / 0.0 (no), pass at >= 0.5. Reads ``sufficiency.yes_threshold``
+    (reference-free: the verdict is P(yes) >= threshold), ``sufficiency.fact_threshold``
+    (grounded: each fact's P(supported) >= threshold) and ``sufficiency.fact_evidence``
+    (grounded: the evidence check): ``SufficiencySettings``.
     Its own columns: ``sufficiency_mode`` (grounded / reference_free) and, when a probability
     threshold is set, ``sufficiency_p_yes`` (P(yes), or the least P(supported) of the facts).
     """
@@ -177,12 +200,15 @@ class SufficiencyJudge(Judge):
     scale = (0.0, 1.0)
     default_threshold = 0.5
     needs = ("request", "context")
+    inputs = ("request", "context", "passages", "expected_facts", "expected_response")
     description = "does the retrieved context hold enough to answer the request (grounded with a reference, else reference-free)"
+    Settings = SufficiencySettings
 
-    def __init__(self, settings: Any, threshold: float | None = None, extension: Any = None) -> None:
-        chosen = getattr(settings, "reasoning_first", None)
+    def __init__(self, settings: Any, threshold: float | None = None, extension: Any = None, options: Any = None) -> None:
+        options = options if options is not None else SufficiencySettings()
+        chosen = options.reasoning_first
         self.reasoning_first = not settings.model.startswith("local/") if chosen is None else bool(chosen)
-        super().__init__(settings, threshold, extension)
+        super().__init__(settings, threshold, extension, options)
 
     def base_version(self) -> str:
         return REASONING_FIRST_VERSION if self.reasoning_first else PROMPT_VERSION
@@ -210,14 +236,14 @@ class SufficiencyJudge(Judge):
             parts += self.domain()
             parts.append(GROUNDED_TASK_REASONING_FIRST if self.reasoning_first else GROUNDED_TASK)
             schema = json_schema_format("sufficiency_grounded", _GROUNDED_SCHEMA_REASONING_FIRST if self.reasoning_first else _GROUNDED_SCHEMA)
-            logprobs = self.settings.fact_threshold is not None
+            logprobs = self.options.fact_threshold is not None
         else:
             facts = []
             parts += self.domain()
             parts.append(REFERENCE_FREE_TASK_REASONING_FIRST if self.reasoning_first else REFERENCE_FREE_TASK)
             schema = json_schema_format("sufficiency_reference_free",
                                         _REFERENCE_FREE_SCHEMA_REASONING_FIRST if self.reasoning_first else _REFERENCE_FREE_SCHEMA)
-            logprobs = self.settings.yes_threshold is not None
+            logprobs = self.options.yes_threshold is not None
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         passages = [p.text for p in record.passages] if mode == GROUNDED else []
         return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages)
@@ -236,21 +262,21 @@ class SufficiencyJudge(Judge):
         return verdict
 
     def decide(self, verdict: Verdict, call: Call) -> Verdict:
-        """Apply ``judge.yes_threshold`` to P(yes) where it was read, ``judge.fact_threshold``
-        to each fact's P(supported), the ``judge.fact_evidence`` check, then the pass
-        threshold. Runs after the cache, so changing these settings needs no new calls."""
+        """Apply ``sufficiency.yes_threshold`` to P(yes) where it was read,
+        ``sufficiency.fact_threshold`` to each fact's P(supported), the
+        ``sufficiency.fact_evidence`` check, then the pass threshold. Runs after the cache, so changing these settings needs no new calls."""
         if verdict.status != OK:
             return verdict
         details = verdict.details or {}
         written = verdict.score
-        cut = self.settings.yes_threshold
+        cut = self.options.yes_threshold
         p_yes = details.get("p_yes")
         if cut is not None and p_yes is not None:
             verdict.score = 1.0 if p_yes >= cut else 0.0
             if verdict.score != written:  # the rationale argues for the written verdict: say so
                 note(verdict, f"probability check: P(yes) {against(p_yes, cut)} {'>=' if verdict.score else '<'} yes_threshold {cut:g}, "
                               f"so {'yes' if verdict.score else 'no'} (the judge wrote {'yes' if written else 'no'})")
-        fact_cut = self.settings.fact_threshold
+        fact_cut = self.options.fact_threshold
         p_entries = details.get("p_supported") or []
         facts = details.get("facts") or []
         order = details.get("entry_facts") or list(range(len(facts)))
@@ -264,7 +290,7 @@ class SufficiencyJudge(Judge):
             if verdict.score != written:
                 note(verdict, f"probability check: {len(verdict.missing)} fact(s) with P(supported) < fact_threshold {fact_cut:g}, so no"
                               if verdict.missing else f"probability check: every fact has P(supported) >= fact_threshold {fact_cut:g}, so yes")
-        share_cut = self.settings.fact_evidence
+        share_cut = self.options.fact_evidence
         if share_cut is not None and call.mode == GROUNDED and call.items:
             shares = evidence_shares(call.items, call.passages)
             absent = [fact for fact, share in zip(call.items, shares) if share < share_cut]
@@ -277,7 +303,7 @@ class SufficiencyJudge(Judge):
         return super().decide(verdict, call)
 
     def _probabilities(self) -> bool:
-        return self.settings.yes_threshold is not None or self.settings.fact_threshold is not None
+        return self.options.yes_threshold is not None or self.options.fact_threshold is not None
 
     def columns(self) -> dict[str, str]:
         out = {"sufficiency_mode": "string"}
@@ -343,7 +369,7 @@ def evidence_share(fact: str, passages: list[str]) -> float:
     counts, which makes the check more lenient there (a fact's function words count as
     evidence).
 
-    The grounded judge's evidence check (``judge.fact_evidence``): a fact most of whose words
+    The grounded judge's evidence check (``sufficiency.fact_evidence``): a fact most of whose words
     appear nowhere in the context cannot be stated by it, whatever the judge says. It can
     only turn "supported" into "not supported", never the reverse."""
     return evidence_shares([fact], passages)[0]
@@ -372,7 +398,7 @@ def parse(reply: str | None, prepared: Call) -> Verdict:
     supported is a ``ParseError`` (the chokepoint asks again, then the row is an error), never
     a yes. Only a reply with no per-fact list at all falls back to ``verdict``, and then only a
     "no" (which facts are missing is unknown), or the one fact's verdict when there is one."""
-    data = load_reply(reply)
+    data = load_reply(reply, schema_of(prepared))
     rationale = data.get("rationale")
     rationale = str(rationale).strip() if rationale else None
     missing: list[str] = []

@@ -1,0 +1,149 @@
+"""Judges own their settings (issue 30, item 3): each built-in metric's knobs are its judge's
+own settings model, read from the config section named after the metric; the old keys under
+``judge:`` still load, with a note naming the new place; where a knob is set changes no
+verdict and no cache key."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, read_jsonl, write_jsonl
+from ragjudge.config import MOVED, Config, JudgeSettings, load_config
+from ragjudge.errors import ConfigError
+
+REF_FREE = {"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}
+
+
+def test_judge_settings_hold_no_metric_knob_and_each_judge_declares_its_section():
+    from ragjudge.judges import BUILT_IN, judge_class
+
+    assert not set(MOVED) & set(JudgeSettings.model_fields)
+    for name in BUILT_IN:
+        settings = judge_class(name).Settings
+        assert Config.model_fields[name].annotation is settings
+    assert set(MOVED) == {key for name in BUILT_IN for key in judge_class(name).Settings.model_fields}
+    assert {MOVED[key] for key in ("yes_threshold", "fact_threshold", "fact_evidence", "reasoning_first")} == {"sufficiency"}
+    assert {MOVED[key] for key in ("expected_score", "coverage_score")} == {"completeness"}
+
+
+@pytest.mark.parametrize("text", ["sufficiency:\n  yes_threshold: 0.9\n", "judge:\n  yes_threshold: 0.9\n"], ids=["section", "old_key"])
+def test_a_knob_decides_the_same_from_its_section_or_its_old_place(run_cli, tmp_path, server, text):
+    server.p_yes = 0.8
+    config = tmp_path / "c.yaml"
+    config.write_text(text)
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [REF_FREE]), "-m", "sufficiency", "-o", str(out), "-c", str(config),
+                      "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    row = read_jsonl(out)[0]
+    assert (row["sufficiency_score"], row["sufficiency_p_yes"]) == (0.0, pytest.approx(0.8))
+    assert row["sufficiency_rationale"].startswith("probability check: P(yes) 0.80 < yes_threshold 0.9, so no (the judge wrote yes). ")
+    note = "note: judge.yes_threshold is now sufficiency.yes_threshold (the old key still works)"
+    assert (note in result.stderr) == text.startswith("judge:")
+
+
+def test_the_old_keys_load_into_their_sections_with_a_note_each():
+    config = load_config(None, {"judge": {"model": "openai/gpt-4o-mini", "fact_threshold": 0.3, "coverage_score": True}})
+    assert (config.sufficiency.fact_threshold, config.completeness.coverage_score, config.judge.model) == (0.3, True, "openai/gpt-4o-mini")
+    assert config.notes == ["note: judge.fact_threshold is now sufficiency.fact_threshold (the old key still works)",
+                            "note: judge.coverage_score is now completeness.coverage_score (the old key still works)"]
+    assert load_config(None, {"sufficiency": {"fact_threshold": 0.3}}).notes == []
+    both = load_config(None, {"judge": {"fact_threshold": 0.3}, "sufficiency": {"fact_threshold": 0.4}})
+    assert both.sufficiency.fact_threshold == 0.4  # the section wins
+    assert load_config(None, fact_evidence=0.5).sufficiency.fact_evidence == 0.5  # a flat keyword goes to its section
+    assert config.updated({"concurrency": 4}).notes == config.notes
+
+
+def test_the_scorer_shows_the_note_with_its_other_notes():
+    from ragjudge.scoring import Scorer
+
+    with Scorer(load_config(None, {"judge": {"model": "openai/fake", "api_base": "http://127.0.0.1:9/v1", "expected_score": True},
+                                   "cache": {"enabled": False}})) as scorer:
+        assert "note: judge.expected_score is now completeness.expected_score (the old key still works)" in scorer.notes
+        judge = next(j for j in scorer.judges if j.name == "completeness")
+        assert judge.options.expected_score is True
+
+
+@pytest.mark.parametrize("text, message", [
+    pytest.param("sufficiency:\n  fact_treshold: 0.3\n", "unknown key 'sufficiency.fact_treshold'", id="unknown_in_section"),
+    pytest.param("completeness:\n  coverage_score: 3\n", "invalid value for 'completeness.coverage_score'", id="bad_in_section"),
+    pytest.param("judge:\n  fact_threshold: 2\n", "invalid value for 'judge.fact_threshold': should be less than 1", id="bad_old_key"),
+])
+def test_a_bad_knob_is_a_config_error_naming_where_it_was_written(tmp_path, text, message):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert message in str(info.value) and info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("name", ["gate", "cache", "judge", "columns", "thresholds"])
+def test_a_custom_judge_may_not_take_the_name_of_a_config_section(run_cli, tmp_path, name):
+    path = tmp_path / "c.yaml"
+    path.write_text(f"judges:\n  - name: {name}\n    needs: [response]\n    prompt: 'Is it right? {{{{ response }}}}'\n")
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "response": "r"}]), "-c", str(path)], judge=False)
+    assert result.code == 2
+    assert f"judges: '{name}' is a section of the config ({name}:); give your judge another name" in result.stderr
+
+
+def test_cache_keys_do_not_depend_on_where_a_knob_was_set():
+    from test_cache_keys import ROWS, _Resolved
+
+    from ragjudge.judges import make_judges
+    from ragjudge.model import Model
+    from ragjudge.records import Columns, resolve_mapping, to_records
+    from ragjudge.types import Verdict
+
+    knobs = {"yes_threshold": 0.84, "fact_threshold": 0.55, "fact_evidence": 0.5, "reasoning_first": False}
+    judge = {"model": "openai/fake-judge", "api_base": "http://127.0.0.1:9/v1"}
+
+    def keys(config):
+        model = Model(config.judge, None, _Resolved(config.judge))
+        found = {}
+        for row_name, row in ROWS.items():
+            record = to_records([row], resolve_mapping(list(row), [row], Columns()), 0, True)[0]
+            for made in make_judges(config):
+                call = made.prepare(record)
+                if not isinstance(call, Verdict):
+                    found[(row_name, made.name)] = (model.key(call), call.logprobs)
+        return found
+
+    old = keys(load_config(None, {"judge": {**judge, **knobs, "coverage_score": True}}))
+    new = keys(load_config(None, {"judge": judge, "sufficiency": knobs, "completeness": {"coverage_score": True}}))
+    assert old == new and len(old) >= 6
+    assert all(logprobs for (_, metric), (_, logprobs) in old.items() if metric == "sufficiency")  # the knobs were read
+
+
+def test_an_extension_example_is_checked_against_the_fields_its_judge_declares(tmp_path):
+    from ragjudge.judges import judge_class
+
+    path = tmp_path / "c.yaml"
+    path.write_text("extend:\n  completeness:\n    examples:\n      - inputs: {context: [a]}\n        verdict: 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert f"completeness reads {', '.join(judge_class('completeness').inputs)}" in str(info.value)
+    assert "extend.completeness: example 1 gives unknown field(s) context" in str(info.value)
+
+
+def test_the_judges_do_not_import_the_config():
+    # the definitions and the metrics' settings live with the judges: no cycle config <-> judges
+    for path in sorted((ROOT / "ragjudge" / "judges").glob("*.py")):
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        assert "ragjudge.config" not in imported, path.name
+
+
+def test_the_bundled_configs_use_the_new_keys():
+    import yaml
+
+    for path in sorted((ROOT / "ragjudge" / "configs").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        assert not set(data.get("judge") or {}) & set(MOVED), path.name
+        assert load_config(path).notes == [], path.name
+    local = load_config(ROOT / "ragjudge" / "configs" / "local.yaml")
+    assert (local.sufficiency.yes_threshold, local.sufficiency.fact_threshold, local.sufficiency.fact_evidence) == (0.84, 0.3, 0.7)
+    assert local.completeness.coverage_score is True
