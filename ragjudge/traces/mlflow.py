@@ -1,0 +1,523 @@
+"""MLflow traces in, verdicts out: the source and the sink of ``ragjudge score mlflow:EXP``.
+
+Source: ``read_traces`` turns MLflow traces into evaluation rows, one per top-level retriever
+span (the table's shape, which retriever spans count and how each cell is read:
+``ragjudge.traces.spans``). It takes
+
+- an experiment in a tracking store (``read_experiment``: by id or name, with a
+  ``search_traces`` filter string and a maximum count, read page by page through
+  ``MlflowClient.search_traces``; never the store's database);
+- a list of ``mlflow.entities.Trace`` (``frame_from_traces``);
+- the DataFrame ``mlflow.search_traces()`` returns (``frame_from_search``);
+- a file of exported traces, as MLflow serialises them (``Trace.to_json()``): one trace's JSON
+  per line, or a JSON array of them (``read_trace_file``; ``is_trace_file`` tells one by its
+  shape).
+
+The request, response and expectations come as MLflow's ``RetrievalSufficiency`` scorer takes
+them: the root span's inputs and outputs, and the trace's valid expectation assessments named
+``expected_facts`` and ``expected_response`` (the first of each name).
+
+Sink: ``log_feedback`` writes each verdict of a scored table back as an MLflow ``Feedback`` on
+its trace (span-level metrics on their retriever span), replacing ragjudge's earlier feedback
+of the same name on the same span or trace; ``log_run`` logs the run's summary as an MLflow
+run of the experiment, with the scored table and the report as artifacts.
+
+Errors (``ragjudge.errors``, exit 2): ``ConfigError`` for MLflow not installed and for no
+tracking store given; ``InputError`` for a store that cannot be reached, an experiment that
+does not exist, and a file that is not a trace file. MLflow is imported only when one of these
+functions runs (the ``[mlflow]`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ragjudge.errors import ConfigError, InputError
+from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, rows_frame
+
+INSTALL = "pip install 'ragjudge[mlflow]'"
+STORE_HINT = "set MLFLOW_TRACKING_URI or pass --mlflow-tracking-uri (e.g. http://localhost:5000 or sqlite:///mlflow.db)"
+PAGE_SIZE = 500  # traces per search_traces call (the SQL store's own cap is far above)
+SPAN_METRICS = ("sufficiency",)  # metrics judged per retriever span; the others once per trace
+MARKER = "ragjudge"  # metadata key on every feedback ragjudge logs: how a re-run finds its own
+EXPECTATIONS = ("expected_facts", "expected_response")
+
+
+def _mlflow() -> Any:
+    try:
+        import mlflow
+    except ImportError as err:
+        raise ConfigError(f"reading or writing MLflow traces needs MLflow: {INSTALL}") from err
+    return mlflow
+
+
+# -- the tracking store ------------------------------------------------------------------------
+def tracking_uri_or_fail(tracking_uri: str | None, what: str = "reading MLflow traces") -> str:
+    """``tracking_uri``, else ``MLFLOW_TRACKING_URI``, else one set by ``mlflow.set_tracking_uri``;
+    ``ConfigError`` naming the fix when there is none (MLflow's own default would make an
+    empty store in the current folder)."""
+    if tracking_uri:
+        return tracking_uri
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return os.environ["MLFLOW_TRACKING_URI"]
+    mlflow = _mlflow()
+    try:
+        from mlflow.tracking._tracking_service.utils import is_tracking_uri_set
+        if is_tracking_uri_set():
+            return mlflow.get_tracking_uri()
+    except ImportError:  # a later MLflow moved it: no way to tell a set URI from the default
+        pass
+    raise ConfigError(f"{what} needs a tracking store: {STORE_HINT}")
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return (text[0] if text else type(err).__name__)[:300]
+
+
+def _probe(uri: str) -> str | None:
+    """Why the store cannot be reached, None when it may be: an HTTP server that does not
+    answer one request in 5 s (MLflow's own client retries a dead server for minutes), a
+    SQLite URI whose file does not exist (MLflow would make an empty store there). A store of
+    another scheme is tried when its client is made."""
+    if uri.startswith("sqlite:///"):  # a missing file would be made, empty: a typo read as "no traces"
+        path = uri[len("sqlite:///"):].split("?", 1)[0]
+        return None if path in ("", ":memory:") or Path(path).is_file() else f"no SQLite file {path}"
+    if not uri.startswith(("http://", "https://")):
+        return None
+    import requests
+
+    try:
+        requests.get(uri.rstrip("/") + "/health", timeout=5)
+    except requests.RequestException as err:
+        return _first_line(err)
+    return None
+
+
+def client(tracking_uri: str | None = None) -> Any:
+    """An ``MlflowClient`` of the store (``tracking_uri_or_fail``), checked to be reachable:
+    ``InputError`` naming the URI and the fix when it is not."""
+    _mlflow()
+    from mlflow import MlflowClient
+
+    uri = tracking_uri_or_fail(tracking_uri)
+    why = _probe(uri)
+    if why is None:
+        try:
+            made = MlflowClient(tracking_uri=uri)
+            made.search_experiments(max_results=1)  # a SQL store is opened (and made) here
+            return made
+        except Exception as err:  # noqa: BLE001 - any failure here means the store is unusable
+            why = _first_line(err)
+    raise InputError(f"the MLflow tracking store {uri} cannot be reached ({why}); start it or fix the URI: {STORE_HINT}")
+
+
+def experiment_id(mlflow_client: Any, experiment: str) -> str:
+    """The id of ``experiment``, given by name or by id; ``InputError`` listing the
+    experiments there when it does not exist."""
+    from mlflow.exceptions import MlflowException
+
+    found = mlflow_client.get_experiment_by_name(str(experiment))
+    if found is None and str(experiment).isdigit():
+        try:
+            found = mlflow_client.get_experiment(str(experiment))
+        except MlflowException:
+            found = None
+    if found is None:
+        names = [e.name for e in mlflow_client.search_experiments(max_results=20)]
+        raise InputError(f"no MLflow experiment {experiment!r} in {mlflow_client.tracking_uri}; "
+                         f"give one of: {', '.join(names) or '(none there)'} (by name or id)")
+    return found.experiment_id
+
+
+# -- traces -> rows ----------------------------------------------------------------------------
+def trace_view(trace: Any) -> TraceView:
+    """An ``mlflow.entities.Trace`` as a ``TraceView``: its state, spans (ids in MLflow's hex
+    form, inputs and outputs decoded) and its valid expectations by name."""
+    info = trace.info
+    state = getattr(info.state, "value", info.state)
+    spans = [SpanView(s.span_id, s.parent_id, s.name, s.span_type, s.inputs, s.outputs, s.start_time_ns or 0)
+             for s in (trace.data.spans if trace.data else [])]
+    expectations: dict[str, Any] = {}
+    for assessment in info.assessments or []:
+        if assessment.name in EXPECTATIONS and getattr(assessment, "expectation", None) is not None \
+                and assessment.valid is not False and assessment.name not in expectations:
+            expectations[assessment.name] = assessment.expectation.value
+    return TraceView(info.trace_id, str(state), spans, expectations)
+
+
+def frame_from_traces(traces: Iterable[Any]) -> Any:
+    """``mlflow.entities.Trace`` objects -> the rows table (``ragjudge.traces.spans``)."""
+    return rows_frame(trace_view(t) for t in traces)
+
+
+def frame_from_search(frame: Any) -> Any:
+    """The DataFrame ``mlflow.search_traces()`` returns (its ``trace`` column: ``Trace``
+    objects or their JSON) -> the rows table. ``InputError`` for another DataFrame."""
+    _mlflow()
+    from mlflow.entities import Trace
+
+    if "trace" not in frame.columns:
+        raise InputError("this DataFrame is not one that mlflow.search_traces() returns (no 'trace' column); "
+                         "pass that DataFrame, a list of Trace objects, or a table of rows")
+    return frame_from_traces(t if isinstance(t, Trace) else Trace.from_json(t) for t in frame["trace"])
+
+
+def _shaped(item: Any) -> bool:
+    """Whether ``item`` is a trace as ``Trace.to_dict()`` writes one: ``info.trace_id`` and ``data.spans``."""
+    return isinstance(item, dict) and isinstance(item.get("info"), dict) and isinstance(item.get("data"), dict) \
+        and isinstance(item["data"].get("spans"), list) and "trace_id" in item["info"]
+
+
+def _trace_dicts(path: Path, first_only: bool = False) -> list[dict[str, Any]] | None:
+    """The trace dicts of a file: a JSON array of them or one per line; None when the file is
+    not shaped so (its first trace lacks ``info.trace_id`` and ``data.spans``). ``first_only``:
+    of a file of lines, read the first trace only (enough to tell the file's shape)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            head = handle.read(1)
+            while head and head.isspace():
+                head = handle.read(1)
+            if head == "[":
+                items = json.loads(head + handle.read())
+            elif first_only:
+                line = head + handle.readline()
+                items = [json.loads(line)] if line.strip() else []
+            else:
+                items = [json.loads(line) for line in (head + handle.read()).splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(items, list) or not items or not _shaped(items[0]):
+        return None
+    return items
+
+
+def is_trace_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` holds exported MLflow traces (``Trace.to_json()`` per line, or a JSON
+    array of them); reads the file, needs no MLflow."""
+    return Path(path).is_file() and _trace_dicts(Path(path), first_only=True) is not None
+
+
+def read_trace_file(path: str | os.PathLike[str]) -> Any:
+    """A file of exported traces -> the rows table. ``InputError`` for a file that is not one
+    (a table file goes to ``ragjudge.io`` instead), naming the line of a malformed trace."""
+    _mlflow()
+    from mlflow.entities import Trace
+
+    items = _trace_dicts(Path(path))
+    if items is None:
+        raise InputError(f"{path} is neither an MLflow trace file (one Trace.to_json() per line, or a JSON array of them) "
+                         "nor a table; export traces with Trace.to_json(), or give a table (.jsonl, .csv, .parquet)")
+    traces = []
+    for number, item in enumerate(items, 1):
+        try:
+            traces.append(Trace.from_dict(item))
+        except Exception as err:  # noqa: BLE001 - MLflow raises several types for a malformed trace
+            raise InputError(f"{path}: trace {number} cannot be read as an MLflow trace: {_first_line(err)}") from err
+    return frame_from_traces(traces)
+
+
+def search(experiment: str, tracking_uri: str | None = None, filter_string: str | None = None,
+           max_traces: int | None = None, page_size: int = PAGE_SIZE) -> list[Any]:
+    """The ``Trace``s of ``experiment`` (name or id), oldest first, read page by page with
+    ``MlflowClient.search_traces`` (``filter_string`` as it takes one; at most ``max_traces``)."""
+    from mlflow.exceptions import MlflowException
+
+    mlflow_client = client(tracking_uri)
+    exp = experiment_id(mlflow_client, experiment)
+    traces: list[Any] = []
+    token = None
+    while max_traces is None or len(traces) < max_traces:
+        want = page_size if max_traces is None else min(page_size, max_traces - len(traces))
+        try:
+            page = mlflow_client.search_traces(locations=[exp], filter_string=filter_string, max_results=want,
+                                               order_by=["timestamp_ms ASC"], page_token=token)
+        except MlflowException as err:
+            if filter_string and getattr(err, "error_code", "") == "INVALID_PARAMETER_VALUE":
+                raise InputError(f"the MLflow filter {filter_string!r} is invalid: {_first_line(err)} "
+                                 "(the syntax of mlflow.search_traces' filter_string)") from err
+            raise InputError(f"reading traces from {mlflow_client.tracking_uri} failed: {_first_line(err)}") from err
+        traces.extend(page)
+        token = page.token
+        if not token or not page:
+            break
+    return traces
+
+
+def read_experiment(experiment: str, tracking_uri: str | None = None, filter_string: str | None = None,
+                    max_traces: int | None = None, page_size: int = PAGE_SIZE) -> Any:
+    """An experiment's traces (``search``) -> the rows table (``ragjudge.traces.spans``)."""
+    return frame_from_traces(search(experiment, tracking_uri, filter_string, max_traces, page_size))
+
+
+def read_traces(source: Any, tracking_uri: str | None = None, filter_string: str | None = None,
+                max_traces: int | None = None) -> Any:
+    """Any trace source -> the rows table: ``"mlflow:EXPERIMENT"`` (a store), a path to an
+    exported trace file, the DataFrame of ``mlflow.search_traces()``, or ``Trace`` objects."""
+    if isinstance(source, str) and source.startswith("mlflow:"):
+        return read_experiment(source[len("mlflow:"):], tracking_uri, filter_string, max_traces)
+    if isinstance(source, (str, os.PathLike)):
+        return read_trace_file(source)
+    if hasattr(source, "columns"):
+        return frame_from_search(source)
+    return frame_from_traces(source)
+
+
+# -- verdicts -> feedback ----------------------------------------------------------------------
+@dataclass
+class FeedbackLog:
+    """What ``log_feedback`` did: feedbacks ``logged`` new, ``replaced`` (ragjudge's earlier one
+    of that name on that span updated, or overridden when the judge model changed), ``failed``
+    with one reason each in ``failures`` (``trace_id/span_id metric: why``)."""
+
+    logged: int = 0
+    replaced: int = 0
+    failed: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def written(self) -> int:
+        return self.logged + self.replaced
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"logged": self.logged, "replaced": self.replaced, "failed": self.failed, "failures": self.failures[:20]}
+
+
+def _metrics(frame: Any) -> list[str]:
+    """The metrics of a scored table: each ``NAME`` with ``NAME_status`` and ``NAME_score``."""
+    return [c[: -len("_status")] for c in frame.columns
+            if str(c).endswith("_status") and f"{str(c)[: -len('_status')]}_score" in frame.columns]
+
+
+def _cell(row: dict[str, Any], key: str) -> Any:
+    """A cell of a scored row, None for a missing value (None, NaN, pandas' NA)."""
+    value = row.get(key)
+    if value is None or isinstance(value, (str, bool, list, tuple, dict)):
+        return value
+    if hasattr(value, "tolist") and getattr(value, "ndim", 0):  # a list cell read from Parquet
+        return value.tolist()
+    import pandas as pd
+
+    return None if pd.isna(value) else value
+
+
+def _value(metric: str, score: float) -> Any:
+    if metric == "sufficiency":
+        return "yes" if score >= 0.5 else "no"
+    return int(score) if float(score).is_integer() else float(score)
+
+
+def _feedback(row: dict[str, Any], metric: str, span_id: str | None, model: str, prompt_versions: dict[str, str]) -> Any:
+    """One row's verdict of ``metric`` as an MLflow ``Feedback``, or None when it has none (skipped)."""
+    from mlflow.entities import AssessmentError, AssessmentSource, AssessmentSourceType, Feedback
+
+    status = _cell(row, f"{metric}_status")
+    if status not in ("ok", "error"):
+        return None
+    missing = _cell(row, f"{metric}_missing")
+    missing = list(missing) if missing is not None else []
+    cost = _cell(row, f"{metric}_cost_usd")
+    metadata = {
+        MARKER: "1",
+        "prompt_version": str(prompt_versions.get(metric, "")),
+        "mode": str(_cell(row, f"{metric}_mode") or ""),
+        "missing": json.dumps(missing, ensure_ascii=False),
+        "prompt_tokens": str(_cell(row, f"{metric}_prompt_tokens") or 0),
+        "completion_tokens": str(_cell(row, f"{metric}_completion_tokens") or 0),
+        "cost_usd": "" if cost is None else str(cost),
+    }
+    source = AssessmentSource(source_type=AssessmentSourceType.LLM_JUDGE, source_id=model)
+    if status == "error":
+        error = AssessmentError(error_code="RAGJUDGE_ERROR", error_message=str(_cell(row, f"{metric}_error") or "no verdict"))
+        return Feedback(name=metric, error=error, source=source, rationale="", metadata=metadata, span_id=span_id)
+    return Feedback(name=metric, value=_value(metric, float(_cell(row, f"{metric}_score"))), source=source,
+                    rationale=str(_cell(row, f"{metric}_rationale") or ""), metadata=metadata, span_id=span_id)
+
+
+def _earlier(assessments: list[Any], name: str, span_id: str | None) -> Any:
+    """ragjudge's valid feedback of ``name`` on ``span_id`` (None: on the trace), if any."""
+    for a in assessments:
+        if a.name == name and a.valid is not False and getattr(a, "feedback", None) is not None \
+                and (a.span_id or None) == span_id and MARKER in (a.metadata or {}):
+            return a
+    return None
+
+
+def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None = None,
+                 prompt_versions: dict[str, str] | None = None, metrics: Iterable[str] | None = None,
+                 span_metrics: Iterable[str] = SPAN_METRICS, workers: int | None = None, summary: Any = None) -> FeedbackLog:
+    """Log each verdict of ``scored`` (a scored rows table of ``read_traces``: ``trace_id``,
+    ``span_id``, ``trace_first_row``, ``NAME_status``/``_score``/``_rationale``/``_error``/
+    ``_missing``/``_prompt_tokens``/``_completion_tokens``/``_cost_usd``, ``sufficiency_mode``)
+    as an MLflow ``Feedback`` on its trace.
+
+    Name: the metric's; value ``"yes"``/``"no"`` for sufficiency, the score (1..5 for
+    completeness) for the others; the rationale; source ``LLM_JUDGE`` with ``model`` (default:
+    the ``judge_model`` column) as its id; metadata ``ragjudge``, ``prompt_version`` (from
+    ``prompt_versions``, metric -> version), ``mode``, ``missing`` (JSON list), ``prompt_tokens``,
+    ``completion_tokens``, ``cost_usd``. An error row logs a Feedback whose ``error`` holds the
+    reason; a skipped row logs nothing. ``span_metrics`` are logged on their row's retriever
+    span (``span_id``); the others once per trace, from the row flagged ``trace_first_row``.
+
+    A re-run replaces: ragjudge's earlier feedback of that name on that span is updated in
+    place (``update_assessment``), or overridden (a new one with ``overrides``, the old marked
+    invalid) when the judge model, its immutable source, changed. Calls run in ``workers``
+    threads, one trace each (default 8; 1 for a SQLite store, which takes one writer).
+    Failures raise nothing: each is counted with its reason in the ``FeedbackLog``; a store
+    that cannot be reached fails every feedback with that reason. ``ConfigError`` when no
+    tracking store is given (``tracking_uri_or_fail``); ``InputError`` for a table without a
+    ``trace_id`` column (not read from traces). ``summary`` (the run's ``ragjudge.gate.Summary``)
+    gives the prompt versions and the judge model when ``prompt_versions``/``model`` are not given."""
+    _mlflow()
+    from mlflow.tracing.client import TracingClient
+
+    uri = tracking_uri_or_fail(tracking_uri, "logging feedback to MLflow")
+    frame = scored
+    if "trace_id" not in frame.columns:
+        raise InputError("this table has no trace_id column: feedback goes to MLflow traces, so score rows read from them "
+                         "(ragjudge.traces.mlflow.read_traces, or ragjudge score mlflow:EXPERIMENT)")
+    chosen = list(metrics) if metrics is not None else _metrics(frame)
+    span_level = set(span_metrics)
+    if prompt_versions is None and summary is not None:
+        prompt_versions = {name: m.prompt_version for name, m in summary.metrics.items()}
+    if model is None and summary is not None and summary.judge_model:
+        model = summary.judge_model
+    versions = dict(prompt_versions or {})
+    rows = frame.to_dict("records")
+    # per trace: [(span_id, feedback)]
+    plan: dict[str, list[tuple[str | None, Any]]] = {}
+    result = FeedbackLog()
+    for row in rows:
+        trace_id = _cell(row, "trace_id")
+        if not trace_id:
+            continue
+        judge_model = model or str(_cell(row, "judge_model") or "ragjudge")
+        first = _cell(row, "trace_first_row")
+        for metric in chosen:
+            on_span = metric in span_level
+            if not on_span and first is not None and not bool(first):
+                continue  # a trace-level metric: judged and logged once, on the trace's first row
+            span_id = _cell(row, "span_id") if on_span else None
+            feedback = _feedback(row, metric, span_id or None, judge_model, versions)
+            if feedback is not None:
+                plan.setdefault(str(trace_id), []).append((span_id or None, feedback))
+    total = sum(len(v) for v in plan.values())
+    why = _probe(uri)
+    if why is not None:
+        result.failed = total
+        result.failures = [f"tracking store {uri} cannot be reached: {why}"]
+        return result
+    tracing = TracingClient(tracking_uri=uri)
+
+    def one_trace(trace_id: str, items: list[tuple[str | None, Any]]) -> FeedbackLog:
+        done = FeedbackLog()
+        try:
+            existing = list(tracing.get_trace_info(trace_id).assessments or [])
+        except Exception as err:  # noqa: BLE001 - a store failure loses no verdict: it is counted
+            done.failed = len(items)
+            done.failures.append(f"{trace_id}: trace not readable: {_first_line(err)}")
+            return done
+        for span_id, feedback in items:
+            where = f"{trace_id}/{span_id or '-'} {feedback.name}"
+            try:
+                earlier = _earlier(existing, feedback.name, span_id)
+                if earlier is not None and earlier.source.source_id == feedback.source.source_id:
+                    tracing.update_assessment(trace_id=trace_id, assessment_id=earlier.assessment_id, assessment=feedback)
+                    done.replaced += 1
+                elif earlier is not None:
+                    feedback.overrides = earlier.assessment_id
+                    tracing.log_assessment(trace_id, feedback)
+                    done.replaced += 1
+                else:
+                    tracing.log_assessment(trace_id, feedback)
+                    done.logged += 1
+            except Exception as err:  # noqa: BLE001 - see above
+                done.failed += 1
+                done.failures.append(f"{where}: {_first_line(err)}")
+        return done
+
+    if workers is None:
+        workers = 1 if uri.startswith("sqlite:") else 8
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for done in pool.map(lambda item: one_trace(*item), list(plan.items())):
+            result.logged += done.logged
+            result.replaced += done.replaced
+            result.failed += done.failed
+            result.failures.extend(done.failures)
+    return result
+
+
+def _summary_document(summary: Any) -> dict[str, Any]:
+    if isinstance(summary, dict):
+        return summary
+    return {"rows": summary.rows, "judge_model": summary.judge_model, "provider_calls": summary.provider_calls,
+            "cost_usd": summary.cost_usd, "metrics": {name: m.to_dict() for name, m in summary.metrics.items()}}
+
+
+def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | None = None, scored_path: str | None = None,
+            report_path: str | None = None, feedback: FeedbackLog | None = None, run_name: str | None = None,
+            trace_id: str | None = None) -> str:
+    """Log a run's summary as an MLflow run of ``experiment`` (name or id; default: the
+    experiment of ``trace_id``) and return the run's id.
+
+    ``summary``: the ``--summary-json`` document (``ragjudge.reports.summary.summary_dict``) or a
+    ``ragjudge.gate.Summary``. Metrics: ``rows``, ``cost_usd``, ``exit_code``,
+    ``provider_calls``, and per metric ``NAME.pass_rate``, ``.mean_score``, ``.error_rate``,
+    ``.skip_rate``, ``.rows``, ``.ok``, ``.error``, ``.skipped``, ``.passed``,
+    ``.prompt_tokens``, ``.completion_tokens``, ``.cost_usd`` (those with a value); with
+    ``feedback``, ``feedback.logged``/``.replaced``/``.failed``. Params: ``judge_model``,
+    ``NAME.prompt_version``, ``NAME.threshold``. Artifacts: ``summary.json``, and the files
+    ``scored_path`` and ``report_path`` when given. ``InputError`` for an unreachable store or
+    a missing experiment."""
+    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.utils.time import get_current_time_millis
+
+    mlflow_client = client(tracking_uri)
+    if experiment is not None:
+        exp = experiment_id(mlflow_client, experiment)
+    elif trace_id is not None:
+        exp = mlflow_client.get_trace(trace_id, display=False).info.experiment_id
+    else:
+        raise ConfigError("log_run needs the experiment (name or id) or one of its trace ids")
+    document = _summary_document(summary)
+    now = get_current_time_millis()
+    values: dict[str, Any] = {k: document.get(k) for k in ("rows", "cost_usd", "exit_code", "provider_calls")}
+    params = {"judge_model": document.get("judge_model") or ""}
+    for name, m in (document.get("metrics") or {}).items():
+        for key in ("pass_rate", "mean_score", "error_rate", "skip_rate", "rows", "ok", "error", "skipped", "passed",
+                    "prompt_tokens", "completion_tokens", "cost_usd"):
+            values[f"{name}.{key}"] = m.get(key)
+        params[f"{name}.prompt_version"] = m.get("prompt_version") or ""
+        params[f"{name}.threshold"] = m.get("threshold")
+    if feedback is not None:
+        values.update({"feedback.logged": feedback.logged, "feedback.replaced": feedback.replaced,
+                       "feedback.failed": feedback.failed})
+    run = mlflow_client.create_run(exp, run_name=run_name, tags={"mlflow.source.name": "ragjudge"})
+    run_id = run.info.run_id
+    try:
+        mlflow_client.log_batch(
+            run_id,
+            metrics=[Metric(k, float(v), now, 0) for k, v in values.items() if isinstance(v, (int, float)) and not isinstance(v, bool)],
+            params=[Param(k, str(v)) for k, v in params.items() if v is not None],
+            tags=[RunTag("ragjudge.gate", "passed" if (document.get("gate") or {}).get("passed") else "failed")]
+            if "gate" in document else [],
+        )
+        mlflow_client.log_dict(run_id, {**document, **({"feedback": feedback.to_dict()} if feedback else {})}, "summary.json")
+        for path in (scored_path, report_path):
+            if path:
+                mlflow_client.log_artifact(run_id, str(path))
+    except BaseException:
+        mlflow_client.set_terminated(run_id, "FAILED")
+        raise
+    mlflow_client.set_terminated(run_id, "FINISHED")
+    return run_id
+
+
+__all__ = ["COLUMNS", "FeedbackLog", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file",
+           "log_feedback", "log_run", "read_experiment", "read_trace_file", "read_traces", "search", "trace_view",
+           "tracking_uri_or_fail"]

@@ -1,0 +1,207 @@
+"""Traces -> evaluation rows, whatever system recorded them: one row per retriever span.
+
+A trace source (``ragjudge.traces.mlflow`` today, an OpenTelemetry reader later) turns each of
+its traces into a ``TraceView`` (its id, state, spans and expectations, in plain Python
+values) and hands it to ``trace_rows``; ``rows_frame`` makes the table. Nothing here imports
+MLflow.
+
+The table, one row per top-level retriever span (a trace with none is one row), in trace
+order then span order (start time):
+
+| column | type | value |
+|---|---|---|
+| ``trace_id`` | string | the trace's id |
+| ``span_id`` | string or null | the retriever span's id (null: the trace has no retriever span) |
+| ``span_name`` | string or null | the retriever span's name |
+| ``request`` | string or null | the root span's inputs: the value when they hold one key (any name), else their JSON text |
+| ``context`` | list of ``{content, doc_uri, id}`` or null | the retriever span's outputs, one item per passage with text |
+| ``response`` | string or null | the root span's outputs, by the same one-key rule |
+| ``expected_facts`` | list of strings or null | the trace's ``expected_facts`` expectation |
+| ``expected_response`` | string or null | the trace's ``expected_response`` expectation |
+| ``trace_state`` | string | ``OK``, ``ERROR``, ``IN_PROGRESS`` ... |
+| ``trace_first_row`` | bool | the trace's first row: judge trace-level metrics (completeness) here only, count them once per trace |
+| ``trace_skip_reason`` | string or null | skip every metric of the row: the trace's state (``trace state ERROR``) |
+| ``span_skip_reason`` | string or null | skip span-level metrics (sufficiency): ``no retriever span`` |
+| ``span_error`` | string or null | a row error for span-level metrics, naming the span: its outputs hold no usable text |
+
+Which retriever spans count follows MLflow's ``RetrievalSufficiency`` scorer
+(``mlflow.genai.utils.trace_utils.extract_retrieval_context_from_trace``): every span of type
+``RETRIEVER`` that has no ``RETRIEVER`` span above it (a retriever called inside another
+retriever is part of that one's work, and gets no row of its own; a retriever under a chain or
+an LLM span counts).
+
+Passages are read as table rows read a context column (``ragjudge.records.normalise_context``):
+LangChain/MLflow ``Document`` objects or their dicts (text under ``page_content``, ``content``
+or ``text``; ``doc_uri`` from the item or its ``metadata``), plain strings, or one string.
+MLflow itself drops string items; ragjudge keeps them, as it does in a table.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ragjudge.records import normalise_context
+
+RETRIEVER = "RETRIEVER"
+NO_RETRIEVER = "no retriever span"
+JUDGED_STATES = ("OK",)  # other states (ERROR, IN_PROGRESS, STATE_UNSPECIFIED) are skipped
+COLUMNS = ("trace_id", "span_id", "span_name", "request", "context", "response", "expected_facts", "expected_response",
+           "trace_state", "trace_first_row", "trace_skip_reason", "span_skip_reason", "span_error")
+
+
+@dataclass
+class SpanView:
+    """One span: ``span_id`` and ``parent_id`` (None for the root) as the source writes them,
+    ``span_type`` (``RETRIEVER``, ``CHAIN``, ...), ``inputs`` and ``outputs`` decoded from JSON,
+    ``start`` (any sortable start time, e.g. ns since the epoch)."""
+
+    span_id: str
+    parent_id: str | None
+    name: str
+    span_type: str | None
+    inputs: Any = None
+    outputs: Any = None
+    start: int = 0
+
+
+@dataclass
+class TraceView:
+    """One trace: ``trace_id``, ``state`` (``OK``, ``ERROR``, ``IN_PROGRESS``), its spans, and
+    its expectations by name (``expected_facts``, ``expected_response``), values decoded."""
+
+    trace_id: str
+    state: str
+    spans: list[SpanView] = field(default_factory=list)
+    expectations: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def root(self) -> SpanView | None:
+        """The span without a parent (the first by start time, should there be several)."""
+        roots = [s for s in self.spans if not s.parent_id]
+        return min(roots, key=lambda s: s.start) if roots else None
+
+
+def top_level_retrievers(trace: TraceView) -> list[SpanView]:
+    """The ``RETRIEVER`` spans with no ``RETRIEVER`` ancestor, by start time (MLflow's
+    ``_get_top_level_retrieval_spans``; a span whose parent is missing from the trace counts
+    as MLflow counts it: not top-level)."""
+    by_id = {s.span_id: s for s in trace.spans}
+    found = []
+    for span in trace.spans:
+        if (span.span_type or "").upper() != RETRIEVER:
+            continue
+        parent, top = span.parent_id, True
+        while parent:
+            above = by_id.get(parent)
+            if above is None or (above.span_type or "").upper() == RETRIEVER:
+                top = False
+                break
+            parent = above.parent_id
+        if top:
+            found.append(span)
+    return sorted(found, key=lambda s: s.start)
+
+
+def one_value(value: Any) -> str | None:
+    """A root span's inputs or outputs as one text: a dict of one key gives its value (any
+    key: ``query``, ``question``, ``messages``, ``response``...), a string itself, anything
+    else (several keys, a list, a number) its JSON text; a value that is not a string is JSON
+    text too. None or an empty dict: None."""
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    if value is None or (isinstance(value, dict) and not value):
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _passage_item(item: Any) -> Any:
+    """A retriever output item as a dict ``normalise_context`` reads: a ``Document``-like
+    object by its ``to_dict``/attributes; ``doc_uri`` lifted from ``metadata`` as MLflow does."""
+    if not isinstance(item, (dict, str)) and item is not None:
+        if hasattr(item, "to_dict"):
+            item = item.to_dict()
+        elif hasattr(item, "page_content"):
+            item = {"page_content": item.page_content, "metadata": getattr(item, "metadata", None), "id": getattr(item, "id", None)}
+    if isinstance(item, dict) and "doc_uri" not in item and isinstance(item.get("metadata"), dict):
+        item = {**item, "doc_uri": item["metadata"].get("doc_uri")}
+    return item
+
+
+def span_context(span: SpanView) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """A retriever span's outputs -> (passages as ``{content, doc_uri, id}`` dicts, error).
+    An empty list is ``[]`` (the retriever found nothing: judged "no", as in a table); outputs
+    holding no text (null, empty text, items without text) are an error naming the span."""
+    outputs = span.outputs
+    if isinstance(outputs, str) and outputs.lstrip().startswith(("[", "{")):
+        try:
+            outputs = json.loads(outputs)
+        except json.JSONDecodeError:
+            pass
+    if isinstance(outputs, tuple):
+        outputs = list(outputs)
+    if isinstance(outputs, list):
+        outputs = [_passage_item(item) for item in outputs]
+    elif outputs is not None and not isinstance(outputs, str):
+        outputs = _passage_item(outputs)
+    where = f"retriever span {span.name!r} ({span.span_id})"
+    if isinstance(outputs, list) and not outputs:
+        return [], None
+    passages, error = normalise_context(outputs)
+    if error:
+        return None, f"{where}: {error}"
+    if not passages:
+        return None, f"{where}: its outputs hold no text ({json.dumps(span.outputs, default=str)[:80]}); a retriever span should return its passages (Documents, dicts with page_content, or strings)"
+    return [{"content": p.text, "doc_uri": None if p.doc_uri is None else str(p.doc_uri),
+             "id": None if p.id is None else str(p.id)} for p in passages], None
+
+
+def _facts(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value if v is not None]
+    return [json.dumps(value, default=str)]
+
+
+def trace_rows(trace: TraceView) -> list[dict[str, Any]]:
+    """One trace -> its rows (``COLUMNS``, see the module docstring): one per top-level
+    retriever span, or one row flagged ``span_skip_reason="no retriever span"``. A trace whose
+    state is not OK gives its rows with ``trace_skip_reason`` naming the state."""
+    root = trace.root
+    expected_response = trace.expectations.get("expected_response")
+    base = {
+        "trace_id": trace.trace_id,
+        "request": one_value(root.inputs) if root else None,
+        "response": one_value(root.outputs) if root else None,
+        "expected_facts": _facts(trace.expectations.get("expected_facts")),
+        "expected_response": None if expected_response is None else one_value(expected_response),
+        "trace_state": trace.state,
+        "trace_skip_reason": None if trace.state in JUDGED_STATES else f"trace state {trace.state}",
+    }
+    rows = []
+    for span in top_level_retrievers(trace):
+        context, error = span_context(span)
+        rows.append({**base, "span_id": span.span_id, "span_name": span.name, "context": context,
+                     "span_skip_reason": None, "span_error": error})
+    if not rows:
+        rows.append({**base, "span_id": None, "span_name": None, "context": None, "span_skip_reason": NO_RETRIEVER,
+                     "span_error": None})
+    for position, row in enumerate(rows):
+        row["trace_first_row"] = position == 0
+    return [{name: row[name] for name in COLUMNS} for row in rows]
+
+
+def rows_frame(traces: Iterable[TraceView]) -> Any:
+    """``TraceView``s -> a pandas DataFrame of ``COLUMNS`` (every trace at least one row)."""
+    import pandas as pd
+
+    rows = [row for trace in traces for row in trace_rows(trace)]
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame["trace_first_row"] = frame["trace_first_row"].astype(bool)
+    return frame

@@ -1,0 +1,460 @@
+"""MLflow traces in, feedback out (issue 26), against a real tracking store: a SQLite tracking
+URI in a temporary folder, traces made the reference's way (``@mlflow.trace`` on a traced app
+calling ``@mlflow.trace(span_type="RETRIEVER")`` retrievers that return ``Document``s,
+expectations logged as assessments). Nothing about MLflow is mocked.
+
+Skipped only where the [mlflow] extra is not installed; under CI (CI=true) a missing extra is
+a failure. One store, made once for the module (MLflow's import and schema set-up are slow).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import time
+
+import pytest
+
+HAVE_MLFLOW = importlib.util.find_spec("mlflow") is not None
+if not HAVE_MLFLOW and os.environ.get("CI") == "true":
+    raise RuntimeError('CI must install the [mlflow] extra: pip install -e ".[test,mlflow]"')
+if not HAVE_MLFLOW:
+    pytest.skip("the [mlflow] extra is not installed", allow_module_level=True)
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # no call home from a test
+os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")  # a trace is in the store when its call returns
+
+import mlflow  # noqa: E402
+import pandas as pd  # noqa: E402
+from mlflow.entities import Document, SpanType  # noqa: E402
+
+from ragjudge.errors import ConfigError, InputError  # noqa: E402
+from ragjudge.traces import mlflow as mt  # noqa: E402
+from ragjudge.traces.spans import COLUMNS  # noqa: E402
+
+FACTS = ["Paris is the capital of France", "Paris lies on the Seine"]
+
+
+@mlflow.trace(span_type=SpanType.RETRIEVER)
+def retrieve_docs(query):
+    return [Document(page_content="Paris is the capital of France.", metadata={"doc_uri": "wiki/paris"}, id="d1"),
+            Document(page_content="The Seine flows through Paris.", metadata={"doc_uri": "wiki/seine"}, id="d2")]
+
+
+@mlflow.trace(span_type=SpanType.RETRIEVER)
+def retrieve_more(query):
+    return [Document(page_content="France is in Europe.", metadata={})]
+
+
+@mlflow.trace(span_type=SpanType.RETRIEVER)
+def retrieve_dicts(query):
+    return [{"content": "Berlin is the capital of Germany.", "doc_uri": "kb/berlin"}]
+
+
+@mlflow.trace(span_type=SpanType.RETRIEVER)
+def retrieve_strings(query):
+    return ["Rome is the capital of Italy.", "The Tiber flows through Rome."]
+
+
+@mlflow.trace(span_type=SpanType.RETRIEVER)
+def retrieve_inner(query):
+    return [Document(page_content="inner passage")]
+
+
+@mlflow.trace(span_type=SpanType.RETRIEVER)
+def retrieve_outer(query):
+    retrieve_inner(query)  # a retriever inside a retriever: part of the outer one's work
+    return [Document(page_content="Madrid is the capital of Spain.")]
+
+
+@mlflow.trace(span_type=SpanType.CHAIN)
+def chain(query):
+    return retrieve_docs(query)  # a retriever under a chain span: top-level all the same
+
+
+@mlflow.trace(span_type=SpanType.RETRIEVER)
+def retrieve_textless(query):
+    return [{"score": 0.3, "metadata": {"doc_uri": "x"}}]
+
+
+@mlflow.trace
+def app_two(question):
+    retrieve_docs(question)
+    retrieve_more(question)
+    return {"response": "Paris, on the Seine."}
+
+
+@mlflow.trace
+def app_nested(question):
+    retrieve_outer(question)
+    chain(question)
+    return "Madrid."
+
+
+@mlflow.trace
+def app_dicts(query):
+    retrieve_dicts(query)
+    retrieve_strings(query)
+    return "Berlin and Rome."
+
+
+@mlflow.trace
+def app_plain(question, user):
+    return "I know no documents."
+
+
+@mlflow.trace
+def app_fails(question):
+    retrieve_docs(question)
+    raise RuntimeError("the model timed out")
+
+
+@mlflow.trace
+def app_textless(messages):
+    retrieve_textless(messages)
+    return "?"
+
+
+def _made(call):
+    """Run a traced app call; the id of the trace it made (an ERROR trace for a raise)."""
+    try:
+        call()
+    except RuntimeError:
+        pass
+    return mlflow.get_last_active_trace_id()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A SQLite tracking store with one experiment holding one trace of each case."""
+    folder = tmp_path_factory.mktemp("mlflow")
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    before = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(uri)
+    exp = mlflow.MlflowClient(uri).create_experiment("rag-app", artifact_location=(folder / "artifacts").as_uri())
+    mlflow.set_experiment(experiment_id=exp)
+    ids = {
+        "two": _made(lambda: app_two("What is the capital of France?")),
+        "nested": _made(lambda: app_nested("Capital of Spain?")),
+        "dicts": _made(lambda: app_dicts("Capitals of Germany and Italy?")),
+        "plain": _made(lambda: app_plain("Hello?", "ann")),
+        "error": _made(lambda: app_fails("Capital of France?")),
+        "textless": _made(lambda: app_textless([{"role": "user", "content": "hi"}])),
+    }
+    mlflow.log_expectation(trace_id=ids["two"], name="expected_facts", value=FACTS)
+    mlflow.log_expectation(trace_id=ids["two"], name="expected_response", value="Paris is the capital; it lies on the Seine.")
+    mlflow.log_expectation(trace_id=ids["nested"], name="expected_response", value="Madrid.")
+    yield {"uri": uri, "experiment": exp, "ids": ids, "folder": folder}
+    mlflow.set_tracking_uri(before)
+
+
+@pytest.fixture(scope="module")
+def rows(store):
+    return mt.read_traces("mlflow:rag-app", tracking_uri=store["uri"])
+
+
+def _of(rows, store, case):
+    return rows[rows["trace_id"] == store["ids"][case]].reset_index(drop=True)
+
+
+def test_every_trace_is_read_once_with_the_columns_in_order(rows, store):
+    assert list(rows.columns) == list(COLUMNS)
+    assert set(rows["trace_id"]) == set(store["ids"].values())
+    assert rows.groupby("trace_id")["trace_first_row"].sum().eq(1).all()  # completeness: once per trace
+    assert list(rows["trace_id"].drop_duplicates()) == list(store["ids"].values())  # oldest trace first
+
+
+def test_two_retriever_spans_are_two_rows_with_the_root_request_response_and_expectations(rows, store):
+    two = _of(rows, store, "two")
+    assert list(two["span_name"]) == ["retrieve_docs", "retrieve_more"]
+    assert list(two["trace_first_row"]) == [True, False]
+    assert list(two["request"]) == ["What is the capital of France?"] * 2  # one key: its value
+    assert list(two["response"]) == ["Paris, on the Seine."] * 2  # {"response": ...}: its value
+    assert two.loc[0, "expected_facts"] == FACTS
+    assert two.loc[0, "expected_response"] == "Paris is the capital; it lies on the Seine."
+    assert two.loc[0, "context"] == [{"content": "Paris is the capital of France.", "doc_uri": "wiki/paris", "id": "d1"},
+                                     {"content": "The Seine flows through Paris.", "doc_uri": "wiki/seine", "id": "d2"}]
+    assert two.loc[1, "context"] == [{"content": "France is in Europe.", "doc_uri": None, "id": None}]
+    trace = mlflow.get_trace(store["ids"]["two"])
+    retrievers = {s.name: s.span_id for s in trace.data.spans if s.span_type == "RETRIEVER"}
+    assert list(two["span_id"]) == [retrievers["retrieve_docs"], retrievers["retrieve_more"]]
+    assert two[["trace_skip_reason", "span_skip_reason", "span_error"]].isna().all().all()
+
+
+def test_a_retriever_inside_a_retriever_is_no_row_of_its_own_but_one_under_a_chain_is(rows, store):
+    nested = _of(rows, store, "nested")
+    assert list(nested["span_name"]) == ["retrieve_outer", "retrieve_docs"]  # not retrieve_inner
+    assert nested.loc[0, "context"] == [{"content": "Madrid is the capital of Spain.", "doc_uri": None, "id": None}]
+    assert nested.loc[0, "expected_response"] == "Madrid." and nested.loc[0, "expected_facts"] is None
+    # MLflow's own choice: the same spans
+    from mlflow.genai.utils.trace_utils import extract_retrieval_context_from_trace
+
+    assert list(extract_retrieval_context_from_trace(mlflow.get_trace(store["ids"]["nested"]))) == list(nested["span_id"])
+
+
+def test_retrievers_returning_dicts_or_strings_give_passages_and_no_expectations_is_reference_free(rows, store):
+    dicts = _of(rows, store, "dicts")
+    assert list(dicts["context"]) == [
+        [{"content": "Berlin is the capital of Germany.", "doc_uri": "kb/berlin", "id": None}],
+        [{"content": "Rome is the capital of Italy.", "doc_uri": None, "id": None},
+         {"content": "The Tiber flows through Rome.", "doc_uri": None, "id": None}],
+    ]
+    assert dicts["expected_facts"].isna().all() and dicts["expected_response"].isna().all()
+    assert dicts["request"].iloc[0] == "Capitals of Germany and Italy?"
+
+
+def test_a_trace_without_a_retriever_is_one_row_skipped_for_sufficiency(rows, store):
+    plain = _of(rows, store, "plain")
+    assert len(plain) == 1
+    assert plain.loc[0, "span_skip_reason"] == "no retriever span"
+    assert plain.loc[0, "span_id"] is None and plain.loc[0, "context"] is None
+    assert json.loads(plain.loc[0, "request"]) == {"question": "Hello?", "user": "ann"}  # two keys: their JSON
+    assert plain.loc[0, "response"] == "I know no documents." and bool(plain.loc[0, "trace_first_row"])
+
+
+def test_an_error_trace_is_skipped_with_its_state(rows, store):
+    failed = _of(rows, store, "error")
+    assert list(failed["trace_state"]) == ["ERROR"]
+    assert list(failed["trace_skip_reason"]) == ["trace state ERROR"]
+    ok = rows[rows["trace_id"] != store["ids"]["error"]]
+    assert ok["trace_skip_reason"].isna().all() and set(ok["trace_state"]) == {"OK"}
+
+
+def test_a_retriever_span_without_text_is_a_row_error_naming_the_span(rows, store):
+    textless = _of(rows, store, "textless")
+    error = textless.loc[0, "span_error"]
+    assert error.startswith(f"retriever span 'retrieve_textless' ({textless.loc[0, 'span_id']})")
+    assert "score" in error and textless.loc[0, "context"] is None
+    assert json.loads(textless.loc[0, "request"]) == [{"role": "user", "content": "hi"}]  # one key, a list: its JSON
+
+
+def test_an_exported_file_a_trace_list_and_the_search_frame_give_the_stores_rows(rows, store, tmp_path):
+    traces = mt.search("rag-app", store["uri"])
+    lines = tmp_path / "traces.jsonl"
+    lines.write_text("".join(t.to_json() + "\n" for t in traces))
+    array = tmp_path / "traces.json"
+    array.write_text(json.dumps([json.loads(t.to_json()) for t in traces]))
+    for path in (lines, array):
+        assert mt.is_trace_file(path)
+        pd.testing.assert_frame_equal(mt.read_traces(str(path)), rows)
+    pd.testing.assert_frame_equal(mt.read_traces(traces), rows)
+    frame = mlflow.search_traces(locations=[store["experiment"]], order_by=["timestamp_ms ASC"])
+    pd.testing.assert_frame_equal(mt.read_traces(frame), rows)
+
+
+def test_a_filter_and_a_maximum_count_are_applied_and_the_experiment_may_be_given_by_id(rows, store):
+    by_id = mt.read_traces(f"mlflow:{store['experiment']}", tracking_uri=store["uri"])
+    pd.testing.assert_frame_equal(by_id, rows)
+    assert mt.read_traces("mlflow:rag-app", tracking_uri=store["uri"], max_traces=2)["trace_id"].nunique() == 2
+    errors = mt.read_traces("mlflow:rag-app", tracking_uri=store["uri"], filter_string="trace.status = 'ERROR'")
+    assert list(errors["trace_id"]) == [store["ids"]["error"]]
+
+
+def test_bad_sources_name_the_fix(store, tmp_path, monkeypatch):
+    with pytest.raises(InputError, match="no MLflow experiment 'nope'.*rag-app"):
+        mt.read_traces("mlflow:nope", tracking_uri=store["uri"])
+    with pytest.raises(InputError, match="cannot be reached.*MLFLOW_TRACKING_URI"):
+        mt.read_traces("mlflow:rag-app", tracking_uri=f"http://127.0.0.1:{_free_port()}")
+    with pytest.raises(InputError, match="cannot be reached"):
+        mt.read_traces("mlflow:rag-app", tracking_uri=f"sqlite:///{tmp_path}/no/such/folder/m.db")
+    with pytest.raises(InputError, match="the MLflow filter 'status ==== 1' is invalid"):
+        mt.read_traces("mlflow:rag-app", tracking_uri=store["uri"], filter_string="status ==== 1")
+    table = tmp_path / "rows.jsonl"
+    table.write_text(json.dumps({"request": "q", "context": ["c"]}) + "\n")
+    assert not mt.is_trace_file(table)
+    with pytest.raises(InputError, match="neither an MLflow trace file.*nor a table"):
+        mt.read_traces(str(table))
+    with pytest.raises(InputError, match="mlflow.search_traces"):
+        mt.read_traces(pd.DataFrame({"request": ["q"]}))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setattr("mlflow.tracking._tracking_service.utils._tracking_uri", None)
+    with pytest.raises(InputError, match="no trace_id column"):
+        mt.log_feedback(pd.DataFrame({"request": ["q"], "sufficiency_status": ["ok"]}), store["uri"])
+    with pytest.raises(ConfigError, match="logging feedback to MLflow needs a tracking store"):
+        mt.log_feedback(pd.DataFrame({"trace_id": ["t"]}))
+
+
+def _scored(rows, server, tmp_path):
+    """The rows judged by ragjudge against the fake server (the lead wires the skip flags into
+    the statuses later; here the judge sees the rows that have a context)."""
+    import ragjudge
+
+    judged = rows[rows["trace_skip_reason"].isna()].reset_index(drop=True)
+    return ragjudge.score(judged, metrics=["sufficiency", "completeness"], model="openai/fake-judge",
+                          api_base=server.url, cache={"dir": str(tmp_path / "c")})
+
+
+def _ours(trace_id):
+    info = mlflow.MlflowClient().get_trace(trace_id, display=False).info
+    return [a for a in info.assessments if a.feedback is not None and a.valid is not False]
+
+
+def test_feedback_lands_on_each_span_and_a_rerun_replaces_it(rows, store, server, tmp_path):
+    scored = _scored(rows, server, tmp_path)
+    frame = scored.frame
+    versions = {name: m.prompt_version for name, m in scored.summary.metrics.items()}
+    first = mt.log_feedback(frame, store["uri"], summary=scored.summary)  # the versions and the model from the summary
+    assert first.failed == 0 and first.replaced == 0 and first.failures == []
+    two = frame[frame["trace_id"] == store["ids"]["two"]].reset_index(drop=True)
+    feedback = _ours(store["ids"]["two"])
+    by_span = {(a.name, a.span_id): a for a in feedback}
+    assert len(feedback) == len(by_span) == 3  # sufficiency on each of 2 spans, completeness once on the trace
+    for _, row in two.iterrows():
+        mine = by_span[("sufficiency", row["span_id"])]
+        assert mine.value == ("yes" if row["sufficiency_score"] == 1.0 else "no")
+        assert mine.rationale == row["sufficiency_rationale"]
+        assert (mine.source.source_type, mine.source.source_id) == ("LLM_JUDGE", "openai/fake-judge")
+        assert mine.metadata["prompt_version"] == versions["sufficiency"] and mine.metadata["mode"] == row["sufficiency_mode"]
+        assert json.loads(mine.metadata["missing"]) == list(row["sufficiency_missing"])
+        assert int(mine.metadata["prompt_tokens"]) == row["sufficiency_prompt_tokens"]
+    completeness = by_span[("completeness", None)]
+    assert completeness.value == int(two.loc[0, "completeness_score"]) and 1 <= completeness.value <= 5
+    expected = sum(1 for _, r in frame.iterrows() if r["sufficiency_status"] in ("ok", "error")) + \
+        sum(1 for _, r in frame.iterrows() if r["trace_first_row"] and r["completeness_status"] in ("ok", "error"))
+    assert first.logged == expected
+
+    from ragjudge.io import read_table, write_table
+
+    write_table(frame, str(tmp_path / "scored.parquet"))  # a re-run from the written table: cells as Parquet gives them back
+    again = mt.log_feedback(read_table(str(tmp_path / "scored.parquet")), store["uri"], prompt_versions=versions)
+    assert (again.logged, again.replaced, again.failed) == (0, expected, 0)
+    assert sorted((a.name, a.span_id or "") for a in _ours(store["ids"]["two"])) == sorted((a.name, a.span_id or "") for a in feedback)
+    # a new judge model: the old feedback is overridden (kept, marked invalid), still one valid per span;
+    # in 4 threads, one trace each
+    third = mt.log_feedback(frame, store["uri"], model="openai/other-judge", prompt_versions=versions, workers=4)
+    assert (third.logged, third.replaced) == (0, expected)
+    now = _ours(store["ids"]["two"])
+    assert len(now) == 3 and {a.source.source_id for a in now} == {"openai/other-judge"}
+
+
+def test_an_error_row_logs_its_error_and_a_dead_store_loses_no_verdict(rows, store, server, tmp_path):
+    frame = _scored(rows, server, tmp_path).frame
+    textless = frame[frame["trace_id"] == store["ids"]["textless"]].copy()
+    textless["sufficiency_status"] = "error"
+    textless["sufficiency_error"] = textless["span_error"]
+    result = mt.log_feedback(textless, store["uri"], metrics=["sufficiency"])
+    assert (result.written, result.failed) == (1, 0)
+    (logged,) = [a for a in _ours(store["ids"]["textless"]) if a.name == "sufficiency"]
+    assert logged.value is None and logged.error.error_message == textless["span_error"].iloc[0]
+
+    # a trace gone from the store: its feedback fails with the reason, the others are logged
+    gone = store["ids"]["dicts"]
+    mlflow.MlflowClient(store["uri"]).delete_traces(store["experiment"], trace_ids=[gone])
+    part = mt.log_feedback(frame, store["uri"], metrics=["sufficiency"])  # (this module's last test of the store's traces)
+    dicts = int((frame["trace_id"] == gone).sum())
+    assert part.failed == dicts == 2 and part.written == int(frame["sufficiency_status"].isin(["ok", "error"]).sum()) - dicts
+    assert len(part.failures) == 1 and part.failures[0].startswith(f"{gone}: trace not readable")
+
+    dead = mt.log_feedback(frame, f"http://127.0.0.1:{_free_port()}")
+    assert dead.written == 0 and dead.failed > 0 and "cannot be reached" in dead.failures[0]
+
+
+def test_the_run_summary_is_an_mlflow_run_of_the_experiment_with_its_artifacts(rows, store, server, tmp_path):
+    scored = _scored(rows, server, tmp_path)
+    from ragjudge.io import write_table
+
+    table = tmp_path / "scored.parquet"
+    write_table(scored.frame, str(table))
+    report = tmp_path / "report.html"
+    report.write_text("<html></html>")
+    summary = {"rows": 9, "judge_model": "openai/fake-judge", "cost_usd": None, "exit_code": 1, "provider_calls": 12,
+               "gate": {"passed": False}, "metrics": {"sufficiency": scored.summary.metrics["sufficiency"].to_dict()}}
+    run_id = mt.log_run(summary, store["uri"], "rag-app", scored_path=str(table), report_path=str(report),
+                        feedback=mt.FeedbackLog(logged=5, failed=1))
+    client = mlflow.MlflowClient(store["uri"])
+    run = client.get_run(run_id)
+    assert run.info.experiment_id == store["experiment"] and run.info.status == "FINISHED"
+    assert run.data.metrics["exit_code"] == 1 and run.data.metrics["feedback.failed"] == 1
+    assert run.data.metrics["sufficiency.pass_rate"] == summary["metrics"]["sufficiency"]["pass_rate"]
+    assert run.data.params["sufficiency.prompt_version"] == summary["metrics"]["sufficiency"]["prompt_version"]
+    assert run.data.tags["ragjudge.gate"] == "failed"
+    assert {a.path for a in client.list_artifacts(run_id)} == {"scored.parquet", "report.html", "summary.json"}
+    by_trace = mt.log_run(scored.summary, store["uri"], trace_id=store["ids"]["two"])
+    assert client.get_run(by_trace).info.experiment_id == store["experiment"]
+
+
+def test_two_thousand_traces_are_read_page_by_page_each_once(tmp_path):
+    """One trace made the reference's way, then 1,999 copies of its spans (new ids, new
+    question) logged through the store's own ``log_spans`` in batches: tracing 2,000 app
+    calls one by one takes minutes on SQLite, the copies seconds."""
+    import base64
+    import secrets
+
+    from mlflow.entities import Span
+    from mlflow.tracing.client import TracingClient
+
+    uri = f"sqlite:///{tmp_path / 'big.db'}"
+    before = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(uri)
+    try:
+        exp = mlflow.MlflowClient(uri).create_experiment("big", artifact_location=(tmp_path / "a").as_uri())
+        mlflow.set_experiment(experiment_id=exp)
+        made = [_made(lambda: app_two("q0"))]
+    finally:
+        mlflow.set_tracking_uri(before)
+    template = [s.to_dict() for s in TracingClient(uri).get_trace(made[0]).data.spans]
+    store, batch = TracingClient(uri).store, []
+    for i in range(1, 2000):
+        otel_id = secrets.token_bytes(16)
+        made.append("tr-" + otel_id.hex())
+        new_ids = {d["span_id"]: base64.b64encode(secrets.token_bytes(8)).decode() for d in template}
+        for d in template:
+            attributes = {**d["attributes"], "mlflow.traceRequestId": json.dumps(made[-1])}
+            if not d["parent_span_id"]:
+                attributes["mlflow.spanInputs"] = json.dumps({"question": f"q{i}"})
+            batch.append(Span.from_dict({**d, "trace_id": base64.b64encode(otel_id).decode(), "span_id": new_ids[d["span_id"]],
+                                         "parent_span_id": new_ids.get(d["parent_span_id"]), "attributes": attributes}))
+        if len(batch) >= 1000 or i == 1999:
+            store.log_spans(exp, batch)
+            batch = []
+    start = time.monotonic()
+    frame = mt.read_experiment("big", uri, page_size=300)  # 7 pages
+    assert time.monotonic() - start < 30
+    assert len(frame) == 4000 and frame["trace_id"].nunique() == 2000 and set(frame["trace_id"]) == set(made)
+    assert sorted(frame["request"].drop_duplicates()) == sorted(f"q{i}" for i in range(2000))
+    assert {tuple(names) for names in frame.groupby("trace_id")["span_name"].apply(list)} == {("retrieve_docs", "retrieve_more")}
+    assert len(mt.read_experiment("big", uri, max_traces=1234, page_size=500).drop_duplicates("trace_id")) == 1234
+
+
+def test_importing_the_trace_layer_or_telling_a_trace_file_imports_no_mlflow(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"info": {"trace_id": "tr-1"}, "data": {"spans": []}}) + "\n")
+    code = ("import sys, ragjudge, ragjudge.traces.mlflow as mt\n"
+            f"assert mt.is_trace_file({str(path)!r})\n"
+            "print(sorted(m for m in ('mlflow', 'pandas', 'litellm') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_span_cells_in_every_shape():
+    from ragjudge.traces.spans import SpanView, TraceView, one_value, span_context, trace_rows
+
+    assert one_value({"messages": [{"role": "user", "content": "hi"}]}) == '[{"role": "user", "content": "hi"}]'
+    assert one_value({"question": "q", "k": 3}) == '{"question": "q", "k": 3}'
+    assert (one_value("plain"), one_value({"answer": 42}), one_value(None), one_value({})) == ("plain", "42", None, None)
+    span = SpanView("s1", "root", "search", "RETRIEVER")
+    for outputs, error in ((None, "its outputs hold no text"), ("  ", "its outputs hold no text"),
+                           ([{"metadata": {"doc_uri": "a"}}], "none has text")):
+        span.outputs = outputs
+        context, why = span_context(span)
+        assert context is None and why.startswith("retriever span 'search' (s1): ") and error in why
+    span.outputs = []
+    assert span_context(span) == ([], None)  # the retriever found nothing: judged "no", not an error
+    span.outputs = '[{"text": "t", "metadata": {"doc_uri": "u"}}]'  # outputs kept as JSON text
+    assert span_context(span) == ([{"content": "t", "doc_uri": "u", "id": None}], None)
+    orphan = SpanView("s2", "gone", "lost", "RETRIEVER", outputs=["x"])  # its parent is not in the trace: not top-level, as in MLflow
+    root = SpanView("root", None, "app", "CHAIN", {"q": "Q"}, {"a": "A"})
+    (row,) = trace_rows(TraceView("t", "IN_PROGRESS", [root, orphan], {"expected_facts": "one fact"}))
+    assert (row["span_skip_reason"], row["trace_skip_reason"], row["expected_facts"]) == \
+        ("no retriever span", "trace state IN_PROGRESS", ["one fact"])
