@@ -47,32 +47,6 @@ class MetricEstimate:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-class _Counter:
-    """Prompt tokens of messages: the model's tokenizer where litellm ships one, else 4
-    characters a token."""
-
-    def __init__(self, provider_model: str) -> None:
-        from ragjudge import prices
-
-        provider, _, name = provider_model.partition("/")
-        row = prices.entry(provider, name) or {}
-        self.counted = provider in ("openai", "azure", "anthropic") and bool(row)
-        self.model = name if provider == "openai" else provider_model
-        self._litellm = None
-
-    def __call__(self, messages: list[dict[str, Any]]) -> int:
-        if self.counted:
-            if self._litellm is None:
-                from ragjudge.transports.litellm import import_litellm
-
-                self._litellm = import_litellm()
-            try:
-                return int(self._litellm.token_counter(model=self.model, messages=messages))
-            except Exception:  # a tokenizer that cannot load offline: estimate instead
-                self.counted = False
-        return sum(len(str(m.get("content", ""))) for m in messages) // 4
-
-
 def estimate(source: Any, config: Any, input_format: str | None = None, flag_fields: frozenset[str] = frozenset(),
              limit: int | None = None, sample: int | None = None, seed: int = 0) -> dict[str, Any]:
     """The dry run of ``ragjudge score`` on ``source`` (a path or ``-``) with ``config``; the
@@ -91,7 +65,9 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     scorer = Scorer(config)
     try:
-        counter = _Counter(scorer.model.provider_model)
+        from ragjudge.prices import TokenCounter
+
+        counter = TokenCounter(scorer.model.provider_model)
         price = scorer.model.price()
         figures = {judge.name: MetricEstimate() for judge in scorer.judges}
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
@@ -154,7 +130,7 @@ def _expected(call: Call, items: int) -> int:
     return base + per * max(items, 1 if call.mode in (None, "grounded") else 0)
 
 
-def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: _Counter, seen: set[str]) -> None:
+def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: Any, seen: set[str]) -> None:
     """Count one row of one metric: a verdict without a call, cache hits, and the calls left."""
     call = judge.prepare(record)
     if isinstance(call, Verdict):
@@ -185,7 +161,7 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: _C
     _final(scorer, call, item, counter, seen, samples, cached=True)
 
 
-def _final(scorer: Any, call: Call, item: MetricEstimate, counter: _Counter, seen: set[str], samples: int, cached: bool) -> None:
+def _final(scorer: Any, call: Call, item: MetricEstimate, counter: Any, seen: set[str], samples: int, cached: bool) -> None:
     for sample in range(samples):
         key = scorer.model.key(call, sample)
         if cached and scorer.model.peek(call, sample, key) is not None:
