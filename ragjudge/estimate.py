@@ -2,7 +2,8 @@
 
 The input is read, mapped and checked exactly as a real run does (bad input is the same exit
 2), every prompt is rendered and looked up in the response cache, and per metric it counts
-the rows to judge, the rows skipped (with the reasons), the cache hits and the calls to make
+the rows to judge, the rows skipped (with the reasons), the cache hits, the rows whose prompt
+is past the model's known input limit (error rows in a run, no call) and the calls to make
 (completeness's statements calls included, once per distinct ground truth). No provider is
 called and no table is written.
 
@@ -36,6 +37,7 @@ class MetricEstimate:
     skipped: int = 0
     skipped_by: dict[str, int] = field(default_factory=dict)
     cache_hits: int = 0
+    over_input_limit: int = 0  # rows whose prompt is past the model's input limit: error rows, no call
     calls: int = 0
     prompt_tokens: int = 0
     expected_completion_tokens: int = 0
@@ -65,9 +67,7 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     scorer = Scorer(config)
     try:
-        from ragjudge.prices import TokenCounter
-
-        counter = TokenCounter(scorer.model.provider_model)
+        counter = scorer.model.counter()
         price = scorer.model.price()
         figures = {judge.name: MetricEstimate() for judge in scorer.judges}
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
@@ -101,7 +101,7 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
                 item.cost_high = (item.prompt_tokens * per_in + item.max_completion_tokens * per_out) / 1e6
         total = MetricEstimate()
         for item in figures.values():
-            for name in ("rows", "to_judge", "skipped", "cache_hits", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
+            for name in ("rows", "to_judge", "skipped", "cache_hits", "over_input_limit", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
                 setattr(total, name, getattr(total, name) + getattr(item, name))
         total.rows = start
         total.cost_low = None if price is None else sum(i.cost_low or 0.0 for i in figures.values())
@@ -147,6 +147,9 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: An
         if found is not None and found.status == "ok":
             call = judge.follow_up(call, found)
             continue
+        if model.too_long(call.messages):
+            item.over_input_limit += 1
+            return
         key = model.key(call)
         if key not in seen:  # rows sharing a ground truth share this call
             seen.add(key)
@@ -162,6 +165,9 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: An
 
 
 def _final(scorer: Any, call: Call, item: MetricEstimate, counter: Any, seen: set[str], samples: int, cached: bool) -> None:
+    if scorer.model.too_long(call.messages):  # an error row before the call
+        item.over_input_limit += 1
+        return
     for sample in range(samples):
         key = scorer.model.key(call, sample)
         if cached and scorer.model.peek(call, sample, key) is not None:
@@ -183,8 +189,10 @@ def render(report: dict[str, Any]) -> list[str]:
     lines = [f"dry run: {report['rows']} rows, judge {report['judge_model']}; no call made, nothing written"]
     for name, m in report["metrics"].items():
         reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(m["skipped_by"].items(), key=lambda x: -x[1]))
+        over = (f"{m['over_input_limit']} rows over the model's input limit (error rows, no call); "
+                if m.get("over_input_limit") else "")
         lines.append(f"{name}: {m['to_judge']} rows to judge, {m['skipped']} skipped{f' ({reasons})' if reasons else ''}, "
-                     f"{m['cache_hits']} cache hits; {m['calls']} calls to make; prompt tokens {m['prompt_tokens']}; "
+                     f"{m['cache_hits']} cache hits; {over}{m['calls']} calls to make; prompt tokens {m['prompt_tokens']}; "
                      f"completion tokens about {m['expected_completion_tokens']}, at most {m['max_completion_tokens']}; "
                      f"cost {usd(m['cost_low'], m['cost_high'])}")
     total = report["total"]
