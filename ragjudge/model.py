@@ -134,7 +134,9 @@ class Model:
     requests travel (default: chosen from the model string by ``ragjudge.transports``).
     ``fatal``: the ``ProviderFatalError`` that stopped this model, if any (later calls return
     error verdicts "not run: ..."). ``stopping``: set by an interrupt; later calls return
-    "interrupted". ``calls``: provider requests made (retries and re-asks included).
+    "interrupted". ``calls``: provider requests made (retries and re-asks included);
+    ``retries``: those of them that repeated a failed attempt. ``api_base``: the endpoint
+    calls go to, wherever it was given (``ragjudge.transports.endpoint``; part of the cache key).
     """
 
     def __init__(self, settings: Any, cache: Any = None, transport: Any = None) -> None:
@@ -164,6 +166,7 @@ class Model:
         self.budget_reached = False
         self.retries = 0  # requests that repeated a failed attempt (counted in ``calls`` too)
         self._counter: Any = None
+        self._input_limit: int | None | bool = False  # False: not looked up yet
 
     def price(self) -> tuple[float, float] | None:
         """USD per million (input, output) tokens: ``judge.price``, else litellm's price table;
@@ -210,9 +213,11 @@ class Model:
         None when unknown."""
         if self.transport.free:
             return None
-        from ragjudge import prices
+        if self._input_limit is False:
+            from ragjudge import prices
 
-        return prices.input_limit(self.provider_model)
+            self._input_limit = prices.input_limit(self.provider_model)
+        return self._input_limit  # type: ignore[return-value]
 
     def too_long(self, messages: list[dict[str, Any]]) -> str | None:
         """Why ``messages`` cannot be sent: "prompt of N tokens exceeds MODEL's input limit of

@@ -255,6 +255,9 @@ def test_a_prompt_past_the_input_limit_is_a_row_error_before_the_call(run_cli, t
     assert error.startswith("prompt of ") and "tokens exceeds openai/gpt-4's input limit of 8192" in error
     assert int(error.split()[2]) > 8192
     assert written["huge"]["sufficiency_prompt_tokens"] is None  # no call made
+    strict = run_cli(["score", source, "-m", "sufficiency", "--model", "openai/gpt-4", "--min-pass-rate", "0"])
+    assert strict.code == 2 and "1 from unusable input" in strict.stderr  # the row's input is at fault, not the judge
+    assert server.calls == 2  # the short rows come from the cache; the long one is refused again
 
 
 def test_the_input_limit_in_process_and_no_limit_when_the_table_has_none():
