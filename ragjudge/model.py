@@ -226,9 +226,9 @@ class Model:
         limit = self.input_limit()
         if limit is None:
             return None
-        size = sum(len(str(m.get("content", "")).encode("utf-8")) for m in messages)
-        if size <= limit:
-            return None
+        texts = [str(m.get("content", "")) for m in messages]
+        if 4 * sum(map(len, texts)) <= limit or sum(len(t.encode("utf-8")) for t in texts) <= limit:
+            return None  # at most 4 bytes a character
         tokens = self.counter()(messages)
         if tokens <= limit:
             return None

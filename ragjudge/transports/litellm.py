@@ -144,6 +144,8 @@ class LitellmTransport:
         if status is not None and (status >= 500 or status in (408, 409)):
             return TransportError(base.SERVER, line, after, status)
         if status == 429:
+            if hard_quota(str(getattr(exc, "code", None) or ""), text, after):
+                return TransportError(base.QUOTA, line, after, status)
             return TransportError(base.RATE_LIMIT, line, after if after is not None else retry_hint(text), status)
         if isinstance(exc, litellm.BadRequestError) or status == 400:
             kind = base.RESPONSE_FORMAT if base.rejects_response_format(text) else base.BAD_REQUEST
