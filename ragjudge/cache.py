@@ -1,6 +1,7 @@
 """The on-disk response cache (diskcache): judge replies keyed by everything that changes them.
 
-The key is a SHA-256 of: provider-resolved model, sampling parameters (temperature, max
+The key is a SHA-256 of: provider-resolved model, the API base actually called (flag, config
+or environment; ``ragjudge.transports.endpoint``), sampling parameters (temperature, max
 tokens, seed, response format), rendered messages, metric, ``PROMPT_VERSION`` and the
 sample number. Retries, timeouts, concurrency and API keys are not part of it. Only
 successful, parsed replies are stored. diskcache is SQLite-backed, so two runs may share

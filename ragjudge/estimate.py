@@ -2,7 +2,8 @@
 
 The input is read, mapped and checked exactly as a real run does (bad input is the same exit
 2), every prompt is rendered and looked up in the response cache, and per metric it counts
-the rows to judge, the rows skipped (with the reasons), the cache hits and the calls to make
+the rows to judge, the rows skipped (with the reasons), the cache hits, the rows whose prompt
+is past the model's known input limit (error rows in a run, no call) and the calls to make
 (completeness's statements calls included, once per distinct ground truth). No provider is
 called and no table is written.
 
@@ -36,6 +37,7 @@ class MetricEstimate:
     skipped: int = 0
     skipped_by: dict[str, int] = field(default_factory=dict)
     cache_hits: int = 0
+    over_input_limit: int = 0  # rows whose prompt is past the model's input limit: error rows, no call
     calls: int = 0
     prompt_tokens: int = 0
     expected_completion_tokens: int = 0
@@ -45,32 +47,6 @@ class MetricEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
-
-
-class _Counter:
-    """Prompt tokens of messages: the model's tokenizer where litellm ships one, else 4
-    characters a token."""
-
-    def __init__(self, provider_model: str) -> None:
-        from ragjudge import prices
-
-        provider, _, name = provider_model.partition("/")
-        row = prices.entry(provider, name) or {}
-        self.counted = provider in ("openai", "azure", "anthropic") and bool(row)
-        self.model = name if provider == "openai" else provider_model
-        self._litellm = None
-
-    def __call__(self, messages: list[dict[str, Any]]) -> int:
-        if self.counted:
-            if self._litellm is None:
-                from ragjudge.transports.litellm import import_litellm
-
-                self._litellm = import_litellm()
-            try:
-                return int(self._litellm.token_counter(model=self.model, messages=messages))
-            except Exception:  # a tokenizer that cannot load offline: estimate instead
-                self.counted = False
-        return sum(len(str(m.get("content", ""))) for m in messages) // 4
 
 
 def estimate(source: Any, config: Any, input_format: str | None = None, flag_fields: frozenset[str] = frozenset(),
@@ -91,7 +67,7 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     scorer = Scorer(config)
     try:
-        counter = _Counter(scorer.model.provider_model)
+        counter = scorer.model.counter()
         price = scorer.model.price()
         figures = {judge.name: MetricEstimate() for judge in scorer.judges}
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
@@ -125,7 +101,7 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
                 item.cost_high = (item.prompt_tokens * per_in + item.max_completion_tokens * per_out) / 1e6
         total = MetricEstimate()
         for item in figures.values():
-            for name in ("rows", "to_judge", "skipped", "cache_hits", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
+            for name in ("rows", "to_judge", "skipped", "cache_hits", "over_input_limit", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
                 setattr(total, name, getattr(total, name) + getattr(item, name))
         total.rows = start
         total.cost_low = None if price is None else sum(i.cost_low or 0.0 for i in figures.values())
@@ -154,7 +130,7 @@ def _expected(call: Call, items: int) -> int:
     return base + per * max(items, 1 if call.mode in (None, "grounded") else 0)
 
 
-def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: _Counter, seen: set[str]) -> None:
+def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: Any, seen: set[str]) -> None:
     """Count one row of one metric: a verdict without a call, cache hits, and the calls left."""
     call = judge.prepare(record)
     if isinstance(call, Verdict):
@@ -171,6 +147,9 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: _C
         if found is not None and found.status == "ok":
             call = judge.follow_up(call, found)
             continue
+        if model.too_long(call.messages):
+            item.over_input_limit += 1
+            return
         key = model.key(call)
         if key not in seen:  # rows sharing a ground truth share this call
             seen.add(key)
@@ -185,7 +164,10 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: _C
     _final(scorer, call, item, counter, seen, samples, cached=True)
 
 
-def _final(scorer: Any, call: Call, item: MetricEstimate, counter: _Counter, seen: set[str], samples: int, cached: bool) -> None:
+def _final(scorer: Any, call: Call, item: MetricEstimate, counter: Any, seen: set[str], samples: int, cached: bool) -> None:
+    if scorer.model.too_long(call.messages):  # an error row before the call
+        item.over_input_limit += 1
+        return
     for sample in range(samples):
         key = scorer.model.key(call, sample)
         if cached and scorer.model.peek(call, sample, key) is not None:
@@ -207,8 +189,10 @@ def render(report: dict[str, Any]) -> list[str]:
     lines = [f"dry run: {report['rows']} rows, judge {report['judge_model']}; no call made, nothing written"]
     for name, m in report["metrics"].items():
         reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(m["skipped_by"].items(), key=lambda x: -x[1]))
+        over = (f"{m['over_input_limit']} rows over the model's input limit (error rows, no call); "
+                if m.get("over_input_limit") else "")
         lines.append(f"{name}: {m['to_judge']} rows to judge, {m['skipped']} skipped{f' ({reasons})' if reasons else ''}, "
-                     f"{m['cache_hits']} cache hits; {m['calls']} calls to make; prompt tokens {m['prompt_tokens']}; "
+                     f"{m['cache_hits']} cache hits; {over}{m['calls']} calls to make; prompt tokens {m['prompt_tokens']}; "
                      f"completion tokens about {m['expected_completion_tokens']}, at most {m['max_completion_tokens']}; "
                      f"cost {usd(m['cost_low'], m['cost_high'])}")
     total = report["total"]

@@ -192,7 +192,12 @@ class FakeJudgeServer:
     the whole key), ``p_yes`` (the probability of "yes" at the
     verdict token when log-probabilities are asked for; ``p_true`` likewise at each fact's
     "supported"), ``replies`` (a queue of raw reply texts served
-    first). ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
+    first), ``errors`` (a queue of scripted error replies served before anything else, each
+    ``(status, code, message, headers)``), ``usage`` (False: replies carry no ``usage``
+    object, as some servers send), ``reasoning_only`` (that many replies whose ``content`` is
+    null and whose ``reasoning_field``, ``reasoning_content`` or ``reasoning``, holds text,
+    cut at max_tokens, as a reasoning model's that spent its tokens thinking).
+    ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
     ``max_in_flight`` is the most requests it held at once; ``arrivals`` the time.monotonic() of each request.
     """
 
@@ -216,6 +221,10 @@ class FakeJudgeServer:
         self.p_true = 0.9
         self.p_scores: dict[int, float] | None = None  # completeness: P(score) at the score token
         self.replies: deque[str] = deque()
+        self.errors: deque[tuple[int, str, str, dict[str, str]]] = deque()
+        self.usage = True
+        self.reasoning_only = 0
+        self.reasoning_field = "reasoning_content"
         self.calls = 0
         self.arrivals: list[float] = []  # time.monotonic() of each request
         self.in_flight = 0
@@ -250,6 +259,10 @@ class FakeJudgeServer:
         body = await request.json()
         if self.keep_requests:
             self.requests.append(body)
+        if self.errors:
+            status, code, message, headers = self.errors.popleft()
+            self.statuses[status] += 1
+            return web.json_response({"error": {"message": message, "type": code, "code": code}}, status=status, headers=headers)
         if self.echo_key:
             key = request.headers.get("Authorization", "").removeprefix("Bearer ")
             return self._error(web, 400, "invalid_request_error", f"Bad request from key {key}: temperature out of range.")
@@ -282,16 +295,24 @@ class FakeJudgeServer:
         prompt_chars = sum(len(str(m.get("content", ""))) for m in body["messages"])
         logprobs = self._logprobs(content) if body.get("logprobs") else None
         self.statuses[200] += 1
-        return web.json_response({
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        finish = "length" if self.truncate else "stop"
+        if self.reasoning_only > 0:
+            self.reasoning_only -= 1
+            message = {"role": "assistant", "content": None,
+                       self.reasoning_field: "Let me weigh each passage against the request before I answer. " * 8}
+            finish, logprobs = "length", None
+        reply: dict[str, Any] = {
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "logprobs": logprobs,
-                         "finish_reason": "length" if self.truncate else "stop"}],
-            "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content) // 4,
-                      "total_tokens": prompt_chars // 4 + len(content) // 4},
-        })
+            "choices": [{"index": 0, "message": message, "logprobs": logprobs, "finish_reason": finish}],
+        }
+        if self.usage:
+            reply["usage"] = {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content) // 4,
+                              "total_tokens": prompt_chars // 4 + len(content) // 4}
+        return web.json_response(reply)
 
     def _logprobs(self, content: str) -> dict[str, Any]:
         return fake_logprobs(content, self.p_yes, self.p_true, self.p_scores)

@@ -15,81 +15,47 @@ Every call goes through ``Model.call``, in this order:
    (``judge.concurrency``; the lowest asked for wins when several scorers share a model);
 5. **pacing** (``judge.rpm``);
 6. **retry** with exponential backoff and jitter (tenacity) on 429 (honouring
-   ``Retry-After`` and ``retry-after-ms``), 5xx, timeouts and dropped connections; a 400 that
-   rejects ``response_format`` is asked once more without it (the prompt spells out the JSON);
+   ``Retry-After``, ``retry-after-ms`` and a "retry in Ns" in the message; a 429 that says the
+   account's quota is spent, OpenAI's ``insufficient_quota``, is fatal), 5xx, timeouts and
+   dropped connections; a 400 that rejects ``response_format`` is asked once more without it
+   (the prompt spells out the JSON);
 7. **the transport call** (``ragjudge.transports``);
 8. **error classification** into row errors (returned as error verdicts, never raised) and
    fatal errors (``fatal`` set; later calls return "not run");
 9. **cache set** (parsed, successful replies only).
 
-A reply that cannot be parsed is asked for once more; a reply cut at ``max_tokens`` is an
-error row. ``Verdict.usage`` carries each row's tokens, cost (USD, or unknown) and calls.
+Before the first step that sends, a prompt past the model's known input limit (litellm's
+table, ``max_input_tokens``) is a row error ("prompt of N tokens exceeds MODEL's input limit
+of M"; no call). A reply that cannot be parsed is asked for once more; a reply cut at
+``max_tokens`` is an error row, and so is a reply whose only text is a reasoning model's
+reasoning (raise ``judge.max_tokens``). ``Verdict.usage`` carries each row's tokens, cost
+(USD, or unknown), calls (every HTTP request) and retries; a reply without ``usage`` has its
+tokens estimated as the dry run counts them (``Usage.estimated``), priced, and counted by
+``judge.max_cost``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import re
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from ragjudge.errors import ProviderFatalError
+from ragjudge.http_errors import RETRY_AFTER_MAX_S, parse_retry_after, redact  # noqa: F401 (their old home)
 from ragjudge.transports import base
 from ragjudge.transports.base import Request, TransportError
 from ragjudge.types import OK, Call, ParseError, Reply, Usage, Verdict, clean_text
 
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
-RETRY_AFTER_MAX_S = 120.0
 MEMORY = 4096  # replies kept in memory per model, so a repeated call within a run is not paid twice
 REASK = (
     "Your reply could not be read as the requested JSON object. Reply again with only that "
     "JSON object, with every required key."
 )
-
-_SECRET_RE = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+[A-Za-z0-9._\-]+)")
-
-
-def redact(text: str) -> str:
-    """Remove API keys (values of *_API_KEY / *_TOKEN / *_KEY variables, sk-... and Bearer tokens)."""
-    for name, value in os.environ.items():
-        if value and len(value) >= 8 and (name.endswith("_API_KEY") or name.endswith("_TOKEN") or name.endswith("_KEY")):
-            text = text.replace(value, "***")
-    return _SECRET_RE.sub("***", text)
-
-
-def parse_retry_after(headers: Any) -> float | None:
-    """Seconds to wait from response headers: ``retry-after-ms`` / ``x-ms-retry-after-ms``
-    (milliseconds, Azure OpenAI), else ``Retry-After`` (seconds or an HTTP date); capped at
-    ``RETRY_AFTER_MAX_S``; None when no header says."""
-    for name in ("retry-after-ms", "x-ms-retry-after-ms"):
-        value = headers.get(name)
-        if value is not None:
-            try:
-                return max(0.0, min(float(value) / 1000.0, RETRY_AFTER_MAX_S))
-            except (TypeError, ValueError):
-                pass
-    value = headers.get("retry-after")
-    if value is None:
-        value = headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        return max(0.0, min(float(value), RETRY_AFTER_MAX_S))
-    except (TypeError, ValueError):
-        from datetime import datetime, timezone
-        from email.utils import parsedate_to_datetime
-
-        try:
-            when = parsedate_to_datetime(str(value))
-            return max(0.0, min((when - datetime.now(timezone.utc)).total_seconds(), RETRY_AFTER_MAX_S))
-        except (TypeError, ValueError):
-            return None
-
 
 class Pacer:
     """``judge.rpm``: at most ``rpm`` calls start per minute, evenly spaced on asyncio's
@@ -168,7 +134,9 @@ class Model:
     requests travel (default: chosen from the model string by ``ragjudge.transports``).
     ``fatal``: the ``ProviderFatalError`` that stopped this model, if any (later calls return
     error verdicts "not run: ..."). ``stopping``: set by an interrupt; later calls return
-    "interrupted". ``calls``: provider requests made (retries and re-asks included).
+    "interrupted". ``calls``: provider requests made (retries and re-asks included);
+    ``retries``: those of them that repeated a failed attempt. ``api_base``: the endpoint
+    calls go to, wherever it was given (``ragjudge.transports.endpoint``; part of the cache key).
     """
 
     def __init__(self, settings: Any, cache: Any = None, transport: Any = None) -> None:
@@ -180,6 +148,10 @@ class Model:
             transport = choose(settings, str(cache.directory) if cache is not None else None)
         self.transport = transport
         self.provider_model: str = transport.provider_model
+        from ragjudge.transports import endpoint
+
+        # where calls go, wherever it was given (flag, config, environment); None: the provider's default
+        self.api_base: str | None = endpoint(settings, self.provider_model)
         self.fatal: ProviderFatalError | None = None
         self.stopping = False
         self.calls = 0
@@ -192,6 +164,9 @@ class Model:
         self._skip_response_format = False
         self.spent: float = 0.0  # USD of the replies received (judge.max_cost stops new calls at it)
         self.budget_reached = False
+        self.retries = 0  # requests that repeated a failed attempt (counted in ``calls`` too)
+        self._counter: Any = None
+        self._input_limit: int | None | bool = False  # False: not looked up yet
 
     def price(self) -> tuple[float, float] | None:
         """USD per million (input, output) tokens: ``judge.price``, else litellm's price table;
@@ -214,7 +189,50 @@ class Model:
         if price is None or self.transport.free:
             return usage
         cost = (usage.prompt_tokens * price.input_per_mtok + usage.completion_tokens * price.output_per_mtok) / 1e6
-        return Usage(usage.prompt_tokens, usage.completion_tokens, cost, usage.calls)
+        return replace(usage, cost_usd=cost)
+
+    def counter(self) -> Any:
+        """This model's token counter (``ragjudge.prices.TokenCounter``), as the dry run counts."""
+        if self._counter is None:
+            from ragjudge.prices import TokenCounter
+
+            self._counter = TokenCounter(self.provider_model)
+        return self._counter
+
+    def _estimated(self, usage: Usage, messages: list[dict[str, Any]], text: str | None) -> Usage:
+        """``usage`` of a reply that reported no token counts: the prompt's and reply's tokens
+        counted as the dry run counts them, priced, and marked ``estimated``."""
+        counter = self.counter()
+        prompt, completion = counter(messages), counter.text(text)
+        price = self.price()
+        cost = None if price is None else (prompt * price[0] + completion * price[1]) / 1e6
+        return replace(usage, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost, estimated=True)
+
+    def input_limit(self) -> int | None:
+        """The most prompt tokens this model takes (litellm's table, ``max_input_tokens``);
+        None when unknown."""
+        if self.transport.free:
+            return None
+        if self._input_limit is False:
+            from ragjudge import prices
+
+            self._input_limit = prices.input_limit(self.provider_model)
+        return self._input_limit  # type: ignore[return-value]
+
+    def too_long(self, messages: list[dict[str, Any]]) -> str | None:
+        """Why ``messages`` cannot be sent: "prompt of N tokens exceeds MODEL's input limit of
+        M" where the model's input limit is known and the prompt is past it; else None. A
+        prompt of no more UTF-8 bytes than the limit is never counted (a token is at least a byte)."""
+        limit = self.input_limit()
+        if limit is None:
+            return None
+        texts = [str(m.get("content", "")) for m in messages]
+        if 4 * sum(map(len, texts)) <= limit or sum(len(t.encode("utf-8")) for t in texts) <= limit:
+            return None  # at most 4 bytes a character
+        tokens = self.counter()(messages)
+        if tokens <= limit:
+            return None
+        return f"prompt of {tokens} tokens exceeds {self.settings.model}'s input limit of {limit}; shorten the row's context"
 
     # -- the cache key and synchronous look-ups ----------------------------------------
     def key(self, call: Call, sample: int = 0) -> str:
@@ -225,7 +243,7 @@ class Model:
 
         return cache_key(
             model=self.provider_model,
-            api_base=self.settings.api_base,
+            api_base=self.api_base,
             temperature=call.temperature,
             max_tokens=self.settings.max_tokens,
             seed=self.settings.seed,
@@ -304,7 +322,7 @@ class Model:
                 self._probe_done.set()
         if verdict.status == OK and self.cache is not None:
             self.cache.set(key, {"verdict": verdict.to_cache(), "raw": verdict.raw})
-        verdict.cached = None if verdict.error == BUDGET else False
+        verdict.cached = None if verdict.error == BUDGET or verdict.input_error else False
         if verdict.status == OK:
             verdict.raw = None
         # a reply (read or not) is kept for identical calls of this run, so rows that share a
@@ -321,6 +339,9 @@ class Model:
         messages = list(call.messages)
         usage = Usage()
         text: str | None = None
+        too_long = self.too_long(messages)
+        if too_long is not None:  # a row error before the call: nothing is sent
+            return Verdict.failed(call.metric, too_long, mode=call.mode, input_error=True), False
         for attempt in range(2):
             try:
                 reply = await self._send(call, messages, probe and attempt == 0)
@@ -329,10 +350,16 @@ class Model:
                 if failure.fatal is not None and self.fatal is None:
                     self.fatal = failure.fatal
                 return Verdict.failed(call.metric, str(failure), raw=text, mode=call.mode, usage=usage), attempt > 0
+            if reply.usage.estimated or reply.usage.prompt_tokens <= 0:  # no usage reported: unknown, not zero
+                reply.usage = self._estimated(reply.usage, messages, reply.text)
             reply.usage = self._priced(reply.usage)
             usage = usage + reply.usage
             self.spent += reply.usage.cost_usd or 0.0
             text = reply.text = clean_text(reply.text) if reply.text else reply.text
+            if not (text or "").strip() and reply.reasoning:
+                reason = (f"the model spent its output tokens on reasoning ({reply.usage.completion_tokens} tokens) and gave no "
+                          f"answer; raise judge.max_tokens (now {self.settings.max_tokens})")
+                return Verdict.failed(call.metric, reason, raw=clean_text(reply.reasoning), mode=call.mode, usage=usage), True
             if reply.finish_reason == "length":
                 reason = f"reply truncated at max_tokens={self.settings.max_tokens}; raise judge.max_tokens"
                 return Verdict.failed(call.metric, reason, raw=text, mode=call.mode, usage=usage), True
@@ -350,7 +377,7 @@ class Model:
 
     def _limiter(self) -> _Limit:
         if self._limit is None:
-            limit = _LIMITS.setdefault((self.provider_model, self.settings.api_base), _Limit())
+            limit = _LIMITS.setdefault((self.provider_model, self.api_base), _Limit())
             limit.asked[id(self)] = 1 if self.transport.free else self.settings.concurrency
             self._limit = limit
         return self._limit
@@ -399,6 +426,8 @@ class Model:
             await self._pacer.wait()
             attempts += 1
             self.calls += 1
+            if attempts > 1:
+                self.retries += 1
             try:
                 return await self.transport.complete(request)
             except TransportError as err:
@@ -421,7 +450,7 @@ class Model:
         async with self._limiter():
             try:
                 try:  # most calls succeed at once: tenacity is set up only for a retry
-                    return await attempt()
+                    return _counted(await attempt(), attempts)
                 except (TransportError, _Again) as err:
                     if not _retryable(err) or self.settings.max_retries == 0:
                         raise
@@ -429,19 +458,19 @@ class Model:
                 async for retry in AsyncRetrying(stop=stop_after_attempt(self.settings.max_retries), wait=wait,
                                                  retry=retry_if_exception(_retryable), reraise=True):
                     with retry:
-                        return await attempt()
+                        return _counted(await attempt(), attempts)
             except ProviderFatalError as fatal:
-                raise _Failed(str(fatal), Usage(calls=attempts), fatal) from None
+                raise _Failed(str(fatal), _requests(attempts), fatal) from None
             except _Budget:
-                raise _Failed(BUDGET, Usage(calls=attempts)) from None
+                raise _Failed(BUDGET, _requests(attempts)) from None
             except (TransportError, _Again) as err:
-                raise _Failed(f"judge call failed: {err}", Usage(calls=attempts)) from None
+                raise _Failed(f"judge call failed: {err}", _requests(attempts)) from None
         raise AssertionError("unreachable")
 
     def _message(self, err: TransportError) -> str:
         """One line for a fatal error, naming the model, where it was called and the fix."""
         model = self.settings.model
-        where = f" at {self.settings.api_base}" if self.settings.api_base else ""
+        where = f" at {self.api_base}" if self.api_base else ""
         env = self.settings.api_key_env
         if err.kind == base.AUTH:
             hint = f"set {env}" if env else "check the provider's API key variable"
@@ -470,9 +499,21 @@ class Model:
         if self._limit is not None:
             self._limit.asked.pop(id(self), None)
             if not self._limit.asked and not self._limit.in_use:
-                _LIMITS.pop((self.provider_model, self.settings.api_base), None)
+                _LIMITS.pop((self.provider_model, self.api_base), None)
             self._limit = None
         await self.transport.aclose()
+
+
+def _requests(attempts: int) -> Usage:
+    """The usage of ``attempts`` requests that got no reply: every one counted, all but the first a retry."""
+    return Usage(calls=attempts, retries=max(0, attempts - 1))
+
+
+def _counted(reply: Reply, attempts: int) -> Reply:
+    """``reply``, its usage counting every request made for it (``attempts``; the failed
+    ones before it are retries)."""
+    reply.usage = replace(reply.usage, calls=attempts, retries=max(0, attempts - 1))
+    return reply
 
 
 def _retryable(exc: BaseException) -> bool:

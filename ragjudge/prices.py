@@ -4,11 +4,15 @@ without importing litellm (which takes seconds).
 
 ``cost(provider, models, prompt_tokens, completion_tokens)`` -> USD, or None when no entry
 prices the model. ``entry(provider, name)`` -> the table's row, or None.
+``input_limit(provider_model)`` -> the model's ``max_input_tokens``, or None.
+``TokenCounter(provider_model)`` counts the prompt tokens of messages (the dry run's count,
+and the estimate for a reply that reports no usage).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -62,3 +66,59 @@ def cost(provider: str, models: list[str | None], prompt_tokens: int, completion
         cached = min(cached_tokens, prompt_tokens) if per_cached is not None else 0
         return (prompt_tokens - cached) * per_in + cached * float(per_cached or 0.0) + completion_tokens * per_out
     return None
+
+
+def input_limit(provider_model: str) -> int | None:
+    """The most prompt tokens ``provider_model`` (``provider/name``) takes: the table's
+    ``max_input_tokens``; None when the table does not say."""
+    provider, _, name = provider_model.partition("/")
+    row = entry(provider, name) if name else None
+    limit = (row or {}).get("max_input_tokens")
+    return int(limit) if isinstance(limit, (int, float)) and limit > 0 else None
+
+
+def _litellm() -> Any:
+    """litellm, imported as ``ragjudge.transports.litellm.import_litellm`` does: the local
+    cost map (no network), no debug banners, no telemetry."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    return litellm
+
+
+class TokenCounter:
+    """Prompt tokens of messages for ``provider_model``: its tokenizer where litellm ships one
+    (OpenAI's models through tiktoken, Anthropic's; ``counted`` True), else 4 characters a
+    token. litellm is imported at the first count that needs it, never before."""
+
+    def __init__(self, provider_model: str) -> None:
+        provider, _, name = provider_model.partition("/")
+        row = entry(provider, name) or {}
+        self.counted = provider in ("openai", "azure", "anthropic") and bool(row)
+        self.model = name if provider == "openai" else provider_model
+        self._litellm: Any = None
+
+    def __call__(self, messages: list[dict[str, Any]]) -> int:
+        if self.counted:
+            if self._litellm is None:
+                self._litellm = _litellm()
+            try:
+                return int(self._litellm.token_counter(model=self.model, messages=messages))
+            except Exception:  # a tokenizer that cannot load offline: estimate instead
+                self.counted = False
+        return sum(len(str(m.get("content", ""))) for m in messages) // 4
+
+    def text(self, text: str | None) -> int:
+        """Tokens of one reply's text (0 for none)."""
+        if not text:
+            return 0
+        if self.counted:
+            if self._litellm is None:
+                self._litellm = _litellm()
+            try:
+                return int(self._litellm.token_counter(model=self.model, text=text))
+            except Exception:
+                self.counted = False
+        return max(1, len(text) // 4)

@@ -15,7 +15,8 @@ replaced), per metric ``M``: ``M_score`` (float64; sufficiency 1.0/0.0, complete
 ``M_passed`` (bool, null unless ok), ``M_rationale``, ``M_status`` (ok / error / skipped),
 ``M_error``, ``M_missing`` (list of strings), ``M_raw`` (the judge's reply, kept on error
 rows), ``M_cached`` (bool), ``M_prompt_tokens``, ``M_completion_tokens`` (int64),
-``M_cost_usd`` (float64, USD; null when the model has no price), with ``judge.samples`` > 1
+``M_cost_usd`` (float64, USD; null when the model has no price), ``M_tokens_estimated``
+(bool: the reply reported no token counts, so they were estimated), with ``judge.samples`` > 1
 ``M_agreement`` (float64), then each judge's own columns (``sufficiency_mode``,
 ``sufficiency_p_yes``), ``removed_instructions`` (list of strings: sentences addressed to the
 judge, removed before judging) and ``judge_model``. ``output_schema`` gives them exactly.
@@ -47,6 +48,7 @@ COMMON_COLUMNS = {
     "prompt_tokens": "int64",
     "completion_tokens": "int64",
     "cost_usd": "float64",
+    "tokens_estimated": "bool",
 }
 
 
@@ -374,6 +376,7 @@ class Scorer:
                 f"{name}_prompt_tokens": [v.usage.prompt_tokens if c else None for v, c in zip(column, called)],
                 f"{name}_completion_tokens": [v.usage.completion_tokens if c else None for v, c in zip(column, called)],
                 f"{name}_cost_usd": [v.usage.cost_usd if c else None for v, c in zip(column, called)],
+                f"{name}_tokens_estimated": [v.usage.estimated if c else None for v, c in zip(column, called)],
             }
             if self.config.judge.samples > 1:
                 values[f"{name}_agreement"] = [v.agreement for v in column]

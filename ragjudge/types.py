@@ -75,18 +75,24 @@ class Usage:
     ``prompt_tokens`` and ``completion_tokens``: token counts the provider reported.
     ``cost_usd``: USD from the price table; ``None`` when a call that got a reply has no known
     price (the sum is then unknown too), ``0.0`` when nothing was paid (cache hits, calls that
-    got no reply, the embedded judge). ``calls``: provider requests made, retries and re-asks
-    included.
+    got no reply, the embedded judge). ``calls``: provider (HTTP) requests made, retries and
+    re-asks included. ``retries``: those of ``calls`` that repeated a request after a failed
+    attempt (429, 5xx, timeout, dropped connection, ``response_format`` refused).
+    ``estimated``: some reply reported no token counts (no ``usage``), so its tokens (and the
+    cost from them) were estimated from the texts, as ``--dry-run`` counts them.
     """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
     calls: int = 0
+    retries: int = 0
+    estimated: bool = False
 
     def __add__(self, other: "Usage") -> "Usage":
         cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
-        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens, cost, self.calls + other.calls)
+        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens, cost,
+                     self.calls + other.calls, self.retries + other.retries, self.estimated or other.estimated)
 
     @staticmethod
     def total(items: "list[Usage]") -> "Usage":
@@ -125,13 +131,16 @@ class Call:
 class Reply:
     """A transport's answer to one request: the message ``text`` (None when empty),
     ``finish_reason`` (``length`` means cut at max_tokens), OpenAI-style ``logprobs`` (a dict
-    with ``content``: tokens with ``top_logprobs``; None unless asked for), and ``usage``
-    (tokens and cost of this one request, ``calls`` 1)."""
+    with ``content``: tokens with ``top_logprobs``; None unless asked for), ``usage``
+    (tokens and cost of this one request, ``calls`` 1; ``estimated`` when the reply reported
+    no token counts, which the chokepoint then estimates) and ``reasoning`` (the message's
+    ``reasoning_content`` / ``reasoning`` text of a reasoning model, else None)."""
 
     text: str | None
     finish_reason: str | None = None
     logprobs: Any = None
     usage: Usage = field(default_factory=lambda: Usage(calls=1))
+    reasoning: str | None = None
 
 
 # the Verdict fields kept in the response cache (usage, raw and flags of one run are not)

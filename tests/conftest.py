@@ -31,6 +31,9 @@ class CliResult:
 def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0000")
+    for name in list(os.environ):  # an endpoint from the environment is part of the cache key
+        if name.endswith(("_API_BASE", "_BASE_URL")):
+            monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr("ragjudge.model.BACKOFF_INITIAL_S", 0.01)
     monkeypatch.setattr("ragjudge.model.BACKOFF_MAX_S", 0.05)
 

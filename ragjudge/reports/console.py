@@ -55,8 +55,10 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     usage = summary.usage
     cost = usage.cost_usd
     cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
-    console.print(f"provider calls: {summary.provider_calls}, tokens: {usage.prompt_tokens} in / {usage.completion_tokens} out, cost: {cost_text}",
-                  soft_wrap=True)
+    retries = f" ({usage.retries} retries)" if usage.retries else ""
+    estimated = " (estimated: a reply reported no usage)" if usage.estimated else ""
+    console.print(f"provider calls: {summary.provider_calls}{retries}, tokens: {usage.prompt_tokens} in / {usage.completion_tokens} out"
+                  f"{estimated}, cost: {cost_text}", soft_wrap=True)
     for line in gate.lines:
         style = "green" if line.startswith("PASS") or line == "gate passed" else ("red" if "FAIL" in line or "failed" in line else None)
         console.print(line, style=style, highlight=False, soft_wrap=True)

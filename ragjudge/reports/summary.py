@@ -10,15 +10,20 @@ from ragjudge.gate import GateResult, Summary
 
 def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None) -> dict[str, Any]:
     """The ``--summary-json`` document: rows; per metric counts, pass rate and mean score over
-    ok rows, error rate, threshold, cache hits, tokens and cost (USD); the rows whose passages
+    ok rows, error rate, threshold, cache hits, tokens (``tokens_estimated``: some reply
+    reported none) and cost (USD), retries; provider calls (every HTTP request) and retries
+    among them; the rows whose passages
     or response lost sentences addressed to the judge; the gate's verdict,
     lines and failures; the exit code."""
     return {
         "rows": summary.rows,
         "judge_model": summary.judge_model,
-        "metrics": {name: m.to_dict() for name, m in summary.metrics.items()},
+        "metrics": {name: {**m.to_dict(), "tokens_estimated": m.usage.estimated, "retries": m.usage.retries}
+                    for name, m in summary.metrics.items()},
         "metrics_not_judged": [name for name, m in summary.metrics.items() if summary.rows and m.ok + m.error == 0],
         "provider_calls": summary.provider_calls,
+        "provider_retries": summary.usage.retries,
+        "tokens_estimated": summary.usage.estimated,
         "rows_with_removed_instructions": summary.rows_with_removed_instructions,
         "cost_usd": summary.cost_usd,
         "fatal": summary.fatal,

@@ -12,10 +12,10 @@ from ragjudge.types import Reply
 AUTH = "auth"                    # 401: fatal
 PERMISSION = "permission"        # 403: fatal
 NOT_FOUND = "not_found"          # 404 (unknown model or endpoint): fatal
-QUOTA = "quota"                  # 429 saying the quota is exhausted: fatal
+QUOTA = "quota"                  # 429 saying the account's quota is spent (insufficient_quota): fatal
 NO_KEY = "no_key"                # no API key configured: fatal
 UNKNOWN_PROVIDER = "unknown_provider"  # fatal
-RATE_LIMIT = "rate_limit"        # 429: retried, honouring Retry-After
+RATE_LIMIT = "rate_limit"        # 429: retried, honouring Retry-After, retry-after-ms or "retry in Ns"
 SERVER = "server"                # 5xx, 408, 409: retried
 TIMEOUT = "timeout"              # no answer within judge.timeout: retried
 CONNECT = "connect"              # the connection was refused or the host unknown: retried; fatal on the run's first call

@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from ragjudge.transports import base
+from ragjudge.http_errors import hard_quota, retry_hint
 from ragjudge.transports.base import Request, TransportError
 from ragjudge.types import Reply, Usage
 
@@ -75,8 +76,11 @@ class LitellmTransport:
             kwargs["seed"] = request.seed
         if request.logprobs:
             kwargs["logprobs"], kwargs["top_logprobs"] = True, 10
-        if self.settings.api_base:
-            kwargs["api_base"] = self.settings.api_base
+        from ragjudge.transports import endpoint
+
+        where = endpoint(self.settings, self.provider_model)  # the flag, config or environment's: the cache key's
+        if where:
+            kwargs["api_base"] = where
         key = self._api_key()
         if key:
             kwargs["api_key"] = key
@@ -88,11 +92,14 @@ class LitellmTransport:
         counts = getattr(response, "usage", None)
         prompt = int(getattr(counts, "prompt_tokens", 0) or 0)
         completion = int(getattr(counts, "completion_tokens", 0) or 0)
+        reasoning = getattr(choice.message, "reasoning_content", None) or getattr(choice.message, "reasoning", None)
         return Reply(
             text=getattr(choice.message, "content", None),
             finish_reason=getattr(choice, "finish_reason", None),
             logprobs=getattr(choice, "logprobs", None),
-            usage=Usage(prompt, completion, self._cost(response), 1),
+            # no token counts (no usage object): unknown, not zero; the chokepoint estimates them
+            usage=Usage(prompt, completion, self._cost(response), 1, estimated=prompt <= 0),
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning.strip() else None,
         )
 
     def _cost(self, response: Any) -> float | None:
@@ -122,7 +129,10 @@ class LitellmTransport:
         if isinstance(exc, litellm.NotFoundError):
             return TransportError(base.NOT_FOUND, line, status=status)
         if isinstance(exc, litellm.RateLimitError):
-            return TransportError(base.QUOTA if "quota" in text else base.RATE_LIMIT, line, after, status)
+            code = str(getattr(exc, "code", None) or "")
+            if hard_quota(code, text, after):  # the account's quota is spent: waiting does not help
+                return TransportError(base.QUOTA, line, after, status)
+            return TransportError(base.RATE_LIMIT, line, after if after is not None else retry_hint(text), status)
         if isinstance(exc, litellm.BadRequestError) and "llm provider not provided" in text:
             return TransportError(base.UNKNOWN_PROVIDER, line, status=status)
         if isinstance(exc, litellm.Timeout):
@@ -134,7 +144,9 @@ class LitellmTransport:
         if status is not None and (status >= 500 or status in (408, 409)):
             return TransportError(base.SERVER, line, after, status)
         if status == 429:
-            return TransportError(base.RATE_LIMIT, line, after, status)
+            if hard_quota(str(getattr(exc, "code", None) or ""), text, after):
+                return TransportError(base.QUOTA, line, after, status)
+            return TransportError(base.RATE_LIMIT, line, after if after is not None else retry_hint(text), status)
         if isinstance(exc, litellm.BadRequestError) or status == 400:
             kind = base.RESPONSE_FORMAT if base.rejects_response_format(text) else base.BAD_REQUEST
             return TransportError(kind, line, status=status)
@@ -146,7 +158,7 @@ class LitellmTransport:
 
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message, keys redacted, at most 300 characters."""
-    from ragjudge.model import redact
+    from ragjudge.http_errors import redact
 
     text = str(getattr(exc, "message", None) or exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
@@ -155,7 +167,7 @@ def first_line(exc: BaseException) -> str:
 
 def retry_after(exc: BaseException) -> float | None:
     """Seconds the provider asked to wait, from the error's response headers; None if none."""
-    from ragjudge.model import parse_retry_after
+    from ragjudge.http_errors import parse_retry_after
 
     sources = [getattr(exc, "headers", None), getattr(exc, "litellm_response_headers", None)]
     response = getattr(exc, "response", None)

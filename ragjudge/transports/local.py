@@ -47,7 +47,8 @@ class LocalTransport:
             text=(choice.get("message") or {}).get("content"),
             finish_reason=choice.get("finish_reason"),
             logprobs=choice.get("logprobs"),
-            usage=Usage(int(counts.get("prompt_tokens") or 0), int(counts.get("completion_tokens") or 0), 0.0, 1),
+            usage=Usage(int(counts.get("prompt_tokens") or 0), int(counts.get("completion_tokens") or 0), 0.0, 1,
+                        estimated=not counts.get("prompt_tokens")),
         )
 
     async def aclose(self) -> None:

@@ -68,7 +68,9 @@ class OpenAIHTTPTransport:
         self.settings = settings
         self.name = name
         self.provider_model = PREFIX + name
-        base_url = settings.api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or OPENAI_BASE
+        from ragjudge.transports import endpoint
+
+        base_url = endpoint(settings, self.provider_model) or OPENAI_BASE
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.where = base_url
         self._session: Any = None
@@ -144,11 +146,15 @@ class OpenAIHTTPTransport:
         from ragjudge import prices
 
         message = choice.get("message") or {}
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
         return Reply(
             text=message.get("content"),
             finish_reason=choice.get("finish_reason"),
             logprobs=choice.get("logprobs"),
-            usage=Usage(prompt, completion, prices.cost("openai", [data.get("model"), self.name], prompt, completion, cached), 1),
+            # no token counts (no usage object): unknown, not zero; the chokepoint estimates them
+            usage=Usage(prompt, completion, prices.cost("openai", [data.get("model"), self.name], prompt, completion, cached), 1,
+                        estimated=prompt <= 0),
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning.strip() else None,
         )
 
     async def aclose(self) -> None:
@@ -164,21 +170,21 @@ class OpenAIHTTPTransport:
 
 
 def _one_line(exc: BaseException) -> str:
-    from ragjudge.model import redact
+    from ragjudge.http_errors import redact
 
     text = str(exc).strip().splitlines()
     return redact(text[0] if text else type(exc).__name__)[:300]
 
 
 def _snippet(raw: bytes) -> str:
-    from ragjudge.model import redact
+    from ragjudge.http_errors import redact
 
     return redact(raw[:200].decode("utf-8", "replace").replace("\n", " "))
 
 
 def _status_error(status: int, raw: bytes, headers: Any) -> TransportError:
     """An HTTP error status -> ``TransportError`` of the kind the chokepoint acts on."""
-    from ragjudge.model import parse_retry_after, redact
+    from ragjudge.http_errors import hard_quota, parse_retry_after, redact, retry_hint
 
     message, code = "", ""
     try:
@@ -198,8 +204,9 @@ def _status_error(status: int, raw: bytes, headers: Any) -> TransportError:
     if status == 404:
         return TransportError(base.NOT_FOUND, line, status=status)
     if status == 429:
-        quota = code == "insufficient_quota" or "quota" in message.lower()
-        return TransportError(base.QUOTA if quota else base.RATE_LIMIT, line, after, status)
+        if hard_quota(code, message, after):  # the account's quota is spent: waiting does not help
+            return TransportError(base.QUOTA, line, after, status)
+        return TransportError(base.RATE_LIMIT, line, after if after is not None else retry_hint(message), status)
     if status >= 500 or status in (408, 409):
         return TransportError(base.SERVER, line, after, status)
     if status == 400 and base.rejects_response_format(message):
