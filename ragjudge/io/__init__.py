@@ -35,13 +35,14 @@ from ragjudge.io.readers import (
     _jsonl_chunks,
     _NulGuard,
     _parquet_chunks,
+    count_records,
     iter_chunks,
     read_table,
 )
 from ragjudge.io.writers import CsvWriter, JsonlWriter, JsonWriter, TableWriter, write_table
 
 __all__ = [
-    "FORMATS", "TableWriter", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format", "iter_chunks",
+    "FORMATS", "TableWriter", "count_records", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format", "iter_chunks",
     "open_atomic", "read_table", "sniff_stdin", "spool_stdin", "unify_type", "write_atomic", "write_table",
     "_SUFFIXES", "_NulGuard", "_arrow_errors", "_base64_bytes", "_cast_table", "_cell_text", "_check_header", "_csv_chunks",
     "_csv_problem", "_frame", "_has_empty_struct", "_json_chunks", "_json_default", "_jsonable", "_jsonl_chunks", "_merge_schema",

@@ -255,3 +255,27 @@ def read_table(path: str, fmt: str | None = None) -> pd.DataFrame:
     if not chunks:
         return pd.DataFrame()
     return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
+
+
+def count_records(path: str, fmt: str) -> int | None:
+    """The number of records (rows) the reader of ``fmt`` yields for the file at ``path``,
+    for ``--sample``, the dry run and the progress total: a CSV cell may span several lines,
+    so CSV is counted by pandas' own parser (one column read), JSONL by its non-blank lines
+    (one object a line), Parquet from its metadata. None where counting would mean reading
+    the whole table into memory (stdin, a JSON array) or the file cannot be read (the reader
+    then says why)."""
+    if path == "-" or fmt == "json":
+        return None
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(path).metadata.num_rows
+        if fmt == "csv":
+            chunks = pd.read_csv(path, usecols=[0], dtype=str, keep_default_na=False, chunksize=100_000, index_col=False,
+                                 encoding="utf-8-sig", encoding_errors="replace")
+            return sum(len(chunk) for chunk in chunks)
+        with open(path, "rb") as handle:  # blank as the JSONL reader sees it (a BOM, Unicode spaces)
+            return sum(1 for n, line in enumerate(handle) if line.decode("utf-8-sig" if n == 0 else "utf-8", "replace").strip())
+    except Exception:  # a malformed file: the reader names the fault when it reads it
+        return None
