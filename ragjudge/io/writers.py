@@ -173,24 +173,40 @@ class CsvWriter(TableWriter):
     def __init__(self, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> None:
         super().__init__(path, fmt, column_types)
         self._columns: list[str] = []  # every column so far, in order of first appearance
+        self._nul: dict[str, int] = {}  # column -> cells whose NUL characters were written as U+FFFD
 
     def _write(self, df: pd.DataFrame) -> None:
         flat = _base64_bytes(df).copy()
+        quote_all = False
         for column in flat.columns:
             if flat[column].dtype == object:  # lists / objects -> JSON text; typed columns stay typed
                 flat[column] = pd.Series([_jsonable(v) for v in flat[column]], index=flat.index, dtype=object)
+            if flat[column].dtype == object or isinstance(flat[column].dtype, pd.StringDtype):
+                text = flat[column].map(lambda v: v if isinstance(v, str) else "", na_action="ignore").fillna("").astype(str)
+                nul = text.str.contains("\0", regex=False)
+                if nul.any():  # the CSV reader refuses a NUL (pandas' parser ends the cell there): U+FFFD, as for surrogates
+                    flat[column] = flat[column].where(~nul, text.str.replace("\0", "\ufffd", regex=False)).astype(flat[column].dtype)
+                    self._nul[str(column)] = self._nul.get(str(column), 0) + int(nul.sum())
+                quote_all = quote_all or bool(text.str.contains("\r", regex=False).any())
         self._columns += [str(c) for c in flat.columns if str(c) not in self._columns]
-        pickle.dump(flat, self._spool, protocol=pickle.HIGHEST_PROTOCOL)
+        # a lone carriage return ends a line for every CSV reader unless its cell is quoted, and the
+        # csv module quotes only the line terminator's characters ("\n"): such a chunk is quoted whole
+        pickle.dump((flat, quote_all), self._spool, protocol=pickle.HIGHEST_PROTOCOL)
         self._rows += len(df)
 
     def _finish(self) -> None:
+        import csv
+
         self._columns = self._ordered(self._columns)
         header = True
-        for flat in self._spooled():
+        for flat, quote_all in self._spooled():
             if list(flat.columns) != self._columns:
                 flat = flat.reindex(columns=self._columns)
-            flat.to_csv(self._buffer, header=header, index=False)
+            flat.to_csv(self._buffer, header=header, index=False, quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL)
             header = False
+        for column, cells in self._nul.items():
+            self.notes.append(f"column '{column}': {cells} cell(s) held a NUL character, which a CSV file cannot hold (a CSV reader "
+                              "ends the cell there); the CSV has U+FFFD in its place (-o .jsonl or .parquet keeps it)")
         if header and self._columns:  # no rows: the header alone
             pd.DataFrame(columns=self._columns).to_csv(self._buffer, index=False)
 
