@@ -128,3 +128,87 @@ def test_a_csv_with_other_control_characters_reads_back_as_written(run_cli, tmp_
 def test_the_other_formats_keep_a_nul_and_a_carriage_return(run_cli, tmp_path, suffix):
     _, table = round_trip(run_cli, tmp_path, "\0\r", suffix)
     assert table["context"][1] == "Landmark 1 stands\0\rin city 1." and table["request"][2] == "Where is\0\rlandmark 2?"
+
+
+# 11. Both engines read the same sources (a file, a folder or a glob) into the same table
+
+def two_files(folder, first_meta=lambda i: i, second_meta=lambda i: f"note {i}"):
+    folder.mkdir(exist_ok=True)
+    first = [{**row, "id": f"a{i}", "meta": first_meta(i)} for i, row in enumerate(rows(3))]
+    second = [{**row, "id": f"b{i}", "meta": second_meta(i), "tags": ["x", "y"]} for i, row in enumerate(rows(5)[3:])]
+    write_jsonl(folder / "a.jsonl", first)
+    write_jsonl(folder / "b.jsonl", second)
+    return folder
+
+
+@pytest.mark.parametrize("shape", ["folder", "glob"])
+def test_the_local_engine_reads_a_folder_or_a_glob_whose_meta_is_an_integer_then_text(run_cli, tmp_path, server, shape):
+    folder = two_files(tmp_path / "data")
+    source = str(folder) if shape == "folder" else str(folder / "*.jsonl")
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    written = read_jsonl(out)
+    assert [r["id"] for r in written] == ["a0", "a1", "a2", "b0", "b1"] and server.calls == 5
+    assert [r["meta"] for r in written] == ["0", "1", "2", "note 0", "note 1"]  # one column of text, as Arrow unifies it
+    assert [r["tags"] for r in written] == [None, None, None, ["x", "y"], ["x", "y"]]
+    assert {r["sufficiency_status"] for r in written} == {"ok"}
+    dry = run_cli(["score", source, "-m", "sufficiency", "--sample", "4", "--dry-run"])
+    assert dry.code == 0 and "dry run: 5 rows" in dry.stdout + dry.stderr and "4 rows to judge" in dry.stdout + dry.stderr
+
+
+def test_the_files_unify_as_pyarrow_unifies_their_schemas(tmp_path):
+    import pyarrow as pa
+
+    from ragjudge.io import read_table
+
+    folder = two_files(tmp_path / "data", first_meta=lambda i: i, second_meta=lambda i: i + 0.5)  # integers, then decimals
+    table = read_table(str(folder))
+    assert table["meta"].tolist() == [0.0, 1.0, 2.0, 0.5, 1.5]
+    schemas = [pa.Table.from_pylist(read_table(str(folder / name)).to_dict("records")).schema for name in ("a.jsonl", "b.jsonl")]
+    assert pa.unify_schemas(schemas, promote_options="permissive").field("meta").type == pa.float64()
+    with pytest.raises(Exception, match="Unable to merge"):  # pyarrow has no type for integers and text: ragjudge stores text
+        pa.unify_schemas([pa.schema([("meta", pa.int64())]), pa.schema([("meta", pa.string())])], promote_options="permissive")
+    assert read_table(str(two_files(tmp_path / "text")))["meta"].tolist() == ["0", "1", "2", "note 0", "note 1"]
+
+
+def test_a_value_the_shared_type_cannot_hold_is_exit_2_naming_the_file_and_the_column(run_cli, tmp_path, server):
+    folder = two_files(tmp_path / "data", first_meta=lambda i: 2**60 + i, second_meta=lambda i: 1.5)
+    result = run_cli(["score", str(folder / "*.jsonl"), "-m", "sufficiency"])
+    assert result.code == 2 and server.calls == 0
+    assert result.stderr.startswith(f"error: {folder / 'a.jsonl'}: column 'meta': Integer value 1152921504606846976 not in range")
+    assert f"the files share the type double for it ({folder / 'b.jsonl'} holds double values)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray", reason='needs the [ray] extra: pip install ".[ray]"')
+    import os
+
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_reads_the_folder_into_the_local_engines_table(run_cli, tmp_path, server, ray_cluster):
+    import pyarrow.parquet as pq
+
+    folder = two_files(tmp_path / "data")
+    for suffix in ("jsonl", "parquet"):
+        local, on_ray = tmp_path / f"local.{suffix}", tmp_path / f"ray.{suffix}"
+        for engine, out in (("local", local), ("ray", on_ray)):
+            result = run_cli(["score", str(folder), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0", "--engine", engine,
+                              "--no-cache"])
+            assert result.code == 0, result.stderr
+            assert "Traceback" not in result.stderr
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    local_table, ray_table = pq.read_table(tmp_path / "local.parquet"), pq.read_table(tmp_path / "ray.parquet")
+    assert ray_table.schema.remove_metadata() == local_table.schema.remove_metadata()
+    assert ray_table.to_pylist() == local_table.to_pylist()
+    assert [r["meta"] for r in ray_table.to_pylist()] == ["0", "1", "2", "note 0", "note 1"]
+    bad = two_files(tmp_path / "bad", first_meta=lambda i: 2**60 + i, second_meta=lambda i: 1.5)
+    result = run_cli(["score", str(bad), "-m", "sufficiency", "--engine", "ray"])
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert f"error: {bad / 'a.jsonl'}: column 'meta': Integer value 1152921504606846976 not in range" in result.stderr

@@ -6,7 +6,8 @@ the output appear atomically (temporary file, then rename). ``-`` means stdin / 
 Malformed input raises ``InputError`` naming the file, the line and what was wrong (exit 2).
 
 The package: ``formats`` (format names, stdin), ``readers`` (one reader per format),
-``arrow`` (Arrow typing and pyarrow's schema unification), ``writers`` and
+``arrow`` (Arrow typing and pyarrow's schema unification), ``sources`` (a folder or a glob
+of files read as one table, by both engines), ``writers`` and
 ``parquet_writer`` (one writer per format) and ``atomic`` (the atomic write).
 """
 
@@ -39,10 +40,12 @@ from ragjudge.io.readers import (
     iter_chunks,
     read_table,
 )
+from ragjudge.io.sources import Unifier, chunk_schemas, conform_frame, conform_table, is_many, many_chunks, source_files, unified_schema
 from ragjudge.io.writers import CsvWriter, JsonlWriter, JsonWriter, TableWriter, write_table
 
 __all__ = [
-    "FORMATS", "TableWriter", "count_records", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format", "iter_chunks",
+    "FORMATS", "TableWriter", "Unifier", "chunk_schemas", "conform_frame", "conform_table", "count_records", "is_many",
+    "many_chunks", "source_files", "unified_schema", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format", "iter_chunks",
     "open_atomic", "read_table", "sniff_stdin", "spool_stdin", "unify_type", "write_atomic", "write_table",
     "_SUFFIXES", "_NulGuard", "_arrow_errors", "_base64_bytes", "_cast_table", "_cell_text", "_check_header", "_csv_chunks",
     "_csv_problem", "_frame", "_has_empty_struct", "_json_chunks", "_json_default", "_jsonable", "_jsonl_chunks", "_merge_schema",

@@ -18,7 +18,8 @@ _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "
 
 def detect_format(path: str, explicit: str | None = None) -> str:
     """Format name for ``path`` from ``explicit`` or the suffix; for ``-`` (stdin) it is
-    sniffed from the first bytes (use ``explicit`` for stdout).
+    sniffed from the first bytes (use ``explicit`` for stdout); for a folder or a glob it is
+    its files' one format (``sources.source_files``).
 
     Raises ``InputError`` for an unknown format or suffix.
     """
@@ -26,6 +27,10 @@ def detect_format(path: str, explicit: str | None = None) -> str:
         if explicit not in FORMATS:
             raise InputError(f"unknown format '{explicit}'; use one of: {', '.join(FORMATS)}")
         return explicit
+    from ragjudge.io.sources import is_many, source_files
+
+    if is_many(path):  # a folder or a glob: its files' one format
+        return source_files(path)[1]
     if path == "-":
         return sniff_stdin()
     suffix = Path(path).suffix.lower()

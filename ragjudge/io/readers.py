@@ -239,11 +239,16 @@ def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
 
 
 def iter_chunks(path: str, fmt: str | None = None, chunk_size: int = 10_000) -> Iterator[pd.DataFrame]:
-    """Yield the table at ``path`` (or ``-`` for stdin) as DataFrames of <= ``chunk_size`` rows.
+    """Yield the table at ``path`` (or ``-`` for stdin, or a folder or a glob of files of one
+    format: ``sources.many_chunks``) as DataFrames of <= ``chunk_size`` rows.
 
     Column values keep their JSON/Parquet types (lists, objects); CSV cells are strings and
     empty cells are ``None``. Raises ``InputError`` for a missing or malformed file.
     """
+    from ragjudge.io.sources import is_many, many_chunks
+
+    if is_many(path):  # a folder or a glob: every file, in one schema
+        return many_chunks(path, fmt, chunk_size)
     fmt = detect_format(path, fmt)
     reader = {"jsonl": _jsonl_chunks, "csv": _csv_chunks, "parquet": _parquet_chunks, "json": _json_chunks}[fmt]
     return reader(path, chunk_size)
@@ -266,6 +271,11 @@ def count_records(path: str, fmt: str) -> int | None:
     then says why)."""
     if path == "-" or fmt == "json":
         return None
+    from ragjudge.io.sources import is_many, source_files
+
+    if is_many(path):
+        counts = [count_records(file, fmt) for file in source_files(path, fmt)[0]]
+        return None if None in counts else sum(counts)  # type: ignore[arg-type]
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
