@@ -40,7 +40,10 @@ def source_files(source: str, explicit: str | None = None) -> tuple[list[str], s
     elif path.is_dir():
         found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
     elif any(ch in source for ch in "*?["):
-        found = sorted(p for p in glob.glob(source, recursive=True) if Path(p).is_file() and Path(p).suffix.lower() in _SUFFIXES)
+        matched = [p for p in glob.glob(source, recursive=True) if Path(p).is_file()]
+        if not matched:
+            raise InputError(f"input file not found: {source} (no file matches it)")
+        found = sorted(p for p in matched if Path(p).suffix.lower() in _SUFFIXES)
     else:
         raise InputError(f"input file not found: {source}")
     if not found:
