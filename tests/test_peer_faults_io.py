@@ -170,6 +170,11 @@ def test_the_files_unify_as_pyarrow_unifies_their_schemas(tmp_path):
     with pytest.raises(Exception, match="Unable to merge"):  # pyarrow has no type for integers and text: ragjudge stores text
         pa.unify_schemas([pa.schema([("meta", pa.int64())]), pa.schema([("meta", pa.string())])], promote_options="permissive")
     assert read_table(str(two_files(tmp_path / "text")))["meta"].tolist() == ["0", "1", "2", "note 0", "note 1"]
+    mixed = tmp_path / "mixed"  # integers and text within one file's chunk too: text, as Ray's blocks hold it
+    mixed.mkdir()
+    write_jsonl(mixed / "a.jsonl", [{"id": "a", "meta": 1}, {"id": "b", "meta": "x"}])
+    write_jsonl(mixed / "b.jsonl", [{"id": "c", "meta": 2}])
+    assert read_table(str(mixed / "*.jsonl"))["meta"].tolist() == ["1", "x", "2"]
 
 
 def test_a_value_the_shared_type_cannot_hold_is_exit_2_naming_the_file_and_the_column(run_cli, tmp_path, server):

@@ -136,14 +136,17 @@ def conform_frame(df: pd.DataFrame, schema: Any, name: str, origins: dict[str, s
     column empty, a column whose type differs from the shared one holding the values the
     shared type gives them (as ``conform_table``, so both engines read the same table);
     other columns untouched. Raises what ``conform_table`` raises."""
-    own = _to_arrow(df).schema
-    differ = [f.name for f in schema if f.name not in own.names or own.field(f.name).type != f.type]
+    import pyarrow as pa
+
+    texted: list[str] = []
+    own = _to_arrow(df, None, texted).schema
+    # a column Arrow typed as text only by turning its values into text (mixed within the chunk) differs too
+    differ = [f.name for f in schema if f.name not in own.names or own.field(f.name).type != f.type
+              or (f.name in texted and pa.types.is_string(f.type))]
     if not differ and list(df.columns) == schema.names:
         return df
     out = df.copy()
     if differ:
-        import pyarrow as pa
-
         present = [n for n in differ if n in df.columns]
         table = conform_table(df[present], pa.schema([schema.field(n) for n in present]), name, None, origins) if present else None
         for column in differ:
