@@ -16,10 +16,10 @@ FORMATS = ("jsonl", "csv", "parquet", "json")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 
 
-def detect_format(path: str, explicit: str | None = None) -> str:
+def detect_format(path: str, explicit: str | None = None, many: bool = True) -> str:
     """Format name for ``path`` from ``explicit`` or the suffix; for ``-`` (stdin) it is
     sniffed from the first bytes (use ``explicit`` for stdout); for a folder or a glob it is
-    its files' one format (``sources.source_files``).
+    its files' one format (``sources.source_files``) unless ``many`` is False (an output).
 
     Raises ``InputError`` for an unknown format or suffix.
     """
@@ -29,7 +29,7 @@ def detect_format(path: str, explicit: str | None = None) -> str:
         return explicit
     from ragjudge.io.sources import is_many, source_files
 
-    if is_many(path):  # a folder or a glob: its files' one format
+    if many and is_many(path):  # a folder or a glob: its files' one format
         return source_files(path)[1]
     if path == "-":
         return sniff_stdin()

@@ -38,7 +38,7 @@ class TableWriter:
 
     def __new__(cls, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> TableWriter:
         if cls is TableWriter:
-            name = detect_format(path, fmt) if (path != "-" or fmt) else "jsonl"
+            name = detect_format(path, fmt, many=False) if (path != "-" or fmt) else "jsonl"
             if name == "parquet":
                 from ragjudge.io.parquet_writer import ParquetWriter
 
