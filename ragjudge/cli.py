@@ -178,7 +178,7 @@ def _side_format(path: str | None, explicit: str | None, shared: str | None) -> 
 
 @app.command(epilog=SCORE_EPILOG)
 def score(
-    input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, or - for stdin.")],
+    input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, a folder or a glob of such files (one format), or - for stdin.")],
     output: Annotated[Optional[str], typer.Option("-o", "--output", help="Scored table to write (format from the suffix; - for stdout). Without it only the summary is printed.")] = None,
     metric: Annotated[list[str], typer.Option("-m", "--metric", help="sufficiency or completeness; repeat for both (default: both).")] = [],
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config file, or a bundled one: default, local, mlflow (`ragjudge config show NAME`); flags override it.")] = None,
@@ -209,7 +209,7 @@ def score(
     sample: Annotated[Optional[int], typer.Option(help="Judge a random N rows (reproducible with --seed); the rest are written as skipped, 'not sampled'.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of --sample's choice.")] = 0,
     max_cost: Annotated[Optional[float], typer.Option(help="Budget in USD: once spent, no new call starts and the remaining rows are errors 'budget reached' (exit 3); a re-run pays only for those.")] = None,
-    engine: Annotated[str, typer.Option(help="local (default), or ray: score on a Ray cluster with Ray Data; INPUT may then be a folder or a glob, and OUTPUT a folder of Parquet files.")] = "local",
+    engine: Annotated[str, typer.Option(help="local (default), or ray: score on a Ray cluster with Ray Data; OUTPUT may then be a folder of Parquet files.")] = "local",
     ray_address: Annotated[Optional[str], typer.Option(help="With --engine ray: the cluster's address (default: start a local one).")] = None,
     ray_actors: Annotated[Optional[int], typer.Option(help="With --engine ray: scoring actors (default: the cluster's CPUs). --concurrency is per actor (the provider sees actors x concurrency calls in flight); --rpm is split across them.")] = None,
     baseline: Annotated[Optional[str], typer.Option(help="A table scored earlier (the last accepted run): compare with it and gate on regressions.")] = None,

@@ -29,22 +29,11 @@ class RunResult:
 
 
 def count_rows(source: str, fmt: str) -> int | None:
-    """Cheap row count for the progress bar (None for stdin and JSON arrays)."""
-    if source == "-" or fmt == "json":
-        return None
-    try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+    """The number of records at ``source`` (``io.count_records``: records, not lines), or None
+    where it is unknown without reading the table (stdin, JSON arrays)."""
+    from ragjudge.io import count_records
 
-            return pq.ParquetFile(source).metadata.num_rows
-        count = 0
-        with open(source, "rb") as handle:
-            for line in handle:
-                if line.strip():
-                    count += 1
-        return max(count - 1, 0) if fmt == "csv" else count
-    except OSError:
-        return None
+    return count_records(source, fmt)
 
 
 def selection(source: Any, fmt: str | None, chunk_size: int, limit: int | None = None, sample: int | None = None,

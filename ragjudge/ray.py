@@ -7,7 +7,10 @@ summary table, summary JSON, gate and exit codes are those of a local run.
 
 - Input (``evaluate_on_ray``): a file, a folder or a glob of JSONL, CSV or Parquet files (one
   format), read by ragjudge's own readers in Ray tasks: the same values and the same error
-  messages (exit 2) as a local run. Row order is kept.
+  messages (exit 2) as a local run. The files are read twice: a first pass finds each
+  chunk's column types, which the driver unifies as the local engine does
+  (``io.unified_schema``), and every block is cast to that one schema, so the same files give
+  the same table on both engines. Row order is kept.
 - Output: a folder of Parquet files, or one file when OUTPUT names one (written by the driver
   as a local run writes it).
 - Limits across the cluster: ``judge.concurrency`` is per actor, so the provider sees
@@ -25,7 +28,6 @@ scored dataset (materialized, so that its summary is known) and the summary.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
 from pathlib import Path
@@ -49,32 +51,36 @@ def _ray() -> Any:
 
 
 def input_files(source: str) -> tuple[list[str], str]:
-    """The files of ``source`` (a file, a folder or a glob) and their one format. Raises
-    ``InputError`` for no readable file or mixed formats."""
-    from ragjudge.io import _SUFFIXES
+    """The files of ``source`` (a file, a folder or a glob) and their one format, as the local
+    engine finds them (``io.source_files``). Raises ``InputError`` for no readable file or
+    mixed formats."""
+    from ragjudge.io import source_files
 
-    path = Path(source)
-    if path.is_dir():
-        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
-    elif any(ch in source for ch in "*?["):
-        found = sorted(p for p in glob.glob(source, recursive=True) if Path(p).is_file() and Path(p).suffix.lower() in _SUFFIXES)
-    elif path.is_file():
-        found = [source]
-    else:
-        raise InputError(f"input file not found: {source}")
-    if not found:
-        raise InputError(f"{source}: no readable file (.jsonl, .csv, .parquet, .json) in it")
-    formats = sorted({_SUFFIXES[Path(p).suffix.lower()] for p in found})
-    if len(formats) > 1:
-        raise InputError(f"{source}: the files are of different formats ({', '.join(formats)}); give a folder or glob of one format")
-    return found, formats[0]
+    return source_files(source)
 
 
-def _read_files(batch: Any, fmt: str, chunk_size: int) -> Any:
+def _file_schemas(batch: Any, fmt: str, chunk_size: int) -> Any:
+    """Ray task: the Arrow schema of each chunk of each file in ``batch['path']``, pickled (the
+    driver unifies them as the local engine does, ``io.unified_schema``)."""
+    import pickle
+
+    import pandas as pd
+
+    from ragjudge.io import chunk_schemas
+
+    return pd.DataFrame({"index": [int(i) for i in batch["index"]],
+                         "schemas": [pickle.dumps(chunk_schemas(str(path), fmt, chunk_size)) for path in batch["path"]]})
+
+
+def _read_files(batch: Any, fmt: str, chunk_size: int, schema: Any, origins: dict[str, str]) -> Any:
     """Ray task: the rows of each file in ``batch['path']`` read by ragjudge's readers, as Arrow
-    tables typed as the local Parquet writer types them (Ray would pickle list cells)."""
-    from ragjudge.io import _to_arrow, iter_chunks
+    tables of the files' one ``schema`` (``io.conform_table``: the local engine's table) with
+    the row's file and position."""
+    import pyarrow as pa
 
+    from ragjudge.io import conform_table, iter_chunks
+
+    where = pa.schema([pa.field(FILE, pa.int64()), pa.field(ROW, pa.int64())])
     for index, path in zip(batch["index"], batch["path"]):
         start = 0
         for chunk in iter_chunks(str(path), fmt, chunk_size):
@@ -82,7 +88,25 @@ def _read_files(batch: Any, fmt: str, chunk_size: int) -> Any:
             chunk[FILE] = int(index)
             chunk[ROW] = range(start, start + len(chunk))
             start += len(chunk)
-            yield _to_arrow(chunk)
+            yield conform_table(chunk, schema, str(path), where, origins)
+
+
+def _unified_schema(paths: Any, files: list[str], fmt: str, chunk_size: int) -> tuple[Any, dict[str, str]]:
+    """The files' one schema: each file's chunk schemas found by a Ray task, unified on the
+    driver in file order (``io.unified_schema``)."""
+    import pickle
+
+    from ragjudge.io import unified_schema
+
+    found = paths.map_batches(_file_schemas, fn_kwargs={"fmt": fmt, "chunk_size": chunk_size}, batch_format="pandas", batch_size=1)
+    try:
+        rows = sorted(found.take_all(), key=lambda row: row["index"])
+    except Exception as exc:
+        unwrapped = _unwrap(exc)
+        if unwrapped is not exc:
+            raise unwrapped from None
+        raise
+    return unified_schema(files, [pickle.loads(row["schemas"]) for row in rows])
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -253,33 +277,37 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
     import pandas as pd
 
     from ragjudge.gate import check_gate
-    from ragjudge.io import _SUFFIXES, TableWriter, iter_chunks
+    from ragjudge.io import _SUFFIXES, TableWriter, conform_frame, iter_chunks
     from ragjudge.pipeline import RunResult
     from ragjudge.scoring import Scorer
 
     files, fmt = input_files(source)
-    with Scorer(config) as scorer:  # the driver checks the input and the mapping as a local run does
-        first = next(iter_chunks(files[0], fmt, scorer.config.chunk_size), None)
-        first = pd.DataFrame() if first is None else first
-        mapping = scorer.resolve(first, files[0], flag_fields)
-        notes = [*scorer.notes, mapping.describe(), *mapping.warnings, *scorer.check(mapping)]
-        own = scorer.column_types()
-        config = scorer.config
-    for note in notes:
-        if on_note:
-            on_note(note)
     ray = _ray()
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
     written = None
     try:
+        _quiet(ray)
+        paths = ray.data.from_items([{"index": i, "path": p} for i, p in enumerate(files)])
+        schema, origins = _unified_schema(paths, files, fmt, config.chunk_size)
+        with Scorer(config) as scorer:  # the driver checks the input and the mapping as a local run does
+            first = next(iter_chunks(files[0], fmt, scorer.config.chunk_size), None)
+            first = conform_frame(pd.DataFrame() if first is None else first, schema, files[0], origins)
+            mapping = scorer.resolve(first, files[0], flag_fields)
+            notes = [*scorer.notes, mapping.describe(), *mapping.warnings, *scorer.check(mapping)]
+            own = scorer.column_types()
+            config = scorer.config
+        for note in notes:
+            if on_note:
+                on_note(note)
         actors = actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
         if on_note:
             on_note(f"ray: {actors} actor(s), each with judge.concurrency {config.judge.concurrency} (the provider sees up to "
                     f"{actors * config.judge.concurrency} calls in flight){'; judge.rpm split across them' if config.judge.rpm else ''}")
-        paths = ray.data.from_items([{"index": i, "path": p} for i, p in enumerate(files)])
-        ds = paths.map_batches(_read_files, fn_kwargs={"fmt": fmt, "chunk_size": config.chunk_size}, batch_format="pandas", batch_size=1)
+        ds = paths.map_batches(_read_files, fn_kwargs={"fmt": fmt, "chunk_size": config.chunk_size, "schema": schema,
+                                                          "origins": origins},
+                               batch_format="pandas", batch_size=1)
         try:
             scored, summary = _score(ds, config, mapping, actors)
         except Exception as exc:

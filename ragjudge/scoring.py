@@ -53,11 +53,12 @@ COMMON_COLUMNS = {
 
 
 def arrow_type(name: str) -> Any:
-    """A column type name (``float64``, ``bool``, ``string``, ``int64``, ``list<string>``) as pyarrow's."""
-    import pyarrow as pa
+    """A column type name (``float64``, ``bool``, ``string``, ``int64``, ``list<string>``) as
+    pyarrow's: ``ragjudge.io.arrow.arrow_type``, imported on first use (pandas and pyarrow load
+    only when a run needs them)."""
+    from ragjudge.io.arrow import arrow_type as of_name
 
-    simple = {"float64": pa.float64(), "bool": pa.bool_(), "string": pa.string(), "int64": pa.int64()}
-    return pa.list_(pa.string()) if name == "list<string>" else simple[name]
+    return of_name(name)
 
 
 def _pandas_array(values: list[Any], kind: str) -> Any:

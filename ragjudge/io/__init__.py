@@ -1,0 +1,53 @@
+"""Reading and writing evaluation tables: JSONL, CSV, Parquet and JSON (an array of objects).
+
+``iter_chunks`` streams a table as pandas DataFrames of at most ``chunk_size`` rows so that a
+million-row file is never held in memory at once; ``TableWriter`` appends chunks and makes
+the output appear atomically (temporary file, then rename). ``-`` means stdin / stdout.
+Malformed input raises ``InputError`` naming the file, the line and what was wrong (exit 2).
+
+The package: ``formats`` (format names, stdin), ``readers`` (one reader per format),
+``arrow`` (Arrow typing and pyarrow's schema unification), ``sources`` (a folder or a glob
+of files read as one table, by both engines), ``writers`` and
+``parquet_writer`` (one writer per format) and ``atomic`` (the atomic write).
+"""
+
+from ragjudge.io.arrow import (
+    _arrow_errors,
+    _base64_bytes,
+    _cast_table,
+    _cell_text,
+    _has_empty_struct,
+    _json_default,
+    _jsonable,
+    _merge_schema,
+    _plain,
+    _to_arrow,
+    arrow_type,
+    unify_type,
+)
+from ragjudge.io.atomic import _output_error, open_atomic, write_atomic
+from ragjudge.io.formats import _SUFFIXES, FORMATS, _name, _open_binary, _stdin, detect_format, sniff_stdin, spool_stdin
+from ragjudge.io.readers import (
+    _check_header,
+    _csv_chunks,
+    _csv_problem,
+    _frame,
+    _json_chunks,
+    _jsonl_chunks,
+    _NulGuard,
+    _parquet_chunks,
+    count_records,
+    iter_chunks,
+    read_table,
+)
+from ragjudge.io.sources import Unifier, chunk_schemas, conform_frame, conform_table, is_many, many_chunks, source_files, unified_schema
+from ragjudge.io.writers import CsvWriter, JsonlWriter, JsonWriter, TableWriter, write_table
+
+__all__ = [
+    "FORMATS", "TableWriter", "Unifier", "chunk_schemas", "conform_frame", "conform_table", "count_records", "is_many",
+    "many_chunks", "source_files", "unified_schema", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format", "iter_chunks",
+    "open_atomic", "read_table", "sniff_stdin", "spool_stdin", "unify_type", "write_atomic", "write_table",
+    "_SUFFIXES", "_NulGuard", "_arrow_errors", "_base64_bytes", "_cast_table", "_cell_text", "_check_header", "_csv_chunks",
+    "_csv_problem", "_frame", "_has_empty_struct", "_json_chunks", "_json_default", "_jsonable", "_jsonl_chunks", "_merge_schema",
+    "_name", "_open_binary", "_output_error", "_parquet_chunks", "_plain", "_stdin", "_to_arrow",
+]

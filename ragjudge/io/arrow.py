@@ -1,0 +1,195 @@
+"""Arrow typing: a chunk as a pyarrow Table (columns Arrow cannot type become text), one cell as
+text, and the one type that holds a column typed differently in several chunks or files
+(pyarrow's own ``unify_schemas(promote_options="permissive")``)."""
+
+from __future__ import annotations
+
+import decimal
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+
+def _plain(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with Arrow-backed list and struct columns (the scorer's ``M_missing``, say) as
+    plain Python lists and dicts, as a table read from a file holds them."""
+    nested = [c for c in df.columns if isinstance(df[c].dtype, pd.ArrowDtype) and df[c].dtype.pyarrow_dtype.num_fields]
+    if not nested:
+        return df
+    out = df.copy(deep=False)
+    for column in nested:
+        out[column] = pd.Series([None if v is pd.NA else v for v in df[column].tolist()], index=df.index, dtype=object)
+    return out
+
+
+def _base64_bytes(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with binary cells (a Parquet ``binary`` column) as base64 text, for the text
+    formats; other cells untouched."""
+    binary = [c for c in df.columns if df[c].dtype == object and any(isinstance(v, (bytes, bytearray)) for v in df[c])]
+    if not binary:
+        return df
+    out = df.copy()
+    for column in binary:
+        out[column] = pd.Series([_cell_text(v) if isinstance(v, (bytes, bytearray)) else v for v in df[column]], index=df.index, dtype=object)
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return json.dumps(value.tolist(), ensure_ascii=False, default=_json_default)
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def arrow_type(name: str) -> Any:
+    """A column type name (``float64``, ``bool``, ``string``, ``int64``, ``list<string>``) as pyarrow's."""
+    import pyarrow as pa
+
+    simple = {"float64": pa.float64(), "bool": pa.bool_(), "string": pa.string(), "int64": pa.int64()}
+    return pa.list_(pa.string()) if name == "list<string>" else simple[name]
+
+
+def _has_empty_struct(kind: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_struct(kind):
+        return kind.num_fields == 0 or any(_has_empty_struct(kind.field(i).type) for i in range(kind.num_fields))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _has_empty_struct(kind.value_type)
+    return False
+
+
+def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None, texted: list[str] | None = None):
+    """DataFrame -> pyarrow Table. Columns named in ``column_types`` get that type; a column
+    Arrow cannot type or Parquet cannot store (mixed types, empty objects, integers beyond
+    int64) becomes text: strings as they are, other values as JSON; its name is appended to
+    ``texted`` when given."""
+    import pyarrow as pa
+
+    def storable(column: Any) -> bool:
+        try:
+            return not _has_empty_struct(pa.array(column, from_pandas=True).type)
+        except _arrow_errors():
+            return False
+
+    fixed = df
+    for column in df.columns:
+        if df[column].dtype == object and not storable(df[column]):
+            if texted is not None:
+                texted.append(str(column))
+            if fixed is df:
+                fixed = df.copy()
+            fixed[column] = [_cell_text(v) for v in df[column]]
+    table = pa.Table.from_pandas(fixed, preserve_index=False)
+    for name, kind in (column_types or {}).items():
+        if name in table.column_names:
+            index = table.column_names.index(name)
+            column = table.column(name)
+            target = arrow_type(kind)
+            if column.null_count == len(column):
+                column = pa.nulls(len(column), target)
+            try:
+                column = column.cast(target)
+            except _arrow_errors():
+                continue  # an input column of that name that this run did not replace: kept as it is
+            table = table.set_column(index, name, column)
+    return table
+
+
+def _cell_text(value: Any) -> str | None:
+    """One cell of a column stored as text: strings as they are, numbers and booleans as JSON
+    (``1``, ``1.5``, ``true``), decimals as written, times in ISO 8601, bytes in base64, lists
+    and objects as JSON; None, NaN and NaT stay null."""
+    if value is None or value is pd.NaT or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        import base64
+
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    out = _jsonable(value)
+    if isinstance(out, str):
+        return out
+    if hasattr(out, "item"):  # numpy scalars
+        out = out.item()
+    return json.dumps(out, ensure_ascii=False, default=_json_default)
+
+
+def _arrow_errors() -> tuple[type[BaseException], ...]:
+    """The errors Arrow raises for a value that does not fit a type (pyarrow is imported
+    on first use, so commands that never touch Parquet start faster)."""
+    import pyarrow as pa
+
+    return (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
+
+
+def _cast_table(table: Any, schema: Any, df: pd.DataFrame):
+    """``table`` (made from the chunk ``df``) with ``schema``'s columns in its order: missing
+    columns null, each column cast to its type; a string column takes other values as text
+    (``_cell_text``) from ``df``'s original values. Raises an Arrow error when a column does
+    not cast."""
+    import pyarrow as pa
+
+    if table.schema.equals(schema):
+        return table
+    columns = []
+    for field in schema:
+        if field.name not in table.column_names:
+            columns.append(pa.nulls(len(table), field.type))
+            continue
+        column = table.column(field.name)
+        if column.type == field.type:
+            columns.append(column)
+        elif pa.types.is_string(field.type) and not pa.types.is_null(column.type) and not pa.types.is_string(column.type):
+            columns.append(pa.array([_cell_text(v) for v in df[field.name]], pa.string()))
+        else:
+            columns.append(column.cast(field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def unify_type(old: Any, new: Any) -> Any:
+    """The Arrow type that holds a column typed ``old`` somewhere and ``new`` elsewhere, by
+    pyarrow's ``unify_schemas(promote_options="permissive")``: null takes the other type,
+    integers widen and mix with floats as a float, lists and objects merge their items and
+    fields (an object's fields are the union of both). None when pyarrow finds no such type
+    (text and a number, a boolean and a number, a list and text)."""
+    import pyarrow as pa
+
+    if old == new:
+        return old
+    try:
+        return pa.unify_schemas([pa.schema([("c", old)]), pa.schema([("c", new)])], promote_options="permissive").field("c").type
+    except _arrow_errors():
+        return None
+
+
+def _merge_schema(schema: Any, new: Any) -> Any:
+    """``schema`` (None at first) grown by a chunk's ``new`` schema: columns in order of first
+    appearance, each typed by ``unify_type`` (text where it finds no common type)."""
+    import pyarrow as pa
+
+    if schema is None or schema.equals(new):
+        return new if schema is None else schema
+    kinds = {f.name: f.type for f in schema}
+    for field in new:
+        if field.name not in kinds:
+            kinds[field.name] = field.type
+        elif kinds[field.name] != field.type:
+            kinds[field.name] = unify_type(kinds[field.name], field.type) or pa.string()
+    return pa.schema([pa.field(name, kind) for name, kind in kinds.items()], metadata=schema.metadata)

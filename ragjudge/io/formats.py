@@ -1,0 +1,102 @@
+"""Formats and where bytes come from: a format's name from a suffix (or sniffed from stdin's first
+bytes), stdin as a peekable stream, and stdin spooled to a file so it can be read twice."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO
+
+from ragjudge.errors import InputError
+
+FORMATS = ("jsonl", "csv", "parquet", "json")
+_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+
+
+def detect_format(path: str, explicit: str | None = None, many: bool = True) -> str:
+    """Format name for ``path`` from ``explicit`` or the suffix; for ``-`` (stdin) it is
+    sniffed from the first bytes (use ``explicit`` for stdout); for a folder or a glob it is
+    its files' one format (``sources.source_files``) unless ``many`` is False (an output).
+
+    Raises ``InputError`` for an unknown format or suffix.
+    """
+    if explicit:
+        if explicit not in FORMATS:
+            raise InputError(f"unknown format '{explicit}'; use one of: {', '.join(FORMATS)}")
+        return explicit
+    from ragjudge.io.sources import is_many, source_files
+
+    if many and is_many(path):  # a folder or a glob: its files' one format
+        return source_files(path)[1]
+    if path == "-":
+        return sniff_stdin()
+    suffix = Path(path).suffix.lower()
+    if suffix in _SUFFIXES:
+        return _SUFFIXES[suffix]
+    raise InputError(f"cannot tell the format of '{path}' from its suffix; pass --input-format (or --output-format for -o) {'|'.join(FORMATS)}")
+
+
+_PEEKABLE: dict[int, IO[bytes]] = {}
+
+
+def _stdin() -> IO[bytes]:
+    """stdin as a binary stream that supports ``peek`` (for format sniffing)."""
+    raw = sys.stdin.buffer
+    if hasattr(raw, "peek"):
+        return raw
+    if id(raw) not in _PEEKABLE:
+        _PEEKABLE.clear()
+        _PEEKABLE[id(raw)] = io.BufferedReader(raw)  # type: ignore[arg-type]
+    return _PEEKABLE[id(raw)]
+
+
+_SPOOLED: dict[int, str] = {}
+
+
+def spool_stdin() -> str:
+    """Read all of stdin into a temporary file (removed at exit) and make stdin read from it,
+    so that its rows can be counted (``--sample``) and then read as usual. Returns the file's
+    path; called again while stdin is that copy, it returns the same path."""
+    if id(sys.stdin) in _SPOOLED:
+        return _SPOOLED[id(sys.stdin)]
+    import atexit
+
+    handle = tempfile.NamedTemporaryFile(prefix=".ragjudge-stdin.", delete=False)
+    with handle:
+        while block := _stdin().read(1 << 20):
+            handle.write(block)
+    atexit.register(lambda: os.path.exists(handle.name) and os.unlink(handle.name))
+    sys.stdin = io.TextIOWrapper(open(handle.name, "rb"), encoding="utf-8")
+    _SPOOLED.clear()
+    _SPOOLED[id(sys.stdin)] = handle.name
+    return handle.name
+
+
+def sniff_stdin() -> str:
+    """Guess the format of stdin from its first bytes: Parquet magic, '[' JSON, '{' JSONL, else CSV."""
+    head = _stdin().peek(64)[:64].removeprefix(b"\xef\xbb\xbf").lstrip()  # type: ignore[attr-defined]  # a UTF-8 BOM says nothing
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"["):
+        return "json"
+    if head.startswith(b"{") or not head:
+        return "jsonl"
+    return "csv"
+
+
+def _open_binary(path: str) -> IO[bytes]:
+    if path == "-":
+        return _stdin()
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(f"input file not found: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _name(path: str) -> str:
+    return "<stdin>" if path == "-" else path

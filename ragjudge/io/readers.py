@@ -1,0 +1,291 @@
+"""Readers: a table as pandas DataFrames of at most ``chunk_size`` rows, one reader per format
+(JSONL, CSV, Parquet, JSON), so that a million-row file is never held in memory at once.
+Malformed input raises ``InputError`` naming the file, the line and what was wrong (exit 2)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Any
+
+import pandas as pd
+
+from ragjudge.errors import InputError
+from ragjudge.io.formats import _name, _open_binary, _stdin, detect_format
+from ragjudge.types import clean
+
+
+def _jsonl_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
+    stream = _open_binary(path)
+    rows: list[dict[str, Any]] = []
+    try:
+        for lineno, raw in enumerate(stream, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{_name(path)}: line {lineno}: not UTF-8 text (byte {exc.start + 1} of the line); save the file as UTF-8"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except RecursionError:
+                raise InputError(f"{_name(path)}: line {lineno}: JSON nested too deeply to read") from None
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"{_name(path)}: line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                    "each line must hold one JSON object"
+                ) from None
+            if not isinstance(obj, dict):
+                raise InputError(
+                    f"{_name(path)}: line {lineno}: expected a JSON object, got {type(obj).__name__}; "
+                    "each line must hold one JSON object"
+                )
+            if "\\ud" in line.lower():
+                obj = clean(obj)  # an unpaired surrogate escape (half an emoji) becomes U+FFFD: every output is UTF-8
+            rows.append(obj)
+            if len(rows) == chunk_size:
+                yield _frame(rows)
+                rows = []
+        if rows:
+            yield _frame(rows)
+    finally:
+        if path != "-":
+            stream.close()
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Rows -> DataFrame of Python objects: an integer column with nulls stays integer and
+    every value comes back out as it went in."""
+    return pd.DataFrame(rows, dtype=object)
+
+
+class _NulGuard:
+    """A binary stream for pandas' CSV reader that stops at a NUL byte (the C parser ends
+    the cell there and drops the rest silently) and keeps the first block, for the header."""
+
+    def __init__(self, stream: IO[bytes], name: str, copy: IO[bytes] | None = None) -> None:
+        self.stream, self.name = stream, name
+        self.lines = 0  # newlines in the blocks read so far
+        self.first = b""
+        self.copy = copy  # stdin: what was read, so that an error can name its line
+
+    def read(self, size: int = -1) -> bytes:
+        block = self.stream.read(size)
+        if self.copy is not None:
+            self.copy.write(block)
+        if not self.first:
+            self.first = block
+        at = block.find(b"\0")
+        if at >= 0:
+            line = self.lines + block.count(b"\n", 0, at) + 1
+            raise InputError(f"{self.name}: line {line}: a NUL byte inside the text; remove it (or save the file as UTF-8 if it is UTF-16)")
+        self.lines += block.count(b"\n")
+        return block
+
+
+def _check_header(guard: _NulGuard, columns: int) -> None:
+    """Refuse a CSV header that names a column twice (pandas would rename one 'name.1').
+    The header is read from the first block pandas read; when that block does not hold all
+    of it (``columns`` names, as pandas counted them), nothing is checked."""
+    import csv
+
+    text = guard.first.decode("utf-8-sig", errors="replace")
+    if "\n" not in text and "\r" not in text:
+        return  # the header may go on past this block
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
+    try:
+        header = next(csv.reader(io.StringIO(text)), [])
+    except csv.Error:
+        return
+    if len(header) != columns:
+        return
+    twice = [name for i, name in enumerate(header) if name and name in header[:i]]
+    if twice:
+        name = twice[0].replace("\r", "\\r").replace("\n", "\\n")
+        raise InputError(f"{guard.name}: the header names column '{name}' twice; rename one of them")
+
+
+def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
+    stream = _open_binary(path)
+    guard = _NulGuard(stream, _name(path), tempfile.TemporaryFile(prefix=".ragjudge-stdin.") if path == "-" else None)
+    try:
+        import warnings
+
+        reader = pd.read_csv(guard, dtype=str, keep_default_na=False, na_values=[""], chunksize=chunk_size, index_col=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas would drop the extra fields
+            for number, chunk in enumerate(reader):
+                if number == 0:
+                    _check_header(guard, len(chunk.columns))
+                yield chunk.astype(object).where(chunk.notna(), None)
+    except pd.errors.ParserWarning:
+        found = _csv_problem(path, guard.copy)
+        where = f" line {found[0]} (record {found[1]}):" if found else ""
+        what = found[2] if found else "rows have more fields than the header has column names"
+        raise InputError(
+            f"{_name(path)}:{where} malformed CSV: {what}; add the missing names to the header line or fix the quoting"
+        ) from None
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{_name(path)}: the CSV file is empty; it needs a header line and rows") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{_name(path)}: not UTF-8 text; save the CSV as UTF-8 (in a spreadsheet: CSV UTF-8)") from None
+    except pd.errors.ParserError as exc:
+        found = _csv_problem(path, guard.copy)
+        if found:
+            raise InputError(f"{_name(path)}: line {found[0]} (record {found[1]}): malformed CSV: {found[2]}; check the quoting on that line") from None
+        # stdin cannot be read twice: pandas counts records, not lines
+        message = re.sub(r"\bin line (\d+)", r"in record \1 (counting the header)", str(exc).strip())
+        raise InputError(f"{_name(path)}: malformed CSV: {message}; check quoting on that record") from None
+    finally:
+        if path != "-":
+            stream.close()
+        if guard.copy is not None:
+            guard.copy.close()
+
+
+def _csv_problem(path: str, copy: IO[bytes] | None = None) -> tuple[int, int, str] | None:
+    """(physical line, record number, what is wrong) of the first malformed record of the CSV
+    file at ``path``, read again by Python's csv reader with strict quoting: a record with more
+    or fewer fields than the header, or broken quoting. Records are counted from 1 after the
+    header; a quoted cell may span lines, so the line can be far past the record number.
+    ``copy``: for stdin, a file holding what was read of it (the rest is read into it first).
+    None when that reader finds nothing wrong."""
+    import csv
+
+    csv.field_size_limit(2**31 - 1)
+    try:
+        if copy is not None:
+            while block := _stdin().read(1 << 20):
+                copy.write(block)
+            copy.seek(0)
+            opened: Any = io.TextIOWrapper(copy, encoding="utf-8-sig", errors="replace", newline="")
+        else:
+            opened = open(path, encoding="utf-8-sig", errors="replace", newline="")
+        with opened as handle:
+            reader = csv.reader(handle, strict=True)
+            header: list[str] | None = None
+            end = 0
+            record = 0
+            try:
+                for fields in reader:
+                    start, end = end + 1, reader.line_num
+                    if not fields:
+                        continue  # a blank line
+                    if header is None:
+                        header = fields
+                        continue
+                    record += 1
+                    if len(fields) != len(header):
+                        return start, record, f"{len(fields)} fields where the header has {len(header)}"
+            except csv.Error as exc:
+                return end + 1, record + 1, str(exc)
+    except OSError:
+        return None
+    return None
+
+
+def _parquet_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    source: Any = io.BytesIO(_stdin().read()) if path == "-" else path
+    try:
+        parquet = pq.ParquetFile(source)
+    except FileNotFoundError:
+        raise InputError(f"input file not found: {path}") from None
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"{_name(path)}: not a readable Parquet file ({exc})") from None
+    names = parquet.schema_arrow.names
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(f"{_name(path)}: column '{twice[0]}' appears {names.count(twice[0])} times; rename all but one (a row cannot hold two values under one name)")
+    try:
+        for batch in parquet.iter_batches(batch_size=chunk_size):
+            yield batch.to_pandas(integer_object_nulls=True)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{_name(path)}: not a readable Parquet file ({exc})") from None
+
+
+def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
+    stream = _open_binary(path)
+    try:
+        try:
+            data = json.load(stream)
+        except RecursionError:
+            raise InputError(f"{_name(path)}: JSON nested too deeply to read") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{_name(path)}: line {exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                "a .json file must hold one array of objects (use .jsonl for one object per line)"
+            ) from None
+        except UnicodeDecodeError:
+            raise InputError(f"{_name(path)}: not UTF-8 text; save the file as UTF-8") from None
+    finally:
+        if path != "-":
+            stream.close()
+    if not isinstance(data, list):
+        raise InputError(f"{_name(path)}: expected a JSON array of objects, got {type(data).__name__}")
+    data = clean(data)  # unpaired surrogate escapes become U+FFFD
+    for index, obj in enumerate(data):
+        if not isinstance(obj, dict):
+            raise InputError(f"{_name(path)}: item {index + 1} of the array is {type(obj).__name__}, not an object")
+    for start in range(0, len(data), chunk_size):
+        yield _frame(data[start : start + chunk_size])
+
+
+def iter_chunks(path: str, fmt: str | None = None, chunk_size: int = 10_000) -> Iterator[pd.DataFrame]:
+    """Yield the table at ``path`` (or ``-`` for stdin, or a folder or a glob of files of one
+    format: ``sources.many_chunks``) as DataFrames of <= ``chunk_size`` rows.
+
+    Column values keep their JSON/Parquet types (lists, objects); CSV cells are strings and
+    empty cells are ``None``. Raises ``InputError`` for a missing or malformed file.
+    """
+    from ragjudge.io.sources import is_many, many_chunks
+
+    if is_many(path):  # a folder or a glob: every file, in one schema
+        return many_chunks(path, fmt, chunk_size)
+    fmt = detect_format(path, fmt)
+    reader = {"jsonl": _jsonl_chunks, "csv": _csv_chunks, "parquet": _parquet_chunks, "json": _json_chunks}[fmt]
+    return reader(path, chunk_size)
+
+
+def read_table(path: str, fmt: str | None = None) -> pd.DataFrame:
+    """The whole table at ``path`` as one DataFrame (for small files and tests)."""
+    chunks = list(iter_chunks(path, fmt, chunk_size=1_000_000))
+    if not chunks:
+        return pd.DataFrame()
+    return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
+
+
+def count_records(path: str, fmt: str) -> int | None:
+    """The number of records (rows) the reader of ``fmt`` yields for the file at ``path``,
+    for ``--sample``, the dry run and the progress total: a CSV cell may span several lines,
+    so CSV is counted by pandas' own parser (one column read), JSONL by its non-blank lines
+    (one object a line), Parquet from its metadata. None where counting would mean reading
+    the whole table into memory (stdin, a JSON array) or the file cannot be read (the reader
+    then says why)."""
+    if path == "-" or fmt == "json":
+        return None
+    from ragjudge.io.sources import is_many, source_files
+
+    if is_many(path):
+        counts = [count_records(file, fmt) for file in source_files(path, fmt)[0]]
+        return None if None in counts else sum(counts)  # type: ignore[arg-type]
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(path).metadata.num_rows
+        if fmt == "csv":
+            chunks = pd.read_csv(path, usecols=[0], dtype=str, keep_default_na=False, chunksize=100_000, index_col=False,
+                                 encoding="utf-8-sig", encoding_errors="replace")
+            return sum(len(chunk) for chunk in chunks)
+        with open(path, "rb") as handle:  # blank as the JSONL reader sees it (a BOM, Unicode spaces)
+            return sum(1 for n, line in enumerate(handle) if line.decode("utf-8-sig" if n == 0 else "utf-8", "replace").strip())
+    except Exception:  # a malformed file: the reader names the fault when it reads it
+        return None

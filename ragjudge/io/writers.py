@@ -1,0 +1,222 @@
+"""Writers: one per format (JSONL, JSON, CSV in this module; Parquet in ``parquet_writer``),
+each appending DataFrame chunks to one output that appears atomically on ``close()``.
+``TableWriter(path, fmt)`` gives the writer of the format (``-`` is stdout)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Any
+
+import pandas as pd
+
+from ragjudge.io.arrow import _base64_bytes, _jsonable, _plain
+from ragjudge.io.atomic import _output_error, open_atomic
+from ragjudge.io.formats import detect_format
+
+
+class TableWriter:
+    """Append DataFrame chunks to one output and publish it atomically on ``close()``.
+
+    ``path`` ``-`` writes to stdout. ``TableWriter(path, fmt, column_types)`` returns the
+    writer of the format (``fmt``, else the suffix; JSONL for stdout): JSONL and JSON are
+    written as chunks come. CSV and Parquet have one header or schema for the whole file, so
+    their chunks are spooled (a temporary file beside the output) and written on ``close()``:
+    the columns are every chunk's columns in order of first appearance (empty where a chunk
+    lacks one), and a Parquet column gets the one type that holds all its values
+    (``arrow.unify_type``), exactly as if the table had come in one chunk; a column that must
+    become text for that is named in ``notes``. Parquet keeps lists and nested objects typed;
+    CSV writes them as JSON text. ``abort()`` removes the temporary files.
+    """
+
+    fmt = ""
+    spooled = False  # chunks are kept in a spool file and written on close()
+
+    def __new__(cls, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> TableWriter:
+        if cls is TableWriter:
+            name = detect_format(path, fmt, many=False) if (path != "-" or fmt) else "jsonl"
+            if name == "parquet":
+                from ragjudge.io.parquet_writer import ParquetWriter
+
+                cls = ParquetWriter
+            else:
+                cls = {"jsonl": JsonlWriter, "json": JsonWriter, "csv": CsvWriter}[name]
+        return super().__new__(cls)
+
+    def __init__(self, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> None:
+        self.path = path
+        self.column_types = column_types or {}
+        self._rows = 0
+        self._spool: IO[bytes] | None = None
+        self._buffer: IO[bytes]
+        self._tmp: str | None = None
+        self.notes: list[str] = []  # what the reader of the output should know (a column stored as text)
+        if path == "-":
+            self._buffer = sys.stdout.buffer
+        else:
+            self._buffer, self._tmp = open_atomic(path)
+        if self.spooled:
+            folder = None if path == "-" else os.path.dirname(os.path.realpath(path))
+            self._spool = tempfile.TemporaryFile(prefix=".ragjudge-spool.", dir=folder)
+
+    def write(self, df: pd.DataFrame) -> None:
+        """Append ``df``'s rows. Raises ``OutputError`` when the disk refuses (full, gone)."""
+        try:
+            self._write(_plain(df))
+        except OSError as exc:
+            raise _output_error(self.path, exc) from None
+
+    def _write(self, df: pd.DataFrame) -> None:
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        """Write what ``close()`` adds: a closing bracket, or the spooled chunks."""
+
+    def _spooled(self) -> Iterator[Any]:
+        """The spooled chunks, in order."""
+        assert self._spool is not None
+        self._spool.seek(0)
+        while True:
+            try:
+                yield pickle.load(self._spool)
+            except EOFError:
+                return
+
+    def _ordered(self, names: list[str]) -> list[str]:
+        """Input columns first, then the run's own (``column_types``), each in order of first
+        appearance: a column that first appears in a later chunk sits where one chunk puts it."""
+        return [n for n in names if n not in self.column_types] + [n for n in names if n in self.column_types]
+
+    def close(self) -> None:
+        """Finish the file and move it into place (or flush it to stdout). Raises
+        ``OutputError`` when the disk refuses (full, gone)."""
+        try:
+            self._close()
+        except OSError as exc:
+            raise _output_error(self.path, exc) from None
+
+    def _close(self) -> None:
+        self._finish()
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+        if self.path == "-":
+            sys.stdout.buffer.flush()
+            return
+        self._buffer.close()
+        if self._tmp is not None:
+            os.replace(self._tmp, os.path.realpath(self.path))
+            self._tmp = None
+
+    def abort(self) -> None:
+        """Drop the partial output; the previous file at ``path`` (if any) stays untouched.
+        Never raises for a full disk: closing a file flushes it, which can fail again."""
+        for handle in (self._spool, self._buffer if self._tmp is not None else None):
+            if handle is not None:
+                try:
+                    handle.close()
+                except OSError:
+                    pass
+        self._spool = None
+        if self._tmp is not None:
+            if os.path.exists(self._tmp):
+                os.unlink(self._tmp)
+            self._tmp = None
+
+
+class JsonlWriter(TableWriter):
+    """JSON Lines: one object a row, written as chunks come; binary cells as base64 text."""
+
+    fmt = "jsonl"
+
+    def _write(self, df: pd.DataFrame) -> None:
+        df = _base64_bytes(df)
+        if len(df):
+            text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15, date_format="iso", date_unit="us")
+            # pandas escapes every '/' as '\/' (valid, but URLs read badly); since no '/' is left
+            # unescaped, each backslash-slash pair is such an escape and can be undone
+            text = text.replace("\\/", "/")
+            self._buffer.write(text.encode("utf-8") + (b"" if text.endswith("\n") else b"\n"))
+        self._rows += len(df)
+
+
+class JsonWriter(TableWriter):
+    """One JSON array of objects, written as chunks come; binary cells as base64 text."""
+
+    fmt = "json"
+
+    def __init__(self, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> None:
+        super().__init__(path, fmt, column_types)
+        self._buffer.write(b"[")
+
+    def _write(self, df: pd.DataFrame) -> None:
+        df = _base64_bytes(df)
+        for record in json.loads(df.to_json(orient="records", force_ascii=False, default_handler=str, double_precision=15, date_format="iso", date_unit="us")):
+            self._buffer.write((b"," if self._rows else b"") + b"\n" + json.dumps(record, ensure_ascii=False).encode("utf-8"))
+            self._rows += 1
+
+    def _finish(self) -> None:
+        self._buffer.write(b"\n]\n")
+
+
+class CsvWriter(TableWriter):
+    """CSV with one header for every chunk's columns: chunks are spooled, then written on
+    ``close()``; lists and objects as JSON text, binary cells as base64 text."""
+
+    fmt = "csv"
+    spooled = True
+
+    def __init__(self, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> None:
+        super().__init__(path, fmt, column_types)
+        self._columns: list[str] = []  # every column so far, in order of first appearance
+        self._nul: dict[str, int] = {}  # column -> cells whose NUL characters were written as U+FFFD
+
+    def _write(self, df: pd.DataFrame) -> None:
+        flat = _base64_bytes(df).copy()
+        quote_all = False
+        for column in flat.columns:
+            if flat[column].dtype == object:  # lists / objects -> JSON text; typed columns stay typed
+                flat[column] = pd.Series([_jsonable(v) for v in flat[column]], index=flat.index, dtype=object)
+            if flat[column].dtype == object or isinstance(flat[column].dtype, pd.StringDtype):
+                text = flat[column].map(lambda v: v if isinstance(v, str) else "", na_action="ignore").fillna("").astype(str)
+                nul = text.str.contains("\0", regex=False)
+                if nul.any():  # the CSV reader refuses a NUL (pandas' parser ends the cell there): U+FFFD, as for surrogates
+                    flat[column] = flat[column].where(~nul, text.str.replace("\0", "\ufffd", regex=False)).astype(flat[column].dtype)
+                    self._nul[str(column)] = self._nul.get(str(column), 0) + int(nul.sum())
+                quote_all = quote_all or bool(text.str.contains("\r", regex=False).any())
+        self._columns += [str(c) for c in flat.columns if str(c) not in self._columns]
+        # a lone carriage return ends a line for every CSV reader unless its cell is quoted, and the
+        # csv module quotes only the line terminator's characters ("\n"): such a chunk is quoted whole
+        pickle.dump((flat, quote_all), self._spool, protocol=pickle.HIGHEST_PROTOCOL)
+        self._rows += len(df)
+
+    def _finish(self) -> None:
+        import csv
+
+        self._columns = self._ordered(self._columns)
+        header = True
+        for flat, quote_all in self._spooled():
+            if list(flat.columns) != self._columns:
+                flat = flat.reindex(columns=self._columns)
+            flat.to_csv(self._buffer, header=header, index=False, quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL)
+            header = False
+        for column, cells in self._nul.items():
+            self.notes.append(f"column '{column}': {cells} cell(s) held a NUL character, which a CSV file cannot hold (a CSV reader "
+                              "ends the cell there); the CSV has U+FFFD in its place (-o .jsonl or .parquet keeps it)")
+        if header and self._columns:  # no rows: the header alone
+            pd.DataFrame(columns=self._columns).to_csv(self._buffer, index=False)
+
+
+def write_table(df: pd.DataFrame, path: str, fmt: str | None = None) -> None:
+    """Write one DataFrame to ``path`` atomically (see ``TableWriter``)."""
+    writer = TableWriter(path, fmt)
+    try:
+        writer.write(df)
+        writer.close()
+    except BaseException:
+        writer.abort()
+        raise
