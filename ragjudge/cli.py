@@ -310,9 +310,10 @@ def _verdict_printer(console: Any, progress: Any) -> Any:
     """``--verbose``: one line per row as its verdicts land, above the progress bar."""
     from ragjudge.gate import row_name
     from ragjudge.reports.console import _one_line
+    from ragjudge.types import Reason
 
     def show(position: int, ident: Any, verdicts: list[Any]) -> None:
-        if verdicts and all(v.status == "skipped" and v.error == "not sampled" for v in verdicts):
+        if verdicts and all(v.reason is Reason.NOT_SAMPLED for v in verdicts):
             return  # left out by --limit / --sample: not a verdict
         parts = []
         for v in verdicts:
@@ -370,8 +371,8 @@ def _report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool) -> N
             console.print(line, highlight=False, soft_wrap=True)
         print_summary(console, result.summary, done.gate)
     else:  # quiet: no table, but a failing gate still says why, and a metric that judged nothing says so
-        for line in done.gate.lines:
-            if line.startswith("SKIP") or (not done.gate.passed and ("FAIL" in line or "failed" in line)):
+        for passed, line in done.gate.marked():
+            if passed is None or (not done.gate.passed and not passed):
                 console.print(line, highlight=False, soft_wrap=True)
     if not done.gate.passed and not result.summary.interrupted:
         for line in failing_lines(result.summary, wanted.output, wanted.summary_json):
@@ -608,18 +609,19 @@ def compare(
     import json
 
     from ragjudge.catalog import describe
-    from ragjudge.compare import check, render
+    from ragjudge.compare import checks, render
     from ragjudge.compare import compare as measure
+    from ragjudge.gate import exit_code, lines
     from ragjudge.config import load_config
     from ragjudge.io import read_table
 
     scales = {item["name"]: item["kind"] == "scale" for item in describe(load_config(config))}
     report = measure(read_table(baseline), read_table(current), metrics=metric or None, by=by, scales=scales)
     _regression_gates(max_regressions, max_drop)
-    lines = check(report, max_regressions, max_drop)
-    report["gate_lines"] = lines
-    typer.echo(json.dumps(report, indent=2) if json_output else render(report, lines))
-    raise typer.Exit(1 if any(line.startswith("FAIL") for line in lines) else 0)
+    results = checks(report, max_regressions, max_drop)
+    report["gate_lines"] = lines(results)
+    typer.echo(json.dumps(report, indent=2) if json_output else render(report, report["gate_lines"]))
+    raise typer.Exit(exit_code(results))
 
 
 @app.command(epilog="""Examples:

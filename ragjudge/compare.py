@@ -209,28 +209,33 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     return report
 
 
-def check(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[str]:
-    """The regression gates' verdict lines on ``report`` (``PASS ...`` / ``FAIL ...``)."""
-    from ragjudge.types import distinct
+def checks(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[Any]:
+    """The regression gates on ``report``, as ``ragjudge.gate.Check`` results (per metric:
+    ``nothing_compared`` when a gate is asked for and no row is ok in both tables,
+    ``regressions`` against ``max_regressions``, ``pass_rate_drop`` against ``max_drop``)."""
+    from ragjudge.gate import Check, Kind
 
-    lines = []
+    out = []
     for metric, m in report["metrics"].items():
         if (max_regressions is not None or max_drop is not None) and not m["pairs"]:
             # nothing compared is not "nothing got worse"
-            lines.append(f"FAIL {metric}: no row is ok in both tables ({report.get('rows', 0)} matched by {report.get('matched_by', 'id')}), "
-                         "so nothing could be compared")
+            out.append(Check(metric, Kind.NOTHING_COMPARED, False, counts={"rows": report.get("rows", 0), "matched_by": report.get("matched_by", "id")}))
             continue
         if max_regressions is not None:
-            ok = m["regressed"] <= max_regressions
-            lines.append(f"{'PASS' if ok else 'FAIL'} {metric}: {m['regressed']} regressed row(s) {'<=' if ok else '>'} {max_regressions} "
-                         f"(passed in the baseline, fail now; {m['improved']} improved)")
+            out.append(Check(metric, Kind.REGRESSIONS, m["regressed"] <= max_regressions, m["regressed"], max_regressions,
+                             {"regressed": m["regressed"], "improved": m["improved"]}))
         if max_drop is not None and m["change"] is not None:
             drop = -m["change"]
-            ok = drop <= max_drop
-            a, b = distinct(drop, max_drop)
-            lines.append(f"{'PASS' if ok else 'FAIL'} {metric}: pass rate dropped {a} {'<=' if ok else '>'} {b} "
-                         f"({_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} on {m['pairs']} rows ok in both)")
-    return lines
+            out.append(Check(metric, Kind.PASS_RATE_DROP, drop <= max_drop, drop, max_drop,
+                             {"baseline_pass_rate": m["baseline_pass_rate"], "pass_rate": m["pass_rate"], "pairs": m["pairs"]}))
+    return out
+
+
+def check(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[str]:
+    """The regression gates' verdict lines on ``report`` (``PASS ...`` / ``FAIL ...``), rendered from ``checks``."""
+    from ragjudge.gate import lines
+
+    return lines(checks(report, max_regressions, max_drop))
 
 
 def _rate(value: float | None) -> str:
@@ -287,4 +292,4 @@ def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> di
     }
 
 
-__all__ = ["compare", "check", "render", "markdown_view", "metrics_of"]
+__all__ = ["compare", "check", "checks", "render", "markdown_view", "metrics_of"]

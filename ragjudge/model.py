@@ -40,7 +40,7 @@ from typing import Any
 from ragjudge.errors import ProviderFatalError
 from ragjudge.transports import base
 from ragjudge.transports.base import Request, TransportError
-from ragjudge.types import OK, Call, ParseError, Reply, Usage, Verdict, clean_text
+from ragjudge.types import OK, Call, ParseError, Reason, Reply, Usage, Verdict, clean_text
 
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -147,7 +147,7 @@ class _Again(Exception):
     """Ask again at once (the server rejected ``response_format``; it is dropped)."""
 
 
-BUDGET = "budget reached"
+BUDGET = Reason.BUDGET_REACHED
 
 
 class _Budget(Exception):
@@ -155,8 +155,9 @@ class _Budget(Exception):
 
 
 class _Failed(Exception):
-    def __init__(self, message: str, usage: Usage, fatal: ProviderFatalError | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str | Reason, usage: Usage, fatal: ProviderFatalError | None = None) -> None:
+        super().__init__(message.value if isinstance(message, Reason) else message)
+        self.reason = message if isinstance(message, Reason) else None
         self.usage = usage
         self.fatal = fatal
 
@@ -296,7 +297,7 @@ class Model:
             await self._probe_done.wait()
         try:
             if self.fatal is not None or self.stopping:
-                reason = f"not run: {self.fatal}" if self.fatal is not None else "interrupted"
+                reason = f"not run: {self.fatal}" if self.fatal is not None else Reason.INTERRUPTED
                 return Verdict.failed(call.metric, reason, mode=call.mode)
             verdict, replied = await self._ask(call, parse, probe)
         finally:
@@ -304,7 +305,7 @@ class Model:
                 self._probe_done.set()
         if verdict.status == OK and self.cache is not None:
             self.cache.set(key, {"verdict": verdict.to_cache(), "raw": verdict.raw})
-        verdict.cached = None if verdict.error == BUDGET else False
+        verdict.cached = None if verdict.reason is BUDGET else False
         if verdict.status == OK:
             verdict.raw = None
         # a reply (read or not) is kept for identical calls of this run, so rows that share a
@@ -328,7 +329,7 @@ class Model:
                 usage = usage + failure.usage
                 if failure.fatal is not None and self.fatal is None:
                     self.fatal = failure.fatal
-                return Verdict.failed(call.metric, str(failure), raw=text, mode=call.mode, usage=usage), attempt > 0
+                return Verdict.failed(call.metric, failure.reason or str(failure), raw=text, mode=call.mode, usage=usage), attempt > 0
             reply.usage = self._priced(reply.usage)
             usage = usage + reply.usage
             self.spent += reply.usage.cost_usd or 0.0

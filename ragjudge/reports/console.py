@@ -57,8 +57,8 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
     console.print(f"provider calls: {summary.provider_calls}, tokens: {usage.prompt_tokens} in / {usage.completion_tokens} out, cost: {cost_text}",
                   soft_wrap=True)
-    for line in gate.lines:
-        style = "green" if line.startswith("PASS") or line == "gate passed" else ("red" if "FAIL" in line or "failed" in line else None)
+    for passed, line in gate.marked():
+        style = None if passed is None else ("green" if passed else "red")
         console.print(line, style=style, highlight=False, soft_wrap=True)
 
 

@@ -43,9 +43,9 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
                    key=lambda row: (row["score"], row["row"]))[:WORST_SHOWN]
     usage = summary.usage
     return env.get_template("summary.md.j2").render(
-        verdict="gate passed" if gate.passed else f"gate failed (exit {gate.exit_code})",
+        verdict=gate.verdict,
         rows=summary.rows, judge_model=summary.judge_model, source=source,
-        gate_lines=gate.lines[:-1] if gate.lines and gate.lines[-1].startswith("gate ") else gate.lines,
+        gate_lines=[text for _, text in gate.marked(verdict=False)],
         metrics=[{"name": name, "ok": m.ok, "error": m.error, "skipped": m.skipped, "pass_rate": _rate(m.pass_rate),
                   "threshold": f"{m.threshold:g}", "mean_score": _rate(m.mean_score)} for name, m in summary.metrics.items()],
         worst=[{**row, "score": f"{row['score']:g}"} for row in worst],
