@@ -170,7 +170,7 @@ def _finish(console: Any, result: Any, settings: Any, wanted: Any, seconds: floa
     from ragjudge.reports.terminal import report
 
     done = finish(result, settings, wanted, seconds)
-    if report(console, result, done, wanted, quiet):
+    if report(console, result, done, wanted, quiet, settings.cache.enabled):
         _SAID["interrupted"] = True
     return done.gate.exit_code
 
@@ -273,6 +273,7 @@ def compare(
     max_drop: Annotated[Optional[float], typer.Option(help="Fail when a pass rate is lower than the baseline's by more than this (0..1).")] = None,
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config that defines metrics of your own (for their scale).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    by_position: Annotated[bool, typer.Option("--by-position", help="Match the rows by position, not by id (both tables list the same rows in the same order).")] = False,
 ) -> None:
     """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
     import json
@@ -285,7 +286,7 @@ def compare(
     from ragjudge.io import read_table
 
     scales = {item["name"]: item["kind"] == "scale" for item in describe(load_config(config))}
-    report = measure(read_table(baseline), read_table(current), metrics=metric or None, by=by, scales=scales)
+    report = measure(read_table(baseline), read_table(current), metrics=metric or None, by=by, scales=scales, by_position=by_position)
     check_regression_gates(max_regressions, max_drop)
     results = checks(report, max_regressions, max_drop)
     report["gate_lines"] = lines(results)

@@ -324,6 +324,8 @@ def _text(c: Check) -> str | None:
         return (f"budget reached: spent ${c.value:.4f} of --max-cost ${c.bound or 0:g}; rows not judged: {left} "
                 "(run again with a higher --max-cost: the rows judged come from the cache)")
     if kind is Kind.INTERRUPTED:
+        if not any(n.values()):  # the interrupt came after the last verdict (while writing)
+            return "interrupted: every row was judged before the interrupt; no row is unfinished"
         return "interrupted: unfinished rows have status error"
     if kind is Kind.NOTHING_JUDGED:
         return f"nothing was judged: {_nothing_why(n['rows'])}"
@@ -355,7 +357,7 @@ def line(c: Check) -> str | None:
     text = _text(c)
     if text is None:
         return None
-    if c.check is Kind.INTERRUPTED:
+    if c.check is Kind.INTERRUPTED and any(c.counts.values()):
         text += " (reason 'interrupted')"
     elif c.check is Kind.NOTHING_JUDGED:
         text += "; check the input and the column mapping (the 'columns:' line; -q hides it)"

@@ -11,20 +11,21 @@ import os
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary
+from ragjudge.reports import printable
 
 WORST_SHOWN = 10
 
 
 def _md(value: Any) -> str:
     """``value`` as text safe inside a Markdown table cell: one line, pipes and HTML escaped,
-    API keys redacted."""
+    control characters replaced (U+FFFD, as in JUnit), API keys redacted."""
     import html
 
     from ragjudge.model import redact
 
     if isinstance(value, list):
         value = "; ".join(map(str, value))
-    text = " ".join(redact(str("" if value is None else value)).split())
+    text = " ".join(printable(redact(str("" if value is None else value))).split())
     return html.escape(text, quote=False).replace("|", "\\|")
 
 
@@ -39,6 +40,7 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
     env = Environment(loader=PackageLoader("ragjudge.reports", "templates"), undefined=StrictUndefined, autoescape=False,
                       keep_trailing_newline=True, trim_blocks=False)
     env.filters["md"] = _md
+    env.filters["printable"] = lambda value: printable(str(value))
     worst = sorted(({**row, "metric": name} for name, m in summary.metrics.items() for row in m.worst),
                    key=lambda row: (row["score"], row["row"]))[:WORST_SHOWN]
     usage = summary.usage

@@ -83,9 +83,10 @@ def verdict_printer(console: Any, progress: Any) -> Any:
     return show
 
 
-def report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool) -> bool:
+def report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool, cache: bool = True) -> bool:
     """Print the end of a run: the table (unless quiet), the gate's lines, the failing rows on a
-    failing gate, the GitHub annotations, and the closing line of an interrupted run."""
+    failing gate, the GitHub annotations, and the closing line of an interrupted run (``cache``:
+    the run used the response cache). Returns whether it printed that closing line."""
     from ragjudge.reports.console import failing_lines, print_summary
 
     if not quiet:
@@ -103,17 +104,26 @@ def report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool) -> bo
         stream = sys.stderr if wanted.output == "-" or wanted.summary_json == "-" else sys.stdout
         print("\n".join(done.annotations), file=stream, flush=True)
     if result.summary.interrupted:
-        console.print(interrupted_line(result.summary, wanted.output), highlight=False, soft_wrap=True)
+        console.print(interrupted_line(result.summary, wanted.output, cache), highlight=False, soft_wrap=True)
         return True
     return False
 
 
-def interrupted_line(summary: Any, output: str | None) -> str:
-    """The one closing line of an interrupted run: what was written, and how to finish."""
-    done = ", ".join(f"{name} {m.rows - m.interrupted} done, {m.interrupted} unfinished" for name, m in summary.metrics.items())
+def interrupted_line(summary: Any, output: str | None, cache: bool = True) -> str:
+    """The one closing line of an interrupted run: what was written, what is left (rows left out
+    by --limit / --sample are neither done nor unfinished), and how to finish (``cache``: the
+    run read and wrote the response cache, so a re-run pays only for the unfinished rows)."""
+    parts = []
+    for name, m in summary.metrics.items():
+        part = f"{name} {m.rows - m.interrupted - m.unsampled} done, {m.interrupted} unfinished"
+        parts.append(part + (f", {m.unsampled} not sampled" if m.unsampled else ""))
+    done = ", ".join(parts)
     where = f"all {summary.rows} rows were written to {'stdout' if output == '-' else output}" if output else "no table was asked for (-o)"
-    return (f"interrupted: {where} ({done}; unfinished rows have status error, reason 'interrupted'); "
-            "run the same command again to judge only those (finished calls come from the cache)")
+    if not any(m.interrupted for m in summary.metrics.values()):
+        return f"interrupted: {where} ({done}: every row was judged before the interrupt); nothing is left to judge"
+    again = ("run the same command again to judge only those (finished calls come from the cache)" if cache else
+              "run the same command again to judge every row again (--no-cache: no verdict was kept in the cache)")
+    return f"interrupted: {where} ({done}; unfinished rows have status error, reason 'interrupted'); {again}"
 
 
 def _rate(per_second: float) -> str:
