@@ -190,7 +190,16 @@ def load(config: str | None, options: dict[str, Any], sets: list[str] = ()) -> t
 
     over, mapped = overrides(options)
     given = set_overrides(list(sets))
-    return load_config(config, merge(given, over), flags={**set_flags(given), **FLAGS}), mapped
+    named = {key: option for key, option in set_flags(given).items() if not _given(over, key)}  # a named option wins: it names itself
+    return load_config(config, merge(given, over), flags={**FLAGS, **named}), mapped
+
+
+def _given(tree: dict[str, Any], key: str) -> bool:
+    for part in key.split("."):
+        if not isinstance(tree, dict) or part not in tree:
+            return False
+        tree = tree[part]
+    return True
 
 
 def check_selection(limit: int | None, sample: int | None) -> None:
