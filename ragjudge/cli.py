@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ragjudge.errors import EXIT_USAGE, RagjudgeError
-from ragjudge.options import FLAGS, check_regression_gates, pairs  # light: no rich, pandas or litellm
+from ragjudge.options import check_regression_gates  # light: no rich, pandas or litellm
 from ragjudge.reports.terminal import Progress as _progress
 
 app = typer.Typer(
@@ -309,16 +309,14 @@ def report(
     title: Annotated[Optional[str], typer.Option(help="The report's title.")] = None,
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config of the run (thresholds, gate, column mapping, judges defined in it).")] = None,
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
+    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
 ) -> None:
     """Write one self-contained HTML report of a scored table: the gate, charts, and every row's reasons."""
-    from ragjudge.config import FIELDS, load_config
     from ragjudge.io import read_table
+    from ragjudge.options import check_outputs, load
     from ragjudge.reports.html import from_table, write
 
-    mapped = pairs(map, "--map", FIELDS)
-    settings = load_config(config, {"columns": mapped} if mapped else None, flags=FLAGS)
-    from ragjudge.options import check_outputs
-
+    settings, _ = load(config, {"map": map}, set_)
     check_outputs(scored, None, None, html=output, html_flag="-o")
     text = from_table(read_table(scored), settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title)
     write(output, text)
@@ -368,19 +366,14 @@ def render(
     model: Annotated[Optional[str], typer.Option(help="Judge model (its prompt order depends on it).")] = None,
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
     input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix.")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
 ) -> None:
     """Print the exact messages a judge would receive for one row, with no call made."""
     from ragjudge.catalog import render as show
-    from ragjudge.config import FIELDS, load_config
+    from ragjudge.options import load
 
-    mapped = pairs(map, "--map", FIELDS)
-    overrides: dict[str, Any] = {"metrics": [metric]}
-    if mapped:
-        overrides["columns"] = mapped
-    if model:
-        overrides["judge"] = {"model": model}
-    settings = load_config(config, overrides, flags=FLAGS)
-    typer.echo(show(input, settings, metric, row, frozenset(mapped), input_format), nl=False)
+    settings, mapped = load(config, {"metric": [metric], "map": map, "model": model}, set_)
+    typer.echo(show(input, settings, metric, row, mapped, input_format), nl=False)
 
 
 def _cache_folder(cache_dir: str | None) -> Any:
