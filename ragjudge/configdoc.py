@@ -93,7 +93,8 @@ def markdown() -> str:
         "  min_pass_rate: {sufficiency: 0.9, completeness: 0.8}",
         "```",
         "",
-        "Any key can also be set on the command line of `ragjudge score` with `--set KEY=VALUE`: the key dotted as in the tables "
+        "Any key can also be set on the command line of `ragjudge score` (and `render`, `report`) with `--set KEY=VALUE`: the key "
+        "dotted as in the tables "
         "below, the value read as YAML (`4`, `0.3`, `true`, `null`, `[a, b]`), repeatable. The `--set` values are laid over the "
         "file before the config is checked, so an unknown key or a bad value is the same error as in a file; an option named "
         "for a key (`--concurrency`) wins over `--set`.",
