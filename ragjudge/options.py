@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from ragjudge.errors import ConfigError
 
@@ -182,7 +182,7 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load(config: str | None, options: dict[str, Any], sets: list[str] = ()) -> tuple[Any, frozenset[str]]:  # type: ignore[assignment]
+def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> tuple[Any, frozenset[str]]:
     """The run's validated ``Config``: the file ``config`` (or a bundled one), the ``--set``
     items laid over it, then the options of ``FLAG_TABLE`` (``options``: by ``Flag.param``).
     Returns it with the fields mapped by ``--map``. Raises ``ConfigError``."""
