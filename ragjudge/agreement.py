@@ -167,9 +167,18 @@ def _id(value: Any) -> str:
 
 def _aligned(table: Any, pair: Any) -> tuple[Any, str]:
     """``pair`` in ``table``'s row order and how it was matched: by the ``id`` column when
-    both have one, else by position. Raises ``InputError`` when the ids differ or repeat."""
+    both have one, else by position. Raises ``InputError`` when the ids differ or repeat, or
+    one is null (naming the rows)."""
     if "id" not in table.columns or "id" not in pair.columns:
         return pair, "position"
+    import pandas as pd
+
+    for name, frame in (("scored", table), ("pair", pair)):
+        blank = [i + 1 for i, v in enumerate(frame["id"].tolist()) if v is None or (not isinstance(v, (list, dict)) and pd.isna(v))]
+        if blank:
+            rows = ", ".join(map(str, blank[:10])) + (f" and {len(blank) - 10} more" if len(blank) > 10 else "")
+            raise InputError(f"the {name} table has no id on row(s) {rows}; every row needs an id to match the pair table's rows "
+                             "(or drop the id column of both to match them by position)")
     ids_a, ids_b = [_id(v) for v in table["id"]], [_id(v) for v in pair["id"]]
     if ids_a == ids_b:
         return pair, "id"

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ragjudge.errors import EXIT_USAGE, RagjudgeError
+from ragjudge.options import check_regression_gates  # light: no rich, pandas or litellm
+from ragjudge.reports.terminal import Progress as _progress
 
 app = typer.Typer(
     name="ragjudge",
@@ -49,131 +51,10 @@ SCORE_EPILOG = """Examples:
 
   ragjudge score data.jsonl --model local/qwen2.5-coder-1.5b   (embedded judge, no API key)
 
+  ragjudge score data.jsonl --set judge.concurrency=4 --set thresholds.completeness=4   (any config key)
+
 Exit codes: 0 gate passed, 1 a pass-rate gate failed, 2 usage/config/input error,
 3 too many judge errors (provider down, auth, quota, unreadable replies), 130 interrupted."""
-
-
-class _Stderr:
-    """stderr for the console, which a closed pipe (``2>&1 | head``) must not turn into a
-    failed run: what cannot be written is dropped, and the run writes its outputs."""
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        try:
-            return self.stream.write(text)
-        except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
-            return len(text)
-
-    def flush(self) -> None:
-        try:
-            self.stream.flush()
-        except (BrokenPipeError, ValueError):
-            pass
-
-    def isatty(self) -> bool:
-        return self.stream.isatty()
-
-    def fileno(self) -> int:
-        return self.stream.fileno()
-
-    @property
-    def encoding(self) -> str:
-        return getattr(self.stream, "encoding", "utf-8")
-
-
-def _stderr():
-    from rich.console import Console
-
-    console = Console(file=_Stderr(sys.stderr), force_terminal=None)
-    if not console.is_terminal:
-        console.width = max(console.width, 110)
-    return console
-
-
-def _pairs(values: list[str], flag: str, allowed: tuple[str, ...] | None = None) -> dict[str, str]:
-    out = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not key or not value:
-            raise RagjudgeError(f"{flag} expects KEY=VALUE, got '{item}'")
-        if allowed and key not in allowed:
-            raise RagjudgeError(f"{flag}: unknown name '{key}'; use one of: {', '.join(allowed)}")
-        out[key] = value
-    return out
-
-
-def _number(value: str, flag: str) -> float:
-    try:
-        return float(value)
-    except ValueError:
-        raise RagjudgeError(f"{flag}: '{value}' is not a number") from None
-
-
-def _overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
-    from ragjudge.config import FIELDS
-
-    over: dict[str, Any] = {}
-    judge = {k: options[k] for k in ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples",
-                                     "max_cost") if options[k] is not None}
-    if judge:
-        over["judge"] = judge
-    mapped = _pairs(options["map"], "--map", FIELDS)
-    if mapped:
-        over["columns"] = mapped
-    if options["metric"]:
-        over["metrics"] = options["metric"]
-    thresholds = {k: _number(v, "--threshold") for k, v in _pairs(options["threshold"], "--threshold").items()}
-    if thresholds:
-        over["thresholds"] = thresholds
-    gate: dict[str, Any] = {}
-    rates: dict[str, float] = {}
-    for item in options["min_pass_rate"]:
-        if "=" in item:
-            rates.update({k: _number(v, "--min-pass-rate") for k, v in _pairs([item], "--min-pass-rate").items()})
-        else:
-            rates["*"] = _number(item, "--min-pass-rate")  # every metric of the run
-    if rates:
-        gate["min_pass_rate"] = rates
-    if options["max_error_rate"] is not None:
-        gate["max_error_rate"] = options["max_error_rate"]
-    if options["max_skip_rate"] is not None:
-        gate["max_skip_rate"] = options["max_skip_rate"]
-    if gate:
-        over["gate"] = gate
-    cache: dict[str, Any] = {}
-    if options["no_cache"]:
-        cache["enabled"] = False
-    if options["cache_dir"] is not None:
-        cache["dir"] = options["cache_dir"]
-    if cache:
-        over["cache"] = cache
-    return over, frozenset(mapped)
-
-
-# config key -> the option of `ragjudge score` that sets it (named in messages about a bad value)
-FLAGS = {
-    **{f"judge.{key}": f"--{key.replace('_', '-')}" for key in ("model", "transport", "api_base", "concurrency", "workers", "timeout",
-                                                                 "max_retries", "rpm", "samples")},
-    "metrics": "-m/--metric", "thresholds": "--threshold", "gate.min_pass_rate": "--min-pass-rate",
-    "gate.max_error_rate": "--max-error-rate", "gate.max_skip_rate": "--max-skip-rate", "cache.dir": "--cache-dir",
-    **{f"columns.{name}": "--map" for name in ("id", "request", "context", "expected_facts", "expected_response", "response")},
-}
-
-
-def _side_format(path: str | None, explicit: str | None, shared: str | None) -> str | None:
-    """--output-format wins; --format applies where the output's suffix can't tell (stdout)."""
-    from pathlib import Path
-
-    from ragjudge.io import _SUFFIXES
-
-    if explicit:
-        return explicit
-    if path is not None and (path == "-" or Path(path).suffix.lower() not in _SUFFIXES):
-        return shared
-    return None
 
 
 @app.command(epilog=SCORE_EPILOG)
@@ -182,6 +63,7 @@ def score(
     output: Annotated[Optional[str], typer.Option("-o", "--output", help="Scored table to write (format from the suffix; - for stdout). Without it only the summary is printed.")] = None,
     metric: Annotated[list[str], typer.Option("-m", "--metric", help="sufficiency or completeness; repeat for both (default: both).")] = [],
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config file, or a bundled one: default, local, mlflow (`ragjudge config show NAME`); flags override it.")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted (judge.concurrency=4, gate.max_error_rate=0.05); the value is read as YAML; repeat for more. Laid over the config file; the options named for a key win over it.")] = [],
     model: Annotated[Optional[str], typer.Option(help="Judge model, any litellm model string (default openai/gpt-4o-mini), or local/qwen2.5-coder-1.5b for the embedded offline judge.")] = None,
     api_base: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server, e.g. http://localhost:8000/v1.")] = None,
     transport: Annotated[Optional[str], typer.Option(help="auto (default): OpenAI-compatible models over ragjudge's fast aiohttp client, others through litellm; litellm: everything through litellm.")] = None,
@@ -221,60 +103,76 @@ def score(
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Print each row's verdicts as they land (id, score, a line of rationale); with -q, only these and a failing gate.")] = False,
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
-    import time
+    from ragjudge import options
+    from ragjudge.reports.outputs import Wanted
+    from ragjudge.reports.terminal import make_console, warn_unjudged_gates
 
-    from ragjudge.config import load_config
-    from ragjudge.pipeline import evaluate
-    from ragjudge.reports.outputs import Wanted, finish
-
-    overrides, flag_fields = _overrides(locals())
-    settings = load_config(config, overrides, flags=FLAGS)
-    _regression_gates(max_regressions, max_drop)
-    _check_outputs(input, output, summary_json, format, output_format, junit=junit, markdown=markdown, html=html, baseline=baseline,
-                   gates_without_baseline=max_regressions is not None or max_drop is not None)
-    console = _stderr()
-    for name in sorted({entry.split("=", 1)[0].strip() for entry in min_pass_rate if "=" in entry} - set(settings.metrics)):
-        console.print(f"warning: --min-pass-rate {name}=...: {name} is not judged in this run (metrics: {', '.join(settings.metrics)}); "
-                      f"add -m {name} to gate on it", highlight=False, markup=False, soft_wrap=True)
-    step_summary = not no_step_summary and _step_summary_usable(console, input, output, summary_json, junit, markdown, html)
-    wanted = Wanted(input, input_format, output, summary_json, junit, markdown, html, step_summary, baseline, max_regressions, max_drop)
-    if limit is not None and sample is not None:
-        raise RagjudgeError("--limit and --sample both choose the rows to judge: give one of them")
-    _check_budget(settings)
+    given = dict(locals())
+    settings, flag_fields = options.load(config, given, set_)
+    options.check_regression_gates(max_regressions, max_drop)
+    options.check_outputs(input, output, summary_json, format, output_format, junit=junit, markdown=markdown, html=html, baseline=baseline,
+                          gates_without_baseline=max_regressions is not None or max_drop is not None)
+    console = make_console()
+    warn_unjudged_gates(console, min_pass_rate, settings.metrics)
+    problem = None if no_step_summary else options.step_summary_problem(input, output, summary_json, junit, markdown, html)
+    if problem:
+        console.print(problem, highlight=False, markup=False, soft_wrap=True)
+    wanted = Wanted(input, input_format, output, summary_json, junit, markdown, html, not no_step_summary and problem is None, baseline,
+                    max_regressions, max_drop)
+    options.check_selection(limit, sample)
+    options.check_budget(settings)
     if dry_run:
         _dry_run(console, input, settings, input_format, flag_fields, limit, sample, seed, summary_json)
-    if engine not in ("local", "ray"):
-        raise RagjudgeError(f"--engine {engine}: use local or ray")
+    options.check_engine(engine, ray_actors)
     if engine == "ray":
-        if ray_actors is not None and ray_actors < 1:
-            raise RagjudgeError(f"--ray-actors {ray_actors}: give a number of actors, 1 or more")
         raise typer.Exit(_score_on_ray(console, input, settings, wanted, flag_fields, ray_address, ray_actors, quiet))
+    raise typer.Exit(_score_locally(console, settings, wanted, flag_fields, given))
+
+
+def _score_locally(console: Any, settings: Any, wanted: Any, flag_fields: frozenset[str], given: dict[str, Any]) -> int:
+    """``score`` on this machine: the run with its progress, then the outputs and the lines."""
+    import time
+
+    from ragjudge.options import output_format
+    from ragjudge.pipeline import evaluate
+    from ragjudge.reports.terminal import verdict_printer
+
+    quiet = given["quiet"]
     progress = None if quiet else _progress(console)
     started = time.monotonic()
     try:
         result = evaluate(
-            input,
+            wanted.source,
             settings,
-            output=output,
-            input_format=input_format,
-            output_format=_side_format(output, output_format, format),
+            output=wanted.output,
+            input_format=wanted.input_format,
+            output_format=output_format(wanted.output, given["output_format"], given["format"]),
             flag_fields=flag_fields,
             on_start=progress.start if progress else None,
             on_progress=progress.advance if progress else None,
             on_note=None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)),
-            keep_table=bool(junit or baseline or html),
+            keep_table=bool(wanted.junit or wanted.baseline or wanted.html),
             handle_signals=True,
-            on_row=_verdict_printer(console, progress) if verbose else None,  # -q -v: the verdicts, no progress or table
-            limit=limit,
-            sample=sample,
-            seed=seed,
+            on_row=verdict_printer(console, progress) if given["verbose"] else None,  # -q -v: the verdicts, no progress or table
+            limit=given["limit"],
+            sample=given["sample"],
+            seed=given["seed"],
         )
     finally:
         if progress:
             progress.stop()
-    done = finish(result, settings, wanted, time.monotonic() - started)
-    _report(console, result, done, wanted, quiet)
-    raise typer.Exit(done.gate.exit_code)
+    return _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
+
+
+def _finish(console: Any, result: Any, settings: Any, wanted: Any, seconds: float, quiet: bool) -> int:
+    """Write the outputs of a finished run, print its end, and return its exit code."""
+    from ragjudge.reports.outputs import finish
+    from ragjudge.reports.terminal import report
+
+    done = finish(result, settings, wanted, seconds)
+    if report(console, result, done, wanted, quiet, settings.cache.enabled):
+        _SAID["interrupted"] = True
+    return done.gate.exit_code
 
 
 def _score_on_ray(console: Any, source: str, settings: Any, wanted: Any, flag_fields: frozenset[str], address: str | None,
@@ -283,7 +181,6 @@ def _score_on_ray(console: Any, source: str, settings: Any, wanted: Any, flag_fi
     import time
 
     from ragjudge.ray import evaluate_on_ray
-    from ragjudge.reports.outputs import finish
 
     started = time.monotonic()
     try:
@@ -301,47 +198,7 @@ def _score_on_ray(console: Any, source: str, settings: Any, wanted: Any, flag_fi
         if not wanted.output or wanted.output == "-":
             raise RagjudgeError("--junit, --html and --baseline with --engine ray read the scored table back: give -o FILE or FOLDER")
         result.table = pd.read_parquet(wanted.output) if os.path.isdir(wanted.output) else read_table(wanted.output)
-    done = finish(result, settings, wanted, time.monotonic() - started)
-    _report(console, result, done, wanted, quiet)
-    return done.gate.exit_code
-
-
-def _verdict_printer(console: Any, progress: Any) -> Any:
-    """``--verbose``: one line per row as its verdicts land, above the progress bar."""
-    from ragjudge.gate import row_name
-    from ragjudge.reports.console import _one_line
-
-    def show(position: int, ident: Any, verdicts: list[Any]) -> None:
-        if verdicts and all(v.status == "skipped" and v.error == "not sampled" for v in verdicts):
-            return  # left out by --limit / --sample: not a verdict
-        parts = []
-        for v in verdicts:
-            if v.status == "ok":
-                mark = "passed" if v.passed else "FAILED"
-                why = _one_line(v.rationale, 90)
-                parts.append(f"{v.metric} {v.score:g} {mark}" + (f" ({why})" if why else ""))
-            else:
-                parts.append(f"{v.metric} {v.status}: {_one_line(v.error, 200)}")
-        target = progress.bar.console if progress is not None and progress.bar is not None else console
-        try:
-            target.print(f"{_one_line(row_name(ident, position))}: " + "; ".join(parts), highlight=False, soft_wrap=True, markup=False)
-        except OSError:  # stderr closed (| head): the run goes on, and writes its outputs
-            pass
-
-    return show
-
-
-def _check_budget(settings: Any) -> None:
-    """Refuse ``--max-cost`` for a model with no known price before anything is spent."""
-    if settings.judge.max_cost is None or settings.judge.price is not None or settings.judge.model.startswith("local/"):
-        return
-    from ragjudge import prices
-    from ragjudge.transports import resolve_model
-
-    provider, _, name = resolve_model(settings.judge).partition("/")
-    if (prices.entry(provider, name) or {}).get("input_cost_per_token") is None:
-        raise RagjudgeError(f"--max-cost: {settings.judge.model} has no price in litellm's price table, so spending cannot be counted; "
-                            "give one in the config: judge.price: {input_per_mtok: ..., output_per_mtok: ...}")
+    return _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
 
 
 def _dry_run(console: Any, source: str, settings: Any, input_format: str | None, flag_fields: frozenset[str], limit: int | None,
@@ -360,194 +217,7 @@ def _dry_run(console: Any, source: str, settings: Any, input_format: str | None,
     raise typer.Exit(0)
 
 
-def _report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool) -> None:
-    """Print the end of a run: the table (unless quiet), the gate's lines, the failing rows on a
-    failing gate, the GitHub annotations, and the closing line of an interrupted run."""
-    from ragjudge.reports.console import failing_lines, print_summary
-
-    if not quiet:
-        for line in done.comparison_lines:
-            console.print(line, highlight=False, soft_wrap=True)
-        print_summary(console, result.summary, done.gate)
-    else:  # quiet: no table, but a failing gate still says why, and a metric that judged nothing says so
-        for line in done.gate.lines:
-            if line.startswith("SKIP") or (not done.gate.passed and ("FAIL" in line or "failed" in line)):
-                console.print(line, highlight=False, soft_wrap=True)
-    if not done.gate.passed and not result.summary.interrupted:
-        for line in failing_lines(result.summary, wanted.output, wanted.summary_json):
-            console.print(line, highlight=False, soft_wrap=True)
-    if done.annotations:  # workflow commands: on stdout, unless the scored table goes there
-        stream = sys.stderr if wanted.output == "-" or wanted.summary_json == "-" else sys.stdout
-        print("\n".join(done.annotations), file=stream, flush=True)
-    if result.summary.interrupted:
-        console.print(_interrupted_line(result.summary, wanted.output), highlight=False, soft_wrap=True)
-        _SAID["interrupted"] = True
-
-
 _SAID: dict[str, bool] = {}  # the score command said why it stopped: main adds nothing
-
-
-def _interrupted_line(summary: Any, output: str | None) -> str:
-    """The one closing line of an interrupted run: what was written, and how to finish."""
-    done = ", ".join(f"{name} {m.rows - m.interrupted} done, {m.interrupted} unfinished" for name, m in summary.metrics.items())
-    where = f"all {summary.rows} rows were written to {'stdout' if output == '-' else output}" if output else "no table was asked for (-o)"
-    return (f"interrupted: {where} ({done}; unfinished rows have status error, reason 'interrupted'); "
-            "run the same command again to judge only those (finished calls come from the cache)")
-
-
-def _check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
-                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
-                   html_flag: str = "--html") -> None:
-    """Refuse, before any judging, outputs that could only fail or collide at the end."""
-    from pathlib import Path
-
-    from ragjudge.io import FORMATS
-
-    for fmt in formats:
-        if fmt is not None and fmt not in FORMATS:
-            raise RagjudgeError(f"unknown format '{fmt}'; use one of: {', '.join(FORMATS)}")
-    if gates_without_baseline and not baseline:
-        raise RagjudgeError("--max-regressions and --max-drop compare with a baseline: give --baseline SCORED_TABLE")
-    if baseline and not Path(baseline).is_file():
-        raise RagjudgeError(f"--baseline: no such file: {baseline}")
-    if baseline:  # before any judging: a table that was never scored cannot be a baseline
-        from ragjudge.compare import metrics_of
-        from ragjudge.io import iter_chunks
-
-        first = next(iter(iter_chunks(baseline, None, 1000)), None)
-        if first is None or not metrics_of(first):
-            raise RagjudgeError(f"--baseline {baseline} holds no scored metric (no M_status and M_passed columns); "
-                                "give a table written by ragjudge score -o")
-    for flag, path in (("--junit", junit), ("--markdown", markdown), (html_flag, html)):
-        if path is None:
-            continue
-        if path == "-":
-            raise RagjudgeError(f"{flag} writes a file, not stdout: give a file name")
-        if path == "" or Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
-            raise RagjudgeError(f"{flag}: cannot write {path!r}: give a file in an existing folder")
-        for other_flag, other in (("-o", output), ("--summary-json", summary_json), ("the input", source)):
-            if other and other != "-" and os.path.realpath(other) == os.path.realpath(path):
-                raise RagjudgeError(f"{flag} {path} is also {other_flag}; give it another name")
-    if output == "" or summary_json == "":
-        raise RagjudgeError("an empty path was given to -o or --summary-json")
-    if output == "-" and summary_json == "-":
-        raise RagjudgeError("-o - and --summary-json - would both write to stdout; send one of them to a file")
-    if summary_json and summary_json != "-":
-        target = Path(summary_json)
-        for flag, other in (("-o", output), ("the input", source)):
-            if other and other != "-" and os.path.realpath(other) == os.path.realpath(summary_json):
-                raise RagjudgeError(f"--summary-json {summary_json} is also {flag}; the summary would replace it: give it another name")
-        if target.is_dir():
-            raise RagjudgeError(f"--summary-json: {summary_json} is a folder")
-        if not target.resolve().parent.is_dir():
-            raise RagjudgeError(f"--summary-json: folder does not exist: {target.parent}")
-
-
-def _regression_gates(max_regressions: int | None, max_drop: float | None) -> None:
-    """Refuse regression gates that cannot mean anything: a negative count, a drop outside
-    0..1 or not a number."""
-    import math
-
-    if max_regressions is not None and max_regressions < 0:
-        raise RagjudgeError(f"--max-regressions {max_regressions}: give a number of rows, 0 or more")
-    if max_drop is not None and not (math.isfinite(max_drop) and 0.0 <= max_drop <= 1.0):
-        raise RagjudgeError(f"--max-drop {max_drop}: give a drop in pass rate from 0 to 1 (0.05: five points)")
-
-
-def _step_summary_usable(console: Any, source: str, *outputs: str | None) -> bool:
-    """Whether the job summary can be appended to the file ``GITHUB_STEP_SUMMARY`` names: not
-    when it is the input or another output (Markdown appended to a scored JSONL breaks it) or
-    its folder does not exist; a warning says so and the run goes on without it."""
-    from pathlib import Path
-
-    from ragjudge.reports.markdown import step_summary_path
-
-    path = step_summary_path()
-    if not path:
-        return True
-    for other in (source, *outputs):
-        if other and other != "-" and os.path.realpath(other) == os.path.realpath(path):
-            console.print(f"warning: GITHUB_STEP_SUMMARY is {path}, which this run also reads or writes; the job summary is not appended to it",
-                          highlight=False, markup=False, soft_wrap=True)
-            return False
-    if Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
-        console.print(f"warning: GITHUB_STEP_SUMMARY names {path}, which cannot be written (a folder, or its folder does not exist); "
-                      "the job summary is not appended", highlight=False, markup=False, soft_wrap=True)
-        return False
-    return True
-
-
-def _rate(per_second: float) -> str:
-    """A rate with the digits that show it: 12, 3.4, 0.083 (never 0.0 for a slow one)."""
-    return f"{per_second:.0f}" if per_second >= 10 else (f"{per_second:.1f}" if per_second >= 1 else f"{per_second:.2g}")
-
-
-class _progress:
-    """Progress on stderr: a rich bar (rows done, rows per second, time left) on a terminal;
-    elsewhere (CI logs, pipes) a plain line at most every ``LOG_EVERY_S`` seconds."""
-
-    LOG_EVERY_S = 15.0
-
-    def __init__(self, console: Any) -> None:
-        self.console = console
-        self.bar = None
-        self.task = None
-        self.total: int | None = None
-        self.done = 0
-        self.spent = 0.0
-        self.unpriced = False
-        self.started = self.logged = 0.0
-
-    def start(self, total: int | None) -> None:
-        import time
-
-        self.total = total
-        self.started = self.logged = time.monotonic()
-        if not self.console.is_terminal:
-            return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self.bar = Progress(
-            TextColumn("judging"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TaskProgressColumn(),
-            TextColumn("{task.fields[rate]} rows/s, {task.fields[spent]}, elapsed"),
-            TimeElapsedColumn(),
-            TextColumn("left"),
-            TimeRemainingColumn(),
-            console=self.console,
-            transient=False,
-        )
-        self.bar.start()
-        self.task = self.bar.add_task("rows", total=total, rate="-", spent="$0.0000")
-
-    def advance(self, rows: int, cost: float | None = 0.0) -> None:
-        """``rows`` more rows done, which cost ``cost`` USD (None: a price is unknown)."""
-        import time
-
-        self.done += rows
-        if cost is None:
-            self.unpriced = True
-        else:
-            self.spent += cost
-        spent = "cost unknown" if self.unpriced else f"${self.spent:.4f}"
-        if self.bar is not None:
-            self.bar.advance(self.task, rows)
-            speed = self.bar.tasks[0].speed
-            self.bar.update(self.task, rate=_rate(speed) if speed else "-", spent=spent)
-            return
-        now = time.monotonic()
-        if now - self.logged >= self.LOG_EVERY_S:
-            self.logged = now
-            rate = self.done / max(now - self.started, 1e-9)
-            of = f"/{self.total}" if self.total else ""
-            left = f", about {(self.total - self.done) / rate / 60:.1f} min left" if self.total and rate > 0 else ""
-            self.console.print(f"judged {self.done}{of} rows ({_rate(rate)} rows/s{left}; {spent} so far)", highlight=False)
-
-    def stop(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 @app.command(epilog="""Examples:
@@ -603,23 +273,25 @@ def compare(
     max_drop: Annotated[Optional[float], typer.Option(help="Fail when a pass rate is lower than the baseline's by more than this (0..1).")] = None,
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config that defines metrics of your own (for their scale).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    by_position: Annotated[bool, typer.Option("--by-position", help="Match the rows by position, not by id (both tables list the same rows in the same order).")] = False,
 ) -> None:
     """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
     import json
 
     from ragjudge.catalog import describe
-    from ragjudge.compare import check, render
+    from ragjudge.compare import checks, render
     from ragjudge.compare import compare as measure
+    from ragjudge.gate import exit_code, lines
     from ragjudge.config import load_config
     from ragjudge.io import read_table
 
     scales = {item["name"]: item["kind"] == "scale" for item in describe(load_config(config))}
-    report = measure(read_table(baseline), read_table(current), metrics=metric or None, by=by, scales=scales)
-    _regression_gates(max_regressions, max_drop)
-    lines = check(report, max_regressions, max_drop)
-    report["gate_lines"] = lines
-    typer.echo(json.dumps(report, indent=2) if json_output else render(report, lines))
-    raise typer.Exit(1 if any(line.startswith("FAIL") for line in lines) else 0)
+    report = measure(read_table(baseline), read_table(current), metrics=metric or None, by=by, scales=scales, by_position=by_position)
+    check_regression_gates(max_regressions, max_drop)
+    results = checks(report, max_regressions, max_drop)
+    report["gate_lines"] = lines(results)
+    typer.echo(json.dumps(report, indent=2) if json_output else render(report, report["gate_lines"]))
+    raise typer.Exit(exit_code(results))
 
 
 @app.command(epilog="""Examples:
@@ -637,15 +309,15 @@ def report(
     title: Annotated[Optional[str], typer.Option(help="The report's title.")] = None,
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config of the run (thresholds, gate, column mapping, judges defined in it).")] = None,
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
+    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
 ) -> None:
     """Write one self-contained HTML report of a scored table: the gate, charts, and every row's reasons."""
-    from ragjudge.config import FIELDS, load_config
     from ragjudge.io import read_table
+    from ragjudge.options import check_outputs, load
     from ragjudge.reports.html import from_table, write
 
-    mapped = _pairs(map, "--map", FIELDS)
-    settings = load_config(config, {"columns": mapped} if mapped else None, flags=FLAGS)
-    _check_outputs(scored, None, None, html=output, html_flag="-o")
+    settings, _ = load(config, {"map": map}, set_)
+    check_outputs(scored, None, None, html=output, html_flag="-o")
     text = from_table(read_table(scored), settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title)
     write(output, text)
     typer.echo(f"wrote {output}")
@@ -694,19 +366,14 @@ def render(
     model: Annotated[Optional[str], typer.Option(help="Judge model (its prompt order depends on it).")] = None,
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
     input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix.")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
 ) -> None:
     """Print the exact messages a judge would receive for one row, with no call made."""
     from ragjudge.catalog import render as show
-    from ragjudge.config import FIELDS, load_config
+    from ragjudge.options import load
 
-    mapped = _pairs(map, "--map", FIELDS)
-    overrides: dict[str, Any] = {"metrics": [metric]}
-    if mapped:
-        overrides["columns"] = mapped
-    if model:
-        overrides["judge"] = {"model": model}
-    settings = load_config(config, overrides, flags=FLAGS)
-    typer.echo(show(input, settings, metric, row, frozenset(mapped), input_format), nl=False)
+    settings, mapped = load(config, {"metric": [metric], "map": map, "model": model}, set_)
+    typer.echo(show(input, settings, metric, row, mapped, input_format), nl=False)
 
 
 def _cache_folder(cache_dir: str | None) -> Any:

@@ -1,6 +1,7 @@
 """Two scored tables -> what got worse: ``ragjudge compare BASELINE CURRENT`` and ``score --baseline``.
 
-Rows are matched by ``id`` (or by position, with a warning, when a table has none). Per metric,
+Rows are matched by ``id``: a null or repeated id is an error naming the rows; by position
+with ``by_position`` (``--by-position``), or, with a warning, when a table has no id column. Per metric,
 over the rows ok in both tables: both pass rates and their change, with McNemar's exact test
 on the rows whose pass/fail changed (a two-sided binomial test of the regressions among the
 changed rows, scipy); for a metric scored on a scale, also the Wilcoxon signed-rank test of
@@ -22,12 +23,17 @@ from ragjudge.errors import InputError
 LISTED = 50  # regressed and improved row ids listed per metric (the counts stay whole)
 
 
-def _ids(table: Any, name: str) -> list[str] | None:
+def _ids(table: Any, name: str, hint: str = "") -> list[str] | None:
+    """The table's ids as text (None: it has no id column). Raises ``InputError`` naming the
+    rows for a null id (matching the others by id would pair the wrong rows, and matching all
+    of them by position silently is worse) and for an id given twice."""
     if "id" not in table.columns:
         return None
     values = [None if _missing(v) else _id_text(v) for v in table["id"]]
-    if any(v is None for v in values):
-        return None
+    blank = [i + 1 for i, v in enumerate(values) if v is None]
+    if blank:
+        rows = ", ".join(map(str, blank[:10])) + (f" and {len(blank) - 10} more" if len(blank) > 10 else "")
+        raise InputError(f"the {name} table has no id on row(s) {rows}; every row needs an id to match rows{hint}")
     seen: set[str] = set()
     twice = [v for v in values if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
     if twice:
@@ -141,8 +147,8 @@ def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> di
     return out
 
 
-def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: str | None = None, scales: dict[str, bool] | None = None
-            ) -> dict[str, Any]:
+def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: str | None = None, scales: dict[str, bool] | None = None,
+            by_position: bool = False, hint: str = " (or match them by position: --by-position)") -> dict[str, Any]:
     """The comparison of two scored tables (pandas DataFrames written by ``ragjudge score``).
 
     ``metrics``: the ones to compare (default: those both tables hold; they must hold the same
@@ -150,9 +156,11 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     metric -> whether it is scored on a scale (default: a metric with a score other than 0 and
     1). Returns a dict: ``matched_by`` (id / position), ``warnings``, ``only_in_baseline`` and
     ``only_in_current`` (counts and ids), and per metric the figures of ``_metric`` (pass
-    rates, change, regressed and improved rows, p-values), with ``by`` groups. Raises
-    ``InputError`` (exit 2) for tables that cannot be compared. Tables read back from CSV are
-    typed again first (``typed``)."""
+    rates, change, regressed and improved rows, p-values), with ``by`` groups. Rows are matched
+    by id; by position when ``by_position`` or when a table has no id column (with a warning).
+    Raises ``InputError`` (exit 2) for tables that cannot be compared, among them a null or
+    repeated id (``hint`` ends that message: how to match by position). Tables read back from
+    CSV are typed again first (``typed``)."""
     for name, table in (("baseline", baseline), ("current", current)):
         if len(table) == 0:
             raise InputError(f"the {name} table has no rows; compare two tables written by ragjudge score")
@@ -170,7 +178,7 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     if not metrics:
         raise InputError("the tables hold no scored metric (no M_status and M_passed columns); compare tables written by ragjudge score")
     report: dict[str, Any] = {"warnings": [], "metrics": {}}
-    ids_b, ids_c = _ids(baseline, "baseline"), _ids(current, "current")
+    ids_b, ids_c = (None, None) if by_position else (_ids(baseline, "baseline", hint), _ids(current, "current", hint))
     if ids_b is not None and ids_c is not None:
         report["matched_by"] = "id"
         where_b = {ident: i for i, ident in enumerate(ids_b)}
@@ -181,7 +189,8 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
         cur = current.iloc[[i for i, ident in enumerate(ids_c) if ident in where_b]].reset_index(drop=True)
     else:
         report["matched_by"] = "position"
-        report["warnings"].append("a table has no id for every row: rows are matched by position; give both tables an id column")
+        if not by_position:
+            report["warnings"].append("a table has no id for every row: rows are matched by position; give both tables an id column")
         if len(baseline) != len(current):
             raise InputError(f"the tables have {len(baseline)} and {len(current)} rows and no ids to match them by; give both an id column")
         common = [f"row {i + 1}" for i in range(len(current))]
@@ -209,28 +218,33 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     return report
 
 
-def check(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[str]:
-    """The regression gates' verdict lines on ``report`` (``PASS ...`` / ``FAIL ...``)."""
-    from ragjudge.types import distinct
+def checks(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[Any]:
+    """The regression gates on ``report``, as ``ragjudge.gate.Check`` results (per metric:
+    ``nothing_compared`` when a gate is asked for and no row is ok in both tables,
+    ``regressions`` against ``max_regressions``, ``pass_rate_drop`` against ``max_drop``)."""
+    from ragjudge.gate import Check, Kind
 
-    lines = []
+    out = []
     for metric, m in report["metrics"].items():
         if (max_regressions is not None or max_drop is not None) and not m["pairs"]:
             # nothing compared is not "nothing got worse"
-            lines.append(f"FAIL {metric}: no row is ok in both tables ({report.get('rows', 0)} matched by {report.get('matched_by', 'id')}), "
-                         "so nothing could be compared")
+            out.append(Check(metric, Kind.NOTHING_COMPARED, False, counts={"rows": report.get("rows", 0), "matched_by": report.get("matched_by", "id")}))
             continue
         if max_regressions is not None:
-            ok = m["regressed"] <= max_regressions
-            lines.append(f"{'PASS' if ok else 'FAIL'} {metric}: {m['regressed']} regressed row(s) {'<=' if ok else '>'} {max_regressions} "
-                         f"(passed in the baseline, fail now; {m['improved']} improved)")
+            out.append(Check(metric, Kind.REGRESSIONS, m["regressed"] <= max_regressions, m["regressed"], max_regressions,
+                             {"regressed": m["regressed"], "improved": m["improved"]}))
         if max_drop is not None and m["change"] is not None:
             drop = -m["change"]
-            ok = drop <= max_drop
-            a, b = distinct(drop, max_drop)
-            lines.append(f"{'PASS' if ok else 'FAIL'} {metric}: pass rate dropped {a} {'<=' if ok else '>'} {b} "
-                         f"({_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} on {m['pairs']} rows ok in both)")
-    return lines
+            out.append(Check(metric, Kind.PASS_RATE_DROP, drop <= max_drop, drop, max_drop,
+                             {"baseline_pass_rate": m["baseline_pass_rate"], "pass_rate": m["pass_rate"], "pairs": m["pairs"]}))
+    return out
+
+
+def check(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[str]:
+    """The regression gates' verdict lines on ``report`` (``PASS ...`` / ``FAIL ...``), rendered from ``checks``."""
+    from ragjudge.gate import lines
+
+    return lines(checks(report, max_regressions, max_drop))
 
 
 def _rate(value: float | None) -> str:
@@ -287,4 +301,4 @@ def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> di
     }
 
 
-__all__ = ["compare", "check", "render", "markdown_view", "metrics_of"]
+__all__ = ["compare", "check", "checks", "render", "markdown_view", "metrics_of"]

@@ -98,7 +98,17 @@ def markdown() -> str:
         "  min_pass_rate: {sufficiency: 0.9, completeness: 0.8}",
         "```",
         "",
-        "This page is generated from the settings' own descriptions (`ragjudge/config.py`, and each built-in judge's settings "
+        "Any key can also be set on the command line of `ragjudge score` (and `render`, `report`) with `--set KEY=VALUE`: the key "
+        "dotted as in the tables "
+        "below, the value read as YAML (`4`, `0.3`, `true`, `null`, `[a, b]`), repeatable. The `--set` values are laid over the "
+        "file before the config is checked, so an unknown key or a bad value is the same error as in a file; an option named "
+        "for a key (`--concurrency`) wins over `--set`.",
+        "",
+        "```bash",
+        "ragjudge score data.jsonl --set judge.concurrency=4 --set gate.max_error_rate=0.05 --set thresholds.completeness=4",
+        "```",
+        "",
+                "This page is generated from the settings' own descriptions (`ragjudge/config.py`, and each built-in judge's settings "
         "model in `ragjudge/judges/`) by `python scripts/gen_docs.py`;",
         "`configs/default.yaml` is generated from the same source, and a test fails when either drifts.",
         "",

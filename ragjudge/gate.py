@@ -11,10 +11,11 @@ not found), 2 nothing was judged at all (no rows, or every row skipped by every 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
-from ragjudge.types import Usage, distinct
+from ragjudge.types import Reason, Usage, distinct
 
 EXIT_INTERRUPTED = 130
 IDS_KEPT = 100  # row ids kept per metric and outcome (failed, error, skipped); the counts stay whole
@@ -83,10 +84,10 @@ class MetricSummary:
         elif verdict.status == "error":
             self.error += 1
             self.input_errors += verdict.input_error
-            self.interrupted += verdict.error == "interrupted"
-            self.unpaid += verdict.error == "budget reached"
+            self.interrupted += verdict.reason is Reason.INTERRUPTED
+            self.unpaid += verdict.reason is Reason.BUDGET_REACHED
             outcome = "error"
-        elif verdict.error == "not sampled":
+        elif verdict.reason is Reason.NOT_SAMPLED:
             self.unsampled += 1
         else:
             self.skipped += 1
@@ -219,83 +220,216 @@ class Summary:
         )
 
 
+class Kind(str, Enum):
+    """What a gate ``Check`` tested. Per metric: ``skip_rate``, ``no_row_judged`` (not applied:
+    the metric judged no row), ``error_rate``, ``pass_rate``; for the run: ``judge_stopped`` (a
+    fatal provider error), ``budget_reached``, ``interrupted``, ``nothing_judged`` (no row, or
+    every row skipped), ``unusable_input`` (every judged row's input was unusable); against a
+    baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
+
+    SKIP_RATE = "skip_rate"
+    NO_ROW_JUDGED = "no_row_judged"
+    ERROR_RATE = "error_rate"
+    PASS_RATE = "pass_rate"
+    JUDGE_STOPPED = "judge_stopped"
+    BUDGET_REACHED = "budget_reached"
+    INTERRUPTED = "interrupted"
+    NOTHING_JUDGED = "nothing_judged"
+    UNUSABLE_INPUT = "unusable_input"
+    NOTHING_COMPARED = "nothing_compared"
+    REGRESSIONS = "regressions"
+    PASS_RATE_DROP = "pass_rate_drop"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of the gate: the ``metric`` it applies to (None: the whole run), the ``check``
+    made (a ``Kind``), the measured ``value`` and its ``bound`` (rates 0..1, rows, USD), and
+    ``passed`` (None: not applied). ``counts`` holds the figures its line names (rows, ok,
+    errors...), ``detail`` a message it quotes (the provider's fatal error). The exit code is
+    derived from checks (``exit_code``); their text is rendered from them (``line``)."""
+
+    metric: str | None
+    check: Kind
+    passed: bool | None
+    value: float | None = None
+    bound: float | None = None
+    counts: dict[str, Any] = field(default_factory=dict)
+    detail: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.passed is False
+
+
+# the run-wide checks, in the order their lines are printed (before the per-metric ones)
+_RUN_ORDER = (Kind.UNUSABLE_INPUT, Kind.NOTHING_JUDGED, Kind.INTERRUPTED, Kind.BUDGET_REACHED, Kind.JUDGE_STOPPED)
+_PASS_GATES = (Kind.SKIP_RATE, Kind.PASS_RATE, Kind.NOTHING_COMPARED, Kind.REGRESSIONS, Kind.PASS_RATE_DROP)
+
+
+def exit_code(checks: list[Check]) -> int:
+    """The exit code of a run whose gate made ``checks``: 130 interrupted; 2 nothing judged,
+    every input unusable, or an error-rate gate broken by unusable inputs alone; 3 the judge
+    stopped, the budget was reached or judge errors broke an error-rate gate; 1 a pass-rate,
+    skip-rate or regression gate failed; 0 none failed."""
+    failed = {c.check for c in checks if c.failed}
+    judge_errors = any(c.check is Kind.ERROR_RATE and c.failed and (c.counts["error"] - c.counts["input_errors"]) / c.counts["judged"] > c.bound
+                       for c in checks)
+    if Kind.INTERRUPTED in failed:
+        return EXIT_INTERRUPTED
+    if failed & {Kind.NOTHING_JUDGED, Kind.UNUSABLE_INPUT}:
+        return EXIT_USAGE
+    if failed & {Kind.JUDGE_STOPPED, Kind.BUDGET_REACHED} or judge_errors:
+        return EXIT_JUDGE_ERRORS
+    if Kind.ERROR_RATE in failed:  # every error row that broke the gate failed on its own input: no judge failed
+        return EXIT_USAGE
+    if failed & set(_PASS_GATES):
+        return EXIT_GATE_FAILED
+    return EXIT_OK
+
+
+def _why_skipped(skipped_by: dict[str, int]) -> str:
+    if not skipped_by:
+        return ""
+    reason, count = max(skipped_by.items(), key=lambda item: item[1])
+    return f"; most for '{reason}' ({count})" if len(skipped_by) > 1 else f": {reason}"
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _text(c: Check) -> str | None:
+    """What ``c`` says, without its PASS / FAIL / SKIP mark (None: it prints no line)."""
+    n, name = c.counts, c.metric
+    kind = c.check
+    if kind is Kind.SKIP_RATE:
+        if not c.failed:
+            return None
+        a, b = distinct(c.value, c.bound)
+        return f"{name}: skip rate {a} > {b} ({n['skipped']} of {n['rows']} rows skipped){_why_skipped(n['skipped_by'])}"
+    if kind is Kind.NO_ROW_JUDGED:
+        return f"{name}: no row judged ({n['skipped']} skipped){_why_skipped(n['skipped_by'])}"
+    if kind is Kind.ERROR_RATE:
+        a, b = distinct(c.value, c.bound)
+        cause = f"; {n['input_errors']} from unusable input" if n["input_errors"] and c.failed else ""
+        return f"{name}: error rate {a} {'>' if c.failed else '<='} {b} ({n['error']} of {n['judged']} judged rows{cause})"
+    if kind is Kind.PASS_RATE:
+        a, b = distinct(c.value, c.bound)
+        return f"{name}: pass rate {a} {'<' if c.failed else '>='} {b} ({n['passed']} of {n['ok']} ok rows passed)"
+    if kind is Kind.JUDGE_STOPPED:
+        return f"judge stopped: {c.detail}"
+    if kind is Kind.BUDGET_REACHED:
+        left = ", ".join(f"{count} by {metric}" for metric, count in n["unpaid"].items() if count) or "none"
+        return (f"budget reached: spent ${c.value:.4f} of --max-cost ${c.bound or 0:g}; rows not judged: {left} "
+                "(run again with a higher --max-cost: the rows judged come from the cache)")
+    if kind is Kind.INTERRUPTED:
+        if not any(n.values()):  # the interrupt came after the last verdict (while writing)
+            return "interrupted: every row was judged before the interrupt; no row is unfinished"
+        return "interrupted: unfinished rows have status error"
+    if kind is Kind.NOTHING_JUDGED:
+        return f"nothing was judged: {_nothing_why(n['rows'])}"
+    if kind is Kind.UNUSABLE_INPUT:
+        return f"nothing could be judged: {n['rows']} row(s) have an unusable input"
+    if kind is Kind.NOTHING_COMPARED:
+        return f"{name}: no row is ok in both tables ({n['rows']} matched by {n['matched_by']}), so nothing could be compared"
+    if kind is Kind.REGRESSIONS:
+        return (f"{name}: {n['regressed']} regressed row(s) {'>' if c.failed else '<='} {c.bound} "
+                f"(passed in the baseline, fail now; {n['improved']} improved)")
+    if kind is Kind.PASS_RATE_DROP:
+        a, b = distinct(c.value, c.bound)
+        return (f"{name}: pass rate dropped {a} {'>' if c.failed else '<='} {b} "
+                f"({_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on {n['pairs']} rows ok in both)")
+    raise AssertionError(kind)
+
+
+def _nothing_why(rows: int) -> str:
+    return "the input has no rows" if rows == 0 else f"every row was skipped by every metric ({rows} rows)"
+
+
+def failure(c: Check) -> str | None:
+    """The ``failures`` entry of a failed check (None for one that did not fail)."""
+    return _text(c) if c.failed else None
+
+
+def line(c: Check) -> str | None:
+    """The verdict line of ``c`` as printed: ``PASS ...``, ``FAIL ...`` or ``SKIP ...`` (None: no line)."""
+    text = _text(c)
+    if text is None:
+        return None
+    if c.check is Kind.INTERRUPTED and any(c.counts.values()):
+        text += " (reason 'interrupted')"
+    elif c.check is Kind.NOTHING_JUDGED:
+        text += "; check the input and the column mapping (the 'columns:' line; -q hides it)"
+    elif c.check is Kind.UNUSABLE_INPUT:
+        text = f"nothing could be judged: every judged row has an unusable input ({c.counts['rows']} rows; the M_error column says why)"
+    mark = "SKIP" if c.passed is None else ("PASS" if c.passed else "FAIL")
+    return f"{mark} {text}"
+
+
+def lines(checks: list[Check]) -> list[str]:
+    """The verdict lines of ``checks``, in order."""
+    return [text for text in map(line, checks) if text is not None]
+
+
+def verdict_line(code: int) -> str:
+    """The gate's closing line for exit ``code``."""
+    return "gate passed" if code == EXIT_OK else f"gate failed (exit {code})"
+
+
 @dataclass
 class GateResult:
-    """``passed``, ``exit_code``, the verdict ``lines`` to print and the ``failures``."""
+    """The gate's ``checks`` (``Check``, in the order they print) and the ``exit_code`` derived
+    from them; ``passed``, the printed ``lines`` (the verdict line last) and the ``failures``
+    are rendered from them."""
 
-    passed: bool
+    checks: list[Check]
     exit_code: int
-    lines: list[str]
-    failures: list[str]
 
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == EXIT_OK
 
-def _why_skipped(m: MetricSummary) -> str:
-    if not m.skipped_by:
-        return ""
-    reason, count = max(m.skipped_by.items(), key=lambda item: item[1])
-    return f"; most for '{reason}' ({count})" if len(m.skipped_by) > 1 else f": {reason}"
+    @property
+    def lines(self) -> list[str]:
+        return [text for _, text in self.marked()]
+
+    def marked(self, verdict: bool = True) -> list[tuple[bool | None, str]]:
+        """Each printed line with whether its check passed (None: not applied), the verdict
+        line last (``verdict=False`` leaves it out) with whether the gate passed."""
+        out = [(c.passed, text) for c in self.checks if (text := line(c)) is not None]
+        return [*out, (self.passed, self.verdict)] if verdict else out
+
+    @property
+    def failures(self) -> list[str]:
+        return [text for text in map(failure, self.checks) if text is not None]
+
+    @property
+    def verdict(self) -> str:
+        return verdict_line(self.exit_code)
 
 
 def check_gate(summary: Summary) -> GateResult:
-    """Apply each metric's min pass rate and max error rate to ``summary``."""
-    lines: list[str] = []
-    failures: list[str] = []
-    pass_failed = error_failed = judge_errors_failed = False
+    """Apply each metric's max skip rate, max error rate and min pass rate to ``summary``, and
+    the run-wide checks (interrupted, budget, fatal provider error, nothing judged)."""
+    per_metric: list[Check] = []
     for name, m in summary.metrics.items():
         judged = m.ok + m.error
-        if m.rows and m.skip_rate > m.max_skip_rate:
-            pass_failed = True
-            a, b = distinct(m.skip_rate, m.max_skip_rate)
-            line = f"FAIL {name}: skip rate {a} > {b} ({m.skipped} of {m.rows} rows skipped){_why_skipped(m)}"
-            failures.append(line[5:])
-            lines.append(line)
+        skips = {"skipped": m.skipped, "rows": m.rows, "skipped_by": dict(m.skipped_by)}
+        if m.rows:
+            per_metric.append(Check(name, Kind.SKIP_RATE, not m.skip_rate > m.max_skip_rate, m.skip_rate, m.max_skip_rate, skips))
         if judged == 0:
-            lines.append(f"SKIP {name}: no row judged ({m.skipped} skipped){_why_skipped(m)}")
+            per_metric.append(Check(name, Kind.NO_ROW_JUDGED, None, counts=skips))
             continue
-        if m.error_rate > m.max_error_rate:
-            error_failed = True
-            # judge failures (exit 3) only if the judge's own errors break the ceiling; the rest
-            # of the excess came from rows whose input was unusable (exit 2)
-            judge_errors_failed |= (m.error - m.input_errors) / judged > m.max_error_rate
-            cause = f"; {m.input_errors} from unusable input" if m.input_errors else ""
-            a, b = distinct(m.error_rate, m.max_error_rate)
-            line = f"FAIL {name}: error rate {a} > {b} ({m.error} of {judged} judged rows{cause})"
-            failures.append(line[5:])
-            lines.append(line)
-        else:
-            a, b = distinct(m.error_rate, m.max_error_rate)
-            lines.append(f"PASS {name}: error rate {a} <= {b} ({m.error} of {judged} judged rows)")
+        per_metric.append(Check(name, Kind.ERROR_RATE, not m.error_rate > m.max_error_rate, m.error_rate, m.max_error_rate,
+                                {"error": m.error, "judged": judged, "input_errors": m.input_errors}))
         if m.ok == 0:
             continue
         assert m.pass_rate is not None
-        if m.pass_rate < m.min_pass_rate:
-            pass_failed = True
-            a, b = distinct(m.pass_rate, m.min_pass_rate)
-            line = f"FAIL {name}: pass rate {a} < {b} ({m.passed} of {m.ok} ok rows passed)"
-            failures.append(line[5:])
-            lines.append(line)
-        else:
-            a, b = distinct(m.pass_rate, m.min_pass_rate)
-            lines.append(f"PASS {name}: pass rate {a} >= {b} ({m.passed} of {m.ok} ok rows passed)")
-    if summary.fatal:
-        failures.insert(0, f"judge stopped: {summary.fatal}")
-        lines.insert(0, f"FAIL judge stopped: {summary.fatal}")
-    if summary.budget_reached:
-        spent = summary.cost_usd or 0.0
-        # per metric: a row may be judged by one metric and not by another
-        left = ", ".join(f"{m.unpaid} by {name}" for name, m in summary.metrics.items() if m.unpaid) or "none"
-        line = (f"budget reached: spent ${spent:.4f} of --max-cost ${summary.max_cost or 0:g}; rows not judged: {left} "
-                "(run again with a higher --max-cost: the rows judged come from the cache)")
-        failures.insert(0, line)
-        lines.insert(0, "FAIL " + line)
-    if summary.interrupted:
-        failures.insert(0, "interrupted: unfinished rows have status error")
-        lines.insert(0, "FAIL interrupted: unfinished rows have status error (reason 'interrupted')")
+        per_metric.append(Check(name, Kind.PASS_RATE, not m.pass_rate < m.min_pass_rate, m.pass_rate, m.min_pass_rate,
+                                {"passed": m.passed, "ok": m.ok}))
+    run: list[Check] = []
     nothing = not summary.interrupted and not summary.fatal and all(m.ok + m.error == 0 for m in summary.metrics.values())
-    if nothing:
-        why = "the input has no rows" if summary.rows == 0 else f"every row was skipped by every metric ({summary.rows} rows)"
-        failures.insert(0, f"nothing was judged: {why}")
-        lines.insert(0, f"FAIL nothing was judged: {why}; check the input and the column mapping (the 'columns:' line; -q hides it)")
     # every row a metric judged failed on its own input (an unusable context): no judge ran,
     # so this is an input error (exit 2), not a judge failure (exit 3)
     unusable = (
@@ -303,31 +437,23 @@ def check_gate(summary: Summary) -> GateResult:
         and all(m.ok == 0 and m.error == m.input_errors for m in summary.metrics.values())
     )
     if unusable:
-        count = max(m.input_errors for m in summary.metrics.values())
-        failures.insert(0, f"nothing could be judged: {count} row(s) have an unusable input")
-        lines.insert(0, f"FAIL nothing could be judged: every judged row has an unusable input ({count} rows; the M_error column says why)")
+        run.append(Check(None, Kind.UNUSABLE_INPUT, False, counts={"rows": max(m.input_errors for m in summary.metrics.values())}))
+    if nothing:
+        run.append(Check(None, Kind.NOTHING_JUDGED, False, counts={"rows": summary.rows}))
     if summary.interrupted:
-        code = EXIT_INTERRUPTED
-    elif nothing or unusable:
-        code = EXIT_USAGE
-    elif summary.fatal or summary.budget_reached or judge_errors_failed:
-        code = EXIT_JUDGE_ERRORS
-    elif error_failed:  # every error row that broke the gate failed on its own input: no judge failed
-        code = EXIT_USAGE
-    elif pass_failed:
-        code = EXIT_GATE_FAILED
-    else:
-        code = EXIT_OK
-    verdict = "gate passed" if code == EXIT_OK else f"gate failed (exit {code})"
-    lines.append(verdict)
-    return GateResult(code == EXIT_OK, code, lines, failures)
+        run.append(Check(None, Kind.INTERRUPTED, False, counts={name: m.interrupted for name, m in summary.metrics.items()}))
+    if summary.budget_reached:
+        # per metric: a row may be judged by one metric and not by another
+        run.append(Check(None, Kind.BUDGET_REACHED, False, summary.cost_usd or 0.0, summary.max_cost,
+                         {"unpaid": {name: m.unpaid for name, m in summary.metrics.items()}}))
+    if summary.fatal:
+        run.append(Check(None, Kind.JUDGE_STOPPED, False, detail=summary.fatal))
+    checks = run + per_metric
+    return GateResult(checks, exit_code(checks))
 
 
-def with_regressions(gate: GateResult, lines: list[str]) -> GateResult:
-    """``gate`` joined by the regression gates' ``lines`` (from ``ragjudge.compare.check``): a
+def with_regressions(gate: GateResult, checks: list[Check]) -> GateResult:
+    """``gate`` joined by the regression gates' ``checks`` (from ``ragjudge.compare.checks``): a
     failed one fails the run with exit 1 unless it already fails with another code."""
-    failed = [line[5:] for line in lines if line.startswith("FAIL")]
-    code = gate.exit_code if gate.exit_code != EXIT_OK or not failed else EXIT_GATE_FAILED
-    verdict = "gate passed" if code == EXIT_OK else f"gate failed (exit {code})"
-    body = gate.lines[:-1] if gate.lines and gate.lines[-1].startswith("gate ") else gate.lines
-    return GateResult(code == EXIT_OK, code, [*body, *lines, verdict], [*gate.failures, *failed])
+    joined = [*gate.checks, *checks]
+    return GateResult(joined, exit_code(joined))

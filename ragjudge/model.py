@@ -47,7 +47,7 @@ from ragjudge.errors import ProviderFatalError
 from ragjudge.http_errors import RETRY_AFTER_MAX_S, parse_retry_after, redact  # noqa: F401 (their old home)
 from ragjudge.transports import base
 from ragjudge.transports.base import Request, TransportError
-from ragjudge.types import OK, Call, ParseError, Reply, Usage, Verdict, clean_text
+from ragjudge.types import OK, Call, ParseError, Reason, Reply, Usage, Verdict, clean_text
 
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -113,7 +113,7 @@ class _Again(Exception):
     """Ask again at once (the server rejected ``response_format``; it is dropped)."""
 
 
-BUDGET = "budget reached"
+BUDGET = Reason.BUDGET_REACHED
 
 
 class _Budget(Exception):
@@ -121,8 +121,9 @@ class _Budget(Exception):
 
 
 class _Failed(Exception):
-    def __init__(self, message: str, usage: Usage, fatal: ProviderFatalError | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str | Reason, usage: Usage, fatal: ProviderFatalError | None = None) -> None:
+        super().__init__(message.value if isinstance(message, Reason) else message)
+        self.reason = message if isinstance(message, Reason) else None
         self.usage = usage
         self.fatal = fatal
 
@@ -314,7 +315,7 @@ class Model:
             await self._probe_done.wait()
         try:
             if self.fatal is not None or self.stopping:
-                reason = f"not run: {self.fatal}" if self.fatal is not None else "interrupted"
+                reason = f"not run: {self.fatal}" if self.fatal is not None else Reason.INTERRUPTED
                 return Verdict.failed(call.metric, reason, mode=call.mode)
             verdict, replied = await self._ask(call, parse, probe)
         finally:
@@ -322,7 +323,7 @@ class Model:
                 self._probe_done.set()
         if verdict.status == OK and self.cache is not None:
             self.cache.set(key, {"verdict": verdict.to_cache(), "raw": verdict.raw})
-        verdict.cached = None if verdict.error == BUDGET or verdict.input_error else False
+        verdict.cached = None if verdict.reason is BUDGET or verdict.input_error else False
         if verdict.status == OK:
             verdict.raw = None
         # a reply (read or not) is kept for identical calls of this run, so rows that share a
@@ -349,7 +350,7 @@ class Model:
                 usage = usage + failure.usage
                 if failure.fatal is not None and self.fatal is None:
                     self.fatal = failure.fatal
-                return Verdict.failed(call.metric, str(failure), raw=text, mode=call.mode, usage=usage), attempt > 0
+                return Verdict.failed(call.metric, failure.reason or str(failure), raw=text, mode=call.mode, usage=usage), attempt > 0
             if reply.usage.estimated or reply.usage.prompt_tokens <= 0:  # no usage reported: unknown, not zero
                 reply.usage = self._estimated(reply.usage, messages, reply.text)
             reply.usage = self._priced(reply.usage)

@@ -33,7 +33,7 @@ from ragjudge.config import Config
 from ragjudge.gate import MetricSummary, Summary
 from ragjudge.model import Model
 from ragjudge.records import EvalRecord, Mapping, resolve_mapping, to_records
-from ragjudge.types import OK, Call, Usage, Verdict
+from ragjudge.types import OK, Call, Reason, Usage, Verdict
 
 # every metric's common columns: suffix -> type
 COMMON_COLUMNS = {
@@ -266,7 +266,7 @@ class Scorer:
                 record = to_records([values], mapping, position, strip, self.extra)[0]
                 records.append(record)
                 if skip and position in skip:
-                    row: list[Any] = [Verdict.skipped(judge.name, "not sampled") for judge in self.judges]
+                    row: list[Any] = [Verdict.skipped(judge.name, Reason.NOT_SAMPLED) for judge in self.judges]
                 else:
                     row = [self._settle(judge, record) for judge in self.judges]
                 if any(isinstance(item, Call) for item in row):
@@ -300,7 +300,7 @@ class Scorer:
             if isinstance(item, Call):
                 result = next(pending)
                 if isinstance(result, asyncio.CancelledError):
-                    result = Verdict.failed(judge.name, "interrupted", mode=item.mode)
+                    result = Verdict.failed(judge.name, Reason.INTERRUPTED, mode=item.mode)
                 elif isinstance(result, BaseException):
                     raise result
                 item = result
@@ -349,7 +349,7 @@ class Scorer:
                 drawn = await asyncio.gather(*(self.model.call(call, judge.parse, sample) for sample in range(samples)))
                 verdict = judge.combine([judge.decide(v, call) for v in drawn])
         except asyncio.CancelledError:
-            return Verdict.failed(judge.name, "interrupted", mode=call.mode)
+            return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
         verdict.usage = spent + verdict.usage
         if paid:
             verdict.cached = False

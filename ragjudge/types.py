@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields, replace
+from enum import Enum
 from typing import Any
 
 OK, ERROR, SKIPPED = "ok", "error", "skipped"
@@ -147,6 +148,25 @@ class Reply:
 _CACHED_FIELDS = ("metric", "status", "score", "passed", "rationale", "error", "missing", "mode", "details", "input_error")
 
 
+class Reason(str, Enum):
+    """Why a row has no verdict, where code acts on it (the closed set; ``Verdict.reason``). Its
+    value is the text shown in ``M_error``: ``interrupted`` (a Ctrl-C or a stop), ``budget
+    reached`` (``judge.max_cost`` spent), ``not sampled`` (left out by ``--limit`` / ``--sample``)."""
+
+    INTERRUPTED = "interrupted"
+    BUDGET_REACHED = "budget reached"
+    NOT_SAMPLED = "not sampled"
+
+    @classmethod
+    def read(cls, status: str | None, error: str | None) -> "Reason | None":
+        """The reason a scored table's row holds (a table keeps it as the ``M_error`` text, with
+        its ``M_status``: skipped for not sampled, error for the others), else None."""
+        found = next((reason for reason in cls if reason.value == error), None)
+        if found is None or (found is cls.NOT_SAMPLED) != (status == SKIPPED) or status not in (SKIPPED, ERROR):
+            return None
+        return found
+
+
 @dataclass
 class Verdict:
     """One judge's result for one row and metric.
@@ -159,7 +179,8 @@ class Verdict:
     call another row made). ``usage``: tokens, cost (USD) and calls spent on this row in this
     run. ``agreement``: with several samples, the share (0..1) agreeing with the majority.
     ``input_error``: the error lies in the row's input (an unusable context); no call was made.
-    ``details``: judge-specific data (per-fact flags, probabilities).
+    ``details``: judge-specific data (per-fact flags, probabilities). ``reason``: a ``Reason``
+    when the row's status stems from one (its text is ``error``), else None.
     """
 
     metric: str
@@ -176,15 +197,19 @@ class Verdict:
     details: dict[str, Any] | None = None
     input_error: bool = False
     usage: Usage = field(default_factory=Usage)
+    reason: Reason | None = None
 
     @classmethod
-    def skipped(cls, metric: str, reason: str, mode: str | None = None) -> "Verdict":
-        return cls(metric=metric, status=SKIPPED, error=reason, mode=mode)
+    def skipped(cls, metric: str, reason: str | Reason, mode: str | None = None) -> "Verdict":
+        code = reason if isinstance(reason, Reason) else None
+        return cls(metric=metric, status=SKIPPED, error=code.value if code else reason, mode=mode, reason=code)
 
     @classmethod
-    def failed(cls, metric: str, reason: str, raw: str | None = None, mode: str | None = None, input_error: bool = False,
+    def failed(cls, metric: str, reason: str | Reason, raw: str | None = None, mode: str | None = None, input_error: bool = False,
                usage: Usage | None = None) -> "Verdict":
-        return cls(metric=metric, status=ERROR, error=reason, raw=raw, mode=mode, input_error=input_error, usage=usage or Usage())
+        code = reason if isinstance(reason, Reason) else None
+        return cls(metric=metric, status=ERROR, error=code.value if code else reason, raw=raw, mode=mode, input_error=input_error,
+                   usage=usage or Usage(), reason=code)
 
     def copy(self, **changes: Any) -> "Verdict":
         """A shallow copy with ``changes`` applied (lists and details are copied, not shared)."""
@@ -199,7 +224,7 @@ class Verdict:
     def from_cache(cls, data: dict[str, Any]) -> "Verdict":
         """A verdict from ``to_cache`` data (unknown keys of other versions are ignored)."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: clean(v) for k, v in data.items() if k in known and k not in ("usage", "cached", "raw", "agreement")})
+        return cls(**{k: clean(v) for k, v in data.items() if k in known and k not in ("usage", "cached", "raw", "agreement", "reason")})
 
     # the per-row usage figures, as the output columns name them
     @property

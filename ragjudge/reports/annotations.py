@@ -1,7 +1,8 @@
 """GitHub annotations: when ``GITHUB_ACTIONS`` is ``true``, failing rows become ``::error``
 workflow commands that point at the input file and the row's line (JSONL: the row's line;
 CSV: the line where its record starts), at most ``SHOWN``, then one ``::notice`` counting
-the rest. Messages are redacted of API keys and escaped as the workflow-command syntax asks.
+the rest. Messages are redacted of API keys, their control characters replaced (U+FFFD, as in JUnit)
+and escaped as the workflow-command syntax asks.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 from typing import Any
 
 from ragjudge.gate import Summary
+from ragjudge.reports import printable
 
 SHOWN = 10
 
@@ -20,6 +22,7 @@ def wanted() -> bool:
 
 
 def _escape_data(text: str) -> str:
+    text = printable(text)  # an ESC from a row id or rationale must not reach the log raw
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 

@@ -59,8 +59,8 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     estimated = " (estimated: a reply reported no usage)" if usage.estimated else ""
     console.print(f"provider calls: {summary.provider_calls}{retries}, tokens: {usage.prompt_tokens} in / {usage.completion_tokens} out"
                   f"{estimated}, cost: {cost_text}", soft_wrap=True)
-    for line in gate.lines:
-        style = "green" if line.startswith("PASS") or line == "gate passed" else ("red" if "FAIL" in line or "failed" in line else None)
+    for passed, line in gate.marked():
+        style = None if passed is None else ("green" if passed else "red")
         console.print(line, style=style, highlight=False, soft_wrap=True)
 
 

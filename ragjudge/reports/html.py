@@ -77,7 +77,7 @@ def summary_of(frame: Any, metrics: list[str], config: Any = None) -> Summary:
     pass rates, tokens and cost per metric, with ``config``'s thresholds and gate settings."""
     from ragjudge.config import METRICS, Config
     from ragjudge.gate import MetricSummary
-    from ragjudge.types import Usage, Verdict
+    from ragjudge.types import Reason, Usage, Verdict
 
     config = config or Config()
     summary = Summary(rows=len(frame), judge_model=str(frame["judge_model"].iloc[0]) if "judge_model" in frame.columns and len(frame) else "")
@@ -98,7 +98,8 @@ def summary_of(frame: Any, metrics: list[str], config: Any = None) -> Summary:
             cost = get("cost_usd")
             usage = Usage(int(get("prompt_tokens") or 0), int(get("completion_tokens") or 0), None if cost is None and get("prompt_tokens") else float(cost or 0.0))
             verdict = Verdict(metric=metric, status=get("status") or "skipped", score=get("score"), passed=get("passed"), rationale=get("rationale"),
-                              error=get("error"), missing=_texts(get("missing")), cached=get("cached"), usage=usage)
+                              error=get("error"), missing=_texts(get("missing")), cached=get("cached"), usage=usage,
+                              reason=Reason.read(get("status"), get("error")))
             m.add(verdict, None if _missing(ids[i]) else ids[i], i)
         if threshold is None:
             m.threshold = min((float(s) for s, p in zip(columns["score"], columns["passed"]) if not _missing(p) and p and not _missing(s)), default=0.0)
@@ -274,9 +275,9 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
     usage = summary.usage
     return env.get_template("report.html.j2").render(
         title=title or f"ragjudge report{f': {source}' if source else ''}",
-        verdict="gate passed" if gate.passed else f"gate failed (exit {gate.exit_code})",
+        verdict=gate.verdict,
         passed=gate.passed,
-        gate_lines=[line for line in gate.lines if not line.startswith("gate ")],
+        gate_lines=[{"text": text, "class": "" if ok is None else ("pass" if ok else "fail")} for ok, text in gate.marked(verdict=False)],
         judge_model=summary.judge_model, source=source, when=(when or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC"),
         rows=summary.rows,
         metrics=[{"name": name, "ok": m.ok, "error": m.error, "skipped": m.skipped, "pass_rate": "-" if m.pass_rate is None else f"{m.pass_rate:.2f}",

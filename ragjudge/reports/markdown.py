@@ -11,20 +11,21 @@ import os
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary
+from ragjudge.reports import printable
 
 WORST_SHOWN = 10
 
 
 def _md(value: Any) -> str:
     """``value`` as text safe inside a Markdown table cell: one line, pipes and HTML escaped,
-    API keys redacted."""
+    control characters replaced (U+FFFD, as in JUnit), API keys redacted."""
     import html
 
     from ragjudge.model import redact
 
     if isinstance(value, list):
         value = "; ".join(map(str, value))
-    text = " ".join(redact(str("" if value is None else value)).split())
+    text = " ".join(printable(redact(str("" if value is None else value))).split())
     return html.escape(text, quote=False).replace("|", "\\|")
 
 
@@ -39,13 +40,14 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
     env = Environment(loader=PackageLoader("ragjudge.reports", "templates"), undefined=StrictUndefined, autoescape=False,
                       keep_trailing_newline=True, trim_blocks=False)
     env.filters["md"] = _md
+    env.filters["printable"] = lambda value: printable(str(value))
     worst = sorted(({**row, "metric": name} for name, m in summary.metrics.items() for row in m.worst),
                    key=lambda row: (row["score"], row["row"]))[:WORST_SHOWN]
     usage = summary.usage
     return env.get_template("summary.md.j2").render(
-        verdict="gate passed" if gate.passed else f"gate failed (exit {gate.exit_code})",
+        verdict=gate.verdict,
         rows=summary.rows, judge_model=summary.judge_model, source=source,
-        gate_lines=gate.lines[:-1] if gate.lines and gate.lines[-1].startswith("gate ") else gate.lines,
+        gate_lines=[text for _, text in gate.marked(verdict=False)],
         metrics=[{"name": name, "ok": m.ok, "error": m.error, "skipped": m.skipped, "pass_rate": _rate(m.pass_rate),
                   "threshold": f"{m.threshold:g}", "mean_score": _rate(m.mean_score)} for name, m in summary.metrics.items()],
         worst=[{**row, "score": f"{row['score']:g}"} for row in worst],

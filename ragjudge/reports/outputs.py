@@ -51,15 +51,18 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
     lines: list[str] = []
     if wanted.baseline:
         from ragjudge.catalog import describe
-        from ragjudge.compare import check, compare, render
+        from ragjudge.compare import checks as regression_checks
+        from ragjudge.compare import compare, render
+        from ragjudge.gate import lines as gate_lines
         from ragjudge.io import read_table
 
         scales = {item["name"]: item["kind"] == "scale" for item in describe(config)}
-        comparison = compare(read_table(wanted.baseline), result.table, metrics=list(result.summary.metrics), scales=scales)
-        checks = check(comparison, wanted.max_regressions, wanted.max_drop)
+        comparison = compare(read_table(wanted.baseline), result.table, metrics=list(result.summary.metrics), scales=scales,
+                             hint=" (ragjudge compare --by-position matches two tables by position)")
+        checks = regression_checks(comparison, wanted.max_regressions, wanted.max_drop)
         gate = with_regressions(gate, checks)
         lines = render(comparison, []).splitlines()
-        comparison = {**comparison, "baseline": wanted.baseline, "gate_lines": checks}
+        comparison = {**comparison, "baseline": wanted.baseline, "gate_lines": gate_lines(checks)}
     document = summary_dict(result.summary, gate, result.mapping.describe() if result.mapping else None)
     if comparison is not None:
         document["comparison"] = comparison

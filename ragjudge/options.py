@@ -1,0 +1,326 @@
+"""A run's options, checked by the library: what ``ragjudge score`` (and a Python caller) may ask
+for, refused before any judging with a ``ConfigError`` (exit 2) that names the fix.
+
+- ``FLAG_TABLE``: the one table from the config keys to the options of ``ragjudge score`` that set
+  them; ``overrides`` builds the config overrides from the options' values, and ``FLAGS``
+  (config key -> option, named in messages about a bad value) is derived from it.
+- ``set_overrides``: ``--set KEY=VALUE`` (dotted config keys, values read as YAML), any key of the
+  config, applied to the raw config before it is validated (an unknown key is the config's
+  usual error naming it).
+- ``check_selection``, ``check_budget``, ``check_regression_gates``, ``check_outputs``,
+  ``check_engine``: the checks of a run's options.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ragjudge.errors import ConfigError
+
+_JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One option of ``ragjudge score`` that sets the config key ``key``: its ``option`` as shown
+    (``--max-cost``), the command's ``param`` name, and how its value becomes the key's:
+    ``value`` as given (None: not given), ``list`` (a repeated option, empty: not given),
+    ``numbers`` (METRIC=NUMBER pairs), ``rates`` (RATE or METRIC=RATE), ``columns``
+    (FIELD=COLUMN pairs), ``off`` (a switch that sets the key to False)."""
+
+    key: str
+    option: str
+    param: str
+    kind: str = "value"
+
+
+FLAG_TABLE: tuple[Flag, ...] = (
+    *(Flag(f"judge.{key}", f"--{key.replace('_', '-')}", key) for key in _JUDGE_KEYS),
+    Flag("metrics", "-m/--metric", "metric", "list"),
+    Flag("columns", "--map", "map", "columns"),
+    Flag("thresholds", "--threshold", "threshold", "numbers"),
+    Flag("gate.min_pass_rate", "--min-pass-rate", "min_pass_rate", "rates"),
+    Flag("gate.max_error_rate", "--max-error-rate", "max_error_rate"),
+    Flag("gate.max_skip_rate", "--max-skip-rate", "max_skip_rate"),
+    Flag("cache.enabled", "--no-cache", "no_cache", "off"),
+    Flag("cache.dir", "--cache-dir", "cache_dir"),
+)
+
+
+def _fields() -> tuple[str, ...]:
+    from ragjudge.config import FIELDS
+
+    return FIELDS
+
+
+# config key -> the option of `ragjudge score` that sets it (named in messages about a bad value)
+FLAGS: dict[str, str] = {
+    **{flag.key: flag.option for flag in FLAG_TABLE if flag.kind not in ("columns", "off")},
+    **{f"columns.{name}": "--map" for name in ("id", "request", "context", "expected_facts", "expected_response", "response")},
+}
+
+
+def pairs(values: list[str], flag: str, allowed: tuple[str, ...] | None = None) -> dict[str, str]:
+    """``KEY=VALUE`` items -> a dict; raises ``ConfigError`` naming ``flag`` for an item without
+    ``=``, an empty side, or (with ``allowed``) an unknown key."""
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise ConfigError(f"{flag} expects KEY=VALUE, got '{item}'")
+        if allowed and key not in allowed:
+            raise ConfigError(f"{flag}: unknown name '{key}'; use one of: {', '.join(allowed)}")
+        out[key] = value
+    return out
+
+
+def number(value: str, flag: str) -> float:
+    """``value`` as a float; raises ``ConfigError`` naming ``flag``."""
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(f"{flag}: '{value}' is not a number") from None
+
+
+def _put(tree: dict[str, Any], key: str, value: Any) -> None:
+    *parents, last = key.split(".")
+    for part in parents:
+        tree = tree.setdefault(part, {})
+    tree[last] = value
+
+
+def overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
+    """The config overrides that ``options`` (``score``'s parameter values, by ``Flag.param``)
+    set, per ``FLAG_TABLE``, and the fields mapped by ``--map``."""
+    over: dict[str, Any] = {}
+    mapped: dict[str, str] = {}
+    for flag in FLAG_TABLE:
+        given = options.get(flag.param)
+        if flag.kind == "value":
+            if given is not None:
+                _put(over, flag.key, given)
+        elif flag.kind == "list":
+            if given:
+                _put(over, flag.key, list(given))
+        elif flag.kind == "off":
+            if given:
+                _put(over, flag.key, False)
+        elif flag.kind == "columns":
+            mapped = pairs(given or [], flag.option, _fields())
+            if mapped:
+                _put(over, flag.key, mapped)
+        elif flag.kind == "numbers":
+            numbers = {k: number(v, flag.option) for k, v in pairs(given or [], flag.option).items()}
+            if numbers:
+                _put(over, flag.key, numbers)
+        elif flag.kind == "rates":
+            rates: dict[str, float] = {}
+            for item in given or []:
+                if "=" in item:
+                    rates.update({k: number(v, flag.option) for k, v in pairs([item], flag.option).items()})
+                else:
+                    rates["*"] = number(item, flag.option)  # every metric of the run
+            if rates:
+                _put(over, flag.key, rates)
+        else:
+            raise AssertionError(flag.kind)
+    return over, frozenset(mapped)
+
+
+def set_overrides(items: list[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` items -> the nested config keys they set: ``judge.concurrency=4`` is
+    ``{"judge": {"concurrency": 4}}``. The value is read as YAML (``4`` an int, ``0.3`` a float,
+    ``true``, ``null``, ``text``, ``[a, b]``); a later item for the same key wins. Raises
+    ``ConfigError`` for an item without ``=``, an empty key or key part, or a key set both as a
+    value and as a section."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        parts = key.split(".")
+        if not sep or not key or not all(part.strip() for part in parts):
+            raise ConfigError(f"--set expects KEY=VALUE with a dotted config key, e.g. --set judge.concurrency=4; got '{item}'")
+        try:
+            value = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--set {key}: '{text}' is not a YAML value ({getattr(exc, 'problem', exc)})") from None
+        tree = out
+        for depth, part in enumerate(parts[:-1]):
+            tree = tree.setdefault(part.strip(), {})
+            if not isinstance(tree, dict):
+                raise ConfigError(f"--set {key}: {'.'.join(parts[:depth + 1])} was set to a value, so it has no keys")
+        last = parts[-1].strip()
+        if isinstance(tree.get(last), dict) and not isinstance(value, dict):
+            raise ConfigError(f"--set {key}: keys below {key} were set, so it cannot be a value")
+        tree[last] = value
+    return out
+
+
+def set_flags(sets: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """config key -> ``--set KEY`` for every key ``sets`` (from ``set_overrides``) gives: a bad
+    value is named as the option it came from."""
+    out: dict[str, str] = {}
+    for key, value in sets.items():
+        dotted = f"{prefix}{key}"
+        out[dotted] = f"--set {dotted}"
+        if isinstance(value, dict):
+            out.update(set_flags(value, dotted + "."))
+    return out
+
+
+def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``extra``'s keys laid over it, sections merged key by key."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> tuple[Any, frozenset[str]]:
+    """The run's validated ``Config``: the file ``config`` (or a bundled one), the ``--set``
+    items laid over it, then the options of ``FLAG_TABLE`` (``options``: by ``Flag.param``).
+    Returns it with the fields mapped by ``--map``. Raises ``ConfigError``."""
+    from ragjudge.config import load_config
+
+    over, mapped = overrides(options)
+    given = set_overrides(list(sets))
+    named = {key: option for key, option in set_flags(given).items() if not _given(over, key)}  # a named option wins: it names itself
+    return load_config(config, merge(given, over), flags={**FLAGS, **named}), mapped
+
+
+def _given(tree: dict[str, Any], key: str) -> bool:
+    for part in key.split("."):
+        if not isinstance(tree, dict) or part not in tree:
+            return False
+        tree = tree[part]
+    return True
+
+
+def check_selection(limit: int | None, sample: int | None) -> None:
+    """Refuse ``limit`` with ``sample`` (both choose the rows to judge) and either below 1."""
+    if limit is not None and sample is not None:
+        raise ConfigError("--limit and --sample both choose the rows to judge: give one of them")
+    if (limit is not None and limit < 1) or (sample is not None and sample < 1):
+        raise ConfigError("--limit and --sample take a number of rows, at least 1")
+
+
+def check_budget(settings: Any) -> None:
+    """Refuse ``judge.max_cost`` (``--max-cost``) for a model with no known price before
+    anything is spent: spending could not be counted, so the budget could never trip."""
+    if settings.judge.max_cost is None or settings.judge.price is not None or settings.judge.model.startswith("local/"):
+        return
+    from ragjudge import prices
+    from ragjudge.transports import resolve_model
+
+    provider, _, name = resolve_model(settings.judge).partition("/")
+    if (prices.entry(provider, name) or {}).get("input_cost_per_token") is None:
+        raise ConfigError(f"--max-cost: {settings.judge.model} has no price in litellm's price table, so spending cannot be counted; "
+                          "give one in the config: judge.price: {input_per_mtok: ..., output_per_mtok: ...}")
+
+
+def check_engine(engine: str, ray_actors: int | None = None) -> None:
+    """Refuse an engine other than local or ray, and fewer than 1 Ray actor."""
+    if engine not in ("local", "ray"):
+        raise ConfigError(f"--engine {engine}: use local or ray")
+    if engine == "ray" and ray_actors is not None and ray_actors < 1:
+        raise ConfigError(f"--ray-actors {ray_actors}: give a number of actors, 1 or more")
+
+
+def check_regression_gates(max_regressions: int | None, max_drop: float | None) -> None:
+    """Refuse regression gates that cannot mean anything: a negative count, a drop outside
+    0..1 or not a number."""
+    if max_regressions is not None and max_regressions < 0:
+        raise ConfigError(f"--max-regressions {max_regressions}: give a number of rows, 0 or more")
+    if max_drop is not None and not (math.isfinite(max_drop) and 0.0 <= max_drop <= 1.0):
+        raise ConfigError(f"--max-drop {max_drop}: give a drop in pass rate from 0 to 1 (0.05: five points)")
+
+
+def output_format(path: str | None, explicit: str | None, shared: str | None) -> str | None:
+    """The format to write ``path`` in: ``explicit`` (--output-format) wins; ``shared``
+    (--format) applies where the path's suffix cannot tell (stdout, no known suffix)."""
+    from pathlib import Path
+
+    from ragjudge.io import _SUFFIXES
+
+    if explicit:
+        return explicit
+    if path is not None and (path == "-" or Path(path).suffix.lower() not in _SUFFIXES):
+        return shared
+    return None
+
+
+def check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
+                  markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
+                  html_flag: str = "--html") -> None:
+    """Refuse, before any judging, outputs that could only fail or collide at the end: an unknown
+    format, regression gates without a baseline, a baseline that is not a scored table, a
+    report file that is stdout, a folder or in a missing folder, two outputs (or an output and
+    the input) that are one file, both the table and the summary on stdout."""
+    from pathlib import Path
+
+    from ragjudge.io import FORMATS
+
+    for fmt in formats:
+        if fmt is not None and fmt not in FORMATS:
+            raise ConfigError(f"unknown format '{fmt}'; use one of: {', '.join(FORMATS)}")
+    if gates_without_baseline and not baseline:
+        raise ConfigError("--max-regressions and --max-drop compare with a baseline: give --baseline SCORED_TABLE")
+    if baseline and not Path(baseline).is_file():
+        raise ConfigError(f"--baseline: no such file: {baseline}")
+    if baseline:  # before any judging: a table that was never scored cannot be a baseline
+        from ragjudge.compare import metrics_of
+        from ragjudge.io import iter_chunks
+
+        first = next(iter(iter_chunks(baseline, None, 1000)), None)
+        if first is None or not metrics_of(first):
+            raise ConfigError(f"--baseline {baseline} holds no scored metric (no M_status and M_passed columns); "
+                              "give a table written by ragjudge score -o")
+    for flag, path in (("--junit", junit), ("--markdown", markdown), (html_flag, html)):
+        if path is None:
+            continue
+        if path == "-":
+            raise ConfigError(f"{flag} writes a file, not stdout: give a file name")
+        if path == "" or Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
+            raise ConfigError(f"{flag}: cannot write {path!r}: give a file in an existing folder")
+        for other_flag, other in (("-o", output), ("--summary-json", summary_json), ("the input", source)):
+            if other and other != "-" and os.path.realpath(other) == os.path.realpath(path):
+                raise ConfigError(f"{flag} {path} is also {other_flag}; give it another name")
+    if output == "" or summary_json == "":
+        raise ConfigError("an empty path was given to -o or --summary-json")
+    if output == "-" and summary_json == "-":
+        raise ConfigError("-o - and --summary-json - would both write to stdout; send one of them to a file")
+    if summary_json and summary_json != "-":
+        target = Path(summary_json)
+        for flag, other in (("-o", output), ("the input", source)):
+            if other and other != "-" and os.path.realpath(other) == os.path.realpath(summary_json):
+                raise ConfigError(f"--summary-json {summary_json} is also {flag}; the summary would replace it: give it another name")
+        if target.is_dir():
+            raise ConfigError(f"--summary-json: {summary_json} is a folder")
+        if not target.resolve().parent.is_dir():
+            raise ConfigError(f"--summary-json: folder does not exist: {target.parent}")
+
+
+def step_summary_problem(source: str, *outputs: str | None) -> str | None:
+    """Why the job summary cannot be appended to the file ``GITHUB_STEP_SUMMARY`` names (it is
+    the input or another output, a folder, or in a missing folder), as a warning; None when
+    it can (or the variable is not set)."""
+    from pathlib import Path
+
+    from ragjudge.reports.markdown import step_summary_path
+
+    path = step_summary_path()
+    if not path:
+        return None
+    for other in (source, *outputs):
+        if other and other != "-" and os.path.realpath(other) == os.path.realpath(path):
+            return f"warning: GITHUB_STEP_SUMMARY is {path}, which this run also reads or writes; the job summary is not appended to it"
+    if Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
+        return (f"warning: GITHUB_STEP_SUMMARY names {path}, which cannot be written (a folder, or its folder does not exist); "
+                "the job summary is not appended")
+    return None

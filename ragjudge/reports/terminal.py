@@ -1,0 +1,200 @@
+"""The run on the terminal (stderr): the console, the progress bar or log lines, the rows'
+verdicts as they land (``--verbose``), and the end of a run (the summary table, the gate's
+lines, the failing rows, GitHub annotations and the closing line of an interrupted run). Rich
+is imported only when a console is made."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+class _Stderr:
+    """stderr for the console, which a closed pipe (``2>&1 | head``) must not turn into a
+    failed run: what cannot be written is dropped, and the run writes its outputs."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.stream, "encoding", "utf-8")
+
+
+def make_console() -> Any:
+    """A rich console on stderr (a closed pipe drops what cannot be written); 110 columns at
+    least when stderr is not a terminal (CI logs)."""
+    from rich.console import Console
+
+    console = Console(file=_Stderr(sys.stderr), force_terminal=None)
+    if not console.is_terminal:
+        console.width = max(console.width, 110)
+    return console
+
+
+def warn_unjudged_gates(console: Any, min_pass_rate: list[str], metrics: list[str]) -> None:
+    """Warn of each ``--min-pass-rate METRIC=...`` whose metric this run does not judge."""
+    for name in sorted({entry.split("=", 1)[0].strip() for entry in min_pass_rate if "=" in entry} - set(metrics)):
+        console.print(f"warning: --min-pass-rate {name}=...: {name} is not judged in this run (metrics: {', '.join(metrics)}); "
+                      f"add -m {name} to gate on it", highlight=False, markup=False, soft_wrap=True)
+
+
+def verdict_printer(console: Any, progress: Any) -> Any:
+    """``--verbose``: one line per row as its verdicts land, above the progress bar."""
+    from ragjudge.gate import row_name
+    from ragjudge.reports.console import _one_line
+    from ragjudge.types import Reason
+
+    def show(position: int, ident: Any, verdicts: list[Any]) -> None:
+        if verdicts and all(v.reason is Reason.NOT_SAMPLED for v in verdicts):
+            return  # left out by --limit / --sample: not a verdict
+        parts = []
+        for v in verdicts:
+            if v.status == "ok":
+                mark = "passed" if v.passed else "FAILED"
+                why = _one_line(v.rationale, 90)
+                parts.append(f"{v.metric} {v.score:g} {mark}" + (f" ({why})" if why else ""))
+            else:
+                parts.append(f"{v.metric} {v.status}: {_one_line(v.error, 200)}")
+        target = progress.bar.console if progress is not None and progress.bar is not None else console
+        try:
+            target.print(f"{_one_line(row_name(ident, position))}: " + "; ".join(parts), highlight=False, soft_wrap=True, markup=False)
+        except OSError:  # stderr closed (| head): the run goes on, and writes its outputs
+            pass
+
+    return show
+
+
+def report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool, cache: bool = True) -> bool:
+    """Print the end of a run: the table (unless quiet), the gate's lines, the failing rows on a
+    failing gate, the GitHub annotations, and the closing line of an interrupted run (``cache``:
+    the run used the response cache). Returns whether it printed that closing line."""
+    from ragjudge.reports.console import failing_lines, print_summary
+
+    if not quiet:
+        for line in done.comparison_lines:
+            console.print(line, highlight=False, soft_wrap=True)
+        print_summary(console, result.summary, done.gate)
+    else:  # quiet: no table, but a failing gate still says why, and a metric that judged nothing says so
+        for passed, line in done.gate.marked():
+            if passed is None or (not done.gate.passed and not passed):
+                console.print(line, highlight=False, soft_wrap=True)
+    if not done.gate.passed and not result.summary.interrupted:
+        for line in failing_lines(result.summary, wanted.output, wanted.summary_json):
+            console.print(line, highlight=False, soft_wrap=True)
+    if done.annotations:  # workflow commands: on stdout, unless the scored table goes there
+        stream = sys.stderr if wanted.output == "-" or wanted.summary_json == "-" else sys.stdout
+        print("\n".join(done.annotations), file=stream, flush=True)
+    if result.summary.interrupted:
+        console.print(interrupted_line(result.summary, wanted.output, cache), highlight=False, soft_wrap=True)
+        return True
+    return False
+
+
+def interrupted_line(summary: Any, output: str | None, cache: bool = True) -> str:
+    """The one closing line of an interrupted run: what was written, what is left (rows left out
+    by --limit / --sample are neither done nor unfinished), and how to finish (``cache``: the
+    run read and wrote the response cache, so a re-run pays only for the unfinished rows)."""
+    parts = []
+    for name, m in summary.metrics.items():
+        part = f"{name} {m.rows - m.interrupted - m.unsampled} done, {m.interrupted} unfinished"
+        parts.append(part + (f", {m.unsampled} not sampled" if m.unsampled else ""))
+    done = ", ".join(parts)
+    where = f"all {summary.rows} rows were written to {'stdout' if output == '-' else output}" if output else "no table was asked for (-o)"
+    if not any(m.interrupted for m in summary.metrics.values()):
+        return f"interrupted: {where} ({done}: every row was judged before the interrupt); nothing is left to judge"
+    again = ("run the same command again to judge only those (finished calls come from the cache)" if cache else
+              "run the same command again to judge every row again (--no-cache: no verdict was kept in the cache)")
+    return f"interrupted: {where} ({done}; unfinished rows have status error, reason 'interrupted'); {again}"
+
+
+def _rate(per_second: float) -> str:
+    """A rate with the digits that show it: 12, 3.4, 0.083 (never 0.0 for a slow one)."""
+    return f"{per_second:.0f}" if per_second >= 10 else (f"{per_second:.1f}" if per_second >= 1 else f"{per_second:.2g}")
+
+
+class Progress:
+    """Progress on stderr: a rich bar (rows done, rows per second, time left) on a terminal;
+    elsewhere (CI logs, pipes) a plain line at most every ``LOG_EVERY_S`` seconds."""
+
+    LOG_EVERY_S = 15.0
+
+    def __init__(self, console: Any) -> None:
+        self.console = console
+        self.bar = None
+        self.task = None
+        self.total: int | None = None
+        self.done = 0
+        self.spent = 0.0
+        self.unpriced = False
+        self.started = self.logged = 0.0
+
+    def start(self, total: int | None) -> None:
+        import time
+
+        self.total = total
+        self.started = self.logged = time.monotonic()
+        if not self.console.is_terminal:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import Progress as Bar
+
+        self.bar = Bar(
+            TextColumn("judging"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rate]} rows/s, {task.fields[spent]}, elapsed"),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task("rows", total=total, rate="-", spent="$0.0000")
+
+    def advance(self, rows: int, cost: float | None = 0.0) -> None:
+        """``rows`` more rows done, which cost ``cost`` USD (None: a price is unknown)."""
+        import time
+
+        self.done += rows
+        if cost is None:
+            self.unpriced = True
+        else:
+            self.spent += cost
+        spent = "cost unknown" if self.unpriced else f"${self.spent:.4f}"
+        if self.bar is not None:
+            self.bar.advance(self.task, rows)
+            speed = self.bar.tasks[0].speed
+            self.bar.update(self.task, rate=_rate(speed) if speed else "-", spent=spent)
+            return
+        now = time.monotonic()
+        if now - self.logged >= self.LOG_EVERY_S:
+            self.logged = now
+            rate = self.done / max(now - self.started, 1e-9)
+            of = f"/{self.total}" if self.total else ""
+            left = f", about {(self.total - self.done) / rate / 60:.1f} min left" if self.total and rate > 0 else ""
+            self.console.print(f"judged {self.done}{of} rows ({_rate(rate)} rows/s{left}; {spent} so far)", highlight=False)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
