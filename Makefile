@@ -65,7 +65,7 @@ bench: install-test
 lock: | $(BIN)/python
 	$(PIP) install --quiet "uv==$(UV_VERSION)"
 	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra local --generate-hashes --universal --python-version 3.11 -q -o requirements/demo.txt
-	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra test --extra local --extra ray --extra mlflow --generate-hashes --universal --python-version 3.11 -q -o requirements/test.txt
+	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra test --extra local --extra ray --extra mlflow --extra otel --extra phoenix --generate-hashes --universal --python-version 3.11 -q -o requirements/test.txt
 
 clean:
 	rm -rf $(VENV) out build *.egg-info
