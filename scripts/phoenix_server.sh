@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make the Phoenix server's own virtual environment (default .venv-phoenix at the top of the
-# checkout) from its hash-locked requirements/phoenix-server.txt. The server (arize-phoenix)
+# checkout) from its hash-locked requirements/phoenix/server.txt. The server (arize-phoenix)
 # pins more than ragjudge's test environment takes, so it lives apart; the traces tests
 # (tests/test_traces_otel.py) start it from there on loopback, with SQLite in a temporary
 # folder. A second run with the same lock does nothing (stamp file).
@@ -8,7 +8,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${1:-$here/.venv-phoenix}"
-lock="$here/requirements/phoenix-server.txt"
+lock="$here/requirements/phoenix/server.txt"
 stamp="$venv/.installed-phoenix"
 if [ -e "$stamp" ] && [ "$stamp" -nt "$lock" ]; then
     exit 0

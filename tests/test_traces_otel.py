@@ -354,6 +354,24 @@ def test_annotation_frames_pass_phoenix_clients_validation(tmp_path, otlp_file):
         assert {t["result"]["score"] for t in traces} == {4.0}
 
 
+def test_error_verdicts_are_sent_but_left_out_of_the_file(tmp_path, otlp_file):
+    pytest.importorskip("phoenix.client")
+    from phoenix.client.utils.annotation_helpers import _chunk_span_annotations_dataframe
+
+    scored = scored_rows(otel.read_otlp_file(otlp_file))
+    scored.loc[1, "sufficiency_status"] = "error"
+    scored.loc[1, "sufficiency_error"] = "provider timed out"
+    spans, _ = otel.annotation_frames(scored)
+    sent = otel._data(spans, "span_id")
+    assert sent[1]["result"] == {"label": "error", "explanation": "provider timed out"}  # no score key
+    path = tmp_path / "annotations.parquet"
+    done = otel.write_annotations(scored, path)
+    assert (done["spans"], done["errors_left_out"]) == (1, 1)
+    (items,) = list(_chunk_span_annotations_dataframe(dataframe=pd.read_parquet(path)))
+    assert [i["span_id"] for i in items] == [scored["span_id"][0]]
+    json.dumps(items, allow_nan=False)  # what httpx sends: no NaN anywhere
+
+
 def test_endpoint_from_the_environment(monkeypatch):
     monkeypatch.delenv(otel.ENDPOINT_ENV, raising=False)
     with pytest.raises(ConfigError, match="PHOENIX_COLLECTOR_ENDPOINT"):
@@ -471,6 +489,18 @@ def test_refused_annotations_are_counted(phoenix, otlp_file):
     scored = scored.iloc[[0]]
     done = otel.log_annotations(scored, phoenix, metrics=["sufficiency"])
     assert done.failed == 1 and done.logged == 0 and "00000000deadbeef" in done.failures[0]
+
+
+def test_the_phoenix_server_lock_hashes_every_package():
+    """requirements/phoenix/server.txt (scripts/phoenix_server.sh installs it --require-hashes)."""
+    import re
+
+    lock = (ROOT / "requirements" / "phoenix" / "server.txt").read_text()
+    wanted = (ROOT / "requirements" / "phoenix" / "server.in").read_text()
+    pinned = re.search(r"^arize-phoenix==(\S+)", wanted, re.M).group(1)
+    assert re.search(rf"^arize-phoenix=={re.escape(pinned)} ", lock, re.M)
+    blocks = [b for b in re.split(r"\n(?=\S)", lock) if re.match(r"[A-Za-z0-9_.\-]+==", b)]
+    assert len(blocks) > 100 and all("--hash=sha256:" in b for b in blocks)
 
 
 if __name__ == "__main__":  # write the fixtures for a look: python tests/test_traces_otel.py DIR

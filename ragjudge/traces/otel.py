@@ -565,7 +565,7 @@ def _annotation(row: dict[str, Any], metric: str, model: str | None) -> dict[str
 
 
 def annotation_frames(scored: Any, metrics: Iterable[str] | None = None, span_metrics: Iterable[str] = SPAN_METRICS,
-                      model: str | None = None) -> tuple[Any, Any]:
+                      model: str | None = None, errors: bool = True) -> tuple[Any, Any]:
     """A scored rows table -> (span annotations, trace annotations), two DataFrames in the
     shape Phoenix's ``log_span_annotations_dataframe`` / ``log_trace_annotations_dataframe``
     accept: ``span_id`` (or ``trace_id``), ``name``, ``annotator_kind`` (``LLM``), ``label``,
@@ -573,7 +573,8 @@ def annotation_frames(scored: Any, metrics: Iterable[str] | None = None, span_me
     ``missing`` as JSON, ``status``), ``identifier`` (``ragjudge``). ``span_metrics`` go on
     their row's retriever span; the others once per trace (the row flagged
     ``trace_first_row``). Skipped rows give nothing; an error row gives label ``error`` with
-    the reason as explanation. ``InputError`` for a table without ``trace_id``/``span_id``."""
+    the reason as explanation and no score (``errors=False``: nothing).
+    ``InputError`` for a table without ``trace_id``/``span_id``."""
     import pandas as pd
 
     if "trace_id" not in scored.columns or "span_id" not in scored.columns:
@@ -587,14 +588,14 @@ def annotation_frames(scored: Any, metrics: Iterable[str] | None = None, span_me
             if metric in on_span:
                 span_id = _cell(row, "span_id")
                 found = _annotation(row, metric, model) if span_id else None
-                if found:
+                if found and (errors or found["label"] != "error"):
                     span_rows.append({"span_id": str(span_id), **found})
             else:
                 first = _cell(row, "trace_first_row")
                 trace_id = _cell(row, "trace_id")
                 if trace_id and (first is None or bool(first)):
                     found = _annotation(row, metric, model)
-                    if found:
+                    if found and (errors or found["label"] != "error"):
                         trace_rows_.append({"trace_id": str(trace_id), **found})
     fields = ["name", "annotator_kind", "label", "score", "explanation", "metadata", "identifier"]
     spans = pd.DataFrame(span_rows, columns=["span_id", *fields]).astype({"score": object})
@@ -629,16 +630,20 @@ def write_annotations(scored: Any, path: str | os.PathLike[str], metrics: Iterab
     annotations to ``path``, trace annotations (when there are any) to
     ``trace_annotations_path(path)``; ``.parquet`` or ``.jsonl`` (``.csv``: metadata as JSON
     text). Load them with ``Client().spans.log_span_annotations_dataframe(dataframe=...)`` and
-    ``Client().traces.log_trace_annotations_dataframe(dataframe=...)``. Returns ``{"spans": N,
-    "traces": N, "paths": [...]}``."""
-    spans, traces = annotation_frames(scored, metrics, span_metrics, model)
+    ``Client().traces.log_trace_annotations_dataframe(dataframe=...)``. Error rows are left
+    out (``log_annotations`` sends them, label ``error`` without a score): a file's score
+    column reads a missing score back as NaN, which Phoenix's client cannot send. Returns
+    ``{"spans": N, "traces": N, "errors_left_out": N, "paths": [...]}``."""
+    spans, traces = annotation_frames(scored, metrics, span_metrics, model, errors=False)
+    every = annotation_frames(scored, metrics, span_metrics, model)
     path = Path(path)
     written = [path]
     _write(spans, path)
     if len(traces):
         written.append(trace_annotations_path(path))
         _write(traces, written[-1])
-    return {"spans": len(spans), "traces": len(traces), "paths": [str(p) for p in written]}
+    left_out = len(every[0]) + len(every[1]) - len(spans) - len(traces)
+    return {"spans": len(spans), "traces": len(traces), "errors_left_out": left_out, "paths": [str(p) for p in written]}
 
 
 @dataclass
