@@ -483,6 +483,28 @@ def test_annotations_arrive_once_per_span_after_two_runs(phoenix, in_phoenix, ot
     assert set(mine["annotator_kind"]) == {"LLM"}
 
 
+def test_ragjudge_verdicts_reach_phoenix(phoenix, in_phoenix, otlp_file, server, tmp_path):
+    """Read -> ragjudge.score (the fake judge server) -> Phoenix, twice: one per span and name."""
+    import ragjudge
+    from phoenix.client import Client
+
+    rows = otel.read_traces(in_phoenix, expected_facts="metadata.expected_facts")  # trace A has them
+    scored = ragjudge.score(rows, metrics=["sufficiency", "completeness"], model="openai/fake-judge",
+                            api_base=server.url, cache={"dir": str(tmp_path / "c")}).frame
+    spans, traces = otel.annotation_frames(scored)
+    assert sorted(spans["span_id"]) == sorted(s for s in rows["span_id"] if s)
+    assert set(spans["label"]) <= {"yes", "no", "error"} 
+    # completeness: once, on the one trace with expected facts (the others skipped: no reference)
+    assert list(traces["trace_id"]) == [rows["trace_id"][0]] and traces["score"][0] in (1, 2, 3, 4, 5)
+    for _ in range(2):
+        done = otel.log_annotations(scored, phoenix)
+        assert done.failed == 0 and done.logged == len(spans) + len(traces), done.failures
+    found = Client(base_url=phoenix).spans.get_span_annotations_dataframe(
+        span_ids=list(spans["span_id"]), project_identifier="default").reset_index()
+    found = found[found["annotation_name"] == "sufficiency"]
+    assert sorted(found["span_id"]) == sorted(spans["span_id"])
+
+
 def test_refused_annotations_are_counted(phoenix, otlp_file):
     scored = scored_rows(otel.read_otlp_file(otlp_file))
     scored.loc[0, "span_id"] = "00000000deadbeef"  # a span Phoenix does not hold
