@@ -3,7 +3,8 @@ DataFrame in, span annotations out to a real Phoenix server.
 
 Fixtures are made by the real libraries: opentelemetry-sdk spans named with
 openinference-semantic-conventions, one trace through OpenInference's own tracer helpers
-(openinference-instrumentation's OITracer and get_retriever_attributes), exported with
+(openinference-instrumentation's OITracer and get_retriever_attributes), one LangChain
+retriever traced by openinference-instrumentation-langchain, all exported with
 OpenTelemetry's OTLP encoder (encode_spans) and protobuf's MessageToJson. The Phoenix tests
 start the real server (arize-phoenix, from .venv-phoenix made by scripts/phoenix_server.sh) on
 loopback with SQLite in a temporary folder; without that venv they are skipped, except under
@@ -182,6 +183,45 @@ def test_otlp_base64_ids_and_pretty_json_read_alike(tmp_path, spans, otlp_file):
     assert otel.is_otlp_file(b64) and otel.is_otlp_file(pretty) and otel.is_otlp_file(otlp_file)
     assert _rows(otel.read_otlp_file(b64)) == expected
     assert _rows(otel.read_traces(str(pretty))) == expected
+
+
+def test_a_langchain_retriever_traced_by_openinferences_instrumentation(tmp_path):
+    """A real OpenInference instrumentation (openinference-instrumentation-langchain) tracing a
+    LangChain retriever inside a chain: the spans it records give the row."""
+    pytest.importorskip("langchain_core")
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import RunnableLambda
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    class Shelf(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager=None):
+            return [Document(page_content="Mount Everest is 8,849 m tall.", metadata={"source": "peaks.md"}),
+                    Document(page_content="K2 is 8,611 m tall.", metadata={"source": "peaks.md", "page": 2})]
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        retriever = Shelf()
+        chain = RunnableLambda(lambda q: {"question": q, "docs": retriever.invoke(q)}) | RunnableLambda(lambda d: "About 8,849 m.")
+        assert chain.invoke("How tall is Everest?") == "About 8,849 m."
+    finally:
+        instrumentor.uninstrument()
+    path = tmp_path / "langchain.jsonl"
+    path.write_text(otlp_json_lines(list(exporter.get_finished_spans()), per_line=2))
+    (row,) = _rows(otel.read_otlp_file(path))
+    assert (row["span_name"], row["request"], row["response"]) == ("Shelf", "How tall is Everest?", "About 8,849 m.")
+    assert row["context"] == [
+        {"content": "Mount Everest is 8,849 m tall.", "doc_uri": "peaks.md", "id": None, "score": None,
+         "metadata": '{"source": "peaks.md"}'},
+        {"content": "K2 is 8,611 m tall.", "doc_uri": "peaks.md", "id": None, "score": None,
+         "metadata": '{"page": 2, "source": "peaks.md"}'}]
 
 
 def test_is_otlp_file_refuses_other_files(tmp_path):
