@@ -282,6 +282,16 @@ def test_other_convention_names_the_attributes(tmp_path):
     assert "gen_ai.request.model" in text and "Instrument the application with OpenInference" in text
 
 
+def test_other_convention_in_a_phoenix_frame_names_the_attributes():
+    frame = phoenix_like_frame(make_spans(other_convention=True))
+    # UNKNOWN: Phoenix's span_kind for a span without one. (Phoenix 20.26 itself converts gen_ai.*
+    # spans to OpenInference, kind LLM, when it receives them: seen with the real server; a frame
+    # from it then reads as one "no retriever span" row per trace)
+    assert list(frame["span_kind"]) == ["UNKNOWN"]
+    with pytest.raises(InputError, match=r"not OpenInference spans; attributes found: gen_ai\.\*, traceloop\.\*"):
+        otel.read_phoenix_frame(frame)
+
+
 def test_errored_root_skips_the_trace(tmp_path):
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor

@@ -322,7 +322,7 @@ def read_phoenix_frame(frame: Any, expected_facts: str | None = None, expected_r
                 if value is not None:
                     _flatten(column[len("attributes."):], value, attributes)
         kind = _plain(record.get("span_kind"))
-        if kind and SPAN_KIND not in attributes:
+        if kind and str(kind).upper() != "UNKNOWN" and SPAN_KIND not in attributes:  # UNKNOWN: Phoenix's word for none
             attributes[SPAN_KIND] = kind
         spans.append(_Span(
             trace_id=_id(_plain(record.get("context.trace_id")), 16) or "",
@@ -659,7 +659,7 @@ class AnnotationLog:
         return {"logged": self.logged, "failed": self.failed, "failures": self.failures[:20]}
 
 
-def _phoenix_client(url: str, timeout: float) -> Any:
+def _phoenix_client(url: str) -> Any:
     try:
         from phoenix.client import Client
     except ImportError as err:
@@ -703,7 +703,7 @@ def log_annotations(scored: Any, endpoint: str | None = None, metrics: Iterable[
     ``failed`` with the reason, never raised."""
     url = endpoint_or_fail(endpoint)
     spans, traces = annotation_frames(scored, metrics, span_metrics, model)
-    phoenix = _phoenix_client(url, timeout)
+    phoenix = _phoenix_client(url)
     why = probe(url, timeout)
     if why is not None:
         raise InputError(f"Phoenix at {url} cannot be reached ({why}); start it (phoenix serve, or its container) "
