@@ -401,12 +401,15 @@ def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
         doc_uri = None
         if metadata:
             doc_uri = metadata.get("doc_uri", metadata.get("source"))
-        score = doc.get("score")
+        try:
+            score = None if doc.get("score") is None else float(doc["score"])
+        except (TypeError, ValueError):  # a score that is no number: not the passage's fault
+            score = None
         passages.append({
             "content": doc.get("content"),
             "doc_uri": None if doc_uri is None else str(doc_uri),
             "id": None if doc.get("id") is None else str(doc["id"]),
-            "score": None if score is None else float(score),
+            "score": score,
             "metadata": None if metadata is None else json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=str),
         })
     return passages
