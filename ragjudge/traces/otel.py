@@ -1,0 +1,732 @@
+"""OpenTelemetry / OpenInference traces in, verdicts out to Phoenix as span annotations.
+
+Source: the spans that Arize Phoenix, Arize AX and the OpenInference instrumentations
+(LangChain, LlamaIndex, DSPy, Haystack, OpenAI...) record, in either of two forms:
+
+- OTLP JSON, as the OpenTelemetry Collector's file exporter writes it: one
+  ``ExportTraceServiceRequest`` per line (``resourceSpans`` -> ``scopeSpans`` -> ``spans``,
+  attributes as ``{key, value: {stringValue | intValue | doubleValue | boolValue |
+  arrayValue | kvlistValue}}`` lists), ids in hex as the Collector writes them or in base64 as
+  protobuf's ``MessageToJson`` writes them; a pretty-printed request, or several, read too
+  (``read_otlp_file``; ``is_otlp_file`` tells one by its shape);
+- Phoenix's span DataFrame as ``phoenix.client.Client().spans.get_spans_dataframe()``
+  returns it, or saved to Parquet or JSONL (columns ``context.span_id``,
+  ``context.trace_id``, ``parent_id``, ``span_kind``, ``attributes.input.value``,
+  ``attributes.retrieval.documents``...; ``read_phoenix_frame``, ``read_phoenix_file``,
+  ``is_phoenix_frame``).
+
+Both give the same table for the same traces: the rows of ``ragjudge.traces.spans`` (its
+``COLUMNS``, the MLflow reader's too), one per top-level span whose
+``openinference.span.kind`` is ``RETRIEVER``, a trace without one as one row skipped with
+``no retriever span``; traces ordered by their first span's start time, then trace id. Cells:
+
+- ``request``: the retriever span's ``input.value`` (the query it was given), else the root
+  span's (``one_value``: a JSON object of one key gives its value);
+- ``context``: the retriever span's ``retrieval.documents.N.document.*`` as passage dicts
+  ``{content, doc_uri, id, score, metadata}`` (``ragjudge.records.normalise_context`` reads
+  them: ``metadata`` the document's metadata as JSON text, ``doc_uri`` taken from it
+  (``doc_uri``, else ``source`` as LangChain writes it), ``score`` a float); no documents is
+  ``[]`` (judged "no"), documents without text a ``span_error``;
+- ``response``: the root span's ``output.value``;
+- ``input.value``/``output.value`` whose ``*.mime_type`` is ``application/json`` are decoded;
+- ``expected_facts``/``expected_response``: from the attributes the caller names (OpenInference
+  has no convention for them; default none: reference-free rows), looked up on the root span,
+  then on the other spans by start time; a dotted name reaches into a JSON attribute
+  (``metadata.expected_facts`` reads key ``expected_facts`` of the ``metadata`` attribute);
+  a Phoenix column name (``attributes.metadata``) is taken as the attribute's name;
+- ``trace_state``: ``ERROR`` when the root span's status is an error (its rows are skipped,
+  as MLflow's errored traces are), else ``OK``.
+
+Sink: ``log_annotations`` sends each verdict of a scored table to Phoenix through its own
+client (``arize-phoenix-client``): span-level metrics (sufficiency) as span annotations on
+their retriever span, the others (completeness) once per trace as trace annotations; name the
+metric's, label ``yes``/``no`` (sufficiency) or none, score (1/0, or 1..5), the rationale as
+explanation, annotator kind ``LLM``, identifier ``ragjudge``: Phoenix keeps one annotation per
+(span, name, identifier) and updates it in place, so a re-run replaces and never duplicates,
+and a person's annotation of the same name (no identifier) is left alone. ``write_annotations``
+writes the same annotations as the tables ``Spans.log_span_annotations_dataframe`` and
+``Traces.log_trace_annotations_dataframe`` accept (``annotation_frames``).
+
+Errors (``ragjudge.errors``, exit 2): ``InputError`` for an OTLP file that holds no span, for
+spans in another convention than OpenInference (it names the attribute keys found, e.g.
+``gen_ai.*``, ``traceloop.*``), for a DataFrame or file of neither shape, and for a Phoenix
+that cannot be reached; ``ConfigError`` for no Phoenix endpoint and for Phoenix's client not
+installed. Reading needs no OpenTelemetry package (plain JSON and pandas); the sink needs the
+``[phoenix]`` extra.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from ragjudge.errors import ConfigError, InputError
+from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, one_value, top_level_retrievers, trace_rows
+
+SPAN_KIND = "openinference.span.kind"
+DOCUMENTS = "retrieval.documents"
+INSTALL_PHOENIX = "pip install 'ragjudge[phoenix]'"
+ENDPOINT_ENV = "PHOENIX_COLLECTOR_ENDPOINT"
+ENDPOINT_HINT = f"pass --phoenix-endpoint URL or set {ENDPOINT_ENV} (e.g. http://localhost:6006)"
+SPAN_METRICS = ("sufficiency",)  # judged per retriever span; the others once per trace
+IDENTIFIER = "ragjudge"  # Phoenix's upsert key (span or trace, name, identifier): a re-run updates
+ANNOTATOR_KIND = "LLM"
+PHOENIX_COLUMNS = ("context.span_id", "context.trace_id")  # how a Phoenix span DataFrame is told
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+# -- one span, whatever its source -------------------------------------------------------------
+@dataclass
+class _Span:
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start: int  # ns since the epoch
+    status: str  # OK, ERROR, UNSET
+    attributes: dict[str, Any] = field(default_factory=dict)  # flat keys, decoded values
+
+
+def _id(value: Any, size: int) -> str | None:
+    """A trace (``size`` 16 bytes) or span (8) id as lower-case hex: hex as the Collector and
+    Phoenix write it, or base64 as protobuf's JSON mapping writes bytes. Empty: None."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value).strip()
+    if text in ("", "None", "null"):  # Phoenix's DataFrame writes a root's parent_id as 'None'
+        return None
+    if len(text) == 2 * size and _HEX.fullmatch(text):
+        return text.lower()
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) == size:
+        return raw.hex()
+    return text.lower()  # another form: kept as written, compared as written
+
+
+def _any_value(value: Any) -> Any:
+    """An OTLP JSON ``AnyValue`` -> a Python value (intValue is a string in JSON)."""
+    if not isinstance(value, dict):
+        return value
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "doubleValue" in value:
+        return float(value["doubleValue"])
+    if "arrayValue" in value:
+        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in value:
+        return {kv.get("key"): _any_value(kv.get("value")) for kv in (value["kvlistValue"] or {}).get("values", [])}
+    if "bytesValue" in value:
+        return value["bytesValue"]
+    return None
+
+
+def _status(code: Any) -> str:
+    text = str(code or "").upper()
+    if text in ("2", "STATUS_CODE_ERROR", "ERROR"):
+        return "ERROR"
+    if text in ("1", "STATUS_CODE_OK", "OK"):
+        return "OK"
+    return "UNSET"
+
+
+# -- OTLP JSON ---------------------------------------------------------------------------------
+def _requests(text: str) -> Iterator[Any]:
+    """The JSON documents of a text, one after another: one per line or pretty-printed."""
+    decoder = json.JSONDecoder()
+    position, end = 0, len(text)
+    while True:
+        while position < end and text[position].isspace():
+            position += 1
+        if position >= end:
+            return
+        document, position = decoder.raw_decode(text, position)
+        yield document
+
+
+def _resource_spans(document: Any) -> list[Any] | None:
+    if not isinstance(document, dict):
+        return None
+    found = document.get("resourceSpans", document.get("resource_spans"))
+    return found if isinstance(found, list) else None
+
+
+def is_otlp_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` holds OTLP JSON trace requests (its first JSON document has a
+    ``resourceSpans`` list). Reads the first line, or the whole file when the first request is
+    pretty-printed; needs no OpenTelemetry package."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    try:
+        with open(path, encoding="utf-8") as handle:
+            line = handle.readline()
+            try:
+                return _resource_spans(json.loads(line)) is not None
+            except json.JSONDecodeError:
+                pass
+            if not line.lstrip().startswith("{"):
+                return False
+            text = line + handle.read()
+        return _resource_spans(next(_requests(text), None)) is not None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
+        return False
+
+
+def _otlp_spans(documents: Iterable[Any]) -> list[_Span]:
+    spans = []
+    for document in documents:
+        for resource in _resource_spans(document) or []:
+            for scope in resource.get("scopeSpans", resource.get("scope_spans")) or []:
+                for raw in scope.get("spans") or []:
+                    attributes = {kv.get("key"): _any_value(kv.get("value")) for kv in raw.get("attributes") or []}
+                    spans.append(_Span(
+                        trace_id=_id(raw.get("traceId", raw.get("trace_id")), 16) or "",
+                        span_id=_id(raw.get("spanId", raw.get("span_id")), 8) or "",
+                        parent_id=_id(raw.get("parentSpanId", raw.get("parent_span_id")), 8),
+                        name=str(raw.get("name") or ""),
+                        start=int(raw.get("startTimeUnixNano", raw.get("start_time_unix_nano")) or 0),
+                        status=_status((raw.get("status") or {}).get("code")),
+                        attributes=attributes,
+                    ))
+    return spans
+
+
+def read_otlp_file(path: str | os.PathLike[str], expected_facts: str | None = None,
+                   expected_response: str | None = None) -> Any:
+    """An OTLP JSON file (one ``ExportTraceServiceRequest`` per line, as the Collector's file
+    exporter writes it; pretty-printed ones too) -> the rows table (module docstring).
+    ``expected_facts``/``expected_response``: the attribute names holding them (none:
+    reference-free). ``InputError``: not OTLP JSON (naming the line's position), no span in
+    it, no OpenInference attribute on any span (naming the keys found)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        documents = list(_requests(text))
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"{path} cannot be read: {err}") from err
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path} is not OTLP JSON (line {err.lineno}: {err.msg}); export traces with the "
+                         "OpenTelemetry Collector's file exporter, one ExportTraceServiceRequest per line") from err
+    if not documents or any(_resource_spans(d) is None for d in documents):
+        raise InputError(f"{path} is not OTLP JSON: each line should be an ExportTraceServiceRequest "
+                         "({\"resourceSpans\": [...]}) as the OpenTelemetry Collector's file exporter writes it")
+    spans = _otlp_spans(documents)
+    if not spans:
+        raise InputError(f"{path} holds OTLP requests but no span: check that the exporter receives the traces "
+                         "(the Collector's traces pipeline lists the file exporter) and that the application ran traced")
+    return _frame(spans, str(path), expected_facts, expected_response)
+
+
+# -- Phoenix's span DataFrame ------------------------------------------------------------------
+def is_phoenix_frame(frame: Any) -> bool:
+    """Whether ``frame`` is shaped as Phoenix's ``get_spans_dataframe()`` (columns, or the
+    index, ``context.span_id`` and ``context.trace_id``)."""
+    columns = set(map(str, getattr(frame, "columns", [])))
+    index = getattr(frame, "index", None)
+    names = set(map(str, getattr(index, "names", None) or [])) if index is not None else set()
+    return all(c in columns or c in names for c in PHOENIX_COLUMNS)
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(value)) if not hasattr(value, "__len__") or isinstance(value, str) else False
+    except (TypeError, ValueError):
+        return False
+
+
+def _plain(value: Any) -> Any:
+    """A DataFrame cell as plain Python: numpy arrays (Parquet lists) to lists, numpy scalars
+    to Python ones, missing to None."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return None if _missing(value) else value
+
+
+def _flatten(key: str, value: Any, into: dict[str, Any]) -> None:
+    """Phoenix's nested attribute values back to OpenTelemetry's flat keys: a list of dicts
+    (``retrieval.documents``: ``[{"document.content": ...}]`` or ``[{"document": {...}}]``)
+    becomes ``key.N.sub``; other values are kept whole."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for position, item in enumerate(value):
+            for sub, inner in _dotted(item):
+                into[f"{key}.{position}.{sub}"] = inner
+        return
+    into[key] = value
+
+
+def _dotted(item: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """A document dict's keys as dotted paths, stopping at ``metadata`` (kept whole)."""
+    for key, value in item.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and not path.endswith("metadata"):
+            yield from _dotted(value, path + ".")
+        else:
+            yield path, value
+
+
+def _time_ns(value: Any) -> int:
+    if _missing(value):
+        return 0
+    import pandas as pd
+
+    try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            # JSONL written by pandas: epoch milliseconds
+            return int(value * 1_000_000) if value < 1e14 else int(value)
+        return int(pd.Timestamp(value).value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def read_phoenix_frame(frame: Any, expected_facts: str | None = None, expected_response: str | None = None,
+                       where: str = "this DataFrame") -> Any:
+    """Phoenix's span DataFrame (``get_spans_dataframe()``, or one read back from Parquet or
+    JSONL) -> the rows table (module docstring). ``expected_facts``/``expected_response``:
+    attribute (or ``attributes.*`` column) names. ``InputError`` for a DataFrame of another
+    shape, one with no span, and spans with no OpenInference attribute."""
+    if not is_phoenix_frame(frame):
+        raise InputError(f"{where} is not a Phoenix span DataFrame (no {' / '.join(PHOENIX_COLUMNS)} columns); "
+                         "pass what phoenix.client.Client().spans.get_spans_dataframe() returns, or a table of rows")
+    frame = frame.reset_index() if any(c not in frame.columns for c in PHOENIX_COLUMNS) else frame
+    spans = []
+    for record in frame.to_dict("records"):
+        attributes: dict[str, Any] = {}
+        for column, value in record.items():
+            column = str(column)
+            if column.startswith("attributes."):
+                value = _plain(value)
+                if value is not None:
+                    _flatten(column[len("attributes."):], value, attributes)
+        kind = _plain(record.get("span_kind"))
+        if kind and str(kind).upper() != "UNKNOWN" and SPAN_KIND not in attributes:  # UNKNOWN: Phoenix's word for none
+            attributes[SPAN_KIND] = kind
+        spans.append(_Span(
+            trace_id=_id(_plain(record.get("context.trace_id")), 16) or "",
+            span_id=_id(_plain(record.get("context.span_id")), 8) or "",
+            parent_id=_id(_plain(record.get("parent_id")), 8),
+            name=str(_plain(record.get("name")) or ""),
+            start=_time_ns(record.get("start_time")),
+            status=_status(_plain(record.get("status_code"))),
+            attributes=attributes,
+        ))
+    if not spans:
+        raise InputError(f"{where} holds no span: query Phoenix for the project's spans (get_spans_dataframe(project_identifier=...))")
+    return _frame(spans, where, expected_facts, expected_response)
+
+
+def read_phoenix_file(path: str | os.PathLike[str], expected_facts: str | None = None,
+                      expected_response: str | None = None) -> Any:
+    """A Phoenix span DataFrame saved to Parquet (``.parquet``) or JSONL (``.jsonl``/``.json``,
+    ``to_json(orient="records", lines=True)``) -> the rows table (``read_phoenix_frame``)."""
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            # as Python values: pandas would widen a struct's int fields to float where one is null
+            frame = pd.DataFrame(pq.read_table(path).to_pylist())
+        else:
+            frame = pd.read_json(path, lines=path.suffix.lower() in (".jsonl", ".ndjson"), convert_dates=False)
+    except (OSError, ValueError) as err:
+        raise InputError(f"{path} cannot be read as a Phoenix span table: {err}") from err
+    return read_phoenix_frame(frame, expected_facts, expected_response, where=str(path))
+
+
+# -- spans -> rows -----------------------------------------------------------------------------
+def _decoded(attributes: dict[str, Any], which: str) -> Any:
+    """``input.value``/``output.value``, decoded from JSON when its ``mime_type`` says so."""
+    value = attributes.get(f"{which}.value")
+    mime = str(attributes.get(f"{which}.mime_type") or "").lower()
+    if isinstance(value, str) and "json" in mime:
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _metadata(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return {"metadata": value}
+    if not isinstance(value, dict):
+        return None
+    # keys holding null dropped: a Parquet struct column gives every row the keys of all
+    return {k: v for k, v in value.items() if v is not None} or None
+
+
+def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
+    """``retrieval.documents.N.document.*`` -> passage dicts in N order."""
+    found: dict[int, dict[str, Any]] = {}
+    prefix = DOCUMENTS + "."
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        position, _, rest = key[len(prefix):].partition(".")
+        if not position.isdigit() or not rest.startswith("document."):
+            continue
+        found.setdefault(int(position), {})[rest[len("document."):]] = value
+    passages = []
+    for position in sorted(found):
+        doc = found[position]
+        metadata = _metadata(doc.get("metadata"))
+        doc_uri = None
+        if metadata:
+            doc_uri = metadata.get("doc_uri", metadata.get("source"))
+        try:
+            score = None if doc.get("score") is None else float(doc["score"])
+        except (TypeError, ValueError):  # a score that is no number: not the passage's fault
+            score = None
+        passages.append({
+            "content": doc.get("content"),
+            "doc_uri": None if doc_uri is None else str(doc_uri),
+            "id": None if doc.get("id") is None else str(doc["id"]),
+            "score": score,
+            "metadata": None if metadata is None else json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=str),
+        })
+    return passages
+
+
+def _lookup(spans: list[_Span], name: str | None) -> Any:
+    """The value of attribute ``name`` in a trace (root span first, then by start time); a
+    dotted name reaches into a JSON (or dict) attribute. None when no span has it."""
+    if not name:
+        return None
+    if name.startswith("attributes."):
+        name = name[len("attributes."):]
+    ordered = sorted(spans, key=lambda s: (s.parent_id is not None, s.start))
+    for span in ordered:
+        if name in span.attributes:
+            value = span.attributes[name]
+            return json.loads(value) if isinstance(value, str) and value.lstrip().startswith(("[", "{")) \
+                and _json_ok(value) else value
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            head, rest = ".".join(parts[:cut]), parts[cut:]
+            if head not in span.attributes:
+                continue
+            value = span.attributes[head]
+            if isinstance(value, str) and _json_ok(value):
+                value = json.loads(value)
+            for part in rest:
+                value = value.get(part) if isinstance(value, dict) else None
+            if value is not None:
+                return value
+    return None
+
+
+def _json_ok(text: str) -> bool:
+    try:
+        json.loads(text)
+        return True
+    except (json.JSONDecodeError, TypeError):
+        return False
+
+
+def _other_convention(spans: list[_Span], where: str) -> InputError:
+    keys = sorted({k for s in spans for k in s.attributes})
+    families = sorted({k.split(".", 1)[0] + ".*" if "." in k else k for k in keys})
+    return InputError(
+        f"{where}: no span has an {SPAN_KIND} attribute, so these are not OpenInference spans; attributes found: "
+        f"{', '.join(families[:12]) or '(none)'} (e.g. {', '.join(keys[:8]) or 'none'}). Instrument the application "
+        "with OpenInference (openinference-instrumentation-langchain, -llama-index, ... or Phoenix's register()), "
+        "or export from Phoenix, which records its spans so")
+
+
+def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_response: str | None) -> Any:
+    import pandas as pd
+
+    if not any(SPAN_KIND in s.attributes for s in spans):
+        raise _other_convention(spans, where)
+    traces: dict[str, list[_Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    order = sorted(traces, key=lambda t: (min(s.start for s in traces[t]), t))
+    rows: list[dict[str, Any]] = []
+    for trace_id in order:
+        members = sorted(traces[trace_id], key=lambda s: (s.start, s.span_id))
+        views, documents, queries = [], {}, {}
+        for span in members:
+            kind = str(span.attributes.get(SPAN_KIND) or "").upper() or None
+            outputs = _decoded(span.attributes, "output")
+            if kind == "RETRIEVER":
+                documents[span.span_id] = _documents(span.attributes)
+                queries[span.span_id] = _decoded(span.attributes, "input")
+                outputs = documents[span.span_id]
+            views.append(SpanView(span.span_id, span.parent_id, span.name, kind, _decoded(span.attributes, "input"),
+                                  outputs, span.start))
+        expectations = {}
+        for key, name in (("expected_facts", expected_facts), ("expected_response", expected_response)):
+            value = _lookup(members, name)
+            if value is not None:
+                expectations[key] = value
+        view = TraceView(trace_id, "OK", views, expectations)
+        root = next((s for s in members if s.span_id == (view.root.span_id if view.root else None)), None)
+        view.state = "ERROR" if root is not None and root.status == "ERROR" else "OK"
+        top = {s.span_id for s in top_level_retrievers(view)}
+        for row in trace_rows(view):
+            span_id = row["span_id"]
+            if span_id in top:
+                query = one_value(queries.get(span_id))
+                if query is not None:
+                    row["request"] = query
+                if row["span_error"] is None:
+                    row["context"] = [d for d in documents[span_id]
+                                      if isinstance(d["content"], str) and d["content"].strip()]
+            rows.append(row)
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame["trace_first_row"] = frame["trace_first_row"].astype(bool)
+    return frame
+
+
+def read_traces(source: Any, expected_facts: str | None = None, expected_response: str | None = None) -> Any:
+    """Any OpenInference trace source -> the rows table: a path to an OTLP JSON file or to a
+    saved Phoenix span table (``.parquet``/``.jsonl``), or a Phoenix span DataFrame."""
+    if isinstance(source, (str, os.PathLike)):
+        if is_otlp_file(source):
+            return read_otlp_file(source, expected_facts, expected_response)
+        return read_phoenix_file(source, expected_facts, expected_response)
+    return read_phoenix_frame(source, expected_facts, expected_response)
+
+
+# -- verdicts -> annotations -------------------------------------------------------------------
+def endpoint_or_fail(endpoint: str | None = None) -> str:
+    """``endpoint``, else ``PHOENIX_COLLECTOR_ENDPOINT``, as Phoenix's base URL (a trailing
+    ``/v1/traces``, the OTLP collector path, is dropped); ``ConfigError`` naming the fix when
+    there is none."""
+    url = endpoint or os.environ.get(ENDPOINT_ENV)
+    if not url:
+        raise ConfigError(f"logging annotations to Phoenix needs its address: {ENDPOINT_HINT}")
+    url = url.rstrip("/")
+    if url.endswith("/v1/traces"):
+        url = url[: -len("/v1/traces")]
+    return url
+
+
+def _cell(row: dict[str, Any], key: str) -> Any:
+    value = row.get(key)
+    if isinstance(value, (str, bool, dict)):
+        return value
+    return _plain(value)
+
+
+def _metrics(columns: Iterable[Any]) -> list[str]:
+    columns = [str(c) for c in columns]
+    return [c[: -len("_status")] for c in columns if c.endswith("_status") and f"{c[: -len('_status')]}_score" in columns]
+
+
+def _annotation(row: dict[str, Any], metric: str, model: str | None) -> dict[str, Any] | None:
+    """One verdict as Phoenix's annotation fields (name, label, score, explanation,
+    metadata, identifier, annotator_kind), or None for a skipped row."""
+    status = _cell(row, f"{metric}_status")
+    if status not in ("ok", "error"):
+        return None
+    missing = _cell(row, f"{metric}_missing")
+    metadata = {
+        "source": IDENTIFIER,
+        "judge_model": str(model or _cell(row, "judge_model") or ""),
+        "mode": str(_cell(row, f"{metric}_mode") or ""),
+        "missing": json.dumps(list(missing) if missing is not None else [], ensure_ascii=False),
+        "status": str(status),
+    }
+    if status == "error":
+        return {"name": metric, "label": "error", "score": None,
+                "explanation": str(_cell(row, f"{metric}_error") or "no verdict"), "metadata": metadata,
+                "identifier": IDENTIFIER, "annotator_kind": ANNOTATOR_KIND}
+    score = float(_cell(row, f"{metric}_score"))
+    label = ("yes" if score >= 0.5 else "no") if metric == "sufficiency" else None
+    return {"name": metric, "label": label, "score": score, "explanation": str(_cell(row, f"{metric}_rationale") or "") or None,
+            "metadata": metadata, "identifier": IDENTIFIER, "annotator_kind": ANNOTATOR_KIND}
+
+
+def annotation_frames(scored: Any, metrics: Iterable[str] | None = None, span_metrics: Iterable[str] = SPAN_METRICS,
+                      model: str | None = None, errors: bool = True) -> tuple[Any, Any]:
+    """A scored rows table -> (span annotations, trace annotations), two DataFrames in the
+    shape Phoenix's ``log_span_annotations_dataframe`` / ``log_trace_annotations_dataframe``
+    accept: ``span_id`` (or ``trace_id``), ``name``, ``annotator_kind`` (``LLM``), ``label``,
+    ``score``, ``explanation``, ``metadata`` (``source``, ``judge_model``, ``mode``,
+    ``missing`` as JSON, ``status``), ``identifier`` (``ragjudge``). ``span_metrics`` go on
+    their row's retriever span; the others once per trace (the row flagged
+    ``trace_first_row``). Skipped rows give nothing; an error row gives label ``error`` with
+    the reason as explanation and no score (``errors=False``: nothing).
+    ``InputError`` for a table without ``trace_id``/``span_id``."""
+    import pandas as pd
+
+    if "trace_id" not in scored.columns or "span_id" not in scored.columns:
+        raise InputError("this table has no trace_id/span_id columns: annotations go to Phoenix spans, so score rows "
+                         "read from traces (ragjudge.traces.otel.read_traces)")
+    chosen = list(metrics) if metrics is not None else _metrics(scored.columns)
+    on_span = set(span_metrics)
+    span_rows, trace_rows_ = [], []
+    for row in scored.to_dict("records"):
+        for metric in chosen:
+            if metric in on_span:
+                span_id = _cell(row, "span_id")
+                found = _annotation(row, metric, model) if span_id else None
+                if found and (errors or found["label"] != "error"):
+                    span_rows.append({"span_id": str(span_id), **found})
+            else:
+                first = _cell(row, "trace_first_row")
+                trace_id = _cell(row, "trace_id")
+                if trace_id and (first is None or bool(first)):
+                    found = _annotation(row, metric, model)
+                    if found and (errors or found["label"] != "error"):
+                        trace_rows_.append({"trace_id": str(trace_id), **found})
+    fields = ["name", "annotator_kind", "label", "score", "explanation", "metadata", "identifier"]
+    spans = pd.DataFrame(span_rows, columns=["span_id", *fields]).astype({"score": object})
+    traces = pd.DataFrame(trace_rows_, columns=["trace_id", *fields]).astype({"score": object})
+    return spans, traces
+
+
+def trace_annotations_path(path: str | os.PathLike[str]) -> Path:
+    """Where ``write_annotations`` puts the trace annotations beside ``path``:
+    ``NAME.traces.SUFFIX``."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.traces{path.suffix}")
+
+
+def _write(frame: Any, path: Path) -> None:
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        frame.to_parquet(path, index=False)
+    elif suffix in (".jsonl", ".ndjson"):
+        frame.to_json(path, orient="records", lines=True, force_ascii=False)
+    elif suffix == ".csv":
+        out = frame.copy()
+        out["metadata"] = out["metadata"].map(lambda m: json.dumps(m, ensure_ascii=False))
+        out.to_csv(path, index=False)
+    else:
+        raise ConfigError(f"the annotations file {path} should end in .parquet, .jsonl or .csv")
+
+
+def write_annotations(scored: Any, path: str | os.PathLike[str], metrics: Iterable[str] | None = None,
+                      span_metrics: Iterable[str] = SPAN_METRICS, model: str | None = None) -> dict[str, Any]:
+    """Write the annotations of ``scored`` (``annotation_frames``) for Phoenix: span
+    annotations to ``path``, trace annotations (when there are any) to
+    ``trace_annotations_path(path)``; ``.parquet`` or ``.jsonl`` (``.csv``: metadata as JSON
+    text). Load them with ``Client().spans.log_span_annotations_dataframe(dataframe=...)`` and
+    ``Client().traces.log_trace_annotations_dataframe(dataframe=...)``. Error rows are left
+    out (``log_annotations`` sends them, label ``error`` without a score): a file's score
+    column reads a missing score back as NaN, which Phoenix's client cannot send. Returns
+    ``{"spans": N, "traces": N, "errors_left_out": N, "paths": [...]}``."""
+    spans, traces = annotation_frames(scored, metrics, span_metrics, model, errors=False)
+    every = annotation_frames(scored, metrics, span_metrics, model)
+    path = Path(path)
+    written = [path]
+    _write(spans, path)
+    if len(traces):
+        written.append(trace_annotations_path(path))
+        _write(traces, written[-1])
+    left_out = len(every[0]) + len(every[1]) - len(spans) - len(traces)
+    return {"spans": len(spans), "traces": len(traces), "errors_left_out": left_out, "paths": [str(p) for p in written]}
+
+
+@dataclass
+class AnnotationLog:
+    """What ``log_annotations`` did: annotations ``logged`` (new or updated in place, Phoenix
+    does not say which), ``failed`` with one reason each in ``failures``."""
+
+    logged: int = 0
+    failed: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"logged": self.logged, "failed": self.failed, "failures": self.failures[:20]}
+
+
+def _phoenix_client(url: str) -> Any:
+    try:
+        from phoenix.client import Client
+    except ImportError as err:
+        raise ConfigError(f"logging annotations to Phoenix needs its client: {INSTALL_PHOENIX}") from err
+    return Client(base_url=url)
+
+
+def probe(url: str, timeout: float = 5.0) -> str | None:
+    """Why Phoenix at ``url`` cannot be reached (its ``/healthz`` within ``timeout`` s), None
+    when it answers."""
+    import httpx
+
+    try:
+        response = httpx.get(url + "/healthz", timeout=timeout)
+    except httpx.HTTPError as err:
+        return (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
+    if response.status_code >= 400:
+        return f"HTTP {response.status_code} from {url}/healthz"
+    return None
+
+
+def _data(frame: Any, id_key: str) -> list[dict[str, Any]]:
+    """Annotation rows as Phoenix's ``SpanAnnotationData``/``TraceAnnotationData`` dicts."""
+    items = []
+    for row in frame.to_dict("records"):
+        result = {k: row[k] for k in ("label", "score", "explanation") if not _missing(row.get(k))}
+        items.append({id_key: row[id_key], "name": row["name"], "annotator_kind": row["annotator_kind"],
+                      "result": result, "metadata": row["metadata"], "identifier": row["identifier"]})
+    return items
+
+
+def log_annotations(scored: Any, endpoint: str | None = None, metrics: Iterable[str] | None = None,
+                    span_metrics: Iterable[str] = SPAN_METRICS, model: str | None = None,
+                    chunk: int = 100, timeout: float = 5.0) -> AnnotationLog:
+    """Send the verdicts of ``scored`` to Phoenix at ``endpoint`` (``endpoint_or_fail``) as
+    annotations (``annotation_frames``) through ``phoenix.client.Client``:
+    ``spans.log_span_annotations`` and ``traces.log_trace_annotations``, ``sync=True``, in
+    chunks of ``chunk``. A re-run updates ragjudge's annotations in place (identifier
+    ``ragjudge``). ``InputError`` naming the fix when Phoenix does not answer its health check
+    in ``timeout`` s; a chunk Phoenix refuses (e.g. a span it does not hold) is counted in
+    ``failed`` with the reason, never raised."""
+    url = endpoint_or_fail(endpoint)
+    spans, traces = annotation_frames(scored, metrics, span_metrics, model)
+    phoenix = _phoenix_client(url)
+    why = probe(url, timeout)
+    if why is not None:
+        raise InputError(f"Phoenix at {url} cannot be reached ({why}); start it (phoenix serve, or its container) "
+                         f"or fix the address: {ENDPOINT_HINT}")
+    result = AnnotationLog()
+    for frame, id_key, send in ((spans, "span_id", lambda items: phoenix.spans.log_span_annotations(span_annotations=items, sync=True)),
+                                (traces, "trace_id", lambda items: phoenix.traces.log_trace_annotations(trace_annotations=items, sync=True))):
+        items = _data(frame, id_key)
+        for start in range(0, len(items), chunk):
+            part = items[start:start + chunk]
+            try:
+                send(part)
+                result.logged += len(part)
+            except Exception as err:  # noqa: BLE001 - a refused chunk loses no verdict: it is counted
+                result.failed += len(part)
+                text = getattr(getattr(err, "response", None), "text", "") or str(err)
+                result.failures.append(f"{id_key}s {part[0][id_key]}..: {text.strip()[:300]}")
+    return result
+
+
+__all__ = ["AnnotationLog", "COLUMNS", "annotation_frames", "endpoint_or_fail", "is_otlp_file", "is_phoenix_frame",
+           "log_annotations", "probe", "read_otlp_file", "read_phoenix_file", "read_phoenix_frame", "read_traces",
+           "trace_annotations_path", "write_annotations"]
