@@ -20,6 +20,10 @@ rows), ``M_cached`` (bool), ``M_prompt_tokens``, ``M_completion_tokens`` (int64)
 ``M_agreement`` (float64), then each judge's own columns (``sufficiency_mode``,
 ``sufficiency_p_yes``), ``removed_instructions`` (list of strings: sentences addressed to the
 judge, removed before judging) and ``judge_model``. ``output_schema`` gives them exactly.
+
+The run's set-up (first chunk, mapping, needs, notes, option checks) is ``ragjudge.plan``'s
+``RunPlan``. This module is about 500 lines for a reason: the Scorer's fan-out, interruption,
+output columns and summary are one concern, each step reading the others' state.
 """
 
 from __future__ import annotations
