@@ -172,3 +172,38 @@ def _without_response(tmp_path) -> str:
     path = tmp_path / "bare.jsonl"
     path.write_text(json.dumps({k: v for k, v in GROUNDED.items() if k != "response"}) + "\n")
     return str(path)
+
+
+# -- issue 30 item 5: the layers and the cycles, checked by a tool ------------------------------
+
+def test_the_import_layers_hold_and_no_modules_import_each_other_in_a_cycle():
+    import importlib.util
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("import_cycles", root / "scripts" / "import_cycles.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.cycles() == []
+    linted = subprocess.run([str(Path(sys.executable).parent / "lint-imports"), "--no-cache"], cwd=root, capture_output=True, text=True)
+    assert linted.returncode == 0, linted.stdout[-2000:]
+    assert "Contracts: 2 kept, 0 broken." in linted.stdout
+
+
+def test_the_cycle_finder_finds_a_cycle(tmp_path, monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    package = tmp_path / "loopy"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from loopy import b\n")
+    (package / "b.py").write_text("from loopy import a\n")
+    (package / "c.py").write_text("from loopy import a\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = importlib.util.spec_from_file_location("import_cycles", Path(__file__).resolve().parent.parent / "scripts" / "import_cycles.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.cycles("loopy") == [["loopy.a", "loopy.b"]]
