@@ -86,7 +86,6 @@ def evaluate(
     *,
     on_start: Callable[[int | None], None] | None = None,
     on_progress: Callable[[int, float | None], None] | None = None,
-    on_note: Callable[[str], None] | None = None,
     on_row: Callable[[int, Any, list[Any]], None] | None = None,
 ) -> RunResult:
     """Score the table at ``source`` (a path, ``-`` for stdin, or a pandas DataFrame) with ``config``.
@@ -106,15 +105,16 @@ def evaluate(
     ``on_event(event)`` hears the run as it goes (``ragjudge.plan``'s events): ``Start(total)``
     once judging starts, ``Note(text)`` for each note, ``Progress(rows, cost_usd)`` as rows
     finish (from ragjudge's loop thread) and ``Row(position, id, verdicts)`` as each row's
-    verdicts land (``--verbose``). The keyword callbacks ``on_start``, ``on_progress``,
-    ``on_note`` and ``on_row`` each hear their own kind (the older form).
+    verdicts land (``--verbose``). The keyword callbacks ``on_start(total)``,
+    ``on_progress(rows, cost_usd)`` and ``on_row(position, id, verdicts)`` each hear their own
+    kind (the older form, kept for the callers that use it).
     """
     import pandas as pd
 
     from ragjudge.io import TableWriter, detect_format, iter_chunks
     from ragjudge.scoring import Scorer, removed_note
 
-    hear = events(on_event, on_start=on_start, on_progress=on_progress, on_note=on_note, on_row=on_row)
+    hear = events(on_event, on_start=on_start, on_progress=on_progress, on_row=on_row)
     check_options(config, limit=limit, sample=sample, source=source, output=output, output_format=output_format)
     if isinstance(source, list):
         from ragjudge.scoring import as_frame

@@ -66,12 +66,12 @@ Event = Start | Note | Progress | Row
 
 
 def events(on_event: Callable[[Any], None] | None = None, *, on_start: Callable[[int | None], None] | None = None,
-           on_progress: Callable[..., None] | None = None, on_note: Callable[[str], None] | None = None,
+           on_progress: Callable[..., None] | None = None,
            on_row: Callable[[int, Any, list[Any]], None] | None = None) -> Callable[[Any], None] | None:
     """One event callback from ``on_event`` and the older per-kind callbacks (``on_start(total)``,
-    ``on_progress(rows, cost_usd)``, ``on_note(text)``, ``on_row(position, id, verdicts)``),
-    which each hear their kind; None when none is given."""
-    if on_start is None and on_progress is None and on_note is None and on_row is None:
+    ``on_progress(rows, cost_usd)``, ``on_row(position, id, verdicts)``), which each hear their
+    kind; None when none is given."""
+    if on_start is None and on_progress is None and on_row is None:
         return on_event
 
     def hear(event: Any) -> None:
@@ -81,8 +81,6 @@ def events(on_event: Callable[[Any], None] | None = None, *, on_start: Callable[
             on_start(event.total)
         elif isinstance(event, Progress) and on_progress is not None:
             on_progress(event.rows, event.cost_usd)
-        elif isinstance(event, Note) and on_note is not None:
-            on_note(event.text)
         elif isinstance(event, Row) and on_row is not None:
             on_row(event.position, event.id, event.verdicts)
 

@@ -109,11 +109,11 @@ def test_the_older_keyword_callbacks_still_hear_their_own_kind(server, tmp_path)
     from ragjudge import evaluate
     from ragjudge.plan import Note
 
-    totals, progressed, notes, rows, heard = [], [], [], [], []
+    totals, progressed, rows, heard = [], [], [], []
     result = evaluate(frame(2), settings(server, tmp_path), on_start=totals.append, on_progress=lambda n, cost: progressed.append(n),
-                      on_note=notes.append, on_row=lambda position, ident, verdicts: rows.append(ident), on_event=heard.append)
+                      on_row=lambda position, ident, verdicts: rows.append(ident), on_event=heard.append)
     assert totals == [2] and sum(progressed) == 2 and sorted(rows) == ["r0", "r1"]
-    assert notes == result.notes == [e.text for e in heard if isinstance(e, Note)]
+    assert result.notes == [e.text for e in heard if isinstance(e, Note)] and result.notes
 
 
 # -- the plan itself -------------------------------------------------------------------------------
