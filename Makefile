@@ -51,8 +51,12 @@ demo: install-local
 	@mkdir -p out
 	@$(BIN)/python scripts/demo.py
 
+# ruff, then the layers and the cycles: import-linter's contracts (pyproject.toml
+# [tool.importlinter]; CONTRIBUTING.md) and every import cycle between two modules (grimp).
 lint: install-test
 	$(BIN)/ruff check ragjudge tests bench scripts
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/python scripts/import_cycles.py
 
 # The HTML report's browser tests need Debian's chromium and chromium-driver: installed when
 # missing and this runs as root with apt-get (CI, a container); otherwise `make test` ends by

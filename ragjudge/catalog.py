@@ -49,20 +49,19 @@ def render(source: str, config: Config, metric: str, row: int, flag_fields: froz
     for unusable input, as ``ragjudge score`` would."""
     from ragjudge.io import iter_chunks
     from ragjudge.judges import make_judges
-    from ragjudge.records import resolve_mapping, to_records
-    from ragjudge.scoring import check_needs
+    from ragjudge.plan import RunPlan
+    from ragjudge.records import to_records
 
     config = _settings(config).model_copy(update={"metrics": [metric]})
     judge = make_judges(config)[0]
     if row < 1:
         raise InputError(f"--row {row}: rows are numbered from 1")
     seen = 0
-    mapping = None
-    for chunk in iter_chunks(source, input_format, config.chunk_size):
-        if mapping is None:
-            mapping = resolve_mapping([str(c) for c in chunk.columns], chunk.head(50).to_dict("records"), config.columns, flag_fields,
-                                      "<stdin>" if source == "-" else source)
-            check_needs([judge], mapping, asked=True)  # as ragjudge score -m refuses it: exit 2, not a row skipped
+    # as ragjudge score -m refuses it (asked): a need not met is exit 2, not a row skipped
+    plan = RunPlan(config, [judge], iter_chunks(source, input_format, config.chunk_size), "<stdin>" if source == "-" else source,
+                   flag_fields, asked=True)
+    mapping = plan.mapping
+    for chunk in plan.chunks():
         if seen + len(chunk) >= row:
             values = chunk.iloc[row - seen - 1].to_dict()
             extra = tuple(n for n in judge.needs if "|" not in n and n not in ("id", "request", "context", "expected_facts",

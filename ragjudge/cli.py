@@ -104,6 +104,7 @@ def score(
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
     from ragjudge import options
+    from ragjudge.plan import check_options
     from ragjudge.reports.outputs import Wanted
     from ragjudge.reports.terminal import make_console, warn_unjudged_gates
 
@@ -119,8 +120,7 @@ def score(
         console.print(problem, highlight=False, markup=False, soft_wrap=True)
     wanted = Wanted(input, input_format, output, summary_json, junit, markdown, html, not no_step_summary and problem is None, baseline,
                     max_regressions, max_drop)
-    options.check_selection(limit, sample)
-    options.check_budget(settings)
+    check_options(settings, limit=limit, sample=sample)  # the library's own check, as evaluate and the dry run make it
     if dry_run:
         _dry_run(console, input, settings, input_format, flag_fields, limit, sample, seed, summary_json)
     options.check_engine(engine, ray_actors)
@@ -148,12 +148,9 @@ def _score_locally(console: Any, settings: Any, wanted: Any, flag_fields: frozen
             input_format=wanted.input_format,
             output_format=output_format(wanted.output, given["output_format"], given["format"]),
             flag_fields=flag_fields,
-            on_start=progress.start if progress else None,
-            on_progress=progress.advance if progress else None,
-            on_note=None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)),
+            on_event=_listener(console, progress, quiet, verdict_printer(console, progress) if given["verbose"] else None),
             keep_table=bool(wanted.junit or wanted.baseline or wanted.html),
             handle_signals=True,
-            on_row=verdict_printer(console, progress) if given["verbose"] else None,  # -q -v: the verdicts, no progress or table
             limit=given["limit"],
             sample=given["sample"],
             seed=given["seed"],
@@ -162,6 +159,24 @@ def _score_locally(console: Any, settings: Any, wanted: Any, flag_fields: frozen
         if progress:
             progress.stop()
     return _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
+
+
+def _listener(console: Any, progress: Any, quiet: bool, show_row: Any) -> Any:
+    """The run's events to the terminal: the progress bar, the notes (unless ``quiet``) and,
+    with ``show_row`` (-v; with -q: the verdicts, no progress or table), each row's verdicts."""
+    from ragjudge.plan import Note, Progress, Row, Start
+
+    def hear(event: Any) -> None:
+        if isinstance(event, Start) and progress:
+            progress.start(event.total)
+        elif isinstance(event, Progress) and progress:
+            progress.advance(event.rows, event.cost_usd)
+        elif isinstance(event, Note) and not quiet:
+            console.print(event.text, highlight=False, soft_wrap=True)
+        elif isinstance(event, Row) and show_row:
+            show_row(event.position, event.id, event.verdicts)
+
+    return hear
 
 
 def _finish(console: Any, result: Any, settings: Any, wanted: Any, seconds: float, quiet: bool) -> int:

@@ -270,7 +270,7 @@ class Config(_Strict):
         for name in self.extend:
             if name not in BUILT_IN:
                 raise ValueError(f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")
-            self.extend[name].check(name)
+            self.extend[name].check(name, judge_class(name))
         for name, value in self.thresholds.items():
             low, high = self.scale(name)
             if not low <= value <= high:

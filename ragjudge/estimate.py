@@ -58,8 +58,10 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
     real run raises for bad input or settings."""
     from ragjudge.io import detect_format, iter_chunks
     from ragjudge.pipeline import selection
+    from ragjudge.plan import check_options
     from ragjudge.scoring import Scorer
 
+    check_options(config, limit=limit, sample=sample)
     fmt = detect_format(source, input_format)
     if source == "-" and sample is not None:
         from ragjudge.io import spool_stdin
@@ -70,16 +72,14 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         counter = scorer.model.counter()
         price = scorer.model.price()
         figures = {judge.name: MetricEstimate() for judge in scorer.judges}
+        plan = scorer.plan(iter_chunks(source, fmt, scorer.config.chunk_size), "<stdin>" if source == "-" else source, flag_fields,
+                           limit=limit, sample=sample)
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
         seen: set[str] = set()
-        mapping = None
-        notes: list[str] = list(scorer.notes)
+        notes: list[str] = list(plan.notes)
         start = 0
-        for chunk in iter_chunks(source, fmt, scorer.config.chunk_size):
-            if mapping is None:
-                mapping = scorer.resolve(chunk, "<stdin>" if source == "-" else source, flag_fields)
-                notes += [mapping.describe(), *mapping.warnings, *scorer.check(mapping)]
-            records = scorer.records(chunk, mapping)
+        for chunk in plan.chunks():
+            records = scorer.records(chunk, plan.mapping)
             for offset, record in enumerate(records):
                 for judge in scorer.judges:
                     item = figures[judge.name]

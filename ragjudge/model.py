@@ -32,6 +32,10 @@ reasoning (raise ``judge.max_tokens``). ``Verdict.usage`` carries each row's tok
 (USD, or unknown), calls (every HTTP request) and retries; a reply without ``usage`` has its
 tokens estimated as the dry run counts them (``Usage.estimated``), priced, and counted by
 ``judge.max_cost``.
+
+This module is over 500 lines for a reason: the steps above are one pipeline around one call,
+in one order, sharing the call's state (its key, its retries, its usage); the transports, the
+cache, the prices and the HTTP error reading already live in their own modules.
 """
 
 from __future__ import annotations

@@ -312,9 +312,7 @@ def step_summary_problem(source: str, *outputs: str | None) -> str | None:
     it can (or the variable is not set)."""
     from pathlib import Path
 
-    from ragjudge.reports.markdown import step_summary_path
-
-    path = step_summary_path()
+    path = os.environ.get("GITHUB_STEP_SUMMARY") or None  # as reports.markdown.step_summary_path reads it (a lower layer than reports)
     if not path:
         return None
     for other in (source, *outputs):

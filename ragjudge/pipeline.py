@@ -13,6 +13,7 @@ from typing import Any
 
 from ragjudge.config import Config
 from ragjudge.gate import GateResult, Summary, check_gate
+from ragjudge.plan import Event, Note, Progress, Row, RunPlan, Start, check_options, events
 from ragjudge.records import Mapping
 
 
@@ -75,35 +76,46 @@ def evaluate(
     input_format: str | None = None,
     output_format: str | None = None,
     flag_fields: frozenset[str] = frozenset(),
-    on_start: Callable[[int | None], None] | None = None,
-    on_progress: Callable[[int], None] | None = None,
-    on_note: Callable[[str], None] | None = None,
+    on_event: Callable[[Event], None] | None = None,
     keep_table: bool = False,
     handle_signals: bool = False,
     transport: Any = None,
     limit: int | None = None,
     sample: int | None = None,
     seed: int = 0,
+    *,
+    on_start: Callable[[int | None], None] | None = None,
+    on_progress: Callable[[int, float | None], None] | None = None,
     on_row: Callable[[int, Any, list[Any]], None] | None = None,
 ) -> RunResult:
     """Score the table at ``source`` (a path, ``-`` for stdin, or a pandas DataFrame) with ``config``.
 
     Writes the scored table to ``output`` (a path, ``-`` or None for no table) atomically,
     every input row in input order with a status per metric. Returns a ``RunResult``.
-    Raises ``InputError`` / ``ConfigError`` (exit 2) before any judging when the input or
-    mapping is unusable. Provider failures never raise: they become error rows, and a
-    fatal one (auth, quota, not found) stops the run with ``summary.fatal`` set (exit 3).
+    Raises ``InputError`` / ``ConfigError`` (exit 2) before any judging when the input, the
+    mapping or the options are unusable (the ``RunPlan`` checks them: ``limit`` with
+    ``sample``, ``judge.max_cost`` for a model with no known price, the output). Provider
+    failures never raise: they become error rows, and a fatal one (auth, quota, not found)
+    stops the run with ``summary.fatal`` set (exit 3).
     With ``handle_signals`` (the CLI), Ctrl-C / SIGTERM stops new calls; unfinished rows get
     status error, reason 'interrupted'. ``limit`` judges the first rows only, ``sample`` a
     random choice of rows (``seed``); the others are written with status skipped, reason
-    "not sampled", and count in no rate. ``on_row(position, id, verdicts)`` hears each row's
-    verdicts as they land (``--verbose``).
+    "not sampled", and count in no rate.
+
+    ``on_event(event)`` hears the run as it goes (``ragjudge.plan``'s events): ``Start(total)``
+    once judging starts, ``Note(text)`` for each note, ``Progress(rows, cost_usd)`` as rows
+    finish (from ragjudge's loop thread) and ``Row(position, id, verdicts)`` as each row's
+    verdicts land (``--verbose``). The keyword callbacks ``on_start(total)``,
+    ``on_progress(rows, cost_usd)`` and ``on_row(position, id, verdicts)`` each hear their own
+    kind (the older form, kept for the callers that use it).
     """
     import pandas as pd
 
     from ragjudge.io import TableWriter, detect_format, iter_chunks
     from ragjudge.scoring import Scorer, removed_note
 
+    hear = events(on_event, on_start=on_start, on_progress=on_progress, on_row=on_row)
+    check_options(config, limit=limit, sample=sample, source=source, output=output, output_format=output_format)
     if isinstance(source, list):
         from ragjudge.scoring import as_frame
 
@@ -121,57 +133,55 @@ def evaluate(
     scorer = Scorer(config, transport=transport)
     writer = None
     installed: list[tuple[int, Any]] = []
+    notes: list[str] = []
+
+    def say(note: str) -> None:
+        notes.append(note)
+        if hear:
+            hear(Note(note))
+
     try:
         if not is_frame and source == "-" and sample is not None:  # stdin is read once: to count its rows for a sample, keep it
             source = pd.concat(list(iter_chunks(source, fmt, scorer.config.chunk_size)) or [pd.DataFrame()], ignore_index=True)
             is_frame = True
-        notes = list(scorer.notes)
-        for note in notes:
-            _say(on_note, note)
         chunks = _frame_chunks(source, scorer.config.chunk_size) if is_frame else iter_chunks(source, fmt, scorer.config.chunk_size)
-        first = next(chunks, None)
-        if first is None:
-            first = source.iloc[:0] if is_frame else pd.DataFrame()
         name = "DataFrame" if is_frame else ("<stdin>" if source == "-" else source)
-        mapping = scorer.resolve(first, name, flag_fields)
+        for note in scorer.notes:  # said before the input is read, as before
+            say(note)
+        plan = RunPlan.of(scorer, chunks, name, flag_fields, scorer_notes=False,
+                          empty=source.iloc[:0] if is_frame else pd.DataFrame())
+        for note in plan.notes:
+            say(note)
+        mapping = plan.mapping
         own = scorer.column_types()
-        replaced = [str(c) for c in first.columns if str(c) in own]
-        found = [mapping.describe(), *mapping.warnings, *scorer.check(mapping)]
-        if replaced:
-            found.append(f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own")
-        for note in found:
-            notes.append(note)
-            _say(on_note, note)
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
         writer = TableWriter(output, output_format, own) if output else None
         if handle_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 installed.append((sig, signal.signal(sig, lambda *_: scorer.interrupt())))
-        if on_start:
-            on_start(len(source) if is_frame else count_rows(source, fmt))
+        if hear:
+            hear(Start(len(source) if is_frame else count_rows(source, fmt)))
+        on_rows = (lambda rows, cost: hear(Progress(rows, cost))) if hear else None
+        on_verdicts = (lambda position, ident, verdicts: hear(Row(position, ident, verdicts))) if hear else None
         summary = scorer.new_summary()
         kept = []
-        chunk = first
         start = 0
-        while chunk is not None:
+        for chunk in plan.chunks():
             skip = None if chosen is None else {i for i in range(len(chunk)) if start + i not in chosen}
-            scored = scorer.score(chunk, mapping, on_progress, start, skip, on_row)
+            scored = scorer.score(chunk, mapping, on_rows, start, skip, on_verdicts)
             start += len(chunk)
             summary = summary.merge(scored.summary)
             for note in scored.notes:
                 if note not in notes:
-                    notes.append(note)
-                    _say(on_note, note)
+                    say(note)
             if writer:
                 writer.write(scored.frame)
             if keep_table:
                 kept.append(scored.frame)
-            chunk = next(chunks, None)
         if writer:
             writer.close()
             for note in writer.notes:
-                notes.append(note)
-                _say(on_note, note)
+                say(note)
         summary.fatal = str(scorer.model.fatal) if scorer.model.fatal is not None else None
         summary.interrupted = scorer.interrupted
         summary.budget_reached = scorer.model.budget_reached
@@ -184,21 +194,12 @@ def evaluate(
             signal.signal(sig, previous)
         scorer.close()
     if summary.rows_with_removed_instructions:
-        note = removed_note(summary.rows_with_removed_instructions)
-        notes.append(note)
-        _say(on_note, note)
+        say(removed_note(summary.rows_with_removed_instructions))
     for name, metric in summary.metrics.items():
         if summary.rows and metric.ok + metric.error == 0 and not summary.interrupted:
             reasons = ", ".join(f"{count} '{reason}'" for reason, count in sorted(metric.skipped_by.items(), key=lambda item: -item[1]))
-            note = f"note: {name} judged no row of {summary.rows} ({reasons or 'none skipped'})"
-            notes.append(note)
-            _say(on_note, note)
+            say(f"note: {name} judged no row of {summary.rows} ({reasons or 'none skipped'})")
     table = None
     if keep_table:
-        table = pd.concat(kept, ignore_index=not is_frame) if len(kept) > 1 else (kept[0] if kept else first)
+        table = pd.concat(kept, ignore_index=not is_frame) if len(kept) > 1 else (kept[0] if kept else plan.first)
     return RunResult(summary, check_gate(summary), mapping, table, notes)
-
-
-def _say(on_note: Callable[[str], None] | None, note: str) -> None:
-    if on_note:
-        on_note(note)

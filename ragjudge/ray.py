@@ -261,9 +261,7 @@ def score_dataset(ds: Any, config: Config, actors: int | None = None, mapping: A
 
     if mapping is None:
         with Scorer(config) as scorer:
-            first = pd.DataFrame(ds.take(50))
-            mapping = scorer.resolve(first, "the dataset")
-            scorer.check(mapping)
+            mapping = scorer.plan(pd.DataFrame(ds.take(50)), "the dataset").mapping
     actors = actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
     return _score(ds, config, mapping, actors)
 
@@ -294,8 +292,8 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
         with Scorer(config) as scorer:  # the driver checks the input and the mapping as a local run does
             first = next(iter_chunks(files[0], fmt, scorer.config.chunk_size), None)
             first = conform_frame(pd.DataFrame() if first is None else first, schema, files[0], origins)
-            mapping = scorer.resolve(first, files[0], flag_fields)
-            notes = [*scorer.notes, mapping.describe(), *mapping.warnings, *scorer.check(mapping)]
+            plan = scorer.plan(first, files[0], flag_fields)
+            mapping, notes = plan.mapping, list(plan.notes)
             own = scorer.column_types()
             config = scorer.config
         for note in notes:

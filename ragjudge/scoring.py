@@ -20,6 +20,10 @@ rows), ``M_cached`` (bool), ``M_prompt_tokens``, ``M_completion_tokens`` (int64)
 ``M_agreement`` (float64), then each judge's own columns (``sufficiency_mode``,
 ``sufficiency_p_yes``), ``removed_instructions`` (list of strings: sentences addressed to the
 judge, removed before judging) and ``judge_model``. ``output_schema`` gives them exactly.
+
+The run's set-up (first chunk, mapping, needs, notes, option checks) is ``ragjudge.plan``'s
+``RunPlan``. This module is about 500 lines for a reason: the Scorer's fan-out, interruption,
+output columns and summary are one concern, each step reading the others' state.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from ragjudge import _loop
 from ragjudge.config import Config
 from ragjudge.gate import MetricSummary, Summary
 from ragjudge.model import Model
-from ragjudge.records import EvalRecord, Mapping, resolve_mapping, to_records
+from ragjudge.plan import RunPlan, check_needs
+from ragjudge.plan import resolve as resolve_frame
+from ragjudge.records import EvalRecord, Mapping, to_records
 from ragjudge.types import OK, Call, Reason, Usage, Verdict
 
 # every metric's common columns: suffix -> type
@@ -82,33 +88,6 @@ class Scored:
     notes: list[str] = field(default_factory=list)
 
 
-def check_needs(judges: list[Any], mapping: Mapping, asked: bool) -> list[str]:
-    """Each judge's needed fields (``Judge.needs``) against ``mapping``. When the metrics were
-    ``asked`` for (``metrics`` set in the config, ``-m``), a judge that needs a field no column
-    holds raises ``InputError`` (exit 2) naming the field and the ``--map`` to set; for metrics
-    run by default, the same is returned as a note (it will judge no row)."""
-    from ragjudge.config import FIELDS
-    from ragjudge.errors import InputError
-
-    notes = []
-    for judge in judges:
-        for need in judge.needs:
-            fields = need.split("|")
-            if fields[0] not in FIELDS:  # a column of the input, by name or dotted path
-                if need in mapping.columns or need.split(".", 1)[0] in mapping.columns:
-                    continue
-                message = f"{judge.name} needs a column '{need}' and the input has none; columns: {', '.join(mapping.columns) or '(none)'}"
-            elif any(mapping.paths.get(name) for name in fields):
-                continue
-            else:
-                article = "an" if fields[0][0] in "aeiou" else "a"
-                message = f"{judge.name} needs {article} {' or '.join(fields)} column and none was found{mapping.hint(fields[0])}"
-            if asked:
-                raise InputError(message)
-            notes.append(f"note: {message}; {judge.name} will judge no row")
-    return notes
-
-
 class Scorer:
     """Scores DataFrames of evaluation rows; see the module docstring.
 
@@ -141,6 +120,9 @@ class Scorer:
                 self.notes.append("embedded judge: the bundled model's settings " + ", ".join(filled) + " (`ragjudge config show local`)")
         if config.judge.workers > 1:
             self.notes.append("note: --workers (judge.workers) is no longer needed and is ignored: one process makes every call")
+        from ragjudge.options import check_budget
+
+        check_budget(config)  # judge.max_cost with no known price could never trip: refused before anything is spent
         self.config = config
         self.cache = None
         if config.cache.enabled:
@@ -191,7 +173,13 @@ class Scorer:
     def resolve(self, frame: Any, source: str = "input", flag_fields: frozenset[str] = frozenset()) -> Mapping:
         """The column mapping for ``frame`` (``config.columns``, else same-named columns and
         common aliases). Raises ``InputError`` (exit 2) for a mapped column that does not exist."""
-        return resolve_mapping([str(c) for c in frame.columns], frame.head(50).to_dict("records"), self.config.columns, flag_fields, source)
+        return resolve_frame(frame, self.config.columns, source, flag_fields)
+
+    def plan(self, chunks: Any, source: str = "input", flag_fields: frozenset[str] = frozenset(), **options: Any) -> RunPlan:
+        """The ``RunPlan`` of a run of this scorer over ``chunks`` (a DataFrame, or an iterable of
+        chunks): the mapping, the notes, the options checked. Raises ``InputError`` /
+        ``ConfigError`` (exit 2)."""
+        return RunPlan.of(self, chunks, source, flag_fields, **options)
 
     def check(self, mapping: Mapping) -> list[str]:
         """Each metric's needed fields against ``mapping`` (``check_needs``)."""
@@ -244,11 +232,8 @@ class Scorer:
     def _rows(self, frame: Any, mapping: Mapping | None) -> tuple[list[dict[str, Any]], list[str], Mapping]:
         notes: list[str] = []
         if mapping is None:
-            mapping = self.resolve(frame)
-            notes += [mapping.describe(), *mapping.warnings, *self.check(mapping)]
-            replaced = [str(c) for c in frame.columns if str(c) in self.column_types()]
-            if replaced:
-                notes.append(f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own")
+            plan = self.plan(frame, scorer_notes=False)
+            mapping, notes = plan.mapping, plan.notes
         return frame.to_dict("records"), notes, mapping
 
     async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any, skip: set[int] | None = None,

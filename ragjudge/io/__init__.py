@@ -7,8 +7,8 @@ Malformed input raises ``InputError`` naming the file, the line and what was wro
 
 The package: ``formats`` (format names, stdin), ``readers`` (one reader per format),
 ``arrow`` (Arrow typing and pyarrow's schema unification), ``sources`` (a folder or a glob
-of files read as one table, by both engines), ``writers`` and
-``parquet_writer`` (one writer per format) and ``atomic`` (the atomic write).
+of files read as one table, by both engines: ``formats`` lists the files, ``readers`` reads them), ``writers`` (one
+writer per format) and ``atomic`` (the atomic write).
 """
 
 from ragjudge.io.arrow import (
@@ -26,7 +26,7 @@ from ragjudge.io.arrow import (
     unify_type,
 )
 from ragjudge.io.atomic import _output_error, open_atomic, write_atomic
-from ragjudge.io.formats import _SUFFIXES, FORMATS, _name, _open_binary, _stdin, detect_format, sniff_stdin, spool_stdin
+from ragjudge.io.formats import _SUFFIXES, FORMATS, _name, _open_binary, _stdin, detect_format, is_many, sniff_stdin, source_files, spool_stdin
 from ragjudge.io.readers import (
     _check_header,
     _csv_chunks,
@@ -36,11 +36,13 @@ from ragjudge.io.readers import (
     _jsonl_chunks,
     _NulGuard,
     _parquet_chunks,
+    chunk_schemas,
     count_records,
     iter_chunks,
+    many_chunks,
     read_table,
 )
-from ragjudge.io.sources import Unifier, chunk_schemas, conform_frame, conform_table, is_many, many_chunks, source_files, unified_schema
+from ragjudge.io.sources import Unifier, conform_frame, conform_table, unified_schema
 from ragjudge.io.writers import CsvWriter, JsonlWriter, JsonWriter, TableWriter, write_table
 
 __all__ = [

@@ -3,6 +3,7 @@ bytes), stdin as a peekable stream, and stdin spooled to a file so it can be rea
 
 from __future__ import annotations
 
+import glob
 import io
 import os
 import sys
@@ -27,8 +28,6 @@ def detect_format(path: str, explicit: str | None = None, many: bool = True) -> 
         if explicit not in FORMATS:
             raise InputError(f"unknown format '{explicit}'; use one of: {', '.join(FORMATS)}")
         return explicit
-    from ragjudge.io.sources import is_many, source_files
-
     if many and is_many(path):  # a folder or a glob: its files' one format
         return source_files(path)[1]
     if path == "-":
@@ -100,3 +99,41 @@ def _open_binary(path: str) -> IO[bytes]:
 
 def _name(path: str) -> str:
     return "<stdin>" if path == "-" else path
+
+
+def is_many(source: str) -> bool:
+    """Whether ``source`` names a folder or a glob (not one file, not stdin)."""
+    if source == "-" or Path(source).is_file():
+        return False
+    return Path(source).is_dir() or any(ch in source for ch in "*?[")
+
+
+def source_files(source: str, explicit: str | None = None) -> tuple[list[str], str]:
+    """The files of ``source`` (a file, a folder, searched recursively, or a glob; ``**``
+    spans folders) in sorted order, and their one format (``explicit``, else the suffixes').
+    Raises ``InputError`` when nothing matches, no file has a table's suffix, or the files'
+    formats differ."""
+    if explicit and explicit not in FORMATS:
+        raise InputError(f"unknown format '{explicit}'; use one of: {', '.join(FORMATS)}")
+    path = Path(source)
+    if path.is_file():
+        found = [source]
+    elif path.is_dir():
+        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+    elif any(ch in source for ch in "*?["):
+        matched = [p for p in glob.glob(source, recursive=True) if Path(p).is_file()]
+        if not matched:
+            raise InputError(f"input file not found: {source} (no file matches it)")
+        found = sorted(p for p in matched if Path(p).suffix.lower() in _SUFFIXES)
+    else:
+        raise InputError(f"input file not found: {source}")
+    if not found:
+        raise InputError(f"{source}: no readable file (.jsonl, .csv, .parquet, .json) in it")
+    if explicit:
+        return found, explicit
+    if len(found) == 1 and Path(found[0]).suffix.lower() not in _SUFFIXES:
+        return found, detect_format(found[0])
+    formats = sorted({_SUFFIXES[Path(p).suffix.lower()] for p in found})
+    if len(formats) > 1:
+        raise InputError(f"{source}: the files are of different formats ({', '.join(formats)}); give a folder or glob of one format")
+    return found, formats[0]

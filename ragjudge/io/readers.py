@@ -14,7 +14,9 @@ from typing import IO, Any
 import pandas as pd
 
 from ragjudge.errors import InputError
-from ragjudge.io.formats import _name, _open_binary, _stdin, detect_format
+from ragjudge.io.arrow import _to_arrow
+from ragjudge.io.formats import _name, _open_binary, _stdin, detect_format, is_many, source_files
+from ragjudge.io.sources import conform_frame, unified_schema
 from ragjudge.types import clean
 
 
@@ -240,13 +242,11 @@ def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
 
 def iter_chunks(path: str, fmt: str | None = None, chunk_size: int = 10_000) -> Iterator[pd.DataFrame]:
     """Yield the table at ``path`` (or ``-`` for stdin, or a folder or a glob of files of one
-    format: ``sources.many_chunks``) as DataFrames of <= ``chunk_size`` rows.
+    format: ``many_chunks``) as DataFrames of <= ``chunk_size`` rows.
 
     Column values keep their JSON/Parquet types (lists, objects); CSV cells are strings and
     empty cells are ``None``. Raises ``InputError`` for a missing or malformed file.
     """
-    from ragjudge.io.sources import is_many, many_chunks
-
     if is_many(path):  # a folder or a glob: every file, in one schema
         return many_chunks(path, fmt, chunk_size)
     fmt = detect_format(path, fmt)
@@ -271,8 +271,6 @@ def count_records(path: str, fmt: str) -> int | None:
     then says why)."""
     if path == "-" or fmt == "json":
         return None
-    from ragjudge.io.sources import is_many, source_files
-
     if is_many(path):
         counts = [count_records(file, fmt) for file in source_files(path, fmt)[0]]
         return None if None in counts else sum(counts)  # type: ignore[arg-type]
@@ -289,3 +287,19 @@ def count_records(path: str, fmt: str) -> int | None:
             return sum(1 for n, line in enumerate(handle) if line.decode("utf-8-sig" if n == 0 else "utf-8", "replace").strip())
     except Exception:  # a malformed file: the reader names the fault when it reads it
         return None
+
+
+def chunk_schemas(path: str, fmt: str, chunk_size: int) -> list[Any]:
+    """The Arrow schema of each chunk of the file at ``path``, typed as ``arrow._to_arrow``
+    types a chunk (a column mixed within a chunk is text)."""
+    return [_to_arrow(chunk).schema for chunk in iter_chunks(path, fmt, chunk_size)]
+
+
+def many_chunks(source: str, fmt: str | None, chunk_size: int) -> Iterator[pd.DataFrame]:
+    """The chunks of every file of ``source`` (a folder or a glob), in file order, conformed to
+    the files' one schema: the files are read twice, once for their columns' types."""
+    files, fmt = source_files(source, fmt)
+    schema, origins = unified_schema(files, [chunk_schemas(path, fmt, chunk_size) for path in files])
+    for path in files:
+        for chunk in iter_chunks(path, fmt, chunk_size):
+            yield conform_frame(chunk, schema, path, origins)

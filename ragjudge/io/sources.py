@@ -8,56 +8,12 @@ and the column."""
 
 from __future__ import annotations
 
-import glob
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from ragjudge.errors import InputError
 from ragjudge.io.arrow import _arrow_errors, _cast_table, _to_arrow, unify_type
-from ragjudge.io.formats import _SUFFIXES, FORMATS
-
-
-def is_many(source: str) -> bool:
-    """Whether ``source`` names a folder or a glob (not one file, not stdin)."""
-    if source == "-" or Path(source).is_file():
-        return False
-    return Path(source).is_dir() or any(ch in source for ch in "*?[")
-
-
-def source_files(source: str, explicit: str | None = None) -> tuple[list[str], str]:
-    """The files of ``source`` (a file, a folder, searched recursively, or a glob; ``**``
-    spans folders) in sorted order, and their one format (``explicit``, else the suffixes').
-    Raises ``InputError`` when nothing matches, no file has a table's suffix, or the files'
-    formats differ."""
-    if explicit and explicit not in FORMATS:
-        raise InputError(f"unknown format '{explicit}'; use one of: {', '.join(FORMATS)}")
-    path = Path(source)
-    if path.is_file():
-        found = [source]
-    elif path.is_dir():
-        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
-    elif any(ch in source for ch in "*?["):
-        matched = [p for p in glob.glob(source, recursive=True) if Path(p).is_file()]
-        if not matched:
-            raise InputError(f"input file not found: {source} (no file matches it)")
-        found = sorted(p for p in matched if Path(p).suffix.lower() in _SUFFIXES)
-    else:
-        raise InputError(f"input file not found: {source}")
-    if not found:
-        raise InputError(f"{source}: no readable file (.jsonl, .csv, .parquet, .json) in it")
-    if explicit:
-        return found, explicit
-    if len(found) == 1 and Path(found[0]).suffix.lower() not in _SUFFIXES:
-        from ragjudge.io.formats import detect_format
-
-        return found, detect_format(found[0])
-    formats = sorted({_SUFFIXES[Path(p).suffix.lower()] for p in found})
-    if len(formats) > 1:
-        raise InputError(f"{source}: the files are of different formats ({', '.join(formats)}); give a folder or glob of one format")
-    return found, formats[0]
 
 
 class Unifier:
@@ -85,14 +41,6 @@ class Unifier:
         import pyarrow as pa
 
         return pa.schema([pa.field(name, kind) for name, kind in self.types.items()])
-
-
-def chunk_schemas(path: str, fmt: str, chunk_size: int) -> list[Any]:
-    """The Arrow schema of each chunk of the file at ``path``, typed as ``arrow._to_arrow``
-    types a chunk (a column mixed within a chunk is text)."""
-    from ragjudge.io.readers import iter_chunks
-
-    return [_to_arrow(chunk).schema for chunk in iter_chunks(path, fmt, chunk_size)]
 
 
 def unified_schema(files: list[str], schemas: list[list[Any]]) -> tuple[Any, dict[str, str]]:
@@ -153,15 +101,3 @@ def conform_frame(df: pd.DataFrame, schema: Any, name: str, origins: dict[str, s
             values = table.column(column).to_pylist() if column in present else [None] * len(df)
             out[column] = pd.Series(values, index=df.index, dtype=object)
     return out[schema.names]
-
-
-def many_chunks(source: str, fmt: str | None, chunk_size: int) -> Iterator[pd.DataFrame]:
-    """The chunks of every file of ``source`` (a folder or a glob), in file order, conformed to
-    the files' one schema: the files are read twice, once for their columns' types."""
-    from ragjudge.io.readers import iter_chunks
-
-    files, fmt = source_files(source, fmt)
-    schema, origins = unified_schema(files, [chunk_schemas(path, fmt, chunk_size) for path in files])
-    for path in files:
-        for chunk in iter_chunks(path, fmt, chunk_size):
-            yield conform_frame(chunk, schema, path, origins)

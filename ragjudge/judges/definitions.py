@@ -63,14 +63,11 @@ class Extension(Strict):
     instructions: str | None = None
     examples: list[Example] = Field(default_factory=list)
 
-    def check(self, metric: str) -> None:
-        """Refuse an example that does not suit the built-in ``metric``: a field it does not read
-        (its judge's ``inputs``), or a verdict it cannot give (sufficiency: yes or no;
-        completeness: a number from 1 to 5). Raises ``ValueError`` naming the metric, the example
-        and what it takes."""
-        from ragjudge.judges import judge_class
-
-        judge = judge_class(metric)
+    def check(self, metric: str, judge: Any) -> None:
+        """Refuse an example that does not suit the built-in ``metric``, judged by the ``Judge``
+        class ``judge`` (``judges.judge_class(metric)``): a field it does not read (its
+        ``inputs``), or a verdict it cannot give (sufficiency: yes or no; completeness: a number
+        from 1 to 5). Raises ``ValueError`` naming the metric, the example and what it takes."""
         allowed = judge.inputs  # the config calls this for built-in metrics only
         for number, example in enumerate(self.examples, 1):
             unknown = sorted(set(example.inputs) - set(allowed))

@@ -8,10 +8,11 @@ litellm); ``litellm`` serves every other provider; ``local`` the embedded judge,
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-OPENAI_BASE = "https://api.openai.com/v1"
+from ragjudge.transports.base import OPENAI_BASE, endpoint  # re-exported: their place is base, which every transport imports
+
+__all__ = ["OPENAI_BASE", "choose", "endpoint", "resolve_model"]
 
 
 def choose(settings: Any, cache_dir: str | None = None) -> Any:
@@ -44,22 +45,3 @@ def resolve_model(settings: Any) -> str:
     from ragjudge.transports.litellm import LitellmTransport
 
     return LitellmTransport.resolve(settings.model, settings.api_base)
-
-
-def endpoint(settings: Any, provider_model: str) -> str | None:
-    """The API base a call of ``settings.model`` (resolved as ``provider_model``) goes to,
-    wherever it was given: ``judge.api_base`` (flag or config), else the provider's
-    environment variable (``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` for ``openai/...``,
-    ``PROVIDER_API_BASE`` / ``PROVIDER_BASE_URL`` for another provider, as litellm reads
-    them); None for the provider's own default (OpenAI's URL given in the environment counts
-    as that) and for the embedded judge. Part of the cache key."""
-    if settings.api_base:
-        return settings.api_base
-    provider = provider_model.partition("/")[0]
-    if provider == "local" or not provider:
-        return None
-    if provider == "openai":
-        found = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
-        return None if not found or found.rstrip("/") == OPENAI_BASE else found
-    name = provider.upper().replace("-", "_")
-    return os.environ.get(f"{name}_API_BASE") or os.environ.get(f"{name}_BASE_URL") or None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -77,3 +78,25 @@ class Transport(Protocol):
 
     async def aclose(self) -> None:
         ...
+
+
+OPENAI_BASE = "https://api.openai.com/v1"
+
+
+def endpoint(settings: Any, provider_model: str) -> str | None:
+    """The API base a call of ``settings.model`` (resolved as ``provider_model``) goes to,
+    wherever it was given: ``judge.api_base`` (flag or config), else the provider's
+    environment variable (``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` for ``openai/...``,
+    ``PROVIDER_API_BASE`` / ``PROVIDER_BASE_URL`` for another provider, as litellm reads
+    them); None for the provider's own default (OpenAI's URL given in the environment counts
+    as that) and for the embedded judge. Part of the cache key."""
+    if settings.api_base:
+        return settings.api_base
+    provider = provider_model.partition("/")[0]
+    if provider == "local" or not provider:
+        return None
+    if provider == "openai":
+        found = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+        return None if not found or found.rstrip("/") == OPENAI_BASE else found
+    name = provider.upper().replace("-", "_")
+    return os.environ.get(f"{name}_API_BASE") or os.environ.get(f"{name}_BASE_URL") or None

@@ -76,7 +76,7 @@ class LitellmTransport:
             kwargs["seed"] = request.seed
         if request.logprobs:
             kwargs["logprobs"], kwargs["top_logprobs"] = True, 10
-        from ragjudge.transports import endpoint
+        from ragjudge.transports.base import endpoint
 
         where = endpoint(self.settings, self.provider_model)  # the flag, config or environment's: the cache key's
         if where:

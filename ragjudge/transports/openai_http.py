@@ -68,7 +68,7 @@ class OpenAIHTTPTransport:
         self.settings = settings
         self.name = name
         self.provider_model = PREFIX + name
-        from ragjudge.transports import endpoint
+        from ragjudge.transports.base import endpoint
 
         base_url = endpoint(settings, self.provider_model) or OPENAI_BASE
         self.url = base_url.rstrip("/") + "/chat/completions"
