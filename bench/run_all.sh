@@ -11,3 +11,4 @@ PY="${PYTHON:-../.venv/bin/python}"
 "$PY" ray_scale.py
 "$PY" embedded.py
 bash mlflow_side_by_side.sh --rows 5000 --timeout 1200
+"$PY" mlflow_traces.py --traces 200

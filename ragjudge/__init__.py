@@ -35,6 +35,10 @@ __all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str):
+    if name == "traces":  # the trace sources and sinks: ragjudge.traces.mlflow.read_traces(...)
+        import importlib
+
+        return importlib.import_module("ragjudge.traces")
     if name in _LAZY:
         import importlib
 

@@ -53,13 +53,15 @@ SCORE_EPILOG = """Examples:
 
   ragjudge score data.jsonl --set judge.concurrency=4 --set thresholds.completeness=4   (any config key)
 
+  ragjudge score mlflow:my-rag-app --mlflow-log-feedback   (MLflow traces in, feedback out; docs/from-mlflow.md)
+
 Exit codes: 0 gate passed, 1 a pass-rate gate failed, 2 usage/config/input error,
 3 too many judge errors (provider down, auth, quota, unreadable replies), 130 interrupted."""
 
 
 @app.command(epilog=SCORE_EPILOG)
 def score(
-    input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, a folder or a glob of such files (one format), or - for stdin.")],
+    input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, a folder or a glob of such files (one format), or - for stdin; or MLflow traces: mlflow:EXPERIMENT (name or id) or a file of exported traces (one row per retriever span).")],
     output: Annotated[Optional[str], typer.Option("-o", "--output", help="Scored table to write (format from the suffix; - for stdout). Without it only the summary is printed.")] = None,
     metric: Annotated[list[str], typer.Option("-m", "--metric", help="sufficiency or completeness; repeat for both (default: both).")] = [],
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config file, or a bundled one: default, local, mlflow (`ragjudge config show NAME`); flags override it.")] = None,
@@ -75,7 +77,7 @@ def score(
     samples: Annotated[Optional[int], typer.Option(help="Judge samples per row and metric; majority verdict (default 1).")] = None,
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, dotted paths allowed (inputs.query); fields: id, request, context, expected_facts, expected_response, response.")] = [],
     format: Annotated[Optional[str], typer.Option("--format", help="Output format jsonl|csv|parquet|json, for -o - (stdout) or a path whose suffix doesn't tell.")] = None,
-    input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix (stdin is recognised from its first bytes).")] = None,
+    input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix (stdin is recognised from its first bytes); mlflow-traces: a file of exported MLflow traces.")] = None,
     output_format: Annotated[Optional[str], typer.Option(help="Format of --output, overriding its suffix.")] = None,
     threshold: Annotated[list[str], typer.Option(help="METRIC=VALUE row pass threshold (defaults: sufficiency=0.5, completeness=3).")] = [],
     min_pass_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the pass rate over ok rows (default 1.0).")] = [],
@@ -101,6 +103,10 @@ def score(
     cache_dir: Annotated[Optional[str], typer.Option(help="Response cache folder (default: the per-user cache folder).")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress, mapping or summary table; only errors and a failing gate's lines.")] = False,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Print each row's verdicts as they land (id, score, a line of rationale); with -q, only these and a failing gate.")] = False,
+    mlflow_tracking_uri: Annotated[Optional[str], typer.Option(help="MLflow tracking store of mlflow:EXPERIMENT and --mlflow-log-feedback (default: MLFLOW_TRACKING_URI), e.g. http://localhost:5000 or sqlite:///mlflow.db.")] = None,
+    mlflow_filter: Annotated[Optional[str], typer.Option(help="With mlflow:EXPERIMENT: a search_traces filter string, e.g. \"attributes.status = 'OK'\".")] = None,
+    mlflow_max_traces: Annotated[Optional[int], typer.Option(help="With mlflow:EXPERIMENT: read at most N traces, oldest first.")] = None,
+    mlflow_log_feedback: Annotated[bool, typer.Option("--mlflow-log-feedback", help="Log each verdict as an MLflow Feedback on its trace (replacing ragjudge's earlier one), and the run's summary as an MLflow run with the scored table and report.")] = False,
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
     from ragjudge import options
@@ -121,6 +127,13 @@ def score(
     wanted = Wanted(input, input_format, output, summary_json, junit, markdown, html, not no_step_summary and problem is None, baseline,
                     max_regressions, max_drop)
     check_options(settings, limit=limit, sample=sample)  # the library's own check, as evaluate and the dry run make it
+    from ragjudge.trace_run import plan
+
+    traces = plan(input, input_format, mlflow_tracking_uri, mlflow_filter, mlflow_max_traces, mlflow_log_feedback, engine)
+    if traces is not None:
+        given["traces"] = traces
+    if dry_run and traces is not None:
+        input, input_format = _trace_rows_file(traces), None
     if dry_run:
         _dry_run(console, input, settings, input_format, flag_fields, limit, sample, seed, summary_json)
     options.check_engine(engine, ray_actors)
@@ -138,6 +151,7 @@ def _score_locally(console: Any, settings: Any, wanted: Any, flag_fields: frozen
     from ragjudge.reports.terminal import verdict_printer
 
     quiet = given["quiet"]
+    traces = given.get("traces")  # a trace source (ragjudge.trace_run.plan), else None
     progress = None if quiet else _progress(console)
     started = time.monotonic()
     try:
@@ -149,16 +163,38 @@ def _score_locally(console: Any, settings: Any, wanted: Any, flag_fields: frozen
             output_format=output_format(wanted.output, given["output_format"], given["format"]),
             flag_fields=flag_fields,
             on_event=_listener(console, progress, quiet, verdict_printer(console, progress) if given["verbose"] else None),
-            keep_table=bool(wanted.junit or wanted.baseline or wanted.html),
+            keep_table=bool(wanted.junit or wanted.baseline or wanted.html or (traces and traces.log_feedback)),
             handle_signals=True,
             limit=given["limit"],
             sample=given["sample"],
             seed=given["seed"],
+            traces=traces.options if traces else None,
         )
     finally:
         if progress:
             progress.stop()
-    return _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
+    if traces is None:
+        return _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
+    from ragjudge.trace_run import after_outputs, after_run
+
+    after_run(traces, result, settings)  # --mlflow-log-feedback: before the outputs, which report it
+    code = _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
+    after_outputs(traces, result, settings, wanted, code)
+    for line in traces.lines:  # with -q, only what was not logged
+        if not quiet or " not logged" in line:
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
+    return code
+
+
+def _trace_rows_file(traces: Any) -> str:
+    """A trace source's rows written to a temporary Parquet file (``--dry-run`` reads files)."""
+    import tempfile
+
+    from ragjudge.io import write_table
+
+    path = os.path.join(tempfile.mkdtemp(prefix="ragjudge-traces-"), "rows.parquet")
+    write_table(traces.kind.open(traces.source, traces.options), path)
+    return path
 
 
 def _listener(console: Any, progress: Any, quiet: bool, show_row: Any) -> Any:

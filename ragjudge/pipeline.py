@@ -27,6 +27,7 @@ class RunResult:
     mapping: Mapping | None
     table: Any = None
     notes: list[str] = field(default_factory=list)
+    sinks: dict[str, Any] = field(default_factory=dict)  # what sinks after the run did (``mlflow``: feedback logged), in the summary JSON
 
 
 def count_rows(source: str, fmt: str) -> int | None:
@@ -87,6 +88,7 @@ def evaluate(
     on_start: Callable[[int | None], None] | None = None,
     on_progress: Callable[[int, float | None], None] | None = None,
     on_row: Callable[[int, Any, list[Any]], None] | None = None,
+    traces: Any = None,
 ) -> RunResult:
     """Score the table at ``source`` (a path, ``-`` for stdin, or a pandas DataFrame) with ``config``.
 
@@ -100,7 +102,10 @@ def evaluate(
     With ``handle_signals`` (the CLI), Ctrl-C / SIGTERM stops new calls; unfinished rows get
     status error, reason 'interrupted'. ``limit`` judges the first rows only, ``sample`` a
     random choice of rows (``seed``); the others are written with status skipped, reason
-    "not sampled", and count in no rate.
+    "not sampled", and count in no rate. A trace source (``mlflow:EXPERIMENT``, a file of
+    exported traces, or ``input_format`` naming one: ``ragjudge.traces.open_source``, read with
+    ``traces``, a ``ragjudge.traces.TraceOptions``) is first read into its rows table, one row
+    per retriever span, and scored as a DataFrame.
 
     ``on_event(event)`` hears the run as it goes (``ragjudge.plan``'s events): ``Start(total)``
     once judging starts, ``Note(text)`` for each note, ``Progress(rows, cost_usd)`` as rows
@@ -110,6 +115,12 @@ def evaluate(
     kind (the older form, kept for the callers that use it).
     """
     import pandas as pd
+
+    from ragjudge.traces import open_source
+
+    opened = open_source(source, input_format, traces)  # a trace source: its rows, before anything else
+    if opened is not None:
+        source, input_format = opened, None
 
     from ragjudge.io import TableWriter, detect_format, iter_chunks
     from ragjudge.scoring import Scorer, removed_note

@@ -68,10 +68,38 @@ class EvalRecord:
     removed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # how a cell was read, for the run's notes
     extra: dict[str, str | None] = field(default_factory=dict)  # other columns a judge defined in YAML reads, as text  # sentences addressed to the judge, taken out ("passage 2: ...", "response: ...")
+    trace: "TraceStatus | None" = None  # the row was read from a trace (``ragjudge.traces``): its statuses
 
     @property
     def has_reference(self) -> bool:
         return bool(self.expected_facts) or bool(self.expected_response)
+
+
+@dataclass(frozen=True)
+class TraceStatus:
+    """A row read from a trace (``ragjudge.traces.spans``: the columns ``trace_id``,
+    ``trace_first_row``, ``trace_skip_reason``, ``span_skip_reason``, ``span_error``): the
+    trace's id, whether the row is its first (trace-level metrics are judged there only), and
+    why every metric (``skip_all``) or the span-level ones (``span_skip``, ``span_error``) get
+    no call."""
+
+    trace_id: str
+    first: bool = True
+    skip_all: str | None = None
+    span_skip: str | None = None
+    span_error: str | None = None
+
+    @staticmethod
+    def of(row: dict[str, Any]) -> "TraceStatus | None":
+        """The statuses of ``row`` when it holds ``trace_id`` and ``trace_first_row``, else None."""
+        if "trace_id" not in row or "trace_first_row" not in row:
+            return None
+        def text(name: str) -> str | None:
+            value = row.get(name)
+            return None if _is_missing(value) or value == "" else str(value)
+        first = row["trace_first_row"]
+        return TraceStatus(str(row["trace_id"]), True if _is_missing(first) else bool(first), text("trace_skip_reason"),
+                           text("span_skip_reason"), text("span_error"))
 
 
 @dataclass(frozen=True)
@@ -368,6 +396,7 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
                 retrieved_nothing=not passages and not context_error and _as_list(get["context"]) is not None,
                 notes=notes,
                 extra={name: _text(_lookup(row, name)) for name in extra},
+                trace=TraceStatus.of(row),
             )
         )
         if strip_instructions:

@@ -29,7 +29,7 @@ output columns and summary are one concern, each step reading the others' state.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragjudge import _loop
@@ -39,7 +39,7 @@ from ragjudge.model import Model
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EvalRecord, Mapping, to_records
-from ragjudge.types import OK, Call, Reason, Usage, Verdict
+from ragjudge.types import OK, SKIPPED, Call, Reason, Usage, Verdict
 
 # every metric's common columns: suffix -> type
 COMMON_COLUMNS = {
@@ -143,6 +143,7 @@ class Scorer:
         self.interrupted = False
         self._tasks: set[asyncio.Future] = set()
         self._closed = False
+        self._trace: tuple[str | None, list[Verdict] | None] = (None, None)  # rows read from traces: the last trace's id, its first row's verdicts
 
     # -- columns -------------------------------------------------------------------------
     def column_types(self) -> dict[str, str]:
@@ -249,6 +250,7 @@ class Scorer:
         try:
             for position, values in enumerate(rows):
                 record = to_records([values], mapping, position, strip, self.extra)[0]
+                self._trace_order(record)
                 records.append(record)
                 if skip and position in skip:
                     row: list[Any] = [Verdict.skipped(judge.name, Reason.NOT_SAMPLED) for judge in self.judges]
@@ -266,11 +268,39 @@ class Scorer:
                     await asyncio.sleep(0)  # let the calls made so far go out
             for position, task in pending:
                 out[position] = await task
+            self._same_trace(records, out)
         except BaseException:  # cancelled from outside (Ctrl-C in a script), or a bug: no call outlives it
             for _, task in pending:
                 task.cancel()
             raise
         return records, out
+
+    # -- rows read from traces (``ragjudge.traces``: one row per retriever span) --------------
+    def _trace_order(self, record: EvalRecord) -> None:
+        """A trace's rows come together: a row whose trace's first row was not seen (filtered
+        out) becomes the first, so its trace-level metrics are judged."""
+        trace = record.trace
+        if trace is None:
+            return
+        if not trace.first and trace.trace_id != self._trace[0]:
+            record.trace = replace(trace, first=True)
+        if record.trace.first:
+            self._trace = (trace.trace_id, None)
+
+    def _same_trace(self, records: list[EvalRecord], out: list[list[Verdict]]) -> None:
+        """The trace-level verdicts of a trace's other rows: copies of its first row's (no call,
+        no usage: ``M_cached`` true), counted once in the summary (``_summary``)."""
+        for record, row in zip(records, out):
+            if record.trace is None:
+                continue
+            if record.trace.first:
+                self._trace = (record.trace.trace_id, row)
+                continue
+            first = self._trace[1] if self._trace[0] == record.trace.trace_id else None
+            for position, verdict in enumerate(row):
+                if verdict.status == SKIPPED and verdict.error == SAME_TRACE and first is not None:
+                    source = first[position]
+                    row[position] = source.copy(usage=Usage(), cached=None if source.cached is None else True)
 
     async def _row(self, row: list[Verdict | Call], on_progress: Any, reporter: Any = None, record: Any = None) -> list[Verdict]:
         leaves = [asyncio.ensure_future(self._run(judge, item)) for judge, item in zip(self.judges, row) if isinstance(item, Call)]
@@ -299,6 +329,9 @@ class Scorer:
     def _settle(self, judge: Any, record: EvalRecord) -> Verdict | Call:
         """The verdict when no provider call is needed (skipped, input error, every call
         remembered or cached), else the call to make next."""
+        held = _trace_held(judge, record)
+        if held is not None:
+            return held
         call = judge.prepare(record)
         if isinstance(call, Verdict):
             return call
@@ -398,6 +431,8 @@ class Scorer:
         summary = self.new_summary()
         for record, row in zip(records, verdicts):
             for judge, verdict in zip(self.judges, row):
+                if record.trace is not None and not record.trace.first and not _span_level(judge):
+                    continue  # a trace-level metric counts once per trace, on its first row
                 summary.metrics[judge.name].add(verdict, record.id, start + record.index)
                 summary.provider_calls += verdict.usage.calls
         summary.rows = len(records)
@@ -441,6 +476,33 @@ class _Reporter:
 
     def __call__(self, record: Any, verdicts: list[Any]) -> None:
         self.on_row(self.start + record.index, record.id, verdicts)
+
+
+SAME_TRACE = "judged on the trace's first row"  # a trace-level metric on a trace's other rows, until copied
+
+
+def _span_level(judge: Any) -> bool:
+    """Whether ``judge`` judges a retriever span (it reads the context), not the whole trace."""
+    return "context" in getattr(judge, "needs", ())
+
+
+def _trace_held(judge: Any, record: EvalRecord) -> Verdict | None:
+    """The verdict a row read from a trace gets without a call (``records.TraceStatus``): a
+    trace-level metric on a trace's other rows waits for the first row's (``SAME_TRACE``); a
+    trace skipped (its state) skips every metric; a span-level metric is skipped for a trace
+    without a retriever span and an error naming a span without usable text. None: judge it."""
+    trace = record.trace
+    if trace is None:
+        return None
+    if not _span_level(judge) and not trace.first:
+        return Verdict.skipped(judge.name, SAME_TRACE)
+    if trace.skip_all:
+        return Verdict.skipped(judge.name, trace.skip_all)
+    if _span_level(judge) and trace.span_skip:
+        return Verdict.skipped(judge.name, trace.span_skip)
+    if _span_level(judge) and trace.span_error:
+        return Verdict.failed(judge.name, trace.span_error, input_error=True)
+    return None
 
 
 def _cost(verdicts: list[Any]) -> float | None:

@@ -64,6 +64,7 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
         lines = render(comparison, []).splitlines()
         comparison = {**comparison, "baseline": wanted.baseline, "gate_lines": gate_lines(checks)}
     document = summary_dict(result.summary, gate, result.mapping.describe() if result.mapping else None)
+    document.update(getattr(result, "sinks", None) or {})  # e.g. "mlflow": the feedback logged after the run
     if comparison is not None:
         document["comparison"] = comparison
     if wanted.summary_json:

@@ -1,4 +1,101 @@
 """Trace sources and sinks: spans -> evaluation rows (``spans``), MLflow traces in and
 feedback out (``mlflow``, the ``[mlflow]`` extra), OpenTelemetry / OpenInference spans in (OTLP
 JSON, Phoenix's span DataFrame) and Phoenix annotations out (``otel``, the ``[phoenix]`` extra
-for the sink). Importing this package imports neither MLflow, Phoenix nor pandas."""
+for the sink). Importing this package imports neither MLflow, Phoenix nor pandas.
+
+A run reads a trace source through ``open_source``, before anything else: a source it
+recognises becomes the rows table (``ragjudge.traces.spans.COLUMNS``, one row per retriever
+span), which the run then scores as any DataFrame; anything else is left to the table readers.
+The sources are in ``SOURCES``, one ``TraceSource`` per ``--input-format`` name; a reader of
+another tracing system registers one more (``register``) with the same columns.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """Where and which traces to read: ``tracking_uri`` (an MLflow store; else
+    ``MLFLOW_TRACKING_URI``), ``filter_string`` (``search_traces``' filter), ``max_traces`` (at
+    most this many traces read). Sources that take none of these ignore them."""
+
+    tracking_uri: str | None = None
+    filter_string: str | None = None
+    max_traces: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TraceSource:
+    """One kind of trace source. ``name``: its ``--input-format`` value (``mlflow-traces``).
+    ``prefix``: a source string it takes (``mlflow:`` for ``mlflow:EXPERIMENT``), or None.
+    ``module``: where ``read(source, options) -> DataFrame`` and ``sniff(path) -> bool`` (the
+    file's shape is this source's; must be cheap and import nothing heavy) live, imported only
+    when used."""
+
+    name: str
+    module: str
+    prefix: str | None = None
+    read: str = "read_source"
+    sniff: str | None = "is_trace_file"
+
+    def _get(self, attr: str) -> Callable[..., Any]:
+        return getattr(importlib.import_module(self.module), attr)
+
+    def open(self, source: Any, options: TraceOptions) -> Any:
+        return self._get(self.read)(source, options)
+
+    def recognises(self, path: str) -> bool:
+        return self.sniff is not None and self._get(self.sniff)(path)
+
+
+SOURCES: dict[str, TraceSource] = {}
+
+
+def register(source: TraceSource) -> None:
+    """Add (or replace) a trace source, by its ``--input-format`` name."""
+    SOURCES[source.name] = source
+
+
+register(TraceSource("mlflow-traces", "ragjudge.traces.mlflow", prefix="mlflow:"))
+
+_SNIFFED = (".json", ".jsonl", ".ndjson")  # the suffixes a trace file may have: other tables are never opened here
+
+
+def source_kind(source: Any, input_format: str | None = None) -> TraceSource | None:
+    """The trace source ``source`` is, or None for a table: ``input_format`` naming one of
+    ``SOURCES`` forces it; else a string with a source's prefix (``mlflow:EXP``), else a
+    ``.json``/``.jsonl``/``.ndjson`` file whose shape a source recognises. Reads at most the
+    file's first trace; imports nothing heavy."""
+    if input_format in SOURCES:
+        return SOURCES[input_format]
+    if input_format or not isinstance(source, (str, os.PathLike)):
+        return None
+    text = os.fspath(source)
+    for kind in SOURCES.values():
+        if kind.prefix and text.startswith(kind.prefix):
+            return kind
+    if text == "-" or not text.lower().endswith(_SNIFFED) or not os.path.isfile(text):
+        return None
+    return next((kind for kind in SOURCES.values() if kind.recognises(text)), None)
+
+
+def open_source(source: Any, input_format: str | None = None, options: TraceOptions | None = None) -> Any:
+    """The rows table of ``source`` when it is a trace source (``source_kind``), else None (a
+    table: read it as one). Raises what the source raises (``InputError``/``ConfigError``,
+    exit 2: a store that cannot be reached, an experiment that does not exist, a file that is
+    not a trace file although ``input_format`` says so)."""
+    kind = source_kind(source, input_format)
+    return None if kind is None else kind.open(source, options or TraceOptions())
+
+
+def __getattr__(name: str) -> Any:
+    """``ragjudge.traces.mlflow`` (and the other readers) imported on first use."""
+    if name in ("mlflow", "spans", "otel"):
+        return importlib.import_module(f"ragjudge.traces.{name}")
+    raise AttributeError(f"module 'ragjudge.traces' has no attribute {name!r}")

@@ -183,7 +183,12 @@ def _trace_dicts(path: Path, first_only: bool = False) -> list[dict[str, Any]] |
             head = handle.read(1)
             while head and head.isspace():
                 head = handle.read(1)
-            if head == "[":
+            if head == "[" and first_only:
+                start = head + handle.read(1 << 20)
+                if '"trace_id"' not in start or '"spans"' not in start:  # a table as a JSON array: not read whole
+                    return None
+                items = json.loads(start + handle.read())
+            elif head == "[":
                 items = json.loads(head + handle.read())
             elif first_only:
                 line = head + handle.readline()
@@ -268,6 +273,12 @@ def read_traces(source: Any, tracking_uri: str | None = None, filter_string: str
     return frame_from_traces(source)
 
 
+def read_source(source: Any, options: Any) -> Any:
+    """``read_traces`` with a run's ``ragjudge.traces.TraceOptions`` (the hook of
+    ``ragjudge.traces.open_source``: ``ragjudge score mlflow:EXP`` or a trace file)."""
+    return read_traces(source, options.tracking_uri, options.filter_string, options.max_traces)
+
+
 # -- verdicts -> feedback ----------------------------------------------------------------------
 @dataclass
 class FeedbackLog:
@@ -348,6 +359,20 @@ def _earlier(assessments: list[Any], name: str, span_id: str | None) -> Any:
     return None
 
 
+def _assessments(tracing: Any, trace_ids: list[str], size: int = 200) -> dict[str, list[Any]]:
+    """The assessments already on ``trace_ids``, read ``size`` traces a call (the store's
+    ``batch_get_trace_infos``, no spans); empty where the store has no such call or it fails
+    (each trace is then read on its own, and fails there with its reason)."""
+    found: dict[str, list[Any]] = {}
+    try:
+        for start in range(0, len(trace_ids), size):
+            for info in tracing.store.batch_get_trace_infos(trace_ids[start:start + size]):
+                found[info.trace_id] = list(info.assessments or [])
+    except Exception:  # noqa: BLE001 - not implemented by this store, or failing: trace by trace
+        return {}
+    return found
+
+
 def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None = None,
                  prompt_versions: dict[str, str] | None = None, metrics: Iterable[str] | None = None,
                  span_metrics: Iterable[str] = SPAN_METRICS, workers: int | None = None, summary: Any = None) -> FeedbackLog:
@@ -367,7 +392,8 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
     A re-run replaces: ragjudge's earlier feedback of that name on that span is updated in
     place (``update_assessment``), or overridden (a new one with ``overrides``, the old marked
     invalid) when the judge model, its immutable source, changed. Calls run in ``workers``
-    threads, one trace each (default 8; 1 for a SQLite store, which takes one writer).
+    threads, one trace each (default 8; 1 for a SQLite store, which takes one writer); the
+    earlier feedback of every trace is read first, 200 traces a call (``batch_get_trace_infos``).
     Failures raise nothing: each is counted with its reason in the ``FeedbackLog``; a store
     that cannot be reached fails every feedback with that reason. ``ConfigError`` when no
     tracking store is given (``tracking_uri_or_fail``); ``InputError`` for a table without a
@@ -413,11 +439,12 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
         result.failures = [f"tracking store {uri} cannot be reached: {why}"]
         return result
     tracing = TracingClient(tracking_uri=uri)
+    known = _assessments(tracing, list(plan))
 
     def one_trace(trace_id: str, items: list[tuple[str | None, Any]]) -> FeedbackLog:
         done = FeedbackLog()
         try:
-            existing = list(tracing.get_trace_info(trace_id).assessments or [])
+            existing = known[trace_id] if trace_id in known else list(tracing.get_trace_info(trace_id).assessments or [])
         except Exception as err:  # noqa: BLE001 - a store failure loses no verdict: it is counted
             done.failed = len(items)
             done.failures.append(f"{trace_id}: trace not readable: {_first_line(err)}")
@@ -518,6 +545,6 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
     return run_id
 
 
-__all__ = ["COLUMNS", "FeedbackLog", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file",
+__all__ = ["COLUMNS", "FeedbackLog", "read_source", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file",
            "log_feedback", "log_run", "read_experiment", "read_trace_file", "read_traces", "search", "trace_view",
            "tracking_uri_or_fail"]

@@ -1,0 +1,131 @@
+"""A ``ragjudge score`` run over traces: the checks made before any judging, and the sink
+called after the run (``--mlflow-log-feedback``). ``ragjudge.cli`` calls ``plan`` before the
+run, ``after_run`` between the run and its outputs, and ``after_outputs`` last.
+
+Imports nothing heavy until a trace source or a sink is used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.errors import ConfigError
+from ragjudge.traces import TraceOptions, TraceSource, source_kind
+
+
+@dataclass
+class TraceRun:
+    """A run whose input is a trace source: its ``kind``, the ``options`` it is read with, and
+    whether the verdicts go back as MLflow feedback (``log_feedback``, to ``tracking_uri``)."""
+
+    source: str
+    kind: TraceSource
+    options: TraceOptions
+    log_feedback: bool = False
+    tracking_uri: str | None = None
+    feedback: Any = None  # the ``FeedbackLog``, after ``after_run``
+    lines: list[str] = field(default_factory=list)
+
+
+def plan(source: str, input_format: str | None, tracking_uri: str | None, filter_string: str | None, max_traces: int | None,
+         log_feedback: bool, engine: str = "local") -> TraceRun | None:
+    """The trace run of ``ragjudge score SOURCE`` (None: a table run), checked before any
+    judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
+    or ``--mlflow-log-feedback`` on a table, ``--mlflow-log-feedback`` without a tracking store,
+    a trace source with ``--engine ray``, ``--mlflow-max-traces`` below 1. ``InputError`` (exit
+    2) for a store that cannot be reached."""
+    kind = source_kind(source, input_format)
+    if kind is None:
+        given = [flag for flag, value in (("--mlflow-filter", filter_string), ("--mlflow-max-traces", max_traces),
+                                          ("--mlflow-log-feedback", log_feedback or None)) if value is not None]
+        if given:
+            raise ConfigError(f"{', '.join(given)} work(s) on traces: give mlflow:EXPERIMENT or a file of exported MLflow traces "
+                              "(or --input-format mlflow-traces), not a table")
+        return None
+    if max_traces is not None and max_traces < 1:
+        raise ConfigError("--mlflow-max-traces takes a number of traces, at least 1")
+    if engine != "local":
+        raise ConfigError("trace sources are scored with --engine local (the default); export the rows to a table for Ray")
+    uri = None
+    if log_feedback:
+        from ragjudge.traces import mlflow as mt
+
+        uri = mt.tracking_uri_or_fail(tracking_uri, "--mlflow-log-feedback")
+        mt.client(uri)  # unreachable: InputError naming the URI, before any judging
+    return TraceRun(source, kind, TraceOptions(tracking_uri, filter_string, max_traces), log_feedback, uri or tracking_uri)
+
+
+def span_metrics(config: Any) -> list[str]:
+    """The metrics of ``config`` judged per retriever span: those that read the context."""
+    from ragjudge.catalog import describe
+
+    return [item["name"] for item in describe(config) if "context" in item["needs"]]
+
+
+def after_run(run: TraceRun, result: Any, config: Any) -> None:
+    """Log the run's verdicts as MLflow feedback (``--mlflow-log-feedback``) and put what was
+    logged into ``result.sinks["mlflow"]`` (the summary JSON): ``feedback_logged``,
+    ``feedback_replaced``, ``feedback_failed``, ``feedback_failures`` (the first reasons). A
+    feedback that fails loses no verdict: the scored table is written all the same."""
+    if not run.log_feedback or result.table is None:
+        return
+    from ragjudge.traces import mlflow as mt
+
+    log = mt.log_feedback(result.table, run.tracking_uri, summary=result.summary, span_metrics=span_metrics(config))
+    run.feedback = log
+    result.sinks["mlflow"] = {"tracking_uri": run.tracking_uri, "feedback_logged": log.logged, "feedback_replaced": log.replaced,
+                              "feedback_failed": log.failed, "feedback_failures": log.failures[:20]}
+    said = f"mlflow: {log.written} feedback(s) logged to {run.tracking_uri} ({log.logged} new, {log.replaced} replaced)"
+    if log.failed:
+        said += f"; {log.failed} not logged: " + "; ".join(log.failures[:3]) + (" ..." if len(log.failures) > 3 else "")
+    run.lines.append(said)
+
+
+def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_code: int) -> None:
+    """Log the run as an MLflow run of the experiment (``log_run``: the summary, the scored
+    table and the HTML report as artifacts; written to a temporary folder when the run wrote
+    none), and add its id to the summary JSON file. A failure is a line, not an exit code."""
+    if not run.log_feedback or result.table is None:
+        return
+    from ragjudge.reports.summary import summary_dict
+    from ragjudge.traces import mlflow as mt
+
+    document = {**summary_dict(result.summary, result.gate, result.mapping.describe() if result.mapping else None),
+                "exit_code": exit_code, **result.sinks}
+    experiment = run.source[len("mlflow:"):] if run.source.startswith("mlflow:") else None
+    first = next((t for t in result.table["trace_id"] if isinstance(t, str)), None) if "trace_id" in result.table else None
+    with tempfile.TemporaryDirectory(prefix="ragjudge-mlflow-") as folder:
+        scored = wanted.output if wanted.output and wanted.output != "-" and os.path.isfile(wanted.output) else None
+        if scored is None:
+            from ragjudge.io import write_table
+
+            scored = os.path.join(folder, "scored.parquet")
+            write_table(result.table, scored)
+        report = wanted.html
+        if not report:
+            from ragjudge.reports import html
+
+            report = os.path.join(folder, "report.html")
+            html.write(report, html.from_table(result.table, config, source=run.source, summary=result.summary, gate=result.gate,
+                                               mapping=result.mapping))
+        try:
+            run_id = mt.log_run(document, run.tracking_uri, experiment, scored, report, run.feedback,
+                                trace_id=None if experiment else first)
+        except Exception as err:  # noqa: BLE001 - the verdicts are written; the run's record in MLflow is extra
+            run.lines.append(f"mlflow: the run was not logged: {str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__}")
+            result.sinks.setdefault("mlflow", {})["run_error"] = run.lines[-1]
+            run_id = None
+    if run_id:
+        run.lines.append(f"mlflow: run {run_id} logged (summary, scored table and report as artifacts)")
+        result.sinks.setdefault("mlflow", {})["run_id"] = run_id
+    if wanted.summary_json and wanted.summary_json != "-" and os.path.isfile(wanted.summary_json):
+        from ragjudge.io import write_atomic
+
+        with open(wanted.summary_json, encoding="utf-8") as handle:
+            written = json.load(handle)
+        written["mlflow"] = result.sinks.get("mlflow", {})
+        write_atomic(wanted.summary_json, json.dumps(written, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,290 @@
+"""``ragjudge score mlflow:EXP`` and trace files, end to end (issue 26), against a real tracking
+store: a SQLite tracking URI in a temporary folder holding the traces of MLflow's own
+``RetrievalSufficiency`` example (docs/from-mlflow.md), made the reference's way, judged by the
+fake server. Nothing about MLflow is mocked.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+HAVE_MLFLOW = importlib.util.find_spec("mlflow") is not None
+if not HAVE_MLFLOW and os.environ.get("CI") == "true":
+    raise RuntimeError('CI must install the [mlflow] extra: pip install -e ".[test,mlflow]"')
+if not HAVE_MLFLOW:
+    pytest.skip("the [mlflow] extra is not installed", allow_module_level=True)
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
+
+import mlflow  # noqa: E402
+from mlflow.entities import Document  # noqa: E402
+
+from conftest import read_jsonl  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "from-mlflow.md"
+FRANCE = ["Paris is the capital of France."]
+COMPONENTS = ["MLflow has four main components", "Components include Tracking", "Components include Projects",
+              "Components include Models", "Components include Registry"]
+
+
+# -- the reference's example (MLflow's RetrievalSufficiency docs), as docs/from-mlflow.md has it --
+@mlflow.trace(span_type="RETRIEVER")
+def retrieve_docs(query: str) -> list[Document]:
+    if "france" in query.lower():
+        return [Document(id="doc_1", page_content="Paris is the capital of France.", metadata={"doc_uri": "geography.txt"}),
+                Document(id="doc_2", page_content="France is a country in Western Europe.", metadata={"doc_uri": "countries.txt"})]
+    return [Document(id="doc_3", page_content="MLflow has several components, among them Tracking and Projects.",
+                     metadata={"doc_uri": "mlflow_intro.txt"})]
+
+
+@mlflow.trace(span_type="RETRIEVER")
+def rerank_docs(query: str) -> list[Document]:
+    return [Document(id="doc_9", page_content="Paris lies on the Seine.", metadata={})]
+
+
+@mlflow.trace
+def rag_app(query: str) -> dict:
+    context = "\n".join(doc.page_content for doc in retrieve_docs(query))
+    return {"response": f"From the context: {context}"}
+
+
+@mlflow.trace
+def two_retrievers(question: str) -> dict:
+    retrieve_docs(question)
+    rerank_docs(question)
+    return {"response": "Paris, on the Seine."}
+
+
+@mlflow.trace
+def fails(query: str) -> dict:
+    retrieve_docs(query)
+    raise RuntimeError("the model timed out")
+
+
+def _trace(call) -> str:
+    try:
+        call()
+    except RuntimeError:
+        pass
+    return mlflow.get_last_active_trace_id()
+
+
+def _make_store(folder: Path) -> dict:
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    mlflow.set_tracking_uri(uri)
+    exp = mlflow.MlflowClient(uri).create_experiment("rag-app", artifact_location=(folder / "artifacts").as_uri())
+    mlflow.set_experiment(experiment_id=exp)
+    ids = {"france": _trace(lambda: rag_app("What is the capital of France?")),
+           "components": _trace(lambda: rag_app("What are all the MLflow components?")),
+           "two": _trace(lambda: two_retrievers("Where is Paris?")),
+           "error": _trace(lambda: fails("What is the capital of France?"))}
+    mlflow.log_expectation(trace_id=ids["france"], name="expected_facts", value=FRANCE)
+    mlflow.log_expectation(trace_id=ids["components"], name="expected_facts", value=COMPONENTS)
+    mlflow.log_expectation(trace_id=ids["two"], name="expected_facts", value=["Paris lies on the Seine"])
+    return {"uri": uri, "experiment": exp, "ids": ids, "folder": folder}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    before = mlflow.get_tracking_uri()
+    made = _make_store(tmp_path_factory.mktemp("mlflow-cli"))
+    yield made
+    mlflow.set_tracking_uri(before)
+
+
+def _ours(uri: str, trace_id: str) -> list:
+    info = mlflow.MlflowClient(uri).get_trace(trace_id, display=False).info
+    return [a for a in info.assessments if a.feedback is not None and a.valid is not False and "ragjudge" in (a.metadata or {})]
+
+
+def _score(run_cli, store, tmp_path, *extra, name="scored.jsonl"):
+    out, summary = tmp_path / name, tmp_path / f"{name}.summary.json"
+    result = run_cli(["score", "mlflow:rag-app", "--mlflow-tracking-uri", store["uri"], "-o", str(out),
+                      "--summary-json", str(summary), *extra])
+    return result, (read_jsonl(out) if out.exists() else None), (json.loads(summary.read_text()) if summary.exists() else None)
+
+
+def test_an_experiment_is_one_row_per_retriever_span_and_its_feedback_lands_once_per_span(run_cli, store, tmp_path):
+    result, rows, summary = _score(run_cli, store, tmp_path, "--mlflow-log-feedback")
+    assert result.code == summary["exit_code"] and result.code in (0, 1), result.stderr
+    ids = store["ids"]
+    assert [r["trace_id"] for r in rows].count(ids["two"]) == 2 and len(rows) == 5  # every trace read is in the output
+    assert list(rows[0])[:3] == ["trace_id", "span_id", "span_name"]
+    france = next(r for r in rows if r["trace_id"] == ids["france"])
+    assert france["request"] == "What is the capital of France?" and france["span_name"] == "retrieve_docs"
+    assert [p["content"] for p in france["context"]] == ["Paris is the capital of France.", "France is a country in Western Europe."]
+    assert france["context"][0]["doc_uri"] == "geography.txt" and france["expected_facts"] == FRANCE
+    assert france["response"].startswith("From the context: Paris is the capital of France.")
+    components = next(r for r in rows if r["trace_id"] == ids["components"])
+    assert components["expected_facts"] == COMPONENTS
+    for row in rows:
+        assert row["sufficiency_status"] in ("ok", "skipped") and row["completeness_status"] in ("ok", "skipped")
+    # the ERROR trace: every metric skipped with its state
+    (error,) = [r for r in rows if r["trace_id"] == ids["error"]]
+    assert (error["sufficiency_status"], error["sufficiency_error"]) == ("skipped", "trace state ERROR")
+    assert (error["completeness_status"], error["completeness_error"]) == ("skipped", "trace state ERROR")
+    # completeness: judged once per trace, the trace's other rows carry the same verdict, counted once
+    first, second = [r for r in rows if r["trace_id"] == ids["two"]]
+    assert first["trace_first_row"] and not second["trace_first_row"]
+    assert second["completeness_score"] == first["completeness_score"] and second["completeness_rationale"] == first["completeness_rationale"]
+    assert second["completeness_cached"] is True and second["completeness_prompt_tokens"] == 0
+    assert summary["metrics"]["completeness"]["rows"] == 4 and summary["metrics"]["sufficiency"]["rows"] == 5
+    assert summary["metrics"]["completeness"]["ok"] == 3 and summary["metrics"]["sufficiency"]["ok"] == 4
+
+    judged = [r for r in rows if r["sufficiency_status"] == "ok"]
+    assert summary["mlflow"]["feedback_logged"] == len(judged) + 3 and summary["mlflow"]["feedback_failed"] == 0
+    assert re.fullmatch(r"[0-9a-f]{32}", summary["mlflow"]["run_id"])
+    assert "mlflow: 7 feedback(s) logged" in result.stderr  # the console (stderr), after the summary table
+    for trace_id in (ids["france"], ids["components"], ids["two"]):
+        mine = _ours(store["uri"], trace_id)
+        spans = [r for r in rows if r["trace_id"] == trace_id]
+        assert sorted(a.span_id or "" for a in mine if a.name == "sufficiency") == sorted(r["span_id"] for r in spans)
+        for row in spans:
+            (feedback,) = [a for a in mine if a.name == "sufficiency" and a.span_id == row["span_id"]]
+            assert feedback.value == ("yes" if row["sufficiency_score"] == 1.0 else "no")
+            assert feedback.rationale == row["sufficiency_rationale"] and feedback.source.source_id == "openai/fake-judge"
+        (complete,) = [a for a in mine if a.name == "completeness"]
+        assert complete.span_id is None and complete.value == int(spans[0]["completeness_score"])
+    assert _ours(store["uri"], ids["error"]) == []  # skipped: nothing logged
+
+    # the run: summary, table and report as artifacts, in the experiment
+    client = mlflow.MlflowClient(store["uri"])
+    run = client.get_run(summary["mlflow"]["run_id"])
+    assert run.info.experiment_id == store["experiment"] and run.data.metrics["feedback.logged"] == 7
+    assert {a.path for a in client.list_artifacts(run.info.run_id)} == {"scored.jsonl", "report.html", "summary.json"}
+
+    # a second run: every feedback replaced, still exactly one per span
+    again, rows_again, summary_again = _score(run_cli, store, tmp_path, "--mlflow-log-feedback", name="again.jsonl")
+    assert again.code == result.code
+    assert (summary_again["mlflow"]["feedback_logged"], summary_again["mlflow"]["feedback_replaced"]) == (0, 7)
+    for trace_id in (ids["france"], ids["components"], ids["two"]):
+        names = [(a.name, a.span_id) for a in _ours(store["uri"], trace_id)]
+        assert len(names) == len(set(names)) == 1 + sum(1 for r in rows if r["trace_id"] == trace_id)
+
+
+def test_an_exported_trace_file_gives_the_stores_rows(run_cli, store, tmp_path):
+    traces = mlflow.MlflowClient(store["uri"]).search_traces(locations=[store["experiment"]], max_results=100)
+    exported = tmp_path / "traces.jsonl"
+    exported.write_text("".join(t.to_json() + "\n" for t in traces), encoding="utf-8")
+    array = tmp_path / "traces.json"
+    array.write_text(json.dumps([json.loads(t.to_json()) for t in traces]), encoding="utf-8")
+    _, from_store, _ = _score(run_cli, store, tmp_path, "-m", "sufficiency")
+    keys = ("trace_id", "span_id", "span_name", "request", "context", "response", "expected_facts", "sufficiency_status",
+            "sufficiency_score")
+    want = sorted(tuple(json.dumps(r[k]) for k in keys) for r in from_store)
+    for path in (exported, array):
+        out = tmp_path / f"{path.name}.scored.jsonl"
+        result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out)])
+        assert result.code in (0, 1), result.stderr
+        assert sorted(tuple(json.dumps(r[k]) for k in keys) for r in read_jsonl(out)) == want
+    # --input-format mlflow-traces forces a file whatever its suffix
+    odd = tmp_path / "traces.txt"
+    odd.write_text(exported.read_text())
+    forced = run_cli(["score", str(odd), "--input-format", "mlflow-traces", "-m", "sufficiency", "-o", str(tmp_path / "f.jsonl")])
+    assert forced.code in (0, 1) and len(read_jsonl(tmp_path / "f.jsonl")) == len(from_store)
+
+
+def test_limit_filter_and_max_traces_keep_their_meaning(run_cli, store, tmp_path):
+    _, rows, _ = _score(run_cli, store, tmp_path, "-m", "sufficiency", "--limit", "1")
+    assert len(rows) == 5 and [r["sufficiency_status"] for r in rows][1:].count("skipped") == 4
+    assert rows[1]["sufficiency_error"] == "not sampled"
+    _, rows, _ = _score(run_cli, store, tmp_path, "-m", "sufficiency", "--mlflow-max-traces", "2", name="two.jsonl")
+    assert {r["trace_id"] for r in rows} == {store["ids"]["france"], store["ids"]["components"]}
+    _, rows, _ = _score(run_cli, store, tmp_path, "-m", "sufficiency", "--mlflow-filter", "attributes.status = 'ERROR'",
+                        name="error.jsonl")
+    assert [r["trace_id"] for r in rows] == [store["ids"]["error"]]
+    by_id = run_cli(["score", f"mlflow:{store['experiment']}", "--mlflow-tracking-uri", store["uri"], "-m", "sufficiency",
+                     "-o", str(tmp_path / "id.jsonl")])
+    assert by_id.code in (0, 1) and len(read_jsonl(tmp_path / "id.jsonl")) == 5
+    env = run_cli(["score", "mlflow:rag-app", "-m", "sufficiency", "-o", str(tmp_path / "env.jsonl")]) \
+        if os.environ.get("MLFLOW_TRACKING_URI") else None
+    assert env is None or env.code in (0, 1)
+
+
+def test_the_store_going_away_before_the_feedback_loses_no_verdict(run_cli, tmp_path, monkeypatch):
+    import ragjudge.traces.mlflow as mt
+
+    before = mlflow.get_tracking_uri()
+    try:
+        own = _make_store(tmp_path / "store") if (tmp_path / "store").mkdir() is None else None
+    finally:
+        mlflow.set_tracking_uri(before)
+    real = mt.log_feedback
+    db = own["folder"] / "mlflow.db"
+
+    def store_gone(*args, **kwargs):  # between judging and logging, the store's file is removed
+        db.unlink()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mt, "log_feedback", store_gone)
+    out, summary_path = tmp_path / "scored.jsonl", tmp_path / "summary.json"
+    result = run_cli(["score", "mlflow:rag-app", "--mlflow-tracking-uri", own["uri"], "--mlflow-log-feedback", "-o", str(out),
+                      "--summary-json", str(summary_path)])
+    summary = json.loads(summary_path.read_text())
+    rows = read_jsonl(out)
+    assert result.code == summary["exit_code"] and result.code in (0, 1)  # the gate's, as for a table run
+    assert len(rows) == 5 and sum(r["sufficiency_status"] == "ok" for r in rows) == 4  # every verdict kept
+    assert summary["mlflow"]["feedback_logged"] == 0 and summary["mlflow"]["feedback_failed"] == 7
+    assert "cannot be reached" in summary["mlflow"]["feedback_failures"][0] and "no SQLite file" in summary["mlflow"]["feedback_failures"][0]
+    assert "7 not logged" in result.stderr and "the run was not logged" in result.stderr
+    assert "run_error" in summary["mlflow"]
+
+
+def test_bad_trace_input_exits_2_naming_the_fix(run_cli, store, tmp_path, monkeypatch):
+    import mlflow.tracking._tracking_service.utils as tracking
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setattr(tracking, "_tracking_uri", None)  # as in a fresh process: no store set
+    cases = [
+        (["score", "mlflow:rag-app", "--mlflow-tracking-uri", f"sqlite:///{tmp_path}/none.db"], "cannot be reached"),
+        (["score", "mlflow:rag-app", "--mlflow-tracking-uri", "http://127.0.0.1:9"], "cannot be reached"),
+        (["score", "mlflow:no-such-app", "--mlflow-tracking-uri", store["uri"]], "no MLflow experiment 'no-such-app'"),
+        (["score", "mlflow:rag-app"], "needs a tracking store"),
+    ]
+    table = tmp_path / "table.jsonl"
+    table.write_text(json.dumps({"request": "q", "context": ["c"]}) + "\n")
+    neither = tmp_path / "notes.txt"
+    neither.write_text("just some notes\n")
+    traces = mlflow.MlflowClient(store["uri"]).search_traces(locations=[store["experiment"]], max_results=1)
+    exported = tmp_path / "t.jsonl"
+    exported.write_text(traces[0].to_json() + "\n")
+    cases += [
+        (["score", str(neither), "--input-format", "mlflow-traces"], "neither an MLflow trace file"),
+        (["score", str(table), "--input-format", "mlflow-traces"], "neither an MLflow trace file"),
+        (["score", str(exported), "--mlflow-log-feedback"], "--mlflow-log-feedback needs a tracking store"),
+        (["score", str(table), "--mlflow-log-feedback", "--mlflow-tracking-uri", store["uri"]], "work(s) on traces"),
+        (["score", str(table), "--mlflow-filter", "x"], "work(s) on traces"),
+        (["score", str(exported), "--engine", "ray"], "--engine local"),
+    ]
+    for args, said in cases:
+        result = run_cli(args)
+        assert result.code == 2 and said in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_the_python_examples_of_the_page_run(store, server, tmp_path, monkeypatch):
+    """docs/from-mlflow.md: its Python blocks marked runnable run in order, as a notebook would."""
+    text = PAGE.read_text(encoding="utf-8")
+    blocks = re.findall(r"<!-- runnable -->\s*```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 2
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.setenv("RAGJUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    before = mlflow.get_tracking_uri()
+    namespace: dict = {}
+    try:
+        for block in blocks:
+            exec(compile(block, str(PAGE), "exec"), namespace)  # noqa: S102 - the page's own examples
+    finally:
+        mlflow.set_tracking_uri(before)
+    scored, logged = namespace["scored"], namespace["logged"]
+    assert len(scored.frame) == 2 and set(scored.frame["sufficiency_status"]) == {"ok"}
+    assert logged.failed == 0 and logged.written == 4  # sufficiency and completeness on each of 2 traces
