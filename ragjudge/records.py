@@ -294,6 +294,12 @@ def normalise_context(value: Any, notes: list[str] | None = None) -> tuple[list[
         return [], None
     items = _as_list(value)
     if items is None:
+        if isinstance(value, str) and value.lstrip().startswith("{"):  # one object, as JSON text
+            try:
+                decoded = json.loads(value)
+            except (json.JSONDecodeError, RecursionError):
+                decoded = None
+            value = decoded if isinstance(decoded, dict) else value
         if isinstance(value, dict):
             items = [value]
         else:
@@ -301,7 +307,7 @@ def normalise_context(value: Any, notes: list[str] | None = None) -> tuple[list[
             return ([Passage(text)] if text else []), None
     passages: list[Passage] = []
     textless = 0  # objects whose text is null or blank
-    for position, item in enumerate(items, start=1):
+    for item in items:
         if _is_missing(item):
             continue
         if isinstance(item, dict):
