@@ -392,14 +392,19 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
 
 def request_text(value: Any) -> Any:
     """MLflow's request rule: an object (``inputs``) with one key is that key's value; with
-    several, it stays an object (read as its JSON text). Anything else as it is."""
+    several, it stays an object (read as its JSON text); a list of chat messages is its last
+    message's text. Anything else as it is."""
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
             return value
     if isinstance(value, dict) and len(value) == 1:
-        return next(iter(value.values()))
+        value = next(iter(value.values()))
+    messages = _as_list(value) if not isinstance(value, dict) else None
+    if messages and all(isinstance(m, dict) and "role" in m for m in messages):  # chat messages: the last one's text, as MLflow reads them
+        content = messages[-1].get("content")
+        return content if isinstance(content, str) else value
     return value
 
 

@@ -162,6 +162,12 @@ def test_mlflow_records_take_inputs_with_any_single_key_or_its_json_text(inputs,
     assert mapping.paths["request"] == "inputs.query"
 
 
+def test_a_request_of_chat_messages_is_its_last_message_as_mlflow_reads_it():
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Where was it signed?"}]
+    assert _record({"request": {"messages": messages}}).request == "Where was it signed?"
+    assert _record({"request": json.dumps({"messages": messages})}).request == "Where was it signed?"
+
+
 def test_mlflow_records_with_a_question_are_judged_through_the_cli(run_cli, tmp_path):
     row = {"inputs": {"question": "Where was the treaty signed?"}, "outputs": {"retrieved_context": [{"content": "The treaty was signed in Lisbon."}]},
            "expectations": {"expected_response": "The treaty was signed in Lisbon."}}
