@@ -287,9 +287,10 @@ def normalise_context(value: Any, notes: list[str] | None = None) -> tuple[list[
     """Context -> (passages, error). Accepts a string, a list of strings, a list of objects
     with the text under ``content``/``page_content``/``text`` (id/doc_uri/metadata kept),
     or such a list encoded in a string (JSON, or a Python literal as pandas writes lists to
-    CSV). An object that holds no text under those keys but holds other keys becomes one
-    passage holding its JSON text (as MLflow judges ``str(context)``), and a note naming its
-    keys is appended to ``notes``: nothing is silent and nothing is lost."""
+    CSV). An object that holds no text under those keys but holds text under others becomes
+    one passage holding its JSON text (as MLflow judges ``str(context)``), and a note naming
+    its keys is appended to ``notes``: nothing is silent and nothing is lost. An object whose
+    other keys hold no text at all (a score, a flag) is an error naming its keys."""
     if _is_missing(value):
         return [], None
     items = _as_list(value)
@@ -307,7 +308,7 @@ def normalise_context(value: Any, notes: list[str] | None = None) -> tuple[list[
             return ([Passage(text)] if text else []), None
     passages: list[Passage] = []
     textless = 0  # objects whose text is null or blank
-    for item in items:
+    for position, item in enumerate(items, start=1):
         if _is_missing(item):
             continue
         if isinstance(item, dict):
@@ -321,6 +322,11 @@ def normalise_context(value: Any, notes: list[str] | None = None) -> tuple[list[
                 if not unknown:
                     textless += 1
                     continue  # an empty passage
+                if not any(_holds_text(item[k]) for k in unknown):  # a score, a flag: nothing a judge could read
+                    return [], (
+                        f"context item {position} has no text under {', '.join(PASSAGE_TEXT_KEYS)}; "
+                        f"keys found: {', '.join(map(str, held))}"
+                    )
                 if notes is not None:
                     notes.append(f"note: a context item has no text under {', '.join(PASSAGE_TEXT_KEYS)} (keys: {', '.join(map(str, held))}); "
                                  "it was judged as its JSON text, one passage")
@@ -339,6 +345,17 @@ def normalise_context(value: Any, notes: list[str] | None = None) -> tuple[list[
         return [], (f"context holds {textless} passage(s) and none has text under "
                     f"{', '.join(PASSAGE_TEXT_KEYS)}; fill in their text, or map context to the column that has it")
     return passages, None
+
+
+def _holds_text(value: Any) -> bool:
+    """Whether ``value`` is, or holds (in an object or a list), a non-blank string."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, dict):
+        return any(_holds_text(v) for v in value.values())
+    if isinstance(value, (list, tuple)) or (hasattr(value, "tolist") and not isinstance(value, (bytes, bytearray))):
+        return any(_holds_text(v) for v in (value.tolist() if hasattr(value, "tolist") else value))
+    return False
 
 
 def normalise_facts(value: Any) -> list[str]:

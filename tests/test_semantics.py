@@ -141,6 +141,13 @@ def test_a_context_object_with_no_text_key_is_one_json_passage_with_a_note():
     assert record.notes and "keys: body, doc_uri" in record.notes[0]
 
 
+def test_a_context_object_holding_no_text_at_all_is_still_an_error_naming_its_keys():
+    passages, error = normalise_context([{"score": 0.3, "metadata": {"doc_uri": "x"}}], [])
+    assert passages == [] and error == "context item 1 has no text under content, page_content, text; keys found: score, metadata"
+    passages, error = normalise_context([{"score": 0.3, "tags": ["law", "treaty"]}], [])
+    assert error is None and [p.text for p in passages] == ['{"score": 0.3, "tags": ["law", "treaty"]}']
+
+
 def test_retrieved_content_is_an_alias_of_context():
     mapping = resolve_mapping(["query", "retrieved_content"], [], Columns())
     assert (mapping.paths["request"], mapping.paths["context"]) == ("query", "retrieved_content")
