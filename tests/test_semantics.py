@@ -210,3 +210,12 @@ def test_an_mlflow_model_name_works_on_the_command_line(run_cli, tmp_path):
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [NO_REFERENCE]), "-m", "sufficiency", "-o", str(out), "--model", "openai:/fake-judge"])
     assert result.code == 0, result.stderr
     assert read_jsonl(out)[0]["judge_model"] == "openai/fake-judge"
+
+
+def test_a_split_truth_with_several_samples_merges_each_sample(server, tmp_path):
+    facts = [f"{name} is {name.lower()}ish." for name in _NAMES]
+    with _scorer(server, tmp_path, metrics=["completeness"], judge={"samples": 3}) as scorer:
+        row = scorer.score([{"id": "t", "request": "List the items.", "response": " ".join(facts[:40]), "expected_facts": facts}]).frame.to_dict("records")[0]
+    assert (row["completeness_status"], row["completeness_score"], row["completeness_agreement"]) == ("ok", 4.0, 1.0)
+    assert list(row["completeness_missing"]) == facts[40:]
+    assert server.calls == 2 + 3  # the first two parts once, the last part sampled three times
