@@ -53,7 +53,8 @@ def _config_path(path: str | Path) -> Path:
 # the judge settings that moved to their metric's own section (judge.fact_threshold is now
 # sufficiency.fact_threshold); the old keys still load, with a note naming the new place
 MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "sufficiency", "fact_evidence": "sufficiency",
-                         "reasoning_first": "sufficiency", "expected_score": "completeness", "coverage_score": "completeness"}
+                         "reasoning_first": "sufficiency", "expected_score": "completeness", "coverage_score": "completeness",
+                         "mode": "sufficiency", "ground_truth": "sufficiency"}  # these two never were judge keys: flat keywords only
 
 __all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "CacheSettings", "Columns", "CompletenessSettings", "Config", "Example", "Extension",
            "GateSettings", "JudgeDefinition", "JudgeSettings", "Price", "SufficiencySettings", "bundled_config", "load_config"]
@@ -120,6 +121,12 @@ class JudgeSettings(_Strict):
                                                                                 "the remaining rows are errors 'budget reached' (exit "
                                                                                 "3); a re-run pays only for them")
     local_model_path: str | None = Field(None, description="embedded judge: a GGUF file to use instead of the bundled model")
+
+    @field_validator("model")
+    @classmethod
+    def _mlflow_model_form(cls, value: str) -> str:  # MLflow's "openai:/gpt-4.1-mini" is litellm's "openai/gpt-4.1-mini"
+        provider, sep, name = value.partition(":/")
+        return f"{provider}/{name}" if sep and provider.replace("_", "").replace("-", "").isalnum() and name[:1] not in ("", "/") else value
 
 
 class GateSettings(_Strict):

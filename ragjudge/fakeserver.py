@@ -43,7 +43,7 @@ def _items(block: str) -> list[str]:
 def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, schema: dict[str, Any] | None = None) -> dict[str, Any]:
     """A deterministic judge reply by word overlap: a fact is supported when >= 60% of its
     content words occur in one passage; the ground truth's statements are its sentences (at
-    most 8); a statement is covered when >= 50% of its content words occur in the response,
+    most 8 when the prompt asks for at most 8); a statement is covered when >= 50% of its content words occur in the response,
     and completeness is 1 + 4 x (covered share), rounded. A judge defined in YAML
     (``judge_NAME``, its ``schema`` given) is answered from the response's sentences found in
     the passages: each is a claim, supported as a fact is; the verdict is yes when all are; a
@@ -62,7 +62,7 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
             "sufficiency_grounded" if "<expected_facts>" in user else "sufficiency_reference_free")
     if schema_name == "completeness_statements":  # each sentence of the ground truth, at most 8
         sentences = [part.strip() for part in re.split(r"(?<=[.!?])\s+", _section(user, "ground_truth")) if part.strip()]
-        return {"statements": sentences[:8]}
+        return {"statements": sentences if "every key statement" in user else sentences[:8]}  # the prompt's own limit
     if schema_name == "completeness":
         response = _words(_section(user, "response"))
         flags = []

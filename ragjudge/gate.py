@@ -53,6 +53,7 @@ class MetricSummary:
     prompt_version: str = ""  # the judge's prompt version (changes with its prompt, extensions included)
     ids: dict[str, list[str]] = field(default_factory=lambda: {"failed": [], "error": [], "skipped": []})  # the first IDS_KEPT of each
     worst: list[dict[str, Any]] = field(default_factory=list)  # failing rows, lowest score first: row, id, score, rationale, missing
+    ground_truth: dict[str, int] = field(default_factory=dict)  # judged rows per ground truth used (expected_response / expected_facts)
 
     @property
     def pass_rate(self) -> float | None:
@@ -98,6 +99,9 @@ class MetricSummary:
             self.ids[outcome].append(row_name(ident, index))
         if verdict.cached:
             self.cached += 1
+        used = (verdict.details or {}).get("ground_truth") if isinstance(verdict.details, dict) else None
+        if used:
+            self.ground_truth[used] = self.ground_truth.get(used, 0) + 1
         self.usage = self.usage + verdict.usage
 
     def merge(self, other: "MetricSummary") -> "MetricSummary":
@@ -111,6 +115,7 @@ class MetricSummary:
         for reason, count in other.skipped_by.items():
             merged.skipped_by[reason] = merged.skipped_by.get(reason, 0) + count
         merged.ids = {key: (self.ids[key] + other.ids[key])[:IDS_KEPT] for key in self.ids}
+        merged.ground_truth = {k: self.ground_truth.get(k, 0) + other.ground_truth.get(k, 0) for k in {**self.ground_truth, **other.ground_truth}}
         merged.worst = sorted(self.worst + other.worst, key=lambda row: (row["score"], row["row"]))[:WORST_KEPT]
         return merged
 
@@ -172,6 +177,7 @@ class MetricSummary:
             "failed_rows": {"count": self.failed, "ids": self.ids["failed"]},
             "error_rows": {"count": self.error, "ids": self.ids["error"]},
             "skipped_rows": {"count": self.skipped, "ids": self.ids["skipped"]},
+            **({"ground_truth": dict(sorted(self.ground_truth.items()))} if self.ground_truth else {}),
         }
 
 

@@ -31,7 +31,7 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "id": (),
     "request": ("user_input", "user_query", "user_question", "question_text", "prompt"),
     "context": ("retrieved_contexts", "retrieval_context", "docs", "chunks", "passages", "retrieved_docs", "retrieved_documents",
-                "retrieved_passages", "retrieved_chunks", "source_documents", "context_docs", "search_results"),
+                "retrieved_passages", "retrieved_chunks", "source_documents", "context_docs", "search_results", "retrieved_content"),
     "expected_facts": ("facts", "key_facts", "reference_facts", "ground_truth_facts", "expected_claims"),
     "expected_response": ("ground_truths", "gold_answer", "golden_answer", "reference_answer", "expected_answer", "ideal_answer",
                           "reference_response", "gold_response", "target"),
@@ -221,6 +221,8 @@ def resolve_mapping(
                         warnings.append(
                             f"note: '{explicit}' (for {name}) has no value in the first {len(sample)} rows "
                             f"(keys seen under '{parent}': {', '.join(keys) or 'none'})"
+                            + (f"; the request is read from '{parent}' as MLflow reads inputs: its one key's value, or the JSON "
+                               "text of its keys" if name == "request" and keys else "")
                         )
             paths[name] = explicit
             origins[name] = "flag" if name in flag_fields else "config"
@@ -309,16 +311,24 @@ def _looks_like_list(value: Any) -> bool:
     return isinstance(value, str) and value.strip().startswith("[") and value.strip().endswith("]")
 
 
-def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
+def normalise_context(value: Any, notes: list[str] | None = None) -> tuple[list[Passage], str | None]:
     """Context -> (passages, error). Accepts a string, a list of strings, a list of objects
     with the text under ``content``/``page_content``/``text`` (id/doc_uri/metadata kept),
     or such a list encoded in a string (JSON, or a Python literal as pandas writes lists to
-    CSV). An object whose values hold no text under those keys but under others is an error
-    that names the keys, never an empty passage."""
+    CSV). An object that holds no text under those keys but holds text under others becomes
+    one passage holding its JSON text (as MLflow judges ``str(context)``), and a note naming
+    its keys is appended to ``notes``: nothing is silent and nothing is lost. An object whose
+    other keys hold no text at all (a score, a flag) is an error naming its keys."""
     if _is_missing(value):
         return [], None
     items = _as_list(value)
     if items is None:
+        if isinstance(value, str) and value.lstrip().startswith("{"):  # one object, as JSON text
+            try:
+                decoded = json.loads(value)
+            except (json.JSONDecodeError, RecursionError):
+                decoded = None
+            value = decoded if isinstance(decoded, dict) else value
         if isinstance(value, dict):
             items = [value]
         else:
@@ -340,10 +350,16 @@ def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
                 if not unknown:
                     textless += 1
                     continue  # an empty passage
-                return [], (
-                    f"context item {position} has no text under {', '.join(PASSAGE_TEXT_KEYS)}; "
-                    f"keys found: {', '.join(map(str, held))}"
-                )
+                if not any(_holds_text(item[k]) for k in unknown):  # a score, a flag: nothing a judge could read
+                    return [], (
+                        f"context item {position} has no text under {', '.join(PASSAGE_TEXT_KEYS)}; "
+                        f"keys found: {', '.join(map(str, held))}"
+                    )
+                if notes is not None:
+                    notes.append(f"note: a context item has no text under {', '.join(PASSAGE_TEXT_KEYS)} (keys: {', '.join(map(str, held))}); "
+                                 "it was judged as its JSON text, one passage")
+                passages.append(Passage(_json_text({k: item[k] for k in held}), item.get("id"), item.get("doc_uri"), item.get("metadata")))
+                continue
             text = _text(item[key])
             if text:
                 passages.append(Passage(text, item.get("id"), item.get("doc_uri"), item.get("metadata")))
@@ -357,6 +373,17 @@ def normalise_context(value: Any) -> tuple[list[Passage], str | None]:
         return [], (f"context holds {textless} passage(s) and none has text under "
                     f"{', '.join(PASSAGE_TEXT_KEYS)}; fill in their text, or map context to the column that has it")
     return passages, None
+
+
+def _holds_text(value: Any) -> bool:
+    """Whether ``value`` is, or holds (in an object or a list), a non-blank string."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, dict):
+        return any(_holds_text(v) for v in value.values())
+    if isinstance(value, (list, tuple)) or (hasattr(value, "tolist") and not isinstance(value, (bytes, bytearray))):
+        return any(_holds_text(v) for v in (value.tolist() if hasattr(value, "tolist") else value))
+    return False
 
 
 def normalise_facts(value: Any) -> list[str]:
@@ -379,19 +406,24 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
     records = []
     for offset, row in enumerate(rows):
         get = {name: (_lookup(row, path) if path else None) for name, path in mapping.paths.items()}
-        passages, context_error = normalise_context(get["context"])
+        notes: list[str] = []
+        passages, context_error = normalise_context(get["context"], notes)
+        request = get["request"]
+        if request is None and mapping.paths.get("request") and "." in str(mapping.paths["request"]):  # MLflow's inputs
+            request = _lookup(row, str(mapping.paths["request"]).rsplit(".", 1)[0])  # without the key named: the one-key rule
+            request = request if isinstance(request, dict) else None
         ident = get["id"]
-        notes = [f"column '{mapping.paths[name]}' (for {name}) holds text that looks like a list but is neither JSON nor a Python list; "
-                 "it was read as one piece of text" for name in ("context", "expected_facts") if _looks_like_list(get[name]) and _as_list(get[name]) is None]
+        notes += [f"column '{mapping.paths[name]}' (for {name}) holds text that looks like a list but is neither JSON nor a Python list; "
+                  "it was read as one piece of text" for name in ("context", "expected_facts") if _looks_like_list(get[name]) and _as_list(get[name]) is None]
         records.append(
             EvalRecord(
                 index=start + offset,
                 id=None if _is_missing(ident) else ident,
-                request=_text(get["request"]),
+                request=_text(request_text(request)),
                 passages=passages,
                 expected_facts=normalise_facts(get["expected_facts"]),
                 expected_response=_text(get["expected_response"]),
-                response=_text(get["response"]),
+                response=_text(response_text(get["response"])),
                 context_error=context_error,
                 retrieved_nothing=not passages and not context_error and _as_list(get["context"]) is not None,
                 notes=notes,
@@ -402,6 +434,40 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
         if strip_instructions:
             _strip(records[-1])
     return records
+
+
+def request_text(value: Any) -> Any:
+    """MLflow's request rule: an object (``inputs``) with one key is that key's value; with
+    several, it stays an object (read as its JSON text); a list of chat messages is its last
+    message's text. Anything else as it is."""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    messages = _as_list(value) if not isinstance(value, dict) else None
+    if messages and all(isinstance(m, dict) and "role" in m for m in messages):  # chat messages: the last one's text, as MLflow reads them
+        content = messages[-1].get("content")
+        return content if isinstance(content, str) else value
+    return value
+
+
+def response_text(value: Any) -> Any:
+    """A response given as a list of chat messages (``[{"role", "content"}, ...]``, or an object
+    holding one under ``messages``) -> the content of its final assistant message, as Azure
+    takes the assistant's reply; anything else as it is."""
+    messages = value.get("messages") if isinstance(value, dict) and set(value) == {"messages"} else _as_list(value)
+    if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) and "role" in m for m in messages):
+        return value
+    replies = [m for m in messages if m.get("role") == "assistant"]
+    if not replies:
+        return None
+    content = replies[-1].get("content")
+    if isinstance(content, list):  # content parts: their text
+        content = "\n".join(str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content)
+    return content
 
 
 REMOVED_PLACEHOLDER = "[removed: text addressed to the judge]"

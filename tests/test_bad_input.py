@@ -266,14 +266,14 @@ def test_chunked_parquet_to_stdout_widens_too(tmp_path):
 
 def test_every_row_with_an_unusable_context_is_an_input_error_not_a_judge_failure(run_cli, tmp_path, server):
     # exit 3 says the judges could not run; here no judge was called: the input is unusable
-    rows = [{**ROW, "id": f"r{i}", "context": [{"body": "x"}]} for i in range(3)]
+    rows = [{**ROW, "id": f"r{i}", "context": [{"id": "x", "content": None}]} for i in range(3)]  # passage objects, none with text
     out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "--summary-json", str(summary), "--min-pass-rate", "0"])
     assert result.code == 2, result.stderr
     assert server.calls == 0
     assert "nothing could be judged: every judged row has an unusable input (3 rows" in result.stderr
     scored = read_jsonl(out)
-    assert [r["sufficiency_status"] for r in scored] == ["error"] * 3 and "context item 1 has no text" in scored[0]["sufficiency_error"]
+    assert [r["sufficiency_status"] for r in scored] == ["error"] * 3 and "none has text under content" in scored[0]["sufficiency_error"]
     document = json.loads(summary.read_text())
     assert document["metrics"]["sufficiency"]["input_errors"] == 3 and document["exit_code"] == 2
     # one usable row: the judge ran, and the unusable rows break the error-rate gate, as input

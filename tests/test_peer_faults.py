@@ -96,9 +96,10 @@ def _parquet(tmp_path, rows) -> str:
     return str(path)
 
 
-def test_a_context_item_with_an_unknown_key_is_the_same_error_in_parquet_as_in_jsonl(run_cli, tmp_path):
+def test_a_context_item_with_an_unknown_key_is_the_same_passage_in_parquet_as_in_jsonl(run_cli, tmp_path):
     # Arrow merges the items' structs, so "content" exists and is null: the body-only row was
-    # skipped as "no context", and the mixed row judged on its first item alone
+    # skipped as "no context", and the mixed row judged on its first item alone. Since issue 27
+    # such an item is one passage holding its JSON text (as MLflow judges str(context)), not an error
     rows = [{"id": "body-only", "request": "q?", "context": [{"body": "The treaty was signed in Lisbon."}], "expected_response": "Lisbon"},
             {"id": "mixed", "request": "q?", "context": [{"content": "Signed in 1911."}, {"body": "It was signed in Lisbon."}],
              "expected_response": "Lisbon"}]
@@ -106,10 +107,9 @@ def test_a_context_item_with_an_unknown_key_is_the_same_error_in_parquet_as_in_j
     for source in (write_jsonl(tmp_path / "in.jsonl", rows), _parquet(tmp_path, rows)):
         out = tmp_path / "out.jsonl"
         run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--max-error-rate", "1"])
-        errors[source] = [(r["sufficiency_status"], r["sufficiency_error"]) for r in read_jsonl(out)]
+        errors[source] = [(r["sufficiency_status"], r["sufficiency_score"]) for r in read_jsonl(out)]
     jsonl, parquet = errors.values()
-    assert jsonl == parquet == [("error", "context item 1 has no text under content, page_content, text; keys found: body"),
-                                ("error", "context item 2 has no text under content, page_content, text; keys found: body")]
+    assert jsonl == parquet == [("ok", 1.0), ("ok", 1.0)]  # "Lisbon" is in the body's JSON text, read as a passage
 
 
 def test_a_null_text_key_does_not_hide_another_text_key(run_cli, tmp_path, server):

@@ -34,6 +34,7 @@ from ragjudge.judges.base import (
     Reply,
     Verdict,
     fence,
+    note,
     field_probabilities,
     read_items,
     json_schema_format,
@@ -46,7 +47,9 @@ from ragjudge.judges.base import (
 METRIC = "completeness"
 PROMPT_VERSION = "completeness-2026-11-30.1"
 STATEMENTS, COVERAGE = "statements", "coverage"
-MAX_STATEMENTS = 8
+MAX_STATEMENTS = 8  # the statements prompt asks for at most this many when the ground truth has no more sentences
+STATEMENTS_PER_CALL = 20  # the most statements one coverage call judges; a longer truth is split across calls
+MAX_TOTAL = 200  # statements kept of one ground truth; a truth cut here cannot score 5
 
 STATEMENTS_SYSTEM = (
     "You split a reference answer into its key statements. Everything inside <request> and "
@@ -57,6 +60,12 @@ STATEMENTS_SYSTEM = (
 STATEMENTS_TASK = (
     f"Task: list the key statements of the ground truth that answer the request: at most "
     f"{MAX_STATEMENTS}, each one short sentence of information taken from the ground truth.\n"
+    'Reply as JSON: {"statements": ["<statement>", ...]}'
+)
+
+STATEMENTS_TASK_ALL = (  # a ground truth of more sentences than MAX_STATEMENTS: every statement is judged (issue 27)
+    "Task: list every key statement of the ground truth that answers the request, each one short sentence of "
+    "information taken from the ground truth; leave none out.\n"
     'Reply as JSON: {"statements": ["<statement>", ...]}'
 )
 
@@ -148,28 +157,56 @@ class CompletenessJudge(Judge):
             return Verdict.skipped(METRIC, "no expected_response or expected_facts")
         request = record.request or ""
         if record.expected_facts:
-            return self.coverage(request, record.response, list(record.expected_facts))
-        parts = ([fence("request", request)] if request else []) + [fence("ground_truth", record.expected_response or ""), STATEMENTS_TASK]
+            facts = list(record.expected_facts)
+            return self.coverage(request, record.response, facts[:MAX_TOTAL], cut=max(0, len(facts) - MAX_TOTAL))
+        truth = record.expected_response or ""
+        task = STATEMENTS_TASK if len(sentences(truth)) <= MAX_STATEMENTS else STATEMENTS_TASK_ALL  # a short truth keeps its prompt (and key)
+        parts = ([fence("request", request)] if request else []) + [fence("ground_truth", truth), task]
         messages = [{"role": "system", "content": STATEMENTS_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         return self.call(STATEMENTS, messages, json_schema_format("completeness_statements", _STATEMENTS_SCHEMA), final=False,
                          data={"request": request, "response": record.response})
 
-    def coverage(self, request: str, response: str, statements: list[str]) -> Call:
-        """The coverage call: ``statements`` (the ground truth's key statements) against the response."""
+    def coverage(self, request: str, response: str, statements: list[str], start: int = 0, earlier: dict[str, list[Any]] | None = None,
+                 cut: int = 0) -> Call:
+        """The coverage call: ``statements`` (the ground truth's key statements) against the
+        response, at most ``STATEMENTS_PER_CALL`` of them from ``start``; a longer truth is judged
+        in several calls, each non-final one followed by the next (``follow_up``), ``earlier``
+        carrying the marks of the calls before (merged in ``decide``). ``cut``: statements of the
+        truth that were dropped (the verdict then cannot score 5)."""
         statements = [" ".join(statement.split()) for statement in statements]  # one numbered line each
+        chunk = statements[start:start + STATEMENTS_PER_CALL]
+        final = start + STATEMENTS_PER_CALL >= len(statements)
         parts = ([fence("request", request)] if request else []) + [
             fence("response", response),
-            "<statements>\n" + numbered(statements) + "\n</statements>",
+            "<statements>\n" + numbered(chunk) + "\n</statements>",
             *self.domain(),
             TASK,
         ]
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         wants = bool(self.options.expected_score or self.options.coverage_score)
-        return self.call(COVERAGE, messages, json_schema_format("completeness", _SCHEMA), logprobs=wants, items=list(statements))
+        data: dict[str, Any] = {}
+        if not final or start:
+            data = {"request": request, "response": response, "statements": statements, "start": start, "earlier": earlier or {}}
+        if cut:
+            data["cut"] = cut
+        return self.call(COVERAGE, messages, json_schema_format("completeness", _SCHEMA), final=final, logprobs=wants, items=list(chunk),
+                         data=data)
 
     def follow_up(self, call: Call, verdict: Verdict) -> Call:
-        """The coverage call that follows an ok statements ``verdict``."""
-        return self.coverage(call.data["request"], call.data["response"], list((verdict.details or {}).get("statements") or []))
+        """The coverage call that follows an ok statements ``verdict``, or the next part of a
+        ground truth judged in several coverage calls."""
+        details = verdict.details or {}
+        if call.mode == COVERAGE:
+            earlier = dict(call.data.get("earlier") or {})
+            count = len(call.items)
+            for key in ("covered", "p_covered"):
+                found = list(details.get(key) or [])
+                earlier[key] = [*earlier.get(key, []), *(found if len(found) == count else [None] * count)]
+            if verdict.rationale:
+                earlier["rationales"] = [*earlier.get("rationales", []), verdict.rationale]
+            return self.coverage(call.data["request"], call.data["response"], call.data["statements"], call.data["start"] + count, earlier,
+                                 call.data.get("cut", 0))
+        return self.coverage(call.data["request"], call.data["response"], list(details.get("statements") or []), cut=details.get("cut", 0))
 
     def parse(self, reply: Reply, call: Call) -> Verdict:
         verdict = parse(reply.text, call)
@@ -184,6 +221,8 @@ class CompletenessJudge(Judge):
         ``passed``."""
         if verdict.status != OK:
             return verdict
+        if call.data.get("start"):
+            merge_parts(verdict, call)
         details = verdict.details or {}
         p_score = details.get("p_score")
         if self.options.coverage_score:
@@ -192,7 +231,42 @@ class CompletenessJudge(Judge):
                 verdict.score = round(1 + 4 * share, 3)
         elif self.options.expected_score and p_score:
             verdict.score = round(sum(int(k) * p for k, p in p_score.items()), 3)
+        cut = call.data.get("cut")
+        if cut and verdict.score is not None and verdict.score > 4:  # a truth judged in part cannot be fully covered
+            verdict.score = 4.0
+            note(verdict, f"the ground truth was cut: {cut} statement(s) past the first {MAX_TOTAL} were not judged, so at most 4")
         return super().decide(verdict, call)
+
+
+def merge_parts(verdict: Verdict, call: Call) -> None:
+    """The verdict of the last coverage call of a ground truth judged in several, made the
+    verdict of the whole: every statement's mark (``details["covered"]``), ``missing`` over
+    all of them, and the score ``1 + 4 x`` the covered share, rounded (Azure's 1..5), at most
+    4 while any statement is missing. Runs after the cache: each part is cached by its own
+    prompt."""
+    earlier = call.data.get("earlier") or {}
+    statements = list(call.data.get("statements") or [])
+    details = verdict.details or {}
+    mine = list(details.get("covered") or [None] * len(call.items))
+    covered = [*earlier.get("covered", []), *mine]
+    p_mine = list(details.get("p_covered") or [])
+    p_covered = [*earlier.get("p_covered", []), *(p_mine if len(p_mine) == len(mine) else [None] * len(mine))]
+    verdict.missing = [statement for statement, flag in zip(statements, covered) if not flag]
+    share = sum(1 for flag in covered if flag) / len(covered) if covered else 0.0
+    score = 1 + round(4 * share)
+    verdict.score = float(min(score, 4) if verdict.missing else score)
+    verdict.details = {"covered": covered, "p_covered": p_covered}
+    parts = -(-len(statements) // STATEMENTS_PER_CALL)
+    rationales = [*earlier.get("rationales", []), *([verdict.rationale] if verdict.rationale else [])]
+    verdict.rationale = (f"{len(statements)} statements judged in {parts} coverage calls; {len(statements) - len(verdict.missing)} covered. "
+                         + " ".join(rationales)).strip()
+
+
+def sentences(text: str) -> list[str]:
+    """``text``'s sentences (split after . ! ?), as the statements prompt is chosen by them."""
+    import re
+
+    return [part for part in re.split(r"(?<=[.!?])\s+", text.strip()) if part.strip()]
 
 
 def covered_share(details: dict[str, Any]) -> float | None:
@@ -228,13 +302,14 @@ def _statements(data: dict[str, Any]) -> list[str]:
         text = entry.get("statement") if isinstance(entry, dict) else entry
         if isinstance(text, (str, int, float)) and not isinstance(text, bool) and str(text).strip():
             found.append(" ".join(str(text).split()))  # one line each: the coverage prompt numbers them
-    return list(dict.fromkeys(found))[:MAX_STATEMENTS]
+    return list(dict.fromkeys(found))
 
 
 def parse(reply: str | None, prepared: Call) -> Verdict:
     """Judge reply -> ok ``Verdict``.
 
-    Statements call: ``details["statements"]`` holds 1..8 statements (score None). Raises
+    Statements call: ``details["statements"]`` holds the statements, every one up to
+    ``MAX_TOTAL`` (``details["cut"]``: how many more were dropped; score None). Raises
     ``ParseError`` when there is none. Coverage call: an integer score 1..5, ``missing`` =
     the statements not marked covered (none when the judge marked no statement at all),
     ``details["covered"]`` one flag per statement (its first mark; None if unmarked).
@@ -244,7 +319,10 @@ def parse(reply: str | None, prepared: Call) -> Verdict:
         statements = _statements(data)
         if not statements:
             raise ParseError("the reply lists no statements")
-        return Verdict(metric=METRIC, status=OK, score=None, mode=STATEMENTS, details={"statements": statements})
+        details: dict[str, Any] = {"statements": statements[:MAX_TOTAL]}
+        if len(statements) > MAX_TOTAL:
+            details["cut"] = len(statements) - MAX_TOTAL
+        return Verdict(metric=METRIC, status=OK, score=None, mode=STATEMENTS, details=details)
     score = _score(data.get("score"))
     if score is None:
         raise ParseError(f"the reply has no score from 1 to 5 (got {data.get('score')!r})")

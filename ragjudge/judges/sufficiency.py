@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -61,6 +61,7 @@ METRIC = "sufficiency"
 PROMPT_VERSION = "sufficiency-2026-11-29.4"  # the decision-first order (the embedded judge)
 REASONING_FIRST_VERSION = "sufficiency-2026-11-30.1"  # reasoning before every decision (hosted judges)
 GROUNDED, REFERENCE_FREE = "grounded", "reference_free"
+NO_REFERENCE = "no expected_facts or expected_response"  # the skip reason of sufficiency.mode: grounded
 
 SYSTEM = (
     "You are a strict, impartial judge of retrieval for question answering. You decide "
@@ -181,6 +182,14 @@ class SufficiencySettings(Strict):
     reasoning_first: bool | None = Field(None, description="the reply gives its reasoning before each verdict (MLflow's and Google's "
                                                            "order); null: yes for hosted judges, no for local/ models, whose 1.5B "
                                                            "judge was measured best deciding first")
+    mode: Literal["auto", "grounded", "reference_free"] = Field(
+        "auto", description="auto: grounded when the row has expected facts or an expected response, else reference-free; grounded: "
+                            "a row without either is skipped (\"no expected_facts or expected_response\"), as MLflow's "
+                            "RetrievalSufficiency refuses it; reference_free: any reference is ignored, as Axion's "
+                            "ContextualSufficiency does")
+    ground_truth: Literal["response", "facts"] = Field(
+        "response", description="what a grounded row with both an expected response and expected facts is judged against: "
+                                "response (MLflow's precedence: the expected response wins) or facts")
 
 
 class SufficiencyJudge(Judge):
@@ -217,28 +226,29 @@ class SufficiencyJudge(Judge):
         """Render the judge call for ``record``, or a final ``Verdict`` without a call: error
         for an unusable context, skipped for no request or no context at all, and "no" (0.0,
         ok, rationale "no passages retrieved") for a context that is an empty list."""
-        mode = GROUNDED if record.has_reference else REFERENCE_FREE
+        chosen = self.options.mode
+        if chosen == GROUNDED and not record.has_reference:
+            return Verdict.skipped(METRIC, NO_REFERENCE, mode=GROUNDED)
+        mode = GROUNDED if record.has_reference and chosen != REFERENCE_FREE else REFERENCE_FREE
+        facts, used = self.ground_truth(record) if mode == GROUNDED else ([], None)
         if record.context_error:
             return Verdict.failed(METRIC, record.context_error, mode=mode, input_error=True)
         if not record.request:
             return Verdict.skipped(METRIC, "no request")
         if record.retrieved_nothing:  # an empty retrieval holds nothing: insufficient, no call needed (as MLflow and Google judge it)
-            facts = (record.expected_facts or [record.expected_response or ""]) if mode == GROUNDED else []
             return Verdict(metric=METRIC, status=OK, score=0.0, passed=self.passes(0.0), rationale="no passages retrieved",
-                           missing=list(facts), mode=mode)
+                           missing=list(facts), mode=mode, details={"ground_truth": used} if used else None)
         if not record.passages:
             return Verdict.skipped(METRIC, "no context")
         context = "<context>\n" + numbered([p.text for p in record.passages]) + "\n</context>"
         parts = [fence("request", record.request), context]
         if mode == GROUNDED:
-            facts = record.expected_facts or [record.expected_response or ""]
             parts.append("<expected_facts>\n" + numbered(facts, prefix="") + "\n</expected_facts>")
             parts += self.domain()
             parts.append(GROUNDED_TASK_REASONING_FIRST if self.reasoning_first else GROUNDED_TASK)
             schema = json_schema_format("sufficiency_grounded", _GROUNDED_SCHEMA_REASONING_FIRST if self.reasoning_first else _GROUNDED_SCHEMA)
             logprobs = self.options.fact_threshold is not None
         else:
-            facts = []
             parts += self.domain()
             parts.append(REFERENCE_FREE_TASK_REASONING_FIRST if self.reasoning_first else REFERENCE_FREE_TASK)
             schema = json_schema_format("sufficiency_reference_free",
@@ -246,7 +256,18 @@ class SufficiencyJudge(Judge):
             logprobs = self.options.yes_threshold is not None
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         passages = [p.text for p in record.passages] if mode == GROUNDED else []
-        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages)
+        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data={"ground_truth": used})
+
+    def ground_truth(self, record) -> tuple[list[str], str | None]:
+        """What a grounded ``record`` is judged against: (the facts, one per line of the prompt,
+        and the field they came from: ``expected_response`` or ``expected_facts``). With both,
+        ``sufficiency.ground_truth`` decides: ``response`` (the default, MLflow's ``get_prompt``:
+        the expected response wins) or ``facts``."""
+        if record.expected_response and (not record.expected_facts or self.options.ground_truth == "response"):
+            return [record.expected_response], "expected_response"
+        if record.expected_facts:
+            return list(record.expected_facts), "expected_facts"
+        return [], None
 
     def parse(self, reply: Reply, call: Call) -> Verdict:
         """Judge reply -> ok ``Verdict`` (score 1.0 / 0.0). Raises ``ParseError`` when the reply
@@ -267,6 +288,8 @@ class SufficiencyJudge(Judge):
         ``sufficiency.fact_evidence`` check, then the pass threshold. Runs after the cache, so changing these settings needs no new calls."""
         if verdict.status != OK:
             return verdict
+        if call.data.get("ground_truth"):  # after the cache: a cached verdict says it too
+            verdict.details = {**(verdict.details or {}), "ground_truth": call.data["ground_truth"]}
         details = verdict.details or {}
         written = verdict.score
         cut = self.options.yes_threshold
@@ -306,13 +329,13 @@ class SufficiencyJudge(Judge):
         return self.options.yes_threshold is not None or self.options.fact_threshold is not None
 
     def columns(self) -> dict[str, str]:
-        out = {"sufficiency_mode": "string"}
+        out = {"sufficiency_mode": "string", "sufficiency_ground_truth": "string"}
         if self._probabilities():
             out["sufficiency_p_yes"] = "float64"
         return out
 
     def values(self, verdict: Verdict) -> dict:
-        out = {"sufficiency_mode": verdict.mode}
+        out = {"sufficiency_mode": verdict.mode, "sufficiency_ground_truth": (verdict.details or {}).get("ground_truth")}
         if self._probabilities():
             out["sufficiency_p_yes"] = (verdict.details or {}).get("p_yes")
         return out

@@ -1,0 +1,176 @@
+"""MLflow's call shapes on ragjudge's judge: ``is_context_sufficient`` (as
+``mlflow.genai.judges.is_context_sufficient``) and the ``RetrievalSufficiency`` scorer (as
+``mlflow.genai.scorers.RetrievalSufficiency``, accepted by ``mlflow.genai.evaluate``).
+
+    from ragjudge.compat.mlflow import is_context_sufficient
+    feedback = is_context_sufficient(request="What is the capital of France?",
+                                     context=[{"content": "Paris is the capital of France."}],
+                                     expected_facts=["Paris is the capital of France."])
+    feedback.value, feedback.rationale        # "yes", "..."
+
+Semantics as MLflow's: grounded (``sufficiency.mode: grounded``: a call without expectations
+gets a feedback whose ``error`` says "no expected_facts or expected_response"), the expected
+response winning over the facts (``sufficiency.ground_truth: response``). The feedback is
+MLflow's own ``mlflow.entities.Feedback`` when mlflow is importable (the ``[mlflow]`` extra),
+else ``Feedback`` below with the same fields. Every call goes through ``ragjudge.compat.judge_row``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.compat import ajudge_row, judge_row
+
+__all__ = ["CONTEXT_SUFFICIENCY_FEEDBACK_NAME", "Feedback", "RetrievalSufficiency", "ais_context_sufficient", "is_context_sufficient"]
+
+CONTEXT_SUFFICIENCY_FEEDBACK_NAME = "context_sufficiency"  # MLflow's default name of is_context_sufficient's feedback
+MLFLOW_SETTINGS = {"sufficiency": {"mode": "grounded", "ground_truth": "response"}}
+
+
+@dataclass
+class Feedback:
+    """The fields of ``mlflow.entities.Feedback`` that ragjudge fills, for when mlflow is not
+    installed: ``name``, ``value`` ("yes" / "no", None on error), ``rationale``, ``error``
+    (text), ``metadata`` (str -> str), ``source`` (``{"source_type": "LLM_JUDGE", "source_id":
+    model}``), ``span_id``."""
+
+    name: str = CONTEXT_SUFFICIENCY_FEEDBACK_NAME
+    value: str | None = None
+    rationale: str | None = None
+    error: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=dict)
+    span_id: str | None = None
+
+
+def _row(request: Any, context: Any, expected_facts: Any, expected_response: Any) -> dict[str, Any]:
+    return {"request": request, "context": context, "expected_facts": expected_facts, "expected_response": expected_response}
+
+
+def _metadata(judged: Any) -> dict[str, str]:
+    out = {"judge": "ragjudge", "judge_model": str(judged.get("judge_model") or "")}
+    for key in ("mode", "ground_truth"):
+        if judged.get(f"sufficiency_{key}"):
+            out[key] = str(judged[f"sufficiency_{key}"])
+    if judged.get("sufficiency_missing"):
+        out["missing"] = json.dumps(list(judged["sufficiency_missing"]), ensure_ascii=False)
+    if judged.get("sufficiency_cached") is not None:
+        out["cached"] = str(bool(judged["sufficiency_cached"])).lower()
+    return out
+
+
+def to_feedback(judged: Any, name: str | None = None) -> Any:
+    """A ``judge_row`` result for sufficiency -> a feedback (MLflow's own when importable)."""
+    status = judged.get("sufficiency_status")
+    value = None
+    if status == "ok":
+        value = "yes" if judged.get("sufficiency_score") == 1.0 else "no"
+    error = None if status == "ok" else str(judged.get("sufficiency_error") or status)
+    fields = {"name": name or CONTEXT_SUFFICIENCY_FEEDBACK_NAME, "value": value, "rationale": judged.get("sufficiency_rationale"),
+              "error": error, "metadata": _metadata(judged)}
+    model = str(judged.get("judge_model") or "")
+    try:
+        from mlflow.entities import AssessmentSource, Feedback as MlflowFeedback
+    except ImportError:
+        return Feedback(**fields, source={"source_type": "LLM_JUDGE", "source_id": model})
+    return MlflowFeedback(**fields, source=AssessmentSource(source_type="LLM_JUDGE", source_id=model))
+
+
+def is_context_sufficient(*, request: str, context: Any, expected_facts: list[str] | None = None, expected_response: str | None = None,
+                          name: str | None = None, model: str | None = None) -> Any:
+    """Whether ``context`` (passages: strings, ``{"content"|"page_content"|"text": ...}``
+    dicts, or any object, judged as its JSON text) holds what ``request`` needs to state the
+    expected response (or, without one, the expected facts). Returns a feedback: ``value``
+    "yes"/"no", ``rationale``, ``name`` (default ``context_sufficiency``), ``error`` (why no
+    verdict: no expectations, a provider failure) and ``metadata`` (mode, ground truth used,
+    missing facts, judge model). ``model``: a litellm model string or MLflow's
+    ``provider:/model``; default the configured judge (``ragjudge.compat.configure``)."""
+    judged = judge_row("sufficiency", _row(request, context, expected_facts, expected_response), model=model, **MLFLOW_SETTINGS)
+    return to_feedback(judged, name)
+
+
+async def ais_context_sufficient(*, request: str, context: Any, expected_facts: list[str] | None = None,
+                                 expected_response: str | None = None, name: str | None = None, model: str | None = None) -> Any:
+    """``is_context_sufficient`` for async code."""
+    judged = await ajudge_row("sufficiency", _row(request, context, expected_facts, expected_response), model=model, **MLFLOW_SETTINGS)
+    return to_feedback(judged, name)
+
+
+def _passages_of(outputs: Any) -> Any:
+    """The retrieved context of an MLflow record's ``outputs`` (``retrieved_context``), else None."""
+    if isinstance(outputs, dict):
+        for key in ("retrieved_context", "context", "retrieved_content"):
+            if outputs.get(key) is not None:
+                return outputs[key]
+    return None
+
+
+def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, Any] | None, name: str, model: str | None) -> Any:
+    from ragjudge.records import request_text
+
+    expectations = dict(expectations or {})
+    rows: list[dict[str, Any]] = []
+    if trace is not None:
+        from ragjudge.traces.mlflow import trace_view
+        from ragjudge.traces.spans import trace_rows
+
+        for found in trace_rows(trace_view(trace)):
+            if found.get("span_id") is None:
+                continue
+            rows.append({"span_id": found["span_id"], "request": found["request"], "context": found["context"],
+                         "expected_facts": expectations.get("expected_facts", found.get("expected_facts")),
+                         "expected_response": expectations.get("expected_response", found.get("expected_response"))})
+    if not rows and _passages_of(outputs) is not None:  # a record with its context in outputs, as configs/mlflow.yaml reads it
+        rows.append({"span_id": None, "request": request_text(inputs), "context": _passages_of(outputs),
+                     "expected_facts": expectations.get("expected_facts"), "expected_response": expectations.get("expected_response")})
+    if not rows:
+        raise ValueError("No retrieval context found: the trace has no top-level RETRIEVER span and outputs hold no retrieved_context; "
+                         "the RetrievalSufficiency scorer needs one of them")
+    feedbacks = []
+    for row in rows:
+        span_id = row.pop("span_id")
+        if row["request"] is not None and not isinstance(row["request"], str):
+            row["request"] = json.dumps(row["request"], ensure_ascii=False, default=str)
+        feedback = to_feedback(judge_row("sufficiency", row, model=model, **MLFLOW_SETTINGS), name)
+        if span_id is not None:
+            feedback.span_id = span_id
+        feedbacks.append(feedback)
+    return feedbacks  # one per retriever span, as MLflow's scorer returns them
+
+
+def _make_scorer_class() -> Any:
+    try:
+        from mlflow.genai.scorers import Scorer
+    except ImportError:
+        return None
+
+    class RetrievalSufficiency(Scorer):  # type: ignore[misc, valid-type]
+        """MLflow's ``RetrievalSufficiency`` on ragjudge's judge: a ``mlflow.genai.scorers.Scorer``
+        that ``mlflow.genai.evaluate(data=..., scorers=[RetrievalSufficiency()])`` runs. Each
+        top-level retriever span of the trace gets its own feedback (``span_id`` set), as
+        MLflow's does; a record without a retriever span is judged on ``outputs["retrieved_context"]``.
+        ``model``: a litellm model string or MLflow's ``provider:/model``."""
+
+        name: str = "retrieval_sufficiency"
+        model: str | None = None
+
+        def __call__(self, *, inputs: Any = None, outputs: Any = None, expectations: dict[str, Any] | None = None,
+                     trace: Any = None) -> Any:
+            return _score_trace(trace, inputs, outputs, expectations, self.name, self.model)
+
+    return RetrievalSufficiency
+
+
+_Scorer = _make_scorer_class()
+
+
+class _NoMlflow:
+    """Stands for ``RetrievalSufficiency`` when mlflow is not installed: calling it raises."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise ImportError("RetrievalSufficiency needs mlflow: pip install 'ragjudge[mlflow]'")
+
+
+RetrievalSufficiency: Any = _Scorer if _Scorer is not None else _NoMlflow
