@@ -93,6 +93,15 @@ def of_frame(frame: Any) -> list[str | None] | None:
                     frame["trace_first_row"].tolist() if traces and "trace_first_row" in frame.columns else None)
 
 
+def of_table(frame: Any) -> list[str | None] | None:
+    """Each row's diagnosis in a scored table read back: its ``diagnosis`` column, else worked
+    out from its sufficiency and completeness columns (``of_frame``: a table scored before the
+    column existed); None when it has neither."""
+    if COLUMN in frame.columns:
+        return [None if _missing(v) else str(v) for v in frame[COLUMN].tolist()]
+    return of_frame(frame)
+
+
 def counts(values: Sequence[Any]) -> dict[str, int]:
     """Rows per diagnosis (every one of ``CELLS``, zero included; nulls are not counted)."""
     out = dict.fromkeys(CELLS, 0)
