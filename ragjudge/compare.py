@@ -343,7 +343,8 @@ def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> di
             {"name": name, "baseline": report["diagnosis"]["baseline"][name], "current": count,
              "change": f"{report['diagnosis']['change'][name]:+d}"} for name, count in report["diagnosis"]["current"].items()],
         "lines": [*(f"warning: {w}" for w in report["warnings"]), *lines,
-                  *(f"diagnosis moved: {key} {rows} row(s)" for key, rows in (report.get("diagnosis") or {}).get("moved", {}).items())],
+                  *(f"diagnosis moved from {key.replace(' -> ', ' to ')}: {rows} row(s)"
+                    for key, rows in (report.get("diagnosis") or {}).get("moved", {}).items())],
     }
 
 
