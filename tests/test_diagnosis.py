@@ -16,8 +16,8 @@ import ragjudge
 from ragjudge.diagnosis import CELLS, cell, counts, diagnose, of_frame, shares
 
 WHOLE = str(SAMPLE / "rag_whole.jsonl")
-# the fake server's verdicts on the whole sample rows (its crude rule calls whole-generation-1 complete)
-WHOLE_COUNTS = {"ok": 3, "generation": 1, "retrieval": 2, "beyond_context": 2}
+# the fake server's verdicts on the whole sample rows: each row gets the cell it was built for
+WHOLE_COUNTS = {"ok": 2, "generation": 2, "retrieval": 2, "beyond_context": 2}
 
 PASSAGE = "Dilip Joshi is an Indian actor who plays Jethalal Champaklal Gada in Taarak Mehta Ka Ooltah Chashmah."
 OTHER = "Lake Kariba is the largest man made lake in the world by volume, between Zambia and Zimbabwe."
@@ -132,15 +132,15 @@ def test_counts_in_the_summary_json_console_markdown_junit_and_html(run_cli, tmp
     assert result.code == 0, result.stderr
     document = json.loads((out / "s.json").read_text())
     assert document["diagnosis"]["counts"] == WHOLE_COUNTS and document["diagnosis"]["rows"] == 8
-    assert document["diagnosis"]["shares"] == {"ok": 0.375, "generation": 0.125, "retrieval": 0.25, "beyond_context": 0.25}
-    assert "diagnosis (8 rows with both verdicts ok): ok 3 (0.38), generation 1 (0.12), retrieval 2 (0.25), beyond_context 2 (0.25)" \
+    assert document["diagnosis"]["shares"] == {"ok": 0.25, "generation": 0.25, "retrieval": 0.25, "beyond_context": 0.25}
+    assert "diagnosis (8 rows with both verdicts ok): ok 2 (0.25), generation 2 (0.25), retrieval 2 (0.25), beyond_context 2 (0.25)" \
         in result.stderr + result.stdout
     markdown = (out / "s.md").read_text()
-    assert "| retrieval | 2 | 0.25 |" in markdown and "| generation | 1 | 0.12 |" in markdown and "8 rows with both" in markdown
+    assert "| retrieval | 2 | 0.25 |" in markdown and "| ok | 2 | 0.25 |" in markdown and "8 rows with both" in markdown
     suites = ET.parse(out / "j.xml").getroot().findall("testsuite")
     for suite in suites:
         props = {p.get("name"): p.get("value") for p in suite.iter("property")}
-        assert props["diagnosis.rows"] == "8" and props["diagnosis.retrieval"] == "2" and props["diagnosis.ok.share"] == "0.3750"
+        assert props["diagnosis.rows"] == "8" and props["diagnosis.retrieval"] == "2" and props["diagnosis.ok.share"] == "0.2500"
     html = (out / "r.html").read_text()
     assert 'id="diagnosis-matrix"' in html
     data = json.loads(html.split('id="report-data">', 1)[1].split("</script>", 1)[0])
@@ -188,8 +188,8 @@ def test_the_gate_is_a_typed_check_and_repeatable(server, tmp_path):
     gate = check_gate(scored.summary)
     found = {c.metric: c for c in gate.checks if c.check is Kind.DIAGNOSIS_SHARE}
     assert found["retrieval"].passed is True and found["retrieval"].value == 0.25 and found["retrieval"].bound == 0.25
-    assert found["generation"].passed is False and found["generation"].value == 0.125
-    assert found["generation"].counts == {"count": 1, "diagnosed": 8}
+    assert found["generation"].passed is False and found["generation"].value == 0.25
+    assert found["generation"].counts == {"count": 2, "diagnosed": 8}
     assert gate.exit_code == 1
 
 
@@ -271,10 +271,10 @@ def test_the_markdown_summary_shows_the_movement_against_a_baseline(run_cli, tmp
     first = run_cli(["score", WHOLE, "-o", str(tmp_path / "base.parquet"), "--min-pass-rate", "0", "-q"])
     assert first.code == 0, first.stderr
     rows = pd.read_json(WHOLE, lines=True)
-    rows.loc[rows["id"] == "whole-ok-1", "response"] = WRONG  # ok -> generation
+    rows.loc[rows["id"] == "whole-q1-ok", "response"] = WRONG  # ok -> generation
     write_jsonl(tmp_path / "cur.jsonl", json.loads(rows.to_json(orient="records")))
     result = run_cli(["score", str(tmp_path / "cur.jsonl"), "--baseline", str(tmp_path / "base.parquet"), "--markdown", str(tmp_path / "s.md"),
                       "--min-pass-rate", "0"])
     assert result.code == 0, result.stderr
     text = (tmp_path / "s.md").read_text()
-    assert "| ok | 3 | 2 | -1 |" in text and "| generation | 1 | 2 | +1 |" in text and "diagnosis moved from ok to generation: 1 row(s)" in text
+    assert "| ok | 2 | 1 | -1 |" in text and "| generation | 2 | 3 | +1 |" in text and "diagnosis moved from ok to generation: 1 row(s)" in text
