@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 import pytest
 
-from conftest import SAMPLE, write_jsonl
+from conftest import SAMPLE, SHARED_DATA, write_jsonl
 
 import ragjudge
 from ragjudge.diagnosis import CELLS, cell, counts, diagnose, of_frame, shares
@@ -274,7 +274,31 @@ def test_the_markdown_summary_shows_the_movement_against_a_baseline(run_cli, tmp
     rows.loc[rows["id"] == "whole-q1-ok", "response"] = WRONG  # ok -> generation
     write_jsonl(tmp_path / "cur.jsonl", json.loads(rows.to_json(orient="records")))
     result = run_cli(["score", str(tmp_path / "cur.jsonl"), "--baseline", str(tmp_path / "base.parquet"), "--markdown", str(tmp_path / "s.md"),
-                      "--min-pass-rate", "0"])
+                      "--min-pass-rate", "0", "--summary-json", str(tmp_path / "s.json")])
     assert result.code == 0, result.stderr
+    assert "diagnosis on the matched rows: ok 2 -> 1 (-1), generation 2 -> 3 (+1)" in result.stdout + result.stderr
+    moved = json.loads((tmp_path / "s.json").read_text())["comparison"]["diagnosis"]
+    assert moved["moved"] == {"ok -> generation": 1} and moved["moved_ids"] == {"ok -> generation": ["whole-q1-ok"]}
     text = (tmp_path / "s.md").read_text()
     assert "| ok | 2 | 1 | -1 |" in text and "| generation | 2 | 3 | +1 |" in text and "diagnosis moved from ok to generation: 1 row(s)" in text
+
+
+# -- the sample rows ------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "clapnq_sufficiency_dev.jsonl").exists(), reason="needs the shared data")
+def test_the_whole_sample_rows_are_what_the_script_builds():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_whole_rows", SAMPLE.parent / "scripts" / "make_whole_rows.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.SHARED = SHARED_DATA
+    built = module.build(module.load())
+    shipped = [json.loads(line) for line in open(WHOLE, encoding="utf-8")]
+    assert built == shipped
+    assert [r["label_diagnosis"] for r in shipped] == [*CELLS, *CELLS]
+    assert all(r["request"] and r["context"] and r["response"] and r["expected_response"] for r in shipped)
+    demo = [json.loads(line) for line in open(SAMPLE / "demo.jsonl", encoding="utf-8")]
+    assert [r["id"] for r in demo if r.get("slice") == "clapnq_whole_rows"] == ["whole-q1-ok", "whole-q1-retrieval"]
+    assert len(demo) == 8
