@@ -302,3 +302,11 @@ def test_the_whole_sample_rows_are_what_the_script_builds():
     demo = [json.loads(line) for line in open(SAMPLE / "demo.jsonl", encoding="utf-8")]
     assert [r["id"] for r in demo if r.get("slice") == "clapnq_whole_rows"] == ["whole-q1-ok", "whole-q1-retrieval"]
     assert len(demo) == 8
+
+
+def test_the_sample_rows_carry_no_whole_row_and_the_console_says_so(run_cli, tmp_path):
+    result = run_cli(["score", str(SAMPLE / "rag_eval.jsonl"), "--summary-json", str(tmp_path / "s.json")])
+    assert result.code == 1
+    assert "diagnosis: no row has both a sufficiency and a completeness verdict ok" in result.stdout + result.stderr
+    document = json.loads((tmp_path / "s.json").read_text())["diagnosis"]
+    assert document["rows"] == 0 and document["counts"] == dict.fromkeys(CELLS, 0) and document["shares"] == dict.fromkeys(CELLS)

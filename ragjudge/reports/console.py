@@ -73,6 +73,8 @@ def diagnosis_line(summary: Summary) -> str | None:
     beyond_context 2 (0.25)``; None when the run did not judge both metrics."""
     if summary.diagnosis is None:
         return None
+    if not summary.diagnosed:
+        return "diagnosis: no row has both a sufficiency and a completeness verdict ok (a row needs a context, a response and a ground truth)"
     shares = summary.diagnosis_shares()
     cells = ", ".join(f"{name} {count}" + ("" if shares[name] is None else f" ({shares[name]:.2f})") for name, count in summary.diagnosis.items())
     return f"diagnosis ({summary.diagnosed} rows with both verdicts ok): {cells}"
