@@ -83,6 +83,7 @@ def score(
     min_pass_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the pass rate over ok rows (default 1.0).")] = [],
     max_error_rate: Annotated[Optional[float], typer.Option(help="Gate on the share of judged rows with status error (default 0.0).")] = None,
     max_skip_rate: Annotated[Optional[float], typer.Option(help="Gate on the share of rows a metric skipped, e.g. for lack of a response (default 1.0: never fails).")] = None,
+    max_diagnosis: Annotated[list[str], typer.Option(help="DIAGNOSIS=SHARE, e.g. retrieval=0.1: fail when more than this share of the rows with a diagnosis (sufficiency x completeness) have it; repeat for more.")] = [],
     summary_json: Annotated[Optional[str], typer.Option(help="Write the run summary and gate verdict as JSON to this file (- for stdout).")] = None,
     junit: Annotated[Optional[str], typer.Option(help="Write JUnit XML: one testsuite per metric, one testcase per row (for CI test reporters).")] = None,
     markdown: Annotated[Optional[str], typer.Option(help="Write a Markdown summary (appended to GitHub's job summary too when GITHUB_STEP_SUMMARY is set).")] = None,

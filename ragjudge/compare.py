@@ -7,7 +7,11 @@ on the rows whose pass/fail changed (a two-sided binomial test of the regression
 changed rows, scipy); for a metric scored on a scale, also the Wilcoxon signed-rank test of
 the paired scores (scipy). The rows that regressed (passed, now fail) and improved (failed,
 now pass) are listed, as are rows only in one table and rows whose status changed (ok to
-error, say). ``--by COL`` gives the same per group.
+error, say). ``--by COL`` gives the same per group. When both tables hold sufficiency and
+completeness, ``diagnosis`` says how the diagnosis counts (``ragjudge.diagnosis``) moved over the
+matched rows: each cell's rows in the baseline and now, the change, and the rows that moved
+from one cell to another (``retrieval -> generation``: a change that trades retrieval misses for
+generation misses shows here even when the pass rates stay put).
 
 Gates: ``max_regressions`` (more regressed rows fail it) and ``max_drop`` (a pass rate lower
 than the baseline's by more than this fails it). Exit codes as ``score``'s: 1 when a gate
@@ -185,8 +189,9 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
         common = [ident for ident in ids_c if ident in where_b]
         only_b = [ident for ident in ids_b if ident not in set(ids_c)]
         only_c = [ident for ident in ids_c if ident not in where_b]
-        base = baseline.iloc[[where_b[ident] for ident in common]].reset_index(drop=True)
-        cur = current.iloc[[i for i, ident in enumerate(ids_c) if ident in where_b]].reset_index(drop=True)
+        at_b, at_c = [where_b[ident] for ident in common], [i for i, ident in enumerate(ids_c) if ident in where_b]
+        base = baseline.iloc[at_b].reset_index(drop=True)
+        cur = current.iloc[at_c].reset_index(drop=True)
     else:
         report["matched_by"] = "position"
         if not by_position:
@@ -196,6 +201,7 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
         common = [f"row {i + 1}" for i in range(len(current))]
         only_b, only_c = [], []
         base, cur = baseline.reset_index(drop=True), current.reset_index(drop=True)
+        at_b = at_c = list(range(len(current)))
     report["rows"] = len(common)
     report["only_in_baseline"] = {"count": len(only_b), "ids": only_b[:LISTED]}
     report["only_in_current"] = {"count": len(only_c), "ids": only_c[:LISTED]}
@@ -215,7 +221,29 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
                                         [common[i] for i in rows])
             figures["by"] = groups
         report["metrics"][metric] = figures
+    report["diagnosis"] = _diagnosis_moves(baseline, current, at_b, at_c, common)
     return report
+
+
+def _diagnosis_moves(baseline: Any, current: Any, at_b: list[int], at_c: list[int], ids: list[str]) -> dict[str, Any] | None:
+    """How the diagnosis counts moved over the matched rows (positions ``at_b`` / ``at_c``):
+    ``baseline`` and ``current`` counts per cell, ``change`` (current - baseline), ``moved`` (per
+    ``FROM -> TO`` pair of cells, the rows that changed cell, most first) and ``moved_ids``
+    (the first ``LISTED`` per pair). None when a table cannot have a diagnosis."""
+    from ragjudge.diagnosis import CELLS, counts, of_table
+
+    before, after = of_table(baseline), of_table(current)  # the whole tables: a trace's rows decide together
+    if before is None or after is None:
+        return None
+    b, c = [before[i] for i in at_b], [after[i] for i in at_c]
+    count_b, count_c = counts(b), counts(c)
+    moved: dict[str, list[str]] = {}
+    for ident, x, y in zip(ids, b, c):
+        if x is not None and y is not None and x != y:
+            moved.setdefault(f"{x} -> {y}", []).append(ident)
+    order = sorted(moved, key=lambda key: (-len(moved[key]), key))
+    return {"baseline": count_b, "current": count_c, "change": {name: count_c[name] - count_b[name] for name in CELLS},
+            "moved": {key: len(moved[key]) for key in order}, "moved_ids": {key: moved[key][:LISTED] for key in order}}
 
 
 def checks(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[Any]:
@@ -285,8 +313,22 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
         for group, g in m.get("by", {}).items():
             out.append(f"  {group}: {_rate(g['baseline_pass_rate'])} -> {_rate(g['pass_rate'])} on {g['pairs']}; {g['regressed']} regressed, "
                        f"{g['improved']} improved")
+    out += diagnosis_lines(report)
     out += lines or []
     return "\n".join(out)
+
+
+def diagnosis_lines(report: dict[str, Any]) -> list[str]:
+    """The comparison's diagnosis lines: each cell's rows, baseline -> now (change), then the
+    rows that moved between cells (none when the tables hold no diagnosis)."""
+    d = report.get("diagnosis")
+    if not d:
+        return []
+    cells = ", ".join(f"{name} {d['baseline'][name]} -> {d['current'][name]} ({d['change'][name]:+d})" for name in d["current"])
+    out = [f"diagnosis on the matched rows: {cells}"]
+    if d["moved"]:
+        out.append("  moved: " + ", ".join(f"{key} {rows}" for key, rows in d["moved"].items()))
+    return out
 
 
 def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> dict[str, Any]:
@@ -297,7 +339,12 @@ def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> di
         "metrics": [{"name": metric, "baseline_pass_rate": _rate(m["baseline_pass_rate"]), "pass_rate": _rate(m["pass_rate"]),
                      "change": _change(m["change"]), "regressed": m["regressed"], "improved": m["improved"],
                      "p_value": _p(m["mcnemar_p"])} for metric, m in report["metrics"].items()],
-        "lines": [*(f"warning: {w}" for w in report["warnings"]), *lines],
+        "diagnosis": None if not report.get("diagnosis") else [
+            {"name": name, "baseline": report["diagnosis"]["baseline"][name], "current": count,
+             "change": f"{report['diagnosis']['change'][name]:+d}"} for name, count in report["diagnosis"]["current"].items()],
+        "lines": [*(f"warning: {w}" for w in report["warnings"]), *lines,
+                  *(f"diagnosis moved from {key.replace(' -> ', ' to ')}: {rows} row(s)"
+                    for key, rows in (report.get("diagnosis") or {}).get("moved", {}).items())],
     }
 
 

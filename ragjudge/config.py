@@ -140,6 +140,10 @@ class GateSettings(_Strict):
     max_error_rate: float = Field(0.0, ge=0.0, le=1.0, description="per metric, the highest share of judged rows with status error "
                                                                    "(errors / (ok + errors))")
     max_skip_rate: float = Field(1.0, ge=0.0, le=1.0, description="per metric, the highest share of rows skipped (1.0: never fails)")
+    max_diagnosis: dict[str, float] = Field(default_factory=dict,
+                                            description="per diagnosis (ok, generation, retrieval, beyond_context), the highest share "
+                                                        "among the rows with a diagnosis that passes the gate (0..1), e.g. {retrieval: 0.1}; "
+                                                        "none by default")
 
     @field_validator("min_pass_rate", mode="before")
     @classmethod
@@ -155,6 +159,13 @@ class GateSettings(_Strict):
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"{metric}: {rate} is not between 0 and 1")
         return value
+
+    @field_validator("max_diagnosis")
+    @classmethod
+    def _known_diagnoses(cls, value: dict[str, float]) -> dict[str, float]:
+        from ragjudge.diagnosis import parse_bounds
+
+        return parse_bounds(value)
 
 
 class CacheSettings(_Strict):

@@ -197,6 +197,20 @@ class Summary:
     rows_with_removed_instructions: int = 0
     budget_reached: bool = False
     max_cost: float | None = None
+    # rows per diagnosis (ragjudge.diagnosis.CELLS); None: the run did not judge both sufficiency and completeness
+    diagnosis: dict[str, int] | None = None
+    max_diagnosis: dict[str, float] = field(default_factory=dict)  # gate.max_diagnosis: diagnosis -> highest share
+
+    @property
+    def diagnosed(self) -> int:
+        """Rows with a diagnosis."""
+        return sum((self.diagnosis or {}).values())
+
+    def diagnosis_shares(self) -> dict[str, float | None]:
+        """Each diagnosis's share among the rows with one (None without such rows)."""
+        from ragjudge.diagnosis import shares
+
+        return shares(self.diagnosis or {})
 
     @property
     def usage(self) -> Usage:
@@ -223,15 +237,24 @@ class Summary:
             rows_with_removed_instructions=self.rows_with_removed_instructions + other.rows_with_removed_instructions,
             budget_reached=self.budget_reached or other.budget_reached,
             max_cost=self.max_cost if self.max_cost is not None else other.max_cost,
+            diagnosis=_add_counts(self.diagnosis, other.diagnosis),
+            max_diagnosis=self.max_diagnosis or other.max_diagnosis,
         )
+
+
+def _add_counts(a: dict[str, int] | None, b: dict[str, int] | None) -> dict[str, int] | None:
+    if a is None or b is None:
+        return a if b is None else b
+    return {key: a.get(key, 0) + b.get(key, 0) for key in dict.fromkeys([*a, *b])}
 
 
 class Kind(str, Enum):
     """What a gate ``Check`` tested. Per metric: ``skip_rate``, ``no_row_judged`` (not applied:
     the metric judged no row), ``error_rate``, ``pass_rate``; for the run: ``judge_stopped`` (a
     fatal provider error), ``budget_reached``, ``interrupted``, ``nothing_judged`` (no row, or
-    every row skipped), ``unusable_input`` (every judged row's input was unusable); against a
-    baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
+    every row skipped), ``unusable_input`` (every judged row's input was unusable), ``diagnosis_share``
+    (per diagnosis, in ``metric``: its share among the rows with one, against ``gate.max_diagnosis``;
+    not applied when no row has one); against a baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
 
     SKIP_RATE = "skip_rate"
     NO_ROW_JUDGED = "no_row_judged"
@@ -245,6 +268,7 @@ class Kind(str, Enum):
     NOTHING_COMPARED = "nothing_compared"
     REGRESSIONS = "regressions"
     PASS_RATE_DROP = "pass_rate_drop"
+    DIAGNOSIS_SHARE = "diagnosis_share"
 
 
 @dataclass(frozen=True)
@@ -270,14 +294,14 @@ class Check:
 
 # the run-wide checks, in the order their lines are printed (before the per-metric ones)
 _RUN_ORDER = (Kind.UNUSABLE_INPUT, Kind.NOTHING_JUDGED, Kind.INTERRUPTED, Kind.BUDGET_REACHED, Kind.JUDGE_STOPPED)
-_PASS_GATES = (Kind.SKIP_RATE, Kind.PASS_RATE, Kind.NOTHING_COMPARED, Kind.REGRESSIONS, Kind.PASS_RATE_DROP)
+_PASS_GATES = (Kind.SKIP_RATE, Kind.PASS_RATE, Kind.NOTHING_COMPARED, Kind.REGRESSIONS, Kind.PASS_RATE_DROP, Kind.DIAGNOSIS_SHARE)
 
 
 def exit_code(checks: list[Check]) -> int:
     """The exit code of a run whose gate made ``checks``: 130 interrupted; 2 nothing judged,
     every input unusable, or an error-rate gate broken by unusable inputs alone; 3 the judge
     stopped, the budget was reached or judge errors broke an error-rate gate; 1 a pass-rate,
-    skip-rate or regression gate failed; 0 none failed."""
+    skip-rate, diagnosis-share or regression gate failed; 0 none failed."""
     failed = {c.check for c in checks if c.failed}
     judge_errors = any(c.check is Kind.ERROR_RATE and c.failed and (c.counts["error"] - c.counts["input_errors"]) / c.counts["judged"] > c.bound
                        for c in checks)
@@ -346,6 +370,11 @@ def _text(c: Check) -> str | None:
         a, b = distinct(c.value, c.bound)
         return (f"{name}: pass rate dropped {a} {'>' if c.failed else '<='} {b} "
                 f"({_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on {n['pairs']} rows ok in both)")
+    if kind is Kind.DIAGNOSIS_SHARE:
+        if c.passed is None:
+            return f"diagnosis {name}: no row has a diagnosis (sufficiency and completeness both ok), so its bound was not applied"
+        a, b = distinct(c.value, c.bound)
+        return f"diagnosis {name}: share {a} {'>' if c.failed else '<='} {b} ({n['count']} of {n['diagnosed']} rows with a diagnosis)"
     raise AssertionError(kind)
 
 
@@ -454,8 +483,25 @@ def check_gate(summary: Summary) -> GateResult:
                          {"unpaid": {name: m.unpaid for name, m in summary.metrics.items()}}))
     if summary.fatal:
         run.append(Check(None, Kind.JUDGE_STOPPED, False, detail=summary.fatal))
-    checks = run + per_metric
+    checks = run + per_metric + diagnosis_checks(summary)
     return GateResult(checks, exit_code(checks))
+
+
+def diagnosis_checks(summary: Summary) -> list[Check]:
+    """``summary.max_diagnosis`` applied: per bounded diagnosis, a ``DIAGNOSIS_SHARE`` check
+    (metric: the diagnosis) that fails when its share among the rows with a diagnosis is above
+    the bound (a share equal to it passes); not applied (None) when no row has a diagnosis."""
+    out = []
+    diagnosed = summary.diagnosed
+    for name, bound in summary.max_diagnosis.items():
+        count = (summary.diagnosis or {}).get(name, 0)
+        counts = {"count": count, "diagnosed": diagnosed}
+        if not diagnosed:
+            out.append(Check(name, Kind.DIAGNOSIS_SHARE, None, None, bound, counts))
+            continue
+        share = count / diagnosed
+        out.append(Check(name, Kind.DIAGNOSIS_SHARE, not share > bound, share, bound, counts))
+    return out
 
 
 def with_regressions(gate: GateResult, checks: list[Check]) -> GateResult:

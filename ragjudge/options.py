@@ -45,6 +45,7 @@ FLAG_TABLE: tuple[Flag, ...] = (
     Flag("gate.min_pass_rate", "--min-pass-rate", "min_pass_rate", "rates"),
     Flag("gate.max_error_rate", "--max-error-rate", "max_error_rate"),
     Flag("gate.max_skip_rate", "--max-skip-rate", "max_skip_rate"),
+    Flag("gate.max_diagnosis", "--max-diagnosis", "max_diagnosis", "numbers"),
     Flag("cache.enabled", "--no-cache", "no_cache", "off"),
     Flag("cache.dir", "--cache-dir", "cache_dir"),
 )

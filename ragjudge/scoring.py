@@ -18,7 +18,9 @@ rows), ``M_cached`` (bool), ``M_prompt_tokens``, ``M_completion_tokens`` (int64)
 ``M_cost_usd`` (float64, USD; null when the model has no price), ``M_tokens_estimated``
 (bool: the reply reported no token counts, so they were estimated), with ``judge.samples`` > 1
 ``M_agreement`` (float64), then each judge's own columns (``sufficiency_mode``,
-``sufficiency_p_yes``), ``removed_instructions`` (list of strings: sentences addressed to the
+``sufficiency_p_yes``), ``diagnosis`` (string, when both sufficiency and completeness are judged:
+ok / generation / retrieval / beyond_context, null unless both are ok; ``ragjudge.diagnosis``),
+``removed_instructions`` (list of strings: sentences addressed to the
 judge, removed before judging) and ``judge_model``. ``output_schema`` gives them exactly.
 
 The run's set-up (first chunk, mapping, needs, notes, option checks) is ``ragjudge.plan``'s
@@ -32,7 +34,7 @@ import asyncio
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ragjudge import _loop
+from ragjudge import _loop, diagnosis
 from ragjudge.config import Config
 from ragjudge.gate import MetricSummary, Summary
 from ragjudge.model import Model
@@ -155,9 +157,15 @@ class Scorer:
             if self.config.judge.samples > 1:
                 types[f"{judge.name}_agreement"] = "float64"
             types.update(judge.columns())
+        if self._diagnosed():
+            types[diagnosis.COLUMN] = "string"
         types["removed_instructions"] = "list<string>"
         types["judge_model"] = "string"
         return types
+
+    def _diagnosed(self) -> bool:
+        names = {judge.name for judge in self.judges}
+        return diagnosis.SUFFICIENCY in names and diagnosis.COMPLETENESS in names
 
     def output_schema(self, input_schema: Any = None) -> Any:
         """The ``pyarrow.Schema`` of the frames ``score`` returns for input of ``input_schema``
@@ -404,12 +412,21 @@ class Scorer:
                 values[key] = [item.get(key) for item in extra]
             for key, items in values.items():
                 columns[key] = _pandas_array(items, types[key])
+        diagnosed = None
+        if self._diagnosed():
+            own_columns = pd.DataFrame(columns, index=frame.index)
+            traces = [c for c in (*diagnosis.TRACE_COLUMNS, "trace_first_row") if c in frame.columns]
+            diagnosed = diagnosis.of_frame(pd.concat([frame[traces], own_columns], axis=1) if traces else own_columns)
+        if diagnosed is not None:
+            columns[diagnosis.COLUMN] = _pandas_array(diagnosed, "string")
         columns["removed_instructions"] = _pandas_array([list(r.removed) for r in records], "list<string>")
         columns["judge_model"] = _pandas_array([self.config.judge.model] * len(records), "string")
         kept = frame.drop(columns=[c for c in frame.columns if str(c) in types])
         own = pd.DataFrame(columns, index=frame.index)
         out = pd.concat([kept, own], axis=1) if len(kept.columns) else own
         summary = self._summary(records, verdicts, start)
+        if diagnosed is not None:
+            summary.diagnosis = diagnosis.counts(diagnosed)
         notes.extend(dict.fromkeys(note for record in records for note in record.notes))
         if summary.rows_with_removed_instructions and resolved:
             notes.append(removed_note(summary.rows_with_removed_instructions))
@@ -425,6 +442,8 @@ class Scorer:
                      for j in self.judges},
             judge_model=config.judge.model,
             max_cost=config.judge.max_cost,
+            max_diagnosis=dict(config.gate.max_diagnosis),
+            diagnosis=dict.fromkeys(diagnosis.CELLS, 0) if self._diagnosed() else None,
         )
 
     def _summary(self, records: list[EvalRecord], verdicts: list[list[Verdict]], start: int = 0) -> Summary:

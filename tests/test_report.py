@@ -202,3 +202,72 @@ def test_report_with_a_baseline_counts_regressions(run_cli, tmp_path):
     data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S).group(1))
     assert [row["id"] for row in data["rows"] if row["m"]["sufficiency"]["regressed"]] == ["row-1", "row-2"]
     assert "regressed" in text and "baseline (n=" in text
+
+
+# -- issue 33: the diagnosis matrix -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def whole_report(tmp_path_factory):
+    """The whole RAG sample rows (sample_data/rag_whole.jsonl) scored against the fake server, with --html."""
+    import os
+    import subprocess
+    import sys
+
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    report = tmp_path_factory.mktemp("whole") / "report.html"
+    with FakeJudgeServer() as server:
+        done = subprocess.run([sys.executable, "-m", "ragjudge", "score", str(SAMPLE / "rag_whole.jsonl"), "--model", "openai/fake-judge",
+                               "--api-base", server.url, "--no-cache", "--html", str(report), "-q", "--min-pass-rate", "0"],
+                              cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return report
+
+
+def _matrix(browser) -> dict[str, tuple[str, str]]:
+    cells = browser.find_elements("css selector", "#diagnosis-matrix td")
+    return {td.get_attribute("data-diagnosis"): (td.find_element("css selector", ".n").text, td.find_element("css selector", ".share").text)
+            for td in cells}
+
+
+@needs_browser
+def test_the_diagnosis_matrix_shows_each_cell_and_its_link_filters_the_rows(browser, whole_report):
+    open_report(browser, whole_report)
+    matrix = browser.find_element("id", "diagnosis-matrix")
+    assert [th.text for th in matrix.find_elements("css selector", "th")] == \
+        ["", "response complete", "response incomplete", "context sufficient", "context insufficient"]
+    assert [td.get_attribute("data-diagnosis") for td in matrix.find_elements("css selector", "td")] == \
+        ["ok", "generation", "beyond_context", "retrieval"]  # the 2x2 layout
+    assert _matrix(browser) == {"ok": ("2", "0.25"), "generation": ("2", "0.25"), "retrieval": ("2", "0.25"), "beyond_context": ("2", "0.25")}
+    browser.find_element("css selector", '#diagnosis-matrix a[data-diagnosis="retrieval"]').click()
+    assert [row.get_attribute("data-id") for row in rows_shown(browser)] == ["whole-q1-retrieval", "whole-q2-retrieval"]
+    assert browser.find_element("id", "count").text == "showing 2 of 2 matching rows (8 rows)"
+    assert browser.find_element("id", "diagnosis").get_attribute("value") == "retrieval"
+    assert "active" in browser.find_element("css selector", '#diagnosis-matrix td[data-diagnosis="retrieval"]').get_attribute("class")
+    assert browser.current_url.endswith("#diagnosis=retrieval")
+    rows_shown(browser)[0].click()
+    assert browser.find_element("css selector", "tr.detail p.diagnosis").text == "retrieval"
+    browser.find_element("css selector", '#diagnosis-matrix a[data-diagnosis="ok"]').click()
+    assert [row.get_attribute("data-id") for row in rows_shown(browser)] == ["whole-q1-ok", "whole-q2-ok"]
+    select(browser, "diagnosis", "any")
+    assert len(rows_shown(browser)) == 8
+
+
+@needs_browser
+def test_a_link_to_a_cell_opens_the_report_filtered_to_it(browser, whole_report):
+    browser.get(whole_report.resolve().as_uri() + "#diagnosis=beyond_context")
+    deadline = time.monotonic() + 30
+    while browser.find_element("tag name", "body").get_attribute("data-ready") != "yes":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert [row.get_attribute("data-id") for row in rows_shown(browser)] == ["whole-q1-beyond_context", "whole-q2-beyond_context"]
+
+
+@needs_browser
+def test_the_sample_report_shows_an_empty_matrix_its_rows_carry_no_whole_row(browser, sample_report):
+    # rag_eval.jsonl: context or a response, never both -> no row has a diagnosis
+    open_report(browser, sample_report[0])
+    assert {name: n for name, (n, _) in _matrix(browser).items()} == {"ok": "0", "generation": "0", "retrieval": "0", "beyond_context": "0"}
+    select(browser, "diagnosis", "none")
+    assert browser.find_element("id", "count").text == "showing 32 of 32 matching rows (32 rows)"

@@ -52,6 +52,9 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     for row in rows:
         table.add_row(*(row[i] for i in keep))
     console.print(table)
+    text = diagnosis_line(summary)
+    if text:
+        console.print(text, highlight=False, markup=False, soft_wrap=True)
     usage = summary.usage
     cost = usage.cost_usd
     cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
@@ -62,6 +65,19 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     for passed, line in gate.marked():
         style = None if passed is None else ("green" if passed else "red")
         console.print(line, style=style, highlight=False, soft_wrap=True)
+
+
+def diagnosis_line(summary: Summary) -> str | None:
+    """The line under the table: rows per diagnosis with their share, e.g. ``diagnosis (8 rows
+    with both verdicts ok): ok 3 (0.38), generation 1 (0.12), retrieval 2 (0.25),
+    beyond_context 2 (0.25)``; None when the run did not judge both metrics."""
+    if summary.diagnosis is None:
+        return None
+    if not summary.diagnosed:
+        return "diagnosis: no row has both a sufficiency and a completeness verdict ok (a row needs a context, a response and a ground truth)"
+    shares = summary.diagnosis_shares()
+    cells = ", ".join(f"{name} {count}" + ("" if shares[name] is None else f" ({shares[name]:.2f})") for name, count in summary.diagnosis.items())
+    return f"diagnosis ({summary.diagnosed} rows with both verdicts ok): {cells}"
 
 
 def _one_line(text: str | None, width: int = 100) -> str:

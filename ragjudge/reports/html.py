@@ -7,6 +7,10 @@ opens from a CI artifact or an email, with no server and no network.
   interval, overall and per ``--by`` group; the distribution of scores on a scale; the split
   by mode where the metric has one (sufficiency's grounded / reference-free); with a
   baseline, both runs side by side and the rows that regressed.
+- With both sufficiency and completeness judged, the diagnosis matrix (``ragjudge.diagnosis``):
+  sufficiency passed / failed by completeness passed / failed, each cell its rows and share
+  among the rows with a diagnosis, and a link that filters the row table to its rows (the
+  filter ``diagnosis``, also set by the address's ``#diagnosis=NAME``).
 - A row table (rows rendered by a small inline script from JSON data, a page at a time, so
   that 10,000 rows open and filter at once): search, filters by metric, status, passed, group
   and regressed, sort by score; a row opens to show the request, the numbered passages, the
@@ -104,7 +108,17 @@ def summary_of(frame: Any, metrics: list[str], config: Any = None) -> Summary:
         if threshold is None:
             m.threshold = min((float(s) for s, p in zip(columns["score"], columns["passed"]) if not _missing(p) and p and not _missing(s)), default=0.0)
         summary.metrics[metric] = m
+    summary.diagnosis = diagnosis_counts(frame)
+    summary.max_diagnosis = dict(config.gate.max_diagnosis)
     return summary
+
+
+def diagnosis_counts(frame: Any) -> dict[str, int] | None:
+    """Rows per diagnosis of a scored table (None: it cannot have one)."""
+    from ragjudge.diagnosis import counts, of_table
+
+    values = of_table(frame)
+    return None if values is None else counts(values)
 
 
 # -- charts ------------------------------------------------------------------------------------
@@ -231,6 +245,9 @@ def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = Non
     from ragjudge.records import _lookup, _text
 
     regressed = {metric: set(figures["regressed_ids"]) for metric, figures in (comparison or {}).get("metrics", {}).items()}
+    from ragjudge.diagnosis import of_table
+
+    diagnosed = of_table(frame)
     records = frame.to_dict("records")
     out = []
     for i, row in enumerate(records):
@@ -242,6 +259,7 @@ def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = Non
         name = row_name(None if _missing(ident) else ident, i)
         facts = _texts(field("expected_facts")) or ([_text(field("expected_response"))] if _text(field("expected_response")) else [])
         entry = {
+            "d": None if diagnosed is None else diagnosed[i],
             "n": i + 1, "id": name, "group": None if not by or _missing(row.get(by)) else str(row.get(by)),
             "request": _text(field("request")), "passages": _texts(field("context")), "response": _text(field("response")),
             "facts": facts, "removed": _texts(row.get("removed_instructions")), "m": {},
@@ -255,6 +273,15 @@ def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = Non
             }
         out.append(entry)
     return out
+
+
+def _matrix(summary: Summary) -> dict[str, Any] | None:
+    """The diagnosis matrix's cells (None: not both metrics judged): name -> rows and share."""
+    if summary.diagnosis is None:
+        return None
+    shares = summary.diagnosis_shares()
+    return {"rows": summary.diagnosed,
+            **{name: {"count": count, "share": "-" if shares[name] is None else f"{shares[name]:.2f}"} for name, count in summary.diagnosis.items()}}
 
 
 def _json_for_script(data: Any) -> str:
@@ -287,6 +314,7 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
         cost="unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}",
         charts=charts(frame, metrics, by, baseline, comparison, scales),
         by=by, has_baseline=comparison is not None,
+        diagnosis=_matrix(summary),
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
         data=_json_for_script({"metrics": metrics, "rows": rows_data(frame, metrics, mapping, by, comparison)}),
     )

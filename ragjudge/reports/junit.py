@@ -4,7 +4,9 @@ reporters read it (written with junitparser).
 One ``testsuite`` per metric, one ``testcase`` per row: name the row's id (``row N`` without
 one), classname the metric. A row that failed is a ``failure`` whose message is the rationale
 and the missing facts; an error row is an ``error``; a skipped row is ``skipped``, with the
-reason. Each suite carries its counts and the run's time in seconds.
+reason. Each suite carries its counts and the run's time in seconds. When both sufficiency and
+completeness were judged, each suite carries the diagnosis counts as properties: ``diagnosis.rows`` (rows with a diagnosis), ``diagnosis.NAME`` (rows)
+and ``diagnosis.NAME.share`` (0..1, empty without such rows) per diagnosis.
 """
 
 from __future__ import annotations
@@ -76,6 +78,15 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
                 case.result = [Failure(f"{metric}: passed in the baseline {comparison.get('baseline', '')}, fails now", "regressed")]
                 suite.add_testcase(case)
         xml.add_testsuite(suite)
+    if summary.diagnosis is not None:
+        shares = summary.diagnosis_shares()
+        figures = {"diagnosis.rows": str(summary.diagnosed)}
+        for name, count in summary.diagnosis.items():
+            figures[f"diagnosis.{name}"] = str(count)
+            figures[f"diagnosis.{name}.share"] = "" if shares[name] is None else f"{shares[name]:.4f}"
+        for suite in xml:
+            for key, value in figures.items():
+                suite.add_property(key, value)
     xml.update_statistics()
     for suite in xml:
         suite.time = round(seconds, 3)  # the run's time: verdicts are judged concurrently, not one by one

@@ -1,7 +1,8 @@
 """``--markdown FILE``: a Markdown summary of the run for people in CI, appended to GitHub's job
 summary (``GITHUB_STEP_SUMMARY``) when that variable is set: the gate's verdict and lines, a
 table per metric (ok, error, skipped, pass rate, threshold, mean score), the worst failing
-rows (at most 10) with their rationale, tokens and cost, and the comparison with a baseline.
+rows (at most 10) with their rationale, the diagnosis counts (sufficiency x completeness) with
+their shares, tokens and cost, and the comparison with a baseline (with how the diagnosis counts moved).
 Rendered from the Jinja2 template ``templates/summary.md.j2``.
 """
 
@@ -53,6 +54,8 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
         worst=[{**row, "score": f"{row['score']:g}"} for row in worst],
         failing=sum(m.failed for m in summary.metrics.values()),
         comparison=comparison,
+        diagnosis=None if summary.diagnosis is None else {"rows": summary.diagnosed, "cells": [
+            {"name": name, "count": count, "share": _rate(summary.diagnosis_shares()[name])} for name, count in summary.diagnosis.items()]},
         prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
         cost="unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}", calls=summary.provider_calls,
     )

@@ -14,7 +14,9 @@ def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None)
     reported none) and cost (USD), retries; provider calls (every HTTP request) and retries
     among them; the rows whose passages
     or response lost sentences addressed to the judge; the gate's verdict,
-    lines and failures; the exit code."""
+    lines and failures; the exit code; ``diagnosis`` (null unless both sufficiency and
+    completeness were judged): ``rows`` with a diagnosis, ``counts`` and ``shares`` (among those
+    rows, 0..1; null without such rows) per diagnosis, and the ``max`` shares gated."""
     return {
         "rows": summary.rows,
         "judge_model": summary.judge_model,
@@ -25,6 +27,7 @@ def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None)
         "provider_retries": summary.usage.retries,
         "tokens_estimated": summary.usage.estimated,
         "rows_with_removed_instructions": summary.rows_with_removed_instructions,
+        "diagnosis": diagnosis_dict(summary),
         "cost_usd": summary.cost_usd,
         "fatal": summary.fatal,
         "interrupted": summary.interrupted,
@@ -32,6 +35,14 @@ def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None)
         "gate": {"passed": gate.passed, "failures": gate.failures, "lines": gate.lines},
         "exit_code": gate.exit_code,
     }
+
+
+def diagnosis_dict(summary: Summary) -> dict[str, Any] | None:
+    """The summary's diagnosis counts as the JSON holds them (None: not both metrics judged)."""
+    if summary.diagnosis is None:
+        return None
+    return {"rows": summary.diagnosed, "counts": dict(summary.diagnosis), "shares": summary.diagnosis_shares(),
+            "max": dict(summary.max_diagnosis)}
 
 
 def write_summary_json(path: str, document: dict[str, Any]) -> None:
