@@ -135,47 +135,9 @@ def _custom_reply(user: str, properties: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-class FakeTransport:
-    """The fake judge in-process, as a transport (``Scorer(config, transport=FakeTransport())``):
-    no HTTP, for fast judge and scorer tests. Replies as ``FakeJudgeServer`` does: the queued
-    ``replies`` first, else ``heuristic_reply``; log-probabilities from ``p_yes`` / ``p_true``
-    / ``p_scores`` when asked. ``errors`` is a queue of ``TransportError`` to raise first.
-    ``requests`` keeps every request; ``truncate`` makes every reply end at max_tokens."""
-
-    free = False
-
-    def __init__(self, provider_model: str = "openai/fake-judge", latency: float = 0.0) -> None:
-        self.provider_model = provider_model
-        self.where = "the in-process fake judge"
-        self.latency = latency
-        self.replies: deque[str] = deque()
-        self.errors: deque[Any] = deque()
-        self.requests: list[Any] = []
-        self.p_yes = 0.8
-        self.p_true = 0.9
-        self.p_scores: dict[int, float] | None = None
-        self.truncate = False
-        self.price_per_token: float | None = None
-
-    async def complete(self, request: Any) -> Any:
-        from ragjudge.types import Reply, Usage
-
-        self.requests.append(request)
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        if self.errors:
-            raise self.errors.popleft()
-        schema = (request.response_format or {}).get("json_schema") or {}
-        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(request.messages, schema.get("name"), schema.get("schema")))
-        prompt = sum(len(str(m.get("content", ""))) for m in request.messages) // 4
-        completion = len(content) // 4
-        cost = None if self.price_per_token is None else (prompt + completion) * self.price_per_token
-        return Reply(text=content, finish_reason="length" if self.truncate else "stop",
-                     logprobs=fake_logprobs(content, self.p_yes, self.p_true, self.p_scores) if request.logprobs else None,
-                     usage=Usage(prompt, completion, cost, 1))
-
-    async def aclose(self) -> None:
-        return None
+# The fake judge in-process, as a transport: ragjudge.transports.fake (the unit tier's model),
+# re-exported here where tests and benchmarks have found it.
+from ragjudge.transports.fake import FakeTransport  # noqa: E402,F401
 
 
 class FakeJudgeServer:

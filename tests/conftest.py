@@ -90,6 +90,73 @@ def run_cli(request, capsys, monkeypatch, server, cache_dir):
     return run
 
 
+@pytest.fixture
+def judge():
+    """The unit tier's judge: ``ragjudge.transports.fake.FakeTransport``, in-process (no
+    sockets), with the ``server`` fixture's knobs (``replies``, ``errors``, ``p_yes``,
+    ``p_true``, ``p_scores``, ``truncate``, ``usage``) and records (``calls``, ``requests``)."""
+    from ragjudge.transports.fake import FakeTransport
+
+    return FakeTransport()
+
+
+@dataclass
+class UnitRun:
+    """A run through the library as ``ragjudge score`` makes it, less Typer and the terminal:
+    ``code`` the exit code the command would return, ``result`` the ``RunResult`` (None when
+    the options or input were refused), ``gate`` the final gate (regression gates joined),
+    ``notes`` the notes the command prints, ``lines`` the gate's printed lines, ``error`` the
+    one line of a refused run."""
+
+    code: int
+    result: object = None
+    gate: object = None
+    notes: list = None
+    lines: list = None
+    error: str = ""
+
+
+@pytest.fixture
+def run_score(judge, cache_dir):
+    """run_score(source, **options) -> UnitRun: ``ragjudge score SOURCE`` through the library
+    (``options.load``, ``pipeline.evaluate``, ``reports.outputs.finish``) against the in-process
+    ``judge``. ``options`` are the command's parameters by name (``metric=["sufficiency"]``,
+    ``min_pass_rate=["0"]``, ``config=path``, ``set_=[...]``, ``output``, ``summary_json``, ``junit``,
+    ``markdown``, ``html``, ``baseline``, ``max_regressions``, ``max_drop``, ``limit``, ``sample``,
+    ``seed``, ``samples``, ``no_cache``...); the model defaults to openai/fake-judge and the cache
+    folder to the test's, as ``run_cli`` adds them."""
+
+    def run(source: str, **given) -> UnitRun:
+        from ragjudge import options
+        from ragjudge.errors import RagjudgeError
+        from ragjudge.pipeline import evaluate
+        from ragjudge.reports.outputs import Wanted, finish
+        from ragjudge.transports import resolve_model
+
+        given.setdefault("model", "openai/fake-judge")
+        given.setdefault("cache_dir", cache_dir)
+        given.setdefault("step_summary", False)
+        wanted = Wanted(source, given.get("input_format"), given.get("output"), given.get("summary_json"), given.get("junit"),
+                        given.get("markdown"), given.get("html"), given["step_summary"], given.get("baseline"),
+                        given.get("max_regressions"), given.get("max_drop"))
+        try:
+            settings, flag_fields = options.load(given.get("config"), given, given.get("set_", ()))
+            options.check_regression_gates(wanted.max_regressions, wanted.max_drop)
+            options.check_selection(given.get("limit"), given.get("sample"))
+            options.check_budget(settings)
+            judge.provider_model = resolve_model(settings.judge)
+            result = evaluate(source, settings, output=wanted.output, input_format=wanted.input_format,
+                              output_format=options.output_format(wanted.output, given.get("output_format"), given.get("format")),
+                              flag_fields=flag_fields, keep_table=bool(wanted.junit or wanted.baseline or wanted.html),
+                              transport=judge, limit=given.get("limit"), sample=given.get("sample"), seed=given.get("seed", 0))
+            done = finish(result, settings, wanted, 0.0)
+        except RagjudgeError as exc:
+            return UnitRun(exc.exit_code, notes=[], lines=[], error=str(exc))
+        return UnitRun(done.gate.exit_code, result, done.gate, list(result.notes), [*done.comparison_lines, *done.gate.lines])
+
+    return run
+
+
 def read_jsonl(path) -> list[dict]:
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
