@@ -59,7 +59,7 @@ def transport(request):
 
 
 @pytest.fixture
-def run_cli(request, capsys, monkeypatch, server, cache_dir):
+def run_cli(request, capsys, monkeypatch, cache_dir):
     """run_cli(args, stdin=None, judge=True) -> CliResult. With judge=True the fake server's
     URL, a fake model name and the test cache folder are added (and ``--transport`` when the
     test takes the ``transport`` fixture)."""
@@ -69,6 +69,7 @@ def run_cli(request, capsys, monkeypatch, server, cache_dir):
         from ragjudge.cli import main
 
         argv = ["ragjudge", *args]
+        server = request.getfixturevalue("server") if judge and args and args[0] == "score" else None  # started when a run needs it
         if chosen and args and args[0] == "score":
             argv += ["--transport", chosen]
         if judge and args and args[0] == "score":
@@ -114,6 +115,11 @@ class UnitRun:
     notes: list = None
     lines: list = None
     error: str = ""
+
+    @property
+    def text(self) -> str:
+        """The notes, the gate's lines and the refusal, one a line: what the command prints from them."""
+        return "\n".join([*(self.notes or []), *(self.lines or []), *([self.error] if self.error else [])])
 
 
 @pytest.fixture
