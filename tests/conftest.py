@@ -141,13 +141,16 @@ def run_score(judge, cache_dir):
 
         given.setdefault("model", "openai/fake-judge")
         given.setdefault("cache_dir", cache_dir)
-        given.setdefault("step_summary", False)
+        given.setdefault("step_summary", True)  # --no-step-summary: step_summary=False
         wanted = Wanted(source, given.get("input_format"), given.get("output"), given.get("summary_json"), given.get("junit"),
                         given.get("markdown"), given.get("html"), given["step_summary"], given.get("baseline"),
                         given.get("max_regressions"), given.get("max_drop"))
         try:
             settings, flag_fields = options.load(given.get("config"), given, given.get("set_", ()))
             options.check_regression_gates(wanted.max_regressions, wanted.max_drop)
+            options.check_outputs(source, wanted.output, wanted.summary_json, given.get("format"), given.get("output_format"),
+                                  junit=wanted.junit, markdown=wanted.markdown, html=wanted.html, baseline=wanted.baseline,
+                                  gates_without_baseline=wanted.max_regressions is not None or wanted.max_drop is not None)
             options.check_selection(given.get("limit"), given.get("sample"))
             options.check_budget(settings)
             judge.provider_model = resolve_model(settings.judge)
