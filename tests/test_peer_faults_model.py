@@ -209,27 +209,6 @@ def test_two_calls_a_row_and_a_refused_response_format_are_counted(run_cli, tmp_
     assert len(read_jsonl(out)) == 8
 
 
-def test_the_model_counts_calls_and_retries_in_process():
-    """The chokepoint without HTTP: two 429s then a reply is three calls, two retries."""
-    from ragjudge import _loop
-    from ragjudge.config import load_config
-    from ragjudge.fakeserver import FakeTransport
-    from ragjudge.model import Model
-    from ragjudge.transports import base
-    from ragjudge.transports.base import TransportError
-    from ragjudge.types import Call, Verdict
-
-    fake = FakeTransport()
-    fake.errors.extend([TransportError(base.RATE_LIMIT, "HTTP 429", 0.0, 429), TransportError(base.SERVER, "HTTP 500", 0.0, 500)])
-    fake.replies.append('{"verdict": "yes"}')
-    model = Model(load_config(None, {"judge": {"model": "openai/fake-judge"}}).judge, None, fake)
-    call = Call(metric="m", version="v", mode=None, messages=[{"role": "user", "content": "q"}], response_format=None)
-    verdict = _loop.run(model.call(call, lambda reply, _: Verdict(metric="m", status="ok", score=1.0)))
-    assert (verdict.usage.calls, verdict.usage.retries) == (3, 2) == (model.calls, model.retries)
-    assert len(fake.requests) == 3
-    _loop.run(model.aclose())
-
-
 # 13. A prompt past the model's input limit is a row error before the call; the dry run counts it
 
 def long_context_rows() -> list[dict]:
@@ -258,34 +237,6 @@ def test_a_prompt_past_the_input_limit_is_a_row_error_before_the_call(run_cli, t
     strict = run_cli(["score", source, "-m", "sufficiency", "--model", "openai/gpt-4", "--min-pass-rate", "0"])
     assert strict.code == 2 and "1 from unusable input" in strict.stderr  # the row's input is at fault, not the judge
     assert server.calls == 2  # the short rows come from the cache; the long one is refused again
-
-
-def test_the_input_limit_in_process_and_no_limit_when_the_table_has_none():
-    from ragjudge import _loop
-    from ragjudge.config import load_config
-    from ragjudge.fakeserver import FakeTransport
-    from ragjudge.model import Model
-    from ragjudge.types import Call, Verdict
-
-    long = [{"role": "user", "content": "alpha beta gamma delta " * 4000}]  # ~16k tokens
-    call = Call(metric="m", version="v", mode=None, messages=long, response_format=None)
-
-    def run(provider_model: str) -> tuple[Verdict, FakeTransport]:
-        fake = FakeTransport(provider_model)
-        fake.replies.append('{"verdict": "yes"}')
-        model = Model(load_config(None, {"judge": {"model": provider_model}}).judge, None, fake)
-        try:
-            return _loop.run(model.call(call, lambda reply, _: Verdict(metric="m", status="ok", score=1.0))), fake
-        finally:
-            _loop.run(model.aclose())
-
-    refused, fake = run("openai/gpt-4")  # 8192 tokens
-    assert refused.status == "error" and refused.input_error and not fake.requests
-    assert "exceeds openai/gpt-4's input limit of 8192" in refused.error
-    taken, fake = run("openai/gpt-4o-mini")  # 128000 tokens: it fits
-    assert taken.status == "ok" and len(fake.requests) == 1
-    unknown, fake = run("openai/fake-judge")  # no row in the table: no limit known, sent as before
-    assert unknown.status == "ok" and len(fake.requests) == 1
 
 
 # 14. A reasoning model that spent its output tokens thinking
