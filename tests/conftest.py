@@ -1,5 +1,7 @@
 """Shared fixtures: a local fake OpenAI-compatible judge server, an isolated cache folder,
-and ``run_cli`` which runs ``ragjudge`` in-process and returns (exit code, stdout, stderr).
+and ``run_cli`` which runs ``ragjudge`` in-process and returns (exit code, stdout, stderr);
+for the unit tier (tests/unit/), ``judge`` (the in-process fake transport, no sockets) and
+``run_score``, which makes ``ragjudge score``'s run through the library against it.
 No test reaches the network."""
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ def cache_dir(tmp_path):
 @pytest.fixture(params=["auto", "litellm"])
 def transport(request):
     """Both transports: a test that takes this fixture runs once over ragjudge's aiohttp
-    client (``auto``) and once through litellm; ``run_cli`` passes it as ``--transport``."""
+    client (``auto``) and once through litellm; ``run_cli`` passes it as ``--transport``.
+    For tests of how a provider behaves (statuses, headers, bodies, usage); a test of a
+    decision runs once, in the unit tier."""
     return request.param
 
 
