@@ -239,6 +239,34 @@ def test_a_prompt_past_the_input_limit_is_a_row_error_before_the_call(run_cli, t
     assert server.calls == 2  # the short rows come from the cache; the long one is refused again
 
 
+def test_the_input_limit_in_process_and_no_limit_when_the_table_has_none():
+    from ragjudge import _loop
+    from ragjudge.config import load_config
+    from ragjudge.fakeserver import FakeTransport
+    from ragjudge.model import Model
+    from ragjudge.types import Call, Verdict
+
+    long = [{"role": "user", "content": "alpha beta gamma delta " * 4000}]  # ~16k tokens
+    call = Call(metric="m", version="v", mode=None, messages=long, response_format=None)
+
+    def run(provider_model: str) -> tuple[Verdict, FakeTransport]:
+        fake = FakeTransport(provider_model)
+        fake.replies.append('{"verdict": "yes"}')
+        model = Model(load_config(None, {"judge": {"model": provider_model}}).judge, None, fake)
+        try:
+            return _loop.run(model.call(call, lambda reply, _: Verdict(metric="m", status="ok", score=1.0))), fake
+        finally:
+            _loop.run(model.aclose())
+
+    refused, fake = run("openai/gpt-4")  # 8192 tokens
+    assert refused.status == "error" and refused.input_error and not fake.requests
+    assert "exceeds openai/gpt-4's input limit of 8192" in refused.error
+    taken, fake = run("openai/gpt-4o-mini")  # 128000 tokens: it fits
+    assert taken.status == "ok" and len(fake.requests) == 1
+    unknown, fake = run("openai/fake-judge")  # no row in the table: no limit known, sent as before
+    assert unknown.status == "ok" and len(fake.requests) == 1
+
+
 # 14. A reasoning model that spent its output tokens thinking
 
 def test_a_reply_of_reasoning_only_names_the_setting_to_raise(run_cli, tmp_path, server, transport):
