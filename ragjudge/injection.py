@@ -29,7 +29,7 @@ A sentence (NFKC-normalised, invisible characters dropped, case-folded) is remov
 
 People are addressed in ordinary text too ("Dear Judge,", "Note to markers:", "Graders must
 score the response on a 1-5 scale"), so sentences spoken to a human-sounding grader are
-kept, and ``tests/test_injection.py`` lists the injections that get through for it.
+kept, and ``tests/unit/test_injection.py`` lists the injections that get through for it.
 
 Sentences end at ``. ! ?`` and their CJK forms followed by space, at a blank line, at a
 carriage return or line separator, and at a line break not followed by a lower-case letter
@@ -42,7 +42,7 @@ The rules are patterns, not a classifier: paraphrases ("Pay no attention to your
 guidance"), other languages and look-alike letters get through, and a passage that is
 *about* prompt injection loses its example sentences. Measured false positives: no sentence
 removed from the 1,040 rows of the five development slices in ``../shared/data``
-(``tests/test_injection.py``), and ``tests/test_injection.py`` holds the legal, medical,
+(``tests/unit/test_injection.py``), and ``tests/unit/test_injection.py`` holds the legal, medical,
 exam, software and customer-service sentences an adversarial review found removed by an
 earlier, looser version. The rules follow the input-filtering advice for OWASP's LLM01
 (prompt injection); the patterns are ragjudge's own.

@@ -1,5 +1,7 @@
 """Shared fixtures: a local fake OpenAI-compatible judge server, an isolated cache folder,
-and ``run_cli`` which runs ``ragjudge`` in-process and returns (exit code, stdout, stderr).
+and ``run_cli`` which runs ``ragjudge`` in-process and returns (exit code, stdout, stderr);
+for the unit tier (tests/unit/), ``judge`` (the in-process fake transport, no sockets) and
+``run_score``, which makes ``ragjudge score``'s run through the library against it.
 No test reaches the network."""
 
 from __future__ import annotations
@@ -54,12 +56,14 @@ def cache_dir(tmp_path):
 @pytest.fixture(params=["auto", "litellm"])
 def transport(request):
     """Both transports: a test that takes this fixture runs once over ragjudge's aiohttp
-    client (``auto``) and once through litellm; ``run_cli`` passes it as ``--transport``."""
+    client (``auto``) and once through litellm; ``run_cli`` passes it as ``--transport``.
+    For tests of how a provider behaves (statuses, headers, bodies, usage); a test of a
+    decision runs once, in the unit tier."""
     return request.param
 
 
 @pytest.fixture
-def run_cli(request, capsys, monkeypatch, server, cache_dir):
+def run_cli(request, capsys, monkeypatch, cache_dir):
     """run_cli(args, stdin=None, judge=True) -> CliResult. With judge=True the fake server's
     URL, a fake model name and the test cache folder are added (and ``--transport`` when the
     test takes the ``transport`` fixture)."""
@@ -69,6 +73,7 @@ def run_cli(request, capsys, monkeypatch, server, cache_dir):
         from ragjudge.cli import main
 
         argv = ["ragjudge", *args]
+        server = request.getfixturevalue("server") if judge and args and args[0] == "score" else None  # started when a run needs it
         if chosen and args and args[0] == "score":
             argv += ["--transport", chosen]
         if judge and args and args[0] == "score":
@@ -86,6 +91,81 @@ def run_cli(request, capsys, monkeypatch, server, cache_dir):
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         out = capsys.readouterr()
         return CliResult(code, out.out, out.err)
+
+    return run
+
+
+@pytest.fixture
+def judge():
+    """The unit tier's judge: ``ragjudge.transports.fake.FakeTransport``, in-process (no
+    sockets), with the ``server`` fixture's knobs (``replies``, ``errors``, ``p_yes``,
+    ``p_true``, ``p_scores``, ``truncate``, ``usage``) and records (``calls``, ``requests``)."""
+    from ragjudge.transports.fake import FakeTransport
+
+    return FakeTransport()
+
+
+@dataclass
+class UnitRun:
+    """A run through the library as ``ragjudge score`` makes it, less Typer and the terminal:
+    ``code`` the exit code the command would return, ``result`` the ``RunResult`` (None when
+    the options or input were refused), ``gate`` the final gate (regression gates joined),
+    ``notes`` the notes the command prints, ``lines`` the gate's printed lines, ``error`` the
+    one line of a refused run."""
+
+    code: int
+    result: object = None
+    gate: object = None
+    notes: list = None
+    lines: list = None
+    error: str = ""
+
+    @property
+    def text(self) -> str:
+        """The notes, the gate's lines and the refusal, one a line: what the command prints from them."""
+        return "\n".join([*(self.notes or []), *(self.lines or []), *([self.error] if self.error else [])])
+
+
+@pytest.fixture
+def run_score(judge, cache_dir):
+    """run_score(source, **options) -> UnitRun: ``ragjudge score SOURCE`` through the library
+    (``options.load``, ``pipeline.evaluate``, ``reports.outputs.finish``) against the in-process
+    ``judge``. ``options`` are the command's parameters by name (``metric=["sufficiency"]``,
+    ``min_pass_rate=["0"]``, ``config=path``, ``set_=[...]``, ``output``, ``summary_json``, ``junit``,
+    ``markdown``, ``html``, ``baseline``, ``max_regressions``, ``max_drop``, ``limit``, ``sample``,
+    ``seed``, ``samples``, ``no_cache``...); the model defaults to openai/fake-judge and the cache
+    folder to the test's, as ``run_cli`` adds them."""
+
+    def run(source: str, **given) -> UnitRun:
+        from ragjudge import options
+        from ragjudge.errors import RagjudgeError
+        from ragjudge.pipeline import evaluate
+        from ragjudge.reports.outputs import Wanted, finish
+        from ragjudge.transports import resolve_model
+
+        given.setdefault("model", "openai/fake-judge")
+        given.setdefault("cache_dir", cache_dir)
+        given.setdefault("step_summary", True)  # --no-step-summary: step_summary=False
+        wanted = Wanted(source, given.get("input_format"), given.get("output"), given.get("summary_json"), given.get("junit"),
+                        given.get("markdown"), given.get("html"), given["step_summary"], given.get("baseline"),
+                        given.get("max_regressions"), given.get("max_drop"))
+        try:
+            settings, flag_fields = options.load(given.get("config"), given, given.get("set_", ()))
+            options.check_regression_gates(wanted.max_regressions, wanted.max_drop)
+            options.check_outputs(source, wanted.output, wanted.summary_json, given.get("format"), given.get("output_format"),
+                                  junit=wanted.junit, markdown=wanted.markdown, html=wanted.html, baseline=wanted.baseline,
+                                  gates_without_baseline=wanted.max_regressions is not None or wanted.max_drop is not None)
+            options.check_selection(given.get("limit"), given.get("sample"))
+            options.check_budget(settings)
+            judge.provider_model = resolve_model(settings.judge)
+            result = evaluate(source, settings, output=wanted.output, input_format=wanted.input_format,
+                              output_format=options.output_format(wanted.output, given.get("output_format"), given.get("format")),
+                              flag_fields=flag_fields, keep_table=bool(wanted.junit or wanted.baseline or wanted.html),
+                              transport=judge, limit=given.get("limit"), sample=given.get("sample"), seed=given.get("seed", 0))
+            done = finish(result, settings, wanted, 0.0)
+        except RagjudgeError as exc:
+            return UnitRun(exc.exit_code, notes=[], lines=[], error=str(exc))
+        return UnitRun(done.gate.exit_code, result, done.gate, list(result.notes), [*done.comparison_lines, *done.gate.lines])
 
     return run
 

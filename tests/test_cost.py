@@ -59,87 +59,10 @@ def test_bad_input_fails_the_dry_run_as_it_fails_a_run(run_cli, tmp_path):
     assert run_cli(["score", str(path), "--dry-run"]).code == 2
 
 
-def test_sample_picks_the_same_rows_for_a_seed_and_the_gate_ignores_the_rest(run_cli, tmp_path, server):
-    source = write_jsonl(tmp_path / "in.jsonl", rows(20))
-    picked = []
-    for attempt in range(2):
-        out = tmp_path / f"out{attempt}.jsonl"
-        result = run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--sample", "5", "--seed", "7", "--max-skip-rate", "0"])
-        assert result.code == 0, result.stderr  # 15 rows not sampled: no skip-rate failure, pass rate over the 5
-        written = read_jsonl(out)
-        assert len(written) == 20
-        picked.append([r["id"] for r in written if r["sufficiency_status"] == "ok"])
-        assert {r["sufficiency_error"] for r in written if r["sufficiency_status"] == "skipped"} == {"not sampled"}
-    assert picked[0] == picked[1] and len(picked[0]) == 5
-    other = read_jsonl(tmp_path / "out0.jsonl")
-    assert server.calls == 5  # the second run came from the cache
-    different = tmp_path / "other.jsonl"
-    run_cli(["score", source, "-m", "sufficiency", "-o", str(different), "--sample", "5", "--seed", "8"])
-    assert [r["id"] for r in read_jsonl(different) if r["sufficiency_status"] == "ok"] != picked[0]
-    assert len(other) == 20
-
-
-def test_limit_judges_the_first_rows(run_cli, tmp_path, server):
-    out = tmp_path / "out.jsonl"
-    summary = tmp_path / "s.json"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(10)), "-m", "sufficiency", "-o", str(out), "--limit", "3",
-                      "--summary-json", str(summary)])
-    assert result.code == 0, result.stderr
-    assert [r["sufficiency_status"] for r in read_jsonl(out)] == ["ok"] * 3 + ["skipped"] * 7
-    m = json.loads(summary.read_text())["metrics"]["sufficiency"]
-    assert (m["ok"], m["skipped"], m["not_sampled"], m["skip_rate"]) == (3, 0, 7, 0.0)
-    assert server.calls == 3
-
-
-def test_max_cost_stops_within_one_round_of_concurrency_and_the_rerun_completes(run_cli, tmp_path, server):
-    config = tmp_path / "c.yaml"
-    config.write_text("judge:\n  price: {input_per_mtok: 1000, output_per_mtok: 1000}\n")  # about $0.1 a call here
-    source = write_jsonl(tmp_path / "in.jsonl", rows(30))
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", source, "-m", "sufficiency", "-c", str(config), "-o", str(out), "--max-cost", "0.5", "--concurrency", "2"])
-    written = read_jsonl(out)
-    assert result.code == 3
-    assert len(written) == 30  # no row lost
-    done = [r for r in written if r["sufficiency_status"] == "ok"]
-    left = [r for r in written if r["sufficiency_error"] == "budget reached"]
-    assert len(done) + len(left) == 30 and left
-    spent = sum(r["sufficiency_cost_usd"] for r in done)
-    per_call = max(r["sufficiency_cost_usd"] for r in done)
-    assert 0.5 <= spent <= 0.5 + 2 * per_call  # calls in flight at the cap finish: at most one round of concurrency past it
-    assert f"FAIL budget reached: spent ${spent:.4f} of --max-cost $0.5; rows not judged: {len(left)} by sufficiency" in result.stderr
-    calls = server.calls
-    rerun = run_cli(["score", source, "-m", "sufficiency", "-c", str(config), "-o", str(out), "--max-cost", "100", "--min-pass-rate", "0"])
-    assert rerun.code == 0, rerun.stderr
-    assert server.calls - calls == len(left)  # only the remaining rows are paid
-    assert all(r["sufficiency_status"] == "ok" for r in read_jsonl(out))
-
-
 def test_max_cost_without_a_price_is_refused_before_the_run(run_cli, tmp_path, server):
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(2)), "--max-cost", "1"])
     assert result.code == 2 and "has no price in litellm's price table" in result.stderr and "judge.price" in result.stderr
     assert server.calls == 0
-
-
-def test_judge_price_fills_the_cost_column(run_cli, tmp_path, server):
-    config = tmp_path / "c.yaml"
-    config.write_text("judge:\n  price: {input_per_mtok: 2.0, output_per_mtok: 8.0}\n")
-    out = tmp_path / "out.jsonl"
-    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(3)), "-m", "sufficiency", "-c", str(config), "-o", str(out)])
-    for row in read_jsonl(out):
-        expected = (row["sufficiency_prompt_tokens"] * 2.0 + row["sufficiency_completion_tokens"] * 8.0) / 1e6
-        assert row["sufficiency_cost_usd"] == pytest.approx(expected) and expected > 0
-
-
-def test_a_limit_far_past_the_rows_costs_no_memory(run_cli, tmp_path, server):
-    # --limit 100000000 on a 32-row file built a set of 10^8 numbers (18 GB) before judging
-    from ragjudge.pipeline import selection
-
-    chosen = selection("unused.jsonl", "jsonl", 10_000, limit=100_000_000)
-    assert isinstance(chosen, range) and 99_999_999 in chosen and 100_000_000 not in chosen
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(4)), "-m", "sufficiency", "-o", str(out), "--limit", "100000000"])
-    assert result.code == 0, result.stderr
-    assert [r["sufficiency_status"] for r in read_jsonl(out)] == ["ok"] * 4
 
 
 @pytest.mark.parametrize("dry", [True, False])
@@ -156,18 +79,3 @@ def test_sample_on_stdin_counts_every_row(run_cli, tmp_path, server, dry):
         assert "sufficiency: 5 rows to judge, 7 skipped (7 not sampled)" in result.stdout + result.stderr
     else:
         assert [r["sufficiency_status"] for r in read_jsonl(tmp_path / "out.jsonl")].count("ok") == 5 and server.calls == 5
-
-
-def test_max_cost_counts_the_rows_each_metric_left(run_cli, tmp_path, server):
-    # two metrics: the line said "8 row(s) not judged" (the larger count) where 6 sufficiency
-    # and 8 completeness verdicts were left
-    config = tmp_path / "c.yaml"
-    config.write_text("judge:\n  price: {input_per_mtok: 1000, output_per_mtok: 1000}\n")
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(12)), "-c", str(config), "-o", str(out), "--max-cost", "0.3",
-                      "--concurrency", "1"])
-    written = read_jsonl(out)
-    left = {m: sum(r[f"{m}_error"] == "budget reached" for r in written) for m in ("sufficiency", "completeness")}
-    assert result.code == 3 and left["completeness"] > 0
-    shown = ", ".join(f"{n} by {m}" for m, n in left.items() if n)
-    assert f"; rows not judged: {shown} (run again with a higher --max-cost" in result.stderr

@@ -8,12 +8,10 @@ import json
 import threading
 
 import pandas as pd
-import pyarrow as pa
 import pytest
 
 import ragjudge
 from conftest import SAMPLE, read_jsonl
-from ragjudge.fakeserver import FakeTransport
 from ragjudge.scoring import Scorer
 
 FIELDS = ["id", "sufficiency_score", "sufficiency_status", "sufficiency_missing", "completeness_score", "completeness_status", "completeness_missing"]
@@ -70,37 +68,6 @@ def test_scorer_in_a_running_event_loop_and_from_three_threads_gives_the_cli_ver
     assert sum(s.summary.provider_calls for s in results) == 37
 
 
-@pytest.mark.parametrize("metrics", [["sufficiency"], ["completeness"], ["sufficiency", "completeness"]], ids="+".join)
-@pytest.mark.parametrize("judge", [{}, {"yes_threshold": 0.7, "fact_threshold": 0.6, "coverage_score": True}, {"samples": 3}],
-                         ids=["plain", "thresholds", "samples"])
-def test_output_schema_is_the_returned_frames_schema(metrics, judge):
-    frame = sample_frame()
-    frame["sufficiency_score"] = "an input column this run replaces"
-    with Scorer(metrics=metrics, judge={"model": "openai/fake-judge", **judge}, cache={"enabled": False}, transport=FakeTransport()) as scorer:
-        scored = scorer.score(frame)
-        expected = scorer.output_schema(pa.Schema.from_pandas(frame, preserve_index=False))
-    got = pa.Schema.from_pandas(scored.frame, preserve_index=False)
-    assert got.remove_metadata() == expected
-    assert len(scored.frame) == len(frame) and list(scored.frame["id"]) == list(frame["id"])
-    assert ("sufficiency_p_yes" in got.names) == ("sufficiency" in metrics and "yes_threshold" in judge)
-    assert ("sufficiency_agreement" in got.names) == ("sufficiency" in metrics and "samples" in judge)
-
-
-def test_merged_chunk_summaries_equal_the_one_chunk_summary():
-    frame = sample_frame()
-    settings = {"judge": {"model": "openai/fake-judge"}, "cache": {"enabled": False}}
-    with Scorer(**settings, transport=FakeTransport()) as scorer:
-        whole = scorer.score(frame).summary
-    with Scorer(**settings, transport=FakeTransport()) as scorer:  # a fresh one: nothing remembered
-        parts = [scorer.score(frame.iloc[start:start + 5]).summary for start in range(0, len(frame), 5)]
-    merged = parts[0]
-    for part in parts[1:]:
-        merged = merged.merge(part)
-    assert merged.rows == whole.rows == 32
-    assert {k: m.to_dict() for k, m in merged.metrics.items()} == {k: m.to_dict() for k, m in whole.metrics.items()}
-    assert (merged.fatal, merged.interrupted, merged.judge_model) == (whole.fatal, whole.interrupted, whole.judge_model)
-
-
 def test_score_in_one_line_and_load_config_keywords(server, tmp_path):
     frame = sample_frame().head(4)
     scored = ragjudge.score(frame, metrics=["sufficiency"], model="openai/fake-judge", api_base=server.url,
@@ -121,20 +88,6 @@ def test_evaluate_takes_a_dataframe(server, tmp_path):
     assert list(result.table.index) == list(frame.index)
     assert result.summary.rows == 32 and result.gate.exit_code in (0, 1)
     assert [json.loads(line)["id"] for line in open(tmp_path / "o.jsonl")] == list(frame["id"])
-
-
-def test_interrupt_turns_unfinished_rows_into_errors_and_stays():
-    transport = FakeTransport(latency=0.5)
-    frame = sample_frame().head(6)
-    with Scorer(metrics=["sufficiency"], judge={"model": "openai/fake-judge"}, cache={"enabled": False}, transport=transport) as scorer:
-        threading.Timer(0.2, scorer.interrupt).start()
-        first = scorer.score(frame)
-        second = scorer.score(frame)
-    statuses = list(first.frame["sufficiency_status"])
-    assert len(statuses) == 6 and "error" in statuses
-    assert set(first.frame.loc[first.frame["sufficiency_status"] == "error", "sufficiency_error"]) == {"interrupted"}
-    assert first.summary.interrupted and second.summary.interrupted
-    assert set(second.frame["sufficiency_error"].dropna()) == {"interrupted"}
 
 
 def test_frames_the_scorer_cannot_name_get_the_fix_and_lists_of_rows_work(server, tmp_path):

@@ -49,32 +49,7 @@ def test_an_unjudged_fact_is_never_a_yes(facts):
         sufficiency.parse(reply(facts), call)
 
 
-def test_an_unjudged_fact_is_asked_again_then_an_error_row(run_cli, tmp_path, server):
-    incomplete = reply([{"fact": 1, "supported": True, "passages": [1], "reason": "p1"}])
-    server.replies.extend([incomplete, incomplete])
-    row = {"id": "r", "request": "Where and when was the treaty signed?", "context": [PASSAGES[0].text], "expected_facts": FACTS}
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [row]), "-m", "sufficiency", "-o", str(out)])
-    scored = read_jsonl(out)[0]
-    assert result.code == 3 and server.calls == 2
-    assert scored["sufficiency_status"] == "error" and scored["sufficiency_score"] is None
-    assert scored["sufficiency_error"] == "unreadable judge reply: fact(s) 2, 3 of 3 not judged"
-
-
 # 2. Reasoning before the verdict, for hosted judges
-
-def test_hosted_judges_are_asked_for_the_reasoning_before_each_verdict(run_cli, tmp_path, server):
-    server.keep_requests = True
-    rows = [{"id": "g", "request": "Where was it signed?", "context": ["It was signed in Lisbon."], "expected_response": "Lisbon"},
-            {"id": "f", "request": "Where was it signed?", "context": ["It was signed in Lisbon."]}]
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "--min-pass-rate", "0"])
-    assert result.code == 0, result.stderr
-    schemas = {body["response_format"]["json_schema"]["name"]: body["response_format"]["json_schema"]["schema"] for body in server.requests}
-    fact = schemas["sufficiency_grounded"]["properties"]["facts"]["items"]["properties"]
-    assert list(fact) == ["fact", "passages", "reason", "supported"]
-    assert list(schemas["sufficiency_grounded"]["properties"]) == ["facts", "rationale", "verdict"]
-    assert list(schemas["sufficiency_reference_free"]["properties"]) == ["needed", "quote", "rationale", "verdict"]
-
 
 def test_the_embedded_judge_keeps_its_measured_order_under_its_own_prompt_version():
     local_judge, local_call = grounded_call(JudgeSettings(model="local/qwen2.5-coder-1.5b"))
@@ -112,48 +87,7 @@ def test_a_context_item_with_an_unknown_key_is_the_same_passage_in_parquet_as_in
     assert jsonl == parquet == [("ok", 1.0), ("ok", 1.0)]  # "Lisbon" is in the body's JSON text, read as a passage
 
 
-def test_a_null_text_key_does_not_hide_another_text_key(run_cli, tmp_path, server):
-    # the same kind: items with "content" and items with "page_content", merged by Arrow
-    server.keep_requests = True
-    rows = [{"id": "a", "request": "Where was it signed?", "context": [{"content": "It was signed in Lisbon."},
-                                                                       {"page_content": "The year was 1911.", "doc_uri": "d2"}]}]
-    out = tmp_path / "out.jsonl"
-    run_cli(["score", _parquet(tmp_path, rows), "-m", "sufficiency", "-o", str(out)])
-    assert read_jsonl(out)[0]["sufficiency_status"] == "ok"
-    prompt = server.requests[0]["messages"][1]["content"]
-    assert "[1] It was signed in Lisbon.\n[2] The year was 1911." in prompt
-
-
 # 6. Lists written by pandas into CSV
-
-def test_a_list_cell_written_by_pandas_to_csv_is_read_as_a_list(run_cli, tmp_path, server):
-    import pandas as pd
-
-    server.keep_requests = True
-    path = tmp_path / "in.csv"
-    pd.DataFrame([{"id": "a", "request": "Where and when was it signed?",
-                   "context": ["The treaty was signed in Lisbon.", "It was signed in March 1911."],
-                   "expected_facts": ["The treaty was signed in Lisbon.", "It was signed in March 1911."]}]).to_csv(path, index=False)
-    assert "['The treaty was signed in Lisbon.', 'It was signed in March 1911.']" in path.read_text()
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out)])
-    assert result.code == 0, result.stderr
-    prompt = server.requests[0]["messages"][1]["content"]
-    assert "[1] The treaty was signed in Lisbon.\n[2] It was signed in March 1911." in prompt  # two passages
-    assert "<expected_facts>\n[1] The treaty was signed in Lisbon.\n[2] It was signed in March 1911.\n</expected_facts>" in prompt
-
-
-def test_a_cell_that_looks_like_a_list_but_is_not_one_gets_a_note(run_cli, tmp_path, server):
-    path = tmp_path / "in.csv"
-    path.write_text('id,request,passages\na,Where was it signed?,"[The treaty was signed in Lisbon, in 1911]"\n'
-                    'b,Where?,"[{\'content\': \'In Lisbon.\', \'doc_uri\': \'x\'}]"\n')
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out)])
-    assert result.code in (0, 1), result.stderr
-    assert ("column 'passages' (for context) holds text that looks like a list but is neither JSON nor a Python list; "
-            "it was read as one piece of text") in result.stderr
-    assert [r["sufficiency_status"] for r in read_jsonl(out)] == ["ok", "ok"]  # a Python list of objects is read too
-
 
 # 7. CSV errors name the wrong line
 
@@ -176,20 +110,6 @@ def test_every_malformed_csv_names_its_line_from_stdin_too(run_cli, tmp_path):
 
 # 13. A broken retriever passes the gate
 
-def test_an_empty_context_is_insufficient_without_a_call(run_cli, tmp_path, server):
-    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."] if i < 5 else [],
-             "expected_response": f"city {i}"} for i in range(12)]
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-o", str(out)])
-    written = read_jsonl(out)
-    assert result.code == 1  # 7 of 12 rows retrieved nothing: pass rate 5/12, not 1.00
-    assert [(r["sufficiency_status"], r["sufficiency_score"]) for r in written[5:]] == [("ok", 0.0)] * 7
-    assert {r["sufficiency_rationale"] for r in written[5:]} == {"no passages retrieved"}
-    assert written[5]["sufficiency_missing"] == ["city 5"]
-    assert server.calls == 5
-    assert "FAIL sufficiency: pass rate 0.42 < 1.00 (5 of 12 ok rows passed)" in result.stderr
-
-
 def test_a_metric_asked_for_whose_field_maps_to_no_column_exits_2(run_cli, tmp_path):
     rows = [{"id": "a", "request": "q?", "retrieved_passages_v2": ["c"]}]
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-q"])
@@ -210,60 +130,9 @@ def test_a_default_metric_that_judged_no_row_is_named(run_cli, tmp_path):
     assert "note: sufficiency judged no row of 1 (1 'no context')" in verbose.stderr
 
 
-def test_max_skip_rate_gates_on_skipped_rows(run_cli, tmp_path):
-    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."] if i < 2 else None,
-             "expected_response": f"city {i}"} for i in range(4)]
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "--max-skip-rate", "0.25"])
-    assert result.code == 1
-    assert "FAIL sufficiency: skip rate 0.50 > 0.25 (2 of 4 rows skipped): no context" in result.stderr
-    assert run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "--max-skip-rate", "0.5"]).code == 0
-
-
 # 14. Suggest the mapping
 
-def test_the_common_names_are_recognised(run_cli, tmp_path):
-    rows = [{"question": "Where is the Eiffel Tower?", "retrieved_docs": ["It is in Paris, France."], "gold_answer": "Paris, France",
-             "bot_answer": "Paris"}]
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "--min-pass-rate", "0"])
-    assert result.code == 0, result.stderr
-    assert "context=retrieved_docs" in result.stderr and "expected_response=gold_answer" in result.stderr and "response=bot_answer" in result.stderr
-    row = read_jsonl(out)[0]
-    assert (row["sufficiency_status"], row["completeness_status"]) == ("ok", "ok")
-
-
-@pytest.mark.parametrize("columns, field, column", [
-    (["query", "kontext_chunks", "answer"], "context", "kontext_chunks"),
-    (["question", "contexts", "model_output_text", "notes"], "response", "model_output_text"),
-])
-def test_an_unmapped_field_gets_the_closest_unused_column_suggested(run_cli, tmp_path, columns, field, column):
-    rows = [{name: ["x"] if "chunk" in name else "x" for name in columns}]
-    metric = "sufficiency" if field == "context" else "completeness"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", metric])
-    assert result.code == 2
-    assert f"set --map {field}={column}" in result.stderr and "columns not read:" in result.stderr
-
-
 # 8. The evidence check speaks only English
-
-@pytest.mark.parametrize("fact, passage, expected", [
-    pytest.param("The library was funded by the city.", "The library opens Monday to Friday from nine to five.", 0.0, id="english"),
-    pytest.param("La biblioteca fue financiada por la ciudad.", "La biblioteca abre de lunes a viernes de nueve a cinco.", 0.0, id="spanish"),
-    pytest.param("Die Bibliothek wurde von der Stadt finanziert.", "Die Bibliothek ist von Montag bis Freitag geöffnet.", 0.0, id="german"),
-    pytest.param("La bibliothèque a été financée par la ville.", "La bibliothèque est ouverte du lundi au vendredi.", 0.0, id="french"),
-    pytest.param("La biblioteca fue financiada por la ciudad.", "La ciudad ha financiado la biblioteca: fue financiada por la ciudad en 1990.", 1.0,
-                 id="spanish_stated"),
-])
-def test_the_evidence_check_treats_languages_alike(run_cli, tmp_path, server, fact, passage, expected):
-    # in Spanish, la / por / fue counted as evidence and the unsupported fact was accepted (1.0)
-    rows = [{"id": "a", "request": "?", "context": [passage], "expected_facts": [fact]}]
-    config = tmp_path / "c.yaml"
-    config.write_text("judge:\n  fact_evidence: 0.5\n")
-    server.replies.append(json.dumps({"facts": [{"fact": 1, "supported": True, "passages": [1], "reason": "r"}], "rationale": "r", "verdict": "yes"}))
-    out = tmp_path / "out.jsonl"
-    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
-    assert read_jsonl(out)[0]["sufficiency_score"] == expected
-
 
 def test_the_evidence_share_drops_the_detected_languages_stop_words():
     from ragjudge.judges.sufficiency import detect_language, evidence_share, stop_words
@@ -274,22 +143,6 @@ def test_the_evidence_share_drops_the_detected_languages_stop_words():
 
 
 # 9. One bad character must not lose the run
-
-def test_a_lone_surrogate_in_a_reply_is_replaced_and_every_row_written(run_cli, tmp_path, server):
-    # "unexpected UnicodeEncodeError", exit 2, no output in any format, and the bad verdict cached
-    server.replies.append('{"facts": [{"fact": 1, "supported": true, "passages": [1], "reason": "r"}], "rationale": "Stated \\ud83d plainly.", "verdict": "yes"}')
-    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."], "expected_response": f"city {i}"}
-            for i in range(3)]
-    source = write_jsonl(tmp_path / "in.jsonl", rows)
-    for suffix in ("jsonl", "csv", "parquet"):
-        out = tmp_path / f"out.{suffix}"
-        result = run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--concurrency", "1", "--summary-json", str(tmp_path / "s.json")])
-        assert result.code == 0, result.stderr
-        import pandas as pd
-
-        table = pd.read_json(out, lines=True) if suffix == "jsonl" else pd.read_csv(out) if suffix == "csv" else pd.read_parquet(out)
-        assert len(table) == 3 and table["sufficiency_rationale"][0] == "Stated \ufffd plainly."  # cached, then read again
-
 
 def test_a_surrogate_pair_written_as_two_escapes_stays_one_character():
     from ragjudge.judges.base import load_reply
@@ -349,16 +202,6 @@ def test_a_gate_line_shows_the_digits_that_make_it_true():
     assert "FAIL sufficiency: pass rate 0.950 < 0.951 (38 of 40 ok rows passed)" in lines  # it read "0.95 < 0.95"
 
 
-def test_a_probability_note_shows_the_digits_that_make_it_true(run_cli, tmp_path, server):
-    server.p_yes = 0.838
-    config = tmp_path / "c.yaml"
-    config.write_text("judge:\n  yes_threshold: 0.84\n")
-    out = tmp_path / "out.jsonl"
-    rows = [{"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}]
-    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
-    assert read_jsonl(out)[0]["sufficiency_rationale"].startswith("probability check: P(yes) 0.838 < yes_threshold 0.84, so no")
-
-
 # 15. The summary table at 80 columns hides its numbers
 
 def test_the_summary_table_at_80_columns_keeps_every_count():
@@ -411,23 +254,6 @@ def test_config_file_messages_name_the_key_without_list_indices(tmp_path):
     assert str(info.value) == f"{path}: invalid value for 'metrics item 2': should be a valid string (got 3)"
 
 
-def test_passages_with_ids_but_null_text_are_an_error_not_an_empty_retrieval(run_cli, tmp_path, server):
-    # every passage's text was null in the Parquet file: the row was judged "no" as a retrieval
-    # that found nothing, with no call, hiding the broken column
-    rows = [{"id": "null-text", "request": "Where was it signed?", "context": [{"text": None, "id": "d1"}, {"text": None, "id": "d2"}],
-             "expected_response": "Lisbon"},
-            {"id": "one-empty", "request": "Where was it signed?", "context": [{"text": "It was signed in Lisbon.", "id": "d1"},
-                                                                               {"text": "", "id": "d2"}], "expected_response": "Lisbon"},
-            {"id": "retrieved-nothing", "request": "Where was it signed?", "context": [], "expected_response": "Lisbon"}]
-    out = tmp_path / "out.jsonl"
-    run_cli(["score", _parquet(tmp_path, rows), "-m", "sufficiency", "-o", str(out), "--max-error-rate", "1", "--min-pass-rate", "0"])
-    got = {r["id"]: (r["sufficiency_status"], r["sufficiency_error"], r["sufficiency_score"]) for r in read_jsonl(out)}
-    assert got["null-text"] == ("error", "context holds 2 passage(s) and none has text under content, page_content, "
-                                         "text; fill in their text, or map context to the column that has it", None)
-    assert got["one-empty"][0] == "ok" and got["one-empty"][2] is not None  # one empty passage among others is dropped
-    assert got["retrieved-nothing"][:2] == ("ok", None) and got["retrieved-nothing"][2] == 0.0
-
-
 def test_render_refuses_a_metric_whose_column_is_missing_as_score_does(run_cli, tmp_path):
     # render printed "no call: skipped: no context" (exit 0) where score -m exits 2
     source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "Where was it signed?", "response": "In Lisbon."}])
@@ -459,20 +285,3 @@ def test_a_nested_column_with_no_value_says_whether_its_key_is_there(run_cli, tm
     config.write_text("columns:\n  request: inputs.request\n  expected_facts: expectations.expected_facts\n")
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-c", str(config), "-m", "sufficiency", "--dry-run"], judge=False)
     assert note in result.stderr, result.stderr
-
-
-def test_a_passage_object_with_only_a_null_text_is_an_error_too_and_bytes_are_text(run_cli, tmp_path, server):
-    # [{"text": null}] was judged as a retrieval that found nothing (score 0, no call); a binary
-    # Parquet column reached the judge as b'Paris.'
-    server.keep_requests = True
-    rows = [{"id": "only-null", "request": "Where was it signed?", "context": [{"text": None}], "expected_response": "Lisbon",
-             "response": b"In Lisbon."},
-            {"id": "bytes", "request": "Where was it signed?", "context": [{"text": "It was signed in Lisbon."}], "expected_response": "Lisbon",
-             "response": b"In Lisbon."}]
-    out = tmp_path / "out.jsonl"
-    run_cli(["score", _parquet(tmp_path, rows), "-o", str(out), "--max-error-rate", "1", "--min-pass-rate", "0"])
-    got = {r["id"]: r for r in read_jsonl(out)}
-    assert got["only-null"]["sufficiency_status"] == "error"
-    assert got["only-null"]["sufficiency_error"].startswith("context holds 1 passage(s) and none has text under content")
-    sent = "\n".join(str(m["content"]) for request in server.requests for m in request["messages"])
-    assert "In Lisbon." in sent and "b'In Lisbon.'" not in sent

@@ -209,27 +209,6 @@ def test_two_calls_a_row_and_a_refused_response_format_are_counted(run_cli, tmp_
     assert len(read_jsonl(out)) == 8
 
 
-def test_the_model_counts_calls_and_retries_in_process():
-    """The chokepoint without HTTP: two 429s then a reply is three calls, two retries."""
-    from ragjudge import _loop
-    from ragjudge.config import load_config
-    from ragjudge.fakeserver import FakeTransport
-    from ragjudge.model import Model
-    from ragjudge.transports import base
-    from ragjudge.transports.base import TransportError
-    from ragjudge.types import Call, Verdict
-
-    fake = FakeTransport()
-    fake.errors.extend([TransportError(base.RATE_LIMIT, "HTTP 429", 0.0, 429), TransportError(base.SERVER, "HTTP 500", 0.0, 500)])
-    fake.replies.append('{"verdict": "yes"}')
-    model = Model(load_config(None, {"judge": {"model": "openai/fake-judge"}}).judge, None, fake)
-    call = Call(metric="m", version="v", mode=None, messages=[{"role": "user", "content": "q"}], response_format=None)
-    verdict = _loop.run(model.call(call, lambda reply, _: Verdict(metric="m", status="ok", score=1.0)))
-    assert (verdict.usage.calls, verdict.usage.retries) == (3, 2) == (model.calls, model.retries)
-    assert len(fake.requests) == 3
-    _loop.run(model.aclose())
-
-
 # 13. A prompt past the model's input limit is a row error before the call; the dry run counts it
 
 def long_context_rows() -> list[dict]:

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from conftest import SAMPLE, read_jsonl, shared_file, write_jsonl
+from conftest import SAMPLE, read_jsonl, write_jsonl
 
 GROUNDED_ROW = {
     "id": "r1",
@@ -16,69 +16,11 @@ GROUNDED_ROW = {
 }
 
 
-def test_squad2_goldremoved_all_250_rows_scored(run_cli, tmp_path, server):
-    source = shared_file("squad2_goldremoved_sufficiency_dev.jsonl")
-    out = tmp_path / "scored.jsonl"
-    result = run_cli(["score", str(source), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
-    assert result.code == 0, result.stderr
-    rows = read_jsonl(out)
-    assert len(rows) == 250
-    source_ids = [json.loads(line)["id"] for line in open(source)]
-    assert [r["id"] for r in rows] == source_ids
-    assert {r["sufficiency_status"] for r in rows} == {"ok"}
-    assert {r["sufficiency_score"] for r in rows} == {0.0, 1.0}
-    assert {r["sufficiency_mode"] for r in rows} == {"grounded"}
-    assert all(r["sufficiency_rationale"] for r in rows)
-    assert server.calls == 250
-    # the label column is kept as an original column, never judged
-    assert all("label_sufficient" in r for r in rows)
-
-
-def test_mlflow_twin_with_mlflow_config(run_cli, tmp_path):
-    source = shared_file("squad2_goldremoved_sufficiency_dev.mlflow.jsonl")
-    out = tmp_path / "scored.parquet"
-    result = run_cli(["score", str(source), "-c", "configs/mlflow.yaml", "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
-    assert result.code == 0, result.stderr
-    table = pd.read_parquet(out)
-    assert len(table) == 250
-    assert set(table["sufficiency_status"]) == {"ok"}
-    assert set(table["sufficiency_mode"]) == {"grounded"}
-    assert "request=inputs.query" in result.stderr
-    plain = read_jsonl(shared_file("squad2_goldremoved_sufficiency_dev.jsonl"))
-    # same rows, same verdicts as the flat file: the mapping reads the same fields
-    flat = tmp_path / "flat.jsonl"
-    run_cli(["score", str(shared_file("squad2_goldremoved_sufficiency_dev.jsonl")), "-m", "sufficiency", "-o", str(flat), "--min-pass-rate", "0"])
-    assert list(table["sufficiency_score"]) == [r["sufficiency_score"] for r in read_jsonl(flat)]
-    assert len(plain) == 250
-
-
 def test_gate_passes_exit_0(run_cli, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
     result = run_cli(["score", source, "-m", "sufficiency"])
     assert result.code == 0, result.stderr
     assert "gate passed" in result.stderr
-
-
-def test_gate_failure_exits_1_and_summary_agrees(run_cli, tmp_path):
-    rows = [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2", "expected_response": "Rome, Italy"}]
-    source = write_jsonl(tmp_path / "in.jsonl", rows)
-    summary = tmp_path / "summary.json"
-    result = run_cli(["score", source, "-m", "sufficiency", "--summary-json", str(summary)])
-    assert result.code == 1
-    assert "FAIL sufficiency: pass rate 0.50 < 1.00 (1 of 2 ok rows passed)" in result.stderr
-    doc = json.loads(summary.read_text())
-    assert doc["exit_code"] == 1
-    assert doc["gate"]["passed"] is False
-    assert doc["metrics"]["sufficiency"]["pass_rate"] == 0.5
-    assert doc["metrics"]["sufficiency"]["ok"] == 2
-    assert doc["rows"] == 2
-
-
-def test_min_pass_rate_per_metric_lets_gate_pass(run_cli, tmp_path):
-    rows = [GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2", "expected_response": "Rome, Italy"}]
-    source = write_jsonl(tmp_path / "in.jsonl", rows)
-    assert run_cli(["score", source, "-m", "sufficiency", "--min-pass-rate", "sufficiency=0.5"]).code == 0
-    assert run_cli(["score", source, "-m", "sufficiency", "--min-pass-rate", "sufficiency=0.51"]).code == 1
 
 
 def test_missing_column_error_lists_available(run_cli, tmp_path):
@@ -176,24 +118,6 @@ def test_connection_refused_is_one_line_exit_3(run_cli, tmp_path, transport):
     assert "Traceback" not in result.stderr
 
 
-def test_skipped_when_inputs_missing_never_zero(run_cli, tmp_path):
-    rows = [
-        {"id": "a", "request": "q?", "context": None, "expected_response": "x", "response": None},
-        {"id": "b", "request": "q?", "context": ["some text"], "expected_response": None, "response": "an answer"},
-    ]
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out)])
-    written = read_jsonl(out)
-    assert [r["sufficiency_status"] for r in written] == ["skipped", "ok"]
-    assert written[0]["sufficiency_error"] == "no context"
-    assert written[0]["sufficiency_score"] is None and written[0]["sufficiency_passed"] is None
-    assert [r["completeness_status"] for r in written] == ["skipped", "skipped"]
-    assert written[0]["completeness_error"] == "no response"
-    assert written[1]["completeness_error"] == "no expected_response or expected_facts"
-    assert written[1]["sufficiency_mode"] == "reference_free"
-    assert "SKIP completeness: no row judged (2 skipped)" in result.stderr
-
-
 def test_context_objects_without_text_key_are_one_passage_of_json_text_with_a_note(run_cli, tmp_path, server):
     # issue 27: MLflow judges str(context); ragjudge judges the object's JSON text and says so (was: a row error)
     rows = [{"id": "a", "request": "q?", "context": [{"body": "text", "url": "u"}], "expected_response": "x"}]
@@ -204,91 +128,11 @@ def test_context_objects_without_text_key_are_one_passage_of_json_text_with_a_no
     assert "note: a context item has no text under content, page_content, text (keys: body, url)" in result.stderr
 
 
-def test_parse_failure_is_error_not_no_and_raw_kept(run_cli, tmp_path, server, transport):
-    server.replies.extend(["I think it is fine.", "Still not JSON, sorry."])
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW]), "-o", str(out), "-m", "sufficiency"])
-    row = read_jsonl(out)[0]
-    assert row["sufficiency_status"] == "error"
-    assert row["sufficiency_score"] is None
-    assert row["sufficiency_error"].startswith("unreadable judge reply")
-    assert row["sufficiency_raw"] == "Still not JSON, sorry."
-    assert server.calls == 2  # the call and one re-ask
-    assert result.code == 3
-
-
-def test_damaged_json_is_repaired(run_cli, tmp_path, server, transport):
-    server.replies.append('```json\n{"facts": [{"fact": 1, "reason": "p1 says so", "supported": true, "passages": [1],}], "rationale": "Stated in [1]", "verdict": "yes"\n```')
-    out = tmp_path / "out.jsonl"
-    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW]), "-o", str(out), "-m", "sufficiency"])
-    row = read_jsonl(out)[0]
-    assert row["sufficiency_status"] == "ok"
-    assert row["sufficiency_score"] == 1.0
-    assert row["sufficiency_rationale"] == "Stated in [1]"
-    assert row["sufficiency_raw"] is None
-
-
-def test_truncated_reply_is_error(run_cli, tmp_path, server, transport):
-    server.truncate = True
-    out = tmp_path / "out.jsonl"
-    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW]), "-o", str(out), "-m", "sufficiency"])
-    row = read_jsonl(out)[0]
-    assert row["sufficiency_status"] == "error"
-    assert row["sufficiency_error"] == "reply truncated at max_tokens=1024; raise judge.max_tokens"
-    assert row["sufficiency_raw"]
-
-
-def test_aliases_are_used_and_printed(run_cli, tmp_path):
-    rows = [{"question": "Where is the Eiffel Tower?", "contexts": ["It is in Paris, France."], "ground_truth": "Paris, France", "answer": "Paris"}]
-    out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "--min-pass-rate", "0"])
-    assert "request=question" in result.stderr and "context=contexts" in result.stderr
-    assert "expected_response=ground_truth" in result.stderr and "response=answer" in result.stderr
-    row = read_jsonl(out)[0]
-    assert row["sufficiency_status"] == "ok" and row["completeness_status"] == "ok"
-    assert row["sufficiency_mode"] == "grounded"
-
-
 def test_ambiguous_alias_is_an_error(run_cli, tmp_path):
     rows = [{"question": "q", "query": "q2", "context": ["c"]}]
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows)])
     assert result.code == 2
     assert "columns 'question', 'query'" in result.stderr and "--map request=COLUMN" in result.stderr
-
-
-def test_csv_with_json_context_cells(run_cli, tmp_path):
-    out = tmp_path / "out.csv"
-    result = run_cli(["score", str(SAMPLE / "rag_eval.csv"), "-o", str(out), "--min-pass-rate", "0"])
-    assert result.code == 0, result.stderr
-    table = pd.read_csv(out)
-    source = pd.read_csv(SAMPLE / "rag_eval.csv")
-    assert list(table["id"]) == list(source["id"])
-    suff = table[table["slice"] != "squality_completeness_dev"]
-    assert set(suff["sufficiency_status"]) == {"ok"}
-    # lists are written as JSON text in CSV
-    assert all(json.loads(cell) == [] or isinstance(json.loads(cell), list) for cell in table["sufficiency_missing"])
-
-
-def test_parquet_keeps_lists_typed(run_cli, tmp_path):
-    out = tmp_path / "out.parquet"
-    run_cli(["score", str(SAMPLE / "rag_eval.jsonl"), "-o", str(out), "--min-pass-rate", "0"])
-    import pyarrow.parquet as pq
-
-    schema = pq.read_schema(out)
-    assert str(schema.field("context").type) == "list<element: string>"
-    assert str(schema.field("sufficiency_missing").type) == "list<element: string>"
-    assert str(schema.field("sufficiency_passed").type) == "bool"
-    assert str(schema.field("completeness_score").type) == "double"
-
-
-def test_json_array_input_and_output(run_cli, tmp_path):
-    source = tmp_path / "in.json"
-    source.write_text(json.dumps([GROUNDED_ROW, {**GROUNDED_ROW, "id": "r2"}]))
-    out = tmp_path / "out.json"
-    result = run_cli(["score", str(source), "-o", str(out), "-m", "sufficiency"])
-    assert result.code == 0, result.stderr
-    rows = json.loads(out.read_text())
-    assert [r["id"] for r in rows] == ["r1", "r2"]
 
 
 def test_stdin_to_stdout_pipeline(run_cli, tmp_path):
@@ -308,16 +152,6 @@ def test_summary_json_to_stdout_only_data(run_cli, tmp_path):
     assert doc["exit_code"] == result.code == 0
     assert doc["metrics"]["sufficiency"]["ok"] == 1
     assert doc["metrics"]["sufficiency"]["threshold"] == 0.5
-
-
-def test_threshold_changes_row_pass(run_cli, tmp_path):
-    rows = [{"id": "a", "expected_response": "Alpha beta. Gamma delta.", "response": "alpha beta", "request": "q"}]
-    out = tmp_path / "out.jsonl"
-    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "completeness", "-o", str(out), "--min-pass-rate", "0"])
-    assert read_jsonl(out)[0]["completeness_score"] == 3.0
-    assert read_jsonl(out)[0]["completeness_passed"] is True
-    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "completeness", "-o", str(out), "--threshold", "completeness=4", "--min-pass-rate", "0"])
-    assert read_jsonl(out)[0]["completeness_passed"] is False
 
 
 def test_bad_flag_values_exit_2(run_cli, tmp_path):
@@ -356,13 +190,6 @@ def test_missing_api_key_is_fatal_and_said_under_quiet(run_cli, tmp_path, monkey
     assert result.code == 3
     assert "FAIL judge stopped: no API key for openai/gpt-4o-mini" in result.stderr
     assert "OPENAI_API_KEY" in result.stderr
-
-
-def test_skipped_rows_have_no_mode(run_cli, tmp_path):
-    rows = [{"id": "a", "request": "q?", "context": None, "expected_response": "x"}]  # no context at all ([] would be a retrieval that found nothing)
-    out = tmp_path / "out.jsonl"
-    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "-m", "sufficiency"])
-    assert read_jsonl(out)[0]["sufficiency_mode"] is None
 
 
 def test_progress_lines_in_logs_when_not_a_terminal(run_cli, tmp_path, server, monkeypatch):

@@ -30,19 +30,18 @@ def test_judge_settings_hold_no_metric_knob_and_each_judge_declares_its_section(
 
 
 @pytest.mark.parametrize("text", ["sufficiency:\n  yes_threshold: 0.9\n", "judge:\n  yes_threshold: 0.9\n"], ids=["section", "old_key"])
-def test_a_knob_decides_the_same_from_its_section_or_its_old_place(run_cli, tmp_path, server, text):
-    server.p_yes = 0.8
+def test_a_knob_decides_the_same_from_its_section_or_its_old_place(run_score, tmp_path, judge, text):
+    judge.p_yes = 0.8
     config = tmp_path / "c.yaml"
     config.write_text(text)
     out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [REF_FREE]), "-m", "sufficiency", "-o", str(out), "-c", str(config),
-                      "--min-pass-rate", "0"])
-    assert result.code == 0, result.stderr
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", [REF_FREE]), metric=["sufficiency"], min_pass_rate=["0"], output=str(out), config=str(config))
+    assert result.code == 0, result.text
     row = read_jsonl(out)[0]
     assert (row["sufficiency_score"], row["sufficiency_p_yes"]) == (0.0, pytest.approx(0.8))
     assert row["sufficiency_rationale"].startswith("probability check: P(yes) 0.80 < yes_threshold 0.9, so no (the judge wrote yes). ")
     note = "note: judge.yes_threshold is now sufficiency.yes_threshold (the old key still works)"
-    assert (note in result.stderr) == text.startswith("judge:")
+    assert (note in result.text) == text.startswith("judge:")
 
 
 def test_the_old_keys_load_into_their_sections_with_a_note_each():
@@ -81,12 +80,12 @@ def test_a_bad_knob_is_a_config_error_naming_where_it_was_written(tmp_path, text
 
 
 @pytest.mark.parametrize("name", ["gate", "cache", "judge", "columns", "thresholds"])
-def test_a_custom_judge_may_not_take_the_name_of_a_config_section(run_cli, tmp_path, name):
+def test_a_custom_judge_may_not_take_the_name_of_a_config_section(run_score, tmp_path, name):
     path = tmp_path / "c.yaml"
     path.write_text(f"judges:\n  - name: {name}\n    needs: [response]\n    prompt: 'Is it right? {{{{ response }}}}'\n")
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "response": "r"}]), "-c", str(path)], judge=False)
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "response": "r"}]), config=str(path))
     assert result.code == 2
-    assert f"judges: '{name}' is a section of the config ({name}:); give your judge another name" in result.stderr
+    assert f"judges: '{name}' is a section of the config ({name}:); give your judge another name" in result.text
 
 
 def test_cache_keys_do_not_depend_on_where_a_knob_was_set():

@@ -100,79 +100,79 @@ def test_field_probability_reads_the_verdict_token():
     assert field_probability({"content": tokens[:3]}) is None
 
 
-def test_yes_threshold_overrides_written_verdict(run_cli, tmp_path, server, transport):
-    server.p_yes = 0.8
+def test_yes_threshold_overrides_written_verdict(run_score, tmp_path, judge):
+    judge.p_yes = 0.8
     out = tmp_path / "out.jsonl"
     source = write_jsonl(tmp_path / "in.jsonl", [REF_FREE])
-    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
+    run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(out))
     assert read_jsonl(out)[0]["sufficiency_score"] == 1.0  # no threshold: the written "yes"
     written = read_jsonl(out)[0]["sufficiency_rationale"]
     assert written and not written.startswith("probability check")
     config = tmp_path / "c.yaml"
     config.write_text("judge:\n  yes_threshold: 0.9\n")
-    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(out), config=str(config))
     row = read_jsonl(out)[0]
     assert row["sufficiency_p_yes"] == pytest.approx(0.8)
     assert row["sufficiency_score"] == 0.0 and row["sufficiency_passed"] is False
     # the judge's rationale argues for the "yes" it wrote: the override says so in front of it
     assert row["sufficiency_rationale"] == f"probability check: P(yes) 0.80 < yes_threshold 0.9, so no (the judge wrote yes). {written}"
     config.write_text("judge:\n  yes_threshold: 0.5\n")
-    calls = server.calls
-    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    calls = judge.calls
+    run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(out), config=str(config))
     assert read_jsonl(out)[0]["sufficiency_score"] == 1.0
     assert not read_jsonl(out)[0]["sufficiency_rationale"].startswith("probability check")  # agrees with what it wrote
-    assert server.calls == calls  # a new threshold re-decides cached probabilities, no new call
+    assert judge.calls == calls  # a new threshold re-decides cached probabilities, no new call
 
 
-def test_samples_majority_and_agreement(run_cli, tmp_path, server):
+def test_samples_majority_and_agreement(run_score, tmp_path, judge):
     yes = json.dumps({"needed": "n", "quote": "q", "rationale": "r", "verdict": "yes"})
     no = json.dumps({"needed": "n", "quote": "NONE", "rationale": "r", "verdict": "no"})
-    server.replies.extend([yes, no, yes])
-    server.keep_requests = True
+    judge.replies.extend([yes, no, yes])
+    judge.keep_requests = True
     out = tmp_path / "out.jsonl"
-    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [REF_FREE]), "-m", "sufficiency", "-o", str(out), "--samples", "3"])
+    run_score(write_jsonl(tmp_path / "in.jsonl", [REF_FREE]), metric=["sufficiency"], output=str(out), samples=3)
     row = read_jsonl(out)[0]
-    assert server.calls == 3
+    assert judge.calls == 3
     assert row["sufficiency_score"] == 1.0
     assert row["sufficiency_agreement"] == pytest.approx(2 / 3)
-    assert [r["temperature"] for r in server.requests] == [0.7, 0.7, 0.7]  # samples need a non-zero temperature
+    assert [r["temperature"] for r in judge.requests] == [0.7, 0.7, 0.7]  # samples need a non-zero temperature
 
 
-def test_samples_share_one_statements_call_at_the_configured_temperature(run_cli, tmp_path, server):
+def test_samples_share_one_statements_call_at_the_configured_temperature(run_score, tmp_path, judge):
     # the ground truth's statements are drawn once and shared by every sample: that call
     # keeps judge.temperature (it ran at the sampling 0.7), so a run with --samples reuses
     # the statements a single-sample run cached
     row = {"id": "c", "request": "Who wrote it?", "expected_response": "Ann wrote the book in 1900. She lived in Paris.",
            "response": "Ann wrote the book in 1900."}
     source = write_jsonl(tmp_path / "in.jsonl", [row])
-    server.keep_requests = True
+    judge.keep_requests = True
     out = tmp_path / "out.jsonl"
-    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0", "--samples", "3", "--no-cache"])
-    by_schema = [(r["response_format"]["json_schema"]["name"], r["temperature"]) for r in server.requests]
+    run_score(source, metric=["completeness"], min_pass_rate=["0"], output=str(out), samples=3, no_cache=True)
+    by_schema = [(r["response_format"]["json_schema"]["name"], r["temperature"]) for r in judge.requests]
     assert sorted(by_schema) == [("completeness", 0.7)] * 3 + [("completeness_statements", 0.0)]
     assert read_jsonl(out)[0]["completeness_status"] == "ok"
-    server.requests.clear()
-    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0"])  # one sample, fills the cache
-    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0", "--samples", "3"])
-    schemas = [r["response_format"]["json_schema"]["name"] for r in server.requests]
+    judge.requests.clear()
+    run_score(source, metric=["completeness"], min_pass_rate=["0"], output=str(out))  # one sample, fills the cache
+    run_score(source, metric=["completeness"], min_pass_rate=["0"], output=str(out), samples=3)
+    schemas = [r["response_format"]["json_schema"]["name"] for r in judge.requests]
     assert schemas.count("completeness_statements") == 1 and schemas.count("completeness") == 4
 
 
-def test_fact_threshold_decides_each_fact(run_cli, tmp_path, server, transport):
+def test_fact_threshold_decides_each_fact(run_score, tmp_path, judge):
     row = {"id": "g", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."], "expected_facts": ["landmark 1 city 1"]}
     source = write_jsonl(tmp_path / "in.jsonl", [row])
     out = tmp_path / "out.jsonl"
     config = tmp_path / "c.yaml"
-    server.p_true = 0.9
+    judge.p_true = 0.9
     config.write_text("judge:\n  fact_threshold: 0.95\n")
-    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(out), config=str(config))
     scored = read_jsonl(out)[0]
     assert scored["sufficiency_p_yes"] == pytest.approx(0.9)
     assert scored["sufficiency_score"] == 0.0
     assert scored["sufficiency_missing"] == ["landmark 1 city 1"]
     assert scored["sufficiency_rationale"].startswith("probability check: 1 fact(s) with P(supported) < fact_threshold 0.95, so no. ")
     config.write_text("judge:\n  fact_threshold: 0.5\n")
-    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(out), config=str(config))
     assert read_jsonl(out)[0]["sufficiency_score"] == 1.0 and read_jsonl(out)[0]["sufficiency_missing"] == []
 
 
@@ -194,88 +194,88 @@ def test_evidence_share_reads_unspaced_scripts_and_normalises_unicode():
     assert sufficiency.evidence_share("Zürich", [unicodedata.normalize("NFD", "Zürich is large.")]) == 1.0
 
 
-def test_fact_evidence_overrides_a_supported_fact_absent_from_the_passages(run_cli, tmp_path, server):
+def test_fact_evidence_overrides_a_supported_fact_absent_from_the_passages(run_score, tmp_path, judge):
     rows = [
         {"id": "absent", "request": "When was it built?", "context": ["The church stands by the river."], "expected_facts": ["in 1696 by Huguenots"]},
         {"id": "present", "request": "When was it built?", "context": ["Huguenots built the church in 1696."], "expected_facts": ["in 1696 by Huguenots"]},
     ]
     supported = json.dumps({"facts": [{"fact": 1, "supported": True, "passages": [1], "reason": "r"}], "rationale": "Stated.", "verdict": "yes"})
-    server.replies.extend([supported, supported])
+    judge.replies.extend([supported, supported])
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
     config = tmp_path / "c.yaml"
     config.write_text("judge:\n  fact_evidence: 0.5\n")
-    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "-c", str(config), "--min-pass-rate", "0", "--concurrency", "1"])
+    run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(out), config=str(config), concurrency=1)
     absent, present = read_jsonl(out)
     assert (absent["sufficiency_score"], absent["sufficiency_missing"]) == (0.0, ["in 1696 by Huguenots"])
     assert absent["sufficiency_rationale"].startswith("evidence check:")
     assert (present["sufficiency_score"], present["sufficiency_missing"]) == (1.0, [])
     # without the check the judge's own verdict stands; no new call (decided after the cache)
-    calls = server.calls
-    run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
+    calls = judge.calls
+    run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(out))
     assert [r["sufficiency_score"] for r in read_jsonl(out)] == [1.0, 1.0]
-    assert server.calls == calls
+    assert judge.calls == calls
 
 
-def test_expected_score_weights_the_completeness_score_by_its_probabilities(run_cli, tmp_path, server, transport):
+def test_expected_score_weights_the_completeness_score_by_its_probabilities(run_score, tmp_path, judge):
     row = {"id": "c", "request": "Who wrote it and when?", "context": ["Ann wrote it in 1900."], "expected_response": "Ann wrote it in 1900.", "response": "Ann wrote it."}
     source = write_jsonl(tmp_path / "in.jsonl", [row])
     out = tmp_path / "out.jsonl"
     config = tmp_path / "c.yaml"
     config.write_text("judge:\n  expected_score: true\n")
-    server.p_scores = {3: 0.25, 4: 0.5, 5: 0.25}
-    server.keep_requests = True
-    run_cli(["score", source, "-m", "completeness", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    judge.p_scores = {3: 0.25, 4: 0.5, 5: 0.25}
+    judge.keep_requests = True
+    run_score(source, metric=["completeness"], min_pass_rate=["0"], output=str(out), config=str(config))
     assert read_jsonl(out)[0]["completeness_score"] == pytest.approx(4.0)
-    assert server.requests[-1]["logprobs"] is True
-    server.p_scores = {1: 0.5, 2: 0.5}
-    run_cli(["score", source, "-m", "completeness", "-o", str(out), "-c", str(config), "--min-pass-rate", "0", "--no-cache"])
+    assert judge.requests[-1]["logprobs"] is True
+    judge.p_scores = {1: 0.5, 2: 0.5}
+    run_score(source, metric=["completeness"], min_pass_rate=["0"], output=str(out), config=str(config), no_cache=True)
     scored = read_jsonl(out)[0]
     assert scored["completeness_score"] == pytest.approx(1.5) and scored["completeness_passed"] is False
 
 
-def test_completeness_draws_statements_from_the_ground_truth_once_then_judges_coverage(run_cli, tmp_path, server):
+def test_completeness_draws_statements_from_the_ground_truth_once_then_judges_coverage(run_score, tmp_path, judge):
     truth = "Ann wrote the book in 1900. She lived in Paris."
     rows = [
         {"id": "full", "request": "Who wrote it?", "expected_response": truth, "response": "Ann wrote the book in 1900 while she lived in Paris."},
         {"id": "half", "request": "Who wrote it?", "expected_response": truth, "response": "Ann wrote the book in 1900."},
         {"id": "facts", "request": "Who wrote it?", "expected_facts": ["Ann wrote the book", "lived in Paris"], "response": "Ann wrote the book."},
     ]
-    server.keep_requests = True
+    judge.keep_requests = True
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
-    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0", "--concurrency", "1"])
+    run_score(source, metric=["completeness"], min_pass_rate=["0"], output=str(out), concurrency=1)
     full, half, facts = read_jsonl(out)
     assert (full["completeness_score"], full["completeness_missing"]) == (5.0, [])
     assert (half["completeness_score"], half["completeness_missing"]) == (3.0, ["She lived in Paris."])
     assert (facts["completeness_score"], facts["completeness_missing"]) == (3.0, ["lived in Paris"])
     # one statements call for the shared ground truth (the second row's comes from the cache),
     # one coverage call per row; expected facts need no statements call
-    schemas = [r["response_format"]["json_schema"]["name"] for r in server.requests]
+    schemas = [r["response_format"]["json_schema"]["name"] for r in judge.requests]
     assert sorted(schemas) == ["completeness", "completeness", "completeness", "completeness_statements"]
-    coverage_prompts = [r["messages"][-1]["content"] for r in server.requests if r["response_format"]["json_schema"]["name"] == "completeness"]
+    coverage_prompts = [r["messages"][-1]["content"] for r in judge.requests if r["response_format"]["json_schema"]["name"] == "completeness"]
     assert all("<ground_truth>" not in p for p in coverage_prompts)
     assert full["completeness_prompt_tokens"] > half["completeness_prompt_tokens"]  # the first row paid for the statements call
-    calls = server.calls
-    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0"])
-    assert server.calls == calls and [r["completeness_cached"] for r in read_jsonl(out)] == [True, True, True]
+    calls = judge.calls
+    run_score(source, metric=["completeness"], min_pass_rate=["0"], output=str(out))
+    assert judge.calls == calls and [r["completeness_cached"] for r in read_jsonl(out)] == [True, True, True]
     assert [r["completeness_score"] for r in read_jsonl(out)] == [5.0, 3.0, 3.0]
 
 
-def _score_half_covered_row(run_cli, tmp_path, judge_yaml: str) -> dict:
+def _score_half_covered_row(run_score, tmp_path, judge_yaml: str) -> dict:
     """Score one row whose response covers 1 of its 2 ground-truth statements; the scored row."""
     row = {"id": "c", "request": "Who wrote it?", "expected_response": "Ann wrote the book. She lived in Paris.", "response": "Ann wrote the book."}
     source = write_jsonl(tmp_path / "in.jsonl", [row])
     out = tmp_path / "out.jsonl"
     config = tmp_path / "c.yaml"
     config.write_text("judge:\n" + judge_yaml)
-    run_cli(["score", source, "-m", "completeness", "-o", str(out), "-c", str(config), "--min-pass-rate", "0"])
+    run_score(source, metric=["completeness"], min_pass_rate=["0"], output=str(out), config=str(config))
     return read_jsonl(out)[0]
 
 
-def test_coverage_score_is_one_plus_four_times_the_mean_probability_of_covered(run_cli, tmp_path, server, transport):
-    server.p_true = 0.7  # P(true) at each "covered" token, whatever the written flag
-    scored = _score_half_covered_row(run_cli, tmp_path, "  coverage_score: true\n")
+def test_coverage_score_is_one_plus_four_times_the_mean_probability_of_covered(run_score, tmp_path, judge):
+    judge.p_true = 0.7  # P(true) at each "covered" token, whatever the written flag
+    scored = _score_half_covered_row(run_score, tmp_path, "  coverage_score: true\n")
     assert scored["completeness_score"] == pytest.approx(1 + 4 * 0.7) and scored["completeness_passed"] is True
     assert scored["completeness_missing"] == ["She lived in Paris."]  # the written flags still name what is missing
 
@@ -310,40 +310,40 @@ def test_coverage_reply_oddities_are_read_strictly():
     assert "[1] Ann wrote [2] it\n[2] x" in user and user.count("</statements>") == 1
 
 
-def test_a_failed_statements_call_is_an_error_row_and_the_others_go_on(run_cli, tmp_path, server):
+def test_a_failed_statements_call_is_an_error_row_and_the_others_go_on(run_score, tmp_path, judge):
     rows = [
         {"id": "bad", "request": "Who?", "expected_response": "Ann wrote it.", "response": "Ann."},
         {"id": "good", "request": "Who?", "expected_response": "Bob wrote it.", "response": "Bob wrote it."},
     ]
-    server.replies.extend(['{"statements": []}', '{"statements": []}'])  # unreadable twice (call and re-ask)
+    judge.replies.extend(['{"statements": []}', '{"statements": []}'])  # unreadable twice (call and re-ask)
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
-    run_cli(["score", source, "-m", "completeness", "-o", str(out), "--min-pass-rate", "0", "--max-error-rate", "1", "--concurrency", "1"])
+    run_score(source, metric=["completeness"], min_pass_rate=["0"], output=str(out), max_error_rate=1.0, concurrency=1)
     bad, good = read_jsonl(out)
     assert bad["completeness_status"] == "error" and "lists no statements" in bad["completeness_error"]
     assert (good["completeness_status"], good["completeness_score"]) == ("ok", 5.0)
 
 
-def test_samples_with_coverage_score_agree_on_equal_float_scores(run_cli, tmp_path, server):
-    server.p_true = 0.9
-    scored = _score_half_covered_row(run_cli, tmp_path, "  coverage_score: true\n  samples: 3\n")
+def test_samples_with_coverage_score_agree_on_equal_float_scores(run_score, tmp_path, judge):
+    judge.p_true = 0.9
+    scored = _score_half_covered_row(run_score, tmp_path, "  coverage_score: true\n  samples: 3\n")
     assert scored["completeness_score"] == pytest.approx(4.6) and scored["completeness_agreement"] == 1.0
 
 
-def test_a_failed_shared_statements_call_is_paid_once_and_fails_alike_in_any_chunking(tmp_path, server):
+def test_a_failed_shared_statements_call_is_paid_once_and_fails_alike_in_any_chunking(tmp_path, judge):
     from ragjudge.config import load_config
     from ragjudge.pipeline import evaluate
 
     rows = [{"id": i, "request": "Who?", "expected_response": "Ann wrote it.", "response": "Ann."} for i in range(5)]
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     for chunk_size in (100, 1):
-        server.replies.extend(["not json", "still not json"])  # the statements call and its re-ask
-        calls = server.calls
-        config = load_config(None, {"judge": {"model": "openai/fake-judge", "api_base": server.url}, "cache": {"enabled": False},
+        judge.replies.extend(["not json", "still not json"])  # the statements call and its re-ask
+        calls = judge.calls
+        config = load_config(None, {"judge": {"model": "openai/fake-judge"}, "cache": {"enabled": False},
                                     "chunk_size": chunk_size, "metrics": ["completeness"]})
         out = tmp_path / f"out_{chunk_size}.jsonl"
-        evaluate(str(source), config, output=str(out))
+        evaluate(str(source), config, output=str(out), transport=judge)
         written = read_jsonl(out)
-        assert server.calls - calls == 2
+        assert judge.calls - calls == 2
         assert [r["completeness_status"] for r in written] == ["error"] * 5
         assert [r["completeness_prompt_tokens"] > 0 for r in written] == [True, False, False, False, False]

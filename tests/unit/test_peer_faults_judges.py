@@ -1,6 +1,7 @@
 """Faults of the judges found by replaying peers' bug reports (issue 29, items 1, 6, 8 and 10).
 Each has the issue's case with its right value, and a second test of the same kind in another
-shape. The end-to-end cases run against the loopback fake server's scripted replies."""
+shape. The end-to-end cases run through the library against the in-process fake judge's
+scripted replies (the unit tier)."""
 
 from __future__ import annotations
 
@@ -15,31 +16,31 @@ COMPLETE_ROW = {"id": "c1", "request": "Where and when was the treaty signed?", 
                 "expected_facts": ["The treaty was signed in Lisbon.", "It was signed in March 1911."]}
 
 
-def _score(run_cli, tmp_path, rows, *args: str) -> tuple[object, list[dict]]:
+def _score(run_score, tmp_path, rows, **options) -> tuple[object, list[dict]]:
     out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "--min-pass-rate", "0", *args])
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), output=str(out), min_pass_rate=["0"], **options)
     return result, read_jsonl(out)
 
 
 # 1. Text after the verdict does not change it (promptfoo#1166)
 
-def test_a_quoted_no_after_a_fenced_yes_verdict_leaves_the_verdict_yes(run_cli, tmp_path, server):
+def test_a_quoted_no_after_a_fenced_yes_verdict_leaves_the_verdict_yes(run_score, tmp_path, judge):
     verdict = {"needed": "the author of Hamlet", "quote": "Hamlet is a tragedy written by William Shakespeare.",
                "rationale": "The passage names the author.", "verdict": "yes"}
-    server.replies.append("```json\n" + json.dumps(verdict) + '\n```\nA reply such as {"verdict": "no"} would be wrong here.')
-    result, rows = _score(run_cli, tmp_path, [ROW], "-m", "sufficiency")
-    assert result.code == 0, result.stderr
-    assert server.calls == 1
+    judge.replies.append("```json\n" + json.dumps(verdict) + '\n```\nA reply such as {"verdict": "no"} would be wrong here.')
+    result, rows = _score(run_score, tmp_path, [ROW], metric=["sufficiency"])
+    assert result.code == 0, result.text
+    assert judge.calls == 1
     assert (rows[0]["sufficiency_status"], rows[0]["sufficiency_score"]) == ("ok", 1.0)
     assert rows[0]["sufficiency_rationale"] == "The passage names the author."
 
 
-def test_a_completeness_score_quoted_after_the_reply_does_not_replace_it(run_cli, tmp_path, server):
+def test_a_completeness_score_quoted_after_the_reply_does_not_replace_it(run_score, tmp_path, judge):
     reply = {"statements": [{"statement": 1, "covered": True}, {"statement": 2, "covered": True}],
              "rationale": "Both statements are in the response.", "score": 5}
-    server.replies.append(json.dumps(reply) + ' A response that said nothing would be scored like {"score": 1}.')
-    result, rows = _score(run_cli, tmp_path, [COMPLETE_ROW], "-m", "completeness")
-    assert result.code == 0, result.stderr
+    judge.replies.append(json.dumps(reply) + ' A response that said nothing would be scored like {"score": 1}.')
+    result, rows = _score(run_score, tmp_path, [COMPLETE_ROW], metric=["completeness"])
+    assert result.code == 0, result.text
     assert (rows[0]["completeness_status"], rows[0]["completeness_score"]) == ("ok", 5.0)
 
 
@@ -85,14 +86,14 @@ def _score_schema(definition) -> dict:
     return _schema(definition)["properties"]["score"]
 
 
-def test_a_zero_to_one_scale_gets_a_number_schema_and_takes_a_fraction(run_cli, tmp_path, server):
+def test_a_zero_to_one_scale_gets_a_number_schema_and_takes_a_fraction(run_score, tmp_path, judge):
     path = tmp_path / "c.yaml"
     path.write_text(UNIT_SCALE)
-    server.keep_requests = True
-    server.replies.append(json.dumps({"rationale": "mostly relevant", "score": 0.8}))
-    result, rows = _score(run_cli, tmp_path, [{"id": "a", "response": "Paris."}], "-m", "relevance", "-c", str(path))
-    assert result.code == 0, result.stderr
-    schema = server.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["score"]
+    judge.keep_requests = True
+    judge.replies.append(json.dumps({"rationale": "mostly relevant", "score": 0.8}))
+    result, rows = _score(run_score, tmp_path, [{"id": "a", "response": "Paris."}], metric=["relevance"], config=str(path))
+    assert result.code == 0, result.text
+    schema = judge.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["score"]
     assert schema == {"type": "number"}
     assert (rows[0]["relevance_score"], rows[0]["relevance_passed"]) == (0.8, True)
 
@@ -110,11 +111,11 @@ def test_a_scale_is_integer_only_when_said_or_when_bounds_and_threshold_are_whol
         "type": "number"}
 
 
-def test_a_fraction_in_reply_to_a_whole_number_scale_is_an_error_row(run_cli, tmp_path, server):
+def test_a_fraction_in_reply_to_a_whole_number_scale_is_an_error_row(run_score, tmp_path, judge):
     path = tmp_path / "c.yaml"
     path.write_text(UNIT_SCALE.replace("min: 0\n    max: 1\n    threshold: 0.7", "min: 1\n    max: 5\n    threshold: 3"))
-    server.replies.extend([json.dumps({"rationale": "r", "score": 3.5})] * 2)  # the call and its re-ask
-    result, rows = _score(run_cli, tmp_path, [{"id": "a", "response": "Paris."}], "-m", "relevance", "-c", str(path))
+    judge.replies.extend([json.dumps({"rationale": "r", "score": 3.5})] * 2)  # the call and its re-ask
+    result, rows = _score(run_score, tmp_path, [{"id": "a", "response": "Paris."}], metric=["relevance"], config=str(path))
     assert rows[0]["relevance_status"] == "error" and rows[0]["relevance_score"] is None
     assert "not a whole number" in rows[0]["relevance_error"]
     assert result.code == 3
@@ -150,13 +151,13 @@ def _samples_of(scores: list[int]):
     pytest.param("2,3", 3, 2.0, False, id="two_three"),
     pytest.param("3,4", 4, 3.0, False, id="three_four"),
 ])
-def test_two_samples_take_the_lower_middle_score(run_cli, tmp_path, server, scores, threshold, score, passed):
+def test_two_samples_take_the_lower_middle_score(run_score, tmp_path, judge, scores, threshold, score, passed):
     reply = lambda n: json.dumps({"statements": [{"statement": 1, "covered": True}, {"statement": 2, "covered": False}],  # noqa: E731
                                   "rationale": "r", "score": n})
-    server.replies.extend(reply(int(s)) for s in scores.split(","))
-    result, rows = _score(run_cli, tmp_path, [COMPLETE_ROW], "-m", "completeness", "--samples", "2", "--threshold",
-                          f"completeness={threshold}")
-    assert result.code == 0, result.stderr
+    judge.replies.extend(reply(int(s)) for s in scores.split(","))
+    result, rows = _score(run_score, tmp_path, [COMPLETE_ROW], metric=["completeness"], samples=2,
+                          threshold=[f"completeness={threshold}"])
+    assert result.code == 0, result.text
     assert (rows[0]["completeness_score"], rows[0]["completeness_passed"]) == (score, passed)
     assert rows[0]["completeness_agreement"] == 0.5
 
@@ -185,25 +186,25 @@ judges:
 """
 
 
-def test_a_column_named_source_title_is_reached_as_columns_item(run_cli, tmp_path, server):
+def test_a_column_named_source_title_is_reached_as_columns_item(run_score, tmp_path, judge):
     path = tmp_path / "c.yaml"
     path.write_text(ODD.replace("PLACE", "columns['source-title']"))
-    server.keep_requests = True
-    result, rows = _score(run_cli, tmp_path, [{"id": "a", "response": "See the Paris guide.", "source-title": "Paris guide"}],
-                          "-m", "cites_title", "-c", str(path))
-    assert result.code == 0, result.stderr
-    prompt = server.requests[0]["messages"][-1]["content"]
+    judge.keep_requests = True
+    result, rows = _score(run_score, tmp_path, [{"id": "a", "response": "See the Paris guide.", "source-title": "Paris guide"}],
+                          metric=["cites_title"], config=str(path))
+    assert result.code == 0, result.text
+    prompt = judge.requests[0]["messages"][-1]["content"]
     assert '<data name="source-title">\nParis guide\n</data>' in prompt
     assert rows[0]["cites_title_status"] == "ok"
 
 
-def test_the_message_for_a_name_that_is_not_an_identifier_shows_the_columns_form(run_cli, tmp_path):
+def test_the_message_for_a_name_that_is_not_an_identifier_shows_the_columns_form(run_score, tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(ODD.replace("PLACE", "source-title"))
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a"}]), "-m", "cites_title", "-c", str(path)], judge=False)
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", [{"id": "a"}]), metric=["cites_title"], config=str(path))
     assert result.code == 2
-    assert "unknown field(s) source, title" in result.stderr
-    assert "{{ columns['source-title'] }}" in result.stderr
+    assert "unknown field(s) source, title" in result.text
+    assert "{{ columns['source-title'] }}" in result.text
 
 
 def test_every_needed_field_is_in_columns_whatever_its_name():

@@ -1,0 +1,106 @@
+"""The fake judge in-process, as a transport: the unit tier's model (inspect_ai's ``mockllm``
+pattern: scripted replies, no sockets).
+
+``FakeTransport`` answers each ``Request`` as ``ragjudge.fakeserver.FakeJudgeServer`` answers
+the same request over HTTP, and as ``OpenAIHTTPTransport`` then reads it: the queued
+``replies`` first, else the server's own word-overlap rule (``fake_rule.heuristic_reply``,
+imported, not copied); token counts as the server reports them (characters / 4); the cost
+from the price table as the HTTP path prices it. So a test through it asserts the values a
+loopback test asserts::
+
+    judge = FakeTransport()
+    judge.replies.append('{"verdict": "yes", "rationale": "r", "needed": "n", "quote": "q"}')
+    with Scorer(config, transport=judge) as scorer:
+        scorer.score(frame)
+    judge.calls, judge.requests[-1]["temperature"]
+
+Only judging, gate, records and summary values belong on it; how a provider behaves (HTTP
+statuses, headers, bodies that are not JSON, litellm) stays with the loopback server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from typing import Any
+
+from ragjudge.transports.fake_rule import fake_logprobs, heuristic_reply
+from ragjudge.types import Reply, Usage
+
+
+class FakeTransport:
+    """A scripted judge transport (``Scorer(config, transport=FakeTransport())``).
+
+    Knobs, named as ``FakeJudgeServer``'s: ``replies`` (a queue of raw reply texts served
+    first), ``errors`` (a queue of ``TransportError`` raised before anything else), ``p_yes``
+    / ``p_true`` / ``p_scores`` (the log-probabilities ``fake_rule.fake_logprobs`` gives when
+    a request asks for them), ``truncate`` (every reply ends at max_tokens: finish_reason
+    'length'), ``usage`` (False: replies carry no token counts, as some servers send),
+    ``latency`` (seconds per call), ``price_per_token`` (USD per token, prompt and completion
+    alike; None: the price table's price of ``provider_model``, as the HTTP path prices it).
+
+    Records: ``calls`` (every request), ``requests`` (each request's OpenAI JSON body, as
+    ``OpenAIHTTPTransport.body`` sends it and ``FakeJudgeServer.requests`` keeps it:
+    ``messages``, ``temperature``, ``max_tokens``, ``response_format``, ``seed``,
+    ``logprobs``), ``sent`` (the ``Request`` objects themselves).
+    """
+
+    free = False
+
+    def __init__(self, provider_model: str = "openai/fake-judge", latency: float = 0.0) -> None:
+        self.provider_model = provider_model
+        self.where = "the in-process fake judge"
+        self.latency = latency
+        self.replies: deque[str] = deque()
+        self.errors: deque[Any] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.sent: list[Any] = []
+        self.keep_requests = True  # FakeJudgeServer's switch; kept always here
+        self.calls = 0
+        self.p_yes = 0.8
+        self.p_true = 0.9
+        self.p_scores: dict[int, float] | None = None
+        self.truncate = False
+        self.usage = True
+        self.price_per_token: float | None = None
+
+    def body(self, request: Any) -> dict[str, Any]:
+        """The JSON body ``request`` would be sent as (``OpenAIHTTPTransport.body``'s shape)."""
+        out: dict[str, Any] = {"model": self.provider_model.partition("/")[2] or self.provider_model, "messages": request.messages,
+                               "temperature": request.temperature, "max_tokens": request.max_tokens}
+        if request.response_format is not None:
+            out["response_format"] = request.response_format
+        if request.seed is not None:
+            out["seed"] = request.seed
+        if request.logprobs:
+            out["logprobs"], out["top_logprobs"] = True, 10
+        return out
+
+    async def complete(self, request: Any) -> Reply:
+
+        self.calls += 1
+        self.sent.append(request)
+        self.requests.append(self.body(request))
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if self.errors:
+            raise self.errors.popleft()
+        schema = (request.response_format or {}).get("json_schema") or {}
+        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(request.messages, schema.get("name"), schema.get("schema")))
+        prompt = sum(len(str(m.get("content", ""))) for m in request.messages) // 4 if self.usage else 0
+        completion = len(content) // 4 if self.usage else 0
+        return Reply(text=content, finish_reason="length" if self.truncate else "stop",
+                     logprobs=fake_logprobs(content, self.p_yes, self.p_true, self.p_scores) if request.logprobs else None,
+                     usage=Usage(prompt, completion, self._cost(prompt, completion), 1, estimated=prompt <= 0))
+
+    def _cost(self, prompt: int, completion: int) -> float | None:
+        if self.price_per_token is not None:
+            return (prompt + completion) * self.price_per_token
+        from ragjudge import prices
+
+        provider, _, name = self.provider_model.partition("/")
+        return prices.cost(provider, [name], prompt, completion, 0)
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,120 @@
+"""The fake judge's rule, shared by the loopback server (``ragjudge.fakeserver``) and the
+in-process transport (``ragjudge.transports.fake``): a crude, visible word-overlap verdict
+(``heuristic_reply``) and the token log-probabilities it would come with (``fake_logprobs``).
+A test double, never a judge: its verdicts are not quality figures."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = set("the a an of to in on and or is are was were be by for with as at from that this which who what when where how why does did do it its".split())
+
+
+def _section(text: str, tag: str) -> str:
+    match = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.S)
+    return match.group(1) if match else ""
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def _items(block: str) -> list[str]:
+    return [re.sub(r"^\[\d+\]\s*", "", line) for line in block.splitlines() if line.strip()]
+
+
+def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A deterministic judge reply by word overlap: a fact is supported when >= 60% of its
+    content words occur in one passage; the ground truth's statements are its sentences (at
+    most 8 when the prompt asks for at most 8); a statement is covered when >= 50% of its content words occur in the response,
+    and completeness is 1 + 4 x (covered share), rounded. A judge defined in YAML
+    (``judge_NAME``, its ``schema`` given) is answered from the response's sentences found in
+    the passages: each is a claim, supported as a fact is; the verdict is yes when all are; a
+    scale's score is its lowest plus the supported share of its range, rounded."""
+    user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+    if isinstance(user, list):
+        user = " ".join(part.get("text", "") for part in user if isinstance(part, dict))
+    if schema_name and schema_name.startswith("judge_"):
+        return _custom_reply(user, (schema or {}).get("properties") or {})
+    if "<request>" not in user and "<ground_truth>" not in user and "<statements>" not in user:
+        # not one of ragjudge's prompts (e.g. another tool's judge in a side-by-side
+        # benchmark): a generic yes/no reply in the common {"rationale", "result"} shape
+        return {"rationale": "Generic reply from the fake judge server.", "result": "yes"}
+    if schema_name is None:
+        schema_name = "completeness_statements" if "<ground_truth>" in user else "completeness" if "<statements>" in user else (
+            "sufficiency_grounded" if "<expected_facts>" in user else "sufficiency_reference_free")
+    if schema_name == "completeness_statements":  # each sentence of the ground truth, at most 8
+        sentences = [part.strip() for part in re.split(r"(?<=[.!?])\s+", _section(user, "ground_truth")) if part.strip()]
+        return {"statements": sentences if "every key statement" in user else sentences[:8]}  # the prompt's own limit
+    if schema_name == "completeness":
+        response = _words(_section(user, "response"))
+        flags = []
+        for number, statement in enumerate(_items(_section(user, "statements")), start=1):
+            words = _words(statement)
+            flags.append({"statement": number, "covered": bool(words) and len(words & response) / len(words) >= 0.5})
+        share = sum(f["covered"] for f in flags) / len(flags) if flags else 0.0
+        return {"statements": flags,
+                "rationale": f"{share:.0%} of the ground truth's statements appear in the response.",
+                "score": 1 + round(4 * share)}
+    passages = [_words(p) for p in _items(_section(user, "context"))]
+
+    def supported(text: str) -> tuple[bool, list[int]]:
+        words = _words(text)
+        hits = [i + 1 for i, p in enumerate(passages) if words and len(words & p) / len(words) >= 0.6]
+        return bool(hits), hits
+
+    if schema_name == "sufficiency_grounded":
+        facts = []
+        for number, fact in enumerate(_items(_section(user, "expected_facts")), start=1):
+            ok, hits = supported(fact)
+            facts.append({"fact": number, "reason": "word overlap", "supported": ok, "passages": hits})
+        verdict = "yes" if facts and all(f["supported"] for f in facts) else "no"
+        return {"facts": facts, "rationale": "Checked each fact's words against the passages.", "verdict": verdict}
+    ok, hits = supported(_section(user, "request"))
+    return {"needed": "the answer", "quote": "passage %s" % hits[0] if ok else "NONE",
+            "rationale": "The request's words appear together in a passage." if ok else "No passage covers the request.",
+            "verdict": "yes" if ok else "no"}
+
+
+def fake_logprobs(content: str, p_yes: float = 0.8, p_true: float = 0.9, p_scores: dict[int, float] | None = None) -> dict[str, Any]:
+    """Token log-probabilities for ``content``: every token certain, except the verdict
+    value, where "yes" gets probability ``p_yes`` and "no" the rest (``p_true`` likewise for
+    each "supported" and "covered"), and the completeness score, spread as ``p_scores`` when set."""
+    import math
+
+    tokens: list[dict[str, Any]] = []
+    for piece in re.findall(r"\w+|\s+|[^\w\s]", content):
+        entry = {"token": piece, "logprob": 0.0, "top_logprobs": [{"token": piece, "logprob": 0.0}]}
+        before = "".join(t["token"] for t in tokens).replace(" ", "")
+        for words, key, p in ((("yes", "no"), '"verdict":"', p_yes), (("true", "false"), '"supported":', p_true),
+                              (("true", "false"), '"covered":', p_true)):
+            if piece in words and before.endswith(key):
+                entry["top_logprobs"] = [{"token": words[0], "logprob": math.log(p)}, {"token": words[1], "logprob": math.log(1 - p)}]
+                entry["logprob"] = entry["top_logprobs"][0 if piece == words[0] else 1]["logprob"]
+        if p_scores and piece.isdigit() and before.endswith('"score":'):
+            entry["top_logprobs"] = [{"token": str(k), "logprob": math.log(p)} for k, p in p_scores.items()]
+        tokens.append(entry)
+    return {"content": tokens}
+
+
+def _custom_reply(user: str, properties: dict[str, Any]) -> dict[str, Any]:
+    passages = [_words(p) for p in _items(_section(user, "context"))]
+    claims = [part.strip() for part in re.split(r"(?<=[.!?])\s+", _section(user, "response")) if part.strip() and part.strip() != "(none)"]
+    flags = []
+    for claim in claims:
+        words = _words(claim)
+        flags.append(bool(words) and any(len(words & p) / len(words) >= 0.6 for p in passages))
+    share = sum(flags) / len(flags) if flags else 0.0
+    reply: dict[str, Any] = {}
+    if "claims" in properties:
+        reply["claims"] = [{"claim": claim, "reason": "word overlap", "supported": flag} for claim, flag in zip(claims, flags)]
+    reply["rationale"] = f"{share:.0%} of the response's sentences appear in the passages."
+    if "score" in properties:
+        allowed = properties["score"].get("enum") or [1, 5]
+        low, high = min(allowed), max(allowed)
+        reply["score"] = low + round((high - low) * share)
+    else:
+        reply["verdict"] = "yes" if flags and all(flags) else "no"
+    return reply

@@ -1,0 +1,124 @@
+"""CI outputs in the unit tier: the summary's row ids, JUnit XML, the Markdown summary and the
+regression gate against a baseline, from runs through the library against the in-process fake
+judge (moved from tests/test_ci.py, their assertions unchanged; the printed lines, annotations
+and the compare command's contract stay there)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from conftest import read_jsonl, write_jsonl
+from test_ci import _tables, rows
+
+
+def test_the_summary_keeps_at_most_100_ids_with_the_whole_count(run_score, tmp_path):
+    summary = tmp_path / "s.json"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows(130, bad=set(range(130)))), metric=["sufficiency"], summary_json=str(summary), quiet=True)
+    failed = json.loads(summary.read_text())["metrics"]["sufficiency"]["failed_rows"]
+    assert failed["count"] == 130 and failed["ids"] == [f"r{i}" for i in range(100)]
+
+
+def test_junit_counts_per_suite_match_the_summary(run_score, tmp_path, judge):
+    from junitparser import Error, Failure, JUnitXml, Skipped
+
+    judge.replies.extend(["not json", "still not json"])  # the first call errs (and its re-ask)
+    junit = tmp_path / "junit.xml"
+    summary = tmp_path / "s.json"
+    data = rows(10, bad={2, 5}, skipped={7})
+    for row in data:
+        row["response"] = "city 0" if row["id"] != "r9" else None
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", data), min_pass_rate=["0"], junit=str(junit), summary_json=str(summary), concurrency=1, max_error_rate=1.0)
+    assert result.code == 0, result.text
+    xml = JUnitXml.fromfile(str(junit))
+    doc = json.loads(summary.read_text())["metrics"]
+    suites = {suite.name: suite for suite in xml}
+    assert set(suites) == {"sufficiency", "completeness"}
+    for name, suite in suites.items():
+        cases = list(suite)
+        outcome = {"failure": 0, "error": 0, "skipped": 0}
+        for case in cases:
+            for result_ in case.result:
+                outcome[{Failure: "failure", Error: "error", Skipped: "skipped"}[type(result_)]] += 1
+            assert case.classname == name
+        m = doc[name]
+        assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (m["rows"], m["ok"] - m["passed"], m["error"], m["skipped"])
+        assert (outcome["failure"], outcome["error"], outcome["skipped"]) == (m["ok"] - m["passed"], m["error"], m["skipped"])
+        assert [case.name for case in cases] == [f"r{i}" for i in range(10)] and suite.time >= 0
+    sufficiency = {case.name: case for case in suites["sufficiency"]}
+    assert sufficiency["r0"].result and isinstance(sufficiency["r0"].result[0], Error)  # the unreadable reply
+    assert isinstance(sufficiency["r7"].result[0], Skipped) and sufficiency["r7"].result[0].message == "no context"
+    failure = sufficiency["r2"].result[0]
+    assert isinstance(failure, Failure) and "Missing: a village far from 1002" in failure.message
+
+
+def test_the_markdown_summary_holds_the_gate_the_metrics_and_the_worst_rows(run_score, tmp_path, monkeypatch):
+    step = tmp_path / "step.md"
+    step.write_text("# earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    markdown = tmp_path / "summary.md"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows(12, bad=set(range(0, 12, 3)))), metric=["sufficiency"], markdown=str(markdown), quiet=True)
+    assert result.code == 1
+    text = markdown.read_text()
+    assert text.startswith("## ragjudge: gate failed (exit 1)")
+    assert "- FAIL sufficiency: pass rate 0.67 &lt; 1.00 (8 of 12 ok rows passed)" in text
+    metrics, worst = _tables(text)
+    assert metrics[0] == ["metric", "ok", "error", "skipped", "pass rate", "threshold", "mean score"]
+    assert metrics[1] == ["sufficiency", "12", "0", "0", "0.67", "0.5", "0.67"]
+    assert [row[:3] for row in worst[1:]] == [["sufficiency", f"r{i}", "0"] for i in (0, 3, 6, 9)]
+    assert "Tokens:" in text and "cost:" in text
+    appended = step.read_text()
+    assert appended.startswith("# earlier step\n") and appended.endswith(text)  # appended, not overwritten
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows(2)), metric=["sufficiency"], quiet=True, step_summary=False)
+    assert step.read_text() == appended
+
+
+def test_score_with_a_baseline_gives_the_numbers_of_score_then_compare(run_score, run_cli, tmp_path):
+    baseline = tmp_path / "base.jsonl"
+    run_score(write_jsonl(tmp_path / "old.jsonl", rows(10, bad={1})), metric=["sufficiency"], output=str(baseline), quiet=True)
+    source = write_jsonl(tmp_path / "new.jsonl", rows(10, bad={1, 2, 3}))
+    summary = tmp_path / "s.json"
+    current = tmp_path / "cur.jsonl"
+    junit = tmp_path / "j.xml"
+    markdown = tmp_path / "m.md"
+    result = run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(current), baseline=str(baseline), max_regressions=1, summary_json=str(summary), junit=str(junit), markdown=str(markdown))
+    assert result.code == 1
+    assert "FAIL sufficiency: 2 regressed row(s) > 1 (passed in the baseline, fail now; 0 improved)" in result.text
+    in_summary = json.loads(summary.read_text())
+    separately = json.loads(run_cli(["compare", str(baseline), str(current), "--max-regressions", "1", "--json"], judge=False).stdout)
+    assert in_summary["comparison"]["metrics"] == separately["metrics"] and in_summary["exit_code"] == 1
+    assert in_summary["comparison"]["gate_lines"] == separately["gate_lines"]
+    from junitparser import JUnitXml
+
+    regressions = [suite for suite in JUnitXml.fromfile(str(junit)) if suite.name == "regressions"][0]
+    assert [case.name for case in regressions] == ["r2", "r3"] and regressions.failures == 2
+    assert "### Against the baseline" in markdown.read_text()
+    assert run_score(source, metric=["sufficiency"], max_regressions=1).code == 2  # a gate on a baseline needs one
+    written = read_jsonl(current)
+    assert len(written) == 10
+
+
+def test_scored_csv_tables_compare_and_report_as_the_run_wrote_them(run_score, run_cli, tmp_path):
+    # a CSV holds M_passed as the text "False", and bool("False") is True: an unchanged run
+    # read back from CSV showed 13 "regressed" rows, and CSV against CSV never regressed
+    source = write_jsonl(tmp_path / "in.jsonl", rows(10, bad={1, 2, 3}))
+    run_score(source, metric=["sufficiency"], output=str(tmp_path / "base.csv"), quiet=True)
+    run_score(source, metric=["sufficiency"], output=str(tmp_path / "base.parquet"), quiet=True)
+    same = json.loads(run_cli(["compare", str(tmp_path / "base.parquet"), str(tmp_path / "base.csv"), "--json"], judge=False).stdout)
+    m = same["metrics"]["sufficiency"]
+    assert (m["pairs"], m["regressed"], m["improved"], m["baseline_pass_rate"], m["pass_rate"]) == (10, 0, 0, 0.7, 0.7)
+    again = run_score(source, metric=["sufficiency"], min_pass_rate=["0"], baseline=str(tmp_path / "base.csv"), max_regressions=0, quiet=True)
+    assert again.code == 0, again.text
+    flipped = pd.read_csv(tmp_path / "base.csv")
+    flipped.loc[0, "sufficiency_passed"] = False  # r0 passed in base.csv; it fails in flipped.csv
+    flipped.to_csv(tmp_path / "flipped.csv", index=False)
+    worse = run_cli(["compare", str(tmp_path / "base.csv"), str(tmp_path / "flipped.csv"), "--max-regressions", "0"], judge=False)
+    assert worse.code == 1 and "FAIL sufficiency: 1 regressed row(s) > 0" in worse.stdout
+    from ragjudge.compare import typed
+    from ragjudge.config import Config
+    from ragjudge.reports.html import summary_of
+
+    read_back = typed(pd.read_csv(tmp_path / "base.csv"))
+    assert read_back["sufficiency_passed"].tolist() == [True, False, False, False, True, True, True, True, True, True]
+    assert summary_of(read_back, ["sufficiency"], Config()).metrics["sufficiency"].passed == 7

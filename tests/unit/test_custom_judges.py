@@ -1,0 +1,216 @@
+"""Custom judges in the unit tier: metrics defined in YAML, the bundled groundedness judge and
+extensions of the built-ins, judged through the library against the in-process fake judge
+(moved from tests/test_custom_judges.py, their assertions unchanged)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import read_jsonl, write_jsonl
+from test_custom_judges import BINARY, IF_B, ROWS, SCALE, config_file, judge_with
+
+
+def test_a_binary_custom_metric_end_to_end(run_score, tmp_path, judge):
+    config = config_file(tmp_path, BINARY)
+    source = write_jsonl(tmp_path / "in.jsonl", ROWS)
+    out = tmp_path / "out.jsonl"
+    summary = tmp_path / "s.json"
+    result = run_score(source, metric=["cites_sources"], config=config, output=str(out), summary_json=str(summary))
+    written = read_jsonl(out)
+    assert [r["cites_sources_status"] for r in written] == ["ok", "ok", "skipped"]
+    assert written[2]["cites_sources_error"] == "no response"
+    assert {"cites_sources_score", "cites_sources_passed", "cites_sources_rationale", "cites_sources_cached"} <= set(written[0])
+    assert all(r["cites_sources_score"] in (0.0, 1.0) for r in written[:2])
+    doc = json.loads(summary.read_text())
+    assert doc["metrics"]["cites_sources"]["ok"] == 2 and doc["metrics"]["cites_sources"]["skipped"] == 1
+    assert result.code == (0 if all(r["cites_sources_passed"] for r in written[:2]) else 1)
+    calls = judge.calls
+    again = run_score(source, metric=["cites_sources"], min_pass_rate=["0"], config=config, output=str(out))
+    assert again.code == 0 and judge.calls == calls  # every verdict from the cache
+    assert [r["cites_sources_cached"] for r in read_jsonl(out)] == [True, True, None]
+    # the column a judge reads reaches it fenced as data
+    judge.keep_requests = True
+    run_score(source, metric=["cites_sources"], min_pass_rate=["0"], config=config, no_cache=True)
+    prompt = judge.requests[0]["messages"][-1]["content"]
+    assert '<data name="source_title">\nParis guide\n</data>' in prompt and "<response>\nThe Eiffel Tower is in Paris.\n</response>" in prompt
+
+
+def test_a_1_to_5_custom_metric_end_to_end(run_score, tmp_path, judge):
+    judge.keep_requests = True
+    config = config_file(tmp_path, SCALE)
+    out = tmp_path / "out.jsonl"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", ROWS), metric=["faithful_1to5"], config=config, output=str(out))
+    written = read_jsonl(out)
+    # row a: its one sentence is in the passages (5); row b: none of its two (1); row c: no response
+    assert [(r["faithful_1to5_status"], r["faithful_1to5_score"], r["faithful_1to5_passed"]) for r in written] == [
+        ("ok", 5.0, True), ("ok", 1.0, False), ("skipped", None, None)]
+    assert result.code == 1 and "FAIL faithful_1to5: pass rate 0.50 < 1.00 (1 of 2 ok rows passed)" in result.text
+    body = judge.requests[0]
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["score"]["enum"] == [1, 2, 3, 4, 5]
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]  # the few-shot example, as an earlier turn
+    assert json.loads(body["messages"][2]["content"]) == {"rationale": "Every sentence is stated.", "score": 5.0}
+
+
+def test_custom_metrics_take_samples_and_the_agreement_command(run_score, run_cli, tmp_path, judge):
+    config = config_file(tmp_path, SCALE)
+    out = tmp_path / "out.jsonl"
+    rows = [{**row, "human": human} for row, human in zip(ROWS[:2], (5, 2))]
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["faithful_1to5"], min_pass_rate=["0"], config=config, output=str(out), samples=3)
+    assert result.code == 0, result.text
+    assert [r["faithful_1to5_agreement"] for r in read_jsonl(out)] == [1.0, 1.0]
+    report = run_cli(["agreement", str(out), "-m", "faithful_1to5", "--labels", "human", "-c", config, "--json"], judge=False)
+    assert json.loads(report.stdout)["overall"]["n"] == 2
+
+
+def test_groundedness_works_with_no_config_of_ones_own(run_score, tmp_path, judge):
+    out = tmp_path / "out.jsonl"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", ROWS), metric=["groundedness"], output=str(out))
+    written = read_jsonl(out)
+    assert [r["groundedness_status"] for r in written] == ["ok", "ok", "skipped"]
+    assert written[0]["groundedness_score"] == 1.0 and written[0]["groundedness_missing"] == []
+    assert written[1]["groundedness_score"] == 0.0
+    assert written[1]["groundedness_missing"] == ["The Colosseum is in Rome.", "It was built by Romans."]  # the unsupported claims
+    assert result.code == 1
+
+
+def test_an_unjudged_claim_is_never_a_yes(run_score, tmp_path, judge):
+    bad = json.dumps({"claims": [{"claim": "It is in Paris.", "reason": "r", "supported": "probably"}], "rationale": "r", "verdict": "yes"})
+    judge.replies.extend([bad, bad])
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", ROWS[:1]), metric=["groundedness"], output=str(out), max_error_rate=1.0)
+    row = read_jsonl(out)[0]
+    assert row["groundedness_status"] == "error" and row["groundedness_error"] == "unreadable judge reply: claim(s) 1 not judged"
+
+
+@pytest.mark.parametrize("text, message", [
+    pytest.param(BINARY.replace("{{ source_title }}", "{{ source_titel }}"),
+                 "judge 'cites_sources': the prompt names unknown field(s) source_titel; available: request, passages, context, response, "
+                 "expected_response, expected_facts, id, source_title", id="unknown_field"),
+    pytest.param(BINARY.replace("name: cites_sources", "name: sufficiency"),
+                 "judges: 'sufficiency' is a metric that ships with ragjudge; give your judge another name; to add instructions or "
+                 "examples to it, use extend.sufficiency", id="clash_with_built_in"),
+    pytest.param(BINARY.replace("name: cites_sources", "name: groundedness"),
+                 "judges: 'groundedness' is a metric that ships with ragjudge; give your judge another name", id="clash_with_bundled"),
+    pytest.param(BINARY.replace("kind: binary", "kind: likert"), "invalid value for 'judges item 1.kind': should be 'binary' or 'scale'",
+                 id="unknown_kind"),
+    pytest.param(SCALE.replace("min: 1", "min: 5"), "judge 'faithful_1to5': min (5) must be below max (5)", id="min_not_below_max"),
+    pytest.param(SCALE.replace("threshold: 4", "threshold: 7"), "judge 'faithful_1to5': threshold 7 is outside its scale 1..5",
+                 id="threshold_outside"),
+    pytest.param(BINARY.replace("{{ response }}", "{{ response }"), "judge 'cites_sources': prompt line 3: unexpected '}'",
+                 id="template_syntax"),
+])
+def test_a_bad_definition_exits_2_with_the_fix(run_score, tmp_path, text, message):
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", ROWS), config=config_file(tmp_path, text))
+    assert result.code == 2
+    assert message in result.text, result.text
+
+
+@pytest.mark.parametrize("expression", [
+    "{{ response.__class__.__mro__[1].__subclasses__() }}",
+    "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
+    "{{ ''.__class__.__base__ }}",
+])
+def test_a_template_that_reaches_for_python_internals_fails_cleanly(run_score, tmp_path, expression):
+    text = BINARY.replace("{{ response }}", "{{ response }} " + expression)
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", ROWS), config=config_file(tmp_path, text))
+    assert result.code == 2
+    assert "the prompt reaches for something a template may not use" in result.text and "Traceback" not in result.text
+
+
+def test_extending_a_built_in_changes_its_prompt_and_its_version(run_score, run_cli, tmp_path, judge):
+    judge.keep_requests = True
+    rows = [{"id": "a", "request": "Where is it?", "context": ["It is in Paris."], "expected_response": "Paris"}]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    run_score(source, metric=["sufficiency"], min_pass_rate=["0"])
+    extended = config_file(tmp_path, "extend:\n  sufficiency:\n    instructions: A city named alone counts as its country's city too.\n"
+                                     "    examples:\n      - inputs:\n          request: Where?\n          context: [In Lyon.]\n"
+                                     "          expected_facts: [Lyon]\n        verdict: yes\n        rationale: Lyon is stated.\n")
+    result = run_score(source, metric=["sufficiency"], min_pass_rate=["0"], config=extended)
+    assert result.code == 0, result.text
+    assert judge.calls == 2  # a new prompt: not answered from the cache
+    plain, more = (body["messages"][-1]["content"] for body in judge.requests)
+    assert "Instructions for this domain:\nA city named alone counts as its country's city too." in more and "Instructions" not in plain
+    assert "<example>\n<request>\nWhere?\n</request>\n<context>\n[1] In Lyon.\n</context>" in more and "Verdict: yes. Why: Lyon is stated." in more
+    listed = {item["name"]: item["version"] for item in json.loads(run_cli(["judges", "-c", extended, "--json"], judge=False).stdout)}
+    assert listed["sufficiency"].startswith("sufficiency-2026-11-30.1+") and len(listed["sufficiency"]) == len("sufficiency-2026-11-30.1+") + 8
+
+
+def test_a_needed_column_that_is_missing_exits_2(run_score, tmp_path):
+    rows = [{k: v for k, v in row.items() if k != "source_title"} for row in ROWS]
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["cites_sources"], config=config_file(tmp_path, BINARY))
+    assert result.code == 2
+    assert "cites_sources needs a column 'source_title' and the input has none; columns: id, request, context, response" in result.text
+
+
+@pytest.mark.parametrize("prompt, extra, message", [
+    pytest.param("{{ 1/0 }}{{ response }}", "",
+                 "judge 'cites_sources': the prompt fails on sample values: ZeroDivisionError: division by zero; fix the template so "
+                 "that it renders for any row", id="zero_division"),
+    pytest.param("{{ response|truncate(-1) }}", "",
+                 "judge 'cites_sources': the prompt fails on sample values: AssertionError: expected length >= 3, got -1", id="assertion"),
+    pytest.param("{{ '%s%s'|format(response) }}", "",
+                 "judge 'cites_sources': the prompt fails on sample values: TypeError: not enough arguments for format string", id="type_error"),
+    pytest.param("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}", "",
+                 "judge 'cites_sources': the prompt fails on sample values: RecursionError: maximum recursion depth exceeded",
+                 id="recursion"),
+    pytest.param("{{ response }}", "    system: \"{{ 1/0 }}\"\n",
+                 "judge 'cites_sources': the system fails on sample values: ZeroDivisionError: division by zero", id="system"),
+    pytest.param("{{ response }}", "    system: \"{{ 'x' * 10**8 }}\"\n",
+                 "judge 'cites_sources': the system goes past a template limit on sample values: '*' would make a value of size 100,000,000",
+                 id="system_limit"),
+])
+def test_a_template_that_raises_on_sample_values_is_a_config_error(run_score, tmp_path, prompt, extra, message):
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", ROWS), config=config_file(tmp_path, judge_with(prompt, extra)))
+    assert result.code == 2
+    assert message in result.text, result.text
+    assert len(result.text.strip().splitlines()) == 1 and "unexpected" not in result.text
+
+
+@pytest.mark.parametrize("prompt, extra, error", [
+    pytest.param(IF_B + "{{ 1/0 }}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: ZeroDivisionError: division by zero", id="zero_division"),
+    pytest.param("{% macro m() %}{{ m() }}{% endmacro %}" + IF_B + "{{ m() }}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: RecursionError: maximum recursion depth exceeded",
+                 id="recursion"),
+    pytest.param(IF_B + "{{ response|truncate(-1) }}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: AssertionError: expected length >= 3, got -1",
+                 id="assertion"),
+    pytest.param(IF_B + "{{ '%s%s'|format(response) }}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: TypeError: not enough arguments for format string",
+                 id="type_error"),
+    pytest.param(IF_B + "{{ 'x' * 10**8 }}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: TemplateLimitError: '*' would make a value of size "
+                 "100,000,000, over the limit of 10,000,000 (a character counts 1, an item of a list 100)", id="limit"),
+    pytest.param(IF_B + "{% for a in response %}{% for b in response %}{{ a }}{% endfor %}{% endfor %}{% endif %}{{ response }}", "",
+                 "judge 'cites_sources': the prompt template failed on this row: TemplateLimitError: a text field cannot be looped "
+                 "over character by character; use it whole, or loop over its words or lines (response.split(), response.splitlines())",
+                 id="characters_of_a_text"),
+    pytest.param("{{ response }}", f"    system: \"{IF_B}{{{{ 1/0 }}}}{{% endif %}}You judge.\"\n",
+                 "judge 'cites_sources': the system template failed on this row: ZeroDivisionError: division by zero", id="system"),
+])
+def test_a_template_that_fails_on_one_row_fails_that_row_only(run_score, tmp_path, judge, prompt, extra, error):
+    out = tmp_path / "out.jsonl"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", ROWS), metric=["cites_sources"], min_pass_rate=["0"], config=config_file(tmp_path, judge_with(prompt, extra)), output=str(out), max_error_rate=1.0)
+    assert result.code == 0, result.text
+    written = read_jsonl(out)
+    assert [r["cites_sources_status"] for r in written] == ["ok", "error", "skipped"]
+    if "RecursionError" in error:
+        assert written[1]["cites_sources_error"].startswith(error)
+    else:
+        assert written[1]["cites_sources_error"] == error
+    assert judge.calls == 1  # row a judged; row b never reached the judge
+
+
+def test_a_judge_may_need_and_read_the_id(run_score, tmp_path, judge):
+    judge.keep_requests = True
+    text = BINARY.replace("needs: [response, source_title]", "needs: [id, response]").replace("{{ source_title }}", "Row {{ id }}")
+    rows = [*ROWS, {**ROWS[0], "id": ""}]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["cites_sources"], min_pass_rate=["0"], config=config_file(tmp_path, text), output=str(out))
+    written = read_jsonl(out)
+    assert [(r["cites_sources_status"], r["cites_sources_error"]) for r in written] == [
+        ("ok", None), ("ok", None), ("skipped", "no response"), ("skipped", "no id")]
+    assert 'Row <data name="id">\na\n</data>' in judge.requests[0]["messages"][-1]["content"]
