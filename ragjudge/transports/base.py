@@ -63,6 +63,21 @@ class Request:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def chat_body(model: str, request: Request) -> dict[str, Any]:
+    """The OpenAI chat-completions JSON body for ``request`` sent to ``model`` (the name the
+    server knows, without ragjudge's ``openai/`` prefix): messages, temperature, max_tokens,
+    and response_format, seed and log-probabilities (top 10) when the request asks for them."""
+    out: dict[str, Any] = {"model": model, "messages": request.messages, "temperature": request.temperature,
+                           "max_tokens": request.max_tokens}
+    if request.response_format is not None:
+        out["response_format"] = request.response_format
+    if request.seed is not None:
+        out["seed"] = request.seed
+    if request.logprobs:
+        out["logprobs"], out["top_logprobs"] = True, 10
+    return out
+
+
 class Transport(Protocol):
     """How requests reach one model. ``provider_model``: the model as its provider knows it
     (``provider/model``; part of the cache key). ``where``: the URL or place named in

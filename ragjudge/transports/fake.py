@@ -25,6 +25,7 @@ import json
 from collections import deque
 from typing import Any
 
+from ragjudge.transports.base import chat_body
 from ragjudge.transports.fake_rule import fake_logprobs, heuristic_reply
 from ragjudge.types import Reply, Usage
 
@@ -67,15 +68,7 @@ class FakeTransport:
 
     def body(self, request: Any) -> dict[str, Any]:
         """The JSON body ``request`` would be sent as (``OpenAIHTTPTransport.body``'s shape)."""
-        out: dict[str, Any] = {"model": self.provider_model.partition("/")[2] or self.provider_model, "messages": request.messages,
-                               "temperature": request.temperature, "max_tokens": request.max_tokens}
-        if request.response_format is not None:
-            out["response_format"] = request.response_format
-        if request.seed is not None:
-            out["seed"] = request.seed
-        if request.logprobs:
-            out["logprobs"], out["top_logprobs"] = True, 10
-        return out
+        return chat_body(self.provider_model.partition("/")[2] or self.provider_model, request)
 
     async def complete(self, request: Any) -> Reply:
 

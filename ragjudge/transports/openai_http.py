@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from ragjudge.transports import base
-from ragjudge.transports.base import Request, TransportError
+from ragjudge.transports.base import Request, TransportError, chat_body
 from ragjudge.types import Reply, Usage
 
 OPENAI_BASE = "https://api.openai.com/v1"
@@ -103,15 +103,7 @@ class OpenAIHTTPTransport:
 
     def body(self, request: Request) -> dict[str, Any]:
         """The JSON body of ``request``."""
-        out: dict[str, Any] = {"model": self.name, "messages": request.messages, "temperature": request.temperature,
-                               "max_tokens": request.max_tokens}
-        if request.response_format is not None:
-            out["response_format"] = request.response_format
-        if request.seed is not None:
-            out["seed"] = request.seed
-        if request.logprobs:
-            out["logprobs"], out["top_logprobs"] = True, 10
-        return out
+        return chat_body(self.name, request)
 
     async def complete(self, request: Request) -> Reply:
         import aiohttp
