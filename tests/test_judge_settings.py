@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, read_jsonl, write_jsonl
-from ragjudge.config import MOVED, Config, JudgeSettings, load_config
+from ragjudge import Config, load_config
+from ragjudge.config import MOVED, JudgeSettings
 from ragjudge.errors import ConfigError
 
 REF_FREE = {"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}
