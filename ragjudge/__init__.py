@@ -8,7 +8,7 @@ pull in litellm or pandas):
 - ``score(df, metrics=None, config=None, **settings)`` / ``ascore(...)``: the one-line form
 - ``evaluate(source, config, output=None)`` -> ``RunResult``: a file (or DataFrame) in,
   a scored file out, with the gate (see ``ragjudge.pipeline``)
-- ``load_config(path=None, overrides=None, **settings)`` -> ``Config`` (see ``ragjudge.config``)
+- ``load_config(path=None, overrides=None, **settings)`` -> ``Config`` (see ``ragjudge.settings``; ``ragjudge.config`` reads the raw one)
 - ``Config``, ``Verdict``, ``Summary``, ``Usage``, ``RagjudgeError``
 """
 
@@ -23,8 +23,8 @@ _LAZY = {
     "ascore": ("ragjudge.scoring", "ascore"),
     "evaluate": ("ragjudge.pipeline", "evaluate"),
     "RunResult": ("ragjudge.pipeline", "RunResult"),
-    "load_config": ("ragjudge.config", "load_config"),
-    "Config": ("ragjudge.config", "Config"),
+    "load_config": ("ragjudge.settings", "load_config"),
+    "Config": ("ragjudge.settings", "Config"),
     "Verdict": ("ragjudge.types", "Verdict"),
     "Usage": ("ragjudge.types", "Usage"),
     "Summary": ("ragjudge.gate", "Summary"),

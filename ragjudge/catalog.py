@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ragjudge.config import Config
 from ragjudge.errors import InputError
+from ragjudge.settings import Config
 
 
 def _settings(config: Config) -> Config:

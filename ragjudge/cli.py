@@ -296,7 +296,7 @@ def agreement(
     from ragjudge.io import read_table
 
     from ragjudge.catalog import describe
-    from ragjudge.config import load_config
+    from ragjudge.settings import load_config
 
     kinds = {item["name"]: item["kind"] for item in describe(load_config(config))}
     if metric not in kinds:
@@ -334,7 +334,7 @@ def compare(
     from ragjudge.compare import checks, render
     from ragjudge.compare import compare as measure
     from ragjudge.gate import exit_code, lines
-    from ragjudge.config import load_config
+    from ragjudge.settings import load_config
     from ragjudge.io import read_table
 
     scales = {item["name"]: item["kind"] == "scale" for item in describe(load_config(config))}
@@ -390,7 +390,7 @@ def judges(
     import json
 
     from ragjudge.catalog import describe
-    from ragjudge.config import load_config
+    from ragjudge.settings import load_config
 
     found = describe(load_config(config))
     if json_output:

@@ -1,31 +1,42 @@
-"""The run configuration: pydantic models of the YAML config, merged with command-line flags.
+"""The run configuration as read: pydantic models of the YAML config, merged with command-line flags.
 
 A config file holds the same settings as the flags (``configs/default.yaml``, printed by
 ``ragjudge config show``, documents every key); flags override the file; an unknown key is a
 ``ConfigError`` (exit 2) that names it. The bundled configs (``BUNDLED``) ship inside the
 package, so ``-c mlflow`` works wherever ragjudge is installed.
+
+This module imports no judge (it sits below them, see CONTRIBUTING.md's Layers). It checks the
+judge model's settings (``judge:``), the columns, the gate and the cache; what belongs to the
+judges stays raw data here (``RawConfig``): each built-in metric's own section
+(``sufficiency:``, ``completeness:``), the judges defined in YAML (``judges:``) and the
+extensions of built-in prompts (``extend:``). ``ragjudge.settings.Config`` (above both this
+module and the judges) types those with the judges' own models (their settings models,
+``ragjudge.judges.definitions``) and checks the metrics a config names; ``ragjudge.load_config``
+(``ragjudge.settings.load_config``) reads a config through it, which is what a run uses.
+``load_config`` here reads one without the judges (``RawConfig``); ``load_as`` reads one as any
+subclass of ``RawConfig``, with the same errors.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self, TypeVar
 
-from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ragjudge.errors import ConfigError
-from ragjudge.judges import BUILT_IN, judge_class
-from ragjudge.judges.completeness import CompletenessSettings
-from ragjudge.judges.definitions import Example, Extension, JudgeDefinition
-from ragjudge.judges.sufficiency import SufficiencySettings
 from ragjudge.strict import Strict as _Strict
 
-METRICS: tuple[str, ...] = tuple(BUILT_IN)
+METRICS: tuple[str, ...] = ("sufficiency", "completeness")
+"""The built-in metrics, each a section of the config named after it (``ragjudge.judges.BUILT_IN``
+names their judges, in this order; a test keeps the two equal)."""
 FIELDS: tuple[str, ...] = ("id", "request", "context", "expected_facts", "expected_response", "response")
-
-
-def _default_thresholds() -> dict[str, float]:
-    return {name: float(judge_class(name).default_threshold) for name in METRICS}
 
 BUNDLED: tuple[str, ...] = ("default", "local", "mlflow")
 """Configs shipped in the package (``ragjudge/configs/NAME.yaml``; ``configs/`` in a checkout):
@@ -56,8 +67,8 @@ MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "suff
                          "reasoning_first": "sufficiency", "expected_score": "completeness", "coverage_score": "completeness",
                          "mode": "sufficiency", "ground_truth": "sufficiency"}  # these two never were judge keys: flat keywords only
 
-__all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "CacheSettings", "Columns", "CompletenessSettings", "Config", "Example", "Extension",
-           "GateSettings", "JudgeDefinition", "JudgeSettings", "Price", "SufficiencySettings", "bundled_config", "load_config"]
+__all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "CacheSettings", "Columns", "GateSettings", "JudgeSettings", "Price", "RawConfig",
+           "bundled_config", "load_as", "load_config"]
 
 
 class Columns(_Strict):
@@ -176,33 +187,36 @@ class CacheSettings(_Strict):
                                                               "Linux)")
 
 
-class Config(_Strict):
-    """Everything one ``ragjudge score`` run needs; ``load_config`` builds it."""
+class RawConfig(_Strict):
+    """Everything one ``ragjudge score`` run needs, as read: the sections the judges own
+    (``sufficiency``, ``completeness``, ``judges``, ``extend``) are raw data here, typed and
+    checked by ``ragjudge.settings.Config`` (this class's subclass, the one a run uses);
+    ``load_config`` builds this one, ``ragjudge.load_config`` that one."""
 
     columns: Columns = Field(default_factory=Columns, description="where each canonical field is in the input")
     judge: JudgeSettings = Field(default_factory=JudgeSettings, description="the judge model and how it is called")
     metrics: list[str] = Field(default_factory=lambda: list(METRICS), min_length=1,
                                description="the metrics to judge: sufficiency, completeness, groundedness or a judge defined under judges:")
-    thresholds: dict[str, float] = Field(default_factory=_default_thresholds,
+    thresholds: dict[str, float] = Field(default_factory=dict,
                                          description="per metric, a row passes at score >= threshold (sufficiency: 1.0 yes / 0.0 no; "
                                                      "completeness: 1..5, Azure AI Evaluation's scale)")
-    sufficiency: SufficiencySettings = Field(default_factory=SufficiencySettings, description="sufficiency's own settings: "
+    sufficiency: dict[str, Any] = Field(default_factory=dict, description="sufficiency's own settings: "
                                              "probability thresholds, the evidence check, the order of the reply")
-    completeness: CompletenessSettings = Field(default_factory=CompletenessSettings, description="completeness's own settings: how "
+    completeness: dict[str, Any] = Field(default_factory=dict, description="completeness's own settings: how "
                                                "the score is read")
     gate: GateSettings = Field(default_factory=GateSettings, description="what fails the run (exit 1)")
     cache: CacheSettings = Field(default_factory=CacheSettings, description="the response cache")
     chunk_size: int = Field(10_000, ge=1, le=10_000_000, description="rows read, judged and written at a time (memory stays flat)")
-    judges: list[JudgeDefinition] = Field(default_factory=list, description="metrics of your own, each a Jinja2 prompt (see "
+    judges: list[dict[str, Any]] = Field(default_factory=list, description="metrics of your own, each a Jinja2 prompt (see "
                                                                            "docs/custom-judges.md)")
-    extend: dict[str, Extension] = Field(default_factory=dict, description="per built-in metric, domain instructions and few-shot "
+    extend: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per built-in metric, domain instructions and few-shot "
                                                                           "examples added to its prompt (a new prompt version)")
 
     _notes: list[str] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="wrap")
     @classmethod
-    def _moved_keys(cls, data: Any, handler: Any) -> "Config":
+    def _moved_keys(cls, data: Any, handler: Any) -> "RawConfig":
         # judge.KEY of a setting that moved (MOVED) is read as METRIC.KEY, with a note; a
         # value the section sets itself wins; a bad value is reported where it was written
         moved: dict[tuple[str, str], tuple[str, str]] = {}
@@ -264,69 +278,16 @@ class Config(_Strict):
     def _no_repeats(cls, value: list[str]) -> list[str]:
         return list(dict.fromkeys(value))
 
-    @model_validator(mode="after")
-    def _known_metrics(self) -> "Config":
-        from ragjudge.judges import BUILT_IN, bundled_definitions
-
-        bundled = bundled_definitions()
-        names = [d.name for d in self.judges]
-        for name in names:
-            if name in BUILT_IN or name in bundled:
-                fix = f"; to add instructions or examples to it, use extend.{name}" if name in BUILT_IN else ""
-                raise ValueError(f"judges: '{name}' is a metric that ships with ragjudge; give your judge another name{fix}")
-            if name in type(self).model_fields:
-                raise ValueError(f"judges: '{name}' is a section of the config ({name}:); give your judge another name")
-        twice = [name for i, name in enumerate(names) if name in names[:i]]
-        if twice:
-            raise ValueError(f"judges: '{twice[0]}' is defined twice")
-        known = [*METRICS, *bundled, *names]
-        for where, keys in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(self.gate.min_pass_rate))):
-            for name in keys:
-                if name not in known:
-                    raise ValueError(f"unknown metric '{name}'" + (f" in {where}" if where != "metrics" else "")
-                                     + f"; use {', '.join(known)} or a judge defined in the config")
-        for name in self.extend:
-            if name not in BUILT_IN:
-                raise ValueError(f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")
-            self.extend[name].check(name, judge_class(name))
-        for name, value in self.thresholds.items():
-            low, high = self.scale(name)
-            if not low <= value <= high:
-                raise ValueError(f"{name} threshold must be between {low:g} and {high:g}")
-        return self
-
-    def definition(self, metric: str) -> "JudgeDefinition | None":
-        """The definition of a metric defined in YAML (the config's ``judges:`` or a bundled
-        one), None for a built-in metric."""
-        from ragjudge.judges import bundled_definitions
-
-        for item in self.judges:
-            if item.name == metric:
-                return item
-        return bundled_definitions().get(metric)
-
-    def scale(self, metric: str) -> tuple[float, float]:
-        """(lowest, highest) score of ``metric``."""
-        found = self.definition(metric)
-        return found.scale if found is not None else judge_class(metric).scale
-
-    def updated(self, overrides: dict[str, Any]) -> "Config":
-        """A copy with ``overrides`` applied (the keywords ``load_config`` takes); settings left
-        at their defaults stay unset, so the embedded judge's calibrated values still apply."""
+    def updated(self, overrides: dict[str, Any]) -> Self:
+        """A copy (of the same class) with ``overrides`` applied (the keywords ``load_config``
+        takes); settings left at their defaults stay unset, so the embedded judge's calibrated
+        values still apply."""
         try:
-            updated = Config.model_validate(_deep_merge(self.model_dump(exclude_unset=True), _nest(overrides)))
+            updated = type(self).model_validate(_deep_merge(self.model_dump(exclude_unset=True), _nest(overrides)))
         except ValidationError as exc:
             raise ConfigError(_describe(exc, "options")) from None
         updated._notes = list(dict.fromkeys([*self._notes, *updated._notes]))
         return updated
-
-    def threshold(self, metric: str) -> float:
-        """The pass threshold of ``metric`` (a row passes at score >= threshold): the one set,
-        else the metric's default."""
-        if metric in self.thresholds:
-            return self.thresholds[metric]
-        found = self.definition(metric)
-        return found.default_threshold if found is not None else judge_class(metric).default_threshold
 
     def threshold_set(self, metric: str) -> bool:
         """Whether the config (or a flag) set ``metric``'s threshold, rather than leaving it at
@@ -421,9 +382,9 @@ def _nest(overrides: dict[str, Any]) -> dict[str, Any]:
     (``fact_threshold=0.3``) under its section (``sufficiency``); config keys stay as they are."""
     nested: dict[str, Any] = {}
     for key, value in overrides.items():
-        if key not in Config.model_fields and key in JudgeSettings.model_fields:
+        if key not in RawConfig.model_fields and key in JudgeSettings.model_fields:
             nested.setdefault("judge", {})[key] = value
-        elif key not in Config.model_fields and key in MOVED:
+        elif key not in RawConfig.model_fields and key in MOVED:
             nested.setdefault(MOVED[key], {})[key] = value
         elif key == "judge" and isinstance(value, dict) and isinstance(nested.get("judge"), dict):
             nested["judge"] = {**value, **nested["judge"]}
@@ -433,8 +394,20 @@ def _nest(overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *, flags: dict[str, str] | None = None,
-                **settings: Any) -> Config:
-    """Read a YAML config (optional) and apply overrides, e.g. from flags.
+                **settings: Any) -> RawConfig:
+    """The config as read, without the judges' checks (``RawConfig``): ``load_as(RawConfig,
+    ...)``. A run reads its config with ``ragjudge.load_config`` (``ragjudge.settings``), which
+    takes the same arguments and also checks the metrics, their sections and definitions."""
+    return load_as(RawConfig, path, overrides, flags=flags, **settings)
+
+
+C = TypeVar("C", bound=RawConfig)
+
+
+def load_as(model: type[C], /, path: str | Path | None = None, overrides: dict[str, Any] | None = None, *,
+            flags: dict[str, str] | None = None, **settings: Any) -> C:
+    """Read a YAML config (optional) and apply overrides, e.g. from flags, validated as
+    ``model`` (``RawConfig`` or a subclass, e.g. ``ragjudge.settings.Config``).
 
     ``path``: a YAML file, or the bare name of a bundled config (``BUNDLED``: ``mlflow``,
     ``local``, ``default``) when no such file exists. ``overrides`` (a nested dict) and
@@ -443,7 +416,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     judge setting or a built-in metric's own setting may also be given flat
     (``model="openai/gpt-4o-mini"``, ``concurrency=8``, ``fact_threshold=0.3``). The old place
     of a metric's setting (``judge.fact_threshold``) still loads, with a note in
-    ``Config.notes``. Returns a validated ``Config``.
+    ``notes``. Returns a validated ``model``.
     Raises ``ConfigError`` (exit 2) for a missing or unreadable file, YAML that is not a
     mapping, an unknown key (named) or a bad value; ``flags`` (dotted key -> option, e.g.
     ``{"judge.concurrency": "--concurrency"}``) names the option a bad value came from.
@@ -477,6 +450,6 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
         if path is None:
             source = "options"
     try:
-        return Config.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source, overrides, flags)) from None

@@ -1,6 +1,6 @@
 """The settings' documentation, generated from one source: the config models' field
-descriptions (``ragjudge.config``, and each built-in judge's own settings model in
-``ragjudge.judges``). ``default_yaml()`` is ``configs/default.yaml`` (every key
+descriptions (``ragjudge.config``'s models, and each built-in judge's own settings model in
+``ragjudge.judges``, brought together by ``ragjudge.settings.Config``). ``default_yaml()`` is ``configs/default.yaml`` (every key
 with its default) and ``markdown()`` is ``docs/configuration.md``; ``python
 scripts/gen_docs.py`` writes both, and a test fails when either drifts from the models."""
 
@@ -10,7 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragjudge.config import CacheSettings, Columns, CompletenessSettings, Config, GateSettings, JudgeSettings, SufficiencySettings
+from ragjudge.config import CacheSettings, Columns, GateSettings, JudgeSettings
+from ragjudge.judges.completeness import CompletenessSettings
+from ragjudge.judges.sufficiency import SufficiencySettings
+from ragjudge.settings import Config
 
 SECTIONS: list[tuple[str, type[BaseModel] | None, str]] = [
     ("columns", Columns, "Where each canonical field is in the input: a column name, or a dotted path into nested objects "

@@ -187,7 +187,7 @@ def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) 
     """The run's validated ``Config``: the file ``config`` (or a bundled one), the ``--set``
     items laid over it, then the options of ``FLAG_TABLE`` (``options``: by ``Flag.param``).
     Returns it with the fields mapped by ``--map``. Raises ``ConfigError``."""
-    from ragjudge.config import load_config
+    from ragjudge.settings import load_config
 
     over, mapped = overrides(options)
     given = set_overrides(list(sets))

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.config import Config
 from ragjudge.gate import GateResult, Summary, check_gate
 from ragjudge.plan import Event, Note, Progress, Row, RunPlan, Start, check_options, events
 from ragjudge.records import Mapping
+from ragjudge.settings import Config
 
 
 @dataclass

@@ -33,9 +33,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ragjudge.config import Config
 from ragjudge.errors import InputError
 from ragjudge.gate import Summary
+from ragjudge.settings import Config
 
 FILE, ROW = "__ragjudge_file", "__ragjudge_row"  # where each row came from, dropped before scoring
 ACTOR_CPUS = 0.25  # a scoring actor waits on the network: a quarter of a CPU each leaves room for the readers

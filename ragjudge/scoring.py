@@ -35,12 +35,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragjudge import _loop, diagnosis
-from ragjudge.config import Config
 from ragjudge.gate import MetricSummary, Summary
 from ragjudge.model import Model
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EvalRecord, Mapping, to_records
+from ragjudge.settings import Config
 from ragjudge.types import OK, SKIPPED, Call, Reason, Usage, Verdict
 
 # every metric's common columns: suffix -> type
@@ -107,12 +107,14 @@ class Scorer:
     """
 
     def __init__(self, config: Config | None = None, *, transport: Any = None, **settings: Any) -> None:
-        from ragjudge.config import load_config
+        from ragjudge.settings import load_config
 
         if config is None:
             config = load_config(None, settings)
-        elif settings:
-            config = config.updated(settings)
+        else:
+            config = Config.of(config)  # a RawConfig (ragjudge.config.load_config) is typed and checked here
+            if settings:
+                config = config.updated(settings)
         self.notes: list[str] = list(config.notes)  # keys read from an old place
         if config.judge.model.startswith("local/"):
             from ragjudge import local
@@ -564,7 +566,7 @@ def score(frame: Any, metrics: list[str] | None = None, config: Config | str | N
     """Score ``frame`` (a pandas DataFrame) in one line: ``ragjudge.score(df, metrics=["sufficiency"],
     model="openai/gpt-4o-mini")``. ``config``: a ``Config`` or the path (or bundled name) of a
     YAML config; ``settings`` override it (``load_config``'s keywords). Returns ``Scored``."""
-    from ragjudge.config import load_config
+    from ragjudge.settings import load_config
 
     if metrics is not None:
         settings["metrics"] = [metrics] if isinstance(metrics, str) else list(metrics)
@@ -577,7 +579,7 @@ def score(frame: Any, metrics: list[str] | None = None, config: Config | str | N
 
 async def ascore(frame: Any, metrics: list[str] | None = None, config: Config | str | None = None, **settings: Any) -> Scored:
     """``score`` for async code: ``await ragjudge.ascore(df, ...)``."""
-    from ragjudge.config import load_config
+    from ragjudge.settings import load_config
 
     if metrics is not None:
         settings["metrics"] = [metrics] if isinstance(metrics, str) else list(metrics)

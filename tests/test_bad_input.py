@@ -183,7 +183,7 @@ def test_a_full_disk_is_a_clear_error(run_cli, tmp_path):
 
 
 def test_chunk_size_has_an_upper_bound(tmp_path):
-    from ragjudge.config import load_config
+    from ragjudge import load_config
     from ragjudge.errors import ConfigError
 
     with pytest.raises(ConfigError, match="chunk_size"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import SAMPLE
-from ragjudge.config import load_config
+from ragjudge import load_config
 from ragjudge.pipeline import evaluate
 
 

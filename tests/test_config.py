@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import ROOT
-from ragjudge.config import load_config
+from ragjudge import load_config
 from ragjudge.errors import ConfigError
 
 
@@ -18,7 +18,7 @@ def test_shipped_configs_load(name):
 
 
 def test_default_yaml_holds_every_key_at_its_default():
-    from ragjudge.config import Config
+    from ragjudge import Config
 
     assert load_config(ROOT / "configs" / "default.yaml") == Config()
 

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from ragjudge import configdoc
-from ragjudge.config import Config, load_config
+from ragjudge import Config, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -244,7 +244,7 @@ def test_config_messages_name_the_option_and_no_internal_path(run_cli, tmp_path,
 
 
 def test_config_file_messages_name_the_key_without_list_indices(tmp_path):
-    from ragjudge.config import load_config
+    from ragjudge import load_config
     from ragjudge.errors import ConfigError
 
     path = tmp_path / "c.yaml"

@@ -251,7 +251,7 @@ def test_row_reasons_are_values_carried_on_the_verdict_not_their_text():
 
 
 def test_a_scored_run_carries_the_reasons_it_acted_on(server, tmp_path):
-    from ragjudge.config import load_config
+    from ragjudge import load_config
     from ragjudge.pipeline import evaluate
 
     settings = load_config(None, {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "api_base": server.url},
@@ -302,7 +302,7 @@ def test_set_on_the_command_line_reaches_the_run_and_names_a_bad_key(run_cli, tm
 
 
 def test_the_option_checks_are_library_functions_raising_config_errors(tmp_path):
-    from ragjudge.config import load_config
+    from ragjudge import load_config
     from ragjudge.options import check_budget, check_engine, check_outputs, check_regression_gates, check_selection
 
     with pytest.raises(ConfigError, match="--limit and --sample both choose the rows to judge"):

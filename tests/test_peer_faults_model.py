@@ -149,7 +149,7 @@ def test_the_endpoint_from_the_environment_is_in_the_cache_key(run_cli, tmp_path
 
 
 def test_the_key_names_the_endpoint_whatever_gave_it_and_none_keeps_the_old_key(monkeypatch):
-    from ragjudge.config import load_config
+    from ragjudge import load_config
     from ragjudge.model import Model
     from ragjudge.types import Call
 
@@ -241,7 +241,7 @@ def test_a_prompt_past_the_input_limit_is_a_row_error_before_the_call(run_cli, t
 
 def test_the_input_limit_in_process_and_no_limit_when_the_table_has_none():
     from ragjudge import _loop
-    from ragjudge.config import load_config
+    from ragjudge import load_config
     from ragjudge.fakeserver import FakeTransport
     from ragjudge.model import Model
     from ragjudge.types import Call, Verdict

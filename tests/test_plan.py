@@ -17,7 +17,7 @@ PRICE = {"input_per_mtok": 1.0, "output_per_mtok": 2.0}
 
 
 def settings(server, tmp_path, **judge):
-    from ragjudge.config import load_config
+    from ragjudge import load_config
 
     return load_config(None, {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "api_base": server.url, **judge},
                               "cache": {"dir": str(tmp_path / "c")}})
@@ -139,7 +139,7 @@ def test_the_plan_reads_the_first_chunk_once_and_gives_every_chunk_back(server, 
 
 def test_the_plan_notes_the_needs_and_the_replaced_columns_as_score_does(server, tmp_path):
     from ragjudge import Scorer
-    from ragjudge.config import load_config
+    from ragjudge import load_config
 
     data = frame(2).drop(columns=["response"]).assign(sufficiency_score=[0.1, 0.2])
     config = load_config(None, {"judge": {"model": "openai/fake-judge", "api_base": server.url}, "cache": {"enabled": False}})
@@ -157,7 +157,7 @@ def test_the_plan_notes_the_needs_and_the_replaced_columns_as_score_does(server,
 
 def test_render_plans_as_a_run_and_spends_nothing_even_with_a_budget(tmp_path):
     from ragjudge.catalog import render
-    from ragjudge.config import load_config
+    from ragjudge import load_config
 
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({**GROUNDED, "id": "a"}) + "\n")

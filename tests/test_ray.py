@@ -47,7 +47,7 @@ def test_the_output_folder_has_the_scorers_schema(run_cli, tmp_path):
     import pyarrow as pa
     import pyarrow.dataset as dataset
 
-    from ragjudge.config import load_config
+    from ragjudge import load_config
     from ragjudge.scoring import Scorer
 
     source = tmp_path / "in.parquet"
@@ -117,7 +117,7 @@ def test_bad_input_exits_2_with_the_messages_of_a_local_run(run_cli, tmp_path, s
 
 
 def test_score_dataset_for_users_who_hold_a_dataset(server, tmp_path):
-    from ragjudge.config import load_config
+    from ragjudge import load_config
     from ragjudge.ray import score_dataset
 
     ds = ray.data.from_pandas(pd.DataFrame(rows(12)))

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import read_jsonl, write_jsonl
 from ragjudge import Scorer
-from ragjudge.config import load_config
+from ragjudge import load_config
 from ragjudge.records import Columns, normalise_context, resolve_mapping, to_records
 
 # the expected response is in the passages, the facts are not: the ground truth used decides

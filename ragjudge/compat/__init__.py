@@ -56,8 +56,8 @@ def configure(config: Any = None, **settings: Any) -> None:
 
 
 def _scorer(metric: str, model: str | None, settings: dict[str, Any]) -> Any:
-    from ragjudge.config import Config, load_config
     from ragjudge.scoring import Scorer
+    from ragjudge.settings import Config, load_config
 
     merged: dict[str, Any] = {**_defaults["settings"], **settings, "metrics": [metric]}
     if model:

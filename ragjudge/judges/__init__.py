@@ -46,17 +46,31 @@ def bundled_definitions() -> dict[str, Any]:
 
 
 def make_judges(config: Any) -> list[Any]:
-    """One judge per metric of ``config`` (a ``Config``), in its order, with its threshold and,
-    for a built-in metric, its extension (``extend.NAME``) and its own settings (the section
-    ``NAME:``)."""
+    """One judge per metric of ``config``, in its order, with its threshold and, for a built-in
+    metric, its extension (``extend.NAME``) and its own settings (the section ``NAME:``).
+
+    ``config``: a ``ragjudge.settings.Config`` (typed and checked when loaded), or a raw
+    ``ragjudge.config.RawConfig`` (``ragjudge.config.load_config``), whose sections and
+    definitions each judge reads here with its own model (``Settings``, ``JudgeDefinition``,
+    ``Extension``; a typed one is taken as it is). Raises ``KeyError`` for a metric that is
+    neither built-in nor defined (a typed config has refused it already) and pydantic's
+    ``ValidationError`` for a raw section a judge's model refuses."""
+    from ragjudge.judges.definitions import Extension, JudgeDefinition
+
+    own = [JudgeDefinition.model_validate(item) for item in config.judges]
     judges = []
     for name in config.metrics:
-        definition = config.definition(name)
+        definition = next((item for item in own if item.name == name), None) or bundled_definitions().get(name)
         if definition is not None:
             from ragjudge.judges.custom import CustomJudge
 
-            judges.append(CustomJudge(definition, config.judge, config.threshold(name)))
+            threshold = config.thresholds.get(name, definition.default_threshold)
+            judges.append(CustomJudge(definition, config.judge, threshold))
         else:
-            judges.append(judge_class(name)(config.judge, config.threshold(name), extension=config.extend.get(name),
-                                            options=getattr(config, name, None)))
+            cls = judge_class(name)
+            extension = config.extend.get(name)
+            options = getattr(config, name, None)
+            judges.append(cls(config.judge, config.thresholds.get(name, cls.default_threshold),
+                              extension=None if extension is None else Extension.model_validate(extension),
+                              options=None if options is None or cls.Settings is None else cls.Settings.model_validate(options)))
     return judges

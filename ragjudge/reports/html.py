@@ -79,7 +79,8 @@ def metrics_of(frame: Any) -> list[str]:
 def summary_of(frame: Any, metrics: list[str], config: Any = None) -> Summary:
     """A ``Summary`` rebuilt from a scored table (for ``ragjudge report`` on a file): counts,
     pass rates, tokens and cost per metric, with ``config``'s thresholds and gate settings."""
-    from ragjudge.config import METRICS, Config
+    from ragjudge.config import METRICS
+    from ragjudge.settings import Config
     from ragjudge.gate import MetricSummary
     from ragjudge.types import Reason, Usage, Verdict
 

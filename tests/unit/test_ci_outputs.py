@@ -116,7 +116,7 @@ def test_scored_csv_tables_compare_and_report_as_the_run_wrote_them(run_score, r
     worse = run_cli(["compare", str(tmp_path / "base.csv"), str(tmp_path / "flipped.csv"), "--max-regressions", "0"], judge=False)
     assert worse.code == 1 and "FAIL sufficiency: 1 regressed row(s) > 0" in worse.stdout
     from ragjudge.compare import typed
-    from ragjudge.config import Config
+    from ragjudge import Config
     from ragjudge.reports.html import summary_of
 
     read_back = typed(pd.read_csv(tmp_path / "base.csv"))

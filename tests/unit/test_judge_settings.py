@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, read_jsonl, write_jsonl
-from ragjudge.config import MOVED, Config, JudgeSettings, load_config
+from ragjudge import Config, load_config
+from ragjudge.config import MOVED, JudgeSettings
 from ragjudge.errors import ConfigError
 
 REF_FREE = {"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}
@@ -146,3 +147,49 @@ def test_the_bundled_configs_use_the_new_keys():
     local = load_config(ROOT / "ragjudge" / "configs" / "local.yaml")
     assert (local.sufficiency.yes_threshold, local.sufficiency.fact_threshold, local.sufficiency.fact_evidence) == (0.84, 0.3, 0.7)
     assert local.completeness.coverage_score is True
+
+
+def test_the_config_imports_no_judge():
+    # issue 30 item 3: the judges' sections are raw data in ragjudge.config; ragjudge.settings types them
+    tree = ast.parse((ROOT / "ragjudge" / "config.py").read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert sorted(m for m in imported if m and m.startswith("ragjudge.")) == ["ragjudge.errors", "ragjudge.strict"]
+    from ragjudge.config import METRICS
+    from ragjudge.judges import BUILT_IN
+
+    assert METRICS == tuple(BUILT_IN)  # the config's sections are the built-in metrics, in their order
+
+
+def test_the_raw_config_leaves_the_judges_sections_raw_and_ragjudge_load_config_checks_them():
+    from ragjudge.config import RawConfig
+    from ragjudge.config import load_config as load_raw
+
+    raw = load_raw(None, metrics=["nope"], fact_threshold=0.3, extend={"completeness": {"examples": [{"inputs": {"context": ["a"]}, "verdict": 3}]}})
+    assert type(raw) is RawConfig and raw.metrics == ["nope"] and raw.sufficiency == {"fact_threshold": 0.3}
+    with pytest.raises(ConfigError) as info:
+        load_config(None, metrics=["nope"])
+    assert str(info.value) == "unknown metric 'nope'; use sufficiency, completeness, groundedness or a judge defined in the config"
+    with pytest.raises(ConfigError) as info:
+        Config.of(raw)
+    assert str(info.value) == "config: unknown metric 'nope'; use sufficiency, completeness, groundedness or a judge defined in the config"
+    typed = load_config(None, fact_threshold=0.3)
+    assert type(typed) is Config and typed.sufficiency.fact_threshold == 0.3 and typed.threshold("completeness") == 3
+
+
+def test_a_raw_config_gives_the_same_judges_as_the_typed_one():
+    from ragjudge.config import load_config as load_raw
+    from ragjudge.judges import make_judges
+    from ragjudge.scoring import Scorer
+
+    keys = {"judge": {"model": "openai/gpt-4o-mini", "fact_threshold": 0.3}, "metrics": ["sufficiency", "completeness", "groundedness", "mine"],
+            "judges": [{"name": "mine", "prompt": "Is {{ response }} polite?"}], "thresholds": {"completeness": 4},
+            "extend": {"sufficiency": {"instructions": "Dates matter."}}, "cache": {"enabled": False}}
+    raw, typed = load_raw(None, keys), load_config(None, keys)
+    shape = [(j.name, j.version, j.threshold, getattr(j, "options", None)) for j in make_judges(raw)]
+    assert shape == [(j.name, j.version, j.threshold, getattr(j, "options", None)) for j in make_judges(typed)]
+    assert [s[2] for s in shape] == [0.5, 4, 0.5, 0.5] and shape[0][3].fact_threshold == 0.3
+    assert Config.of(raw).notes == raw.notes == ["note: judge.fact_threshold is now sufficiency.fact_threshold (the old key still works)"]
+    with Scorer(raw) as scorer:  # a raw config is typed and checked by the scorer
+        assert type(scorer.config) is Config and scorer.notes == raw.notes
+        assert [j.version for j in scorer.judges] == [s[1] for s in shape]

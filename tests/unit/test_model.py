@@ -10,7 +10,7 @@ from __future__ import annotations
 def test_the_model_counts_calls_and_retries_in_process():
     """The chokepoint without HTTP: two 429s then a reply is three calls, two retries."""
     from ragjudge import _loop
-    from ragjudge.config import load_config
+    from ragjudge import load_config
     from ragjudge.transports.fake import FakeTransport
     from ragjudge.model import Model
     from ragjudge.transports import base

@@ -75,7 +75,7 @@ judges:
 def _definition(text: str):
     import yaml
 
-    from ragjudge.config import JudgeDefinition
+    from ragjudge.judges.definitions import JudgeDefinition
 
     return JudgeDefinition.model_validate(yaml.safe_load(text)["judges"][0])
 

@@ -1,0 +1,139 @@
+"""The run's config, typed by the judges: ``Config`` and ``load_config`` (``ragjudge.load_config``).
+
+``ragjudge.config`` reads a config (YAML, flags, keywords) and checks everything that is not a
+judge's (``RawConfig``); it imports no judge, so that the judges may import it. This module sits
+above both (in the judges' layer, importing ``ragjudge.judges`` and ``ragjudge.config``; neither
+imports it) and completes the config with what the judges own:
+
+- each built-in metric's section (``sufficiency:``, ``completeness:``) is read by that judge's
+  own settings model (``judge_class(NAME).Settings``);
+- ``judges:`` holds ``JudgeDefinition``s and ``extend:`` ``Extension``s
+  (``ragjudge.judges.definitions``), each checked when made;
+- the metrics a config names (``metrics``, ``thresholds``, ``gate.min_pass_rate``) must be
+  built-in, bundled or defined under ``judges:``; a threshold must lie on its metric's scale;
+  an extension's examples must suit its metric.
+
+Every check raises ``ConfigError`` (exit 2) when the config is loaded, with the same messages
+as before the split. A run (``Scorer``, ``evaluate``, the CLI) uses this ``Config``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, model_validator
+
+from ragjudge.config import METRICS, RawConfig, _describe, load_as
+from ragjudge.errors import ConfigError
+from ragjudge.judges import BUILT_IN, bundled_definitions, judge_class
+from ragjudge.judges.completeness import CompletenessSettings
+from ragjudge.judges.definitions import Extension, JudgeDefinition
+from ragjudge.judges.sufficiency import SufficiencySettings
+
+__all__ = ["Config", "load_config"]
+
+
+def _default_thresholds() -> dict[str, float]:
+    return {name: float(judge_class(name).default_threshold) for name in METRICS}
+
+
+def _about(name: str) -> str | None:
+    """The description ``RawConfig`` gives its field ``name`` (said once, there)."""
+    return RawConfig.model_fields[name].description
+
+
+class Config(RawConfig):
+    """Everything one ``ragjudge score`` run needs, typed and checked by the judges;
+    ``load_config`` builds it. Raises ``ValidationError`` (``ConfigError`` through
+    ``load_config``) for a metric it does not know, a threshold off its scale, a custom judge
+    named like a built-in metric or a config section, or a bad definition or extension."""
+
+    thresholds: dict[str, float] = Field(default_factory=_default_thresholds, description=_about("thresholds"))
+    sufficiency: SufficiencySettings = Field(default_factory=SufficiencySettings, description=_about("sufficiency"))
+    completeness: CompletenessSettings = Field(default_factory=CompletenessSettings, description=_about("completeness"))
+    judges: list[JudgeDefinition] = Field(default_factory=list, description=_about("judges"))
+    extend: dict[str, Extension] = Field(default_factory=dict, description=_about("extend"))
+
+    @classmethod
+    def of(cls, config: RawConfig) -> "Config":
+        """``config`` (a ``RawConfig``, as ``ragjudge.config.load_config`` reads it) typed and
+        checked, its notes kept; a ``Config`` is returned as it is. Raises ``ConfigError``."""
+        if isinstance(config, cls):
+            return config
+        try:
+            typed = cls.model_validate(config.model_dump(exclude_unset=True))
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, "config")) from None
+        typed._notes = list(dict.fromkeys([*config.notes, *typed._notes]))
+        return typed
+
+    @model_validator(mode="after")
+    def _known_metrics(self) -> "Config":
+        bundled = bundled_definitions()
+        names = [d.name for d in self.judges]
+        for name in names:
+            if name in BUILT_IN or name in bundled:
+                fix = f"; to add instructions or examples to it, use extend.{name}" if name in BUILT_IN else ""
+                raise ValueError(f"judges: '{name}' is a metric that ships with ragjudge; give your judge another name{fix}")
+            if name in type(self).model_fields:
+                raise ValueError(f"judges: '{name}' is a section of the config ({name}:); give your judge another name")
+        twice = [name for i, name in enumerate(names) if name in names[:i]]
+        if twice:
+            raise ValueError(f"judges: '{twice[0]}' is defined twice")
+        known = [*METRICS, *bundled, *names]
+        for where, keys in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(self.gate.min_pass_rate))):
+            for name in keys:
+                if name not in known:
+                    raise ValueError(f"unknown metric '{name}'" + (f" in {where}" if where != "metrics" else "")
+                                     + f"; use {', '.join(known)} or a judge defined in the config")
+        for name in self.extend:
+            if name not in BUILT_IN:
+                raise ValueError(f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")
+            self.extend[name].check(name, judge_class(name))
+        for name, value in self.thresholds.items():
+            low, high = self.scale(name)
+            if not low <= value <= high:
+                raise ValueError(f"{name} threshold must be between {low:g} and {high:g}")
+        return self
+
+    def definition(self, metric: str) -> "JudgeDefinition | None":
+        """The definition of a metric defined in YAML (the config's ``judges:`` or a bundled
+        one), None for a built-in metric."""
+        for item in self.judges:
+            if item.name == metric:
+                return item
+        return bundled_definitions().get(metric)
+
+    def scale(self, metric: str) -> tuple[float, float]:
+        """(lowest, highest) score of ``metric``."""
+        found = self.definition(metric)
+        return found.scale if found is not None else judge_class(metric).scale
+
+    def threshold(self, metric: str) -> float:
+        """The pass threshold of ``metric`` (a row passes at score >= threshold): the one set,
+        else the metric's default."""
+        if metric in self.thresholds:
+            return self.thresholds[metric]
+        found = self.definition(metric)
+        return found.default_threshold if found is not None else judge_class(metric).default_threshold
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *, flags: dict[str, str] | None = None,
+                **settings: Any) -> Config:
+    """Read a YAML config (optional) and apply overrides, e.g. from flags.
+
+    ``path``: a YAML file, or the bare name of a bundled config (``BUNDLED``: ``mlflow``,
+    ``local``, ``default``) when no such file exists. ``overrides`` (a nested dict) and
+    keyword ``settings`` take the config's keys (``metrics=["sufficiency"]``,
+    ``judge={"model": ...}``, ``sufficiency={"fact_threshold": 0.3}``, ``gate={...}``); a
+    judge setting or a built-in metric's own setting may also be given flat
+    (``model="openai/gpt-4o-mini"``, ``concurrency=8``, ``fact_threshold=0.3``). The old place
+    of a metric's setting (``judge.fact_threshold``) still loads, with a note in
+    ``Config.notes``. Returns a validated ``Config`` (``ragjudge.config.load_as(Config, ...)``).
+    Raises ``ConfigError`` (exit 2) for a missing or unreadable file, YAML that is not a
+    mapping, an unknown key (named) or a bad value, the judges' checks included; ``flags``
+    (dotted key -> option, e.g. ``{"judge.concurrency": "--concurrency"}``) names the option a
+    bad value came from.
+    """
+    return load_as(Config, path, overrides, flags=flags, **settings)
