@@ -340,8 +340,9 @@ def read_phoenix_frame(frame: Any, expected_facts: str | None = None, expected_r
 
 def read_phoenix_file(path: str | os.PathLike[str], expected_facts: str | None = None,
                       expected_response: str | None = None) -> Any:
-    """A Phoenix span DataFrame saved to Parquet (``.parquet``) or JSONL (``.jsonl``/``.json``,
-    ``to_json(orient="records", lines=True)``) -> the rows table (``read_phoenix_frame``)."""
+    """A Phoenix span DataFrame saved to Parquet (``.parquet``) or JSON (one record per line,
+    ``to_json(orient="records", lines=True)``, or a JSON array of records, told by its first
+    character whatever the suffix) -> the rows table (``read_phoenix_frame``)."""
     import pandas as pd
 
     path = Path(path)
@@ -352,7 +353,9 @@ def read_phoenix_file(path: str | os.PathLike[str], expected_facts: str | None =
             # as Python values: pandas would widen a struct's int fields to float where one is null
             frame = pd.DataFrame(pq.read_table(path).to_pylist())
         else:
-            frame = pd.read_json(path, lines=path.suffix.lower() in (".jsonl", ".ndjson"), convert_dates=False)
+            with open(path, encoding="utf-8") as handle:  # a JSON array of records, else one record per line
+                head = handle.read(256).lstrip()[:1]
+            frame = pd.read_json(path, lines=head != "[", convert_dates=False)
     except (OSError, ValueError) as err:
         raise InputError(f"{path} cannot be read as a Phoenix span table: {err}") from err
     return read_phoenix_frame(frame, expected_facts, expected_response, where=str(path))
