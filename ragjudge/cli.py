@@ -55,13 +55,15 @@ SCORE_EPILOG = """Examples:
 
   ragjudge score mlflow:my-rag-app --mlflow-log-feedback   (MLflow traces in, feedback out; docs/from-mlflow.md)
 
+  ragjudge score traces.json --phoenix-endpoint http://localhost:6006   (OTLP JSON in, Phoenix annotations out; docs/from-phoenix.md)
+
 Exit codes: 0 gate passed, 1 a pass-rate gate failed, 2 usage/config/input error,
 3 too many judge errors (provider down, auth, quota, unreadable replies), 130 interrupted."""
 
 
 @app.command(epilog=SCORE_EPILOG)
 def score(
-    input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, a folder or a glob of such files (one format), or - for stdin; or MLflow traces: mlflow:EXPERIMENT (name or id) or a file of exported traces (one row per retriever span).")],
+    input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, a folder or a glob of such files (one format), or - for stdin; or MLflow traces: mlflow:EXPERIMENT (name or id) or a file of exported traces; or OpenTelemetry traces: an OTLP JSON file or a saved Phoenix span table (one row per retriever span).")],
     output: Annotated[Optional[str], typer.Option("-o", "--output", help="Scored table to write (format from the suffix; - for stdout). Without it only the summary is printed.")] = None,
     metric: Annotated[list[str], typer.Option("-m", "--metric", help="sufficiency or completeness; repeat for both (default: both).")] = [],
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config file, or a bundled one: default, local, mlflow (`ragjudge config show NAME`); flags override it.")] = None,
@@ -77,7 +79,7 @@ def score(
     samples: Annotated[Optional[int], typer.Option(help="Judge samples per row and metric; majority verdict (default 1).")] = None,
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, dotted paths allowed (inputs.query); fields: id, request, context, expected_facts, expected_response, response.")] = [],
     format: Annotated[Optional[str], typer.Option("--format", help="Output format jsonl|csv|parquet|json, for -o - (stdout) or a path whose suffix doesn't tell.")] = None,
-    input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix (stdin is recognised from its first bytes); mlflow-traces: a file of exported MLflow traces.")] = None,
+    input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix (stdin is recognised from its first bytes); mlflow-traces: a file of exported MLflow traces; otlp: OTLP JSON; phoenix: a saved Phoenix span table.")] = None,
     output_format: Annotated[Optional[str], typer.Option(help="Format of --output, overriding its suffix.")] = None,
     threshold: Annotated[list[str], typer.Option(help="METRIC=VALUE row pass threshold (defaults: sufficiency=0.5, completeness=3).")] = [],
     min_pass_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the pass rate over ok rows (default 1.0).")] = [],
@@ -108,6 +110,10 @@ def score(
     mlflow_filter: Annotated[Optional[str], typer.Option(help="With mlflow:EXPERIMENT: a search_traces filter string, e.g. \"attributes.status = 'OK'\".")] = None,
     mlflow_max_traces: Annotated[Optional[int], typer.Option(help="With mlflow:EXPERIMENT: read at most N traces, oldest first.")] = None,
     mlflow_log_feedback: Annotated[bool, typer.Option("--mlflow-log-feedback", help="Log each verdict as an MLflow Feedback on its trace (replacing ragjudge's earlier one), and the run's summary as an MLflow run with the scored table and report.")] = False,
+    expected_facts_attribute: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: the span attribute holding the expected facts, root span first; dotted names reach into a JSON attribute, e.g. metadata.expected_facts (default: none, reference-free).")] = None,
+    expected_response_attribute: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: the span attribute holding the expected response, e.g. metadata.expected_response.")] = None,
+    phoenix_endpoint: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: log each verdict as a span annotation in Phoenix at this URL (default: PHOENIX_COLLECTOR_ENDPOINT), replacing ragjudge's earlier one; checked before judging.")] = None,
+    annotations: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: write the verdicts as Phoenix's annotation tables (.parquet, .jsonl or .csv; trace annotations beside it as NAME.traces.SUFFIX).")] = None,
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
     from ragjudge import options
@@ -130,7 +136,8 @@ def score(
     check_options(settings, limit=limit, sample=sample)  # the library's own check, as evaluate and the dry run make it
     from ragjudge.trace_run import plan
 
-    traces = plan(input, input_format, mlflow_tracking_uri, mlflow_filter, mlflow_max_traces, mlflow_log_feedback, engine)
+    traces = plan(input, input_format, mlflow_tracking_uri, mlflow_filter, mlflow_max_traces, mlflow_log_feedback, engine,
+                  expected_facts_attribute, expected_response_attribute, phoenix_endpoint, annotations)
     if traces is not None:
         given["traces"] = traces
     if dry_run and traces is not None:
@@ -164,7 +171,7 @@ def _score_locally(console: Any, settings: Any, wanted: Any, flag_fields: frozen
             output_format=output_format(wanted.output, given["output_format"], given["format"]),
             flag_fields=flag_fields,
             on_event=_listener(console, progress, quiet, verdict_printer(console, progress) if given["verbose"] else None),
-            keep_table=bool(wanted.junit or wanted.baseline or wanted.html or (traces and traces.log_feedback)),
+            keep_table=bool(wanted.junit or wanted.baseline or wanted.html or (traces and traces.needs_table)),
             handle_signals=True,
             limit=given["limit"],
             sample=given["sample"],
@@ -178,11 +185,11 @@ def _score_locally(console: Any, settings: Any, wanted: Any, flag_fields: frozen
         return _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
     from ragjudge.trace_run import after_outputs, after_run
 
-    after_run(traces, result, settings)  # --mlflow-log-feedback: before the outputs, which report it
+    after_run(traces, result, settings)  # --mlflow-log-feedback, --phoenix-endpoint: before the outputs, which report them
     code = _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
     after_outputs(traces, result, settings, wanted, code)
     for line in traces.lines:  # with -q, only what was not logged
-        if not quiet or " not logged" in line:
+        if not quiet or " not logged" in line or " not written" in line:
             console.print(line, highlight=False, soft_wrap=True, markup=False)
     return code
 

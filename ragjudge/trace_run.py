@@ -1,5 +1,6 @@
-"""A ``ragjudge score`` run over traces: the checks made before any judging, and the sink
-called after the run (``--mlflow-log-feedback``). ``ragjudge.cli`` calls ``plan`` before the
+"""A ``ragjudge score`` run over traces: the checks made before any judging, and the sinks
+called after the run (``--mlflow-log-feedback``; ``--phoenix-endpoint`` and ``--annotations``
+for OpenTelemetry traces). ``ragjudge.cli`` calls ``plan`` before the
 run, ``after_run`` between the run and its outputs, and ``after_outputs`` last.
 
 Imports nothing heavy until a trace source or a sink is used.
@@ -14,13 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.errors import ConfigError
-from ragjudge.traces import TraceOptions, TraceSource, source_kind
+from ragjudge.traces import OTEL_SOURCES, TraceOptions, TraceSource, source_kind
+
+OTEL_HINT = "give an OTLP JSON file or a saved Phoenix span table (or --input-format otlp / phoenix)"
 
 
 @dataclass
 class TraceRun:
     """A run whose input is a trace source: its ``kind``, the ``options`` it is read with, and
-    whether the verdicts go back as MLflow feedback (``log_feedback``, to ``tracking_uri``)."""
+    whether the verdicts go back as MLflow feedback (``log_feedback``, to ``tracking_uri``), as
+    Phoenix span annotations (``phoenix_endpoint``, checked reachable) or to an annotations
+    table (``annotations``, a file path)."""
 
     source: str
     kind: TraceSource
@@ -29,23 +34,49 @@ class TraceRun:
     tracking_uri: str | None = None
     feedback: Any = None  # the ``FeedbackLog``, after ``after_run``
     lines: list[str] = field(default_factory=list)
+    phoenix_endpoint: str | None = None
+    annotations: str | None = None
+
+    @property
+    def needs_table(self) -> bool:
+        """Whether a sink reads the scored table after the run (the run keeps it in memory)."""
+        return bool(self.log_feedback or self.phoenix_endpoint or self.annotations)
 
 
 def plan(source: str, input_format: str | None, tracking_uri: str | None, filter_string: str | None, max_traces: int | None,
-         log_feedback: bool, engine: str = "local") -> TraceRun | None:
+         log_feedback: bool, engine: str = "local", expected_facts: str | None = None, expected_response: str | None = None,
+         phoenix_endpoint: str | None = None, annotations: str | None = None) -> TraceRun | None:
     """The trace run of ``ragjudge score SOURCE`` (None: a table run), checked before any
     judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
-    or ``--mlflow-log-feedback`` on a table, ``--mlflow-log-feedback`` without a tracking store,
-    a trace source with ``--engine ray``, ``--mlflow-max-traces`` below 1. ``InputError`` (exit
-    2) for a store that cannot be reached."""
+    or ``--mlflow-log-feedback`` on a table or on OpenTelemetry traces, ``--mlflow-log-feedback``
+    without a tracking store, ``--expected-facts-attribute``/``--expected-response-attribute``/
+    ``--phoenix-endpoint``/``--annotations`` on a table or on MLflow traces, an annotations file
+    of another suffix than ``.parquet``/``.jsonl``/``.csv``, Phoenix's client not installed, a
+    trace source with ``--engine ray``, ``--mlflow-max-traces`` below 1. ``InputError`` (exit
+    2) for a store or a Phoenix that cannot be reached. ``PHOENIX_COLLECTOR_ENDPOINT`` stands
+    for ``--phoenix-endpoint`` on OpenTelemetry traces only (a table run ignores it)."""
     kind = source_kind(source, input_format)
+    mlflow_given = [flag for flag, value in (("--mlflow-filter", filter_string), ("--mlflow-max-traces", max_traces),
+                                             ("--mlflow-log-feedback", log_feedback or None)) if value is not None]
+    otel_given = [flag for flag, value in (("--expected-facts-attribute", expected_facts),
+                                           ("--expected-response-attribute", expected_response),
+                                           ("--phoenix-endpoint", phoenix_endpoint), ("--annotations", annotations))
+                  if value is not None]
     if kind is None:
-        given = [flag for flag, value in (("--mlflow-filter", filter_string), ("--mlflow-max-traces", max_traces),
-                                          ("--mlflow-log-feedback", log_feedback or None)) if value is not None]
-        if given:
-            raise ConfigError(f"{', '.join(given)} work(s) on traces: give mlflow:EXPERIMENT or a file of exported MLflow traces "
+        if mlflow_given:
+            raise ConfigError(f"{', '.join(mlflow_given)} work(s) on traces: give mlflow:EXPERIMENT or a file of exported MLflow traces "
                               "(or --input-format mlflow-traces), not a table")
+        if otel_given:
+            raise ConfigError(f"{', '.join(otel_given)} work(s) on OpenTelemetry traces: {OTEL_HINT}, not a table "
+                              "(a table's columns are mapped with --map FIELD=COLUMN)")
         return None
+    otel = kind.name in OTEL_SOURCES
+    if otel and mlflow_given:
+        raise ConfigError(f"{', '.join(mlflow_given)} work(s) on MLflow traces, not on {kind.name} spans: "
+                          "send the verdicts to Phoenix with --phoenix-endpoint URL or --annotations FILE")
+    if not otel and otel_given:
+        raise ConfigError(f"{', '.join(otel_given)} work(s) on OpenTelemetry traces ({OTEL_HINT}), not on {kind.name}: "
+                          "MLflow's expectations are read from the trace's assessments, its verdicts sent with --mlflow-log-feedback")
     if max_traces is not None and max_traces < 1:
         raise ConfigError("--mlflow-max-traces takes a number of traces, at least 1")
     if engine != "local":
@@ -56,7 +87,17 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
 
         uri = mt.tracking_uri_or_fail(tracking_uri, "--mlflow-log-feedback")
         mt.client(uri)  # unreachable: InputError naming the URI, before any judging
-    return TraceRun(source, kind, TraceOptions(tracking_uri, filter_string, max_traces), log_feedback, uri or tracking_uri)
+    endpoint = None
+    if otel:
+        from ragjudge.traces import otel as ot
+
+        if annotations is not None and not annotations.lower().endswith((".parquet", ".pq", ".jsonl", ".ndjson", ".csv")):
+            raise ConfigError(f"the annotations file {annotations} should end in .parquet, .jsonl or .csv")
+        if phoenix_endpoint or os.environ.get(ot.ENDPOINT_ENV):
+            endpoint = ot.endpoint_or_fail(phoenix_endpoint)
+            ot.check_endpoint(endpoint)  # unreachable, or no client: exit 2 naming the fix, before any judging
+    options = TraceOptions(tracking_uri, filter_string, max_traces, expected_facts=expected_facts, expected_response=expected_response)
+    return TraceRun(source, kind, options, log_feedback, uri or tracking_uri, phoenix_endpoint=endpoint, annotations=annotations)
 
 
 def span_metrics(config: Any) -> list[str]:
@@ -70,7 +111,9 @@ def after_run(run: TraceRun, result: Any, config: Any) -> None:
     """Log the run's verdicts as MLflow feedback (``--mlflow-log-feedback``) and put what was
     logged into ``result.sinks["mlflow"]`` (the summary JSON): ``feedback_logged``,
     ``feedback_replaced``, ``feedback_failed``, ``feedback_failures`` (the first reasons). A
-    feedback that fails loses no verdict: the scored table is written all the same."""
+    feedback that fails loses no verdict: the scored table is written all the same. Then the
+    Phoenix sinks (``phoenix_sinks``)."""
+    phoenix_sinks(run, result, config)
     if not run.log_feedback or result.table is None:
         return
     from ragjudge.traces import mlflow as mt
@@ -83,6 +126,51 @@ def after_run(run: TraceRun, result: Any, config: Any) -> None:
     if log.failed:
         said += f"; {log.failed} not logged: " + "; ".join(log.failures[:3]) + (" ..." if len(log.failures) > 3 else "")
     run.lines.append(said)
+
+
+def _reason(err: BaseException) -> str:
+    text = str(err).strip()
+    return (text.splitlines()[0] if text else type(err).__name__)[:300]
+
+
+def phoenix_sinks(run: TraceRun, result: Any, config: Any) -> None:
+    """Send the run's verdicts to Phoenix as annotations (``--phoenix-endpoint``: span-level
+    metrics on their retriever span, the others once per trace; ragjudge's earlier ones updated
+    in place) and write them as Phoenix's annotation tables (``--annotations FILE``). What was
+    done goes into ``result.sinks["phoenix"]`` (the summary JSON): ``endpoint``,
+    ``annotations_logged``, ``annotations_failed``, ``annotations_failures`` (the first
+    reasons), ``annotations_file`` (``write_annotations``' counts and paths, or
+    ``annotations_file_error``). A failure loses no verdict: the scored table is written all
+    the same, and every annotation not sent is counted with the reason."""
+    if result.table is None or not (run.phoenix_endpoint or run.annotations):
+        return
+    from ragjudge.traces import otel as ot
+
+    metrics = span_metrics(config)
+    sink: dict[str, Any] = result.sinks.setdefault("phoenix", {})
+    if run.phoenix_endpoint:
+        try:
+            log = ot.log_annotations(result.table, run.phoenix_endpoint, span_metrics=metrics)
+        except Exception as err:  # noqa: BLE001 - Phoenix went away after the check: every annotation counted as failed
+            spans, traces = ot.annotation_frames(result.table, span_metrics=metrics)
+            log = ot.AnnotationLog(failed=len(spans) + len(traces), failures=[_reason(err)])
+        sink.update(endpoint=run.phoenix_endpoint, annotations_logged=log.logged, annotations_failed=log.failed,
+                    annotations_failures=log.failures[:20])
+        said = f"phoenix: {log.logged} annotation(s) logged to {run.phoenix_endpoint}"
+        if log.failed:
+            said += f"; {log.failed} not logged: " + "; ".join(log.failures[:3]) + (" ..." if len(log.failures) > 3 else "")
+        run.lines.append(said)
+    if run.annotations:
+        try:
+            done = ot.write_annotations(result.table, run.annotations, span_metrics=metrics)
+        except Exception as err:  # noqa: BLE001 - the scored table is the record; the annotations file is extra
+            sink["annotations_file_error"] = _reason(err)
+            run.lines.append(f"phoenix: the annotations were not written to {run.annotations}: {_reason(err)}")
+        else:
+            sink["annotations_file"] = done
+            left = f" ({done['errors_left_out']} error verdict(s) left out)" if done["errors_left_out"] else ""
+            run.lines.append(f"phoenix: {done['spans']} span and {done['traces']} trace annotation(s) written to "
+                             f"{', '.join(done['paths'])}{left}")
 
 
 def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_code: int) -> None:

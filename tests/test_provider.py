@@ -125,10 +125,11 @@ def test_a_fast_path_run_never_imports_litellm(server, tmp_path):
         f" '--api-base', {server.url!r}, '--cache-dir', {str(tmp_path / 'c')!r}, '-o', {str(tmp_path / 'o.parquet')!r}, '-q']\n"
         "try:\n    cli.main()\nexcept SystemExit as exit:\n    code = exit.code\n"
         "print(code, 'litellm' in sys.modules, 'mlflow' in sys.modules)\n"  # a table run reads no trace either
+        "print(any(m.split('.')[0] in ('opentelemetry', 'phoenix', 'openinference') for m in sys.modules))\n"
     )
     write_jsonl(tmp_path / "in.jsonl", rows(3))
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "OPENAI_API_KEY": KEY})
-    assert done.stdout.split() == ["0", "False", "False"], done.stderr
+    assert done.stdout.split() == ["0", "False", "False", "False"], done.stderr
     assert server.calls == 3
 
 

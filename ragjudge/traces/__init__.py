@@ -22,12 +22,18 @@ from typing import Any, Callable
 class TraceOptions:
     """Where and which traces to read: ``tracking_uri`` (an MLflow store; else
     ``MLFLOW_TRACKING_URI``), ``filter_string`` (``search_traces``' filter), ``max_traces`` (at
-    most this many traces read). Sources that take none of these ignore them."""
+    most this many traces read); ``expected_facts``/``expected_response``: the span attributes
+    (or Phoenix ``attributes.*`` columns; dotted names reach into a JSON attribute) holding the
+    expectations of OpenTelemetry traces (``--expected-facts-attribute``,
+    ``--expected-response-attribute``; none: reference-free rows). Sources that take none of
+    these ignore them."""
 
     tracking_uri: str | None = None
     filter_string: str | None = None
     max_traces: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    expected_facts: str | None = None
+    expected_response: str | None = None
 
 
 @dataclass(frozen=True)
@@ -36,13 +42,14 @@ class TraceSource:
     ``prefix``: a source string it takes (``mlflow:`` for ``mlflow:EXPERIMENT``), or None.
     ``module``: where ``read(source, options) -> DataFrame`` and ``sniff(path) -> bool`` (the
     file's shape is this source's; must be cheap and import nothing heavy) live, imported only
-    when used."""
+    when used. ``suffixes``: the file names ``sniff`` is asked about (lower case)."""
 
     name: str
     module: str
     prefix: str | None = None
     read: str = "read_source"
     sniff: str | None = "is_trace_file"
+    suffixes: tuple[str, ...] = (".json", ".jsonl", ".ndjson")
 
     def _get(self, attr: str) -> Callable[..., Any]:
         return getattr(importlib.import_module(self.module), attr)
@@ -51,7 +58,7 @@ class TraceSource:
         return self._get(self.read)(source, options)
 
     def recognises(self, path: str) -> bool:
-        return self.sniff is not None and self._get(self.sniff)(path)
+        return self.sniff is not None and path.lower().endswith(self.suffixes) and self._get(self.sniff)(path)
 
 
 SOURCES: dict[str, TraceSource] = {}
@@ -63,15 +70,20 @@ def register(source: TraceSource) -> None:
 
 
 register(TraceSource("mlflow-traces", "ragjudge.traces.mlflow", prefix="mlflow:"))
+# OpenTelemetry / OpenInference spans: OTLP JSON (the Collector's file exporter), Phoenix's span DataFrame saved
+register(TraceSource("otlp", "ragjudge.traces.otel", read="read_otlp_source", sniff="is_otlp_file"))
+register(TraceSource("phoenix", "ragjudge.traces.otel", read="read_phoenix_source", sniff="is_phoenix_file",
+                     suffixes=(".json", ".jsonl", ".ndjson", ".parquet", ".pq")))
 
-_SNIFFED = (".json", ".jsonl", ".ndjson")  # the suffixes a trace file may have: other tables are never opened here
+OTEL_SOURCES = ("otlp", "phoenix")  # the sources whose verdicts can go to Phoenix as span annotations
 
 
 def source_kind(source: Any, input_format: str | None = None) -> TraceSource | None:
     """The trace source ``source`` is, or None for a table: ``input_format`` naming one of
     ``SOURCES`` forces it; else a string with a source's prefix (``mlflow:EXP``), else a
-    ``.json``/``.jsonl``/``.ndjson`` file whose shape a source recognises. Reads at most the
-    file's first trace; imports nothing heavy."""
+    file, of one of a source's ``suffixes``, whose shape that source recognises (``.json``,
+    ``.jsonl``, ``.ndjson``; ``.parquet`` for Phoenix's span table: its schema only). Reads at
+    most the file's first trace or line; imports nothing heavy."""
     if input_format in SOURCES:
         return SOURCES[input_format]
     if input_format or not isinstance(source, (str, os.PathLike)):
@@ -80,7 +92,7 @@ def source_kind(source: Any, input_format: str | None = None) -> TraceSource | N
     for kind in SOURCES.values():
         if kind.prefix and text.startswith(kind.prefix):
             return kind
-    if text == "-" or not text.lower().endswith(_SNIFFED) or not os.path.isfile(text):
+    if text == "-" or not os.path.isfile(text):
         return None
     return next((kind for kind in SOURCES.values() if kind.recognises(text)), None)
 

@@ -13,7 +13,7 @@ Source: the spans that Arize Phoenix, Arize AX and the OpenInference instrumenta
   returns it, or saved to Parquet or JSONL (columns ``context.span_id``,
   ``context.trace_id``, ``parent_id``, ``span_kind``, ``attributes.input.value``,
   ``attributes.retrieval.documents``...; ``read_phoenix_frame``, ``read_phoenix_file``,
-  ``is_phoenix_frame``).
+  ``is_phoenix_frame``, ``is_phoenix_file``).
 
 Both give the same table for the same traces: the rows of ``ragjudge.traces.spans`` (its
 ``COLUMNS``, the MLflow reader's too), one per top-level span whose
@@ -340,8 +340,9 @@ def read_phoenix_frame(frame: Any, expected_facts: str | None = None, expected_r
 
 def read_phoenix_file(path: str | os.PathLike[str], expected_facts: str | None = None,
                       expected_response: str | None = None) -> Any:
-    """A Phoenix span DataFrame saved to Parquet (``.parquet``) or JSONL (``.jsonl``/``.json``,
-    ``to_json(orient="records", lines=True)``) -> the rows table (``read_phoenix_frame``)."""
+    """A Phoenix span DataFrame saved to Parquet (``.parquet``) or JSON (one record per line,
+    ``to_json(orient="records", lines=True)``, or a JSON array of records, told by its first
+    character whatever the suffix) -> the rows table (``read_phoenix_frame``)."""
     import pandas as pd
 
     path = Path(path)
@@ -352,10 +353,55 @@ def read_phoenix_file(path: str | os.PathLike[str], expected_facts: str | None =
             # as Python values: pandas would widen a struct's int fields to float where one is null
             frame = pd.DataFrame(pq.read_table(path).to_pylist())
         else:
-            frame = pd.read_json(path, lines=path.suffix.lower() in (".jsonl", ".ndjson"), convert_dates=False)
+            with open(path, encoding="utf-8") as handle:  # a JSON array of records, else one record per line
+                head = handle.read(256).lstrip()[:1]
+            frame = pd.read_json(path, lines=head != "[", convert_dates=False)
     except (OSError, ValueError) as err:
         raise InputError(f"{path} cannot be read as a Phoenix span table: {err}") from err
     return read_phoenix_frame(frame, expected_facts, expected_response, where=str(path))
+
+
+def is_phoenix_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` holds a saved Phoenix span DataFrame: a Parquet file whose schema has
+    the columns ``context.span_id`` and ``context.trace_id`` (the schema only is read), or a
+    JSON-lines / JSON-records file whose first record has them. Cheap: one line, or the
+    Parquet footer."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            return all(c in pq.read_schema(path).names for c in PHOENIX_COLUMNS)
+        with open(path, encoding="utf-8") as handle:
+            line = handle.readline().strip()
+            if line.startswith("["):  # to_json(orient="records"): the first record only
+                line = line[1:].lstrip()
+                record, _ = json.JSONDecoder().raw_decode(line + handle.read(1 << 20)) if line else (None, 0)
+            else:
+                record = json.loads(line) if line else None
+        return isinstance(record, dict) and all(c in record for c in PHOENIX_COLUMNS)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError, ImportError):
+        return False
+    except Exception:  # noqa: BLE001 - pyarrow's own errors for a file that is no Parquet
+        return False
+
+
+def read_otlp_source(source: Any, options: Any) -> Any:
+    """``read_otlp_file`` with a run's ``ragjudge.traces.TraceOptions`` (the hook of
+    ``ragjudge.traces.open_source``: ``ragjudge score traces.json``, ``--input-format otlp``):
+    ``options.expected_facts``/``expected_response`` name the attributes."""
+    return read_otlp_file(source, options.expected_facts, options.expected_response)
+
+
+def read_phoenix_source(source: Any, options: Any) -> Any:
+    """A saved Phoenix span table (path) or a Phoenix span DataFrame with a run's
+    ``TraceOptions`` (the hook of ``open_source``: ``ragjudge score spans.parquet``,
+    ``--input-format phoenix``)."""
+    if isinstance(source, (str, os.PathLike)):
+        return read_phoenix_file(source, options.expected_facts, options.expected_response)
+    return read_phoenix_frame(source, options.expected_facts, options.expected_response)
 
 
 # -- spans -> rows -----------------------------------------------------------------------------
@@ -684,6 +730,19 @@ def probe(url: str, timeout: float = 5.0) -> str | None:
     return None
 
 
+def check_endpoint(url: str, timeout: float = 5.0) -> Any:
+    """Phoenix's client for the server at ``url``, checked to answer (``probe``):
+    ``ConfigError`` when the client is not installed, ``InputError`` naming the fix when the
+    server does not answer in ``timeout`` s. ``ragjudge score --phoenix-endpoint`` calls it
+    before any judging."""
+    phoenix = _phoenix_client(url)
+    why = probe(url, timeout)
+    if why is not None:
+        raise InputError(f"Phoenix at {url} cannot be reached ({why}); start it (phoenix serve, or its container) "
+                         f"or fix the address: {ENDPOINT_HINT}")
+    return phoenix
+
+
 def _data(frame: Any, id_key: str) -> list[dict[str, Any]]:
     """Annotation rows as Phoenix's ``SpanAnnotationData``/``TraceAnnotationData`` dicts."""
     items = []
@@ -706,11 +765,7 @@ def log_annotations(scored: Any, endpoint: str | None = None, metrics: Iterable[
     ``failed`` with the reason, never raised."""
     url = endpoint_or_fail(endpoint)
     spans, traces = annotation_frames(scored, metrics, span_metrics, model)
-    phoenix = _phoenix_client(url)
-    why = probe(url, timeout)
-    if why is not None:
-        raise InputError(f"Phoenix at {url} cannot be reached ({why}); start it (phoenix serve, or its container) "
-                         f"or fix the address: {ENDPOINT_HINT}")
+    phoenix = check_endpoint(url, timeout)
     result = AnnotationLog()
     for frame, id_key, send in ((spans, "span_id", lambda items: phoenix.spans.log_span_annotations(span_annotations=items, sync=True)),
                                 (traces, "trace_id", lambda items: phoenix.traces.log_trace_annotations(trace_annotations=items, sync=True))):
@@ -727,6 +782,6 @@ def log_annotations(scored: Any, endpoint: str | None = None, metrics: Iterable[
     return result
 
 
-__all__ = ["AnnotationLog", "COLUMNS", "annotation_frames", "endpoint_or_fail", "is_otlp_file", "is_phoenix_frame",
-           "log_annotations", "probe", "read_otlp_file", "read_phoenix_file", "read_phoenix_frame", "read_traces",
+__all__ = ["AnnotationLog", "COLUMNS", "annotation_frames", "check_endpoint", "endpoint_or_fail", "is_otlp_file", "is_phoenix_file",
+           "is_phoenix_frame", "log_annotations", "probe", "read_otlp_file", "read_phoenix_file", "read_phoenix_frame", "read_traces",
            "trace_annotations_path", "write_annotations"]
