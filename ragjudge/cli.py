@@ -188,8 +188,8 @@ def _score_locally(console: Any, settings: Any, wanted: Any, flag_fields: frozen
     after_run(traces, result, settings)  # --mlflow-log-feedback, --phoenix-endpoint: before the outputs, which report them
     code = _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
     after_outputs(traces, result, settings, wanted, code)
-    for line in traces.lines:  # with -q, only what was not logged
-        if not quiet or " not logged" in line or " not written" in line:
+    for position, line in enumerate(traces.lines):  # with -q, only what was not logged or written
+        if not quiet or position in traces.failed:
             console.print(line, highlight=False, soft_wrap=True, markup=False)
     return code
 

@@ -33,9 +33,16 @@ class TraceRun:
     log_feedback: bool = False
     tracking_uri: str | None = None
     feedback: Any = None  # the ``FeedbackLog``, after ``after_run``
-    lines: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # what the sinks did, one line each, printed after the run
+    failed: set[int] = field(default_factory=set)  # the positions in ``lines`` that say something was not logged or written (printed under -q too)
     phoenix_endpoint: str | None = None
     annotations: str | None = None
+
+    def say(self, text: str, failed: bool = False) -> None:
+        """Add a line for the end of the run; ``failed``: it says what was not logged or written."""
+        self.lines.append(text)
+        if failed:
+            self.failed.add(len(self.lines) - 1)
 
     @property
     def needs_table(self) -> bool:
@@ -125,7 +132,7 @@ def after_run(run: TraceRun, result: Any, config: Any) -> None:
     said = f"mlflow: {log.written} feedback(s) logged to {run.tracking_uri} ({log.logged} new, {log.replaced} replaced)"
     if log.failed:
         said += f"; {log.failed} not logged: " + "; ".join(log.failures[:3]) + (" ..." if len(log.failures) > 3 else "")
-    run.lines.append(said)
+    run.say(said, failed=bool(log.failed))
 
 
 def _reason(err: BaseException) -> str:
@@ -159,17 +166,17 @@ def phoenix_sinks(run: TraceRun, result: Any, config: Any) -> None:
         said = f"phoenix: {log.logged} annotation(s) logged to {run.phoenix_endpoint}"
         if log.failed:
             said += f"; {log.failed} not logged: " + "; ".join(log.failures[:3]) + (" ..." if len(log.failures) > 3 else "")
-        run.lines.append(said)
+        run.say(said, failed=bool(log.failed))
     if run.annotations:
         try:
             done = ot.write_annotations(result.table, run.annotations, span_metrics=metrics)
         except Exception as err:  # noqa: BLE001 - the scored table is the record; the annotations file is extra
             sink["annotations_file_error"] = _reason(err)
-            run.lines.append(f"phoenix: the annotations were not written to {run.annotations}: {_reason(err)}")
+            run.say(f"phoenix: the annotations were not written to {run.annotations}: {_reason(err)}", failed=True)
         else:
             sink["annotations_file"] = done
             left = f" ({done['errors_left_out']} error verdict(s) left out)" if done["errors_left_out"] else ""
-            run.lines.append(f"phoenix: {done['spans']} span and {done['traces']} trace annotation(s) written to "
+            run.say(f"phoenix: {done['spans']} span and {done['traces']} trace annotation(s) written to "
                              f"{', '.join(done['paths'])}{left}")
 
 
@@ -204,11 +211,11 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
             run_id = mt.log_run(document, run.tracking_uri, experiment, scored, report, run.feedback,
                                 trace_id=None if experiment else first)
         except Exception as err:  # noqa: BLE001 - the verdicts are written; the run's record in MLflow is extra
-            run.lines.append(f"mlflow: the run was not logged: {str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__}")
+            run.say(f"mlflow: the run was not logged: {str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__}", failed=True)
             result.sinks.setdefault("mlflow", {})["run_error"] = run.lines[-1]
             run_id = None
     if run_id:
-        run.lines.append(f"mlflow: run {run_id} logged (summary, scored table and report as artifacts)")
+        run.say(f"mlflow: run {run_id} logged (summary, scored table and report as artifacts)")
         result.sinks.setdefault("mlflow", {})["run_id"] = run_id
     if wanted.summary_json and wanted.summary_json != "-" and os.path.isfile(wanted.summary_json):
         from ragjudge.io import write_atomic
