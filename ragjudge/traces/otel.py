@@ -53,6 +53,10 @@ spans in another convention than OpenInference (it names the attribute keys foun
 that cannot be reached; ``ConfigError`` for no Phoenix endpoint and for Phoenix's client not
 installed. Reading needs no OpenTelemetry package (plain JSON and pandas); the sink needs the
 ``[phoenix]`` extra.
+
+Why it is over 500 lines: two encodings of the same spans (OTLP JSON, Phoenix's span frame)
+are read into one span model here, and the Phoenix sink writes the inverse of those rows; the
+OpenInference attribute names, ids and Phoenix's upsert key are then defined once, in one place.
 """
 
 from __future__ import annotations
