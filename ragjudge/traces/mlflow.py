@@ -40,7 +40,7 @@ from typing import Any, Iterable
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, rows_frame
 
-INSTALL = "pip install 'ragjudge[mlflow]'"
+INSTALL = 'pip install ".[mlflow]" in a ragjudge checkout'
 STORE_HINT = "set MLFLOW_TRACKING_URI or pass --mlflow-tracking-uri (e.g. http://localhost:5000 or sqlite:///mlflow.db)"
 PAGE_SIZE = 500  # traces per search_traces call (the SQL store's own cap is far above)
 SPAN_METRICS = ("sufficiency",)  # metrics judged per retriever span; the others once per trace
