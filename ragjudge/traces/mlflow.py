@@ -314,8 +314,18 @@ def search(experiment: str, tracking_uri: str | None = None, filter_string: str 
 
 def read_experiment(experiment: str, tracking_uri: str | None = None, filter_string: str | None = None,
                     max_traces: int | None = None, page_size: int = PAGE_SIZE) -> Any:
-    """An experiment's traces (``search``) -> the rows table (``ragjudge.traces.spans``)."""
-    return frame_from_traces(search(experiment, tracking_uri, filter_string, max_traces, page_size))
+    """An experiment's traces (``search``) -> the rows table (``ragjudge.traces.spans``).
+    ``InputError`` (exit 2) when there is nothing to judge: the experiment holds no traces, or
+    none matched ``filter_string``."""
+    traces = search(experiment, tracking_uri, filter_string, max_traces, page_size)
+    if not traces:
+        uri = tracking_uri_or_fail(tracking_uri)
+        if filter_string and search(experiment, tracking_uri, None, 1):
+            raise InputError(f"no trace of the MLflow experiment {experiment!r} in {uri} matched the filter {filter_string!r}: "
+                             "nothing to judge; loosen the filter (--mlflow-filter)")
+        raise InputError(f"the MLflow experiment {experiment!r} in {uri} holds no traces: nothing to judge; trace your app "
+                         f"into it (mlflow.set_experiment({experiment!r}) before its calls) or name another experiment")
+    return frame_from_traces(traces)
 
 
 def read_traces(source: Any, tracking_uri: str | None = None, filter_string: str | None = None,
