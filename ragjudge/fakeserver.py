@@ -202,17 +202,30 @@ class FakeJudgeServer:
         self.url = f"http://127.0.0.1:{port}/v1"
 
     def start(self) -> "FakeJudgeServer":
+        """Start serving on a thread; returns once listening. Raises what binding raised
+        (``OSError``, e.g. errno 98 for a port in use), however long the start took."""
         ready = threading.Event()
+        failed: list[BaseException] = []
 
         def run() -> None:
-            self._loop = asyncio.new_event_loop()
-            self._loop.run_until_complete(self._start())
+            loop = asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(self._start())
+            except BaseException as err:  # noqa: BLE001 - handed to the caller of start()
+                failed.append(err)
+                loop.close()
+                ready.set()
+                return
+            self._loop = loop
             ready.set()
-            self._loop.run_forever()
+            loop.run_forever()
 
         self._thread = threading.Thread(target=run, daemon=True, name="fake-judge-server")
         self._thread.start()
-        ready.wait(10)
+        while not ready.wait(0.2) and self._thread.is_alive():  # a loaded machine may take long: wait for the outcome
+            pass
+        if failed:
+            raise failed[0]
         return self
 
     def stop(self) -> None:
@@ -256,7 +269,14 @@ def main() -> None:
     parser.add_argument("--rate-429", type=float, default=0.0)
     parser.add_argument("--rate-500", type=float, default=0.0)
     args = parser.parse_args()
-    server = FakeJudgeServer(latency=args.latency, rate_429=args.rate_429, rate_500=args.rate_500, port=args.port).start()
+    try:
+        server = FakeJudgeServer(latency=args.latency, rate_429=args.rate_429, rate_500=args.rate_500, port=args.port).start()
+    except OSError as err:
+        import errno
+
+        why = "is already in use" if err.errno == errno.EADDRINUSE else f"cannot be listened on ({err.strerror or err})"
+        print(f"fakeserver: port {args.port} on 127.0.0.1 {why}; pick a free one with --port N (--port 0 picks one)", file=sys.stderr)
+        sys.exit(2)
     print(server.url, flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -221,6 +221,7 @@ def test_reference_page_examples_run_as_shown(page, body, shown, tmp_path, serve
 
     env = dict(os.environ, OPENAI_BASE_URL=server.url, OPENAI_API_KEY="sk-test-not-a-real-key", MLFLOW_DISABLE_TELEMETRY="true",
                PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", None)  # a user's environment: set by other test modules for their own process
     if "import mlflow" in body:
         pytest.importorskip("mlflow")
     result = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

@@ -258,7 +258,8 @@ def test_bad_trace_input_exits_2_naming_the_fix(run_cli, store, tmp_path, monkey
     exported.write_text(traces[0].to_json() + "\n")
     cases += [
         (["score", str(neither), "--input-format", "mlflow-traces"], "neither an MLflow trace file"),
-        (["score", str(table), "--input-format", "mlflow-traces"], "neither an MLflow trace file"),
+        (["score", str(table), "--input-format", "mlflow-traces"], "is a table (1 row(s); columns request, context), not an MLflow "
+         "trace file (one Trace.to_json() per line, or a JSON array of them); to score it as a table, drop --input-format mlflow-traces"),
         (["score", str(exported), "--mlflow-log-feedback"], "--mlflow-log-feedback needs a tracking store"),
         (["score", str(table), "--mlflow-log-feedback", "--mlflow-tracking-uri", store["uri"]], "work(s) on traces"),
         (["score", str(table), "--mlflow-filter", "x"], "work(s) on traces"),
@@ -270,21 +271,27 @@ def test_bad_trace_input_exits_2_naming_the_fix(run_cli, store, tmp_path, monkey
         assert "Traceback" not in result.stderr
 
 
-def test_the_python_examples_of_the_page_run(store, server, tmp_path, monkeypatch):
-    """docs/from-mlflow.md: its Python blocks marked runnable run in order, as a notebook would."""
+def test_the_python_examples_of_the_page_run(server, tmp_path):
+    """docs/from-mlflow.md: its Python blocks marked runnable run in order, as a notebook would: in a
+    fresh process whose environment is a user's, so without ``MLFLOW_ENABLE_ASYNC_TRACE_LOGGING``
+    (this module sets it for its own process; MLflow then writes traces in the background, and the
+    page must wait for them before logging expectations on them)."""
+    import subprocess
+    import sys
+
     text = PAGE.read_text(encoding="utf-8")
     blocks = re.findall(r"<!-- runnable -->\s*```python\n(.*?)```", text, re.S)
     assert len(blocks) >= 2
-    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    monkeypatch.setenv("RAGJUDGE_CACHE_DIR", str(tmp_path / "cache"))
-    before = mlflow.get_tracking_uri()
-    namespace: dict = {}
-    try:
-        for block in blocks:
-            exec(compile(block, str(PAGE), "exec"), namespace)  # noqa: S102 - the page's own examples
-    finally:
-        mlflow.set_tracking_uri(before)
-    scored, logged = namespace["scored"], namespace["logged"]
-    assert len(scored.frame) == 2 and set(scored.frame["sufficiency_status"]) == {"ok"}
-    assert logged.failed == 0 and logged.written == 4  # sufficiency and completeness on each of 2 traces
+    check = ('import json\nprint("RESULT " + json.dumps({"rows": len(scored.frame), '
+             '"status": sorted(set(scored.frame["sufficiency_status"])), "failed": logged.failed, "written": logged.written}))\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    env.update(OPENAI_BASE_URL=server.url, OPENAI_API_KEY="sk-test-not-a-real-key", RAGJUDGE_CACHE_DIR=str(tmp_path / "cache"),
+               MLFLOW_DISABLE_TELEMETRY="true", PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    assert "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING" not in env
+    result = subprocess.run([sys.executable, "-c", "\n".join(blocks) + "\n" + check], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    got = json.loads(line.removeprefix("RESULT "))
+    assert got["rows"] == 2 and got["status"] == ["ok"]
+    assert got["failed"] == 0 and got["written"] == 4  # sufficiency and completeness on each of 2 traces

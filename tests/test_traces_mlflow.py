@@ -270,7 +270,7 @@ def test_bad_sources_name_the_fix(store, tmp_path, monkeypatch):
     table = tmp_path / "rows.jsonl"
     table.write_text(json.dumps({"request": "q", "context": ["c"]}) + "\n")
     assert not mt.is_trace_file(table)
-    with pytest.raises(InputError, match="neither an MLflow trace file.*nor a table"):
+    with pytest.raises(InputError, match=r"is a table \(1 row\(s\); columns request, context\), not an MLflow trace file"):
         mt.read_traces(str(table))
     with pytest.raises(InputError, match="mlflow.search_traces"):
         mt.read_traces(pd.DataFrame({"request": ["q"]}))

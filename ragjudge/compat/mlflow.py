@@ -170,7 +170,7 @@ class _NoMlflow:
     """Stands for ``RetrievalSufficiency`` when mlflow is not installed: calling it raises."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise ImportError("RetrievalSufficiency needs mlflow: pip install '.[mlflow]' from the ragjudge checkout")
+        raise ImportError("RetrievalSufficiency needs mlflow: pip install \".[mlflow]\" in a ragjudge checkout")
 
 
 RetrievalSufficiency: Any = _Scorer if _Scorer is not None else _NoMlflow

@@ -40,7 +40,7 @@ from typing import Any, Iterable
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, rows_frame
 
-INSTALL = "pip install 'ragjudge[mlflow]'"
+INSTALL = 'pip install ".[mlflow]" in a ragjudge checkout'
 STORE_HINT = "set MLFLOW_TRACKING_URI or pass --mlflow-tracking-uri (e.g. http://localhost:5000 or sqlite:///mlflow.db)"
 PAGE_SIZE = 500  # traces per search_traces call (the SQL store's own cap is far above)
 SPAN_METRICS = ("sufficiency",)  # metrics judged per retriever span; the others once per trace
@@ -202,6 +202,65 @@ def _trace_dicts(path: Path, first_only: bool = False) -> list[dict[str, Any]] |
     return items
 
 
+TRACE_FILE = "one Trace.to_json() per line, or a JSON array of them"
+AS_TABLE = "to score it as a table, drop --input-format mlflow-traces"
+_TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
+
+
+def _what(item: Any) -> str:
+    """A short description of a JSON value that is not a trace: its JSON (cut), or an object's keys."""
+    if isinstance(item, dict) and item:
+        return "an object with keys " + ", ".join(map(str, list(item)[:6])) + (" ..." if len(item) > 6 else "")
+    text = json.dumps(item, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def not_a_trace_file(path: Path) -> str:
+    """Why ``path`` is not a trace file, naming what was found: a table (every item an object
+    and none a trace, or a ``.csv``/``.parquet`` file), an empty file or array, the first item
+    (``item N`` of a JSON array, ``line N`` of a file of lines) that is not a trace, or text
+    that is neither JSON nor a table. The message ``read_trace_file`` raises (exit 2)."""
+    if path.suffix.lower() in _TABLE_SUFFIXES:
+        return f"{path} is a table ({path.suffix} file), not an MLflow trace file ({TRACE_FILE}); {AS_TABLE}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return f"{path} is not UTF-8 text: neither an MLflow trace file ({TRACE_FILE}) nor a table"
+    except OSError as err:
+        return f"{path} cannot be read: {err.strerror or err}"
+    if not text.strip():
+        return f"{path} is empty: no MLflow traces in it (a trace file holds {TRACE_FILE})"
+    items: list[tuple[int, Any]] = []
+    if text.lstrip().startswith("["):
+        where = "item"
+        try:
+            array = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as err:
+            return f"{path} is not valid JSON ({_first_line(err)}): neither an MLflow trace file ({TRACE_FILE}) nor a table"
+        if not array:
+            return f"{path} is an empty JSON array: no MLflow traces in it (a trace file holds {TRACE_FILE})"
+        items = list(enumerate(array, 1))
+    else:
+        where = "line"
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                items.append((number, json.loads(line)))
+            except (json.JSONDecodeError, RecursionError):
+                if items:
+                    return f"{path}: line {number} is not JSON, so not an MLflow trace ({TRACE_FILE})"
+                return f"{path} is neither an MLflow trace file ({TRACE_FILE}) nor a table: line {number} is not JSON"
+    if all(isinstance(item, dict) and item for _, item in items) and not any(_shaped(item) for _, item in items):
+        columns = list(dict.fromkeys(key for _, item in items for key in item))
+        shown = ", ".join(map(str, columns[:8])) + (" ..." if len(columns) > 8 else "")
+        return (f"{path} is a table ({len(items)} row(s); columns {shown}), not an MLflow trace file ({TRACE_FILE}); "
+                f"{AS_TABLE}")
+    position, item = next((p, i) for p, i in items if not _shaped(i))
+    return (f"{path}: {where} {position} is {_what(item)}, not an MLflow trace (Trace.to_json()'s object, with info.trace_id "
+            f"and data.spans; a trace file holds {TRACE_FILE})")
+
+
 def is_trace_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` holds exported MLflow traces (``Trace.to_json()`` per line, or a JSON
     array of them); reads the file, needs no MLflow."""
@@ -216,8 +275,7 @@ def read_trace_file(path: str | os.PathLike[str]) -> Any:
 
     items = _trace_dicts(Path(path))
     if items is None:
-        raise InputError(f"{path} is neither an MLflow trace file (one Trace.to_json() per line, or a JSON array of them) "
-                         "nor a table; export traces with Trace.to_json(), or give a table (.jsonl, .csv, .parquet)")
+        raise InputError(not_a_trace_file(Path(path)))
     traces = []
     for number, item in enumerate(items, 1):
         try:
@@ -256,8 +314,18 @@ def search(experiment: str, tracking_uri: str | None = None, filter_string: str 
 
 def read_experiment(experiment: str, tracking_uri: str | None = None, filter_string: str | None = None,
                     max_traces: int | None = None, page_size: int = PAGE_SIZE) -> Any:
-    """An experiment's traces (``search``) -> the rows table (``ragjudge.traces.spans``)."""
-    return frame_from_traces(search(experiment, tracking_uri, filter_string, max_traces, page_size))
+    """An experiment's traces (``search``) -> the rows table (``ragjudge.traces.spans``).
+    ``InputError`` (exit 2) when there is nothing to judge: the experiment holds no traces, or
+    none matched ``filter_string``."""
+    traces = search(experiment, tracking_uri, filter_string, max_traces, page_size)
+    if not traces:
+        uri = tracking_uri_or_fail(tracking_uri)
+        if filter_string and search(experiment, tracking_uri, None, 1):
+            raise InputError(f"no trace of the MLflow experiment {experiment!r} in {uri} matched the filter {filter_string!r}: "
+                             "nothing to judge; loosen the filter (--mlflow-filter)")
+        raise InputError(f"the MLflow experiment {experiment!r} in {uri} holds no traces: nothing to judge; trace your app "
+                         f"into it (mlflow.set_experiment({experiment!r}) before its calls) or name another experiment")
+    return frame_from_traces(traces)
 
 
 def read_traces(source: Any, tracking_uri: str | None = None, filter_string: str | None = None,

@@ -76,7 +76,7 @@ from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, one_value, top_l
 
 SPAN_KIND = "openinference.span.kind"
 DOCUMENTS = "retrieval.documents"
-INSTALL_PHOENIX = "pip install '.[phoenix]' (from the ragjudge checkout)"
+INSTALL_PHOENIX = 'pip install ".[phoenix]" in a ragjudge checkout'
 ENDPOINT_ENV = "PHOENIX_COLLECTOR_ENDPOINT"
 ENDPOINT_HINT = f"pass --phoenix-endpoint URL or set {ENDPOINT_ENV} (e.g. http://localhost:6006)"
 SPAN_METRICS = ("sufficiency",)  # judged per retriever span; the others once per trace

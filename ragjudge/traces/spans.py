@@ -13,6 +13,7 @@ order then span order (start time):
 | ``trace_id`` | string | the trace's id |
 | ``span_id`` | string or null | the retriever span's id (null: the trace has no retriever span) |
 | ``span_name`` | string or null | the retriever span's name |
+| ``id`` | string | the row's name in reports (failing rows, annotations, ``compare``): ``TRACE_ID/SPAN_ID``, or ``TRACE_ID`` for a trace without a retriever span |
 | ``request`` | string or null | the root span's inputs: the value when they hold one key (any name), else their JSON text |
 | ``context`` | list of ``{content, doc_uri, id}`` or null | the retriever span's outputs, one item per passage with text |
 | ``response`` | string or null | the root span's outputs, by the same one-key rule |
@@ -47,7 +48,7 @@ from ragjudge.records import normalise_context
 RETRIEVER = "RETRIEVER"
 NO_RETRIEVER = "no retriever span"
 JUDGED_STATES = ("OK",)  # other states (ERROR, IN_PROGRESS, STATE_UNSPECIFIED) are skipped
-COLUMNS = ("trace_id", "span_id", "span_name", "request", "context", "response", "expected_facts", "expected_response",
+COLUMNS = ("trace_id", "span_id", "span_name", "id", "request", "context", "response", "expected_facts", "expected_response",
            "trace_state", "trace_first_row", "trace_skip_reason", "span_skip_reason", "span_error")
 
 
@@ -169,6 +170,11 @@ def _facts(value: Any) -> list[str] | None:
     return [json.dumps(value, default=str)]
 
 
+def row_id(trace_id: str, span_id: str | None) -> str:
+    """A trace row's ``id``: ``TRACE_ID/SPAN_ID``, or ``TRACE_ID`` for a row without a span."""
+    return trace_id if span_id is None else f"{trace_id}/{span_id}"
+
+
 def trace_rows(trace: TraceView) -> list[dict[str, Any]]:
     """One trace -> its rows (``COLUMNS``, see the module docstring): one per top-level
     retriever span, or one row flagged ``span_skip_reason="no retriever span"``. A trace whose
@@ -194,6 +200,7 @@ def trace_rows(trace: TraceView) -> list[dict[str, Any]]:
                      "span_error": None})
     for position, row in enumerate(rows):
         row["trace_first_row"] = position == 0
+        row["id"] = row_id(trace.trace_id, row["span_id"])
     return [{name: row[name] for name in COLUMNS} for row in rows]
 
 
