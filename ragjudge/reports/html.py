@@ -342,7 +342,7 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
 
     if len(frame) == 0:
         raise InputError("the table has no rows; give a table written by ragjudge score")
-    frame = typed(frame)  # a table read back from CSV holds "False" as text
+    frame = typed(frame, source or "the table", scores_required=True)  # a table read back from CSV holds "False" as text
     metrics = list(summary.metrics) if summary is not None else metrics_of(frame)
     if not metrics:
         raise InputError("the table holds no scored metric (no M_status and M_passed columns); give a table written by ragjudge score")
@@ -357,7 +357,8 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
     if baseline is not None:
         from ragjudge.compare import compare
 
-        comparison = compare(baseline, frame, metrics=[m for m in metrics if f"{m}_status" in baseline.columns] or None)
+        comparison = compare(baseline, frame, metrics=[m for m in metrics if f"{m}_status" in baseline.columns] or None,
+                             names=("the baseline table", source or "the table"))
     scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}
     assert gate is not None
     return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping, scales=scales)

@@ -58,7 +58,8 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
 
         scales = {item["name"]: item["kind"] == "scale" for item in describe(config)}
         comparison = compare(read_table(wanted.baseline), result.table, metrics=list(result.summary.metrics), scales=scales,
-                             hint=" (ragjudge compare --by-position matches two tables by position)")
+                             hint=" (ragjudge compare --by-position matches two tables by position)",
+                             names=(f"--baseline {wanted.baseline}", "the scored table"))
         checks = regression_checks(comparison, wanted.max_regressions, wanted.max_drop)
         gate = with_regressions(gate, checks)
         lines = render(comparison, []).splitlines()
