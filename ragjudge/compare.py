@@ -133,6 +133,17 @@ def typed(table: Any, source: str = "the table", *, scores_required: bool = Fals
     return out
 
 
+SCORE_HINT = " (ragjudge compare --by-position matches two tables by position)"
+
+
+def check_baseline(table: Any, path: str) -> None:
+    """Check ``--baseline``'s table (read from ``path``) as the comparison after the run will
+    read it, so that a baseline that cannot be compared is refused before any judge call:
+    raises ``InputError`` (exit 2) for a null or repeated id and an unreadable cell (``typed``)."""
+    typed(table, f"--baseline {path}")
+    _ids(table, "baseline", SCORE_HINT)
+
+
 def metrics_of(table: Any) -> list[str]:
     """The metrics a scored table holds (those with a ``M_status`` and ``M_passed`` column)."""
     return [c[: -len("_status")] for c in table.columns if str(c).endswith("_status") and f"{str(c)[:-len('_status')]}_passed" in table.columns]

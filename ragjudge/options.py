@@ -260,7 +260,8 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
                   html_flag: str = "--html") -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end: an unknown
-    format, regression gates without a baseline, a baseline that is not a scored table, a
+    format, regression gates without a baseline, a baseline that is missing, is not a scored
+    table or could not be compared (a null or repeated id, an unreadable cell), a
     report file that is stdout, a folder or in a missing folder, two outputs (or an output and
     the input) that are one file, both the table and the summary on stdout."""
     from pathlib import Path
@@ -282,6 +283,10 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
         if first is None or not metrics_of(first):
             raise ConfigError(f"--baseline {baseline} holds no scored metric (no M_status and M_passed columns); "
                               "give a table written by ragjudge score -o")
+        from ragjudge.compare import check_baseline
+        from ragjudge.io import read_table
+
+        check_baseline(read_table(baseline), baseline)  # its ids and cells, as the comparison at the end reads them
     for flag, path in (("--junit", junit), ("--markdown", markdown), (html_flag, html)):
         if path is None:
             continue
