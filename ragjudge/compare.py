@@ -47,10 +47,11 @@ def _ids(table: Any, name: str, hint: str = "") -> list[str] | None:
 
 def _id_text(value: Any) -> str:
     """An id as text, the same whichever format held it: 7, 7.0 (JSON, or a CSV column with
-    gaps) and "7" are one id."""
+    gaps) and "7" are one id. A NUL character is read as U+FFFD, the character the CSV writer
+    puts in its place (``ragjudge.io.writers``), so that a row matches its own CSV read-back."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value)
+    return str(value).replace("\0", "\ufffd")
 
 
 def _missing(value: Any) -> bool:

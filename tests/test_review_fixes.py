@@ -3,6 +3,7 @@ second shape."""
 
 from __future__ import annotations
 
+import json
 
 import pandas as pd
 import pytest
@@ -108,3 +109,28 @@ def test_a_missing_or_good_baseline_before_judging(run_cli, tmp_path, server):
     summary = tmp_path / "summary.json"
     ok = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(baseline), "--no-cache", "--summary-json", str(summary), "-q"])
     assert ok.code == 0 and server.calls > calls and summary.exists()
+
+
+# -- 3. an id with a NUL matches its own CSV read-back ----------------------------------------------
+
+def test_a_baseline_written_as_csv_matches_the_row_whose_id_held_a_nul(run_cli, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": "a\u0000b"}, {**GROUNDED, "id": "c"}])
+    baseline = tmp_path / "base.csv"
+    assert run_cli(["score", source, "-m", "sufficiency", "-o", str(baseline), "-q"]).code == 0
+    assert "a\ufffdb" in baseline.read_text(encoding="utf-8")
+    summary = tmp_path / "summary.json"
+    result = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(baseline), "--summary-json", str(summary), "-q"])
+    assert result.code == 0, result.stderr
+    comparison = json.loads(summary.read_text())["comparison"]
+    assert comparison["rows"] == 2 and comparison["only_in_baseline"]["count"] == 0 and comparison["only_in_current"]["count"] == 0
+
+
+def test_compare_matches_a_nul_id_with_its_csv_form():
+    from ragjudge.compare import compare
+
+    jsonl = pd.DataFrame({"id": ["x\u0000", "y"], "sufficiency_status": ["ok", "ok"], "sufficiency_passed": [True, True],
+                          "sufficiency_score": [1.0, 1.0]})
+    csv = jsonl.assign(id=["x\ufffd", "y"], sufficiency_passed=["True", "False"])
+    report = compare(jsonl, csv)
+    assert report["rows"] == 2 and report["only_in_baseline"]["count"] == 0
+    assert report["metrics"]["sufficiency"]["regressed_ids"] == ["y"]
