@@ -247,6 +247,10 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
         report["matched_by"] = "position"
         if not by_position:
             report["warnings"].append("a table has no id for every row: rows are matched by position; give both tables an id column")
+        if len(baseline) != len(current) and by_position:
+            raise InputError(f"the tables have {len(baseline)} and {len(current)} rows: the row counts differ, and matching by position "
+                             "(--by-position) needs tables of equal length; match them by id (drop --by-position) or compare tables "
+                             "of the same rows")
         if len(baseline) != len(current):
             raise InputError(f"the tables have {len(baseline)} and {len(current)} rows and no ids to match them by; give both an id column")
         common = [f"row {i + 1}" for i in range(len(current))]

@@ -134,3 +134,22 @@ def test_compare_matches_a_nul_id_with_its_csv_form():
     report = compare(jsonl, csv)
     assert report["rows"] == 2 and report["only_in_baseline"]["count"] == 0
     assert report["metrics"]["sufficiency"]["regressed_ids"] == ["y"]
+
+
+# -- 4. --by-position on tables of different lengths ------------------------------------------------
+
+def test_by_position_on_tables_of_different_lengths_says_the_row_counts_differ(run_cli, tmp_path):
+    base, short = tmp_path / "base.jsonl", tmp_path / "short.jsonl"
+    table = pd.DataFrame({"id": list("abcd"), "sufficiency_status": ["ok"] * 4, "sufficiency_passed": [True] * 4,
+                          "sufficiency_score": [1.0] * 4})
+    table.to_json(base, orient="records", lines=True)
+    table.iloc[:3].to_json(short, orient="records", lines=True)
+    result = run_cli(["compare", str(base), str(short), "--by-position"], judge=False)
+    assert result.code == 2 and "the tables have 4 and 3 rows: the row counts differ" in result.stderr
+    assert "needs tables of equal length" in result.stderr and "no ids" not in result.stderr
+    matched = run_cli(["compare", str(base), str(short), "--json"], judge=False)  # by id they compare
+    assert matched.code == 0 and json.loads(matched.stdout)["only_in_baseline"]["ids"] == ["d"]
+    no_ids = tmp_path / "no_ids.jsonl"
+    table.iloc[:3].drop(columns="id").to_json(no_ids, orient="records", lines=True)
+    unmatched = run_cli(["compare", str(base), str(no_ids)], judge=False)
+    assert unmatched.code == 2 and "no ids to match them by" in unmatched.stderr
