@@ -43,8 +43,8 @@ FLAG_TABLE: tuple[Flag, ...] = (
     Flag("columns", "--map", "map", "columns"),
     Flag("thresholds", "--threshold", "threshold", "numbers"),
     Flag("gate.min_pass_rate", "--min-pass-rate", "min_pass_rate", "rates"),
-    Flag("gate.max_error_rate", "--max-error-rate", "max_error_rate"),
-    Flag("gate.max_skip_rate", "--max-skip-rate", "max_skip_rate"),
+    Flag("gate.max_error_rate", "--max-error-rate", "max_error_rate", "rates"),
+    Flag("gate.max_skip_rate", "--max-skip-rate", "max_skip_rate", "rates"),
     Flag("gate.max_diagnosis", "--max-diagnosis", "max_diagnosis", "numbers"),
     Flag("cache.enabled", "--no-cache", "no_cache", "off"),
     Flag("cache.dir", "--cache-dir", "cache_dir"),
@@ -118,6 +118,8 @@ def overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
             numbers = {k: number(v, flag.option) for k, v in pairs(given or [], flag.option).items()}
             if numbers:
                 _put(over, flag.key, numbers)
+        elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
+            _put(over, flag.key, given)  # a library caller's single number: every metric
         elif flag.kind == "rates":
             rates: dict[str, float] = {}
             for item in given or []:

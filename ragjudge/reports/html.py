@@ -91,8 +91,8 @@ def summary_of(frame: Any, metrics: list[str], config: Any = None) -> Summary:
         known = metric in config.thresholds or metric in METRICS or config.definition(metric) is not None
         threshold = config.threshold(metric) if known else None  # else: read from the table below
         m = MetricSummary(metric, threshold if threshold is not None else float("nan"),
-                          min_pass_rate=config.gate.min_pass_rate.get(metric, 1.0), max_error_rate=config.gate.max_error_rate,
-                          max_skip_rate=config.gate.max_skip_rate)
+                          min_pass_rate=config.gate.min_pass_rate.get(metric, 1.0), max_error_rate=config.gate.error_ceiling(metric),
+                          max_skip_rate=config.gate.skip_ceiling(metric))
         columns = {c: frame[f"{metric}_{c}"].tolist() if f"{metric}_{c}" in frame.columns else [None] * len(frame)
                    for c in ("status", "score", "passed", "rationale", "error", "missing", "cached", "prompt_tokens", "completion_tokens", "cost_usd")}
         for i in range(len(frame)):
