@@ -445,6 +445,7 @@ class Scorer:
             judge_model=config.judge.model,
             max_cost=config.judge.max_cost,
             max_diagnosis=dict(config.gate.max_diagnosis),
+            cache=config.cache.enabled,
             diagnosis=dict.fromkeys(diagnosis.CELLS, 0) if self._diagnosed() else None,
         )
 

@@ -227,3 +227,17 @@ def test_a_failed_pass_rate_gate_lists_only_that_metrics_rows():
     lines = failing_lines(summary, gate=gate)
     assert lines == ["failing rows (1 of 1):", "  completeness c0: score 1: short"]
     assert len(failing_lines(summary)) == 6  # without the gate: every metric's failing rows (1 + 4), as before
+
+
+# -- 7. the budget line under --no-cache ------------------------------------------------------------
+
+@pytest.mark.parametrize("cache, said", [
+    ([], "run again with a higher --max-cost: the rows judged come from the cache"),
+    (["--no-cache"], "run again with a higher --max-cost: nothing was cached (--no-cache), so every row will be paid again"),
+])
+def test_the_budget_line_says_whether_the_rows_judged_were_cached(run_cli, tmp_path, server, cache, said):
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": str(i), "request": f"Question {i}?"} for i in range(4)]), "-m", "sufficiency",
+                      "--model", "openai/gpt-4o-mini", "--max-cost", "0.000001", "--concurrency", "1", *cache])
+    assert result.code == 3 and said in result.stderr, result.stderr
+    other = "nothing was cached" if not cache else "come from the cache"
+    assert other not in result.stderr
