@@ -47,7 +47,7 @@ SCORE_EPILOG = """Examples:
 
   cat data.jsonl | ragjudge score - -o - --format csv > scored.csv
 
-  ragjudge score mlflow_records.jsonl -c mlflow --min-pass-rate 0.9   (a bundled config)
+  ragjudge score sample_data/rag_eval.mlflow.jsonl -c mlflow --min-pass-rate 0.9   (a bundled config)
 
   ragjudge score data.jsonl --model local/qwen2.5-coder-1.5b   (embedded judge, no API key)
 
@@ -55,15 +55,16 @@ SCORE_EPILOG = """Examples:
 
   ragjudge score mlflow:my-rag-app --mlflow-log-feedback   (MLflow traces in, feedback out; docs/from-mlflow.md)
 
-Exit codes: 0 gate passed, 1 a pass-rate gate failed, 2 usage/config/input error,
-3 too many judge errors (provider down, auth, quota, unreadable replies), 130 interrupted."""
+Exit codes: 0 gate passed, 1 a gate failed (pass rate, skip rate, diagnosis share, or against
+--baseline: regressions, pass-rate drop), 2 usage/config/input error, 3 too many judge errors
+(provider down, auth, quota, unreadable replies) or the budget reached, 130 interrupted."""
 
 
 @app.command(epilog=SCORE_EPILOG)
 def score(
     input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, a folder or a glob of such files (one format), or - for stdin; or MLflow traces: mlflow:EXPERIMENT (name or id) or a file of exported traces (one row per retriever span).")],
     output: Annotated[Optional[str], typer.Option("-o", "--output", help="Scored table to write (format from the suffix; - for stdout). Without it only the summary is printed.")] = None,
-    metric: Annotated[list[str], typer.Option("-m", "--metric", help="sufficiency or completeness; repeat for both (default: both).")] = [],
+    metric: Annotated[list[str], typer.Option("-m", "--metric", help="A metric to judge: sufficiency, completeness, groundedness, or a judge defined in the config (ragjudge judges lists them); repeat for more (default: sufficiency and completeness).")] = [],
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config file, or a bundled one: default, local, mlflow (`ragjudge config show NAME`); flags override it.")] = None,
     set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted (judge.concurrency=4, gate.max_error_rate=0.05); the value is read as YAML; repeat for more. Laid over the config file; the options named for a key win over it.")] = [],
     model: Annotated[Optional[str], typer.Option(help="Judge model, any litellm model string (default openai/gpt-4o-mini), or local/qwen2.5-coder-1.5b for the embedded offline judge.")] = None,
