@@ -51,7 +51,7 @@ SCORE_EPILOG = """Examples:
 
   cat data.jsonl | ragjudge score - -o - --format csv > scored.csv
 
-  ragjudge score mlflow_records.jsonl -c mlflow --min-pass-rate 0.9   (a bundled config)
+  ragjudge score sample_data/rag_eval.mlflow.jsonl -c mlflow --min-pass-rate 0.9   (a bundled config)
 
   ragjudge score data.jsonl --model local/qwen2.5-coder-1.5b   (embedded judge, no API key)
 
@@ -61,15 +61,16 @@ SCORE_EPILOG = """Examples:
 
   ragjudge score traces.json --phoenix-endpoint http://localhost:6006   (OTLP JSON in, Phoenix annotations out; docs/from-phoenix.md)
 
-Exit codes: 0 gate passed, 1 a pass-rate gate failed, 2 usage/config/input error,
-3 too many judge errors (provider down, auth, quota, unreadable replies), 130 interrupted."""
+Exit codes: 0 gate passed, 1 a gate failed (pass rate, skip rate, diagnosis share, or against
+--baseline: regressions, pass-rate drop), 2 usage/config/input error, 3 too many judge errors
+(provider down, auth, quota, unreadable replies) or the budget reached, 130 interrupted."""
 
 
 @app.command(epilog=SCORE_EPILOG)
 def score(
     input: Annotated[str, typer.Argument(help="Evaluation table: .jsonl, .csv, .parquet, .json, a folder or a glob of such files (one format), or - for stdin; or MLflow traces: mlflow:EXPERIMENT (name or id) or a file of exported traces; or OpenTelemetry traces: an OTLP JSON file or a saved Phoenix span table (one row per retriever span).")],
     output: Annotated[Optional[str], typer.Option("-o", "--output", help="Scored table to write (format from the suffix; - for stdout). Without it only the summary is printed.")] = None,
-    metric: Annotated[list[str], typer.Option("-m", "--metric", help="sufficiency or completeness; repeat for both (default: both).")] = [],
+    metric: Annotated[list[str], typer.Option("-m", "--metric", help="A metric to judge: sufficiency, completeness, groundedness, or a judge defined in the config (ragjudge judges lists them); repeat for more (default: sufficiency and completeness).")] = [],
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config file, or a bundled one: default, local, mlflow (`ragjudge config show NAME`); flags override it.")] = None,
     set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted (judge.concurrency=4, gate.max_error_rate=0.05); the value is read as YAML; repeat for more. Laid over the config file; the options named for a key win over it.")] = [],
     model: Annotated[Optional[str], typer.Option(help="Judge model, any litellm model string (default openai/gpt-4o-mini), or local/qwen2.5-coder-1.5b for the embedded offline judge.")] = None,
@@ -87,8 +88,8 @@ def score(
     output_format: Annotated[Optional[str], typer.Option(help="Format of --output, overriding its suffix.")] = None,
     threshold: Annotated[list[str], typer.Option(help="METRIC=VALUE row pass threshold (defaults: sufficiency=0.5, completeness=3).")] = [],
     min_pass_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the pass rate over ok rows (default 1.0).")] = [],
-    max_error_rate: Annotated[Optional[float], typer.Option(help="Gate on the share of judged rows with status error (default 0.0).")] = None,
-    max_skip_rate: Annotated[Optional[float], typer.Option(help="Gate on the share of rows a metric skipped, e.g. for lack of a response (default 1.0: never fails).")] = None,
+    max_error_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the share of judged rows with status error (default 0.0); repeat for more metrics.")] = [],
+    max_skip_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the share of rows a metric skipped, e.g. for lack of a response (default 1.0: never fails); repeat for more metrics.")] = [],
     max_diagnosis: Annotated[list[str], typer.Option(help="DIAGNOSIS=SHARE, e.g. retrieval=0.1: fail when more than this share of the rows with a diagnosis (sufficiency x completeness) have it; repeat for more.")] = [],
     summary_json: Annotated[Optional[str], typer.Option(help="Write the run summary and gate verdict as JSON to this file (- for stdout).")] = None,
     junit: Annotated[Optional[str], typer.Option(help="Write JUnit XML: one testsuite per metric, one testcase per row (for CI test reporters).")] = None,

@@ -47,10 +47,11 @@ def _ids(table: Any, name: str, hint: str = "") -> list[str] | None:
 
 def _id_text(value: Any) -> str:
     """An id as text, the same whichever format held it: 7, 7.0 (JSON, or a CSV column with
-    gaps) and "7" are one id."""
+    gaps) and "7" are one id. A NUL character is read as U+FFFD, the character the CSV writer
+    puts in its place (``ragjudge.io.writers``), so that a row matches its own CSV read-back."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value)
+    return str(value).replace("\0", "\ufffd")
 
 
 def _missing(value: Any) -> bool:
@@ -73,20 +74,57 @@ def _flag(value: Any) -> Any:
     return bool(value)
 
 
-def typed(table: Any) -> Any:
+STATUSES = ("ok", "error", "skipped")
+
+
+def _bad_cell(source: str, table: Any, i: int, column: str, value: Any, what: str) -> InputError:
+    """The error for an unreadable cell of a scored table read back: the file (or which
+    table), the row (1-based, with its id), the column, and the fix."""
+    ident = ""
+    if "id" in table.columns and not _missing(table["id"].iloc[i]):
+        ident = f" (id {_id_text(table['id'].iloc[i])!r})"
+    shown = "a blank cell" if _missing(value) or (isinstance(value, str) and not value.strip()) else repr(value)
+    return InputError(f"{source}: row {i + 1}{ident}, column {column}: {shown} is not {what}; correct the cell or score the "
+                      "rows again with ragjudge score")
+
+
+def typed(table: Any, source: str = "the table", *, scores_required: bool = False) -> Any:
     """``table`` with the run's own columns typed again as ``ragjudge score`` wrote them: a CSV
     (or JSON written by other tools) holds ``M_passed`` as the text "True"/"False" and scores
     as text, and ``bool("False")`` is True. ``M_passed`` becomes nullable boolean, ``M_score``
-    float (unreadable: null), ``M_status`` text, ``M_cached`` boolean, tokens integers and
-    ``M_cost_usd`` float. Returns a copy; other columns are untouched."""
+    float, ``M_status`` text, ``M_cached`` boolean, tokens integers and ``M_cost_usd`` float.
+    Returns a copy; other columns are untouched.
+
+    Raises ``InputError`` (exit 2) naming ``source`` (the file, or which table), the row (and
+    its id) and the column for a cell that cannot be read back: an ``M_status`` other than
+    ok / error / skipped (a blank one too), an ``M_passed`` that is not a boolean (true / false,
+    1 / 0, yes / no; a blank one counts as not passed), an ``M_score`` that is not a finite number (text,
+    inf), or, with ``scores_required``, a blank score on an ok row (``compare`` leaves such a row
+    out of the mean scores; a report's summary needs every ok row's score)."""
+    import math
+
     import pandas as pd
 
     out = table.copy()
     for metric in metrics_of(table):
-        out[f"{metric}_passed"] = pd.array([_flag(v) for v in table[f"{metric}_passed"].tolist()], dtype="boolean")
+        statuses = [None if _missing(v) else str(v).strip() for v in table[f"{metric}_status"].tolist()]
+        for i, status in enumerate(statuses):
+            if status not in STATUSES:
+                raise _bad_cell(source, table, i, f"{metric}_status", table[f"{metric}_status"].iloc[i], "a status (ok, error or skipped)")
+        flags = [_flag(v) for v in table[f"{metric}_passed"].tolist()]
+        for i, (flag, raw) in enumerate(zip(flags, table[f"{metric}_passed"].tolist())):
+            if flag is None and not _missing(raw):
+                raise _bad_cell(source, table, i, f"{metric}_passed", raw, "a boolean (true or false)")
+        out[f"{metric}_passed"] = pd.array(flags, dtype="boolean")
         if f"{metric}_score" in table.columns:
-            out[f"{metric}_score"] = pd.to_numeric(table[f"{metric}_score"], errors="coerce").astype("Float64")
-        out[f"{metric}_status"] = [None if _missing(v) else str(v).strip() for v in table[f"{metric}_status"].tolist()]
+            raw_scores = table[f"{metric}_score"].tolist()
+            scores = pd.to_numeric(table[f"{metric}_score"], errors="coerce")
+            for i, (number, raw) in enumerate(zip(scores.tolist(), raw_scores)):
+                blank = _missing(raw) or (isinstance(raw, str) and not raw.strip())
+                if (not blank and (_missing(number) or not math.isfinite(number))) or (blank and scores_required and statuses[i] == "ok"):
+                    raise _bad_cell(source, table, i, f"{metric}_score", raw, "a finite number (the judge's score)")
+            out[f"{metric}_score"] = scores.astype("Float64")
+        out[f"{metric}_status"] = statuses
         if f"{metric}_cached" in table.columns:
             out[f"{metric}_cached"] = pd.array([_flag(v) for v in table[f"{metric}_cached"].tolist()], dtype="boolean")
         for name, kind in (("prompt_tokens", "Int64"), ("completion_tokens", "Int64"), ("cost_usd", "Float64")):
@@ -94,6 +132,17 @@ def typed(table: Any) -> Any:
                 numbers = pd.to_numeric(table[f"{metric}_{name}"], errors="coerce")
                 out[f"{metric}_{name}"] = numbers.round().astype(kind) if kind == "Int64" else numbers.astype(kind)
     return out
+
+
+SCORE_HINT = " (ragjudge compare --by-position matches two tables by position)"
+
+
+def check_baseline(table: Any, path: str) -> None:
+    """Check ``--baseline``'s table (read from ``path``) as the comparison after the run will
+    read it, so that a baseline that cannot be compared is refused before any judge call:
+    raises ``InputError`` (exit 2) for a null or repeated id and an unreadable cell (``typed``)."""
+    typed(table, f"--baseline {path}")
+    _ids(table, "baseline", SCORE_HINT)
 
 
 def metrics_of(table: Any) -> list[str]:
@@ -152,7 +201,8 @@ def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> di
 
 
 def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: str | None = None, scales: dict[str, bool] | None = None,
-            by_position: bool = False, hint: str = " (or match them by position: --by-position)") -> dict[str, Any]:
+            by_position: bool = False, hint: str = " (or match them by position: --by-position)",
+            names: tuple[str, str] = ("the baseline table", "the current table")) -> dict[str, Any]:
     """The comparison of two scored tables (pandas DataFrames written by ``ragjudge score``).
 
     ``metrics``: the ones to compare (default: those both tables hold; they must hold the same
@@ -164,11 +214,12 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     by id; by position when ``by_position`` or when a table has no id column (with a warning).
     Raises ``InputError`` (exit 2) for tables that cannot be compared, among them a null or
     repeated id (``hint`` ends that message: how to match by position). Tables read back from
-    CSV are typed again first (``typed``)."""
+    CSV are typed again first (``typed``; ``names`` name the two tables, their files where
+    known, in its errors about unreadable cells)."""
     for name, table in (("baseline", baseline), ("current", current)):
         if len(table) == 0:
             raise InputError(f"the {name} table has no rows; compare two tables written by ragjudge score")
-    baseline, current = typed(baseline), typed(current)
+    baseline, current = typed(baseline, names[0]), typed(current, names[1])
     have_b, have_c = metrics_of(baseline), metrics_of(current)
     if metrics is None:
         if set(have_b) != set(have_c):
@@ -196,6 +247,10 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
         report["matched_by"] = "position"
         if not by_position:
             report["warnings"].append("a table has no id for every row: rows are matched by position; give both tables an id column")
+        if len(baseline) != len(current) and by_position:
+            raise InputError(f"the tables have {len(baseline)} and {len(current)} rows: the row counts differ, and matching by position "
+                             "(--by-position) needs tables of equal length; match them by id (drop --by-position) or compare tables "
+                             "of the same rows")
         if len(baseline) != len(current):
             raise InputError(f"the tables have {len(baseline)} and {len(current)} rows and no ids to match them by; give both an id column")
         common = [f"row {i + 1}" for i in range(len(current))]

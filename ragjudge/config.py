@@ -140,6 +140,12 @@ class JudgeSettings(_Strict):
         return f"{provider}/{name}" if sep and provider.replace("_", "").replace("-", "").isalnum() and name[:1] not in ("", "/") else value
 
 
+def _per_metric(value: float | dict[str, float], metric: str, default: float) -> float:
+    if not isinstance(value, dict):
+        return float(value)
+    return float(value.get(metric, value.get("*", default)))
+
+
 class GateSettings(_Strict):
     """Pass-rate floors (0..1, per metric), the error-rate ceiling (0..1, per metric: errors /
     judged rows) and the skip-rate ceiling (0..1, per metric: skipped / all rows; 1.0 never
@@ -148,9 +154,11 @@ class GateSettings(_Strict):
     min_pass_rate: dict[str, float] = Field(default_factory=lambda: {m: 1.0 for m in METRICS},
                                             description="per metric, the lowest pass rate over ok rows that passes the gate (0..1); a "
                                                         "single number applies to every metric")
-    max_error_rate: float = Field(0.0, ge=0.0, le=1.0, description="per metric, the highest share of judged rows with status error "
-                                                                   "(errors / (ok + errors))")
-    max_skip_rate: float = Field(1.0, ge=0.0, le=1.0, description="per metric, the highest share of rows skipped (1.0: never fails)")
+    max_error_rate: float | dict[str, float] = Field(0.0, description="per metric, the highest share of judged rows with status error "
+                                                                     "(errors / (ok + errors)), 0..1; a single number applies to every "
+                                                                     "metric, e.g. {completeness: 0.1, '*': 0.0}")
+    max_skip_rate: float | dict[str, float] = Field(1.0, description="per metric, the highest share of rows skipped (1.0: never fails), "
+                                                                    "0..1; a single number applies to every metric, e.g. {completeness: 0.25}")
     max_diagnosis: dict[str, float] = Field(default_factory=dict,
                                             description="per diagnosis (ok, generation, retrieval, beyond_context), the highest share "
                                                         "among the rows with a diagnosis that passes the gate (0..1), e.g. {retrieval: 0.1}; "
@@ -170,6 +178,22 @@ class GateSettings(_Strict):
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"{metric}: {rate} is not between 0 and 1")
         return value
+
+    @field_validator("max_error_rate", "max_skip_rate")
+    @classmethod
+    def _rates_in_unit_range(cls, value: float | dict[str, float]) -> float | dict[str, float]:
+        for metric, rate in (value.items() if isinstance(value, dict) else [("*", value)]):
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"{'' if metric == '*' else metric + ': '}{rate} is not between 0 and 1")
+        return value
+
+    def error_ceiling(self, metric: str) -> float:
+        """``max_error_rate`` for ``metric`` (0..1): its own, else the key "*", else 0.0."""
+        return _per_metric(self.max_error_rate, metric, 0.0)
+
+    def skip_ceiling(self, metric: str) -> float:
+        """``max_skip_rate`` for ``metric`` (0..1): its own, else the key "*", else 1.0."""
+        return _per_metric(self.max_skip_rate, metric, 1.0)
 
     @field_validator("max_diagnosis")
     @classmethod

@@ -200,6 +200,7 @@ class Summary:
     # rows per diagnosis (ragjudge.diagnosis.CELLS); None: the run did not judge both sufficiency and completeness
     diagnosis: dict[str, int] | None = None
     max_diagnosis: dict[str, float] = field(default_factory=dict)  # gate.max_diagnosis: diagnosis -> highest share
+    cache: bool = True  # the run read and wrote the response cache (False: --no-cache)
 
     @property
     def diagnosed(self) -> int:
@@ -239,6 +240,7 @@ class Summary:
             max_cost=self.max_cost if self.max_cost is not None else other.max_cost,
             diagnosis=_add_counts(self.diagnosis, other.diagnosis),
             max_diagnosis=self.max_diagnosis or other.max_diagnosis,
+            cache=self.cache and other.cache,
         )
 
 
@@ -352,7 +354,8 @@ def _text(c: Check) -> str | None:
     if kind is Kind.BUDGET_REACHED:
         left = ", ".join(f"{count} by {metric}" for metric, count in n["unpaid"].items() if count) or "none"
         return (f"budget reached: spent ${c.value:.4f} of --max-cost ${c.bound or 0:g}; rows not judged: {left} "
-                "(run again with a higher --max-cost: the rows judged come from the cache)")
+                + ("(run again with a higher --max-cost: the rows judged come from the cache)" if n.get("cache", True) else
+                   "(run again with a higher --max-cost: nothing was cached (--no-cache), so every row will be paid again)"))
     if kind is Kind.INTERRUPTED:
         if not any(n.values()):  # the interrupt came after the last verdict (while writing)
             return "interrupted: every row was judged before the interrupt; no row is unfinished"
@@ -480,7 +483,7 @@ def check_gate(summary: Summary) -> GateResult:
     if summary.budget_reached:
         # per metric: a row may be judged by one metric and not by another
         run.append(Check(None, Kind.BUDGET_REACHED, False, summary.cost_usd or 0.0, summary.max_cost,
-                         {"unpaid": {name: m.unpaid for name, m in summary.metrics.items()}}))
+                         {"unpaid": {name: m.unpaid for name, m in summary.metrics.items()}, "cache": summary.cache}))
     if summary.fatal:
         run.append(Check(None, Kind.JUDGE_STOPPED, False, detail=summary.fatal))
     checks = run + per_metric + diagnosis_checks(summary)

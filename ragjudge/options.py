@@ -43,8 +43,8 @@ FLAG_TABLE: tuple[Flag, ...] = (
     Flag("columns", "--map", "map", "columns"),
     Flag("thresholds", "--threshold", "threshold", "numbers"),
     Flag("gate.min_pass_rate", "--min-pass-rate", "min_pass_rate", "rates"),
-    Flag("gate.max_error_rate", "--max-error-rate", "max_error_rate"),
-    Flag("gate.max_skip_rate", "--max-skip-rate", "max_skip_rate"),
+    Flag("gate.max_error_rate", "--max-error-rate", "max_error_rate", "rates"),
+    Flag("gate.max_skip_rate", "--max-skip-rate", "max_skip_rate", "rates"),
     Flag("gate.max_diagnosis", "--max-diagnosis", "max_diagnosis", "numbers"),
     Flag("cache.enabled", "--no-cache", "no_cache", "off"),
     Flag("cache.dir", "--cache-dir", "cache_dir"),
@@ -118,6 +118,8 @@ def overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
             numbers = {k: number(v, flag.option) for k, v in pairs(given or [], flag.option).items()}
             if numbers:
                 _put(over, flag.key, numbers)
+        elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
+            _put(over, flag.key, given)  # a library caller's single number: every metric
         elif flag.kind == "rates":
             rates: dict[str, float] = {}
             for item in given or []:
@@ -260,7 +262,8 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
                   html_flag: str = "--html") -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end: an unknown
-    format, regression gates without a baseline, a baseline that is not a scored table, a
+    format, regression gates without a baseline, a baseline that is missing, is not a scored
+    table or could not be compared (a null or repeated id, an unreadable cell), a
     report file that is stdout, a folder or in a missing folder, two outputs (or an output and
     the input) that are one file, both the table and the summary on stdout."""
     from pathlib import Path
@@ -282,6 +285,10 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
         if first is None or not metrics_of(first):
             raise ConfigError(f"--baseline {baseline} holds no scored metric (no M_status and M_passed columns); "
                               "give a table written by ragjudge score -o")
+        from ragjudge.compare import check_baseline
+        from ragjudge.io import read_table
+
+        check_baseline(read_table(baseline), baseline)  # its ids and cells, as the comparison at the end reads them
     for flag, path in (("--junit", junit), ("--markdown", markdown), (html_flag, html)):
         if path is None:
             continue

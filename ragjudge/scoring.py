@@ -439,12 +439,13 @@ class Scorer:
         config = self.config
         return Summary(
             metrics={j.name: MetricSummary(j.name, j.threshold, min_pass_rate=config.min_pass_rate(j.name),
-                                           max_error_rate=config.gate.max_error_rate, max_skip_rate=config.gate.max_skip_rate,
+                                           max_error_rate=config.gate.error_ceiling(j.name), max_skip_rate=config.gate.skip_ceiling(j.name),
                                            prompt_version=j.version)
                      for j in self.judges},
             judge_model=config.judge.model,
             max_cost=config.judge.max_cost,
             max_diagnosis=dict(config.gate.max_diagnosis),
+            cache=config.cache.enabled,
             diagnosis=dict.fromkeys(diagnosis.CELLS, 0) if self._diagnosed() else None,
         )
 

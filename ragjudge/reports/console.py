@@ -90,27 +90,50 @@ def _one_line(text: str | None, width: int = 100) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def failing_lines(summary: Summary, output: str | None = None, summary_json: str | None = None, most: int = 5) -> list[str]:
+def failing_lines(summary: Summary, output: str | None = None, summary_json: str | None = None, most: int = 5, gate: Any = None,
+                  comparison: dict[str, Any] | None = None) -> list[str]:
     """The lines that name a failing gate's rows: at most ``most`` failing rows (lowest score
     first: metric, id, score and a one-line rationale), then error rows, then how many more
-    there are and where the full list is. Empty when no row failed or erred."""
+    there are and where the full list is. Empty when no row failed or erred. With ``gate`` (a
+    ``GateResult``), only the rows of the metrics whose checks failed: for a metric whose only
+    failed checks are against the baseline (regressions, pass-rate drop), its regressed rows
+    (from ``comparison``); a failed check of the whole run (or of a diagnosis share) lists every
+    metric's rows."""
+    from ragjudge.gate import Kind
+
+    metrics = dict(summary.metrics)
+    regressed: dict[str, list[str]] = {}
+    if gate is not None:
+        failed = [c for c in gate.checks if c.failed]
+        if failed and all(c.metric in metrics for c in failed):
+            own = {c.metric for c in failed if c.check not in (Kind.REGRESSIONS, Kind.PASS_RATE_DROP)}
+            against = {c.metric for c in failed if c.metric not in own}
+            metrics = {name: m for name, m in metrics.items() if name in own}
+            for name in against:
+                figures = ((comparison or {}).get("metrics") or {}).get(name) or {}
+                regressed[name] = [str(i) for i in figures.get("regressed_ids", [])]
+                regressed[name] += [""] * (int(figures.get("regressed", 0)) - len(regressed[name]))  # counted, not listed
     shown: list[str] = []
-    total = sum(m.failed + m.error - m.interrupted for m in summary.metrics.values())
+    total = sum(m.failed + m.error - m.interrupted for m in metrics.values()) + sum(len(ids) for ids in regressed.values())
     if not total:
         return []
-    for name, m in summary.metrics.items():
+    for name, m in metrics.items():
         for row in m.worst:
             if len(shown) < most:
                 shown.append(f"  {name} {_one_line(row['id'])}: score {row['score']:g}: {_one_line(row['rationale']) or '(no rationale)'}")
-    for name, m in summary.metrics.items():
+    for name, m in metrics.items():
         for ident in m.ids["error"]:
             if len(shown) < most:
                 shown.append(f"  {name} {_one_line(ident)}: error")
+    for name, ids in regressed.items():
+        for ident in ids:
+            if ident and len(shown) < most:
+                shown.append(f"  {name} {_one_line(ident)}: regressed (passed in the baseline, fails now)")
     lines = [f"failing rows ({len(shown)} of {total}):", *shown]
     if total > len(shown):
         where = []
         if output:
-            names = [name for name, m in summary.metrics.items() if m.failed or m.error]
+            names = [name for name, m in metrics.items() if m.failed or m.error] + list(regressed)
             columns = " or ".join(f"{name}_passed is false" for name in names)
             where.append(f"the rows where {columns} (or the status is error) in {'the table on stdout' if output == '-' else output}")
         if summary_json and summary_json != "-":

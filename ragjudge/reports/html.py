@@ -91,8 +91,8 @@ def summary_of(frame: Any, metrics: list[str], config: Any = None) -> Summary:
         known = metric in config.thresholds or metric in METRICS or config.definition(metric) is not None
         threshold = config.threshold(metric) if known else None  # else: read from the table below
         m = MetricSummary(metric, threshold if threshold is not None else float("nan"),
-                          min_pass_rate=config.gate.min_pass_rate.get(metric, 1.0), max_error_rate=config.gate.max_error_rate,
-                          max_skip_rate=config.gate.max_skip_rate)
+                          min_pass_rate=config.gate.min_pass_rate.get(metric, 1.0), max_error_rate=config.gate.error_ceiling(metric),
+                          max_skip_rate=config.gate.skip_ceiling(metric))
         columns = {c: frame[f"{metric}_{c}"].tolist() if f"{metric}_{c}" in frame.columns else [None] * len(frame)
                    for c in ("status", "score", "passed", "rationale", "error", "missing", "cached", "prompt_tokens", "completion_tokens", "cost_usd")}
         for i in range(len(frame)):
@@ -342,7 +342,7 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
 
     if len(frame) == 0:
         raise InputError("the table has no rows; give a table written by ragjudge score")
-    frame = typed(frame)  # a table read back from CSV holds "False" as text
+    frame = typed(frame, source or "the table", scores_required=True)  # a table read back from CSV holds "False" as text
     metrics = list(summary.metrics) if summary is not None else metrics_of(frame)
     if not metrics:
         raise InputError("the table holds no scored metric (no M_status and M_passed columns); give a table written by ragjudge score")
@@ -357,7 +357,8 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
     if baseline is not None:
         from ragjudge.compare import compare
 
-        comparison = compare(baseline, frame, metrics=[m for m in metrics if f"{m}_status" in baseline.columns] or None)
+        comparison = compare(baseline, frame, metrics=[m for m in metrics if f"{m}_status" in baseline.columns] or None,
+                             names=("the baseline table", source or "the table"))
     scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}
     assert gate is not None
     return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping, scales=scales)

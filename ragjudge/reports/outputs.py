@@ -52,13 +52,14 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
     if wanted.baseline:
         from ragjudge.catalog import describe
         from ragjudge.compare import checks as regression_checks
-        from ragjudge.compare import compare, render
+        from ragjudge.compare import SCORE_HINT, compare, render
         from ragjudge.gate import lines as gate_lines
         from ragjudge.io import read_table
 
         scales = {item["name"]: item["kind"] == "scale" for item in describe(config)}
         comparison = compare(read_table(wanted.baseline), result.table, metrics=list(result.summary.metrics), scales=scales,
-                             hint=" (ragjudge compare --by-position matches two tables by position)")
+                             hint=SCORE_HINT,
+                             names=(f"--baseline {wanted.baseline}", "the scored table"))
         checks = regression_checks(comparison, wanted.max_regressions, wanted.max_drop)
         gate = with_regressions(gate, checks)
         lines = render(comparison, []).splitlines()

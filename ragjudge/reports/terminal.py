@@ -98,7 +98,7 @@ def report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool, cache
             if passed is None or (not done.gate.passed and not passed):
                 console.print(line, highlight=False, soft_wrap=True)
     if not done.gate.passed and not result.summary.interrupted:
-        for line in failing_lines(result.summary, wanted.output, wanted.summary_json):
+        for line in failing_lines(result.summary, wanted.output, wanted.summary_json, gate=done.gate, comparison=done.comparison):
             console.print(line, highlight=False, soft_wrap=True)
     if done.annotations:  # workflow commands: on stdout, unless the scored table goes there
         stream = sys.stderr if wanted.output == "-" or wanted.summary_json == "-" else sys.stdout
