@@ -3,9 +3,13 @@ and the exit code, so they can never disagree.
 
 Pass rates and mean scores are over ``ok`` rows; the error rate is errors over judged
 rows (ok + error); skipped rows count in neither. Exit codes: 0 every gate passed, 1 a
-pass-rate gate failed, 3 an error-rate gate failed or the provider refused (auth, quota,
+quality gate failed (pass rate, skip rate, diagnosis share, regressions), 3 an error-rate gate failed or the provider refused (auth, quota,
 not found), 2 nothing was judged at all (no rows, or every row skipped by every metric),
 130 interrupted.
+
+Why it is over 500 lines: the summary (counts that merge across chunks and Ray batches) and
+the typed checks that read it are one contract; splitting them would put each check's counts
+in another module from the check.
 """
 
 from __future__ import annotations

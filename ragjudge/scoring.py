@@ -26,6 +26,10 @@ judge, removed before judging) and ``judge_model``. ``output_schema`` gives them
 The run's set-up (first chunk, mapping, needs, notes, option checks) is ``ragjudge.plan``'s
 ``RunPlan``. This module is about 500 lines for a reason: the Scorer's fan-out, interruption,
 output columns and summary are one concern, each step reading the others' state.
+
+Why it is over 500 lines: ``Scorer`` is the one place where a row's verdicts are settled
+(skips, trace statuses, cache, samples, interruption) and turned into typed output columns;
+the set-up (``ragjudge.plan``) and the judging (``ragjudge.judges``, ``ragjudge.model``) live apart.
 """
 
 from __future__ import annotations
