@@ -4,8 +4,8 @@ as it lands, then the gate's verdict.
 No API key and no server: the judge is a small instruct model run in-process on the CPU
 (configs/local.yaml). Eight rows: the six of sample_data/demo.jsonl's first part and two whole
 RAG rows (request, context, response and ground truth), whose diagnosis (sufficiency x
-completeness: ok / generation / retrieval / beyond_context) is printed at the end. Under 2
-minutes on a quiet 2-core machine, seconds when re-run (the response cache). Exits 0 when the run itself worked (the gate may pass or fail on the
+completeness: ok / generation / retrieval / beyond_context) is printed at the end. Twelve
+judge calls: about 5 minutes on 2 cores from an empty cache, seconds when re-run (the response cache). Exits 0 when the run itself worked (the gate may pass or fail on the
 sample data: that is information), non-zero when it did not (exit 2 or 3 from
 `ragjudge score`).
 """
