@@ -121,16 +121,9 @@ class Config(RawConfig):
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *, flags: dict[str, str] | None = None,
                 **settings: Any) -> Config:
-    """Read a YAML config (optional) and apply overrides, e.g. from flags.
-
-    ``path``: a YAML file, or the bare name of a bundled config (``BUNDLED``: ``mlflow``,
-    ``local``, ``default``) when no such file exists. ``overrides`` (a nested dict) and
-    keyword ``settings`` take the config's keys (``metrics=["sufficiency"]``,
-    ``judge={"model": ...}``, ``sufficiency={"fact_threshold": 0.3}``, ``gate={...}``); a
-    judge setting or a built-in metric's own setting may also be given flat
-    (``model="openai/gpt-4o-mini"``, ``concurrency=8``, ``fact_threshold=0.3``). The old place
-    of a metric's setting (``judge.fact_threshold``) still loads, with a note in
-    ``Config.notes``. Returns a validated ``Config`` (``ragjudge.config.load_as(Config, ...)``).
+    """Read a YAML config (optional) and apply overrides, e.g. from flags; the arguments are
+    ``ragjudge.config.load_as``'s (a path or bundled name, nested ``overrides``, keyword or flat
+    ``settings``, old metric keys with a note in ``Config.notes``). Returns a validated ``Config``.
     Raises ``ConfigError`` (exit 2) for a missing or unreadable file, YAML that is not a
     mapping, an unknown key (named) or a bad value, the judges' checks included; ``flags``
     (dotted key -> option, e.g. ``{"judge.concurrency": "--concurrency"}``) names the option a
