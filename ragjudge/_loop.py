@@ -26,7 +26,7 @@ def get_loop() -> asyncio.AbstractEventLoop:
     global _loop, _thread
     with _lock:
         if _loop is None or _thread is None or not _thread.is_alive():
-            loop = asyncio.new_event_loop()
+            loop = _new_loop()
             ready = threading.Event()
 
             def run() -> None:
@@ -40,6 +40,16 @@ def get_loop() -> asyncio.AbstractEventLoop:
             ready.wait()
             _loop = loop
         return _loop
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's loop where it is installed (libuv: about half asyncio's CPU per socket
+    event), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
 
 
 def _quiet_handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -63,7 +73,21 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     if on_loop():
         coro.close()
         raise RuntimeError("ragjudge: use `await scorer.ascore(df)` inside ragjudge's own event loop")
-    future = asyncio.run_coroutine_threadsafe(coro, get_loop())
+    return wait(submit(coro))
+
+
+def submit(coro: Coroutine[Any, Any, T]) -> "concurrent.futures.Future[T]":
+    """Start ``coro`` on the ragjudge loop; returns its future at once (``wait`` for it).
+    Raises ``RuntimeError`` from the loop's own thread, as ``run`` does."""
+    if on_loop():
+        coro.close()
+        raise RuntimeError("ragjudge: use `await scorer.ascore(df)` inside ragjudge's own event loop")
+    return asyncio.run_coroutine_threadsafe(coro, get_loop())
+
+
+def wait(future: "concurrent.futures.Future[T]") -> T:
+    """The result of ``future`` (from ``submit``), waited for in this thread. A
+    KeyboardInterrupt (or any exception) while waiting cancels it on the loop."""
     try:
         while True:
             try:

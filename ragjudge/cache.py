@@ -6,16 +6,25 @@ tokens, seed, response format), rendered messages, metric, ``PROMPT_VERSION`` an
 sample number. Retries, timeouts, concurrency and API keys are not part of it. Only
 successful, parsed replies are stored. diskcache is SQLite-backed, so two runs may share
 one directory at once.
+
+Writes are gathered and stored ``WRITE_BATCH`` at a time in one SQLite transaction (a commit
+per reply cost about 0.1 ms of CPU each, bench figure 1c); a reply not yet stored is read
+from the batch, and ``flush``/``close`` store the rest, so a run that ends or is
+interrupted keeps every reply; only a process killed outright loses up to ``WRITE_BATCH``
+of them. Culling to the size limit runs when the cache is closed, not on every write.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 SIZE_LIMIT_BYTES = 8 * 2**30
+WRITE_BATCH = 64  # replies stored per SQLite transaction
 
 
 def default_cache_dir() -> Path:
@@ -26,9 +35,91 @@ def default_cache_dir() -> Path:
 
 
 def cache_key(**parts: Any) -> str:
-    """Stable SHA-256 hex digest of ``parts`` (JSON with sorted keys)."""
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    """Stable SHA-256 hex digest of ``parts``: the digest of
+    ``json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)``
+    (the keys every earlier version wrote). orjson makes the same bytes about five times
+    faster (``key_bytes``); whatever it would write differently goes through ``json``."""
+    return hashlib.sha256(key_bytes(parts)).hexdigest()
+
+
+def key_bytes(parts: dict[str, Any]) -> bytes:
+    """``parts`` as the UTF-8 bytes of ``json.dumps(parts, sort_keys=True, ensure_ascii=True,
+    separators=(",", ":"), default=str)``. Fast path: orjson (sorted keys; text escaped to
+    ASCII as ``json`` escapes it), taken only where its output is provably the same: every
+    value a str, an int in 64 bits, a bool, None, a finite float whose ``repr`` has no
+    exponent, or a dict (str keys) or list of those. Anything else (numpy numbers, tuples,
+    objects written with ``default=str``, lone surrogates) goes through ``json``."""
+    if all(_plain(value, 1) if key != "messages" else _messages_plain(value) for key, value in parts.items()):
+        try:
+            import orjson
+
+            blob = orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)
+        except (ImportError, TypeError):
+            blob = None
+        if blob is not None:
+            if b"\x7f" in blob:  # json escapes DEL, orjson does not
+                blob = blob.replace(b"\x7f", b"\\u007f")
+            if blob.isascii():
+                return blob
+            return blob.decode("utf-8").encode("ascii", "ragjudge-json-escape")
+    return json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str).encode("utf-8")
+
+
+_SEEN: OrderedDict[int, tuple[Any, bool]] = OrderedDict()  # id -> (container, plain), least recently seen first
+_SEEN_MAX = 512
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Whether orjson writes ``value`` exactly as ``json.dumps`` (see ``key_bytes``). A
+    container is looked at once and remembered while it is held here (a judge's JSON schema
+    is the same object for every row); messages are text, looked at each time."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return -(2**63) <= value < 2**64
+    if kind is float:
+        text = repr(value)
+        return "e" not in text and "n" not in text  # no exponent, nan or inf
+    if kind is not dict and kind is not list or depth > 64:
+        return False
+    seen = _SEEN.get(id(value))
+    if seen is not None and seen[0] is value:
+        _SEEN.move_to_end(id(value))
+        return seen[1]
+    if kind is dict:
+        plain = all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
+    else:
+        plain = all(_plain(v, depth + 1) for v in value)
+    _SEEN[id(value)] = (value, plain)
+    if len(_SEEN) > _SEEN_MAX:
+        _SEEN.popitem(last=False)
+    return plain
+
+
+def _messages_plain(messages: Any) -> bool:
+    """``_plain`` for a list of chat messages whose values are text (the usual case), else the walk."""
+    if type(messages) is list and all(type(m) is dict and all(type(k) is str and type(v) is str for k, v in m.items()) for m in messages):
+        return True
+    return _plain(messages, 1)
+
+
+def _json_escape(error: UnicodeError) -> tuple[str, int]:
+    """A codec error handler writing non-ASCII text as ``json``'s ``ensure_ascii`` does:
+    ``\\uXXXX`` (lowercase hex), a surrogate pair above U+FFFF."""
+    assert isinstance(error, UnicodeEncodeError)
+    out = []
+    for char in error.object[error.start:error.end]:
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out), error.end
+
+
+codecs.register_error("ragjudge-json-escape", _json_escape)
 
 
 class ResponseCache:
@@ -42,8 +133,9 @@ class ResponseCache:
         from ragjudge.errors import ConfigError
 
         self.directory = Path(directory) if directory else default_cache_dir()
+        self._pending: dict[str, dict[str, Any]] = {}
         try:
-            self._cache = diskcache.Cache(str(self.directory / "responses"), size_limit=SIZE_LIMIT_BYTES)
+            self._cache = diskcache.Cache(str(self.directory / "responses"), size_limit=SIZE_LIMIT_BYTES, cull_limit=0)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(
                 f"cannot use the cache folder {self.directory} ({exc}); choose another with --cache-dir, "
@@ -51,10 +143,24 @@ class ResponseCache:
             ) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
-        return self._cache.get(key)
+        """The stored reply for ``key`` (one not yet written included), or None."""
+        pending = self._pending.get(key) if self._pending else None
+        return pending if pending is not None else self._cache.get(key)
 
     def set(self, key: str, value: dict[str, Any]) -> None:
-        self._cache.set(key, value)
+        """Keep ``value`` under ``key``; stored with the next ``WRITE_BATCH`` (or at ``flush``)."""
+        self._pending[key] = value
+        if len(self._pending) >= WRITE_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Store every reply kept by ``set`` and not written yet, in one transaction."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        with self._cache.transact():
+            for key, value in pending.items():
+                self._cache.set(key, value)
 
     def info(self) -> dict[str, Any]:
         """{'directory': str, 'entries': int, 'size_bytes': int, 'models': [(path, bytes)]}:
@@ -67,7 +173,13 @@ class ResponseCache:
 
     def clear(self) -> int:
         """Remove every entry; returns how many were removed."""
+        self._pending.clear()
         return int(self._cache.clear())
 
     def close(self) -> None:
-        self._cache.close()
+        """Store what is pending, cull to the size limit (least recently stored first), close."""
+        try:
+            self.flush()
+            self._cache.cull()
+        finally:
+            self._cache.close()

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -85,29 +85,57 @@ class Pacer:
 
 class _Limit:
     """A concurrency limit shared by every model of one (provider model, API base) in this
-    process; its capacity is the lowest that a live model asked for."""
+    process; its capacity is the lowest that a live model asked for. A call under the limit
+    takes a slot at once, without a lock; the others wait in order of arrival (as with
+    asyncio's Condition before: a call that gives its slot back and asks again at once, a
+    re-ask or a retry, may take it before the waiter woken for it runs)."""
 
     def __init__(self) -> None:
         self.asked: dict[int, int] = {}
         self.in_use = 0
-        self._ready: asyncio.Condition | None = None
+        self._woken = 0  # calls woken for a slot that have not run yet
+        self._waiters: deque[asyncio.Future] = deque()
 
     @property
     def capacity(self) -> int:
         return min(self.asked.values()) if self.asked else 1
 
     async def __aenter__(self) -> None:
-        if self._ready is None:
-            self._ready = asyncio.Condition()
-        async with self._ready:
-            await self._ready.wait_for(lambda: self.in_use < self.capacity)
-            self.in_use += 1
+        again = False
+        while self.in_use >= self.capacity:  # as asyncio.Condition.wait_for: a woken call looks again
+            slot = asyncio.get_running_loop().create_future()
+            if again:
+                self._waiters.appendleft(slot)  # woken but beaten to the slot: first in line still
+            else:
+                self._waiters.append(slot)
+            try:
+                await slot
+            except asyncio.CancelledError:
+                if slot.done() and not slot.cancelled():
+                    self._woken -= 1
+                    self._wake()  # woken and cancelled at once: the wake goes to the next call
+                else:
+                    try:
+                        self._waiters.remove(slot)
+                    except ValueError:
+                        pass
+                raise
+            self._woken -= 1
+            again = True
+        self.in_use += 1
 
     async def __aexit__(self, *exc: Any) -> None:
-        assert self._ready is not None
-        async with self._ready:
-            self.in_use -= 1
-            self._ready.notify()
+        self.in_use -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake one waiting call per free slot not already promised to a woken one (it takes
+        the slot when it runs, if still free)."""
+        while self._waiters and self.in_use + self._woken < self.capacity:
+            slot = self._waiters.popleft()
+            if not slot.done():
+                slot.set_result(None)
+                self._woken += 1
 
 
 _LIMITS: dict[tuple[str, str | None], _Limit] = {}
@@ -244,9 +272,12 @@ class Model:
         """The cache key of ``call`` (sample ``sample``): model, API base, sampling parameters,
         response format, messages, the judge's name and prompt version. Not retries,
         timeouts, concurrency or keys."""
+        memo = call.memo.get((id(self), sample))
+        if memo is not None:
+            return memo
         from ragjudge.cache import cache_key
 
-        return cache_key(
+        key = call.memo[(id(self), sample)] = cache_key(
             model=self.provider_model,
             api_base=self.api_base,
             temperature=call.temperature,
@@ -259,6 +290,7 @@ class Model:
             sample=sample,
             logprobs=call.logprobs,
         )
+        return key
 
     def peek(self, call: Call, sample: int = 0, key: str | None = None) -> Verdict | None:
         """The verdict for ``call`` without a provider call: from this process's memory or the
@@ -268,10 +300,11 @@ class Model:
         if kept is not None:
             self._memory.move_to_end(key)
             return _unpaid(kept)
-        if self.cache is None:
-            return None
+        if self.cache is None or call.memo.get((id(self), sample, "missed")):
+            return None  # the response cache was asked already for this call object: not again
         hit = self.cache.get(key)
         if hit is None:
+            call.memo[(id(self), sample, "missed")] = True
             return None
         verdict = Verdict.from_cache(hit["verdict"])
         verdict.cached = True
@@ -315,7 +348,7 @@ class Model:
         probe = not self._probe_started
         if probe:
             self._probe_started = True
-        else:
+        elif not self._probe_done.is_set():
             await self._probe_done.wait()
         try:
             if self.fatal is not None or self.stopping:
@@ -389,16 +422,12 @@ class Model:
 
     async def _send(self, call: Call, messages: list[dict[str, Any]], probe: bool) -> Reply:
         """One request with the limit, pacing and retries; raises ``_Failed``."""
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
-
-        backoff = wait_exponential_jitter(multiplier=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S)
-
         def wait(state: Any) -> float:
             exc = state.outcome.exception() if state.outcome else None
             if isinstance(exc, _Again):
                 return 0.0
             after = getattr(exc, "retry_after", None)
-            return after if after is not None else backoff(state)
+            return after if after is not None else _backoff()(state)
 
         def wait_first(exc: BaseException) -> float:
             """The wait before the first retry: what the server asked, else the first backoff."""
@@ -428,7 +457,8 @@ class Model:
             if self.settings.max_cost is not None and self.spent >= self.settings.max_cost:
                 self.budget_reached = True  # checked as each call is about to leave: calls in flight still finish
                 raise _Budget()
-            await self._pacer.wait()
+            if self._pacer.rpm:
+                await self._pacer.wait()
             attempts += 1
             self.calls += 1
             if attempts > 1:
@@ -460,6 +490,8 @@ class Model:
                     if not _retryable(err) or self.settings.max_retries == 0:
                         raise
                     await asyncio.sleep(wait_first(err))
+                from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
                 async for retry in AsyncRetrying(stop=stop_after_attempt(self.settings.max_retries), wait=wait,
                                                  retry=retry_if_exception(_retryable), reraise=True):
                     with retry:
@@ -507,6 +539,19 @@ class Model:
                 _LIMITS.pop((self.provider_model, self.api_base), None)
             self._limit = None
         await self.transport.aclose()
+
+
+_BACKOFF: Any = None
+
+
+def _backoff() -> Any:
+    """tenacity's exponential backoff with jitter (made on the first retry)."""
+    global _BACKOFF
+    if _BACKOFF is None:
+        from tenacity import wait_exponential_jitter
+
+        _BACKOFF = wait_exponential_jitter(multiplier=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S)
+    return _BACKOFF
 
 
 def _requests(attempts: int) -> Usage:

@@ -142,6 +142,7 @@ def evaluate(
 
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     scorer = Scorer(config, transport=transport)
+    jobs: list[Any] = []  # chunks submitted and not finished yet
     writer = None
     installed: list[tuple[int, Any]] = []
     notes: list[str] = []
@@ -177,10 +178,10 @@ def evaluate(
         summary = scorer.new_summary()
         kept = []
         start = 0
-        for chunk in plan.chunks():
-            skip = None if chosen is None else {i for i in range(len(chunk)) if start + i not in chosen}
-            scored = scorer.score(chunk, mapping, on_rows, start, skip, on_verdicts)
-            start += len(chunk)
+
+        def finished(job: Any) -> None:
+            nonlocal summary
+            scored = scorer.finish(job)
             summary = summary.merge(scored.summary)
             for note in scored.notes:
                 if note not in notes:
@@ -189,6 +190,22 @@ def evaluate(
                 writer.write(scored.frame)
             if keep_table:
                 kept.append(scored.frame)
+
+        # the next chunk is read and started before the last one is finished and written, so
+        # the calls never wait for the table (a trace's chunks go one by one: see Scorer.submit)
+        columns = set(map(str, getattr(plan.first, "columns", ())))
+        overlap = opened is None and not {"trace_id", "trace_first_row"} <= columns
+        for chunk in plan.chunks():
+            skip = None if chosen is None else {i for i in range(len(chunk)) if start + i not in chosen}
+            job = scorer.submit(chunk, mapping, on_rows, start, skip, on_verdicts)
+            jobs.append(job)
+            start += len(chunk)
+            while len(jobs) > (1 if overlap else 0):
+                finished(jobs[0])
+                jobs.pop(0)
+        while jobs:
+            finished(jobs[0])
+            jobs.pop(0)
         if writer:
             writer.close()
             for note in writer.notes:
@@ -197,6 +214,8 @@ def evaluate(
         summary.interrupted = scorer.interrupted
         summary.budget_reached = scorer.model.budget_reached
     except BaseException:
+        for job in jobs:
+            job.cancel()
         if writer:
             writer.abort()
         raise

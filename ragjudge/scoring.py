@@ -224,6 +224,25 @@ class Scorer:
         records, verdicts = _loop.run(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start)))
         return self._scored(frame, records, verdicts, notes, resolved, start)
 
+    def submit(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
+               skip: set[int] | None = None, on_row: Any = None) -> "Job":
+        """Start scoring ``frame`` (``score``'s arguments) and return at once; ``finish(job)``
+        waits for it and returns the ``Scored``. The file pipeline submits the next chunk
+        before it finishes the last, so that the chunk's last calls, its writing and the next
+        chunk's reading overlap the next chunk's calls (jobs share the concurrency limit).
+        Finish jobs in the order submitted; a trace source's chunks must not overlap (a trace's
+        later rows read its first row's verdicts)."""
+        frame = as_frame(frame)
+        resolved = mapping is None
+        rows, notes, mapping = self._rows(frame, mapping)
+        future = _loop.submit(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start)))
+        return Job(frame, future, notes, resolved, start)
+
+    def finish(self, job: "Job") -> Scored:
+        """The ``Scored`` of a ``submit``ted job, waited for (a KeyboardInterrupt cancels it)."""
+        records, verdicts = _loop.wait(job.future)
+        return self._scored(job.frame, records, verdicts, job.notes, job.resolved, job.start)
+
     async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
                      skip: set[int] | None = None, on_row: Any = None) -> Scored:
         """``score`` for async code (Jupyter, web apps): ``await scorer.ascore(df)``."""
@@ -261,8 +280,17 @@ class Scorer:
         records: list[EvalRecord] = []
         out: list[Any] = [None] * len(rows)
         pending: list[tuple[int, asyncio.Future]] = []
+        # rows prepared ahead of the calls: enough to keep every slot busy, few enough that the
+        # preparing is spread over the run instead of delaying its first calls
+        ahead = max(64, 2 * self.config.judge.concurrency * self.config.judge.samples)
+        waiting = 0  # pending[waiting:] may still be running
         try:
             for position, values in enumerate(rows):
+                while len(pending) - waiting >= ahead:
+                    oldest = pending[waiting][1]
+                    if not oldest.done():
+                        await asyncio.wait([oldest])
+                    waiting += 1
                 record = to_records([values], mapping, position, strip, self.extra)[0]
                 self._trace_order(record)
                 records.append(record)
@@ -317,12 +345,22 @@ class Scorer:
                     row[position] = source.copy(usage=Usage(), cached=None if source.cached is None else True)
 
     async def _row(self, row: list[Verdict | Call], on_progress: Any, reporter: Any = None, record: Any = None) -> list[Verdict]:
-        leaves = [asyncio.ensure_future(self._run(judge, item)) for judge, item in zip(self.judges, row) if isinstance(item, Call)]
-        self._tasks.update(leaves)
-        try:
-            results = await asyncio.gather(*leaves, return_exceptions=True)
-        finally:
-            self._tasks.difference_update(leaves)
+        calls = [(judge, item) for judge, item in zip(self.judges, row) if isinstance(item, Call)]
+        if len(calls) == 1:  # one call: made in this row's own task (an interrupt cancels it here)
+            task = asyncio.current_task()
+            assert task is not None
+            self._tasks.add(task)
+            try:
+                results: list[Any] = [await self._run(*calls[0], wait_turn=True)]
+            finally:
+                self._tasks.discard(task)
+        else:
+            leaves = [asyncio.ensure_future(self._run(judge, item)) for judge, item in calls]
+            self._tasks.update(leaves)
+            try:
+                results = await asyncio.gather(*leaves, return_exceptions=True)
+            finally:
+                self._tasks.difference_update(leaves)
         pending = iter(results)
         verdicts: list[Verdict] = []
         for judge, item in zip(self.judges, row):
@@ -360,12 +398,15 @@ class Scorer:
                 return judge.decide(found, call)
         return call
 
-    async def _run(self, judge: Any, call: Call) -> Verdict:
+    async def _run(self, judge: Any, call: Call, wait_turn: bool = False) -> Verdict:
         """Make ``call`` (and any follow-up), then decide; samples are decided one by one,
-        then combined."""
+        then combined. ``wait_turn``: first let the tasks made before this one start (a call
+        made in its row's own task then goes out when a task of its own would have)."""
         spent = Usage()
         paid = False
         try:
+            if wait_turn:
+                await asyncio.sleep(0)
             while not call.final:
                 first = await self.model.call(call, judge.parse)
                 spent = spent + first.usage
@@ -489,6 +530,20 @@ class Scorer:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+@dataclass
+class Job:
+    """A chunk being scored (``Scorer.submit``): its frame and the future of its verdicts."""
+
+    frame: Any
+    future: Any
+    notes: list[str]
+    resolved: bool
+    start: int
+
+    def cancel(self) -> None:
+        self.future.cancel()
 
 
 class _Reporter:

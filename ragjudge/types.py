@@ -126,6 +126,8 @@ class Call:
     items: list[str] = field(default_factory=list)
     passages: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    # the chokepoint's memo of this call: its cache key per (model, sample), and look-ups that missed
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 @dataclass

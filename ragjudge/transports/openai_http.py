@@ -74,8 +74,18 @@ class OpenAIHTTPTransport:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.where = base_url
         self._session: Any = None
+        self._url: Any = None  # the parsed URL (yarl), made once
+        self._header_cache: dict[str, str] | None = None
+        self._timeouts: dict[float, Any] = {}
 
     def _headers(self) -> dict[str, str]:
+        """The request headers: the key read from the environment on the first call (an
+        error, ``NO_KEY``, is raised again on every call until a key is there)."""
+        if self._header_cache is None:
+            self._header_cache = self._read_headers()
+        return self._header_cache
+
+    def _read_headers(self) -> dict[str, str]:
         env = self.settings.api_key_env
         key = os.environ.get(env) if env else os.environ.get("OPENAI_API_KEY")
         if not key and self.settings.api_base and not env:
@@ -110,9 +120,16 @@ class OpenAIHTTPTransport:
 
         session = await self._client()
         headers = self._headers()
-        payload = json.dumps(self.body(request)).encode("utf-8")
+        payload = dumps(self.body(request))
+        timeout = self._timeouts.get(request.timeout)
+        if timeout is None:
+            timeout = self._timeouts[request.timeout] = aiohttp.ClientTimeout(total=request.timeout)
+        if self._url is None:
+            from yarl import URL
+
+            self._url = URL(self.url)
         try:
-            async with session.post(self.url, data=payload, headers=headers, timeout=aiohttp.ClientTimeout(total=request.timeout)) as response:
+            async with session.post(self._url, data=payload, headers=headers, timeout=timeout) as response:
                 raw = await response.read()
                 status = response.status
                 response_headers = response.headers
@@ -127,7 +144,7 @@ class OpenAIHTTPTransport:
         if status != 200:
             raise _status_error(status, raw, response_headers)
         try:
-            data = json.loads(raw)
+            data = loads(raw)
             choice = data["choices"][0]
         except (ValueError, KeyError, IndexError, TypeError):
             raise TransportError(base.SERVER, f"HTTP 200 with a body that is not a chat completion: {_snippet(raw)}") from None
@@ -159,6 +176,29 @@ class OpenAIHTTPTransport:
                 if entry[1] <= 0:
                     _SESSIONS.pop(loop, None)
                     await session.close()
+
+
+def dumps(body: dict[str, Any]) -> bytes:
+    """``body`` as JSON bytes: orjson (text as UTF-8), ``json`` for what orjson refuses (a lone
+    surrogate, a number past 64 bits)."""
+    try:
+        import orjson
+
+        return orjson.dumps(body)
+    except (ImportError, TypeError):
+        return json.dumps(body).encode("utf-8")
+
+
+def loads(raw: bytes) -> Any:
+    """A JSON reply body: orjson, ``json`` for what orjson refuses (NaN, Infinity); raises ``ValueError``."""
+    try:
+        import orjson
+
+        return orjson.loads(raw)
+    except ImportError:
+        return json.loads(raw)
+    except ValueError:
+        return json.loads(raw)
 
 
 def _one_line(exc: BaseException) -> str:

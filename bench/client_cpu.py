@@ -1,0 +1,205 @@
+"""Figure 1c: the whole command as a user runs it, and where its CPU goes per judged row (issue 31).
+
+``ragjudge score ROWS.jsonl -m sufficiency -o OUT.parquet -q`` runs as its own process against
+the fake OpenAI-compatible server in another process, answering after L seconds, at
+concurrency C, from an empty response cache. Printed per run (median of ``--repeat``):
+
+- the whole process's wall time (start-up, reading and writing included) against the
+  physical limit N / (C / L), as a ratio (1.0: as fast as the server allows);
+- ragjudge's process CPU time (user + system, every thread, from ``wait4``), in ms per row;
+- the fake server's CPU time over the same run.
+
+With ``--profile`` (needs ``py-spy`` on the PATH or beside this Python) the same command runs
+once more under ``py-spy record`` (raw stacks, all threads, idle excluded), and every sample is
+given to the stage of its innermost ragjudge-known frame: read, map, injection removal,
+render, cache key, cache look-up, cache write, transport (aiohttp), event loop (asyncio), the
+chokepoint's own work, the scorer's fan-out, parse, decide, frame, write, summary/gate/report,
+imports, other. Each stage's share times the unprofiled CPU per row is its ms per row.
+
+    python bench/client_cpu.py [--runs 64:0.1:12000 256:1:10000] [--repeat 3] [--profile]
+    python bench/client_cpu.py --runs 64:0:20 --repeat 7     # the 20-row run (start-up)
+    python bench/client_cpu.py --checkout ../ragjudge-old    # another checkout (before/after)
+    python bench/client_cpu.py --runs 64:0.1:100000 --repeat 1 --warm   # then from the warm cache
+
+Writes its scratch files to bench/_work/client_cpu/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from _common import ROOT, WORK, machine, synthetic_rows
+
+HERE = WORK / "client_cpu"
+
+# (stage, file pattern, function pattern): the innermost frame that matches names the stage
+STAGES: list[tuple[str, str, str]] = [
+    ("imports", r"<frozen importlib", r""),
+    ("imports", r"", r"^<module>$"),
+    ("read", r"ragjudge/io/readers\.py", r""),
+    ("injection removal", r"ragjudge/injection\.py", r""),
+    ("map", r"ragjudge/records\.py", r""),
+    ("map", r"ragjudge/scoring\.py", r"^Scorer\.(_rows|records)$"),
+    ("cache key", r"ragjudge/cache\.py", r"^(cache_key|key_bytes|_plain|_messages_plain|_json_escape)$|genexpr"),
+    ("cache key", r"ragjudge/model\.py", r"^Model\.key$"),
+    ("cache write", r"ragjudge/cache\.py", r"^ResponseCache\.(set|flush|close)$"),
+    ("cache look-up", r"ragjudge/cache\.py", r""),
+    ("cache look-up", r"ragjudge/model\.py", r"^Model\.peek$"),
+    ("parse", r"ragjudge/judges/", r"(parse|load_reply|_reply|_json)"),
+    ("decide", r"ragjudge/judges/", r"(decide|combine|evidence|_checked)"),
+    ("render", r"ragjudge/judges/", r""),
+    ("render", r"jinja2/", r""),
+    ("transport", r"ragjudge/transports/", r""),
+    ("transport", r"(aiohttp|yarl|multidict|aiohappyeyeballs|propcache)/", r""),
+    ("frame", r"ragjudge/scoring\.py", r"^(Scorer\._scored|_pandas_array)$"),
+    ("frame", r"ragjudge/diagnosis\.py", r""),
+    ("write", r"ragjudge/io/", r""),
+    ("summary, gate, report", r"ragjudge/(gate|reports/|cli|summary|compare)", r""),
+    ("chokepoint", r"ragjudge/model\.py", r""),
+    ("event loop", r"ragjudge/_loop\.py", r"run$"),  # uvloop's C code runs inside loop.run_forever()
+    ("scorer fan-out", r"ragjudge/(scoring|pipeline|plan|_loop)\.py", r""),
+    ("event loop", r"(asyncio/|selectors\.py|concurrent/futures|uvloop)", r""),
+]
+_FRAME = re.compile(r"^(?P<function>.*) \((?P<file>.*?)(?::\d+)?\)$")
+
+
+def stage_of(frames: list[str]) -> str:
+    """The stage of one sampled stack (outermost frame first)."""
+    for frame in reversed(frames):
+        match = _FRAME.match(frame)
+        function, file = (match.group("function"), match.group("file")) if match else (frame, "")
+        for stage, file_pattern, function_pattern in STAGES:
+            if (not file_pattern or re.search(file_pattern, file)) and (not function_pattern or re.search(function_pattern, function)):
+                return stage
+    return "other"
+
+
+def stage_shares(raw: Path) -> tuple[dict[str, float], int]:
+    """Share of samples per stage in py-spy's raw (collapsed) output, and the sample count."""
+    counts: collections.Counter[str] = collections.Counter()
+    for line in raw.read_text(encoding="utf-8", errors="replace").splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not n.isdigit():
+            continue
+        frames = [f for f in stack.split(";") if not f.startswith("process ") and not f.startswith("thread ")]
+        counts[stage_of(frames)] += int(n)
+    total = sum(counts.values())
+    return ({stage: n / total for stage, n in counts.most_common()} if total else {}), total
+
+
+def py_spy() -> str | None:
+    beside = Path(sys.executable).with_name("py-spy")
+    return str(beside) if beside.exists() else shutil.which("py-spy")
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen([sys.executable, "-m", "ragjudge.fakeserver", "--port", "0", "--latency", str(latency)],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    url = process.stdout.readline().strip()  # type: ignore[union-attr]
+    if not url.startswith("http"):
+        raise RuntimeError("fake server did not start")
+    return process, url
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) of a live process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_once(source: Path, url: str, concurrency: int, prefix: list[str] | None = None, cache: bool = True,
+             checkout: Path = ROOT, fresh: bool = True) -> dict[str, float]:
+    """One whole ``ragjudge score`` process; wall seconds and its CPU seconds. ``fresh``: from
+    an empty response cache (else from the one the last run left)."""
+    cache_dir = HERE / "cache"
+    if fresh:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    command = [*(prefix or []), sys.executable, "-m", "ragjudge", "score", str(source), "-m", "sufficiency", "--model", "openai/fake-judge",
+               "--api-base", url, "--concurrency", str(concurrency), "--min-pass-rate", "0", "-q", "-o", str(HERE / "out.parquet"),
+               *(["--cache-dir", str(cache_dir)] if cache else ["--no-cache"])]
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench-not-a-key", "PYTHONPATH": str(checkout)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's Python keeps its compiled modules (see warm_up)
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    error = process.stderr.read().decode(errors="replace") if process.stderr else ""  # type: ignore[union-attr]
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise RuntimeError(f"ragjudge score failed: {error[-2000:]}")
+    return {"wall": seconds, "cpu": usage.ru_utime + usage.ru_stime}
+
+
+def warm_up(checkout: Path) -> None:
+    """Import everything a run imports once, untimed, so that Python's compiled modules are
+    written (as on a user's machine after the first run)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(checkout)
+    subprocess.run([sys.executable, "-c", "import ragjudge.cli, ragjudge.pipeline, ragjudge.scoring, ragjudge.io.writers, "
+                    "ragjudge.transports.openai_http, ragjudge.judges.sufficiency, ragjudge.reports.outputs, aiohttp, pyarrow.parquet"],
+                   cwd=checkout, env=env, check=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", nargs="+", default=["64:0.1:12000", "256:1:10000"], help="CONCURRENCY:LATENCY_SECONDS:ROWS")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="split the CPU per stage with py-spy (one more run)")
+    parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
+    parser.add_argument("--warm", action="store_true", help="also time the same run again from the warm cache (figure 2, whole process)")
+    parser.add_argument("--checkout", type=Path, default=ROOT, help="the ragjudge checkout to run (default: this one), e.g. an older commit")
+    args = parser.parse_args()
+    HERE.mkdir(parents=True, exist_ok=True)
+    warm_up(args.checkout.resolve())
+    print(f"machine: {machine()}; ragjudge score as a process, fake server in another process, empty cache each run")
+    for spec in args.runs:
+        concurrency, latency, rows = int(spec.split(":")[0]), float(spec.split(":")[1]), int(spec.split(":")[2])
+        source = synthetic_rows(HERE / f"rows_{rows}.jsonl", rows)
+        server, url = start_server(latency)
+        try:
+            runs = []
+            for _ in range(args.repeat):
+                before = cpu_of(server.pid)
+                result = run_once(source, url, concurrency, checkout=args.checkout.resolve())
+                result["server_cpu"] = cpu_of(server.pid) - before
+                runs.append(result)
+            wall = statistics.median(r["wall"] for r in runs)
+            cpu = statistics.median(r["cpu"] for r in runs)
+            server_cpu = statistics.median(r["server_cpu"] for r in runs)
+            limit = rows / (concurrency / latency) if latency else None
+            ratio = f"{limit / wall:.2f} of C/L (limit {limit:.2f} s)" if limit else "no latency: no limit"
+            print(f"[1c] C={concurrency}, L={latency * 1000:.0f} ms, {rows} rows: whole process {wall:.2f} s median of {args.repeat} "
+                  f"(all: {', '.join(format(r['wall'], '.2f') for r in runs)}) = {ratio}; ragjudge CPU {cpu:.2f} s = "
+                  f"{1000 * cpu / rows:.3f} ms per row; fake server CPU {server_cpu:.2f} s", flush=True)
+            if args.warm:
+                warm = [run_once(source, url, concurrency, checkout=args.checkout.resolve(), fresh=False) for _ in range(args.repeat)]
+                seconds = statistics.median(r["wall"] for r in warm)
+                print(f"[2] warm cache, {rows} rows, whole process: {seconds:.2f} s = {rows / seconds:,.0f} rows/s "
+                      f"(CPU {statistics.median(r['cpu'] for r in warm):.2f} s)", flush=True)
+            if args.profile:
+                spy = py_spy()
+                if spy is None:
+                    print("  (--profile: py-spy not found; pip install py-spy)")
+                    continue
+                raw = HERE / f"profile_c{concurrency}.txt"
+                run_once(source, url, concurrency, [spy, "record", "--format", "raw", "--rate", str(args.rate), "--output", str(raw), "--"],
+                         checkout=args.checkout.resolve())
+                shares, samples = stage_shares(raw)
+                print(f"  CPU per row by stage ({samples} py-spy samples; share x {1000 * cpu / rows:.3f} ms):")
+                for stage, share in shares.items():
+                    print(f"    {stage:<24} {100 * share:5.1f}%  {1000 * cpu / rows * share:.3f} ms")
+        finally:
+            server.terminate()
+            server.wait(10)
+
+
+if __name__ == "__main__":
+    main()

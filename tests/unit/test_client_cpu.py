@@ -1,0 +1,258 @@
+"""Issue 31's client-CPU levers keep what they replace: the cache key's bytes (orjson where it
+writes what ``json`` writes, ``json`` elsewhere), replies written in batches but never lost or
+unseen, the concurrency limit's order and cancellation, one key and one disk look-up per call,
+rows prepared a bounded window ahead. The speed itself is bench figure 1c, not a test."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import enum
+import json
+
+import pytest
+
+
+def _json_key_bytes(parts):
+    return json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str).encode("utf-8")
+
+
+class Colour(enum.Enum):
+    RED = 1
+
+
+class Level(str, enum.Enum):
+    HIGH = "high"
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+
+
+CASES = [
+    {"messages": [{"role": "user", "content": "plain ASCII"}], "temperature": 0.0, "seed": None},
+    {"messages": [{"role": "user", "content": "é ß 中文 \u2028 \U0001F600 \x7f \x00 \x1f \t\n\r\"\\/"}]},
+    {"messages": [{"role": "user", "content": [{"type": "text", "text": "parts"}]}], "response_format": {"b": 1, "a": [True, None]}},
+    {"temperature": 1e-05}, {"temperature": 1e16}, {"temperature": float("nan")}, {"temperature": float("inf")},
+    {"temperature": 0.1 + 0.2}, {"seed": 2**70}, {"seed": -(2**63)}, {"seed": 2**64 - 1},
+    {"response_format": {"minimum": 1e-7, "nested": {"z": [1, 2.5, "x"]}}},
+    {"response_format": (1, 2)}, {"response_format": {1: "int key"}}, {"response_format": {"a": Colour.RED}},
+    {"response_format": {"a": Level.HIGH}}, {"response_format": {"a": Point(1)}}, {"messages": [{"content": "\ud800 lone"}]},
+]
+
+
+@pytest.mark.parametrize("parts", CASES, ids=range(len(CASES)))
+def test_the_cache_key_bytes_are_json_dumps_bytes(parts):
+    from ragjudge.cache import key_bytes
+
+    assert key_bytes(parts) == _json_key_bytes(parts)
+
+
+def test_every_code_point_is_escaped_as_json_escapes_it():
+    from ragjudge.cache import key_bytes
+
+    for start in range(0, 0x110000, 0x800):
+        text = "".join(chr(c) for c in range(start, min(start + 0x800, 0x110000)) if not 0xD800 <= c < 0xE000)
+        parts = {"messages": [{"role": "user", "content": text}]}
+        assert key_bytes(parts) == _json_key_bytes(parts), hex(start)
+
+
+def test_a_container_changed_between_keys_is_looked_at_again():
+    """The memo of containers holds the container itself: another dict with the same id is never confused with it."""
+    from ragjudge.cache import key_bytes
+
+    for _ in range(600):  # more than the memo holds
+        fmt = {"schema": {"minimum": 0.5}}
+        assert key_bytes({"response_format": fmt}) == _json_key_bytes({"response_format": fmt})
+    fmt = {"schema": {"minimum": 1e-9}}
+    assert key_bytes({"response_format": fmt}) == _json_key_bytes({"response_format": fmt})
+
+
+def test_a_reply_not_yet_written_is_read_from_the_batch_and_written_at_close(tmp_path):
+    from ragjudge.cache import WRITE_BATCH, ResponseCache
+
+    cache = ResponseCache(tmp_path)
+    other = ResponseCache(tmp_path)  # another run sharing the folder
+    cache.set("k0", {"verdict": {"score": 1.0}})
+    assert cache.get("k0") == {"verdict": {"score": 1.0}}
+    assert other.get("k0") is None  # not written yet
+    for i in range(1, WRITE_BATCH):
+        cache.set(f"k{i}", {"n": i})
+    assert other.get("k0") == {"verdict": {"score": 1.0}}  # the batch filled up: written in one transaction
+    cache.set("last", {"n": -1})
+    assert other.get("last") is None
+    cache.close()
+    assert other.get("last") == {"n": -1}
+    assert other.info()["entries"] == WRITE_BATCH + 1
+    other.close()
+
+
+def test_clear_drops_replies_not_yet_written(tmp_path):
+    from ragjudge.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path)
+    cache.set("a", {"n": 1})
+    cache.clear()
+    assert cache.get("a") is None
+    cache.close()
+    reopened = ResponseCache(tmp_path)
+    assert reopened.get("a") is None
+    reopened.close()
+
+
+def test_the_limit_lets_calls_in_by_arrival_and_never_past_capacity():
+    from ragjudge import _loop
+    from ragjudge.model import _Limit
+
+    async def run():
+        limit = _Limit()
+        limit.asked[1] = 2
+        order, most = [], 0
+
+        async def one(i):
+            nonlocal most
+            async with limit:
+                most = max(most, limit.in_use)
+                order.append(i)
+                await asyncio.sleep(0.01)
+
+        await asyncio.gather(*(one(i) for i in range(7)))
+        return order, most, limit.in_use
+
+    order, most, left = _loop.run(run())
+    assert (order, most, left) == (list(range(7)), 2, 0)
+
+
+def test_a_waiter_cancelled_before_or_after_it_is_woken_gives_its_slot_on():
+    from ragjudge import _loop
+    from ragjudge.model import _Limit
+
+    async def run():
+        limit = _Limit()
+        limit.asked[1] = 1
+        await limit.__aenter__()  # the only slot is taken
+        waiting = asyncio.ensure_future(limit.__aenter__())
+        later = asyncio.ensure_future(limit.__aenter__())
+        await asyncio.sleep(0)
+        waiting.cancel()  # cancelled while waiting: leaves the queue
+        await asyncio.sleep(0)
+        await limit.__aexit__()  # the slot goes to ``later``
+        await asyncio.wait_for(later, 1)
+        assert limit.in_use == 1
+        woken = asyncio.ensure_future(limit.__aenter__())
+        await asyncio.sleep(0)
+        await limit.__aexit__()  # ``woken`` gets the slot...
+        woken.cancel()  # ...and is cancelled before it runs: the slot is given back
+        with pytest.raises(asyncio.CancelledError):
+            await woken
+        return waiting.cancelled(), limit.in_use
+
+    assert _loop.run(run()) == (True, 0)
+
+
+def test_a_call_computes_its_key_once_and_asks_the_disk_once(tmp_path, monkeypatch):
+    from ragjudge import _loop, load_config
+    from ragjudge.cache import ResponseCache
+    from ragjudge.model import Model
+    from ragjudge.transports.fake import FakeTransport
+    from ragjudge.types import Call, Verdict
+
+    import ragjudge.cache as cache_module
+
+    keys, gets = [], []
+    real_key = cache_module.cache_key
+    monkeypatch.setattr(cache_module, "cache_key", lambda **parts: keys.append(1) or real_key(**parts))
+    cache = ResponseCache(tmp_path)
+    real_get = cache.get
+    cache.get = lambda key: gets.append(key) or real_get(key)  # type: ignore[method-assign]
+    fake = FakeTransport()
+    fake.replies.append('{"verdict": "yes"}')
+    model = Model(load_config(None, {"judge": {"model": "openai/fake-judge"}}).judge, cache, fake)
+    call = Call(metric="m", version="v", mode=None, messages=[{"role": "user", "content": "q"}], response_format=None)
+    assert model.peek(call) is None  # as the scorer settles a row
+    verdict = _loop.run(model.call(call, lambda reply, _: Verdict(metric="m", status="ok", score=1.0)))
+    assert verdict.status == "ok" and len(fake.requests) == 1
+    assert (len(keys), len(gets)) == (1, 1)
+    fresh = Call(metric="m", version="v", mode=None, messages=[{"role": "user", "content": "q"}], response_format=None)
+    assert model.peek(fresh).score == 1.0  # another row with the same call: remembered, same key
+    _loop.run(model.aclose())
+    cache.close()
+
+
+def test_rows_are_prepared_a_bounded_window_ahead_of_the_calls():
+    """With concurrency 50, no more than max(64, 2 x 50) = 100 rows are prepared before the first
+    reply is back (before, all 300 were); every row is still judged, in order."""
+    from ragjudge import Scorer
+    from ragjudge.transports.fake import FakeTransport
+
+    fake = FakeTransport(latency=0.2)
+    replied = []
+    real_complete = fake.complete
+
+    async def complete(request):
+        reply = await real_complete(request)
+        replied.append(1)
+        return reply
+
+    fake.complete = complete  # type: ignore[method-assign]
+    prepared_before_a_reply = []
+    scorer = Scorer(metrics=["sufficiency"], model="openai/fake-judge", judge={"concurrency": 50}, cache={"enabled": False},
+                    transport=fake)
+    judge = scorer.judges[0]
+    real_prepare = judge.prepare
+
+    def prepare(record):
+        if not replied:
+            prepared_before_a_reply.append(record.id)
+        return real_prepare(record)
+
+    judge.prepare = prepare  # type: ignore[method-assign]
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} is in city {i}."],
+             "expected_response": f"city {i}"} for i in range(300)]
+    scored = scorer.score(rows)
+    scorer.close()
+    assert list(scored.frame["id"]) == [f"r{i}" for i in range(300)]
+    assert (scored.frame["sufficiency_status"] == "ok").all()
+    assert 50 <= len(prepared_before_a_reply) <= 100
+    assert len(replied) == 300
+
+
+def _landmark_rows(n):
+    return [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} is in city {i}."],
+             "expected_response": f"city {i}"} for i in range(n)]
+
+
+def test_the_next_chunk_is_judged_while_the_last_one_finishes(tmp_path):
+    """File pipeline, chunks of 20: a request of the second chunk goes out before the first
+    chunk's last reply is back, and the table is the same, in order, as one chunk gives."""
+    from ragjudge import load_config
+    from ragjudge.pipeline import evaluate
+    from ragjudge.transports.fake import FakeTransport
+
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in _landmark_rows(60)))
+    tables = {}
+    for size in (20, 1000):
+        fake = FakeTransport(latency=0.05)
+        timeline = []
+        real_complete = fake.complete
+
+        async def complete(request, real_complete=real_complete, timeline=timeline):
+            row = request.messages[-1]["content"].split("landmark ", 1)[1].split("?")[0]
+            timeline.append(("sent", int(row)))
+            reply = await real_complete(request)
+            timeline.append(("back", int(row)))
+            return reply
+
+        fake.complete = complete  # type: ignore[method-assign]
+        config = load_config(None, {"judge": {"model": "openai/fake-judge", "concurrency": 8}, "metrics": ["sufficiency"],
+                                    "cache": {"enabled": False}, "chunk_size": size})
+        result = evaluate(str(source), config, keep_table=True, transport=fake)
+        tables[size] = result.table
+        if size == 20:
+            last_back_of_first = max(i for i, (what, row) in enumerate(timeline) if what == "back" and row < 20)
+            first_sent_of_second = min(i for i, (what, row) in enumerate(timeline) if what == "sent" and row >= 20)
+            assert first_sent_of_second < last_back_of_first
+    assert list(tables[20]["id"]) == [f"r{i}" for i in range(60)]
+    assert tables[20].reset_index(drop=True).equals(tables[1000].reset_index(drop=True))
