@@ -99,13 +99,15 @@ def quotes_nothing(quote: str | None) -> bool:
 
 
 def quote_match(quote: str, passages: list[str]) -> float:
-    """How well (0..1) ``quote`` occurs in one of ``passages``: 1.0 when its words occur there
-    in order, word for word; else the best difflib ``SequenceMatcher`` ratio (2 x matching words
-    / total words) between the quote's words and a stretch of a passage as long as the quote,
-    aligned on each block of matching words (the partial ratio of fuzzywuzzy and rapidfuzz, at
-    word level). Words as ``words``: case, Unicode forms and punctuation do not count, so a
-    quote that differs in quotation marks or case still scores 1.0, and one word changed in
-    twenty scores 0.95. 0.0 for a quote with no words.
+    """How well (0..1) ``quote`` occurs in ``passages`` (their words in order, one after the
+    other): 1.0 when its words occur there in order, word for word; else the best difflib
+    ``SequenceMatcher`` ratio (2 x matching words / total words) between the quote's words and
+    a stretch of the passages' words as long as the quote, aligned on each block of matching
+    words (the partial ratio of fuzzywuzzy and rapidfuzz, at word level); a quote longer than
+    all the passages is compared with all of them. Words as ``words``: case, Unicode forms and
+    punctuation do not count, so a quote that differs in quotation marks or case still scores
+    1.0, and one word changed in twenty scores 0.95. 0.0 for a quote (or passages) with no
+    words.
 
     The reference-free judge's quote check (``sufficiency.quote_check``)."""
     return _quote_match(quote, tuple(passages))
@@ -114,18 +116,12 @@ def quote_match(quote: str, passages: list[str]) -> float:
 @lru_cache(maxsize=512)
 def _quote_match(quote: str, passages: tuple[str, ...]) -> float:
     said = words(quote)
-    if not said:
+    text = [word for passage in passages for word in words(passage)]  # in order: a quote may run on into the next passage
+    if not said or not text:
         return 0.0
-    flat = " " + " ".join(said) + " "
-    best = 0.0
-    for passage in passages:
-        text = words(passage)
-        if not text:
-            continue
-        if flat in " " + " ".join(text) + " ":
-            return 1.0
-        best = max(best, _partial_ratio(said, text))
-    return best
+    if " " + " ".join(said) + " " in " " + " ".join(text) + " ":
+        return 1.0
+    return _partial_ratio(said, text)
 
 
 def _partial_ratio(short: list[str], long: list[str]) -> float:
