@@ -214,3 +214,68 @@ def test_the_new_keys_are_in_config_show_and_default_off(run_cli):
     assert result.code == 0
     for line in ("  quote_check: null", "  statement_evidence: null", "  evidence_weight: null"):
         assert line in result.stdout
+
+
+# -- the demo: each verdict beside the sample row's label ------------------------------------
+
+
+def _demo():
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("demo_script", ROOT / "scripts" / "demo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_demo_prints_each_verdict_beside_its_label(tmp_path, capsys):
+    import pandas as pd
+
+    frame = pd.DataFrame([
+        {"id": "clap-1", "slice": "clapnq_sufficiency_dev", "label_sufficient": True, "label_completeness": None,
+         "sufficiency_status": "ok", "sufficiency_score": 1.0, "sufficiency_passed": True,
+         "completeness_status": "skipped", "completeness_score": None, "completeness_passed": None},
+        {"id": "gr-1", "slice": "squad2_goldremoved_sufficiency_dev", "label_sufficient": False, "label_completeness": None,
+         "sufficiency_status": "ok", "sufficiency_score": 1.0, "sufficiency_passed": True,
+         "completeness_status": "skipped", "completeness_score": None, "completeness_passed": None},
+        {"id": "sq-1", "slice": "squality_completeness_dev", "label_sufficient": None, "label_completeness": 1.1467,
+         "sufficiency_status": "skipped", "sufficiency_score": None, "sufficiency_passed": None,
+         "completeness_status": "ok", "completeness_score": 4.48, "completeness_passed": True},
+        {"id": "whole-1", "slice": "clapnq_whole_rows", "label_sufficient": False, "label_completeness": None,
+         "sufficiency_status": "error", "sufficiency_score": None, "sufficiency_passed": None,
+         "completeness_status": "ok", "completeness_score": 1.0, "completeness_passed": False},
+    ])
+    path = tmp_path / "scored.parquet"
+    frame.to_parquet(path)
+    assert _demo().show_labels(str(path)) == (1, 3)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[1:] == [
+        "  clap-1: sufficiency: judge yes; people yes  agrees",
+        "  gr-1: sufficiency: judge yes; label no (built with its gold paragraph removed)  DIFFERS",
+        "  sq-1: completeness: judge 4.48 of 5, pass; people 1.15 of 5, fail at 3  DIFFERS",
+        "  whole-1: sufficiency: judge error; label no (built with another question's passage)",
+        "  whole-1: completeness: judge 1.00 of 5, fail; no label",
+        "demo: the offline judge agrees with the labels on 1 of 3 verdicts here (its agreement on a thousand labelled rows: docs/quality.md)",
+    ]
+
+
+def test_the_demo_rows_carry_their_labels_and_each_judged_verdict_is_printed_beside_one(run_score, tmp_path, capsys):
+    from conftest import SAMPLE
+
+    out = tmp_path / "demo_scored.parquet"
+    result = run_score(str(SAMPLE / "demo.jsonl"), min_pass_rate=["0"], output=str(out))
+    assert result.code == 0, result.text
+    capsys.readouterr()
+    agree, compared = _demo().show_labels(str(out))
+    lines = capsys.readouterr().err.splitlines()[1:-1]
+    # 4 sufficiency rows (SQuAD 2.0, CLAPNQ), 2 SQuALITY completeness rows and the 2 whole rows' two verdicts: 10 verdicts,
+    # 8 with a label (the whole rows' completeness has none)
+    assert len(lines) == 10 and compared == 8 and 0 <= agree <= compared
+    assert sum(line.endswith(("  agrees", "  DIFFERS")) for line in lines) == 8
+    assert sum(line.endswith("  agrees") for line in lines) == agree
+    bart = next(line for line in lines if line.startswith("  squality-62212-q1-bart-dpr: completeness: judge "))
+    assert "; people 1.15 of 5, fail at 3  " in bart
+    assert any(line.startswith("  clapnq--596366246431531111: sufficiency: judge ") and "; people no  " in line for line in lines)
+    assert [line for line in lines if "no label" in line] == [line for line in lines if line.startswith("  whole-") and "completeness" in line]
