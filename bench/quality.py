@@ -427,7 +427,8 @@ def _squality(judged: Judged, kept: list[tuple[dict, Any]], rows: list[dict], k:
     }
     # the checks after the cache: statement_evidence (R) and evidence_weight (w), chosen out of fold by Spearman
     table = Table(items, lambda item, setting: judged.decided(item, statement_evidence=setting[0], evidence_weight=setting[1]).score)
-    variants = {"judge_alone": [(None, None)],  # the config's settings: no choice but the pass mark "statement_evidence": [(r, None) for r in EVIDENCE],
+    variants = {"judge_alone": [(None, None)],  # the config's settings: no choice but the pass mark
+                "statement_evidence": [(r, None) for r in EVIDENCE],
                 "evidence_weight": [(None, w) for w in WEIGHTS], "joint": [(r, w) for r in EVIDENCE for w in WEIGHTS]}
     out["checks"] = {}
     for name, candidates in variants.items():
