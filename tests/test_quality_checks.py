@@ -279,3 +279,29 @@ def test_the_demo_rows_carry_their_labels_and_each_judged_verdict_is_printed_bes
     assert "; people 1.15 of 5, fail at 3  " in bart
     assert any(line.startswith("  clapnq--596366246431531111: sufficiency: judge ") and "; people no  " in line for line in lines)
     assert [line for line in lines if "no label" in line] == [line for line in lines if line.startswith("  whole-") and "completeness" in line]
+
+
+# -- bench/quality.py: the stability figures ---------------------------------------------------
+
+
+def test_stability_moves_each_folds_threshold_and_counts_the_rows_on_the_edge(monkeypatch):
+    import sys
+
+    from conftest import ROOT
+
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    sys.modules.pop("quality", None)
+    import quality
+
+    p = [0.46, 0.49, 0.51, 0.53, 0.60, 0.30]
+    labels = [False, False, True, True, True, False]
+    table = quality.Table(p, lambda value, cut: value >= cut)
+    cv = {"table": table, "fold": [0, 0, 0, 1, 1, 1], "chosen_per_fold": [0.5, 0.5]}
+    found = quality.stability(cv, labels, quality.moved)
+    assert found["out_of_fold_accuracy"] == 1.0
+    # at 0.45 rows 0.46 and 0.49 say yes; at 0.48 row 0.49 does; at 0.52 row 0.51 says no; at 0.55 0.51 and 0.53 do
+    assert (found["at_-0.05"], found["at_-0.02"], found["at_+0.02"], found["at_+0.05"]) == (4 / 6, 5 / 6, 5 / 6, 4 / 6)
+    assert found["worst_loss_within_0.02"] == pytest.approx(1 / 6)
+    assert found["flips_within_0.02"] == 2 / 6  # 0.49 and 0.51 change between 0.48 and 0.52
+    assert quality.stability(cv, labels, quality.moved, members=[3, 4, 5])["at_+0.05"] == 2 / 3  # one slice's rows
+    assert quality.moved(None, 0.02) is None and quality.moved(0.98, 0.05) == 0.99

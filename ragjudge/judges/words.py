@@ -113,7 +113,7 @@ def quote_match(quote: str, passages: list[str]) -> float:
     return _quote_match(quote, tuple(passages))
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=4096)  # cross-validation decides each row under many settings: match each quote once
 def _quote_match(quote: str, passages: tuple[str, ...]) -> float:
     said = words(quote)
     text = [word for passage in passages for word in words(passage)]  # in order: a quote may run on into the next passage
