@@ -15,7 +15,10 @@ model listed the response's own statements, or found each statement in the groun
 and marked everything covered (README, *Judge quality*). The statements call depends
 only on the request and the expected response, so rows that share a ground truth share it
 through the cache. With ``completeness.coverage_score`` the score is ``1 + 4 x`` the covered share
-(the mean P(covered) where the judge returns log-probabilities), a float in 1..5.
+(the mean P(covered) where the judge returns log-probabilities), a float in 1..5. After the
+cache, ``completeness.statement_evidence`` turns a covered statement missing when too few of its
+content words occur in the response, and ``completeness.evidence_weight`` blends P(covered) with
+that word share (``decide``).
 """
 
 from __future__ import annotations
@@ -320,8 +323,8 @@ def check_statements(verdict: Verdict, statements: list[str], shares: list[float
             p_covered[i] = 0.0
     verdict.details = {**details, "covered": covered, **({"p_covered": p_covered} if "p_covered" in details else {})}
     verdict.missing = [statement for statement, flag in zip(statements, covered) if not flag]
-    note(verdict, f"evidence check: the words of {len(turned)} statement(s) marked covered are mostly absent from the response, "
-                  f"so missing")
+    note(verdict, f"evidence check: {len(turned)} statement(s) marked covered have less than {cut:g} of their content words in "
+                  f"the response, so missing")
     return len(turned)
 
 

@@ -11,7 +11,8 @@ Two modes, chosen per row:
   passages alone? Semantics of Google's "Sufficient Context" autorater and Axion's
   ``ContextualSufficiency``: the judge first says what the request needs (the autorater's
   first step), then decides, then quotes the passage text that gives it (or NONE) with a
-  rationale.
+  rationale. With ``sufficiency.quote_check`` a yes whose quote is NONE or is not found in the
+  passages becomes no (``check_quote``, after the cache).
 
 Two orders of the reply, each with its own prompt version (so caches never mix them):
 hosted judges give their reasoning before the verdict (``reason`` before each fact's
