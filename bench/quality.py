@@ -92,26 +92,77 @@ def best(candidates: list[Any], score: Any) -> Any:
     return tied[len(tied) // 2]
 
 
-def cross_validate(rows: list[Any], labels: list[bool], candidates: list[Any], decide: Any, k: int, seed: int) -> dict[str, Any]:
+class Table:
+    """Each row's decision under a setting, computed once per setting (``decide(row, setting)``)
+    and looked up after: cross-validation asks for the same decisions many times."""
+
+    def __init__(self, rows: list[Any], decide: Any) -> None:
+        self.rows, self.decide, self.memo = rows, decide, {}
+
+    def __call__(self, setting: Any) -> list[Any]:
+        if setting not in self.memo:
+            self.memo[setting] = [self.decide(row, setting) for row in self.rows]
+        return self.memo[setting]
+
+
+def cross_validate(rows: list[Any], labels: list[bool], candidates: list[Any], decide: Any, k: int, seed: int,
+                   table: Table | None = None) -> dict[str, Any]:
     """Out-of-fold accuracy of choosing a candidate setting on k-1 folds, for each held-out fold;
-    and the setting fitted on every row."""
+    and the setting fitted on every row. ``table``: the decisions, when already made for another
+    grid (shared, so a decision is made once)."""
+    table = table or Table(rows, decide)
     fold = folds(labels, k, seed)
     right = [False] * len(rows)
     said = [None] * len(rows)
     chosen = []
     for f in range(k):
         train = [i for i in range(len(rows)) if fold[i] != f]
-        pick = best(candidates, lambda c, train=train: sum(decide(rows[i], c) == labels[i] for i in train))
+        pick = best(candidates, lambda c, train=train: sum(table(c)[i] == labels[i] for i in train))
         chosen.append(pick)
         for i in range(len(rows)):
             if fold[i] == f:
-                said[i] = decide(rows[i], pick)
+                said[i] = table(pick)[i]
                 right[i] = said[i] == labels[i]
-    fitted = best(candidates, lambda c: sum(decide(r, c) == y for r, y in zip(rows, labels)))
+    fitted = best(candidates, lambda c: sum(d == y for d, y in zip(table(c), labels)))
     n, k_right = len(rows), sum(right)
     return {"n": n, "out_of_fold_accuracy": k_right / n if n else None, "interval": wilson(k_right, n), "chosen_per_fold": chosen,
-            "fitted_on_all": fitted, "fitted_accuracy_in_sample": sum(decide(r, fitted) == y for r, y in zip(rows, labels)) / n if n else None,
-            "right": right, "said": said}
+            "fitted_on_all": fitted, "fitted_accuracy_in_sample": sum(d == y for d, y in zip(table(fitted), labels)) / n if n else None,
+            "right": right, "said": said, "fold": fold, "table": table}
+
+
+DELTAS = (-0.05, -0.02, 0.02, 0.05)
+
+
+def stability(cv: dict[str, Any], labels: list[bool], shift: Any, members: list[int] | None = None, flip: float = 0.02,
+              deltas: tuple[float, ...] = DELTAS) -> dict[str, Any]:
+    """How much the out-of-fold figure hangs on the exact threshold: the out-of-fold accuracy
+    when each fold's chosen threshold is moved by each of ``deltas`` (``shift(setting, delta)``:
+    the setting with its threshold moved), beside the headline figure; and the share of rows
+    whose verdict differs between the chosen threshold - ``flip`` and + ``flip`` (the rows on
+    the knife's edge). ``members``: the rows to report on (a slice of pooled rows)."""
+    table, fold, chosen = cv["table"], cv["fold"], cv["chosen_per_fold"]
+    members = list(range(len(labels))) if members is None else members
+    n = len(members)
+    if not n:
+        return {"n": 0}
+
+    def oof(delta: float) -> list[Any]:
+        return [table(shift(chosen[fold[i]], delta))[i] for i in members]
+
+    headline = sum(d == labels[i] for d, i in zip(oof(0.0), members)) / n
+    out: dict[str, Any] = {"n": n, "out_of_fold_accuracy": headline}
+    for delta in deltas:
+        accuracy = sum(d == labels[i] for d, i in zip(oof(delta), members)) / n
+        out[f"at_{delta:+.2f}"] = accuracy
+    out["worst_loss_within_0.02"] = headline - min(out[f"at_{d:+.2f}"] for d in deltas if abs(d) <= flip + 1e-9)
+    low, high = oof(-flip), oof(flip)
+    out[f"flips_within_{flip:.2f}"] = sum(a != b for a, b in zip(low, high)) / n
+    return out
+
+
+def moved(value: float | None, delta: float, low: float = 0.01, high: float = 0.99) -> float | None:
+    """A probability threshold moved by ``delta``, kept inside (0, 1); None stays None."""
+    return None if value is None else round(min(high, max(low, value + delta)), 2)
 
 
 class Judged:
@@ -125,6 +176,7 @@ class Judged:
         self.scorer = Scorer(load_config(ROOT / config_path))
         self.config = self.scorer.config
         self.cached_only = cached_only
+        self._judges: dict[Any, Any] = {}  # a judge per setting tried, made once
 
     def score(self, rows: list[dict], metric: str, response: str = "response") -> None:
         """Fill the cache for ``rows`` (the embedded model answers what is not cached; with
@@ -183,8 +235,21 @@ class Judged:
             return verdict
         if not settings:
             return judge.decide(verdict.copy(), call)
-        other = judge_class(judge.name)(self.config.judge, judge.threshold, options=judge.options.model_copy(update=settings))
+        key = (judge.name, tuple(sorted(settings.items())))
+        other = self._judges.get(key)
+        if other is None:
+            other = self._judges[key] = judge_class(judge.name)(self.config.judge, judge.threshold,
+                                                                options=judge.options.model_copy(update=settings))
         return other.decide(verdict.copy(), call)
+
+
+def public(cv: dict[str, Any]) -> dict[str, Any]:
+    """A cross-validation's figures, less its per-row working."""
+    return {key: v for key, v in cv.items() if key not in ("right", "said", "fold", "table")}
+
+
+CUTS = [round(0.30 + 0.01 * c, 2) for c in range(70)]  # yes_threshold candidates, 0.30..0.99
+QUOTES = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # quote_check candidates (0.0: only a NONE quote turns yes into no)
 
 
 def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[str, Any]:
@@ -194,45 +259,76 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
         judged.score(rows[name], "sufficiency")
         raw[name] = judged.raw(rows[name], "sufficiency")
     out: dict[str, Any] = {}
-    # reference-free: one yes_threshold for both slices, chosen out of fold on the pooled rows
+    # reference-free: one yes_threshold (and quote_check) for both slices, chosen out of fold on the pooled rows
     pooled = [(name, i) for name, mode in SUFFICIENCY if mode == "reference_free" for i in range(len(rows[name]))]
     usable = [(name, i) for name, i in pooled if raw[name][i][2] is not None and (raw[name][i][2].details or {}).get("p_yes") is not None]
     labels = [bool(rows[name][i]["label_sufficient"]) for name, i in usable]
-    cuts = [round(0.30 + 0.01 * c, 2) for c in range(70)]
     items = [raw[name][i] for name, i in usable]
-    decide = lambda item, cut: judged.decided(item, yes_threshold=cut).score >= 0.5  # noqa: E731
+    decide = lambda item, setting: judged.decided(item, yes_threshold=setting[0], quote_check=setting[1]).score >= 0.5  # noqa: E731
     written = lambda item: item[2].score >= 0.5  # noqa: E731
-    cv = cross_validate(items, labels, cuts, decide, k, seed)
-    out["reference_free"] = {"n": len(items), "excluded": len(pooled) - len(usable), "cv": {key: v for key, v in cv.items() if key not in ("right", "said")}}
+    table = Table(items, decide)
+    shift = lambda setting, delta: (moved(setting[0], delta), setting[1])  # noqa: E731
+    alone = cross_validate(items, labels, [(c, None) for c in CUTS], decide, k, seed, table)
+    quoted = cross_validate(items, labels, [(c, q) for c in [None, *CUTS] for q in [None, *QUOTES]], decide, k, seed, table)
+    quote_only = cross_validate(items, labels, [(None, q) for q in [None, *QUOTES]], decide, k, seed, table)
+    out["reference_free"] = {"n": len(items), "excluded": len(pooled) - len(usable), "cv": public(alone),
+                             "stability": stability(alone, labels, shift),
+                             "with_quote_check": {"cv": public(quoted), "stability": stability(quoted, labels, shift)},
+                             "quote_check_on_the_written_verdict": {"cv": public(quote_only)}}
     for name, mode in SUFFICIENCY:
         if mode != "reference_free":
             continue
         mine = [j for j, (slice_name, _) in enumerate(usable) if slice_name == name]
-        right = sum(cv["right"][j] for j in mine)
+        if not mine:
+            out[name] = {"mode": mode, "n": 0, "excluded": len(rows[name]), "note": "no row judged yet"}
+            continue
+        right = sum(alone["right"][j] for j in mine)
+        with_quote = sum(quoted["right"][j] for j in mine)
+        quote_written = sum(quote_only["right"][j] for j in mine)
         written_right = sum(written(items[j]) == labels[j] for j in mine)
         majority = max(sum(labels[j] for j in mine), len(mine) - sum(labels[j] for j in mine))
         out[name] = {"mode": mode, "n": len(mine), "excluded": len(rows[name]) - len(mine),
                      "out_of_fold_accuracy": right / len(mine), "interval": wilson(right, len(mine)),
+                     "stability": stability(alone, labels, shift, mine),
+                     "with_quote_check": {"out_of_fold_accuracy": with_quote / len(mine), "interval": wilson(with_quote, len(mine)),
+                                          "stability": stability(quoted, labels, shift, mine),
+                                          "judge_yes_rate_out_of_fold": sum(bool(quoted["said"][j]) for j in mine) / len(mine)},
+                     "quote_check_on_the_written_verdict": {"out_of_fold_accuracy": quote_written / len(mine),
+                                                            "interval": wilson(quote_written, len(mine))},
                      "written_verdict_accuracy": written_right / len(mine), "written_interval": wilson(written_right, len(mine)),
                      "majority_accuracy": majority / len(mine),
-                     "judge_yes_rate_out_of_fold": sum(bool(cv["said"][j]) for j in mine) / len(mine),
+                     "judge_yes_rate_out_of_fold": sum(bool(alone["said"][j]) for j in mine) / len(mine),
                      "human_yes_rate": sum(labels[j] for j in mine) / len(mine)}
     # grounded: fact_threshold with fact_evidence, chosen out of fold
     name = SUFFICIENCY[0][0]
     items = [item for item in raw[name] if item[2] is not None]
     labels = [bool(row["label_sufficient"]) for row, item in zip(rows[name], raw[name]) if item[2] is not None]
-    grid = [(t, e) for t in [None, *[round(0.30 + 0.05 * c, 2) for c in range(14)]] for e in [None, 0.3, 0.4, 0.5, 0.6, 0.7]]
+    if not items:
+        out[name] = {"mode": "grounded", "n": 0, "excluded": len(rows[name]), "note": "no row judged yet"}
+        return out
+    thresholds = [None, *[round(0.30 + 0.05 * c, 2) for c in range(14)]]
+    grid = [(t, e) for t in thresholds for e in [None, 0.3, 0.4, 0.5, 0.6, 0.7]]
     decide = lambda item, setting: judged.decided(item, fact_threshold=setting[0], fact_evidence=setting[1]).score >= 0.5  # noqa: E731
-    cv = cross_validate(items, labels, grid, decide, k, seed)
-    alone = cross_validate(items, labels, [(t, None) for t in [None, *[round(0.30 + 0.05 * c, 2) for c in range(14)]]], decide, k, seed)
+    table = Table(items, decide)
+    cv = cross_validate(items, labels, grid, decide, k, seed, table)
+    alone = cross_validate(items, labels, [(t, None) for t in thresholds], decide, k, seed, table)
     written_right = sum((item[2].score >= 0.5) == y for item, y in zip(items, labels))
     out[name] = {"mode": "grounded", "n": len(items), "excluded": len(rows[name]) - len(items),
-                 "cv": {key: v for key, v in cv.items() if key not in ("right", "said")}, "out_of_fold_accuracy": cv["out_of_fold_accuracy"],
-                 "interval": cv["interval"], "without_evidence_check": {key: v for key, v in alone.items() if key not in ("right", "said")},
+                 "cv": public(cv), "out_of_fold_accuracy": cv["out_of_fold_accuracy"], "interval": cv["interval"],
+                 "stability": stability(cv, labels, shift), "without_evidence_check": public(alone),
                  "written_verdict_accuracy": written_right / len(items), "written_interval": wilson(written_right, len(items)),
                  "majority_accuracy": max(sum(labels), len(labels) - sum(labels)) / len(labels),
                  "judge_yes_rate_out_of_fold": sum(bool(x) for x in cv["said"]) / len(items), "human_yes_rate": sum(labels) / len(labels)}
     return out
+
+
+EVIDENCE = [None, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # completeness.statement_evidence candidates
+WEIGHTS = [None, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # completeness.evidence_weight candidates
+MARKS = [round(1 + 0.1 * m, 1) for m in range(41)]  # pass marks 1.0..5.0
+
+
+def system_of(row: dict) -> str:
+    return row["id"].split("-", 3)[-1]
 
 
 def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[str, Any]:
@@ -240,71 +336,282 @@ def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[
     rows = [r for r in load(data, "squality_completeness_dev") if r["id"] not in design]
     judged.score(rows, "completeness")
     raw = judged.raw(rows, "completeness")
-    scored = [(row, judged.decided(item)) for row, item in zip(rows, raw)]
-    ok = [(row, verdict) for row, verdict in scored if verdict is not None and verdict.status == "ok"]
+    kept = [(row, item) for row, item in zip(rows, raw) if item[2] is not None and item[2].status == "ok"]
     out: dict[str, Any] = {}
-    if len(ok) < 10:  # not judged yet (--cached-only before the rows are scored): no figure
-        out["squality"] = {"n": len(ok), "excluded": len(rows) - len(ok), "note": "too few rows judged for a figure"}
+    fitted = None
+    if len(kept) < 10:  # not judged yet (--cached-only before the rows are scored): no figure
+        out["squality"] = {"n": len(kept), "excluded": len(rows) - len(kept), "note": "too few rows judged for a figure"}
     else:
-        out["squality"] = _squality(ok, rows, k, seed)
-    out["ragchecker_pairs"] = _pairs(judged, data)
+        out["squality"] = _squality(judged, kept, rows, k, seed)
+        fitted = out["squality"]["checks"]["joint"]["fitted_on_all"]
+    out["ragchecker_pairs"] = _pairs(judged, data, fitted)
     return out
 
 
-def _squality(ok: list[tuple[dict, Any]], rows: list[dict], k: int, seed: int) -> dict[str, Any]:
-    from ragjudge.agreement import numeric_agreement
-    from ragjudge.judges.sufficiency import evidence_share
+def _spearman(scores: list[float], humans: list[float]) -> float:
+    from scipy.stats import spearmanr
 
-    scores = [verdict.score for _, verdict in ok]
-    humans = [float(row["label_completeness"]) for row, _ in ok]
-    out: dict[str, Any] = {"squality": {"n": len(ok), "excluded": len(rows) - len(ok), **numeric_agreement(scores, humans)}}
-    systems = sorted({row["id"].split("-", 3)[-1] for row, _ in ok})
-    out["squality"]["by_system"] = {}
-    for system in systems:
-        mine = [(s, h) for (row, _), s, h in zip(ok, scores, humans) if row["id"].split("-", 3)[-1] == system]
-        out["squality"]["by_system"][system] = {**numeric_agreement([s for s, _ in mine], [h for _, h in mine]),
-                                                "judge_mean": statistics.mean(s for s, _ in mine), "human_mean": statistics.mean(h for _, h in mine)}
+    if len(set(scores)) < 2 or len(set(humans)) < 2:
+        return float("-inf")
+    return float(spearmanr(scores, humans).statistic)
+
+
+def _within_systems(scores: list[float], humans: list[float], systems: list[str]) -> dict[str, Any]:
+    """Spearman within each system's responses, and their mean (the judge's ranking with the
+    systems' order taken out)."""
+    from ragjudge.agreement import numeric_agreement
+
+    by_system = {}
+    for system in sorted(set(systems)):
+        mine = [i for i, s in enumerate(systems) if s == system]
+        by_system[system] = {**numeric_agreement([scores[i] for i in mine], [humans[i] for i in mine]),
+                             "judge_mean": statistics.mean(scores[i] for i in mine), "human_mean": statistics.mean(humans[i] for i in mine)}
+    found = [v["spearman"] for v in by_system.values() if v.get("spearman") is not None]
+    return {"by_system": by_system, "mean_within_system_spearman": statistics.mean(found) if found else None}
+
+
+def _scores_cv(table: Table, humans: list[float], systems: list[str], candidates: list[Any], k: int, seed: int) -> dict[str, Any]:
+    """Out-of-fold completeness scores: in each fold the setting with the best Spearman on the
+    other folds, then the pass mark with the best agreement with "human rating >= 3" on them
+    under that setting, both applied to the held-out fold. Figures over the pooled held-out
+    scores; the setting and mark fitted on every row are the ones to ship."""
+    from ragjudge.agreement import numeric_agreement
+
+    passes = [h >= 3 for h in humans]
+    fold = folds(passes, k, seed)
+    scores: list[float] = [0.0] * len(humans)
+    said: list[bool] = [False] * len(humans)
+    chosen = []
+
+    def fit(train: list[int]) -> tuple[Any, float]:
+        setting = best(candidates, lambda c: _spearman([table(c)[i] for i in train], [humans[i] for i in train]))
+        mark = best(MARKS, lambda m: sum((table(setting)[i] >= m) == passes[i] for i in train))
+        return setting, mark
+
+    for f in range(k):
+        setting, mark = fit([i for i in range(len(humans)) if fold[i] != f])
+        chosen.append([setting, mark])
+        for i in range(len(humans)):
+            if fold[i] == f:
+                scores[i] = table(setting)[i]
+                said[i] = scores[i] >= mark
+    n = len(humans)
+    right = sum(s == p for s, p in zip(said, passes))
+    setting, mark = fit(list(range(n)))
+    return {"n": n, **numeric_agreement(scores, humans), **_within_systems(scores, humans, systems),
+            "pass_agreement": right / n, "pass_interval": wilson(right, n), "judge_passes": sum(said) / n,
+            "chosen_per_fold": chosen, "fitted_on_all": {"setting": setting, "pass_mark": mark}, "scores": scores}
+
+
+def _squality(judged: Judged, kept: list[tuple[dict, Any]], rows: list[dict], k: int, seed: int) -> dict[str, Any]:
+    from ragjudge.agreement import numeric_agreement
+    from ragjudge.judges.words import evidence_share
+
+    items = [item for _, item in kept]
+    humans = [float(row["label_completeness"]) for row, _ in kept]
+    systems = [system_of(row) for row, _ in kept]
+    scores = [judged.decided(item).score for item in items]  # the settings of the config (no choice)
+    out: dict[str, Any] = {"n": len(kept), "excluded": len(rows) - len(kept), **numeric_agreement(scores, humans),
+                           **_within_systems(scores, humans, systems)}
     # the same rows scored by word overlap alone, no judge: 1 + 4 x the share of the expected
     # response's content words found in the response (like ROUGE-1 recall), as a baseline
-    overlap = [1 + 4 * evidence_share(row["expected_response"], [row["response"]]) for row, _ in ok]
-    out["squality"]["word_overlap_baseline"] = numeric_agreement(overlap, humans)
+    overlap = [1 + 4 * evidence_share(row["expected_response"], [row["response"]]) for row, _ in kept]
+    out["word_overlap_baseline"] = {**numeric_agreement(overlap, humans), **_within_systems(overlap, humans, systems)}
     passes = [h >= 3 for h in humans]
-    marks = [round(1 + 0.1 * m, 1) for m in range(41)]
-    cv = cross_validate(scores, passes, marks, lambda s, m: s >= m, k, seed)
+    cv = cross_validate(scores, passes, MARKS, lambda s, m: s >= m, k, seed)
     default_right = sum((s >= 3) == p for s, p in zip(scores, passes))
-    out["squality"]["pass_mark"] = {
-        "default_3_agreement": default_right / len(ok), "default_3_interval": wilson(default_right, len(ok)),
-        "judge_passes_at_3": sum(s >= 3 for s in scores) / len(ok), "people_pass": sum(passes) / len(ok),
-        "cv": {key: v for key, v in cv.items() if key not in ("right", "said")},
+    out["pass_mark"] = {
+        "default_3_agreement": default_right / len(kept), "default_3_interval": wilson(default_right, len(kept)),
+        "judge_passes_at_3": sum(s >= 3 for s in scores) / len(kept), "people_pass": sum(passes) / len(kept),
+        "cv": public(cv),
     }
-    return out["squality"]
+    # the checks after the cache: statement_evidence (R) and evidence_weight (w), chosen out of fold by Spearman
+    table = Table(items, lambda item, setting: judged.decided(item, statement_evidence=setting[0], evidence_weight=setting[1]).score)
+    variants = {"judge_alone": [(None, None)],  # the config's settings: no choice but the pass mark
+                "statement_evidence": [(r, None) for r in EVIDENCE],
+                "evidence_weight": [(None, w) for w in WEIGHTS], "joint": [(r, w) for r in EVIDENCE for w in WEIGHTS]}
+    out["checks"] = {}
+    for name, candidates in variants.items():
+        found = _scores_cv(table, humans, systems, candidates, k, seed)
+        found.pop("scores")
+        out["checks"][name] = found
+    return out
 
 
-def _pairs(judged: Judged, data: Path) -> dict[str, Any]:
+def _pairs(judged: Judged, data: Path, fitted: dict[str, Any] | None = None) -> dict[str, Any]:
     """RAGChecker pairs: both responses scored, the sign of the difference against the human
-    preference (only pairs with both responses judged count), and the word-overlap baseline."""
+    preference (only pairs with both responses judged count), with its Wilson interval; with the
+    config's settings and, when given, with the completeness checks fitted on SQuALITY
+    (``fitted``: its joint setting); and the word-overlap baseline."""
     from ragjudge.agreement import pairwise_agreement
-    from ragjudge.judges.sufficiency import evidence_share
+    from ragjudge.judges.words import evidence_share
 
-    out: dict[str, Any] = {}
     pairs = load(data, "ragchecker_pairwise_completeness_dev")
     judged.score(pairs, "completeness")
     judged.score(pairs, "completeness", response="response_b")
-    a = [judged.decided(item) for item in judged.raw(pairs, "completeness")]
-    b = [judged.decided(item) for item in judged.raw(pairs, "completeness", response="response_b")]
-    keep = [i for i in range(len(pairs)) if a[i] is not None and b[i] is not None and a[i].status == b[i].status == "ok"]
-    out = {"pairs": len(pairs), "excluded": len(pairs) - len(keep)}
-    if len(keep) >= 10:
-        out.update(pairwise_agreement([a[i].score for i in keep], [b[i].score for i in keep],
-                                      [float(pairs[i]["label_completeness_pref"]) for i in keep]))
-    else:
-        out["note"] = "too few pairs judged for a figure"
+    raw_a = judged.raw(pairs, "completeness")
+    raw_b = judged.raw(pairs, "completeness", response="response_b")
+    preferences = [float(p["label_completeness_pref"]) for p in pairs]
+
+    def sign_agreement(**settings: Any) -> dict[str, Any]:
+        a = [judged.decided(item, **settings) for item in raw_a]
+        b = [judged.decided(item, **settings) for item in raw_b]
+        keep = [i for i in range(len(pairs)) if a[i] is not None and b[i] is not None and a[i].status == b[i].status == "ok"]
+        found: dict[str, Any] = {"pairs": len(pairs), "excluded": len(pairs) - len(keep)}
+        if len(keep) < 10:
+            return {**found, "note": "too few pairs judged for a figure"}
+        found.update(pairwise_agreement([a[i].score for i in keep], [b[i].score for i in keep], [preferences[i] for i in keep]))
+        if found.get("decided"):
+            found["interval"] = wilson(round(found["sign_agreement"] * found["decided"]), found["decided"])
+        return found
+
+    out = sign_agreement()
+    if fitted is not None:
+        r, w = fitted["setting"]
+        out["with_fitted_checks"] = {"statement_evidence": r, "evidence_weight": w, **sign_agreement(statement_evidence=r, evidence_weight=w)}
     usable = [i for i in range(len(pairs)) if pairs[i].get("expected_response") and pairs[i].get("response") and pairs[i].get("response_b")]
-    out["word_overlap_baseline"] = {"pairs": len(usable), **pairwise_agreement(
+    baseline = pairwise_agreement(
         [evidence_share(pairs[i]["expected_response"], [pairs[i]["response"]]) for i in usable],
         [evidence_share(pairs[i]["expected_response"], [pairs[i]["response_b"]]) for i in usable],
-        [float(pairs[i]["label_completeness_pref"]) for i in usable])}
+        [preferences[i] for i in usable])
+    if baseline.get("decided"):
+        baseline["interval"] = wilson(round(baseline["sign_agreement"] * baseline["decided"]), baseline["decided"])
+    out["word_overlap_baseline"] = {"pairs": len(usable), **baseline}
     return out
+
+
+def _f(value: Any, digits: int = 2) -> str:
+    return "n/a" if value is None or value == float("-inf") else f"{value:.{digits}f}"
+
+
+def _acc(value: Any, interval: Any) -> str:
+    if value is None:
+        return "n/a"
+    low, high = interval or (None, None)
+    return f"{value:.2f} [{_f(low)}, {_f(high)}]" if low is not None else f"{value:.2f}"
+
+
+def _setting(value: Any) -> str:
+    return "off" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _stability_row(name: str, where: str, found: dict[str, Any]) -> str:
+    if not found or not found.get("n"):
+        return f"| {name} | {where} | 0 | | | | | | | |"
+    cells = [_f(found.get(f"at_{d:+.2f}")) for d in DELTAS]
+    return (f"| {name} | {where} | {found['n']} | {_f(found['out_of_fold_accuracy'])} | {' | '.join(cells)} | "
+            f"{_f(found.get('worst_loss_within_0.02'))} | {_f(found.get('flips_within_0.02'))} |")
+
+
+def report(results: dict[str, Any]) -> str:
+    """The figures as Markdown (bench/_work/quality/summary.md), with the values to ship: what
+    docs/quality.md's tables take."""
+    lines: list[str] = [f"# bench/quality.py, {results['machine']}, {results['folds']}-fold CV, seed {results['seed']}", ""]
+    suff = results.get("sufficiency")
+    if suff:
+        rf = suff["reference_free"]
+        clap, squad = suff.get("clapnq_sufficiency_dev", {}), suff.get("squad2_unanswerable_sufficiency_dev", {})
+        alone, quoted, written = rf["cv"], rf["with_quote_check"]["cv"], rf["quote_check_on_the_written_verdict"]["cv"]
+        lines += ["## Reference-free sufficiency (CLAPNQ and SQuAD 2.0 unanswerable, one setting chosen on the pooled rows)", "",
+                  f"n: pooled {rf['n']} (+{rf['excluded']} excluded), CLAPNQ {clap.get('n', 0)}, SQuAD 2.0 unanswerable {squad.get('n', 0)}", "",
+                  "| setting | pooled (out of fold) | CLAPNQ | SQuAD 2.0 unanswerable | fitted on all rows | per fold |", "|---|---|---|---|---|---|"]
+
+        def per_slice(found: dict[str, Any], key: str | None) -> str:
+            if not found.get("n"):
+                return "n/a"
+            inner = found if key is None else found.get(key, {})
+            return _acc(inner.get("out_of_fold_accuracy"), inner.get("interval"))
+
+        lines.append(f"| yes_threshold alone | {_acc(alone['out_of_fold_accuracy'], alone['interval'])} | {per_slice(clap, None)} | "
+                     f"{per_slice(squad, None)} | yes_threshold {_setting(alone['fitted_on_all'][0])} | "
+                     f"{', '.join(_setting(c[0]) for c in alone['chosen_per_fold'])} |")
+        t, q = quoted["fitted_on_all"]
+        lines.append(f"| yes_threshold + quote_check | {_acc(quoted['out_of_fold_accuracy'], quoted['interval'])} | "
+                     f"{per_slice(clap, 'with_quote_check')} | {per_slice(squad, 'with_quote_check')} | yes_threshold {_setting(t)}, "
+                     f"quote_check {_setting(q)} | {', '.join(f'{_setting(a)}/{_setting(b)}' for a, b in quoted['chosen_per_fold'])} |")
+        lines.append(f"| quote_check on the written verdict | {_acc(written['out_of_fold_accuracy'], written['interval'])} | "
+                     f"{per_slice(clap, 'quote_check_on_the_written_verdict')} | {per_slice(squad, 'quote_check_on_the_written_verdict')} | "
+                     f"quote_check {_setting(written['fitted_on_all'][1])} | {', '.join(_setting(c[1]) for c in written['chosen_per_fold'])} |")
+        lines.append(f"| written verdict alone | | {_f(clap.get('written_verdict_accuracy'))} | {_f(squad.get('written_verdict_accuracy'))} | | |")
+        lines.append(f"| majority | | {_f(clap.get('majority_accuracy'))} | {_f(squad.get('majority_accuracy'))} | | |")
+        wins = (quoted["out_of_fold_accuracy"] or 0) > (alone["out_of_fold_accuracy"] or 0) and q is not None
+        lines += ["", "**Ship (reference-free):** " + (f"yes_threshold {_setting(t)}, quote_check {_setting(q)} (the quote check wins out "
+                                                          f"of fold: {_f(quoted['out_of_fold_accuracy'])} against {_f(alone['out_of_fold_accuracy'])})"
+                                                          if wins else f"yes_threshold {_setting(alone['fitted_on_all'][0])}, quote_check off "
+                                                          f"(the quote check does not win out of fold: {_f(quoted['out_of_fold_accuracy'])} "
+                                                          f"against {_f(alone['out_of_fold_accuracy'])})"), ""]
+        g = suff.get("squad2_goldremoved_sufficiency_dev", {})
+        if g.get("n"):
+            lines += ["## Grounded sufficiency (SQuAD 2.0 gold-removed)", "",
+                      f"n {g['n']} (+{g['excluded']} excluded): out of fold {_acc(g['out_of_fold_accuracy'], g['interval'])}; fitted "
+                      f"fact_threshold {_setting(g['cv']['fitted_on_all'][0])}, fact_evidence {_setting(g['cv']['fitted_on_all'][1])} (per fold "
+                      f"{', '.join(f'{_setting(a)}/{_setting(b)}' for a, b in g['cv']['chosen_per_fold'])}); without the evidence check "
+                      f"{_acc(g['without_evidence_check']['out_of_fold_accuracy'], g['without_evidence_check']['interval'])}; written verdict "
+                      f"{_f(g['written_verdict_accuracy'])}", ""]
+        lines += ["## Stability: out-of-fold accuracy with each fold's chosen threshold moved", "",
+                  "| threshold | rows | n | headline | -0.05 | -0.02 | +0.02 | +0.05 | largest drop within ±0.02 (negative: a gain) | verdicts flipping within ±0.02 |",
+                  "|---|---|---|---|---|---|---|---|---|---|",
+                  _stability_row("yes_threshold alone", "pooled", rf["stability"]),
+                  _stability_row("yes_threshold alone", "CLAPNQ", clap.get("stability", {})),
+                  _stability_row("yes_threshold alone", "SQuAD 2.0 unanswerable", squad.get("stability", {})),
+                  _stability_row("yes_threshold + quote_check", "pooled", rf["with_quote_check"]["stability"]),
+                  _stability_row("yes_threshold + quote_check", "CLAPNQ", clap.get("with_quote_check", {}).get("stability", {})),
+                  _stability_row("yes_threshold + quote_check", "SQuAD 2.0 unanswerable", squad.get("with_quote_check", {}).get("stability", {}))]
+        if g.get("n"):
+            lines.append(_stability_row("fact_threshold (with fact_evidence)", "SQuAD 2.0 gold-removed", g["stability"]))
+        lines.append("")
+    comp = results.get("completeness")
+    if comp:
+        sq = comp["squality"]
+        if "checks" in sq:
+            lines += [f"## Completeness (SQuALITY, n {sq['n']}, +{sq['excluded']} excluded): settings and pass mark chosen out of fold", "",
+                      "| variant | Spearman | Pearson | MAE | within-system Spearman (mean; per system) | pass agreement with human >= 3 | "
+                      "fitted on all (statement_evidence, evidence_weight; pass mark) | per fold |", "|---|---|---|---|---|---|---|---|"]
+
+            def systems(found: dict[str, Any]) -> str:
+                per = ", ".join(f"{k} {_f(v.get('spearman'))}" for k, v in found["by_system"].items())
+                return f"{_f(found['mean_within_system_spearman'])}; {per}"
+
+            for name, found in sq["checks"].items():
+                fit = found["fitted_on_all"]
+                lines.append(f"| {name} | {_f(found.get('spearman'))} | {_f(found.get('pearson'))} | {_f(found.get('mae'))} | {systems(found)} | "
+                             f"{_acc(found['pass_agreement'], found['pass_interval'])} | {_setting(fit['setting'][0])}, "
+                             f"{_setting(fit['setting'][1])}; {_setting(fit['pass_mark'])} | "
+                             f"{'; '.join(f'{_setting(c[0][0])}, {_setting(c[0][1])}, {_setting(c[1])}' for c in found['chosen_per_fold'])} |")
+            base = sq["word_overlap_baseline"]
+            lines.append(f"| word overlap alone (no judge) | {_f(base.get('spearman'))} | {_f(base.get('pearson'))} | {_f(base.get('mae'))} | "
+                         f"{systems(base)} | | | |")
+            alone, ranked = sq["checks"]["judge_alone"], None
+            for name in ("joint", "statement_evidence", "evidence_weight"):
+                found = sq["checks"][name]
+                if (found.get("spearman") or -1) > (alone.get("spearman") or -1) and found["pass_agreement"] >= alone["pass_agreement"]:
+                    if ranked is None or found["spearman"] > sq["checks"][ranked]["spearman"]:
+                        ranked = name
+            if ranked is None:
+                lines += ["", f"**Ship (completeness):** no check (none beats the judge alone out of fold on Spearman "
+                              f"{_f(alone.get('spearman'))} with pass agreement no lower than {_f(alone['pass_agreement'])})", ""]
+            else:
+                fit = sq["checks"][ranked]["fitted_on_all"]
+                lines += ["", f"**Ship (completeness):** {ranked}: statement_evidence {_setting(fit['setting'][0])}, evidence_weight "
+                              f"{_setting(fit['setting'][1])}, pass mark (thresholds.completeness) {_setting(fit['pass_mark'])} "
+                              f"(Spearman {_f(sq['checks'][ranked]['spearman'])} against {_f(alone.get('spearman'))} out of fold)", ""]
+        pairs = comp.get("ragchecker_pairs", {})
+        lines += ["## RAGChecker pairs: sign agreement with the human preference (human ties left out)", ""]
+
+        def pair_line(name: str, found: dict[str, Any]) -> str:
+            if found.get("decided") == 0:
+                return f"- {name}: every judged pair tied (judge ties {found['judge_ties']}, human ties {found['human_ties']})"
+            if not found.get("decided"):
+                return f"- {name}: {found.get('note', 'no pair judged')} ({found.get('excluded', 0)} of {found.get('pairs', 0)} pairs not judged)"
+            return (f"- {name}: {_acc(found['sign_agreement'], found.get('interval'))} on {found['decided']} pairs "
+                    f"(judge ties {found['judge_ties']}, human ties {found['human_ties']}, excluded {found.get('excluded', 0)})")
+
+        lines.append(pair_line("the config's settings", pairs))
+        if "with_fitted_checks" in pairs:
+            lines.append(pair_line("with the completeness checks fitted on SQuALITY", pairs["with_fitted_checks"]))
+        lines.append(pair_line("word overlap alone", pairs.get("word_overlap_baseline", {})))
+        lines.append("")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -331,7 +638,10 @@ def main() -> None:
     out = WORK / "quality"
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(results, indent=2, default=str))
-    print(json.dumps(results, indent=2, default=str))
+    text = report(results)
+    (out / "summary.md").write_text(text + "\n")
+    print(text)
+    print(f"every figure: {out / 'summary.json'}; this summary: {out / 'summary.md'}")
 
 
 if __name__ == "__main__":

@@ -65,7 +65,8 @@ def _config_path(path: str | Path) -> Path:
 # sufficiency.fact_threshold); the old keys still load, with a note naming the new place
 MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "sufficiency", "fact_evidence": "sufficiency",
                          "reasoning_first": "sufficiency", "expected_score": "completeness", "coverage_score": "completeness",
-                         "mode": "sufficiency", "ground_truth": "sufficiency"}  # these two never were judge keys: flat keywords only
+                         "mode": "sufficiency", "ground_truth": "sufficiency",  # these never were judge keys: flat keywords only
+                         "quote_check": "sufficiency", "statement_evidence": "completeness", "evidence_weight": "completeness"}
 
 __all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "CacheSettings", "Columns", "GateSettings", "JudgeSettings", "Price", "RawConfig",
            "bundled_config", "load_as", "load_config"]

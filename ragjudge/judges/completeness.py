@@ -15,7 +15,10 @@ model listed the response's own statements, or found each statement in the groun
 and marked everything covered (README, *Judge quality*). The statements call depends
 only on the request and the expected response, so rows that share a ground truth share it
 through the cache. With ``completeness.coverage_score`` the score is ``1 + 4 x`` the covered share
-(the mean P(covered) where the judge returns log-probabilities), a float in 1..5.
+(the mean P(covered) where the judge returns log-probabilities), a float in 1..5. After the
+cache, ``completeness.statement_evidence`` turns a covered statement missing when too few of its
+content words occur in the response, and ``completeness.evidence_weight`` blends P(covered) with
+that word share (``decide``).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from ragjudge.judges.base import (
     numbered,
     score_distribution,
 )
+from ragjudge.judges.words import evidence_shares
 
 METRIC = "completeness"
 PROMPT_VERSION = "completeness-2026-11-30.1"
@@ -128,6 +132,16 @@ class CompletenessSettings(Strict):
     coverage_score: bool = Field(False, description="1 + 4 x the share of the ground truth's statements covered (the mean "
                                                     "P(covered) where log-probabilities come back) instead of the written integer; "
                                                     "overrides expected_score")
+    statement_evidence: float | None = Field(None, gt=0.0, le=1.0, description="a statement the judge marked covered counts as covered "
+                                                                               "only if this share (0..1] of its content words occur in "
+                                                                               "the response (the words of sufficiency.fact_evidence); "
+                                                                               "else it is missing, its P(covered) 0, and the score at "
+                                                                               "most 1 + 4 x the covered share; null: trust the judge alone")
+    evidence_weight: float | None = Field(None, ge=0.0, le=1.0, description="score = 1 + 4 x the mean over statements of (1 - w) x "
+                                                                            "P(covered) (the mark where no log-probabilities came back) "
+                                                                            "+ w x the share of the statement's content words found in "
+                                                                            "the response, w this weight (0..1); overrides coverage_score "
+                                                                            "and expected_score; null: off")
 
 
 class CompletenessJudge(Judge):
@@ -184,7 +198,7 @@ class CompletenessJudge(Judge):
         ]
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         wants = bool(self.options.expected_score or self.options.coverage_score)
-        data: dict[str, Any] = {}
+        data: dict[str, Any] = {"response": response}  # for the checks after the cache (not part of the cache key)
         if not final or start:
             data = {"request": request, "response": response, "statements": statements, "start": start, "earlier": earlier or {}}
         if cut:
@@ -216,21 +230,41 @@ class CompletenessJudge(Judge):
         return verdict
 
     def decide(self, verdict: Verdict, call: Call) -> Verdict:
-        """``completeness.coverage_score``: ``1 + 4 x`` the covered share (``covered_share``);
-        else ``completeness.expected_score``: the probability-weighted mean score; then
-        ``passed``."""
+        """The ``completeness.statement_evidence`` check (``check_statements``); then the score:
+        ``completeness.evidence_weight``: ``1 + 4 x`` the mean blend of each statement's
+        P(covered) and its word share (``blended_share``); else ``completeness.coverage_score``:
+        ``1 + 4 x`` the covered share (``covered_share``); else ``completeness.expected_score``:
+        the probability-weighted mean score; else the written score, lowered to ``1 + round(4 x``
+        the covered share``)`` (at most 4) when the evidence check turned a statement missing. Then
+        ``passed``. Runs after the cache, so changing these settings needs no new calls."""
         if verdict.status != OK:
             return verdict
         if call.data.get("start"):
             merge_parts(verdict, call)
+        statements = list(call.data.get("statements") or call.items)
+        response = call.data.get("response")
+        shares = None
+        if (self.options.statement_evidence is not None or self.options.evidence_weight is not None) and response and statements:
+            shares = evidence_shares(statements, [response])
+            verdict.details = {**(verdict.details or {}), "evidence": shares}
+        turned = 0
+        if self.options.statement_evidence is not None and shares is not None:
+            turned = check_statements(verdict, statements, shares, self.options.statement_evidence)
         details = verdict.details or {}
         p_score = details.get("p_score")
-        if self.options.coverage_score:
+        if self.options.evidence_weight is not None and shares is not None:
+            share = blended_share(details, shares, self.options.evidence_weight)
+            if share is not None:
+                verdict.score = round(1 + 4 * share, 3)
+        elif self.options.coverage_score:
             share = covered_share(details)
             if share is not None:
                 verdict.score = round(1 + 4 * share, 3)
         elif self.options.expected_score and p_score:
             verdict.score = round(sum(int(k) * p for k, p in p_score.items()), 3)
+        if turned and not self.options.coverage_score and self.options.evidence_weight is None and verdict.score is not None:
+            covered = details.get("covered") or []  # the written (or expected) score, at most what the marks left say
+            verdict.score = float(min(verdict.score, 4, 1 + round(4 * sum(1 for flag in covered if flag) / len(covered))))
         cut = call.data.get("cut")
         if cut and verdict.score is not None and verdict.score > 4:  # a truth judged in part cannot be fully covered
             verdict.score = 4.0
@@ -267,6 +301,47 @@ def sentences(text: str) -> list[str]:
     import re
 
     return [part for part in re.split(r"(?<=[.!?])\s+", text.strip()) if part.strip()]
+
+
+def check_statements(verdict: Verdict, statements: list[str], shares: list[float], cut: float) -> int:
+    """The statement evidence check (``completeness.statement_evidence``): each statement of
+    ``statements`` the judge marked covered (``details["covered"]``) whose word share in the
+    response (``shares``, ``words.evidence_shares``) is below ``cut`` becomes not covered: its
+    mark False, its P(covered) 0.0, added to ``missing``, with a note in front of the rationale.
+    Never turns a statement covered. Returns how many it turned."""
+    details = verdict.details or {}
+    covered = list(details.get("covered") or [])
+    if len(covered) != len(statements) or len(shares) != len(statements):
+        return 0
+    turned = [i for i, (flag, share) in enumerate(zip(covered, shares)) if flag and share < cut]
+    if not turned:
+        return 0
+    p_covered = list(details.get("p_covered") or [])
+    for i in turned:
+        covered[i] = False
+        if len(p_covered) == len(covered):
+            p_covered[i] = 0.0
+    verdict.details = {**details, "covered": covered, **({"p_covered": p_covered} if "p_covered" in details else {})}
+    verdict.missing = [statement for statement, flag in zip(statements, covered) if not flag]
+    note(verdict, f"evidence check: {len(turned)} statement(s) marked covered have less than {cut:g} of their content words in "
+                  f"the response, so missing")
+    return len(turned)
+
+
+def blended_share(details: dict[str, Any], shares: list[float], weight: float) -> float | None:
+    """The mean over statements of ``(1 - weight) x`` P(covered) ``+ weight x`` its word share in
+    the response (``shares``), P(covered) as ``covered_share`` takes it (each statement's
+    probability when every one has one, else its mark, 1 or 0); None when no statement was
+    marked or the shares do not match the statements."""
+    covered = details.get("covered") or []
+    p_covered = details.get("p_covered") or []
+    if not any(flag is not None for flag in covered) or len(shares) != len(covered):
+        return None
+    if all(flag is not None for flag in covered) and len(p_covered) == len(covered) and all(p is not None for p in p_covered):
+        judged = [float(p) for p in p_covered]
+    else:
+        judged = [1.0 if flag else 0.0 for flag in covered]
+    return sum((1 - weight) * p + weight * share for p, share in zip(judged, shares)) / len(covered)
 
 
 def covered_share(details: dict[str, Any]) -> float | None:

@@ -11,7 +11,8 @@ Two modes, chosen per row:
   passages alone? Semantics of Google's "Sufficient Context" autorater and Axion's
   ``ContextualSufficiency``: the judge first says what the request needs (the autorater's
   first step), then decides, then quotes the passage text that gives it (or NONE) with a
-  rationale.
+  rationale. With ``sufficiency.quote_check`` a yes whose quote is NONE or is not found in the
+  passages becomes no (``check_quote``, after the cache).
 
 Two orders of the reply, each with its own prompt version (so caches never mix them):
 hosted judges give their reasoning before the verdict (``reason`` before each fact's
@@ -28,8 +29,6 @@ Verdict yes / no -> score 1.0 / 0.0; ``missing`` lists the unsupported facts.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import Field
@@ -56,6 +55,9 @@ from ragjudge.judges.base import (
     note,
     numbered,
 )
+from ragjudge.judges.words import detect_language, evidence_share, evidence_shares, quote_match, quotes_nothing, stop_words
+
+__all__ = ["SufficiencyJudge", "SufficiencySettings", "parse", "detect_language", "evidence_share", "evidence_shares", "stop_words"]
 
 METRIC = "sufficiency"
 PROMPT_VERSION = "sufficiency-2026-11-29.4"  # the decision-first order (the embedded judge)
@@ -179,6 +181,11 @@ class SufficiencySettings(Strict):
     fact_evidence: float | None = Field(None, gt=0.0, le=1.0, description="grounded: a fact is supported only if this share (0..1] of "
                                                                           "its content words occur in the passages (stop words of the "
                                                                           "detected language dropped); null: trust the judge alone")
+    quote_check: float | None = Field(None, ge=0.0, le=1.0, description="reference-free: a yes stands only if the judge's quote "
+                                                                       "(the sentence it copied) occurs in the passages, matched "
+                                                                       "word by word with at least this similarity (0..1; 1: word for "
+                                                                       "word, case and punctuation aside; 0: any quote but NONE); a "
+                                                                       "quote of NONE or below it makes the verdict no; null: off")
     reasoning_first: bool | None = Field(None, description="the reply gives its reasoning before each verdict (MLflow's and Google's "
                                                            "order); null: yes for hosted judges, no for local/ models, whose 1.5B "
                                                            "judge was measured best deciding first")
@@ -198,7 +205,8 @@ class SufficiencyJudge(Judge):
     Score 1.0 (yes) / 0.0 (no), pass at >= 0.5. Reads ``sufficiency.yes_threshold``
     (reference-free: the verdict is P(yes) >= threshold), ``sufficiency.fact_threshold``
     (grounded: each fact's P(supported) >= threshold) and ``sufficiency.fact_evidence``
-    (grounded: the evidence check): ``SufficiencySettings``.
+    (grounded: the evidence check) and ``sufficiency.quote_check`` (reference-free: a yes needs
+    its quote in the passages): ``SufficiencySettings``.
     Its own columns: ``sufficiency_mode`` (grounded / reference_free) and, when a probability
     threshold is set, ``sufficiency_p_yes`` (P(yes), or the least P(supported) of the facts).
     """
@@ -255,7 +263,7 @@ class SufficiencyJudge(Judge):
                                         _REFERENCE_FREE_SCHEMA_REASONING_FIRST if self.reasoning_first else _REFERENCE_FREE_SCHEMA)
             logprobs = self.options.yes_threshold is not None
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-        passages = [p.text for p in record.passages] if mode == GROUNDED else []
+        passages = [p.text for p in record.passages]  # for the checks after the cache (not part of the cache key)
         return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data={"ground_truth": used})
 
     def ground_truth(self, record) -> tuple[list[str], str | None]:
@@ -285,7 +293,9 @@ class SufficiencyJudge(Judge):
     def decide(self, verdict: Verdict, call: Call) -> Verdict:
         """Apply ``sufficiency.yes_threshold`` to P(yes) where it was read,
         ``sufficiency.fact_threshold`` to each fact's P(supported), the
-        ``sufficiency.fact_evidence`` check, then the pass threshold. Runs after the cache, so changing these settings needs no new calls."""
+        ``sufficiency.fact_evidence`` check (grounded), the ``sufficiency.quote_check``
+        (reference-free: ``check_quote``), then the pass threshold. Runs after the cache, so
+        changing these settings needs no new calls."""
         if verdict.status != OK:
             return verdict
         if call.data.get("ground_truth"):  # after the cache: a cached verdict says it too
@@ -323,6 +333,9 @@ class SufficiencyJudge(Judge):
                     note(verdict, f"evidence check: the words of {len(absent)} expected fact(s) are mostly absent from the passages")
                 verdict.score = 0.0
             verdict.details = {**(verdict.details or {}), "evidence": shares}
+        quote_cut = self.options.quote_check
+        if quote_cut is not None and call.mode == REFERENCE_FREE:
+            check_quote(verdict, call.passages, quote_cut)
         return super().decide(verdict, call)
 
     def _probabilities(self) -> bool:
@@ -341,73 +354,24 @@ class SufficiencyJudge(Judge):
         return out
 
 
-# scripts written without spaces between words: each character counts as a word
-_UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_WORD_RE = re.compile(f"[{_UNSPACED}]|[^\\W_{_UNSPACED}]+", re.UNICODE)
-
-
-def detect_language(text: str) -> str | None:
-    """ISO 639-1 code of ``text``'s language (py3langid, a fork of langid.py), None for text
-    with no letters."""
-    if not any(ch.isalpha() for ch in text):
-        return None
-    import py3langid
-
-    return py3langid.classify(text[:4000])[0]
-
-
-@lru_cache(maxsize=64)
-def stop_words(language: str | None) -> frozenset[str]:
-    """The stop words of ``language`` (ISO 639-1) from the ``stopwords`` package (Snowball-style
-    lists, 42 languages), case-folded; empty for a language it has no list for."""
-    if language is None:
-        return frozenset()
-    import stopwords
-
-    try:
-        return frozenset(word.casefold() for word in stopwords.get_stopwords(language))
-    except stopwords.LanguageNotAvailable:
-        return frozenset()
-
-
-def _content_words(text: str, stop: frozenset[str]) -> list[str]:
-    import unicodedata
-
-    words = []
-    for word in _WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if word in stop:
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]  # light plural folding, on both sides: "engines" matches "engine"
-        words.append(word)
-    return words
-
-
-def evidence_share(fact: str, passages: list[str]) -> float:
-    """Share (0..1) of ``fact``'s content words that occur anywhere in ``passages``; 1.0 for a
-    fact with no content words. Words are NFKC-normalised and case-folded, plurals folded; in
-    Chinese, Japanese, Korean and Thai each character is a word. Stop words are dropped in the
-    language detected for the fact and the passages (``detect_language``, ``stop_words``), so
-    every language with a list is treated alike; for a language without one, every word
-    counts, which makes the check more lenient there (a fact's function words count as
-    evidence).
-
-    The grounded judge's evidence check (``sufficiency.fact_evidence``): a fact most of whose words
-    appear nowhere in the context cannot be stated by it, whatever the judge says. It can
-    only turn "supported" into "not supported", never the reverse."""
-    return evidence_shares([fact], passages)[0]
-
-
-def evidence_shares(facts: list[str], passages: list[str]) -> list[float]:
-    """``evidence_share`` for each of ``facts``, reading the passages once."""
-    joined = " ".join(passages)
-    stop = stop_words(detect_language(" ".join(facts) + " " + joined[:3000]))
-    present = set(_content_words(joined, stop))
-    shares = []
-    for fact in facts:
-        words = _content_words(fact, stop)
-        shares.append(sum(1 for word in words if word in present) / len(words) if words else 1.0)
-    return shares
+def check_quote(verdict: Verdict, passages: list[str], cut: float) -> None:
+    """The quote check (``sufficiency.quote_check``) on a decided reference-free ``verdict``: a yes
+    whose quote (``details["quote"]``) is NONE, or matches ``passages`` below ``cut``
+    (``words.quote_match``, 0..1), becomes no (score 0.0) with a note in front of the rationale;
+    ``details["quote_match"]`` keeps the match (None for no quote). A no is never turned into yes."""
+    details = verdict.details or {}
+    quote = details.get("quote")
+    nothing = quotes_nothing(quote)
+    match = None if nothing else quote_match(str(quote), passages)
+    verdict.details = {**details, "quote_match": match}
+    if not verdict.score:
+        return
+    if nothing:
+        verdict.score = 0.0
+        note(verdict, "quote check: the judge quoted no passage (NONE), so no")
+    elif match < cut:  # type: ignore[operator]
+        verdict.score = 0.0
+        note(verdict, f"quote check: the quote matches the passages at {against(match, cut)} < quote_check {cut:g}, so no")
 
 
 def parse(reply: str | None, prepared: Call) -> Verdict:
