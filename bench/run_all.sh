@@ -5,6 +5,7 @@ cd "$(dirname "$0")"
 PY="${PYTHON:-../.venv/bin/python}"
 "$PY" startup.py
 "$PY" throughput.py
+"$PY" client_cpu.py --warm
 "$PY" transport_cpu.py
 "$PY" scale.py
 "$PY" instruction_removal.py
