@@ -86,9 +86,8 @@ class Pacer:
 class _Limit:
     """A concurrency limit shared by every model of one (provider model, API base) in this
     process; its capacity is the lowest that a live model asked for. A call under the limit
-    takes a slot at once, without a lock; the others wait in order of arrival (as with
-    asyncio's Condition before: a call that gives its slot back and asks again at once, a
-    re-ask or a retry, may take it before the waiter woken for it runs)."""
+    takes a slot at once, without a lock, when no other call waits for one; the others wait in
+    order of arrival, and a woken call that finds its slot taken stays first in line."""
 
     def __init__(self) -> None:
         self.asked: dict[int, int] = {}
@@ -101,13 +100,17 @@ class _Limit:
         return min(self.asked.values()) if self.asked else 1
 
     async def __aenter__(self) -> None:
+        if self.in_use + self._woken < self.capacity and not self._waiters:
+            self.in_use += 1  # a free slot nobody waits for
+            return
         again = False
-        while self.in_use >= self.capacity:  # as asyncio.Condition.wait_for: a woken call looks again
+        while not again or self.in_use >= self.capacity:  # a woken call looks again, as with asyncio.Condition
             slot = asyncio.get_running_loop().create_future()
             if again:
                 self._waiters.appendleft(slot)  # woken but beaten to the slot: first in line still
             else:
                 self._waiters.append(slot)
+            self._wake()  # a slot may be free with calls queued before this one
             try:
                 await slot
             except asyncio.CancelledError:

@@ -213,9 +213,15 @@ def evaluate(
         summary.fatal = str(scorer.model.fatal) if scorer.model.fatal is not None else None
         summary.interrupted = scorer.interrupted
         summary.budget_reached = scorer.model.budget_reached
-    except BaseException:
+    except BaseException as exc:
         for job in jobs:
-            job.cancel()
+            if isinstance(exc, Exception):  # bad input further on: the chunk in flight still lands in the cache
+                try:
+                    scorer.finish(job)
+                except BaseException:
+                    job.cancel()
+            else:  # Ctrl-C in a script: stop at once
+                job.cancel()
         if writer:
             writer.abort()
         raise

@@ -315,6 +315,9 @@ class Scorer:
             for _, task in pending:
                 task.cancel()
             raise
+        finally:
+            if self.cache is not None:
+                self.cache.flush()  # every reply of the chunk stored once it is judged, closed or not
         return records, out
 
     # -- rows read from traces (``ragjudge.traces``: one row per retriever span) --------------

@@ -85,7 +85,8 @@ def show_labels(path: str = "out/demo_scored.parquet") -> tuple[int, int]:
     frame = pd.read_parquet(path)
     agree = compared = 0
     print("demo: each verdict beside the label its sample row carries (label_sufficient: yes/no, a person's or by "
-          "construction; label_completeness: a person's rating 1..5, a pass at 3):", file=sys.stderr)
+          "construction; label_completeness: a person's rating 1..5, a pass at 3; the judge's pass is at its own "
+          "threshold, 4 for the embedded judge's completeness, as docs/quality.md compares them):", file=sys.stderr)
     for _, row in frame.iterrows():
         for metric in ("sufficiency", "completeness"):
             if row.get(f"{metric}_status") == "skipped" or f"{metric}_status" not in frame.columns:

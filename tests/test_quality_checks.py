@@ -16,7 +16,7 @@ FACTS_ROW = {"id": "c", "request": "Who wrote it?", "expected_facts": ["Ann wrot
              "response": "Ann wrote the book."}
 BOTH_COVERED = json.dumps({"statements": [{"statement": 1, "covered": True}, {"statement": 2, "covered": True}],
                            "rationale": "Both are stated.", "score": 5})
-NOTE = "evidence check: 1 statement(s) marked covered have less than 0.5 of their content words in the response, so missing. "
+NOTE = "evidence check: 1 statement(s) marked covered have less than 50% of their content words in the response, so missing. "
 
 PASSAGE = "The Eiffel Tower, in Paris, was completed in 1889 for the World's Fair."
 REF_FREE = {"id": "r", "request": "When was the Eiffel Tower completed?", "context": [PASSAGE]}

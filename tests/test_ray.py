@@ -128,3 +128,19 @@ def test_score_dataset_for_users_who_hold_a_dataset(server, tmp_path):
     assert sorted(frame["id"]) == sorted(f"r{i}" for i in range(12))
     assert summary.rows == 12 and summary.metrics["sufficiency"].ok == 12
     assert summary.metrics["sufficiency"].passed == 8  # every third row's expected response is absent
+
+
+def test_a_ray_run_stores_its_replies_for_the_next_run(run_cli, tmp_path, server):
+    """Review fault: Ray's actors never close their Scorer, so with replies written in batches a
+    small Ray run stored none; each batch's replies are now stored when it is judged."""
+    source = write_jsonl(tmp_path / "in.jsonl", rows(20))
+    cache = str(tmp_path / "c")
+    common = ["-m", "sufficiency", "--model", "openai/fake-judge", "--api-base", server.url, "--cache-dir", cache,
+              "--min-pass-rate", "0", "-q"]
+    first = run_cli(["score", source, *common, "--engine", "ray", "--ray-actors", "1"])
+    assert first.code == 0, first.stderr
+    served = server.calls
+    again = run_cli(["score", source, *common, "--summary-json", str(tmp_path / "s.json")])
+    assert again.code == 0, again.stderr
+    assert served == 20 and server.calls == served  # the local re-run made no call
+    assert json.loads((tmp_path / "s.json").read_text())["metrics"]["sufficiency"]["cached"] == 20

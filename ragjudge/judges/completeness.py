@@ -323,7 +323,7 @@ def check_statements(verdict: Verdict, statements: list[str], shares: list[float
             p_covered[i] = 0.0
     verdict.details = {**details, "covered": covered, **({"p_covered": p_covered} if "p_covered" in details else {})}
     verdict.missing = [statement for statement, flag in zip(statements, covered) if not flag]
-    note(verdict, f"evidence check: {len(turned)} statement(s) marked covered have less than {cut:g} of their content words in "
+    note(verdict, f"evidence check: {len(turned)} statement(s) marked covered have less than {cut:.0%} of their content words in "
                   f"the response, so missing")
     return len(turned)
 

@@ -256,3 +256,87 @@ def test_the_next_chunk_is_judged_while_the_last_one_finishes(tmp_path):
             assert first_sent_of_second < last_back_of_first
     assert list(tables[20]["id"]) == [f"r{i}" for i in range(60)]
     assert tables[20].reset_index(drop=True).equals(tables[1000].reset_index(drop=True))
+
+
+def test_a_scorer_never_closed_keeps_every_reply_it_got(tmp_path):
+    """Review fault: replies waiting for their batch were lost when a Scorer was not closed.
+    Each score() stores its replies when its judging ends: a second Scorer on the folder makes no call."""
+    from ragjudge import Scorer
+    from ragjudge.transports.fake import FakeTransport
+
+    first, second = FakeTransport(), FakeTransport()
+    settings = {"metrics": ["sufficiency"], "model": "openai/fake-judge", "cache": {"dir": str(tmp_path)}}
+    unclosed = Scorer(transport=first, **settings)
+    unclosed.score(_landmark_rows(30))  # never closed
+    again = Scorer(transport=second, **settings)
+    scored = again.score(_landmark_rows(30))
+    again.close()
+    assert (len(first.requests), len(second.requests)) == (30, 0)
+    assert scored.frame["sufficiency_cached"].all()
+
+
+def test_a_schema_changed_in_place_after_its_first_key_is_looked_at_again():
+    """Review fault: the memo of containers took orjson's path for a schema given a 1e-05 after its first key."""
+    from ragjudge.cache import key_bytes
+
+    schema = {"schema": {"p": {}}}
+    assert key_bytes({"response_format": schema}) == _json_key_bytes({"response_format": schema})
+    schema["schema"]["p"]["minimum"] = 1e-05
+    assert key_bytes({"response_format": schema}) == _json_key_bytes({"response_format": schema})
+    items = [0.5]
+    assert key_bytes({"response_format": items}) == _json_key_bytes({"response_format": items})
+    items.append(float("nan"))
+    assert key_bytes({"response_format": items}) == _json_key_bytes({"response_format": items})
+
+
+def test_a_call_prepared_later_waits_behind_the_calls_already_waiting():
+    """Review fault: a call arriving between a slot's release and the woken waiter's turn took the
+    slot (rows then finished out of order, and an interrupt left holes); now it queues behind."""
+    from ragjudge import _loop
+    from ragjudge.model import _Limit
+
+    async def run():
+        limit = _Limit()
+        limit.asked[1] = 1
+        order = []
+        await limit.__aenter__()  # this task holds the only slot
+
+        async def waiter():
+            async with limit:
+                order.append("waiter")
+
+        queued = asyncio.ensure_future(waiter())
+        await asyncio.sleep(0)  # the waiter is in line
+        await limit.__aexit__()  # the slot goes to the waiter, which has not run yet...
+        await limit.__aenter__()  # ...and a call made at once, here, must not take it
+        order.append("late")
+        await limit.__aexit__()
+        await queued
+        return order, limit.in_use
+
+    assert _loop.run(run()) == (["waiter", "late"], 0)
+
+
+def test_bad_input_further_on_keeps_the_replies_of_the_chunk_in_flight(tmp_path):
+    """Review fault: with chunks overlapping, a malformed line in a later chunk cancelled the chunk
+    in flight, and its paid replies were not cached; now they are (exit 2 as before)."""
+    from ragjudge import load_config
+    from ragjudge.errors import InputError
+    from ragjudge.pipeline import evaluate
+    from ragjudge.transports.fake import FakeTransport
+
+    lines = [json.dumps(row) for row in _landmark_rows(14)]
+    lines[10] = '{"id": "r10", "request": '  # malformed, in the second chunk of 7
+    source = tmp_path / "rows.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    config = load_config(None, {"judge": {"model": "openai/fake-judge"}, "metrics": ["sufficiency"],
+                                "cache": {"dir": str(tmp_path / "c")}, "chunk_size": 7})
+    with pytest.raises(InputError):
+        evaluate(str(source), config, transport=FakeTransport(latency=0.05))
+    again = FakeTransport()
+    from ragjudge import Scorer
+
+    scorer = Scorer(config, transport=again)
+    scorer.score(_landmark_rows(7))
+    scorer.close()
+    assert len(again.requests) == 0  # the first chunk's 7 replies were kept
