@@ -17,7 +17,6 @@ of them. Culling to the size limit runs when the cache is closed, not on every w
 from __future__ import annotations
 
 import codecs
-import copy
 import hashlib
 import json
 from collections import OrderedDict
@@ -66,17 +65,17 @@ def key_bytes(parts: dict[str, Any]) -> bytes:
     return json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str).encode("utf-8")
 
 
-# id -> (container, a copy of it, plain), least recently seen first: a container changed in place
-# since (it no longer equals its copy) is looked at again
+# id -> (container, its orjson bytes then, plain), least recently seen first: a container changed
+# in place since (its bytes differ) is looked at again
 _SEEN: OrderedDict[int, tuple[Any, Any, bool]] = OrderedDict()
 _SEEN_MAX = 512
 
 
 def _plain(value: Any, depth: int) -> bool:
     """Whether orjson writes ``value`` exactly as ``json.dumps`` (see ``key_bytes``). A
-    container is looked at once and remembered while it is held here and equal to the copy
-    taken then (a judge's JSON schema is the same object for every row); messages are text,
-    looked at each time."""
+    container is looked at once and remembered while it is held here and writes the same bytes
+    as then (a judge's JSON schema is the same object for every row); messages are text, looked
+    at each time."""
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return True
@@ -87,15 +86,21 @@ def _plain(value: Any, depth: int) -> bool:
         return "e" not in text and "n" not in text  # no exponent, nan or inf
     if kind is not dict and kind is not list or depth > 64:
         return False
+    try:
+        import orjson
+
+        written = orjson.dumps(value)  # what it holds now (C speed): a change in place shows here
+    except (ImportError, TypeError):
+        return False
     seen = _SEEN.get(id(value))
-    if seen is not None and seen[0] is value and seen[1] == value:  # the same object, unchanged since
+    if seen is not None and seen[0] is value and seen[1] == written:  # the same object, unchanged since
         _SEEN.move_to_end(id(value))
         return seen[2]
     if kind is dict:
         plain = all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
     else:
         plain = all(_plain(v, depth + 1) for v in value)
-    _SEEN[id(value)] = (value, copy.deepcopy(value), plain)
+    _SEEN[id(value)] = (value, written, plain)
     if len(_SEEN) > _SEEN_MAX:
         _SEEN.popitem(last=False)
     return plain
