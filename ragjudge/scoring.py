@@ -218,11 +218,7 @@ class Scorer:
         called as each row's verdicts (one per metric) are all in (``position`` counts from
         ``start``). Provider failures become error rows; raises only for unusable input
         (``InputError``) or settings. A list of dicts is taken as the rows of a DataFrame."""
-        frame = as_frame(frame)
-        resolved = mapping is None
-        rows, notes, mapping = self._rows(frame, mapping)
-        records, verdicts = _loop.run(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start)))
-        return self._scored(frame, records, verdicts, notes, resolved, start)
+        return self.finish(self.submit(frame, mapping, on_progress, start, skip, on_row))
 
     def submit(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
                skip: set[int] | None = None, on_row: Any = None) -> "Job":
