@@ -250,6 +250,7 @@ def public(cv: dict[str, Any]) -> dict[str, Any]:
 
 CUTS = [round(0.30 + 0.01 * c, 2) for c in range(70)]  # yes_threshold candidates, 0.30..0.99
 QUOTES = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # quote_check candidates (0.0: only a NONE quote turns yes into no)
+REQUESTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # request_evidence candidates
 
 
 def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[str, Any]:
@@ -264,17 +265,21 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
     usable = [(name, i) for name, i in pooled if raw[name][i][2] is not None and (raw[name][i][2].details or {}).get("p_yes") is not None]
     labels = [bool(rows[name][i]["label_sufficient"]) for name, i in usable]
     items = [raw[name][i] for name, i in usable]
-    decide = lambda item, setting: judged.decided(item, yes_threshold=setting[0], quote_check=setting[1]).score >= 0.5  # noqa: E731
+    # a setting: (yes_threshold, quote_check, request_evidence)
+    decide = lambda item, setting: judged.decided(item, yes_threshold=setting[0], quote_check=setting[1],  # noqa: E731
+                                                  request_evidence=setting[2]).score >= 0.5
     written = lambda item: item[2].score >= 0.5  # noqa: E731
     table = Table(items, decide)
-    shift = lambda setting, delta: (moved(setting[0], delta), setting[1])  # noqa: E731
-    alone = cross_validate(items, labels, [(c, None) for c in CUTS], decide, k, seed, table)
-    quoted = cross_validate(items, labels, [(c, q) for c in [None, *CUTS] for q in [None, *QUOTES]], decide, k, seed, table)
-    quote_only = cross_validate(items, labels, [(None, q) for q in [None, *QUOTES]], decide, k, seed, table)
+    shift = lambda setting, delta: (moved(setting[0], delta), setting[1], setting[2])  # noqa: E731
+    alone = cross_validate(items, labels, [(c, None, None) for c in CUTS], decide, k, seed, table)
+    quoted = cross_validate(items, labels, [(c, q, None) for c in [None, *CUTS] for q in [None, *QUOTES]], decide, k, seed, table)
+    quote_only = cross_validate(items, labels, [(None, q, None) for q in [None, *QUOTES]], decide, k, seed, table)
+    requested = cross_validate(items, labels, [(c, None, r) for c in [None, *CUTS] for r in [None, *REQUESTS]], decide, k, seed, table)
     out["reference_free"] = {"n": len(items), "excluded": len(pooled) - len(usable), "cv": public(alone),
                              "stability": stability(alone, labels, shift),
                              "with_quote_check": {"cv": public(quoted), "stability": stability(quoted, labels, shift)},
-                             "quote_check_on_the_written_verdict": {"cv": public(quote_only)}}
+                             "quote_check_on_the_written_verdict": {"cv": public(quote_only)},
+                             "with_request_check": {"cv": public(requested), "stability": stability(requested, labels, shift)}}
     for name, mode in SUFFICIENCY:
         if mode != "reference_free":
             continue
@@ -284,6 +289,7 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
             continue
         right = sum(alone["right"][j] for j in mine)
         with_quote = sum(quoted["right"][j] for j in mine)
+        with_request = sum(requested["right"][j] for j in mine)
         quote_written = sum(quote_only["right"][j] for j in mine)
         written_right = sum(written(items[j]) == labels[j] for j in mine)
         majority = max(sum(labels[j] for j in mine), len(mine) - sum(labels[j] for j in mine))
@@ -293,6 +299,9 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
                      "with_quote_check": {"out_of_fold_accuracy": with_quote / len(mine), "interval": wilson(with_quote, len(mine)),
                                           "stability": stability(quoted, labels, shift, mine),
                                           "judge_yes_rate_out_of_fold": sum(bool(quoted["said"][j]) for j in mine) / len(mine)},
+                     "with_request_check": {"out_of_fold_accuracy": with_request / len(mine), "interval": wilson(with_request, len(mine)),
+                                            "stability": stability(requested, labels, shift, mine),
+                                            "judge_yes_rate_out_of_fold": sum(bool(requested["said"][j]) for j in mine) / len(mine)},
                      "quote_check_on_the_written_verdict": {"out_of_fold_accuracy": quote_written / len(mine),
                                                             "interval": wilson(quote_written, len(mine))},
                      "written_verdict_accuracy": written_right / len(mine), "written_interval": wilson(written_right, len(mine)),
@@ -315,7 +324,8 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
     written_right = sum((item[2].score >= 0.5) == y for item, y in zip(items, labels))
     out[name] = {"mode": "grounded", "n": len(items), "excluded": len(rows[name]) - len(items),
                  "cv": public(cv), "out_of_fold_accuracy": cv["out_of_fold_accuracy"], "interval": cv["interval"],
-                 "stability": stability(cv, labels, shift), "without_evidence_check": public(alone),
+                 "stability": stability(cv, labels, lambda setting, delta: (moved(setting[0], delta), setting[1])),
+                 "without_evidence_check": public(alone),
                  "written_verdict_accuracy": written_right / len(items), "written_interval": wilson(written_right, len(items)),
                  "majority_accuracy": max(sum(labels), len(labels) - sum(labels)) / len(labels),
                  "judge_yes_rate_out_of_fold": sum(bool(x) for x in cv["said"]) / len(items), "human_yes_rate": sum(labels) / len(labels)}
@@ -525,21 +535,34 @@ def report(results: dict[str, Any]) -> str:
         lines.append(f"| yes_threshold alone | {_acc(alone['out_of_fold_accuracy'], alone['interval'])} | {per_slice(clap, None)} | "
                      f"{per_slice(squad, None)} | yes_threshold {_setting(alone['fitted_on_all'][0])} | "
                      f"{', '.join(_setting(c[0]) for c in alone['chosen_per_fold'])} |")
-        t, q = quoted["fitted_on_all"]
+        t, q, _ = quoted["fitted_on_all"]
         lines.append(f"| yes_threshold + quote_check | {_acc(quoted['out_of_fold_accuracy'], quoted['interval'])} | "
                      f"{per_slice(clap, 'with_quote_check')} | {per_slice(squad, 'with_quote_check')} | yes_threshold {_setting(t)}, "
-                     f"quote_check {_setting(q)} | {', '.join(f'{_setting(a)}/{_setting(b)}' for a, b in quoted['chosen_per_fold'])} |")
+                     f"quote_check {_setting(q)} | {', '.join(f'{_setting(c[0])}/{_setting(c[1])}' for c in quoted['chosen_per_fold'])} |")
+        requested = rf["with_request_check"]["cv"]
+        rt, _, r = requested["fitted_on_all"]
+        lines.append(f"| yes_threshold + request_evidence | {_acc(requested['out_of_fold_accuracy'], requested['interval'])} | "
+                     f"{per_slice(clap, 'with_request_check')} | {per_slice(squad, 'with_request_check')} | yes_threshold {_setting(rt)}, "
+                     f"request_evidence {_setting(r)} | {', '.join(f'{_setting(c[0])}/{_setting(c[2])}' for c in requested['chosen_per_fold'])} |")
         lines.append(f"| quote_check on the written verdict | {_acc(written['out_of_fold_accuracy'], written['interval'])} | "
                      f"{per_slice(clap, 'quote_check_on_the_written_verdict')} | {per_slice(squad, 'quote_check_on_the_written_verdict')} | "
                      f"quote_check {_setting(written['fitted_on_all'][1])} | {', '.join(_setting(c[1]) for c in written['chosen_per_fold'])} |")
         lines.append(f"| written verdict alone | | {_f(clap.get('written_verdict_accuracy'))} | {_f(squad.get('written_verdict_accuracy'))} | | |")
         lines.append(f"| majority | | {_f(clap.get('majority_accuracy'))} | {_f(squad.get('majority_accuracy'))} | | |")
-        wins = (quoted["out_of_fold_accuracy"] or 0) > (alone["out_of_fold_accuracy"] or 0) and q is not None
-        lines += ["", "**Ship (reference-free):** " + (f"yes_threshold {_setting(t)}, quote_check {_setting(q)} (the quote check wins out "
-                                                          f"of fold: {_f(quoted['out_of_fold_accuracy'])} against {_f(alone['out_of_fold_accuracy'])})"
-                                                          if wins else f"yes_threshold {_setting(alone['fitted_on_all'][0])}, quote_check off "
-                                                          f"(the quote check does not win out of fold: {_f(quoted['out_of_fold_accuracy'])} "
-                                                          f"against {_f(alone['out_of_fold_accuracy'])})"), ""]
+        # ship the check that wins out of fold over the threshold alone (the better of the two when both do)
+        base = alone["out_of_fold_accuracy"] or 0
+        options = [("quote check", quoted, f"yes_threshold {_setting(t)}, quote_check {_setting(q)}, request_evidence off", q),
+                   ("request check", requested, f"yes_threshold {_setting(rt)}, quote_check off, request_evidence {_setting(r)}", r)]
+        winners = sorted([o for o in options if o[3] is not None and (o[1]["out_of_fold_accuracy"] or 0) > base],
+                         key=lambda o: -(o[1]["out_of_fold_accuracy"] or 0))
+        tried = "; ".join(f"{name} {_f(found['out_of_fold_accuracy'])}" for name, found, _, _ in options)
+        if winners:
+            name, found, shipped, _ = winners[0]
+            ship = f"{shipped} (the {name} wins out of fold: {_f(found['out_of_fold_accuracy'])} against {_f(base)}; tried: {tried})"
+        else:
+            ship = (f"yes_threshold {_setting(alone['fitted_on_all'][0])}, quote_check off, request_evidence off (no check wins out of "
+                    f"fold against {_f(base)}: {tried})")
+        lines += ["", "**Ship (reference-free):** " + ship, ""]
         g = suff.get("squad2_goldremoved_sufficiency_dev", {})
         if g.get("n"):
             lines += ["## Grounded sufficiency (SQuAD 2.0 gold-removed)", "",
@@ -556,7 +579,11 @@ def report(results: dict[str, Any]) -> str:
                   _stability_row("yes_threshold alone", "SQuAD 2.0 unanswerable", squad.get("stability", {})),
                   _stability_row("yes_threshold + quote_check", "pooled", rf["with_quote_check"]["stability"]),
                   _stability_row("yes_threshold + quote_check", "CLAPNQ", clap.get("with_quote_check", {}).get("stability", {})),
-                  _stability_row("yes_threshold + quote_check", "SQuAD 2.0 unanswerable", squad.get("with_quote_check", {}).get("stability", {}))]
+                  _stability_row("yes_threshold + quote_check", "SQuAD 2.0 unanswerable", squad.get("with_quote_check", {}).get("stability", {})),
+                  _stability_row("yes_threshold + request_evidence", "pooled", rf["with_request_check"]["stability"]),
+                  _stability_row("yes_threshold + request_evidence", "CLAPNQ", clap.get("with_request_check", {}).get("stability", {})),
+                  _stability_row("yes_threshold + request_evidence", "SQuAD 2.0 unanswerable",
+                                 squad.get("with_request_check", {}).get("stability", {}))]
         if g.get("n"):
             lines.append(_stability_row("fact_threshold (with fact_evidence)", "SQuAD 2.0 gold-removed", g["stability"]))
         lines.append("")

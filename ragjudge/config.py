@@ -66,7 +66,7 @@ def _config_path(path: str | Path) -> Path:
 MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "sufficiency", "fact_evidence": "sufficiency",
                          "reasoning_first": "sufficiency", "expected_score": "completeness", "coverage_score": "completeness",
                          "mode": "sufficiency", "ground_truth": "sufficiency",  # these never were judge keys: flat keywords only
-                         "quote_check": "sufficiency", "statement_evidence": "completeness", "evidence_weight": "completeness"}
+                         "quote_check": "sufficiency", "request_evidence": "sufficiency", "statement_evidence": "completeness", "evidence_weight": "completeness"}
 
 __all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "CacheSettings", "Columns", "GateSettings", "JudgeSettings", "Price", "RawConfig",
            "bundled_config", "load_as", "load_config"]

@@ -1,6 +1,7 @@
 """Judge quality that costs no new calls (issue 32): completeness's statement evidence check
 (``completeness.statement_evidence``) and its blend with P(covered) (``completeness.evidence_weight``),
-reference-free sufficiency's quote check (``sufficiency.quote_check``). Each runs in ``decide``,
+reference-free sufficiency's quote check (``sufficiency.quote_check``) and request check
+(``sufficiency.request_evidence``). Each runs in ``decide``,
 after the cache: the tests script the judge's replies (the in-process fake judge) and assert
 the decided values; a re-run with another setting makes no new call."""
 
@@ -178,12 +179,42 @@ def test_grounded_mode_is_unaffected_by_the_quote_check(run_score, tmp_path, jud
     assert (row["sufficiency_mode"], row["sufficiency_score"], row["sufficiency_rationale"]) == ("grounded", 1.0, "Stated.")
 
 
+# -- reference-free sufficiency: the request check -------------------------------------------
+
+
+def test_a_yes_whose_passages_miss_the_requests_words_turns_no_with_a_note(run_score, tmp_path, judge):
+    # the passage names the tower but not Berlin: of "eiffel", "tower", "berlin", "completed" one is absent (share 0.75)
+    row = dict(REF_FREE, request="When was the Eiffel Tower in Berlin completed?")
+    out = _score(run_score, tmp_path, [row], "sufficiency", "sufficiency:\n  request_evidence: 0.8\n",
+                 [_ref_free_reply("yes", PASSAGE)], judge)[0]
+    assert (out["sufficiency_score"], out["sufficiency_passed"]) == (0.0, False)
+    assert out["sufficiency_rationale"] == ("request check: a share of 0.75 of the request's content words occur in the passages "
+                                            "< request_evidence 0.8, so no. It says so.")
+
+
+def test_a_yes_whose_passages_hold_the_requests_words_stands(run_score, tmp_path, judge):
+    row = dict(REF_FREE, request="When was the Eiffel Tower in Berlin completed?")
+    out = _score(run_score, tmp_path, [row], "sufficiency", "sufficiency:\n  request_evidence: 0.75\n",
+                 [_ref_free_reply("yes", PASSAGE)], judge)[0]  # 0.75 >= 0.75: at least
+    assert (out["sufficiency_score"], out["sufficiency_rationale"]) == (1.0, "It says so.")
+
+
+def test_the_request_check_never_turns_a_no_into_yes_and_skips_grounded_rows(run_score, tmp_path, judge):
+    no = _score(run_score, tmp_path, [REF_FREE], "sufficiency", "sufficiency:\n  request_evidence: 0.5\n",
+                [_ref_free_reply("no", "NONE")], judge)[0]
+    assert (no["sufficiency_score"], no["sufficiency_rationale"]) == (0.0, "It says so.")
+    grounded = dict(REF_FREE, request="When was the Eiffel Tower in Berlin completed?", expected_response="1889")
+    reply = json.dumps({"facts": [{"fact": 1, "supported": True, "passages": [1], "reason": "p1"}], "rationale": "Stated.", "verdict": "yes"})
+    row = _score(run_score, tmp_path, [grounded], "sufficiency", "sufficiency:\n  request_evidence: 1.0\n", [reply], judge)[0]
+    assert (row["sufficiency_mode"], row["sufficiency_score"], row["sufficiency_rationale"]) == ("grounded", 1.0, "Stated.")
+
+
 def test_the_new_settings_change_no_request(run_score, tmp_path, judge):
     rows = [REF_FREE, FACTS_ROW]
     _score(run_score, tmp_path, rows, "sufficiency", "{}\n")
     _score(run_score, tmp_path, rows, "completeness", "{}\n")
     calls = judge.calls
-    checked = ("sufficiency:\n  quote_check: 0.8\ncompleteness:\n  statement_evidence: 0.7\n  evidence_weight: 0.3\n")
+    checked = ("sufficiency:\n  quote_check: 0.8\n  request_evidence: 0.9\ncompleteness:\n  statement_evidence: 0.7\n  evidence_weight: 0.3\n")
     _score(run_score, tmp_path, rows, "sufficiency", checked)
     _score(run_score, tmp_path, rows, "completeness", checked)
     assert judge.calls == calls == 2  # every reply from the cache: the keys are those of the run without the checks
@@ -199,6 +230,8 @@ def test_the_new_settings_change_no_request(run_score, tmp_path, judge):
     pytest.param("completeness:\n  evidence_weight: 2\n", "invalid value for 'completeness.evidence_weight'", id="weight_above_1"),
     pytest.param("sufficiency:\n  quote_check: 1.01\n", "invalid value for 'sufficiency.quote_check'", id="quote_above_1"),
     pytest.param("sufficiency:\n  quote_check: -0.5\n", "invalid value for 'sufficiency.quote_check'", id="quote_below_0"),
+    pytest.param("sufficiency:\n  request_evidence: 0\n", "invalid value for 'sufficiency.request_evidence'", id="request_0"),
+    pytest.param("sufficiency:\n  request_evidence: 1.2\n", "invalid value for 'sufficiency.request_evidence'", id="request_above_1"),
 ])
 def test_a_setting_outside_its_range_is_refused_with_exit_2(run_cli, tmp_path, text, message):
     config = tmp_path / "c.yaml"
@@ -212,7 +245,7 @@ def test_a_setting_outside_its_range_is_refused_with_exit_2(run_cli, tmp_path, t
 def test_the_new_keys_are_in_config_show_and_default_off(run_cli):
     result = run_cli(["config", "show"], judge=False)
     assert result.code == 0
-    for line in ("  quote_check: null", "  statement_evidence: null", "  evidence_weight: null"):
+    for line in ("  quote_check: null", "  request_evidence: null", "  statement_evidence: null", "  evidence_weight: null"):
         assert line in result.stdout
 
 

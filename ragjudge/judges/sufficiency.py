@@ -12,7 +12,9 @@ Two modes, chosen per row:
   ``ContextualSufficiency``: the judge first says what the request needs (the autorater's
   first step), then decides, then quotes the passage text that gives it (or NONE) with a
   rationale. With ``sufficiency.quote_check`` a yes whose quote is NONE or is not found in the
-  passages becomes no (``check_quote``, after the cache).
+  passages becomes no (``check_quote``, after the cache); with ``sufficiency.request_evidence``
+  a yes whose passages hold too few of the request's content words becomes no
+  (``check_request``, after the cache).
 
 Two orders of the reply, each with its own prompt version (so caches never mix them):
 hosted judges give their reasoning before the verdict (``reason`` before each fact's
@@ -186,6 +188,11 @@ class SufficiencySettings(Strict):
                                                                        "word by word with at least this similarity (0..1; 1: word for "
                                                                        "word, case and punctuation aside; 0: any quote but NONE); a "
                                                                        "quote of NONE or below it makes the verdict no; null: off")
+    request_evidence: float | None = Field(None, gt=0.0, le=1.0, description="reference-free: a yes stands only if this share (0..1] "
+                                                                             "of the request's content words occur in the passages (stop "
+                                                                             "words of the detected language dropped): passages that do not "
+                                                                             "name what the request is about cannot answer it; below it the "
+                                                                             "verdict is no; null: off")
     reasoning_first: bool | None = Field(None, description="the reply gives its reasoning before each verdict (MLflow's and Google's "
                                                            "order); null: yes for hosted judges, no for local/ models, whose 1.5B "
                                                            "judge was measured best deciding first")
@@ -264,7 +271,9 @@ class SufficiencyJudge(Judge):
             logprobs = self.options.yes_threshold is not None
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         passages = [p.text for p in record.passages]  # for the checks after the cache (not part of the cache key)
-        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data={"ground_truth": used})
+        # the request for the request check after the cache (``data`` is not part of the cache key)
+        data = {"ground_truth": used, "request": record.request} if mode == REFERENCE_FREE else {"ground_truth": used}
+        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data=data)
 
     def ground_truth(self, record) -> tuple[list[str], str | None]:
         """What a grounded ``record`` is judged against: (the facts, one per line of the prompt,
@@ -336,6 +345,9 @@ class SufficiencyJudge(Judge):
         quote_cut = self.options.quote_check
         if quote_cut is not None and call.mode == REFERENCE_FREE:
             check_quote(verdict, call.passages, quote_cut)
+        request_cut = self.options.request_evidence
+        if request_cut is not None and call.mode == REFERENCE_FREE and call.data.get("request"):
+            check_request(verdict, str(call.data["request"]), call.passages, request_cut)
         return super().decide(verdict, call)
 
     def _probabilities(self) -> bool:
@@ -372,6 +384,20 @@ def check_quote(verdict: Verdict, passages: list[str], cut: float) -> None:
     elif match < cut:  # type: ignore[operator]
         verdict.score = 0.0
         note(verdict, f"quote check: the quote matches the passages at {against(match, cut)} < quote_check {cut:g}, so no")
+
+
+def check_request(verdict: Verdict, request: str, passages: list[str], cut: float) -> None:
+    """The request check (``sufficiency.request_evidence``) on a decided reference-free ``verdict``:
+    a yes whose passages hold less than the share ``cut`` of the request's content words
+    (``words.evidence_share``, the rule of the grounded judge's evidence check, with the request
+    in place of a fact) becomes no (score 0.0) with a note in front of the rationale;
+    ``details["request_evidence"]`` keeps the share (0..1). A no is never turned into yes."""
+    share = evidence_share(request, passages)
+    verdict.details = {**(verdict.details or {}), "request_evidence": share}
+    if verdict.score and share < cut:
+        verdict.score = 0.0
+        note(verdict, f"request check: a share of {against(share, cut)} of the request's content words occur in the passages "
+                      f"< request_evidence {cut:g}, so no")
 
 
 def parse(reply: str | None, prepared: Call) -> Verdict:

@@ -3,7 +3,8 @@ words, NFKC, case folding, light plural folding), the share of a text's content 
 other texts, and a fuzzy test that a quote occurs in passages.
 
 Used by grounded sufficiency's evidence check (``sufficiency.fact_evidence``), reference-free
-sufficiency's quote check (``sufficiency.quote_check``) and completeness's statement evidence
+sufficiency's quote check (``sufficiency.quote_check``) and request check
+(``sufficiency.request_evidence``) and completeness's statement evidence
 check (``completeness.statement_evidence``, ``completeness.evidence_weight``). Pure functions
 of text: no model call, so a check built on them changes no cache key.
 """
@@ -77,7 +78,12 @@ def evidence_share(fact: str, passages: list[str]) -> float:
     completeness's statement evidence check (``completeness.statement_evidence``, the response
     in place of the passages). Either can only turn "supported" / "covered" into its opposite,
     never the reverse."""
-    return evidence_shares([fact], passages)[0]
+    return _evidence_share(fact, tuple(passages))
+
+
+@lru_cache(maxsize=4096)  # cross-validation decides each row under many settings: read each row once
+def _evidence_share(fact: str, passages: tuple[str, ...]) -> float:
+    return evidence_shares([fact], list(passages))[0]
 
 
 def evidence_shares(facts: list[str], passages: list[str]) -> list[float]:
