@@ -140,9 +140,11 @@ def set_overrides(items: list[str]) -> dict[str, Any]:
     ``true``, ``null``, ``text``, ``[a, b]``); a later item for the same key wins. Raises
     ``ConfigError`` for an item without ``=``, an empty key or key part, or a key set both as a
     value and as a section."""
+    out: dict[str, Any] = {}
+    if not items:
+        return out
     import yaml
 
-    out: dict[str, Any] = {}
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip()

@@ -30,8 +30,20 @@ def table() -> dict[str, Any]:
         return {}
     path = Path(next(iter(spec.submodule_search_locations))) / TABLE
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = path.read_bytes()
+    except OSError:
+        return {}
+    try:
+        import orjson  # a third of json's time on the 1 MB table, which every hosted run reads
+
+        return orjson.loads(raw)
+    except ImportError:
+        pass
+    except ValueError:
+        return {}
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
         return {}
 
 

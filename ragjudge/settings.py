@@ -26,7 +26,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from ragjudge.config import METRICS, RawConfig, _describe, load_as
 from ragjudge.errors import ConfigError
-from ragjudge.judges import BUILT_IN, bundled_definitions, judge_class
+from ragjudge.judges import BUILT_IN, bundled_definitions, bundled_names, judge_class
 from ragjudge.judges.completeness import CompletenessSettings
 from ragjudge.judges.definitions import Extension, JudgeDefinition
 from ragjudge.judges.sufficiency import SufficiencySettings
@@ -70,7 +70,7 @@ class Config(RawConfig):
 
     @model_validator(mode="after")
     def _known_metrics(self) -> "Config":
-        bundled = bundled_definitions()
+        bundled = bundled_names()
         names = [d.name for d in self.judges]
         for name in names:
             if name in BUILT_IN or name in bundled:
@@ -103,7 +103,7 @@ class Config(RawConfig):
         for item in self.judges:
             if item.name == metric:
                 return item
-        return bundled_definitions().get(metric)
+        return bundled_definitions().get(metric) if metric in bundled_names() else None
 
     def scale(self, metric: str) -> tuple[float, float]:
         """(lowest, highest) score of ``metric``."""

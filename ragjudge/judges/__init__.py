@@ -32,6 +32,13 @@ def judge_class(name: str) -> Any:
 
 
 @lru_cache(maxsize=1)
+def bundled_names() -> tuple[str, ...]:
+    """The names of the bundled definitions, from their file names (``NAME.yaml`` defines the
+    judge ``NAME``), without reading them: a run of built-in metrics never parses YAML."""
+    return tuple(path.stem for path in sorted(BUNDLED_DIR.glob("*.yaml")))
+
+
+@lru_cache(maxsize=1)
 def bundled_definitions() -> dict[str, Any]:
     """The judge definitions that ship with ragjudge (name -> ``JudgeDefinition``)."""
     import yaml
@@ -60,7 +67,9 @@ def make_judges(config: Any) -> list[Any]:
     own = [JudgeDefinition.model_validate(item) for item in config.judges]
     judges = []
     for name in config.metrics:
-        definition = next((item for item in own if item.name == name), None) or bundled_definitions().get(name)
+        definition = next((item for item in own if item.name == name), None)
+        if definition is None and name not in BUILT_IN:  # a built-in name is never a bundled definition's
+            definition = bundled_definitions().get(name)
         if definition is not None:
             from ragjudge.judges.custom import CustomJudge
 

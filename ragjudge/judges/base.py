@@ -205,13 +205,13 @@ def load_reply(text: str | None, schema: dict[str, Any] | None = None) -> dict[s
 
     Raises ``ParseError`` when no JSON object can be recovered.
     """
-    import json_repair
-
     if not text or not text.strip():
         raise ParseError("empty reply")
     complete = _complete_objects(text)
     repaired: list[dict[str, Any]] = []
     if not complete or (schema and not any(_fits(schema, o, whole=True) for o in complete)):
+        import json_repair  # only for damaged replies (10 ms to import)
+
         try:
             value = json_repair.loads(text)
         except Exception as exc:  # json-repair raises plain exceptions on hopeless input

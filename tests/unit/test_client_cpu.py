@@ -340,3 +340,33 @@ def test_bad_input_further_on_keeps_the_replies_of_the_chunk_in_flight(tmp_path)
     scorer.score(_landmark_rows(7))
     scorer.close()
     assert len(again.requests) == 0  # the first chunk's 7 replies were kept
+
+
+# -- start-up: a run imports only what it needs ------------------------------------------------
+
+
+def test_the_bundled_names_are_the_bundled_definitions_names():
+    from ragjudge.judges import bundled_definitions, bundled_names
+
+    assert bundled_names() == tuple(bundled_definitions()) and "groundedness" in bundled_names()
+
+
+def test_a_run_of_a_built_in_metric_parses_no_yaml_and_loads_no_json_repair(tmp_path, server):
+    """YAML (the bundled definitions) and json-repair (damaged replies only) cost a small run
+    ~40 ms of start-up; a clean run of sufficiency needs neither. A config file or a damaged
+    reply still loads them (the config tests and the parser tests cover those)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT, write_jsonl
+
+    source = write_jsonl(tmp_path / "in.jsonl", [{"request": "When was it built?", "context": ["It was built in 1889."]}])
+    code = ("import sys\nfrom ragjudge.cli import main\n"
+            f"sys.argv = ['ragjudge', 'score', {str(source)!r}, '-m', 'sufficiency', '--model', 'openai/fake', '--api-base', "
+            f"{server.url!r}, '-q', '--min-pass-rate', '0', '-o', {str(tmp_path / 'out.csv')!r}, '--cache-dir', {str(tmp_path / 'c')!r}]\n"
+            "try:\n    main()\nexcept SystemExit as exc:\n    print('exit', exc.code)\n"
+            "print('loaded', sorted(m for m in ('yaml', 'json_repair') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "OPENAI_API_KEY": "sk-test"})
+    assert done.stdout.splitlines()[-2:] == ["exit 0", "loaded []"], done.stdout + done.stderr
+    assert (tmp_path / "out.csv").read_text().count("\n") == 2  # the header and the one row: it was judged
