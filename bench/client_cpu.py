@@ -20,6 +20,12 @@ imports, other. Each stage's share times the unprofiled CPU per row is its ms pe
     python bench/client_cpu.py --runs 64:0:20 --repeat 7     # the 20-row run (start-up)
     python bench/client_cpu.py --checkout ../ragjudge-old    # another checkout (before/after)
     python bench/client_cpu.py --runs 64:0.1:100000 --repeat 1 --warm   # then from the warm cache
+    python bench/client_cpu.py --floor    # also the floor: a bare aiohttp client, same server, same C
+
+With ``--floor`` each run is followed by the same number of calls from a bare aiohttp client
+(one ``ClientSession``, uvloop, the same request body as a judged row's, ``orjson``-parsed
+replies, a semaphore of C) in its own process: its CPU per call is what aiohttp and the event
+loop cost with no ragjudge at all, so ragjudge's CPU per row less the floor is ragjudge's own.
 
 Writes its scratch files to bench/_work/client_cpu/.
 """
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import re
 import shutil
@@ -138,6 +145,68 @@ def run_once(source: Path, url: str, concurrency: int, prefix: list[str] | None 
     return {"wall": seconds, "cpu": usage.ru_utime + usage.ru_stime}
 
 
+FLOOR_CLIENT = """
+import asyncio, resource, sys, time
+import aiohttp, orjson
+from yarl import URL
+url, calls, concurrency = URL(sys.argv[1] + "/chat/completions"), int(sys.argv[2]), int(sys.argv[3])
+body = open(sys.argv[4], "rb").read()
+headers = {"Authorization": "Bearer sk-bench-not-a-key", "Content-Type": "application/json"}
+
+async def main():
+    connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        limit = asyncio.Semaphore(concurrency)
+        timeout = aiohttp.ClientTimeout(total=600)
+
+        async def one():
+            async with limit:
+                async with session.post(url, data=body, headers=headers, timeout=timeout) as response:
+                    orjson.loads(await response.read())
+
+        await asyncio.gather(*[one() for _ in range(min(calls, 200))])  # connections opened, untimed
+        before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+        await asyncio.gather(*[one() for _ in range(calls)])
+        after, seconds = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - start
+        print(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, seconds)
+
+try:
+    import uvloop
+    uvloop.run(main())
+except ImportError:
+    asyncio.run(main())
+"""
+
+
+def floor(url: str, calls: int, concurrency: int) -> tuple[float, float]:
+    """(CPU seconds per call, wall seconds for all calls) of a bare aiohttp client (``FLOOR_CLIENT``) making ``calls`` calls at
+    ``concurrency`` against ``url``, with a judged row's request body (the first row of the bench
+    data, as ragjudge renders it)."""
+    from ragjudge.config import load_config
+    from ragjudge.judges import make_judges
+    from ragjudge.scoring import Scorer
+    from ragjudge.transports.base import Request, chat_body
+
+    rows = HERE / "floor_rows.jsonl"
+    synthetic_rows(rows, 1)
+    import pandas as pd
+
+    config = load_config(None, metrics=["sufficiency"], model="openai/fake-judge", api_base=url)
+    scorer = Scorer(config)
+    frame = pd.DataFrame([json.loads(rows.read_text(encoding="utf-8").splitlines()[0])])
+    record = scorer.records(frame, scorer.resolve(frame))[0]
+    call = make_judges(config)[0].prepare(record)
+    body = HERE / "floor_body.json"
+    request = Request(messages=call.messages, temperature=call.temperature, max_tokens=config.judge.max_tokens,
+                      response_format=call.response_format, seed=config.judge.seed, logprobs=call.logprobs, timeout=600)
+    body.write_bytes(json.dumps(chat_body("fake-judge", request)).encode())
+    scorer.close()
+    done = subprocess.run([sys.executable, "-c", FLOOR_CLIENT, url, str(calls), str(concurrency), str(body)],
+                          capture_output=True, text=True, check=True)
+    cpu, wall = done.stdout.split()[-2:]
+    return float(cpu) / calls, float(wall)
+
+
 def warm_up(checkout: Path) -> None:
     """Import everything a run imports once, untimed, so that Python's compiled modules are
     written (as on a user's machine after the first run)."""
@@ -155,6 +224,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="split the CPU per stage with py-spy (one more run)")
     parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
     parser.add_argument("--warm", action="store_true", help="also time the same run again from the warm cache (figure 2, whole process)")
+    parser.add_argument("--floor", action="store_true", help="also time a bare aiohttp client making the same calls (the transport's floor)")
     parser.add_argument("--checkout", type=Path, default=ROOT, help="the ragjudge checkout to run (default: this one), e.g. an older commit")
     args = parser.parse_args()
     HERE.mkdir(parents=True, exist_ok=True)
@@ -179,6 +249,11 @@ def main() -> None:
             print(f"[1c] C={concurrency}, L={latency * 1000:.0f} ms, {rows} rows: whole process {wall:.2f} s median of {args.repeat} "
                   f"(all: {', '.join(format(r['wall'], '.2f') for r in runs)}) = {ratio}; ragjudge CPU {cpu:.2f} s = "
                   f"{1000 * cpu / rows:.3f} ms per row; fake server CPU {server_cpu:.2f} s", flush=True)
+            if args.floor:
+                bare, seconds = floor(url, rows, concurrency)
+                reach = f" = {limit / seconds:.2f} of C/L" if limit else ""
+                print(f"  floor: a bare aiohttp client, the same {rows} calls at C={concurrency}: {1000 * bare:.3f} ms CPU per call, "
+                      f"{seconds:.2f} s{reach}; ragjudge's own: {1000 * (cpu / rows - bare):.3f} ms per row", flush=True)
             if args.warm:
                 warm = [run_once(source, url, concurrency, checkout=args.checkout.resolve(), fresh=False) for _ in range(args.repeat)]
                 seconds = statistics.median(r["wall"] for r in warm)
