@@ -199,6 +199,15 @@ def test_a_yes_whose_passages_hold_the_requests_words_stands(run_score, tmp_path
     assert (out["sufficiency_score"], out["sufficiency_rationale"]) == (1.0, "It says so.")
 
 
+def test_a_request_in_another_language_than_its_passages_is_not_checked(run_score, tmp_path, judge):
+    # cross-lingual retrieval: an English request, French passages; no word can be shared
+    row = {"id": "x", "request": "When was the Eiffel Tower completed?",
+           "context": ["La tour Eiffel, à Paris, a été achevée en 1889 pour l'Exposition universelle, après deux ans de travaux."]}
+    out = _score(run_score, tmp_path, [row], "sufficiency", "sufficiency:\n  request_evidence: 1.0\n",
+                 [_ref_free_reply("yes", "achevée en 1889")], judge)[0]
+    assert (out["sufficiency_score"], out["sufficiency_rationale"]) == (1.0, "It says so.")
+
+
 def test_the_request_check_never_turns_a_no_into_yes_and_skips_grounded_rows(run_score, tmp_path, judge):
     no = _score(run_score, tmp_path, [REF_FREE], "sufficiency", "sufficiency:\n  request_evidence: 0.5\n",
                 [_ref_free_reply("no", "NONE")], judge)[0]

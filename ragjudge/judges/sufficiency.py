@@ -31,6 +31,7 @@ Verdict yes / no -> score 1.0 / 0.0; ``missing`` lists the unsupported facts.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import Field
@@ -391,13 +392,24 @@ def check_request(verdict: Verdict, request: str, passages: list[str], cut: floa
     a yes whose passages hold less than the share ``cut`` of the request's content words
     (``words.evidence_share``, the rule of the grounded judge's evidence check, with the request
     in place of a fact) becomes no (score 0.0) with a note in front of the rationale;
-    ``details["request_evidence"]`` keeps the share (0..1). A no is never turned into yes."""
+    ``details["request_evidence"]`` keeps the share (0..1). A no is never turned into yes. A
+    request in another language than its passages (``words.detect_language``: cross-lingual
+    retrieval, whose passages cannot share the request's words) is not checked
+    (``request_evidence`` None)."""
+    if _language(request) != _language(" ".join(passages)[:3000]):
+        verdict.details = {**(verdict.details or {}), "request_evidence": None}
+        return
     share = evidence_share(request, passages)
     verdict.details = {**(verdict.details or {}), "request_evidence": share}
     if verdict.score and share < cut:
         verdict.score = 0.0
         note(verdict, f"request check: a share of {against(share, cut)} of the request's content words occur in the passages "
                       f"< request_evidence {cut:g}, so no")
+
+
+@lru_cache(maxsize=4096)  # cross-validation decides each row under many settings
+def _language(text: str) -> str | None:
+    return detect_language(text)
 
 
 def parse(reply: str | None, prepared: Call) -> Verdict:
