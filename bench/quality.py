@@ -562,6 +562,9 @@ def report(results: dict[str, Any]) -> str:
         else:
             ship = (f"yes_threshold {_setting(alone['fitted_on_all'][0])}, quote_check off, request_evidence off (no check wins out of "
                     f"fold against {_f(base)}: {tried})")
+        if rf["excluded"] > 0.1 * (rf["n"] + rf["excluded"]):
+            ship = (f"nothing yet: only {rf['n']} of {rf['n'] + rf['excluded']} rows are judged (a decision needs at least 90% of "
+                    f"them; `bash bench/agreement.sh` judges the rest); so far: " + ship)
         lines += ["", "**Ship (reference-free):** " + ship, ""]
         g = suff.get("squad2_goldremoved_sufficiency_dev", {})
         if g.get("n"):
@@ -614,7 +617,10 @@ def report(results: dict[str, Any]) -> str:
                 if (found.get("spearman") or -1) > (alone.get("spearman") or -1) and found["pass_agreement"] >= alone["pass_agreement"]:
                     if ranked is None or found["spearman"] > sq["checks"][ranked]["spearman"]:
                         ranked = name
-            if ranked is None:
+            if sq["excluded"] > 0.1 * (sq["n"] + sq["excluded"]):
+                lines += ["", f"**Ship (completeness):** nothing yet: only {sq['n']} of {sq['n'] + sq['excluded']} rows are judged "
+                              f"(a decision needs at least 90% of them; `bash bench/agreement.sh` judges the rest)", ""]
+            elif ranked is None:
                 lines += ["", f"**Ship (completeness):** no check (none beats the judge alone out of fold on Spearman "
                               f"{_f(alone.get('spearman'))} with pass agreement no lower than {_f(alone['pass_agreement'])})", ""]
             else:

@@ -76,12 +76,12 @@ def test_bundled_model_gets_the_calibrated_settings_unless_the_config_sets_them(
     bundled = {"judge": {"model": local.DEFAULT_MODEL}}
     bare, filled = local.calibrated(load_config(None, bundled))
     assert filled == [f"{m}.{k}={v}" for m, s in sorted(local.CALIBRATED.items()) for k, v in sorted(s.items())] + ["thresholds.completeness=3.8"]
-    assert bare.sufficiency.yes_threshold == 0.84 and bare.sufficiency.fact_evidence == 0.7
+    assert bare.sufficiency.yes_threshold == 0.85 and bare.sufficiency.fact_evidence == 0.7
     assert (bare.threshold("completeness"), bare.threshold("sufficiency")) == (3.8, 0.5)
     path = tmp_path / "c.yaml"
     path.write_text(f"judge:\n  model: {local.DEFAULT_MODEL}\n  yes_threshold: null\nthresholds:\n  completeness: 3\n")
     chosen, filled = local.calibrated(load_config(path))
-    assert chosen.sufficiency.yes_threshold is None and "sufficiency.yes_threshold=0.84" not in filled  # an explicit null is kept
+    assert chosen.sufficiency.yes_threshold is None and "sufficiency.yes_threshold=0.85" not in filled  # an explicit null is kept
     assert chosen.threshold("completeness") == 3 and "thresholds.completeness=3.8" not in filled  # a threshold set is kept
     flagged, _ = local.calibrated(load_config(None, {**bundled, "thresholds": {"sufficiency": 1.0}}))
     assert (flagged.threshold("completeness"), flagged.threshold("sufficiency")) == (3.8, 1.0)  # another metric's threshold set

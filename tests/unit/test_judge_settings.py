@@ -145,7 +145,7 @@ def test_the_bundled_configs_use_the_new_keys():
         assert not set(data.get("judge") or {}) & set(MOVED), path.name
         assert load_config(path).notes == [], path.name
     local = load_config(ROOT / "ragjudge" / "configs" / "local.yaml")
-    assert (local.sufficiency.yes_threshold, local.sufficiency.fact_threshold, local.sufficiency.fact_evidence) == (0.84, 0.3, 0.7)
+    assert (local.sufficiency.yes_threshold, local.sufficiency.fact_threshold, local.sufficiency.fact_evidence) == (0.85, 0.3, 0.7)
     assert local.completeness.coverage_score is True
 
 
