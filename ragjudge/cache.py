@@ -152,9 +152,32 @@ class ResponseCache:
             ) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored reply for ``key`` (one not yet written included), or None."""
+        """The stored reply for ``key`` (one not yet written included, as a copy: the caller may
+        change what it gets, as it may a reply read from disk), or None."""
         pending = self._pending.get(key) if self._pending else None
-        return pending if pending is not None else self._cache.get(key)
+        if pending is not None:
+            import copy
+
+            return copy.deepcopy(pending)
+        return self._cache.get(key)
+
+    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any] | None]:
+        """``get`` for each of ``keys`` (distinct), read in one SQLite transaction: {key: reply or
+        None}. About half the CPU of as many ``get`` calls (bench figure 1c)."""
+        found: dict[str, dict[str, Any] | None] = {}
+        rest = []
+        for key in keys:
+            if self._pending and key in self._pending:
+                found[key] = self.get(key)
+            else:
+                rest.append(key)
+        if len(rest) == 1:
+            found[rest[0]] = self._cache.get(rest[0])
+        elif rest:
+            with self._cache.transact():
+                for key in rest:
+                    found[key] = self._cache.get(key)
+        return found
 
     def set(self, key: str, value: dict[str, Any]) -> None:
         """Keep ``value`` under ``key``; stored with the next ``WRITE_BATCH`` (or at ``flush``)."""

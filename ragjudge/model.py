@@ -55,6 +55,7 @@ from ragjudge.types import OK, Call, ParseError, Reason, Reply, Usage, Verdict, 
 
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
+MISSING = object()  # not prefetched
 MEMORY = 4096  # replies kept in memory per model, so a repeated call within a run is not paid twice
 REASK = (
     "Your reply could not be read as the requested JSON object. Reply again with only that "
@@ -192,6 +193,7 @@ class Model:
         self.stopping = False
         self.calls = 0
         self._memory: OrderedDict[str, Verdict] = OrderedDict()
+        self._prefetched: dict[str, Any] = {}  # key -> cached reply or None (not cached), from ``prefetch``
         self._in_flight: dict[str, asyncio.Future] = {}
         self._probe_started = False
         self._probe_done: asyncio.Event | None = None
@@ -295,6 +297,17 @@ class Model:
         )
         return key
 
+    def prefetch(self, calls: list[Call]) -> None:
+        """Ask the response cache once for the keys of ``calls`` (sample 0) that this process does
+        not remember; ``peek`` then reads the answers from here instead of asking the disk for
+        each (bench figure 1c: a row's look-up cost about 35 us alone, 16 us in a batch). The
+        answers are kept until the next ``prefetch``."""
+        if self.cache is None or not calls:
+            self._prefetched = {}
+            return
+        keys = [key for key in dict.fromkeys(self.key(call) for call in calls) if key not in self._memory]
+        self._prefetched = self.cache.get_many(keys) if keys else {}
+
     def peek(self, call: Call, sample: int = 0, key: str | None = None) -> Verdict | None:
         """The verdict for ``call`` without a provider call: from this process's memory or the
         response cache (``cached`` True, no usage); None when it would need a call."""
@@ -305,7 +318,9 @@ class Model:
             return _unpaid(kept)
         if self.cache is None or call.memo.get((id(self), sample, "missed")):
             return None  # the response cache was asked already for this call object: not again
-        hit = self.cache.get(key)
+        hit = self._prefetched.pop(key, MISSING) if self._prefetched else MISSING
+        if hit is MISSING:
+            hit = self.cache.get(key)
         if hit is None:
             call.memo[(id(self), sample, "missed")] = True
             return None

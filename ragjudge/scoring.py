@@ -94,6 +94,9 @@ class Scored:
     notes: list[str] = field(default_factory=list)
 
 
+BLOCK = 64  # rows prepared together, their cache keys looked up in one read (``Model.prefetch``)
+
+
 class Scorer:
     """Scores DataFrames of evaluation rows; see the module docstring.
 
@@ -280,30 +283,40 @@ class Scorer:
         # preparing is spread over the run instead of delaying its first calls
         ahead = max(64, 2 * self.config.judge.concurrency * self.config.judge.samples)
         waiting = 0  # pending[waiting:] may still be running
+        position = 0
         try:
-            for position, values in enumerate(rows):
+            while position < len(rows):
                 while len(pending) - waiting >= ahead:
                     oldest = pending[waiting][1]
                     if not oldest.done():
                         await asyncio.wait([oldest])
                     waiting += 1
-                record = to_records([values], mapping, position, strip, self.extra)[0]
-                self._trace_order(record)
-                records.append(record)
-                if skip and position in skip:
-                    row: list[Any] = [Verdict.skipped(judge.name, Reason.NOT_SAMPLED) for judge in self.judges]
-                else:
-                    row = [self._settle(judge, record) for judge in self.judges]
-                if any(isinstance(item, Call) for item in row):
-                    pending.append((position, asyncio.ensure_future(self._row(row, on_progress, reporter, record))))
-                else:
-                    out[position] = row
-                    if on_progress:
-                        on_progress(1, _cost(row))
-                    if reporter:
-                        reporter(record, row)
-                if position % 32 == 31:
-                    await asyncio.sleep(0)  # let the calls made so far go out
+                # a block of rows at a time (no more than the window has room for): their calls are
+                # prepared, then the response cache is asked for all their keys at once
+                block = min(BLOCK, len(rows) - position, ahead - (len(pending) - waiting))
+                made = to_records(rows[position:position + block], mapping, position, strip, self.extra)
+                prepared: list[list[Any]] = []
+                for record in made:
+                    self._trace_order(record)
+                    if skip and record.index in skip:
+                        prepared.append([Verdict.skipped(judge.name, Reason.NOT_SAMPLED) for judge in self.judges])
+                    else:
+                        prepared.append([self._prepare(judge, record) for judge in self.judges])
+                self.model.prefetch([item for row in prepared for item in row if isinstance(item, Call)])
+                for record, row in zip(made, prepared):
+                    records.append(record)
+                    row = [self._settle(judge, item) if isinstance(item, Call) else item for judge, item in zip(self.judges, row)]
+                    if any(isinstance(item, Call) for item in row):
+                        pending.append((position, asyncio.ensure_future(self._row(row, on_progress, reporter, record))))
+                    else:
+                        out[position] = row
+                        if on_progress:
+                            on_progress(1, _cost(row))
+                        if reporter:
+                            reporter(record, row)
+                    if position % 32 == 31:
+                        await asyncio.sleep(0)  # let the calls made so far go out
+                    position += 1
             for position, task in pending:
                 out[position] = await task
             self._same_trace(records, out)
@@ -377,15 +390,17 @@ class Scorer:
             reporter(record, verdicts)
         return verdicts
 
-    def _settle(self, judge: Any, record: EvalRecord) -> Verdict | Call:
-        """The verdict when no provider call is needed (skipped, input error, every call
-        remembered or cached), else the call to make next."""
+    def _prepare(self, judge: Any, record: EvalRecord) -> Verdict | Call:
+        """The verdict when the row needs no call at all (skipped, input error, held by its
+        trace), else the judge's first call."""
         held = _trace_held(judge, record)
         if held is not None:
             return held
-        call = judge.prepare(record)
-        if isinstance(call, Verdict):
-            return call
+        return judge.prepare(record)
+
+    def _settle(self, judge: Any, call: Call) -> Verdict | Call:
+        """The verdict when every call of ``call``'s chain is remembered or cached, else the call
+        to make next."""
         while not call.final:
             found = self.model.peek(call)
             if found is None or found.status != OK:

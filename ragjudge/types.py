@@ -44,6 +44,18 @@ def clean(value: Any) -> Any:
     return value
 
 
+def _surely_clean(value: Any) -> bool:
+    """True when ``value`` holds no lone surrogate for certain: orjson writes it (it refuses
+    text that is not valid UTF-8, and types it does not know). False means: look (``clean``)."""
+    try:
+        import orjson
+
+        orjson.dumps(value)
+    except (ImportError, TypeError):
+        return False
+    return True
+
+
 class ParseError(ValueError):
     """The judge's reply could not be read as the expected structure (the chokepoint asks once
     more, then the row is an error with the raw reply kept)."""
@@ -224,9 +236,10 @@ class Verdict:
 
     @classmethod
     def from_cache(cls, data: dict[str, Any]) -> "Verdict":
-        """A verdict from ``to_cache`` data (unknown keys of other versions are ignored)."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: clean(v) for k, v in data.items() if k in known and k not in ("usage", "cached", "raw", "agreement", "reason")})
+        """A verdict from ``to_cache`` data (unknown keys of other versions are ignored), its
+        text cleaned (``clean``) where it holds a lone surrogate."""
+        kept = {k: v for k, v in data.items() if k in _FROM_CACHE}
+        return cls(**(kept if _surely_clean(kept) else clean(kept)))
 
     # the per-row usage figures, as the output columns name them
     @property
@@ -240,3 +253,7 @@ class Verdict:
     @property
     def cost_usd(self) -> float | None:
         return self.usage.cost_usd
+
+
+# the fields a cached verdict restores (the rest are this run's: usage, cached, raw, agreement, reason)
+_FROM_CACHE = frozenset(f.name for f in fields(Verdict)) - {"usage", "cached", "raw", "agreement", "reason"}

@@ -83,15 +83,23 @@ def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None, text
         except _arrow_errors():
             return False
 
-    fixed = df
-    for column in df.columns:
-        if df[column].dtype == object and not storable(df[column]):
-            if texted is not None:
-                texted.append(str(column))
-            if fixed is df:
-                fixed = df.copy()
-            fixed[column] = [_cell_text(v) for v in df[column]]
-    table = pa.Table.from_pandas(fixed, preserve_index=False)
+    table = None
+    try:  # the usual chunk: every column converts as it is, once (not once to check and once more)
+        table = pa.Table.from_pandas(df, preserve_index=False)
+    except _arrow_errors():
+        pass
+    if table is not None and any(df.dtypes.iloc[i] == object and _has_empty_struct(table.schema.field(i).type) for i in range(len(df.columns))):
+        table = None
+    if table is None:
+        fixed = df
+        for column in df.columns:
+            if df[column].dtype == object and not storable(df[column]):
+                if texted is not None:
+                    texted.append(str(column))
+                if fixed is df:
+                    fixed = df.copy()
+                fixed[column] = [_cell_text(v) for v in df[column]]
+        table = pa.Table.from_pandas(fixed, preserve_index=False)
     for name, kind in (column_types or {}).items():
         if name in table.column_names:
             index = table.column_names.index(name)

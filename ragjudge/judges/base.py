@@ -188,8 +188,21 @@ def numbered(lines: list[str], prefix: str = "") -> str:
     return "\n".join(f"[{prefix}{i}] {neutralise(line)}" for i, line in enumerate(lines, start=1))
 
 
+_FORMATS: dict[tuple[str, int], tuple[dict[str, Any], dict[str, Any]]] = {}
+
+
 def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+    """The OpenAI ``response_format`` asking for ``schema`` (strict) under ``name``. The same
+    object for the same name and schema object: the cache key's check that orjson writes it as
+    ``json`` does (``ragjudge.cache.key_bytes``) is then made once, not once per row (bench
+    figure 1c). Treat it as read-only; a transport that changes it must copy it first."""
+    held = _FORMATS.get((name, id(schema)))
+    if held is not None and held[0] is schema:
+        return held[1]
+    made = {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+    if len(_FORMATS) < 256:
+        _FORMATS[(name, id(schema))] = (schema, made)
+    return made
 
 
 def load_reply(text: str | None, schema: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -4,6 +4,8 @@ this transport is built, never earlier (it takes seconds to import)."""
 
 from __future__ import annotations
 
+import copy
+
 import os
 from typing import Any
 
@@ -71,7 +73,7 @@ class LitellmTransport:
             "drop_params": True,  # a provider that lacks a parameter (seed, logprobs) is sent the rest
         }
         if request.response_format is not None:
-            kwargs["response_format"] = request.response_format
+            kwargs["response_format"] = copy.deepcopy(request.response_format)  # shared by every row: litellm may change it
         if request.seed is not None:
             kwargs["seed"] = request.seed
         if request.logprobs:

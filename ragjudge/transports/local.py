@@ -4,6 +4,7 @@ runtime (``ragjudge.local``), one prompt at a time, at no cost. No litellm invol
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
 from typing import Any
 
@@ -34,7 +35,7 @@ class LocalTransport:
         if request.seed is not None:
             body["seed"] = request.seed
         if request.response_format is not None:
-            body["response_format"] = request.response_format
+            body["response_format"] = copy.deepcopy(request.response_format)  # shared by every row: llama.cpp may change it
         if request.logprobs:
             body["logprobs"], body["top_logprobs"] = True, 10
         reply = await _in_thread(lambda: local.RUNTIME.chat(self.path, body))

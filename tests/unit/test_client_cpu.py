@@ -370,3 +370,115 @@ def test_a_run_of_a_built_in_metric_parses_no_yaml_and_loads_no_json_repair(tmp_
                           env={**__import__("os").environ, "OPENAI_API_KEY": "sk-test"})
     assert done.stdout.splitlines()[-2:] == ["exit 0", "loaded []"], done.stdout + done.stderr
     assert (tmp_path / "out.csv").read_text().count("\n") == 2  # the header and the one row: it was judged
+
+
+def test_every_row_of_a_judge_gets_the_same_response_format_and_the_same_key_bytes():
+    """The response format is built once per judge and schema (its orjson check is then made
+    once); the key's bytes stay ``json.dumps``'s."""
+    import pandas as pd
+
+    from ragjudge.config import load_config
+    from ragjudge.judges import make_judges
+    from ragjudge.judges.base import json_schema_format
+    from ragjudge.scoring import Scorer
+
+    config = load_config(None, metrics=["sufficiency"], model="openai/fake-judge")
+    scorer = Scorer(config)
+    frame = pd.DataFrame([{"request": f"q{i}", "context": f"passage {i}", "expected_response": f"answer {i}"} for i in range(3)])
+    judge = make_judges(config)[0]
+    calls = [judge.prepare(record) for record in scorer.records(frame, scorer.resolve(frame))]
+    scorer.close()
+    assert calls[0].response_format is calls[1].response_format is calls[2].response_format
+    assert calls[0].response_format["json_schema"]["name"] == "sufficiency_grounded"
+    schema = {"type": "object"}
+    assert json_schema_format("a", schema) is json_schema_format("a", schema)
+    assert json_schema_format("a", schema) is not json_schema_format("b", schema)
+    assert json_schema_format("a", dict(schema)) is not json_schema_format("a", schema)
+    from ragjudge.cache import key_bytes
+
+    for call in calls:
+        parts = {"messages": call.messages, "response_format": call.response_format, "temperature": call.temperature}
+        assert key_bytes(parts) == _json_key_bytes(parts)
+
+
+def test_a_cached_verdict_with_a_lone_surrogate_is_cleaned_and_a_clean_one_kept_as_it_is():
+    from ragjudge.types import Verdict
+
+    dirty = Verdict.from_cache({"metric": "m", "status": "ok", "score": 1.0, "rationale": "half \ud83d emoji",
+                                "missing": ["a \udc00 b"], "details": {"k\ud800": ("x", 1)}, "future_field": 3})
+    assert dirty.rationale == "half \ufffd emoji" and dirty.missing == ["a \ufffd b"]
+    assert dirty.details == {"k\ufffd": ("x", 1)}
+    kept = Verdict.from_cache({"metric": "m", "status": "ok", "score": 4.0, "rationale": "é \U0001F600", "missing": ["x"],
+                               "details": {"facts": [{"supported": True, "p": 0.25}]}, "usage": "dropped", "raw": "dropped"})
+    assert (kept.rationale, kept.missing, kept.details) == ("é \U0001F600", ["x"], {"facts": [{"supported": True, "p": 0.25}]})
+    assert kept.raw is None and kept.usage.calls == 0
+
+
+def test_a_reply_read_back_before_it_is_written_is_a_copy(tmp_path):
+    """A verdict restored from the batch not yet written shares nothing with it: changing one
+    (a judge's decide writes into its details) leaves the stored reply as it was."""
+    from ragjudge.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path)
+    cache.set("k", {"verdict": {"metric": "m", "status": "ok", "missing": ["a"], "details": {"facts": [{"p": 0.5}]}}})
+    got = cache.get("k")
+    got["verdict"]["missing"].append("b")
+    got["verdict"]["details"]["facts"][0]["p"] = 0.9
+    assert cache.get("k") == {"verdict": {"metric": "m", "status": "ok", "missing": ["a"], "details": {"facts": [{"p": 0.5}]}}}
+    cache.close()
+    assert ResponseCache(tmp_path).get("k")["verdict"]["details"] == {"facts": [{"p": 0.5}]}
+
+
+def test_a_chunk_converts_to_arrow_once_and_columns_arrow_cannot_store_still_become_text():
+    """``_to_arrow`` converts a chunk once where every column converts; an empty object (a
+    struct of no field, which Parquet cannot store) or a mixed column still becomes text,
+    named in ``texted``, as when each column was converted first to check it."""
+    import pandas as pd
+
+    from ragjudge.io.arrow import _to_arrow
+
+    plain = pd.DataFrame({"id": ["a", "b"], "n": [1, 2], "facts": [["x"], []], "meta": [{"k": 1}, {"k": 2}]})
+    texted: list[str] = []
+    table = _to_arrow(plain, {"n": "float64"}, texted)
+    assert texted == [] and str(table.schema.field("meta").type) == "struct<k: int64>"
+    assert str(table.schema.field("n").type) == "double" and table.column("facts").to_pylist() == [["x"], []]
+    awkward = pd.DataFrame({"id": ["a", "b"], "empty": [{}, {}], "mixed": ["a", 2], "nested_empty": [[{}], []]})
+    texted = []
+    table = _to_arrow(awkward, None, texted)
+    assert texted == ["empty", "mixed", "nested_empty"]
+    assert table.column("empty").to_pylist() == ["{}", "{}"]
+    assert table.column("mixed").to_pylist() == ["a", "2"]
+    assert table.column("nested_empty").to_pylist() == ["[{}]", "[]"]
+
+
+def test_a_warm_run_asks_the_cache_for_its_keys_in_blocks_and_never_one_by_one(tmp_path):
+    """From a warm cache, the scorer looks a block of rows' keys up at once (``get_many``, at
+    most ``BLOCK`` keys), never with a ``get`` per row; every row is a cache hit."""
+    from ragjudge import Scorer
+    from ragjudge.cache import ResponseCache
+    from ragjudge.scoring import BLOCK
+    from ragjudge.transports.fake import FakeTransport
+
+    settings = dict(metrics=["sufficiency"], model="openai/fake-judge", cache={"dir": str(tmp_path)})
+    first = Scorer(transport=FakeTransport(), **settings)
+    first.score(_landmark_rows(150))
+    first.close()
+    batches, singles = [], []
+    real_many, real_get = ResponseCache.get_many, ResponseCache.get
+
+    def get_many(self, keys):
+        batches.append(len(keys))
+        return real_many(self, keys)
+
+    def get(self, key):
+        singles.append(key)
+        return real_get(self, key)
+
+    second_fake = FakeTransport()
+    again = Scorer(transport=second_fake, **settings)
+    again.cache.get_many = get_many.__get__(again.cache)  # type: ignore[method-assign]
+    again.cache.get = get.__get__(again.cache)  # type: ignore[method-assign]
+    scored = again.score(_landmark_rows(150))
+    again.close()
+    assert scored.frame["sufficiency_cached"].all() and len(second_fake.requests) == 0
+    assert batches == [BLOCK, BLOCK, 150 - 2 * BLOCK] and singles == []
