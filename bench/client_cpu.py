@@ -20,6 +20,7 @@ imports, other. Each stage's share times the unprofiled CPU per row is its ms pe
     python bench/client_cpu.py --runs 64:0:20 --repeat 7     # the 20-row run (start-up)
     python bench/client_cpu.py --checkout ../ragjudge-old    # another checkout (before/after)
     python bench/client_cpu.py --runs 64:0.1:100000 --repeat 1 --warm   # then from the warm cache
+    python bench/client_cpu.py --runs 64:0:100000 --repeat 1 --warm --profile   # and split the warm run's CPU too
     python bench/client_cpu.py --floor    # also the floor: a bare aiohttp client, same server, same C
 
 With ``--floor`` each run is followed by the same number of calls from a bare aiohttp client
@@ -60,7 +61,7 @@ STAGES: list[tuple[str, str, str]] = [
     ("cache key", r"ragjudge/model\.py", r"^Model\.key$"),
     ("cache write", r"ragjudge/cache\.py", r"^ResponseCache\.(set|flush|close)$"),
     ("cache look-up", r"ragjudge/cache\.py", r""),
-    ("cache look-up", r"ragjudge/model\.py", r"^Model\.peek$"),
+    ("cache look-up", r"ragjudge/model\.py", r"^Model\.(peek|prefetch)$"),
     ("parse", r"ragjudge/judges/", r"(parse|load_reply|_reply|_json)"),
     ("decide", r"ragjudge/judges/", r"(decide|combine|evidence|_checked)"),
     ("render", r"ragjudge/judges/", r""),
@@ -271,6 +272,15 @@ def main() -> None:
                 print(f"  CPU per row by stage ({samples} py-spy samples; share x {1000 * cpu / rows:.3f} ms):")
                 for stage, share in shares.items():
                     print(f"    {stage:<24} {100 * share:5.1f}%  {1000 * cpu / rows * share:.3f} ms")
+                if args.warm:  # the cache that run filled, read back
+                    warm_cpu = statistics.median(r["cpu"] for r in warm)
+                    raw = HERE / f"profile_c{concurrency}_warm.txt"
+                    run_once(source, url, concurrency, [spy, "record", "--format", "raw", "--rate", str(args.rate), "--output", str(raw), "--"],
+                             checkout=args.checkout.resolve(), fresh=False)
+                    shares, samples = stage_shares(raw)
+                    print(f"  warm cache, CPU per row by stage ({samples} py-spy samples; share x {1000 * warm_cpu / rows:.3f} ms):")
+                    for stage, share in shares.items():
+                        print(f"    {stage:<24} {100 * share:5.1f}%  {1000 * warm_cpu / rows * share:.3f} ms")
         finally:
             server.terminate()
             server.wait(10)
