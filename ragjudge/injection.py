@@ -154,7 +154,7 @@ def strip_instructions(text: str) -> Stripped:
     """Remove each sentence of ``text`` addressed to a judge. Returns ``Stripped``: the text
     with those sentences (and the space after each) removed, and the removed sentences in
     order. Text with none comes back unchanged, byte for byte, so its judge calls and cache
-    keys are the same as without this step. Cost: about 140 microseconds for a 900-character
+    keys are the same as without this step. Cost: about 100 microseconds for a 900-character
     passage of real text, a few for text holding none of the rules' words; the last 4,096
     texts up to 16 KB are remembered (bench/README, figure 4b)."""
     return _strip_cached(text) if len(text) <= _CACHED_LENGTH else _strip(text)
