@@ -482,3 +482,80 @@ def test_a_warm_run_asks_the_cache_for_its_keys_in_blocks_and_never_one_by_one(t
     again.close()
     assert scored.frame["sufficiency_cached"].all() and len(second_fake.requests) == 0
     assert batches == [BLOCK, BLOCK, 150 - 2 * BLOCK] and singles == []
+
+
+def test_many_keys_read_at_once_are_what_get_reads_one_by_one(tmp_path):
+    """``get_many`` over replies on disk (one large enough to be kept in a file of its own), a
+    reply not yet written, and keys never stored: each exactly what ``get`` gives."""
+    from ragjudge.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path)
+    stored = {f"k{i}": {"verdict": {"metric": "m", "status": "ok", "score": float(i), "missing": [f"s{i}"]}, "raw": "é\U0001F600"}
+              for i in range(1200)}
+    stored["big"] = {"verdict": {"metric": "m", "status": "ok", "rationale": "x" * 100_000}, "raw": None}
+    for key, value in stored.items():
+        cache.set(key, value)
+    cache.flush()
+    cache.set("pending", {"verdict": {"metric": "m", "status": "ok"}, "raw": "p"})
+    keys = [*stored, "pending", "never", "also never"]
+    many = cache.get_many(keys)
+    assert cache._reader  # the batched read was the one used
+    assert many == {key: cache.get(key) for key in keys}
+    assert many["never"] is None and many["big"]["verdict"]["rationale"] == "x" * 100_000 and many["k7"]["verdict"]["score"] == 7.0
+    cache.close()
+    again = ResponseCache(tmp_path)
+    assert again.get_many(["pending", "k1", "never"]) == {"pending": {"verdict": {"metric": "m", "status": "ok"}, "raw": "p"},
+                                                          "k1": stored["k1"], "never": None}
+    again.close()
+
+
+def test_reading_many_keys_does_not_wait_for_another_process_writing_the_cache(tmp_path):
+    """Review fault: the batched read took SQLite's write lock (diskcache's ``transact``), so a
+    warm run waited for, or after 60 s failed behind, another process writing the same cache
+    folder. Now the read is a plain read: it is answered while the other process holds the lock."""
+    import subprocess
+    import sys
+
+    from ragjudge.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path)
+    for i in range(100):
+        cache.set(f"k{i}", {"verdict": {"metric": "m", "status": "ok", "score": 1.0}, "raw": None})
+    cache.flush()
+    import diskcache
+
+    cache._cache.close()  # the same folder, with SQLite's wait for a lock at 0.5 s: a read that waited fails fast
+    cache._cache = diskcache.Cache(str(tmp_path / "responses"), timeout=0.5)
+    release = tmp_path / "release"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys, time, pathlib\n"
+         "con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=1)\n"
+         "con.execute('BEGIN IMMEDIATE'); print('locked', flush=True)\n"
+         "end = time.time() + 120\n"
+         "while not pathlib.Path(sys.argv[2]).exists() and time.time() < end: time.sleep(0.01)\n"
+         "con.execute('COMMIT')\n", str(tmp_path / "responses" / "cache.db"), str(release)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        many = cache.get_many([f"k{i}" for i in range(100)] + ["never"])
+        assert len(many) == 101 and many["k5"]["verdict"]["score"] == 1.0 and many["never"] is None
+    finally:
+        release.touch()
+        holder.wait(30)
+    cache.close()
+
+
+@pytest.mark.parametrize("folder", ["relative folder", "with ? and # in its name"])
+def test_many_keys_are_read_at_once_from_a_relative_or_oddly_named_cache_folder(tmp_path, monkeypatch, folder):
+    """Review fault: a relative ``--cache-dir`` made the batched read fail (exit 2: "relative
+    path can't be expressed as a file URI")."""
+    from ragjudge.cache import ResponseCache
+
+    monkeypatch.chdir(tmp_path)
+    cache = ResponseCache(folder)
+    for i in range(3):
+        cache.set(f"k{i}", {"verdict": {"metric": "m", "status": "ok", "score": float(i)}, "raw": None})
+    cache.flush()
+    assert cache.get_many(["k0", "k2", "never"]) == {"k0": cache.get("k0"), "k2": cache.get("k2"), "never": None}
+    assert cache._reader  # read at once, not key by key
+    cache.close()
