@@ -300,7 +300,7 @@ class Model:
     def prefetch(self, calls: list[Call]) -> None:
         """Ask the response cache once for the keys of ``calls`` (sample 0) that this process does
         not remember; ``peek`` then reads the answers from here instead of asking the disk for
-        each (bench figure 1c: a row's look-up cost about 35 us alone, 16 us in a batch). The
+        each (bench figure 1c: a row's look-up cost about 35 us alone, under 10 us so). The
         answers are kept until the next ``prefetch``."""
         if self.cache is None or not calls:
             self._prefetched = {}
