@@ -302,7 +302,8 @@ class Scorer:
                         prepared.append([Verdict.skipped(judge.name, Reason.NOT_SAMPLED) for judge in self.judges])
                     else:
                         prepared.append([self._prepare(judge, record) for judge in self.judges])
-                self.model.prefetch([item for row in prepared for item in row if isinstance(item, Call)])
+                single = self.config.judge.samples == 1  # with several samples a final call is not peeked (``_settle``)
+                self.model.prefetch([item for row in prepared for item in row if isinstance(item, Call) and (single or not item.final)])
                 for record, row in zip(made, prepared):
                     records.append(record)
                     row = [self._settle(judge, item) if isinstance(item, Call) else item for judge, item in zip(self.judges, row)]

@@ -5,7 +5,6 @@ this transport is built, never earlier (it takes seconds to import)."""
 from __future__ import annotations
 
 import copy
-
 import os
 from typing import Any
 

@@ -559,3 +559,25 @@ def test_many_keys_are_read_at_once_from_a_relative_or_oddly_named_cache_folder(
     assert cache.get_many(["k0", "k2", "never"]) == {"k0": cache.get("k0"), "k2": cache.get("k2"), "never": None}
     assert cache._reader  # read at once, not key by key
     cache.close()
+
+
+def test_with_several_samples_no_final_call_is_looked_up_ahead(tmp_path):
+    """With ``judge.samples`` > 1 a final call is not peeked while a row is settled (each sample
+    is asked through the chokepoint), so the block's look-up ahead leaves it out: no key is read
+    for nothing."""
+    from ragjudge import Scorer
+    from ragjudge.cache import ResponseCache
+    from ragjudge.transports.fake import FakeTransport
+
+    settings = dict(metrics=["sufficiency"], model="openai/fake-judge", judge={"samples": 3}, cache={"dir": str(tmp_path)})
+    first = Scorer(transport=FakeTransport(), **settings)
+    first.score(_landmark_rows(70))
+    first.close()
+    batches = []
+    real_many = ResponseCache.get_many
+    again = Scorer(transport=FakeTransport(), **settings)
+    again.cache.get_many = lambda keys: batches.append(len(keys)) or real_many(again.cache, keys)  # type: ignore[method-assign]
+    scored = again.score(_landmark_rows(70))
+    again.close()
+    assert scored.frame["sufficiency_cached"].all() and (scored.frame["sufficiency_status"] == "ok").all()
+    assert batches == []
