@@ -9,6 +9,7 @@ PY="${PYTHON:-../.venv/bin/python}"
 "$PY" transport_cpu.py
 "$PY" scale.py
 "$PY" instruction_removal.py
+"$PY" warm_floor.py
 "$PY" ray_scale.py
 "$PY" embedded.py
 bash mlflow_side_by_side.sh --rows 5000 --timeout 1200

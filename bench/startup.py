@@ -1,7 +1,9 @@
 """Figure 3: start-up time of `ragjudge --help` and `ragjudge score --help` (best and median of 7).
 Figure 3b: a 20-row CI-sized run against the fake server answering at once: the whole
 process's wall time and the time from process start to the first request the server sees
-(best and median of 7). ``--checkout DIR`` times another checkout of ragjudge (run with
+(best and median of 7), beside its floor: a bare interpreter importing only the libraries such a
+run cannot do without (pandas, pyarrow's Parquet, aiohttp, pydantic, uvloop, orjson), which
+no change inside ragjudge can take below. ``--checkout DIR`` times another checkout of ragjudge (run with
 this interpreter from that folder), e.g. an older commit for a before/after figure.
 
     python bench/startup.py [--checkout ../ragjudge-old]
@@ -63,6 +65,9 @@ def main() -> None:
     for command in (["--help"], ["score", "--help"]):
         times = wall([RAGJUDGE, *command])
         print(f"[3] ragjudge {' '.join(command)}: best {min(times):.3f} s, median {statistics.median(times):.3f} s (target <= 0.5 s)")
+    floor = wall([sys.executable, "-c", "import pandas, pyarrow.parquet, aiohttp, pydantic, uvloop, orjson"])
+    print(f"[3c] the floor of a run: python -c 'import pandas, pyarrow.parquet, aiohttp, pydantic, uvloop, orjson': "
+          f"best {min(floor):.2f} s, median {statistics.median(floor):.2f} s")
     totals, firsts = first_call(args.checkout.resolve())
     print(f"[3b] 20 rows against the fake server ({args.checkout}): whole process best {min(totals):.2f} s, median {statistics.median(totals):.2f} s "
           f"(goal <= 1.5 s); first request after best {min(firsts):.2f} s, median {statistics.median(firsts):.2f} s")
