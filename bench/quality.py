@@ -353,9 +353,26 @@ def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[
         out["squality"] = {"n": len(kept), "excluded": len(rows) - len(kept), "note": "too few rows judged for a figure"}
     else:
         out["squality"] = _squality(judged, kept, rows, k, seed)
-        fitted = out["squality"]["checks"]["joint"]["fitted_on_all"]
+        chosen = shipped_check(out["squality"])
+        out["squality"]["chosen_check"] = chosen
+        if chosen is not None:
+            fitted = {**out["squality"]["checks"][chosen]["fitted_on_all"], "check": chosen}
     out["ragchecker_pairs"] = _pairs(judged, data, fitted)
     return out
+
+
+def shipped_check(sq: dict[str, Any]) -> str | None:
+    """The completeness check the SQuALITY figures choose (``joint``, ``statement_evidence`` or
+    ``evidence_weight``): of those whose out-of-fold Spearman beats the judge alone with a pass
+    agreement no lower, the best Spearman; None when none does. (It ships only once at least 90%
+    of the rows are judged: ``report``.)"""
+    alone, ranked = sq["checks"]["judge_alone"], None
+    for name in ("joint", "statement_evidence", "evidence_weight"):
+        found = sq["checks"][name]
+        if (found.get("spearman") or -1) > (alone.get("spearman") or -1) and found["pass_agreement"] >= alone["pass_agreement"]:
+            if ranked is None or found["spearman"] > sq["checks"][ranked]["spearman"]:
+                ranked = name
+    return ranked
 
 
 def _spearman(scores: list[float], humans: list[float]) -> float:
@@ -451,8 +468,8 @@ def _squality(judged: Judged, kept: list[tuple[dict, Any]], rows: list[dict], k:
 def _pairs(judged: Judged, data: Path, fitted: dict[str, Any] | None = None) -> dict[str, Any]:
     """RAGChecker pairs: both responses scored, the sign of the difference against the human
     preference (only pairs with both responses judged count), with its Wilson interval; with the
-    config's settings and, when given, with the completeness checks fitted on SQuALITY
-    (``fitted``: its joint setting); and the word-overlap baseline."""
+    config's settings and, when given, with the completeness check the SQuALITY rows chose
+    (``fitted``: ``shipped_check``'s setting fitted on all of them); and the word-overlap baseline."""
     from ragjudge.agreement import pairwise_agreement
     from ragjudge.judges.words import evidence_share
 
@@ -478,7 +495,8 @@ def _pairs(judged: Judged, data: Path, fitted: dict[str, Any] | None = None) -> 
     out = sign_agreement()
     if fitted is not None:
         r, w = fitted["setting"]
-        out["with_fitted_checks"] = {"statement_evidence": r, "evidence_weight": w, **sign_agreement(statement_evidence=r, evidence_weight=w)}
+        out["with_fitted_checks"] = {"check": fitted.get("check"), "statement_evidence": r, "evidence_weight": w,
+                                     **sign_agreement(statement_evidence=r, evidence_weight=w)}
     usable = [i for i in range(len(pairs)) if pairs[i].get("expected_response") and pairs[i].get("response") and pairs[i].get("response_b")]
     baseline = pairwise_agreement(
         [evidence_share(pairs[i]["expected_response"], [pairs[i]["response"]]) for i in usable],
@@ -611,12 +629,7 @@ def report(results: dict[str, Any]) -> str:
             base = sq["word_overlap_baseline"]
             lines.append(f"| word overlap alone (no judge) | {_f(base.get('spearman'))} | {_f(base.get('pearson'))} | {_f(base.get('mae'))} | "
                          f"{systems(base)} | | | |")
-            alone, ranked = sq["checks"]["judge_alone"], None
-            for name in ("joint", "statement_evidence", "evidence_weight"):
-                found = sq["checks"][name]
-                if (found.get("spearman") or -1) > (alone.get("spearman") or -1) and found["pass_agreement"] >= alone["pass_agreement"]:
-                    if ranked is None or found["spearman"] > sq["checks"][ranked]["spearman"]:
-                        ranked = name
+            alone, ranked = sq["checks"]["judge_alone"], shipped_check(sq)
             if sq["excluded"] > 0.1 * (sq["n"] + sq["excluded"]):
                 lines += ["", f"**Ship (completeness):** nothing yet: only {sq['n']} of {sq['n'] + sq['excluded']} rows are judged "
                               f"(a decision needs at least 90% of them; `bash bench/agreement.sh` judges the rest)", ""]
@@ -641,7 +654,9 @@ def report(results: dict[str, Any]) -> str:
 
         lines.append(pair_line("the config's settings", pairs))
         if "with_fitted_checks" in pairs:
-            lines.append(pair_line("with the completeness checks fitted on SQuALITY", pairs["with_fitted_checks"]))
+            fit = pairs["with_fitted_checks"]
+            lines.append(pair_line(f"with the check the SQuALITY rows chose ({fit.get('check')}: statement_evidence "
+                                   f"{_setting(fit['statement_evidence'])}, evidence_weight {_setting(fit['evidence_weight'])})", fit))
         lines.append(pair_line("word overlap alone", pairs.get("word_overlap_baseline", {})))
         lines.append("")
     return "\n".join(lines)
