@@ -613,7 +613,7 @@ def report(results: dict[str, Any]) -> str:
         sq = comp["squality"]
         if "checks" in sq:
             lines += [f"## Completeness (SQuALITY, n {sq['n']}, +{sq['excluded']} excluded): settings and pass mark chosen out of fold", "",
-                      "| variant | Spearman | Pearson | MAE | within-system Spearman (mean; per system) | pass agreement with human >= 3 | "
+                      "| variant | Spearman [95% interval] | Pearson | MAE | within-system Spearman (mean; per system) | pass agreement with human >= 3 | "
                       "fitted on all (statement_evidence, evidence_weight; pass mark) | per fold |", "|---|---|---|---|---|---|---|---|"]
 
             def systems(found: dict[str, Any]) -> str:
@@ -622,12 +622,12 @@ def report(results: dict[str, Any]) -> str:
 
             for name, found in sq["checks"].items():
                 fit = found["fitted_on_all"]
-                lines.append(f"| {name} | {_f(found.get('spearman'))} | {_f(found.get('pearson'))} | {_f(found.get('mae'))} | {systems(found)} | "
+                lines.append(f"| {name} | {_acc(found.get('spearman'), found.get('spearman_ci95'))} | {_f(found.get('pearson'))} | {_f(found.get('mae'))} | {systems(found)} | "
                              f"{_acc(found['pass_agreement'], found['pass_interval'])} | {_setting(fit['setting'][0])}, "
                              f"{_setting(fit['setting'][1])}; {_setting(fit['pass_mark'])} | "
                              f"{'; '.join(f'{_setting(c[0][0])}, {_setting(c[0][1])}, {_setting(c[1])}' for c in found['chosen_per_fold'])} |")
             base = sq["word_overlap_baseline"]
-            lines.append(f"| word overlap alone (no judge) | {_f(base.get('spearman'))} | {_f(base.get('pearson'))} | {_f(base.get('mae'))} | "
+            lines.append(f"| word overlap alone (no judge) | {_acc(base.get('spearman'), base.get('spearman_ci95'))} | {_f(base.get('pearson'))} | {_f(base.get('mae'))} | "
                          f"{systems(base)} | | | |")
             alone, ranked = sq["checks"]["judge_alone"], shipped_check(sq)
             if sq["excluded"] > 0.1 * (sq["n"] + sq["excluded"]):

@@ -2,8 +2,8 @@
 
 - binary metric (sufficiency) vs boolean labels: n, accuracy with a 95% Wilson interval,
   precision / recall / F1 per class, Cohen's kappa, confusion matrix (scikit-learn, scipy);
-- 1..5 metric (completeness) vs numeric labels: Spearman and Pearson correlation, mean
-  absolute error, share within one point;
+- 1..5 metric (completeness) vs numeric labels: Spearman and Pearson correlation with 95%
+  intervals (Fisher's z), mean absolute error, share within one point;
 - pairwise: two scored tables of the same rows (response A, response B) and a signed human
   preference (positive = B better): how often sign(score_B - score_A) matches the label's
   sign, with ties (judge or human) reported apart.
@@ -113,8 +113,24 @@ def binary_agreement(scores: list[float], labels: list[bool], threshold: float =
     }
 
 
+def correlation_interval(r: float, n: int, spearman: bool = True) -> list[float] | None:
+    """The 95% interval of a correlation ``r`` on ``n`` pairs by Fisher's z transform: standard
+    error sqrt(1.06 / (n - 3)) for Spearman's rho (Fieller, Hartley and Pearson, 1957),
+    1 / sqrt(n - 3) for Pearson's r. None for n < 5 (too few pairs for the approximation).
+    [low, high], each in -1..1."""
+    if n < 5 or r is None or math.isnan(r):
+        return None
+    if abs(r) >= 1.0:
+        return [r, r]
+    z = math.atanh(r)
+    half = 1.959964 * math.sqrt((1.06 if spearman else 1.0) / (n - 3))
+    return [math.tanh(z - half), math.tanh(z + half)]
+
+
 def numeric_agreement(scores: list[float], labels: list[float]) -> dict[str, Any]:
-    """Judge scores 1..5 vs numeric labels: Spearman, Pearson, MAE, share within one point."""
+    """Judge scores 1..5 vs numeric labels: Spearman and Pearson correlations with their 95%
+    intervals (``correlation_interval``: ``spearman_ci95``, ``pearson_ci95``, None under 5
+    pairs), MAE, share within one point."""
     from scipy.stats import pearsonr, spearmanr
 
     n = len(labels)
@@ -127,9 +143,11 @@ def numeric_agreement(scores: list[float], labels: list[float]) -> dict[str, Any
         spearman = spearmanr(scores, labels)
         pearson = pearsonr(scores, labels)
         result |= {"spearman": float(spearman.statistic), "spearman_p": float(spearman.pvalue),
-                   "pearson": float(pearson.statistic), "pearson_p": float(pearson.pvalue)}
+                   "spearman_ci95": correlation_interval(float(spearman.statistic), n),
+                   "pearson": float(pearson.statistic), "pearson_p": float(pearson.pvalue),
+                   "pearson_ci95": correlation_interval(float(pearson.statistic), n, spearman=False)}
     else:
-        result |= {"spearman": None, "pearson": None}
+        result |= {"spearman": None, "pearson": None, "spearman_ci95": None, "pearson_ci95": None}
     return result
 
 
@@ -239,6 +257,10 @@ def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair:
     return report
 
 
+def _ci(interval: Any) -> str:
+    return f" [95% CI {_fmt(interval[0])}-{_fmt(interval[1])}]" if interval else ""
+
+
 def _fmt(value: Any) -> str:
     if value is None:
         return "-"
@@ -271,6 +293,7 @@ def render(report: dict[str, Any]) -> str:
                 lines.append(f"  confusion (human x judge): yes/yes {c['human_yes']['judge_yes']}, yes/no {c['human_yes']['judge_no']}, "
                              f"no/yes {c['human_no']['judge_yes']}, no/no {c['human_no']['judge_no']}")
         else:
-            lines.append(f"{name}: n {m['n']}, spearman {_fmt(m.get('spearman'))}, pearson {_fmt(m.get('pearson'))}, "
+            lines.append(f"{name}: n {m['n']}, spearman {_fmt(m.get('spearman'))}{_ci(m.get('spearman_ci95'))}, "
+                         f"pearson {_fmt(m.get('pearson'))}{_ci(m.get('pearson_ci95'))}, "
                          f"mae {_fmt(m.get('mae'))}, within one {_fmt(m.get('within_one'))}")
     return "\n".join(lines)

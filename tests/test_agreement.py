@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from ragjudge.agreement import agreement, binary_agreement, numeric_agreement, pairwise_agreement
+from ragjudge.agreement import agreement, binary_agreement, correlation_interval, numeric_agreement, pairwise_agreement
 
 
 def test_binary_statistics_match_hand_computation():
@@ -28,6 +28,20 @@ def test_numeric_statistics():
     assert result["pearson"] == pytest.approx(0.9)
     assert result["mae"] == pytest.approx(0.4)
     assert result["within_one"] == 1.0
+
+
+def test_correlations_carry_95_percent_intervals_by_fishers_z():
+    from scipy.stats import pearsonr
+
+    result = numeric_agreement([1, 2, 3, 4, 5], [1, 2, 3, 5, 4])
+    # Pearson: the interval scipy itself gives (Fisher's z, standard error 1 / sqrt(n - 3))
+    expected = pearsonr([1, 2, 3, 4, 5], [1, 2, 3, 5, 4]).confidence_interval(0.95)
+    assert result["pearson_ci95"] == pytest.approx([expected.low, expected.high], abs=1e-5)
+    # Spearman: standard error sqrt(1.06 / (n - 3)) (Fieller, Hartley and Pearson): tanh(atanh(0.9) -+ 1.96 sqrt(0.53))
+    assert result["spearman_ci95"] == pytest.approx([0.04531, 0.99395], abs=1e-4)
+    assert correlation_interval(0.58, 93) == pytest.approx([0.4217, 0.7040], abs=1e-4)
+    assert correlation_interval(0.5, 4) is None  # too few pairs
+    assert correlation_interval(1.0, 10) == [1.0, 1.0]
 
 
 def test_pairwise_sign_agreement_reports_ties_apart():
