@@ -362,17 +362,25 @@ def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[
 
 
 def shipped_check(sq: dict[str, Any]) -> str | None:
-    """The completeness check the SQuALITY figures choose (``joint``, ``statement_evidence`` or
-    ``evidence_weight``): of those whose out-of-fold Spearman beats the judge alone with a pass
-    agreement no lower, the best Spearman; None when none does. (It ships only once at least 90%
-    of the rows are judged: ``report``.)"""
-    alone, ranked = sq["checks"]["judge_alone"], None
-    for name in ("joint", "statement_evidence", "evidence_weight"):
-        found = sq["checks"][name]
-        if (found.get("spearman") or -1) > (alone.get("spearman") or -1) and found["pass_agreement"] >= alone["pass_agreement"]:
-            if ranked is None or found["spearman"] > sq["checks"][ranked]["spearman"]:
-                ranked = name
-    return ranked
+    """The completeness check the SQuALITY figures choose (``statement_evidence``,
+    ``evidence_weight`` or ``joint``): of those whose out-of-fold Spearman beats the judge alone
+    with a pass agreement no lower, the one with fewer settings unless another's Spearman is
+    higher by more than ``PARSIMONY`` (a gap that small is far inside the intervals, about
+    +-0.13 on 118 rows), then the higher Spearman; None when none beats the judge alone. (It
+    ships only once at least 90% of the rows are judged: ``report``.)"""
+    alone = sq["checks"]["judge_alone"]
+    winners = [name for name in ("statement_evidence", "evidence_weight", "joint")
+               if (sq["checks"][name].get("spearman") or -1) > (alone.get("spearman") or -1)
+               and sq["checks"][name]["pass_agreement"] >= alone["pass_agreement"]]
+    if not winners:
+        return None
+    top = max(sq["checks"][name]["spearman"] for name in winners)
+    close = [name for name in winners if sq["checks"][name]["spearman"] >= top - PARSIMONY]
+    return min(close, key=lambda name: (SETTINGS_OF[name], -sq["checks"][name]["spearman"]))
+
+
+PARSIMONY = 0.02  # Spearman: a check with more settings must win by more than this
+SETTINGS_OF = {"statement_evidence": 1, "evidence_weight": 1, "joint": 2}
 
 
 def _spearman(scores: list[float], humans: list[float]) -> float:

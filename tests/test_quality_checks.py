@@ -347,3 +347,25 @@ def test_stability_moves_each_folds_threshold_and_counts_the_rows_on_the_edge(mo
     assert found["flips_within_0.02"] == 2 / 6  # 0.49 and 0.51 change between 0.48 and 0.52
     assert quality.stability(cv, labels, quality.moved, members=[3, 4, 5])["at_+0.05"] == 2 / 3  # one slice's rows
     assert quality.moved(None, 0.02) is None and quality.moved(0.98, 0.05) == 0.99
+
+
+def test_the_completeness_check_that_ships_beats_the_judge_alone_and_has_fewest_settings_unless_beaten_by_more_than_002(monkeypatch):
+    import sys
+
+    from conftest import ROOT
+
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    sys.modules.pop("quality", None)
+    import quality
+
+    def figures(alone, statement, weight, joint, passes=(0.64, 0.75, 0.75, 0.74)):
+        names = ("judge_alone", "statement_evidence", "evidence_weight", "joint")
+        return {"checks": {n: {"spearman": r, "pass_agreement": p} for n, r, p in zip(names, (alone, statement, weight, joint), passes)}}
+
+    # the SQuALITY figures of 2026-12-01 (118 rows): joint leads by 0.01, so the one-setting check ships
+    assert quality.shipped_check(figures(0.30, 0.55, 0.54, 0.56)) == "statement_evidence"
+    assert quality.shipped_check(figures(0.30, 0.55, 0.54, 0.58)) == "joint"  # ahead by more than 0.02
+    assert quality.shipped_check(figures(0.30, 0.50, 0.54, 0.55)) == "evidence_weight"  # the better of the one-setting checks
+    assert quality.shipped_check(figures(0.60, 0.55, 0.54, 0.58)) is None  # none beats the judge alone
+    # a check whose pass agreement is below the judge alone's does not ship, whatever its Spearman
+    assert quality.shipped_check(figures(0.30, 0.55, 0.54, 0.56, passes=(0.76, 0.75, 0.77, 0.74))) == "evidence_weight"
