@@ -105,7 +105,7 @@ def show_labels(path: str = "out/demo_scored.parquet") -> tuple[int, int]:
             print(f"  {row['id']}: {metric}: judge {judge}; {people}{verdict}", file=sys.stderr)
     if compared:
         print(f"demo: the offline judge agrees with the labels on {agree} of {compared} verdicts here "
-              "(its agreement on a thousand labelled rows: docs/quality.md)", file=sys.stderr)
+              "(its agreement on the labelled development rows, out of fold: docs/quality.md)", file=sys.stderr)
     return agree, compared
 
 

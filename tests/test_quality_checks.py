@@ -299,7 +299,7 @@ def test_the_demo_prints_each_verdict_beside_its_label(tmp_path, capsys):
         "  sq-1: completeness: judge 4.48 of 5, pass; people 1.15 of 5, fail at 3  DIFFERS",
         "  whole-1: sufficiency: judge error; label no (built with another question's passage)",
         "  whole-1: completeness: judge 1.00 of 5, fail; no label",
-        "demo: the offline judge agrees with the labels on 1 of 3 verdicts here (its agreement on a thousand labelled rows: docs/quality.md)",
+        "demo: the offline judge agrees with the labels on 1 of 3 verdicts here (its agreement on the labelled development rows, out of fold: docs/quality.md)",
     ]
 
 
