@@ -637,7 +637,7 @@ def report(results: dict[str, Any]) -> str:
             base = sq["word_overlap_baseline"]
             lines.append(f"| word overlap alone (no judge) | {_acc(base.get('spearman'), base.get('spearman_ci95'))} | {_f(base.get('pearson'))} | {_f(base.get('mae'))} | "
                          f"{systems(base)} | | | |")
-            alone, ranked = sq["checks"]["judge_alone"], shipped_check(sq)
+            alone, ranked = sq["checks"]["judge_alone"], sq["chosen_check"]  # shipped_check, chosen by completeness_figures
             if sq["excluded"] > 0.1 * (sq["n"] + sq["excluded"]):
                 lines += ["", f"**Ship (completeness):** nothing yet: only {sq['n']} of {sq['n'] + sq['excluded']} rows are judged "
                               f"(a decision needs at least 90% of them; `bash bench/agreement.sh` judges the rest)", ""]

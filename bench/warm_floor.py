@@ -48,11 +48,12 @@ def main() -> None:
         parts = [dict(model=model.provider_model, api_base=model.api_base, temperature=c.temperature, max_tokens=model.settings.max_tokens,
                       seed=model.settings.seed, response_format=c.response_format, messages=c.messages, metric=c.metric,
                       prompt_version=c.version, sample=0, logprobs=c.logprobs) for c in calls]
+        keys = [cache_key(**p) for p in parts]
+        assert keys == [model.key(c) for c in calls], "these parts no longer make Model.key's key: update them"
     reply = {"verdict": {"metric": "sufficiency", "status": "ok", "score": 1.0, "passed": None, "rationale": "Checked each fact's words against the passages.",
                          "error": None, "missing": [], "mode": "grounded", "details": {"supported": [True], "passages": [[1]], "facts": ["city 0"], "entry_facts": [0]},
                          "input_error": False},
              "raw": '{"facts": [{"fact": 1, "supported": true, "passages": [1]}], "rationale": "Checked each fact\'s words against the passages.", "verdict": "yes"}'}
-    keys = [cache_key(**p) for p in parts]
     cache = ResponseCache(work / "cache")
     for key in keys:
         cache.set(key, reply)
