@@ -488,10 +488,13 @@ def _pairs(judged: Judged, data: Path, fitted: dict[str, Any] | None = None) -> 
     raw_b = judged.raw(pairs, "completeness", response="response_b")
     preferences = [float(p["label_completeness_pref"]) for p in pairs]
 
+    judged_pairs: list[int] = []
+
     def sign_agreement(**settings: Any) -> dict[str, Any]:
         a = [judged.decided(item, **settings) for item in raw_a]
         b = [judged.decided(item, **settings) for item in raw_b]
         keep = [i for i in range(len(pairs)) if a[i] is not None and b[i] is not None and a[i].status == b[i].status == "ok"]
+        judged_pairs[:] = keep
         found: dict[str, Any] = {"pairs": len(pairs), "excluded": len(pairs) - len(keep)}
         if len(keep) < 10:
             return {**found, "note": "too few pairs judged for a figure"}
@@ -505,14 +508,19 @@ def _pairs(judged: Judged, data: Path, fitted: dict[str, Any] | None = None) -> 
         r, w = fitted["setting"]
         out["with_fitted_checks"] = {"check": fitted.get("check"), "statement_evidence": r, "evidence_weight": w,
                                      **sign_agreement(statement_evidence=r, evidence_weight=w)}
-    usable = [i for i in range(len(pairs)) if pairs[i].get("expected_response") and pairs[i].get("response") and pairs[i].get("response_b")]
-    baseline = pairwise_agreement(
-        [evidence_share(pairs[i]["expected_response"], [pairs[i]["response"]]) for i in usable],
-        [evidence_share(pairs[i]["expected_response"], [pairs[i]["response_b"]]) for i in usable],
-        [preferences[i] for i in usable])
-    if baseline.get("decided"):
-        baseline["interval"] = wilson(round(baseline["sign_agreement"] * baseline["decided"]), baseline["decided"])
-    out["word_overlap_baseline"] = {"pairs": len(usable), **baseline}
+    def overlap(indices: list[int]) -> dict[str, Any]:
+        usable = [i for i in indices if pairs[i].get("expected_response") and pairs[i].get("response") and pairs[i].get("response_b")]
+        found = pairwise_agreement(
+            [evidence_share(pairs[i]["expected_response"], [pairs[i]["response"]]) for i in usable],
+            [evidence_share(pairs[i]["expected_response"], [pairs[i]["response_b"]]) for i in usable],
+            [preferences[i] for i in usable])
+        if found.get("decided"):
+            found["interval"] = wilson(round(found["sign_agreement"] * found["decided"]), found["decided"])
+        return {"pairs": len(usable), "excluded": len(pairs) - len(usable), **found}
+
+    out["word_overlap_baseline"] = overlap(list(range(len(pairs))))
+    # the same pairs as the judge's last figure (the pairs judged so far are a seeded random draw of the 140)
+    out["word_overlap_same_pairs"] = overlap(judged_pairs)
     return out
 
 
@@ -665,7 +673,9 @@ def report(results: dict[str, Any]) -> str:
             fit = pairs["with_fitted_checks"]
             lines.append(pair_line(f"with the check the SQuALITY rows chose ({fit.get('check')}: statement_evidence "
                                    f"{_setting(fit['statement_evidence'])}, evidence_weight {_setting(fit['evidence_weight'])})", fit))
-        lines.append(pair_line("word overlap alone", pairs.get("word_overlap_baseline", {})))
+        lines.append(pair_line("word overlap alone, every pair", pairs.get("word_overlap_baseline", {})))
+        if pairs.get("word_overlap_same_pairs", {}).get("pairs"):
+            lines.append(pair_line("word overlap alone, on the pairs the judge was scored on", pairs["word_overlap_same_pairs"]))
         lines.append("")
     return "\n".join(lines)
 
