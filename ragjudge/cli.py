@@ -146,7 +146,16 @@ def score(
     if traces is not None:
         given["traces"] = traces
     if dry_run and traces is not None:
-        input, input_format = _trace_rows_file(traces), None
+        rows_file = _trace_rows_file(traces)
+        try:
+            _dry_run(console, rows_file, settings, None, flag_fields, limit, sample, seed, summary_json)
+        except RagjudgeError as exc:  # the message names the user's traces, not the temporary copy of their rows
+            exc.args = (str(exc).replace(rows_file, str(input)),)
+            raise
+        finally:
+            import shutil
+
+            shutil.rmtree(os.path.dirname(rows_file), ignore_errors=True)
     if dry_run:
         _dry_run(console, input, settings, input_format, flag_fields, limit, sample, seed, summary_json)
     options.check_engine(engine, ray_actors)
@@ -213,7 +222,8 @@ def _score_locally(console: Any, settings: Any, wanted: Any, flag_fields: frozen
 
 
 def _trace_rows_file(traces: Any) -> str:
-    """A trace source's rows written to a temporary Parquet file (``--dry-run`` reads files)."""
+    """A trace source's rows written to a temporary Parquet file (``--dry-run`` reads files), in
+    a folder of its own that the caller removes."""
     import tempfile
 
     from ragjudge.io import write_table

@@ -457,4 +457,5 @@ def test_span_cells_in_every_shape():
     root = SpanView("root", None, "app", "CHAIN", {"q": "Q"}, {"a": "A"})
     (row,) = trace_rows(TraceView("t", "IN_PROGRESS", [root, orphan], {"expected_facts": "one fact"}))
     assert (row["span_skip_reason"], row["trace_skip_reason"], row["expected_facts"]) == \
-        ("no retriever span", "trace state IN_PROGRESS", ["one fact"])
+        ("retriever span 'lost' (s2): its parent span gone is not in trace t, so it is not counted as a top-level retriever "
+         "(as MLflow counts it); export or select the whole trace", "trace state IN_PROGRESS", ["one fact"])

@@ -73,6 +73,7 @@ from typing import Any, Iterable, Iterator
 
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, one_value, top_level_retrievers, trace_rows
+from ragjudge.types import clean
 
 SPAN_KIND = "openinference.span.kind"
 DOCUMENTS = "retrieval.documents"
@@ -148,17 +149,33 @@ def _status(code: Any) -> str:
 
 
 # -- OTLP JSON ---------------------------------------------------------------------------------
-def _requests(text: str) -> Iterator[Any]:
-    """The JSON documents of a text, one after another: one per line or pretty-printed."""
+class _DocumentError(ValueError):
+    """A JSON document that cannot be decoded, with the line it starts on."""
+
+    def __init__(self, line: int, error: json.JSONDecodeError) -> None:
+        super().__init__(f"line {line}: {error.msg}")
+        self.line = line
+        self.error = error
+
+
+def _requests(text: str) -> Iterator[tuple[int, Any]]:
+    """The JSON documents of a text, one after another (one per line or pretty-printed), each
+    with the line it starts on. ``_DocumentError`` names that line for one that cannot be
+    decoded (a line cut short is reported where it starts, not where the text ends)."""
     decoder = json.JSONDecoder()
-    position, end = 0, len(text)
+    position, end, line, counted = 0, len(text), 1, 0
     while True:
         while position < end and text[position].isspace():
             position += 1
         if position >= end:
             return
-        document, position = decoder.raw_decode(text, position)
-        yield document
+        line += text.count("\n", counted, position)
+        counted = position
+        try:
+            document, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as err:
+            raise _DocumentError(line, err) from err
+        yield line, document
 
 
 def _resource_spans(document: Any) -> list[Any] | None:
@@ -185,28 +202,78 @@ def is_otlp_file(path: str | os.PathLike[str]) -> bool:
             if not line.lstrip().startswith("{"):
                 return False
             text = line + handle.read()
-        return _resource_spans(next(_requests(text), None)) is not None
+        first = next(_requests(text), None)
+        return first is not None and _resource_spans(first[1]) is not None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
         return False
 
 
-def _otlp_spans(documents: Iterable[Any]) -> list[_Span]:
+def _otlp_spans(path: Path, documents: Iterable[tuple[int, Any]]) -> list[_Span]:
+    """The spans of OTLP JSON requests (``(line, request)`` pairs). ``InputError`` naming the
+    line (and the span) for a request not shaped as the OTLP/JSON encoding writes one (an
+    attribute without a key, a value of the wrong type, a span without a trace or span id)."""
     spans = []
-    for document in documents:
-        for resource in _resource_spans(document) or []:
-            for scope in resource.get("scopeSpans", resource.get("scope_spans")) or []:
-                for raw in scope.get("spans") or []:
-                    attributes = {kv.get("key"): _any_value(kv.get("value")) for kv in raw.get("attributes") or []}
-                    spans.append(_Span(
-                        trace_id=_id(raw.get("traceId", raw.get("trace_id")), 16) or "",
-                        span_id=_id(raw.get("spanId", raw.get("span_id")), 8) or "",
-                        parent_id=_id(raw.get("parentSpanId", raw.get("parent_span_id")), 8),
-                        name=str(raw.get("name") or ""),
-                        start=int(raw.get("startTimeUnixNano", raw.get("start_time_unix_nano")) or 0),
-                        status=_status((raw.get("status") or {}).get("code")),
-                        attributes=attributes,
-                    ))
+    for line, document in documents:
+        where = f"{path} line {line}"
+        try:
+            for resource in _resource_spans(document) or []:
+                if not isinstance(resource, dict):
+                    raise TypeError(f"a resourceSpans entry is {type(resource).__name__}, not an object")
+                for scope in _list(resource.get("scopeSpans", resource.get("scope_spans")), "scopeSpans"):
+                    if not isinstance(scope, dict):
+                        raise TypeError(f"a scopeSpans entry is {type(scope).__name__}, not an object")
+                    for raw in _list(scope.get("spans"), "spans"):
+                        spans.append(_otlp_span(raw, where))
+        except InputError:
+            raise
+        except (AttributeError, TypeError, ValueError, KeyError) as err:
+            raise InputError(f"{where} is not OTLP JSON as the OTLP/JSON encoding writes it ({err}); each line should "
+                             "be an ExportTraceServiceRequest as the OpenTelemetry Collector's file exporter writes it") from err
     return spans
+
+
+def _list(value: Any, name: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"{name} is {type(value).__name__}, not a list")
+    return value
+
+
+def _nanoseconds(raw: dict[str, Any]) -> int:
+    value = raw.get("startTimeUnixNano", raw.get("start_time_unix_nano"))
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        raise ValueError(f"span {raw.get('name')!r}: startTimeUnixNano {value!r} is not a whole number of nanoseconds") from None
+
+
+def _otlp_span(raw: Any, where: str) -> _Span:
+    if not isinstance(raw, dict):
+        raise TypeError(f"a span is {type(raw).__name__}, not an object")
+    attributes = {}
+    for kv in _list(raw.get("attributes"), "attributes"):
+        if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+            raise TypeError(f"span {raw.get('name')!r} has an attribute without a key: {json.dumps(kv, default=str)[:80]}")
+        try:
+            attributes[kv["key"]] = _any_value(kv.get("value"))
+        except (AttributeError, TypeError, ValueError) as err:
+            raise ValueError(f"span {raw.get('name')!r}, attribute {kv['key']!r}: {json.dumps(kv.get('value'), default=str)[:80]} "
+                             f"is not an OTLP AnyValue ({err})") from err
+    span = _Span(
+        trace_id=_id(raw.get("traceId", raw.get("trace_id")), 16) or "",
+        span_id=_id(raw.get("spanId", raw.get("span_id")), 8) or "",
+        parent_id=_id(raw.get("parentSpanId", raw.get("parent_span_id")), 8),
+        name=str(raw.get("name") or ""),
+        start=_nanoseconds(raw),
+        status=_status((raw.get("status") or {}).get("code") if isinstance(raw.get("status") or {}, dict) else raw.get("status")),
+        attributes=attributes,
+    )
+    for value, name in ((span.trace_id, "traceId"), (span.span_id, "spanId")):
+        if not value:
+            raise InputError(f"{where}: span {span.name!r} has no {name}; every OTLP span carries its trace and span ids "
+                             "(without them spans of different requests cannot be told apart)")
+    return span
 
 
 def read_otlp_file(path: str | os.PathLike[str], expected_facts: str | None = None,
@@ -222,13 +289,14 @@ def read_otlp_file(path: str | os.PathLike[str], expected_facts: str | None = No
         documents = list(_requests(text))
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(f"{path} cannot be read: {err}") from err
-    except json.JSONDecodeError as err:
-        raise InputError(f"{path} is not OTLP JSON (line {err.lineno}: {err.msg}); export traces with the "
+    except _DocumentError as err:
+        raise InputError(f"{path} is not OTLP JSON (line {err.line}: {err.error.msg}); export traces with the "
                          "OpenTelemetry Collector's file exporter, one ExportTraceServiceRequest per line") from err
-    if not documents or any(_resource_spans(d) is None for d in documents):
-        raise InputError(f"{path} is not OTLP JSON: each line should be an ExportTraceServiceRequest "
+    other = next((line for line, d in documents if _resource_spans(d) is None), None) if documents else 1
+    if other is not None:
+        raise InputError(f"{path} is not OTLP JSON (line {other}): each line should be an ExportTraceServiceRequest "
                          "({\"resourceSpans\": [...]}) as the OpenTelemetry Collector's file exporter writes it")
-    spans = _otlp_spans(documents)
+    spans = _otlp_spans(path, documents)
     if not spans:
         raise InputError(f"{path} holds OTLP requests but no span: check that the exporter receives the traces "
                          "(the Collector's traces pipeline lists the file exporter) and that the application ran traced")
@@ -317,7 +385,7 @@ def read_phoenix_frame(frame: Any, expected_facts: str | None = None, expected_r
                          "pass what phoenix.client.Client().spans.get_spans_dataframe() returns, or a table of rows")
     frame = frame.reset_index() if any(c not in frame.columns for c in PHOENIX_COLUMNS) else frame
     spans = []
-    for record in frame.to_dict("records"):
+    for number, record in enumerate(frame.to_dict("records"), 1):
         attributes: dict[str, Any] = {}
         for column, value in record.items():
             column = str(column)
@@ -337,6 +405,10 @@ def read_phoenix_frame(frame: Any, expected_facts: str | None = None, expected_r
             status=_status(_plain(record.get("status_code"))),
             attributes=attributes,
         ))
+        for value, column in ((spans[-1].trace_id, "context.trace_id"), (spans[-1].span_id, "context.span_id")):
+            if not value:
+                raise InputError(f"{where} row {number}: span {spans[-1].name!r} has no {column}; every span carries its trace "
+                                 "and span ids (without them spans of different traces cannot be told apart)")
     if not spans:
         raise InputError(f"{where} holds no span: query Phoenix for the project's spans (get_spans_dataframe(project_identifier=...))")
     return _frame(spans, where, expected_facts, expected_response)
@@ -465,6 +537,20 @@ def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
     return passages
 
 
+def _unread_documents(attributes: dict[str, Any]) -> str | None:
+    """Where a span's ``retrieval.documents`` attributes are in a shape ``_documents`` does not
+    read (a string, a list of lists, ...): the first such key and its value, shortened; else None."""
+    prefix = DOCUMENTS + "."
+    for key, value in attributes.items():
+        if value is None or not (key == DOCUMENTS or key.startswith(prefix)):
+            continue
+        position, _, rest = key[len(prefix):].partition(".") if key != DOCUMENTS else ("", "", "")
+        if position.isdigit() and rest.startswith("document."):
+            continue
+        return f"{key} = {json.dumps(value, ensure_ascii=False, default=str)[:80]}"
+    return None
+
+
 def _lookup(spans: list[_Span], name: str | None) -> Any:
     """The value of attribute ``name`` in a trace (root span first, then by start time); a
     dotted name reaches into a JSON (or dict) attribute. None when no span has it."""
@@ -523,12 +609,16 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
     rows: list[dict[str, Any]] = []
     for trace_id in order:
         members = sorted(traces[trace_id], key=lambda s: (s.start, s.span_id))
-        views, documents, queries = [], {}, {}
+        views: list[SpanView] = []
+        documents: dict[str, Any] = {}
+        queries: dict[str, Any] = {}
+        unread_documents: dict[str, str | None] = {}
         for span in members:
             kind = str(span.attributes.get(SPAN_KIND) or "").upper() or None
             outputs = _decoded(span.attributes, "output")
             if kind == "RETRIEVER":
                 documents[span.span_id] = _documents(span.attributes)
+                unread_documents[span.span_id] = _unread_documents(span.attributes)
                 queries[span.span_id] = _decoded(span.attributes, "input")
                 outputs = documents[span.span_id]
             views.append(SpanView(span.span_id, span.parent_id, span.name, kind, _decoded(span.attributes, "input"),
@@ -549,9 +639,21 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
                 if query is not None:
                     row["request"] = query
                 if row["span_error"] is None:
-                    row["context"] = [d for d in documents[span_id]
-                                      if isinstance(d["content"], str) and d["content"].strip()]
-            rows.append(row)
+                    found = documents[span_id]
+                    row["context"] = [d for d in found if isinstance(d["content"], str) and d["content"].strip()]
+                    unread = unread_documents.get(span_id)
+                    if unread and not row["context"]:
+                        row["context"] = None
+                        row["span_error"] = (f"retriever span {row['span_name']!r} ({span_id}): its documents are not in a shape "
+                                             f"ragjudge reads ({unread}); OpenInference writes them as retrieval.documents.N."
+                                             "document.content (Phoenix: a list of {\"document.content\": ...} objects)")
+                    elif found and not row["context"]:  # documents, none of them text: not "nothing retrieved"
+                        kinds = sorted({type(d["content"]).__name__ for d in found})
+                        row["context"] = None
+                        row["span_error"] = (f"retriever span {row['span_name']!r} ({span_id}): none of its {len(found)} documents "
+                                             f"has text content (document.content is {', '.join(kinds)}); OpenInference writes "
+                                             "each document's text as a string in retrieval.documents.N.document.content")
+            rows.append(clean(row))  # an unpaired surrogate escape becomes U+FFFD, as in a table
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["trace_first_row"] = frame["trace_first_row"].astype(bool)
     return frame

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ragjudge.records import normalise_context
+from ragjudge.types import clean
 
 RETRIEVER = "RETRIEVER"
 NO_RETRIEVER = "no retriever span"
@@ -87,22 +88,46 @@ class TraceView:
 def top_level_retrievers(trace: TraceView) -> list[SpanView]:
     """The ``RETRIEVER`` spans with no ``RETRIEVER`` ancestor, by start time (MLflow's
     ``_get_top_level_retrieval_spans``; a span whose parent is missing from the trace counts
-    as MLflow counts it: not top-level)."""
+    as MLflow counts it: not top-level, and so does a span whose parent ids loop back,
+    which MLflow's walk never leaves). ``uncounted_retrievers`` says why the others are not."""
+    return sorted((span for span, why in _retrievers(trace) if why is None), key=lambda s: s.start)
+
+
+def uncounted_retrievers(trace: TraceView) -> list[tuple[SpanView, str]]:
+    """The ``RETRIEVER`` spans ``top_level_retrievers`` leaves out for a fault of the trace,
+    each with why: its parent span is not in the trace (a partial export), or the parent ids
+    above it form a cycle. A retriever under another retriever is not a fault and is not here."""
+    return [(span, why) for span, why in _retrievers(trace) if why is not None and why != _NESTED]
+
+
+_NESTED = "nested"
+
+
+def _retrievers(trace: TraceView) -> list[tuple[SpanView, str | None]]:
     by_id = {s.span_id: s for s in trace.spans}
-    found = []
+    out: list[tuple[SpanView, str | None]] = []
     for span in trace.spans:
         if (span.span_type or "").upper() != RETRIEVER:
             continue
-        parent, top = span.parent_id, True
+        parent, why, seen = span.parent_id, None, {span.span_id}
         while parent:
             above = by_id.get(parent)
-            if above is None or (above.span_type or "").upper() == RETRIEVER:
-                top = False
+            if above is None:
+                why = (f"retriever span {span.name!r} ({span.span_id}): its parent span {parent} is not in trace "
+                       f"{trace.trace_id}, so it is not counted as a top-level retriever (as MLflow counts it); "
+                       "export or select the whole trace")
                 break
+            if above.span_id in seen:
+                why = (f"retriever span {span.name!r} ({span.span_id}): the parent ids above it form a cycle at span "
+                       f"{above.name!r} ({above.span_id}) in trace {trace.trace_id}; fix the exporter's parent ids")
+                break
+            if (above.span_type or "").upper() == RETRIEVER:
+                why = _NESTED
+                break
+            seen.add(above.span_id)
             parent = above.parent_id
-        if top:
-            found.append(span)
-    return sorted(found, key=lambda s: s.start)
+        out.append((span, why))
+    return out
 
 
 def one_value(value: Any) -> str | None:
@@ -196,12 +221,15 @@ def trace_rows(trace: TraceView) -> list[dict[str, Any]]:
         rows.append({**base, "span_id": span.span_id, "span_name": span.name, "context": context,
                      "span_skip_reason": None, "span_error": error})
     if not rows:
-        rows.append({**base, "span_id": None, "span_name": None, "context": None, "span_skip_reason": NO_RETRIEVER,
+        uncounted = uncounted_retrievers(trace)
+        reason = "; ".join(why for _, why in uncounted) if uncounted else NO_RETRIEVER
+        rows.append({**base, "span_id": None, "span_name": None, "context": None, "span_skip_reason": reason,
                      "span_error": None})
     for position, row in enumerate(rows):
         row["trace_first_row"] = position == 0
         row["id"] = row_id(trace.trace_id, row["span_id"])
-    return [{name: row[name] for name in COLUMNS} for row in rows]
+    # an unpaired surrogate escape (half an emoji) becomes U+FFFD, as in a table: every output is UTF-8
+    return [clean({name: row[name] for name in COLUMNS}) for row in rows]
 
 
 def rows_frame(traces: Iterable[TraceView]) -> Any:

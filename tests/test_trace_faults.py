@@ -1,0 +1,211 @@
+"""Trace files that are malformed, partial or odd (found by feeding the readers bad input):
+every one ends, with a row status or one line naming where the fault is and the fix.
+
+- a cycle of parent ids (a span its own parent, or two spans each other's) ends, and the
+  retriever's row says why it is not counted (MLflow's walk would never leave such a loop);
+- a retriever whose parent span is not in the file (a partial export) is skipped with that
+  reason, not "no retriever span";
+- half an emoji (a lone surrogate escape) in a span becomes U+FFFD, as in a table, and the run
+  writes its outputs;
+- documents in a shape ragjudge does not read are a row error naming the span, not an empty
+  retrieval judged "no";
+- a span without a trace id is refused naming the line (spans of different requests would be
+  merged into one trace);
+- a request not shaped as the OTLP/JSON encoding writes one names its line, span and attribute;
+- a dry run on traces leaves no copy of them behind and names the user's file.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pandas as pd
+import pytest
+
+from ragjudge.errors import InputError
+from ragjudge.traces import otel
+from ragjudge.traces.spans import SpanView, TraceView, trace_rows
+
+TRACE = "8bb01460217f871cbe0ae8fa1ceac2cc"
+ROOT_ID, RETRIEVER_ID = "b64ba4fd98e616ec", "39f5c88e2d94628b"
+
+
+def _kv(key, value):
+    return {"key": key, "value": {"stringValue": value} if isinstance(value, str) else value}
+
+
+def _span(span_id, name, kind, parent=None, trace=TRACE, start=0, **attributes):
+    span = {"traceId": trace, "spanId": span_id, "name": name, "startTimeUnixNano": str(1767225600000000000 + start),
+            "attributes": [_kv("openinference.span.kind", kind), *(_kv(k.replace("__", "."), v) for k, v in attributes.items())]}
+    if parent:
+        span["parentSpanId"] = parent
+    if trace is None:
+        del span["traceId"]
+    return span
+
+
+def _request(*spans):
+    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]}
+
+
+def _write(path, *requests):
+    path.write_text("".join(json.dumps(r) + "\n" for r in requests), encoding="utf-8")
+    return path
+
+
+def _rag(root_parent=None, content="The Eiffel Tower was built from 1887 to 1889.", retriever_parent=ROOT_ID, trace=TRACE, **documents):
+    documents = documents or {"retrieval__documents__0__document__content": content}
+    return _request(
+        _span(ROOT_ID, "chain", "CHAIN", parent=root_parent, trace=trace, input__value="When was the Eiffel Tower built?",
+              output__value="1887-1889"),
+        _span(RETRIEVER_ID, "retriever", "RETRIEVER", parent=retriever_parent, trace=trace, start=1000, input__value="eiffel tower",
+              **documents))
+
+
+def _ends(work, seconds=20):
+    """``work()``'s result, failing (not hanging) when it does not end within ``seconds``."""
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(work()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "did not end: a loop over parent ids that never leaves"
+    return out[0]
+
+
+def test_a_cycle_of_parent_ids_ends_and_says_where_it_is():
+    looped = SpanView("a", "b", "chain a", "CHAIN")
+    other = SpanView("b", "a", "chain b", "CHAIN")
+    retriever = SpanView("r", "a", "search", "RETRIEVER", outputs=["passage"])
+    (row,) = _ends(lambda: trace_rows(TraceView("t", "OK", [looped, other, retriever])))
+    assert row["span_skip_reason"] == ("retriever span 'search' (r): the parent ids above it form a cycle at span 'chain a' (a) "
+                                       "in trace t; fix the exporter's parent ids")
+    alone = SpanView("s", "s", "self", "CHAIN")  # a span that is its own parent: no root, the retriever not counted
+    (row,) = _ends(lambda: trace_rows(TraceView("t", "OK", [alone, SpanView("r", "s", "search", "RETRIEVER", outputs=["p"])])))
+    assert "form a cycle at span 'self' (s)" in row["span_skip_reason"] and row["request"] is None
+
+
+def test_a_self_parent_root_in_an_otlp_file_ends_with_its_row_skipped(run_cli, tmp_path, server):
+    path = _write(tmp_path / "loop.jsonl", _rag(root_parent=ROOT_ID))
+    frame = _ends(lambda: otel.read_otlp_file(path))
+    assert list(frame["span_skip_reason"]) == [f"retriever span 'retriever' ({RETRIEVER_ID}): the parent ids above it form a cycle "
+                                               f"at span 'chain' ({ROOT_ID}) in trace {TRACE}; fix the exporter's parent ids"]
+    out = tmp_path / "scored.jsonl"
+    result = _ends(lambda: run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out)]))
+    assert result.code == 2 and "form a cycle" in result.stderr and server.calls == 0  # every row skipped: nothing judged
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["sufficiency_status"] == "skipped"
+
+
+def test_a_retriever_whose_parent_is_not_in_the_file_is_skipped_saying_so(tmp_path):
+    path = _write(tmp_path / "partial.jsonl", _request(
+        _span(RETRIEVER_ID, "retriever", "RETRIEVER", parent="ffffffffffffffff", input__value="q",
+              retrieval__documents__0__document__content="text")))
+    (reason,) = otel.read_otlp_file(path)["span_skip_reason"]
+    assert reason == (f"retriever span 'retriever' ({RETRIEVER_ID}): its parent span ffffffffffffffff is not in trace {TRACE}, "
+                      "so it is not counted as a top-level retriever (as MLflow counts it); export or select the whole trace")
+
+
+def test_half_an_emoji_in_a_trace_becomes_u_fffd_and_the_outputs_are_written(run_cli, tmp_path, server):
+    path = tmp_path / "surrogate.jsonl"
+    path.write_text(json.dumps(_rag(content="built 1887 \ud83d half")) + "\n", encoding="utf-8")  # json writes the escape \ud83d
+    assert "\\ud83d" in path.read_text()
+    (context,) = otel.read_otlp_file(path)["context"]
+    assert context[0]["content"] == "built 1887 \ufffd half"
+    out = tmp_path / "scored.parquet"
+    result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    scored = pd.read_parquet(out)
+    assert scored["context"][0][0]["content"] == "built 1887 \ufffd half" and list(scored["sufficiency_status"]) == ["ok"]
+    assert server.calls == 1
+
+
+@pytest.mark.parametrize("documents, said", [
+    ({"retrieval__documents__0__document__content": {"intValue": "42"}}, "none of its 1 documents has text content (document.content is int)"),
+    ({"retrieval__documents__0__document__content": {"arrayValue": {"values": [{"stringValue": "a"}]}}},
+     "none of its 1 documents has text content (document.content is list)"),
+    ({"retrieval__documents": "[{\"document.content\": \"text\"}]"},
+     "its documents are not in a shape ragjudge reads (retrieval.documents = \"[{\\\"document.content\\\": \\\"text\\\"}]\")"),
+])
+def test_documents_in_a_shape_not_read_are_a_row_error_naming_the_span(tmp_path, documents, said):
+    path = _write(tmp_path / "docs.jsonl", _rag(**documents))
+    frame = otel.read_otlp_file(path)
+    (error,) = frame["span_error"]
+    assert error.startswith(f"retriever span 'retriever' ({RETRIEVER_ID}): {said}"), error
+    assert frame["context"][0] is None  # not an empty retrieval, which would be judged "no"
+
+
+def test_phoenix_documents_given_as_json_text_are_a_row_error(tmp_path):
+    frame = pd.DataFrame([
+        {"name": "rag", "span_kind": "CHAIN", "parent_id": None, "context.span_id": ROOT_ID, "context.trace_id": TRACE,
+         "attributes.openinference.span.kind": "CHAIN", "attributes.input.value": "q", "attributes.output.value": "a",
+         "attributes.retrieval.documents": None},
+        {"name": "retrieve", "span_kind": "RETRIEVER", "parent_id": ROOT_ID, "context.span_id": RETRIEVER_ID, "context.trace_id": TRACE,
+         "attributes.openinference.span.kind": "RETRIEVER", "attributes.input.value": "q", "attributes.output.value": None,
+         "attributes.retrieval.documents": "just a string"}])
+    (error,) = otel.read_phoenix_frame(frame)["span_error"]
+    assert error.startswith(f"retriever span 'retrieve' ({RETRIEVER_ID}): its documents are not in a shape ragjudge reads "
+                            "(retrieval.documents = \"just a string\")")
+    frame.loc[1, "context.trace_id"] = None
+    with pytest.raises(InputError, match=r"^this DataFrame row 2: span 'retrieve' has no context.trace_id; "):
+        otel.read_phoenix_frame(frame)
+
+
+def test_a_span_without_a_trace_id_is_refused_naming_its_line(tmp_path):
+    path = _write(tmp_path / "no_trace_id.jsonl", _rag(), _rag(trace=None))
+    with pytest.raises(InputError) as caught:
+        otel.read_otlp_file(path)
+    assert str(caught.value).startswith(f"{path} line 2: span 'chain' has no traceId; ")
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda s: s["attributes"].append({"value": {"stringValue": "v"}}), "span 'retriever' has an attribute without a key"),
+    (lambda s: s["attributes"].append(_kv("document.score", {"intValue": "abc"})),
+     "span 'retriever', attribute 'document.score': {\"intValue\": \"abc\"} is not an OTLP AnyValue"),
+    (lambda s: s["attributes"].append(_kv("tags", {"arrayValue": [{"stringValue": "a"}]})), "span 'retriever', attribute 'tags'"),
+    (lambda s: s["attributes"].append(_kv("meta", {"kvlistValue": {"values": None}})), "span 'retriever', attribute 'meta'"),
+    (lambda s: s.update(startTimeUnixNano="yesterday"), "span 'retriever': startTimeUnixNano 'yesterday' is not a whole number"),
+    (lambda s: s.update(attributes={"k": "v"}), "attributes is dict, not a list"),
+])
+def test_a_request_not_shaped_as_otlp_json_names_its_line_span_and_attribute(tmp_path, change, said):
+    bad = _rag()
+    change(bad["resourceSpans"][0]["scopeSpans"][0]["spans"][1])
+    path = _write(tmp_path / "bad.jsonl", _rag(), bad)
+    with pytest.raises(InputError) as caught:
+        otel.read_otlp_file(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path} line 2 is not OTLP JSON as the OTLP/JSON encoding writes it (") and said in message, message
+
+
+def test_a_null_span_or_scope_names_its_line(tmp_path):
+    for spans, said in (([None], "a span is NoneType, not an object"), ("x", "spans is str, not a list")):
+        request = _rag()
+        request["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans
+        with pytest.raises(InputError, match=f"line 1 is not OTLP JSON as the OTLP/JSON encoding writes it \\({said}\\)"):
+            otel.read_otlp_file(_write(tmp_path / "null.jsonl", request))
+
+
+def test_the_line_named_is_the_line_at_fault(tmp_path):
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(json.dumps(_rag()) + "\n" + json.dumps(_rag())[:-40] + "\n", encoding="utf-8")  # line 2 cut short
+    with pytest.raises(InputError, match=r"is not OTLP JSON \(line 2: "):
+        otel.read_otlp_file(cut)
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps(_rag()) + "\n" + json.dumps({"foo": 1}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"is not OTLP JSON \(line 2\): each line should be an ExportTraceServiceRequest"):
+        otel.read_otlp_file(other)
+
+
+def test_a_dry_run_on_traces_leaves_no_copy_behind_and_names_the_users_file(run_cli, tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    path = _write(tmp_path / "traces.jsonl", _rag())
+    result = run_cli(["score", str(path), "--dry-run", "-q"], judge=False)
+    assert result.code == 0 and "dry run: 1 rows" in result.stderr, result.stdout + result.stderr
+    config = tmp_path / "c.yaml"
+    config.write_text("columns:\n  request: user_question\n")
+    result = run_cli(["score", str(path), "-c", str(config), "--dry-run"], judge=False)
+    assert result.code == 2 and f"column 'user_question' (for request) not found in {path}; " in result.stderr, result.stderr
+    assert list((tmp_path / "tmp").iterdir()) == []
