@@ -182,7 +182,9 @@ class RunPlan:
         if self.first is not None:
             self.mapping = resolve(self.first, config.columns, name, flag_fields)
             wanted = "metrics" in config.model_fields_set if asked is None else asked
-            self.input_notes = [self.mapping.describe(), *self.mapping.warnings, *check_needs(judges, self.mapping, wanted)]
+            # no rows, so no column to look for: the run says "the input has no rows" (exit 2)
+            needs = check_needs(judges, self.mapping, wanted) if len(self.first) else []
+            self.input_notes = [self.mapping.describe(), *self.mapping.warnings, *needs]
             self.replaced = [str(c) for c in self.first.columns if str(c) in (own or {})]
             if self.replaced:
                 self.input_notes.append(replaced_note(self.replaced))

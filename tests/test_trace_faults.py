@@ -12,7 +12,10 @@ every one ends, with a row status or one line naming where the fault is and the 
 - a span without a trace id is refused naming the line (spans of different requests would be
   merged into one trace);
 - a request not shaped as the OTLP/JSON encoding writes one names its line, span and attribute;
-- a dry run on traces leaves no copy of them behind and names the user's file.
+- a dry run on traces leaves no copy of them behind and names the user's file;
+- a trace file that starts with a byte-order mark is read as traces;
+- an expectation attribute that no span has is an error listing the attributes found;
+- an input without rows (zero-row Parquet, ``[]``, blank lines) says so, not that a column is missing.
 """
 
 from __future__ import annotations
@@ -209,3 +212,42 @@ def test_a_dry_run_on_traces_leaves_no_copy_behind_and_names_the_users_file(run_
     result = run_cli(["score", str(path), "-c", str(config), "--dry-run"], judge=False)
     assert result.code == 2 and f"column 'user_question' (for request) not found in {path}; " in result.stderr, result.stderr
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_trace_files_with_a_byte_order_mark_are_read_as_traces(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + (json.dumps(_rag()) + "\n").encode("utf-8"))
+    assert otel.is_otlp_file(path)
+    (request,) = otel.read_otlp_file(path)["request"]
+    assert request == "eiffel tower"
+
+
+def _zero_row_parquet(path):
+    pd.DataFrame({"request": pd.Series([], dtype=object), "context": pd.Series([], dtype=object)}).to_parquet(path)
+
+
+@pytest.mark.parametrize("name, write", [
+    ("empty.parquet", _zero_row_parquet),
+    ("empty.json", lambda p: p.write_text("[]")),
+    ("empty.jsonl", lambda p: p.write_text("\n  \n")),
+], ids=["zero-row parquet with the columns", "empty JSON array", "whitespace-only JSONL"])
+def test_an_input_without_rows_says_so_not_that_a_column_is_missing(run_cli, tmp_path, name, write):
+    path = tmp_path / name
+    write(path)
+    result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(tmp_path / "out.jsonl")])
+    assert result.code == 2 and "nothing was judged: the input has no rows" in result.stderr, result.stderr
+    assert "needs a request column" not in result.stderr
+
+
+def test_an_expectation_attribute_no_span_has_is_an_error_naming_what_was_found(tmp_path):
+    path = _write(tmp_path / "t.jsonl", _rag())
+    with pytest.raises(InputError) as caught:
+        otel.read_otlp_file(path, expected_facts="metadata.nope")
+    assert str(caught.value).startswith(f"--expected-facts-attribute metadata.nope: no span of any trace in {path} has that "
+                                        "attribute (attributes found: input.value, output.value); ")
+    one = _rag()
+    one["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"].append(_kv("metadata", json.dumps({"expected_facts": ["f"]})))
+    other = _rag(trace="0" * 31 + "1")
+    frame = otel.read_otlp_file(_write(tmp_path / "two.jsonl", one, other), expected_facts="metadata.expected_facts")
+    found = dict(zip(frame["trace_id"], frame["expected_facts"]))
+    assert found == {TRACE: ["f"], "0" * 31 + "1": None}  # a trace without it is judged reference-free

@@ -183,7 +183,7 @@ def _trace_dicts(path: Path, first_only: bool = False) -> list[dict[str, Any]] |
     not shaped so (its first trace lacks ``info.trace_id`` and ``data.spans``). ``first_only``:
     of a file of lines, read the first trace only (enough to tell the file's shape)."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             head = handle.read(1)
             while head and head.isspace():
                 head = handle.read(1)
@@ -227,7 +227,7 @@ def not_a_trace_file(path: Path) -> str:
     if path.suffix.lower() in _TABLE_SUFFIXES:
         return f"{path} is a table ({path.suffix} file), not an MLflow trace file ({TRACE_FILE}); {AS_TABLE}"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         return f"{path} is not UTF-8 text: neither an MLflow trace file ({TRACE_FILE}) nor a table"
     except OSError as err:

@@ -193,7 +193,7 @@ def is_otlp_file(path: str | os.PathLike[str]) -> bool:
     if not path.is_file():
         return False
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             line = handle.readline()
             try:
                 return _resource_spans(json.loads(line)) is not None
@@ -285,7 +285,7 @@ def read_otlp_file(path: str | os.PathLike[str], expected_facts: str | None = No
     it, no OpenInference attribute on any span (naming the keys found)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
         documents = list(_requests(text))
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(f"{path} cannot be read: {err}") from err
@@ -429,7 +429,7 @@ def read_phoenix_file(path: str | os.PathLike[str], expected_facts: str | None =
             # as Python values: pandas would widen a struct's int fields to float where one is null
             frame = pd.DataFrame(pq.read_table(path).to_pylist())
         else:
-            with open(path, encoding="utf-8") as handle:  # a JSON array of records, else one record per line
+            with open(path, encoding="utf-8-sig") as handle:  # a JSON array of records, else one record per line
                 head = handle.read(256).lstrip()[:1]
             frame = pd.read_json(path, lines=head != "[", convert_dates=False)
     except (OSError, ValueError) as err:
@@ -450,7 +450,7 @@ def is_phoenix_file(path: str | os.PathLike[str]) -> bool:
             import pyarrow.parquet as pq
 
             return all(c in pq.read_schema(path).names for c in PHOENIX_COLUMNS)
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             line = handle.readline().strip()
             if line.startswith("["):  # to_json(orient="records"): the first record only
                 line = line[1:].lstrip()
@@ -607,6 +607,7 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
         traces.setdefault(span.trace_id, []).append(span)
     order = sorted(traces, key=lambda t: (min(s.start for s in traces[t]), t))
     rows: list[dict[str, Any]] = []
+    found_in = {"expected_facts": False, "expected_response": False}  # whether any trace has the attribute named
     for trace_id in order:
         members = sorted(traces[trace_id], key=lambda s: (s.start, s.span_id))
         views: list[SpanView] = []
@@ -628,6 +629,7 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
             value = _lookup(members, name)
             if value is not None:
                 expectations[key] = value
+                found_in[key] = True
         view = TraceView(trace_id, "OK", views, expectations)
         root = next((s for s in members if s.span_id == (view.root.span_id if view.root else None)), None)
         view.state = "ERROR" if root is not None and root.status == "ERROR" else "OK"
@@ -654,6 +656,13 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
                                              f"has text content (document.content is {', '.join(kinds)}); OpenInference writes "
                                              "each document's text as a string in retrieval.documents.N.document.content")
             rows.append(clean(row))  # an unpaired surrogate escape becomes U+FFFD, as in a table
+    for key, name in (("expected_facts", expected_facts), ("expected_response", expected_response)):
+        if name and not found_in[key]:  # a name no span has is a typo far more often than a reference-free run
+            flag = "--" + key.replace("_", "-") + "-attribute"
+            keys = sorted({k for span in spans for k in span.attributes if not k.startswith((DOCUMENTS, SPAN_KIND))})
+            raise InputError(f"{flag} {name}: no span of any trace in {where} has that attribute (attributes found: "
+                             f"{', '.join(keys[:12]) or '(none)'}); name one of them (a dotted name reaches into a JSON attribute, "
+                             f"e.g. metadata.{key}), or leave {flag} out for reference-free judging")
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["trace_first_row"] = frame["trace_first_row"].astype(bool)
     return frame
