@@ -149,6 +149,9 @@ def test_phoenix_documents_given_as_json_text_are_a_row_error(tmp_path):
     (error,) = otel.read_phoenix_frame(frame)["span_error"]
     assert error.startswith(f"retriever span 'retrieve' ({RETRIEVER_ID}): its documents are not in a shape ragjudge reads "
                             "(retrieval.documents = \"just a string\")")
+    frame.at[1, "attributes.retrieval.documents"] = []  # no documents at all: the retriever found nothing, judged "no"
+    found = otel.read_phoenix_frame(frame)
+    assert (found["context"][0], found["span_error"][0]) == ([], None)
     frame.loc[1, "context.trace_id"] = None
     with pytest.raises(InputError, match=r"^this DataFrame row 2: span 'retrieve' has no context.trace_id; "):
         otel.read_phoenix_frame(frame)

@@ -544,6 +544,8 @@ def _unread_documents(attributes: dict[str, Any]) -> str | None:
     for key, value in attributes.items():
         if value is None or not (key == DOCUMENTS or key.startswith(prefix)):
             continue
+        if hasattr(value, "__len__") and len(value) == 0:  # no documents (the retriever found nothing): judged "no"
+            continue
         position, _, rest = key[len(prefix):].partition(".") if key != DOCUMENTS else ("", "", "")
         if position.isdigit() and rest.startswith("document."):
             continue
