@@ -488,26 +488,25 @@ def _pairs(judged: Judged, data: Path, fitted: dict[str, Any] | None = None) -> 
     raw_b = judged.raw(pairs, "completeness", response="response_b")
     preferences = [float(p["label_completeness_pref"]) for p in pairs]
 
-    judged_pairs: list[int] = []
-
-    def sign_agreement(**settings: Any) -> dict[str, Any]:
+    def sign_agreement(**settings: Any) -> tuple[dict[str, Any], list[int]]:
+        """The figure with ``settings``, and the pairs it was made on (both responses judged)."""
         a = [judged.decided(item, **settings) for item in raw_a]
         b = [judged.decided(item, **settings) for item in raw_b]
         keep = [i for i in range(len(pairs)) if a[i] is not None and b[i] is not None and a[i].status == b[i].status == "ok"]
-        judged_pairs[:] = keep
         found: dict[str, Any] = {"pairs": len(pairs), "excluded": len(pairs) - len(keep)}
         if len(keep) < 10:
-            return {**found, "note": "too few pairs judged for a figure"}
+            return {**found, "note": "too few pairs judged for a figure"}, keep
         found.update(pairwise_agreement([a[i].score for i in keep], [b[i].score for i in keep], [preferences[i] for i in keep]))
         if found.get("decided"):
             found["interval"] = wilson(round(found["sign_agreement"] * found["decided"]), found["decided"])
-        return found
+        return found, keep
 
-    out = sign_agreement()
+    out, scored_on = sign_agreement()
     if fitted is not None:
         r, w = fitted["setting"]
-        out["with_fitted_checks"] = {"check": fitted.get("check"), "statement_evidence": r, "evidence_weight": w,
-                                     **sign_agreement(statement_evidence=r, evidence_weight=w)}
+        with_checks, scored_on = sign_agreement(statement_evidence=r, evidence_weight=w)
+        out["with_fitted_checks"] = {"check": fitted.get("check"), "statement_evidence": r, "evidence_weight": w, **with_checks}
+
     def overlap(indices: list[int]) -> dict[str, Any]:
         usable = [i for i in indices if pairs[i].get("expected_response") and pairs[i].get("response") and pairs[i].get("response_b")]
         found = pairwise_agreement(
@@ -519,8 +518,8 @@ def _pairs(judged: Judged, data: Path, fitted: dict[str, Any] | None = None) -> 
         return {"pairs": len(usable), "excluded": len(pairs) - len(usable), **found}
 
     out["word_overlap_baseline"] = overlap(list(range(len(pairs))))
-    # the same pairs as the judge's last figure (the pairs judged so far are a seeded random draw of the 140)
-    out["word_overlap_same_pairs"] = overlap(judged_pairs)
+    # the pairs the judge's last figure was made on (those judged so far are a seeded random draw of the 140)
+    out["word_overlap_same_pairs"] = overlap(scored_on)
     return out
 
 

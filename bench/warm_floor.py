@@ -21,6 +21,11 @@ import time
 
 from _common import WORK, machine, synthetic_rows
 
+READ = "read (pandas JSONL, chunks of 10,000)"
+KEY = "key (request body as json writes it, SHA-256)"
+READ_ARROW = "read with pandas' pyarrow engine instead (lists come back as numpy arrays)"
+KEY_LEAST = "key's least (the messages' text escaped by json's C code, SHA-256 of the body)"
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -68,18 +73,18 @@ def main() -> None:
 
     start = time.perf_counter()
     read = sum(len(chunk) for chunk in pd.read_json(source, lines=True, chunksize=10_000))
-    timings["read (pandas JSONL, chunks of 10,000)"] = time.perf_counter() - start
+    timings[READ] = time.perf_counter() - start
     assert read == n
 
     start = time.perf_counter()
     whole = pd.read_json(source, lines=True, engine="pyarrow")  # the whole file at once (this engine reads no chunks)
-    others["read with pandas' pyarrow engine instead (lists come back as numpy arrays)"] = time.perf_counter() - start
+    others[READ_ARROW] = time.perf_counter() - start
     assert len(whole) == n
     del whole
 
     start = time.perf_counter()
     again = [cache_key(**p) for p in parts]
-    timings["key (request body as json writes it, SHA-256)"] = time.perf_counter() - start
+    timings[KEY] = time.perf_counter() - start
     assert again == keys
 
     # the least any digest of the whole body costs: the messages' text escaped as json escapes it
@@ -92,7 +97,7 @@ def main() -> None:
         for message in p["messages"]:
             encode_basestring_ascii(message["content"])
         hashlib.sha256(body).digest()
-    others["key's least (the messages' text escaped by json's C code, SHA-256 of the body)"] = time.perf_counter() - start
+    others[KEY_LEAST] = time.perf_counter() - start
 
     cache = ResponseCache(work / "cache")
     start = time.perf_counter()
@@ -117,9 +122,9 @@ def main() -> None:
           f"a million rows: {total * 1_000_000 / n:.1f} s before any of ragjudge's own work")
     for name, seconds in others.items():
         print(f"  beside it, {name}: {1e6 * seconds / n:.1f} us/row")
-    least = (total - timings["read (pandas JSONL, chunks of 10,000)"] - timings["key (request body as json writes it, SHA-256)"]
-             + others["read with pandas' pyarrow engine instead (lists come back as numpy arrays)"]
-             + others["key's least (the messages' text escaped by json's C code, SHA-256 of the body)"])
+    least = (total - timings[READ] - timings[KEY]
+             + others[READ_ARROW]
+             + others[KEY_LEAST])
     print(f"  together with the pyarrow engine's read and the key's least instead: {1e6 * least / n:.1f} us/row = "
           f"{n / least:,.0f} rows/s at most, {1e6 * (n / 25_000 - least) / n:.1f} us/row left for the rest of a row at 25,000 rows/s")
 

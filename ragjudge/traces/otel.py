@@ -224,9 +224,7 @@ def _otlp_spans(path: Path, documents: Iterable[tuple[int, Any]]) -> list[_Span]
                         raise TypeError(f"a scopeSpans entry is {type(scope).__name__}, not an object")
                     for raw in _list(scope.get("spans"), "spans"):
                         spans.append(_otlp_span(raw, where))
-        except InputError:
-            raise
-        except (AttributeError, TypeError, ValueError, KeyError) as err:
+        except (AttributeError, TypeError, ValueError, KeyError) as err:  # (an InputError passes through)
             raise InputError(f"{where} is not OTLP JSON as the OTLP/JSON encoding writes it ({err}); each line should "
                              "be an ExportTraceServiceRequest as the OpenTelemetry Collector's file exporter writes it") from err
     return spans
@@ -260,13 +258,14 @@ def _otlp_span(raw: Any, where: str) -> _Span:
         except (AttributeError, TypeError, ValueError) as err:
             raise ValueError(f"span {raw.get('name')!r}, attribute {kv['key']!r}: {json.dumps(kv.get('value'), default=str)[:80]} "
                              f"is not an OTLP AnyValue ({err})") from err
+    status = raw.get("status")
     span = _Span(
         trace_id=_id(raw.get("traceId", raw.get("trace_id")), 16) or "",
         span_id=_id(raw.get("spanId", raw.get("span_id")), 8) or "",
         parent_id=_id(raw.get("parentSpanId", raw.get("parent_span_id")), 8),
         name=str(raw.get("name") or ""),
         start=_nanoseconds(raw),
-        status=_status((raw.get("status") or {}).get("code") if isinstance(raw.get("status") or {}, dict) else raw.get("status")),
+        status=_status(status.get("code") if isinstance(status, dict) else status),
         attributes=attributes,
     )
     for value, name in ((span.trace_id, "traceId"), (span.span_id, "spanId")):
@@ -505,17 +504,22 @@ def _metadata(value: Any) -> dict[str, Any] | None:
     return {k: v for k, v in value.items() if v is not None} or None
 
 
-def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
-    """``retrieval.documents.N.document.*`` -> passage dicts in N order."""
+def _documents(attributes: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """``retrieval.documents.N.document.*`` -> (passage dicts in N order, where the span's
+    ``retrieval.documents`` attributes are in a shape not read: a string, a list of lists, ...:
+    the first such key and its value, shortened; else None)."""
     found: dict[int, dict[str, Any]] = {}
+    unread = None
     prefix = DOCUMENTS + "."
     for key, value in attributes.items():
-        if not key.startswith(prefix):
+        if key != DOCUMENTS and not key.startswith(prefix):
             continue
-        position, _, rest = key[len(prefix):].partition(".")
-        if not position.isdigit() or not rest.startswith("document."):
-            continue
-        found.setdefault(int(position), {})[rest[len("document."):]] = value
+        position, _, rest = key[len(prefix):].partition(".") if key != DOCUMENTS else ("", "", "")
+        if position.isdigit() and rest.startswith("document."):
+            found.setdefault(int(position), {})[rest[len("document."):]] = value
+        elif unread is None and value is not None and not (hasattr(value, "__len__") and len(value) == 0):
+            # (an empty list is no documents: the retriever found nothing, judged "no")
+            unread = f"{key} = {json.dumps(value, ensure_ascii=False, default=str)[:80]}"
     passages = []
     for position in sorted(found):
         doc = found[position]
@@ -534,23 +538,7 @@ def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
             "score": score,
             "metadata": None if metadata is None else json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=str),
         })
-    return passages
-
-
-def _unread_documents(attributes: dict[str, Any]) -> str | None:
-    """Where a span's ``retrieval.documents`` attributes are in a shape ``_documents`` does not
-    read (a string, a list of lists, ...): the first such key and its value, shortened; else None."""
-    prefix = DOCUMENTS + "."
-    for key, value in attributes.items():
-        if value is None or not (key == DOCUMENTS or key.startswith(prefix)):
-            continue
-        if hasattr(value, "__len__") and len(value) == 0:  # no documents (the retriever found nothing): judged "no"
-            continue
-        position, _, rest = key[len(prefix):].partition(".") if key != DOCUMENTS else ("", "", "")
-        if position.isdigit() and rest.startswith("document."):
-            continue
-        return f"{key} = {json.dumps(value, ensure_ascii=False, default=str)[:80]}"
-    return None
+    return passages, unread
 
 
 def _lookup(spans: list[_Span], name: str | None) -> Any:
@@ -606,6 +594,7 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
         raise _other_convention(spans, where)
     traces: dict[str, list[_Span]] = {}
     for span in spans:
+        span.attributes = clean(span.attributes)  # an unpaired surrogate escape becomes U+FFFD, as in a table
         traces.setdefault(span.trace_id, []).append(span)
     order = sorted(traces, key=lambda t: (min(s.start for s in traces[t]), t))
     rows: list[dict[str, Any]] = []
@@ -620,8 +609,7 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
             kind = str(span.attributes.get(SPAN_KIND) or "").upper() or None
             outputs = _decoded(span.attributes, "output")
             if kind == "RETRIEVER":
-                documents[span.span_id] = _documents(span.attributes)
-                unread_documents[span.span_id] = _unread_documents(span.attributes)
+                documents[span.span_id], unread_documents[span.span_id] = _documents(span.attributes)
                 queries[span.span_id] = _decoded(span.attributes, "input")
                 outputs = documents[span.span_id]
             views.append(SpanView(span.span_id, span.parent_id, span.name, kind, _decoded(span.attributes, "input"),
@@ -657,7 +645,7 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
                         row["span_error"] = (f"retriever span {row['span_name']!r} ({span_id}): none of its {len(found)} documents "
                                              f"has text content (document.content is {', '.join(kinds)}); OpenInference writes "
                                              "each document's text as a string in retrieval.documents.N.document.content")
-            rows.append(clean(row))  # an unpaired surrogate escape becomes U+FFFD, as in a table
+            rows.append(row)
     for key, name in (("expected_facts", expected_facts), ("expected_response", expected_response)):
         if name and not found_in[key]:  # a name no span has is a typo far more often than a reference-free run
             flag = "--" + key.replace("_", "-") + "-attribute"
