@@ -195,8 +195,24 @@ def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) 
 
     over, mapped = overrides(options)
     given = set_overrides(list(sets))
+    _check_sections(given, over)
     named = {key: option for key, option in set_flags(given).items() if not _given(over, key)}  # a named option wins: it names itself
     return load_config(config, merge(given, over), flags={**FLAGS, **named}), mapped
+
+
+def _check_sections(given: dict[str, Any], over: dict[str, Any], prefix: str = "") -> None:
+    """``ConfigError`` for a ``--set`` key given a value where a named option sets keys below it
+    (``--set judge=4`` with ``--model``): laid over it, the option would drop the value unsaid."""
+    for key, value in given.items():
+        below = over.get(key)
+        if not isinstance(below, dict):
+            continue
+        if isinstance(value, dict):
+            _check_sections(value, below, f"{prefix}{key}.")
+        else:
+            first = next(iter(below))
+            raise ConfigError(f"--set {prefix}{key}: {prefix}{key} is a section of the config (keys such as {first}), "
+                              f"not a value; set one of its keys, e.g. --set {prefix}{key}.{first}=...")
 
 
 def _given(tree: dict[str, Any], key: str) -> bool:

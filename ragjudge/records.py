@@ -311,14 +311,19 @@ def _looks_like_list(value: Any) -> bool:
     return isinstance(value, str) and value.strip().startswith("[") and value.strip().endswith("]")
 
 
-def normalise_context(value: Any, notes: list[str] | None = None) -> tuple[list[Passage], str | None]:
+TABLE_TEXT_FIX = "fill in their text, or map context to the column that has it"
+
+
+def normalise_context(value: Any, notes: list[str] | None = None, fix: str = TABLE_TEXT_FIX) -> tuple[list[Passage], str | None]:
     """Context -> (passages, error). Accepts a string, a list of strings, a list of objects
     with the text under ``content``/``page_content``/``text`` (id/doc_uri/metadata kept),
     or such a list encoded in a string (JSON, or a Python literal as pandas writes lists to
     CSV). An object that holds no text under those keys but holds text under others becomes
     one passage holding its JSON text (as MLflow judges ``str(context)``), and a note naming
     its keys is appended to ``notes``: nothing is silent and nothing is lost. An object whose
-    other keys hold no text at all (a score, a flag) is an error naming its keys."""
+    other keys hold no text at all (a score, a flag) is an error naming its keys. ``fix``: what
+    the error for passage objects none of which has text tells the user to do (a table's
+    column, by default; a trace reader names the retriever instead)."""
     if _is_missing(value):
         return [], None
     items = _as_list(value)
@@ -371,7 +376,7 @@ def normalise_context(value: Any, notes: list[str] | None = None) -> tuple[list[
         # passage objects, none with text: a text field left null when the table was written,
         # not a retrieval that found nothing (an empty list, which is judged "no")
         return [], (f"context holds {textless} passage(s) and none has text under "
-                    f"{', '.join(PASSAGE_TEXT_KEYS)}; fill in their text, or map context to the column that has it")
+                    f"{', '.join(PASSAGE_TEXT_KEYS)}; {fix}")
     return passages, None
 
 

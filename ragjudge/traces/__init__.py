@@ -50,6 +50,8 @@ class TraceSource:
     read: str = "read_source"
     sniff: str | None = "is_trace_file"
     suffixes: tuple[str, ...] = (".json", ".jsonl", ".ndjson")
+    many: bool = False  # read reads a folder or glob of files, and stdin (``-``), as one source
+    marks: tuple[bytes, ...] = ()  # on stdin, a head holding one of these is copied to a file and sniffed
 
     def _get(self, attr: str) -> Callable[..., Any]:
         return getattr(importlib.import_module(self.module), attr)
@@ -57,8 +59,9 @@ class TraceSource:
     def open(self, source: Any, options: TraceOptions) -> Any:
         return self._get(self.read)(source, options)
 
-    def recognises(self, path: str) -> bool:
-        return self.sniff is not None and path.lower().endswith(self.suffixes) and self._get(self.sniff)(path)
+    def recognises(self, path: str, any_name: bool = False) -> bool:
+        """Whether the file at ``path`` is this source's (``any_name``: whatever its suffix)."""
+        return self.sniff is not None and (any_name or path.lower().endswith(self.suffixes)) and self._get(self.sniff)(path)
 
 
 SOURCES: dict[str, TraceSource] = {}
@@ -71,9 +74,10 @@ def register(source: TraceSource) -> None:
 
 register(TraceSource("mlflow-traces", "ragjudge.traces.mlflow", prefix="mlflow:"))
 # OpenTelemetry / OpenInference spans: OTLP JSON (the Collector's file exporter), Phoenix's span DataFrame saved
-register(TraceSource("otlp", "ragjudge.traces.otel", read="read_otlp_source", sniff="is_otlp_file"))
+register(TraceSource("otlp", "ragjudge.traces.otel", read="read_otlp_source", sniff="is_otlp_file", many=True,
+                     marks=(b'"resourceSpans"', b'"resource_spans"')))
 register(TraceSource("phoenix", "ragjudge.traces.otel", read="read_phoenix_source", sniff="is_phoenix_file",
-                     suffixes=(".json", ".jsonl", ".ndjson", ".parquet", ".pq")))
+                     suffixes=(".json", ".jsonl", ".ndjson", ".parquet", ".pq"), many=True, marks=(b'"context.span_id"',)))
 
 OTEL_SOURCES = ("otlp", "phoenix")  # the sources whose verdicts can go to Phoenix as span annotations
 
@@ -82,8 +86,12 @@ def source_kind(source: Any, input_format: str | None = None) -> TraceSource | N
     """The trace source ``source`` is, or None for a table: ``input_format`` naming one of
     ``SOURCES`` forces it; else a string with a source's prefix (``mlflow:EXP``), else a
     file, of one of a source's ``suffixes``, whose shape that source recognises (``.json``,
-    ``.jsonl``, ``.ndjson``; ``.parquet`` for Phoenix's span table: its schema only). Reads at
-    most the file's first trace or line; imports nothing heavy."""
+    ``.jsonl``, ``.ndjson``; ``.parquet`` for Phoenix's span table: its schema only); a folder
+    or glob whose first file (in sorted order) a source that reads ``many`` recognises (its
+    reader then names any other file that is not of that shape); ``-``, stdin, whose first bytes
+    hold one of such a source's ``marks``: stdin is then copied to a temporary file
+    (``ragjudge.io.spool_stdin``) and sniffed, and a table read from that copy. Reads at most
+    each file's first trace or line; imports nothing heavy."""
     if input_format in SOURCES:
         return SOURCES[input_format]
     if input_format or not isinstance(source, (str, os.PathLike)):
@@ -92,9 +100,43 @@ def source_kind(source: Any, input_format: str | None = None) -> TraceSource | N
     for kind in SOURCES.values():
         if kind.prefix and text.startswith(kind.prefix):
             return kind
-    if text == "-" or not os.path.isfile(text):
-        return None
+    if text == "-":
+        return _stdin_kind()
+    if not os.path.isfile(text):
+        return _many_kind(text)
     return next((kind for kind in SOURCES.values() if kind.recognises(text)), None)
+
+
+def _many_kind(text: str) -> TraceSource | None:
+    """The source of a folder or glob of trace files (its first file's), or None."""
+    from ragjudge.io.formats import is_many
+
+    if not is_many(text):
+        return None
+    many = [kind for kind in SOURCES.values() if kind.many]
+    suffixes = tuple({suffix for kind in many for suffix in kind.suffixes})
+    from ragjudge.errors import InputError
+    from ragjudge.traces.otel import trace_files
+
+    try:
+        files, _ = trace_files(text, suffixes)
+    except InputError:
+        return None  # nothing matches: the table readers say so
+    return next((kind for kind in many if kind.recognises(files[0][0])), None)
+
+
+def _stdin_kind() -> TraceSource | None:
+    """The source on stdin, told by the marks in its first bytes, then by its sniffer on a copy."""
+    from ragjudge.io.formats import _stdin, spool_stdin
+
+    head = _stdin().peek(1 << 16)[: 1 << 16]  # type: ignore[attr-defined]
+    if not head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith((b"{", b"[")):
+        return None
+    marked = [kind for kind in SOURCES.values() if kind.many and any(mark in head for mark in kind.marks)]
+    if not marked:
+        return None
+    copy = spool_stdin()
+    return next((kind for kind in marked if kind.recognises(copy, any_name=True)), None)
 
 
 def open_source(source: Any, input_format: str | None = None, options: TraceOptions | None = None) -> Any:

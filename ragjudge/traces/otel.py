@@ -15,6 +15,11 @@ Source: the spans that Arize Phoenix, Arize AX and the OpenInference instrumenta
   ``attributes.retrieval.documents``...; ``read_phoenix_frame``, ``read_phoenix_file``,
   ``is_phoenix_frame``, ``is_phoenix_file``).
 
+A file, a folder of files (searched recursively: the Collector's rotated files), a glob, or
+``-`` (stdin) is read as one set of spans: a trace split across files is one trace, and a span
+read twice (the same trace and span id: an export retried) counts once, its first copy, as
+Phoenix keeps the first copy of a span id.
+
 Both give the same table for the same traces: the rows of ``ragjudge.traces.spans`` (its
 ``COLUMNS``, the MLflow reader's too), one per top-level span whose
 ``openinference.span.kind`` is ``RETRIEVER``, a trace without one as one row skipped with
@@ -104,6 +109,8 @@ def _id(value: Any, size: int) -> str | None:
     Phoenix write it, or base64 as protobuf's JSON mapping writes bytes. Empty: None."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
+    if isinstance(value, float) and value.is_integer():  # a numeric id pandas widened to float (a column with a null): 1.0 is 1
+        value = int(value)
     text = str(value).strip()
     if text in ("", "None", "null"):  # Phoenix's DataFrame writes a root's parent_id as 'None'
         return None
@@ -196,16 +203,38 @@ def is_otlp_file(path: str | os.PathLike[str]) -> bool:
         with open(path, encoding="utf-8-sig") as handle:
             line = handle.readline()
             try:
-                return _resource_spans(json.loads(line)) is not None
+                return _resource_spans(_first_request(json.loads(line))) is not None
             except json.JSONDecodeError:
                 pass
-            if not line.lstrip().startswith("{"):
+            head = line.lstrip()
+            if not head.startswith(("{", "[")):
                 return False
             text = line + handle.read()
-        first = next(_requests(text), None)
-        return first is not None and _resource_spans(first[1]) is not None
+        if head.startswith("["):  # a JSON array of requests: its first item only
+            start = text.index("[") + 1
+            while start < len(text) and text[start].isspace():
+                start += 1
+            first, _ = json.JSONDecoder().raw_decode(text, start)
+            return _resource_spans(first) is not None
+        found = next(_requests(text), None)
+        return found is not None and _resource_spans(found[1]) is not None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
         return False
+
+
+def _first_request(document: Any) -> Any:
+    """A JSON array of requests stands for its first item."""
+    return document[0] if isinstance(document, list) and document else document
+
+
+def _each_request(documents: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    """The requests of a text's documents, a JSON array's items one by one (at the line the
+    array starts on)."""
+    for line, document in documents:
+        if isinstance(document, list):
+            yield from ((line, item) for item in document)
+        else:
+            yield line, document
 
 
 def _otlp_spans(path: Path, documents: Iterable[tuple[int, Any]]) -> list[_Span]:
@@ -277,29 +306,78 @@ def _otlp_span(raw: Any, where: str) -> _Span:
 
 def read_otlp_file(path: str | os.PathLike[str], expected_facts: str | None = None,
                    expected_response: str | None = None) -> Any:
-    """An OTLP JSON file (one ``ExportTraceServiceRequest`` per line, as the Collector's file
-    exporter writes it; pretty-printed ones too) -> the rows table (module docstring).
-    ``expected_facts``/``expected_response``: the attribute names holding them (none:
-    reference-free). ``InputError``: not OTLP JSON (naming the line's position), no span in
-    it, no OpenInference attribute on any span (naming the keys found)."""
-    path = Path(path)
+    """OTLP JSON (one ``ExportTraceServiceRequest`` per line, as the Collector's file exporter
+    writes it; pretty-printed ones, or a JSON array of them, too) -> the rows table (module
+    docstring). ``path``: a file, a folder (its ``.json``/``.jsonl``/``.ndjson`` files, searched
+    recursively: the exporter's rotated files) or a glob, their spans read as one set (a trace
+    split across files is one trace), or ``-`` for stdin. ``expected_facts``/
+    ``expected_response``: the attribute names holding them (none: reference-free).
+    ``InputError``: a file that is not OTLP JSON (naming it and the line), no span in them, no
+    OpenInference attribute on any span (naming the keys found)."""
+    files, where = trace_files(path)
+    spans = [span for name, shown in files for span in _otlp_file_spans(name, shown)]
+    if not spans:
+        raise InputError(f"{where} holds OTLP requests but no span: check that the exporter receives the traces "
+                         "(the Collector's traces pipeline lists the file exporter) and that the application ran traced")
+    return _frame(spans, where, expected_facts, expected_response)
+
+
+def _otlp_file_spans(path: str, shown: str) -> list[_Span]:
+    """The spans of one OTLP JSON file (``shown``: its name in messages, ``<stdin>`` for a copy
+    of stdin)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-        documents = list(_requests(text))
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"{path} cannot be read: {err}") from err
+        text = Path(path).read_text(encoding="utf-8-sig")
+        documents = list(_each_request(_requests(text)))
+    except UnicodeDecodeError as err:
+        raise InputError(_binary(path, shown, err)) from err
+    except OSError as err:
+        raise InputError(f"{shown} cannot be read: {err.strerror or err}") from err
     except _DocumentError as err:
-        raise InputError(f"{path} is not OTLP JSON (line {err.line}: {err.error.msg}); export traces with the "
+        raise InputError(f"{shown} is not OTLP JSON (line {err.line}: {err.error.msg}); export traces with the "
                          "OpenTelemetry Collector's file exporter, one ExportTraceServiceRequest per line") from err
     other = next((line for line, d in documents if _resource_spans(d) is None), None) if documents else 1
     if other is not None:
-        raise InputError(f"{path} is not OTLP JSON (line {other}): each line should be an ExportTraceServiceRequest "
+        raise InputError(f"{shown} is not OTLP JSON (line {other}): each line should be an ExportTraceServiceRequest "
                          "({\"resourceSpans\": [...]}) as the OpenTelemetry Collector's file exporter writes it")
-    spans = _otlp_spans(path, documents)
-    if not spans:
-        raise InputError(f"{path} holds OTLP requests but no span: check that the exporter receives the traces "
-                         "(the Collector's traces pipeline lists the file exporter) and that the application ran traced")
-    return _frame(spans, str(path), expected_facts, expected_response)
+    return _otlp_spans(Path(shown), documents)
+
+
+def _binary(path: str, shown: str, err: UnicodeDecodeError) -> str:
+    with open(path, "rb") as handle:
+        magic = handle.read(4)
+    if magic == b"PAR1":
+        return (f"{shown} is a Parquet file, not OTLP JSON: a Phoenix span table saved to Parquet is read with "
+                "--input-format phoenix (or with no --input-format)")
+    return f"{shown} is not OTLP JSON: it is not UTF-8 text ({err.reason} at byte {err.start})"
+
+
+def trace_files(source: str | os.PathLike[str], suffixes: tuple[str, ...] = (".json", ".jsonl", ".ndjson")) -> tuple[list[tuple[str, str]], str]:
+    """The files a trace source names, each as (path to read, name in messages), and the
+    source's name in messages: one file; a folder (its files of ``suffixes``, searched
+    recursively, in sorted order) or a glob (``**`` spans folders); ``-``: stdin, copied to a
+    temporary file (``ragjudge.io.spool_stdin``). ``InputError`` for a path or glob that
+    matches no file, or a folder with no file of ``suffixes``."""
+    import glob as globbing
+
+    text = os.fspath(source)
+    if text == "-":
+        from ragjudge.io.formats import spool_stdin
+
+        return [(spool_stdin(), "<stdin>")], "<stdin>"
+    path = Path(text)
+    if path.is_file():
+        return [(text, text)], text
+    if path.is_dir():
+        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in suffixes)
+        if not found:
+            raise InputError(f"{text}: the folder holds no trace file ({', '.join(suffixes)})")
+    elif any(ch in text for ch in "*?["):
+        found = sorted(p for p in globbing.glob(text, recursive=True) if Path(p).is_file())
+        if not found:
+            raise InputError(f"input file not found: {text} (no file matches it)")
+    else:
+        raise InputError(f"input file not found: {text}")
+    return [(name, name) for name in found], text
 
 
 # -- Phoenix's span DataFrame ------------------------------------------------------------------
@@ -331,7 +409,9 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        # a key holding null dropped: a Parquet struct column gives every cell the keys of all of them
+        plain = {k: _plain(v) for k, v in value.items()}
+        return {k: v for k, v in plain.items() if v is not None}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return None if _missing(value) else value
@@ -379,6 +459,13 @@ def read_phoenix_frame(frame: Any, expected_facts: str | None = None, expected_r
     JSONL) -> the rows table (module docstring). ``expected_facts``/``expected_response``:
     attribute (or ``attributes.*`` column) names. ``InputError`` for a DataFrame of another
     shape, one with no span, and spans with no OpenInference attribute."""
+    spans = _phoenix_spans(frame, where)
+    if not spans:
+        raise InputError(f"{where} holds no span: query Phoenix for the project's spans (get_spans_dataframe(project_identifier=...))")
+    return _frame(spans, where, expected_facts, expected_response)
+
+
+def _phoenix_spans(frame: Any, where: str) -> list[_Span]:
     if not is_phoenix_frame(frame):
         raise InputError(f"{where} is not a Phoenix span DataFrame (no {' / '.join(PHOENIX_COLUMNS)} columns); "
                          "pass what phoenix.client.Client().spans.get_spans_dataframe() returns, or a table of rows")
@@ -408,32 +495,43 @@ def read_phoenix_frame(frame: Any, expected_facts: str | None = None, expected_r
             if not value:
                 raise InputError(f"{where} row {number}: span {spans[-1].name!r} has no {column}; every span carries its trace "
                                  "and span ids (without them spans of different traces cannot be told apart)")
-    if not spans:
-        raise InputError(f"{where} holds no span: query Phoenix for the project's spans (get_spans_dataframe(project_identifier=...))")
-    return _frame(spans, where, expected_facts, expected_response)
+    return spans
+
+
+PHOENIX_SUFFIXES = (".json", ".jsonl", ".ndjson", ".parquet", ".pq")
 
 
 def read_phoenix_file(path: str | os.PathLike[str], expected_facts: str | None = None,
                       expected_response: str | None = None) -> Any:
     """A Phoenix span DataFrame saved to Parquet (``.parquet``) or JSON (one record per line,
     ``to_json(orient="records", lines=True)``, or a JSON array of records, told by its first
-    character whatever the suffix) -> the rows table (``read_phoenix_frame``)."""
+    character whatever the suffix) -> the rows table (``read_phoenix_frame``). ``path``: a
+    file, a folder or glob of them (their spans read as one set), or ``-`` for stdin (JSON)."""
+    files, where = trace_files(path, PHOENIX_SUFFIXES)
+    spans = [span for name, shown in files for span in _phoenix_spans(_phoenix_table(name, shown), shown)]
+    if not spans:
+        raise InputError(f"{where} holds no span: query Phoenix for the project's spans (get_spans_dataframe(project_identifier=...))")
+    return _frame(spans, where, expected_facts, expected_response)
+
+
+def _phoenix_table(path: str, shown: str) -> Any:
     import pandas as pd
 
-    path = Path(path)
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if Path(path).suffix.lower() in (".parquet", ".pq"):
             import pyarrow.parquet as pq
 
-            # as Python values: pandas would widen a struct's int fields to float where one is null
-            frame = pd.DataFrame(pq.read_table(path).to_pylist())
-        else:
-            with open(path, encoding="utf-8-sig") as handle:  # a JSON array of records, else one record per line
-                head = handle.read(256).lstrip()[:1]
-            frame = pd.read_json(path, lines=head != "[", convert_dates=False)
+            # as Python values: pandas would widen a struct's int fields to float where one is null;
+            # the columns named even with no row, so a zero-row table is "no span", not "not Phoenix"
+            table = pq.read_table(path)
+            return pd.DataFrame(table.to_pylist(), columns=table.column_names)
+        with open(path, encoding="utf-8-sig") as handle:  # a JSON array of records, else one record per line
+            head = handle.read(256).lstrip()[:1]
+        return pd.read_json(path, lines=head != "[", convert_dates=False)
     except (OSError, ValueError) as err:
-        raise InputError(f"{path} cannot be read as a Phoenix span table: {err}") from err
-    return read_phoenix_frame(frame, expected_facts, expected_response, where=str(path))
+        raise InputError(f"{shown} cannot be read as a Phoenix span table: {err}") from err
+    except Exception as err:  # noqa: BLE001 - pyarrow's own errors for a file that is no Parquet
+        raise InputError(f"{shown} cannot be read as a Phoenix span table: {err}") from err
 
 
 def is_phoenix_file(path: str | os.PathLike[str]) -> bool:
@@ -593,7 +691,11 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
     if not any(SPAN_KIND in s.attributes for s in spans):
         raise _other_convention(spans, where)
     traces: dict[str, list[_Span]] = {}
+    read: set[tuple[str, str]] = set()
     for span in spans:
+        if (span.trace_id, span.span_id) in read:  # a span exported twice: the first copy, as Phoenix keeps it
+            continue
+        read.add((span.trace_id, span.span_id))
         span.attributes = clean(span.attributes)  # an unpaired surrogate escape becomes U+FFFD, as in a table
         traces.setdefault(span.trace_id, []).append(span)
     order = sorted(traces, key=lambda t: (min(s.start for s in traces[t]), t))

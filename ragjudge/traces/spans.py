@@ -48,6 +48,7 @@ from ragjudge.types import clean
 
 RETRIEVER = "RETRIEVER"
 NO_RETRIEVER = "no retriever span"
+TRACE_TEXT_FIX = "the retriever should return each passage's text (a Document's page_content, or a string)"
 JUDGED_STATES = ("OK",)  # other states (ERROR, IN_PROGRESS, STATE_UNSPECIFIED) are skipped
 COLUMNS = ("trace_id", "span_id", "span_name", "id", "request", "context", "response", "expected_facts", "expected_response",
            "trace_state", "trace_first_row", "trace_skip_reason", "span_skip_reason", "span_error")
@@ -176,7 +177,7 @@ def span_context(span: SpanView) -> tuple[list[dict[str, Any]] | None, str | Non
     where = f"retriever span {span.name!r} ({span.span_id})"
     if isinstance(outputs, list) and not outputs:
         return [], None
-    passages, error = normalise_context(outputs)
+    passages, error = normalise_context(outputs, fix=TRACE_TEXT_FIX)
     if error:
         return None, f"{where}: {error}"
     if not passages:
