@@ -520,7 +520,38 @@ def _pairs(judged: Judged, data: Path, fitted: dict[str, Any] | None = None) -> 
     out["word_overlap_baseline"] = overlap(list(range(len(pairs))))
     # the pairs the judge's last figure was made on (those judged so far are a seeded random draw of the 140)
     out["word_overlap_same_pairs"] = overlap(scored_on)
+    settings = {} if fitted is None else {"statement_evidence": fitted["setting"][0], "evidence_weight": fitted["setting"][1]}
+    usable = [i for i in scored_on if pairs[i].get("expected_response") and pairs[i].get("response") and pairs[i].get("response_b")]
+    out["judge_against_overlap"] = paired_comparison(
+        [judged.decided(raw_a[i], **settings).score for i in usable], [judged.decided(raw_b[i], **settings).score for i in usable],
+        [evidence_share(pairs[i]["expected_response"], [pairs[i]["response"]]) for i in usable],
+        [evidence_share(pairs[i]["expected_response"], [pairs[i]["response_b"]]) for i in usable],
+        [preferences[i] for i in usable])
     return out
+
+
+def paired_comparison(judge_a: list[float], judge_b: list[float], other_a: list[float], other_b: list[float],
+                      preferences: list[float]) -> dict[str, Any]:
+    """The judge against another scorer on the same pairs (people's ties left out): each is
+    right on a pair when the sign of its B - A matches the preference (a tie is not right).
+    ``judge_only``/``other_only``: the pairs only one of them gets right; ``p_value``: the exact
+    two-sided McNemar test on those discordant pairs (scipy's binomial test, p 0.5), None when
+    there is none. Overlapping intervals say little about two scorers on the same pairs; this
+    counts only the pairs where they differ."""
+    from scipy.stats import binomtest
+
+    def right(a: float, b: float, preference: float) -> bool:
+        return a != b and (b - a > 0) == (preference > 0)
+
+    kept = [i for i, preference in enumerate(preferences) if preference != 0]
+    judge = [right(judge_a[i], judge_b[i], preferences[i]) for i in kept]
+    other = [right(other_a[i], other_b[i], preferences[i]) for i in kept]
+    judge_only = sum(j and not o for j, o in zip(judge, other))
+    other_only = sum(o and not j for j, o in zip(judge, other))
+    discordant = judge_only + other_only
+    return {"pairs": len(kept), "judge_right": sum(judge), "other_right": sum(other), "both_right": sum(j and o for j, o in zip(judge, other)),
+            "judge_only": judge_only, "other_only": other_only,
+            "p_value": float(binomtest(judge_only, discordant, 0.5).pvalue) if discordant else None}
 
 
 def _f(value: Any, digits: int = 2) -> str:
@@ -675,6 +706,11 @@ def report(results: dict[str, Any]) -> str:
         lines.append(pair_line("word overlap alone, every pair", pairs.get("word_overlap_baseline", {})))
         if pairs.get("word_overlap_same_pairs", {}).get("pairs"):
             lines.append(pair_line("word overlap alone, on the pairs the judge was scored on", pairs["word_overlap_same_pairs"]))
+        versus = pairs.get("judge_against_overlap", {})
+        if versus.get("pairs"):
+            lines.append(f"- the judge against word overlap on the same {versus['pairs']} pairs (a tie is not right): the judge right on "
+                         f"{versus['judge_right']}, word overlap on {versus['other_right']}; only the judge on {versus['judge_only']}, "
+                         f"only word overlap on {versus['other_only']} (exact McNemar p {_f(versus['p_value'], 3)})")
         lines.append("")
     return "\n".join(lines)
 

@@ -369,3 +369,24 @@ def test_the_completeness_check_that_ships_beats_the_judge_alone_and_has_fewest_
     assert quality.shipped_check(figures(0.60, 0.55, 0.54, 0.58)) is None  # none beats the judge alone
     # a check whose pass agreement is below the judge alone's does not ship, whatever its Spearman
     assert quality.shipped_check(figures(0.30, 0.55, 0.54, 0.56, passes=(0.76, 0.75, 0.77, 0.74))) == "evidence_weight"
+
+
+def test_the_judge_and_word_overlap_are_compared_on_the_pairs_where_they_differ(monkeypatch):
+    import sys
+
+    from conftest import ROOT
+
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    sys.modules.pop("quality", None)
+    import quality
+
+    # people prefer B in pairs 0-5 and A in pair 6; pair 7 is a human tie (left out)
+    preferences = [1, 1, 1, 1, 1, 1, -1, 0]
+    judge = ([1, 1, 1, 1, 1, 2, 1, 1], [2, 2, 2, 2, 2, 1, 2, 2])  # right on 0-4, wrong on 5 and 6
+    other = ([1, 2, 2, 2, 2, 2, 2, 1], [2, 1, 1, 1, 2, 2, 1, 2])  # right on 0 and 6; 4 and 5 tie (not right)
+    found = quality.paired_comparison(*judge, *other, preferences)
+    assert (found["pairs"], found["judge_right"], found["other_right"], found["both_right"]) == (7, 5, 2, 1)
+    assert (found["judge_only"], found["other_only"]) == (4, 1)  # 1, 2, 3, 4 against 6
+    assert found["p_value"] == pytest.approx(0.375)  # two-sided exact binomial: 2 * P(X <= 1 | n 5, p 0.5) = 2 * 6/32
+    same = quality.paired_comparison(*judge, *judge, preferences)
+    assert (same["judge_only"], same["other_only"], same["p_value"]) == (0, 0, None)
