@@ -228,8 +228,16 @@ def _trace_rows_file(traces: Any) -> str:
 
     from ragjudge.io import write_table
 
-    path = os.path.join(tempfile.mkdtemp(prefix="ragjudge-traces-"), "rows.parquet")
-    write_table(traces.kind.open(traces.source, traces.options), path)
+    rows = traces.kind.open(traces.source, traces.options)  # traces that cannot be read leave no folder behind
+    folder = tempfile.mkdtemp(prefix="ragjudge-traces-")
+    path = os.path.join(folder, "rows.parquet")
+    try:
+        write_table(rows, path)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     return path
 
 

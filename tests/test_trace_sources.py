@@ -9,12 +9,23 @@ test fails on the code before its fix):
 - a zero-row Phoenix Parquet is "no span", not "not a Phoenix table";
 - a Parquet struct ``input.value`` does not gain the other rows' keys;
 - a trace's text-less passages are not told to "map context to a column";
-- ``--set judge=4`` beside ``--model`` is refused, not dropped unsaid.
+- ``--set judge=4`` beside ``--model`` is refused, not dropped unsaid;
+- and what a second review found: a folder whose first file is a table, or that holds a CSV or
+  a Phoenix table beside OTLP files, names the odd file instead of dropping traces; an empty
+  file (the Collector's active file, just rotated) is passed over; a glob is filtered by suffix
+  as a folder is; stdin is told by its first 64 KiB however slowly they come, and a Parquet
+  file on stdin is read; a pretty-printed Phoenix array and blank lines before OTLP are traces;
+  Phoenix ids made of digits stay as written; a failed dry run leaves no folder behind; an
+  error inside a JSON array names its item's line; the wrong ``--input-format`` names the
+  right one.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import sys
+import tempfile
 
 import pandas as pd
 import pytest
@@ -104,7 +115,7 @@ def test_input_format_otlp_on_the_wrong_kind_of_path_says_what_it_is(tmp_path):
     with pytest.raises(InputError, match=r"^input file not found: .*nothing\.jsonl$"):
         otel.read_otlp_file(tmp_path / "nothing.jsonl")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match=r"empty: the folder holds no trace file \(\.json, \.jsonl, \.ndjson\)"):
+    with pytest.raises(InputError, match=r"empty: no trace file \(\.json, \.jsonl, \.ndjson, \.parquet, \.pq, \.csv, not empty\) in it"):
         otel.read_otlp_file(tmp_path / "empty")
 
 
@@ -191,3 +202,185 @@ def test_set_a_section_to_a_value_beside_a_named_option_is_refused(run_cli, tmp_
     result = run_cli(["score", str(table), "--set", "judge=4", "--model", "openai/x", "--dry-run"], judge=False)
     assert result.code == 2
     assert "--set judge: judge is a section of the config (keys such as model), not a value; set one of its keys" in result.stderr
+
+
+# -- a second review ---------------------------------------------------------------------------
+
+
+def _table_line():
+    return json.dumps({"id": "t1", "request": "q", "context": ["p"]}) + "\n"
+
+
+@pytest.mark.parametrize("table_name", ["a_table.jsonl", ".hidden.jsonl", "z_table.jsonl", "b.csv"])
+def test_a_folder_of_traces_with_a_table_in_it_names_the_table(run_cli, tmp_path, table_name):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "b_traces.jsonl").write_text(_lines(_request(ROOT, RETRIEVER)))
+    (folder / table_name).write_text(_table_line() if table_name.endswith("jsonl") else "id,request\nt1,q\n")
+    assert source_kind(str(folder)).name == "otlp"  # whichever file sorts first
+    result = run_cli(["score", str(folder), "-m", "sufficiency", "--dry-run"], judge=False)
+    assert result.code == 2
+    assert f"{table_name} is not OTLP JSON (line 1" in result.stderr
+    assert "a folder or glob read as traces holds trace files of one kind only" in result.stderr
+
+
+def test_a_folder_of_otlp_files_with_a_phoenix_table_names_it(tmp_path):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(_lines(_request(ROOT, RETRIEVER)))
+    pd.DataFrame(_phoenix_rows()).to_parquet(folder / "b.parquet")
+    with pytest.raises(InputError, match=r"b\.parquet is a Parquet file, not OTLP JSON: a Phoenix span table saved to Parquet is read "
+                                         r"with --input-format phoenix"):
+        otel.read_otlp_file(folder)
+    pd.DataFrame(_phoenix_rows()).to_json(folder / "b.parquet", orient="records", lines=True)  # the same as JSONL, misnamed
+    (folder / "b.parquet").rename(folder / "b.jsonl")
+    with pytest.raises(InputError, match=r"b\.jsonl is a Phoenix span table, not OTLP JSON: read it with --input-format phoenix"):
+        otel.read_otlp_file(folder)
+    with pytest.raises(InputError, match=r"a\.jsonl is OTLP JSON, not a Phoenix span table: read it with --input-format otlp"):
+        otel.read_phoenix_file(folder)
+
+
+def test_empty_files_in_a_folder_or_glob_are_passed_over(tmp_path):
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (folder / "a-empty.jsonl").write_text("")  # sorts first
+    (folder / "b-traces-1.jsonl").write_text(_lines(_request(ROOT, RETRIEVER)))
+    (folder / "traces.jsonl").write_text("\n")  # the Collector's active file, just rotated: sorts last
+    for source in (str(folder), str(folder / "*")):
+        assert source_kind(source).name == "otlp"
+        assert _one_row(otel.read_otlp_file(source))["id"] == ROW_ID
+
+
+def test_a_glob_is_filtered_by_suffix_as_a_folder_is(tmp_path):
+    (tmp_path / "a.txt").write_text("notes")
+    (tmp_path / "b.jsonl").write_text(_lines(_request(ROOT, RETRIEVER)))
+    source = str(tmp_path / "*")
+    assert source_kind(source).name == "otlp"
+    assert _one_row(otel.read_otlp_file(source))["id"] == ROW_ID
+
+
+class _Trickle(io.RawIOBase):
+    """A pipe whose writer is slow: a few bytes a read."""
+
+    def __init__(self, data: bytes, step: int = 5) -> None:
+        self.data, self.step = data, step
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        n = min(self.step, len(buffer), len(self.data))
+        buffer[:n], self.data = self.data[:n], self.data[n:]
+        return n
+
+
+def _trickle(monkeypatch, data: bytes):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(_Trickle(data), 16), encoding="utf-8"))
+
+
+def test_stdin_is_told_by_its_first_bytes_however_slowly_they_come(monkeypatch):
+    _trickle(monkeypatch, _lines(_request(ROOT, RETRIEVER)).encode())
+    assert source_kind("-").name == "otlp"
+    assert _one_row(otel.read_otlp_file("-"))["id"] == ROW_ID
+    table = _table_line().encode()
+    _trickle(monkeypatch, table)
+    assert source_kind("-") is None
+    assert sys.stdin.buffer.read() == table  # a table on stdin is read whole after the look
+
+
+def test_a_phoenix_table_whose_ids_come_after_a_long_value_is_told_on_stdin(run_cli, tmp_path, server):
+    rows = _phoenix_rows()
+    rows = [{"events": "e" * 7000, **row} for row in rows]  # 'context.span_id' comes after byte 7000
+    out = tmp_path / "scored.jsonl"
+    result = run_cli(["score", "-", "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"],
+                     stdin=pd.DataFrame(rows).to_json(orient="records", lines=True).encode())
+    assert result.code == 0, result.stderr
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["10/2"]
+
+
+def test_a_phoenix_parquet_on_stdin_is_read(run_cli, tmp_path, server):
+    buffer = io.BytesIO()
+    pd.DataFrame(_phoenix_rows()).to_parquet(buffer)
+    out = tmp_path / "scored.jsonl"
+    for extra in ([], ["--input-format", "phoenix"]):
+        result = run_cli(["score", "-", "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0", *extra], stdin=buffer.getvalue())
+        assert result.code == 0, result.stderr
+        assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["10/2"]
+    buffer = io.BytesIO()
+    pd.DataFrame([{"id": "t1", "request": "q", "context": ["p"]}]).to_parquet(buffer)  # a Parquet table on stdin is still a table
+    result = run_cli(["score", "-", "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"], stdin=buffer.getvalue())
+    assert result.code == 0, result.stderr
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["t1"]
+
+
+def test_a_closed_stdin_is_named(run_cli, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", None)
+    result = run_cli(["score", "-", "--dry-run"], judge=False)
+    assert result.code == 2 and "stdin is closed" in result.stderr and "AttributeError" not in result.stderr
+
+
+def test_a_pretty_printed_phoenix_array_and_blank_lines_before_otlp_are_traces(tmp_path):
+    pretty = tmp_path / "spans.json"
+    pretty.write_text(pd.DataFrame(_phoenix_rows()).to_json(orient="records", indent=2))
+    assert pretty.read_text().startswith("[\n")
+    assert source_kind(str(pretty)).name == "phoenix"
+    assert _one_row(otel.read_phoenix_file(pretty))["id"] == "10/2"
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("\n\n" + _lines(_request(ROOT, RETRIEVER)))
+    assert source_kind(str(blank)).name == "otlp"
+    array = tmp_path / "blank.json"
+    array.write_text("\n  \n" + json.dumps([_request(ROOT, RETRIEVER)], indent=2))
+    assert source_kind(str(array)).name == "otlp"
+
+
+def test_phoenix_ids_made_of_digits_stay_as_written(tmp_path):
+    rows = _phoenix_rows()
+    rows[0]["context.span_id"] = rows[1]["parent_id"] = "0123456789012345"  # a leading zero
+    rows[1]["context.span_id"] = "9876543210987653"  # above 2**53: a float would round it
+    for row in rows:
+        row["context.trace_id"] = "01234567890123456789012345678901"
+    path = tmp_path / "spans.jsonl"
+    pd.DataFrame(rows).to_json(path, orient="records", lines=True)
+    row = _one_row(otel.read_phoenix_file(path))
+    assert (row["id"], row["span_skip_reason"]) == ("01234567890123456789012345678901/9876543210987653", None)
+
+
+def test_a_dry_run_on_traces_that_cannot_be_read_leaves_no_folder(run_cli, tmp_path, monkeypatch):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([_request(ROOT, RETRIEVER), None]))
+    result = run_cli(["score", str(bad), "--dry-run"], judge=False)
+    assert result.code == 2 and "item 2 of the array" in result.stderr
+    assert list(scratch.iterdir()) == []
+
+
+def test_an_error_inside_a_json_array_names_its_item_and_line(tmp_path):
+    path = tmp_path / "array.json"
+    broken = json.loads(json.dumps(RETRIEVER))
+    del broken["traceId"]
+    path.write_text(json.dumps([_request(ROOT), _request(broken)], indent=2))
+    line = [n for n, text in enumerate(path.read_text().splitlines(), 1) if text == "  {"][1]  # where item 2 starts
+    with pytest.raises(InputError, match=rf"array\.json line {line}, item 2 of the array: span 'retriever' has no traceId"):
+        otel.read_otlp_file(path)
+    path.write_text(json.dumps([_request(ROOT), {"request": "a table row"}]))
+    with pytest.raises(InputError, match=r"array\.json is not OTLP JSON \(line 1, item 2 of the array\)"):
+        otel.read_otlp_file(path)
+
+
+def test_a_trace_input_of_unknown_suffix_is_told_the_trace_formats(run_cli, tmp_path):
+    path = tmp_path / "traces.txt"
+    path.write_text(_lines(_request(ROOT, RETRIEVER)))
+    result = run_cli(["score", str(path), "--dry-run"], judge=False)
+    assert result.code == 2 and "(traces: --input-format otlp|phoenix|mlflow-traces)" in result.stderr
+    assert run_cli(["score", str(path), "--input-format", "otlp", "--dry-run"], judge=False).code == 0
+
+
+def test_a_table_with_phoenix_id_columns_is_told_to_read_as_a_table(run_cli, tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"context.span_id": "a", "context.trace_id": "b", "request": "q", "context": ["p"]}) + "\n")
+    result = run_cli(["score", str(path), "--dry-run"], judge=False)
+    assert result.code == 2
+    assert "no attributes.* column" in result.stderr and "read as a table with --input-format jsonl, csv or parquet" in result.stderr
+    assert run_cli(["score", str(path), "--input-format", "jsonl", "--dry-run"], judge=False).code == 0

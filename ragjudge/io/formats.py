@@ -9,7 +9,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ragjudge.errors import InputError
 
@@ -35,14 +35,18 @@ def detect_format(path: str, explicit: str | None = None, many: bool = True) -> 
     suffix = Path(path).suffix.lower()
     if suffix in _SUFFIXES:
         return _SUFFIXES[suffix]
-    raise InputError(f"cannot tell the format of '{path}' from its suffix; pass --input-format (or --output-format for -o) {'|'.join(FORMATS)}")
+    traces = " (traces: --input-format otlp|phoenix|mlflow-traces)" if many else ""  # an input, not an output
+    raise InputError(f"cannot tell the format of '{path}' from its suffix; pass --input-format (or --output-format for -o) {'|'.join(FORMATS)}{traces}")
 
 
 _PEEKABLE: dict[int, IO[bytes]] = {}
 
 
 def _stdin() -> IO[bytes]:
-    """stdin as a binary stream that supports ``peek`` (for format sniffing)."""
+    """stdin as a binary stream that supports ``peek`` (for format sniffing). ``InputError``
+    when the process has no stdin (closed: ``<&-``)."""
+    if sys.stdin is None:
+        raise InputError("stdin is closed: pipe the input in (ragjudge score - < rows.jsonl) or give its path")
     raw = sys.stdin.buffer
     if hasattr(raw, "peek"):
         return raw
@@ -50,6 +54,56 @@ def _stdin() -> IO[bytes]:
         _PEEKABLE.clear()
         _PEEKABLE[id(raw)] = io.BufferedReader(raw)  # type: ignore[arg-type]
     return _PEEKABLE[id(raw)]
+
+
+class _Replay(io.RawIOBase):
+    """Bytes already read from a stream, then the rest of that stream."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        read = getattr(self._rest, "read1", self._rest.read)
+        data = read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+_HEADS: dict[int, bytes] = {}
+_REPLACED: list[Any] = []
+
+
+def stdin_head(size: int = 1 << 16) -> bytes:
+    """The first ``size`` bytes of stdin (fewer only at its end), waiting for a slow writer as
+    long as it takes; stdin then reads them again (``peek`` returns only what one read of a
+    pipe brought, which a format guess should not hang on)."""
+    if id(sys.stdin) in _HEADS:
+        return _HEADS[id(sys.stdin)]
+    source = _stdin()
+    read = getattr(source, "read1", source.read)
+    blocks: list[bytes] = []
+    total = 0
+    while total < size:
+        block = read(size - total)
+        if not block:
+            break
+        blocks.append(block)
+        total += len(block)
+    head = b"".join(blocks)
+    _REPLACED.append(sys.stdin)  # kept: a wrapper collected would close the stream the replay reads on from
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(_Replay(head, source), 1 << 16), encoding="utf-8")  # type: ignore[arg-type]
+    _HEADS.clear()
+    _HEADS[id(sys.stdin)] = head
+    return head
 
 
 _SPOOLED: dict[int, str] = {}

@@ -42,7 +42,10 @@ class TraceSource:
     ``prefix``: a source string it takes (``mlflow:`` for ``mlflow:EXPERIMENT``), or None.
     ``module``: where ``read(source, options) -> DataFrame`` and ``sniff(path) -> bool`` (the
     file's shape is this source's; must be cheap and import nothing heavy) live, imported only
-    when used. ``suffixes``: the file names ``sniff`` is asked about (lower case)."""
+    when used. ``suffixes``: the file names ``sniff`` is asked about (lower case). ``many``:
+    ``read`` also takes a folder or glob of such files, and ``-`` (stdin), as one source.
+    ``marks``: byte strings, one of which the first bytes of stdin hold when it is this source
+    (stdin is then copied to a file for ``sniff``)."""
 
     name: str
     module: str
@@ -50,8 +53,8 @@ class TraceSource:
     read: str = "read_source"
     sniff: str | None = "is_trace_file"
     suffixes: tuple[str, ...] = (".json", ".jsonl", ".ndjson")
-    many: bool = False  # read reads a folder or glob of files, and stdin (``-``), as one source
-    marks: tuple[bytes, ...] = ()  # on stdin, a head holding one of these is copied to a file and sniffed
+    many: bool = False
+    marks: tuple[bytes, ...] = ()
 
     def _get(self, attr: str) -> Callable[..., Any]:
         return getattr(importlib.import_module(self.module), attr)
@@ -108,31 +111,36 @@ def source_kind(source: Any, input_format: str | None = None) -> TraceSource | N
 
 
 def _many_kind(text: str) -> TraceSource | None:
-    """The source of a folder or glob of trace files (its first file's), or None."""
+    """The source of a folder or glob holding trace files (the first one's, in sorted order),
+    or None when none of its files is one (a folder of tables)."""
+    from ragjudge.errors import InputError
     from ragjudge.io.formats import is_many
+    from ragjudge.traces.otel import trace_files
 
     if not is_many(text):
         return None
-    many = [kind for kind in SOURCES.values() if kind.many]
-    suffixes = tuple({suffix for kind in many for suffix in kind.suffixes})
-    from ragjudge.errors import InputError
-    from ragjudge.traces.otel import trace_files
-
     try:
-        files, _ = trace_files(text, suffixes)
+        files, _ = trace_files(text)
     except InputError:
         return None  # nothing matches: the table readers say so
-    return next((kind for kind in many if kind.recognises(files[0][0])), None)
+    many = [kind for kind in SOURCES.values() if kind.many]
+    return next((kind for name, _ in files for kind in many if kind.recognises(name)), None)
 
 
 def _stdin_kind() -> TraceSource | None:
-    """The source on stdin, told by the marks in its first bytes, then by its sniffer on a copy."""
-    from ragjudge.io.formats import _stdin, spool_stdin
+    """The source on stdin: its first 64 KiB (``ragjudge.io.stdin_head``) hold one of a
+    source's ``marks``, or start a Parquet file; stdin is then copied to a file and that
+    source's sniffer has the last word."""
+    from ragjudge.io.formats import spool_stdin, stdin_head
 
-    head = _stdin().peek(1 << 16)[: 1 << 16]  # type: ignore[attr-defined]
-    if not head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith((b"{", b"[")):
+    head = stdin_head().removeprefix(b"\xef\xbb\xbf").lstrip()
+    many = [kind for kind in SOURCES.values() if kind.many]
+    if head.startswith(b"PAR1"):  # a Parquet file names its columns at its end
+        marked = many
+    elif head.startswith((b"{", b"[")):
+        marked = [kind for kind in many if any(mark in head for mark in kind.marks)]
+    else:
         return None
-    marked = [kind for kind in SOURCES.values() if kind.many and any(mark in head for mark in kind.marks)]
     if not marked:
         return None
     copy = spool_stdin()

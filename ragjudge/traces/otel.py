@@ -165,24 +165,64 @@ class _DocumentError(ValueError):
         self.error = error
 
 
-def _requests(text: str) -> Iterator[tuple[int, Any]]:
-    """The JSON documents of a text, one after another (one per line or pretty-printed), each
-    with the line it starts on. ``_DocumentError`` names that line for one that cannot be
-    decoded (a line cut short is reported where it starts, not where the text ends)."""
+def _requests(text: str) -> Iterator[tuple[str, Any]]:
+    """The JSON documents of a text, one after another (one per line or pretty-printed; the
+    items of a JSON array one by one), each with where it starts: ``line N``, or ``line N,
+    item K of the array``. ``_DocumentError`` names the line of one that cannot be decoded
+    (a line cut short is reported where it starts, not where the text ends)."""
     decoder = json.JSONDecoder()
-    position, end, line, counted = 0, len(text), 1, 0
+    position, end = 0, len(text)
+    lines = _Lines(text)
+
+    def skip(at: int) -> int:
+        while at < end and text[at].isspace():
+            at += 1
+        return at
+
     while True:
-        while position < end and text[position].isspace():
-            position += 1
+        position = skip(position)
         if position >= end:
             return
-        line += text.count("\n", counted, position)
-        counted = position
-        try:
-            document, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as err:
-            raise _DocumentError(line, err) from err
-        yield line, document
+        if text[position] != "[":
+            line = lines.at(position)
+            try:
+                document, position = decoder.raw_decode(text, position)
+            except json.JSONDecodeError as err:
+                raise _DocumentError(line, err) from err
+            yield f"line {line}", document
+            continue
+        position, item = skip(position + 1), 0  # a JSON array of requests: its items one by one
+        while position < end and text[position] != "]":
+            item += 1
+            line = lines.at(position)
+            try:
+                document, position = decoder.raw_decode(text, position)
+            except json.JSONDecodeError as err:
+                raise _DocumentError(line, err) from err
+            yield f"line {line}, item {item} of the array", document
+            position = skip(position)
+            if position < end and text[position] == ",":
+                position = skip(position + 1)
+            elif position >= end or text[position] != "]":
+                raise _DocumentError(lines.at(min(position, end - 1)),
+                                     json.JSONDecodeError("Expecting ',' delimiter or ']'", text, min(position, end)))
+        if position >= end:
+            raise _DocumentError(lines.at(end - 1), json.JSONDecodeError("Expecting ']': the array is not closed", text, end))
+        position += 1
+
+
+class _Lines:
+    """Line numbers of positions in a text, counted once as positions grow."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.line, self.counted = text, 1, 0
+
+    def at(self, position: int) -> int:
+        if position < self.counted:  # (not reached: positions only grow)
+            return self.text.count("\n", 0, position) + 1
+        self.line += self.text.count("\n", self.counted, position)
+        self.counted = position
+        return self.line
 
 
 def _resource_spans(document: Any) -> list[Any] | None:
@@ -193,29 +233,25 @@ def _resource_spans(document: Any) -> list[Any] | None:
 
 
 def is_otlp_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` holds OTLP JSON trace requests (its first JSON document has a
-    ``resourceSpans`` list). Reads the first line, or the whole file when the first request is
-    pretty-printed; needs no OpenTelemetry package."""
+    """Whether ``path`` holds OTLP JSON trace requests (its first JSON document, or the first
+    item of a JSON array, has a ``resourceSpans`` list; blank lines before it are passed
+    over). Reads the first line, or the whole file when the first request is pretty-printed;
+    needs no OpenTelemetry package."""
     path = Path(path)
     if not path.is_file():
         return False
     try:
         with open(path, encoding="utf-8-sig") as handle:
             line = handle.readline()
+            while line and not line.strip():
+                line = handle.readline()
             try:
                 return _resource_spans(_first_request(json.loads(line))) is not None
             except json.JSONDecodeError:
                 pass
-            head = line.lstrip()
-            if not head.startswith(("{", "[")):
+            if not line.lstrip().startswith(("{", "[")):
                 return False
             text = line + handle.read()
-        if head.startswith("["):  # a JSON array of requests: its first item only
-            start = text.index("[") + 1
-            while start < len(text) and text[start].isspace():
-                start += 1
-            first, _ = json.JSONDecoder().raw_decode(text, start)
-            return _resource_spans(first) is not None
         found = next(_requests(text), None)
         return found is not None and _resource_spans(found[1]) is not None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
@@ -227,23 +263,13 @@ def _first_request(document: Any) -> Any:
     return document[0] if isinstance(document, list) and document else document
 
 
-def _each_request(documents: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
-    """The requests of a text's documents, a JSON array's items one by one (at the line the
-    array starts on)."""
-    for line, document in documents:
-        if isinstance(document, list):
-            yield from ((line, item) for item in document)
-        else:
-            yield line, document
-
-
-def _otlp_spans(path: Path, documents: Iterable[tuple[int, Any]]) -> list[_Span]:
-    """The spans of OTLP JSON requests (``(line, request)`` pairs). ``InputError`` naming the
-    line (and the span) for a request not shaped as the OTLP/JSON encoding writes one (an
-    attribute without a key, a value of the wrong type, a span without a trace or span id)."""
+def _otlp_spans(path: Path, documents: Iterable[tuple[str, Any]]) -> list[_Span]:
+    """The spans of OTLP JSON requests (``(where, request)`` pairs: ``line N``...). ``InputError``
+    naming the line (and the span) for a request not shaped as the OTLP/JSON encoding writes one
+    (an attribute without a key, a value of the wrong type, a span without a trace or span id)."""
     spans = []
-    for line, document in documents:
-        where = f"{path} line {line}"
+    for place, document in documents:
+        where = f"{path} {place}"
         try:
             for resource in _resource_spans(document) or []:
                 if not isinstance(resource, dict):
@@ -308,18 +334,33 @@ def read_otlp_file(path: str | os.PathLike[str], expected_facts: str | None = No
                    expected_response: str | None = None) -> Any:
     """OTLP JSON (one ``ExportTraceServiceRequest`` per line, as the Collector's file exporter
     writes it; pretty-printed ones, or a JSON array of them, too) -> the rows table (module
-    docstring). ``path``: a file, a folder (its ``.json``/``.jsonl``/``.ndjson`` files, searched
-    recursively: the exporter's rotated files) or a glob, their spans read as one set (a trace
-    split across files is one trace), or ``-`` for stdin. ``expected_facts``/
-    ``expected_response``: the attribute names holding them (none: reference-free).
-    ``InputError``: a file that is not OTLP JSON (naming it and the line), no span in them, no
-    OpenInference attribute on any span (naming the keys found)."""
+    docstring). ``path``: a file, a folder (searched recursively: the exporter's rotated files)
+    or a glob of such files (``trace_files``), their spans read as one set (a trace split
+    across files is one trace), or ``-`` for stdin. ``expected_facts``/``expected_response``:
+    the attribute names holding them (none: reference-free). ``InputError``: a file that is not
+    OTLP JSON (naming it and the line, and ``--input-format phoenix`` for a Phoenix span table),
+    no span in them, no OpenInference attribute on any span (naming the keys found)."""
     files, where = trace_files(path)
-    spans = [span for name, shown in files for span in _otlp_file_spans(name, shown)]
+    spans = [span for name, shown in files for span in _in_set(_otlp_file_spans, name, shown, len(files))]
     if not spans:
         raise InputError(f"{where} holds OTLP requests but no span: check that the exporter receives the traces "
                          "(the Collector's traces pipeline lists the file exporter) and that the application ran traced")
     return _frame(spans, where, expected_facts, expected_response)
+
+
+FOLDER_HINT = ("; a folder or glob read as traces holds trace files of one kind only: move the others out, "
+               "or give a glob that matches the trace files")
+
+
+def _in_set(read: Any, name: str, shown: str, files: int) -> Any:
+    """``read(name, shown)``; when the file is one of several, an ``InputError`` says that a
+    folder or glob of traces holds trace files only."""
+    try:
+        return read(name, shown)
+    except InputError as err:
+        if files > 1:
+            raise InputError(f"{err}{FOLDER_HINT}") from err
+        raise
 
 
 def _otlp_file_spans(path: str, shown: str) -> list[_Span]:
@@ -327,36 +368,50 @@ def _otlp_file_spans(path: str, shown: str) -> list[_Span]:
     of stdin)."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
-        documents = list(_each_request(_requests(text)))
+        documents = list(_requests(text))
     except UnicodeDecodeError as err:
         raise InputError(_binary(path, shown, err)) from err
     except OSError as err:
         raise InputError(f"{shown} cannot be read: {err.strerror or err}") from err
     except _DocumentError as err:
-        raise InputError(f"{shown} is not OTLP JSON (line {err.line}: {err.error.msg}); export traces with the "
-                         "OpenTelemetry Collector's file exporter, one ExportTraceServiceRequest per line") from err
-    other = next((line for line, d in documents if _resource_spans(d) is None), None) if documents else 1
+        raise InputError(_not_otlp(path, shown) or f"{shown} is not OTLP JSON (line {err.line}: {err.error.msg}); export traces "
+                         "with the OpenTelemetry Collector's file exporter, one ExportTraceServiceRequest per line") from err
+    other = next((place for place, d in documents if _resource_spans(d) is None), None) if documents else "line 1"
     if other is not None:
-        raise InputError(f"{shown} is not OTLP JSON (line {other}): each line should be an ExportTraceServiceRequest "
-                         "({\"resourceSpans\": [...]}) as the OpenTelemetry Collector's file exporter writes it")
+        raise InputError(_not_otlp(path, shown) or f"{shown} is not OTLP JSON ({other}): each line should be an "
+                         "ExportTraceServiceRequest ({\"resourceSpans\": [...]}) as the OpenTelemetry Collector's file "
+                         "exporter writes it")
     return _otlp_spans(Path(shown), documents)
+
+
+def _not_otlp(path: str, shown: str) -> str | None:
+    """What a file that is not OTLP JSON is instead, when it is the other trace form."""
+    if is_phoenix_file(path):
+        return f"{shown} is a Phoenix span table, not OTLP JSON: read it with --input-format phoenix (or with no --input-format)"
+    return None
 
 
 def _binary(path: str, shown: str, err: UnicodeDecodeError) -> str:
     with open(path, "rb") as handle:
         magic = handle.read(4)
     if magic == b"PAR1":
-        return (f"{shown} is a Parquet file, not OTLP JSON: a Phoenix span table saved to Parquet is read with "
-                "--input-format phoenix (or with no --input-format)")
+        kind = "a Phoenix span table saved to Parquet" if is_phoenix_file(path) else "a table"
+        return (f"{shown} is a Parquet file, not OTLP JSON: {kind} is read with "
+                f"{'--input-format phoenix (or with no --input-format)' if kind != 'a table' else 'no --input-format'}")
     return f"{shown} is not OTLP JSON: it is not UTF-8 text ({err.reason} at byte {err.start})"
 
 
-def trace_files(source: str | os.PathLike[str], suffixes: tuple[str, ...] = (".json", ".jsonl", ".ndjson")) -> tuple[list[tuple[str, str]], str]:
+TRACE_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".parquet", ".pq", ".csv")  # the files a folder of traces may hold
+
+
+def trace_files(source: str | os.PathLike[str]) -> tuple[list[tuple[str, str]], str]:
     """The files a trace source names, each as (path to read, name in messages), and the
-    source's name in messages: one file; a folder (its files of ``suffixes``, searched
-    recursively, in sorted order) or a glob (``**`` spans folders); ``-``: stdin, copied to a
-    temporary file (``ragjudge.io.spool_stdin``). ``InputError`` for a path or glob that
-    matches no file, or a folder with no file of ``suffixes``."""
+    source's name in messages: one file; a folder (searched recursively) or a glob (``**``
+    spans folders): its files named ``TRACE_FILE_SUFFIXES`` that are not empty (the
+    Collector's active file, just rotated), in sorted order (each must then be of the source's
+    form: its reader says which is not); ``-``: stdin, copied to a temporary file
+    (``ragjudge.io.spool_stdin``). ``InputError`` for a path or glob that matches no file, or
+    a folder or glob of no such file."""
     import glob as globbing
 
     text = os.fspath(source)
@@ -368,16 +423,26 @@ def trace_files(source: str | os.PathLike[str], suffixes: tuple[str, ...] = (".j
     if path.is_file():
         return [(text, text)], text
     if path.is_dir():
-        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in suffixes)
-        if not found:
-            raise InputError(f"{text}: the folder holds no trace file ({', '.join(suffixes)})")
+        found = [str(p) for p in path.rglob("*") if p.is_file()]
     elif any(ch in text for ch in "*?["):
-        found = sorted(p for p in globbing.glob(text, recursive=True) if Path(p).is_file())
+        found = [p for p in globbing.glob(text, recursive=True) if Path(p).is_file()]
         if not found:
             raise InputError(f"input file not found: {text} (no file matches it)")
     else:
         raise InputError(f"input file not found: {text}")
+    found = sorted(name for name in found if Path(name).suffix.lower() in TRACE_FILE_SUFFIXES and not _empty(name))
+    if not found:
+        raise InputError(f"{text}: no trace file ({', '.join(TRACE_FILE_SUFFIXES)}, not empty) in it")
     return [(name, name) for name in found], text
+
+
+def _empty(path: str) -> bool:
+    """Whether a file holds nothing but white space (read only when it is small)."""
+    size = os.path.getsize(path)
+    if size > 4096:
+        return False
+    with open(path, "rb") as handle:
+        return not handle.read().strip()
 
 
 # -- Phoenix's span DataFrame ------------------------------------------------------------------
@@ -462,7 +527,7 @@ def read_phoenix_frame(frame: Any, expected_facts: str | None = None, expected_r
     spans = _phoenix_spans(frame, where)
     if not spans:
         raise InputError(f"{where} holds no span: query Phoenix for the project's spans (get_spans_dataframe(project_identifier=...))")
-    return _frame(spans, where, expected_facts, expected_response)
+    return _frame(spans, where, expected_facts, expected_response, phoenix=True)
 
 
 def _phoenix_spans(frame: Any, where: str) -> list[_Span]:
@@ -498,27 +563,36 @@ def _phoenix_spans(frame: Any, where: str) -> list[_Span]:
     return spans
 
 
-PHOENIX_SUFFIXES = (".json", ".jsonl", ".ndjson", ".parquet", ".pq")
-
-
 def read_phoenix_file(path: str | os.PathLike[str], expected_facts: str | None = None,
                       expected_response: str | None = None) -> Any:
     """A Phoenix span DataFrame saved to Parquet (``.parquet``) or JSON (one record per line,
     ``to_json(orient="records", lines=True)``, or a JSON array of records, told by its first
     character whatever the suffix) -> the rows table (``read_phoenix_frame``). ``path``: a
     file, a folder or glob of them (their spans read as one set), or ``-`` for stdin (JSON)."""
-    files, where = trace_files(path, PHOENIX_SUFFIXES)
-    spans = [span for name, shown in files for span in _phoenix_spans(_phoenix_table(name, shown), shown)]
+    files, where = trace_files(path)
+    spans = [span for name, shown in files for span in _in_set(_phoenix_file_spans, name, shown, len(files))]
     if not spans:
         raise InputError(f"{where} holds no span: query Phoenix for the project's spans (get_spans_dataframe(project_identifier=...))")
-    return _frame(spans, where, expected_facts, expected_response)
+    return _frame(spans, where, expected_facts, expected_response, phoenix=True)
+
+
+def _phoenix_file_spans(path: str, shown: str) -> list[_Span]:
+    frame = _phoenix_table(path, shown)
+    if not is_phoenix_frame(frame) and is_otlp_file(path):
+        raise InputError(f"{shown} is OTLP JSON, not a Phoenix span table: read it with --input-format otlp (or with no --input-format)")
+    return _phoenix_spans(frame, shown)
+
+
+def _is_parquet(path: str) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(4) == b"PAR1"
 
 
 def _phoenix_table(path: str, shown: str) -> Any:
     import pandas as pd
 
     try:
-        if Path(path).suffix.lower() in (".parquet", ".pq"):
+        if _is_parquet(path):
             import pyarrow.parquet as pq
 
             # as Python values: pandas would widen a struct's int fields to float where one is null;
@@ -527,7 +601,8 @@ def _phoenix_table(path: str, shown: str) -> Any:
             return pd.DataFrame(table.to_pylist(), columns=table.column_names)
         with open(path, encoding="utf-8-sig") as handle:  # a JSON array of records, else one record per line
             head = handle.read(256).lstrip()[:1]
-        return pd.read_json(path, lines=head != "[", convert_dates=False)
+        # dtype=False: ids made of digits stay text ('0123...' is not 123..., a long one is not rounded)
+        return pd.read_json(path, lines=head != "[", convert_dates=False, dtype=False)
     except (OSError, ValueError) as err:
         raise InputError(f"{shown} cannot be read as a Phoenix span table: {err}") from err
     except Exception as err:  # noqa: BLE001 - pyarrow's own errors for a file that is no Parquet
@@ -535,23 +610,27 @@ def _phoenix_table(path: str, shown: str) -> Any:
 
 
 def is_phoenix_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` holds a saved Phoenix span DataFrame: a Parquet file whose schema has
-    the columns ``context.span_id`` and ``context.trace_id`` (the schema only is read), or a
-    JSON-lines / JSON-records file whose first record has them. Cheap: one line, or the
-    Parquet footer."""
+    """Whether ``path`` holds a saved Phoenix span DataFrame: a Parquet file (told by its
+    first bytes, ``PAR1``) whose schema has the columns ``context.span_id`` and
+    ``context.trace_id`` (the schema only is read), or a JSON-lines / JSON-records file (flat or
+    pretty-printed; blank lines before it passed over) whose first record has them. Cheap: one
+    record, or the Parquet footer."""
     path = Path(path)
     if not path.is_file():
         return False
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if _is_parquet(str(path)):
             import pyarrow.parquet as pq
 
             return all(c in pq.read_schema(path).names for c in PHOENIX_COLUMNS)
         with open(path, encoding="utf-8-sig") as handle:
-            line = handle.readline().strip()
+            line = handle.readline()
+            while line and not line.strip():
+                line = handle.readline()
+            line = line.strip()
             if line.startswith("["):  # to_json(orient="records"): the first record only
-                line = line[1:].lstrip()
-                record, _ = json.JSONDecoder().raw_decode(line + handle.read(1 << 20)) if line else (None, 0)
+                rest = (line[1:] + handle.read(1 << 20)).lstrip()
+                record, _ = json.JSONDecoder().raw_decode(rest) if rest else (None, 0)
             else:
                 record = json.loads(line) if line else None
         return isinstance(record, dict) and all(c in record for c in PHOENIX_COLUMNS)
@@ -675,8 +754,12 @@ def _json_ok(text: str) -> bool:
         return False
 
 
-def _other_convention(spans: list[_Span], where: str) -> InputError:
+def _other_convention(spans: list[_Span], where: str, phoenix: bool = False) -> InputError:
     keys = sorted({k for s in spans for k in s.attributes})
+    if phoenix and not keys:  # no attributes.* column at all: a table of rows with id columns of these names
+        return InputError(f"{where} has the columns {' and '.join(PHOENIX_COLUMNS)} but no attributes.* column, so it is "
+                          "read as Phoenix spans without any attribute; a table of evaluation rows is read as a table with "
+                          "--input-format jsonl, csv or parquet")
     families = sorted({k.split(".", 1)[0] + ".*" if "." in k else k for k in keys})
     return InputError(
         f"{where}: no span has an {SPAN_KIND} attribute, so these are not OpenInference spans; attributes found: "
@@ -685,11 +768,12 @@ def _other_convention(spans: list[_Span], where: str) -> InputError:
         "or export from Phoenix, which records its spans so")
 
 
-def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_response: str | None) -> Any:
+def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_response: str | None,
+           phoenix: bool = False) -> Any:
     import pandas as pd
 
     if not any(SPAN_KIND in s.attributes for s in spans):
-        raise _other_convention(spans, where)
+        raise _other_convention(spans, where, phoenix)
     traces: dict[str, list[_Span]] = {}
     read: set[tuple[str, str]] = set()
     for span in spans:
