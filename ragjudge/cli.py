@@ -87,7 +87,7 @@ def score(
     input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix (stdin is recognised from its first bytes); mlflow-traces: a file of exported MLflow traces; otlp: OTLP JSON; phoenix: a saved Phoenix span table.")] = None,
     output_format: Annotated[Optional[str], typer.Option(help="Format of --output, overriding its suffix.")] = None,
     threshold: Annotated[list[str], typer.Option(help="METRIC=VALUE row pass threshold (defaults: sufficiency=0.5, completeness=3).")] = [],
-    min_pass_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the pass rate over ok rows (default 1.0).")] = [],
+    min_pass_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the pass rate over ok rows (default 1.0); repeat for more metrics.")] = [],
     max_error_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the share of judged rows with status error (default 0.0); repeat for more metrics.")] = [],
     max_skip_rate: Annotated[list[str], typer.Option(help="RATE or METRIC=RATE: gate on the share of rows a metric skipped, e.g. for lack of a response (default 1.0: never fails); repeat for more metrics.")] = [],
     max_diagnosis: Annotated[list[str], typer.Option(help="DIAGNOSIS=SHARE, e.g. retrieval=0.1: fail when more than this share of the rows with a diagnosis (sufficiency x completeness) have it; repeat for more.")] = [],

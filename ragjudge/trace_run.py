@@ -69,20 +69,24 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
                                            ("--expected-response-attribute", expected_response),
                                            ("--phoenix-endpoint", phoenix_endpoint), ("--annotations", annotations))
                   if value is not None]
+    def only(flags: list[str]) -> str:
+        """``--a works`` / ``--a, --b work``."""
+        return f"{', '.join(flags)} {'works' if len(flags) == 1 else 'work'}"
+
     if kind is None:
         if mlflow_given:
-            raise ConfigError(f"{', '.join(mlflow_given)} work(s) on traces: give mlflow:EXPERIMENT or a file of exported MLflow traces "
+            raise ConfigError(f"{only(mlflow_given)} on traces: give mlflow:EXPERIMENT or a file of exported MLflow traces "
                               "(or --input-format mlflow-traces), not a table")
         if otel_given:
-            raise ConfigError(f"{', '.join(otel_given)} work(s) on OpenTelemetry traces: {OTEL_HINT}, not a table "
+            raise ConfigError(f"{only(otel_given)} on OpenTelemetry traces: {OTEL_HINT}, not a table "
                               "(a table's columns are mapped with --map FIELD=COLUMN)")
         return None
     otel = kind.name in OTEL_SOURCES
     if otel and mlflow_given:
-        raise ConfigError(f"{', '.join(mlflow_given)} work(s) on MLflow traces, not on {kind.name} spans: "
+        raise ConfigError(f"{only(mlflow_given)} on MLflow traces, not on {kind.name} spans: "
                           "send the verdicts to Phoenix with --phoenix-endpoint URL or --annotations FILE")
     if not otel and otel_given:
-        raise ConfigError(f"{', '.join(otel_given)} work(s) on OpenTelemetry traces ({OTEL_HINT}), not on {kind.name}: "
+        raise ConfigError(f"{only(otel_given)} on OpenTelemetry traces ({OTEL_HINT}), not on {kind.name}: "
                           "MLflow's expectations are read from the trace's assessments, its verdicts sent with --mlflow-log-feedback")
     if max_traces is not None and max_traces < 1:
         raise ConfigError("--mlflow-max-traces takes a number of traces, at least 1")

@@ -33,7 +33,7 @@ def show_diagnosis(path: str = "out/demo_scored.parquet") -> None:
     whole = frame[frame["context"].notna() & frame["response"].notna()]
     for _, row in whole.iterrows():
         value = row["diagnosis"] if pd.notna(row["diagnosis"]) else "none (a verdict is not ok)"
-        print(f"demo: {row['id']}: diagnosis {value} (sufficiency {row['sufficiency_status']}, completeness "
+        print(f"demo: {row['id']}: diagnosis {value} (row status: sufficiency {row['sufficiency_status']}, completeness "
               f"{row['completeness_status']}; built as {row.get('label_diagnosis')})", file=sys.stderr)
 
 
@@ -72,8 +72,11 @@ def _people_said(row, metric: str) -> tuple[str, bool | None]:
         if built:
             return f"label {'yes' if label else 'no'} ({built[0] if label else built[1]})", bool(label)
         return f"people {'yes' if label else 'no'}", bool(label)
+    from decimal import ROUND_HALF_UP, Decimal
+
     rating = float(value)
-    return f"people {rating:.2f} of 5, {'pass' if rating >= 3 else 'fail'} at 3", rating >= 3
+    shown = Decimal(str(value)).quantize(Decimal("0.01"), ROUND_HALF_UP)  # as written in the data: 2.755 is 2.76, not 2.75
+    return f"people {shown} of 5, {'pass' if rating >= 3 else 'fail'} at 3", rating >= 3
 
 
 def show_labels(path: str = "out/demo_scored.parquet") -> tuple[int, int]:

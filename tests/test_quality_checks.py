@@ -285,21 +285,25 @@ def test_the_demo_prints_each_verdict_beside_its_label(tmp_path, capsys):
         {"id": "sq-1", "slice": "squality_completeness_dev", "label_sufficient": None, "label_completeness": 1.1467,
          "sufficiency_status": "skipped", "sufficiency_score": None, "sufficiency_passed": None,
          "completeness_status": "ok", "completeness_score": 4.48, "completeness_passed": True},
+        {"id": "sq-2", "slice": "squality_completeness_dev", "label_sufficient": None, "label_completeness": 2.755,
+         "sufficiency_status": "skipped", "sufficiency_score": None, "sufficiency_passed": None,
+         "completeness_status": "ok", "completeness_score": 2.0, "completeness_passed": False},
         {"id": "whole-1", "slice": "clapnq_whole_rows", "label_sufficient": False, "label_completeness": None,
          "sufficiency_status": "error", "sufficiency_score": None, "sufficiency_passed": None,
          "completeness_status": "ok", "completeness_score": 1.0, "completeness_passed": False},
     ])
     path = tmp_path / "scored.parquet"
     frame.to_parquet(path)
-    assert _demo().show_labels(str(path)) == (1, 3)
+    assert _demo().show_labels(str(path)) == (2, 4)
     lines = capsys.readouterr().err.splitlines()
     assert lines[1:] == [
         "  clap-1: sufficiency: judge yes; people yes  agrees",
         "  gr-1: sufficiency: judge yes; label no (built with its gold paragraph removed)  DIFFERS",
         "  sq-1: completeness: judge 4.48 of 5, pass; people 1.15 of 5, fail at 3  DIFFERS",
+        "  sq-2: completeness: judge 2.00 of 5, fail; people 2.76 of 5, fail at 3  agrees",
         "  whole-1: sufficiency: judge error; label no (built with another question's passage)",
         "  whole-1: completeness: judge 1.00 of 5, fail; no label",
-        "demo: the offline judge agrees with the labels on 1 of 3 verdicts here (its agreement on the labelled development rows, out of fold: docs/quality.md)",
+        "demo: the offline judge agrees with the labels on 2 of 4 verdicts here (its agreement on the labelled development rows, out of fold: docs/quality.md)",
     ]
 
 

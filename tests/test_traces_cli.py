@@ -261,8 +261,9 @@ def test_bad_trace_input_exits_2_naming_the_fix(run_cli, store, tmp_path, monkey
         (["score", str(table), "--input-format", "mlflow-traces"], "is a table (1 row(s); columns request, context), not an MLflow "
          "trace file (one Trace.to_json() per line, or a JSON array of them); to score it as a table, drop --input-format mlflow-traces"),
         (["score", str(exported), "--mlflow-log-feedback"], "--mlflow-log-feedback needs a tracking store"),
-        (["score", str(table), "--mlflow-log-feedback", "--mlflow-tracking-uri", store["uri"]], "work(s) on traces"),
-        (["score", str(table), "--mlflow-filter", "x"], "work(s) on traces"),
+        (["score", str(table), "--mlflow-log-feedback", "--mlflow-tracking-uri", store["uri"]], "works on traces"),
+        (["score", str(table), "--mlflow-filter", "x"], "works on traces"),
+        (["score", str(table), "--mlflow-filter", "x", "--mlflow-max-traces", "3"], "--mlflow-filter, --mlflow-max-traces work on traces"),
         (["score", str(exported), "--engine", "ray"], "--engine local"),
     ]
     for args, said in cases:
