@@ -224,6 +224,24 @@ def test_the_summary_table_at_80_columns_keeps_every_count():
         assert max(len(line) for line in table.splitlines() if "│" in line) <= width
 
 
+def test_the_summary_leaves_no_trailing_spaces_in_a_log():
+    # rich padded the table's title to the table's width: a CI log had 'judge openai/gpt-4o-mini        '
+    import io
+
+    from rich.console import Console
+
+    from ragjudge.gate import MetricSummary, Summary, check_gate
+    from ragjudge.reports.console import print_summary
+
+    metrics = {"sufficiency": MetricSummary("sufficiency", 0.5, rows=3, ok=3, passed=2, score_thousandths=2000)}
+    summary = Summary(rows=3, metrics=metrics, judge_model="openai/gpt-4o-mini")
+    buffer = io.StringIO()
+    print_summary(Console(file=buffer, width=120), summary, check_gate(summary))
+    lines = buffer.getvalue().splitlines()
+    assert lines[0] == "ragjudge: 3 rows, judge openai/gpt-4o-mini"
+    assert [line for line in lines if line != line.rstrip()] == []
+
+
 # 16. Internal paths leak into messages
 
 def test_an_unknown_metric_is_named_plainly(run_cli, tmp_path):

@@ -42,7 +42,7 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
         if width(keep) <= console.width:
             break
         keep.remove(header.index(name))
-    table = Table(title=f"ragjudge: {summary.rows} rows, judge {summary.judge_model}", title_justify="left")
+    table = Table()
     for i in keep:
         if header[i] == "metric":
             table.add_column(header[i], justify="left", overflow="fold", min_width=6)
@@ -51,6 +51,8 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
             table.add_column(header[i], justify="right", no_wrap=True, min_width=max(len(header[i]) if i > 3 else 1, *(len(c) for c in cells)))
     for row in rows:
         table.add_row(*(row[i] for i in keep))
+    # the title as its own line: rich pads a table's title to the table's width (trailing spaces in a log)
+    console.print(f"ragjudge: {summary.rows} rows, judge {summary.judge_model}", highlight=False, markup=False, soft_wrap=True)
     console.print(table)
     text = diagnosis_line(summary)
     if text:
