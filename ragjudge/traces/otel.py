@@ -179,26 +179,26 @@ def _requests(text: str) -> Iterator[tuple[str, Any]]:
             at += 1
         return at
 
+    def decode(at: int) -> tuple[int, Any, int]:
+        """(its line, the JSON value starting at ``at``, the position after it)."""
+        line = lines.at(at)
+        try:
+            return (line, *decoder.raw_decode(text, at))
+        except json.JSONDecodeError as err:
+            raise _DocumentError(line, err) from err
+
     while True:
         position = skip(position)
         if position >= end:
             return
         if text[position] != "[":
-            line = lines.at(position)
-            try:
-                document, position = decoder.raw_decode(text, position)
-            except json.JSONDecodeError as err:
-                raise _DocumentError(line, err) from err
+            line, document, position = decode(position)
             yield f"line {line}", document
             continue
         position, item = skip(position + 1), 0  # a JSON array of requests: its items one by one
         while position < end and text[position] != "]":
             item += 1
-            line = lines.at(position)
-            try:
-                document, position = decoder.raw_decode(text, position)
-            except json.JSONDecodeError as err:
-                raise _DocumentError(line, err) from err
+            line, document, position = decode(position)
             yield f"line {line}, item {item} of the array", document
             position = skip(position)
             if position < end and text[position] == ",":
