@@ -130,6 +130,47 @@ def cross_validate(rows: list[Any], labels: list[bool], candidates: list[Any], d
             "right": right, "said": said, "fold": fold, "table": table}
 
 
+def logistic_cv(features: list[list[float]], labels: list[bool], k: int, seed: int, l2: float = 1.0) -> dict[str, Any]:
+    """Out-of-fold accuracy of a logistic blend of ``features`` (one list of numbers per row): in
+    each fold an L2-penalised logistic regression (``l2`` on the standardised weights; fitted
+    with scipy's L-BFGS-B) fitted on the other folds, and the cut on its probability (0.05..0.95)
+    with the best accuracy there, applied to the held-out fold. Same folds as
+    ``cross_validate``. Returns n, out_of_fold_accuracy, interval, right and said per row, the
+    cut per fold, and the weights fitted on all rows (intercept first, on standardised features)."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    x, y = np.asarray(features, float), np.asarray(labels, float)
+    fold = np.asarray(folds(labels, k, seed))
+    cuts = [round(0.05 + 0.01 * c, 2) for c in range(91)]
+
+    def fit(train: Any) -> tuple[Any, Any]:
+        mean, scale = x[train].mean(0), x[train].std(0) + 1e-9
+        z, target = (x[train] - mean) / scale, y[train]
+
+        def loss(w: Any) -> float:
+            logit = z @ w[1:] + w[0]
+            return float(np.sum(np.logaddexp(0, logit) - target * logit) + l2 * np.sum(w[1:] ** 2))
+
+        w = minimize(loss, np.zeros(x.shape[1] + 1), method="L-BFGS-B").x
+        return (lambda rows: 1 / (1 + np.exp(-(((x[rows] - mean) / scale) @ w[1:] + w[0])))), w
+
+    said = np.zeros(len(y), bool)
+    chosen = []
+    for f in range(k):
+        train, test = fold != f, fold == f
+        model, _ = fit(train)
+        p = model(train)
+        cut = best(cuts, lambda c, p=p, train=train: int(np.sum((p >= c) == y[train].astype(bool))))
+        chosen.append(cut)
+        said[test] = model(test) >= cut
+    right = said == y.astype(bool)
+    _, weights = fit(np.ones(len(y), bool))
+    n, k_right = len(y), int(right.sum())
+    return {"n": n, "out_of_fold_accuracy": k_right / n if n else None, "interval": wilson(k_right, n), "cut_per_fold": chosen,
+            "weights_fitted_on_all": [float(w) for w in weights], "right": [bool(r) for r in right], "said": [bool(v) for v in said]}
+
+
 DELTAS = (-0.05, -0.02, 0.02, 0.05)
 
 
@@ -253,6 +294,21 @@ QUOTES = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # quote_check candidates (0.0: onl
 REQUESTS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # request_evidence candidates
 
 
+def blend_features(item: tuple[Any, Any, Any]) -> list[float]:
+    """A reference-free verdict's numbers for the logistic blend: the log-odds of P(yes) (clipped
+    to 1e-4..1-1e-4) and how well its quote occurs in the passages (``words.quote_match``, 0 for
+    NONE)."""
+    import math
+
+    from ragjudge.judges.words import quote_match, quotes_nothing
+
+    _, call, verdict = item
+    details = verdict.details or {}
+    p = min(max(float(details["p_yes"]), 1e-4), 1 - 1e-4)
+    quote = details.get("quote")
+    return [math.log(p / (1 - p)), 0.0 if quotes_nothing(quote) else quote_match(str(quote), call.passages)]
+
+
 def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[str, Any]:
     rows = {name: [r for r in load(data, name) if r["id"] not in CALIBRATION] for name, _ in SUFFICIENCY}
     raw = {}
@@ -275,7 +331,9 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
     quoted = cross_validate(items, labels, [(c, q, None) for c in [None, *CUTS] for q in [None, *QUOTES]], decide, k, seed, table)
     quote_only = cross_validate(items, labels, [(None, q, None) for q in [None, *QUOTES]], decide, k, seed, table)
     requested = cross_validate(items, labels, [(c, None, r) for c in [None, *CUTS] for r in [None, *REQUESTS]], decide, k, seed, table)
+    blended = logistic_cv([blend_features(item) for item in items], labels, k, seed)
     out["reference_free"] = {"n": len(items), "excluded": len(pooled) - len(usable), "cv": public(alone),
+                             "logistic_blend": {key: v for key, v in blended.items() if key not in ("right", "said")},
                              "stability": stability(alone, labels, shift),
                              "with_quote_check": {"cv": public(quoted), "stability": stability(quoted, labels, shift)},
                              "quote_check_on_the_written_verdict": {"cv": public(quote_only)},
@@ -290,6 +348,7 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
         right = sum(alone["right"][j] for j in mine)
         with_quote = sum(quoted["right"][j] for j in mine)
         with_request = sum(requested["right"][j] for j in mine)
+        with_blend = sum(blended["right"][j] for j in mine)
         quote_written = sum(quote_only["right"][j] for j in mine)
         written_right = sum(written(items[j]) == labels[j] for j in mine)
         majority = max(sum(labels[j] for j in mine), len(mine) - sum(labels[j] for j in mine))
@@ -302,6 +361,7 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
                      "with_request_check": {"out_of_fold_accuracy": with_request / len(mine), "interval": wilson(with_request, len(mine)),
                                             "stability": stability(requested, labels, shift, mine),
                                             "judge_yes_rate_out_of_fold": sum(bool(requested["said"][j]) for j in mine) / len(mine)},
+                     "logistic_blend": {"out_of_fold_accuracy": with_blend / len(mine), "interval": wilson(with_blend, len(mine))},
                      "quote_check_on_the_written_verdict": {"out_of_fold_accuracy": quote_written / len(mine),
                                                             "interval": wilson(quote_written, len(mine))},
                      "written_verdict_accuracy": written_right / len(mine), "written_interval": wilson(written_right, len(mine)),
@@ -608,6 +668,12 @@ def report(results: dict[str, Any]) -> str:
         lines.append(f"| yes_threshold + request_evidence | {_acc(requested['out_of_fold_accuracy'], requested['interval'])} | "
                      f"{per_slice(clap, 'with_request_check')} | {per_slice(squad, 'with_request_check')} | yes_threshold {_setting(rt)}, "
                      f"request_evidence {_setting(r)} | {', '.join(f'{_setting(c[0])}/{_setting(c[2])}' for c in requested['chosen_per_fold'])} |")
+        blend = rf.get("logistic_blend")
+        if blend:
+            lines.append(f"| logistic blend of P(yes) and the quote match (tried; not a setting) | "
+                         f"{_acc(blend['out_of_fold_accuracy'], blend['interval'])} | {per_slice(clap, 'logistic_blend')} | "
+                         f"{per_slice(squad, 'logistic_blend')} | weights {', '.join(_f(w) for w in blend['weights_fitted_on_all'])} "
+                         f"(intercept, log-odds of P(yes), quote match; standardised) | cut {', '.join(_f(c) for c in blend['cut_per_fold'])} |")
         lines.append(f"| quote_check on the written verdict | {_acc(written['out_of_fold_accuracy'], written['interval'])} | "
                      f"{per_slice(clap, 'quote_check_on_the_written_verdict')} | {per_slice(squad, 'quote_check_on_the_written_verdict')} | "
                      f"quote_check {_setting(written['fitted_on_all'][1])} | {', '.join(_setting(c[1]) for c in written['chosen_per_fold'])} |")

@@ -353,6 +353,26 @@ def test_stability_moves_each_folds_threshold_and_counts_the_rows_on_the_edge(mo
     assert quality.moved(None, 0.02) is None and quality.moved(0.98, 0.05) == 0.99
 
 
+def test_the_logistic_blend_learns_a_rule_no_single_threshold_holds(monkeypatch):
+    import sys
+
+    from conftest import ROOT
+
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    sys.modules.pop("quality", None)
+    import quality
+
+    # yes exactly when a + b > 1, with a margin of 0.2 either side: no cut on a alone (nor on b) holds every row
+    grid = [(a / 10, b / 10) for a in range(11) for b in range(11) if abs(a + b - 10) >= 2]
+    features, labels = [list(point) for point in grid], [a + b > 1 for a, b in grid]
+    found = quality.logistic_cv(features, labels, 5, 0, l2=0.01)
+    assert found["n"] == len(grid) == 90 and found["out_of_fold_accuracy"] == 1.0 and found["said"] == labels
+    intercept, wa, wb = found["weights_fitted_on_all"]
+    assert wa > 0 and wb > 0 and wa == pytest.approx(wb, rel=0.05)  # the rule weighs a and b alike
+    alone = quality.cross_validate([a for a, _ in grid], labels, [c / 20 for c in range(21)], lambda a, cut: a >= cut, 5, 0)
+    assert alone["out_of_fold_accuracy"] < 0.9
+
+
 def test_the_completeness_check_that_ships_beats_the_judge_alone_and_has_fewest_settings_unless_beaten_by_more_than_002(monkeypatch):
     import sys
 
