@@ -168,9 +168,10 @@ def test_ctrl_c_while_judging_ends_with_one_line_that_says_what_was_written(tmp_
         process = subprocess.Popen([sys.executable, "-m", "ragjudge", "score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency",
                                     "-o", str(out), "--model", "openai/fake", "--api-base", server.url, "--no-cache"],
                                    cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
-        while server.in_flight < 1 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 180  # starting the command (imports) takes long on a loaded machine
+        while server.in_flight < 1 and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.05)
+        assert server.in_flight == 1  # the run's first call (it goes alone, and takes 30 s): Ctrl-C while it is in flight
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130
