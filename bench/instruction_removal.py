@@ -26,7 +26,7 @@ from _common import ROOT, WORK, fake_server, machine, synthetic_rows
 
 def main() -> None:
     from ragjudge.config import load_config
-    from ragjudge.pipeline import evaluate
+    from ragjudge.run import evaluate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--distinct-rows", type=int, default=5000)

@@ -31,7 +31,7 @@ def main() -> None:
     import ray
 
     from ragjudge.config import load_config
-    from ragjudge.pipeline import evaluate
+    from ragjudge.run import evaluate
     from ragjudge.ray import evaluate_on_ray
 
     source = synthetic_rows(WORK / f"rows_{args.rows}.jsonl", args.rows)

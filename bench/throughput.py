@@ -22,7 +22,7 @@ from _common import WORK, Timer, fake_server, machine, synthetic_rows
 
 def run(source: str, output: str, url: str, concurrency: int, cache_dir: str, transport: str = "auto") -> dict:
     from ragjudge.config import load_config
-    from ragjudge.pipeline import evaluate
+    from ragjudge.run import evaluate
 
     config = load_config(None, {
         "judge": {"model": "openai/fake-judge", "api_base": url, "concurrency": concurrency, "transport": transport},

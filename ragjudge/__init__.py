@@ -21,7 +21,7 @@ _LAZY = {
     "Scored": ("ragjudge.scoring", "Scored"),
     "score": ("ragjudge.scoring", "score"),
     "ascore": ("ragjudge.scoring", "ascore"),
-    "evaluate": ("ragjudge.pipeline", "evaluate"),
+    "evaluate": ("ragjudge.run", "evaluate"),
     "RunResult": ("ragjudge.pipeline", "RunResult"),
     "load_config": ("ragjudge.settings", "load_config"),
     "Config": ("ragjudge.settings", "Config"),

@@ -97,9 +97,10 @@ def score(
     html: Annotated[Optional[str], typer.Option(help="Write the HTML report of the run: one self-contained file with charts and every row's reasons.")] = None,
     no_step_summary: Annotated[bool, typer.Option("--no-step-summary", help="Do not append the Markdown summary to GITHUB_STEP_SUMMARY.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Read, map and check the input, render every prompt and look it up in the cache; print the calls, tokens and cost a run would take. Makes no call, writes no table.")] = False,
+    print_config: Annotated[bool, typer.Option("--print-config", help="Print the config this run would use (the file, --set and the flags laid over the defaults), each value with where it came from, and exit; reads no input.")] = False,
     limit: Annotated[Optional[int], typer.Option(help="Judge the first N rows only; the rest are written as skipped, 'not sampled'.")] = None,
     sample: Annotated[Optional[int], typer.Option(help="Judge a random N rows (reproducible with --seed); the rest are written as skipped, 'not sampled'.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of --sample's choice.")] = 0,
+    seed: Annotated[Optional[int], typer.Option(help="Seed of --sample's choice (default 0).")] = None,
     max_cost: Annotated[Optional[float], typer.Option(help="Budget in USD: once spent, no new call starts and the remaining rows are errors 'budget reached' (exit 3); a re-run pays only for those.")] = None,
     engine: Annotated[str, typer.Option(help="local (default), or ray: score on a Ray cluster with Ray Data; OUTPUT may then be a folder of Parquet files.")] = "local",
     ray_address: Annotated[Optional[str], typer.Option(help="With --engine ray: the cluster's address (default: start a local one).")] = None,
@@ -122,46 +123,57 @@ def score(
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
     from ragjudge import options
-    from ragjudge.plan import check_options
-    from ragjudge.reports.outputs import Wanted
-    from ragjudge.reports.terminal import make_console, warn_unjudged_gates
+    from ragjudge.reports.terminal import make_console
+    from ragjudge.run import request_of, run
 
     given = dict(locals())
-    settings, flag_fields = options.load(config, given, set_)
-    options.check_regression_gates(max_regressions, max_drop)
-    options.check_outputs(input, output, summary_json, format, output_format, junit=junit, markdown=markdown, html=html, baseline=baseline,
-                          gates_without_baseline=max_regressions is not None or max_drop is not None)
+    loaded = options.load_layers(config, given, set_)
+    if print_config:
+        from ragjudge.configdoc import effective
+
+        typer.echo(effective(loaded), nl=False)
+        raise typer.Exit(0)
+    request = request_of(given, flag_fields=loaded.mapped, handle_signals=True)
     console = make_console()
-    warn_unjudged_gates(console, min_pass_rate, settings.metrics)
-    problem = None if no_step_summary else options.step_summary_problem(input, output, summary_json, junit, markdown, html)
-    if problem:
-        console.print(problem, highlight=False, markup=False, soft_wrap=True)
-    wanted = Wanted(input, input_format, output, summary_json, junit, markdown, html, not no_step_summary and problem is None, baseline,
-                    max_regressions, max_drop)
-    check_options(settings, limit=limit, sample=sample)  # the library's own check, as evaluate and the dry run make it
-    from ragjudge.trace_run import plan
+    progress = None if quiet or dry_run or engine == "ray" else _progress(console)
+    printer = None
+    if verbose:
+        from ragjudge.reports.terminal import verdict_printer
 
-    traces = plan(input, input_format, mlflow_tracking_uri, mlflow_filter, mlflow_max_traces, mlflow_log_feedback, engine,
-                  expected_facts_attribute, expected_response_attribute, phoenix_endpoint, annotations)
-    if traces is not None:
-        given["traces"] = traces
-    if dry_run and traces is not None:
-        rows_file = _trace_rows_file(traces)
-        try:
-            _dry_run(console, rows_file, settings, None, flag_fields, limit, sample, seed, summary_json)
-        except RagjudgeError as exc:  # the message names the user's traces, not the temporary copy of their rows
-            exc.args = (str(exc).replace(rows_file, str(input)),)
-            raise
-        finally:
-            import shutil
+        printer = verdict_printer(console, progress)
+    if not dry_run:
+        _collect_less()
+    try:
+        outcome = run(request, loaded.config, on_event=_listener(console, progress, quiet, printer))
+    finally:
+        if progress:
+            progress.stop()
+    raise typer.Exit(_show(console, outcome, quiet))
 
-            shutil.rmtree(os.path.dirname(rows_file), ignore_errors=True)
-    if dry_run:
-        _dry_run(console, input, settings, input_format, flag_fields, limit, sample, seed, summary_json)
-    options.check_engine(engine, ray_actors)
-    if engine == "ray":
-        raise typer.Exit(_score_on_ray(console, input, settings, wanted, flag_fields, ray_address, ray_actors, quiet))
-    raise typer.Exit(_score_locally(console, settings, wanted, flag_fields, given))
+
+def _show(console: Any, outcome: Any, quiet: bool) -> int:
+    """Print the end of a run (``ragjudge.run.RunOutcome``) and return its exit code: the dry
+    run's figures, or the summary, the gate's lines, the failing rows and what the trace sinks
+    did (with -q: only what failed or was not logged)."""
+    from ragjudge.reports.terminal import report
+
+    if outcome.estimate is not None:
+        from ragjudge.estimate import render
+
+        for line in [*outcome.estimate["notes"], *render(outcome.estimate)]:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        return outcome.exit_code
+    if outcome.stopped is not None:
+        print(outcome.stopped, file=sys.stderr)
+        _SAID["interrupted"] = True
+        return outcome.exit_code
+    request = outcome.request
+    if report(console, outcome.result, outcome.finished, request.wanted(), quiet, outcome.result.summary.cache):
+        _SAID["interrupted"] = True
+    for position, line in enumerate(outcome.trace_lines):  # with -q, only what was not logged or written
+        if not quiet or position in outcome.trace_failed:
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
+    return outcome.exit_code
 
 
 def _collect_less() -> None:
@@ -176,71 +188,6 @@ def _collect_less() -> None:
     gc.set_threshold(50_000, 20, 100)
 
 
-def _score_locally(console: Any, settings: Any, wanted: Any, flag_fields: frozenset[str], given: dict[str, Any]) -> int:
-    """``score`` on this machine: the run with its progress, then the outputs and the lines."""
-    import time
-
-    from ragjudge.options import output_format
-    from ragjudge.pipeline import evaluate
-    from ragjudge.reports.terminal import verdict_printer
-
-    quiet = given["quiet"]
-    traces = given.get("traces")  # a trace source (ragjudge.trace_run.plan), else None
-    _collect_less()
-    progress = None if quiet else _progress(console)
-    started = time.monotonic()
-    try:
-        result = evaluate(
-            wanted.source,
-            settings,
-            output=wanted.output,
-            input_format=wanted.input_format,
-            output_format=output_format(wanted.output, given["output_format"], given["format"]),
-            flag_fields=flag_fields,
-            on_event=_listener(console, progress, quiet, verdict_printer(console, progress) if given["verbose"] else None),
-            keep_table=bool(wanted.junit or wanted.baseline or wanted.html or (traces and traces.needs_table)),
-            handle_signals=True,
-            limit=given["limit"],
-            sample=given["sample"],
-            seed=given["seed"],
-            traces=traces.options if traces else None,
-        )
-    finally:
-        if progress:
-            progress.stop()
-    if traces is None:
-        return _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
-    from ragjudge.trace_run import after_outputs, after_run
-
-    after_run(traces, result, settings)  # --mlflow-log-feedback, --phoenix-endpoint: before the outputs, which report them
-    code = _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
-    after_outputs(traces, result, settings, wanted, code)
-    for position, line in enumerate(traces.lines):  # with -q, only what was not logged or written
-        if not quiet or position in traces.failed:
-            console.print(line, highlight=False, soft_wrap=True, markup=False)
-    return code
-
-
-def _trace_rows_file(traces: Any) -> str:
-    """A trace source's rows written to a temporary Parquet file (``--dry-run`` reads files), in
-    a folder of its own that the caller removes."""
-    import tempfile
-
-    from ragjudge.io import write_table
-
-    rows = traces.kind.open(traces.source, traces.options)  # traces that cannot be read leave no folder behind
-    folder = tempfile.mkdtemp(prefix="ragjudge-traces-")
-    path = os.path.join(folder, "rows.parquet")
-    try:
-        write_table(rows, path)
-    except BaseException:
-        import shutil
-
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    return path
-
-
 def _listener(console: Any, progress: Any, quiet: bool, show_row: Any) -> Any:
     """The run's events to the terminal: the progress bar, the notes (unless ``quiet``) and,
     with ``show_row`` (-v; with -q: the verdicts, no progress or table), each row's verdicts."""
@@ -251,65 +198,12 @@ def _listener(console: Any, progress: Any, quiet: bool, show_row: Any) -> Any:
             progress.start(event.total)
         elif isinstance(event, Progress) and progress:
             progress.advance(event.rows, event.cost_usd)
-        elif isinstance(event, Note) and not quiet:
-            console.print(event.text, highlight=False, soft_wrap=True)
+        elif isinstance(event, Note) and (not quiet or event.warning):
+            console.print(event.text, highlight=False, soft_wrap=True, markup=False)
         elif isinstance(event, Row) and show_row:
             show_row(event.position, event.id, event.verdicts)
 
     return hear
-
-
-def _finish(console: Any, result: Any, settings: Any, wanted: Any, seconds: float, quiet: bool) -> int:
-    """Write the outputs of a finished run, print its end, and return its exit code."""
-    from ragjudge.reports.outputs import finish
-    from ragjudge.reports.terminal import report
-
-    done = finish(result, settings, wanted, seconds)
-    if report(console, result, done, wanted, quiet, settings.cache.enabled):
-        _SAID["interrupted"] = True
-    return done.gate.exit_code
-
-
-def _score_on_ray(console: Any, source: str, settings: Any, wanted: Any, flag_fields: frozenset[str], address: str | None,
-                  actors: int | None, quiet: bool) -> int:
-    """``score --engine ray``: the run on Ray, then the same outputs and lines as a local run."""
-    import time
-
-    from ragjudge.ray import evaluate_on_ray
-
-    started = time.monotonic()
-    try:
-        result = evaluate_on_ray(source, settings, wanted.output, address, actors, flag_fields,
-                                 None if quiet else (lambda note: console.print(note, highlight=False, soft_wrap=True)))
-    except KeyboardInterrupt as exc:
-        print(str(exc) or "interrupted: the Ray job was cancelled", file=sys.stderr)
-        _SAID["interrupted"] = True
-        return 130
-    if wanted.junit or wanted.html or wanted.baseline:  # the per-row reports read the table written
-        import pandas as pd
-
-        from ragjudge.io import read_table
-
-        if not wanted.output or wanted.output == "-":
-            raise RagjudgeError("--junit, --html and --baseline with --engine ray read the scored table back: give -o FILE or FOLDER")
-        result.table = pd.read_parquet(wanted.output) if os.path.isdir(wanted.output) else read_table(wanted.output)
-    return _finish(console, result, settings, wanted, time.monotonic() - started, quiet)
-
-
-def _dry_run(console: Any, source: str, settings: Any, input_format: str | None, flag_fields: frozenset[str], limit: int | None,
-             sample: int | None, seed: int, summary_json: str | None) -> None:
-    """Print (and with --summary-json write) what the run would cost; exit 0."""
-    from ragjudge.estimate import estimate, render
-    from ragjudge.reports.summary import write_summary_json
-
-    report = estimate(source, settings, input_format, flag_fields, limit, sample, seed)
-    for note in report["notes"]:
-        console.print(note, highlight=False, soft_wrap=True)
-    for line in render(report):
-        console.print(line, highlight=False, soft_wrap=True)
-    if summary_json:
-        write_summary_json(summary_json, {"dry_run": report})
-    raise typer.Exit(0)
 
 
 _SAID: dict[str, bool] = {}  # the score command said why it stopped: main adds nothing

@@ -27,13 +27,14 @@ from ragjudge.errors import InputError
 LISTED = 50  # regressed and improved row ids listed per metric (the counts stay whole)
 
 
-def _ids(table: Any, name: str, hint: str = "") -> list[str] | None:
-    """The table's ids as text (None: it has no id column). Raises ``InputError`` naming the
-    rows for a null id (matching the others by id would pair the wrong rows, and matching all
-    of them by position silently is worse) and for an id given twice."""
-    if "id" not in table.columns:
+def _ids(table: Any, name: str, hint: str = "", column: str | None = "id") -> list[str] | None:
+    """The table's ids as text, from ``column`` (the mapped id; None: it has no id column).
+    Raises ``InputError`` naming the rows for a null id (matching the others by id would pair
+    the wrong rows, and matching all of them by position silently is worse) and for an id
+    given twice."""
+    if column is None or column not in table.columns:
         return None
-    values = [None if _missing(v) else _id_text(v) for v in table["id"]]
+    values = [None if _missing(v) else _id_text(v) for v in table[column]]
     blank = [i + 1 for i, v in enumerate(values) if v is None]
     if blank:
         rows = ", ".join(map(str, blank[:10])) + (f" and {len(blank) - 10} more" if len(blank) > 10 else "")
@@ -137,12 +138,13 @@ def typed(table: Any, source: str = "the table", *, scores_required: bool = Fals
 SCORE_HINT = " (ragjudge compare --by-position matches two tables by position)"
 
 
-def check_baseline(table: Any, path: str) -> None:
+def check_baseline(table: Any, path: str, id_column: str | None = "id") -> None:
     """Check ``--baseline``'s table (read from ``path``) as the comparison after the run will
     read it, so that a baseline that cannot be compared is refused before any judge call:
-    raises ``InputError`` (exit 2) for a null or repeated id and an unreadable cell (``typed``)."""
+    raises ``InputError`` (exit 2) for a null or repeated id (in ``id_column``) and an
+    unreadable cell (``typed``)."""
     typed(table, f"--baseline {path}")
-    _ids(table, "baseline", SCORE_HINT)
+    _ids(table, "baseline", SCORE_HINT, id_column)
 
 
 def metrics_of(table: Any) -> list[str]:
@@ -202,7 +204,8 @@ def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> di
 
 def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: str | None = None, scales: dict[str, bool] | None = None,
             by_position: bool = False, hint: str = " (or match them by position: --by-position)",
-            names: tuple[str, str] = ("the baseline table", "the current table")) -> dict[str, Any]:
+            names: tuple[str, str] = ("the baseline table", "the current table"), *, id_column: str | None = "id",
+            levels: dict[str, str] | None = None) -> dict[str, Any]:
     """The comparison of two scored tables (pandas DataFrames written by ``ragjudge score``).
 
     ``metrics``: the ones to compare (default: those both tables hold; they must hold the same
@@ -215,7 +218,10 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     Raises ``InputError`` (exit 2) for tables that cannot be compared, among them a null or
     repeated id (``hint`` ends that message: how to match by position). Tables read back from
     CSV are typed again first (``typed``; ``names`` name the two tables, their files where
-    known, in its errors about unreadable cells)."""
+    known, in its errors about unreadable cells). ``id_column``: the column holding the ids
+    (the run's mapped id). ``levels``: metric -> ``SPAN`` / ``TRACE``: a trace-level metric on
+    rows read from traces is compared once per trace (on the current table's counted units,
+    ``ragjudge.counting.unit_rows``), as the run's summary counts it."""
     for name, table in (("baseline", baseline), ("current", current)):
         if len(table) == 0:
             raise InputError(f"the {name} table has no rows; compare two tables written by ragjudge score")
@@ -233,7 +239,7 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     if not metrics:
         raise InputError("the tables hold no scored metric (no M_status and M_passed columns); compare tables written by ragjudge score")
     report: dict[str, Any] = {"warnings": [], "metrics": {}}
-    ids_b, ids_c = (None, None) if by_position else (_ids(baseline, "baseline", hint), _ids(current, "current", hint))
+    ids_b, ids_c = (None, None) if by_position else (_ids(baseline, "baseline", hint, id_column), _ids(current, "current", hint, id_column))
     if ids_b is not None and ids_c is not None:
         report["matched_by"] = "id"
         where_b = {ident: i for i, ident in enumerate(ids_b)}
@@ -260,20 +266,26 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     report["rows"] = len(common)
     report["only_in_baseline"] = {"count": len(only_b), "ids": only_b[:LISTED]}
     report["only_in_current"] = {"count": len(only_c), "ids": only_c[:LISTED]}
+    from ragjudge.counting import SPAN, unit_rows
+
+    if by and by not in cur.columns:
+        raise InputError(f"--by {by}: the current table has no such column")
     for metric in metrics:
         scale = (scales or {}).get(metric)
         if scale is None:
             values = [v for v in cur[f"{metric}_score"].tolist() + base[f"{metric}_score"].tolist() if not _missing(v)]
             scale = any(float(v) not in (0.0, 1.0) for v in values)
-        figures = _metric(base, cur, metric, scale, common)
+        units = set(unit_rows(current, (levels or {}).get(metric, SPAN)))  # a trace-level verdict: once per trace
+        keep = [k for k, i in enumerate(at_c) if i in units]
+        b, c = base.iloc[keep].reset_index(drop=True), cur.iloc[keep].reset_index(drop=True)
+        kept = [common[k] for k in keep]
+        figures = _metric(b, c, metric, scale, kept)
         if by:
-            if by not in cur.columns:
-                raise InputError(f"--by {by}: the current table has no such column")
             groups: dict[str, Any] = {}
-            for value in sorted({str(v) for v in cur[by].tolist()}):
-                rows = [i for i, v in enumerate(cur[by].tolist()) if str(v) == value]
-                groups[value] = _metric(base.iloc[rows].reset_index(drop=True), cur.iloc[rows].reset_index(drop=True), metric, scale,
-                                        [common[i] for i in rows])
+            for value in sorted({str(v) for v in c[by].tolist()}):
+                rows = [i for i, v in enumerate(c[by].tolist()) if str(v) == value]
+                groups[value] = _metric(b.iloc[rows].reset_index(drop=True), c.iloc[rows].reset_index(drop=True), metric, scale,
+                                        [kept[i] for i in rows])
             figures["by"] = groups
         report["metrics"][metric] = figures
     report["diagnosis"] = _diagnosis_moves(baseline, current, at_b, at_c, common)

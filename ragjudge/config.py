@@ -69,7 +69,7 @@ MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "suff
                          "quote_check": "sufficiency", "request_evidence": "sufficiency", "statement_evidence": "completeness", "evidence_weight": "completeness"}
 
 __all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "CacheSettings", "Columns", "GateSettings", "JudgeSettings", "Price", "RawConfig",
-           "bundled_config", "load_as", "load_config"]
+           "bundled_config", "load_as", "load_config", "read_file", "validate"]
 
 
 class Columns(_Strict):
@@ -164,6 +164,19 @@ class GateSettings(_Strict):
                                             description="per diagnosis (ok, generation, retrieval, beyond_context), the highest share "
                                                         "among the rows with a diagnosis that passes the gate (0..1), e.g. {retrieval: 0.1}; "
                                                         "none by default")
+
+    allow_unjudged: list[str] = Field(default_factory=list,
+                                      description="metrics (or 'diagnosis', or '*' for all) whose bounds may measure nothing: "
+                                                  "a pass-rate or error-rate bound set on a metric that judged no row (or a "
+                                                  "max_diagnosis bound on a run where no row has a diagnosis) fails the gate "
+                                                  "(exit 1) unless the metric is listed here")
+
+    _named: frozenset[str] = PrivateAttr(default_factory=frozenset)  # metrics min_pass_rate names (not only through one number or "*")
+
+    def __eq__(self, other: object) -> bool:  # the values, as pydantic compares them, less how min_pass_rate was written
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
 
     @field_validator("min_pass_rate", mode="before")
     @classmethod
@@ -279,24 +292,47 @@ class RawConfig(_Strict):
         old place (``note: judge.fact_threshold is now sufficiency.fact_threshold ...``)."""
         return list(self._notes)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _scalar_pass_rate(cls, data: Any) -> Any:
+    def _scalar_pass_rate(cls, data: Any, handler: Any) -> Any:
         # a single min_pass_rate (or the key "*") applies to every metric of the run, those
-        # defined in YAML too; named metrics keep their own
+        # defined in YAML too; named metrics keep their own, and the gate remembers which were named
         gate = data.get("gate") if isinstance(data, dict) else None
         rate = gate.get("min_pass_rate") if isinstance(gate, dict) else None
         every = rate if isinstance(rate, (int, float)) and not isinstance(rate, bool) else (rate.get("*") if isinstance(rate, dict) else None)
-        if every is None:
-            return data
-        names = list(METRICS)
-        metrics = data.get("metrics")
-        names += [m for m in metrics if isinstance(m, str)] if isinstance(metrics, list) else []
-        judges = data.get("judges")
-        names += [j.get("name") for j in judges if isinstance(j, dict) and isinstance(j.get("name"), str)] if isinstance(judges, list) else []
-        named = {k: v for k, v in rate.items() if k != "*"} if isinstance(rate, dict) else {}
-        expanded = {name: every for name in dict.fromkeys(names)} | named
-        return {**data, "gate": {**gate, "min_pass_rate": expanded}}
+        named = [k for k in rate if k != "*"] if isinstance(rate, dict) else []
+        if every is not None:
+            names = list(METRICS)
+            metrics = data.get("metrics")
+            names += [m for m in metrics if isinstance(m, str)] if isinstance(metrics, list) else []
+            judges = data.get("judges")
+            names += [j.get("name") for j in judges if isinstance(j, dict) and isinstance(j.get("name"), str)] if isinstance(judges, list) else []
+            own = {k: v for k, v in rate.items() if k != "*"} if isinstance(rate, dict) else {}
+            data = {**data, "gate": {**gate, "min_pass_rate": {name: every for name in dict.fromkeys(names)} | own}}
+        config = handler(data)
+        if isinstance(config, RawConfig) and rate is not None:
+            config.gate._named = frozenset(named)
+        return config
+
+    def bounds_set(self, metric: str) -> tuple[str, ...]:
+        """The bounds on judged rows that the config (or an option) set for ``metric`` and that can
+        fail: ``min_pass_rate`` above 0, ``max_error_rate`` below 1, each given for the metric by
+        name, or as one number (or the key "*") for every metric when the metrics were asked for
+        (``metrics`` set: ``-m``). A metric that judged no row fails them (``ragjudge.gate``),
+        unless ``gate.allow_unjudged`` lists it."""
+        gate = self.gate
+        if metric in gate.allow_unjudged or "*" in gate.allow_unjudged:
+            return ()
+        asked = "metrics" in self.model_fields_set
+        out = []
+        if "min_pass_rate" in gate.model_fields_set and metric in gate.min_pass_rate and gate.min_pass_rate[metric] > 0 and \
+                (metric in gate._named or asked):
+            out.append("min_pass_rate")
+        rate = gate.max_error_rate
+        if "max_error_rate" in gate.model_fields_set and gate.error_ceiling(metric) < 1 and \
+                ((isinstance(rate, dict) and metric in rate) or (asked and (not isinstance(rate, dict) or "*" in rate))):
+            out.append("max_error_rate")
+        return tuple(out)
 
     @field_validator("metrics")
     @classmethod
@@ -307,11 +343,14 @@ class RawConfig(_Strict):
         """A copy (of the same class) with ``overrides`` applied (the keywords ``load_config``
         takes); settings left at their defaults stay unset, so the embedded judge's calibrated
         values still apply."""
+        nested = _nest(overrides)
         try:
-            updated = type(self).model_validate(_deep_merge(self.model_dump(exclude_unset=True), _nest(overrides)))
+            updated = type(self).model_validate(_deep_merge(self.model_dump(exclude_unset=True), nested))
         except ValidationError as exc:
             raise ConfigError(_describe(exc, "options")) from None
         updated._notes = list(dict.fromkeys([*self._notes, *updated._notes]))
+        if "min_pass_rate" not in (nested.get("gate") or {}):  # the dump names every metric: keep which the config named
+            updated.gate._named = self.gate._named
         return updated
 
     def threshold_set(self, metric: str) -> bool:
@@ -429,6 +468,32 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
 C = TypeVar("C", bound=RawConfig)
 
 
+def read_file(path: str | Path) -> dict[str, Any]:
+    """The keys of the YAML config file ``path`` (or of a bundled config, by its bare name), as
+    written: a dict, not yet checked. Raises ``ConfigError`` (exit 2) for a missing or
+    unreadable file, text that is not UTF-8, YAML that is not valid (naming the line), a key
+    given twice in one mapping, or a document that is not a mapping."""
+    import yaml  # only with a config file: 30 ms of a small run's start-up
+
+    try:
+        text = _config_path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc} (bundled configs: -c {' | '.join(BUNDLED)})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text; save the config as UTF-8") from None
+    try:
+        loaded = yaml.load(text, Loader=_unique_keys_loader())  # noqa: S506 (a SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}:{line} is not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path}: the config must be a mapping of keys (`ragjudge config show` lists them)")
+    return loaded
+
+
 def load_as(model: type[C], /, path: str | Path | None = None, overrides: dict[str, Any] | None = None, *,
             flags: dict[str, str] | None = None, **settings: Any) -> C:
     """Read a YAML config (optional) and apply overrides, e.g. from flags, validated as
@@ -447,34 +512,21 @@ def load_as(model: type[C], /, path: str | Path | None = None, overrides: dict[s
     ``{"judge.concurrency": "--concurrency"}``) names the option a bad value came from.
     """
     overrides = _deep_merge(_nest(overrides or {}), _nest(settings)) if settings else (_nest(overrides) if overrides else None)
-    data: dict[str, Any] = {}
-    source = "config"
-    if path is not None:
-        import yaml  # only with a config file: 30 ms of a small run's start-up
-
-        source = str(path)
-        try:
-            text = _config_path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read config {path}: {exc.strerror or exc} (bundled configs: -c {' | '.join(BUNDLED)})") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{path}: not UTF-8 text; save the config as UTF-8") from None
-        try:
-            loaded = yaml.load(text, Loader=_unique_keys_loader())  # noqa: S506 (a SafeLoader)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = f" line {mark.line + 1}" if mark is not None else ""
-            raise ConfigError(f"{path}:{line} is not valid YAML: {getattr(exc, 'problem', exc)}") from None
-        if loaded is None:
-            loaded = {}
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{path}: the config must be a mapping of keys (`ragjudge config show` lists them)")
-        data = loaded
+    data: dict[str, Any] = read_file(path) if path is not None else {}
+    source = "config" if path is None else str(path)
     if overrides:
         data = _deep_merge(data, overrides)
         if path is None:
             source = "options"
+    return validate(model, data, source, overrides, flags)
+
+
+def validate(model: type[C], data: dict[str, Any], source: str = "config", given: dict[str, Any] | None = None,
+             flags: dict[str, str] | None = None) -> C:
+    """``data`` (the config's keys) validated as ``model``. Raises ``ConfigError`` (exit 2) for
+    the first bad key, named as it was written: in ``source`` (the file, or ``options``), or as
+    the option (``flags``: dotted key -> option) that set it in ``given`` (the keys the options set)."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source, overrides, flags)) from None
+        raise ConfigError(_describe(exc, source, given, flags)) from None

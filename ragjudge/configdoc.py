@@ -111,6 +111,23 @@ def markdown() -> str:
         "ragjudge score data.jsonl --set judge.concurrency=4 --set gate.max_error_rate=0.05 --set thresholds.completeness=4",
         "```",
         "",
+        "## The effective config",
+        "",
+        "The layers, lowest first: the defaults below, the file (`-c`), the `--set` items in the order given, the named "
+        "options. Each replaces what a lower layer set at the same key, whole sections included: `--min-pass-rate 0` replaces "
+        "the file's `gate.min_pass_rate` map, `--min-pass-rate completeness=0.8` that metric's entry only. "
+        "`ragjudge score INPUT --print-config` (with the same options as the run) prints the config the run will use as YAML "
+        "that `-c` reads back, each value followed by what set it: `default`, `-c FILE`, `--set KEY`, the option, or "
+        "`embedded judge` (the bundled model's calibrated settings, filled where nothing else set them); it reads no input.",
+        "",
+        "```text",
+        "gate:",
+        "  min_pass_rate:",
+        "    sufficiency: 0.0                        # --min-pass-rate",
+        "    completeness: 0.8                       # --min-pass-rate",
+        "  max_error_rate: 0.05                      # --set gate.max_error_rate",
+        "```",
+        "",
                 "This page is generated from the settings' own descriptions (`ragjudge/config.py`, and each built-in judge's settings "
         "model in `ragjudge/judges/`) by `python scripts/gen_docs.py`;",
         "`configs/default.yaml` is generated from the same source, and a test fails when either drifts.",
@@ -144,3 +161,42 @@ def write(root: Any) -> list[str]:
 
 
 __all__ = ["default_yaml", "markdown", "write"]
+
+
+def effective(loaded: Any) -> str:
+    """``ragjudge score ... --print-config``: the config a run with these options uses, as YAML
+    that ``-c`` reads back, each value followed by where it came from: ``default``, the config
+    file, ``--set KEY``, the named option (``--min-pass-rate``), or ``embedded judge`` (the
+    bundled model's calibrated settings, filled where nothing else set them). ``loaded``: an
+    ``ragjudge.options.Loaded``."""
+    import yaml
+
+    config = loaded.config
+    filled: list[str] = []
+    if config.judge.model.startswith("local/"):
+        from ragjudge import local
+
+        config, filled = local.calibrated(config)
+    embedded = {item.split("=", 1)[0] for item in filled}
+    data = config.model_dump(mode="json")
+
+    def scalar(value: Any) -> str:
+        return yaml.safe_dump(value, default_flow_style=True, width=10**9, allow_unicode=True).strip().removesuffix("\n...").strip()
+
+    def source(key: str) -> str:
+        return "embedded judge (ragjudge config show local)" if key in embedded else loaded.source(key)
+
+    lines = ["# the config of this run; after each value, what set it: default, the config file, --set KEY or an option",
+             "# (the options win over --set, which wins over the file); save it and pass it with -c to run with it"]
+
+    def emit(value: Any, key: str, name: str, indent: str) -> None:
+        if isinstance(value, dict) and value:
+            lines.append(f"{indent}{name}:")
+            for sub, item in value.items():
+                emit(item, f"{key}.{sub}", str(sub), indent + "  ")
+            return
+        lines.append(_pad(f"{indent}{name}: {scalar(value)}", 44) + f"# {source(key)}")
+
+    for name, value in data.items():
+        emit(value, name, name, "")
+    return "\n".join(lines) + "\n"

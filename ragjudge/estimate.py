@@ -52,16 +52,14 @@ class MetricEstimate:
 def estimate(source: Any, config: Any, input_format: str | None = None, flag_fields: frozenset[str] = frozenset(),
              limit: int | None = None, sample: int | None = None, seed: int = 0) -> dict[str, Any]:
     """The dry run of ``ragjudge score`` on ``source`` (a path or ``-``) with ``config``; the
-    same row selection as the run (``limit``, ``sample``). Returns a dict: ``rows``, per metric
+    same row selection as the run (``limit``, ``sample``; checked by ``ragjudge.run.ScoreRequest.check``). Returns a dict: ``rows``, per metric
     the ``MetricEstimate`` figures, their totals, ``tokens`` ("counted" or "estimated"),
     ``price`` (USD per million input and output tokens, or None) and ``notes``. Raises what a
     real run raises for bad input or settings."""
     from ragjudge.io import detect_format, iter_chunks
     from ragjudge.pipeline import selection
-    from ragjudge.plan import check_options
     from ragjudge.scoring import Scorer
 
-    check_options(config, limit=limit, sample=sample)
     fmt = detect_format(source, input_format)
     if source == "-" and sample is not None:
         from ragjudge.io import spool_stdin
@@ -72,8 +70,7 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         counter = scorer.model.counter()
         price = scorer.model.price()
         figures = {judge.name: MetricEstimate() for judge in scorer.judges}
-        plan = scorer.plan(iter_chunks(source, fmt, scorer.config.chunk_size), "<stdin>" if source == "-" else source, flag_fields,
-                           limit=limit, sample=sample)
+        plan = scorer.plan(iter_chunks(source, fmt, scorer.config.chunk_size), "<stdin>" if source == "-" else source, flag_fields)
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
         seen: set[str] = set()
         notes: list[str] = list(plan.notes)

@@ -58,6 +58,7 @@ class MetricSummary:
     ids: dict[str, list[str]] = field(default_factory=lambda: {"failed": [], "error": [], "skipped": []})  # the first IDS_KEPT of each
     worst: list[dict[str, Any]] = field(default_factory=list)  # failing rows, lowest score first: row, id, score, rationale, missing
     ground_truth: dict[str, int] = field(default_factory=dict)  # judged rows per ground truth used (expected_response / expected_facts)
+    bounds: tuple[str, ...] = ()  # the bounds on judged rows the user set (gate.bounds_set): judging no row fails them
 
     @property
     def pass_rate(self) -> float | None:
@@ -111,7 +112,8 @@ class MetricSummary:
     def merge(self, other: "MetricSummary") -> "MetricSummary":
         """This summary and ``other`` (the same metric over other rows) added together."""
         merged = MetricSummary(self.metric, self.threshold, min_pass_rate=self.min_pass_rate, max_error_rate=self.max_error_rate,
-                               max_skip_rate=self.max_skip_rate, prompt_version=self.prompt_version or other.prompt_version)
+                               max_skip_rate=self.max_skip_rate, prompt_version=self.prompt_version or other.prompt_version,
+                               bounds=self.bounds or other.bounds)
         for name in ("rows", "ok", "error", "input_errors", "interrupted", "unsampled", "unpaid", "skipped", "passed", "cached", "score_thousandths"):
             setattr(merged, name, getattr(self, name) + getattr(other, name))
         merged.usage = self.usage + other.usage
@@ -205,6 +207,7 @@ class Summary:
     diagnosis: dict[str, int] | None = None
     max_diagnosis: dict[str, float] = field(default_factory=dict)  # gate.max_diagnosis: diagnosis -> highest share
     cache: bool = True  # the run read and wrote the response cache (False: --no-cache)
+    allow_undiagnosed: bool = False  # gate.allow_unjudged lists 'diagnosis': a max_diagnosis bound may find no row with a diagnosis
 
     @property
     def diagnosed(self) -> int:
@@ -245,6 +248,7 @@ class Summary:
             diagnosis=_add_counts(self.diagnosis, other.diagnosis),
             max_diagnosis=self.max_diagnosis or other.max_diagnosis,
             cache=self.cache and other.cache,
+            allow_undiagnosed=self.allow_undiagnosed or other.allow_undiagnosed,
         )
 
 
@@ -255,12 +259,12 @@ def _add_counts(a: dict[str, int] | None, b: dict[str, int] | None) -> dict[str,
 
 
 class Kind(str, Enum):
-    """What a gate ``Check`` tested. Per metric: ``skip_rate``, ``no_row_judged`` (not applied:
-    the metric judged no row), ``error_rate``, ``pass_rate``; for the run: ``judge_stopped`` (a
+    """What a gate ``Check`` tested. Per metric: ``skip_rate``, ``no_row_judged`` (the metric judged
+    no row, or none ok: failed when the user set a bound on it, ``gate.bounds_set``; else not applied), ``error_rate``, ``pass_rate``; for the run: ``judge_stopped`` (a
     fatal provider error), ``budget_reached``, ``interrupted``, ``nothing_judged`` (no row, or
     every row skipped), ``unusable_input`` (every judged row's input was unusable), ``diagnosis_share``
     (per diagnosis, in ``metric``: its share among the rows with one, against ``gate.max_diagnosis``;
-    not applied when no row has one); against a baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
+    failed when no row has one, unless ``gate.allow_unjudged`` lists diagnosis); against a baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
 
     SKIP_RATE = "skip_rate"
     NO_ROW_JUDGED = "no_row_judged"
@@ -300,7 +304,8 @@ class Check:
 
 # the run-wide checks, in the order their lines are printed (before the per-metric ones)
 _RUN_ORDER = (Kind.UNUSABLE_INPUT, Kind.NOTHING_JUDGED, Kind.INTERRUPTED, Kind.BUDGET_REACHED, Kind.JUDGE_STOPPED)
-_PASS_GATES = (Kind.SKIP_RATE, Kind.PASS_RATE, Kind.NOTHING_COMPARED, Kind.REGRESSIONS, Kind.PASS_RATE_DROP, Kind.DIAGNOSIS_SHARE)
+_PASS_GATES = (Kind.SKIP_RATE, Kind.PASS_RATE, Kind.NOTHING_COMPARED, Kind.REGRESSIONS, Kind.PASS_RATE_DROP, Kind.DIAGNOSIS_SHARE,
+               Kind.NO_ROW_JUDGED)
 
 
 def exit_code(checks: list[Check]) -> int:
@@ -345,7 +350,15 @@ def _text(c: Check) -> str | None:
         a, b = distinct(c.value, c.bound)
         return f"{name}: skip rate {a} > {b} ({n['skipped']} of {n['rows']} rows skipped){_why_skipped(n['skipped_by'])}"
     if kind is Kind.NO_ROW_JUDGED:
-        return f"{name}: no row judged ({n['skipped']} skipped){_why_skipped(n['skipped_by'])}"
+        if n.get("error"):
+            measured = f"no row ok ({n['error']} error(s))"
+        else:
+            measured = f"no row judged ({n['skipped']} skipped){_why_skipped(n['skipped_by'])}"
+        if not c.failed:
+            return f"{name}: {measured}"
+        bounds = ", ".join(f"--{b.replace('_', '-')} {value:g}" for b, value in n["bounds"].items())
+        return (f"{name}: {measured}, so the bound set on it ({bounds}) measured nothing; fix the input or the column "
+                f"mapping, or allow it: gate.allow_unjudged: [{name}]")
     if kind is Kind.ERROR_RATE:
         a, b = distinct(c.value, c.bound)
         cause = f"; {n['input_errors']} from unusable input" if n["input_errors"] and c.failed else ""
@@ -380,6 +393,9 @@ def _text(c: Check) -> str | None:
     if kind is Kind.DIAGNOSIS_SHARE:
         if c.passed is None:
             return f"diagnosis {name}: no row has a diagnosis (sufficiency and completeness both ok), so its bound was not applied"
+        if c.value is None:
+            return (f"diagnosis {name}: no row has a diagnosis (sufficiency and completeness both ok), so the bound set on it "
+                    "(--max-diagnosis) measured nothing; allow it: gate.allow_unjudged: [diagnosis]")
         a, b = distinct(c.value, c.bound)
         return f"diagnosis {name}: share {a} {'>' if c.failed else '<='} {b} ({n['count']} of {n['diagnosed']} rows with a diagnosis)"
     raise AssertionError(kind)
@@ -460,12 +476,17 @@ def check_gate(summary: Summary) -> GateResult:
         skips = {"skipped": m.skipped, "rows": m.rows, "skipped_by": dict(m.skipped_by)}
         if m.rows:
             per_metric.append(Check(name, Kind.SKIP_RATE, not m.skip_rate > m.max_skip_rate, m.skip_rate, m.max_skip_rate, skips))
-        if judged == 0:
-            per_metric.append(Check(name, Kind.NO_ROW_JUDGED, None, counts=skips))
+        bounds = {"min_pass_rate": m.min_pass_rate, "max_error_rate": m.max_error_rate}
+        set_bounds = {b: bounds[b] for b in m.bounds}
+        if judged == 0:  # a bound the user set on a metric that measured nothing fails; a default one is not applied
+            per_metric.append(Check(name, Kind.NO_ROW_JUDGED, False if set_bounds else None, counts={**skips, "bounds": set_bounds}))
             continue
         per_metric.append(Check(name, Kind.ERROR_RATE, not m.error_rate > m.max_error_rate, m.error_rate, m.max_error_rate,
                                 {"error": m.error, "judged": judged, "input_errors": m.input_errors}))
         if m.ok == 0:
+            if "min_pass_rate" in set_bounds:  # every judged row is an error: the pass rate measured nothing
+                per_metric.append(Check(name, Kind.NO_ROW_JUDGED, False, counts={**skips, "error": m.error,
+                                                                                 "bounds": {"min_pass_rate": m.min_pass_rate}}))
             continue
         assert m.pass_rate is not None
         per_metric.append(Check(name, Kind.PASS_RATE, not m.pass_rate < m.min_pass_rate, m.pass_rate, m.min_pass_rate,
@@ -497,14 +518,15 @@ def check_gate(summary: Summary) -> GateResult:
 def diagnosis_checks(summary: Summary) -> list[Check]:
     """``summary.max_diagnosis`` applied: per bounded diagnosis, a ``DIAGNOSIS_SHARE`` check
     (metric: the diagnosis) that fails when its share among the rows with a diagnosis is above
-    the bound (a share equal to it passes); not applied (None) when no row has a diagnosis."""
+    the bound (a share equal to it passes); when no row has a diagnosis, it fails (the bound
+    measured nothing), or is not applied (None) where ``gate.allow_unjudged`` lists diagnosis."""
     out = []
     diagnosed = summary.diagnosed
     for name, bound in summary.max_diagnosis.items():
         count = (summary.diagnosis or {}).get(name, 0)
         counts = {"count": count, "diagnosed": diagnosed}
-        if not diagnosed:
-            out.append(Check(name, Kind.DIAGNOSIS_SHARE, None, None, bound, counts))
+        if not diagnosed:  # a bound set that measured nothing fails, unless gate.allow_unjudged lists diagnosis
+            out.append(Check(name, Kind.DIAGNOSIS_SHARE, None if summary.allow_undiagnosed else False, None, bound, counts))
             continue
         share = count / diagnosed
         out.append(Check(name, Kind.DIAGNOSIS_SHARE, not share > bound, share, bound, counts))

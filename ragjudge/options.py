@@ -179,48 +179,196 @@ def set_flags(sets: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
-def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    """``base`` with ``extra``'s keys laid over it, sections merged key by key."""
-    out = dict(base)
-    for key, value in extra.items():
-        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+# config keys that take one number for every metric or a number per metric: a per-metric value
+# laid over a single number keeps that number for the other metrics (as the key "*")
+PER_METRIC_KEYS = ("gate.min_pass_rate", "gate.max_error_rate", "gate.max_skip_rate")
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One value a layer of the config sets: the dotted ``key``, the ``value`` and ``source``,
+    where it came from as a person names it (the file's path, ``--set KEY``, ``--min-pass-rate``)."""
+
+    key: str
+    value: Any
+    source: str
+
+
+def flag_assignments(options: dict[str, Any]) -> tuple[list[Assignment], frozenset[str]]:
+    """The values the named options of ``score`` set (``options``: by ``Flag.param``), in the
+    order they are laid over the config (``FLAG_TABLE``'s; for a repeated per-metric option,
+    its single number first, then each ``METRIC=VALUE``), and the fields mapped by ``--map``.
+    Raises ``ConfigError`` naming the option for a malformed item."""
+    out: list[Assignment] = []
+    mapped: dict[str, str] = {}
+    for flag in FLAG_TABLE:
+        given = options.get(flag.param)
+        if flag.kind == "value":
+            if given is not None:
+                out.append(Assignment(flag.key, given, flag.option))
+        elif flag.kind == "list":
+            if given:
+                out.append(Assignment(flag.key, list(given), flag.option))
+        elif flag.kind == "off":
+            if given:
+                out.append(Assignment(flag.key, False, flag.option))
+        elif flag.kind == "columns":
+            mapped = pairs(given or [], flag.option, _fields())
+            out += [Assignment(f"{flag.key}.{name}", column, flag.option) for name, column in mapped.items()]
+        elif flag.kind == "numbers":
+            out += [Assignment(f"{flag.key}.{k}", number(v, flag.option), flag.option) for k, v in pairs(given or [], flag.option).items()]
+        elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
+            out.append(Assignment(flag.key, given, flag.option))  # a library caller's single number: every metric
+        elif flag.kind == "rates":
+            items = list(given or [])
+            every = [number(item, flag.option) for item in items if "=" not in item]
+            if every:
+                out.append(Assignment(flag.key, every[-1], flag.option))  # every metric of the run, whatever the file says
+            named = pairs([item for item in items if "=" in item], flag.option)
+            out += [Assignment(f"{flag.key}.{k}", number(v, flag.option), flag.option) for k, v in named.items()]
+        else:
+            raise AssertionError(flag.kind)
+    return out, frozenset(mapped)
+
+
+def set_assignments(items: Sequence[str]) -> list[Assignment]:
+    """``--set KEY=VALUE`` items as ``Assignment``s, in the order given (``set_overrides`` reads
+    them, and raises ``ConfigError`` for a malformed one)."""
+    if not items:
+        return []
+    set_overrides(list(items))  # the checks and their messages
+    import yaml
+
+    out = []
+    for item in items:
+        key, _, text = item.partition("=")
+        key = ".".join(part.strip() for part in key.strip().split("."))
+        out.append(Assignment(key, yaml.safe_load(text) if text.strip() else None, f"--set {key}"))
     return out
 
 
-def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> tuple[Any, frozenset[str]]:
-    """The run's validated ``Config``: the file ``config`` (or a bundled one), the ``--set``
-    items laid over it, then the options of ``FLAG_TABLE`` (``options``: by ``Flag.param``).
-    Returns it with the fields mapped by ``--map``. Raises ``ConfigError``."""
-    from ragjudge.settings import load_config
-
-    over, mapped = overrides(options)
-    given = set_overrides(list(sets))
-    _check_sections(given, over)
-    named = {key: option for key, option in set_flags(given).items() if not _given(over, key)}  # a named option wins: it names itself
-    return load_config(config, merge(given, over), flags={**FLAGS, **named}), mapped
-
-
-def _check_sections(given: dict[str, Any], over: dict[str, Any], prefix: str = "") -> None:
-    """``ConfigError`` for a ``--set`` key given a value where a named option sets keys below it
-    (``--set judge=4`` with ``--model``): laid over it, the option would drop the value unsaid."""
-    for key, value in given.items():
-        below = over.get(key)
-        if not isinstance(below, dict):
-            continue
-        if isinstance(value, dict):
-            _check_sections(value, below, f"{prefix}{key}.")
+def lay(data: dict[str, Any], sources: dict[str, str], assignment: Assignment) -> None:
+    """Lay ``assignment`` over ``data`` (the config's keys, changed in place; the sections on its
+    path are copied first, so a dict of the caller's is never changed): its value replaces
+    whatever the key held, a whole section included, and the keys below it lose their
+    sources. A per-metric key (``PER_METRIC_KEYS``) holding one number becomes ``{"*": number}``
+    when a metric's own value is laid over it. Raises ``ConfigError`` for a key below one that
+    holds a value (``--set judge=4`` beside ``--model``), naming both."""
+    parts = assignment.key.split(".")
+    tree = data
+    for depth, part in enumerate(parts[:-1]):
+        here = ".".join(parts[:depth + 1])
+        node = tree.get(part)
+        if isinstance(node, dict):
+            node = dict(node)
+        elif node is None:
+            node = {}
+        elif here in PER_METRIC_KEYS and isinstance(node, (int, float)) and not isinstance(node, bool):
+            node = {"*": node}
         else:
-            first = next(iter(below))
-            raise ConfigError(f"--set {prefix}{key}: {prefix}{key} is a section of the config (keys such as {first}), "
-                              f"not a value; set one of its keys, e.g. --set {prefix}{key}.{first}=...")
+            setter = sources.get(here, "the config")
+            first = parts[depth + 1]
+            if setter.startswith("--set"):
+                raise ConfigError(f"{setter}: {here} is a section of the config (keys such as {first}), not a value; set one of its "
+                                  f"keys, e.g. --set {here}.{first}=...")
+            raise ConfigError(f"{assignment.source}: {here} was set to a value by {setter}, so it has no key {first}")
+        tree[part] = node
+        tree = node
+    tree[parts[-1]] = assignment.value
+    prefix = assignment.key + "."
+    for key in [k for k in sources if k.startswith(prefix)]:
+        del sources[key]
+    sources[assignment.key] = assignment.source
 
 
-def _given(tree: dict[str, Any], key: str) -> bool:
-    for part in key.split("."):
-        if not isinstance(tree, dict) or part not in tree:
-            return False
-        tree = tree[part]
-    return True
+@dataclass(frozen=True)
+class Loaded:
+    """A run's config and where each value came from: ``config`` (the validated ``Config``),
+    ``mapped`` (the fields ``--map`` set), ``sources`` (dotted key -> what set it: the config
+    file's path, ``--set KEY``, or the named option; keys absent have their defaults), and
+    ``flagged`` (the keys a named option or ``--set`` set)."""
+
+    config: Any
+    mapped: frozenset[str]
+    sources: dict[str, str]
+
+    def source(self, key: str) -> str:
+        """What set the dotted ``key``: its own source, else the nearest section's (a section set
+        whole sets its keys), else ``default``."""
+        parts = key.split(".")
+        for depth in range(len(parts), 0, -1):
+            found = self.sources.get(".".join(parts[:depth]))
+            if found is not None:
+                return found
+            star = ".".join([*parts[:depth - 1], "*"])
+            if depth == len(parts) and ".".join(parts[:depth - 1]) in PER_METRIC_KEYS and star in self.sources:
+                return self.sources[star]
+        return "default"
+
+
+def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> Loaded:
+    """The run's config in three layers, each laid over the one before key by key (``lay``): the
+    file ``config`` (or a bundled one), then the ``--set`` items in the order given, then the
+    named options (``options``: by ``Flag.param``). A value replaces what the layer below set
+    at the same key, whole sections included: ``--min-pass-rate 0`` replaces the file's
+    per-metric map, ``--min-pass-rate completeness=0.8`` that metric's entry. A metric named by
+    an option must be one this run judges (``ConfigError`` naming the option and the run's
+    metrics). Returns ``Loaded``. Raises ``ConfigError`` (exit 2)."""
+    from ragjudge.config import read_file, validate
+    from ragjudge.settings import Config
+
+    flagged, mapped = flag_assignments(options)
+    given = set_assignments(list(sets))
+    data: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    if config is not None:
+        data = dict(read_file(config))
+        sources.update({key: f"-c {config}" for key in _leaves(data)})
+    over: dict[str, Any] = {}
+    for assignment in [*given, *flagged]:
+        lay(data, sources, assignment)
+        lay(over, {}, assignment)
+    # a bad value is named as what set it: a --set key (each key of a section set whole), else the named option
+    set_keys = {leaf: f"--set {leaf}" for a in given for leaf in ([a.key] + [f"{a.key}.{k}" for k in _leaves(a.value)] if isinstance(a.value, dict) else [a.key])}
+    flags = {**FLAGS, **set_keys, **{a.key: a.source for a in flagged}}
+    _check_flag_metrics(data, [*given, *flagged])
+    settings = validate(Config, data, "options" if config is None else str(config), over, flags)
+    return Loaded(settings, mapped, sources)
+
+
+def _leaves(tree: dict[str, Any], prefix: str = "") -> list[str]:
+    out = []
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        out += _leaves(value, dotted + ".") if isinstance(value, dict) and value else [dotted]
+    return out
+
+
+_METRIC_KEYED = ("thresholds", "gate.min_pass_rate", "gate.max_error_rate", "gate.max_skip_rate")
+
+
+def _check_flag_metrics(data: dict[str, Any], assignments: list[Assignment]) -> None:
+    """Refuse an option (or ``--set``) that names a metric this run does not judge: misspelt
+    (``--max-skip-rate sufficency=0.1``) or not asked for (``--min-pass-rate groundedness=0.9``
+    without ``-m groundedness``): its bound would gate nothing."""
+    from ragjudge.config import METRICS
+
+    metrics = data.get("metrics")
+    run = [str(m) for m in metrics] if isinstance(metrics, list) and metrics else list(METRICS)
+    for assignment in assignments:
+        for key in _METRIC_KEYED:
+            if assignment.key.startswith(key + "."):
+                metric = assignment.key[len(key) + 1:]
+                if metric != "*" and metric not in run:
+                    where = assignment.source if assignment.source.startswith("--set") else f"{assignment.source} {metric}=..."
+                    raise ConfigError(f"{where}: this run does not judge '{metric}'; it judges {', '.join(run)} "
+                                      f"(a metric of its own is added with -m {metric})")
+
+
+def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> tuple[Any, frozenset[str]]:
+    """The run's validated ``Config`` (``load_layers``) and the fields mapped by ``--map``."""
+    loaded = load_layers(config, options, sets)
+    return loaded.config, loaded.mapped
 
 
 def check_selection(limit: int | None, sample: int | None) -> None:
@@ -278,7 +426,7 @@ def output_format(path: str | None, explicit: str | None, shared: str | None) ->
 
 def check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
-                  html_flag: str = "--html") -> None:
+                  html_flag: str = "--html", id_column: str | None = "id") -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end: an unknown
     format, regression gates without a baseline, a baseline that is missing, is not a scored
     table or could not be compared (a null or repeated id, an unreadable cell), a
@@ -306,7 +454,7 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
         from ragjudge.compare import check_baseline
         from ragjudge.io import read_table
 
-        check_baseline(read_table(baseline), baseline)  # its ids and cells, as the comparison at the end reads them
+        check_baseline(read_table(baseline), baseline, id_column)  # its ids and cells, as the comparison at the end reads them
     for flag, path in (("--junit", junit), ("--markdown", markdown), (html_flag, html)):
         if path is None:
             continue

@@ -1,6 +1,7 @@
-"""``evaluate()``: the file pipeline over ``Scorer``. It reads a table in chunks, scores each
-chunk, writes the scored chunks, adds up the chunks' summaries (``Summary.merge``) and
-applies the gate. It never prints: progress and notes go to callbacks.
+"""The local engine: ``score_source`` reads a table in chunks, scores each chunk with one
+``Scorer``, writes the scored chunks, adds up the chunks' summaries (``Summary.merge``) and
+applies the gate. It never prints: progress and notes go to callbacks. ``ragjudge.run.run`` calls
+it (``ragjudge.evaluate`` and ``ragjudge score`` go through ``run``), after checking the options.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary, check_gate
-from ragjudge.plan import Event, Note, Progress, Row, RunPlan, Start, check_options, events
+from ragjudge.plan import Event, Note, Progress, Row, RunPlan, Start
 from ragjudge.records import Mapping
 from ragjudge.settings import Config
 
@@ -42,9 +43,8 @@ def selection(source: Any, fmt: str | None, chunk_size: int, limit: int | None =
               seed: int = 0) -> range | set[int] | None:
     """The rows (positions from 0) a run judges: the first ``limit``, or a random ``sample``
     (reproducible with ``seed``; needs the row count, so JSON arrays are counted by reading
-    them, and stdin is first copied to a temporary file, ``io.spool_stdin``); None for every row. Raises ``InputError`` for a limit or sample below 1."""
-    import random
-
+    them, and stdin is first copied to a temporary file, ``io.spool_stdin``); None for every row
+    (``choose``). Raises ``InputError`` for a limit or sample below 1."""
     from ragjudge.errors import InputError
 
     if limit is None and sample is None:
@@ -52,7 +52,7 @@ def selection(source: Any, fmt: str | None, chunk_size: int, limit: int | None =
     if (limit is not None and limit < 1) or (sample is not None and sample < 1):
         raise InputError("--limit and --sample take a number of rows, at least 1")
     if limit is not None:
-        return range(limit)  # not a set: --limit 100000000 on a small file must cost nothing
+        return choose(None, limit, None)
     if isinstance(source, str) and source == "-":
         from ragjudge.io import spool_stdin
 
@@ -62,7 +62,21 @@ def selection(source: Any, fmt: str | None, chunk_size: int, limit: int | None =
         from ragjudge.io import iter_chunks
 
         total = sum(len(chunk) for chunk in iter_chunks(source, fmt, chunk_size))
-    return set(random.Random(seed).sample(range(total), min(sample or 0, total)))
+    return choose(total, None, sample, seed)
+
+
+def choose(total: int | None, limit: int | None, sample: int | None, seed: int = 0) -> range | set[int] | None:
+    """The positions (from 0) judged among ``total`` rows: the first ``limit`` (a range: no
+    count needed), a random ``sample`` of them (``random.Random(seed)``: the same rows on every
+    engine), or None for every row."""
+    import random
+
+    if limit is not None:
+        return range(limit)  # not a set: --limit 100000000 on a small file must cost nothing
+    if sample is None:
+        return None
+    assert total is not None
+    return set(random.Random(seed).sample(range(total), min(sample, total)))
 
 
 def _frame_chunks(frame: Any, size: int) -> Iterator[Any]:
@@ -70,7 +84,7 @@ def _frame_chunks(frame: Any, size: int) -> Iterator[Any]:
         yield frame.iloc[start:start + size]
 
 
-def evaluate(
+def score_source(
     source: Any,
     config: Config,
     output: str | None = None,
@@ -85,35 +99,14 @@ def evaluate(
     sample: int | None = None,
     seed: int = 0,
     *,
-    on_start: Callable[[int | None], None] | None = None,
-    on_progress: Callable[[int, float | None], None] | None = None,
-    on_row: Callable[[int, Any, list[Any]], None] | None = None,
     traces: Any = None,
+    row_events: bool = True,
 ) -> RunResult:
-    """Score the table at ``source`` (a path, ``-`` for stdin, or a pandas DataFrame) with ``config``.
-
-    Writes the scored table to ``output`` (a path, ``-`` or None for no table) atomically,
-    every input row in input order with a status per metric. Returns a ``RunResult``.
-    Raises ``InputError`` / ``ConfigError`` (exit 2) before any judging when the input, the
-    mapping or the options are unusable (the ``RunPlan`` checks them: ``limit`` with
-    ``sample``, ``judge.max_cost`` for a model with no known price, the output). Provider
-    failures never raise: they become error rows, and a fatal one (auth, quota, not found)
-    stops the run with ``summary.fatal`` set (exit 3).
-    With ``handle_signals`` (the CLI), Ctrl-C / SIGTERM stops new calls; unfinished rows get
-    status error, reason 'interrupted'. ``limit`` judges the first rows only, ``sample`` a
-    random choice of rows (``seed``); the others are written with status skipped, reason
-    "not sampled", and count in no rate. A trace source (``mlflow:EXPERIMENT``, a file of
-    exported traces, or ``input_format`` naming one: ``ragjudge.traces.open_source``, read with
-    ``traces``, a ``ragjudge.traces.TraceOptions``) is first read into its rows table, one row
-    per retriever span, and scored as a DataFrame.
-
-    ``on_event(event)`` hears the run as it goes (``ragjudge.plan``'s events): ``Start(total)``
-    once judging starts, ``Note(text)`` for each note, ``Progress(rows, cost_usd)`` as rows
-    finish (from ragjudge's loop thread) and ``Row(position, id, verdicts)`` as each row's
-    verdicts land (``--verbose``). The keyword callbacks ``on_start(total)``,
-    ``on_progress(rows, cost_usd)`` and ``on_row(position, id, verdicts)`` each hear their own
-    kind (the older form, kept for the callers that use it).
-    """
+    """Score ``source`` (a path, ``-`` for stdin, a pandas DataFrame, or a trace source read
+    with ``traces``, a ``ragjudge.traces.TraceOptions``) with ``config`` on this machine, the
+    options already checked (``ragjudge.run.ScoreRequest.check``): ``ragjudge.run.evaluate``
+    describes the arguments. Writes ``output``; returns a ``RunResult``. ``row_events``:
+    ``on_event`` hears a ``Row`` as each row's verdicts land."""
     import pandas as pd
 
     from ragjudge.traces import open_source
@@ -125,8 +118,7 @@ def evaluate(
     from ragjudge.io import TableWriter, detect_format, iter_chunks
     from ragjudge.scoring import Scorer, removed_note
 
-    hear = events(on_event, on_start=on_start, on_progress=on_progress, on_row=on_row)
-    check_options(config, limit=limit, sample=sample, source=source, output=output, output_format=output_format)
+    hear = on_event
     if isinstance(source, list):
         from ragjudge.scoring import as_frame
 
@@ -174,7 +166,7 @@ def evaluate(
         if hear:
             hear(Start(len(source) if is_frame else count_rows(source, fmt)))
         on_rows = (lambda rows, cost: hear(Progress(rows, cost))) if hear else None
-        on_verdicts = (lambda position, ident, verdicts: hear(Row(position, ident, verdicts))) if hear else None
+        on_verdicts = (lambda position, ident, verdicts: hear(Row(position, ident, verdicts))) if hear and row_events else None
         summary = scorer.new_summary()
         kept = []
         start = 0

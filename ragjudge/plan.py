@@ -2,12 +2,11 @@
 ``Scorer.score`` without a mapping, the dry run, both Ray entry points and ``render``) builds
 one before it judges anything:
 
-    plan = RunPlan.of(scorer, chunks, "data.jsonl", flag_fields, limit=10)
+    plan = RunPlan.of(scorer, chunks, "data.jsonl", flag_fields)
     plan.mapping, plan.notes          # the column mapping; every note, in the order shown
     for chunk in plan.chunks(): ...   # the first chunk (read once, for the mapping), then the rest
 
-It checks the run's options (``check_options``: limit / sample, the budget against the
-model's price, the table output), reads the first chunk, resolves the column mapping,
+It reads the first chunk (the run's options were checked before: ``ragjudge.run.ScoreRequest.check``), resolves the column mapping,
 describes it, collects its warnings, checks each judge's needed fields (``check_needs``) and
 notes the input columns the run's own output replaces. A check that fails raises
 ``ConfigError`` / ``InputError`` (exit 2) before any call.
@@ -38,9 +37,11 @@ class Start:
 
 @dataclass(frozen=True)
 class Note:
-    """A line for the reader: how the input was read and mapped, a warning, a note."""
+    """A line for the reader: how the input was read and mapped, a warning, a note.
+    ``warning``: it says an output will not be written as asked (shown even with ``-q``)."""
 
     text: str
+    warning: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,21 +89,6 @@ def events(on_event: Callable[[Any], None] | None = None, *, on_start: Callable[
 
 
 # -- checks ------------------------------------------------------------------------------
-
-
-def check_options(config: Any, *, limit: int | None = None, sample: int | None = None, source: Any = None,
-                  output: str | None = None, output_format: str | None = None, budget: bool = True) -> None:
-    """The run's options, checked as ``ragjudge score`` checks them (``ragjudge.options``):
-    ``limit`` with ``sample``, either below 1, (with ``budget``) ``judge.max_cost`` for a model
-    with no known price, and (with ``output``) the table output: an unknown ``output_format``,
-    an empty path. Raises ``ConfigError`` (exit 2)."""
-    from ragjudge import options
-
-    options.check_selection(limit, sample)
-    if budget:
-        options.check_budget(config)
-    if output is not None or output_format is not None:
-        options.check_outputs(source if isinstance(source, str) else "", output, None, output_format)
 
 
 def check_needs(judges: list[Any], mapping: Mapping, asked: bool) -> list[str]:
@@ -155,9 +141,7 @@ class RunPlan:
     ``own``: the columns the run writes (``Scorer.column_types``), for the replaced-columns
     note; ``notes``: notes to put first (the scorer's); ``asked``: whether the metrics were
     asked for (default: ``metrics`` set in the config); ``empty``: the chunk to plan with when
-    the input yields none (default: no mapping, ``mapping`` None). The run's options
-    (``limit``, ``sample``, ``output``, ``output_format``) are checked first (``check_options``; the
-    budget is checked by the ``Scorer``, which owns the model).
+    the input yields none (default: no mapping, ``mapping`` None).
 
     Attributes: ``first`` (the first chunk, or ``empty``), ``mapping``, ``notes`` (every note,
     the given ones first), ``input_notes`` (the mapping's description, its warnings, the needs
@@ -165,11 +149,7 @@ class RunPlan:
     """
 
     def __init__(self, config: Any, judges: list[Any], chunks: Any, name: str = "input", flag_fields: frozenset[str] = frozenset(), *,
-                 own: dict[str, str] | None = None, notes: Iterable[str] = (), asked: bool | None = None, empty: Any = None,
-                 limit: int | None = None, sample: int | None = None, output: str | None = None,
-                 output_format: str | None = None, source: Any = None) -> None:
-        # the budget is the Scorer's to check (it owns the model); render builds none and spends nothing
-        check_options(config, limit=limit, sample=sample, source=source, output=output, output_format=output_format, budget=False)
+                 own: dict[str, str] | None = None, notes: Iterable[str] = (), asked: bool | None = None, empty: Any = None) -> None:
         self.config = config
         self.judges = judges
         self._rest: Iterator[Any] = iter([chunks]) if _is_frame(chunks) else iter(chunks)

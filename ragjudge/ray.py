@@ -50,26 +50,27 @@ def _ray() -> Any:
     return ray
 
 
-def input_files(source: str) -> tuple[list[str], str]:
-    """The files of ``source`` (a file, a folder or a glob) and their one format, as the local
-    engine finds them (``io.source_files``). Raises ``InputError`` for no readable file or
-    mixed formats."""
+def input_files(source: str, input_format: str | None = None) -> tuple[list[str], str]:
+    """The files of ``source`` (a file, a folder or a glob) and their one format (``input_format``,
+    else the suffixes'), as the local engine finds them (``io.source_files``). Raises
+    ``InputError`` for no readable file or mixed formats."""
     from ragjudge.io import source_files
 
-    return source_files(source)
+    return source_files(source, input_format)
 
 
 def _file_schemas(batch: Any, fmt: str, chunk_size: int) -> Any:
     """Ray task: the Arrow schema of each chunk of each file in ``batch['path']``, pickled (the
-    driver unifies them as the local engine does, ``io.unified_schema``)."""
+    driver unifies them as the local engine does, ``io.unified_schema``), and the file's rows."""
     import pickle
 
     import pandas as pd
 
-    from ragjudge.io import chunk_schemas
+    from ragjudge.io import chunk_schemas_and_rows
 
-    return pd.DataFrame({"index": [int(i) for i in batch["index"]],
-                         "schemas": [pickle.dumps(chunk_schemas(str(path), fmt, chunk_size)) for path in batch["path"]]})
+    found = [chunk_schemas_and_rows(str(path), fmt, chunk_size) for path in batch["path"]]
+    return pd.DataFrame({"index": [int(i) for i in batch["index"]], "schemas": [pickle.dumps(schemas) for schemas, _ in found],
+                         "rows": [rows for _, rows in found]})
 
 
 def _read_files(batch: Any, fmt: str, chunk_size: int, schema: Any, origins: dict[str, str]) -> Any:
@@ -91,9 +92,10 @@ def _read_files(batch: Any, fmt: str, chunk_size: int, schema: Any, origins: dic
             yield conform_table(chunk, schema, str(path), where, origins)
 
 
-def _unified_schema(paths: Any, files: list[str], fmt: str, chunk_size: int) -> tuple[Any, dict[str, str]]:
+def _unified_schema(paths: Any, files: list[str], fmt: str, chunk_size: int) -> tuple[Any, dict[str, str], list[int]]:
     """The files' one schema: each file's chunk schemas found by a Ray task, unified on the
-    driver in file order (``io.unified_schema``)."""
+    driver in file order (``io.unified_schema``); with the origins of its types and each
+    file's number of rows."""
     import pickle
 
     from ragjudge.io import unified_schema
@@ -106,7 +108,8 @@ def _unified_schema(paths: Any, files: list[str], fmt: str, chunk_size: int) -> 
         if unwrapped is not exc:
             raise unwrapped from None
         raise
-    return unified_schema(files, [pickle.loads(row["schemas"]) for row in rows])
+    schema, origins = unified_schema(files, [pickle.loads(row["schemas"]) for row in rows])
+    return schema, origins, [int(row["rows"]) for row in rows]
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -152,13 +155,16 @@ def _collector_class() -> Any:
 class _ScoreBatch:
     """``map_batches``' callable class: one ``Scorer`` per actor, every batch scored with it."""
 
-    def __init__(self, config: dict[str, Any], mapping: Any, collector: Any, crash_marker: str | None = None) -> None:
+    def __init__(self, config: dict[str, Any], mapping: Any, collector: Any, crash_marker: str | None = None,
+                 chosen: Any = None, offsets: list[int] | None = None) -> None:
         from ragjudge.scoring import Scorer
 
         self.scorer = Scorer(Config.model_validate(config))
         self.mapping = mapping
         self.collector = collector
         self.crash_marker = crash_marker
+        self.chosen = chosen  # the rows judged (--limit / --sample: positions in the whole input), None: all
+        self.offsets = offsets or []  # each file's first row's position in the whole input
         self.batches = 0
 
     def __call__(self, batch: Any) -> Any:
@@ -176,14 +182,18 @@ class _ScoreBatch:
             self.scorer.model.fatal = ProviderFatalError(fatal)  # another actor's bad key: no call from this one
         if FILE in batch.columns:
             key: Any = (int(batch[FILE].iloc[0]), int(batch[ROW].iloc[0])) if len(batch) else ("empty", id(batch))
-            start = int(batch[ROW].iloc[0]) if len(batch) else 0
+            positions = [self.offsets[int(f)] + int(r) for f, r in zip(batch[FILE], batch[ROW])] if self.offsets else []
+            start = positions[0] if positions else 0
             batch = batch.drop(columns=[FILE, ROW])
         else:
             import pandas as pd
 
             key = hashlib.sha256(pd.util.hash_pandas_object(batch.astype(str), index=False).values.tobytes()).hexdigest()
-            start = 0
-        scored = self.scorer.score(batch, self.mapping, start=start)
+            start, positions = 0, []
+        skip = None
+        if self.chosen is not None and positions:
+            skip = {i for i, position in enumerate(positions) if position not in self.chosen}
+        scored = self.scorer.score(batch, self.mapping, start=start, skip=skip)
         ray.get(self.collector.add.remote(key, scored.summary))
         import pyarrow as pa
 
@@ -211,14 +221,17 @@ def _quiet(ray: Any) -> None:
 
 
 def _share(config: Config, actors: int) -> dict[str, Any]:
-    """``config`` as each actor builds its ``Scorer``: ``judge.rpm`` split across the actors."""
+    """``config`` as each actor builds its ``Scorer``: ``judge.rpm`` and the budget
+    ``judge.max_cost`` split evenly across the actors (each actor counts its own spending)."""
     data = config.model_dump(exclude_unset=True)
     if config.judge.rpm:
         data.setdefault("judge", {})["rpm"] = config.judge.rpm / actors
+    if config.judge.max_cost is not None:
+        data.setdefault("judge", {})["max_cost"] = config.judge.max_cost / actors
     return data
 
 
-def _score(ds: Any, config: Config, mapping: Any, actors: int) -> tuple[Any, Summary]:
+def _score(ds: Any, config: Config, mapping: Any, actors: int, chosen: Any = None, offsets: list[int] | None = None) -> tuple[Any, Summary]:
     ray = _ray()
     _quiet(ray)
     collector = _collector_class().remote()
@@ -229,7 +242,7 @@ def _score(ds: Any, config: Config, mapping: Any, actors: int) -> tuple[Any, Sum
     scored = ds.map_batches(
         _ScoreBatch,
         fn_constructor_kwargs={"config": _share(config, actors), "mapping": mapping, "collector": collector,
-                               "crash_marker": os.environ.get(CRASH_ONCE)},
+                               "crash_marker": os.environ.get(CRASH_ONCE), "chosen": chosen, "offsets": offsets},
         batch_format="pandas",
         batch_size=batch_size,
         compute=ActorPoolStrategy(size=actors),  # Ray Data restarts an actor that dies and retries its batch
@@ -244,6 +257,9 @@ def _score(ds: Any, config: Config, mapping: Any, actors: int) -> tuple[Any, Sum
 
         with Scorer(config) as scorer:
             summary = scorer.new_summary()
+    summary.max_cost = config.judge.max_cost  # the run's budget, not an actor's share
+    for name, metric in summary.metrics.items():  # the bounds as the driver's config sets them (an actor's copy names every metric)
+        metric.bounds = config.bounds_set(name)
     return scored, summary
 
 
@@ -267,19 +283,24 @@ def score_dataset(ds: Any, config: Config, actors: int | None = None, mapping: A
 
 
 def evaluate_on_ray(source: str, config: Config, output: str | None = None, address: str | None = None, actors: int | None = None,
-                    flag_fields: frozenset[str] = frozenset(), on_note: Any = None) -> Any:
-    """``ragjudge score --engine ray``: read ``source`` (a file, folder or glob), score it on the
-    Ray cluster at ``address`` (default: a local one), write ``output`` (a folder of Parquet
-    files, or one file when it names one) and return a ``RunResult`` with the merged summary
-    and the gate. Raises ``InputError`` / ``ConfigError`` (exit 2) as a local run does."""
+                    flag_fields: frozenset[str] = frozenset(), on_note: Any = None, *, input_format: str | None = None,
+                    output_format: str | None = None, limit: int | None = None, sample: int | None = None, seed: int = 0) -> Any:
+    """``ragjudge score --engine ray`` (through ``ragjudge.run.run``, which checks the options):
+    read ``source`` (a file, folder or glob, in ``input_format`` or its suffixes' format),
+    score it on the Ray cluster at ``address`` (default: a local one), write ``output`` (a
+    folder of Parquet files, or one file when it names one, in ``output_format`` or its
+    suffix's) and return a ``RunResult`` with the merged summary and the gate. ``limit`` /
+    ``sample`` (with ``seed``) choose the rows judged as the local engine chooses them
+    (``pipeline.choose``: the same rows); the others are written as skipped, "not sampled".
+    Raises ``InputError`` / ``ConfigError`` (exit 2) as a local run does."""
     import pandas as pd
 
     from ragjudge.gate import check_gate
     from ragjudge.io import _SUFFIXES, TableWriter, conform_frame, iter_chunks
-    from ragjudge.pipeline import RunResult
+    from ragjudge.pipeline import RunResult, choose
     from ragjudge.scoring import Scorer
 
-    files, fmt = input_files(source)
+    files, fmt = input_files(source, input_format)
     ray = _ray()
     started_here = not ray.is_initialized()
     if started_here:
@@ -288,7 +309,9 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
     try:
         _quiet(ray)
         paths = ray.data.from_items([{"index": i, "path": p} for i, p in enumerate(files)])
-        schema, origins = _unified_schema(paths, files, fmt, config.chunk_size)
+        schema, origins, counts = _unified_schema(paths, files, fmt, config.chunk_size)
+        offsets = [sum(counts[:i]) for i in range(len(counts))]
+        chosen = choose(sum(counts), limit, sample, seed)
         with Scorer(config) as scorer:  # the driver checks the input and the mapping as a local run does
             first = next(iter_chunks(files[0], fmt, scorer.config.chunk_size), None)
             first = conform_frame(pd.DataFrame() if first is None else first, schema, files[0], origins)
@@ -302,12 +325,13 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
         actors = actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
         if on_note:
             on_note(f"ray: {actors} actor(s), each with judge.concurrency {config.judge.concurrency} (the provider sees up to "
-                    f"{actors * config.judge.concurrency} calls in flight){'; judge.rpm split across them' if config.judge.rpm else ''}")
+                    f"{actors * config.judge.concurrency} calls in flight){'; judge.rpm split across them' if config.judge.rpm else ''}"
+                    f"{'; judge.max_cost split across them (each actor stops at its share)' if config.judge.max_cost is not None else ''}")
         ds = paths.map_batches(_read_files, fn_kwargs={"fmt": fmt, "chunk_size": config.chunk_size, "schema": schema,
                                                           "origins": origins},
                                batch_format="pandas", batch_size=1)
         try:
-            scored, summary = _score(ds, config, mapping, actors)
+            scored, summary = _score(ds, config, mapping, actors, chosen, offsets)
         except Exception as exc:
             found = _unwrap(exc)
             if found is not exc:
@@ -315,7 +339,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
             raise
         if output:
             if Path(output).suffix.lower() in _SUFFIXES or output == "-":
-                writer = TableWriter(output, None, own)
+                writer = TableWriter(output, output_format, own)
                 try:
                     for batch in scored.iter_batches(batch_format="pandas", batch_size=config.chunk_size):
                         writer.write(batch)

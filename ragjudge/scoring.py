@@ -39,13 +39,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragjudge import _loop, diagnosis
+from ragjudge.counting import count_row
 from ragjudge.gate import MetricSummary, Summary
 from ragjudge.model import Model
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EvalRecord, Mapping, to_records
 from ragjudge.settings import Config
-from ragjudge.types import OK, SKIPPED, Call, Reason, Usage, Verdict
+from ragjudge.types import OK, SKIPPED, SPAN, Call, Reason, Usage, Verdict
 
 # every metric's common columns: suffix -> type
 COMMON_COLUMNS = {
@@ -500,23 +501,21 @@ class Scorer:
         return Summary(
             metrics={j.name: MetricSummary(j.name, j.threshold, min_pass_rate=config.min_pass_rate(j.name),
                                            max_error_rate=config.gate.error_ceiling(j.name), max_skip_rate=config.gate.skip_ceiling(j.name),
-                                           prompt_version=j.version)
+                                           prompt_version=j.version, bounds=config.bounds_set(j.name))
                      for j in self.judges},
             judge_model=config.judge.model,
             max_cost=config.judge.max_cost,
             max_diagnosis=dict(config.gate.max_diagnosis),
             cache=config.cache.enabled,
             diagnosis=dict.fromkeys(diagnosis.CELLS, 0) if self._diagnosed() else None,
+            allow_undiagnosed=bool({"diagnosis", "*"} & set(config.gate.allow_unjudged)),
         )
 
     def _summary(self, records: list[EvalRecord], verdicts: list[list[Verdict]], start: int = 0) -> Summary:
         summary = self.new_summary()
-        for record, row in zip(records, verdicts):
-            for judge, verdict in zip(self.judges, row):
-                if record.trace is not None and not record.trace.first and not _span_level(judge):
-                    continue  # a trace-level metric counts once per trace, on its first row
-                summary.metrics[judge.name].add(verdict, record.id, start + record.index)
-                summary.provider_calls += verdict.usage.calls
+        levels = [judge.level for judge in self.judges]
+        for record, row in zip(records, verdicts):  # a trace-level metric counts once per trace, on its first row
+            count_row(summary, record.id, start + record.index, row, levels, None if record.trace is None else record.trace.first)
         summary.rows = len(records)
         summary.rows_with_removed_instructions = sum(1 for record in records if record.removed)
         summary.fatal = str(self.model.fatal) if self.model.fatal is not None else None
@@ -579,7 +578,7 @@ SAME_TRACE = "judged on the trace's first row"  # a trace-level metric on a trac
 
 def _span_level(judge: Any) -> bool:
     """Whether ``judge`` judges a retriever span (it reads the context), not the whole trace."""
-    return "context" in getattr(judge, "needs", ())
+    return judge.level == SPAN
 
 
 def _trace_held(judge: Any, record: EvalRecord) -> Verdict | None:

@@ -30,6 +30,7 @@ from ragjudge.judges import BUILT_IN, bundled_definitions, bundled_names, judge_
 from ragjudge.judges.completeness import CompletenessSettings
 from ragjudge.judges.definitions import Extension, JudgeDefinition
 from ragjudge.judges.sufficiency import SufficiencySettings
+from ragjudge.types import level_of
 
 __all__ = ["Config", "load_config"]
 
@@ -66,6 +67,7 @@ class Config(RawConfig):
         except ValidationError as exc:
             raise ConfigError(_describe(exc, "config")) from None
         typed._notes = list(dict.fromkeys([*config.notes, *typed._notes]))
+        typed.gate._named = config.gate._named  # the dump names every metric: keep which the config named
         return typed
 
     @model_validator(mode="after")
@@ -82,11 +84,19 @@ class Config(RawConfig):
         if twice:
             raise ValueError(f"judges: '{twice[0]}' is defined twice")
         known = [*METRICS, *bundled, *names]
-        for where, keys in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(self.gate.min_pass_rate))):
+        gate = self.gate
+        keyed = [(name, list(value) if isinstance(value, dict) else []) for name, value in
+                 (("gate.max_error_rate", gate.max_error_rate), ("gate.max_skip_rate", gate.max_skip_rate))]
+        allowed = [("gate.allow_unjudged", [m for m in gate.allow_unjudged if m != "diagnosis"])]
+        for where, keys in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(gate.min_pass_rate)),
+                            *keyed, *allowed):
             for name in keys:
-                if name not in known:
-                    raise ValueError(f"unknown metric '{name}'" + (f" in {where}" if where != "metrics" else "")
-                                     + f"; use {', '.join(known)} or a judge defined in the config")
+                if name in known or name == "*":
+                    continue
+                if where == "metrics":
+                    raise ValueError(f"unknown metric '{name}'; use {', '.join(known)} or a judge defined in the config")
+                raise ValueError(f"unknown metric '{name}' in {where}; this run judges {', '.join(self.metrics)} (known metrics: "
+                                 f"{', '.join(known)} or a judge defined in the config)")
         for name in self.extend:
             if name not in BUILT_IN:
                 raise ValueError(f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")
@@ -109,6 +119,13 @@ class Config(RawConfig):
         """(lowest, highest) score of ``metric``."""
         found = self.definition(metric)
         return found.scale if found is not None else judge_class(metric).scale
+
+    def level(self, metric: str) -> str:
+        """Whether ``metric`` is judged per retriever span (``span``: it reads the retrieved
+        context) or once per trace (``trace``) on rows read from traces
+        (``ragjudge.types.level_of``). Raises ``KeyError`` for a metric it does not know."""
+        found = self.definition(metric)
+        return level_of(found.needs if found is not None else judge_class(metric).needs)
 
     def threshold(self, metric: str) -> float:
         """The pass threshold of ``metric`` (a row passes at score >= threshold): the one set,

@@ -17,6 +17,13 @@ from enum import Enum
 from typing import Any
 
 OK, ERROR, SKIPPED = "ok", "error", "skipped"
+SPAN, TRACE = "span", "trace"  # a judge's level on rows read from traces: one verdict per retriever span, or per trace
+
+
+def level_of(needs: "tuple[str, ...] | list[str]") -> str:
+    """A judge's level from the fields it ``needs``: ``span`` when it reads the retrieved context
+    (one verdict per retriever span of a trace), else ``trace`` (one verdict per trace)."""
+    return SPAN if any(need.split("|")[0] in ("context", "passages") for need in needs) else TRACE
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 

@@ -128,44 +128,36 @@ class UnitRun:
 
 @pytest.fixture
 def run_score(judge, cache_dir):
-    """run_score(source, **options) -> UnitRun: ``ragjudge score SOURCE`` through the library
-    (``options.load``, ``pipeline.evaluate``, ``reports.outputs.finish``) against the in-process
-    ``judge``. ``options`` are the command's parameters by name (``metric=["sufficiency"]``,
-    ``min_pass_rate=["0"]``, ``config=path``, ``set_=[...]``, ``output``, ``summary_json``, ``junit``,
-    ``markdown``, ``html``, ``baseline``, ``max_regressions``, ``max_drop``, ``limit``, ``sample``,
-    ``seed``, ``samples``, ``no_cache``...); the model defaults to openai/fake-judge and the cache
-    folder to the test's, as ``run_cli`` adds them."""
+    """run_score(source, **options) -> UnitRun: ``ragjudge score SOURCE`` as the command runs it
+    (``options.load_layers``, ``run.request_of``, ``run.run``: the one function behind the
+    command, ``evaluate``, the dry run and Ray) against the in-process ``judge``. ``options`` are
+    the command's parameters by name (``metric=["sufficiency"]``, ``min_pass_rate=["0"]``,
+    ``config=path``, ``set_=[...]``, ``output``, ``summary_json``, ``junit``, ``markdown``,
+    ``html``, ``baseline``, ``max_regressions``, ``max_drop``, ``limit``, ``sample``, ``seed``,
+    ``samples``, ``no_cache``...; ``step_summary=False`` for ``--no-step-summary``); the model
+    defaults to openai/fake-judge and the cache folder to the test's, as ``run_cli`` adds them."""
 
     def run(source: str, **given) -> UnitRun:
         from ragjudge import options
         from ragjudge.errors import RagjudgeError
-        from ragjudge.pipeline import evaluate
-        from ragjudge.reports.outputs import Wanted, finish
+        from ragjudge.run import request_of
+        from ragjudge.run import run as run_request
         from ragjudge.transports import resolve_model
 
         given.setdefault("model", "openai/fake-judge")
         given.setdefault("cache_dir", cache_dir)
-        given.setdefault("step_summary", True)  # --no-step-summary: step_summary=False
-        wanted = Wanted(source, given.get("input_format"), given.get("output"), given.get("summary_json"), given.get("junit"),
-                        given.get("markdown"), given.get("html"), given["step_summary"], given.get("baseline"),
-                        given.get("max_regressions"), given.get("max_drop"))
+        given["no_step_summary"] = not given.pop("step_summary", True)
         try:
-            settings, flag_fields = options.load(given.get("config"), given, given.get("set_", ()))
-            options.check_regression_gates(wanted.max_regressions, wanted.max_drop)
-            options.check_outputs(source, wanted.output, wanted.summary_json, given.get("format"), given.get("output_format"),
-                                  junit=wanted.junit, markdown=wanted.markdown, html=wanted.html, baseline=wanted.baseline,
-                                  gates_without_baseline=wanted.max_regressions is not None or wanted.max_drop is not None)
-            options.check_selection(given.get("limit"), given.get("sample"))
-            options.check_budget(settings)
-            judge.provider_model = resolve_model(settings.judge)
-            result = evaluate(source, settings, output=wanted.output, input_format=wanted.input_format,
-                              output_format=options.output_format(wanted.output, given.get("output_format"), given.get("format")),
-                              flag_fields=flag_fields, keep_table=bool(wanted.junit or wanted.baseline or wanted.html),
-                              transport=judge, limit=given.get("limit"), sample=given.get("sample"), seed=given.get("seed", 0))
-            done = finish(result, settings, wanted, 0.0)
+            loaded = options.load_layers(given.get("config"), given, given.get("set_", ()))
+            judge.provider_model = resolve_model(loaded.config.judge)
+            request = request_of({**given, "input": source}, flag_fields=loaded.mapped)
+            outcome = run_request(request, loaded.config, transport=judge)
         except RagjudgeError as exc:
             return UnitRun(exc.exit_code, notes=[], lines=[], error=str(exc))
-        return UnitRun(done.gate.exit_code, result, done.gate, list(result.notes), [*done.comparison_lines, *done.gate.lines])
+        if outcome.result is None:  # a dry run
+            return UnitRun(outcome.exit_code, notes=list(outcome.estimate["notes"]), lines=[])
+        done = outcome.finished
+        return UnitRun(outcome.exit_code, outcome.result, done.gate, list(outcome.result.notes), [*done.comparison_lines, *done.gate.lines])
 
     return run
 

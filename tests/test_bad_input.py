@@ -234,7 +234,7 @@ def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monke
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("ragjudge.pipeline.evaluate", interrupted)
+    monkeypatch.setattr("ragjudge.run.score_source", interrupted)
     out = tmp_path / "o.jsonl"
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", str(out)])
     assert result.code == 130 and not out.exists()

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import SAMPLE
 from ragjudge import load_config
-from ragjudge.pipeline import evaluate
+from ragjudge.run import evaluate
 
 
 @pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet", "json"])

@@ -277,8 +277,11 @@ def test_regression_gates_and_baselines_are_checked_before_judging(run_cli, tmp_
     BASE.to_parquet(base)
     assert run_cli(["compare", str(base), str(base), "--max-drop", "-1"], judge=False).code == 2
     assert server.calls == 0
-    warned = run_cli(["score", source, "-m", "sufficiency", "--min-pass-rate", "groundedness=0.5", "-q"])
-    assert warned.code == 0 and "warning: --min-pass-rate groundedness=...: groundedness is not judged in this run" in warned.stderr
+    # a bound on a metric the run does not judge would gate nothing: refused, naming the run's metrics (it was a warning, exit 0)
+    refused = run_cli(["score", source, "-m", "sufficiency", "--min-pass-rate", "groundedness=0.5", "-q"])
+    assert refused.code == 2 and server.calls == 0
+    assert ("error: --min-pass-rate groundedness=...: this run does not judge 'groundedness'; it judges sufficiency "
+            "(a metric of its own is added with -m groundedness)") in refused.stderr
 
 
 def test_empty_tables_are_named_as_empty(run_cli, tmp_path):

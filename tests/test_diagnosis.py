@@ -201,13 +201,21 @@ def test_the_config_key_and_set_reach_the_gate(run_cli, tmp_path):
     assert run_cli(["score", WHOLE, "--min-pass-rate", "0", "--set", "gate.max_diagnosis.retrieval=0.1"]).code == 1
 
 
-def test_a_bound_on_a_run_without_diagnosis_is_not_applied(server, tmp_path):
-    from ragjudge.gate import Kind, check_gate
+def test_a_bound_on_a_run_without_diagnosis_fails_unless_allowed(server, tmp_path):
+    # it passed (the bound "not applied"): a bound set that measured nothing is a failing check (issue 43)
+    from ragjudge.gate import Kind, check_gate, line
 
     scored = ragjudge.score(pd.DataFrame([row("a", [PASSAGE], None)]), **settings(server, tmp_path),
                             gate={"max_skip_rate": 1.0, "max_diagnosis": {"retrieval": 0.0}})
-    check = next(c for c in check_gate(scored.summary).checks if c.check is Kind.DIAGNOSIS_SHARE)
-    assert check.passed is None and check.value is None
+    gate = check_gate(scored.summary)
+    check = next(c for c in gate.checks if c.check is Kind.DIAGNOSIS_SHARE)
+    assert check.passed is False and check.value is None and gate.exit_code == 1
+    assert line(check) == ("FAIL diagnosis retrieval: no row has a diagnosis (sufficiency and completeness both ok), so the bound set "
+                           "on it (--max-diagnosis) measured nothing; allow it: gate.allow_unjudged: [diagnosis]")
+    allowed = ragjudge.score(pd.DataFrame([row("a", [PASSAGE], None)]), **settings(server, tmp_path),
+                             gate={"max_skip_rate": 1.0, "max_diagnosis": {"retrieval": 0.0}, "allow_unjudged": ["diagnosis"]})
+    check = next(c for c in check_gate(allowed.summary).checks if c.check is Kind.DIAGNOSIS_SHARE)
+    assert check.passed is None and check_gate(allowed.summary).exit_code == 0
 
 
 @pytest.mark.parametrize("value, message", [("retreival=0.1", "unknown diagnosis 'retreival'"), ("retrieval=1.5", "not between 0 and 1"),

@@ -185,7 +185,7 @@ def test_ctrl_c_before_judging_still_says_nothing_was_written(run_cli, tmp_path,
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("ragjudge.pipeline.evaluate", interrupted)
+    monkeypatch.setattr("ragjudge.run.score_source", interrupted)
     import ragjudge.cli
 
     monkeypatch.setattr(ragjudge.cli, "_SAID", {})

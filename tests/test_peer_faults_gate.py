@@ -253,7 +253,7 @@ def test_row_reasons_are_values_carried_on_the_verdict_not_their_text():
 
 def test_a_scored_run_carries_the_reasons_it_acted_on(server, tmp_path):
     from ragjudge import load_config
-    from ragjudge.pipeline import evaluate
+    from ragjudge.run import evaluate
 
     settings = load_config(None, {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "api_base": server.url},
                                   "cache": {"dir": str(tmp_path / "c")}})

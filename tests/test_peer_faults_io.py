@@ -56,7 +56,7 @@ def test_sample_on_jsonl_from_stdin_with_blank_lines_counts_records(run_cli, tmp
 
 def test_the_progress_total_of_a_multiline_csv_is_its_record_count(tmp_path, server):
     from ragjudge import load_config
-    from ragjudge.pipeline import evaluate
+    from ragjudge.run import evaluate
 
     config = load_config(None, {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "api_base": server.url},
                                 "cache": {"enabled": False}})

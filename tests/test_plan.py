@@ -45,15 +45,15 @@ def test_evaluate_refuses_limit_with_sample_before_any_call(server, tmp_path):
 
 def test_evaluate_of_a_file_and_the_dry_run_refuse_limit_with_sample_too(server, tmp_path):
     from ragjudge import evaluate
-    from ragjudge.estimate import estimate
+    from ragjudge.run import ScoreRequest, run
 
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(row(i)) + "\n" for i in range(4)))
     out = tmp_path / "out.jsonl"
     with pytest.raises(ConfigError, match="give one of them"):
         evaluate(str(source), settings(server, tmp_path), output=str(out), limit=3, sample=3)
-    with pytest.raises(ConfigError, match="give one of them"):
-        estimate(str(source), settings(server, tmp_path), limit=3, sample=3)
+    with pytest.raises(ConfigError, match="give one of them"):  # the dry run: a path inside the same run function
+        run(ScoreRequest(str(source), dry_run=True, limit=3, sample=3), settings(server, tmp_path))
     assert server.calls == 0 and not out.exists()
     # a limit alone still judges the first rows, the others 'not sampled'
     result = evaluate(str(source), settings(server, tmp_path), output=str(out), limit=3)
@@ -129,12 +129,10 @@ def test_the_plan_reads_the_first_chunk_once_and_gives_every_chunk_back(server, 
             yield frame(6).iloc[start:start + 2]
 
     with Scorer(settings(server, tmp_path)) as scorer:
-        plan = scorer.plan(chunks(), "rows", limit=2)
+        plan = scorer.plan(chunks(), "rows")
         assert read == [0]
         assert plan.mapping.paths["request"] == "request" and plan.notes == ["columns: id, request, context, expected_facts, expected_response=(none), response"]
         assert [list(c["id"]) for c in plan.chunks()] == [["r0", "r1"], ["r2", "r3"], ["r4", "r5"]] and read == [0, 2, 4]
-        with pytest.raises(ConfigError, match="give one of them"):
-            scorer.plan(frame(), limit=1, sample=1)
 
 
 def test_the_plan_notes_the_needs_and_the_replaced_columns_as_score_does(server, tmp_path):

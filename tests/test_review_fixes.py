@@ -173,9 +173,9 @@ def test_max_skip_rate_takes_metric_equals_rate_and_gates_only_that_metric(run_c
 def test_max_error_rate_per_metric_from_the_flag_and_the_config(run_cli, tmp_path):
     from ragjudge import load_config
 
-    source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": "a"}])
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": "a", "response": "Paris is the capital of France."}])
     assert run_cli(["score", source, "--max-error-rate", "completeness=0.33", "--max-error-rate", "sufficiency=0.5", "--summary-json",
-                    str(tmp_path / "s.json"), "-q"]).code == 0
+                    str(tmp_path / "s.json"), "-q", "--min-pass-rate", "0"]).code == 0
     metrics = json.loads((tmp_path / "s.json").read_text())["metrics"]
     assert (metrics["completeness"]["max_error_rate"], metrics["sufficiency"]["max_error_rate"]) == (0.33, 0.5)
     bad = run_cli(["score", source, "--max-error-rate", "completeness=1.5"])

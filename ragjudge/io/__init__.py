@@ -26,7 +26,7 @@ from ragjudge.io.arrow import (
     unify_type,
 )
 from ragjudge.io.atomic import _output_error, open_atomic, write_atomic
-from ragjudge.io.formats import _SUFFIXES, FORMATS, _name, _open_binary, _stdin, detect_format, is_many, sniff_stdin, source_files, spool_stdin
+from ragjudge.io.formats import _SUFFIXES, FORMATS, _name, _open_binary, _stdin, detect_format, is_many, sniff_stdin, source_files, spool_stdin, suffix_format
 from ragjudge.io.readers import (
     _check_header,
     _csv_chunks,
@@ -37,6 +37,7 @@ from ragjudge.io.readers import (
     _NulGuard,
     _parquet_chunks,
     chunk_schemas,
+    chunk_schemas_and_rows,
     count_records,
     iter_chunks,
     many_chunks,
@@ -46,9 +47,9 @@ from ragjudge.io.sources import Unifier, conform_frame, conform_table, unified_s
 from ragjudge.io.writers import CsvWriter, JsonlWriter, JsonWriter, TableWriter, write_table
 
 __all__ = [
-    "FORMATS", "TableWriter", "Unifier", "chunk_schemas", "conform_frame", "conform_table", "count_records", "is_many",
+    "FORMATS", "TableWriter", "Unifier", "chunk_schemas", "chunk_schemas_and_rows", "conform_frame", "conform_table", "count_records", "is_many",
     "many_chunks", "source_files", "unified_schema", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format", "iter_chunks",
-    "open_atomic", "read_table", "sniff_stdin", "spool_stdin", "unify_type", "write_atomic", "write_table",
+    "open_atomic", "read_table", "sniff_stdin", "spool_stdin", "suffix_format", "unify_type", "write_atomic", "write_table",
     "_SUFFIXES", "_NulGuard", "_arrow_errors", "_base64_bytes", "_cast_table", "_cell_text", "_check_header", "_csv_chunks",
     "_csv_problem", "_frame", "_has_empty_struct", "_json_chunks", "_json_default", "_jsonable", "_jsonl_chunks", "_merge_schema",
     "_name", "_open_binary", "_output_error", "_parquet_chunks", "_plain", "_stdin", "_to_arrow",

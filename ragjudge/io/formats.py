@@ -17,6 +17,11 @@ FORMATS = ("jsonl", "csv", "parquet", "json")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 
 
+def suffix_format(path: str) -> str | None:
+    """The table format ``path``'s suffix names (``scored.csv``: csv), None for another suffix."""
+    return _SUFFIXES.get(os.path.splitext(path)[1].lower())
+
+
 def detect_format(path: str, explicit: str | None = None, many: bool = True) -> str:
     """Format name for ``path`` from ``explicit`` or the suffix; for ``-`` (stdin) it is
     sniffed from the first bytes (use ``explicit`` for stdout); for a folder or a glob it is
@@ -78,7 +83,8 @@ class _Replay(io.RawIOBase):
         return len(data)
 
 
-_HEADS: dict[int, bytes] = {}
+# the stream each was made for, held (a freed stream's id() can be reused by the next one), and its value
+_HEADS: list[tuple[Any, bytes]] = []
 _REPLACED: list[Any] = []
 
 
@@ -86,8 +92,8 @@ def stdin_head(size: int = 1 << 16) -> bytes:
     """The first ``size`` bytes of stdin (fewer only at its end), waiting for a slow writer as
     long as it takes; stdin then reads them again (``peek`` returns only what one read of a
     pipe brought, which a format guess should not hang on)."""
-    if id(sys.stdin) in _HEADS:
-        return _HEADS[id(sys.stdin)]
+    if _HEADS and _HEADS[0][0] is sys.stdin:
+        return _HEADS[0][1]
     source = _stdin()
     read = getattr(source, "read1", source.read)
     blocks: list[bytes] = []
@@ -101,20 +107,19 @@ def stdin_head(size: int = 1 << 16) -> bytes:
     head = b"".join(blocks)
     _REPLACED.append(sys.stdin)  # kept: a wrapper collected would close the stream the replay reads on from
     sys.stdin = io.TextIOWrapper(io.BufferedReader(_Replay(head, source), 1 << 16), encoding="utf-8")  # type: ignore[arg-type]
-    _HEADS.clear()
-    _HEADS[id(sys.stdin)] = head
+    _HEADS[:] = [(sys.stdin, head)]
     return head
 
 
-_SPOOLED: dict[int, str] = {}
+_SPOOLED: list[tuple[Any, str]] = []
 
 
 def spool_stdin() -> str:
     """Read all of stdin into a temporary file (removed at exit) and make stdin read from it,
     so that its rows can be counted (``--sample``) and then read as usual. Returns the file's
     path; called again while stdin is that copy, it returns the same path."""
-    if id(sys.stdin) in _SPOOLED:
-        return _SPOOLED[id(sys.stdin)]
+    if _SPOOLED and _SPOOLED[0][0] is sys.stdin:
+        return _SPOOLED[0][1]
     import atexit
 
     handle = tempfile.NamedTemporaryFile(prefix=".ragjudge-stdin.", delete=False)
@@ -123,8 +128,7 @@ def spool_stdin() -> str:
             handle.write(block)
     atexit.register(lambda: os.path.exists(handle.name) and os.unlink(handle.name))
     sys.stdin = io.TextIOWrapper(open(handle.name, "rb"), encoding="utf-8")
-    _SPOOLED.clear()
-    _SPOOLED[id(sys.stdin)] = handle.name
+    _SPOOLED[:] = [(sys.stdin, handle.name)]
     return handle.name
 
 

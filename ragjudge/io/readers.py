@@ -295,6 +295,15 @@ def chunk_schemas(path: str, fmt: str, chunk_size: int) -> list[Any]:
     return [_to_arrow(chunk).schema for chunk in iter_chunks(path, fmt, chunk_size)]
 
 
+def chunk_schemas_and_rows(path: str, fmt: str, chunk_size: int) -> tuple[list[Any], int]:
+    """``chunk_schemas`` of the file at ``path``, and its number of rows (read once)."""
+    schemas, rows = [], 0
+    for chunk in iter_chunks(path, fmt, chunk_size):
+        schemas.append(_to_arrow(chunk).schema)
+        rows += len(chunk)
+    return schemas, rows
+
+
 def many_chunks(source: str, fmt: str | None, chunk_size: int) -> Iterator[pd.DataFrame]:
     """The chunks of every file of ``source`` (a folder or a glob), in file order, conformed to
     the files' one schema: the files are read twice, once for their columns' types."""

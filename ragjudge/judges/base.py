@@ -19,7 +19,7 @@ import statistics
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from ragjudge.types import ERROR, OK, SKIPPED, Call, ParseError, Reply, Usage, Verdict, clean
+from ragjudge.types import ERROR, OK, SKIPPED, Call, ParseError, Reply, Usage, Verdict, clean, level_of
 
 __all__ = ["OK", "ERROR", "SKIPPED", "Call", "ParseError", "Reply", "Usage", "Verdict", "Judge"]
 
@@ -62,6 +62,12 @@ class Judge:
         self.threshold = self.default_threshold if threshold is None else threshold
         self.extension = extension if extension is not None and (extension.instructions or extension.examples) else None
         self.version = self.base_version() + self._version_suffix()  # type: ignore[misc]
+
+    @property
+    def level(self) -> str:
+        """``span`` when the judge reads the retrieved context (one verdict per retriever span of
+        a trace), else ``trace`` (one verdict per trace): ``ragjudge.types.level_of``."""
+        return level_of(self.needs)
 
     def base_version(self) -> str:
         """The prompt version before any extension (a judge with several prompts picks one)."""

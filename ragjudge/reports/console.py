@@ -66,7 +66,7 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
                   f"{estimated}, cost: {cost_text}", soft_wrap=True)
     for passed, line in gate.marked():
         style = None if passed is None else ("green" if passed else "red")
-        console.print(line, style=style, highlight=False, soft_wrap=True)
+        console.print(line, style=style, highlight=False, markup=False, soft_wrap=True)
 
 
 def diagnosis_line(summary: Summary) -> str | None:

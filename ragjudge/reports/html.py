@@ -28,6 +28,7 @@ import io
 import json
 from typing import Any
 
+from ragjudge.counting import SPAN, _texts, first_rows, levels_of_config, row_names, summarize, unit_rows
 from ragjudge.gate import GateResult, Summary
 
 
@@ -52,74 +53,20 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _texts(value: Any) -> list[str]:
-    """A list-ish cell (list, array, JSON text, one string) as a list of strings."""
-    from ragjudge.records import _as_list
-
-    if _missing(value):
-        return []
-    items = _as_list(value)
-    if items is None:
-        return [str(value)]
-    out = []
-    for item in items:
-        if isinstance(item, dict):
-            item = next((item[k] for k in ("content", "page_content", "text") if not _missing(item.get(k))), json.dumps(item, default=str))
-        if not _missing(item):
-            out.append(str(item))
-    return out
-
-
 def metrics_of(frame: Any) -> list[str]:
     from ragjudge.compare import metrics_of as found
 
     return found(frame)
 
 
-def summary_of(frame: Any, metrics: list[str], config: Any = None) -> Summary:
+def summary_of(frame: Any, metrics: list[str], config: Any = None, *, id_column: str | None = "id",
+               levels: dict[str, str] | None = None) -> Summary:
     """A ``Summary`` rebuilt from a scored table (for ``ragjudge report`` on a file): counts,
-    pass rates, tokens and cost per metric, with ``config``'s thresholds and gate settings."""
-    from ragjudge.config import METRICS
+    pass rates, tokens and cost per metric, with ``config``'s thresholds and gate settings;
+    ``ragjudge.counting.summarize``, the one count every output makes."""
     from ragjudge.settings import Config
-    from ragjudge.gate import MetricSummary
-    from ragjudge.types import Reason, Usage, Verdict
 
-    config = config or Config()
-    summary = Summary(rows=len(frame), judge_model=str(frame["judge_model"].iloc[0]) if "judge_model" in frame.columns and len(frame) else "")
-    ids = frame["id"].tolist() if "id" in frame.columns else [None] * len(frame)
-    for metric in metrics:
-        known = metric in config.thresholds or metric in METRICS or config.definition(metric) is not None
-        threshold = config.threshold(metric) if known else None  # else: read from the table below
-        m = MetricSummary(metric, threshold if threshold is not None else float("nan"),
-                          min_pass_rate=config.gate.min_pass_rate.get(metric, 1.0), max_error_rate=config.gate.error_ceiling(metric),
-                          max_skip_rate=config.gate.skip_ceiling(metric))
-        columns = {c: frame[f"{metric}_{c}"].tolist() if f"{metric}_{c}" in frame.columns else [None] * len(frame)
-                   for c in ("status", "score", "passed", "rationale", "error", "missing", "cached", "prompt_tokens", "completion_tokens", "cost_usd")}
-        for i in range(len(frame)):
-            def get(name: str, i: int = i) -> Any:
-                value = columns[name][i]  # noqa: B023 (read at once, in this iteration)
-                return None if _missing(value) else value
-
-            cost = get("cost_usd")
-            usage = Usage(int(get("prompt_tokens") or 0), int(get("completion_tokens") or 0), None if cost is None and get("prompt_tokens") else float(cost or 0.0))
-            verdict = Verdict(metric=metric, status=get("status") or "skipped", score=get("score"), passed=get("passed"), rationale=get("rationale"),
-                              error=get("error"), missing=_texts(get("missing")), cached=get("cached"), usage=usage,
-                              reason=Reason.read(get("status"), get("error")))
-            m.add(verdict, None if _missing(ids[i]) else ids[i], i)
-        if threshold is None:
-            m.threshold = min((float(s) for s, p in zip(columns["score"], columns["passed"]) if not _missing(p) and p and not _missing(s)), default=0.0)
-        summary.metrics[metric] = m
-    summary.diagnosis = diagnosis_counts(frame)
-    summary.max_diagnosis = dict(config.gate.max_diagnosis)
-    return summary
-
-
-def diagnosis_counts(frame: Any) -> dict[str, int] | None:
-    """Rows per diagnosis of a scored table (None: it cannot have one)."""
-    from ragjudge.diagnosis import counts, of_table
-
-    values = of_table(frame)
-    return None if values is None else counts(values)
+    return summarize(frame, config or Config(), metrics, id_column=id_column, levels=levels)
 
 
 # -- charts ------------------------------------------------------------------------------------
@@ -195,11 +142,14 @@ def _counts(statuses: list[Any], passed: list[Any], rows: list[int]) -> tuple[in
 
 
 def charts(frame: Any, metrics: list[str], by: str | None = None, baseline: Any = None, comparison: dict[str, Any] | None = None,
-           scales: dict[str, tuple[float, float]] | None = None) -> dict[str, list[str]]:
-    """metric -> its charts (inline SVG)."""
+           scales: dict[str, tuple[float, float]] | None = None, levels: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """metric -> its charts (inline SVG), over each metric's counted units (``levels``: a
+    trace-level metric counts each trace once, ``ragjudge.counting.unit_rows``)."""
     out: dict[str, list[str]] = {}
-    everything = list(range(len(frame)))
+    firsts = first_rows(frame)
     for metric in metrics:
+        level = (levels or {}).get(metric, SPAN)
+        everything = unit_rows(frame, level, firsts)
         statuses, passed = frame[f"{metric}_status"].tolist(), frame[f"{metric}_passed"].tolist()
         found: list[str | None] = []
         labels, passes, totals, colours = ["all rows"], [], [], ["#3b6fb6"]
@@ -207,15 +157,15 @@ def charts(frame: Any, metrics: list[str], by: str | None = None, baseline: Any 
         passes.append(p)
         totals.append(n)
         if baseline is not None and f"{metric}_status" in baseline.columns:
-            bp, bn = _counts(baseline[f"{metric}_status"].tolist(), baseline[f"{metric}_passed"].tolist(), list(range(len(baseline))))
+            bp, bn = _counts(baseline[f"{metric}_status"].tolist(), baseline[f"{metric}_passed"].tolist(), unit_rows(baseline, level))
             labels.insert(0, "baseline")
             passes.insert(0, bp)
             totals.insert(0, bn)
             colours.insert(0, "#9aa5b1")
         if by and by in frame.columns:
             groups = [str(v) for v in frame[by].tolist()]
-            for group in sorted(set(groups)):
-                gp, gn = _counts(statuses, passed, [i for i, g in enumerate(groups) if g == group])
+            for group in sorted({groups[i] for i in everything}):
+                gp, gn = _counts(statuses, passed, [i for i in everything if groups[i] == group])
                 labels.append(f"{by} = {group}")
                 passes.append(gp)
                 totals.append(gn)
@@ -223,7 +173,8 @@ def charts(frame: Any, metrics: list[str], by: str | None = None, baseline: Any 
         regressed = f"; {comparison['metrics'][metric]['regressed']} regressed" if comparison and metric in comparison.get("metrics", {}) else ""
         found.append(_pass_rate_chart(labels, passes, totals, f"{metric}: pass rate{regressed}", colours))
         low, high = (scales or {}).get(metric, (0.0, 1.0))
-        scores = [float(s) for s, st in zip(frame[f"{metric}_score"].tolist(), statuses) if st == "ok" and not _missing(s)]
+        all_scores = frame[f"{metric}_score"].tolist()
+        scores = [float(all_scores[i]) for i in everything if statuses[i] == "ok" and not _missing(all_scores[i])]
         if high - low > 1:
             found.append(_distribution_chart(scores, low, high, f"{metric}: scores of ok rows"))
         mode = f"{metric}_mode"
@@ -231,7 +182,7 @@ def charts(frame: Any, metrics: list[str], by: str | None = None, baseline: Any 
             modes = [None if _missing(v) else str(v) for v in frame[mode].tolist()]
             kinds = sorted({m for m in modes if m})
             if kinds:
-                mode_passed, mode_totals = zip(*(_counts(statuses, passed, [i for i, m in enumerate(modes) if m == kind]) for kind in kinds))
+                mode_passed, mode_totals = zip(*(_counts(statuses, passed, [i for i in everything if modes[i] == kind]) for kind in kinds))
                 found.append(_pass_rate_chart(kinds, list(mode_passed), list(mode_totals), f"{metric}: by mode"))
         out[metric] = [svg for svg in found if svg]
     return out
@@ -241,8 +192,8 @@ def charts(frame: Any, metrics: list[str], by: str | None = None, baseline: Any 
 
 
 def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = None, comparison: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The table's rows as data for the page's script."""
-    from ragjudge.gate import row_name
+    """The table's rows as data for the page's script, each named by its mapped id."""
+    from ragjudge.counting import id_column
     from ragjudge.records import _lookup, _text
 
     regressed = {metric: set(figures["regressed_ids"]) for metric, figures in (comparison or {}).get("metrics", {}).items()}
@@ -250,14 +201,14 @@ def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = Non
 
     diagnosed = of_table(frame)
     records = frame.to_dict("records")
+    names = row_names(frame, id_column(mapping))
     out = []
     for i, row in enumerate(records):
         def field(name: str, row: dict[str, Any] = row) -> Any:
             path = mapping.paths.get(name) if mapping is not None else name
             return _lookup(row, path) if path else None
 
-        ident = row.get("id")
-        name = row_name(None if _missing(ident) else ident, i)
+        name = names[i]
         facts = _texts(field("expected_facts")) or ([_text(field("expected_response"))] if _text(field("expected_response")) else [])
         entry = {
             "d": None if diagnosed is None else diagnosed[i],
@@ -292,10 +243,19 @@ def _json_for_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
+def counts(summary: Summary) -> dict[str, dict[str, Any]]:
+    """Per metric, the counts the report shows (the data block's ``counts``): rows, ok, error,
+    skipped, passed, pass rate and mean score, from the run's ``summary``."""
+    return {name: {"rows": m.rows, "ok": m.ok, "error": m.error, "skipped": m.skipped, "passed": m.passed, "pass_rate": m.pass_rate,
+                   "mean_score": m.mean_score} for name, m in summary.metrics.items()}
+
+
 def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None = None, source: str | None = None, by: str | None = None,
           baseline: Any = None, comparison: dict[str, Any] | None = None, mapping: Any = None,
-          scales: dict[str, tuple[float, float]] | None = None, when: dt.datetime | None = None) -> str:
-    """The report of the scored ``frame`` (a pandas DataFrame) as one HTML document."""
+          scales: dict[str, tuple[float, float]] | None = None, when: dt.datetime | None = None,
+          levels: dict[str, str] | None = None) -> str:
+    """The report of the scored ``frame`` (a pandas DataFrame) as one HTML document; its figures
+    are ``summary``'s, its charts count each metric's units (``levels``)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     metrics = list(summary.metrics)
@@ -313,11 +273,11 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
                  for name, m in summary.metrics.items()],
         tokens=f"{usage.prompt_tokens} in / {usage.completion_tokens} out",
         cost="unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}",
-        charts=charts(frame, metrics, by, baseline, comparison, scales),
+        charts=charts(frame, metrics, by, baseline, comparison, scales, levels),
         by=by, has_baseline=comparison is not None,
         diagnosis=_matrix(summary),
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
-        data=_json_for_script({"metrics": metrics, "rows": rows_data(frame, metrics, mapping, by, comparison)}),
+        data=_json_for_script({"metrics": metrics, "counts": counts(summary), "rows": rows_data(frame, metrics, mapping, by, comparison)}),
     )
 
 
@@ -348,17 +308,21 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
         raise InputError("the table holds no scored metric (no M_status and M_passed columns); give a table written by ragjudge score")
     if by and by not in frame.columns:
         raise InputError(f"--by {by}: the table has no such column; it has {', '.join(map(str, frame.columns))}")
-    if summary is None:
-        summary = summary_of(frame, metrics, config)
-        gate = check_gate(summary)
+    from ragjudge.counting import id_column
+
     if mapping is None:
         mapping = resolve_mapping([str(c) for c in frame.columns], frame.head(50).to_dict("records"), config.columns)
+    units = levels_of_config(config, metrics)
+    if summary is None:
+        summary = summary_of(frame, metrics, config, id_column=id_column(mapping), levels=units)
+        gate = check_gate(summary)
     comparison = None
     if baseline is not None:
         from ragjudge.compare import compare
 
         comparison = compare(baseline, frame, metrics=[m for m in metrics if f"{m}_status" in baseline.columns] or None,
-                             names=("the baseline table", source or "the table"))
+                             names=("the baseline table", source or "the table"), id_column=id_column(mapping), levels=units)
     scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}
     assert gate is not None
-    return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping, scales=scales)
+    return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping,
+                 scales=scales, levels=units)

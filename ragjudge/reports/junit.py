@@ -1,8 +1,9 @@
 """``--junit FILE``: the run as JUnit XML, as Jenkins, GitLab, Azure DevOps and GitHub's test
 reporters read it (written with junitparser).
 
-One ``testsuite`` per metric, one ``testcase`` per row: name the row's id (``row N`` without
-one), classname the metric. A row that failed is a ``failure`` whose message is the rationale
+One ``testsuite`` per metric, one ``testcase`` per counted unit (``ragjudge.counting``: a row; a
+trace for a trace-level metric on rows read from traces): name the row's id, read from the
+column the run's mapping reads ids from (``row N`` without one), classname the metric. A row that failed is a ``failure`` whose message is the rationale
 and the missing facts; an error row is an ``error``; a skipped row is ``skipped``, with the
 reason. Each suite carries its counts and the run's time in seconds. When both sufficiency and
 completeness were judged, each suite carries the diagnosis counts as properties: ``diagnosis.rows`` (rows with a diagnosis), ``diagnosis.NAME`` (rows)
@@ -14,7 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ragjudge.gate import Summary, row_name
+from ragjudge.counting import SPAN, first_rows, row_names, unit_rows
+from ragjudge.gate import Summary
 
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -39,15 +41,17 @@ def _false(value: Any) -> bool:
     return value is not None and not pd.isna(value) and not bool(value)
 
 
-def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, Any] | None = None) -> Any:
-    """The ``junitparser.JUnitXml`` of a scored table ``frame`` (the columns ``score`` writes);
-    with a ``comparison`` (``ragjudge.compare``), a suite ``regressions`` with one failing
-    testcase per regressed row."""
-    import pandas as pd
+def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, Any] | None = None, *, id_column: str | None = "id",
+          levels: dict[str, str] | None = None) -> Any:
+    """The ``junitparser.JUnitXml`` of a scored table ``frame`` (the columns ``score`` writes):
+    per metric, a test case per counted unit (``levels``: metric -> ``SPAN`` / ``TRACE``), named
+    by the ids in ``id_column``; with a ``comparison`` (``ragjudge.compare``), a suite
+    ``regressions`` with one failing testcase per regressed row."""
     from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
     xml = JUnitXml("ragjudge")
-    ids = frame["id"].tolist() if "id" in frame.columns else [None] * len(frame)
+    names = row_names(frame, id_column)
+    firsts = first_rows(frame)
     for metric in summary.metrics:
         suite = TestSuite(metric)
         statuses = frame[f"{metric}_status"].tolist()
@@ -56,9 +60,8 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
         errors = frame[f"{metric}_error"].tolist()
         missing = frame[f"{metric}_missing"].tolist()
         scores = frame[f"{metric}_score"].tolist()
-        for index, ident in enumerate(ids):
-            ident = None if ident is None or (not isinstance(ident, (list, dict)) and pd.isna(ident)) else ident
-            case = TestCase(_text(row_name(ident, index)), classname=_text(metric), time=0.0)
+        for index in unit_rows(frame, (levels or {}).get(metric, SPAN), firsts):
+            case = TestCase(_text(names[index]), classname=_text(metric), time=0.0)
             status = statuses[index]
             if status == "error":
                 case.result = [Error(_text(errors[index]), "error")]
@@ -94,13 +97,14 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
     return xml
 
 
-def write(path: str, frame: Any, summary: Summary, seconds: float, comparison: dict[str, Any] | None = None) -> None:
-    """Write the JUnit XML of ``frame`` to ``path`` atomically."""
+def write(path: str, frame: Any, summary: Summary, seconds: float, comparison: dict[str, Any] | None = None, *,
+          id_column: str | None = "id", levels: dict[str, str] | None = None) -> None:
+    """Write the JUnit XML of ``frame`` (``build``) to ``path`` atomically."""
     import os
 
     from ragjudge.io import open_atomic
 
-    xml = build(frame, summary, seconds, comparison)
+    xml = build(frame, summary, seconds, comparison, id_column=id_column, levels=levels)
     handle, tmp = open_atomic(path)
     with handle:
         xml.write(handle, pretty=True)

@@ -46,9 +46,13 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
     from ragjudge.reports import annotations, junit, markdown
     from ragjudge.reports.summary import summary_dict, write_summary_json
 
+    from ragjudge.counting import id_column, levels_of_config
+
     gate = result.gate
     comparison = None
     lines: list[str] = []
+    ids = id_column(result.mapping)  # rows are named by the mapped id in every output
+    units = levels_of_config(config, list(result.summary.metrics))  # and counted once per trace where a metric judges traces
     if wanted.baseline:
         from ragjudge.catalog import describe
         from ragjudge.compare import checks as regression_checks
@@ -58,8 +62,7 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
 
         scales = {item["name"]: item["kind"] == "scale" for item in describe(config)}
         comparison = compare(read_table(wanted.baseline), result.table, metrics=list(result.summary.metrics), scales=scales,
-                             hint=SCORE_HINT,
-                             names=(f"--baseline {wanted.baseline}", "the scored table"))
+                             hint=SCORE_HINT, names=(f"--baseline {wanted.baseline}", "the scored table"), id_column=ids, levels=units)
         checks = regression_checks(comparison, wanted.max_regressions, wanted.max_drop)
         gate = with_regressions(gate, checks)
         lines = render(comparison, []).splitlines()
@@ -71,7 +74,7 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
     if wanted.summary_json:
         write_summary_json(wanted.summary_json, document)
     if wanted.junit:
-        junit.write(wanted.junit, result.table, result.summary, seconds, comparison)
+        junit.write(wanted.junit, result.table, result.summary, seconds, comparison, id_column=ids, levels=units)
     text = None
     if wanted.markdown or (wanted.step_summary and markdown.step_summary_path()):
         from ragjudge.compare import markdown_view

@@ -50,13 +50,6 @@ def make_console() -> Any:
     return console
 
 
-def warn_unjudged_gates(console: Any, min_pass_rate: list[str], metrics: list[str]) -> None:
-    """Warn of each ``--min-pass-rate METRIC=...`` whose metric this run does not judge."""
-    for name in sorted({entry.split("=", 1)[0].strip() for entry in min_pass_rate if "=" in entry} - set(metrics)):
-        console.print(f"warning: --min-pass-rate {name}=...: {name} is not judged in this run (metrics: {', '.join(metrics)}); "
-                      f"add -m {name} to gate on it", highlight=False, markup=False, soft_wrap=True)
-
-
 def verdict_printer(console: Any, progress: Any) -> Any:
     """``--verbose``: one line per row as its verdicts land, above the progress bar."""
     from ragjudge.gate import row_name
@@ -91,20 +84,20 @@ def report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool, cache
 
     if not quiet:
         for line in done.comparison_lines:
-            console.print(line, highlight=False, soft_wrap=True)
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
         print_summary(console, result.summary, done.gate)
     else:  # quiet: no table, but a failing gate still says why, and a metric that judged nothing says so
         for passed, line in done.gate.marked():
             if passed is None or (not done.gate.passed and not passed):
-                console.print(line, highlight=False, soft_wrap=True)
+                console.print(line, highlight=False, markup=False, soft_wrap=True)
     if not done.gate.passed and not result.summary.interrupted:
         for line in failing_lines(result.summary, wanted.output, wanted.summary_json, gate=done.gate, comparison=done.comparison):
-            console.print(line, highlight=False, soft_wrap=True)
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
     if done.annotations:  # workflow commands: on stdout, unless the scored table goes there
         stream = sys.stderr if wanted.output == "-" or wanted.summary_json == "-" else sys.stdout
         print("\n".join(done.annotations), file=stream, flush=True)
     if result.summary.interrupted:
-        console.print(interrupted_line(result.summary, wanted.output, cache), highlight=False, soft_wrap=True)
+        console.print(interrupted_line(result.summary, wanted.output, cache), highlight=False, markup=False, soft_wrap=True)
         return True
     return False
 

@@ -227,7 +227,7 @@ def test_the_next_chunk_is_judged_while_the_last_one_finishes(tmp_path):
     """File pipeline, chunks of 20: a request of the second chunk goes out before the first
     chunk's last reply is back, and the table is the same, in order, as one chunk gives."""
     from ragjudge import load_config
-    from ragjudge.pipeline import evaluate
+    from ragjudge.run import evaluate
     from ragjudge.transports.fake import FakeTransport
 
     source = tmp_path / "rows.jsonl"
@@ -322,7 +322,7 @@ def test_bad_input_further_on_keeps_the_replies_of_the_chunk_in_flight(tmp_path)
     in flight, and its paid replies were not cached; now they are (exit 2 as before)."""
     from ragjudge import load_config
     from ragjudge.errors import InputError
-    from ragjudge.pipeline import evaluate
+    from ragjudge.run import evaluate
     from ragjudge.transports.fake import FakeTransport
 
     lines = [json.dumps(row) for row in _landmark_rows(14)]

@@ -332,7 +332,7 @@ def test_samples_with_coverage_score_agree_on_equal_float_scores(run_score, tmp_
 
 def test_a_failed_shared_statements_call_is_paid_once_and_fails_alike_in_any_chunking(tmp_path, judge):
     from ragjudge import load_config
-    from ragjudge.pipeline import evaluate
+    from ragjudge.run import evaluate
 
     rows = [{"id": i, "request": "Who?", "expected_response": "Ann wrote it.", "response": "Ann."} for i in range(5)]
     source = write_jsonl(tmp_path / "in.jsonl", rows)

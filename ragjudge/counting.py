@@ -1,0 +1,210 @@
+"""One way to count a scored run: which rows are a metric's counted units, what each row is
+called, and a scored table's ``Summary``.
+
+Every output counts through this module, so that none can disagree with another:
+
+- the run's own summary (``Scorer``: each chunk's rows, as they are judged) adds each row's
+  verdicts with ``count_row``;
+- a scored table (``ragjudge report``, ``--html``, ``--junit``, ``compare`` and ``--baseline``,
+  ``agreement``) is counted by ``summarize``, which reads each row's verdicts back from the
+  table's columns and adds them with the same ``count_row``.
+
+The counted unit of a metric is a row, except for a trace-level metric (one that reads no
+retrieved context, such as completeness) on rows read from traces: such a metric has one
+verdict per trace, copied onto the trace's other rows, and counts once, on the trace's first
+row (``first_rows``). ``unit_rows`` gives the positions counted, for the outputs that list
+units (JUnit's test cases, ``compare``'s pairs).
+
+Row names (``row_name``): the row's id, from the column the mapping reads the id from
+(``--map id=qid``), else ``row N`` counting from 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragjudge.gate import MetricSummary, Summary, row_name
+from ragjudge.types import SPAN, TRACE, Reason, Usage, Verdict, level_of
+
+TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
+
+__all__ = ["SPAN", "TRACE", "count_row", "first_of_trace", "first_rows", "id_column", "level_of", "levels_of_config", "row_ids", "row_names", "summarize",
+           "table_verdicts", "unit_rows"]
+
+
+def first_of_trace(flag: Any, trace_id: Any, previous: Any) -> bool:
+    """Whether a row read from a trace counts as its trace's first row: the reader marked it so
+    (``flag``; a missing mark counts as first), or the row before it belongs to another trace
+    (``previous``: that row's trace id; the trace's first row was left out of the input)."""
+    return _missing(flag) or bool(flag) or trace_id != previous
+
+
+def first_rows(frame: Any) -> list[bool] | None:
+    """Per row of a scored table, whether it is its trace's first row (``first_of_trace``);
+    None for a table not read from traces (every row is a unit)."""
+    if TRACE_ID not in frame.columns or TRACE_FIRST not in frame.columns:
+        return None
+    out = []
+    previous: Any = object()
+    for trace_id, flag in zip(frame[TRACE_ID].tolist(), frame[TRACE_FIRST].tolist()):
+        trace_id = str(trace_id)
+        out.append(first_of_trace(flag, trace_id, previous))
+        previous = trace_id
+    return out
+
+
+def unit_rows(frame: Any, level: str, firsts: list[bool] | None = None) -> list[int]:
+    """The positions (from 0) of ``frame``'s rows that are counted units of a metric of ``level``
+    (``SPAN`` or ``TRACE``): every row, except that a trace-level metric counts a trace once."""
+    firsts = first_rows(frame) if firsts is None else firsts
+    if level != TRACE or firsts is None:
+        return list(range(len(frame)))
+    return [i for i, first in enumerate(firsts) if first]
+
+
+def row_ids(frame: Any, id_column: str | None = "id") -> list[Any]:
+    """The id of each row of ``frame`` (None where it has none): read from ``id_column`` (the
+    column, or dotted path, the mapping reads the id from; None: the table has no id)."""
+    if id_column is None:
+        return [None] * len(frame)
+    if id_column in frame.columns:
+        values = frame[id_column].tolist()
+    elif "." in id_column and id_column.split(".", 1)[0] in frame.columns:
+        from ragjudge.records import _lookup
+
+        values = [_lookup(row, id_column) for row in frame.to_dict("records")]
+    else:
+        return [None] * len(frame)
+    return [None if _missing(value) else value for value in values]
+
+
+def row_names(frame: Any, id_column: str | None = "id") -> list[str]:
+    """How each row of ``frame`` is named in every output: its id, else ``row N`` (from 1)."""
+    return [row_name(ident, i) for i, ident in enumerate(row_ids(frame, id_column))]
+
+
+def count_row(summary: Summary, ident: Any, index: int, verdicts: Sequence[Verdict], levels: Sequence[str],
+              first: bool | None) -> None:
+    """Add one row's ``verdicts`` (one per metric of ``summary``, in its order; ``levels`` theirs)
+    to ``summary``: ``ident`` and ``index`` (its position in the input, from 0) name it; ``first``:
+    whether a row read from a trace is its trace's first row (None: not from a trace). A
+    trace-level verdict counts on the trace's first row only. Provider calls are added for every
+    row (a copied verdict carries none)."""
+    for metric, verdict, level in zip(summary.metrics.values(), verdicts, levels):
+        if first is False and level == TRACE:
+            continue
+        metric.add(verdict, ident, index)
+        summary.provider_calls += verdict.usage.calls
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, (list, dict, tuple)) or hasattr(value, "tolist"):
+        return False
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _texts(value: Any) -> list[str]:
+    """A list-ish cell (list, array, JSON text, one string) as a list of strings."""
+    import json
+
+    from ragjudge.records import _as_list
+
+    if _missing(value):
+        return []
+    items = _as_list(value)
+    if items is None:
+        return [str(value)]
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            item = next((item[k] for k in ("content", "page_content", "text") if not _missing(item.get(k))), json.dumps(item, default=str))
+        if not _missing(item):
+            out.append(str(item))
+    return out
+
+
+def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
+    """Each row's verdict of ``metric``, read back from a scored table's columns (``M_status``,
+    ``M_score``, ``M_passed``, ``M_rationale``, ``M_error``, ``M_missing``, ``M_cached``, tokens
+    and ``M_cost_usd``; the ``Reason`` from the status and error, ``Reason.read``)."""
+    names = ("status", "score", "passed", "rationale", "error", "missing", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
+    columns = {c: frame[f"{metric}_{c}"].tolist() if f"{metric}_{c}" in frame.columns else [None] * len(frame) for c in names}
+    out = []
+    for i in range(len(frame)):
+        def get(name: str, i: int = i) -> Any:
+            value = columns[name][i]
+            return None if _missing(value) else value
+
+        cost, prompt = get("cost_usd"), get("prompt_tokens")
+        usage = Usage(int(prompt or 0), int(get("completion_tokens") or 0), None if cost is None and prompt else float(cost or 0.0))
+        passed = get("passed")
+        out.append(Verdict(metric=metric, status=get("status") or "skipped", score=get("score"),
+                           passed=None if passed is None else bool(passed), rationale=get("rationale"), error=get("error"),
+                           missing=_texts(get("missing")), cached=get("cached"), usage=usage,
+                           reason=Reason.read(get("status"), get("error"))))
+    return out
+
+
+def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str | None = "id", levels: dict[str, str] | None = None) -> Summary:
+    """The ``Summary`` of a scored table ``frame`` (as ``ragjudge score`` wrote it; typed again by
+    ``ragjudge.compare.typed`` when read back from CSV): per metric of ``metrics``, its counted
+    units (``unit_rows``) added with ``count_row``, with ``config``'s thresholds and gate bounds
+    (``config``: a ``ragjudge.settings.Config``; a metric it does not know keeps the lowest
+    passing score found as its threshold). ``id_column``: where the row ids are (``row_ids``);
+    ``levels``: metric -> ``SPAN`` / ``TRACE`` (default: from ``config``)."""
+    from ragjudge.config import METRICS
+
+    summary = Summary(rows=len(frame), judge_model=str(frame["judge_model"].iloc[0]) if "judge_model" in frame.columns and len(frame) else "")
+    levels = {m: (levels or {}).get(m) or _level(config, m) for m in metrics}
+    thresholds = {}
+    for metric in metrics:
+        known = metric in config.thresholds or metric in METRICS or config.definition(metric) is not None
+        thresholds[metric] = config.threshold(metric) if known else None
+        summary.metrics[metric] = MetricSummary(metric, float("nan") if thresholds[metric] is None else thresholds[metric],
+                                                min_pass_rate=config.min_pass_rate(metric), max_error_rate=config.gate.error_ceiling(metric),
+                                                max_skip_rate=config.gate.skip_ceiling(metric), bounds=config.bounds_set(metric))
+    ids = row_ids(frame, id_column)
+    firsts = first_rows(frame)
+    columns = [table_verdicts(frame, metric) for metric in metrics]
+    order = [levels[m] for m in metrics]
+    for i in range(len(frame)):
+        count_row(summary, ids[i], i, [column[i] for column in columns], order, None if firsts is None else firsts[i])
+    for metric in metrics:
+        if thresholds[metric] is None:  # a metric defined elsewhere: its threshold as the table shows it
+            passing = [v.score for v in (c for c in columns[list(metrics).index(metric)]) if v.passed and v.score is not None]
+            summary.metrics[metric].threshold = min((float(s) for s in passing), default=0.0)
+    from ragjudge.diagnosis import counts, of_table
+
+    found = of_table(frame)
+    summary.diagnosis = None if found is None else counts(found)
+    summary.max_diagnosis = dict(config.gate.max_diagnosis)
+    summary.allow_undiagnosed = bool({"diagnosis", "*"} & set(config.gate.allow_unjudged))
+    return summary
+
+
+def levels_of_config(config: Any, metrics: Sequence[str]) -> dict[str, str]:
+    """Each metric's level (``SPAN`` / ``TRACE``) under ``config`` (``Config.level``; a metric it
+    does not define is judged per row: ``SPAN``)."""
+    return {metric: _level(config, metric) for metric in metrics}
+
+
+def id_column(mapping: Any) -> str | None:
+    """The column (or dotted path) a run's mapping reads the row ids from: ``--map id=qid`` makes
+    it ``qid``; None when the mapping has no id; ``id`` without a mapping."""
+    return "id" if mapping is None else mapping.paths.get("id")
+
+
+def _level(config: Any, metric: str) -> str:
+    level = getattr(config, "level", None)
+    try:
+        return level(metric) if level is not None else SPAN
+    except KeyError:  # a metric the config does not define: judged per row
+        return SPAN

@@ -1,0 +1,445 @@
+"""One ``ragjudge score`` run: what was asked (``ScoreRequest``), checked once (``check``), and the
+one function that carries it out (``run``) whatever the engine, the source or the caller.
+
+    request = ScoreRequest("data.jsonl", output="scored.parquet", limit=100, junit="junit.xml")
+    outcome = run(request, load_config("my.yaml"))
+    outcome.exit_code, outcome.result.summary, outcome.gate.lines
+
+``ragjudge score`` maps its options to a ``ScoreRequest`` (``request_of``) and calls ``run``;
+``evaluate`` (the library's file-in, file-out call), the dry run and the Ray engine are paths
+inside ``run``, never copies of it. Its steps, in order:
+
+1. ``ScoreRequest.check(config)``: every rule across the options, for the engine chosen: an
+   option an engine cannot honour is refused (``ConfigError``, exit 2, naming it) before any
+   judging, never dropped;
+2. a trace source's plan (``ragjudge.trace_run.plan``: its options, the stores it writes to
+   reached);
+3. the dry run (``ragjudge.estimate``), or the judging: locally (``ragjudge.pipeline``) or on
+   Ray (``ragjudge.ray``);
+4. the trace sinks (MLflow feedback, Phoenix annotations), then every output asked for
+   (``ragjudge.reports.outputs.finish``: the baseline and its gates, the summary JSON, JUnit,
+   Markdown, the HTML report, GitHub annotations), then the run logged to MLflow.
+
+It prints nothing: notes and progress go to ``on_event`` (``ragjudge.plan``'s events), and the
+``RunOutcome`` holds what the caller shows.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ragjudge.errors import ConfigError
+from ragjudge.options import (
+    check_budget,
+    check_engine,
+    check_outputs,
+    check_regression_gates,
+    check_selection,
+    output_format,
+    step_summary_problem,
+)
+from ragjudge.pipeline import RunResult, score_source
+from ragjudge.plan import Note, events
+from ragjudge.reports.outputs import Finished, Wanted, finish
+
+__all__ = ["RunOutcome", "ScoreRequest", "evaluate", "request_of", "run"]
+
+_TRACE_OPTIONS = ("mlflow_tracking_uri", "mlflow_filter", "mlflow_max_traces", "mlflow_log_feedback", "expected_facts_attribute",
+                  "expected_response_attribute", "phoenix_endpoint", "annotations")
+_OPTION = {"mlflow_log_feedback": "--mlflow-log-feedback", "row_events": "-v/--verbose"}
+
+
+def _option(name: str) -> str:
+    return _OPTION.get(name, "--" + name.replace("_", "-"))
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What one run is asked to do, besides the config (the judges, the model, the thresholds
+    and gates: ``ragjudge.load_config``).
+
+    Source: ``source`` (a path, a folder or glob, ``-`` for stdin, ``mlflow:EXPERIMENT``, or a
+    pandas DataFrame) and ``input_format`` (overrides the suffix). Rows: ``limit`` (the first
+    N) or ``sample`` (a random N, chosen by ``seed``); the others are written as skipped, "not
+    sampled". Outputs: ``output`` (the scored table; ``-`` for stdout) in ``output_format``
+    (else its suffix, else ``format``, the format for stdout or an unknown suffix), the
+    ``summary_json``, ``junit``, ``markdown`` and ``html`` files, GitHub's job summary
+    (``step_summary``, when ``GITHUB_STEP_SUMMARY`` is set). ``baseline``: a table scored
+    earlier, with its gates ``max_regressions`` and ``max_drop``. ``engine``: ``local`` or
+    ``ray`` (``ray_address``, ``ray_actors``). ``dry_run``: count calls, tokens and cost, make
+    none. Traces: ``mlflow_*`` (MLflow traces in, feedback out), ``expected_*_attribute``,
+    ``phoenix_endpoint``, ``annotations`` (OpenTelemetry traces). ``flag_fields``: the fields
+    ``--map`` set (a mapped column that is missing is an error naming the flag);
+    ``row_events``: ``on_event`` hears each row's verdicts (``Row``); ``keep_table``: the
+    outcome keeps the scored table; ``handle_signals``: Ctrl-C and SIGTERM stop the run and
+    write what was judged (the command line's behaviour)."""
+
+    source: Any
+    input_format: str | None = None
+    output: str | None = None
+    output_format: str | None = None
+    format: str | None = None
+    summary_json: str | None = None
+    junit: str | None = None
+    markdown: str | None = None
+    html: str | None = None
+    step_summary: bool = False
+    limit: int | None = None
+    sample: int | None = None
+    seed: int | None = None
+    engine: str = "local"
+    ray_address: str | None = None
+    ray_actors: int | None = None
+    dry_run: bool = False
+    baseline: str | None = None
+    max_regressions: int | None = None
+    max_drop: float | None = None
+    mlflow_tracking_uri: str | None = None
+    mlflow_filter: str | None = None
+    mlflow_max_traces: int | None = None
+    mlflow_log_feedback: bool = False
+    expected_facts_attribute: str | None = None
+    expected_response_attribute: str | None = None
+    phoenix_endpoint: str | None = None
+    annotations: str | None = None
+    flag_fields: frozenset[str] = frozenset()
+    row_events: bool = False
+    keep_table: bool = False
+    handle_signals: bool = False
+
+    @property
+    def name(self) -> str:
+        """The source as messages name it."""
+        return self.source if isinstance(self.source, str) else "DataFrame"
+
+    @property
+    def table_format(self) -> str | None:
+        """The format the scored table is written in, where its path's suffix does not say it."""
+        return output_format(self.output, self.output_format, self.format)
+
+    @property
+    def reads_table_back(self) -> bool:
+        """Whether an output reads the scored table after the run (JUnit, the HTML report, the
+        baseline's comparison), so the run keeps it."""
+        return bool(self.keep_table or self.junit or self.html or self.baseline)
+
+    def wanted(self, step_summary: bool | None = None) -> Wanted:
+        """The outputs asked for, as ``ragjudge.reports.outputs.finish`` writes them."""
+        return Wanted(self.name, self.input_format, self.output, self.summary_json, self.junit, self.markdown, self.html,
+                      self.step_summary if step_summary is None else step_summary, self.baseline, self.max_regressions, self.max_drop)
+
+    def check(self, config: Any) -> None:
+        """Every rule across this request's options and ``config``, before any judging; raises
+        ``ConfigError`` (exit 2) naming the option and the fix:
+
+        - rows: ``limit`` with ``sample``, either below 1, ``seed`` without ``sample``;
+        - the budget (``judge.max_cost``) for a model with no known price;
+        - outputs: an unknown format, ``format`` or ``output_format`` with no table to write,
+          ``format`` that contradicts the output's suffix, files that collide, a report to stdout,
+          a baseline that is missing or cannot be compared, regression gates without one;
+        - the engine: an unknown one, Ray options on the local engine, and what Ray cannot do:
+          stdin, a DataFrame or a trace source, ``-v`` (rows are judged on the actors), an output
+          that reads the table back (JUnit, HTML, baseline) without a file or folder to read,
+          a folder written in another format than Parquet.
+        """
+        check_selection(self.limit, self.sample)
+        if self.seed is not None and self.sample is None:
+            raise ConfigError("--seed chooses the rows of --sample: give --sample N with it, or leave --seed out")
+        check_budget(config)
+        check_regression_gates(self.max_regressions, self.max_drop)
+        source = self.source if isinstance(self.source, str) else ""
+        check_outputs(source, self.output, self.summary_json, self.format, self.output_format, junit=self.junit,
+                      markdown=self.markdown, html=self.html, baseline=self.baseline,
+                      gates_without_baseline=self.max_regressions is not None or self.max_drop is not None,
+                      id_column=config.columns.id or "id")
+        if self.output is None:
+            for flag, value in (("--format", self.format), ("--output-format", self.output_format)):
+                if value is not None:
+                    raise ConfigError(f"{flag} {value} is the format of the scored table, and no table is written: give -o FILE (or -o - for stdout)")
+        elif self.format is not None and self.output_format is None and self.output != "-":
+            from ragjudge.io import suffix_format
+
+            said = suffix_format(self.output)
+            if said is not None and said != self.format:
+                raise ConfigError(f"--format {self.format}: -o {self.output} is {said} by its suffix; to write {self.format} under that "
+                                  f"name give --output-format {self.format}")
+        check_engine(self.engine, self.ray_actors)
+        if self.engine == "local":
+            given = [_option(name) for name in ("ray_address", "ray_actors") if getattr(self, name) is not None]
+            if given:
+                raise ConfigError(f"{', '.join(given)} {'works' if len(given) == 1 else 'work'} with --engine ray; add it, or leave "
+                                  f"{'it' if len(given) == 1 else 'them'} out")
+            return
+        self._check_ray()
+
+    def _check_ray(self) -> None:
+        if not isinstance(self.source, str):
+            raise ConfigError("--engine ray reads files: give a file, folder or glob (a DataFrame is scored with the local engine)")
+        if self.source == "-":
+            raise ConfigError("--engine ray reads files: give a file, folder or glob (stdin is read by --engine local)")
+        traces = [_option(name) for name in _TRACE_OPTIONS if getattr(self, name) not in (None, False)]
+        if traces:
+            raise ConfigError(f"{', '.join(traces)}: trace sources are scored with --engine local (the default); export the rows to "
+                              "a table for Ray")
+        if self.row_events:
+            raise ConfigError("-v/--verbose prints each row's verdicts as they land on this machine; with --engine ray rows are judged "
+                              "on the actors: leave -v out, and read the verdicts in the scored table")
+        readers = [flag for flag, value in (("--junit", self.junit), ("--html", self.html), ("--baseline", self.baseline)) if value]
+        if readers and (not self.output or self.output == "-"):
+            raise ConfigError(f"{', '.join(readers)} with --engine ray read the scored table back: give -o FILE or FOLDER")
+        from ragjudge.io import suffix_format
+
+        if self.output and self.output != "-" and suffix_format(self.output) is None:
+            fmt = self.table_format
+            if fmt not in (None, "parquet"):
+                raise ConfigError(f"--engine ray writes a folder ({self.output}) as Parquet files; to write {fmt}, name a file: "
+                                  f"-o {self.output.rstrip('/')}.{fmt}")
+
+
+@dataclass
+class RunOutcome:
+    """What ``run`` did: the ``request``, the ``exit_code`` (0 every gate passed, 1 a gate failed,
+    2 nothing could be judged, 3 the judges could not run, 130 interrupted); ``result``
+    (``RunResult``: summary, gate, mapping, notes, the table when kept; None for a dry run),
+    ``finished`` (the outputs written: the final ``gate`` with the baseline's checks, the
+    comparison's lines, the GitHub annotations), ``estimate`` (the dry run's figures),
+    ``trace_lines`` (what the trace sinks did, one line each; ``trace_failed``: the positions
+    of those that say something was not logged), ``stopped`` (the line of a Ray job
+    cancelled by Ctrl-C) and ``seconds`` (wall-clock time of the judging and the outputs)."""
+
+    request: ScoreRequest
+    exit_code: int
+    result: RunResult | None = None
+    finished: Finished | None = None
+    estimate: dict[str, Any] | None = None
+    trace_lines: list[str] = field(default_factory=list)
+    trace_failed: set[int] = field(default_factory=set)
+    stopped: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def gate(self) -> Any:
+        """The final gate (``GateResult``), the baseline's checks included; None for a dry run."""
+        return self.finished.gate if self.finished is not None else None
+
+
+def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:
+    """The ``ScoreRequest`` of ``ragjudge score``'s options (``options``: by the command's
+    parameter names: ``input``, ``output``, ``limit``, ``no_step_summary``, ``verbose``...);
+    ``extra``: fields to set besides (``flag_fields``, ``handle_signals``)."""
+    names = {f.name for f in fields(ScoreRequest)}
+    given = {name: options[name] for name in names if name in options and name != "source"}
+    given["source"] = options["input"] if "input" in options else options["source"]
+    given["step_summary"] = not options.get("no_step_summary", False)
+    given["row_events"] = bool(options.get("verbose", False))
+    given.setdefault("engine", "local")
+    given.update(extra)
+    return ScoreRequest(**{k: v for k, v in given.items() if v is not None or k in ("seed",)})
+
+
+def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] | None = None, transport: Any = None) -> RunOutcome:
+    """Carry out ``request`` with ``config`` (a ``Config``, ``ragjudge.load_config``): check it,
+    plan a trace source, then the dry run or the judging (local or Ray), the trace sinks and
+    every output asked for. Returns a ``RunOutcome``. ``on_event`` hears ``ragjudge.plan``'s
+    events (``Start``, ``Note``, ``Progress``, ``Row``); ``transport``: how calls reach the
+    model (tests pass an in-process fake). Raises ``ConfigError`` / ``InputError`` (exit 2)
+    before any judging for unusable options or input; provider failures are error rows."""
+    from ragjudge.settings import Config
+
+    config = Config.of(config)
+    request.check(config)
+    step_summary = request.step_summary
+    problem = step_summary_problem(request.name, request.output, request.summary_json, request.junit, request.markdown,
+                                   request.html) if step_summary else None
+    if problem:
+        step_summary = False
+        if on_event:
+            on_event(Note(problem, warning=True))
+    traces = _plan_traces(request)
+    if request.dry_run:
+        return _dry_run(request, config, traces, on_event)
+    started = time.monotonic()
+    if request.engine == "ray":
+        result, stopped = _on_ray(request, config, on_event)
+        if stopped is not None:
+            return RunOutcome(request, 130, stopped=stopped, seconds=time.monotonic() - started)
+    else:
+        result = score_source(request.source, config, output=request.output, input_format=request.input_format,
+                              output_format=request.table_format, flag_fields=request.flag_fields, on_event=on_event,
+                              keep_table=request.reads_table_back or bool(traces and traces.needs_table),
+                              handle_signals=request.handle_signals, transport=transport, limit=request.limit, sample=request.sample,
+                              seed=request.seed or 0, traces=traces.options if traces else None, row_events=request.row_events)
+    if traces is not None:
+        from ragjudge.trace_run import after_run
+
+        after_run(traces, result, config)  # --mlflow-log-feedback, --phoenix-endpoint: before the outputs, which report them
+    wanted = request.wanted(step_summary)
+    finished = finish(result, config, wanted, time.monotonic() - started)
+    outcome = RunOutcome(request, finished.gate.exit_code, result, finished)
+    if traces is not None:
+        from ragjudge.trace_run import after_outputs
+
+        after_outputs(traces, result, config, wanted, outcome.exit_code)
+        outcome.trace_lines, outcome.trace_failed = list(traces.lines), set(traces.failed)
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def _plan_traces(request: ScoreRequest) -> Any:
+    """The trace run of ``request`` (``ragjudge.trace_run.plan``), None for a table or a DataFrame."""
+    if not isinstance(request.source, str):
+        given = [_option(name) for name in _TRACE_OPTIONS if getattr(request, name) not in (None, False)]
+        if given:
+            raise ConfigError(f"{', '.join(given)}: a DataFrame is a table, not traces")
+        return None
+    from ragjudge.trace_run import plan
+
+    return plan(request.source, request.input_format, request.mlflow_tracking_uri, request.mlflow_filter, request.mlflow_max_traces,
+                request.mlflow_log_feedback, request.engine, request.expected_facts_attribute, request.expected_response_attribute,
+                request.phoenix_endpoint, request.annotations)
+
+
+def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable[[Any], None] | None) -> RunOutcome:
+    """The dry run: the figures of ``ragjudge.estimate`` on the request's rows (a trace source's
+    rows through a temporary copy, removed after), written to ``summary_json`` when asked; the
+    other outputs are checked, not written (a note names them)."""
+    from ragjudge.errors import RagjudgeError
+    from ragjudge.estimate import estimate
+    from ragjudge.reports.summary import write_summary_json
+
+    source, input_format = request.source, request.input_format
+    rows_file = None
+    if traces is not None:
+        rows_file = _trace_rows_file(traces)
+        source, input_format = rows_file, None
+    elif not isinstance(source, str):
+        raise ConfigError("--dry-run reads a file or stdin; for a DataFrame, Scorer.plan shows the mapping and notes")
+    try:
+        report = estimate(source, config, input_format, request.flag_fields, request.limit, request.sample, request.seed or 0)
+    except RagjudgeError as exc:  # the message names the user's traces, not the temporary copy of their rows
+        if rows_file is not None:
+            exc.args = (str(exc).replace(rows_file, str(request.source)),)
+        raise
+    finally:
+        if rows_file is not None:
+            import shutil
+
+            shutil.rmtree(os.path.dirname(rows_file), ignore_errors=True)
+    skipped = [flag for flag, value in (("-o", request.output), ("--junit", request.junit), ("--markdown", request.markdown),
+                                        ("--html", request.html), ("--baseline", request.baseline),
+                                        ("--mlflow-log-feedback", request.mlflow_log_feedback or None),
+                                        ("--phoenix-endpoint", request.phoenix_endpoint), ("--annotations", request.annotations))
+               if value is not None]
+    if skipped:
+        report["notes"].append(f"note: a dry run writes and logs nothing but --summary-json: {', '.join(skipped)} checked, not used")
+    if request.summary_json:
+        write_summary_json(request.summary_json, {"dry_run": report})
+    return RunOutcome(request, 0, estimate=report)
+
+
+def _trace_rows_file(traces: Any) -> str:
+    """A trace source's rows written to a temporary Parquet file (the dry run reads files), in
+    a folder of its own that the caller removes."""
+    import shutil
+    import tempfile
+
+    from ragjudge.io import write_table
+
+    rows = traces.kind.open(traces.source, traces.options)  # traces that cannot be read leave no folder behind
+    folder = tempfile.mkdtemp(prefix="ragjudge-traces-")
+    path = os.path.join(folder, "rows.parquet")
+    try:
+        write_table(rows, path)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return path
+
+
+def _on_ray(request: ScoreRequest, config: Any, on_event: Callable[[Any], None] | None) -> tuple[RunResult | None, str | None]:
+    """The run on Ray (``ragjudge.ray.evaluate_on_ray``) with every option of the request; the
+    scored table read back where an output needs it. Returns the result, or the line of a job
+    cancelled by Ctrl-C."""
+    from ragjudge.ray import evaluate_on_ray
+
+    hear = events(on_event)
+    try:
+        result = evaluate_on_ray(request.source, config, request.output, request.ray_address, request.ray_actors, request.flag_fields,
+                                 (lambda note: hear(Note(note))) if hear else None, input_format=request.input_format,
+                                 output_format=request.table_format, limit=request.limit, sample=request.sample, seed=request.seed or 0)
+    except KeyboardInterrupt as exc:
+        return None, str(exc) or "interrupted: the Ray job was cancelled"
+    if request.reads_table_back:  # the per-row reports read the table written
+        import pandas as pd
+
+        from ragjudge.io import read_table
+
+        assert request.output and request.output != "-"  # check() refused the others
+        result.table = pd.read_parquet(request.output) if os.path.isdir(request.output) else read_table(request.output)
+    return result, None
+
+
+def evaluate(
+    source: Any,
+    config: Any,
+    output: str | None = None,
+    input_format: str | None = None,
+    output_format: str | None = None,
+    flag_fields: frozenset[str] = frozenset(),
+    on_event: Callable[[Any], None] | None = None,
+    keep_table: bool = False,
+    handle_signals: bool = False,
+    transport: Any = None,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int | None = None,
+    *,
+    on_start: Callable[[int | None], None] | None = None,
+    on_progress: Callable[[int, float | None], None] | None = None,
+    on_row: Callable[[int, Any, list[Any]], None] | None = None,
+    traces: Any = None,
+    **request: Any,
+) -> RunResult:
+    """Score the table at ``source`` (a path, a folder or glob, ``-`` for stdin, a trace source
+    such as ``mlflow:EXPERIMENT``, or a pandas DataFrame) with ``config``: ``run`` with a
+    ``ScoreRequest`` of these arguments (``request``: any other of its fields, e.g.
+    ``junit="junit.xml"``, ``engine="ray"``, ``baseline=...``). Returns the ``RunResult``
+    (summary, gate, mapping, notes; the table with ``keep_table``).
+
+    Writes the scored table to ``output`` (a path, ``-`` or None for no table) atomically,
+    every input row in input order with a status per metric. Raises ``InputError`` /
+    ``ConfigError`` (exit 2) before any judging when the input, the mapping or the options are
+    unusable (``ScoreRequest.check``: ``limit`` with ``sample``, ``judge.max_cost`` for a model
+    with no known price, the outputs, the engine). Provider failures never raise: they become
+    error rows, and a fatal one (auth, quota, not found) stops the run with ``summary.fatal``
+    set (exit 3). With ``handle_signals``, Ctrl-C / SIGTERM stops new calls; unfinished rows
+    get status error, reason 'interrupted'. ``limit`` judges the first rows only, ``sample`` a
+    random choice of rows (``seed``); the others are written with status skipped, reason "not
+    sampled", and count in no rate. ``traces``: a ``ragjudge.traces.TraceOptions`` for a trace
+    source (its fields as the request's ``mlflow_*`` and ``expected_*_attribute``).
+
+    ``on_event(event)`` hears the run as it goes (``ragjudge.plan``'s events): ``Start(total)``
+    once judging starts, ``Note(text)`` for each note, ``Progress(rows, cost_usd)`` as rows
+    finish (from ragjudge's loop thread) and ``Row(position, id, verdicts)`` as each row's
+    verdicts land. The keyword callbacks ``on_start(total)``, ``on_progress(rows, cost_usd)``
+    and ``on_row(position, id, verdicts)`` each hear their own kind (the older form).
+    """
+    if traces is not None:
+        request = {"mlflow_tracking_uri": traces.tracking_uri, "mlflow_filter": traces.filter_string,
+                   "mlflow_max_traces": traces.max_traces, "expected_facts_attribute": traces.expected_facts,
+                   "expected_response_attribute": traces.expected_response, **request}
+    hear = events(on_event, on_start=on_start, on_progress=on_progress, on_row=on_row)
+    wanted = ScoreRequest(source, input_format=input_format, output=output, output_format=output_format, flag_fields=flag_fields,
+                          keep_table=keep_table, handle_signals=handle_signals, limit=limit, sample=sample,
+                          seed=seed if sample is not None or seed not in (None, 0) else None,
+                          row_events=hear is not None, **request)
+    outcome = run(wanted, config, on_event=hear, transport=transport)
+    if outcome.stopped is not None:
+        raise KeyboardInterrupt(outcome.stopped)
+    assert outcome.result is not None, "evaluate makes no dry run"
+    outcome.result.gate = outcome.gate
+    return outcome.result

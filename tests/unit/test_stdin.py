@@ -1,0 +1,35 @@
+"""Reading stdin: the first bytes looked at to tell its format (``io.stdin_head``) and the copy
+made to count its rows (``io.spool_stdin``) belong to the stream they were read from."""
+
+import gc
+import io
+import sys
+
+from ragjudge.io.formats import spool_stdin, stdin_head
+
+
+def _stdin(data: bytes):
+    return io.TextIOWrapper(io.BufferedReader(io.BytesIO(data)), encoding="utf-8")
+
+
+def test_a_new_stdin_is_looked_at_again_even_where_python_reuses_the_old_ones_id(monkeypatch):
+    # found in the full suite: the head was kept by id(sys.stdin), and a stream made after the
+    # last one was freed can get its id, so a later test's stdin was told by an earlier one's bytes
+    monkeypatch.setattr(sys, "stdin", _stdin(b'{"request": "first"}\n'))
+    assert stdin_head() == b'{"request": "first"}\n'
+    for attempt in range(50):  # a freed stream's memory is usually handed to the next one made
+        monkeypatch.setattr(sys, "stdin", None)
+        gc.collect()
+        monkeypatch.setattr(sys, "stdin", _stdin(b"second %d\n" % attempt))
+        assert stdin_head() == b"second %d\n" % attempt
+
+
+def test_a_new_stdin_is_spooled_again(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", _stdin(b"a\nb\n"))
+    first = spool_stdin()
+    assert spool_stdin() == first  # the same stream: the same copy
+    monkeypatch.setattr(sys, "stdin", _stdin(b"c\n"))
+    second = spool_stdin()
+    assert second != first
+    with open(second, "rb") as handle:
+        assert handle.read() == b"c\n"
