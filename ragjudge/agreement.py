@@ -208,8 +208,11 @@ def _aligned(table: Any, pair: Any) -> tuple[Any, str]:
     return pair.iloc[[position[i] for i in ids_a]].reset_index(drop=True), "id"
 
 
-def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair: Any = None, kind: str | None = None) -> dict[str, Any]:
-    """Agreement report for ``metric`` in scored ``table`` against the ``labels`` column.
+def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair: Any = None, kind: str | None = None,
+              level: str = "span") -> dict[str, Any]:
+    """Agreement report for ``metric`` in scored ``table`` against the ``labels`` column, over
+    the metric's counted units (``level``: ``trace`` for a trace-level metric, whose verdict a
+    table read from traces repeats on each of a trace's rows; ``ragjudge.counting.unit_rows``).
 
     ``kind``: the metric's judge kind, ``binary`` (yes/no against boolean labels) or ``scale``
     (a score against numeric labels); default: the built-in judge's.
@@ -220,6 +223,13 @@ def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair:
     label (booleans, text or inf for a 1..5 metric; not yes/no for sufficiency), or the pair
     table's ids differ.
     """
+    from ragjudge.counting import unit_rows
+
+    units = unit_rows(table, level)
+    if len(units) < len(table):  # a trace's copies count once, in the pair table too
+        if pair is not None and len(pair) == len(table):
+            pair = pair.iloc[units].reset_index(drop=True)
+        table = table.iloc[units].reset_index(drop=True)
     report: dict[str, Any] = {"metric": metric, "labels": labels, "rows": len(table)}
     if pair is not None:
         if len(pair) != len(table):

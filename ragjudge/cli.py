@@ -235,10 +235,12 @@ def agreement(
     from ragjudge.catalog import describe
     from ragjudge.settings import load_config
 
-    kinds = {item["name"]: item["kind"] for item in describe(load_config(config))}
+    settings = load_config(config)
+    kinds = {item["name"]: item["kind"] for item in describe(settings)}
     if metric not in kinds:
         raise RagjudgeError(f"unknown metric '{metric}'; use {', '.join(kinds)} or give the config that defines it (-c)")
-    report = measure(read_table(scored), metric, labels, by=by, pair=read_table(pair) if pair else None, kind=kinds[metric])
+    report = measure(read_table(scored), metric, labels, by=by, pair=read_table(pair) if pair else None, kind=kinds[metric],
+                     level=settings.level(metric))
     if by:
         report["by_column"] = by
     typer.echo(json.dumps(report, indent=2) if json_output else render(report))
@@ -263,6 +265,7 @@ def compare(
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config that defines metrics of your own (for their scale).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     by_position: Annotated[bool, typer.Option("--by-position", help="Match the rows by position, not by id (both tables list the same rows in the same order).")] = False,
+    map: Annotated[list[str], typer.Option("--map", help="id=COLUMN: the column holding the row ids, as the run mapped it (default: id).")] = [],
 ) -> None:
     """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
     import json
@@ -271,11 +274,18 @@ def compare(
     from ragjudge.compare import checks, render
     from ragjudge.compare import compare as measure
     from ragjudge.gate import exit_code, lines
-    from ragjudge.settings import load_config
     from ragjudge.io import read_table
 
-    scales = {item["name"]: item["kind"] == "scale" for item in describe(load_config(config))}
-    report = measure(read_table(baseline), read_table(current), metrics=metric or None, by=by, scales=scales, by_position=by_position)
+    from ragjudge.counting import levels_of_config
+    from ragjudge.options import load
+
+    settings, _ = load(config, {"map": map})
+    scales = {item["name"]: item["kind"] == "scale" for item in describe(settings)}
+    base, cur = read_table(baseline), read_table(current)
+    from ragjudge.compare import metrics_of
+
+    report = measure(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=settings.columns.id or "id",
+                     levels=levels_of_config(settings, metric or metrics_of(cur)))
     check_regression_gates(max_regressions, max_drop)
     results = checks(report, max_regressions, max_drop)
     report["gate_lines"] = lines(results)

@@ -48,7 +48,11 @@ class FakeJudgeServer:
     ``(status, code, message, headers)``), ``usage`` (False: replies carry no ``usage``
     object, as some servers send), ``reasoning_only`` (that many replies whose ``content`` is
     null and whose ``reasoning_field``, ``reasoning_content`` or ``reasoning``, holds text,
-    cut at max_tokens, as a reasoning model's that spent its tokens thinking).
+    cut at max_tokens, as a reasoning model's that spent its tokens thinking), ``overloaded_for``
+    (seconds after its first request during which every request gets a 429 with ``retry_after``
+    in ``retry_header``, as an overloaded server answers). A reply longer than the request's
+    ``max_tokens`` (4 characters a token) is cut there, finish_reason 'length'; a queued reply
+    that is not text (a list of parts, say) is sent as the message's ``content`` as it is.
     ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
     ``max_in_flight`` is the most requests it held at once; ``arrivals`` the time.monotonic() of each request.
     """
@@ -77,6 +81,7 @@ class FakeJudgeServer:
         self.usage = True
         self.reasoning_only = 0
         self.reasoning_field = "reasoning_content"
+        self.overloaded_for = 0.0
         self.calls = 0
         self.arrivals: list[float] = []  # time.monotonic() of each request
         self.in_flight = 0
@@ -115,6 +120,8 @@ class FakeJudgeServer:
             status, code, message, headers = self.errors.popleft()
             self.statuses[status] += 1
             return web.json_response({"error": {"message": message, "type": code, "code": code}}, status=status, headers=headers)
+        if self.overloaded_for and time.monotonic() - self.arrivals[0] < self.overloaded_for:
+            return self._error(web, 429, "rate_limit_exceeded", "The server is overloaded.", retry=True)
         if self.echo_key:
             key = request.headers.get("Authorization", "").removeprefix("Bearer ")
             return self._error(web, 400, "invalid_request_error", f"Bad request from key {key}: temperature out of range.")
@@ -145,10 +152,13 @@ class FakeJudgeServer:
         schema = response_format.get("json_schema") or {}
         content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(body["messages"], schema.get("name"), schema.get("schema")))
         prompt_chars = sum(len(str(m.get("content", ""))) for m in body["messages"])
-        logprobs = self._logprobs(content) if body.get("logprobs") else None
+        logprobs = self._logprobs(content) if body.get("logprobs") and isinstance(content, str) else None
         self.statuses[200] += 1
+        limit = int(body.get("max_tokens") or body.get("max_completion_tokens") or 10**9)
+        cut = isinstance(content, str) and len(content) // 4 > limit  # a reply longer than max_tokens is cut there, as a provider cuts it
+        content = content[:limit * 4] if cut else content
         message: dict[str, Any] = {"role": "assistant", "content": content}
-        finish = "length" if self.truncate else "stop"
+        finish = "length" if self.truncate or cut else "stop"
         if self.reasoning_only > 0:
             self.reasoning_only -= 1
             message = {"role": "assistant", "content": None,
@@ -162,8 +172,8 @@ class FakeJudgeServer:
             "choices": [{"index": 0, "message": message, "logprobs": logprobs, "finish_reason": finish}],
         }
         if self.usage:
-            reply["usage"] = {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content) // 4,
-                              "total_tokens": prompt_chars // 4 + len(content) // 4}
+            size = len(content if isinstance(content, str) else json.dumps(content))
+            reply["usage"] = {"prompt_tokens": prompt_chars // 4, "completion_tokens": size // 4, "total_tokens": prompt_chars // 4 + size // 4}
         return web.json_response(reply)
 
     def _logprobs(self, content: str) -> dict[str, Any]:

@@ -286,7 +286,7 @@ class Model:
             model=self.provider_model,
             api_base=self.api_base,
             temperature=call.temperature,
-            max_tokens=self.settings.max_tokens,
+            max_tokens=max(self.settings.max_tokens, call.reply_tokens),
             seed=self.settings.seed,
             response_format=call.response_format,
             messages=call.messages,
@@ -417,7 +417,7 @@ class Model:
                           f"answer; raise judge.max_tokens (now {self.settings.max_tokens})")
                 return Verdict.failed(call.metric, reason, raw=clean_text(reply.reasoning), mode=call.mode, usage=usage), True
             if reply.finish_reason == "length":
-                reason = f"reply truncated at max_tokens={self.settings.max_tokens}; raise judge.max_tokens"
+                reason = f"reply truncated at max_tokens={max(self.settings.max_tokens, call.reply_tokens)}; raise judge.max_tokens"
                 return Verdict.failed(call.metric, reason, raw=text, mode=call.mode, usage=usage), True
             try:
                 verdict = parse(reply, call)
@@ -444,22 +444,18 @@ class Model:
             exc = state.outcome.exception() if state.outcome else None
             if isinstance(exc, _Again):
                 return 0.0
-            after = getattr(exc, "retry_after", None)
-            return after if after is not None else _backoff()(state)
+            return asked_wait(getattr(exc, "retry_after", None), _backoff()(state))
 
         def wait_first(exc: BaseException) -> float:
-            """The wait before the first retry: what the server asked, else the first backoff."""
+            """The wait before the first retry: the first backoff, or longer where the server asks."""
             if isinstance(exc, _Again):
                 return 0.0
-            after = getattr(exc, "retry_after", None)
-            if after is not None:
-                return after
-            return min(BACKOFF_MAX_S, BACKOFF_INITIAL_S + random.uniform(0, BACKOFF_INITIAL_S))
+            return asked_wait(getattr(exc, "retry_after", None), min(BACKOFF_MAX_S, BACKOFF_INITIAL_S + random.uniform(0, BACKOFF_INITIAL_S)))
 
         request = Request(
             messages=messages,
             temperature=call.temperature,
-            max_tokens=self.settings.max_tokens,
+            max_tokens=max(self.settings.max_tokens, call.reply_tokens),
             response_format=None if self._skip_response_format else call.response_format,
             seed=self.settings.seed,
             logprobs=call.logprobs,
@@ -559,17 +555,30 @@ class Model:
         await self.transport.aclose()
 
 
+def asked_wait(after: float | None, step: float) -> float:
+    """Seconds to wait before a retry: the backoff's next ``step``, or the server's ``after``
+    (Retry-After and the like, seconds) where it asks for longer, up to ``RETRY_AFTER_MAX_S``. A
+    server's wait of zero, below zero, in the past or unreadable never shortens the backoff: a
+    server answering ``Retry-After: 0`` while overloaded got its retries back to back
+    (will-ockmore/httpx-retries#13)."""
+    if after is None or not after > step:  # None, NaN, 0, negative, or shorter than the backoff
+        return step
+    return min(after, RETRY_AFTER_MAX_S)
+
+
 _BACKOFF: Any = None
 
 
 def _backoff() -> Any:
-    """tenacity's exponential backoff with jitter (made on the first retry)."""
+    """tenacity's exponential backoff with jitter (made on the first retry, and again when
+    ``BACKOFF_INITIAL_S`` or ``BACKOFF_MAX_S`` changed)."""
     global _BACKOFF
-    if _BACKOFF is None:
+    if _BACKOFF is None or _BACKOFF[0] != (BACKOFF_INITIAL_S, BACKOFF_MAX_S):
         from tenacity import wait_exponential_jitter
 
-        _BACKOFF = wait_exponential_jitter(multiplier=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S)
-    return _BACKOFF
+        _BACKOFF = ((BACKOFF_INITIAL_S, BACKOFF_MAX_S),
+                    wait_exponential_jitter(multiplier=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S))
+    return _BACKOFF[1]
 
 
 def _requests(attempts: int) -> Usage:

@@ -288,8 +288,8 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
     """``ragjudge score --engine ray`` (through ``ragjudge.run.run``, which checks the options):
     read ``source`` (a file, folder or glob, in ``input_format`` or its suffixes' format),
     score it on the Ray cluster at ``address`` (default: a local one), write ``output`` (a
-    folder of Parquet files, or one file when it names one, in ``output_format`` or its
-    suffix's) and return a ``RunResult`` with the merged summary and the gate. ``limit`` /
+    folder of Parquet files, or one file when it names one by its suffix or ``output_format``
+    names its format) and return a ``RunResult`` with the merged summary and the gate. ``limit`` /
     ``sample`` (with ``seed``) choose the rows judged as the local engine chooses them
     (``pipeline.choose``: the same rows); the others are written as skipped, "not sampled".
     Raises ``InputError`` / ``ConfigError`` (exit 2) as a local run does."""
@@ -338,7 +338,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
                 raise found from None
             raise
         if output:
-            if Path(output).suffix.lower() in _SUFFIXES or output == "-":
+            if Path(output).suffix.lower() in _SUFFIXES or output == "-" or (output_format and not Path(output).is_dir()):
                 writer = TableWriter(output, output_format, own)
                 try:
                     for batch in scored.iter_batches(batch_format="pandas", batch_size=config.chunk_size):

@@ -144,7 +144,7 @@ class ScoreRequest:
         - the engine: an unknown one, Ray options on the local engine, and what Ray cannot do:
           stdin, a DataFrame or a trace source, ``-v`` (rows are judged on the actors), an output
           that reads the table back (JUnit, HTML, baseline) without a file or folder to read,
-          a folder written in another format than Parquet.
+          an existing folder to be written in another format than Parquet.
         """
         check_selection(self.limit, self.sample)
         if self.seed is not None and self.sample is None:
@@ -191,13 +191,9 @@ class ScoreRequest:
         readers = [flag for flag, value in (("--junit", self.junit), ("--html", self.html), ("--baseline", self.baseline)) if value]
         if readers and (not self.output or self.output == "-"):
             raise ConfigError(f"{', '.join(readers)} with --engine ray read the scored table back: give -o FILE or FOLDER")
-        from ragjudge.io import suffix_format
-
-        if self.output and self.output != "-" and suffix_format(self.output) is None:
-            fmt = self.table_format
-            if fmt not in (None, "parquet"):
-                raise ConfigError(f"--engine ray writes a folder ({self.output}) as Parquet files; to write {fmt}, name a file: "
-                                  f"-o {self.output.rstrip('/')}.{fmt}")
+        if self.output and os.path.isdir(self.output) and self.table_format not in (None, "parquet"):
+            raise ConfigError(f"--engine ray writes the folder {self.output} as Parquet files; to write {self.table_format}, name a "
+                              f"file: -o {self.output.rstrip('/')}.{self.table_format}")
 
 
 @dataclass

@@ -302,12 +302,12 @@ class Scorer:
                     if skip and record.index in skip:
                         prepared.append([Verdict.skipped(judge.name, Reason.NOT_SAMPLED) for judge in self.judges])
                     else:
-                        prepared.append([self._prepare(judge, record) for judge in self.judges])
+                        prepared.append([self._guarded(self._prepare, judge, record) for judge in self.judges])
                 single = self.config.judge.samples == 1  # with several samples a final call is not peeked (``_settle``)
                 self.model.prefetch([item for row in prepared for item in row if isinstance(item, Call) and (single or not item.final)])
                 for record, row in zip(made, prepared):
                     records.append(record)
-                    row = [self._settle(judge, item) if isinstance(item, Call) else item for judge, item in zip(self.judges, row)]
+                    row = [self._guarded(self._settle, judge, item) if isinstance(item, Call) else item for judge, item in zip(self.judges, row)]
                     if any(isinstance(item, Call) for item in row):
                         pending.append((position, asyncio.ensure_future(self._row(row, on_progress, reporter, record))))
                     else:
@@ -382,6 +382,8 @@ class Scorer:
                 result = next(pending)
                 if isinstance(result, asyncio.CancelledError):
                     result = Verdict.failed(judge.name, Reason.INTERRUPTED, mode=item.mode)
+                elif isinstance(result, Exception):  # one row's fault stays in its row
+                    result = unexpected(judge.name, result, item.mode)
                 elif isinstance(result, BaseException):
                     raise result
                 item = result
@@ -391,6 +393,14 @@ class Scorer:
         if reporter:
             reporter(record, verdicts)
         return verdicts
+
+    @staticmethod
+    def _guarded(step: Any, judge: Any, item: Any) -> Verdict | Call:
+        """``step(judge, item)``, or the row's error verdict when it raises something unplanned."""
+        try:
+            return step(judge, item)
+        except Exception as exc:  # noqa: BLE001 - one row's fault stays in its row
+            return unexpected(judge.name, exc, getattr(item, "mode", None))
 
     def _prepare(self, judge: Any, record: EvalRecord) -> Verdict | Call:
         """The verdict when the row needs no call at all (skipped, input error, held by its
@@ -439,6 +449,8 @@ class Scorer:
                 verdict = judge.combine([judge.decide(v, call) for v in drawn])
         except asyncio.CancelledError:
             return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
+        except Exception as exc:  # noqa: BLE001 - a transport, parser or judge that raises something unplanned: this row's error
+            return unexpected(judge.name, exc, call.mode, spent)
         verdict.usage = spent + verdict.usage
         if paid:
             verdict.cached = False
@@ -598,6 +610,20 @@ def _trace_held(judge: Any, record: EvalRecord) -> Verdict | None:
     if _span_level(judge) and trace.span_error:
         return Verdict.failed(judge.name, trace.span_error, input_error=True)
     return None
+
+
+def unexpected(metric: str, exc: Exception, mode: str | None = None, usage: Usage | None = None) -> Verdict:
+    """The error verdict of a row whose judging raised something no step planned for (a bug, a
+    transport or parser that raises an unknown exception): the exception's type and first line,
+    keys redacted. The run goes on; ``RAGJUDGE_DEBUG=1`` raises it instead, with its traceback."""
+    import os
+
+    if os.environ.get("RAGJUDGE_DEBUG"):
+        raise exc
+    from ragjudge.http_errors import redact
+
+    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    return Verdict.failed(metric, f"unexpected {type(exc).__name__}" + (f": {redact(text)}" if text else ""), mode=mode, usage=usage)
 
 
 def _cost(verdicts: list[Any]) -> float | None:

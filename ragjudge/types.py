@@ -131,7 +131,9 @@ class Call:
     from this call. ``final`` is False for a first call whose verdict only feeds the judge's
     ``follow_up`` (such a call is never sampled twice). ``items`` are the numbered things the
     reply judges (facts, statements), ``passages`` the context texts for checks after the
-    call, ``data`` whatever else the judge carries to ``follow_up``.
+    call, ``data`` whatever else the judge carries to ``follow_up``. ``reply_tokens``: the
+    least reply budget the call needs (a verdict per fact grows with the facts); the request's
+    ``max_tokens`` is the larger of it and ``judge.max_tokens``.
     """
 
     metric: str
@@ -145,6 +147,7 @@ class Call:
     items: list[str] = field(default_factory=list)
     passages: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    reply_tokens: int = 0  # the reply this call needs at least (tokens): the chokepoint raises max_tokens to it
     # the chokepoint's memo of this call: its cache key per (model, sample), and look-ups that missed
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -144,3 +144,47 @@ def test_a_ray_run_stores_its_replies_for_the_next_run(run_cli, tmp_path, server
     assert again.code == 0, again.stderr
     assert served == 20 and server.calls == served  # the local re-run made no call
     assert json.loads((tmp_path / "s.json").read_text())["metrics"]["sufficiency"]["cached"] == 20
+
+
+# -- issue 43: every option of the request honoured on Ray, or refused before judging ----------------
+
+def _statuses(path):
+    return [r["sufficiency_status"] for r in read_jsonl(path)]
+
+
+def test_ray_judges_the_rows_limit_and_sample_choose_as_a_local_run(run_cli, tmp_path, server):
+    # --limit 3 and --sample 2 --seed 1 judged all 8 rows on Ray (16 calls), saying nothing
+    source = write_jsonl(tmp_path / "in.jsonl", rows(8))
+    common = ["-m", "sufficiency", "--min-pass-rate", "0", "--no-cache", "--ray-actors", "2"]
+    limited = run_cli(["score", source, "--engine", "ray", "--limit", "3", "-o", str(tmp_path / "l.jsonl"), *common])
+    assert limited.code == 0, limited.stderr
+    assert _statuses(tmp_path / "l.jsonl") == ["ok"] * 3 + ["skipped"] * 5 and server.calls == 3
+    assert {r["sufficiency_error"] for r in read_jsonl(tmp_path / "l.jsonl")[3:]} == {"not sampled"}
+    sampled = run_cli(["score", source, "--engine", "ray", "--sample", "2", "--seed", "1", "-o", str(tmp_path / "s.jsonl"),
+                       "--summary-json", str(tmp_path / "s.json"), *common])
+    local = run_cli(["score", source, "--sample", "2", "--seed", "1", "-o", str(tmp_path / "local.jsonl"),
+                     *[a for a in common if a not in ("--ray-actors", "2")]])
+    assert sampled.code == local.code == 0
+    assert _statuses(tmp_path / "s.jsonl") == _statuses(tmp_path / "local.jsonl") and _statuses(tmp_path / "s.jsonl").count("ok") == 2
+    assert json.loads((tmp_path / "s.json").read_text())["metrics"]["sufficiency"]["not_sampled"] == 6
+
+
+def test_ray_reads_and_writes_the_formats_the_options_name(run_cli, tmp_path):
+    source = tmp_path / "rows.txt"  # a suffix that says nothing: --input-format tells
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows(4)))
+    out = tmp_path / "scored.out"
+    result = run_cli(["score", str(source), "--input-format", "jsonl", "-o", str(out), "--output-format", "csv", "-m", "sufficiency",
+                      "--min-pass-rate", "0", "--engine", "ray", "--ray-actors", "1"])
+    assert result.code == 0, result.stderr
+    assert pd.read_csv(out)["id"].tolist() == ["r0", "r1", "r2", "r3"]
+
+
+def test_what_ray_cannot_do_is_refused_before_any_call(run_cli, tmp_path, server):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(2))
+    for extra, message in ((["-v"], "-v/--verbose prints each row's verdicts"),
+                           (["--junit", str(tmp_path / "j.xml")], "--junit with --engine ray read the scored table back")):
+        result = run_cli(["score", source, "--engine", "ray", *extra])
+        assert result.code == 2 and message in result.stderr, result.stderr
+    local = run_cli(["score", source, "--ray-actors", "2"])
+    assert local.code == 2 and "--ray-actors works with --engine ray" in local.stderr
+    assert server.calls == 0

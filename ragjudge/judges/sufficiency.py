@@ -131,6 +131,10 @@ def _ordered(schema: dict[str, Any], order: list[str], item_order: list[str] | N
     return {**schema, "properties": properties, "required": order}
 
 
+# the reply budget a grounded call asks for at least: a base and a verdict (number, flag, passages,
+# reason) per fact; judge.max_tokens, when larger, wins, so rows of a few facts keep their requests
+REPLY_BASE_TOKENS, REPLY_TOKENS_PER_FACT = 150, 60
+
 _GROUNDED_SCHEMA = {
     "type": "object",
     "properties": {
@@ -274,7 +278,9 @@ class SufficiencyJudge(Judge):
         passages = [p.text for p in record.passages]  # for the checks after the cache (not part of the cache key)
         # the request for the request check after the cache (``data`` is not part of the cache key)
         data = {"ground_truth": used, "request": record.request} if mode == REFERENCE_FREE else {"ground_truth": used}
-        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data=data)
+        # a verdict per fact: the reply grows with the facts (sixty facts were cut at max_tokens 1024, vibrantlabsai/ragas#1150)
+        reply_tokens = REPLY_BASE_TOKENS + REPLY_TOKENS_PER_FACT * len(facts) if mode == GROUNDED else 0
+        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data=data, reply_tokens=reply_tokens)
 
     def ground_truth(self, record) -> tuple[list[str], str | None]:
         """What a grounded ``record`` is judged against: (the facts, one per line of the prompt,

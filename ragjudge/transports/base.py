@@ -35,6 +35,28 @@ def rejects_response_format(text: str) -> bool:
     return any(word in text for word in ("response_format", "json_schema", "response format", "structured output"))
 
 
+def message_text(content: Any) -> str | None:
+    """A reply message's ``content`` as text: a string as it is; a list of parts (Mistral,
+    Anthropic-style and OpenAI's multi-part replies: ``[{"type": "text", "text": "..."}]``) as
+    its text parts joined; None for no content. Raises ``TransportError`` (``OTHER``: that row's
+    error, naming the shape) for parts with no text or content of another type
+    (simonw/llm-mistral#38: a list of parts ended the whole run with a TypeError)."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        content = [content]
+    if isinstance(content, list):
+        texts = [part["text"] if isinstance(part, dict) else part for part in content
+                 if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("text"), str)
+                                              and part.get("type", "text") in ("text", "output_text"))]
+        if texts:
+            return "".join(texts)
+        kinds = sorted({str(part.get("type")) if isinstance(part, dict) else type(part).__name__ for part in content}) or ["none"]
+        raise TransportError(OTHER, f"the reply's content is a list of {len(content)} part(s) of type {', '.join(kinds)} "
+                                    "with no text part; the judge must answer in text")
+    raise TransportError(OTHER, f"the reply's content is a {type(content).__name__}, not text")
+
+
 class TransportError(Exception):
     """A request that got no usable reply. ``kind``: one of the kinds above; ``retry_after``:
     seconds the server asked to wait (None if it did not say); ``status``: the HTTP status if

@@ -81,9 +81,11 @@ class FakeTransport:
             raise self.errors.popleft()
         schema = (request.response_format or {}).get("json_schema") or {}
         content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(request.messages, schema.get("name"), schema.get("schema")))
+        cut = len(content) // 4 > request.max_tokens  # a reply longer than max_tokens is cut there, as a provider cuts it
+        content = content[:request.max_tokens * 4] if cut else content
         prompt = sum(len(str(m.get("content", ""))) for m in request.messages) // 4 if self.usage else 0
         completion = len(content) // 4 if self.usage else 0
-        return Reply(text=content, finish_reason="length" if self.truncate else "stop",
+        return Reply(text=content, finish_reason="length" if self.truncate or cut else "stop",
                      logprobs=fake_logprobs(content, self.p_yes, self.p_true, self.p_scores) if request.logprobs else None,
                      usage=Usage(prompt, completion, self._cost(prompt, completion), 1, estimated=prompt <= 0))
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ragjudge.transports import base
 from ragjudge.http_errors import hard_quota, retry_hint
-from ragjudge.transports.base import Request, TransportError
+from ragjudge.transports.base import Request, TransportError, message_text
 from ragjudge.types import Reply, Usage
 
 
@@ -95,7 +95,7 @@ class LitellmTransport:
         completion = int(getattr(counts, "completion_tokens", 0) or 0)
         reasoning = getattr(choice.message, "reasoning_content", None) or getattr(choice.message, "reasoning", None)
         return Reply(
-            text=getattr(choice.message, "content", None),
+            text=message_text(getattr(choice.message, "content", None)),
             finish_reason=getattr(choice, "finish_reason", None),
             logprobs=getattr(choice, "logprobs", None),
             # no token counts (no usage object): unknown, not zero; the chokepoint estimates them
@@ -163,6 +163,7 @@ def first_line(exc: BaseException) -> str:
 
     text = str(getattr(exc, "message", None) or exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
+    line = line.replace(" Traceback (most recent call last):", "").strip()  # litellm appends it to some messages' first line
     return redact(line)[:300]
 
 

@@ -157,7 +157,7 @@ class OpenAIHTTPTransport:
         message = choice.get("message") or {}
         reasoning = message.get("reasoning_content") or message.get("reasoning")
         return Reply(
-            text=message.get("content"),
+            text=base.message_text(message.get("content")),
             finish_reason=choice.get("finish_reason"),
             logprobs=choice.get("logprobs"),
             # no token counts (no usage object): unknown, not zero; the chokepoint estimates them
