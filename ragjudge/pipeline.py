@@ -112,8 +112,11 @@ def score_source(
     from ragjudge.traces import open_source
 
     opened = open_source(source, input_format, traces)  # a trace source: its rows, before anything else
+    read_notes: list[str] = []
     if opened is not None:
-        source, input_format = opened, None
+        from ragjudge.traces.spans import reader_notes
+
+        source, input_format, read_notes = opened, None, reader_notes(opened)
 
     from ragjudge.io import TableWriter, detect_format, iter_chunks
     from ragjudge.scoring import Scorer, removed_note
@@ -150,7 +153,7 @@ def score_source(
             is_frame = True
         chunks = _frame_chunks(source, scorer.config.chunk_size) if is_frame else iter_chunks(source, fmt, scorer.config.chunk_size)
         name = "DataFrame" if is_frame else ("<stdin>" if source == "-" else source)
-        for note in scorer.notes:  # said before the input is read, as before
+        for note in [*scorer.notes, *read_notes]:  # said before the input is read, as before
             say(note)
         plan = RunPlan.of(scorer, chunks, name, flag_fields, scorer_notes=False,
                           empty=source.iloc[:0] if is_frame else pd.DataFrame())

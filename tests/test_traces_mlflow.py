@@ -459,3 +459,91 @@ def test_span_cells_in_every_shape():
     assert (row["span_skip_reason"], row["trace_skip_reason"], row["expected_facts"]) == \
         ("retriever span 'lost' (s2): its parent span gone is not in trace t, so it is not counted as a top-level retriever "
          "(as MLflow counts it); export or select the whole trace", "trace state IN_PROGRESS", ["one fact"])
+
+
+# -- issue 44 items 4 and 5: expectations as MLflow reads them; a trace read twice is one -----------
+
+@pytest.fixture(scope="module")
+def corrected(store):
+    """A trace of its own experiment whose expected facts were logged twice: Lyon, then the correction Paris."""
+    exp = mlflow.MlflowClient(store["uri"]).create_experiment("corrections", artifact_location=(store["folder"] / "c").as_uri())
+    mlflow.set_experiment(experiment_id=exp)
+    trace_id = _made(lambda: app_two("What is the capital of France?"))
+    mlflow.log_expectation(trace_id=trace_id, name="expected_facts", value=["Lyon is the capital of France"])
+    mlflow.log_expectation(trace_id=trace_id, name="expected_facts", value=["Paris is the capital of France"])
+    mlflow.set_experiment(experiment_id=store["experiment"])
+    return trace_id
+
+
+def test_the_newer_expectation_is_judged_as_mlflows_scorer_reads_it(store, corrected):
+    # the older one (Lyon) was judged, and the verdict flipped
+    from mlflow.genai.utils.trace_utils import extract_expectations_from_trace
+
+    rows = mt.read_traces("mlflow:corrections", tracking_uri=store["uri"])
+    theirs = extract_expectations_from_trace(mlflow.get_trace(corrected))
+    assert theirs["expected_facts"] == ["Paris is the capital of France"]
+    assert list(rows["expected_facts"]) == [theirs["expected_facts"]] * 2
+
+
+@pytest.mark.parametrize("case", ["two", "nested", "corrections"])
+def test_what_ragjudge_reads_from_a_trace_is_what_mlflows_scorer_uses(rows, store, corrected, case):
+    """MLflow's own extraction (``mlflow.genai.utils.trace_utils``, which ``RetrievalSufficiency``
+    uses) on the same trace: the request, the response, the expectations and each top-level
+    retriever's passages. Two deliberate differences (docs/from-mlflow.md): inputs or outputs of
+    one key are that key's value (MLflow 3.17 judges the dict's text, ``{'question': '...'}``),
+    and a retriever's plain-string items are kept (MLflow drops them)."""
+    from mlflow.genai.utils.trace_utils import (
+        extract_expectations_from_trace,
+        extract_request_from_trace,
+        extract_response_from_trace,
+        extract_retrieval_context_from_trace,
+    )
+
+    trace_id = corrected if case == "corrections" else store["ids"][case]
+    ours = mt.read_traces(f"mlflow:{'corrections' if case == 'corrections' else 'rag-app'}", tracking_uri=store["uri"])
+    ours = ours[ours["trace_id"] == trace_id].reset_index(drop=True)
+    trace = mlflow.get_trace(trace_id)
+
+    def one_key(text):  # the documented difference: a dict of one key is its value
+        import ast
+
+        for read in (json.loads, ast.literal_eval):
+            try:
+                value = read(text)
+            except (ValueError, SyntaxError):
+                continue
+            return next(iter(value.values())) if isinstance(value, dict) and len(value) == 1 else text
+        return text
+
+    assert set(ours["request"]) == {one_key(extract_request_from_trace(trace))}
+    assert set(ours["response"]) == {one_key(extract_response_from_trace(trace))}
+    expected = extract_expectations_from_trace(trace) or {}
+    for name in ("expected_facts", "expected_response"):
+        assert all((value if value is not None else None) == expected.get(name) for value in ours[name])
+    contexts = extract_retrieval_context_from_trace(trace)
+    assert list(ours["span_id"]) == list(contexts)
+    for span_id, context in zip(ours["span_id"], ours["context"]):
+        assert [(p["content"], p.get("doc_uri")) for p in context] == [(d["content"], d.get("doc_uri")) for d in contexts[span_id]]
+
+
+def test_a_trace_exported_twice_is_one_row_and_one_feedback(run_cli, store, corrected, tmp_path, server):
+    # appended twice to an export file: 2 rows, and 2 valid sufficiency feedbacks on the same span
+    trace = mlflow.get_trace(corrected)
+    path = tmp_path / "exported.jsonl"
+    path.write_text(trace.to_json() + "\n" + trace.to_json() + "\n")
+    rows = mt.read_traces(str(path))
+    assert len(rows) == 2 and rows["span_id"].is_unique  # its two retriever spans, once each
+    result = run_cli(["score", str(path), "-m", "sufficiency", "--min-pass-rate", "0", "--mlflow-log-feedback", "--mlflow-tracking-uri",
+                      store["uri"]])
+    assert result.code == 0, result.stderr
+    assert "note: 1 trace(s) were read more than once (the same trace id); each is judged and logged once, its first copy" in result.stderr
+    mine = [a for a in _ours(corrected) if a.name == "sufficiency"]
+    assert len(mine) == 2 and len({a.span_id for a in mine}) == 2  # one per span
+    doubled = pd.concat([rows, rows], ignore_index=True)  # a scored table holding a span twice: still one feedback each
+    import ragjudge
+
+    scored = ragjudge.score(doubled, metrics=["sufficiency"], model="openai/fake-judge", api_base=server.url,
+                            cache={"dir": str(tmp_path / "c")})
+    again = mt.log_feedback(scored.frame, store["uri"], summary=scored.summary)
+    assert again.logged + again.replaced == 2 and again.failed == 0
+    assert len([a for a in _ours(corrected) if a.name == "sufficiency"]) == 2

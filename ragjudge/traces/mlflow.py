@@ -147,17 +147,38 @@ def trace_view(trace: Any) -> TraceView:
     state = getattr(info.state, "value", info.state)
     spans = [SpanView(s.span_id, s.parent_id, s.name, s.span_type, s.inputs, s.outputs, s.start_time_ns or 0)
              for s in (trace.data.spans if trace.data else [])]
-    expectations: dict[str, Any] = {}
-    for assessment in info.assessments or []:
+    return TraceView(info.trace_id, str(state), spans, expectations(info.assessments or []))
+
+
+def expectations(assessments: Iterable[Any]) -> dict[str, Any]:
+    """The expectations a trace's ``assessments`` hold, by name, read as MLflow's scorers read
+    them (``mlflow.genai.utils.trace_utils.extract_expectations_from_trace``: every valid
+    expectation, the later one of a name winning): a correction logged after the first value
+    is the one judged (mlflow/mlflow#24527: the older one was). Only ``EXPECTATIONS`` are kept."""
+    found: dict[str, Any] = {}
+    for assessment in assessments:
         if assessment.name in EXPECTATIONS and getattr(assessment, "expectation", None) is not None \
-                and assessment.valid is not False and assessment.name not in expectations:
-            expectations[assessment.name] = assessment.expectation.value
-    return TraceView(info.trace_id, str(state), spans, expectations)
+                and assessment.valid in (True, None):
+            found[assessment.name] = assessment.expectation.value
+    return found
 
 
 def frame_from_traces(traces: Iterable[Any]) -> Any:
-    """``mlflow.entities.Trace`` objects -> the rows table (``ragjudge.traces.spans``)."""
-    return rows_frame(trace_view(t) for t in traces)
+    """``mlflow.entities.Trace`` objects -> the rows table (``ragjudge.traces.spans``). A trace
+    read more than once (an export appended twice, a folder holding it in two files) is one
+    trace, its first copy; the table's notes say how many were left out."""
+    seen: set[str] = set()
+    views = []
+    twice = 0
+    for trace in traces:
+        if trace.info.trace_id in seen:
+            twice += 1
+            continue
+        seen.add(trace.info.trace_id)
+        views.append(trace_view(trace))
+    notes = [f"note: {twice} trace(s) were read more than once (the same trace id); each is judged and logged once, its first copy"] \
+        if twice else []
+    return rows_frame(views, notes)
 
 
 def frame_from_search(frame: Any) -> Any:
@@ -489,6 +510,7 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
     rows = frame.to_dict("records")
     # per trace: [(span_id, feedback)]
     plan: dict[str, list[tuple[str | None, Any]]] = {}
+    planned: set[tuple[str, str | None, str]] = set()  # a span's verdict is one feedback, even where the table holds the span twice
     result = FeedbackLog()
     for row in rows:
         trace_id = _cell(row, "trace_id")
@@ -501,6 +523,9 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
             if not on_span and first is not None and not bool(first):
                 continue  # a trace-level metric: judged and logged once, on the trace's first row
             span_id = _cell(row, "span_id") if on_span else None
+            if (str(trace_id), span_id or None, metric) in planned:
+                continue
+            planned.add((str(trace_id), span_id or None, metric))
             feedback = _feedback(row, metric, span_id or None, judge_model, versions)
             if feedback is not None:
                 plan.setdefault(str(trace_id), []).append((span_id or None, feedback))

@@ -77,7 +77,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ragjudge.errors import ConfigError, InputError
-from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, one_value, top_level_retrievers, trace_rows
+from ragjudge.traces.spans import COLUMNS, NOTES, SpanView, TraceView, invalid_id, one_value, top_level_retrievers, trace_rows
 from ragjudge.types import clean
 
 SPAN_KIND = "openinference.span.kind"
@@ -106,13 +106,14 @@ class _Span:
 
 def _id(value: Any, size: int) -> str | None:
     """A trace (``size`` 16 bytes) or span (8) id as lower-case hex: hex as the Collector and
-    Phoenix write it, or base64 as protobuf's JSON mapping writes bytes. Empty: None."""
+    Phoenix write it, or base64 as protobuf's JSON mapping writes bytes. Empty or OpenTelemetry's
+    invalid id (all zeros, in either form: ``spans.invalid_id``): None."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if isinstance(value, float) and value.is_integer():  # a numeric id pandas widened to float (a column with a null): 1.0 is 1
         value = int(value)
     text = str(value).strip()
-    if text in ("", "None", "null"):  # Phoenix's DataFrame writes a root's parent_id as 'None'
+    if invalid_id(text):  # Phoenix's DataFrame writes a root's parent_id as 'None'; some exporters all zeros (wandb/weave#7126)
         return None
     if len(text) == 2 * size and _HEX.fullmatch(text):
         return text.lower()
@@ -776,8 +777,10 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
         raise _other_convention(spans, where, phoenix)
     traces: dict[str, list[_Span]] = {}
     read: set[tuple[str, str]] = set()
+    twice = 0
     for span in spans:
         if (span.trace_id, span.span_id) in read:  # a span exported twice: the first copy, as Phoenix keeps it
+            twice += 1
             continue
         read.add((span.trace_id, span.span_id))
         span.attributes = clean(span.attributes)  # an unpaired surrogate escape becomes U+FFFD, as in a table
@@ -841,6 +844,9 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
                              f"e.g. metadata.{key}), or leave {flag} out for reference-free judging")
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["trace_first_row"] = frame["trace_first_row"].astype(bool)
+    if twice:
+        frame.attrs[NOTES] = [f"note: {twice} span(s) were read more than once (the same trace and span id); each is judged and "
+                              "annotated once, its first copy"]
     return frame
 
 
@@ -938,9 +944,10 @@ def annotation_frames(scored: Any, metrics: Iterable[str] | None = None, span_me
                     if found and (errors or found["label"] != "error"):
                         trace_rows_.append({"trace_id": str(trace_id), **found})
     fields = ["name", "annotator_kind", "label", "score", "explanation", "metadata", "identifier"]
-    spans = pd.DataFrame(span_rows, columns=["span_id", *fields]).astype({"score": object})
-    traces = pd.DataFrame(trace_rows_, columns=["trace_id", *fields]).astype({"score": object})
-    return spans, traces
+    # a span (or trace) the table holds twice is one annotation of each name: its first row's
+    spans = pd.DataFrame(span_rows, columns=["span_id", *fields]).astype({"score": object}).drop_duplicates(["span_id", "name"])
+    traces = pd.DataFrame(trace_rows_, columns=["trace_id", *fields]).astype({"score": object}).drop_duplicates(["trace_id", "name"])
+    return spans.reset_index(drop=True), traces.reset_index(drop=True)
 
 
 def trace_annotations_path(path: str | os.PathLike[str]) -> Path:

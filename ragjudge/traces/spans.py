@@ -68,6 +68,30 @@ class SpanView:
     outputs: Any = None
     start: int = 0
 
+    def __post_init__(self) -> None:
+        if invalid_id(self.parent_id):  # OpenTelemetry's invalid id: no parent (wandb/weave#7126)
+            self.parent_id = None
+
+
+def invalid_id(value: Any) -> bool:
+    """Whether a trace or span id is OpenTelemetry's invalid id, which means "none": missing,
+    empty, or all zeros (``0000000000000000``, ``AAAAAAAAAAA=`` in base64, the number 0)."""
+    if value is None:
+        return True
+    if isinstance(value, (bytes, bytearray)):
+        return not any(value)
+    text = str(value).strip()
+    if text in ("", "None", "null") or set(text) <= {"0"}:
+        return True
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(raw) in (8, 16) and not any(raw)
+
 
 @dataclass
 class TraceView:
@@ -233,11 +257,22 @@ def trace_rows(trace: TraceView) -> list[dict[str, Any]]:
     return [clean({name: row[name] for name in COLUMNS}) for row in rows]
 
 
-def rows_frame(traces: Iterable[TraceView]) -> Any:
-    """``TraceView``s -> a pandas DataFrame of ``COLUMNS`` (every trace at least one row)."""
+NOTES = "ragjudge_notes"  # the rows table's ``attrs`` key holding what its reader wants the run to say
+
+
+def rows_frame(traces: Iterable[TraceView], notes: list[str] | None = None) -> Any:
+    """``TraceView``s -> a pandas DataFrame of ``COLUMNS`` (every trace at least one row);
+    ``notes`` (what the reader wants said, e.g. traces read twice) in ``frame.attrs[NOTES]``,
+    which a run prints with its own notes (``reader_notes``)."""
     import pandas as pd
 
     rows = [row for trace in traces for row in trace_rows(trace)]
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["trace_first_row"] = frame["trace_first_row"].astype(bool)
+    frame.attrs[NOTES] = list(notes or [])
     return frame
+
+
+def reader_notes(frame: Any) -> list[str]:
+    """What a trace reader wants said about ``frame`` (``rows_frame``'s ``notes``)."""
+    return list(getattr(frame, "attrs", {}).get(NOTES) or [])

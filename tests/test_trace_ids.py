@@ -1,0 +1,71 @@
+"""Trace ids as exporters write them (issue 44 items 5 and 6): OpenTelemetry's invalid id (all
+zeros, in hex or base64, or empty) means "no parent" wherever ids are read (wandb/weave#7126),
+and a trace or span read twice, in one file or across the files of a folder, is one row and one
+annotation, with a note (langwatch/langwatch#3912)."""
+
+from __future__ import annotations
+
+import json
+
+from test_trace_faults import RETRIEVER_ID, ROOT_ID, TRACE, _kv, _rag, _request, _span, _write  # noqa: F401
+
+from ragjudge.traces import otel
+from ragjudge.traces.spans import SpanView, TraceView, invalid_id, reader_notes, trace_rows
+
+OTHER = "0af7651916cd43dd8448eb211c80319c"
+
+
+def test_a_root_whose_parent_id_is_all_zeros_is_a_root(run_cli, tmp_path, server):
+    # 0 of 2 traces judged, exit 2, and the message blamed a partial export
+    hex_zero = _rag(root_parent="0000000000000000")
+    base64_zero = _rag(root_parent="AAAAAAAAAAA=", trace=OTHER)
+    path = _write(tmp_path / "zeros.jsonl", hex_zero, base64_zero)
+    frame = otel.read_otlp_file(path)
+    assert list(frame["request"]) == ["eiffel tower"] * 2 and frame["span_skip_reason"].isna().all()
+    out = tmp_path / "scored.jsonl"
+    result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    assert [json.loads(line)["sufficiency_status"] for line in out.read_text().splitlines()] == ["ok", "ok"]
+
+
+def test_invalid_ids_mean_none_in_every_form():
+    for value in (None, "", "0000000000000000", "00000000000000000000000000000000", "AAAAAAAAAAA=", "AAAAAAAAAAAAAAAAAAAAAA==", 0,
+                  b"\0" * 8, "None", "null"):
+        assert invalid_id(value), value
+    for value in ("b64ba4fd98e616ec", "AAAAAAAAAAE=", 7, "1"):
+        assert not invalid_id(value), value
+    # a source that builds its own views (MLflow, a Phoenix frame): the same rule
+    root = SpanView("r", "0000000000000000", "app", "CHAIN", {"q": "When?"}, {"a": "Then."})
+    (row,) = trace_rows(TraceView("t", "OK", [root, SpanView("s", "r", "search", "RETRIEVER", outputs=["a passage"])]))
+    assert row["request"] == "When?" and row["span_skip_reason"] is None
+
+
+def test_a_trace_in_two_files_of_a_folder_is_one_row_and_one_annotation(run_cli, tmp_path, server):
+    folder = tmp_path / "export"
+    folder.mkdir()
+    _write(folder / "a.jsonl", _rag())
+    _write(folder / "b.jsonl", _rag())  # the same trace and spans again: an export retried into a second file
+    annotations = tmp_path / "annotations.jsonl"
+    result = run_cli(["score", str(folder), "-m", "sufficiency", "--min-pass-rate", "0", "--annotations", str(annotations),
+                      "--summary-json", str(tmp_path / "s.json")])
+    assert result.code == 0, result.stderr
+    assert "note: 2 span(s) were read more than once (the same trace and span id); each is judged and annotated once" in result.stderr
+    assert json.loads((tmp_path / "s.json").read_text())["rows"] == 1
+    assert len(annotations.read_text().splitlines()) == 1
+
+
+def test_a_span_appended_twice_to_one_file_is_read_once_with_a_note(tmp_path):
+    path = _write(tmp_path / "twice.jsonl", _rag(), _rag())
+    frame = otel.read_otlp_file(path)
+    assert len(frame) == 1 and reader_notes(frame) == [
+        "note: 2 span(s) were read more than once (the same trace and span id); each is judged and annotated once, its first copy"]
+
+
+def test_a_scored_table_holding_a_span_twice_gives_one_annotation_each():
+    import pandas as pd
+
+    row = {"trace_id": TRACE, "span_id": RETRIEVER_ID, "trace_first_row": True, "sufficiency_status": "ok", "sufficiency_score": 1.0,
+           "sufficiency_passed": True, "sufficiency_rationale": "r", "completeness_status": "ok", "completeness_score": 4.0,
+           "completeness_passed": True, "completeness_rationale": "c", "judge_model": "openai/x"}
+    spans, traces = otel.annotation_frames(pd.DataFrame([row, row]))
+    assert list(spans["name"]) == ["sufficiency"] and list(traces["name"]) == ["completeness"]
