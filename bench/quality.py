@@ -418,6 +418,44 @@ def completeness_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[
         if chosen is not None:
             fitted = {**out["squality"]["checks"][chosen]["fitted_on_all"], "check": chosen}
     out["ragchecker_pairs"] = _pairs(judged, data, fitted)
+    out["short_answers"] = short_answers(judged, data)
+    return out
+
+
+SHORT_ANSWERS = 40  # SQuAD 2.0 answers judged by completeness (issue 44 item 9): each against itself and against another row's
+
+
+def short_answers(judged: Judged, data: Path, count: int = SHORT_ANSWERS, seed: int = 7) -> dict[str, Any]:
+    """Completeness on short answers (SQuAD 2.0 gold-removed rows, never calibration rows): the
+    ground truth (a short answer) against a response that is exactly it (a pass is right) and
+    against another row's answer that shares no word with it (a fail is right). The embedded
+    judge once failed "quantum electrodynamics" against itself (2.3): this measures that kind.
+    Returns pass agreement on each side with its Wilson interval and n, and the rows it got wrong."""
+    from ragjudge.judges.words import content_words
+
+    rows = [r for r in load(data, "squad2_goldremoved_sufficiency_dev") if r["id"] not in CALIBRATION and r.get("expected_response")]
+    random.Random(seed).shuffle(rows)
+    rows = rows[:count]
+    pairs = []
+    for i, row in enumerate(rows):
+        words = set(content_words(row["expected_response"]))
+        other = next((r["expected_response"] for r in rows[i + 1:] + rows[:i] if not words & set(content_words(r["expected_response"]))), None)
+        base = {"request": row["request"], "expected_response": row["expected_response"]}
+        pairs.append(({**base, "id": f"{row['id']}/same", "response": row["expected_response"]}, True))
+        if other is not None:
+            pairs.append(({**base, "id": f"{row['id']}/other", "response": other}, False))
+    table = [row for row, _ in pairs]
+    judged.score(table, "completeness")
+    out: dict[str, Any] = {"rows": len(rows)}
+    for side, want in (("same", True), ("other", False)):
+        chosen = [(row, label) for row, label in pairs if label is want]
+        decided = [judged.decided(item) for item in judged.raw([row for row, _ in chosen], "completeness")]
+        ok = [(row, v) for (row, _), v in zip(chosen, decided) if v is not None and v.status == "ok"]
+        right = sum(1 for _, v in ok if bool(v.passed) is want)
+        out[side] = {"n": len(ok), "excluded": len(chosen) - len(ok), "agreement": right / len(ok) if ok else None,
+                     "interval": wilson(right, len(ok)), "mean_score": statistics.fmean(float(v.score) for _, v in ok) if ok else None,
+                     "wrong": [{"id": row["id"], "truth": row["expected_response"], "response": row["response"], "score": v.score}
+                               for row, v in ok if bool(v.passed) is not want][:10]}
     return out
 
 
@@ -721,7 +759,19 @@ def report(results: dict[str, Any]) -> str:
             lines.append(_stability_row("fact_threshold (with fact_evidence)", "SQuAD 2.0 gold-removed", g["stability"]))
         lines.append("")
     comp = results.get("completeness")
-    if comp:
+    short = (comp or {}).get("short_answers")
+    if short:
+        lines += [f"## Completeness on short answers (SQuAD 2.0 answers, {short['rows']} rows): the answer against itself, and against "
+                  "another row's answer", ""]
+        for side, label in (("same", "the response is the ground truth itself (passes are right)"),
+                            ("other", "the response is another row's answer (fails are right)")):
+            found = short[side]
+            lines.append(f"- {label}: {_acc(found['agreement'], found['interval'])} on {found['n']} rows (excluded {found['excluded']}; "
+                         f"mean score {_f(found['mean_score'])})")
+            for wrong in found["wrong"][:3]:
+                lines.append(f"  - wrong: {wrong['id']}: truth {wrong['truth']!r}, response {wrong['response']!r}, score {wrong['score']}")
+        lines.append("")
+    if comp and "squality" in comp:
         sq = comp["squality"]
         if "checks" in sq:
             lines += [f"## Completeness (SQuALITY, n {sq['n']}, +{sq['excluded']} excluded): settings and pass mark chosen out of fold", "",
@@ -753,6 +803,7 @@ def report(results: dict[str, Any]) -> str:
                 lines += ["", f"**Ship (completeness):** {ranked}: statement_evidence {_setting(fit['setting'][0])}, evidence_weight "
                               f"{_setting(fit['setting'][1])}, pass mark (thresholds.completeness) {_setting(fit['pass_mark'])} "
                               f"(Spearman {_f(sq['checks'][ranked]['spearman'])} against {_f(alone.get('spearman'))} out of fold)", ""]
+    if comp and "squality" in comp:
         pairs = comp.get("ragchecker_pairs", {})
         lines += ["## RAGChecker pairs: sign agreement with the human preference (human ties left out)", ""]
 
@@ -787,7 +838,7 @@ def main() -> None:
     parser.add_argument("--config", default="configs/local.yaml")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--only", choices=["sufficiency", "completeness"])
+    parser.add_argument("--only", choices=["sufficiency", "completeness", "short-answers"])
     parser.add_argument("--cached-only", action="store_true", help="judge nothing: rows not in the cache are excluded (and counted)")
     args = parser.parse_args()
     data = Path(args.data)
@@ -799,6 +850,8 @@ def main() -> None:
             results["sufficiency"] = sufficiency_figures(judged, data, args.folds, args.seed)
         if args.only in (None, "completeness"):
             results["completeness"] = completeness_figures(judged, data, args.folds, args.seed)
+        if args.only == "short-answers":
+            results["completeness"] = {"short_answers": short_answers(judged, data)}
     finally:
         judged.scorer.close()
     results["seconds"] = time.perf_counter() - started

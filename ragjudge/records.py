@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -244,7 +245,29 @@ def resolve_mapping(
         origins[name] = "alias" if found else "none"
     used = {path.split(".", 1)[0] for path in paths.values() if path} | {path for path in paths.values() if path}
     unused = tuple(c for c in columns if c not in used)
+    if paths.get("id") is None:
+        named = id_like(unused, sample)
+        if named is not None:
+            warnings.append(f"note: no id column; '{named}' looks like one (a different value in each row): set --map id={named} "
+                            "(or columns.id in the config) to name the rows by it; reports call them row 1, row 2 ... otherwise")
     return Mapping(paths, origins, tuple(warnings), unused, tuple(columns))
+
+
+_ID_NAME = re.compile(r"^(?:[a-z]?id|ids?|uuid|guid|key|idx|.+[_\- .]id|id[_\- .].+|(?:row|example|sample|question|query|item|record|case|doc)_?(?:id|key|no|num|number|index))$")
+_CAMEL_ID = re.compile(r"[a-z0-9](?:Id|ID)$")  # rowId, exampleID
+
+
+def id_like(columns: tuple[str, ...] | list[str], sample: list[dict[str, Any]]) -> str | None:
+    """The first of ``columns`` whose name says it is an id (``qid``, ``question_id``,
+    ``example_id``, ``uuid``, ``rowId``...) and whose values in ``sample`` are all present and
+    different; None when none is."""
+    for column in columns:
+        if not (_ID_NAME.match(str(column).lower()) or _CAMEL_ID.search(str(column))):
+            continue
+        values = [row.get(column) for row in sample]
+        if values and not any(_is_missing(v) for v in values) and len({str(v) for v in values}) == len(values):
+            return str(column)
+    return None
 
 
 def _keys_at(row: dict[str, Any], path: str) -> list[str]:

@@ -357,3 +357,11 @@ def test_a_closed_stdout_pipe_is_said_plainly(tmp_path):
         process.wait(timeout=60)
     assert process.returncode == 2
     assert stderr.strip() == "error: stdout was closed before the output was complete (the command reading the pipe stopped early)"
+
+
+# issue 44 item 8: a CSV record with fewer fields than the header (the unit tier: tests/unit/test_csv_records.py)
+def test_a_csv_record_cut_short_is_exit_2_naming_its_line(run_cli, tmp_path):
+    path = tmp_path / "cut.csv"
+    path.write_text("id,request,context,expected_response,response\n" + "my-01,Who?,A passage.,Ann,Ann\nmy-02,When did the Gener")
+    result = run_cli(["score", str(path), "-m", "sufficiency"], judge=False)
+    assert result.code == 2 and "line 3 (record 2): malformed CSV: 2 fields where the header has 5" in result.stderr

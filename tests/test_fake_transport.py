@@ -39,7 +39,7 @@ def test_scripted_replies_errors_and_truncation_come_back_as_a_reply_or_a_transp
     fake = FakeTransport("openai/gpt-4o-mini")
     fake.errors.append(TransportError(base.RATE_LIMIT, "HTTP 429", 0.0, 429))
     fake.replies.append('{"verdict": "yes"}')
-    request = Request(messages=[{"role": "user", "content": "x" * 400}], temperature=0.0, max_tokens=16, logprobs=True)
+    request = Request(messages=[{"role": "user", "content": "x" * 400}], temperature=0.0, max_tokens=256, logprobs=True)
     with pytest.raises(TransportError) as info:
         _loop.run(fake.complete(request))
     assert info.value.kind == base.RATE_LIMIT

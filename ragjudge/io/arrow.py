@@ -4,6 +4,7 @@ text, and the one type that holds a column typed differently in several chunks o
 
 from __future__ import annotations
 
+import datetime
 import decimal
 import json
 import math
@@ -34,6 +35,49 @@ def _base64_bytes(df: pd.DataFrame) -> pd.DataFrame:
     for column in binary:
         out[column] = pd.Series([_cell_text(v) if isinstance(v, (bytes, bytearray)) else v for v in df[column]], index=df.index, dtype=object)
     return out
+
+
+_CLOCK = (datetime.date, datetime.time, datetime.timedelta)
+
+
+def _iso(value: Any) -> Any:
+    """A date, time of day or duration cell as ISO 8601 text (a duration as ``P0DT0H0M1.5S``,
+    which ``pd.Timedelta`` reads back); other values as they are."""
+    if value is None or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, (datetime.timedelta, pd.Timedelta)) or type(value).__name__ == "timedelta64":
+        return pd.Timedelta(value).isoformat()
+    if isinstance(value, _CLOCK) and not isinstance(value, datetime.datetime):
+        return value.isoformat()
+    return value
+
+
+def _text_ready(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as the text formats (JSONL, JSON, CSV) write it: durations, dates and times of day
+    as ISO 8601 text. pandas' JSON writer reads a duration's unit wrong (a ``duration[ms]`` of
+    1.5 s was written as 1.5 us: pandas-dev/pandas#63236) and writes a date as a midnight
+    timestamp; its other cells (timestamps, numbers, lists, objects) are left to the writer."""
+    out = None
+    for column in df.columns:
+        series = df[column]
+        kind = series.dtype
+        arrow = kind.pyarrow_dtype if isinstance(kind, pd.ArrowDtype) else None
+        if pd.api.types.is_timedelta64_dtype(kind) or (arrow is not None and _is_clock(arrow)):
+            values = [_iso(v) for v in series.tolist()]
+        elif kind == object and any(isinstance(v, _CLOCK) and not isinstance(v, datetime.datetime) for v in series.tolist()):
+            values = [_iso(v) for v in series.tolist()]
+        else:
+            continue
+        if out is None:
+            out = df.copy(deep=False)
+        out[column] = pd.Series(values, index=df.index, dtype=object)
+    return df if out is None else out
+
+
+def _is_clock(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_duration(kind) or pa.types.is_date(kind) or pa.types.is_time(kind)
 
 
 def _jsonable(value: Any) -> Any:
@@ -100,6 +144,11 @@ def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None, text
                     fixed = df.copy()
                 fixed[column] = [_cell_text(v) for v in df[column]]
         table = pa.Table.from_pandas(fixed, preserve_index=False)
+    for index, column in enumerate(df.columns):
+        if df[column].dtype == object and pa.types.is_struct(table.schema.field(index).type):
+            mapped = _as_map(df[column].tolist())
+            if mapped is not None:
+                table = table.set_column(index, table.schema.field(index).name, mapped)
     for name, kind in (column_types or {}).items():
         if name in table.column_names:
             index = table.column_names.index(name)
@@ -113,6 +162,28 @@ def _to_arrow(df: pd.DataFrame, column_types: dict[str, str] | None = None, text
                 continue  # an input column of that name that this run did not replace: kept as it is
             table = table.set_column(index, name, column)
     return table
+
+
+def _as_map(values: list[Any]) -> Any:
+    """A column of objects as an Arrow ``map<string, V>`` when its objects have differing keys
+    (a map read from Parquet, a dict of counts): Arrow would type them as one struct with every
+    key, and a key a row lacks would come back as null. None when the objects share their keys
+    (a struct), or a key is not text, or their values have no one type."""
+    import pyarrow as pa
+
+    objects = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not objects or not all(isinstance(v, dict) for v in objects):
+        return None
+    keys = {tuple(v) for v in objects}
+    if len(keys) == 1 or not all(isinstance(k, str) for v in objects for k in v):
+        return None
+    try:
+        kind = pa.array([x for v in objects for x in v.values()], from_pandas=True).type
+        if pa.types.is_null(kind):
+            kind = pa.string()
+        return pa.array([None if not isinstance(v, dict) else list(v.items()) for v in values], pa.map_(pa.string(), kind))
+    except _arrow_errors():
+        return None
 
 
 def _cell_text(value: Any) -> str | None:

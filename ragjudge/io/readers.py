@@ -119,12 +119,19 @@ def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
         import warnings
 
         reader = pd.read_csv(guard, dtype=str, keep_default_na=False, na_values=[""], chunksize=chunk_size, index_col=False)
+        short = False  # a record may have fewer fields than the header (pandas fills them with nulls, unsaid)
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas would drop the extra fields
             for number, chunk in enumerate(reader):
                 if number == 0:
                     _check_header(guard, len(chunk.columns))
+                if not short and len(chunk.columns) > 1 and chunk.iloc[:, -1].isna().any():
+                    short = True  # a null last cell: empty, or a record cut short; the file is read again to tell
+                    if path != "-":  # stdin is told at its end (it cannot be read twice while pandas reads it)
+                        _refuse_short_record(path)
                 yield chunk.astype(object).where(chunk.notna(), None)
+        if short and path == "-":
+            _refuse_short_record(path, guard.copy)
     except pd.errors.ParserWarning:
         found = _csv_problem(path, guard.copy)
         where = f" line {found[0]} (record {found[1]}):" if found else ""
@@ -148,6 +155,17 @@ def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
             stream.close()
         if guard.copy is not None:
             guard.copy.close()
+
+
+def _refuse_short_record(path: str, copy: IO[bytes] | None = None) -> None:
+    """Raise ``InputError`` naming the line of the first record with fewer fields than the header
+    (a file cut short mid-line, a row that lost its commas), which pandas would read with the
+    missing cells empty; nothing when every record has its fields (``_csv_problem``)."""
+    found = _csv_problem(path, copy)
+    if found and "fields where the header has" in found[2]:
+        raise InputError(f"{_name(path)}: line {found[0]} (record {found[1]}): malformed CSV: {found[2]}; every record needs a field "
+                         "per column of the header (an empty cell still needs its comma): complete the line, or remove it if the "
+                         "file was cut short")
 
 
 def _csv_problem(path: str, copy: IO[bytes] | None = None) -> tuple[int, int, str] | None:
@@ -208,7 +226,8 @@ def _parquet_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
         raise InputError(f"{_name(path)}: column '{twice[0]}' appears {names.count(twice[0])} times; rename all but one (a row cannot hold two values under one name)")
     try:
         for batch in parquet.iter_batches(batch_size=chunk_size):
-            yield batch.to_pandas(integer_object_nulls=True)
+            # a map<K, V> cell as a dict (pyarrow's default is a list of (key, value) pairs)
+            yield batch.to_pandas(integer_object_nulls=True, maps_as_pydicts="strict")
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{_name(path)}: not a readable Parquet file ({exc})") from None
 

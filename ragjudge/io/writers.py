@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from ragjudge.io.arrow import _arrow_errors, _base64_bytes, _cast_table, _jsonable, _merge_schema, _plain, _to_arrow
+from ragjudge.io.arrow import _arrow_errors, _base64_bytes, _cast_table, _jsonable, _merge_schema, _plain, _text_ready, _to_arrow
 from ragjudge.io.atomic import _output_error, open_atomic
 from ragjudge.io.formats import detect_format
 
@@ -134,7 +134,7 @@ class JsonlWriter(TableWriter):
     fmt = "jsonl"
 
     def _write(self, df: pd.DataFrame) -> None:
-        df = _base64_bytes(df)
+        df = _text_ready(_base64_bytes(df))
         if len(df):
             text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15, date_format="iso", date_unit="us")
             # pandas escapes every '/' as '\/' (valid, but URLs read badly); since no '/' is left
@@ -154,7 +154,7 @@ class JsonWriter(TableWriter):
         self._buffer.write(b"[")
 
     def _write(self, df: pd.DataFrame) -> None:
-        df = _base64_bytes(df)
+        df = _text_ready(_base64_bytes(df))
         for record in json.loads(df.to_json(orient="records", force_ascii=False, default_handler=str, double_precision=15, date_format="iso", date_unit="us")):
             self._buffer.write((b"," if self._rows else b"") + b"\n" + json.dumps(record, ensure_ascii=False).encode("utf-8"))
             self._rows += 1
@@ -176,7 +176,7 @@ class CsvWriter(TableWriter):
         self._nul: dict[str, int] = {}  # column -> cells whose NUL characters were written as U+FFFD
 
     def _write(self, df: pd.DataFrame) -> None:
-        flat = _base64_bytes(df).copy()
+        flat = _text_ready(_base64_bytes(df)).copy()
         quote_all = False
         for column in flat.columns:
             if flat[column].dtype == object:  # lists / objects -> JSON text; typed columns stay typed

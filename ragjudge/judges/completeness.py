@@ -46,7 +46,7 @@ from ragjudge.judges.base import (
     numbered,
     score_distribution,
 )
-from ragjudge.judges.words import evidence_shares
+from ragjudge.judges.words import evidence_shares, quote_match
 
 METRIC = "completeness"
 PROMPT_VERSION = "completeness-2026-11-30.1"
@@ -172,21 +172,23 @@ class CompletenessJudge(Judge):
         request = record.request or ""
         if record.expected_facts:
             facts = list(record.expected_facts)
-            return self.coverage(request, record.response, facts[:MAX_TOTAL], cut=max(0, len(facts) - MAX_TOTAL))
+            return self.coverage(request, record.response, facts[:MAX_TOTAL], cut=max(0, len(facts) - MAX_TOTAL), truth=facts)
         truth = record.expected_response or ""
         task = STATEMENTS_TASK if len(sentences(truth)) <= MAX_STATEMENTS else STATEMENTS_TASK_ALL  # a short truth keeps its prompt (and key)
         parts = ([fence("request", request)] if request else []) + [fence("ground_truth", truth), task]
         messages = [{"role": "system", "content": STATEMENTS_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         return self.call(STATEMENTS, messages, json_schema_format("completeness_statements", _STATEMENTS_SCHEMA), final=False,
-                         data={"request": request, "response": record.response})
+                         data={"request": request, "response": record.response, "truth": truth})
 
     def coverage(self, request: str, response: str, statements: list[str], start: int = 0, earlier: dict[str, list[Any]] | None = None,
-                 cut: int = 0) -> Call:
+                 cut: int = 0, truth: str | list[str] | None = None, dropped: int = 0) -> Call:
         """The coverage call: ``statements`` (the ground truth's key statements) against the
         response, at most ``STATEMENTS_PER_CALL`` of them from ``start``; a longer truth is judged
         in several calls, each non-final one followed by the next (``follow_up``), ``earlier``
         carrying the marks of the calls before (merged in ``decide``). ``cut``: statements of the
-        truth that were dropped (the verdict then cannot score 5)."""
+        truth that were dropped (the verdict then cannot score 5). ``truth``: the ground truth
+        (the expected response, or the facts) for the checks after the cache; ``dropped``:
+        statements the statements call wrote that are not the ground truth's (``grounded``)."""
         statements = [" ".join(statement.split()) for statement in statements]  # one numbered line each
         chunk = statements[start:start + STATEMENTS_PER_CALL]
         final = start + STATEMENTS_PER_CALL >= len(statements)
@@ -203,6 +205,10 @@ class CompletenessJudge(Judge):
             data = {"request": request, "response": response, "statements": statements, "start": start, "earlier": earlier or {}}
         if cut:
             data["cut"] = cut
+        if truth:
+            data["truth"] = truth
+        if dropped:
+            data["dropped"] = dropped
         return self.call(COVERAGE, messages, json_schema_format("completeness", _SCHEMA), final=final, logprobs=wants, items=list(chunk),
                          data=data)
 
@@ -219,8 +225,10 @@ class CompletenessJudge(Judge):
             if verdict.rationale:
                 earlier["rationales"] = [*earlier.get("rationales", []), verdict.rationale]
             return self.coverage(call.data["request"], call.data["response"], call.data["statements"], call.data["start"] + count, earlier,
-                                 call.data.get("cut", 0))
-        return self.coverage(call.data["request"], call.data["response"], list(details.get("statements") or []), cut=details.get("cut", 0))
+                                 call.data.get("cut", 0), call.data.get("truth"), call.data.get("dropped", 0))
+        statements, dropped = grounded(list(details.get("statements") or []), call.data.get("truth") or "")
+        return self.coverage(call.data["request"], call.data["response"], statements, cut=details.get("cut", 0),
+                             truth=call.data.get("truth"), dropped=dropped)
 
     def parse(self, reply: Reply, call: Call) -> Verdict:
         verdict = parse(reply.text, call)
@@ -269,7 +277,40 @@ class CompletenessJudge(Judge):
         if cut and verdict.score is not None and verdict.score > 4:  # a truth judged in part cannot be fully covered
             verdict.score = 4.0
             note(verdict, f"the ground truth was cut: {cut} statement(s) past the first {MAX_TOTAL} were not judged, so at most 4")
+        truth = call.data.get("truth")
+        if truth and response and states_whole_truth(truth, response) and verdict.score is not None and verdict.score < 5:
+            # the whole ground truth, word for word: complete, whatever the statements call made of it
+            verdict.score = 5.0
+            verdict.missing = []
+            if details.get("covered"):
+                verdict.details = {**(verdict.details or {}), "covered": [True] * len(details["covered"])}
+            note(verdict, "the response states the whole ground truth word for word, so 5")
+        if call.data.get("dropped"):
+            note(verdict, f"{call.data['dropped']} statement(s) the statements call wrote share no word with the ground truth "
+                          "(taken from the request, say) and were not judged")
         return super().decide(verdict, call)
+
+
+def grounded(statements: list[str], truth: str) -> tuple[list[str], int]:
+    """``statements`` less those that share no content word with the ground truth ``truth``
+    (a small judge writes statements out of the request's words: "electromagnetic theory" for
+    the truth "quantum electrodynamics"), and how many were left out. All are kept when none
+    would be, or the truth has no content word."""
+    if not statements or not truth.strip():
+        return statements, 0
+    shares = evidence_shares(statements, [truth])
+    kept = [statement for statement, share in zip(statements, shares) if share > 0]
+    if not kept:
+        return statements, 0
+    return kept, len(statements) - len(kept)
+
+
+def states_whole_truth(truth: str | list[str], response: str) -> bool:
+    """Whether ``response`` holds the whole ground truth word for word (each fact of a list):
+    its words in order, case, Unicode forms and punctuation aside (``words.quote_match`` 1.0).
+    A paraphrase or a negation ("not safe" for "safe") is not."""
+    parts = [truth] if isinstance(truth, str) else [str(t) for t in truth]
+    return bool(parts) and all(part.strip() and quote_match(part, [response]) == 1.0 for part in parts)
 
 
 def merge_parts(verdict: Verdict, call: Call) -> None:
