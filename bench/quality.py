@@ -431,15 +431,18 @@ def short_answers(judged: Judged, data: Path, count: int = SHORT_ANSWERS, seed: 
     against another row's answer that shares no word with it (a fail is right). The embedded
     judge once failed "quantum electrodynamics" against itself (2.3): this measures that kind.
     Returns pass agreement on each side with its Wilson interval and n, and the rows it got wrong."""
-    from ragjudge.judges.words import content_words
+    from ragjudge.judges.words import content_words, stop_words
+
+    english = stop_words("en")
 
     rows = [r for r in load(data, "squad2_goldremoved_sufficiency_dev") if r["id"] not in CALIBRATION and r.get("expected_response")]
     random.Random(seed).shuffle(rows)
     rows = rows[:count]
     pairs = []
     for i, row in enumerate(rows):
-        words = set(content_words(row["expected_response"]))
-        other = next((r["expected_response"] for r in rows[i + 1:] + rows[:i] if not words & set(content_words(r["expected_response"]))), None)
+        words = set(content_words(row["expected_response"], english))
+        other = next((r["expected_response"] for r in rows[i + 1:] + rows[:i]
+                      if not words & set(content_words(r["expected_response"], english))), None)
         base = {"request": row["request"], "expected_response": row["expected_response"]}
         pairs.append(({**base, "id": f"{row['id']}/same", "response": row["expected_response"]}, True))
         if other is not None:

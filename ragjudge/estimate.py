@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.types import Call, Verdict
+from ragjudge.types import Call, Verdict, count_of
 
 # expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
 _EXPECTED = {"grounded": (60, 45), "reference_free": (90, 0), "statements": (20, 25), "coverage": (60, 12), None: (70, 40)}
@@ -183,10 +183,10 @@ def render(report: dict[str, Any]) -> list[str]:
     def usd(low: float | None, high: float | None) -> str:
         return "unknown price" if low is None else f"${low:.4f} to ${high:.4f}"
 
-    lines = [f"dry run: {report['rows']} rows, judge {report['judge_model']}; no call made, nothing written"]
+    lines = [f"dry run: {count_of(report['rows'])}, judge {report['judge_model']}; no call made, nothing written"]
     for name, m in report["metrics"].items():
         reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(m["skipped_by"].items(), key=lambda x: -x[1]))
-        over = (f"{m['over_input_limit']} rows over the model's input limit (error rows, no call); "
+        over = (f"{count_of(m['over_input_limit'])} over the model's input limit (error rows, no call); "
                 if m.get("over_input_limit") else "")
         lines.append(f"{name}: {m['to_judge']} rows to judge, {m['skipped']} skipped{f' ({reasons})' if reasons else ''}, "
                      f"{m['cache_hits']} cache hits; {over}{m['calls']} calls to make; prompt tokens {m['prompt_tokens']}; "

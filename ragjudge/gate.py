@@ -19,7 +19,7 @@ from enum import Enum
 from typing import Any
 
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
-from ragjudge.types import Reason, Usage, distinct
+from ragjudge.types import Reason, Usage, count_of, distinct
 
 EXIT_INTERRUPTED = 130
 IDS_KEPT = 100  # row ids kept per metric and outcome (failed, error, skipped); the counts stay whole
@@ -59,6 +59,7 @@ class MetricSummary:
     worst: list[dict[str, Any]] = field(default_factory=list)  # failing rows, lowest score first: row, id, score, rationale, missing
     ground_truth: dict[str, int] = field(default_factory=dict)  # judged rows per ground truth used (expected_response / expected_facts)
     bounds: tuple[str, ...] = ()  # the bounds on judged rows the user set (gate.bounds_set): judging no row fails them
+    errors_by: dict[str, int] = field(default_factory=dict)  # error reason -> rows (reasons cut at 300 characters)
 
     @property
     def pass_rate(self) -> float | None:
@@ -89,6 +90,8 @@ class MetricSummary:
                                   "rationale": verdict.rationale, "missing": list(verdict.missing)})
         elif verdict.status == "error":
             self.error += 1
+            reason = (verdict.error or "error")[:300]
+            self.errors_by[reason] = self.errors_by.get(reason, 0) + 1
             self.input_errors += verdict.input_error
             self.interrupted += verdict.reason is Reason.INTERRUPTED
             self.unpaid += verdict.reason is Reason.BUDGET_REACHED
@@ -120,6 +123,9 @@ class MetricSummary:
         merged.skipped_by = dict(self.skipped_by)
         for reason, count in other.skipped_by.items():
             merged.skipped_by[reason] = merged.skipped_by.get(reason, 0) + count
+        merged.errors_by = dict(self.errors_by)
+        for reason, count in other.errors_by.items():
+            merged.errors_by[reason] = merged.errors_by.get(reason, 0) + count
         merged.ids = {key: (self.ids[key] + other.ids[key])[:IDS_KEPT] for key in self.ids}
         merged.ground_truth = {k: self.ground_truth.get(k, 0) + other.ground_truth.get(k, 0) for k in {**self.ground_truth, **other.ground_truth}}
         merged.worst = sorted(self.worst + other.worst, key=lambda row: (row["score"], row["row"]))[:WORST_KEPT]
@@ -170,6 +176,7 @@ class MetricSummary:
             "error_rate": self.error_rate,
             "skip_rate": self.skip_rate,
             "skipped_by": dict(sorted(self.skipped_by.items(), key=lambda item: -item[1])),
+            "errors_by": dict(sorted(self.errors_by.items(), key=lambda item: -item[1])[:20]),
             "threshold": self.threshold,
             "min_pass_rate": self.min_pass_rate,
             "max_error_rate": self.max_error_rate,
@@ -402,7 +409,7 @@ def _text(c: Check) -> str | None:
 
 
 def _nothing_why(rows: int) -> str:
-    return "the input has no rows" if rows == 0 else f"every row was skipped by every metric ({rows} rows)"
+    return "the input has no rows" if rows == 0 else f"every row was skipped by every metric ({count_of(rows)})"
 
 
 def failure(c: Check) -> str | None:

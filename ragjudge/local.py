@@ -23,6 +23,7 @@ import hashlib
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -245,10 +246,62 @@ def machine_turn() -> Iterator[None]:
         return
     with handle:
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # another process's call holds the model: say so once, and count the wait
+                _waiting(_holder(handle))
+                started = time.monotonic()
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                TURNS.waited += time.monotonic() - started
+            _mark(handle)
         except OSError:  # a file system without locks
             pass
         yield
+
+
+class _Turns:
+    """The waits of this process for the machine's turn: ``waited`` (seconds, in all),
+    ``told`` (the process ids a wait was said for), ``note`` (the run's listener: called with
+    one line when a call must wait for another process; ``ragjudge.run.run`` sets it)."""
+
+    def __init__(self) -> None:
+        self.waited = 0.0
+        self.told: set[int | None] = set()
+        self.note: Any = None
+
+
+TURNS = _Turns()
+
+
+def _holder(handle: Any) -> int | None:
+    """The process id the lock file names (written by the process that holds it), or None."""
+    try:
+        handle.seek(0)
+        text = handle.read(32).decode("ascii", "replace").strip()
+        return int(text) if text.isdigit() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _mark(handle: Any) -> None:
+    """Write this process's id into the lock file it now holds (another run names it while it waits)."""
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()).encode("ascii"))
+        handle.flush()
+    except OSError:
+        pass
+
+
+def _waiting(pid: int | None) -> None:
+    """Tell the run's listener, once per other process, that its calls wait for the model."""
+    if pid in TURNS.told or TURNS.note is None:
+        return
+    TURNS.told.add(pid)
+    who = f"process {pid} (another run of the embedded judge)" if pid else "another process"
+    TURNS.note(f"embedded judge: waiting for the model, which {who} is using; the two runs take turns call by call, and the "
+               "time left is estimated from the time spent judging")
 
 
 RUNTIME = _Runtime()

@@ -259,6 +259,10 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
     if request.dry_run:
         return _dry_run(request, config, traces, on_event)
     started = time.monotonic()
+    if config.judge.model.startswith("local/"):  # a wait for another process's embedded model is said
+        from ragjudge import local
+
+        local.TURNS.note = None if on_event is None else (lambda text: on_event(Note(text)))
     if request.engine == "ray":
         result, stopped = _on_ray(request, config, on_event)
         if stopped is not None:

@@ -68,6 +68,11 @@ class ParseError(ValueError):
     more, then the row is an error with the raw reply kept)."""
 
 
+def count_of(number: int, noun: str = "row", plural: str | None = None) -> str:
+    """``number`` and ``noun`` as a reader writes them: "1 row", "2 rows", "0 rows"."""
+    return f"{number} {noun if number == 1 else (plural or noun + 's')}"
+
+
 def distinct(value: float, limit: float, digits: int = 2) -> tuple[str, str]:
     """``value`` and ``limit`` printed with the fewest decimals (at least ``digits``, at most 6)
     that show them unequal when they are: a comparison never reads "0.95 < 0.95"."""

@@ -223,7 +223,7 @@ def test_a_prompt_past_the_input_limit_is_a_row_error_before_the_call(run_cli, t
     assert dry.code == 0, dry.stderr
     estimate = summary_of(summary)["dry_run"]["metrics"]["sufficiency"]
     assert estimate["over_input_limit"] == 1 and estimate["calls"] == 2
-    assert "1 rows over the model's input limit" in dry.stderr + dry.stdout
+    assert "1 row over the model's input limit" in dry.stderr + dry.stdout  # said "1 rows" (issue 44 item 13)
     result = run_cli(["score", source, "-m", "sufficiency", "--model", "openai/gpt-4", "-o", str(out), "--max-error-rate", "1",
                       "--min-pass-rate", "0"])
     written = {r["id"]: r for r in read_jsonl(out)}

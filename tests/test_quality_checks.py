@@ -65,7 +65,8 @@ def test_the_evidence_check_lowers_the_coverage_score_by_the_turned_statements_p
 
 
 def test_a_covered_statement_whose_words_are_present_stays_covered(run_score, tmp_path, judge):
-    present = {**FACTS_ROW, "response": "Ann wrote the book; she lived in Paris then."}
+    # the facts' words are in the response, not word for word (which would be the whole truth: 5, tests/unit/test_whole_truth.py)
+    present = {**FACTS_ROW, "response": "Ann, who wrote the book, lived in Paris then."}
     row = _score(run_score, tmp_path, [present], "completeness", "completeness:\n  statement_evidence: 1.0\n", [BOTH_COVERED], judge)[0]
     assert (row["completeness_score"], row["completeness_missing"], row["completeness_rationale"]) == (5.0, [], "Both are stated.")
 
@@ -85,7 +86,8 @@ def test_statement_evidence_off_changes_nothing(run_score, tmp_path, judge):
 
 def test_the_check_never_turns_a_missing_statement_covered(run_score, tmp_path, judge):
     reply = json.dumps({"statements": [{"statement": 1, "covered": False}, {"statement": 2, "covered": False}], "rationale": "r", "score": 1})
-    present = {**FACTS_ROW, "response": "Ann wrote the book; she lived in Paris then."}
+    # the facts' words are in the response, not word for word (which would be the whole truth: 5, tests/unit/test_whole_truth.py)
+    present = {**FACTS_ROW, "response": "Ann, who wrote the book, lived in Paris then."}
     row = _score(run_score, tmp_path, [present], "completeness", "completeness:\n  statement_evidence: 0.5\n", [reply], judge)[0]
     assert (row["completeness_score"], row["completeness_missing"], row["completeness_rationale"]) == (1.0, FACTS_ROW["expected_facts"], "r")
 

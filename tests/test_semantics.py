@@ -121,7 +121,9 @@ def test_a_truth_cut_past_the_limit_cannot_score_5(server, tmp_path, monkeypatch
     monkeypatch.setattr("ragjudge.judges.completeness.MAX_TOTAL", 3)
     facts = ["Ann finds a map.", "She sails to the island.", "She finds gold.", "She returns home rich."]
     with _scorer(server, tmp_path, metrics=["completeness"]) as scorer:
-        row = scorer.score([{"id": "c", "request": "Plot?", "response": " ".join(facts), "expected_facts": facts}]).frame.to_dict("records")[0]
+        # the last fact in other words: a response holding every fact word for word is the whole truth (5)
+        response = " ".join(facts[:3]) + " Rich, she goes back home."
+        row = scorer.score([{"id": "c", "request": "Plot?", "response": response, "expected_facts": facts}]).frame.to_dict("records")[0]
     assert row["completeness_score"] == 4.0
     assert row["completeness_rationale"].startswith("the ground truth was cut: 1 statement(s) past the first 3 were not judged, so at most 4")
 

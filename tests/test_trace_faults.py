@@ -209,7 +209,7 @@ def test_a_dry_run_on_traces_leaves_no_copy_behind_and_names_the_users_file(run_
     (tmp_path / "tmp").mkdir()
     path = _write(tmp_path / "traces.jsonl", _rag())
     result = run_cli(["score", str(path), "--dry-run", "-q"], judge=False)
-    assert result.code == 0 and "dry run: 1 rows" in result.stderr, result.stdout + result.stderr
+    assert result.code == 0 and "dry run: 1 row," in result.stderr, result.stdout + result.stderr
     config = tmp_path / "c.yaml"
     config.write_text("columns:\n  request: user_question\n")
     result = run_cli(["score", str(path), "-c", str(config), "--dry-run"], judge=False)

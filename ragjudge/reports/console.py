@@ -3,6 +3,8 @@ gate fails, the failing rows."""
 
 from __future__ import annotations
 
+from ragjudge.types import count_of
+
 import re
 
 from typing import Any
@@ -52,7 +54,7 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     for row in rows:
         table.add_row(*(row[i] for i in keep))
     # the title as its own line: rich pads a table's title to the table's width (trailing spaces in a log)
-    console.print(f"ragjudge: {summary.rows} rows, judge {summary.judge_model}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"ragjudge: {count_of(summary.rows)}, judge {summary.judge_model}", highlight=False, markup=False, soft_wrap=True)
     console.print(table)
     text = diagnosis_line(summary)
     if text:
@@ -123,16 +125,28 @@ def failing_lines(summary: Summary, output: str | None = None, summary_json: str
         for row in m.worst:
             if len(shown) < most:
                 shown.append(f"  {name} {_one_line(row['id'])}: score {row['score']:g}: {_one_line(row['rationale']) or '(no rationale)'}")
+    covered = len(shown)  # rows the lines shown name
+    # an error's reason once, with the rows it hit in each metric (not a line per row that says only "error"); the rows
+    # a fatal error left unjudged ("not run: REASON") count with the one that met it
+    reasons: dict[str, dict[str, int]] = {}
     for name, m in metrics.items():
-        for ident in m.ids["error"]:
-            if len(shown) < most:
-                shown.append(f"  {name} {_one_line(ident)}: error")
+        for reason, count in m.errors_by.items():
+            if reason != "interrupted":
+                hit = reasons.setdefault(reason.removeprefix("not run: "), {})
+                hit[name] = hit.get(name, 0) + count
+    for reason, hit in sorted(reasons.items(), key=lambda item: -sum(item[1].values())):
+        if len(shown) < most:
+            count = sum(hit.values())
+            where = ", ".join(f"{name} {n}" for name, n in hit.items()) if len(hit) > 1 else next(iter(hit))
+            shown.append(f"  {count} row(s) ({where}): error: {_one_line(reason, 300)}")
+            covered += count
     for name, ids in regressed.items():
         for ident in ids:
             if ident and len(shown) < most:
                 shown.append(f"  {name} {_one_line(ident)}: regressed (passed in the baseline, fails now)")
-    lines = [f"failing rows ({len(shown)} of {total}):", *shown]
-    if total > len(shown):
+                covered += 1
+    lines = [f"failing rows ({covered} of {total}):", *shown]
+    if total > covered:
         where = []
         if output:
             names = [name for name, m in metrics.items() if m.failed or m.error] + list(regressed)
@@ -140,5 +154,5 @@ def failing_lines(summary: Summary, output: str | None = None, summary_json: str
             where.append(f"the rows where {columns} (or the status is error) in {'the table on stdout' if output == '-' else output}")
         if summary_json and summary_json != "-":
             where.append(f"their ids in {summary_json} (failed_rows, error_rows)")
-        lines.append(f"  and {total - len(shown)} more" + (f": {'; '.join(where)}" if where else " (write the scored table with -o to see every row)"))
+        lines.append(f"  and {total - covered} more" + (f": {'; '.join(where)}" if where else " (write the scored table with -o to see every row)"))
     return lines

@@ -130,6 +130,9 @@ def _distribution_chart(scores: list[float], low: float, high: float, title: str
         axes.set_xticks(values)
     else:
         axes.hist(scores, bins=min(20, max(5, len(set(scores)))), range=(low, high), color="#3b6fb6")
+    from matplotlib.ticker import MaxNLocator
+
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))  # rows are counted whole (fractional scores drew 0.5 rows)
     axes.set_xlabel("score")
     axes.set_ylabel("rows")
     axes.set_title(title, fontsize=10)

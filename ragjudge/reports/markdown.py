@@ -13,6 +13,7 @@ from typing import Any
 
 from ragjudge.gate import GateResult, Summary
 from ragjudge.reports import printable
+from ragjudge.types import count_of
 
 WORST_SHOWN = 10
 
@@ -41,6 +42,7 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
     env = Environment(loader=PackageLoader("ragjudge.reports", "templates"), undefined=StrictUndefined, autoescape=False,
                       keep_trailing_newline=True, trim_blocks=False)
     env.filters["md"] = _md
+    env.filters["rows"] = lambda number: count_of(int(number))
     env.filters["printable"] = lambda value: printable(str(value))
     worst = sorted(({**row, "metric": name} for name, m in summary.metrics.items() for row in m.worst),
                    key=lambda row: (row["score"], row["row"]))[:WORST_SHOWN]

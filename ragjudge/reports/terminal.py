@@ -5,6 +5,8 @@ is imported only when a console is made."""
 
 from __future__ import annotations
 
+from ragjudge.types import count_of
+
 import sys
 from typing import Any
 
@@ -111,7 +113,7 @@ def interrupted_line(summary: Any, output: str | None, cache: bool = True) -> st
         part = f"{name} {m.rows - m.interrupted - m.unsampled} done, {m.interrupted} unfinished"
         parts.append(part + (f", {m.unsampled} not sampled" if m.unsampled else ""))
     done = ", ".join(parts)
-    where = f"all {summary.rows} rows were written to {'stdout' if output == '-' else output}" if output else "no table was asked for (-o)"
+    where = f"{'all ' if summary.rows != 1 else 'the '}{count_of(summary.rows)} {'were' if summary.rows != 1 else 'was'} written to {'stdout' if output == '-' else output}" if output else "no table was asked for (-o)"
     if not any(m.interrupted for m in summary.metrics.values()):
         return f"interrupted: {where} ({done}: every row was judged before the interrupt); nothing is left to judge"
     again = ("run the same command again to judge only those (finished calls come from the cache)" if cache else
@@ -122,6 +124,13 @@ def interrupted_line(summary: Any, output: str | None, cache: bool = True) -> st
 def _rate(per_second: float) -> str:
     """A rate with the digits that show it: 12, 3.4, 0.083 (never 0.0 for a slow one)."""
     return f"{per_second:.0f}" if per_second >= 10 else (f"{per_second:.1f}" if per_second >= 1 else f"{per_second:.2g}")
+
+
+def waited_for_model() -> float:
+    """Seconds this process has waited for another process's turn at the embedded model
+    (``ragjudge.local.TURNS``; 0 when it never loaded it)."""
+    local = sys.modules.get("ragjudge.local")
+    return local.TURNS.waited if local is not None else 0.0
 
 
 class Progress:
@@ -145,6 +154,7 @@ class Progress:
 
         self.total = total
         self.started = self.logged = time.monotonic()
+        self.started -= waited_for_model()  # waits before this run are not this run's
         if not self.console.is_terminal:
             return
         from rich.progress import BarColumn, MofNCompleteColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -183,7 +193,7 @@ class Progress:
         now = time.monotonic()
         if now - self.logged >= self.LOG_EVERY_S:
             self.logged = now
-            rate = self.done / max(now - self.started, 1e-9)
+            rate = self.done / max(now - self.started - waited_for_model(), 1e-9)  # the time spent judging, not waiting for a turn
             of = f"/{self.total}" if self.total else ""
             left = f", about {(self.total - self.done) / rate / 60:.1f} min left" if self.total and rate > 0 else ""
             self.console.print(f"judged {self.done}{of} rows ({_rate(rate)} rows/s{left}; {spent} so far)", highlight=False)

@@ -137,8 +137,8 @@ class OpenAIHTTPTransport:
             raise TransportError(base.TIMEOUT, f"no reply within {request.timeout:g} s from {self.where}") from None
         except aiohttp.InvalidURL as exc:
             raise TransportError(base.CONNECT, f"invalid URL {exc}") from None
-        except aiohttp.ClientConnectorError as exc:
-            raise TransportError(base.CONNECT, _one_line(exc)) from None
+        except aiohttp.ClientConnectorError as exc:  # its own text names "ssl:default" even for an http:// URL: the OS's reason alone
+            raise TransportError(base.CONNECT, _one_line(exc.os_error) if getattr(exc, "os_error", None) else _one_line(exc)) from None
         except (aiohttp.ClientError, OSError) as exc:
             raise TransportError(base.DISCONNECTED, _one_line(exc) or type(exc).__name__) from None
         if status != 200:

@@ -93,7 +93,7 @@ def test_every_row_skipped_by_every_metric_is_exit_2(run_score, tmp_path):
     path.write_text("id;request;context\n1;q;c\n")
     result = run_score(str(path))
     assert result.code == 2
-    assert "nothing was judged: every row was skipped by every metric (1 rows)" in result.text
+    assert "nothing was judged: every row was skipped by every metric (1 row)" in result.text
 
 
 def test_lone_surrogate_in_the_input_is_replaced_and_every_row_written(run_score, tmp_path):
