@@ -75,10 +75,13 @@ def arrow_type(name: str) -> Any:
 
 
 def _pandas_array(values: list[Any], kind: str) -> Any:
+    import numpy as np
     import pandas as pd
 
-    if kind == "list<string>":
-        return pd.array(values, dtype=pd.ArrowDtype(arrow_type(kind)))
+    if kind == "list<string>":  # Python lists in an object column: an Arrow list dtype's Parquet metadata is not read back by
+        out = np.empty(len(values), dtype=object)  # plain pandas ("data type 'list<item: string>[pyarrow]' not understood")
+        out[:] = [list(v) if v is not None else None for v in values]
+        return out
     return pd.array(values, dtype={"float64": "Float64", "bool": "boolean", "int64": "Int64", "string": "string"}[kind])
 
 

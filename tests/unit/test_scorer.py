@@ -24,8 +24,10 @@ def test_output_schema_is_the_returned_frames_schema(metrics, judge):
     with Scorer(metrics=metrics, judge={"model": "openai/fake-judge", **judge}, cache={"enabled": False}, transport=FakeTransport()) as scorer:
         scored = scorer.score(frame)
         expected = scorer.output_schema(pa.Schema.from_pandas(frame, preserve_index=False))
-    got = pa.Schema.from_pandas(scored.frame, preserve_index=False)
-    assert got.remove_metadata() == expected
+    got = pa.Table.from_pandas(scored.frame, schema=expected, preserve_index=False).schema  # the frame's values take the schema's types
+    assert got.remove_metadata() == expected and list(scored.frame.columns) == expected.names
+    # list columns are Python lists, not an Arrow dtype: the frame's own to_parquet is read back by plain pandas (issue 45 item 6)
+    assert all(scored.frame[name].dtype == object for name in expected.names if str(expected.field(name).type).startswith("list"))
     assert len(scored.frame) == len(frame) and list(scored.frame["id"]) == list(frame["id"])
     assert ("sufficiency_p_yes" in got.names) == ("sufficiency" in metrics and "yes_threshold" in judge)
     assert ("sufficiency_agreement" in got.names) == ("sufficiency" in metrics and "samples" in judge)
@@ -58,3 +60,15 @@ def test_interrupt_turns_unfinished_rows_into_errors_and_stays():
     assert set(first.frame.loc[first.frame["sufficiency_status"] == "error", "sufficiency_error"]) == {"interrupted"}
     assert first.summary.interrupted and second.summary.interrupted
     assert set(second.frame["sufficiency_error"].dropna()) == {"interrupted"}
+
+
+def test_a_scored_frame_written_by_pandas_is_read_back_by_plain_pandas(tmp_path):
+    # `scored.frame.to_parquet()` could not be read back: "data type 'list<item: string>[pyarrow]' not understood"
+    import pandas as pd
+
+    with Scorer(judge={"model": "openai/fake-judge"}, cache={"enabled": False}, transport=FakeTransport()) as scorer:
+        scored = scorer.score(sample_frame().head(4))
+    scored.frame.to_parquet(tmp_path / "scored.parquet")
+    back = pd.read_parquet(tmp_path / "scored.parquet")
+    assert list(back.columns) == list(scored.frame.columns) and len(back) == 4
+    assert [list(v) for v in back["sufficiency_missing"]] == [list(v) for v in scored.frame["sufficiency_missing"]]
