@@ -116,6 +116,7 @@ def score(
     mlflow_filter: Annotated[Optional[str], typer.Option(help="With mlflow:EXPERIMENT: a search_traces filter string, e.g. \"attributes.status = 'OK'\".")] = None,
     mlflow_max_traces: Annotated[Optional[int], typer.Option(help="With mlflow:EXPERIMENT: read at most N traces, oldest first.")] = None,
     mlflow_log_feedback: Annotated[bool, typer.Option("--mlflow-log-feedback", help="Log each verdict as an MLflow Feedback on its trace (replacing ragjudge's earlier one), and the run's summary as an MLflow run with the scored table and report.")] = False,
+    mlflow_feedback_name: Annotated[list[str], typer.Option(help="METRIC=NAME: the name of METRIC's feedback (default: MLflow's own scorer's, retrieval_sufficiency for sufficiency; completeness); repeat for more.")] = [],
     expected_facts_attribute: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: the span attribute holding the expected facts, root span first; dotted names reach into a JSON attribute, e.g. metadata.expected_facts (default: none, reference-free).")] = None,
     expected_response_attribute: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: the span attribute holding the expected response, e.g. metadata.expected_response.")] = None,
     phoenix_endpoint: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: log each verdict as a span annotation in Phoenix at this URL (default: PHOENIX_COLLECTOR_ENDPOINT), replacing ragjudge's earlier one; checked before judging.")] = None,

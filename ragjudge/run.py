@@ -48,8 +48,8 @@ from ragjudge.reports.outputs import Finished, Wanted, finish
 
 __all__ = ["RunOutcome", "ScoreRequest", "evaluate", "request_of", "run"]
 
-_TRACE_OPTIONS = ("mlflow_tracking_uri", "mlflow_filter", "mlflow_max_traces", "mlflow_log_feedback", "expected_facts_attribute",
-                  "expected_response_attribute", "phoenix_endpoint", "annotations")
+_TRACE_OPTIONS = ("mlflow_tracking_uri", "mlflow_filter", "mlflow_max_traces", "mlflow_log_feedback", "mlflow_feedback_name",
+                  "expected_facts_attribute", "expected_response_attribute", "phoenix_endpoint", "annotations")
 _OPTION = {"mlflow_log_feedback": "--mlflow-log-feedback", "row_events": "-v/--verbose"}
 
 
@@ -102,6 +102,7 @@ class ScoreRequest:
     mlflow_filter: str | None = None
     mlflow_max_traces: int | None = None
     mlflow_log_feedback: bool = False
+    mlflow_feedback_name: tuple[str, ...] = ()
     expected_facts_attribute: str | None = None
     expected_response_attribute: str | None = None
     phoenix_endpoint: str | None = None
@@ -181,7 +182,7 @@ class ScoreRequest:
             raise ConfigError("--engine ray reads files: give a file, folder or glob (a DataFrame is scored with the local engine)")
         if self.source == "-":
             raise ConfigError("--engine ray reads files: give a file, folder or glob (stdin is read by --engine local)")
-        traces = [_option(name) for name in _TRACE_OPTIONS if getattr(self, name) not in (None, False)]
+        traces = [_option(name) for name in _TRACE_OPTIONS if getattr(self, name) not in (None, False, ())]
         if traces:
             raise ConfigError(f"{', '.join(traces)}: trace sources are scored with --engine local (the default); export the rows to "
                               "a table for Ray")
@@ -234,6 +235,8 @@ def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:
     given["row_events"] = bool(options.get("verbose", False))
     given.setdefault("engine", "local")
     given.update(extra)
+    if "mlflow_feedback_name" in given:
+        given["mlflow_feedback_name"] = tuple(given["mlflow_feedback_name"] or ())
     return ScoreRequest(**{k: v for k, v in given.items() if v is not None or k in ("seed",)})
 
 
@@ -255,7 +258,7 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
         step_summary = False
         if on_event:
             on_event(Note(problem, warning=True))
-    traces = _plan_traces(request)
+    traces = _plan_traces(request, config)
     if request.dry_run:
         return _dry_run(request, config, traces, on_event)
     started = time.monotonic()
@@ -289,18 +292,25 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
     return outcome
 
 
-def _plan_traces(request: ScoreRequest) -> Any:
-    """The trace run of ``request`` (``ragjudge.trace_run.plan``), None for a table or a DataFrame."""
+def _plan_traces(request: ScoreRequest, config: Any) -> Any:
+    """The trace run of ``request`` (``ragjudge.trace_run.plan``), None for a table or a DataFrame.
+    ``--mlflow-feedback-name`` must name metrics the run judges (``ConfigError``)."""
     if not isinstance(request.source, str):
-        given = [_option(name) for name in _TRACE_OPTIONS if getattr(request, name) not in (None, False)]
+        given = [_option(name) for name in _TRACE_OPTIONS if getattr(request, name) not in (None, False, ())]
         if given:
             raise ConfigError(f"{', '.join(given)}: a DataFrame is a table, not traces")
         return None
+    from ragjudge.options import pairs
     from ragjudge.trace_run import plan
 
+    names = pairs(list(request.mlflow_feedback_name), "--mlflow-feedback-name")
+    for metric in names:
+        if metric not in config.metrics:
+            raise ConfigError(f"--mlflow-feedback-name {metric}=...: this run does not judge '{metric}'; it judges "
+                              f"{', '.join(config.metrics)}")
     return plan(request.source, request.input_format, request.mlflow_tracking_uri, request.mlflow_filter, request.mlflow_max_traces,
                 request.mlflow_log_feedback, request.engine, request.expected_facts_attribute, request.expected_response_attribute,
-                request.phoenix_endpoint, request.annotations)
+                request.phoenix_endpoint, request.annotations, names)
 
 
 def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable[[Any], None] | None) -> RunOutcome:

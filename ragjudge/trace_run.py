@@ -37,6 +37,8 @@ class TraceRun:
     failed: set[int] = field(default_factory=set)  # the positions in ``lines`` that say something was not logged or written (printed under -q too)
     phoenix_endpoint: str | None = None
     annotations: str | None = None
+    feedback_names: dict[str, str] = field(default_factory=dict)  # --mlflow-feedback-name METRIC=NAME
+    run_id: str | None = None  # the MLflow run of this run (made before the feedback, which points at it)
 
     def say(self, text: str, failed: bool = False) -> None:
         """Add a line for the end of the run; ``failed``: it says what was not logged or written."""
@@ -52,7 +54,7 @@ class TraceRun:
 
 def plan(source: str, input_format: str | None, tracking_uri: str | None, filter_string: str | None, max_traces: int | None,
          log_feedback: bool, engine: str = "local", expected_facts: str | None = None, expected_response: str | None = None,
-         phoenix_endpoint: str | None = None, annotations: str | None = None) -> TraceRun | None:
+         phoenix_endpoint: str | None = None, annotations: str | None = None, feedback_names: dict[str, str] | None = None) -> TraceRun | None:
     """The trace run of ``ragjudge score SOURCE`` (None: a table run), checked before any
     judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
     or ``--mlflow-log-feedback`` on a table or on OpenTelemetry traces, ``--mlflow-log-feedback``
@@ -64,7 +66,10 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
     for ``--phoenix-endpoint`` on OpenTelemetry traces only (a table run ignores it)."""
     kind = source_kind(source, input_format)
     mlflow_given = [flag for flag, value in (("--mlflow-filter", filter_string), ("--mlflow-max-traces", max_traces),
-                                             ("--mlflow-log-feedback", log_feedback or None)) if value is not None]
+                                             ("--mlflow-log-feedback", log_feedback or None),
+                                             ("--mlflow-feedback-name", feedback_names or None)) if value is not None]
+    if feedback_names and not log_feedback:
+        raise ConfigError("--mlflow-feedback-name names the feedback --mlflow-log-feedback logs: add --mlflow-log-feedback")
     otel_given = [flag for flag, value in (("--expected-facts-attribute", expected_facts),
                                            ("--expected-response-attribute", expected_response),
                                            ("--phoenix-endpoint", phoenix_endpoint), ("--annotations", annotations))
@@ -108,7 +113,8 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
             endpoint = ot.endpoint_or_fail(phoenix_endpoint)
             ot.check_endpoint(endpoint)  # unreachable, or no client: exit 2 naming the fix, before any judging
     options = TraceOptions(tracking_uri, filter_string, max_traces, expected_facts=expected_facts, expected_response=expected_response)
-    return TraceRun(source, kind, options, log_feedback, uri or tracking_uri, phoenix_endpoint=endpoint, annotations=annotations)
+    return TraceRun(source, kind, options, log_feedback, uri or tracking_uri, phoenix_endpoint=endpoint, annotations=annotations,
+                    feedback_names=dict(feedback_names or {}))
 
 
 def span_metrics(config: Any) -> list[str]:
@@ -129,7 +135,14 @@ def after_run(run: TraceRun, result: Any, config: Any) -> None:
         return
     from ragjudge.traces import mlflow as mt
 
-    log = mt.log_feedback(result.table, run.tracking_uri, summary=result.summary, span_metrics=span_metrics(config))
+    experiment = run.source[len("mlflow:"):] if run.source.startswith("mlflow:") else None
+    first = next((t for t in result.table["trace_id"] if isinstance(t, str)), None) if "trace_id" in result.table else None
+    try:  # the run first: each feedback points at it (mlflow.assessment.sourceRunId), as MLflow's evaluation writes it
+        run.run_id = mt.start_run(run.tracking_uri, experiment, None if experiment else first)
+    except Exception as err:  # noqa: BLE001 - the verdicts are written; the run's record in MLflow is extra
+        run.say(f"mlflow: the run was not made: {_reason(err)}", failed=True)
+    log = mt.log_feedback(result.table, run.tracking_uri, summary=result.summary, span_metrics=span_metrics(config),
+                          names=run.feedback_names, run_id=run.run_id)
     run.feedback = log
     result.sinks["mlflow"] = {"tracking_uri": run.tracking_uri, "feedback_logged": log.logged, "feedback_replaced": log.replaced,
                               "feedback_failed": log.failed, "feedback_failures": log.failures[:20]}
@@ -213,7 +226,7 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
                                                mapping=result.mapping))
         try:
             run_id = mt.log_run(document, run.tracking_uri, experiment, scored, report, run.feedback,
-                                trace_id=None if experiment else first)
+                                trace_id=None if experiment else first, run_id=run.run_id, names=run.feedback_names)
         except Exception as err:  # noqa: BLE001 - the verdicts are written; the run's record in MLflow is extra
             run.say(f"mlflow: the run was not logged: {str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__}", failed=True)
             result.sinks.setdefault("mlflow", {})["run_error"] = run.lines[-1]

@@ -146,11 +146,11 @@ def test_an_experiment_is_one_row_per_retriever_span_and_its_feedback_lands_once
     for trace_id in (ids["france"], ids["components"], ids["two"]):
         mine = _ours(store["uri"], trace_id)
         spans = [r for r in rows if r["trace_id"] == trace_id]
-        assert sorted(a.span_id or "" for a in mine if a.name == "sufficiency") == sorted(r["span_id"] for r in spans)
+        assert sorted(a.span_id or "" for a in mine if a.name == "retrieval_sufficiency") == sorted(r["span_id"] for r in spans)
         for row in spans:
-            (feedback,) = [a for a in mine if a.name == "sufficiency" and a.span_id == row["span_id"]]
+            (feedback,) = [a for a in mine if a.name == "retrieval_sufficiency" and a.span_id == row["span_id"]]
             assert feedback.value == ("yes" if row["sufficiency_score"] == 1.0 else "no")
-            assert feedback.rationale == row["sufficiency_rationale"] and feedback.source.source_id == "openai/fake-judge"
+            assert feedback.rationale == row["sufficiency_rationale"] and feedback.source.source_id == "openai:/fake-judge"
         (complete,) = [a for a in mine if a.name == "completeness"]
         assert complete.span_id is None and complete.value == int(spans[0]["completeness_score"])
     assert _ours(store["uri"], ids["error"]) == []  # skipped: nothing logged
@@ -168,6 +168,48 @@ def test_an_experiment_is_one_row_per_retriever_span_and_its_feedback_lands_once
     for trace_id in (ids["france"], ids["components"], ids["two"]):
         names = [(a.name, a.span_id) for a in _ours(store["uri"], trace_id)]
         assert len(names) == len(set(names)) == 1 + sum(1 for r in rows if r["trace_id"] == trace_id)
+
+
+def test_the_feedback_and_the_run_are_where_mlflows_own_views_look(run_cli, store, tmp_path):
+    """Issue 45 item 2: the feedback was named ``sufficiency`` (MLflow's scorer writes
+    ``retrieval_sufficiency``), its source ``openai/gpt-4o-mini`` (MLflow: ``openai:/...``), with no
+    link to the run, which MLflow's evaluation-runs view did not list, and a cached re-run wrote
+    0 tokens and cost over the first run's. Checked with MLflow's own queries."""
+    first, rows, summary = _score(run_cli, store, tmp_path, "--mlflow-log-feedback", "--model", "openai/gpt-4o-mini")
+    assert first.code in (0, 1), first.stderr
+    run_id, ids = summary["mlflow"]["run_id"], store["ids"]
+    client = mlflow.MlflowClient(store["uri"])
+    found = mlflow.search_traces(locations=[store["experiment"]], filter_string="feedback.retrieval_sufficiency = 'yes'", return_type="list")
+    yes = {r["trace_id"] for r in rows if r["sufficiency_status"] == "ok" and r["sufficiency_score"] == 1.0}
+    assert yes and {t.info.trace_id for t in found} == yes
+    for trace_id in yes:
+        for feedback in _ours(store["uri"], trace_id):
+            assert feedback.source.source_id == "openai:/gpt-4o-mini" and feedback.run_id == run_id  # mlflow.assessment.sourceRunId
+            assert feedback.metadata["judged_by"].startswith("ragjudge ")
+    runs = client.search_runs([store["experiment"]], filter_string="tags.`mlflow.runType` = 'genai_evaluate'")
+    assert run_id in {r.info.run_id for r in runs}
+    history = client.get_metric_history(run_id, "retrieval_sufficiency/mean")
+    assert [m.value for m in history] == [summary["metrics"]["sufficiency"]["mean_score"]]
+    assert client.get_metric_history(run_id, "completeness/mean")[0].value == summary["metrics"]["completeness"]["mean_score"]
+    france = ids["france"]
+    (before,) = [a for a in _ours(store["uri"], france) if a.name == "retrieval_sufficiency"]
+    assert int(before.metadata["prompt_tokens"]) > 0
+    again, rows_again, _ = _score(run_cli, store, tmp_path, "--mlflow-log-feedback", "--model", "openai/gpt-4o-mini", name="again.jsonl")
+    assert all(r["sufficiency_cached"] for r in rows_again if r["sufficiency_status"] == "ok")
+    (after,) = [a for a in _ours(store["uri"], france) if a.name == "retrieval_sufficiency"]
+    assert {k: after.metadata[k] for k in ("prompt_tokens", "completion_tokens", "cost_usd")} == \
+        {k: before.metadata[k] for k in ("prompt_tokens", "completion_tokens", "cost_usd")}  # the cached re-run kept them
+
+
+def test_a_feedback_name_of_ones_own_and_a_misspelt_metric_in_it(run_cli, store, tmp_path):
+    result, rows, _ = _score(run_cli, store, tmp_path, "-m", "sufficiency", "--mlflow-log-feedback", "--mlflow-feedback-name",
+                             "sufficiency=context_enough")
+    assert result.code in (0, 1), result.stderr
+    names = {a.name for a in _ours(store["uri"], store["ids"]["france"])}
+    assert "context_enough" in names
+    bad, _, _ = _score(run_cli, store, tmp_path, "-m", "sufficiency", "--mlflow-log-feedback", "--mlflow-feedback-name", "sufficency=x",
+                       name="bad.jsonl")
+    assert bad.code == 2 and "--mlflow-feedback-name sufficency=...: this run does not judge 'sufficency'" in bad.stderr
 
 
 def test_an_exported_trace_file_gives_the_stores_rows(run_cli, store, tmp_path):

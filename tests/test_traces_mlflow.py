@@ -308,10 +308,10 @@ def test_feedback_lands_on_each_span_and_a_rerun_replaces_it(rows, store, server
     by_span = {(a.name, a.span_id): a for a in feedback}
     assert len(feedback) == len(by_span) == 3  # sufficiency on each of 2 spans, completeness once on the trace
     for _, row in two.iterrows():
-        mine = by_span[("sufficiency", row["span_id"])]
+        mine = by_span[("retrieval_sufficiency", row["span_id"])]  # MLflow's own scorer's name (issue 45)
         assert mine.value == ("yes" if row["sufficiency_score"] == 1.0 else "no")
         assert mine.rationale == row["sufficiency_rationale"]
-        assert (mine.source.source_type, mine.source.source_id) == ("LLM_JUDGE", "openai/fake-judge")
+        assert (mine.source.source_type, mine.source.source_id) == ("LLM_JUDGE", "openai:/fake-judge")  # MLflow's model URI form
         assert mine.metadata["prompt_version"] == versions["sufficiency"] and mine.metadata["mode"] == row["sufficiency_mode"]
         assert json.loads(mine.metadata["missing"]) == list(row["sufficiency_missing"])
         assert int(mine.metadata["prompt_tokens"]) == row["sufficiency_prompt_tokens"]
@@ -332,7 +332,7 @@ def test_feedback_lands_on_each_span_and_a_rerun_replaces_it(rows, store, server
     third = mt.log_feedback(frame, store["uri"], model="openai/other-judge", prompt_versions=versions, workers=4)
     assert (third.logged, third.replaced) == (0, expected)
     now = _ours(store["ids"]["two"])
-    assert len(now) == 3 and {a.source.source_id for a in now} == {"openai/other-judge"}
+    assert len(now) == 3 and {a.source.source_id for a in now} == {"openai:/other-judge"}
 
 
 def test_an_error_row_logs_its_error_and_a_dead_store_loses_no_verdict(rows, store, server, tmp_path):
@@ -342,7 +342,7 @@ def test_an_error_row_logs_its_error_and_a_dead_store_loses_no_verdict(rows, sto
     textless["sufficiency_error"] = textless["span_error"]
     result = mt.log_feedback(textless, store["uri"], metrics=["sufficiency"])
     assert (result.written, result.failed) == (1, 0)
-    (logged,) = [a for a in _ours(store["ids"]["textless"]) if a.name == "sufficiency"]
+    (logged,) = [a for a in _ours(store["ids"]["textless"]) if a.name == "retrieval_sufficiency"]
     assert logged.value is None and logged.error.error_message == textless["span_error"].iloc[0]
 
     # a trace gone from the store: its feedback fails with the reason, the others are logged
@@ -537,7 +537,7 @@ def test_a_trace_exported_twice_is_one_row_and_one_feedback(run_cli, store, corr
                       store["uri"]])
     assert result.code == 0, result.stderr
     assert "note: 1 trace(s) were read more than once (the same trace id); each is judged and logged once, its first copy" in result.stderr
-    mine = [a for a in _ours(corrected) if a.name == "sufficiency"]
+    mine = [a for a in _ours(corrected) if a.name == "retrieval_sufficiency"]
     assert len(mine) == 2 and len({a.span_id for a in mine}) == 2  # one per span
     doubled = pd.concat([rows, rows], ignore_index=True)  # a scored table holding a span twice: still one feedback each
     import ragjudge
@@ -546,4 +546,4 @@ def test_a_trace_exported_twice_is_one_row_and_one_feedback(run_cli, store, corr
                             cache={"dir": str(tmp_path / "c")})
     again = mt.log_feedback(scored.frame, store["uri"], summary=scored.summary)
     assert again.logged + again.replaced == 2 and again.failed == 0
-    assert len([a for a in _ours(corrected) if a.name == "sufficiency"]) == 2
+    assert len([a for a in _ours(corrected) if a.name == "retrieval_sufficiency"]) == 2

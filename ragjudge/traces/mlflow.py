@@ -50,6 +50,27 @@ PAGE_SIZE = 500  # traces per search_traces call (the SQL store's own cap is far
 SPAN_METRICS = ("sufficiency",)  # metrics judged per retriever span; the others once per trace
 MARKER = "ragjudge"  # metadata key on every feedback ragjudge logs: how a re-run finds its own
 EXPECTATIONS = ("expected_facts", "expected_response")
+# each metric's feedback name: that of MLflow's built-in scorer of the same judgment, so MLflow's
+# own views, filters and metrics (``retrieval_sufficiency/mean``) see it; ``names`` renames
+FEEDBACK_NAMES = {"sufficiency": "retrieval_sufficiency", "groundedness": "retrieval_groundedness", "completeness": "completeness"}
+SOURCE_RUN_ID = "mlflow.assessment.sourceRunId"  # MLflow's metadata key linking an assessment to its run
+RUN_TYPE = ("mlflow.runType", "genai_evaluate")  # the tag MLflow's evaluation-runs view lists a run by
+TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "cost_usd")
+
+
+def feedback_name(metric: str, names: dict[str, str] | None = None) -> str:
+    """The feedback name of ``metric``: ``names``' (``--mlflow-feedback-name``), else MLflow's
+    built-in scorer's (``FEEDBACK_NAMES``), else the metric's own."""
+    return (names or {}).get(metric) or FEEDBACK_NAMES.get(metric, metric)
+
+
+def model_uri(model: str) -> str:
+    """A judge model as MLflow's judges name their source: ``openai:/gpt-4o-mini`` for litellm's
+    ``openai/gpt-4o-mini`` (a name already in that form stays)."""
+    if ":/" in model or "/" not in model:
+        return model
+    provider, _, name = model.partition("/")
+    return f"{provider}:/{name}"
 
 
 def _mlflow() -> Any:
@@ -416,9 +437,13 @@ def _value(metric: str, score: float) -> Any:
     return int(score) if float(score).is_integer() else float(score)
 
 
-def _feedback(row: dict[str, Any], metric: str, span_id: str | None, model: str, prompt_versions: dict[str, str]) -> Any:
-    """One row's verdict of ``metric`` as an MLflow ``Feedback``, or None when it has none (skipped)."""
+def _feedback(row: dict[str, Any], metric: str, span_id: str | None, model: str, prompt_versions: dict[str, str],
+              name: str | None = None, run_id: str | None = None) -> Any:
+    """One row's verdict of ``metric`` as an MLflow ``Feedback`` named ``name`` (default:
+    ``feedback_name``), linked to the run ``run_id``, or None when it has none (skipped)."""
     from mlflow.entities import AssessmentError, AssessmentSource, AssessmentSourceType, Feedback
+
+    from ragjudge import __version__
 
     status = _cell(row, f"{metric}_status")
     if status not in ("ok", "error"):
@@ -434,12 +459,17 @@ def _feedback(row: dict[str, Any], metric: str, span_id: str | None, model: str,
         "prompt_tokens": str(_cell(row, f"{metric}_prompt_tokens") or 0),
         "completion_tokens": str(_cell(row, f"{metric}_completion_tokens") or 0),
         "cost_usd": "" if cost is None else str(cost),
+        "metric": metric,
+        "judged_by": f"ragjudge {__version__}",
     }
-    source = AssessmentSource(source_type=AssessmentSourceType.LLM_JUDGE, source_id=model)
+    if run_id:
+        metadata[SOURCE_RUN_ID] = run_id
+    name = name or feedback_name(metric)
+    source = AssessmentSource(source_type=AssessmentSourceType.LLM_JUDGE, source_id=model_uri(model))
     if status == "error":
         error = AssessmentError(error_code="RAGJUDGE_ERROR", error_message=str(_cell(row, f"{metric}_error") or "no verdict"))
-        return Feedback(name=metric, error=error, source=source, rationale="", metadata=metadata, span_id=span_id)
-    return Feedback(name=metric, value=_value(metric, float(_cell(row, f"{metric}_score"))), source=source,
+        return Feedback(name=name, error=error, source=source, rationale="", metadata=metadata, span_id=span_id)
+    return Feedback(name=name, value=_value(metric, float(_cell(row, f"{metric}_score"))), source=source,
                     rationale=str(_cell(row, f"{metric}_rationale") or ""), metadata=metadata, span_id=span_id)
 
 
@@ -468,17 +498,22 @@ def _assessments(tracing: Any, trace_ids: list[str], size: int = 200) -> dict[st
 
 def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None = None,
                  prompt_versions: dict[str, str] | None = None, metrics: Iterable[str] | None = None,
-                 span_metrics: Iterable[str] = SPAN_METRICS, workers: int | None = None, summary: Any = None) -> FeedbackLog:
+                 span_metrics: Iterable[str] = SPAN_METRICS, workers: int | None = None, summary: Any = None,
+                 names: dict[str, str] | None = None, run_id: str | None = None) -> FeedbackLog:
     """Log each verdict of ``scored`` (a scored rows table of ``read_traces``: ``trace_id``,
     ``span_id``, ``trace_first_row``, ``NAME_status``/``_score``/``_rationale``/``_error``/
     ``_missing``/``_prompt_tokens``/``_completion_tokens``/``_cost_usd``, ``sufficiency_mode``)
     as an MLflow ``Feedback`` on its trace.
 
-    Name: the metric's; value ``"yes"``/``"no"`` for sufficiency, the score (1..5 for
-    completeness) for the others; the rationale; source ``LLM_JUDGE`` with ``model`` (default:
-    the ``judge_model`` column) as its id; metadata ``ragjudge``, ``prompt_version`` (from
-    ``prompt_versions``, metric -> version), ``mode``, ``missing`` (JSON list), ``prompt_tokens``,
-    ``completion_tokens``, ``cost_usd``. An error row logs a Feedback whose ``error`` holds the
+    Name: MLflow's built-in scorer's for the same judgment (``retrieval_sufficiency``,
+    ``completeness``; ``feedback_name``), or ``names``' (metric -> name); value ``"yes"``/``"no"``
+    for sufficiency, the score (1..5 for completeness) for the others; the rationale; source
+    ``LLM_JUDGE`` with ``model`` (default: the ``judge_model`` column) as its id, in MLflow's
+    form (``openai:/gpt-4o-mini``); metadata ``ragjudge``, ``judged_by`` (ragjudge and its
+    version), ``metric``, ``prompt_version`` (from ``prompt_versions``, metric -> version),
+    ``mode``, ``missing`` (JSON list), ``prompt_tokens``, ``completion_tokens``, ``cost_usd``
+    (a row answered from the cache keeps the earlier feedback's), and with ``run_id``
+    MLflow's ``mlflow.assessment.sourceRunId`` (the run's evaluation views find it). An error row logs a Feedback whose ``error`` holds the
     reason; a skipped row logs nothing. ``span_metrics`` are logged on their row's retriever
     span (``span_id``); the others once per trace, from the row flagged ``trace_first_row``.
 
@@ -509,7 +544,7 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
     versions = dict(prompt_versions or {})
     rows = frame.to_dict("records")
     # per trace: [(span_id, feedback)]
-    plan: dict[str, list[tuple[str | None, Any]]] = {}
+    plan: dict[str, list[tuple[str | None, Any, bool]]] = {}
     planned: set[tuple[str, str | None, str]] = set()  # a span's verdict is one feedback, even where the table holds the span twice
     result = FeedbackLog()
     for row in rows:
@@ -526,9 +561,10 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
             if (str(trace_id), span_id or None, metric) in planned:
                 continue
             planned.add((str(trace_id), span_id or None, metric))
-            feedback = _feedback(row, metric, span_id or None, judge_model, versions)
+            feedback = _feedback(row, metric, span_id or None, judge_model, versions, feedback_name(metric, names), run_id)
             if feedback is not None:
-                plan.setdefault(str(trace_id), []).append((span_id or None, feedback))
+                cached = _cell(row, f"{metric}_cached") is True
+                plan.setdefault(str(trace_id), []).append((span_id or None, feedback, cached))
     total = sum(len(v) for v in plan.values())
     why = _probe(uri)
     if why is not None:
@@ -538,7 +574,7 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
     tracing = TracingClient(tracking_uri=uri)
     known = _assessments(tracing, list(plan))
 
-    def one_trace(trace_id: str, items: list[tuple[str | None, Any]]) -> FeedbackLog:
+    def one_trace(trace_id: str, items: list[tuple[str | None, Any, bool]]) -> FeedbackLog:
         done = FeedbackLog()
         try:
             existing = known[trace_id] if trace_id in known else list(tracing.get_trace_info(trace_id).assessments or [])
@@ -546,10 +582,13 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
             done.failed = len(items)
             done.failures.append(f"{trace_id}: trace not readable: {_first_line(err)}")
             return done
-        for span_id, feedback in items:
+        for span_id, feedback, cached in items:
             where = f"{trace_id}/{span_id or '-'} {feedback.name}"
             try:
                 earlier = _earlier(existing, feedback.name, span_id)
+                if cached and earlier is not None:  # answered from the cache: the tokens and cost are the call's that made it
+                    kept = {key: (earlier.metadata or {}).get(key) for key in TOKEN_KEYS if (earlier.metadata or {}).get(key) is not None}
+                    feedback.metadata = {**(feedback.metadata or {}), **kept}
                 if earlier is not None and earlier.source.source_id == feedback.source.source_id:
                     tracing.update_assessment(trace_id=trace_id, assessment_id=earlier.assessment_id, assessment=feedback)
                     done.replaced += 1
@@ -583,11 +622,32 @@ def _summary_document(summary: Any) -> dict[str, Any]:
             "cost_usd": summary.cost_usd, "metrics": {name: m.to_dict() for name, m in summary.metrics.items()}}
 
 
+def start_run(tracking_uri: str | None = None, experiment: str | None = None, trace_id: str | None = None,
+              run_name: str | None = None) -> str:
+    """Create the MLflow run of a ragjudge run in ``experiment`` (name or id; default: the
+    experiment of ``trace_id``), tagged as MLflow tags its own evaluation runs
+    (``mlflow.runType`` ``genai_evaluate``: its evaluation-runs view lists it), and return its id:
+    the feedback logged after it points at it (``mlflow.assessment.sourceRunId``), and ``log_run``
+    fills it in. ``InputError`` for an unreachable store or a missing experiment."""
+    mlflow_client = client(tracking_uri)
+    if experiment is not None:
+        exp = experiment_id(mlflow_client, experiment)
+    elif trace_id is not None:
+        exp = mlflow_client.get_trace(trace_id, display=False).info.experiment_id
+    else:
+        raise ConfigError("an MLflow run needs the experiment (name or id) or one of its trace ids")
+    run = mlflow_client.create_run(exp, run_name=run_name, tags={"mlflow.source.name": "ragjudge", RUN_TYPE[0]: RUN_TYPE[1]})
+    return run.info.run_id
+
+
 def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | None = None, scored_path: str | None = None,
             report_path: str | None = None, feedback: FeedbackLog | None = None, run_name: str | None = None,
-            trace_id: str | None = None) -> str:
+            trace_id: str | None = None, run_id: str | None = None, names: dict[str, str] | None = None) -> str:
     """Log a run's summary as an MLflow run of ``experiment`` (name or id; default: the
-    experiment of ``trace_id``) and return the run's id.
+    experiment of ``trace_id``), or into the run ``run_id`` made by ``start_run``, and return
+    the run's id. Besides ragjudge's own metrics, each metric's mean as MLflow's evaluation logs
+    it for its feedback (``retrieval_sufficiency/mean``: the share of "yes"; ``completeness/mean``;
+    named as the feedback is, ``names``).
 
     ``summary``: the ``--summary-json`` document (``ragjudge.reports.summary.summary_dict``) or a
     ``ragjudge.gate.Summary``. Metrics: ``rows``, ``cost_usd``, ``exit_code``,
@@ -602,12 +662,8 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
     from mlflow.utils.time import get_current_time_millis
 
     mlflow_client = client(tracking_uri)
-    if experiment is not None:
-        exp = experiment_id(mlflow_client, experiment)
-    elif trace_id is not None:
-        exp = mlflow_client.get_trace(trace_id, display=False).info.experiment_id
-    else:
-        raise ConfigError("log_run needs the experiment (name or id) or one of its trace ids")
+    if run_id is None:
+        run_id = start_run(tracking_uri, experiment, trace_id, run_name)
     document = _summary_document(summary)
     now = get_current_time_millis()
     values: dict[str, Any] = {k: document.get(k) for k in ("rows", "cost_usd", "exit_code", "provider_calls")}
@@ -618,11 +674,10 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
             values[f"{name}.{key}"] = m.get(key)
         params[f"{name}.prompt_version"] = m.get("prompt_version") or ""
         params[f"{name}.threshold"] = m.get("threshold")
+        values[f"{feedback_name(name, names)}/mean"] = m.get("mean_score")  # as MLflow's evaluation aggregates its feedback
     if feedback is not None:
         values.update({"feedback.logged": feedback.logged, "feedback.replaced": feedback.replaced,
                        "feedback.failed": feedback.failed})
-    run = mlflow_client.create_run(exp, run_name=run_name, tags={"mlflow.source.name": "ragjudge"})
-    run_id = run.info.run_id
     try:
         mlflow_client.log_batch(
             run_id,
@@ -642,6 +697,6 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
     return run_id
 
 
-__all__ = ["COLUMNS", "FeedbackLog", "read_source", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file",
+__all__ = ["COLUMNS", "FEEDBACK_NAMES", "FeedbackLog", "feedback_name", "model_uri", "start_run", "read_source", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file",
            "log_feedback", "log_run", "read_experiment", "read_trace_file", "read_traces", "search", "trace_view",
            "tracking_uri_or_fail"]
