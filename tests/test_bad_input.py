@@ -88,6 +88,10 @@ MIXED = {
 
 
 def _plain(value):
+    """A cell read back by plain pandas as Python values: arrays as lists, and a missing text
+    cell as None (pandas 3 reads it as NaN)."""
+    if isinstance(value, float) and value != value:
+        return None
     if hasattr(value, "tolist"):
         value = value.tolist()
     if isinstance(value, dict):

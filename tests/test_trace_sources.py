@@ -190,10 +190,12 @@ def test_a_folder_of_phoenix_tables_is_read_as_one(tmp_path):
 def test_a_trace_s_passages_without_text_name_the_retriever_not_a_column():
     trace = TraceView("t", "OK", [SpanView("root", None, "rag", "CHAIN", {"q": "q?"}, {"a": "a"}),
                                   SpanView("r", "root", "search", "RETRIEVER", outputs=[{"page_content": None, "metadata": {}}])])
-    (row,) = trace_rows(trace)
-    assert row["span_error"] == ("retriever span 'search' (r): context holds 1 passage(s) and none has text under content, "
-                                 "page_content, text; the retriever should return each passage's text (a Document's "
-                                 "page_content, or a string)")
+    notes: list[str] = []
+    (row,) = trace_rows(trace, notes)
+    assert row["context"] == [] and row["span_error"] is None  # judged "no", as MLflow judges it (issue 45 item 3)
+    assert notes == ["note: retriever span 'search' (r): context holds 1 passage(s) and none has text under content, "
+                     "page_content, text; the retriever should return each passage's text (a Document's page_content, or a "
+                     "string); judged as a retrieval that found nothing (\"no\"), as MLflow's RetrievalSufficiency judges it"]
 
 
 def test_set_a_section_to_a_value_beside_a_named_option_is_refused(run_cli, tmp_path):

@@ -227,9 +227,22 @@ def _parquet_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     try:
         for batch in parquet.iter_batches(batch_size=chunk_size):
             # a map<K, V> cell as a dict (pyarrow's default is a list of (key, value) pairs)
-            yield batch.to_pandas(integer_object_nulls=True, maps_as_pydicts="strict")
+            yield _text_as_objects(batch.to_pandas(integer_object_nulls=True, maps_as_pydicts="strict"))
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{_name(path)}: not a readable Parquet file ({exc})") from None
+
+
+def _text_as_objects(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its text columns as Python strings and None, whatever pandas' version:
+    pandas 3 reads Parquet text as its ``str`` dtype, whose empty cells are NaN."""
+    texts = [c for c in frame.columns if isinstance(frame[c].dtype, pd.StringDtype)]
+    if not texts:
+        return frame
+    out = frame.copy(deep=False)
+    for column in texts:
+        out[column] = pd.Series([None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else v
+                                 for v in frame[column].tolist()], index=frame.index, dtype=object)
+    return out
 
 
 def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:

@@ -182,7 +182,7 @@ class CsvWriter(TableWriter):
             if flat[column].dtype == object:  # lists / objects -> JSON text; typed columns stay typed
                 flat[column] = pd.Series([_jsonable(v) for v in flat[column]], index=flat.index, dtype=object)
             if flat[column].dtype == object or isinstance(flat[column].dtype, pd.StringDtype):
-                text = flat[column].map(lambda v: v if isinstance(v, str) else "", na_action="ignore").fillna("").astype(str)
+                text = pd.Series([v if isinstance(v, str) else "" for v in flat[column].tolist()], index=flat.index, dtype=object)
                 nul = text.str.contains("\0", regex=False)
                 if nul.any():  # the CSV reader refuses a NUL (pandas' parser ends the cell there): U+FFFD, as for surrogates
                     flat[column] = flat[column].where(~nul, text.str.replace("\0", "\ufffd", regex=False)).astype(flat[column].dtype)

@@ -31,7 +31,7 @@ Both give the same table for the same traces: the rows of ``ragjudge.traces.span
   ``{content, doc_uri, id, score, metadata}`` (``ragjudge.records.normalise_context`` reads
   them: ``metadata`` the document's metadata as JSON text, ``doc_uri`` taken from it
   (``doc_uri``, else ``source`` as LangChain writes it), ``score`` a float); no documents is
-  ``[]`` (judged "no"), documents without text a ``span_error``;
+  ``[]`` (judged "no"), documents without text too (with a note), documents in a shape not read a ``span_error``;
 - ``response``: the root span's ``output.value``;
 - ``input.value``/``output.value`` whose ``*.mime_type`` is ``application/json`` are decoded;
 - ``expected_facts``/``expected_response``: from the attributes the caller names (OpenInference
@@ -787,6 +787,7 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
         traces.setdefault(span.trace_id, []).append(span)
     order = sorted(traces, key=lambda t: (min(s.start for s in traces[t]), t))
     rows: list[dict[str, Any]] = []
+    textless: list[str] = []  # notes: retrievers whose documents hold no text, judged "no"
     found_in = {"expected_facts": False, "expected_response": False}  # whether any trace has the attribute named
     for trace_id in order:
         members = sorted(traces[trace_id], key=lambda s: (s.start, s.span_id))
@@ -813,7 +814,7 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
         root = next((s for s in members if s.span_id == (view.root.span_id if view.root else None)), None)
         view.state = "ERROR" if root is not None and root.status == "ERROR" else "OK"
         top = {s.span_id for s in top_level_retrievers(view)}
-        for row in trace_rows(view):
+        for row in trace_rows(view, textless):
             span_id = row["span_id"]
             if span_id in top:
                 query = one_value(queries.get(span_id))
@@ -828,12 +829,13 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
                         row["span_error"] = (f"retriever span {row['span_name']!r} ({span_id}): its documents are not in a shape "
                                              f"ragjudge reads ({unread}); OpenInference writes them as retrieval.documents.N."
                                              "document.content (Phoenix: a list of {\"document.content\": ...} objects)")
-                    elif found and not row["context"]:  # documents, none of them text: not "nothing retrieved"
+                    elif found and not row["context"]:  # documents, none of them text: nothing readable retrieved, "no" (as MLflow)
                         kinds = sorted({type(d["content"]).__name__ for d in found})
-                        row["context"] = None
-                        row["span_error"] = (f"retriever span {row['span_name']!r} ({span_id}): none of its {len(found)} documents "
-                                             f"has text content (document.content is {', '.join(kinds)}); OpenInference writes "
-                                             "each document's text as a string in retrieval.documents.N.document.content")
+                        row["context"] = []
+                        textless.append(f"note: retriever span {row['span_name']!r} ({span_id}): none of its {len(found)} documents "
+                                        f"has text content (document.content is {', '.join(kinds)}); judged as a retrieval that "
+                                        "found nothing (\"no\"); OpenInference writes each document's text as a string in "
+                                        "retrieval.documents.N.document.content")
             rows.append(row)
     for key, name in (("expected_facts", expected_facts), ("expected_response", expected_response)):
         if name and not found_in[key]:  # a name no span has is a typo far more often than a reference-free run
@@ -844,9 +846,9 @@ def _frame(spans: list[_Span], where: str, expected_facts: str | None, expected_
                              f"e.g. metadata.{key}), or leave {flag} out for reference-free judging")
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["trace_first_row"] = frame["trace_first_row"].astype(bool)
-    if twice:
-        frame.attrs[NOTES] = [f"note: {twice} span(s) were read more than once (the same trace and span id); each is judged and "
-                              "annotated once, its first copy"]
+    frame.attrs[NOTES] = [*([f"note: {twice} span(s) were read more than once (the same trace and span id); each is judged and "
+                             "annotated once, its first copy"] if twice else []), *textless[:20],
+                          *([f"note: and {len(textless) - 20} more such spans"] if len(textless) > 20 else [])]
     return frame
 
 

@@ -23,7 +23,7 @@ order then span order (start time):
 | ``trace_first_row`` | bool | the trace's first row: judge trace-level metrics (completeness) here only, count them once per trace |
 | ``trace_skip_reason`` | string or null | skip every metric of the row: the trace's state (``trace state ERROR``) |
 | ``span_skip_reason`` | string or null | skip span-level metrics (sufficiency): ``no retriever span`` |
-| ``span_error`` | string or null | a row error for span-level metrics, naming the span: its outputs hold no usable text |
+| ``span_error`` | string or null | a row error for span-level metrics, naming the span: documents in a shape not read (a retriever whose documents hold no text has an empty ``context``: judged "no", with a note) |
 
 Which retriever spans count follows MLflow's ``RetrievalSufficiency`` scorer
 (``mlflow.genai.utils.trace_utils.extract_retrieval_context_from_trace``): every span of type
@@ -225,10 +225,12 @@ def row_id(trace_id: str, span_id: str | None) -> str:
     return trace_id if span_id is None else f"{trace_id}/{span_id}"
 
 
-def trace_rows(trace: TraceView) -> list[dict[str, Any]]:
+def trace_rows(trace: TraceView, notes: list[str] | None = None) -> list[dict[str, Any]]:
     """One trace -> its rows (``COLUMNS``, see the module docstring): one per top-level
     retriever span, or one row flagged ``span_skip_reason="no retriever span"``. A trace whose
-    state is not OK gives its rows with ``trace_skip_reason`` naming the state."""
+    state is not OK gives its rows with ``trace_skip_reason`` naming the state. A retriever
+    whose outputs hold no text retrieved nothing a judge can read: its context is empty
+    (judged "no", as MLflow's scorer judges it), and ``notes`` (when given) gets a line naming it."""
     root = trace.root
     expected_response = trace.expectations.get("expected_response")
     base = {
@@ -243,8 +245,12 @@ def trace_rows(trace: TraceView) -> list[dict[str, Any]]:
     rows = []
     for span in top_level_retrievers(trace):
         context, error = span_context(span)
+        if error is not None:  # nothing readable retrieved: "no", never the run's end (an error row broke the gate with exit 2)
+            context = []
+            if notes is not None:
+                notes.append(f"note: {error}; judged as a retrieval that found nothing (\"no\"), as MLflow's RetrievalSufficiency judges it")
         rows.append({**base, "span_id": span.span_id, "span_name": span.name, "context": context,
-                     "span_skip_reason": None, "span_error": error})
+                     "span_skip_reason": None, "span_error": None})
     if not rows:
         uncounted = uncounted_retrievers(trace)
         reason = "; ".join(why for _, why in uncounted) if uncounted else NO_RETRIEVER
@@ -266,10 +272,11 @@ def rows_frame(traces: Iterable[TraceView], notes: list[str] | None = None) -> A
     which a run prints with its own notes (``reader_notes``)."""
     import pandas as pd
 
-    rows = [row for trace in traces for row in trace_rows(trace)]
+    said: list[str] = []
+    rows = [row for trace in traces for row in trace_rows(trace, said)]
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["trace_first_row"] = frame["trace_first_row"].astype(bool)
-    frame.attrs[NOTES] = list(notes or [])
+    frame.attrs[NOTES] = [*(notes or []), *said[:20], *([f"note: and {len(said) - 20} more such spans"] if len(said) > 20 else [])]
     return frame
 
 

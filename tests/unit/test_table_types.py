@@ -143,6 +143,9 @@ def test_every_column_type_is_written_and_read_back_as_the_same_values(drawn, fm
         _, stands_for, read = KINDS[kind]
         expected = [None if _missing(v) else stands_for(v) for v in frame[kind].tolist()]
         got = [read(v) for v in back[kind].tolist()]
+        if fmt == "csv":  # a CSV cell cannot tell empty text (or bytes) from none: both are an empty cell
+            expected = [None if v in ("", b"") else v for v in expected]
+            got = [None if v in ("", b"") else v for v in got]
         assert got == expected, (kind, fmt, values, back[kind].tolist())
 
 
