@@ -49,7 +49,7 @@ from ragjudge.reports.outputs import Finished, Wanted, finish
 __all__ = ["RunOutcome", "ScoreRequest", "evaluate", "request_of", "run"]
 
 _TRACE_OPTIONS = ("mlflow_tracking_uri", "mlflow_filter", "mlflow_max_traces", "mlflow_log_feedback", "mlflow_feedback_name",
-                  "expected_facts_attribute", "expected_response_attribute", "phoenix_endpoint", "annotations")
+                  "expected_facts_attribute", "expected_response_attribute", "phoenix_endpoint", "annotations", "judge_error_traces")
 _OPTION = {"mlflow_log_feedback": "--mlflow-log-feedback", "row_events": "-v/--verbose"}
 
 
@@ -72,7 +72,8 @@ class ScoreRequest:
     earlier, with its gates ``max_regressions`` and ``max_drop``. ``engine``: ``local`` or
     ``ray`` (``ray_address``, ``ray_actors``). ``dry_run``: count calls, tokens and cost, make
     none. Traces: ``mlflow_*`` (MLflow traces in, feedback out), ``expected_*_attribute``,
-    ``phoenix_endpoint``, ``annotations`` (OpenTelemetry traces). ``flag_fields``: the fields
+    ``phoenix_endpoint``, ``annotations`` (OpenTelemetry traces), ``judge_error_traces`` (judge the
+    rows of traces in state ERROR, as MLflow's scorer does). ``flag_fields``: the fields
     ``--map`` set (a mapped column that is missing is an error naming the flag);
     ``row_events``: ``on_event`` hears each row's verdicts (``Row``); ``keep_table``: the
     outcome keeps the scored table; ``handle_signals``: Ctrl-C and SIGTERM stop the run and
@@ -107,6 +108,7 @@ class ScoreRequest:
     expected_response_attribute: str | None = None
     phoenix_endpoint: str | None = None
     annotations: str | None = None
+    judge_error_traces: bool = False
     flag_fields: frozenset[str] = frozenset()
     row_events: bool = False
     keep_table: bool = False
@@ -310,7 +312,7 @@ def _plan_traces(request: ScoreRequest, config: Any) -> Any:
                               f"{', '.join(config.metrics)}")
     return plan(request.source, request.input_format, request.mlflow_tracking_uri, request.mlflow_filter, request.mlflow_max_traces,
                 request.mlflow_log_feedback, request.engine, request.expected_facts_attribute, request.expected_response_attribute,
-                request.phoenix_endpoint, request.annotations, names)
+                request.phoenix_endpoint, request.annotations, names, request.judge_error_traces)
 
 
 def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable[[Any], None] | None) -> RunOutcome:
@@ -441,7 +443,7 @@ def evaluate(
     if traces is not None:
         request = {"mlflow_tracking_uri": traces.tracking_uri, "mlflow_filter": traces.filter_string,
                    "mlflow_max_traces": traces.max_traces, "expected_facts_attribute": traces.expected_facts,
-                   "expected_response_attribute": traces.expected_response, **request}
+                   "expected_response_attribute": traces.expected_response, "judge_error_traces": traces.judge_error_traces, **request}
     hear = events(on_event, on_start=on_start, on_progress=on_progress, on_row=on_row)
     wanted = ScoreRequest(source, input_format=input_format, output=output, output_format=output_format, flag_fields=flag_fields,
                           keep_table=keep_table, handle_signals=handle_signals, limit=limit, sample=sample,

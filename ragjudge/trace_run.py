@@ -54,7 +54,8 @@ class TraceRun:
 
 def plan(source: str, input_format: str | None, tracking_uri: str | None, filter_string: str | None, max_traces: int | None,
          log_feedback: bool, engine: str = "local", expected_facts: str | None = None, expected_response: str | None = None,
-         phoenix_endpoint: str | None = None, annotations: str | None = None, feedback_names: dict[str, str] | None = None) -> TraceRun | None:
+         phoenix_endpoint: str | None = None, annotations: str | None = None, feedback_names: dict[str, str] | None = None,
+         judge_error_traces: bool = False) -> TraceRun | None:
     """The trace run of ``ragjudge score SOURCE`` (None: a table run), checked before any
     judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
     or ``--mlflow-log-feedback`` on a table or on OpenTelemetry traces, ``--mlflow-log-feedback``
@@ -79,6 +80,9 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
         return f"{', '.join(flags)} {'works' if len(flags) == 1 else 'work'}"
 
     if kind is None:
+        if judge_error_traces:
+            raise ConfigError("--judge-error-traces works on traces (mlflow:EXPERIMENT, exported MLflow traces, OTLP, Phoenix), "
+                              "not on a table")
         if mlflow_given:
             raise ConfigError(f"{only(mlflow_given)} on traces: give mlflow:EXPERIMENT or a file of exported MLflow traces "
                               "(or --input-format mlflow-traces), not a table")
@@ -112,7 +116,8 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
         if phoenix_endpoint or os.environ.get(ot.ENDPOINT_ENV):
             endpoint = ot.endpoint_or_fail(phoenix_endpoint)
             ot.check_endpoint(endpoint)  # unreachable, or no client: exit 2 naming the fix, before any judging
-    options = TraceOptions(tracking_uri, filter_string, max_traces, expected_facts=expected_facts, expected_response=expected_response)
+    options = TraceOptions(tracking_uri, filter_string, max_traces, expected_facts=expected_facts, expected_response=expected_response,
+                           judge_error_traces=judge_error_traces)
     return TraceRun(source, kind, options, log_feedback, uri or tracking_uri, phoenix_endpoint=endpoint, annotations=annotations,
                     feedback_names=dict(feedback_names or {}))
 

@@ -151,7 +151,7 @@ def test_an_experiment_is_one_row_per_retriever_span_and_its_feedback_lands_once
             (feedback,) = [a for a in mine if a.name == "retrieval_sufficiency" and a.span_id == row["span_id"]]
             assert feedback.value == ("yes" if row["sufficiency_score"] == 1.0 else "no")
             assert feedback.rationale == row["sufficiency_rationale"] and feedback.source.source_id == "openai:/fake-judge"
-        (complete,) = [a for a in mine if a.name == "completeness"]
+        (complete,) = [a for a in mine if a.name == "response_completeness"]
         assert complete.span_id is None and complete.value == int(spans[0]["completeness_score"])
     assert _ours(store["uri"], ids["error"]) == []  # skipped: nothing logged
 
@@ -190,7 +190,7 @@ def test_the_feedback_and_the_run_are_where_mlflows_own_views_look(run_cli, stor
     assert run_id in {r.info.run_id for r in runs}
     history = client.get_metric_history(run_id, "retrieval_sufficiency/mean")
     assert [m.value for m in history] == [summary["metrics"]["sufficiency"]["mean_score"]]
-    assert client.get_metric_history(run_id, "completeness/mean")[0].value == summary["metrics"]["completeness"]["mean_score"]
+    assert client.get_metric_history(run_id, "response_completeness/mean")[0].value == summary["metrics"]["completeness"]["mean_score"]
     france = ids["france"]
     (before,) = [a for a in _ours(store["uri"], france) if a.name == "retrieval_sufficiency"]
     assert int(before.metadata["prompt_tokens"]) > 0

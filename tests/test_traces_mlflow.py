@@ -318,9 +318,12 @@ def test_feedback_lands_on_each_span_and_a_rerun_replaces_it(rows, store, server
         assert mine.metadata["prompt_version"] == versions["sufficiency"] and mine.metadata["mode"] == row["sufficiency_mode"]
         assert json.loads(mine.metadata["missing"]) == list(row["sufficiency_missing"])
         assert int(mine.metadata["prompt_tokens"]) == row["sufficiency_prompt_tokens"]
-    completeness = by_span[("completeness", None)]
+    completeness = by_span[("response_completeness", None)]
     assert completeness.value == int(two.loc[0, "completeness_score"]) and 1 <= completeness.value <= 5
-    expected = sum(1 for _, r in frame.iterrows() if r["sufficiency_status"] in ("ok", "error")) + \
+    # with an error feedback on a judged trace without a retriever span, as MLflow's scorer logs one (issue 45 item 3)
+    no_retriever = sum(1 for _, r in frame.iterrows() if r["span_id"] is None and r["sufficiency_status"] == "skipped")
+    assert no_retriever == 1
+    expected = sum(1 for _, r in frame.iterrows() if r["sufficiency_status"] in ("ok", "error")) + no_retriever + \
         sum(1 for _, r in frame.iterrows() if r["trace_first_row"] and r["completeness_status"] in ("ok", "error"))
     assert first.logged == expected
 
@@ -353,7 +356,8 @@ def test_an_error_row_logs_its_error_and_a_dead_store_loses_no_verdict(rows, sto
     mlflow.MlflowClient(store["uri"]).delete_traces(store["experiment"], trace_ids=[gone])
     part = mt.log_feedback(frame, store["uri"], metrics=["sufficiency"])  # (this module's last test of the store's traces)
     dicts = int((frame["trace_id"] == gone).sum())
-    assert part.failed == dicts == 2 and part.written == int(frame["sufficiency_status"].isin(["ok", "error"]).sum()) - dicts
+    plain = int((frame["span_id"].isna() & (frame["sufficiency_status"] == "skipped")).sum())  # its error feedback: no retriever span
+    assert part.failed == dicts == 2 and part.written == int(frame["sufficiency_status"].isin(["ok", "error"]).sum()) + plain - dicts
     assert len(part.failures) == 1 and part.failures[0].startswith(f"{gone}: trace not readable")
 
     dead = mt.log_feedback(frame, f"http://127.0.0.1:{_free_port()}")
@@ -550,3 +554,79 @@ def test_a_trace_exported_twice_is_one_row_and_one_feedback(run_cli, store, corr
     again = mt.log_feedback(scored.frame, store["uri"], summary=scored.summary)
     assert again.logged + again.replaced == 2 and again.failed == 0
     assert len([a for a in _ours(corrected) if a.name == "retrieval_sufficiency"]) == 2
+
+
+# -- issue 45 item 3: one reading of a trace, as MLflow's scorer reads it -----------------------------
+
+@mlflow.trace
+def chat_app(messages, model="gpt-4o-mini"):
+    retrieve_docs(messages[-1]["content"])
+    return {"id": "chatcmpl-1", "model": model, "choices": [{"index": 0, "message": {"role": "assistant", "content": "Paris."}}]}
+
+
+@pytest.fixture(scope="module")
+def read_three_ways(store):
+    """Its own experiment: a chat-shaped trace, an ERROR trace and one without a retriever span."""
+    exp = mlflow.MlflowClient(store["uri"]).create_experiment("three-ways", artifact_location=(store["folder"] / "t").as_uri())
+    mlflow.set_experiment(experiment_id=exp)
+    ids = {
+        "chat": _made(lambda: chat_app([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Capital of France?"}])),
+        "error": _made(lambda: app_fails("Capital of France?")),
+        "plain": _made(lambda: app_plain("Hello?", "ann")),
+    }
+    mlflow.set_experiment(experiment_id=store["experiment"])
+    return ids
+
+
+def test_a_chat_trace_is_judged_on_the_users_question_and_the_assistants_reply(store, read_three_ways):
+    # it was judged on the raw JSON of the messages and of the choices
+    from mlflow.genai.utils.trace_utils import extract_response_from_trace
+
+    rows = mt.read_traces("mlflow:three-ways", tracking_uri=store["uri"])
+    (chat,) = rows[rows["trace_id"] == read_three_ways["chat"]].to_dict("records")
+    trace = mlflow.get_trace(read_three_ways["chat"])
+    assert chat["response"] == "Paris." == extract_response_from_trace(trace)  # MLflow's own reading of choices
+    assert chat["request"] == "Capital of France?"  # the question asked (MLflow: the conversation's JSON; docs/from-mlflow.md)
+
+
+def test_an_error_trace_is_judged_when_asked_as_mlflow_judges_it(run_cli, store, read_three_ways, tmp_path):
+    common = ["score", "mlflow:three-ways", "--mlflow-tracking-uri", store["uri"], "-m", "sufficiency", "--min-pass-rate", "0"]
+    default = run_cli([*common, "-o", str(tmp_path / "d.jsonl")])
+    asked = run_cli([*common, "-o", str(tmp_path / "a.jsonl"), "--judge-error-traces"])
+    assert default.code == asked.code == 0, default.stderr + asked.stderr
+    by = {r["trace_id"]: r for r in _jsonl(tmp_path / "d.jsonl")}
+    assert (by[read_three_ways["error"]]["sufficiency_status"], by[read_three_ways["error"]]["sufficiency_error"]) == \
+        ("skipped", "trace state ERROR")
+    by = {r["trace_id"]: r for r in _jsonl(tmp_path / "a.jsonl")}
+    assert by[read_three_ways["error"]]["sufficiency_status"] == "ok"
+
+
+def test_a_trace_without_a_retriever_gets_an_error_feedback_as_mlflow_logs_one(run_cli, store, read_three_ways, tmp_path):
+    # MLflow's scorer raises "No retrieval context found" (an error feedback); ragjudge logged nothing
+    from mlflow.genai.utils.trace_utils import extract_retrieval_context_from_trace
+
+    plain = read_three_ways["plain"]
+    assert extract_retrieval_context_from_trace(mlflow.get_trace(plain)) == {}
+    result = run_cli(["score", "mlflow:three-ways", "--mlflow-tracking-uri", store["uri"], "-m", "sufficiency", "--min-pass-rate", "0",
+                      "--mlflow-log-feedback"])
+    assert result.code == 0, result.stderr
+    (feedback,) = [a for a in _ours(plain) if a.name == "retrieval_sufficiency"]
+    assert feedback.value is None and feedback.error.error_message == "no retriever span" and feedback.span_id is None
+    assert [a for a in _ours(read_three_ways["error"]) if a.name == "retrieval_sufficiency"] == []  # skipped by its state: nothing
+
+
+def test_the_compat_scorer_reads_a_trace_without_expectations_as_the_command_does(store, read_three_ways, server, tmp_path):
+    # the command judged it reference-free; ragjudge.compat's scorer returned an error: ragjudge disagreed with itself
+    from ragjudge import compat
+    from ragjudge.compat.mlflow import RetrievalSufficiency
+
+    compat.configure(model="openai/fake-judge", api_base=server.url, cache={"dir": str(tmp_path / "c")})
+    try:
+        (feedback,) = RetrievalSufficiency()(trace=mlflow.get_trace(read_three_ways["chat"]))
+    finally:
+        compat.configure()  # the defaults again, for the tests after this one
+    assert feedback.error is None and feedback.value in ("yes", "no") and feedback.metadata["mode"] == "reference_free"
+
+
+def _jsonl(path):
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -27,6 +27,7 @@ __all__ = ["CONTEXT_SUFFICIENCY_FEEDBACK_NAME", "Feedback", "RetrievalSufficienc
 
 CONTEXT_SUFFICIENCY_FEEDBACK_NAME = "context_sufficiency"  # MLflow's default name of is_context_sufficient's feedback
 MLFLOW_SETTINGS = {"sufficiency": {"mode": "grounded", "ground_truth": "response"}}
+TRACE_SETTINGS = {"sufficiency": {"mode": "auto", "ground_truth": "response"}}  # a trace without expectations: reference-free
 
 
 @dataclass
@@ -133,7 +134,10 @@ def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, 
         span_id = row.pop("span_id")
         if row["request"] is not None and not isinstance(row["request"], str):
             row["request"] = json.dumps(row["request"], ensure_ascii=False, default=str)
-        feedback = to_feedback(judge_row("sufficiency", row, model=model, **MLFLOW_SETTINGS), name)
+        # without expectations the trace is judged reference-free, as `ragjudge score` judges the same trace (MLflow judges it
+        # against an empty ground truth; docs/from-mlflow.md)
+        settings = MLFLOW_SETTINGS if row["expected_facts"] or row["expected_response"] else TRACE_SETTINGS
+        feedback = to_feedback(judge_row("sufficiency", row, model=model, **settings), name)
         if span_id is not None:
             feedback.span_id = span_id
         feedbacks.append(feedback)
@@ -150,7 +154,8 @@ def _make_scorer_class() -> Any:
         """MLflow's ``RetrievalSufficiency`` on ragjudge's judge: a ``mlflow.genai.scorers.Scorer``
         that ``mlflow.genai.evaluate(data=..., scorers=[RetrievalSufficiency()])`` runs. Each
         top-level retriever span of the trace gets its own feedback (``span_id`` set), as
-        MLflow's does; a record without a retriever span is judged on ``outputs["retrieved_context"]``.
+        MLflow's does; a record without a retriever span is judged on ``outputs["retrieved_context"]``;
+        a trace without expectations is judged reference-free, as ``ragjudge score`` judges it.
         ``model``: a litellm model string or MLflow's ``provider:/model``."""
 
         name: str = "retrieval_sufficiency"

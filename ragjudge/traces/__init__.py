@@ -25,8 +25,9 @@ class TraceOptions:
     most this many traces read); ``expected_facts``/``expected_response``: the span attributes
     (or Phoenix ``attributes.*`` columns; dotted names reach into a JSON attribute) holding the
     expectations of OpenTelemetry traces (``--expected-facts-attribute``,
-    ``--expected-response-attribute``; none: reference-free rows). Sources that take none of
-    these ignore them."""
+    ``--expected-response-attribute``; none: reference-free rows); ``judge_error_traces``
+    (``--judge-error-traces``): judge the rows of traces in state ERROR, as MLflow's scorer does,
+    instead of skipping them. Sources that take none of these ignore them."""
 
     tracking_uri: str | None = None
     filter_string: str | None = None
@@ -34,6 +35,7 @@ class TraceOptions:
     extra: dict[str, Any] = field(default_factory=dict)
     expected_facts: str | None = None
     expected_response: str | None = None
+    judge_error_traces: bool = False  # judge traces whose state is ERROR too, as MLflow's scorer does (default: skipped)
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,13 @@ def open_source(source: Any, input_format: str | None = None, options: TraceOpti
     exit 2: a store that cannot be reached, an experiment that does not exist, a file that is
     not a trace file although ``input_format`` says so)."""
     kind = source_kind(source, input_format)
-    return None if kind is None else kind.open(source, options or TraceOptions())
+    if kind is None:
+        return None
+    options = options or TraceOptions()
+    frame = kind.open(source, options)
+    if options.judge_error_traces and len(frame):  # MLflow's scorer judges a failed request's retrieval too
+        frame.loc[frame["trace_state"] == "ERROR", "trace_skip_reason"] = None
+    return frame
 
 
 def __getattr__(name: str) -> Any:

@@ -51,8 +51,10 @@ SPAN_METRICS = ("sufficiency",)  # metrics judged per retriever span; the others
 MARKER = "ragjudge"  # metadata key on every feedback ragjudge logs: how a re-run finds its own
 EXPECTATIONS = ("expected_facts", "expected_response")
 # each metric's feedback name: that of MLflow's built-in scorer of the same judgment, so MLflow's
-# own views, filters and metrics (``retrieval_sufficiency/mean``) see it; ``names`` renames
-FEEDBACK_NAMES = {"sufficiency": "retrieval_sufficiency", "groundedness": "retrieval_groundedness", "completeness": "completeness"}
+# own views, filters and metrics (``retrieval_sufficiency/mean``) see it; completeness against a
+# ground truth has none (MLflow's ``completeness`` judges the request's parts), so it takes its
+# reference's name, Azure's ResponseCompletenessEvaluator; ``names`` renames
+FEEDBACK_NAMES = {"sufficiency": "retrieval_sufficiency", "groundedness": "retrieval_groundedness", "completeness": "response_completeness"}
 SOURCE_RUN_ID = "mlflow.assessment.sourceRunId"  # MLflow's metadata key linking an assessment to its run
 RUN_TYPE = ("mlflow.runType", "genai_evaluate")  # the tag MLflow's evaluation-runs view lists a run by
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "cost_usd")
@@ -505,16 +507,18 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
     ``_missing``/``_prompt_tokens``/``_completion_tokens``/``_cost_usd``, ``sufficiency_mode``)
     as an MLflow ``Feedback`` on its trace.
 
-    Name: MLflow's built-in scorer's for the same judgment (``retrieval_sufficiency``,
-    ``completeness``; ``feedback_name``), or ``names``' (metric -> name); value ``"yes"``/``"no"``
+    Name: MLflow's built-in scorer's for the same judgment (``retrieval_sufficiency``; completeness,
+    which MLflow has not against a ground truth, ``response_completeness``; ``feedback_name``), or ``names``' (metric -> name); value ``"yes"``/``"no"``
     for sufficiency, the score (1..5 for completeness) for the others; the rationale; source
     ``LLM_JUDGE`` with ``model`` (default: the ``judge_model`` column) as its id, in MLflow's
     form (``openai:/gpt-4o-mini``); metadata ``ragjudge``, ``judged_by`` (ragjudge and its
     version), ``metric``, ``prompt_version`` (from ``prompt_versions``, metric -> version),
     ``mode``, ``missing`` (JSON list), ``prompt_tokens``, ``completion_tokens``, ``cost_usd``
     (a row answered from the cache keeps the earlier feedback's), and with ``run_id``
-    MLflow's ``mlflow.assessment.sourceRunId`` (the run's evaluation views find it). An error row logs a Feedback whose ``error`` holds the
-    reason; a skipped row logs nothing. ``span_metrics`` are logged on their row's retriever
+    MLflow's ``mlflow.assessment.sourceRunId`` (the run's evaluation views find it). An error row
+    logs a Feedback whose ``error`` holds the reason, and so does a judged trace without a
+    retriever span for a span-level metric (on the trace, as MLflow's scorer logs its "No
+    retrieval context found"); another skipped row logs nothing. ``span_metrics`` are logged on their row's retriever
     span (``span_id``); the others once per trace, from the row flagged ``trace_first_row``.
 
     A re-run replaces: ragjudge's earlier feedback of that name on that span is updated in
@@ -561,7 +565,11 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
             if (str(trace_id), span_id or None, metric) in planned:
                 continue
             planned.add((str(trace_id), span_id or None, metric))
-            feedback = _feedback(row, metric, span_id or None, judge_model, versions, feedback_name(metric, names), run_id)
+            source = row
+            if on_span and not _cell(row, "span_id") and _cell(row, f"{metric}_status") == "skipped" and not _cell(row, "trace_skip_reason"):
+                # a judged trace with no retriever span: an error feedback on the trace, as MLflow's scorer logs one
+                source = {**row, f"{metric}_status": "error"}
+            feedback = _feedback(source, metric, span_id or None, judge_model, versions, feedback_name(metric, names), run_id)
             if feedback is not None:
                 cached = _cell(row, f"{metric}_cached") is True
                 plan.setdefault(str(trace_id), []).append((span_id or None, feedback, cached))
@@ -646,7 +654,7 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
     """Log a run's summary as an MLflow run of ``experiment`` (name or id; default: the
     experiment of ``trace_id``), or into the run ``run_id`` made by ``start_run``, and return
     the run's id. Besides ragjudge's own metrics, each metric's mean as MLflow's evaluation logs
-    it for its feedback (``retrieval_sufficiency/mean``: the share of "yes"; ``completeness/mean``;
+    it for its feedback (``retrieval_sufficiency/mean``: the share of "yes"; ``response_completeness/mean``;
     named as the feedback is, ``names``).
 
     ``summary``: the ``--summary-json`` document (``ragjudge.reports.summary.summary_dict``) or a

@@ -169,6 +169,59 @@ def one_value(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def _text_of(content: Any) -> str | None:
+    """A chat message's content as text: a string, or its text parts joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [part.get("text") if isinstance(part, dict) else part for part in content]
+        texts = [t for t in texts if isinstance(t, str)]
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def _messages(value: Any) -> list[dict[str, Any]] | None:
+    """Chat messages (``[{"role", "content"}, ...]``) held by ``value``: the list itself, or an
+    object's ``messages`` (an OpenAI or LangChain chat call's inputs, with its model and settings)."""
+    if isinstance(value, dict):
+        value = value.get("messages")
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
+        return value
+    return None
+
+
+def request_of(inputs: Any) -> str | None:
+    """A root span's inputs as the request: the last user message of a chat call (its text),
+    else ``one_value``. (MLflow's scorer takes the JSON of a conversation of several messages;
+    ragjudge judges the question asked: docs/from-mlflow.md.)"""
+    messages = _messages(inputs)
+    if messages is not None:
+        users = [m for m in messages if m.get("role") == "user"]
+        text = _text_of(users[-1].get("content")) if users else None
+        if text is not None:
+            return text
+    return one_value(inputs)
+
+
+def response_of(outputs: Any) -> str | None:
+    """A root span's outputs as the response: a chat completion's first choice's message text
+    (OpenAI's ``choices``, as MLflow's scorer reads it), the last assistant message of chat
+    messages, else ``one_value``."""
+    if isinstance(outputs, dict) and isinstance(outputs.get("choices"), list) and outputs["choices"]:
+        first = outputs["choices"][0]
+        message = first.get("message") if isinstance(first, dict) else None
+        text = _text_of(message.get("content")) if isinstance(message, dict) else None
+        if text is not None:
+            return text
+    messages = _messages(outputs)
+    if messages is not None:
+        replies = [m for m in messages if m.get("role") == "assistant"]
+        text = _text_of(replies[-1].get("content")) if replies else None
+        if text is not None:
+            return text
+    return one_value(outputs)
+
+
 def _passage_item(item: Any) -> Any:
     """A retriever output item as a dict ``normalise_context`` reads: a ``Document``-like
     object by its ``to_dict``/attributes; ``doc_uri`` lifted from ``metadata`` as MLflow does."""
@@ -235,8 +288,8 @@ def trace_rows(trace: TraceView, notes: list[str] | None = None) -> list[dict[st
     expected_response = trace.expectations.get("expected_response")
     base = {
         "trace_id": trace.trace_id,
-        "request": one_value(root.inputs) if root else None,
-        "response": one_value(root.outputs) if root else None,
+        "request": request_of(root.inputs) if root else None,
+        "response": response_of(root.outputs) if root else None,
         "expected_facts": _facts(trace.expectations.get("expected_facts")),
         "expected_response": None if expected_response is None else one_value(expected_response),
         "trace_state": trace.state,
