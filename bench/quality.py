@@ -452,14 +452,31 @@ def short_answers(judged: Judged, data: Path, count: int = SHORT_ANSWERS, seed: 
     out: dict[str, Any] = {"rows": len(rows)}
     for side, want in (("same", True), ("other", False)):
         chosen = [(row, label) for row, label in pairs if label is want]
-        decided = [judged.decided(item) for item in judged.raw([row for row, _ in chosen], "completeness")]
+        raw = judged.raw([row for row, _ in chosen], "completeness")
+        decided = [judged.decided(item) for item in raw]
         ok = [(row, v) for (row, _), v in zip(chosen, decided) if v is not None and v.status == "ok"]
         right = sum(1 for _, v in ok if bool(v.passed) is want)
+        # the judge without the word-for-word rule (the ground truth held whole scores 5): what the model itself said
+        alone = [judged.decided((judge, _without_truth(call), verdict)) for judge, call, verdict in raw]
+        alone_ok = [v for v in alone if v is not None and v.status == "ok"]
+        alone_right = sum(1 for v in alone_ok if bool(v.passed) is want)
         out[side] = {"n": len(ok), "excluded": len(chosen) - len(ok), "agreement": right / len(ok) if ok else None,
                      "interval": wilson(right, len(ok)), "mean_score": statistics.fmean(float(v.score) for _, v in ok) if ok else None,
+                     "without_the_whole_truth_rule": {"n": len(alone_ok), "agreement": alone_right / len(alone_ok) if alone_ok else None,
+                                                      "interval": wilson(alone_right, len(alone_ok)),
+                                                      "mean_score": statistics.fmean(float(v.score) for v in alone_ok) if alone_ok else None},
                      "wrong": [{"id": row["id"], "truth": row["expected_response"], "response": row["response"], "score": v.score}
                                for row, v in ok if bool(v.passed) is not want][:10]}
     return out
+
+
+def _without_truth(call: Any) -> Any:
+    """``call`` without the ground truth its decision reads (the whole-truth rule then never applies)."""
+    if call is None:
+        return None
+    from dataclasses import replace
+
+    return replace(call, data={k: v for k, v in call.data.items() if k != "truth"})
 
 
 def shipped_check(sq: dict[str, Any]) -> str | None:
@@ -769,8 +786,10 @@ def report(results: dict[str, Any]) -> str:
         for side, label in (("same", "the response is the ground truth itself (passes are right)"),
                             ("other", "the response is another row's answer (fails are right)")):
             found = short[side]
+            alone = found.get("without_the_whole_truth_rule", {})
             lines.append(f"- {label}: {_acc(found['agreement'], found['interval'])} on {found['n']} rows (excluded {found['excluded']}; "
-                         f"mean score {_f(found['mean_score'])})")
+                         f"mean score {_f(found['mean_score'])}); the judge without the whole-truth rule: "
+                         f"{_acc(alone.get('agreement'), alone.get('interval'))} (mean score {_f(alone.get('mean_score'))})")
             for wrong in found["wrong"][:3]:
                 lines.append(f"  - wrong: {wrong['id']}: truth {wrong['truth']!r}, response {wrong['response']!r}, score {wrong['score']}")
         lines.append("")
