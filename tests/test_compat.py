@@ -184,3 +184,22 @@ def test_a_real_mlflow_genai_evaluate_run_logs_ragjudge_feedback(judge, tmp_path
         assert len(feedback) == 1 and feedback[0].metadata["judge"] == "ragjudge" and feedback[0].span_id
         found[query] = feedback[0].value
     assert found == {"What is the capital of France?": "yes", "What are all the MLflow components?": "no"}
+
+
+# -- issue 45 item 4: MLflow's own shapes ---------------------------------------------------------------
+
+def test_the_value_is_mlflows_categorical_rating_and_the_columns_are_checked_as_mlflow_does(judge):
+    pytest.importorskip("mlflow")
+    from mlflow.genai.judges import CategoricalRating
+    from mlflow.genai.scorers.builtin_scorers import MissingColumnsException
+
+    from ragjudge.compat.mlflow import RetrievalSufficiency
+
+    feedback = is_context_sufficient(request="What is the capital of France?", context=PARIS,
+                                     expected_facts=["Paris is the capital of France."])
+    assert feedback.value is CategoricalRating.YES and feedback.value == "yes"
+    scorer = RetrievalSufficiency()
+    assert scorer.required_columns == {"inputs", "trace"}
+    scorer.validate_columns({"inputs", "trace", "outputs"})
+    with pytest.raises(MissingColumnsException):
+        scorer.validate_columns({"inputs"})

@@ -630,3 +630,30 @@ def test_the_compat_scorer_reads_a_trace_without_expectations_as_the_command_doe
 
 def _jsonl(path):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# -- issue 45 item 4: a scorer MLflow can register, serialize and run -----------------------------
+
+def test_the_scorers_register_serialize_and_run_as_mlflow_loads_them(store, corrected, server, tmp_path, monkeypatch):
+    # RetrievalSufficiency().register() failed: "Scorer must be a builtin or decorator scorer ... Got ScorerKind.CLASS"
+    from mlflow.genai.scorers import get_scorer, list_scorers
+
+    from ragjudge import compat
+    from ragjudge.compat.mlflow import RetrievalSufficiency, response_completeness
+
+    monkeypatch.setenv("MLFLOW_SERVER_ENABLE_CUSTOM_SCORERS", "true")  # MLflow's opt-in for code scorers on a local store
+    exp = mlflow.MlflowClient(store["uri"]).get_experiment_by_name("corrections").experiment_id
+    registered = RetrievalSufficiency().register(experiment_id=exp)
+    response_completeness.register(experiment_id=exp)
+    assert registered.name == "retrieval_sufficiency"
+    assert {s.name for s in list_scorers(experiment_id=exp)} >= {"retrieval_sufficiency", "response_completeness"}
+    loaded = get_scorer(name="retrieval_sufficiency", experiment_id=exp)  # rebuilt from its serialized code, as monitoring runs it
+    compat.configure(model="openai/fake-judge", api_base=server.url, cache={"dir": str(tmp_path / "c")})
+    try:
+        trace = mlflow.get_trace(corrected)
+        feedbacks = loaded(trace=trace)
+        complete = get_scorer(name="response_completeness", experiment_id=exp)(trace=trace)
+    finally:
+        compat.configure()
+    assert len(feedbacks) == 2 and all(f.value in ("yes", "no") and f.span_id for f in feedbacks)  # one per retriever span
+    assert complete.name == "response_completeness" and complete.value in (1, 2, 3, 4, 5) and complete.error is None

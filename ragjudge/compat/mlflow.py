@@ -1,6 +1,8 @@
 """MLflow's call shapes on ragjudge's judge: ``is_context_sufficient`` (as
 ``mlflow.genai.judges.is_context_sufficient``) and the ``RetrievalSufficiency`` scorer (as
-``mlflow.genai.scorers.RetrievalSufficiency``, accepted by ``mlflow.genai.evaluate``).
+``mlflow.genai.scorers.RetrievalSufficiency``, accepted by ``mlflow.genai.evaluate``), and the
+decorator scorers ``retrieval_sufficiency`` and ``response_completeness`` that MLflow registers,
+serializes and runs in monitoring (``RetrievalSufficiency().register()`` registers the first).
 
     from ragjudge.compat.mlflow import is_context_sufficient
     feedback = is_context_sufficient(request="What is the capital of France?",
@@ -23,7 +25,8 @@ from typing import Any
 
 from ragjudge.compat import ajudge_row, judge_row
 
-__all__ = ["CONTEXT_SUFFICIENCY_FEEDBACK_NAME", "Feedback", "RetrievalSufficiency", "ais_context_sufficient", "is_context_sufficient"]
+__all__ = ["CONTEXT_SUFFICIENCY_FEEDBACK_NAME", "Feedback", "RetrievalSufficiency", "ais_context_sufficient", "is_context_sufficient",
+           "response_completeness", "retrieval_sufficiency"]
 
 CONTEXT_SUFFICIENCY_FEEDBACK_NAME = "context_sufficiency"  # MLflow's default name of is_context_sufficient's feedback
 MLFLOW_SETTINGS = {"sufficiency": {"mode": "grounded", "ground_truth": "response"}}
@@ -65,9 +68,15 @@ def _metadata(judged: Any) -> dict[str, str]:
 def to_feedback(judged: Any, name: str | None = None) -> Any:
     """A ``judge_row`` result for sufficiency -> a feedback (MLflow's own when importable)."""
     status = judged.get("sufficiency_status")
-    value = None
+    value: Any = None
     if status == "ok":
         value = "yes" if judged.get("sufficiency_score") == 1.0 else "no"
+        try:  # MLflow's own value type (a str enum: it equals "yes" / "no")
+            from mlflow.genai.judges import CategoricalRating
+
+            value = CategoricalRating(value)
+        except ImportError:
+            pass
     error = None if status == "ok" else str(judged.get("sufficiency_error") or status)
     fields = {"name": name or CONTEXT_SUFFICIENCY_FEEDBACK_NAME, "value": value, "rationale": judged.get("sufficiency_rationale"),
               "error": error, "metadata": _metadata(judged)}
@@ -144,6 +153,69 @@ def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, 
     return feedbacks  # one per retriever span, as MLflow's scorer returns them
 
 
+def _completeness_feedback(inputs: Any, outputs: Any, expectations: dict[str, Any] | None, trace: Any, name: str,
+                           model: str | None) -> Any:
+    """A trace's (or record's) response completeness as a feedback: the response against the
+    expected response or facts (Azure's ResponseCompletenessEvaluator, 1..5, pass at 3), read
+    from the trace's root span and expectations as ``ragjudge score`` reads them."""
+    from ragjudge.records import request_text, response_text
+    from ragjudge.traces.spans import request_of, response_of
+
+    expectations = dict(expectations or {})
+    request, response = request_text(inputs), response_text(outputs)
+    if trace is not None:
+        from ragjudge.traces.mlflow import trace_view
+
+        view = trace_view(trace)
+        root = view.root
+        if root is not None:
+            request, response = request_of(root.inputs), response_of(root.outputs)
+        for key, value in view.expectations.items():
+            expectations.setdefault(key, value)
+    row = {"request": request if isinstance(request, str) or request is None else json.dumps(request, default=str),
+           "response": response if isinstance(response, str) or response is None else json.dumps(response, default=str),
+           "expected_facts": expectations.get("expected_facts"), "expected_response": expectations.get("expected_response")}
+    judged = judge_row("completeness", row, model=model)
+    status = judged.get("completeness_status")
+    score = judged.get("completeness_score")
+    fields = {"name": name, "value": None if status != "ok" else (int(score) if float(score).is_integer() else float(score)),
+              "rationale": judged.get("completeness_rationale"), "error": None if status == "ok" else str(judged.get("completeness_error") or status),
+              "metadata": {"judge": "ragjudge", "judge_model": str(judged.get("judge_model") or ""),
+                           "missing": json.dumps(list(judged.get("completeness_missing") or []), ensure_ascii=False)}}
+    model_id = str(judged.get("judge_model") or "")
+    from mlflow.entities import AssessmentSource, Feedback as MlflowFeedback
+
+    return MlflowFeedback(**fields, source=AssessmentSource(source_type="LLM_JUDGE", source_id=model_id))
+
+
+def _make_registrable() -> tuple[Any, Any]:
+    """MLflow decorator scorers (``@mlflow.genai.scorers.scorer``), which MLflow can register,
+    serialize (their code, which imports ragjudge) and run in monitoring: class scorers cannot
+    be registered ("Scorer must be a builtin or decorator scorer"). The judge model is the
+    compat default (``ragjudge.compat.configure``, else the config's)."""
+    try:
+        from mlflow.genai.scorers import scorer
+    except ImportError:
+        return None, None
+
+    @scorer(name="retrieval_sufficiency")
+    def retrieval_sufficiency(*, inputs=None, outputs=None, expectations=None, trace=None):  # noqa: ANN001, ANN202 - MLflow's shape
+        from ragjudge.compat.mlflow import _score_trace
+
+        return _score_trace(trace, inputs, outputs, expectations, "retrieval_sufficiency", None)
+
+    @scorer(name="response_completeness")
+    def response_completeness(*, inputs=None, outputs=None, expectations=None, trace=None):  # noqa: ANN001, ANN202 - MLflow's shape
+        from ragjudge.compat.mlflow import _completeness_feedback
+
+        return _completeness_feedback(inputs, outputs, expectations, trace, "response_completeness", None)
+
+    return retrieval_sufficiency, response_completeness
+
+
+retrieval_sufficiency, response_completeness = _make_registrable()
+
+
 def _make_scorer_class() -> Any:
     try:
         from mlflow.genai.scorers import Scorer
@@ -160,10 +232,27 @@ def _make_scorer_class() -> Any:
 
         name: str = "retrieval_sufficiency"
         model: str | None = None
+        required_columns: set[str] = {"inputs", "trace"}  # as MLflow's RetrievalSufficiency declares them
+
+        def validate_columns(self, columns: set[str]) -> None:
+            """MLflow's check before an evaluation: the ``required_columns`` must be there. (MLflow's
+            own scorer also requires an expectation; ragjudge judges a trace without one
+            reference-free, as ``ragjudge score`` does.)"""
+            from mlflow.genai.scorers.builtin_scorers import MissingColumnsException
+
+            missing = self.required_columns - set(columns)
+            if missing:
+                raise MissingColumnsException(self.name, missing)
 
         def __call__(self, *, inputs: Any = None, outputs: Any = None, expectations: dict[str, Any] | None = None,
                      trace: Any = None) -> Any:
             return _score_trace(trace, inputs, outputs, expectations, self.name, self.model)
+
+        def register(self, *, name: str | None = None, experiment_id: str | None = None) -> Any:
+            """Register the scorer with MLflow (for its production monitoring): as the decorator
+            scorer ``retrieval_sufficiency``, which MLflow can serialize (a class scorer it
+            cannot). The judge model is the compat default where the scorer runs."""
+            return retrieval_sufficiency.register(name=name or self.name, experiment_id=experiment_id)
 
     return RetrievalSufficiency
 
