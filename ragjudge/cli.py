@@ -59,7 +59,9 @@ SCORE_EPILOG = """Examples:
 
   ragjudge score mlflow:my-rag-app --mlflow-log-feedback   (MLflow traces in, feedback out; docs/from-mlflow.md)
 
-  ragjudge score traces.json --phoenix-endpoint http://localhost:6006   (OTLP JSON in, Phoenix annotations out; docs/from-phoenix.md)
+  ragjudge score phoenix:default --phoenix-endpoint http://localhost:6006   (a Phoenix project in, annotations out; docs/from-phoenix.md)
+
+  ragjudge score traces.json --phoenix-endpoint http://localhost:6006   (OTLP JSON in, Phoenix annotations out)
 
 Exit codes: 0 gate passed, 1 a gate failed (pass rate, skip rate, diagnosis share, or against
 --baseline: regressions, pass-rate drop), 2 usage/config/input error, 3 too many judge errors
@@ -116,6 +118,9 @@ def score(
     mlflow_filter: Annotated[Optional[str], typer.Option(help="With mlflow:EXPERIMENT: a search_traces filter string, e.g. \"attributes.status = 'OK'\".")] = None,
     mlflow_max_traces: Annotated[Optional[int], typer.Option(help="With mlflow:EXPERIMENT: read at most N traces, oldest first.")] = None,
     mlflow_log_feedback: Annotated[bool, typer.Option("--mlflow-log-feedback", help="Log each verdict as an MLflow Feedback on its trace (replacing ragjudge's earlier one), and the run's summary as an MLflow run with the scored table and report.")] = False,
+    phoenix_start: Annotated[Optional[str], typer.Option(help="With phoenix:PROJECT: read the traces with a span from this time on (ISO 8601, e.g. 2026-12-01T00:00:00Z), whole.")] = None,
+    phoenix_end: Annotated[Optional[str], typer.Option(help="With phoenix:PROJECT: read the traces with a span before this time (ISO 8601), whole.")] = None,
+    phoenix_trace_id: Annotated[list[str], typer.Option(help="With phoenix:PROJECT: read this trace (its id as Phoenix shows it); repeat for more.")] = [],
     judge_error_traces: Annotated[bool, typer.Option("--judge-error-traces", help="With traces: judge the rows of traces in state ERROR too, as MLflow's scorer does (default: skipped, 'trace state ERROR').")] = False,
     mlflow_feedback_name: Annotated[list[str], typer.Option(help="METRIC=NAME: the name of METRIC's feedback (default: MLflow's own scorer's, retrieval_sufficiency for sufficiency; response_completeness); repeat for more.")] = [],
     expected_facts_attribute: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: the span attribute holding the expected facts, root span first; dotted names reach into a JSON attribute, e.g. metadata.expected_facts (default: none, reference-free).")] = None,

@@ -49,7 +49,8 @@ from ragjudge.reports.outputs import Finished, Wanted, finish
 __all__ = ["RunOutcome", "ScoreRequest", "evaluate", "request_of", "run"]
 
 _TRACE_OPTIONS = ("mlflow_tracking_uri", "mlflow_filter", "mlflow_max_traces", "mlflow_log_feedback", "mlflow_feedback_name",
-                  "expected_facts_attribute", "expected_response_attribute", "phoenix_endpoint", "annotations", "judge_error_traces")
+                  "expected_facts_attribute", "expected_response_attribute", "phoenix_endpoint", "annotations", "judge_error_traces",
+                  "phoenix_start", "phoenix_end", "phoenix_trace_id")
 _OPTION = {"mlflow_log_feedback": "--mlflow-log-feedback", "row_events": "-v/--verbose"}
 
 
@@ -72,7 +73,8 @@ class ScoreRequest:
     earlier, with its gates ``max_regressions`` and ``max_drop``. ``engine``: ``local`` or
     ``ray`` (``ray_address``, ``ray_actors``). ``dry_run``: count calls, tokens and cost, make
     none. Traces: ``mlflow_*`` (MLflow traces in, feedback out), ``expected_*_attribute``,
-    ``phoenix_endpoint``, ``annotations`` (OpenTelemetry traces), ``judge_error_traces`` (judge the
+    ``phoenix_endpoint``, ``annotations`` (OpenTelemetry traces), ``phoenix_start``, ``phoenix_end``,
+    ``phoenix_trace_id`` (the spans of ``phoenix:PROJECT`` read), ``judge_error_traces`` (judge the
     rows of traces in state ERROR, as MLflow's scorer does). ``flag_fields``: the fields
     ``--map`` set (a mapped column that is missing is an error naming the flag);
     ``row_events``: ``on_event`` hears each row's verdicts (``Row``); ``keep_table``: the
@@ -109,6 +111,9 @@ class ScoreRequest:
     phoenix_endpoint: str | None = None
     annotations: str | None = None
     judge_error_traces: bool = False
+    phoenix_start: str | None = None
+    phoenix_end: str | None = None
+    phoenix_trace_id: tuple[str, ...] = ()
     flag_fields: frozenset[str] = frozenset()
     row_events: bool = False
     keep_table: bool = False
@@ -237,8 +242,9 @@ def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:
     given["row_events"] = bool(options.get("verbose", False))
     given.setdefault("engine", "local")
     given.update(extra)
-    if "mlflow_feedback_name" in given:
-        given["mlflow_feedback_name"] = tuple(given["mlflow_feedback_name"] or ())
+    for name in ("mlflow_feedback_name", "phoenix_trace_id"):
+        if name in given:
+            given[name] = tuple(given[name] or ())
     return ScoreRequest(**{k: v for k, v in given.items() if v is not None or k in ("seed",)})
 
 
@@ -312,7 +318,8 @@ def _plan_traces(request: ScoreRequest, config: Any) -> Any:
                               f"{', '.join(config.metrics)}")
     return plan(request.source, request.input_format, request.mlflow_tracking_uri, request.mlflow_filter, request.mlflow_max_traces,
                 request.mlflow_log_feedback, request.engine, request.expected_facts_attribute, request.expected_response_attribute,
-                request.phoenix_endpoint, request.annotations, names, request.judge_error_traces)
+                request.phoenix_endpoint, request.annotations, names, request.judge_error_traces,
+                {"start_time": request.phoenix_start, "end_time": request.phoenix_end, "trace_ids": list(request.phoenix_trace_id)})
 
 
 def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable[[Any], None] | None) -> RunOutcome:

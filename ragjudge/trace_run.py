@@ -55,7 +55,7 @@ class TraceRun:
 def plan(source: str, input_format: str | None, tracking_uri: str | None, filter_string: str | None, max_traces: int | None,
          log_feedback: bool, engine: str = "local", expected_facts: str | None = None, expected_response: str | None = None,
          phoenix_endpoint: str | None = None, annotations: str | None = None, feedback_names: dict[str, str] | None = None,
-         judge_error_traces: bool = False) -> TraceRun | None:
+         judge_error_traces: bool = False, phoenix_filters: dict[str, Any] | None = None) -> TraceRun | None:
     """The trace run of ``ragjudge score SOURCE`` (None: a table run), checked before any
     judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
     or ``--mlflow-log-feedback`` on a table or on OpenTelemetry traces, ``--mlflow-log-feedback``
@@ -66,6 +66,11 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
     2) for a store or a Phoenix that cannot be reached. ``PHOENIX_COLLECTOR_ENDPOINT`` stands
     for ``--phoenix-endpoint`` on OpenTelemetry traces only (a table run ignores it)."""
     kind = source_kind(source, input_format)
+    filters = {k: v for k, v in (phoenix_filters or {}).items() if v not in (None, "", [], ())}
+    if filters and (kind is None or kind.name != "phoenix-project"):
+        flags = ", ".join(f"--phoenix-{k.split('_')[0] if k != 'trace_ids' else 'trace-id'}" for k in filters)
+        raise ConfigError(f"{flags}: {'it chooses' if len(filters) == 1 else 'they choose'} the spans read from a Phoenix project: "
+                          "give phoenix:PROJECT (with --phoenix-endpoint URL)")
     mlflow_given = [flag for flag, value in (("--mlflow-filter", filter_string), ("--mlflow-max-traces", max_traces),
                                              ("--mlflow-log-feedback", log_feedback or None),
                                              ("--mlflow-feedback-name", feedback_names or None)) if value is not None]
@@ -113,11 +118,12 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
 
         if annotations is not None and not annotations.lower().endswith((".parquet", ".pq", ".jsonl", ".ndjson", ".csv")):
             raise ConfigError(f"the annotations file {annotations} should end in .parquet, .jsonl or .csv")
-        if phoenix_endpoint or os.environ.get(ot.ENDPOINT_ENV):
-            endpoint = ot.endpoint_or_fail(phoenix_endpoint)
+        if phoenix_endpoint or os.environ.get(ot.ENDPOINT_ENV) or kind.name == "phoenix-project":
+            endpoint = ot.endpoint_or_fail(phoenix_endpoint)  # phoenix:PROJECT: where to read it, and its annotations go back there
             ot.check_endpoint(endpoint)  # unreachable, or no client: exit 2 naming the fix, before any judging
-    options = TraceOptions(tracking_uri, filter_string, max_traces, expected_facts=expected_facts, expected_response=expected_response,
-                           judge_error_traces=judge_error_traces)
+    extra = {"endpoint": endpoint, **filters} if kind.name == "phoenix-project" else {}
+    options = TraceOptions(tracking_uri, filter_string, max_traces, extra=extra, expected_facts=expected_facts,
+                           expected_response=expected_response, judge_error_traces=judge_error_traces)
     return TraceRun(source, kind, options, log_feedback, uri or tracking_uri, phoenix_endpoint=endpoint, annotations=annotations,
                     feedback_names=dict(feedback_names or {}))
 

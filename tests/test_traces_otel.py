@@ -563,6 +563,104 @@ def test_refused_annotations_are_counted(phoenix, otlp_file):
     assert done.failed == 1 and done.logged == 0 and "00000000deadbeef" in done.failures[0]
 
 
+# -- issue 45 item 5: phoenix:PROJECT, read through Phoenix's client -----------------------------------
+
+def _many_traces(count: int, project: str) -> list:
+    """``count`` traces of a chain and a retriever each, in Phoenix project ``project``; the
+    chain starts a second before its retriever (a time window can fall between them)."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"openinference.project.name": project}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("ragjudge-tests")
+    base = time.time_ns() - 3600 * 10**9
+    for i in range(count):
+        start = base + i * 10**7
+        root = tracer.start_span("rag", start_time=start)
+        root.set_attribute("openinference.span.kind", "CHAIN")
+        root.set_attribute("input.value", f"Where is landmark {i}?")
+        root.set_attribute("output.value", f"In city {i}.")
+        from opentelemetry import trace as api
+
+        with api.use_span(root, end_on_exit=False):
+            child = tracer.start_span("retrieve", start_time=start + 10**9)
+            child.set_attribute("openinference.span.kind", "RETRIEVER")
+            child.set_attribute("retrieval.documents.0.document.content", f"Landmark {i} stands in city {i}.")
+            child.end(end_time=start + 10**9 + 1000)
+        root.end(end_time=start + 2 * 10**9)
+    provider.shutdown()
+    return list(exporter.get_finished_spans()), base
+
+
+@pytest.fixture(scope="module")
+def big_project(phoenix):
+    """600 traces (1,200 spans, past get_spans_dataframe's 1,000) in the Phoenix project "big"."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from phoenix.client import Client
+
+    spans, base = _many_traces(600, "big")
+    exporter = OTLPSpanExporter(endpoint=phoenix + "/v1/traces")
+    for i in range(0, len(spans), 200):
+        assert exporter.export(spans[i:i + 200]).name == "SUCCESS"
+    client = Client(base_url=phoenix)
+    deadline = time.monotonic() + 90
+
+    def stored() -> int:
+        try:
+            return len(client.spans.get_spans(project_identifier="big", limit=2000))
+        except Exception:  # noqa: BLE001 - 404 until Phoenix has made the project (it inserts in the background)
+            return 0
+
+    while stored() < len(spans) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return base
+
+
+def test_a_phoenix_project_is_read_whole_page_by_page(phoenix, big_project, in_phoenix):
+    # the documented get_spans_dataframe call kept its default limit=1000: larger projects were cut silently
+    from phoenix.client import Client
+
+    from ragjudge.traces import TraceOptions, open_source
+
+    assert len(Client(base_url=phoenix).spans.get_spans_dataframe(project_identifier="big")) == 1000  # the silent cut
+    rows = open_source("phoenix:big", None, TraceOptions(extra={"endpoint": phoenix}))
+    assert len(rows) == 600 and rows["trace_id"].is_unique and rows["span_skip_reason"].isna().all()
+    assert sorted(rows["request"]) == sorted(f"Where is landmark {i}?" for i in range(600))
+
+
+def test_a_time_window_reads_its_traces_whole(phoenix, big_project):
+    # a window that cut a trace gave rows skipped "parent span not in trace"
+    import datetime as dt
+
+    from ragjudge.traces import TraceOptions, open_source
+
+    start = dt.datetime.fromtimestamp((big_project + 10**9 + 5 * 10**7) / 1e9, dt.timezone.utc)  # after trace 5's chain began
+    end = dt.datetime.fromtimestamp((big_project + 10**9 + 10 * 10**7) / 1e9, dt.timezone.utc)
+    rows = open_source("phoenix:big", None, TraceOptions(extra={"endpoint": phoenix, "start_time": start.isoformat(),
+                                                                    "end_time": end.isoformat()}))
+    assert 4 <= len(rows) <= 12 and rows["span_skip_reason"].isna().all() and rows["request"].notna().all()
+
+
+def test_phoenix_project_on_the_command_line_judges_and_annotates(run_cli, phoenix, in_phoenix, otlp_file, tmp_path):
+    out = tmp_path / "scored.jsonl"
+    result = run_cli(["score", "phoenix:default", "--phoenix-endpoint", phoenix, "-m", "sufficiency", "--min-pass-rate", "0",
+                      "-o", str(out), "--expected-facts-attribute", "metadata.expected_facts"])
+    assert result.code == 0, result.stderr
+    expected = _rows(otel.read_otlp_file(otlp_file, expected_facts="metadata.expected_facts"))
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted((r["trace_id"], r["span_id"], r["request"]) for r in got) == sorted((r["trace_id"], r["span_id"], r["request"])
+                                                                                      for r in expected)
+    assert "phoenix: " in result.stderr and "annotation(s) logged to" in result.stderr
+    missing = run_cli(["score", "phoenix:no-such-project", "--phoenix-endpoint", phoenix, "-m", "sufficiency"])
+    assert missing.code == 2 and "has no project 'no-such-project'" in missing.stderr
+    table = run_cli(["score", str(otlp_file), "--phoenix-start", "2026-01-01T00:00:00Z", "-m", "sufficiency"])
+    assert table.code == 2 and "--phoenix-start: it chooses the spans read from a Phoenix project" in table.stderr
+
+
 def test_the_phoenix_server_lock_hashes_every_package():
     """requirements/phoenix/server.txt (scripts/phoenix_server.sh installs it --require-hashes)."""
     import re

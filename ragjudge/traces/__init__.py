@@ -84,7 +84,10 @@ register(TraceSource("otlp", "ragjudge.traces.otel", read="read_otlp_source", sn
 register(TraceSource("phoenix", "ragjudge.traces.otel", read="read_phoenix_source", sniff="is_phoenix_file",
                      suffixes=(".json", ".jsonl", ".ndjson", ".parquet", ".pq"), many=True, marks=(b'"context.span_id"',)))
 
-OTEL_SOURCES = ("otlp", "phoenix")  # the sources whose verdicts can go to Phoenix as span annotations
+# a Phoenix project read through Phoenix's client: ragjudge score phoenix:PROJECT --phoenix-endpoint URL
+register(TraceSource("phoenix-project", "ragjudge.traces.otel", prefix="phoenix:", read="read_phoenix_project", sniff=None))
+
+OTEL_SOURCES = ("otlp", "phoenix", "phoenix-project")  # the sources whose verdicts can go to Phoenix as span annotations
 
 
 def source_kind(source: Any, input_format: str | None = None) -> TraceSource | None:

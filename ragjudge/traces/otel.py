@@ -657,6 +657,85 @@ def read_phoenix_source(source: Any, options: Any) -> Any:
     return read_phoenix_frame(source, options.expected_facts, options.expected_response)
 
 
+# -- a Phoenix project, read through Phoenix's client ----------------------------------------------
+PROJECT_PREFIX = "phoenix:"
+TRACE_IDS_PER_CALL = 50  # trace ids asked for in one get_spans call (a URL's query string stays short)
+
+
+def _v1_span(raw: dict[str, Any]) -> _Span:
+    """A span as Phoenix's REST API gives it (``v1.Span``: ``context``, ``parent_id``, ``span_kind``,
+    flat ``attributes``) as the readers' ``_Span``."""
+    context = raw.get("context") or {}
+    attributes = dict(raw.get("attributes") or {})
+    if raw.get("span_kind") and SPAN_KIND not in attributes:
+        attributes[SPAN_KIND] = raw["span_kind"]
+    start = raw.get("start_time")
+    try:
+        import pandas as pd
+
+        nanoseconds = int(pd.Timestamp(start).value) if start else 0
+    except (TypeError, ValueError):
+        nanoseconds = 0
+    return _Span(trace_id=_id(context.get("trace_id"), 16) or "", span_id=_id(context.get("span_id"), 8) or "",
+                 parent_id=_id(raw.get("parent_id"), 8), name=str(raw.get("name") or ""), start=nanoseconds,
+                 status=_status(raw.get("status_code")), attributes=attributes)
+
+
+def read_phoenix_project(source: str, options: Any) -> Any:
+    """``ragjudge score phoenix:PROJECT``: every span of the Phoenix project (name or id) at
+    ``--phoenix-endpoint`` (else ``PHOENIX_COLLECTOR_ENDPOINT``), read through Phoenix's client
+    page by page (``spans.get_spans``, its cursor followed to the end: no silent limit, where
+    ``get_spans_dataframe`` stops at 1,000), then whole traces: a trace with a span in the time
+    window (``options.extra["start_time"]``/``["end_time"]``, ISO 8601) or among the trace ids
+    asked for (``options.extra["trace_ids"]``) is read with all its spans, so no row is a half
+    trace. Rows as for an OTLP file. ``InputError`` for a server that does not answer or a
+    project it does not have; ``ConfigError`` without Phoenix's client (the ``[phoenix]`` extra)."""
+    project = source[len(PROJECT_PREFIX):] if source.startswith(PROJECT_PREFIX) else source
+    if not project:
+        raise ConfigError("phoenix:PROJECT needs the project's name or id, e.g. phoenix:default")
+    extra = dict(getattr(options, "extra", None) or {})
+    url = endpoint_or_fail(extra.get("endpoint"))
+    client = check_endpoint(url)
+    start, end = _when(extra.get("start_time"), "--phoenix-start"), _when(extra.get("end_time"), "--phoenix-end")
+    asked = [str(t) for t in extra.get("trace_ids") or []]
+    try:
+        found = _all_spans(client, project, start_time=start, end_time=end, trace_ids=asked or None)
+        traces = sorted({(_id(s.get("context", {}).get("trace_id"), 16) or "") for s in found} - {""})
+        whole = [span for i in range(0, len(traces), TRACE_IDS_PER_CALL)
+                 for span in _all_spans(client, project, trace_ids=traces[i:i + TRACE_IDS_PER_CALL])] if (start or end) and traces else found
+    except Exception as err:  # noqa: BLE001 - httpx's status errors and the client's own: one line naming the project
+        status = getattr(getattr(err, "response", None), "status_code", None)
+        if status == 404:
+            raise InputError(f"Phoenix at {url} has no project {project!r}; give the name (or id) its UI shows, e.g. phoenix:default") from None
+        raise InputError(f"Phoenix at {url}: reading project {project!r} failed: {str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__}") from None
+    if not whole:
+        raise InputError(f"Phoenix project {project!r} at {url} has no span{' in that window' if start or end or asked else ''}")
+    where = f"Phoenix project {project!r}"
+    return _frame([_v1_span(raw) for raw in whole], where, options.expected_facts, options.expected_response, phoenix=True)
+
+
+def _when(value: Any, flag: str) -> Any:
+    """An ISO 8601 time (a ``datetime`` as it is) as a timezone-aware ``datetime`` (UTC when it names none)."""
+    if value is None or value == "":
+        return None
+    import datetime as dt
+
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    try:
+        parsed = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"{flag} {value!r}: give a time in ISO 8601, e.g. 2026-12-01T00:00:00Z") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+
+
+def _all_spans(client: Any, project: str, **filters: Any) -> list[dict[str, Any]]:
+    """Every span of ``project`` that ``filters`` select, page after page of Phoenix's REST API."""
+    import sys
+
+    return list(client.spans.get_spans(project_identifier=project, limit=sys.maxsize, **{k: v for k, v in filters.items() if v}))
+
+
 # -- spans -> rows -----------------------------------------------------------------------------
 def _decoded(attributes: dict[str, Any], which: str) -> Any:
     """``input.value``/``output.value``, decoded from JSON when its ``mime_type`` says so."""
