@@ -46,7 +46,7 @@ from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EvalRecord, Mapping, to_records
 from ragjudge.settings import Config
-from ragjudge.types import OK, SKIPPED, SPAN, Call, Reason, Usage, Verdict
+from ragjudge.types import OK, SPAN, Call, Reason, Usage, Verdict
 
 # every metric's common columns: suffix -> type
 COMMON_COLUMNS = {
@@ -357,7 +357,7 @@ class Scorer:
                 continue
             first = self._trace[1] if self._trace[0] == record.trace.trace_id else None
             for position, verdict in enumerate(row):
-                if verdict.status == SKIPPED and verdict.error == SAME_TRACE and first is not None:
+                if verdict.reason is Reason.SAME_TRACE and first is not None:
                     source = first[position]
                     row[position] = source.copy(usage=Usage(), cached=None if source.cached is None else True)
 
@@ -588,7 +588,6 @@ class _Reporter:
         self.on_row(self.start + record.index, record.id, verdicts)
 
 
-SAME_TRACE = "judged on the trace's first row"  # a trace-level metric on a trace's other rows, until copied
 
 
 def _span_level(judge: Any) -> bool:
@@ -598,14 +597,14 @@ def _span_level(judge: Any) -> bool:
 
 def _trace_held(judge: Any, record: EvalRecord) -> Verdict | None:
     """The verdict a row read from a trace gets without a call (``records.TraceStatus``): a
-    trace-level metric on a trace's other rows waits for the first row's (``SAME_TRACE``); a
+    trace-level metric on a trace's other rows waits for the first row's (``Reason.SAME_TRACE``); a
     trace skipped (its state) skips every metric; a span-level metric is skipped for a trace
     without a retriever span and an error naming a span without usable text. None: judge it."""
     trace = record.trace
     if trace is None:
         return None
     if not _span_level(judge) and not trace.first:
-        return Verdict.skipped(judge.name, SAME_TRACE)
+        return Verdict.skipped(judge.name, Reason.SAME_TRACE)
     if trace.skip_all:
         return Verdict.skipped(judge.name, trace.skip_all)
     if _span_level(judge) and trace.span_skip:

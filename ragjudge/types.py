@@ -180,18 +180,20 @@ _CACHED_FIELDS = ("metric", "status", "score", "passed", "rationale", "error", "
 class Reason(str, Enum):
     """Why a row has no verdict, where code acts on it (the closed set; ``Verdict.reason``). Its
     value is the text shown in ``M_error``: ``interrupted`` (a Ctrl-C or a stop), ``budget
-    reached`` (``judge.max_cost`` spent), ``not sampled`` (left out by ``--limit`` / ``--sample``)."""
+    reached`` (``judge.max_cost`` spent), ``not sampled`` (left out by ``--limit`` / ``--sample``),
+    ``SAME_TRACE`` (a trace-level metric on a trace's later row, which gets the first row's verdict)."""
 
     INTERRUPTED = "interrupted"
     BUDGET_REACHED = "budget reached"
     NOT_SAMPLED = "not sampled"
+    SAME_TRACE = "judged on the trace's first row"  # a trace-level metric on a trace's other rows, until its verdict is copied
 
     @classmethod
     def read(cls, status: str | None, error: str | None) -> "Reason | None":
         """The reason a scored table's row holds (a table keeps it as the ``M_error`` text, with
         its ``M_status``: skipped for not sampled, error for the others), else None."""
         found = next((reason for reason in cls if reason.value == error), None)
-        if found is None or (found is cls.NOT_SAMPLED) != (status == SKIPPED) or status not in (SKIPPED, ERROR):
+        if found is None or (found in (cls.NOT_SAMPLED, cls.SAME_TRACE)) != (status == SKIPPED) or status not in (SKIPPED, ERROR):
             return None
         return found
 
