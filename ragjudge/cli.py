@@ -485,7 +485,7 @@ def main() -> None:
             sys.exit(130)
         if os.environ.get("RAGJUDGE_DEBUG"):
             raise
-        from ragjudge.model import redact
+        from ragjudge.http_errors import redact
 
         print(f"error: unexpected {type(exc).__name__}: {redact(str(exc))} (set RAGJUDGE_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(EXIT_USAGE)

@@ -309,8 +309,6 @@ class Check:
         return self.passed is False
 
 
-# the run-wide checks, in the order their lines are printed (before the per-metric ones)
-_RUN_ORDER = (Kind.UNUSABLE_INPUT, Kind.NOTHING_JUDGED, Kind.INTERRUPTED, Kind.BUDGET_REACHED, Kind.JUDGE_STOPPED)
 _PASS_GATES = (Kind.SKIP_RATE, Kind.PASS_RATE, Kind.NOTHING_COMPARED, Kind.REGRESSIONS, Kind.PASS_RATE_DROP, Kind.DIAGNOSIS_SHARE,
                Kind.NO_ROW_JUDGED)
 

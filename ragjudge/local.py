@@ -30,7 +30,6 @@ from typing import Any
 
 from ragjudge.errors import ConfigError
 
-PROVIDER = "local"
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 PARTS = 22

@@ -48,7 +48,7 @@ from dataclasses import replace
 from typing import Any
 
 from ragjudge.errors import ProviderFatalError
-from ragjudge.http_errors import RETRY_AFTER_MAX_S, parse_retry_after, redact  # noqa: F401 (their old home)
+from ragjudge.http_errors import RETRY_AFTER_MAX_S
 from ragjudge.transports import base
 from ragjudge.transports.base import Request, TransportError
 from ragjudge.types import OK, Call, ParseError, Reason, Reply, Usage, Verdict, clean_text

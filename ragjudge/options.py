@@ -415,11 +415,11 @@ def output_format(path: str | None, explicit: str | None, shared: str | None) ->
     (--format) applies where the path's suffix cannot tell (stdout, no known suffix)."""
     from pathlib import Path
 
-    from ragjudge.io import _SUFFIXES
+    from ragjudge.io import SUFFIXES
 
     if explicit:
         return explicit
-    if path is not None and (path == "-" or Path(path).suffix.lower() not in _SUFFIXES):
+    if path is not None and (path == "-" or Path(path).suffix.lower() not in SUFFIXES):
         return shared
     return None
 

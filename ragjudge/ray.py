@@ -197,12 +197,12 @@ class _ScoreBatch:
         ray.get(self.collector.add.remote(key, scored.summary))
         import pyarrow as pa
 
-        from ragjudge.io import _plain
+        from ragjudge.io import plain_frame
 
         # Arrow types the batch as Scorer.output_schema does (Ray's own conversion would pickle list
         # cells), with list columns as plain lists, as the local writer stores them
         schema = self.scorer.output_schema(pa.Schema.from_pandas(batch, preserve_index=False))
-        return pa.Table.from_pandas(_plain(scored.frame), schema=schema, preserve_index=False)
+        return pa.Table.from_pandas(plain_frame(scored.frame), schema=schema, preserve_index=False)
 
 
 def _quiet(ray: Any) -> None:
@@ -296,7 +296,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
     import pandas as pd
 
     from ragjudge.gate import check_gate
-    from ragjudge.io import _SUFFIXES, TableWriter, conform_frame, iter_chunks
+    from ragjudge.io import SUFFIXES, TableWriter, conform_frame, iter_chunks
     from ragjudge.pipeline import RunResult, choose
     from ragjudge.scoring import Scorer
 
@@ -338,7 +338,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
                 raise found from None
             raise
         if output:
-            if Path(output).suffix.lower() in _SUFFIXES or output == "-" or (output_format and not Path(output).is_dir()):
+            if Path(output).suffix.lower() in SUFFIXES or output == "-" or (output_format and not Path(output).is_dir()):
                 writer = TableWriter(output, output_format, own)
                 try:
                     for batch in scored.iter_batches(batch_format="pandas", batch_size=config.chunk_size):

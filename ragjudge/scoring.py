@@ -664,10 +664,9 @@ def as_frame(frame: Any) -> Any:
     return frame
 
 
-def score(frame: Any, metrics: list[str] | None = None, config: Config | str | None = None, **settings: Any) -> Scored:
-    """Score ``frame`` (a pandas DataFrame) in one line: ``ragjudge.score(df, metrics=["sufficiency"],
-    model="openai/gpt-4o-mini")``. ``config``: a ``Config`` or the path (or bundled name) of a
-    YAML config; ``settings`` override it (``load_config``'s keywords). Returns ``Scored``."""
+def _one_call_scorer(metrics: list[str] | str | None, config: Config | str | None, settings: dict[str, Any]) -> "Scorer":
+    """The ``Scorer`` of one ``score`` / ``ascore`` call: ``config`` (a ``Config``, or a YAML path
+    or bundled name read with ``settings`` laid over it) with ``metrics`` chosen."""
     from ragjudge.settings import load_config
 
     if metrics is not None:
@@ -675,20 +674,20 @@ def score(frame: Any, metrics: list[str] | None = None, config: Config | str | N
     if not isinstance(config, Config):
         config = load_config(config, settings)
         settings = {}
-    with Scorer(config, **settings) as scorer:
+    return Scorer(config, **settings)
+
+
+def score(frame: Any, metrics: list[str] | None = None, config: Config | str | None = None, **settings: Any) -> Scored:
+    """Score ``frame`` (a pandas DataFrame) in one line: ``ragjudge.score(df, metrics=["sufficiency"],
+    model="openai/gpt-4o-mini")``. ``config``: a ``Config`` or the path (or bundled name) of a
+    YAML config; ``settings`` override it (``load_config``'s keywords). Returns ``Scored``."""
+    with _one_call_scorer(metrics, config, settings) as scorer:
         return scorer.score(frame)
 
 
 async def ascore(frame: Any, metrics: list[str] | None = None, config: Config | str | None = None, **settings: Any) -> Scored:
     """``score`` for async code: ``await ragjudge.ascore(df, ...)``."""
-    from ragjudge.settings import load_config
-
-    if metrics is not None:
-        settings["metrics"] = [metrics] if isinstance(metrics, str) else list(metrics)
-    if not isinstance(config, Config):
-        config = load_config(config, settings)
-        settings = {}
-    scorer = Scorer(config, **settings)
+    scorer = _one_call_scorer(metrics, config, settings)
     try:
         return await scorer.ascore(frame)
     finally:

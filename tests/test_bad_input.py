@@ -329,7 +329,7 @@ def test_header_check_reads_only_a_whole_header():
     import io as _io
 
     from ragjudge.errors import InputError
-    from ragjudge.io import _check_header, _NulGuard
+    from ragjudge.io.readers import _check_header, _NulGuard
 
     def guard(data: bytes) -> _NulGuard:
         g = _NulGuard(_io.BytesIO(data), "in.csv")

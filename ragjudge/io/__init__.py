@@ -11,46 +11,16 @@ of files read as one table, by both engines: ``formats`` lists the files, ``read
 writer per format) and ``atomic`` (the atomic write).
 """
 
-from ragjudge.io.arrow import (
-    _arrow_errors,
-    _base64_bytes,
-    _cast_table,
-    _cell_text,
-    _has_empty_struct,
-    _json_default,
-    _jsonable,
-    _merge_schema,
-    _plain,
-    _to_arrow,
-    arrow_type,
-    unify_type,
-)
-from ragjudge.io.atomic import _output_error, open_atomic, write_atomic
-from ragjudge.io.formats import _SUFFIXES, FORMATS, _name, _open_binary, _stdin, detect_format, is_many, sniff_stdin, source_files, spool_stdin, suffix_format
-from ragjudge.io.readers import (
-    _check_header,
-    _csv_chunks,
-    _csv_problem,
-    _frame,
-    _json_chunks,
-    _jsonl_chunks,
-    _NulGuard,
-    _parquet_chunks,
-    chunk_schemas,
-    chunk_schemas_and_rows,
-    count_records,
-    iter_chunks,
-    many_chunks,
-    read_table,
-)
+from ragjudge.io.arrow import arrow_type, plain_frame, unify_type
+from ragjudge.io.atomic import open_atomic, write_atomic
+from ragjudge.io.formats import FORMATS, SUFFIXES, detect_format, is_many, sniff_stdin, source_files, spool_stdin, suffix_format
+from ragjudge.io.readers import chunk_schemas, chunk_schemas_and_rows, count_records, iter_chunks, many_chunks, read_table
 from ragjudge.io.sources import Unifier, conform_frame, conform_table, unified_schema
 from ragjudge.io.writers import CsvWriter, JsonlWriter, JsonWriter, TableWriter, write_table
 
 __all__ = [
-    "FORMATS", "TableWriter", "Unifier", "chunk_schemas", "chunk_schemas_and_rows", "conform_frame", "conform_table", "count_records", "is_many",
-    "many_chunks", "source_files", "unified_schema", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format", "iter_chunks",
-    "open_atomic", "read_table", "sniff_stdin", "spool_stdin", "suffix_format", "unify_type", "write_atomic", "write_table",
-    "_SUFFIXES", "_NulGuard", "_arrow_errors", "_base64_bytes", "_cast_table", "_cell_text", "_check_header", "_csv_chunks",
-    "_csv_problem", "_frame", "_has_empty_struct", "_json_chunks", "_json_default", "_jsonable", "_jsonl_chunks", "_merge_schema",
-    "_name", "_open_binary", "_output_error", "_parquet_chunks", "_plain", "_stdin", "_to_arrow",
+    "FORMATS", "SUFFIXES", "TableWriter", "Unifier", "chunk_schemas", "chunk_schemas_and_rows", "conform_frame", "conform_table", "count_records",
+    "is_many", "many_chunks", "source_files", "unified_schema", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format",
+    "iter_chunks", "open_atomic", "plain_frame", "read_table", "sniff_stdin", "spool_stdin", "suffix_format", "unify_type", "write_atomic",
+    "write_table",
 ]

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 
-def _plain(df: pd.DataFrame) -> pd.DataFrame:
+def plain_frame(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with Arrow-backed list and struct columns (the scorer's ``M_missing``, say) as
     plain Python lists and dicts, as a table read from a file holds them."""
     nested = [c for c in df.columns if isinstance(df[c].dtype, pd.ArrowDtype) and df[c].dtype.pyarrow_dtype.num_fields]

@@ -14,12 +14,12 @@ from typing import IO, Any
 from ragjudge.errors import InputError
 
 FORMATS = ("jsonl", "csv", "parquet", "json")
-_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 
 
 def suffix_format(path: str) -> str | None:
     """The table format ``path``'s suffix names (``scored.csv``: csv), None for another suffix."""
-    return _SUFFIXES.get(os.path.splitext(path)[1].lower())
+    return SUFFIXES.get(os.path.splitext(path)[1].lower())
 
 
 def detect_format(path: str, explicit: str | None = None, many: bool = True) -> str:
@@ -38,8 +38,8 @@ def detect_format(path: str, explicit: str | None = None, many: bool = True) -> 
     if path == "-":
         return sniff_stdin()
     suffix = Path(path).suffix.lower()
-    if suffix in _SUFFIXES:
-        return _SUFFIXES[suffix]
+    if suffix in SUFFIXES:
+        return SUFFIXES[suffix]
     traces = " (traces: --input-format otlp|phoenix|mlflow-traces)" if many else ""  # an input, not an output
     raise InputError(f"cannot tell the format of '{path}' from its suffix; pass --input-format (or --output-format for -o) {'|'.join(FORMATS)}{traces}")
 
@@ -177,21 +177,21 @@ def source_files(source: str, explicit: str | None = None) -> tuple[list[str], s
     if path.is_file():
         found = [source]
     elif path.is_dir():
-        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+        found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
     elif any(ch in source for ch in "*?["):
         matched = [p for p in glob.glob(source, recursive=True) if Path(p).is_file()]
         if not matched:
             raise InputError(f"input file not found: {source} (no file matches it)")
-        found = sorted(p for p in matched if Path(p).suffix.lower() in _SUFFIXES)
+        found = sorted(p for p in matched if Path(p).suffix.lower() in SUFFIXES)
     else:
         raise InputError(f"input file not found: {source}")
     if not found:
         raise InputError(f"{source}: no readable file (.jsonl, .csv, .parquet, .json) in it")
     if explicit:
         return found, explicit
-    if len(found) == 1 and Path(found[0]).suffix.lower() not in _SUFFIXES:
+    if len(found) == 1 and Path(found[0]).suffix.lower() not in SUFFIXES:
         return found, detect_format(found[0])
-    formats = sorted({_SUFFIXES[Path(p).suffix.lower()] for p in found})
+    formats = sorted({SUFFIXES[Path(p).suffix.lower()] for p in found})
     if len(formats) > 1:
         raise InputError(f"{source}: the files are of different formats ({', '.join(formats)}); give a folder or glob of one format")
     return found, formats[0]

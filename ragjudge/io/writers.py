@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from ragjudge.io.arrow import _arrow_errors, _base64_bytes, _cast_table, _jsonable, _merge_schema, _plain, _text_ready, _to_arrow
+from ragjudge.io.arrow import _arrow_errors, _base64_bytes, _cast_table, _jsonable, _merge_schema, plain_frame, _text_ready, _to_arrow
 from ragjudge.io.atomic import _output_error, open_atomic
 from ragjudge.io.formats import detect_format
 
@@ -66,7 +66,7 @@ class TableWriter:
     def write(self, df: pd.DataFrame) -> None:
         """Append ``df``'s rows. Raises ``OutputError`` when the disk refuses (full, gone)."""
         try:
-            self._write(_plain(df))
+            self._write(plain_frame(df))
         except OSError as exc:
             raise _output_error(self.path, exc) from None
 

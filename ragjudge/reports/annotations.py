@@ -75,7 +75,7 @@ def line_numbers(path: str, fmt: str, rows: set[int]) -> dict[int, int]:
 
 def commands(summary: Summary, source: str, fmt: str | None) -> list[str]:
     """The workflow commands for ``summary``'s failing and error rows."""
-    from ragjudge.model import redact
+    from ragjudge.http_errors import redact
 
     rows: list[tuple[str, dict[str, Any]]] = []
     for name, m in summary.metrics.items():

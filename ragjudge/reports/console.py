@@ -88,7 +88,7 @@ def _one_line(text: str | None, width: int = 100) -> str:
     """``text`` on one line (whitespace and control characters collapsed: a row's id or
     rationale cannot start a line of its own, e.g. a GitHub workflow command), API keys
     redacted, at most ``width`` characters."""
-    from ragjudge.model import redact
+    from ragjudge.http_errors import redact
 
     line = " ".join(re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", " ", redact(str(text or ""))).split())
     return line if len(line) <= width else line[: width - 1] + "…"

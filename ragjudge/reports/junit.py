@@ -27,7 +27,7 @@ def _text(value: Any) -> str:
     extracted from PDFs, become U+FFFD), with API keys redacted."""
     import pandas as pd
 
-    from ragjudge.model import redact
+    from ragjudge.http_errors import redact
 
     if value is None or (not isinstance(value, (list, dict)) and pd.isna(value)):
         return ""

@@ -23,7 +23,7 @@ def _md(value: Any) -> str:
     control characters replaced (U+FFFD, as in JUnit), API keys redacted."""
     import html
 
-    from ragjudge.model import redact
+    from ragjudge.http_errors import redact
 
     if isinstance(value, list):
         value = "; ".join(map(str, value))

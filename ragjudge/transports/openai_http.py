@@ -20,10 +20,9 @@ import os
 from typing import Any
 
 from ragjudge.transports import base
-from ragjudge.transports.base import Request, TransportError, chat_body
+from ragjudge.transports.base import OPENAI_BASE, Request, TransportError, chat_body, endpoint
 from ragjudge.types import Reply, Usage
 
-OPENAI_BASE = "https://api.openai.com/v1"
 PREFIX = "openai/"
 
 # one session per event loop (ragjudge's own, in practice), shared by every transport
@@ -68,8 +67,6 @@ class OpenAIHTTPTransport:
         self.settings = settings
         self.name = name
         self.provider_model = PREFIX + name
-        from ragjudge.transports.base import endpoint
-
         base_url = endpoint(settings, self.provider_model) or OPENAI_BASE
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.where = base_url
