@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 
 from ragjudge.errors import ConfigError, InputError
-from ragjudge.traces import otel
+from ragjudge.traces import otel, phoenix_sink
 from ragjudge.traces.spans import COLUMNS
 
 pytest.importorskip("opentelemetry.sdk.trace")
@@ -412,7 +412,7 @@ def test_error_verdicts_are_sent_but_left_out_of_the_file(tmp_path, otlp_file):
     scored.loc[1, "sufficiency_status"] = "error"
     scored.loc[1, "sufficiency_error"] = "provider timed out"
     spans, _ = otel.annotation_frames(scored)
-    sent = otel._data(spans, "span_id")
+    sent = phoenix_sink._data(spans, "span_id")
     assert sent[1]["result"] == {"label": "error", "explanation": "provider timed out"}  # no score key
     path = tmp_path / "annotations.parquet"
     done = otel.write_annotations(scored, path)

@@ -24,6 +24,7 @@ from conftest import read_jsonl  # noqa: E402
 from test_traces_otel import in_phoenix, make_spans, otlp_json_lines, phoenix, phoenix_like_frame, spans  # noqa: E402, F401
 
 from ragjudge.traces import otel  # noqa: E402
+from ragjudge.traces import phoenix as phoenix_reader  # noqa: E402
 
 FACTS = ["--expected-facts-attribute", "metadata.expected_facts", "--expected-response-attribute", "metadata.expected_response"]
 KEYS = ("trace_id", "span_id", "span_name", "request", "context", "response", "expected_facts", "expected_response",
@@ -171,7 +172,7 @@ def test_phoenix_going_away_after_the_check_loses_no_verdict(run_cli, tmp_path, 
     pytest.importorskip("phoenix.client")
     monkeypatch.delenv(otel.ENDPOINT_ENV, raising=False)
     dead = f"http://127.0.0.1:{_free_port()}"
-    monkeypatch.setattr(otel, "probe", lambda url, timeout=5.0: None)  # answered the check, then went away
+    monkeypatch.setattr(phoenix_reader, "probe", lambda url, timeout=5.0: None)  # answered the check, then went away
     result, rows, summary = _score(run_cli, otlp_file, tmp_path, *FACTS, "--phoenix-endpoint", dead,
                                    "--annotations", str(tmp_path / "a.parquet"))
     assert result.code == summary["exit_code"] and result.code in (0, 1), result.stderr

@@ -1,7 +1,8 @@
 """Trace sources and sinks: spans -> evaluation rows (``spans``), MLflow traces in and
 feedback out (``mlflow``, the ``[mlflow]`` extra), OpenTelemetry / OpenInference spans in (OTLP
-JSON, Phoenix's span DataFrame) and Phoenix annotations out (``otel``, the ``[phoenix]`` extra
-for the sink). Importing this package imports neither MLflow, Phoenix nor pandas.
+JSON: ``otlp``; Phoenix's span DataFrame and projects: ``phoenix``; both made rows by
+``openinference``) and Phoenix annotations out (``phoenix_sink``, the ``[phoenix]`` extra); ``otel``
+is their public face. Importing this package imports neither MLflow, Phoenix nor pandas.
 
 A run reads a trace source through ``open_source``, before anything else: a source it
 recognises becomes the rows table (``ragjudge.traces.spans.COLUMNS``, one row per retriever
@@ -79,13 +80,13 @@ def register(source: TraceSource) -> None:
 
 register(TraceSource("mlflow-traces", "ragjudge.traces.mlflow", prefix="mlflow:"))
 # OpenTelemetry / OpenInference spans: OTLP JSON (the Collector's file exporter), Phoenix's span DataFrame saved
-register(TraceSource("otlp", "ragjudge.traces.otel", read="read_otlp_source", sniff="is_otlp_file", many=True,
+register(TraceSource("otlp", "ragjudge.traces.otlp", read="read_otlp_source", sniff="is_otlp_file", many=True,
                      marks=(b'"resourceSpans"', b'"resource_spans"')))
-register(TraceSource("phoenix", "ragjudge.traces.otel", read="read_phoenix_source", sniff="is_phoenix_file",
+register(TraceSource("phoenix", "ragjudge.traces.phoenix", read="read_phoenix_source", sniff="is_phoenix_file",
                      suffixes=(".json", ".jsonl", ".ndjson", ".parquet", ".pq"), many=True, marks=(b'"context.span_id"',)))
 
 # a Phoenix project read through Phoenix's client: ragjudge score phoenix:PROJECT --phoenix-endpoint URL
-register(TraceSource("phoenix-project", "ragjudge.traces.otel", prefix="phoenix:", read="read_phoenix_project", sniff=None))
+register(TraceSource("phoenix-project", "ragjudge.traces.phoenix", prefix="phoenix:", read="read_phoenix_project", sniff=None))
 
 OTEL_SOURCES = ("otlp", "phoenix", "phoenix-project")  # the sources whose verdicts can go to Phoenix as span annotations
 
@@ -120,7 +121,7 @@ def _many_kind(text: str) -> TraceSource | None:
     or None when none of its files is one (a folder of tables)."""
     from ragjudge.errors import InputError
     from ragjudge.io.formats import is_many
-    from ragjudge.traces.otel import trace_files
+    from ragjudge.traces.openinference import trace_files
 
     if not is_many(text):
         return None
@@ -169,6 +170,6 @@ def open_source(source: Any, input_format: str | None = None, options: TraceOpti
 
 def __getattr__(name: str) -> Any:
     """``ragjudge.traces.mlflow`` (and the other readers) imported on first use."""
-    if name in ("mlflow", "spans", "otel"):
+    if name in ("mlflow", "spans", "otel", "otlp", "phoenix", "phoenix_sink", "openinference", "forms"):
         return importlib.import_module(f"ragjudge.traces.{name}")
     raise AttributeError(f"module 'ragjudge.traces' has no attribute {name!r}")
