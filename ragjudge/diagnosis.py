@@ -79,14 +79,20 @@ def diagnose(sufficiency: Sequence[tuple[Any, Any]], completeness: Sequence[tupl
     return out
 
 
-def of_frame(frame: Any) -> list[str | None] | None:
+def of_frame(frame: Any, source: Any = None) -> list[str | None] | None:
     """The diagnosis of each row of a scored table (pandas DataFrame with ``sufficiency_status``,
     ``sufficiency_passed``, ``completeness_status``, ``completeness_passed``); None when the
     table lacks a metric's columns. A table with ``trace_id`` and ``span_id`` columns is read
-    as traces (``trace_first_row`` marks each trace's first row)."""
+    as traces (``trace_first_row`` marks each trace's first row). ``source``: the input rows
+    of ``frame`` (same index), where the trace columns are when ``frame`` holds the verdicts only."""
     columns = [f"{m}_{c}" for m in (SUFFICIENCY, COMPLETENESS) for c in ("status", "passed")]
     if not all(name in frame.columns for name in columns):
         return None
+    if source is not None:
+        import pandas as pd
+
+        traces = [c for c in (*TRACE_COLUMNS, "trace_first_row") if c in source.columns and c not in frame.columns]
+        frame = pd.concat([source[traces], frame], axis=1) if traces else frame
     pairs = [list(zip(frame[f"{m}_status"].tolist(), frame[f"{m}_passed"].tolist())) for m in (SUFFICIENCY, COMPLETENESS)]
     traces = all(name in frame.columns for name in TRACE_COLUMNS)
     return diagnose(pairs[0], pairs[1], frame["trace_id"].tolist() if traces else None,

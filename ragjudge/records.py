@@ -13,10 +13,11 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ragjudge.config import FIELDS, Columns
 from ragjudge.errors import InputError
+from ragjudge.types import TraceStatus
 
 ALIASES: dict[str, tuple[str, ...]] = {  # the first tier: two of them in one table are an error
     "id": (),
@@ -77,33 +78,6 @@ class EvalRecord:
 
 
 @dataclass(frozen=True)
-class TraceStatus:
-    """A row read from a trace (``ragjudge.traces.spans``: the columns ``trace_id``,
-    ``trace_first_row``, ``trace_skip_reason``, ``span_skip_reason``, ``span_error``): the
-    trace's id, whether the row is its first (trace-level metrics are judged there only), and
-    why every metric (``skip_all``) or the span-level ones (``span_skip``, ``span_error``) get
-    no call."""
-
-    trace_id: str
-    first: bool = True
-    skip_all: str | None = None
-    span_skip: str | None = None
-    span_error: str | None = None
-
-    @staticmethod
-    def of(row: dict[str, Any]) -> "TraceStatus | None":
-        """The statuses of ``row`` when it holds ``trace_id`` and ``trace_first_row``, else None."""
-        if "trace_id" not in row or "trace_first_row" not in row:
-            return None
-        def text(name: str) -> str | None:
-            value = row.get(name)
-            return None if _is_missing(value) or value == "" else str(value)
-        first = row["trace_first_row"]
-        return TraceStatus(str(row["trace_id"]), True if _is_missing(first) else bool(first), text("trace_skip_reason"),
-                           text("span_skip_reason"), text("span_error"))
-
-
-@dataclass(frozen=True)
 class Mapping:
     """field -> (column path or None, how it was chosen: 'column', 'alias', 'config', 'flag')."""
 
@@ -149,7 +123,7 @@ class Mapping:
         return "columns: " + ", ".join(parts)
 
 
-def _is_missing(value: Any) -> bool:
+def is_missing(value: Any) -> bool:
     if value is None:
         return True
     if isinstance(value, float) and math.isnan(value):
@@ -168,7 +142,7 @@ def _lookup(row: dict[str, Any], path: str) -> Any:
     head, _, rest = path.partition(".")
     value = row.get(head)
     while rest:
-        if _is_missing(value):
+        if is_missing(value):
             return None
         if isinstance(value, str) and value.lstrip().startswith("{"):
             try:
@@ -213,7 +187,7 @@ def resolve_mapping(
                     f"set {how}"
                 )
             if explicit not in columns and "." in explicit and sample:
-                if all(_is_missing(_lookup(row, explicit)) for row in sample):
+                if all(is_missing(_lookup(row, explicit)) for row in sample):
                     keys = sorted({k for row in sample for k in _keys_at(row, explicit)})
                     parent, leaf = explicit.rsplit(".", 1)
                     if leaf in keys:  # the key is there, empty: say so rather than list it as if it were not
@@ -265,7 +239,7 @@ def id_like(columns: tuple[str, ...] | list[str], sample: list[dict[str, Any]]) 
         if not (_ID_NAME.match(str(column).lower()) or _CAMEL_ID.search(str(column))):
             continue
         values = [row.get(column) for row in sample]
-        if values and not any(_is_missing(v) for v in values) and len({str(v) for v in values}) == len(values):
+        if values and not any(is_missing(v) for v in values) and len({str(v) for v in values}) == len(values):
             return str(column)
     return None
 
@@ -279,7 +253,7 @@ def _keys_at(row: dict[str, Any], path: str) -> list[str]:
 def _text(value: Any) -> str | None:
     """A field's value as the judge reads it: strings as they are, a list one item per line,
     an object as JSON (not Python's repr), anything else ``str``; None when empty."""
-    if _is_missing(value):
+    if is_missing(value):
         return None
     if isinstance(value, (bytes, bytearray)):  # a Parquet binary column: its text, not b'...'
         value = bytes(value).decode("utf-8", errors="replace")
@@ -289,7 +263,7 @@ def _text(value: Any) -> str | None:
         return _json_text(value)
     if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
         items = value.tolist() if hasattr(value, "tolist") else list(value)
-        lines = (_json_text(v) if isinstance(v, dict) else str(v) for v in items if not _is_missing(v))
+        lines = (_json_text(v) if isinstance(v, dict) else str(v) for v in items if not is_missing(v))
         joined = "\n".join(line for line in lines if line.strip())
         return joined or None
     return str(value)
@@ -347,7 +321,7 @@ def normalise_context(value: Any, notes: list[str] | None = None, fix: str = TAB
     other keys hold no text at all (a score, a flag) is an error naming its keys. ``fix``: what
     the error for passage objects none of which has text tells the user to do (a table's
     column, by default; a trace reader names the retriever instead)."""
-    if _is_missing(value):
+    if is_missing(value):
         return [], None
     items = _as_list(value)
     if items is None:
@@ -365,13 +339,13 @@ def normalise_context(value: Any, notes: list[str] | None = None, fix: str = TAB
     passages: list[Passage] = []
     textless = 0  # objects whose text is null or blank
     for position, item in enumerate(items, start=1):
-        if _is_missing(item):
+        if is_missing(item):
             continue
         if isinstance(item, dict):
             # Parquet gives every item the fields of all of them, null where an item had none:
             # only fields holding a value count, so that a {"body": ...} item is the same error
             # whatever the input format, and a null "content" does not hide a "page_content"
-            held = [k for k, v in item.items() if not _is_missing(v) and not (isinstance(v, str) and not v.strip())]
+            held = [k for k, v in item.items() if not is_missing(v) and not (isinstance(v, str) and not v.strip())]
             key = next((k for k in PASSAGE_TEXT_KEYS if k in held), None)
             if key is None:
                 unknown = [k for k in held if k not in PASSAGE_KEEP_KEYS]
@@ -416,7 +390,7 @@ def _holds_text(value: Any) -> bool:
 
 def normalise_facts(value: Any) -> list[str]:
     """Expected facts -> list of non-empty strings; a plain string is one fact."""
-    if _is_missing(value):
+    if is_missing(value):
         return []
     items = _as_list(value)
     if items is None:
@@ -426,9 +400,11 @@ def normalise_facts(value: Any) -> list[str]:
 
 
 def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, strip_instructions: bool = False,
-               extra: tuple[str, ...] = ()) -> list[EvalRecord]:
+               extra: tuple[str, ...] = (), trace_of: Callable[[dict[str, Any]], TraceStatus | None] | None = None) -> list[EvalRecord]:
     """Build one ``EvalRecord`` per row (``index`` counts from ``start``), never dropping a row.
-    ``extra``: other columns (or dotted paths) to keep as text in ``EvalRecord.extra``. With
+    ``extra``: other columns (or dotted paths) to keep as text in ``EvalRecord.extra``.
+    ``trace_of(row)``: the row's ``TraceStatus`` when it was read from a trace (the trace
+    source's reading of its own columns, ``ragjudge.traces.spans.trace_status``), else None. With
     ``strip_instructions`` each passage, the response and the extra columns lose their
     sentences addressed to the judge (``ragjudge.injection``), listed in ``EvalRecord.removed``."""
     records = []
@@ -446,7 +422,7 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
         records.append(
             EvalRecord(
                 index=start + offset,
-                id=None if _is_missing(ident) else ident,
+                id=None if is_missing(ident) else ident,
                 request=_text(request_text(request)),
                 passages=passages,
                 expected_facts=normalise_facts(get["expected_facts"]),
@@ -456,7 +432,7 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
                 retrieved_nothing=not passages and not context_error and _as_list(get["context"]) is not None,
                 notes=notes,
                 extra={name: _text(_lookup(row, name)) for name in extra},
-                trace=TraceStatus.of(row),
+                trace=None if trace_of is None else trace_of(row),
             )
         )
         if strip_instructions:

@@ -46,6 +46,7 @@ from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EvalRecord, Mapping, to_records
 from ragjudge.settings import Config
+from ragjudge.traces.spans import trace_status
 from ragjudge.types import OK, SPAN, Call, Reason, Usage, Verdict
 
 # every metric's common columns: suffix -> type
@@ -210,7 +211,7 @@ class Scorer:
     def records(self, frame: Any, mapping: Mapping) -> list[EvalRecord]:
         """``frame``'s rows as ``EvalRecord`` (as ``score`` reads them: mapped, normalised,
         sentences addressed to the judge removed)."""
-        return to_records(frame.to_dict("records"), mapping, 0, self.config.judge.strip_instructions, self.extra)
+        return to_records(frame.to_dict("records"), mapping, 0, self.config.judge.strip_instructions, self.extra, trace_status)
 
     def score(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
               skip: set[int] | None = None, on_row: Any = None) -> Scored:
@@ -298,7 +299,7 @@ class Scorer:
                 # a block of rows at a time (no more than the window has room for): their calls are
                 # prepared, then the response cache is asked for all their keys at once
                 block = min(BLOCK, len(rows) - position, ahead - (len(pending) - waiting))
-                made = to_records(rows[position:position + block], mapping, position, strip, self.extra)
+                made = to_records(rows[position:position + block], mapping, position, strip, self.extra, trace_status)
                 prepared: list[list[Any]] = []
                 for record in made:
                     self._trace_order(record)
@@ -492,9 +493,7 @@ class Scorer:
                 columns[key] = _pandas_array(items, types[key])
         diagnosed = None
         if self._diagnosed():
-            own_columns = pd.DataFrame(columns, index=frame.index)
-            traces = [c for c in (*diagnosis.TRACE_COLUMNS, "trace_first_row") if c in frame.columns]
-            diagnosed = diagnosis.of_frame(pd.concat([frame[traces], own_columns], axis=1) if traces else own_columns)
+            diagnosed = diagnosis.of_frame(pd.DataFrame(columns, index=frame.index), frame)
         if diagnosed is not None:
             columns[diagnosis.COLUMN] = _pandas_array(diagnosed, "string")
         columns["removed_instructions"] = _pandas_array([list(r.removed) for r in records], "list<string>")
@@ -596,7 +595,7 @@ def _span_level(judge: Any) -> bool:
 
 
 def _trace_held(judge: Any, record: EvalRecord) -> Verdict | None:
-    """The verdict a row read from a trace gets without a call (``records.TraceStatus``): a
+    """The verdict a row read from a trace gets without a call (``types.TraceStatus``): a
     trace-level metric on a trace's other rows waits for the first row's (``Reason.SAME_TRACE``); a
     trace skipped (its state) skips every metric; a span-level metric is skipped for a trace
     without a retriever span and an error naming a span without usable text. None: judge it."""

@@ -177,6 +177,20 @@ class Reply:
 _CACHED_FIELDS = ("metric", "status", "score", "passed", "rationale", "error", "missing", "mode", "details", "input_error")
 
 
+@dataclass(frozen=True)
+class TraceStatus:
+    """A row read from a trace, as its trace source reads it (``ragjudge.traces.spans.trace_status``):
+    the trace's id, whether the row is its first (trace-level metrics are judged there only), and
+    why every metric (``skip_all``) or the span-level ones (``span_skip``, ``span_error``) get
+    no call."""
+
+    trace_id: str
+    first: bool = True
+    skip_all: str | None = None
+    span_skip: str | None = None
+    span_error: str | None = None
+
+
 class Reason(str, Enum):
     """Why a row has no verdict, where code acts on it (the closed set; ``Verdict.reason``). Its
     value is the text shown in ``M_error``: ``interrupted`` (a Ctrl-C or a stop), ``budget

@@ -43,8 +43,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ragjudge.records import normalise_context
-from ragjudge.types import clean
+from ragjudge.records import is_missing, normalise_context
+from ragjudge.types import TraceStatus, clean
 
 RETRIEVER = "RETRIEVER"
 NO_RETRIEVER = "no retriever span"
@@ -336,3 +336,19 @@ def rows_frame(traces: Iterable[TraceView], notes: list[str] | None = None) -> A
 def reader_notes(frame: Any) -> list[str]:
     """What a trace reader wants said about ``frame`` (``rows_frame``'s ``notes``)."""
     return list(getattr(frame, "attrs", {}).get(NOTES) or [])
+
+
+def trace_status(row: dict[str, Any]) -> TraceStatus | None:
+    """What a row of the rows table (``COLUMNS``) says about its trace, as a value the scorer
+    reads (``ragjudge.records.to_records``' ``trace_of``): None for a row of no trace (it lacks
+    ``trace_id`` or ``trace_first_row``: a table the user made)."""
+    if "trace_id" not in row or "trace_first_row" not in row:
+        return None
+
+    def text(name: str) -> str | None:
+        value = row.get(name)
+        return None if is_missing(value) or value == "" else str(value)
+
+    first = row["trace_first_row"]
+    return TraceStatus(str(row["trace_id"]), True if is_missing(first) else bool(first), text("trace_skip_reason"),
+                       text("span_skip_reason"), text("span_error"))
