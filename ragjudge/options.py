@@ -462,22 +462,36 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
             raise ConfigError(f"{flag} writes a file, not stdout: give a file name")
         if path == "" or Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
             raise ConfigError(f"{flag}: cannot write {path!r}: give a file in an existing folder")
-        for other_flag, other in (("-o", output), ("--summary-json", summary_json), ("the input", source)):
-            if other and other != "-" and os.path.realpath(other) == os.path.realpath(path):
-                raise ConfigError(f"{flag} {path} is also {other_flag}; give it another name")
     if output == "" or summary_json == "":
         raise ConfigError("an empty path was given to -o or --summary-json")
     if output == "-" and summary_json == "-":
         raise ConfigError("-o - and --summary-json - would both write to stdout; send one of them to a file")
+    _check_distinct(source, baseline, (("-o", output), ("--summary-json", summary_json), ("--junit", junit),
+                                       ("--markdown", markdown), (html_flag, html)))
     if summary_json and summary_json != "-":
         target = Path(summary_json)
-        for flag, other in (("-o", output), ("the input", source)):
-            if other and other != "-" and os.path.realpath(other) == os.path.realpath(summary_json):
-                raise ConfigError(f"--summary-json {summary_json} is also {flag}; the summary would replace it: give it another name")
         if target.is_dir():
             raise ConfigError(f"--summary-json: {summary_json} is a folder")
         if not target.resolve().parent.is_dir():
             raise ConfigError(f"--summary-json: folder does not exist: {target.parent}")
+
+
+def _check_distinct(source: str, baseline: str | None, outputs: Sequence[tuple[str, str | None]]) -> None:
+    """``ConfigError`` when two outputs are one file (the last written would replace the other),
+    or an output other than ``-o`` is the input (``-o`` may replace the input: it is written
+    after the input is read), or any output is the ``--baseline`` (the comparison at the end
+    would read this run's own file, or a report, instead of the baseline)."""
+    given = [(flag, path, os.path.realpath(path)) for flag, path in outputs if path and path != "-"]
+    for i, (flag, path, real) in enumerate(given):
+        for other_flag, _, other_real in given[:i]:
+            if real == other_real:
+                raise ConfigError(f"{flag} {path} is also {other_flag}; one would replace the other: give it another name")
+        if baseline and real == os.path.realpath(baseline):
+            raise ConfigError(f"{flag} {path} is also --baseline; the comparison would read {'this run' if flag == '-o' else flag} "
+                              "instead of the baseline: write to another file (and replace the baseline once the gate passes)")
+        if flag != "-o" and source and source != "-" and real == os.path.realpath(source):
+            what = "the summary" if flag == "--summary-json" else "the report"
+            raise ConfigError(f"{flag} {path} is also the input; {what} would replace it: give it another name")
 
 
 def step_summary_problem(source: str, *outputs: str | None) -> str | None:
