@@ -14,7 +14,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ragjudge.errors import EXIT_USAGE, RagjudgeError
+from ragjudge.errors import EXIT_USAGE, ConfigError, RagjudgeError
 from ragjudge.options import check_regression_gates  # light: no rich, pandas or litellm
 from ragjudge.reports.terminal import Progress as _progress
 
@@ -286,13 +286,15 @@ def compare(
     from ragjudge.counting import levels_of_config
     from ragjudge.options import load
 
-    settings, _ = load(config, {"map": map})
+    settings, mapped = load(config, {"map": map})
+    if mapped - {"id"}:
+        raise ConfigError(f"compare matches rows by id only: --map {', '.join(sorted(mapped - {'id'}))}=... has no use here; give --map id=COLUMN or nothing")
     scales = {item["name"]: item["kind"] == "scale" for item in describe(settings)}
     base, cur = read_table(baseline), read_table(current)
     from ragjudge.compare import metrics_of
 
     report = measure(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=settings.columns.id or "id",
-                     levels=levels_of_config(settings, metric or metrics_of(cur)))
+                     levels=levels_of_config(settings, metric or metrics_of(cur)), id_required=settings.columns.id is not None)
     check_regression_gates(max_regressions, max_drop)
     results = checks(report, max_regressions, max_drop)
     report["gate_lines"] = lines(results)

@@ -27,23 +27,45 @@ from ragjudge.errors import InputError
 LISTED = 50  # regressed and improved row ids listed per metric (the counts stay whole)
 
 
-def _ids(table: Any, name: str, hint: str = "", column: str | None = "id") -> list[str] | None:
-    """The table's ids as text, from ``column`` (the mapped id; None: it has no id column).
-    Raises ``InputError`` naming the rows for a null id (matching the others by id would pair
-    the wrong rows, and matching all of them by position silently is worse) and for an id
-    given twice."""
-    if column is None or column not in table.columns:
+def _ids(table: Any, name: str, hint: str = "", column: str | None = "id", required: bool = False) -> list[str] | None:
+    """The table's ids as text, from ``column`` (the mapped id, a column or a dotted path into
+    one, as ``counting.row_ids`` reads it; None: the table has no such column). Raises
+    ``InputError`` naming the rows for a null id (matching the others by id would pair the
+    wrong rows, and matching all of them by position silently is worse) and for an id given
+    twice (``check_ids``). ``required`` (the id column was named: ``--map id=COLUMN``,
+    ``columns.id``): a table without it is an ``InputError`` too, not matched by position."""
+    if column is None or (column not in table.columns and column.split(".", 1)[0] not in table.columns):
+        if required and column is not None:
+            shown = ", ".join(map(str, list(table.columns)[:20]))
+            raise InputError(f"the {name} table has no column '{column.split('.', 1)[0]}' to read the ids from (id={column}); "
+                             f"its columns: {shown}")
         return None
-    values = [None if _missing(v) else _id_text(v) for v in table[column]]
+    from ragjudge.counting import row_ids
+
+    values = [None if ident is None else _id_text(ident) for ident in row_ids(table, column)]
+    check_ids(values, name, hint, column)
+    return values
+
+
+def check_ids(values: list[str | None], name: str, hint: str = "", column: str = "id") -> None:
+    """``InputError`` (exit 2) when an id of ``values`` (one per row, None: no id) is missing or
+    given twice, naming the rows (from 1), the ``column`` they were read from and ``hint`` (how
+    to match by position instead)."""
+    def listed(rows: list[int]) -> str:
+        return ", ".join(map(str, rows[:10])) + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
+
     blank = [i + 1 for i, v in enumerate(values) if v is None]
     if blank:
-        rows = ", ".join(map(str, blank[:10])) + (f" and {len(blank) - 10} more" if len(blank) > 10 else "")
-        raise InputError(f"the {name} table has no id on row(s) {rows}; every row needs an id to match rows{hint}")
-    seen: set[str] = set()
-    twice = [v for v in values if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
+        raise InputError(f"the {name} table has no id on row(s) {listed(blank)}; every row needs an id to match rows{hint}")
+    where: dict[str, list[int]] = {}
+    for i, v in enumerate(values):
+        where.setdefault(str(v), []).append(i + 1)
+    twice = {v: rows for v, rows in where.items() if len(rows) > 1}
     if twice:
-        raise InputError(f"the {name} table has the id '{twice[0]}' more than once; ids must be unique to match rows")
-    return values
+        ident, rows = next(iter(twice.items()))
+        more = f" ({len(twice) - 1} more id(s) repeat)" if len(twice) > 1 else ""
+        raise InputError(f"the {name} table has the id '{ident}' more than once (rows {listed(rows)}, column '{column}'){more}; ids must "
+                         f"be unique to match rows: map a unique column with --map id=COLUMN{hint}")
 
 
 def _id_text(value: Any) -> str:
@@ -138,13 +160,13 @@ def typed(table: Any, source: str = "the table", *, scores_required: bool = Fals
 SCORE_HINT = " (ragjudge compare --by-position matches two tables by position)"
 
 
-def check_baseline(table: Any, path: str, id_column: str | None = "id") -> None:
+def check_baseline(table: Any, path: str, id_column: str | None = "id", id_required: bool = False) -> None:
     """Check ``--baseline``'s table (read from ``path``) as the comparison after the run will
     read it, so that a baseline that cannot be compared is refused before any judge call:
     raises ``InputError`` (exit 2) for a null or repeated id (in ``id_column``) and an
     unreadable cell (``typed``)."""
     typed(table, f"--baseline {path}")
-    _ids(table, "baseline", SCORE_HINT, id_column)
+    _ids(table, "baseline", SCORE_HINT, id_column, id_required)
 
 
 def metrics_of(table: Any) -> list[str]:
@@ -205,7 +227,7 @@ def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> di
 def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: str | None = None, scales: dict[str, bool] | None = None,
             by_position: bool = False, hint: str = " (or match them by position: --by-position)",
             names: tuple[str, str] = ("the baseline table", "the current table"), *, id_column: str | None = "id",
-            levels: dict[str, str] | None = None) -> dict[str, Any]:
+            levels: dict[str, str] | None = None, id_required: bool = False) -> dict[str, Any]:
     """The comparison of two scored tables (pandas DataFrames written by ``ragjudge score``).
 
     ``metrics``: the ones to compare (default: those both tables hold; they must hold the same
@@ -219,7 +241,8 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     repeated id (``hint`` ends that message: how to match by position). Tables read back from
     CSV are typed again first (``typed``; ``names`` name the two tables, their files where
     known, in its errors about unreadable cells). ``id_column``: the column holding the ids
-    (the run's mapped id). ``levels``: metric -> ``SPAN`` / ``TRACE``: a trace-level metric on
+    (the run's mapped id; ``id_required``: it was named, so a table without it is an error,
+    not matched by position). ``levels``: metric -> ``SPAN`` / ``TRACE``: a trace-level metric on
     rows read from traces is compared once per trace (on the current table's counted units,
     ``ragjudge.counting.unit_rows``), as the run's summary counts it."""
     for name, table in (("baseline", baseline), ("current", current)):
@@ -239,7 +262,8 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     if not metrics:
         raise InputError("the tables hold no scored metric (no M_status and M_passed columns); compare tables written by ragjudge score")
     report: dict[str, Any] = {"warnings": [], "metrics": {}}
-    ids_b, ids_c = (None, None) if by_position else (_ids(baseline, "baseline", hint, id_column), _ids(current, "current", hint, id_column))
+    ids_b, ids_c = (None, None) if by_position else (_ids(baseline, "baseline", hint, id_column, id_required),
+                                                            _ids(current, "current", hint, id_column, id_required))
     if ids_b is not None and ids_c is not None:
         report["matched_by"] = "id"
         where_b = {ident: i for i, ident in enumerate(ids_b)}

@@ -426,7 +426,7 @@ def output_format(path: str | None, explicit: str | None, shared: str | None) ->
 
 def check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
-                  html_flag: str = "--html", id_column: str | None = "id") -> None:
+                  html_flag: str = "--html", id_column: str | None = "id", id_required: bool = False) -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end: an unknown
     format, regression gates without a baseline, a baseline that is missing, is not a scored
     table or could not be compared (a null or repeated id, an unreadable cell), a
@@ -454,7 +454,7 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
         from ragjudge.compare import check_baseline
         from ragjudge.io import read_table
 
-        check_baseline(read_table(baseline), baseline, id_column)  # its ids and cells, as the comparison at the end reads them
+        check_baseline(read_table(baseline), baseline, id_column, id_required)  # its ids and cells, as the comparison at the end reads them
     for flag, path in (("--junit", junit), ("--markdown", markdown), (html_flag, html)):
         if path is None:
             continue

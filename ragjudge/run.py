@@ -140,6 +140,16 @@ class ScoreRequest:
         return Wanted(self.name, self.input_format, self.output, self.summary_json, self.junit, self.markdown, self.html,
                       self.step_summary if step_summary is None else step_summary, self.baseline, self.max_regressions, self.max_drop)
 
+    def _check_input_ids(self, source: str, column: str) -> None:
+        """With ``--baseline``: the input's ids, checked before any judge call as the comparison at
+        the end checks them (a null or repeated id is exit 2 naming the rows; a run judged in full
+        and then refused lost its reports)."""
+        from ragjudge.compare import SCORE_HINT, check_ids
+
+        ids = _input_ids(source, self.input_format, column)
+        if ids is not None:
+            check_ids(ids, "input", SCORE_HINT, column)
+
     def check(self, config: Any) -> None:
         """Every rule across this request's options and ``config``, before any judging; raises
         ``ConfigError`` (exit 2) naming the option and the fix:
@@ -163,7 +173,9 @@ class ScoreRequest:
         check_outputs(source, self.output, self.summary_json, self.format, self.output_format, junit=self.junit,
                       markdown=self.markdown, html=self.html, baseline=self.baseline,
                       gates_without_baseline=self.max_regressions is not None or self.max_drop is not None,
-                      id_column=config.columns.id or "id")
+                      id_column=config.columns.id or "id", id_required=config.columns.id is not None)
+        if self.baseline and source not in ("", "-"):
+            self._check_input_ids(source, config.columns.id or "id")
         if self.output is None:
             for flag, value in (("--format", self.format), ("--output-format", self.output_format)):
                 if value is not None:
@@ -229,6 +241,24 @@ class RunOutcome:
     def gate(self) -> Any:
         """The final gate (``GateResult``), the baseline's checks included; None for a dry run."""
         return self.finished.gate if self.finished is not None else None
+
+
+def _input_ids(source: str, input_format: str | None, column: str) -> list[str | None] | None:
+    """The ids of a table file's rows (``column``, as ``counting.row_ids`` reads it), read chunk
+    by chunk; None for a trace source or a table without that column (matched by position)."""
+    from ragjudge.compare import _id_text
+    from ragjudge.counting import row_ids
+    from ragjudge.io import iter_chunks
+    from ragjudge.traces import source_kind
+
+    if source_kind(source, input_format) is not None:
+        return None
+    ids: list[str | None] = []
+    for chunk in iter_chunks(source, input_format, 10_000):
+        if column not in chunk.columns and column.split(".", 1)[0] not in chunk.columns:
+            return None
+        ids += [None if ident is None else _id_text(ident) for ident in row_ids(chunk, column)]
+    return ids
 
 
 def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:

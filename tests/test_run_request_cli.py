@@ -49,3 +49,18 @@ def test_a_dry_run_names_the_outputs_it_checks_and_does_not_write(run_cli, tmp_p
     assert result.code == 0 and not out.exists() and not junit.exists()
     assert "note: a dry run writes and logs nothing but --summary-json: -o, --junit checked, not used" in result.stderr
     assert json.loads(summary.read_text())["dry_run"]["rows"] == 1
+
+
+def test_compare_refuses_a_map_of_another_field_and_an_id_column_it_lacks(run_cli, tmp_path):
+    # compare --map request=X was accepted and did nothing; --map id=nope matched by position in silence
+    import pandas as pd
+
+    table = tmp_path / "t.parquet"
+    pd.DataFrame({"id": ["a", "b"], "sufficiency_status": ["ok", "ok"], "sufficiency_passed": [True, False],
+                  "sufficiency_score": [1.0, 0.0]}).to_parquet(table)
+    other = run_cli(["compare", str(table), str(table), "--map", "request=question"], judge=False)
+    assert other.code == 2 and "compare matches rows by id only: --map request=... has no use here" in other.stderr
+    missing = run_cli(["compare", str(table), str(table), "--map", "id=nope"], judge=False)
+    assert missing.code == 2 and "the baseline table has no column 'nope' to read the ids from (id=nope)" in missing.stderr
+    fine = run_cli(["compare", str(table), str(table), "--max-regressions", "0"], judge=False)
+    assert fine.code == 0, fine.stderr
