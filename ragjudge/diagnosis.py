@@ -26,7 +26,7 @@ from typing import Any, Sequence
 CELLS = ("ok", "generation", "retrieval", "beyond_context")
 SUFFICIENCY, COMPLETENESS = "sufficiency", "completeness"
 COLUMN = "diagnosis"
-TRACE_COLUMNS = ("trace_id", "span_id")
+TRACE_COLUMNS = ("trace_id", "trace_first_row")  # a table read from traces, as ragjudge.counting tells one
 
 
 def cell(sufficient: bool, complete: bool) -> str:
@@ -65,11 +65,15 @@ def diagnose(sufficiency: Sequence[tuple[Any, Any]], completeness: Sequence[tupl
         return [None if s is None or c is None else cell(s, c) for s, c in zip(suff, comp)]
     spans: dict[Any, list[bool | None]] = {}
     first: dict[Any, int] = {}
+    previous: Any = object()
     for i, trace in enumerate(trace_ids):
         spans.setdefault(trace, []).append(suff[i])
-        flagged = first_rows is not None and not _missing(first_rows[i]) and _verdict("ok", first_rows[i])
-        if flagged or (first_rows is None and trace not in first):
+        # the trace's first row as ragjudge.counting.first_of_trace tells it: marked (a missing mark counts), or after another trace
+        flag = None if first_rows is None else first_rows[i]
+        flagged = _missing(flag) or bool(_verdict("ok", flag)) or str(trace) != previous
+        if flagged:
             first.setdefault(trace, i)
+        previous = str(trace)
     out: list[str | None] = [None] * len(suff)
     for trace, row in first.items():
         verdicts = spans[trace]
@@ -82,8 +86,8 @@ def diagnose(sufficiency: Sequence[tuple[Any, Any]], completeness: Sequence[tupl
 def of_frame(frame: Any, source: Any = None) -> list[str | None] | None:
     """The diagnosis of each row of a scored table (pandas DataFrame with ``sufficiency_status``,
     ``sufficiency_passed``, ``completeness_status``, ``completeness_passed``); None when the
-    table lacks a metric's columns. A table with ``trace_id`` and ``span_id`` columns is read
-    as traces (``trace_first_row`` marks each trace's first row). ``source``: the input rows
+    table lacks a metric's columns. A table with ``trace_id`` and ``trace_first_row`` columns is
+    read as traces, as ``ragjudge.counting`` reads it (``trace_first_row`` marks each trace's first row). ``source``: the input rows
     of ``frame`` (same index), where the trace columns are when ``frame`` holds the verdicts only."""
     columns = [f"{m}_{c}" for m in (SUFFICIENCY, COMPLETENESS) for c in ("status", "passed")]
     if not all(name in frame.columns for name in columns):
@@ -91,12 +95,12 @@ def of_frame(frame: Any, source: Any = None) -> list[str | None] | None:
     if source is not None:
         import pandas as pd
 
-        traces = [c for c in (*TRACE_COLUMNS, "trace_first_row") if c in source.columns and c not in frame.columns]
+        traces = [c for c in TRACE_COLUMNS if c in source.columns and c not in frame.columns]
         frame = pd.concat([source[traces], frame], axis=1) if traces else frame
     pairs = [list(zip(frame[f"{m}_status"].tolist(), frame[f"{m}_passed"].tolist())) for m in (SUFFICIENCY, COMPLETENESS)]
     traces = all(name in frame.columns for name in TRACE_COLUMNS)
     return diagnose(pairs[0], pairs[1], frame["trace_id"].tolist() if traces else None,
-                    frame["trace_first_row"].tolist() if traces and "trace_first_row" in frame.columns else None)
+                    frame["trace_first_row"].tolist() if traces else None)
 
 
 def of_table(frame: Any) -> list[str | None] | None:

@@ -110,15 +110,20 @@ def test_a_trace_is_sufficient_when_any_span_is_and_is_diagnosed_once_on_its_fir
     assert scored.summary.diagnosis == {"ok": 1, "generation": 1, "retrieval": 1, "beyond_context": 1}  # one per trace
 
 
-def test_the_trace_diagnosis_goes_on_the_row_flagged_first_and_uses_its_completeness():
+def test_the_trace_diagnosis_goes_on_the_row_counted_first_and_uses_its_completeness():
+    # the trace's first row is the one ragjudge.counting counts (counting.first_of_trace): marked, or after another trace
     frame = pd.DataFrame({
-        "trace_id": ["a", "a", "b", "b"], "span_id": ["a1", "a2", "b1", "b2"], "trace_first_row": [False, True, True, False],
-        "sufficiency_status": ["ok", "ok", "ok", "error"], "sufficiency_passed": [True, False, False, None],
-        "completeness_status": ["ok", "ok", "ok", "ok"], "completeness_passed": [True, False, True, True],
+        "trace_id": ["a", "a", "b", "b"], "span_id": ["a1", "a2", "b1", "b2"], "trace_first_row": [True, False, True, False],
+        "sufficiency_status": ["ok", "ok", "ok", "error"], "sufficiency_passed": [False, True, False, None],
+        "completeness_status": ["ok", "ok", "ok", "ok"], "completeness_passed": [False, True, True, True],
     })
-    assert of_frame(frame) == [None, "generation", None, None]  # b: no span sufficient and one in error -> unknown
+    assert of_frame(frame) == ["generation", None, None, None]  # a: a span sufficient, the first row incomplete; b: one in error -> unknown
+    # a trace's first row left out of the table: the next row of the trace is counted first, and diagnosed
+    assert of_frame(frame.iloc[1:].reset_index(drop=True)) == ["ok", None, None]
+    # without trace_first_row the table is not read as traces (breaker report: the diagnosis went per trace while
+    # completeness was counted per row): every row its own diagnosis, as every row is its own unit
     no_flag = frame.drop(columns="trace_first_row")
-    assert of_frame(no_flag) == ["ok", None, None, None]  # without the flag: the trace's first row in the table
+    assert of_frame(no_flag) == ["retrieval", "ok", "beyond_context", None]
 
 
 # -- counts in every output format ------------------------------------------------------------
