@@ -158,7 +158,7 @@ def test_the_failing_rows_and_junit_name_a_trace_row_by_trace_and_span(run_cli, 
     (failing,) = [r for r in rows if r["sufficiency_score"] == 0.0]
     assert f"sufficiency {failing['trace_id']}/{failing['span_id']}: score 0" in result.stderr
     assert "row 2" not in result.stderr
-    names = sorted(case.get("name") for case in ET.parse(tmp_path / "junit.xml").iter("testcase"))
+    names = sorted(case.get("name") for case in ET.parse(tmp_path / "junit.xml").iter("testcase") if case.get("classname") != "gate")
     assert names == sorted(r["id"] for r in rows)
 
 

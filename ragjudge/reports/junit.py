@@ -5,9 +5,19 @@ One ``testsuite`` per metric, one ``testcase`` per counted unit (``ragjudge.coun
 trace for a trace-level metric on rows read from traces): name the row's id, read from the
 column the run's mapping reads ids from (``row N`` without one), classname the metric. A row that failed is a ``failure`` whose message is the rationale
 and the missing facts; an error row is an ``error``; a skipped row is ``skipped``, with the
-reason. Each suite carries its counts and the run's time in seconds. When both sufficiency and
+reason. Rows left out by ``--limit`` / ``--sample`` are no test of this run (the summary counts
+them apart, as ``not_sampled``): they are left out, counted in the suite's property
+``not_sampled``. Each suite carries its counts and the run's time in seconds. When both sufficiency and
 completeness were judged, each suite carries the diagnosis counts as properties: ``diagnosis.rows`` (rows with a diagnosis), ``diagnosis.NAME`` (rows)
-and ``diagnosis.NAME.share`` (0..1, empty without such rows) per diagnosis.
+and ``diagnosis.NAME.share`` (0..1, empty without such rows) per diagnosis. Properties come
+first in a suite, as JUnit's schema orders them.
+
+With the run's gate, a suite ``gate`` holds one testcase per check whose line the run prints
+(``ragjudge.gate``: a pass rate, an error or skip rate, a bound that measured nothing, a
+budget, regressions...), named ``METRIC: KIND`` (``run: KIND`` for the run's own): a failed
+check is a ``failure`` whose message is its line (without ``FAIL``), one not applied is
+``skipped``; each case's system-out is the line as printed. So a
+CI test view is red exactly when the gate failed.
 """
 
 from __future__ import annotations
@@ -34,62 +44,67 @@ def _text(value: Any) -> str:
     return _NOT_XML.sub("\ufffd", redact(str(value)))
 
 
-def _false(value: Any) -> bool:
-    """A ``passed`` cell that says no (a bool, numpy's or pandas'; not null)."""
-    import pandas as pd
-
-    return value is not None and not pd.isna(value) and not bool(value)
-
-
 def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, Any] | None = None, *, id_column: str | None = "id",
-          levels: dict[str, str] | None = None) -> Any:
+          levels: dict[str, str] | None = None, gate: Any = None) -> Any:
     """The ``junitparser.JUnitXml`` of a scored table ``frame`` (the columns ``score`` writes):
     per metric, a test case per counted unit (``levels``: metric -> ``SPAN`` / ``TRACE``), named
-    by the ids in ``id_column``; with a ``comparison`` (``ragjudge.compare``), a suite
-    ``regressions`` with one failing testcase per regressed row."""
+    by the ids in ``id_column``, rows left out by ``--limit`` / ``--sample`` left out; with a
+    ``comparison`` (``ragjudge.compare``), a suite ``regressions`` with one failing testcase per
+    regressed row; with the run's ``gate`` (``ragjudge.gate.GateResult``), a suite ``gate`` with
+    one testcase per printed check."""
     from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
+
+    from ragjudge.counting import table_verdicts
+    from ragjudge.gate import failure, line
+    from ragjudge.types import Reason
 
     xml = JUnitXml("ragjudge")
     names = row_names(frame, id_column)
     firsts = first_rows(frame)
+    figures = _diagnosis_figures(summary)
     for metric in summary.metrics:
         suite = TestSuite(metric)
-        statuses = frame[f"{metric}_status"].tolist()
-        passed = frame[f"{metric}_passed"].tolist()
-        rationale = frame[f"{metric}_rationale"].tolist()
-        errors = frame[f"{metric}_error"].tolist()
-        missing = frame[f"{metric}_missing"].tolist()
+        for key, value in [*figures.items(), ("not_sampled", str(summary.metrics[metric].unsampled))]:
+            suite.add_property(key, value)  # before the testcases: JUnit's schema puts properties first
+        verdicts = table_verdicts(frame, metric)
         scores = frame[f"{metric}_score"].tolist()
         for index in unit_rows(frame, (levels or {}).get(metric, SPAN), firsts):
+            verdict = verdicts[index]
+            if verdict.reason is Reason.NOT_SAMPLED:
+                continue  # no test of this run: counted in the property not_sampled
             case = TestCase(_text(names[index]), classname=_text(metric), time=0.0)
-            status = statuses[index]
-            if status == "error":
-                case.result = [Error(_text(errors[index]), "error")]
-            elif status == "skipped":
-                case.result = [Skipped(_text(errors[index]))]
-            elif status == "ok" and _false(passed[index]):
-                gone = [_text(m) for m in (missing[index] if isinstance(missing[index], list) else [])]
-                message = _text(rationale[index]) + (f" Missing: {'; '.join(gone)}" if gone else "")
+            if verdict.status == "error":
+                case.result = [Error(_text(verdict.error), "error")]
+            elif verdict.status == "skipped":
+                case.result = [Skipped(_text(verdict.error))]
+            elif verdict.status == "ok" and verdict.passed is False:
+                gone = [_text(m) for m in verdict.missing]
+                message = _text(verdict.rationale) + (f" Missing: {'; '.join(gone)}" if gone else "")
                 case.result = [Failure(message.strip() or f"score {scores[index]:g}", "failed")]
             suite.add_testcase(case)
         xml.add_testsuite(suite)
     if comparison is not None:
         suite = TestSuite("regressions")
-        for metric, figures in comparison["metrics"].items():
-            for ident in figures["regressed_ids"]:
+        for metric, numbers in comparison["metrics"].items():
+            for ident in numbers["regressed_ids"]:
                 case = TestCase(_text(ident), classname=f"regressions.{metric}", time=0.0)
                 case.result = [Failure(f"{metric}: passed in the baseline {comparison.get('baseline', '')}, fails now", "regressed")]
                 suite.add_testcase(case)
         xml.add_testsuite(suite)
-    if summary.diagnosis is not None:
-        shares = summary.diagnosis_shares()
-        figures = {"diagnosis.rows": str(summary.diagnosed)}
-        for name, count in summary.diagnosis.items():
-            figures[f"diagnosis.{name}"] = str(count)
-            figures[f"diagnosis.{name}.share"] = "" if shares[name] is None else f"{shares[name]:.4f}"
-        for suite in xml:
-            for key, value in figures.items():
-                suite.add_property(key, value)
+    if gate is not None:
+        suite = TestSuite("gate")
+        for check in gate.checks:
+            text = line(check)
+            if text is None:
+                continue
+            case = TestCase(f"{check.metric or 'run'}: {check.check.value}", classname="gate", time=0.0)
+            if check.passed is False:
+                case.result = [Failure(_text(failure(check) or text), "gate")]
+            elif check.passed is None:
+                case.result = [Skipped(_text(text))]
+            case.system_out = _text(text)
+            suite.add_testcase(case)
+        xml.add_testsuite(suite)
     xml.update_statistics()
     for suite in xml:
         suite.time = round(seconds, 3)  # the run's time: verdicts are judged concurrently, not one by one
@@ -97,14 +112,26 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
     return xml
 
 
+def _diagnosis_figures(summary: Summary) -> dict[str, str]:
+    """The diagnosis counts as suite properties (none without a diagnosis)."""
+    if summary.diagnosis is None:
+        return {}
+    shares = summary.diagnosis_shares()
+    figures = {"diagnosis.rows": str(summary.diagnosed)}
+    for name, count in summary.diagnosis.items():
+        figures[f"diagnosis.{name}"] = str(count)
+        figures[f"diagnosis.{name}.share"] = "" if shares[name] is None else f"{shares[name]:.4f}"
+    return figures
+
+
 def write(path: str, frame: Any, summary: Summary, seconds: float, comparison: dict[str, Any] | None = None, *,
-          id_column: str | None = "id", levels: dict[str, str] | None = None) -> None:
+          id_column: str | None = "id", levels: dict[str, str] | None = None, gate: Any = None) -> None:
     """Write the JUnit XML of ``frame`` (``build``) to ``path`` atomically."""
     import os
 
     from ragjudge.io import open_atomic
 
-    xml = build(frame, summary, seconds, comparison, id_column=id_column, levels=levels)
+    xml = build(frame, summary, seconds, comparison, id_column=id_column, levels=levels, gate=gate)
     handle, tmp = open_atomic(path)
     with handle:
         xml.write(handle, pretty=True)

@@ -75,7 +75,7 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
     if wanted.summary_json:
         write_summary_json(wanted.summary_json, document)
     if wanted.junit:
-        junit.write(wanted.junit, result.table, result.summary, seconds, comparison, id_column=ids, levels=units)
+        junit.write(wanted.junit, result.table, result.summary, seconds, comparison, id_column=ids, levels=units, gate=gate)
     text = None
     if wanted.markdown or (wanted.step_summary and markdown.step_summary_path()):
         from ragjudge.compare import markdown_view
