@@ -29,7 +29,7 @@ from ragjudge.types import SPAN, TRACE, Reason, Usage, Verdict, level_of
 
 TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
 
-__all__ = ["SPAN", "TRACE", "count_row", "first_of_trace", "first_rows", "id_column", "level_of", "levels_of_config", "row_ids", "row_names", "summarize",
+__all__ = ["SPAN", "TRACE", "IdWatch", "count_row", "first_of_trace", "first_rows", "id_column", "level_of", "levels_of_config", "row_ids", "row_names", "summarize",
            "table_verdicts", "unit_rows"]
 
 
@@ -200,6 +200,54 @@ def id_column(mapping: Any) -> str | None:
     """The column (or dotted path) a run's mapping reads the row ids from: ``--map id=qid`` makes
     it ``qid``; None when the mapping has no id; ``id`` without a mapping."""
     return "id" if mapping is None else mapping.paths.get("id")
+
+
+class IdWatch:
+    """Whether the ids a run names its rows by can name them: repeated ids, or lists and objects
+    where ids should be, seen chunk by chunk (``add``), said once at the end (``note``). Rows are
+    named by their id in every output (JUnit test names, the reports' rows), and ``--baseline``
+    and ``compare`` match rows by it. Remembers at most ``LIMIT`` ids (a larger table is checked
+    on its first rows)."""
+
+    LIMIT = 1_000_000
+
+    def __init__(self, column: str | None) -> None:
+        self.column = column
+        self.seen: dict[str, int] = {}  # id -> its first row (from 1)
+        self.repeated: dict[str, list[int]] = {}
+        self.shaped: list[int] = []  # rows whose id is a list or an object
+
+    def add(self, ids: Sequence[Any], start: int) -> None:
+        """The ids of the rows from position ``start`` (from 0) on, as ``row_ids`` reads them."""
+        if self.column is None:
+            return
+        for offset, ident in enumerate(ids):
+            row = start + offset + 1
+            if ident is None:
+                continue
+            if isinstance(ident, (list, tuple, dict)) or getattr(ident, "ndim", 0) > 0:  # a numpy array too
+                self.shaped.append(row)
+                continue
+            key = str(ident)
+            if key in self.seen:
+                self.repeated.setdefault(key, [self.seen[key]]).append(row)
+            elif len(self.seen) < self.LIMIT:
+                self.seen[key] = row
+
+    def note(self) -> str | None:
+        """One note naming what was found (None: every id names one row)."""
+        fix = "map a column of unique ids with --map id=COLUMN"
+        if self.shaped:
+            return (f"note: the id column '{self.column}' holds lists or objects, not ids (row {self.shaped[0]}"
+                    f"{f' and {len(self.shaped) - 1} more' if len(self.shaped) > 1 else ''}); rows are named by their id "
+                    f"in every output: {fix}")
+        if self.repeated:
+            ident, rows = next(iter(self.repeated.items()))
+            shown = ", ".join(map(str, rows[:5])) + (" ..." if len(rows) > 5 else "")
+            return (f"note: the id column '{self.column}' gives the id '{ident}' to rows {shown}"
+                    f"{f' ({len(self.repeated)} ids repeat)' if len(self.repeated) > 1 else ''}; rows are named by their id in "
+                    f"JUnit and the reports, and --baseline and compare match rows by it: {fix}")
+        return None
 
 
 def _level(config: Any, metric: str) -> str:

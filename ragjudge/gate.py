@@ -361,7 +361,7 @@ def _text(c: Check) -> str | None:
             measured = f"no row judged ({n['skipped']} skipped){_why_skipped(n['skipped_by'])}"
         if not c.failed:
             return f"{name}: {measured}"
-        bounds = ", ".join(f"--{b.replace('_', '-')} {value:g}" for b, value in n["bounds"].items())
+        bounds = ", ".join(f"gate.{b} {value:g}" for b, value in n["bounds"].items())  # set by a flag or the file: named by its key
         return (f"{name}: {measured}, so the bound set on it ({bounds}) measured nothing; fix the input or the column "
                 f"mapping, or allow it: gate.allow_unjudged: [{name}]")
     if kind is Kind.ERROR_RATE:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragjudge.counting import IdWatch, id_column, row_ids
 from ragjudge.gate import GateResult, Summary, check_gate
 from ragjudge.plan import Event, Note, Progress, Row, RunPlan, Start
 from ragjudge.records import Mapping
@@ -167,7 +168,10 @@ def score_source(
             for sig in (signal.SIGINT, signal.SIGTERM):
                 installed.append((sig, signal.signal(sig, lambda *_: scorer.interrupt())))
         if hear:
-            hear(Start(len(source) if is_frame else count_rows(source, fmt)))
+            rows = len(source) if is_frame else count_rows(source, fmt)
+            if chosen is not None:  # --limit / --sample: the rows to judge, not the rows read
+                rows = len(chosen) if rows is None else min(len(chosen), rows)
+            hear(Start(rows))
         on_rows = (lambda rows, cost: hear(Progress(rows, cost))) if hear else None
         on_verdicts = (lambda position, ident, verdicts: hear(Row(position, ident, verdicts))) if hear and row_events else None
         summary = scorer.new_summary()
@@ -190,7 +194,9 @@ def score_source(
         # the calls never wait for the table (a trace's chunks go one by one: see Scorer.submit)
         columns = set(map(str, getattr(plan.first, "columns", ())))
         overlap = opened is None and not {"trace_id", "trace_first_row"} <= columns
+        ids = IdWatch(id_column(mapping))
         for chunk in plan.chunks():
+            ids.add(row_ids(chunk, ids.column), start)
             skip = None if chosen is None else {i for i in range(len(chunk)) if start + i not in chosen}
             job = scorer.submit(chunk, mapping, on_rows, start, skip, on_verdicts)
             jobs.append(job)
@@ -205,6 +211,8 @@ def score_source(
             writer.close()
             for note in writer.notes:
                 say(note)
+        if ids.note():
+            say(ids.note())
         summary.fatal = str(scorer.model.fatal) if scorer.model.fatal is not None else None
         summary.interrupted = scorer.interrupted
         summary.budget_reached = scorer.model.budget_reached
@@ -227,9 +235,11 @@ def score_source(
     if summary.rows_with_removed_instructions:
         say(removed_note(summary.rows_with_removed_instructions))
     for name, metric in summary.metrics.items():
-        if summary.rows and metric.ok + metric.error == 0 and not summary.interrupted:
+        chosen_rows = summary.rows - metric.unsampled  # the rows --limit / --sample chose (all of them without)
+        if chosen_rows and metric.ok + metric.error == 0 and not summary.interrupted:
             reasons = ", ".join(f"{count} '{reason}'" for reason, count in sorted(metric.skipped_by.items(), key=lambda item: -item[1]))
-            say(f"note: {name} judged no row of {summary.rows} ({reasons or 'none skipped'})")
+            of = f"{chosen_rows} chosen ({metric.unsampled} not sampled)" if metric.unsampled else str(chosen_rows)
+            say(f"note: {name} judged no row of {of} ({reasons or 'none skipped'})")
     table = None
     if keep_table:
         table = pd.concat(kept, ignore_index=not is_frame) if len(kept) > 1 else (kept[0] if kept else plan.first)

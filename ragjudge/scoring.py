@@ -218,7 +218,8 @@ class Scorer:
         """Score every row of ``frame`` (a pandas DataFrame) with every metric.
 
         ``mapping``: from ``resolve`` (default: resolved from ``frame``). ``on_progress(rows, cost_usd)`` is
-        called as rows finish (from ragjudge's loop thread; cost None when a price is unknown). ``start``: the position of the
+        called as rows finish (from ragjudge's loop thread; cost None when a price is unknown; rows in ``skip`` are no
+        progress). ``start``: the position of the
         frame's first row in a larger table (rows are named ``row N`` from it when they have
         no id). Returns ``Scored``; every input row is in ``frame``, in order, with a status per
         metric. ``skip``: positions (in ``frame``, from 0) not to judge: their status is skipped,
@@ -316,7 +317,7 @@ class Scorer:
                         pending.append((position, asyncio.ensure_future(self._row(row, on_progress, reporter, record))))
                     else:
                         out[position] = row
-                        if on_progress:
+                        if on_progress and not (skip and record.index in skip):  # a row left out is no progress
                             on_progress(1, _cost(row))
                         if reporter:
                             reporter(record, row)

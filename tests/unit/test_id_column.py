@@ -30,3 +30,16 @@ def test_id_names_in_the_forms_tables_use():
 
     for name in ("qid", "question_id", "example_id", "uuid", "rowId", "doc_id", "sample-id", "ID"):
         assert id_like([name], [{name: 1}, {name: 2}]) == name, name
+
+
+def test_ids_that_cannot_name_the_rows_get_a_note(run_score, tmp_path):
+    # --map id=source (16 rows, 2 sources) gave 16 JUnit tests of 2 names without a word; a list id named rows by its repr
+    row = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "response": "In Paris."}
+    source = write_jsonl(tmp_path / "in.jsonl", [{**row, "source": f"s{i % 2}", "tags": ["a", "b"], "qid": f"q{i}"} for i in range(4)])
+    repeated = run_score(source, map=["id=source"], min_pass_rate=["0"], metric=["sufficiency"])
+    assert ("note: the id column 'source' gives the id 's0' to rows 1, 3 (2 ids repeat); rows are named by their id in JUnit and the "
+            "reports, and --baseline and compare match rows by it: map a column of unique ids with --map id=COLUMN") in repeated.notes
+    shaped = run_score(source, map=["id=tags"], min_pass_rate=["0"], metric=["sufficiency"])
+    assert any(n.startswith("note: the id column 'tags' holds lists or objects, not ids (row 1 and 3 more)") for n in shaped.notes)
+    unique = run_score(source, map=["id=qid"], min_pass_rate=["0"], metric=["sufficiency"])
+    assert not any("the id column" in n for n in unique.notes)

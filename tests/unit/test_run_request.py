@@ -95,7 +95,7 @@ def test_a_pass_rate_bound_on_a_metric_that_judged_no_row_fails(run_score, tmp_p
     source = write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a", "context": None}])
     run = run_score(source, min_pass_rate=["sufficiency=0.9"])  # completeness judges the row: the run itself worked
     assert run.code == 1
-    assert ("FAIL sufficiency: no row judged (1 skipped): no context, so the bound set on it (--min-pass-rate 0.9) measured "
+    assert ("FAIL sufficiency: no row judged (1 skipped): no context, so the bound set on it (gate.min_pass_rate 0.9) measured "
             "nothing; fix the input or the column mapping, or allow it: gate.allow_unjudged: [sufficiency]") in run.lines
     allowed = run_score(source, min_pass_rate=["sufficiency=0.9"], set_=["gate.allow_unjudged=[sufficiency]"])
     assert allowed.code == 0 and "SKIP sufficiency: no row judged (1 skipped): no context" in allowed.lines
@@ -111,7 +111,7 @@ def test_a_renamed_response_column_fails_a_completeness_bound(run_score, tmp_pat
     run = run_score(source, min_pass_rate=["sufficiency=0.5", "completeness=0.8"])
     assert run.code == 1
     assert any(line.startswith("FAIL completeness: no row judged (3 skipped): no response, so the bound set on it "
-                               "(--min-pass-rate 0.8)") for line in run.lines)
+                               "(gate.min_pass_rate 0.8)") for line in run.lines)
     # a metric run by default with no bound of its own keeps its SKIP line
     default = run_score(source, min_pass_rate=["sufficiency=0.5"])
     assert default.code == 0 and "SKIP completeness: no row judged (3 skipped): no response" in default.lines
