@@ -1,0 +1,136 @@
+"""Label-corrected rates: a judge's pass rate (or mean score) corrected by the team's own labels
+on some of the rows, with a 95% interval, by prediction-powered inference.
+
+Source: Angelopoulos, Bates, Fannjiang, Jordan, Zrnic, "Prediction-powered inference", Science
+382 (2023); the power-tuned form PPI++ (Angelopoulos, Duchi, Zrnic, arXiv:2311.01453, 2023), as
+``ppi_py.ppi_mean_pointestimate`` / ``ppi_mean_ci`` compute it (``lam=None``: tuned, clipped to
+0..1). For a mean, with ``n`` labelled rows (label ``Y``, the judge's ``Yhat``) and ``N``
+unlabelled rows (the judge's ``Yhat_u``):
+
+    estimate = lam * mean(Yhat_u) + mean(Y - lam * Yhat)
+    variance = lam^2 * var(Yhat_u) / N + var(Y - lam * Yhat) / n          (var: ddof 0)
+    lam      = cov(Y, Yhat) / ((1 + n/N) * var(Yhat and Yhat_u together, ddof 1)), clipped to 0..1
+
+and the interval is estimate +- z(0.975) * sqrt(variance). ``lam`` = 0 is the labels alone (the
+classical interval); 1 is plain PPI. Everything is computed from running sums (``RateStats``),
+so chunks of a table add up (``merge``) and no row is kept: the figures are the library's, the
+code ours because ``ppi-python`` needs every row in memory and brings numba, statsmodels,
+scikit-learn and gdown with it (tests check this module against its values).
+
+The interval assumes the labelled rows are a random sample of the rows judged (label a random
+subset, not the hard ones). Below ``MIN_LABELS`` labelled rows (or with no unlabelled row) no
+interval is given: the normal approximation is not trusted there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from statistics import NormalDist
+from typing import Any
+
+MIN_LABELS = 30  # labelled rows below which no interval is given (the normal approximation)
+
+
+@dataclass
+class RateStats:
+    """Running sums of one measured quantity (a pass: 0/1; or a score) over the rows a metric
+    judged ok: on labelled rows the label ``y`` and the judge's ``h``, on the others ``h`` only.
+    ``add`` one row, ``merge`` two chunks; ``corrected`` gives the figures."""
+
+    n: int = 0  # labelled rows
+    sy: float = 0.0
+    sh: float = 0.0
+    syy: float = 0.0
+    shh: float = 0.0
+    syh: float = 0.0
+    agree: int = 0  # labelled rows whose judge value equals the label (for 0/1: the verdict matches)
+    big_n: int = 0  # unlabelled rows
+    uh: float = 0.0
+    uhh: float = 0.0
+
+    def add(self, judged: float, label: float | None) -> None:
+        """One row judged ok: the judge's ``judged`` value and the row's ``label`` (None: unlabelled)."""
+        h = float(judged)
+        if label is None:
+            self.big_n += 1
+            self.uh += h
+            self.uhh += h * h
+            return
+        y = float(label)
+        self.n += 1
+        self.sy += y
+        self.sh += h
+        self.syy += y * y
+        self.shh += h * h
+        self.syh += y * h
+        self.agree += y == h
+
+    def merge(self, other: "RateStats") -> "RateStats":
+        return RateStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+    def corrected(self, alpha: float = 0.05) -> "Corrected":
+        """The label-corrected mean (module docstring), the judge's own over every row, the labels'
+        alone, with their intervals at level ``1 - alpha``."""
+        n, big_n = self.n, self.big_n
+        total = n + big_n
+        judge = (self.sh + self.uh) / total if total else None
+        labels_mean = self.sy / n if n else None
+        out = Corrected(labelled=n, unlabelled=big_n, judge=judge, labels_only=labels_mean,
+                        agreement=self.agree / n if n else None)
+        if n < MIN_LABELS or big_n == 0:
+            out.needed = max(MIN_LABELS - n, 0) if n < MIN_LABELS else None
+            return out
+        z = NormalDist().inv_cdf(1 - alpha / 2)
+        mean_y, mean_h, mean_u = self.sy / n, self.sh / n, self.uh / big_n
+        var_y = max(self.syy / n - mean_y ** 2, 0.0)
+        var_h = max(self.shh / n - mean_h ** 2, 0.0)
+        cov_yh = self.syh / n - mean_y * mean_h
+        var_u = max(self.uhh / big_n - mean_u ** 2, 0.0)
+        all_mean = (self.sh + self.uh) / total
+        var_all = max((self.shh + self.uhh - total * all_mean ** 2) / (total - 1), 0.0)  # ddof 1, as numpy's cov
+        lam = cov_yh / ((1 + n / big_n) * var_all) if var_all > 0 else 0.0
+        lam = min(max(lam, 0.0), 1.0)
+        estimate = lam * mean_u + (mean_y - lam * mean_h)
+        rectifier = max(var_y + lam ** 2 * var_h - 2 * lam * cov_yh, 0.0)
+        spread = z * math.sqrt(lam ** 2 * var_u / big_n + rectifier / n)
+        labels_spread = z * math.sqrt(var_y / n)
+        out.estimate, out.low, out.high, out.lam = estimate, estimate - spread, estimate + spread, lam
+        out.labels_interval = (mean_y - labels_spread, mean_y + labels_spread)
+        return out
+
+
+@dataclass
+class Corrected:
+    """A label-corrected mean (a pass rate 0..1, or a mean score) of one metric: ``estimate`` with
+    its interval ``low``..``high`` (None below ``MIN_LABELS`` labelled rows or with no unlabelled
+    row: ``needed`` says how many more labels give one), ``labelled`` / ``unlabelled`` rows, the
+    ``judge``'s own mean over every row, the labels' own mean (``labels_only``) and interval
+    (``labels_interval``, what the labels alone give), the judge's ``agreement`` with the labels
+    (share of labelled rows), and PPI++'s tuning ``lam`` (0: the labels alone; 1: plain PPI)."""
+
+    labelled: int
+    unlabelled: int
+    judge: float | None
+    labels_only: float | None
+    agreement: float | None
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    lam: float | None = None
+    labels_interval: tuple[float, float] | None = None
+    needed: int | None = None
+
+    @property
+    def valid(self) -> bool:
+        """Whether an interval was given."""
+        return self.low is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"estimate": self.estimate, "interval": None if self.low is None else [self.low, self.high],
+                "labelled": self.labelled, "unlabelled": self.unlabelled, "judge": self.judge, "labels_only": self.labels_only,
+                "labels_interval": None if self.labels_interval is None else list(self.labels_interval), "agreement": self.agreement,
+                "lam": self.lam, "labels_needed": self.needed}
+
+
+__all__ = ["MIN_LABELS", "Corrected", "RateStats"]
