@@ -133,4 +133,42 @@ class Corrected:
                 "lam": self.lam, "labels_needed": self.needed}
 
 
-__all__ = ["MIN_LABELS", "Corrected", "RateStats"]
+def label_pass(value: Any, binary: bool, threshold: float) -> float | None:
+    """A label cell as a pass (1.0) or a fail (0.0), None when the row has no label: for a
+    yes/no metric (``binary``) yes/true/1 or no/false/0 (any case); for a scale, a rating passes
+    at ``threshold`` or above. A cell that is neither (text, a list) counts as no label."""
+    if binary:
+        found = _yes_no(value)
+        return None if found is None else float(found)
+    rating = label_rating(value)
+    return None if rating is None else float(rating >= threshold)
+
+
+def label_rating(value: Any) -> float | None:
+    """A label cell as a finite number (a 1..5 rating), None otherwise (booleans and text too)."""
+    if hasattr(value, "item") and not isinstance(value, str):
+        if getattr(value, "ndim", 0):
+            return None
+        value = value.item()
+    if value is None or isinstance(value, (bool, list, tuple, dict)):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _yes_no(value: Any) -> bool | None:
+    if hasattr(value, "item") and not isinstance(value, str) and not getattr(value, "ndim", 0):
+        value = value.item()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    return {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(str(value).strip().lower())
+
+
+__all__ = ["MIN_LABELS", "Corrected", "RateStats", "label_pass", "label_rating"]

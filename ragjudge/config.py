@@ -171,6 +171,13 @@ class GateSettings(_Strict):
                                                   "max_diagnosis bound on a run where no row has a diagnosis) fails the gate "
                                                   "(exit 1) unless the metric is listed here")
 
+    gate_on: Literal["judge", "corrected"] = Field("judge", description="what min_pass_rate gates on: judge (the judge's pass rate) or "
+                                                                       "corrected (the lower bound of the 95% interval of the pass rate "
+                                                                       "corrected by the labels: labels:; docs/calibration.md)")
+    few_labels: Literal["fail", "judge"] = Field("fail", description="with gate_on: corrected, a metric with too few labelled rows for "
+                                                                      "an interval (30): fail its pass-rate check (fail), or gate on the "
+                                                                      "judge's pass rate, saying so (judge)")
+
     _named: frozenset[str] = PrivateAttr(default_factory=frozenset)  # metrics min_pass_rate names (not only through one number or "*")
 
     def __eq__(self, other: object) -> bool:  # the values, as pydantic compares them, less how min_pass_rate was written
@@ -242,6 +249,10 @@ class RawConfig(_Strict):
                                              "probability thresholds, the evidence check, the order of the reply")
     completeness: dict[str, Any] = Field(default_factory=dict, description="completeness's own settings: how "
                                                "the score is read")
+    labels: dict[str, str] = Field(default_factory=dict, description="per metric, the column of the team's own labels (sufficiency: "
+                                                                     "yes/no, true/false or 1/0; a 1..5 metric: a rating): the labelled "
+                                                                     "rows correct the judge's pass rate, with a 95% interval "
+                                                                     "(docs/calibration.md), e.g. {sufficiency: human_label}")
     gate: GateSettings = Field(default_factory=GateSettings, description="what fails the run (exit 1)")
     cache: CacheSettings = Field(default_factory=CacheSettings, description="the response cache")
     chunk_size: int = Field(10_000, ge=1, le=10_000_000, description="rows read, judged and written at a time (memory stays flat)")

@@ -21,6 +21,7 @@ SECTIONS: list[tuple[str, type[BaseModel] | None, str]] = [
     ("judge", JudgeSettings, "The judge model and how it is called."),
     ("metrics", None, ""),
     ("thresholds", None, ""),
+    ("labels", None, ""),
     ("sufficiency", SufficiencySettings, "Sufficiency's own settings (its judge's settings model, ragjudge/judges/sufficiency.py). "
                                          "Formerly under judge: (judge.fact_threshold ...), which still loads, with a note."),
     ("completeness", CompletenessSettings, "Completeness's own settings (its judge's settings model, ragjudge/judges/completeness.py). "

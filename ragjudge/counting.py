@@ -29,7 +29,7 @@ from ragjudge.types import SPAN, TRACE, Reason, Usage, Verdict, level_of
 
 TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
 
-__all__ = ["SPAN", "TRACE", "IdWatch", "count_row", "first_of_trace", "first_rows", "id_column", "level_of", "levels_of_config", "row_ids", "row_names", "summarize",
+__all__ = ["SPAN", "TRACE", "IdWatch", "count_row", "first_of_trace", "label_cells", "metric_summary", "first_rows", "id_column", "level_of", "levels_of_config", "row_ids", "row_names", "summarize",
            "table_verdicts", "unit_rows"]
 
 
@@ -85,17 +85,48 @@ def row_names(frame: Any, id_column: str | None = "id") -> list[str]:
 
 
 def count_row(summary: Summary, ident: Any, index: int, verdicts: Sequence[Verdict], levels: Sequence[str],
-              first: bool | None) -> None:
+              first: bool | None, labels: Sequence[Any] | None = None) -> None:
     """Add one row's ``verdicts`` (one per metric of ``summary``, in its order; ``levels`` theirs)
     to ``summary``: ``ident`` and ``index`` (its position in the input, from 0) name it; ``first``:
     whether a row read from a trace is its trace's first row (None: not from a trace). A
     trace-level verdict counts on the trace's first row only. Provider calls are added for every
-    row (a copied verdict carries none)."""
-    for metric, verdict, level in zip(summary.metrics.values(), verdicts, levels):
+    row (a copied verdict carries none). ``labels``: per metric, the row's cell of its labels
+    column (None: no label, or no column), counted against the verdict (``MetricSummary.add_label``)."""
+    for position, (metric, verdict, level) in enumerate(zip(summary.metrics.values(), verdicts, levels)):
         if first is False and level == TRACE:
             continue
         metric.add(verdict, ident, index)
+        metric.add_label(verdict, None if labels is None else labels[position])
         summary.provider_calls += verdict.usage.calls
+
+
+def metric_summary(config: Any, metric: str, threshold: float, prompt_version: str = "") -> MetricSummary:
+    """An empty ``MetricSummary`` of ``metric`` with ``config``'s gate bounds and labels column
+    (``config``: a ``ragjudge.settings.Config``; ``threshold``: the metric's pass mark)."""
+    scale = _scale(config, metric)
+    return MetricSummary(metric, threshold, min_pass_rate=config.min_pass_rate(metric), max_error_rate=config.gate.error_ceiling(metric),
+                         max_skip_rate=config.gate.skip_ceiling(metric), prompt_version=prompt_version, bounds=config.bounds_set(metric),
+                         label_column=config.labels.get(metric), binary=scale == (0.0, 1.0), gate_on=config.gate.gate_on,
+                         few_labels=config.gate.few_labels)
+
+
+def label_cells(frame: Any, config: Any, metrics: Sequence[str]) -> list[list[Any]] | None:
+    """Per row of ``frame``, per metric of ``metrics``, its cell of the metric's labels column
+    (``config.labels``; a dotted path reaches into a column), None where it has none; None
+    when no metric has a labels column."""
+    columns = {metric: config.labels.get(metric) for metric in metrics}
+    if not any(columns.values()):
+        return None
+    cells = {metric: row_ids(frame, column) if column else [None] * len(frame) for metric, column in columns.items()}
+    return [[cells[metric][i] for metric in metrics] for i in range(len(frame))]
+
+
+def _scale(config: Any, metric: str) -> tuple[float, float]:
+    try:
+        low, high = config.scale(metric)
+    except KeyError:  # a metric the config does not define: a yes/no metric as far as labels go
+        return (0.0, 1.0)
+    return (float(low), float(high))
 
 
 def _missing(value: Any) -> bool:
@@ -168,15 +199,15 @@ def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str
     for metric in metrics:
         known = metric in config.thresholds or metric in METRICS or config.definition(metric) is not None
         thresholds[metric] = config.threshold(metric) if known else None
-        summary.metrics[metric] = MetricSummary(metric, float("nan") if thresholds[metric] is None else thresholds[metric],
-                                                min_pass_rate=config.min_pass_rate(metric), max_error_rate=config.gate.error_ceiling(metric),
-                                                max_skip_rate=config.gate.skip_ceiling(metric), bounds=config.bounds_set(metric))
+        summary.metrics[metric] = metric_summary(config, metric, float("nan") if thresholds[metric] is None else thresholds[metric])
     ids = row_ids(frame, id_column)
     firsts = first_rows(frame)
     columns = [table_verdicts(frame, metric) for metric in metrics]
     order = [levels[m] for m in metrics]
+    labels = label_cells(frame, config, list(metrics))
     for i in range(len(frame)):
-        count_row(summary, ids[i], i, [column[i] for column in columns], order, None if firsts is None else firsts[i])
+        count_row(summary, ids[i], i, [column[i] for column in columns], order, None if firsts is None else firsts[i],
+                  None if labels is None else labels[i])
     for metric in metrics:
         if thresholds[metric] is None:  # a metric defined elsewhere: its threshold as the table shows it
             passing = [v.score for v in (c for c in columns[list(metrics).index(metric)]) if v.passed and v.score is not None]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ragjudge.calibration import Corrected, RateStats, label_pass, label_rating
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
 from ragjudge.types import Reason, Usage, count_of, distinct
 
@@ -60,6 +61,12 @@ class MetricSummary:
     ground_truth: dict[str, int] = field(default_factory=dict)  # judged rows per ground truth used (expected_response / expected_facts)
     bounds: tuple[str, ...] = ()  # the bounds on judged rows the user set (gate.bounds_set): judging no row fails them
     errors_by: dict[str, int] = field(default_factory=dict)  # error reason -> rows (reasons cut at 300 characters)
+    label_column: str | None = None  # the column of the team's labels (config labels:): the pass rate is corrected by them
+    binary: bool = True  # a yes/no metric (a label is yes/no), else a scale (a label is a rating)
+    label_pass: RateStats = field(default_factory=RateStats)  # judged pass vs labelled pass, on ok rows
+    label_score: RateStats = field(default_factory=RateStats)  # judged score vs labelled rating, on ok rows (a scale)
+    gate_on: str = "judge"  # gate.gate_on: what min_pass_rate gates on (judge, or the corrected interval's lower bound)
+    few_labels: str = "fail"  # gate.few_labels: with too few labels for an interval, fail (fail) or gate on the judge (judge)
 
     @property
     def pass_rate(self) -> float | None:
@@ -112,11 +119,32 @@ class MetricSummary:
             self.ground_truth[used] = self.ground_truth.get(used, 0) + 1
         self.usage = self.usage + verdict.usage
 
+    def add_label(self, verdict: Any, label: Any) -> None:
+        """Count one counted row's ``label`` (a cell of ``label_column``; None: unlabelled) against
+        its ok ``verdict`` (``ragjudge.calibration``): the pass, and the score on a scale."""
+        if self.label_column is None or verdict.status != "ok":
+            return
+        self.label_pass.add(1.0 if verdict.passed else 0.0, label_pass(label, self.binary, self.threshold))
+        if not self.binary:
+            self.label_score.add(float(verdict.score), label_rating(label))
+
+    def corrected(self) -> dict[str, Corrected] | None:
+        """The label-corrected pass rate (``pass_rate``) and, on a scale, mean score (``mean_score``);
+        None when the metric has no labels column."""
+        if self.label_column is None:
+            return None
+        found = {"pass_rate": self.label_pass.corrected()}
+        if not self.binary:
+            found["mean_score"] = self.label_score.corrected()
+        return found
+
     def merge(self, other: "MetricSummary") -> "MetricSummary":
         """This summary and ``other`` (the same metric over other rows) added together."""
         merged = MetricSummary(self.metric, self.threshold, min_pass_rate=self.min_pass_rate, max_error_rate=self.max_error_rate,
                                max_skip_rate=self.max_skip_rate, prompt_version=self.prompt_version or other.prompt_version,
-                               bounds=self.bounds or other.bounds)
+                               bounds=self.bounds or other.bounds, label_column=self.label_column or other.label_column,
+                               binary=self.binary, label_pass=self.label_pass.merge(other.label_pass),
+                               label_score=self.label_score.merge(other.label_score), gate_on=self.gate_on, few_labels=self.few_labels)
         for name in ("rows", "ok", "error", "input_errors", "interrupted", "unsampled", "unpaid", "skipped", "passed", "cached", "score_thousandths"):
             setattr(merged, name, getattr(self, name) + getattr(other, name))
         merged.usage = self.usage + other.usage
@@ -191,6 +219,8 @@ class MetricSummary:
             "error_rows": {"count": self.error, "ids": self.ids["error"]},
             "skipped_rows": {"count": self.skipped, "ids": self.ids["skipped"]},
             **({"ground_truth": dict(sorted(self.ground_truth.items()))} if self.ground_truth else {}),
+            **({"corrected": {"labels": self.label_column, **{k: v.to_dict() for k, v in corrected.items()}}}
+               if (corrected := self.corrected()) is not None else {}),
         }
 
 
@@ -271,7 +301,10 @@ class Kind(str, Enum):
     fatal provider error), ``budget_reached``, ``interrupted``, ``nothing_judged`` (no row, or
     every row skipped), ``unusable_input`` (every judged row's input was unusable), ``diagnosis_share``
     (per diagnosis, in ``metric``: its share among the rows with one, against ``gate.max_diagnosis``;
-    failed when no row has one, unless ``gate.allow_unjudged`` lists diagnosis); against a baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
+    failed when no row has one, unless ``gate.allow_unjudged`` lists diagnosis); ``corrected_pass_rate``
+    (``gate.gate_on: corrected``: the lower bound of the label-corrected pass rate's 95% interval,
+    ``ragjudge.calibration``, against ``min_pass_rate``; failed when too few rows are labelled
+    unless ``gate.few_labels: judge``); against a baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
 
     SKIP_RATE = "skip_rate"
     NO_ROW_JUDGED = "no_row_judged"
@@ -286,6 +319,7 @@ class Kind(str, Enum):
     REGRESSIONS = "regressions"
     PASS_RATE_DROP = "pass_rate_drop"
     DIAGNOSIS_SHARE = "diagnosis_share"
+    CORRECTED_PASS_RATE = "corrected_pass_rate"
 
 
 @dataclass(frozen=True)
@@ -310,7 +344,7 @@ class Check:
 
 
 _PASS_GATES = (Kind.SKIP_RATE, Kind.PASS_RATE, Kind.NOTHING_COMPARED, Kind.REGRESSIONS, Kind.PASS_RATE_DROP, Kind.DIAGNOSIS_SHARE,
-               Kind.NO_ROW_JUDGED)
+               Kind.NO_ROW_JUDGED, Kind.CORRECTED_PASS_RATE)
 
 
 def exit_code(checks: list[Check]) -> int:
@@ -370,7 +404,17 @@ def _text(c: Check) -> str | None:
         return f"{name}: error rate {a} {'>' if c.failed else '<='} {b} ({n['error']} of {n['judged']} judged rows{cause})"
     if kind is Kind.PASS_RATE:
         a, b = distinct(c.value, c.bound)
-        return f"{name}: pass rate {a} {'<' if c.failed else '>='} {b} ({n['passed']} of {n['ok']} ok rows passed)"
+        fallback = (f"; the judge's rate: {n['labelled']} labelled rows, {n['needed']} more give a corrected one (gate.few_labels: judge)"
+                    if n.get("fallback") else "")
+        return f"{name}: pass rate {a} {'<' if c.failed else '>='} {b} ({n['passed']} of {n['ok']} ok rows passed{fallback})"
+    if kind is Kind.CORRECTED_PASS_RATE:
+        if c.value is None:
+            return (f"{name}: too few labels for a corrected pass rate ({n['labelled']} labelled ok rows in '{n['column']}', "
+                    f"{n['needed']} more needed), so gate.min_pass_rate {c.bound:g} was not checked on it: label more rows "
+                    "(a random sample), or gate.few_labels: judge to gate on the judge's rate")
+        a, b = distinct(c.value, c.bound)
+        return (f"{name}: corrected pass rate {n['estimate']:.2f} [{n['low']:.2f}, {n['high']:.2f}], lower bound {a} "
+                f"{'<' if c.failed else '>='} {b} ({n['labelled']} labelled of {n['ok']} ok rows; the judge's own {n['judge']:.2f})")
     if kind is Kind.JUDGE_STOPPED:
         return f"judge stopped: {c.detail}"
     if kind is Kind.BUDGET_REACHED:
@@ -494,8 +538,7 @@ def check_gate(summary: Summary) -> GateResult:
                                                                                  "bounds": {"min_pass_rate": m.min_pass_rate}}))
             continue
         assert m.pass_rate is not None
-        per_metric.append(Check(name, Kind.PASS_RATE, not m.pass_rate < m.min_pass_rate, m.pass_rate, m.min_pass_rate,
-                                {"passed": m.passed, "ok": m.ok}))
+        per_metric.append(_pass_rate_check(name, m))
     run: list[Check] = []
     nothing = not summary.interrupted and not summary.fatal and all(m.ok + m.error == 0 for m in summary.metrics.values())
     # every row a metric judged failed on its own input (an unusable context): no judge ran,
@@ -518,6 +561,23 @@ def check_gate(summary: Summary) -> GateResult:
         run.append(Check(None, Kind.JUDGE_STOPPED, False, detail=summary.fatal))
     checks = run + per_metric + diagnosis_checks(summary)
     return GateResult(checks, exit_code(checks))
+
+
+def _pass_rate_check(name: str, m: MetricSummary) -> Check:
+    """``min_pass_rate`` on the judge's pass rate, or (``gate_on: corrected``, with labels) on the
+    lower bound of the label-corrected pass rate's interval; too few labels fail it, or fall
+    back to the judge's rate when ``few_labels: judge`` (the line says so)."""
+    counts: dict[str, Any] = {"passed": m.passed, "ok": m.ok}
+    if m.gate_on == "corrected" and m.label_column is not None:
+        found = m.label_pass.corrected()
+        counts.update(labelled=found.labelled, estimate=found.estimate, low=found.low, high=found.high, judge=m.pass_rate,
+                      needed=found.needed, column=m.label_column)
+        if found.low is not None:
+            return Check(name, Kind.CORRECTED_PASS_RATE, not found.low < m.min_pass_rate, found.low, m.min_pass_rate, counts)
+        if m.few_labels != "judge":
+            return Check(name, Kind.CORRECTED_PASS_RATE, False, None, m.min_pass_rate, counts)
+        counts["fallback"] = True
+    return Check(name, Kind.PASS_RATE, not m.pass_rate < m.min_pass_rate, m.pass_rate, m.min_pass_rate, counts)
 
 
 def diagnosis_checks(summary: Summary) -> list[Check]:

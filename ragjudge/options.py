@@ -28,7 +28,7 @@ class Flag:
     """One option of ``ragjudge score`` that sets the config key ``key``: its ``option`` as shown
     (``--max-cost``), the command's ``param`` name, and how its value becomes the key's:
     ``value`` as given (None: not given), ``list`` (a repeated option, empty: not given),
-    ``numbers`` (METRIC=NUMBER pairs), ``rates`` (RATE or METRIC=RATE), ``columns``
+    ``numbers`` (METRIC=NUMBER pairs), ``texts`` (METRIC=TEXT pairs), ``rates`` (RATE or METRIC=RATE), ``columns``
     (FIELD=COLUMN pairs), ``off`` (a switch that sets the key to False)."""
 
     key: str
@@ -46,6 +46,8 @@ FLAG_TABLE: tuple[Flag, ...] = (
     Flag("gate.max_error_rate", "--max-error-rate", "max_error_rate", "rates"),
     Flag("gate.max_skip_rate", "--max-skip-rate", "max_skip_rate", "rates"),
     Flag("gate.max_diagnosis", "--max-diagnosis", "max_diagnosis", "numbers"),
+    Flag("labels", "--labels", "labels", "texts"),
+    Flag("gate.gate_on", "--gate-on", "gate_on"),
     Flag("cache.enabled", "--no-cache", "no_cache", "off"),
     Flag("cache.dir", "--cache-dir", "cache_dir"),
 )
@@ -59,7 +61,7 @@ def _fields() -> tuple[str, ...]:
 
 # config key -> the option of `ragjudge score` that sets it (named in messages about a bad value)
 FLAGS: dict[str, str] = {
-    **{flag.key: flag.option for flag in FLAG_TABLE if flag.kind not in ("columns", "off")},
+    **{flag.key: flag.option for flag in FLAG_TABLE if flag.kind not in ("columns", "off", "texts")},
     **{f"columns.{name}": "--map" for name in ("id", "request", "context", "expected_facts", "expected_response", "response")},
 }
 
@@ -118,6 +120,10 @@ def overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
             numbers = {k: number(v, flag.option) for k, v in pairs(given or [], flag.option).items()}
             if numbers:
                 _put(over, flag.key, numbers)
+        elif flag.kind == "texts":
+            texts = pairs(given or [], flag.option)
+            if texts:
+                _put(over, flag.key, texts)
         elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
             _put(over, flag.key, given)  # a library caller's single number: every metric
         elif flag.kind == "rates":
@@ -217,6 +223,8 @@ def flag_assignments(options: dict[str, Any]) -> tuple[list[Assignment], frozens
             out += [Assignment(f"{flag.key}.{name}", column, flag.option) for name, column in mapped.items()]
         elif flag.kind == "numbers":
             out += [Assignment(f"{flag.key}.{k}", number(v, flag.option), flag.option) for k, v in pairs(given or [], flag.option).items()]
+        elif flag.kind == "texts":
+            out += [Assignment(f"{flag.key}.{k}", v, flag.option) for k, v in pairs(given or [], flag.option).items()]
         elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
             out.append(Assignment(flag.key, given, flag.option))  # a library caller's single number: every metric
         elif flag.kind == "rates":
@@ -344,7 +352,7 @@ def _leaves(tree: dict[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
-_METRIC_KEYED = ("thresholds", "gate.min_pass_rate", "gate.max_error_rate", "gate.max_skip_rate")
+_METRIC_KEYED = ("thresholds", "gate.min_pass_rate", "gate.max_error_rate", "gate.max_skip_rate", "labels")
 
 
 def _check_flag_metrics(data: dict[str, Any], assignments: list[Assignment]) -> None:

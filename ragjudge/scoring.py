@@ -39,8 +39,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragjudge import _loop, diagnosis
-from ragjudge.counting import count_row
-from ragjudge.gate import MetricSummary, Summary
+from ragjudge.counting import count_row, label_cells, metric_summary
+from ragjudge.gate import Summary
 from ragjudge.model import Model
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
@@ -502,7 +502,7 @@ class Scorer:
         kept = frame.drop(columns=[c for c in frame.columns if str(c) in types])
         own = pd.DataFrame(columns, index=frame.index)
         out = pd.concat([kept, own], axis=1) if len(kept.columns) else own
-        summary = self._summary(records, verdicts, start)
+        summary = self._summary(records, verdicts, start, frame)
         if diagnosed is not None:
             summary.diagnosis = diagnosis.counts(diagnosed)
         notes.extend(dict.fromkeys(note for record in records for note in record.notes))
@@ -514,10 +514,7 @@ class Scorer:
         """An empty ``Summary`` of this scorer's metrics, thresholds and gate settings."""
         config = self.config
         return Summary(
-            metrics={j.name: MetricSummary(j.name, j.threshold, min_pass_rate=config.min_pass_rate(j.name),
-                                           max_error_rate=config.gate.error_ceiling(j.name), max_skip_rate=config.gate.skip_ceiling(j.name),
-                                           prompt_version=j.version, bounds=config.bounds_set(j.name))
-                     for j in self.judges},
+            metrics={j.name: metric_summary(config, j.name, j.threshold, j.version) for j in self.judges},
             judge_model=config.judge.model,
             max_cost=config.judge.max_cost,
             max_diagnosis=dict(config.gate.max_diagnosis),
@@ -526,11 +523,13 @@ class Scorer:
             allow_undiagnosed=bool({"diagnosis", "*"} & set(config.gate.allow_unjudged)),
         )
 
-    def _summary(self, records: list[EvalRecord], verdicts: list[list[Verdict]], start: int = 0) -> Summary:
+    def _summary(self, records: list[EvalRecord], verdicts: list[list[Verdict]], start: int = 0, frame: Any = None) -> Summary:
         summary = self.new_summary()
         levels = [judge.level for judge in self.judges]
-        for record, row in zip(records, verdicts):  # a trace-level metric counts once per trace, on its first row
-            count_row(summary, record.id, start + record.index, row, levels, None if record.trace is None else record.trace.first)
+        labels = None if frame is None else label_cells(frame, self.config, [judge.name for judge in self.judges])
+        for i, (record, row) in enumerate(zip(records, verdicts)):  # a trace-level metric counts once per trace, on its first row
+            count_row(summary, record.id, start + record.index, row, levels, None if record.trace is None else record.trace.first,
+                      None if labels is None else labels[i])
         summary.rows = len(records)
         summary.rows_with_removed_instructions = sum(1 for record in records if record.removed)
         summary.fatal = str(self.model.fatal) if self.model.fatal is not None else None

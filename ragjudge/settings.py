@@ -89,7 +89,7 @@ class Config(RawConfig):
                  (("gate.max_error_rate", gate.max_error_rate), ("gate.max_skip_rate", gate.max_skip_rate))]
         allowed = [("gate.allow_unjudged", [m for m in gate.allow_unjudged if m != "diagnosis"])]
         for where, keys in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(gate.min_pass_rate)),
-                            *keyed, *allowed):
+                            *keyed, *allowed, ("labels", [m for m in self.labels if m != "*"])):
             for name in keys:
                 if name in known or name == "*":
                     continue
@@ -97,6 +97,11 @@ class Config(RawConfig):
                     raise ValueError(f"unknown metric '{name}'; use {', '.join(known)} or a judge defined in the config")
                 raise ValueError(f"unknown metric '{name}' in {where}; this run judges {', '.join(self.metrics)} (known metrics: "
                                  f"{', '.join(known)} or a judge defined in the config)")
+        if gate.gate_on == "corrected":
+            unlabelled = [m for m in self.metrics if m not in self.labels and gate.min_pass_rate.get(m, gate.min_pass_rate.get("*", 0.0)) > 0]
+            if unlabelled:
+                raise ValueError(f"gate.gate_on: corrected gates on label-corrected pass rates, and {', '.join(unlabelled)} {'has' if len(unlabelled) == 1 else 'have'} no labels "
+                                 f"column: give labels.{unlabelled[0]} (--labels {unlabelled[0]}=COLUMN), or gate it on the judge")
         for name in self.extend:
             if name not in BUILT_IN:
                 raise ValueError(f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")

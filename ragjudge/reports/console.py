@@ -59,6 +59,8 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     text = diagnosis_line(summary)
     if text:
         console.print(text, highlight=False, markup=False, soft_wrap=True)
+    for text in corrected_lines(summary):
+        console.print(text, highlight=False, markup=False, soft_wrap=True)
     usage = summary.usage
     cost = usage.cost_usd
     cost_text = "unknown (no price for this model)" if cost is None else f"${cost:.4f}"
@@ -69,6 +71,32 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     for passed, line in gate.marked():
         style = None if passed is None else ("green" if passed else "red")
         console.print(line, style=style, highlight=False, markup=False, soft_wrap=True)
+
+
+def corrected_lines(summary: Summary) -> list[str]:
+    """Per metric with a labels column (config ``labels:``), its label-corrected pass rate (and
+    mean score on a scale) with the 95% interval, beside the judge's own and the labels'
+    (``ragjudge.calibration``), e.g. ``sufficiency: corrected pass rate 0.60 [0.51, 0.68] from
+    100 labelled rows ('human'); the judge's 0.69, agreement 0.78; the labels alone [0.50, 0.70]``."""
+    out = []
+    for name, metric in summary.metrics.items():
+        corrected = metric.corrected()
+        if corrected is None:
+            continue
+        rate = corrected["pass_rate"]
+        agreement = "" if rate.agreement is None else f", agreement {rate.agreement:.2f}"
+        judge = "-" if rate.judge is None else f"{rate.judge:.2f}"
+        if rate.low is None:
+            out.append(f"{name}: {rate.labelled} labelled ok rows in '{metric.label_column}': {rate.needed or 0} more give a corrected pass "
+                       f"rate{' (and unlabelled rows)' if not rate.needed else ''} (the judge's {judge}{agreement})")
+            continue
+        labels = rate.labels_interval
+        score = corrected.get("mean_score")
+        mean = (f"; mean score {score.estimate:.2f} [{score.low:.2f}, {score.high:.2f}] (the judge's {score.judge:.2f})"
+                if score is not None and score.low is not None else "")
+        out.append(f"{name}: corrected pass rate {rate.estimate:.2f} [{rate.low:.2f}, {rate.high:.2f}] from {rate.labelled} labelled rows "
+                   f"('{metric.label_column}'); the judge's {judge}{agreement}; the labels alone [{labels[0]:.2f}, {labels[1]:.2f}]{mean}")
+    return out
 
 
 def diagnosis_line(summary: Summary) -> str | None:

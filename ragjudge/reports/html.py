@@ -30,6 +30,7 @@ from typing import Any
 
 from ragjudge.counting import SPAN, _texts, first_rows, levels_of_config, row_names, summarize, unit_rows
 from ragjudge.gate import GateResult, Summary
+from ragjudge.reports.console import corrected_lines
 
 
 def _missing(value: Any) -> bool:
@@ -250,7 +251,9 @@ def counts(summary: Summary) -> dict[str, dict[str, Any]]:
     """Per metric, the counts the report shows (the data block's ``counts``): rows, ok, error,
     skipped, passed, pass rate and mean score, from the run's ``summary``."""
     return {name: {"rows": m.rows, "ok": m.ok, "error": m.error, "skipped": m.skipped, "passed": m.passed, "pass_rate": m.pass_rate,
-                   "mean_score": m.mean_score} for name, m in summary.metrics.items()}
+                   "mean_score": m.mean_score,
+                   **({"corrected": {k: v.to_dict() for k, v in found.items()}} if (found := m.corrected()) is not None else {})}
+            for name, m in summary.metrics.items()}
 
 
 def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None = None, source: str | None = None, by: str | None = None,
@@ -279,6 +282,7 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
         charts=charts(frame, metrics, by, baseline, comparison, scales, levels),
         by=by, has_baseline=comparison is not None,
         diagnosis=_matrix(summary),
+        corrected=corrected_lines(summary),
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
         data=_json_for_script({"metrics": metrics, "counts": counts(summary), "rows": rows_data(frame, metrics, mapping, by, comparison)}),
     )

@@ -64,7 +64,7 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
     figures = _diagnosis_figures(summary)
     for metric in summary.metrics:
         suite = TestSuite(metric)
-        for key, value in [*figures.items(), ("not_sampled", str(summary.metrics[metric].unsampled))]:
+        for key, value in [*figures.items(), ("not_sampled", str(summary.metrics[metric].unsampled)), *_corrected_figures(summary.metrics[metric])]:
             suite.add_property(key, value)  # before the testcases: JUnit's schema puts properties first
         verdicts = table_verdicts(frame, metric)
         scores = frame[f"{metric}_score"].tolist()
@@ -110,6 +110,21 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
         suite.time = round(seconds, 3)  # the run's time: verdicts are judged concurrently, not one by one
     xml.time = round(seconds, 3)
     return xml
+
+
+def _corrected_figures(metric: Any) -> list[tuple[str, str]]:
+    """The label-corrected pass rate as properties (none without a labels column): ``corrected.pass_rate``,
+    ``.low``, ``.high`` (empty without an interval), ``.labelled``, ``.agreement``."""
+    found = metric.corrected()
+    if found is None:
+        return []
+    rate = found["pass_rate"]
+
+    def number(value: float | None) -> str:
+        return "" if value is None else f"{value:.4f}"
+
+    return [("corrected.pass_rate", number(rate.estimate)), ("corrected.low", number(rate.low)), ("corrected.high", number(rate.high)),
+            ("corrected.labelled", str(rate.labelled)), ("corrected.agreement", number(rate.agreement))]
 
 
 def _diagnosis_figures(summary: Summary) -> dict[str, str]:

@@ -81,3 +81,48 @@ def test_a_judge_unrelated_to_the_labels_falls_back_to_the_labels_alone():
     judged = [1.0, 1.0, 0.0, 0.0] * 10  # uncorrelated with the labels
     found = _stats(labels, judged, [1.0] * 100).corrected()
     assert found.lam == 0.0 and found.estimate == pytest.approx(0.5) and found.labels_interval == (found.low, found.high)
+
+
+# -- the gate on the corrected pass rate -------------------------------------------------------
+
+def _labelled_summary(case, min_pass_rate, gate_on="corrected", few_labels="fail"):
+    from ragjudge.gate import MetricSummary, Summary
+    from ragjudge.types import Verdict
+
+    metric = MetricSummary("sufficiency", 0.5, min_pass_rate=min_pass_rate, label_column="human", gate_on=gate_on,
+                           few_labels=few_labels, bounds=("min_pass_rate",))
+    rows = [(h, y) for y, h in zip(case["labels"], case["judged"])] + [(h, None) for h in case["unlabelled"]]
+    for i, (h, y) in enumerate(rows):
+        verdict = Verdict("sufficiency", "ok", score=h, passed=bool(h), rationale="r")
+        metric.add(verdict, f"r{i}", i)
+        metric.add_label(verdict, None if y is None else ("yes" if y else "no"))
+    return Summary(rows=len(rows), metrics={"sufficiency": metric})
+
+
+def test_a_gate_on_the_corrected_rate_passes_and_fails_at_its_lower_bound():
+    from ragjudge.gate import check_gate, line
+
+    case = REFERENCE["cases"][1]  # 100 labelled of 1000: ppi_py's interval [0.5081, 0.6841] around 0.5961; the judge says 0.687
+    passing = check_gate(_labelled_summary(case, 0.50))
+    (check,) = [c for c in passing.checks if c.check.value == "corrected_pass_rate"]
+    assert check.passed and check.value == pytest.approx(case["low"], abs=1e-9)
+    assert line(check) == ("PASS sufficiency: corrected pass rate 0.60 [0.51, 0.68], lower bound 0.51 >= 0.50 "
+                           "(100 labelled of 1000 ok rows; the judge's own 0.69)")
+    failing = check_gate(_labelled_summary(case, 0.51))
+    assert failing.exit_code == 1 and not [c for c in failing.checks if c.check.value == "corrected_pass_rate"][0].passed
+    judge = check_gate(_labelled_summary(case, 0.65, gate_on="judge"))  # the judge's own 0.687 passes 0.65; corrected would not
+    assert judge.exit_code == 0 and check_gate(_labelled_summary(case, 0.65)).exit_code == 1
+
+
+def test_too_few_labels_fail_the_corrected_gate_unless_the_judge_is_allowed():
+    from ragjudge.gate import check_gate, line
+
+    case = {"labels": [1.0] * 12, "judged": [1.0] * 12, "unlabelled": [1.0] * 200}
+    refused = check_gate(_labelled_summary(case, 0.5))
+    (check,) = [c for c in refused.checks if c.check.value == "corrected_pass_rate"]
+    assert refused.exit_code == 1 and line(check).startswith(
+        "FAIL sufficiency: too few labels for a corrected pass rate (12 labelled ok rows in 'human', 18 more needed)")
+    fallback = check_gate(_labelled_summary(case, 0.5, few_labels="judge"))
+    (check,) = [c for c in fallback.checks if c.check.value == "pass_rate"]
+    assert fallback.exit_code == 0 and line(check) == ("PASS sufficiency: pass rate 1.00 >= 0.50 (212 of 212 ok rows passed; the judge's "
+                                                       "rate: 12 labelled rows, 18 more give a corrected one (gate.few_labels: judge))")
