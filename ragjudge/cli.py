@@ -282,7 +282,8 @@ def compare(
     from ragjudge.catalog import describe
     from ragjudge.compare import checks, render
     from ragjudge.compare import compare as measure
-    from ragjudge.gate import exit_code, lines
+    from ragjudge.gate import exit_code
+    from ragjudge.reports.gate_text import lines
     from ragjudge.io import read_table
 
     from ragjudge.counting import levels_of_config

@@ -359,13 +359,6 @@ def checks(report: dict[str, Any], max_regressions: int | None = None, max_drop:
     return out
 
 
-def check(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[str]:
-    """The regression gates' verdict lines on ``report`` (``PASS ...`` / ``FAIL ...``), rendered from ``checks``."""
-    from ragjudge.gate import lines
-
-    return lines(checks(report, max_regressions, max_drop))
-
-
 def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -439,4 +432,4 @@ def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> di
     }
 
 
-__all__ = ["compare", "check", "checks", "render", "markdown_view", "metrics_of"]
+__all__ = ["compare", "checks", "render", "markdown_view", "metrics_of"]

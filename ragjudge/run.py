@@ -3,7 +3,7 @@ one function that carries it out (``run``) whatever the engine, the source or th
 
     request = ScoreRequest("data.jsonl", output="scored.parquet", limit=100, junit="junit.xml")
     outcome = run(request, load_config("my.yaml"))
-    outcome.exit_code, outcome.result.summary, outcome.gate.lines
+    outcome.exit_code, outcome.result.summary, lines_of(outcome.gate)   # ragjudge.reports.gate_text: its words
 
 ``ragjudge score`` maps its options to a ``ScoreRequest`` (``request_of``) and calls ``run``;
 ``evaluate`` (the library's file-in, file-out call), the dry run and the Ray engine are paths

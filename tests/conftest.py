@@ -140,6 +140,7 @@ def run_score(judge, cache_dir):
     def run(source: str, **given) -> UnitRun:
         from ragjudge import options
         from ragjudge.errors import RagjudgeError
+        from ragjudge.reports.gate_text import lines_of
         from ragjudge.run import request_of
         from ragjudge.run import run as run_request
         from ragjudge.transports import resolve_model
@@ -157,7 +158,7 @@ def run_score(judge, cache_dir):
         if outcome.result is None:  # a dry run
             return UnitRun(outcome.exit_code, notes=list(outcome.estimate["notes"]), lines=[])
         done = outcome.finished
-        return UnitRun(outcome.exit_code, outcome.result, done.gate, list(outcome.result.notes), [*done.comparison_lines, *done.gate.lines])
+        return UnitRun(outcome.exit_code, outcome.result, done.gate, list(outcome.result.notes), [*done.comparison_lines, *lines_of(done.gate)])
 
     return run
 

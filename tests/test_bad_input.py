@@ -306,6 +306,7 @@ def test_input_errors_that_break_the_gate_are_exit_2_even_beside_a_few_judge_err
     # error rate (0.01) is within the gate, so the failure is the input's (exit 2, was 3)
     from ragjudge.gate import MetricSummary, Summary, check_gate
     from ragjudge.judges.base import Verdict
+    from ragjudge.reports.gate_text import lines_of
 
     metric = MetricSummary("sufficiency", 0.5, min_pass_rate=0.0, max_error_rate=0.1)
     for i in range(100):
@@ -317,7 +318,7 @@ def test_input_errors_that_break_the_gate_are_exit_2_even_beside_a_few_judge_err
             metric.add(Verdict(metric="sufficiency", status="ok", score=1.0, passed=True))
     gate = check_gate(Summary(rows=100, metrics={"sufficiency": metric}))
     assert gate.exit_code == 2
-    assert "FAIL sufficiency: error rate 0.20 > 0.10 (20 of 100 judged rows; 19 from unusable input)" in gate.lines
+    assert "FAIL sufficiency: error rate 0.20 > 0.10 (20 of 100 judged rows; 19 from unusable input)" in lines_of(gate)
     metric.add(Verdict.failed("sufficiency", "unreadable reply"))
     for _ in range(12):
         metric.add(Verdict.failed("sufficiency", "unreadable reply"))

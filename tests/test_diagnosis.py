@@ -208,7 +208,8 @@ def test_the_config_key_and_set_reach_the_gate(run_cli, tmp_path):
 
 def test_a_bound_on_a_run_without_diagnosis_fails_unless_allowed(server, tmp_path):
     # it passed (the bound "not applied"): a bound set that measured nothing is a failing check (issue 43)
-    from ragjudge.gate import Kind, check_gate, line
+    from ragjudge.gate import Kind, check_gate
+    from ragjudge.reports.gate_text import line
 
     scored = ragjudge.score(pd.DataFrame([row("a", [PASSAGE], None)]), **settings(server, tmp_path),
                             gate={"max_skip_rate": 1.0, "max_diagnosis": {"retrieval": 0.0}})

@@ -197,9 +197,10 @@ def test_ctrl_c_before_judging_still_says_nothing_was_written(run_cli, tmp_path,
 
 def test_a_gate_line_shows_the_digits_that_make_it_true():
     from ragjudge.gate import MetricSummary, Summary, check_gate
+    from ragjudge.reports.gate_text import lines_of
 
     m = MetricSummary("sufficiency", 0.5, rows=40, ok=40, passed=38, score_thousandths=38000, min_pass_rate=0.951)
-    lines = check_gate(Summary(rows=40, metrics={"sufficiency": m})).lines
+    lines = lines_of(check_gate(Summary(rows=40, metrics={"sufficiency": m})))
     assert "FAIL sufficiency: pass rate 0.950 < 0.951 (38 of 40 ok rows passed)" in lines  # it read "0.95 < 0.95"
 
 

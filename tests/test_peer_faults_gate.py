@@ -15,6 +15,7 @@ import pytest
 from conftest import ROOT, read_jsonl, write_jsonl
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.gate import Check, Kind, MetricSummary, Summary, check_gate, exit_code, with_regressions
+from ragjudge.reports.gate_text import failures_of, lines_of, marked
 from ragjudge.types import Reason, Verdict
 
 GROUNDED = {"request": "Where is the Eiffel Tower?", "context": ["The Eiffel Tower is in Paris."],
@@ -99,12 +100,12 @@ def test_an_interrupt_after_the_last_verdict_says_no_row_is_unfinished():
     summary = _summary(_ok(), _ok())
     gate = check_gate(summary)
     assert gate.exit_code == 130
-    assert gate.lines[0] == "FAIL interrupted: every row was judged before the interrupt; no row is unfinished"
-    assert not any("unfinished rows" in line for line in [*gate.lines, *gate.failures])
+    assert lines_of(gate)[0] == "FAIL interrupted: every row was judged before the interrupt; no row is unfinished"
+    assert not any("unfinished rows" in line for line in [*lines_of(gate), *failures_of(gate)])
     assert interrupted_line(summary, "out.jsonl") == ("interrupted: all 2 rows were written to out.jsonl (sufficiency 2 done, 0 unfinished: "
                                                        "every row was judged before the interrupt); nothing is left to judge")
     unfinished = check_gate(_summary(_ok(), Verdict.failed("sufficiency", Reason.INTERRUPTED)))
-    assert unfinished.lines[0] == "FAIL interrupted: unfinished rows have status error (reason 'interrupted')"
+    assert lines_of(unfinished)[0] == "FAIL interrupted: unfinished rows have status error (reason 'interrupted')"
 
 
 def test_ctrl_c_during_the_final_write_keeps_every_row_and_says_none_is_unfinished(run_cli, tmp_path, monkeypatch):
@@ -214,7 +215,7 @@ def test_ci_runs_the_readmes_test_command_and_it_installs_the_browser_first():
 # -- issue 30 item 2: typed gate results, reasons --------------------------------------------------
 
 def test_the_exit_code_comes_from_the_checks_not_their_text(monkeypatch):
-    import ragjudge.gate as gate
+    import ragjudge.reports.gate_text as gate  # the gate's words, apart from its decisions (ragjudge.gate)
 
     m = MetricSummary("sufficiency", 0.5, min_pass_rate=0.9, max_error_rate=0.1)
     for i in range(10):
@@ -223,10 +224,10 @@ def test_the_exit_code_comes_from_the_checks_not_their_text(monkeypatch):
     assert [(c.metric, c.check, c.passed, c.value, c.bound) for c in result.checks] == [
         ("sufficiency", Kind.SKIP_RATE, True, 0.0, 1.0), ("sufficiency", Kind.ERROR_RATE, True, 0.0, 0.1),
         ("sufficiency", Kind.PASS_RATE, False, 0.8, 0.9)]
-    assert result.exit_code == 1 and result.lines[-2:] == ["FAIL sufficiency: pass rate 0.80 < 0.90 (8 of 10 ok rows passed)", "gate failed (exit 1)"]
+    assert result.exit_code == 1 and lines_of(result)[-2:] == ["FAIL sufficiency: pass rate 0.80 < 0.90 (8 of 10 ok rows passed)", "gate failed (exit 1)"]
     monkeypatch.setattr(gate, "_text", lambda check: "reworded: PASS gate passed")  # any wording: the same decisions
     again = check_gate(Summary(rows=10, metrics={"sufficiency": m}))
-    assert again.exit_code == 1 and not again.passed and again.marked()[-2] == (False, "FAIL reworded: PASS gate passed")
+    assert again.exit_code == 1 and not again.passed and marked(again)[-2] == (False, "FAIL reworded: PASS gate passed")
 
 
 def test_regression_checks_join_the_gate_by_kind():
@@ -234,7 +235,7 @@ def test_regression_checks_join_the_gate_by_kind():
     worse = [Check("sufficiency", Kind.REGRESSIONS, False, 2, 0, {"regressed": 2, "improved": 0})]
     joined = with_regressions(passed, worse)
     assert (passed.exit_code, joined.exit_code) == (0, 1)
-    assert joined.lines[-2:] == ["FAIL sufficiency: 2 regressed row(s) > 0 (passed in the baseline, fail now; 0 improved)", "gate failed (exit 1)"]
+    assert lines_of(joined)[-2:] == ["FAIL sufficiency: 2 regressed row(s) > 0 (passed in the baseline, fail now; 0 improved)", "gate failed (exit 1)"]
     stopped = check_gate(Summary(rows=1, metrics=_summary(_ok()).metrics, fatal="bad key"))
     assert with_regressions(stopped, worse).exit_code == 3 == exit_code(stopped.checks)
 

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary
+from ragjudge.reports.gate_text import marked
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -68,7 +69,7 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     estimated = " (estimated: a reply reported no usage)" if usage.estimated else ""
     console.print(f"provider calls: {summary.provider_calls}{retries}, tokens: {usage.prompt_tokens} in / {usage.completion_tokens} out"
                   f"{estimated}, cost: {cost_text}", soft_wrap=True)
-    for passed, line in gate.marked():
+    for passed, line in marked(gate):
         style = None if passed is None else ("green" if passed else "red")
         console.print(line, style=style, highlight=False, markup=False, soft_wrap=True)
 

@@ -31,6 +31,7 @@ from typing import Any
 from ragjudge.counting import SPAN, _texts, first_rows, levels_of_config, row_names, summarize, unit_rows
 from ragjudge.gate import GateResult, Summary
 from ragjudge.reports.console import corrected_lines
+from ragjudge.reports.gate_text import marked, verdict_line
 
 
 def _missing(value: Any) -> bool:
@@ -269,9 +270,9 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
     usage = summary.usage
     return env.get_template("report.html.j2").render(
         title=title or f"ragjudge report{f': {source}' if source else ''}",
-        verdict=gate.verdict,
+        verdict=verdict_line(gate.exit_code),
         passed=gate.passed,
-        gate_lines=[{"text": text, "class": "" if ok is None else ("pass" if ok else "fail")} for ok, text in gate.marked(verdict=False)],
+        gate_lines=[{"text": text, "class": "" if ok is None else ("pass" if ok else "fail")} for ok, text in marked(gate, verdict=False)],
         judge_model=summary.judge_model, source=source, when=(when or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC"),
         rows=summary.rows,
         metrics=[{"name": name, "ok": m.ok, "error": m.error, "skipped": m.skipped, "pass_rate": "-" if m.pass_rate is None else f"{m.pass_rate:.2f}",

@@ -55,7 +55,7 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
     from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
     from ragjudge.counting import table_verdicts
-    from ragjudge.gate import failure, line
+    from ragjudge.reports.gate_text import failure, line
     from ragjudge.types import Reason
 
     xml = JUnitXml("ragjudge")

@@ -13,6 +13,7 @@ from typing import Any
 
 from ragjudge.gate import GateResult, Summary
 from ragjudge.reports.console import corrected_lines
+from ragjudge.reports.gate_text import marked, verdict_line
 from ragjudge.reports import printable
 from ragjudge.types import count_of
 
@@ -49,9 +50,9 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
                    key=lambda row: (row["score"], row["row"]))[:WORST_SHOWN]
     usage = summary.usage
     return env.get_template("summary.md.j2").render(
-        verdict=gate.verdict,
+        verdict=verdict_line(gate.exit_code),
         rows=summary.rows, judge_model=summary.judge_model, source=source,
-        gate_lines=[text for _, text in gate.marked(verdict=False)],
+        gate_lines=[text for _, text in marked(gate, verdict=False)],
         metrics=[{"name": name, "ok": m.ok, "error": m.error, "skipped": m.skipped, "pass_rate": _rate(m.pass_rate),
                   "threshold": f"{m.threshold:g}", "mean_score": _rate(m.mean_score)} for name, m in summary.metrics.items()],
         worst=[{**row, "score": f"{row['score']:g}"} for row in worst],

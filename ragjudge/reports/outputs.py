@@ -57,7 +57,7 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
         from ragjudge.catalog import describe
         from ragjudge.compare import checks as regression_checks
         from ragjudge.compare import SCORE_HINT, compare, render
-        from ragjudge.gate import lines as gate_lines
+        from ragjudge.reports.gate_text import lines as gate_lines
         from ragjudge.io import read_table
 
         scales = {item["name"]: item["kind"] == "scale" for item in describe(config)}

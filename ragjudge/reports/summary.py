@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary
+from ragjudge.reports.gate_text import failures_of, lines_of
 
 
 def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None) -> dict[str, Any]:
@@ -32,7 +33,7 @@ def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None)
         "fatal": summary.fatal,
         "interrupted": summary.interrupted,
         "mapping": mapping,
-        "gate": {"passed": gate.passed, "failures": gate.failures, "lines": gate.lines},
+        "gate": {"passed": gate.passed, "failures": failures_of(gate), "lines": lines_of(gate)},
         "exit_code": gate.exit_code,
     }
 

@@ -5,6 +5,7 @@ is imported only when a console is made."""
 
 from __future__ import annotations
 
+from ragjudge.reports.gate_text import marked
 from ragjudge.types import count_of
 
 import sys
@@ -89,7 +90,7 @@ def report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool, cache
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         print_summary(console, result.summary, done.gate)
     else:  # quiet: no table, but a failing gate still says why, and a metric that judged nothing says so
-        for passed, line in done.gate.marked():
+        for passed, line in marked(done.gate):
             if passed is None or (not done.gate.passed and not passed):
                 console.print(line, highlight=False, markup=False, soft_wrap=True)
     if not done.gate.passed and not result.summary.interrupted:

@@ -100,7 +100,8 @@ def _labelled_summary(case, min_pass_rate, gate_on="corrected", few_labels="fail
 
 
 def test_a_gate_on_the_corrected_rate_passes_and_fails_at_its_lower_bound():
-    from ragjudge.gate import check_gate, line
+    from ragjudge.gate import check_gate
+    from ragjudge.reports.gate_text import line
 
     case = REFERENCE["cases"][1]  # 100 labelled of 1000: ppi_py's interval [0.5081, 0.6841] around 0.5961; the judge says 0.687
     passing = check_gate(_labelled_summary(case, 0.50))
@@ -115,7 +116,8 @@ def test_a_gate_on_the_corrected_rate_passes_and_fails_at_its_lower_bound():
 
 
 def test_too_few_labels_fail_the_corrected_gate_unless_the_judge_is_allowed():
-    from ragjudge.gate import check_gate, line
+    from ragjudge.gate import check_gate
+    from ragjudge.reports.gate_text import line
 
     case = {"labels": [1.0] * 12, "judged": [1.0] * 12, "unlabelled": [1.0] * 200}
     refused = check_gate(_labelled_summary(case, 0.5))

@@ -1,0 +1,148 @@
+"""The gate's words: each typed ``ragjudge.gate.Check`` as the line every output prints
+(``PASS ...`` / ``FAIL ...`` / ``SKIP ...``), a failed check's ``failures`` entry, and the
+closing verdict line. The decisions (which check passed, the exit code) are ``ragjudge.gate``'s;
+nothing here decides: a change of wording changes no exit code. The console, the summary JSON,
+the Markdown, JUnit and the HTML report all print these.
+"""
+
+from __future__ import annotations
+
+from ragjudge.errors import EXIT_OK
+from ragjudge.gate import Check, GateResult, Kind
+from ragjudge.types import count_of, distinct
+
+
+def _why_skipped(skipped_by: dict[str, int]) -> str:
+    if not skipped_by:
+        return ""
+    reason, count = max(skipped_by.items(), key=lambda item: item[1])
+    return f"; most for '{reason}' ({count})" if len(skipped_by) > 1 else f": {reason}"
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _text(c: Check) -> str | None:
+    """What ``c`` says, without its PASS / FAIL / SKIP mark (None: it prints no line)."""
+    n, name = c.counts, c.metric
+    kind = c.check
+    if kind is Kind.SKIP_RATE:
+        if not c.failed:
+            return None
+        a, b = distinct(c.value, c.bound)
+        return f"{name}: skip rate {a} > {b} ({n['skipped']} of {n['rows']} rows skipped){_why_skipped(n['skipped_by'])}"
+    if kind is Kind.NO_ROW_JUDGED:
+        if n.get("error"):
+            measured = f"no row ok ({n['error']} error(s))"
+        else:
+            measured = f"no row judged ({n['skipped']} skipped){_why_skipped(n['skipped_by'])}"
+        if not c.failed:
+            return f"{name}: {measured}"
+        bounds = ", ".join(f"gate.{b} {value:g}" for b, value in n["bounds"].items())  # set by a flag or the file: named by its key
+        return (f"{name}: {measured}, so the bound set on it ({bounds}) measured nothing; fix the input or the column "
+                f"mapping, or allow it: gate.allow_unjudged: [{name}]")
+    if kind is Kind.ERROR_RATE:
+        a, b = distinct(c.value, c.bound)
+        cause = f"; {n['input_errors']} from unusable input" if n["input_errors"] and c.failed else ""
+        return f"{name}: error rate {a} {'>' if c.failed else '<='} {b} ({n['error']} of {n['judged']} judged rows{cause})"
+    if kind is Kind.PASS_RATE:
+        a, b = distinct(c.value, c.bound)
+        fallback = (f"; the judge's rate: {n['labelled']} labelled rows, {n['needed']} more give a corrected one (gate.few_labels: judge)"
+                    if n.get("fallback") else "")
+        return f"{name}: pass rate {a} {'<' if c.failed else '>='} {b} ({n['passed']} of {n['ok']} ok rows passed{fallback})"
+    if kind is Kind.CORRECTED_PASS_RATE:
+        if c.value is None:
+            return (f"{name}: too few labels for a corrected pass rate ({n['labelled']} labelled ok rows in '{n['column']}', "
+                    f"{n['needed']} more needed), so gate.min_pass_rate {c.bound:g} was not checked on it: label more rows "
+                    "(a random sample), or gate.few_labels: judge to gate on the judge's rate")
+        a, b = distinct(c.value, c.bound)
+        return (f"{name}: corrected pass rate {n['estimate']:.2f} [{n['low']:.2f}, {n['high']:.2f}], lower bound {a} "
+                f"{'<' if c.failed else '>='} {b} ({n['labelled']} labelled of {n['ok']} ok rows; the judge's own {n['judge']:.2f})")
+    if kind is Kind.JUDGE_STOPPED:
+        return f"judge stopped: {c.detail}"
+    if kind is Kind.BUDGET_REACHED:
+        left = ", ".join(f"{count} by {metric}" for metric, count in n["unpaid"].items() if count) or "none"
+        return (f"budget reached: spent ${c.value:.4f} of --max-cost ${c.bound or 0:g}; rows not judged: {left} "
+                + ("(run again with a higher --max-cost: the rows judged come from the cache)" if n.get("cache", True) else
+                   "(run again with a higher --max-cost: nothing was cached (--no-cache), so every row will be paid again)"))
+    if kind is Kind.INTERRUPTED:
+        if not any(n.values()):  # the interrupt came after the last verdict (while writing)
+            return "interrupted: every row was judged before the interrupt; no row is unfinished"
+        return "interrupted: unfinished rows have status error"
+    if kind is Kind.NOTHING_JUDGED:
+        return f"nothing was judged: {_nothing_why(n['rows'])}"
+    if kind is Kind.UNUSABLE_INPUT:
+        return f"nothing could be judged: {n['rows']} row(s) have an unusable input"
+    if kind is Kind.NOTHING_COMPARED:
+        return f"{name}: no row is ok in both tables ({n['rows']} matched by {n['matched_by']}), so nothing could be compared"
+    if kind is Kind.REGRESSIONS:
+        return (f"{name}: {n['regressed']} regressed row(s) {'>' if c.failed else '<='} {c.bound} "
+                f"(passed in the baseline, fail now; {n['improved']} improved)")
+    if kind is Kind.PASS_RATE_DROP:
+        a, b = distinct(c.value, c.bound)
+        return (f"{name}: pass rate dropped {a} {'>' if c.failed else '<='} {b} "
+                f"({_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on {n['pairs']} rows ok in both)")
+    if kind is Kind.DIAGNOSIS_SHARE:
+        if c.passed is None:
+            return f"diagnosis {name}: no row has a diagnosis (sufficiency and completeness both ok), so its bound was not applied"
+        if c.value is None:
+            return (f"diagnosis {name}: no row has a diagnosis (sufficiency and completeness both ok), so the bound set on it "
+                    "(--max-diagnosis) measured nothing; allow it: gate.allow_unjudged: [diagnosis]")
+        a, b = distinct(c.value, c.bound)
+        return f"diagnosis {name}: share {a} {'>' if c.failed else '<='} {b} ({n['count']} of {n['diagnosed']} rows with a diagnosis)"
+    raise AssertionError(kind)
+
+
+def _nothing_why(rows: int) -> str:
+    return "the input has no rows" if rows == 0 else f"every row was skipped by every metric ({count_of(rows)})"
+
+
+def failure(c: Check) -> str | None:
+    """The ``failures`` entry of a failed check (None for one that did not fail)."""
+    return _text(c) if c.failed else None
+
+
+def line(c: Check) -> str | None:
+    """The verdict line of ``c`` as printed: ``PASS ...``, ``FAIL ...`` or ``SKIP ...`` (None: no line)."""
+    text = _text(c)
+    if text is None:
+        return None
+    if c.check is Kind.INTERRUPTED and any(c.counts.values()):
+        text += " (reason 'interrupted')"
+    elif c.check is Kind.NOTHING_JUDGED:
+        text += "; check the input and the column mapping (the 'columns:' line; -q hides it)"
+    elif c.check is Kind.UNUSABLE_INPUT:
+        text = f"nothing could be judged: every judged row has an unusable input ({c.counts['rows']} rows; the M_error column says why)"
+    mark = "SKIP" if c.passed is None else ("PASS" if c.passed else "FAIL")
+    return f"{mark} {text}"
+
+
+def lines(checks: list[Check]) -> list[str]:
+    """The verdict lines of ``checks``, in order."""
+    return [text for text in map(line, checks) if text is not None]
+
+
+def verdict_line(code: int) -> str:
+    """The gate's closing line for exit ``code``."""
+    return "gate passed" if code == EXIT_OK else f"gate failed (exit {code})"
+
+
+def lines_of(gate: GateResult) -> list[str]:
+    """The gate's printed lines, the verdict line last."""
+    return [text for _, text in marked(gate)]
+
+
+def marked(gate: GateResult, verdict: bool = True) -> list[tuple[bool | None, str]]:
+    """Each printed line of ``gate`` with whether its check passed (None: not applied), the
+    verdict line last (``verdict=False`` leaves it out) with whether the gate passed."""
+    out = [(c.passed, text) for c in gate.checks if (text := line(c)) is not None]
+    return [*out, (gate.passed, verdict_line(gate.exit_code))] if verdict else out
+
+
+def failures_of(gate: GateResult) -> list[str]:
+    """What each failed check of ``gate`` says (the summary JSON's ``gate.failures``)."""
+    return [text for text in map(failure, gate.checks) if text is not None]
+
+
+__all__ = ["failure", "failures_of", "line", "lines", "lines_of", "marked", "verdict_line"]
