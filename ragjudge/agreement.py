@@ -17,35 +17,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ragjudge.calibration import label_rating, label_yes_no
 from ragjudge.errors import InputError
 
 
-def _as_bool(value: Any) -> bool | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, bool):
-        return value
-    if hasattr(value, "item"):
-        return _as_bool(value.item())
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    text = str(value).strip().lower()
-    return {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(text)
-
-
-def _as_float(value: Any) -> float | None:
-    """A finite number, else None (no label): booleans, text, lists and inf are not ratings."""
-    if hasattr(value, "item") and not isinstance(value, str):
-        if getattr(value, "ndim", 0):  # an array (a list in the table) is not one rating
-            return None
-        value = value.item()
-    if isinstance(value, (bool, list, tuple, dict)):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+_as_bool = label_yes_no  # a label as yes / no (None: no label): ragjudge.calibration reads labels for both
+_as_float = label_rating  # a label as a finite number (None: no rating)
 
 
 def _require(table: Any, column: str, what: str) -> None:

@@ -138,7 +138,7 @@ def label_pass(value: Any, binary: bool, threshold: float) -> float | None:
     yes/no metric (``binary``) yes/true/1 or no/false/0 (any case); for a scale, a rating passes
     at ``threshold`` or above. A cell that is neither (text, a list) counts as no label."""
     if binary:
-        found = _yes_no(value)
+        found = label_yes_no(value)
         return None if found is None else float(found)
     rating = label_rating(value)
     return None if rating is None else float(rating >= threshold)
@@ -159,7 +159,8 @@ def label_rating(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _yes_no(value: Any) -> bool | None:
+def label_yes_no(value: Any) -> bool | None:
+    """A label cell as yes (True) / no (False): a bool, 1/0, or yes/no/true/false/1/0 in any case; None otherwise."""
     if hasattr(value, "item") and not isinstance(value, str) and not getattr(value, "ndim", 0):
         value = value.item()
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -171,4 +172,4 @@ def _yes_no(value: Any) -> bool | None:
     return {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(str(value).strip().lower())
 
 
-__all__ = ["MIN_LABELS", "Corrected", "RateStats", "label_pass", "label_rating"]
+__all__ = ["MIN_LABELS", "Corrected", "RateStats", "label_pass", "label_rating", "label_yes_no"]
