@@ -233,7 +233,7 @@ def _one_row(metric: str, row: dict[str, Any], scorer: Any) -> Any:
     if verdict.status == "ok" and verdict.passed:
         return verdict
     threshold = scored.summary.metrics[metric].threshold
-    what = "failed" if verdict.status == "ok" else f"was not judged ({verdict.status})"
+    what = "failed" if verdict.status == "ok" else "was not judged"
     raise VerdictError(f"{metric} {what}: {describe_verdict(verdict, threshold)}", [verdict])
 
 
@@ -247,11 +247,13 @@ def assert_sufficient(request: str, context: Any, expected_facts: list[str] | No
     Judges with the current session's scorer (``current``; ``scorer``: this ``Scorer``
     instead), its settings for sufficiency included. Returns the ``Verdict`` (score 1.0 yes /
     0.0 no). Raises ``VerdictError`` (an ``AssertionError``) with the verdict, the rationale and
-    the facts not supported when the judge says no, errs or skips the row; ``ValueError`` for an
-    empty ``request``."""
+    the facts not supported when the judge says no, errs or skips the row (an empty context
+    fails); ``ValueError`` for an empty ``request`` or a ``context`` of None."""
     __tracebackhide__ = True
     if not isinstance(request, str) or not request.strip():
         raise ValueError("assert_sufficient needs a request (a non-empty string)")
+    if context is None:
+        raise ValueError("assert_sufficient needs a context: a string or a list of passages (an empty one fails the assertion)")
     row = {"request": request, "context": context, "expected_facts": expected_facts, "expected_response": expected_response}
     return _one_row("sufficiency", row, scorer)
 

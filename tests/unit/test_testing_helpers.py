@@ -55,12 +55,15 @@ def test_assert_complete_judges_completeness_alone_and_shows_the_score_and_thres
 
 
 def test_a_row_not_judged_fails_the_assertion_with_its_reason(session):
-    with pytest.raises(VerdictError, match=r"^sufficiency was not judged \(skipped\): "):
+    with pytest.raises(VerdictError, match=r"^sufficiency was not judged: skipped: no context$"):
         assert_sufficient(request="What is the capital of France?", context="")
+    with pytest.raises(VerdictError, match=r"^sufficiency failed: score 0 \(passes at 0.5\), passed False: no passages retrieved$"):
+        assert_sufficient(request="What is the capital of France?", context=[])
 
 
 @pytest.mark.parametrize("call, said", [
     (lambda: assert_sufficient(request=" ", context=FRANCE), "assert_sufficient needs a request"),
+    (lambda: assert_sufficient(request="Where?", context=None), "assert_sufficient needs a context"),
     (lambda: assert_complete(response="Paris."), "assert_complete needs a ground truth"),
     (lambda: assert_complete(response="", expected_response=FRANCE), "assert_complete needs a response"),
 ])
