@@ -10,6 +10,8 @@ pull in litellm or pandas):
   a scored file out, with the gate (see ``ragjudge.pipeline``)
 - ``load_config(path=None, overrides=None, **settings)`` -> ``Config`` (see ``ragjudge.settings``; ``ragjudge.config`` reads the raw one)
 - ``Config``, ``Verdict``, ``Summary``, ``Usage``, ``RagjudgeError``
+- ``ragjudge.testing``: ``assert_sufficient``, ``assert_complete``, ``assert_passes`` (tests; the
+  pytest plugin ``ragjudge.pytest_plugin`` shares one ``Scorer`` per test session, docs/pytest.md)
 """
 
 from __future__ import annotations

@@ -150,16 +150,45 @@ class Scorer:
         except BaseException:
             self._close_cache()
             raise
-        from ragjudge.config import FIELDS
-        from ragjudge.judges import make_judges
-
-        self.judges = make_judges(config)
-        # other columns that judges defined in YAML read (``needs``)
-        self.extra = tuple(dict.fromkeys(n for j in self.judges for n in j.needs if "|" not in n and n not in FIELDS))
+        self._set_judges(config)
+        self._asked: bool | None = None  # whether the metrics were asked for (None: the config says, ``check``)
         self.interrupted = False
         self._tasks: set[asyncio.Future] = set()
         self._closed = False
         self._trace: tuple[str | None, list[Verdict] | None] = (None, None)  # rows read from traces: the last trace's id, its first row's verdicts
+
+    def _set_judges(self, config: Config) -> None:
+        """One judge per metric of ``config`` (``make_judges``) and the other columns that judges
+        defined in YAML read (``needs``)."""
+        from ragjudge.config import FIELDS
+        from ragjudge.judges import make_judges
+
+        self.judges = make_judges(config)
+        self.extra = tuple(dict.fromkeys(n for j in self.judges for n in j.needs if "|" not in n and n not in FIELDS))
+
+    def only(self, metrics: list[str] | str, asked: bool = True) -> "Scorer":
+        """A scorer of ``metrics`` (names this scorer's config knows: built-in, bundled or defined
+        under ``judges:``; not only its own ``config.metrics``), in the order given, with this
+        scorer's settings, thresholds and extensions, that shares its model: the same response
+        cache, concurrency limit, budget and in-flight de-duplication. For scoring some rows with
+        other metrics without a second cache or limit (``ragjudge.testing`` judges one metric per
+        assertion with it). Closing it closes nothing; close this scorer.
+
+        ``asked``: a needed column no input has is an ``InputError`` (True, as for metrics named in
+        a config) or a note (False: as for metrics run by default; ``check``). Raises
+        ``ConfigError`` for a metric the config does not know, or none."""
+        import copy
+
+        names = [metrics] if isinstance(metrics, str) else list(dict.fromkeys(metrics))
+        view = copy.copy(self)
+        view.config = self.config.updated({"metrics": names})
+        view._set_judges(view.config)
+        view._asked = asked
+        view.notes = []
+        view._tasks = set()
+        view._trace = (None, None)
+        view._closed = True  # the model and the cache are this scorer's
+        return view
 
     # -- columns -------------------------------------------------------------------------
     def column_types(self) -> dict[str, str]:
@@ -202,11 +231,14 @@ class Scorer:
         """The ``RunPlan`` of a run of this scorer over ``chunks`` (a DataFrame, or an iterable of
         chunks): the mapping, the notes, the options checked. Raises ``InputError`` /
         ``ConfigError`` (exit 2)."""
+        if self._asked is not None:  # a scorer from ``only``: whether its metrics were asked for is its own
+            options.setdefault("asked", self._asked)
         return RunPlan.of(self, chunks, source, flag_fields, **options)
 
     def check(self, mapping: Mapping) -> list[str]:
         """Each metric's needed fields against ``mapping`` (``check_needs``)."""
-        return check_needs(self.judges, mapping, "metrics" in self.config.model_fields_set)
+        asked = "metrics" in self.config.model_fields_set if self._asked is None else self._asked
+        return check_needs(self.judges, mapping, asked)
 
     def records(self, frame: Any, mapping: Mapping) -> list[EvalRecord]:
         """``frame``'s rows as ``EvalRecord`` (as ``score`` reads them: mapped, normalised,
