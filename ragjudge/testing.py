@@ -296,6 +296,7 @@ def assert_passes(frame: Any, metrics: list[str] | str | None = None, min_pass_r
     __tracebackhide__ = True
     from ragjudge.counting import row_names, table_verdicts
     from ragjudge.gate import check_gate
+    from ragjudge.reports.gate_text import failures_of
 
     session = current() if scorer is None else Session(scorer=scorer)
     names = [metrics] if isinstance(metrics, str) else (None if metrics is None else list(metrics))
@@ -317,7 +318,7 @@ def assert_passes(frame: Any, metrics: list[str] | str | None = None, min_pass_r
     failed_metrics = [c.metric for c in gate.checks if c.failed and c.metric is not None] or list(summary.metrics)
     id_path = session.scorer().resolve(scored.frame).paths.get("id")
     rows = row_names(scored.frame, id_path)
-    lines = [f"FAIL {text}" for text in gate.failures]
+    lines = [f"FAIL {text}" for text in failures_of(gate)]
     failing = []
     for metric in dict.fromkeys(failed_metrics):
         threshold = summary.metrics[metric].threshold
