@@ -188,3 +188,22 @@ def test_what_ray_cannot_do_is_refused_before_any_call(run_cli, tmp_path, server
     local = run_cli(["score", source, "--ray-actors", "2"])
     assert local.code == 2 and "--ray-actors works with --engine ray" in local.stderr
     assert server.calls == 0
+
+
+def test_empty_rows_on_ray_are_input_error_rows_as_in_a_local_run(run_cli, tmp_path):
+    # a chunk of {} rows (a frame with no columns) crashed the actor: "Length of values (0) does
+    # not match length of index (1)"; each is an input error row for every metric, as locally
+    from ragjudge.records import EMPTY_ROW
+
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows(3)) + "{}\n")
+    config = tmp_path / "c.yaml"
+    config.write_text("chunk_size: 3\n")
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", str(source), "-c", str(config), "-m", "sufficiency", "-o", str(out), "--no-cache", "--engine", "ray",
+                      "--ray-actors", "1", "--summary-json", str(tmp_path / "s.json")])
+    assert result.code == 2, result.stderr  # the error rate fails on the empty row's own input alone
+    written = read_jsonl(out)
+    assert [r.get("id") for r in written] == ["r0", "r1", "r2", None]
+    assert [r["sufficiency_status"] for r in written] == ["ok", "ok", "ok", "error"] and written[3]["sufficiency_error"] == EMPTY_ROW
+    assert json.loads((tmp_path / "s.json").read_text())["metrics"]["sufficiency"]["input_errors"] == 1
