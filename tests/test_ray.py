@@ -207,3 +207,46 @@ def test_empty_rows_on_ray_are_input_error_rows_as_in_a_local_run(run_cli, tmp_p
     assert [r.get("id") for r in written] == ["r0", "r1", "r2", None]
     assert [r["sufficiency_status"] for r in written] == ["ok", "ok", "ok", "error"] and written[3]["sufficiency_error"] == EMPTY_ROW
     assert json.loads((tmp_path / "s.json").read_text())["metrics"]["sufficiency"]["input_errors"] == 1
+
+
+def _cut_csv(folder):
+    path = folder / "cut.csv"  # the sample cut mid-row: an open quote at the end of data
+    path.write_bytes((SAMPLE / "rag_eval.csv").read_bytes()[:3000])
+    return path
+
+
+def _bad_jsonl(folder):
+    path = folder / "bad.jsonl"
+    path.write_text(json.dumps(rows(1)[0]) + "\n" + '{"request": bad}\n')
+    return path
+
+
+def _extra_field(folder):
+    path = folder / "extra.csv"
+    path.write_text('request,context\n"a","b"\n"c","d","e"\n')
+    return path
+
+
+def _later_file_value(folder):  # the second file's value does not fit the type the first file gives the column
+    data = folder / "data"
+    data.mkdir()
+    write_jsonl(data / "a.jsonl", [{**row, "meta": 1.5} for row in rows(3)])
+    write_jsonl(data / "b.jsonl", [{**row, "id": f"b{i}", "meta": 2**60 + i} for i, row in enumerate(rows(2))])
+    return data
+
+
+@pytest.mark.parametrize("make, message", [
+    (_cut_csv, "cut.csv: line 4 (record 3): malformed CSV: unexpected end of data; check the quoting on that line"),
+    (_bad_jsonl, "bad.jsonl: line 2: not valid JSON (Expecting value at column 13); each line must hold one JSON object"),
+    (_extra_field, "extra.csv: line 3 (record 2): malformed CSV: 3 fields where the header has 2; check the quoting on that line"),
+    (_later_file_value, "b.jsonl: column 'meta': Integer value 1152921504606846976 not in range"),
+])
+def test_a_bad_file_read_in_a_ray_task_exits_2_with_the_local_message(run_cli, tmp_path, make, message):
+    # Ray Data wrapped the reader's InputError ("error: unexpected RayTaskError(UserCodeException): ...", a stack trace)
+    source = str(make(tmp_path))
+    local = run_cli(["score", source, "-m", "sufficiency"])
+    on_ray = run_cli(["score", source, "-m", "sufficiency", "--engine", "ray", "--ray-actors", "1"])
+    assert local.code == on_ray.code == 2
+    error = [line for line in on_ray.stderr.splitlines() if line.startswith("error: ")]
+    assert error == [line for line in local.stderr.splitlines() if line.startswith("error: ")]
+    assert message in error[0] and "error: unexpected" not in on_ray.stderr and "UserCodeException" not in on_ray.stderr
