@@ -12,7 +12,7 @@ summary table, summary JSON, gate and exit codes are those of a local run.
   (``io.unified_schema``), and every block is cast to that one schema, so the same files give
   the same table on both engines. Row order is kept.
 - Output: a folder of Parquet files, or one file when OUTPUT names one (written by the driver
-  as a local run writes it).
+  as a local run writes it); a name ending in ``/`` or an existing folder is always a folder.
 - Limits across the cluster: ``judge.concurrency`` is per actor, so the provider sees
   actors x concurrency calls in flight; ``judge.rpm`` is split evenly across the actors.
 - Cache: each node uses its own per-user cache folder by default; a ``cache.dir`` on shared
@@ -347,14 +347,15 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
     read ``source`` (a file, folder or glob, in ``input_format`` or its suffixes' format),
     score it on the Ray cluster at ``address`` (default: a local one), write ``output`` (a
     folder of Parquet files, or one file when it names one by its suffix or ``output_format``
-    names its format) and return a ``RunResult`` with the merged summary and the gate. ``limit`` /
-    ``sample`` (with ``seed``) choose the rows judged as the local engine chooses them
-    (``pipeline.choose``: the same rows); the others are written as skipped, "not sampled".
+    names its format, unless it ends in ``/`` or is a folder: ``io.names_folder``) and return a
+    ``RunResult`` with the merged summary and the gate. ``limit`` / ``sample`` (with ``seed``)
+    choose the rows judged as the local engine chooses them (``pipeline.choose``: the same
+    rows); the others are written as skipped, "not sampled".
     Raises ``InputError`` / ``ConfigError`` (exit 2) as a local run does."""
     import pandas as pd
 
     from ragjudge.gate import check_gate
-    from ragjudge.io import SUFFIXES, TableWriter, conform_frame, iter_chunks
+    from ragjudge.io import SUFFIXES, TableWriter, conform_frame, iter_chunks, names_folder
     from ragjudge.pipeline import RunResult, choose
     from ragjudge.scoring import Scorer
 
@@ -395,7 +396,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
             _raise_carried(collector, exc)
             raise
         if output:
-            if Path(output).suffix.lower() in SUFFIXES or output == "-" or (output_format and not Path(output).is_dir()):
+            if not names_folder(output) and (Path(output).suffix.lower() in SUFFIXES or output == "-" or output_format):
                 writer = TableWriter(output, output_format, own)
                 try:
                     for batch in scored.iter_batches(batch_format="pandas", batch_size=config.chunk_size):

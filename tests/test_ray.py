@@ -250,3 +250,20 @@ def test_a_bad_file_read_in_a_ray_task_exits_2_with_the_local_message(run_cli, t
     error = [line for line in on_ray.stderr.splitlines() if line.startswith("error: ")]
     assert error == [line for line in local.stderr.splitlines() if line.startswith("error: ")]
     assert message in error[0] and "error: unexpected" not in on_ray.stderr and "UserCodeException" not in on_ray.stderr
+
+
+def test_an_output_ending_in_a_slash_is_a_folder_whatever_the_format(run_cli, tmp_path, server):
+    # -o rayfold/ --output-format csv wrote one CSV file named rayfold
+    source = write_jsonl(tmp_path / "in.jsonl", rows(4))
+    common = ["-m", "sufficiency", "--min-pass-rate", "0", "--no-cache", "--engine", "ray", "--ray-actors", "1"]
+    refused = run_cli(["score", source, "-o", f"{tmp_path / 'rayfold'}/", "--output-format", "csv", *common])
+    assert refused.code == 2 and server.calls == 0
+    assert f"--engine ray writes the folder {tmp_path / 'rayfold'}/ as Parquet files; to write csv, name a file: -o " \
+           f"{tmp_path / 'rayfold'}.csv" in refused.stderr
+    assert not (tmp_path / "rayfold").exists()
+    for name, extra in (("parts", ["--output-format", "parquet"]), ("scored.parquet", [])):
+        folder = tmp_path / name
+        result = run_cli(["score", source, "-o", f"{folder}/", *extra, *common])
+        assert result.code == 0, result.stderr
+        assert folder.is_dir() and all(part.suffix == ".parquet" for part in folder.iterdir())
+        assert sorted(pd.read_parquet(folder)["id"]) == [f"r{i}" for i in range(4)]
