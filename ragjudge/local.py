@@ -41,9 +41,12 @@ CONTEXT_TOKENS = 8192
 # Decision settings for the bundled model, each fitted by 5-fold cross-validation on the
 # human-labelled development rows that chose nothing earlier (python bench/quality.py;
 # configs/local.yaml explains each, docs/quality.md gives the figures). They apply to the
-# bundled model whenever the config leaves them unset. Metric -> its section's settings.
+# bundled model whenever the config leaves them unset. Section -> its settings: the metrics',
+# and the judge's reply budget and wait (a long row on a slow CPU can take a minute), as
+# configs/local.yaml sets them.
 CALIBRATED: dict[str, dict[str, Any]] = {"sufficiency": {"yes_threshold": 0.85, "fact_threshold": 0.3, "fact_evidence": 0.7},
-                                         "completeness": {"coverage_score": True, "statement_evidence": 0.3}}
+                                         "completeness": {"coverage_score": True, "statement_evidence": 0.3},
+                                         "judge": {"max_tokens": 512, "timeout": 600}}
 # Pass marks for the bundled model, applied where the config leaves a metric's threshold unset
 # (chosen out of fold on human-labelled rows by bench/quality.py; docs/quality.md).
 CALIBRATED_THRESHOLDS: dict[str, float] = {"completeness": 2.9}
@@ -322,9 +325,10 @@ def configure(settings: Any, cache_dir: str | None) -> Path:
 
 def calibrated(config: Any) -> tuple[Any, list[str]]:
     """``config`` (a ``Config``) with the bundled model's calibrated settings filled in where it
-    left them unset: ``CALIBRATED`` (the metrics' own settings, in their sections) and
-    ``CALIBRATED_THRESHOLDS`` (pass marks), when the judge is the bundled model (not another
-    GGUF file). Returns (config, the settings filled as ``section.name=value``)."""
+    left them unset: ``CALIBRATED`` (the metrics' own settings, in their sections, and the
+    judge's ``max_tokens`` and ``timeout``) and ``CALIBRATED_THRESHOLDS`` (pass marks), when the
+    judge is the bundled model (not another GGUF file). Returns (config, the settings filled as
+    ``section.name=value``)."""
     settings = config.judge
     if settings.model != DEFAULT_MODEL or settings.local_model_path or os.environ.get("RAGJUDGE_LOCAL_MODEL"):
         return config, []

@@ -391,10 +391,13 @@ class Model:
 
     async def _ask(self, call: Call, parse: Callable[[Reply, Call], Verdict], probe: bool) -> tuple[Verdict, bool]:
         """The call, then one re-ask when the reply cannot be read. Returns the verdict and
-        whether a reply came back."""
+        whether a reply came back. When the re-ask cannot be read either, the error names
+        what was wrong with each reply where they differ (the first reply's score, say, which
+        the re-ask's own fault would hide)."""
         messages = list(call.messages)
         usage = Usage()
         text: str | None = None
+        first_fault = ""
         too_long = self.too_long(messages)
         if too_long is not None:  # a row error before the call: nothing is sent
             return Verdict.failed(call.metric, too_long, mode=call.mode, input_error=True), False
@@ -423,9 +426,11 @@ class Model:
                 verdict = parse(reply, call)
             except ParseError as exc:
                 if attempt == 0:
+                    first_fault = str(exc)
                     messages = messages + [{"role": "assistant", "content": text or ""}, {"role": "user", "content": REASK}]
                     continue
-                return Verdict.failed(call.metric, f"unreadable judge reply: {exc}", raw=text, mode=call.mode, usage=usage), True
+                fault = str(exc) if str(exc) == first_fault else f"{first_fault}; asked again: {exc}"
+                return Verdict.failed(call.metric, f"unreadable judge reply: {fault}", raw=text, mode=call.mode, usage=usage), True
             verdict.raw = text
             verdict.usage = usage
             return verdict, True

@@ -12,7 +12,7 @@ summary table, summary JSON, gate and exit codes are those of a local run.
   (``io.unified_schema``), and every block is cast to that one schema, so the same files give
   the same table on both engines. Row order is kept.
 - Output: a folder of Parquet files, or one file when OUTPUT names one (written by the driver
-  as a local run writes it).
+  as a local run writes it); a name ending in ``/`` or an existing folder is always a folder.
 - Limits across the cluster: ``judge.concurrency`` is per actor, so the provider sees
   actors x concurrency calls in flight; ``judge.rpm`` is split evenly across the actors.
 - Cache: each node uses its own per-user cache folder by default; a ``cache.dir`` on shared
@@ -61,24 +61,35 @@ def input_files(source: str, input_format: str | None = None) -> tuple[list[str]
 
 def _file_schemas(batch: Any, fmt: str, chunk_size: int) -> Any:
     """Ray task: the Arrow schema of each chunk of each file in ``batch['path']``, pickled (the
-    driver unifies them as the local engine does, ``io.unified_schema``), and the file's rows."""
+    driver unifies them as the local engine does, ``io.unified_schema``), and the file's rows;
+    or the ragjudge error its reading raised (a malformed file), pickled in ``error``: returned,
+    not raised, since Ray Data wraps a task's exception in one that loses it on the way to the
+    driver, and so that the driver names the first bad file, as a local run does."""
     import pickle
 
     import pandas as pd
 
+    from ragjudge.errors import RagjudgeError
     from ragjudge.io import chunk_schemas_and_rows
 
-    found = [chunk_schemas_and_rows(str(path), fmt, chunk_size) for path in batch["path"]]
-    return pd.DataFrame({"index": [int(i) for i in batch["index"]], "schemas": [pickle.dumps(schemas) for schemas, _ in found],
-                         "rows": [rows for _, rows in found]})
+    found: list[tuple[list[Any], int, bytes]] = []
+    for path in batch["path"]:
+        try:
+            found.append((*chunk_schemas_and_rows(str(path), fmt, chunk_size), b""))
+        except RagjudgeError as exc:
+            found.append(([], 0, pickle.dumps(exc)))
+    return pd.DataFrame({"index": [int(i) for i in batch["index"]], "schemas": [pickle.dumps(schemas) for schemas, _, _ in found],
+                         "rows": [rows for _, rows, _ in found], "error": [error for _, _, error in found]})
 
 
-def _read_files(batch: Any, fmt: str, chunk_size: int, schema: Any, origins: dict[str, str]) -> Any:
+def _read_files(batch: Any, fmt: str, chunk_size: int, schema: Any, origins: dict[str, str], collector: Any = None) -> Any:
     """Ray task: the rows of each file in ``batch['path']`` read by ragjudge's readers, as Arrow
     tables of the files' one ``schema`` (``io.conform_table``: the local engine's table) with
-    the row's file and position."""
+    the row's file and position. A ragjudge error (a value the shared type cannot hold) is
+    handed to ``collector`` before it is raised (``_carry``)."""
     import pyarrow as pa
 
+    from ragjudge.errors import RagjudgeError
     from ragjudge.io import conform_table, iter_chunks
 
     where = pa.schema([pa.field(FILE, pa.int64()), pa.field(ROW, pa.int64())])
@@ -88,8 +99,24 @@ def _read_files(batch: Any, fmt: str, chunk_size: int, schema: Any, origins: dic
             chunk = chunk.copy()
             chunk[FILE] = int(index)
             chunk[ROW] = range(start, start + len(chunk))
+            try:
+                table = conform_table(chunk, schema, str(path), where, origins)
+            except RagjudgeError as exc:
+                _carry(collector, (int(index), start), exc)
+                raise
             start += len(chunk)
-            yield conform_table(chunk, schema, str(path), where, origins)
+            yield table
+
+
+def _carry(collector: Any, key: Any, exc: BaseException) -> None:
+    """Hand the ragjudge error ``exc``, raised in a Ray task at ``key`` (file, row), to the
+    driver through ``collector``, as it is: Ray Data wraps a task's exception in a
+    ``UserCodeException`` whose cause does not reach the driver, or appends its retry advice to
+    the message, so the driver asks the collector for it (``_raise_carried``)."""
+    if collector is not None:
+        import ray
+
+        ray.get(collector.carry.remote(key, exc))
 
 
 def _unified_schema(paths: Any, files: list[str], fmt: str, chunk_size: int) -> tuple[Any, dict[str, str], list[int]]:
@@ -108,23 +135,44 @@ def _unified_schema(paths: Any, files: list[str], fmt: str, chunk_size: int) -> 
         if unwrapped is not exc:
             raise unwrapped from None
         raise
+    for row in rows:  # the first file that could not be read, as a local run reads them
+        if row["error"]:
+            raise pickle.loads(row["error"]) from None
     schema, origins = unified_schema(files, [pickle.loads(row["schemas"]) for row in rows])
     return schema, origins, [int(row["rows"]) for row in rows]
 
 
 def _unwrap(exc: BaseException) -> BaseException:
-    """A ragjudge error raised inside a Ray task, as it was raised."""
+    """A ragjudge error raised inside a Ray task, as it was raised, where Ray kept it: a
+    ``RayTaskError``'s ``cause`` is the task's exception (the ``RayTaskError`` is an instance of
+    its class too, but its text is Ray's traceback, so the cause is taken first). Else ``exc``."""
     from ragjudge.errors import RagjudgeError
 
     seen: BaseException | None = exc
     for _ in range(6):
         if seen is None:
             break
+        cause = getattr(seen, "cause", None)
+        if isinstance(cause, BaseException) and cause is not seen:
+            seen = cause
+            continue
         if isinstance(seen, RagjudgeError):
             return seen
-        cause = getattr(seen, "cause", None)
-        seen = cause if isinstance(cause, BaseException) else (seen.__cause__ or seen.__context__)
+        seen = seen.__cause__ or seen.__context__
     return exc
+
+
+def _raise_carried(collector: Any, exc: BaseException) -> None:
+    """Raise the ragjudge error behind ``exc`` (a Ray job's failure): the first one a task
+    handed to ``collector`` (``_carry``), else the one Ray kept (``_unwrap``); return when
+    there is none (``exc`` is then raised as it is)."""
+    ray = _ray()
+    carried = ray.get(collector.carried.remote())
+    if carried is not None:
+        raise carried from None
+    found = _unwrap(exc)
+    if found is not exc:
+        raise found from None
 
 
 def _collector_class() -> Any:
@@ -132,11 +180,20 @@ def _collector_class() -> Any:
 
     @ray.remote(num_cpus=0)
     class Collector:
-        """The batches' summaries, one per batch key, and the run's fatal provider error."""
+        """The batches' summaries, one per batch key, the run's fatal provider error and the
+        ragjudge errors its tasks raised (``_carry``)."""
 
         def __init__(self) -> None:
             self.summaries: dict[Any, Any] = {}
             self.fatal: str | None = None
+            self.errors: dict[Any, Any] = {}
+
+        def carry(self, key: Any, error: Any) -> None:
+            self.errors.setdefault(key, error)
+
+        def carried(self) -> Any:
+            """The error of the first row (file, row) that raised one, else None."""
+            return self.errors[min(self.errors)] if self.errors else None
 
         def add(self, key: Any, summary: Any) -> None:
             self.summaries[key] = summary  # a retried batch replaces its own, never adds to it
@@ -231,10 +288,11 @@ def _share(config: Config, actors: int) -> dict[str, Any]:
     return data
 
 
-def _score(ds: Any, config: Config, mapping: Any, actors: int, chosen: Any = None, offsets: list[int] | None = None) -> tuple[Any, Summary]:
+def _score(ds: Any, config: Config, mapping: Any, actors: int, chosen: Any = None, offsets: list[int] | None = None,
+           collector: Any = None) -> tuple[Any, Summary]:
     ray = _ray()
     _quiet(ray)
-    collector = _collector_class().remote()
+    collector = collector or _collector_class().remote()
     batch_size = max(1, min(config.chunk_size, 1000))
     ds = ds.repartition(target_num_rows_per_block=batch_size)  # blocks of one batch each: every actor gets work
     from ray.data import ActorPoolStrategy
@@ -289,14 +347,15 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
     read ``source`` (a file, folder or glob, in ``input_format`` or its suffixes' format),
     score it on the Ray cluster at ``address`` (default: a local one), write ``output`` (a
     folder of Parquet files, or one file when it names one by its suffix or ``output_format``
-    names its format) and return a ``RunResult`` with the merged summary and the gate. ``limit`` /
-    ``sample`` (with ``seed``) choose the rows judged as the local engine chooses them
-    (``pipeline.choose``: the same rows); the others are written as skipped, "not sampled".
+    names its format, unless it ends in ``/`` or is a folder: ``io.names_folder``) and return a
+    ``RunResult`` with the merged summary and the gate. ``limit`` / ``sample`` (with ``seed``)
+    choose the rows judged as the local engine chooses them (``pipeline.choose``: the same
+    rows); the others are written as skipped, "not sampled".
     Raises ``InputError`` / ``ConfigError`` (exit 2) as a local run does."""
     import pandas as pd
 
     from ragjudge.gate import check_gate
-    from ragjudge.io import SUFFIXES, TableWriter, conform_frame, iter_chunks
+    from ragjudge.io import SUFFIXES, TableWriter, conform_frame, iter_chunks, names_folder
     from ragjudge.pipeline import RunResult, choose
     from ragjudge.scoring import Scorer
 
@@ -327,18 +386,17 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
             on_note(f"ray: {actors} actor(s), each with judge.concurrency {config.judge.concurrency} (the provider sees up to "
                     f"{actors * config.judge.concurrency} calls in flight){'; judge.rpm split across them' if config.judge.rpm else ''}"
                     f"{'; judge.max_cost split across them (each actor stops at its share)' if config.judge.max_cost is not None else ''}")
+        collector = _collector_class().remote()
         ds = paths.map_batches(_read_files, fn_kwargs={"fmt": fmt, "chunk_size": config.chunk_size, "schema": schema,
-                                                          "origins": origins},
+                                                          "origins": origins, "collector": collector},
                                batch_format="pandas", batch_size=1)
         try:
-            scored, summary = _score(ds, config, mapping, actors, chosen, offsets)
+            scored, summary = _score(ds, config, mapping, actors, chosen, offsets, collector)
         except Exception as exc:
-            found = _unwrap(exc)
-            if found is not exc:
-                raise found from None
+            _raise_carried(collector, exc)
             raise
         if output:
-            if Path(output).suffix.lower() in SUFFIXES or output == "-" or (output_format and not Path(output).is_dir()):
+            if not names_folder(output) and (Path(output).suffix.lower() in SUFFIXES or output == "-" or output_format):
                 writer = TableWriter(output, output_format, own)
                 try:
                     for batch in scored.iter_batches(batch_format="pandas", batch_size=config.chunk_size):

@@ -42,6 +42,7 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
 }
 PASSAGE_TEXT_KEYS = ("content", "page_content", "text")
 PASSAGE_KEEP_KEYS = ("id", "doc_uri", "metadata")
+EMPTY_ROW = "empty row: no column holds a value"  # the error of a row with no fields (``{}``, or every cell null), for every metric
 
 
 @dataclass
@@ -71,6 +72,7 @@ class EvalRecord:
     notes: list[str] = field(default_factory=list)  # how a cell was read, for the run's notes
     extra: dict[str, str | None] = field(default_factory=dict)  # other columns a judge defined in YAML reads, as text  # sentences addressed to the judge, taken out ("passage 2: ...", "response: ...")
     trace: "TraceStatus | None" = None  # the row was read from a trace (``ragjudge.traces``): its statuses
+    empty: bool = False  # no column of the row holds a value (``{}``): an input error for every metric (``EMPTY_ROW``)
 
     @property
     def has_reference(self) -> bool:
@@ -433,6 +435,7 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
                 notes=notes,
                 extra={name: _text(_lookup(row, name)) for name in extra},
                 trace=None if trace_of is None else trace_of(row),
+                empty=all(is_missing(value) for value in row.values()),
             )
         )
         if strip_instructions:

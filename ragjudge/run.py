@@ -162,7 +162,8 @@ class ScoreRequest:
         - the engine: an unknown one, Ray options on the local engine, and what Ray cannot do:
           stdin, a DataFrame or a trace source, ``-v`` (rows are judged on the actors), an output
           that reads the table back (JUnit, HTML, baseline) without a file or folder to read,
-          an existing folder to be written in another format than Parquet.
+          a folder (an existing one, or a name ending in ``/``) to be written in another format
+          than Parquet.
         """
         check_selection(self.limit, self.sample)
         if self.seed is not None and self.sample is None:
@@ -211,7 +212,9 @@ class ScoreRequest:
         readers = [flag for flag, value in (("--junit", self.junit), ("--html", self.html), ("--baseline", self.baseline)) if value]
         if readers and (not self.output or self.output == "-"):
             raise ConfigError(f"{', '.join(readers)} with --engine ray read the scored table back: give -o FILE or FOLDER")
-        if self.output and os.path.isdir(self.output) and self.table_format not in (None, "parquet"):
+        from ragjudge.io import names_folder
+
+        if names_folder(self.output) and self.table_format not in (None, "parquet"):
             raise ConfigError(f"--engine ray writes the folder {self.output} as Parquet files; to write {self.table_format}, name a "
                               f"file: -o {self.output.rstrip('/')}.{self.table_format}")
 

@@ -44,7 +44,7 @@ from ragjudge.gate import Summary
 from ragjudge.model import Model
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
-from ragjudge.records import EvalRecord, Mapping, to_records
+from ragjudge.records import EMPTY_ROW, EvalRecord, Mapping, to_records
 from ragjudge.settings import Config
 from ragjudge.traces.spans import trace_status
 from ragjudge.types import OK, SPAN, Call, Reason, Usage, Verdict
@@ -243,7 +243,7 @@ class Scorer:
     def records(self, frame: Any, mapping: Mapping) -> list[EvalRecord]:
         """``frame``'s rows as ``EvalRecord`` (as ``score`` reads them: mapped, normalised,
         sentences addressed to the judge removed)."""
-        return to_records(frame.to_dict("records"), mapping, 0, self.config.judge.strip_instructions, self.extra, trace_status)
+        return to_records(row_dicts(frame), mapping, 0, self.config.judge.strip_instructions, self.extra, trace_status)
 
     def score(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
               skip: set[int] | None = None, on_row: Any = None) -> Scored:
@@ -305,7 +305,7 @@ class Scorer:
         if mapping is None:
             plan = self.plan(frame, scorer_notes=False)
             mapping, notes = plan.mapping, plan.notes
-        return frame.to_dict("records"), notes, mapping
+        return row_dicts(frame), notes, mapping
 
     async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any, skip: set[int] | None = None,
                      reporter: Any = None) -> tuple[list[EvalRecord], list[list[Verdict]]]:
@@ -442,6 +442,8 @@ class Scorer:
     def _prepare(self, judge: Any, record: EvalRecord) -> Verdict | Call:
         """The verdict when the row needs no call at all (skipped, input error, held by its
         trace), else the judge's first call."""
+        if record.empty:
+            return Verdict.failed(judge.name, EMPTY_ROW, input_error=True)
         held = _trace_held(judge, record)
         if held is not None:
             return held
@@ -668,6 +670,12 @@ def removed_note(rows: int) -> str:
     """The note for ``rows`` rows that lost sentences addressed to the judge."""
     return (f"{rows} row(s): sentences addressed to the judge were removed from the context or response before "
             "judging (column removed_instructions; judge.strip_instructions: false keeps them)")
+
+
+def row_dicts(frame: Any) -> list[dict[str, Any]]:
+    """``frame``'s rows as dicts, one per row: a frame with no columns (a chunk of ``{}`` rows)
+    has rows too, which ``to_dict("records")`` would drop."""
+    return frame.to_dict("records") if len(frame.columns) else [{} for _ in range(len(frame))]
 
 
 def as_frame(frame: Any) -> Any:

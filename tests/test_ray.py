@@ -188,3 +188,82 @@ def test_what_ray_cannot_do_is_refused_before_any_call(run_cli, tmp_path, server
     local = run_cli(["score", source, "--ray-actors", "2"])
     assert local.code == 2 and "--ray-actors works with --engine ray" in local.stderr
     assert server.calls == 0
+
+
+def test_empty_rows_on_ray_are_input_error_rows_as_in_a_local_run(run_cli, tmp_path):
+    # a chunk of {} rows (a frame with no columns) crashed the actor: "Length of values (0) does
+    # not match length of index (1)"; each is an input error row for every metric, as locally
+    from ragjudge.records import EMPTY_ROW
+
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows(3)) + "{}\n")
+    config = tmp_path / "c.yaml"
+    config.write_text("chunk_size: 3\n")
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", str(source), "-c", str(config), "-m", "sufficiency", "-o", str(out), "--no-cache", "--engine", "ray",
+                      "--ray-actors", "1", "--summary-json", str(tmp_path / "s.json")])
+    assert result.code == 2, result.stderr  # the error rate fails on the empty row's own input alone
+    written = read_jsonl(out)
+    assert [r.get("id") for r in written] == ["r0", "r1", "r2", None]
+    assert [r["sufficiency_status"] for r in written] == ["ok", "ok", "ok", "error"] and written[3]["sufficiency_error"] == EMPTY_ROW
+    assert json.loads((tmp_path / "s.json").read_text())["metrics"]["sufficiency"]["input_errors"] == 1
+
+
+def _cut_csv(folder):
+    path = folder / "cut.csv"  # the sample cut mid-row: an open quote at the end of data
+    path.write_bytes((SAMPLE / "rag_eval.csv").read_bytes()[:3000])
+    return path
+
+
+def _bad_jsonl(folder):
+    path = folder / "bad.jsonl"
+    path.write_text(json.dumps(rows(1)[0]) + "\n" + '{"request": bad}\n')
+    return path
+
+
+def _extra_field(folder):
+    path = folder / "extra.csv"
+    path.write_text('request,context\n"a","b"\n"c","d","e"\n')
+    return path
+
+
+def _later_file_value(folder):  # the second file's value does not fit the type the first file gives the column
+    data = folder / "data"
+    data.mkdir()
+    write_jsonl(data / "a.jsonl", [{**row, "meta": 1.5} for row in rows(3)])
+    write_jsonl(data / "b.jsonl", [{**row, "id": f"b{i}", "meta": 2**60 + i} for i, row in enumerate(rows(2))])
+    return data
+
+
+@pytest.mark.parametrize("make, message", [
+    (_cut_csv, "cut.csv: line 4 (record 3): malformed CSV: unexpected end of data; check the quoting on that line"),
+    (_bad_jsonl, "bad.jsonl: line 2: not valid JSON (Expecting value at column 13); each line must hold one JSON object"),
+    (_extra_field, "extra.csv: line 3 (record 2): malformed CSV: 3 fields where the header has 2; check the quoting on that line"),
+    (_later_file_value, "b.jsonl: column 'meta': Integer value 1152921504606846976 not in range"),
+])
+def test_a_bad_file_read_in_a_ray_task_exits_2_with_the_local_message(run_cli, tmp_path, make, message):
+    # Ray Data wrapped the reader's InputError ("error: unexpected RayTaskError(UserCodeException): ...", a stack trace)
+    source = str(make(tmp_path))
+    local = run_cli(["score", source, "-m", "sufficiency"])
+    on_ray = run_cli(["score", source, "-m", "sufficiency", "--engine", "ray", "--ray-actors", "1"])
+    assert local.code == on_ray.code == 2
+    error = [line for line in on_ray.stderr.splitlines() if line.startswith("error: ")]
+    assert error == [line for line in local.stderr.splitlines() if line.startswith("error: ")]
+    assert message in error[0] and "error: unexpected" not in on_ray.stderr and "UserCodeException" not in on_ray.stderr
+
+
+def test_an_output_ending_in_a_slash_is_a_folder_whatever_the_format(run_cli, tmp_path, server):
+    # -o rayfold/ --output-format csv wrote one CSV file named rayfold
+    source = write_jsonl(tmp_path / "in.jsonl", rows(4))
+    common = ["-m", "sufficiency", "--min-pass-rate", "0", "--no-cache", "--engine", "ray", "--ray-actors", "1"]
+    refused = run_cli(["score", source, "-o", f"{tmp_path / 'rayfold'}/", "--output-format", "csv", *common])
+    assert refused.code == 2 and server.calls == 0
+    assert f"--engine ray writes the folder {tmp_path / 'rayfold'}/ as Parquet files; to write csv, name a file: -o " \
+           f"{tmp_path / 'rayfold'}.csv" in refused.stderr
+    assert not (tmp_path / "rayfold").exists()
+    for name, extra in (("parts", ["--output-format", "parquet"]), ("scored.parquet", [])):
+        folder = tmp_path / name
+        result = run_cli(["score", source, "-o", f"{folder}/", *extra, *common])
+        assert result.code == 0, result.stderr
+        assert folder.is_dir() and all(part.suffix == ".parquet" for part in folder.iterdir())
+        assert sorted(pd.read_parquet(folder)["id"]) == [f"r{i}" for i in range(4)]

@@ -56,7 +56,9 @@ def _text_ready(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` as the text formats (JSONL, JSON, CSV) write it: durations, dates and times of day
     as ISO 8601 text. pandas' JSON writer reads a duration's unit wrong (a ``duration[ms]`` of
     1.5 s was written as 1.5 us: pandas-dev/pandas#63236) and writes a date as a midnight
-    timestamp; its other cells (timestamps, numbers, lists, objects) are left to the writer."""
+    timestamp; decimals, unsigned integers and floats that the Parquet reader keeps in their
+    Arrow type are written as pandas' own dtypes hold them (its JSON writer would write a decimal
+    as a float); its other cells (timestamps, numbers, lists, objects) are left to the writer."""
     out = None
     for column in df.columns:
         series = df[column]
@@ -64,6 +66,11 @@ def _text_ready(df: pd.DataFrame) -> pd.DataFrame:
         arrow = kind.pyarrow_dtype if isinstance(kind, pd.ArrowDtype) else None
         if pd.api.types.is_timedelta64_dtype(kind) or (arrow is not None and _is_clock(arrow)):
             values = [_iso(v) for v in series.tolist()]
+        elif arrow is not None and _is_exact_number(arrow):  # as pandas' own dtypes hold them (``readers._kept_type``)
+            if out is None:
+                out = df.copy(deep=False)
+            out[column] = _numpy_numbers(series, arrow)
+            continue
         elif kind == object and any(isinstance(v, _CLOCK) and not isinstance(v, datetime.datetime) for v in series.tolist()):
             values = [_iso(v) for v in series.tolist()]
         else:
@@ -72,6 +79,26 @@ def _text_ready(df: pd.DataFrame) -> pd.DataFrame:
             out = df.copy(deep=False)
         out[column] = pd.Series(values, index=df.index, dtype=object)
     return df if out is None else out
+
+
+def _is_exact_number(kind: Any) -> bool:
+    """A decimal, unsigned or float type: the Parquet reader keeps such a column as
+    ``pd.ArrowDtype`` (``readers._kept_type``, ``readers._nan_kept``)."""
+    import pyarrow as pa
+
+    return pa.types.is_decimal(kind) or pa.types.is_unsigned_integer(kind) or pa.types.is_floating(kind)
+
+
+def _numpy_numbers(series: pd.Series, kind: Any) -> pd.Series:
+    """An ``ArrowDtype`` number column as pandas reads it by itself: floats as float64 (null as
+    NaN), unsigned integers as such without nulls, else (and decimals) Python values and None."""
+    import pyarrow as pa
+
+    if pa.types.is_floating(kind):
+        return pd.Series(series.to_numpy(dtype="float64", na_value=math.nan), index=series.index)
+    if pa.types.is_unsigned_integer(kind) and not series.isna().any():
+        return pd.Series(series.to_numpy(dtype=kind.to_pandas_dtype()), index=series.index)
+    return pd.Series([None if v is pd.NA else v for v in series.tolist()], index=series.index, dtype=object)
 
 
 def _is_clock(kind: Any) -> bool:

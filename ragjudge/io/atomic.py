@@ -10,11 +10,20 @@ from typing import IO
 from ragjudge.errors import InputError, OutputError
 
 
+def names_folder(path: str | None) -> bool:
+    """Whether the output ``path`` names a folder: an existing folder, or a name that ends in
+    ``/`` (``-o scored/``), which is written as a folder or refused, never as a file of that name."""
+    return bool(path) and path != "-" and (str(path).endswith(("/", os.sep)) or os.path.isdir(str(path)))
+
+
 def open_atomic(path: str) -> tuple[IO[bytes], str | None]:
     """Open ``path`` for writing: a temporary file beside the real target (a symlink is
     followed), renamed into place by the caller, with the mode a plain ``open`` would give
     (the umask applies). A FIFO or device is written directly (temp path None).
-    Raises ``InputError`` when the folder is missing or not writable."""
+    Raises ``InputError`` when the folder is missing or not writable, and when ``path`` names
+    a folder (``names_folder``)."""
+    if path.endswith(("/", os.sep)):  # realpath would drop the slash and write a file of the folder's name
+        raise InputError(f"output path is a folder: {path}")
     target = Path(os.path.realpath(path))
     if not target.parent.is_dir():
         raise InputError(f"output folder does not exist: {Path(path).parent}")

@@ -227,9 +227,38 @@ def _parquet_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     try:
         for batch in parquet.iter_batches(batch_size=chunk_size):
             # a map<K, V> cell as a dict (pyarrow's default is a list of (key, value) pairs)
-            yield _text_as_objects(batch.to_pandas(integer_object_nulls=True, maps_as_pydicts="strict"))
+            frame = batch.to_pandas(integer_object_nulls=True, maps_as_pydicts="strict", types_mapper=_kept_type)
+            yield _text_as_objects(_nan_kept(batch, frame))
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{_name(path)}: not a readable Parquet file ({exc})") from None
+
+
+def _kept_type(kind: Any) -> Any:
+    """``to_pandas``' ``types_mapper``: a Parquet column of decimals or unsigned integers as
+    ``pd.ArrowDtype`` of its own type, which the Parquet writer gets back as it is. pandas' own
+    dtypes would lose it: decimals become Python ``Decimal`` objects, typed again from their
+    values (``decimal256(40, 1)`` holding 1.1 as ``decimal128(2, 1)``), and a ``uint64`` with a
+    null Python ints that Arrow types as ``int64`` (text, beyond it). The text writers write
+    them as before (``arrow._text_ready``)."""
+    import pyarrow as pa
+
+    return pd.ArrowDtype(kind) if pa.types.is_decimal(kind) or pa.types.is_unsigned_integer(kind) else None
+
+
+def _nan_kept(batch: Any, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (``batch`` read by pandas) with each float column that holds a NaN as
+    ``pd.ArrowDtype``: pandas' NaN is also its null, which Arrow writes as null, so NaN and null
+    stay apart only in Arrow's own array."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out = frame
+    for index, field in enumerate(batch.schema):
+        if pa.types.is_floating(field.type) and pc.any(pc.is_nan(batch.column(index))).as_py():
+            if out is frame:
+                out = frame.copy(deep=False)
+            out.isetitem(index, pd.Series(pd.arrays.ArrowExtensionArray(batch.column(index)), index=frame.index))
+    return out
 
 
 def _text_as_objects(frame: pd.DataFrame) -> pd.DataFrame:

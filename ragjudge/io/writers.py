@@ -211,6 +211,13 @@ class CsvWriter(TableWriter):
             pd.DataFrame(columns=self._columns).to_csv(self._buffer, index=False)
 
 
+def _big_integers(values: pd.Series) -> bool:
+    """Whether ``values`` are integers only (None aside), so that a column of them stored as text
+    is one of integers beyond what Parquet's 64-bit integers hold, not one of mixed types."""
+    present = [v for v in values.tolist() if v is not None and v is not pd.NA and not (isinstance(v, float) and v != v)]
+    return bool(present) and all(isinstance(v, int) and not isinstance(v, bool) for v in present)
+
+
 def write_table(df: pd.DataFrame, path: str, fmt: str | None = None) -> None:
     """Write one DataFrame to ``path`` atomically (see ``TableWriter``)."""
     writer = TableWriter(path, fmt)
@@ -231,14 +238,16 @@ class ParquetWriter(TableWriter):
     def __init__(self, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> None:
         super().__init__(path, fmt, column_types)
         self._schema: Any = None  # the merged schema of the chunks so far
-        self._texted: dict[str, str] = {}  # column -> why it is stored as text
+        self._texted: dict[str, str] = {}  # column -> why it is stored as text ("holds ...")
         self._varied: set[str] = set()  # columns whose type differs between chunks
 
     def _write(self, df: pd.DataFrame) -> None:
         texted: list[str] = []
         table = _to_arrow(df, self.column_types, texted)
         for name in texted:
-            self._texted.setdefault(name, f"values that Arrow cannot type together, in rows {self._rows + 1} to {self._rows + len(df)}")
+            rows = f"rows {self._rows + 1} to {self._rows + len(df)}"
+            self._texted.setdefault(name, f"holds integers beyond the 64-bit range that Parquet stores ({rows})" if _big_integers(df[name])
+                                    else f"holds values of different types (values that Arrow cannot type together, in {rows})")
         merged = _merge_schema(self._schema, table.schema)
         if self._schema is not None and merged is not self._schema:
             self._note_texted(merged, table.schema)
@@ -260,7 +269,7 @@ class ParquetWriter(TableWriter):
                 continue
             kinds = (self._schema.field(field.name).type, new.field(field.name).type)
             if any(not (pa.types.is_string(k) or pa.types.is_null(k)) for k in kinds):
-                self._texted[field.name] = f"{kinds[0]} up to row {self._rows}, then {kinds[1]}"
+                self._texted[field.name] = f"holds values of different types ({kinds[0]} up to row {self._rows}, then {kinds[1]})"
 
     def _write_parquet(self) -> None:
         """One pass to check that every chunk's column casts to the merged type without
@@ -285,7 +294,7 @@ class ParquetWriter(TableWriter):
                         column.cast(target)
                     except _arrow_errors():
                         texted.add(name)
-                        self._texted.setdefault(name, f"{column.type} values that {target} cannot hold exactly")
+                        self._texted.setdefault(name, f"holds values of different types ({column.type} values that {target} cannot hold exactly)")
         if texted:
             schema = pa.schema([pa.field(f.name, pa.string()) if f.name in texted else f for f in schema], metadata=schema.metadata)
         writer = pq.ParquetWriter(self._buffer, schema)
@@ -295,7 +304,8 @@ class ParquetWriter(TableWriter):
         finally:
             writer.close()
         for name, why in self._texted.items():
-            self.notes.append(f"column '{name}' holds values of different types ({why}); the Parquet file stores it as text (JSON) for every row, as it does a column mixed within one chunk")
+            mixed = ", as it does a column mixed within one chunk" if why.startswith("holds values of different types") else ""
+            self.notes.append(f"column '{name}' {why}; the Parquet file stores it as text (JSON) for every row{mixed}")
 
     def _finish(self) -> None:
         if self.path == "-":  # Parquet needs a seekable file: build it in memory, then send it

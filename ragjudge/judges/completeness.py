@@ -441,7 +441,7 @@ def parse(reply: str | None, prepared: Call) -> Verdict:
         return Verdict(metric=METRIC, status=OK, score=None, mode=STATEMENTS, details=details)
     score = _score(data.get("score"))
     if score is None:
-        raise ParseError(f"the reply has no score from 1 to 5 (got {data.get('score')!r})")
+        raise ParseError("the reply has no score from 1 to 5" + (f" (got {data['score']!r})" if "score" in data else ""))
     count = len(prepared.items)
     covered: list[bool | None] = [None] * count
     entries = data.get("statements")

@@ -325,7 +325,7 @@ class CustomJudge(Judge):
             score = _number(data.get("score"))
             low, high = self.scale
             if score is None or not low <= score <= high:
-                raise ParseError(f"the reply has no score from {low:g} to {high:g} (got {data.get('score')!r})")
+                raise ParseError(f"the reply has no score from {low:g} to {high:g}" + (f" (got {data['score']!r})" if "score" in data else ""))
             if self.definition.whole and not score.is_integer():
                 raise ParseError(f"the reply's score {score:g} is not a whole number from {low:g} to {high:g}")
         return Verdict(metric=self.name, status=OK, score=score, rationale=rationale, missing=missing, details=details)

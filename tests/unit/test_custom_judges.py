@@ -214,3 +214,14 @@ def test_a_judge_may_need_and_read_the_id(run_score, tmp_path, judge):
     assert [(r["cites_sources_status"], r["cites_sources_error"]) for r in written] == [
         ("ok", None), ("ok", None), ("skipped", "no response"), ("skipped", "no id")]
     assert 'Row <data name="id">\na\n</data>' in judge.requests[0]["messages"][-1]["content"]
+
+
+def test_a_scale_reply_without_a_score_says_so_and_one_out_of_scale_names_its_value(run_score, tmp_path, judge):
+    # "(got None)" read as if the judge had given null
+    config = config_file(tmp_path, SCALE)
+    out = tmp_path / "out.jsonl"
+    judge.replies.extend(['{"rationale": "r"}', '{"rationale": "r", "score": 9}'])
+    run_score(write_jsonl(tmp_path / "in.jsonl", ROWS[:1]), metric=["faithful_1to5"], config=config, output=str(out),
+              max_error_rate=["1"], no_cache=True)
+    assert read_jsonl(out)[0]["faithful_1to5_error"] == ("unreadable judge reply: the reply has no score from 1 to 5; "
+                                                         "asked again: the reply has no score from 1 to 5 (got 9)")

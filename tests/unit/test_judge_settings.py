@@ -193,3 +193,26 @@ def test_a_raw_config_gives_the_same_judges_as_the_typed_one():
     with Scorer(raw) as scorer:  # a raw config is typed and checked by the scorer
         assert type(scorer.config) is Config and scorer.notes == raw.notes
         assert [j.version for j in scorer.judges] == [s[1] for s in shape]
+
+
+def test_the_bundled_model_without_its_config_gets_its_reply_budget_and_wait(run_score, judge, tmp_path, monkeypatch):
+    # --model local/qwen2.5-coder-1.5b without -c local kept max_tokens 1024 and timeout 120, where
+    # configs/local.yaml sets 512 and 600 (a long row on a slow CPU can take a minute)
+    from ragjudge import local
+    from ragjudge.configdoc import effective
+    from ragjudge.options import load_layers
+    from ragjudge.scoring import Scorer
+
+    monkeypatch.delenv("RAGJUDGE_LOCAL_MODEL", raising=False)
+    printed = effective(load_layers(None, {"model": local.DEFAULT_MODEL}))
+    assert "  max_tokens: 512                           # embedded judge (ragjudge config show local)" in printed.splitlines()
+    assert "  timeout: 600.0                            # embedded judge (ragjudge config show local)" in printed.splitlines()
+    chosen = effective(load_layers(None, {"model": local.DEFAULT_MODEL, "timeout": 30.0}, ["judge.max_tokens=300"]))
+    assert "  max_tokens: 300                           # --set judge.max_tokens" in chosen.splitlines()
+    assert "  timeout: 30.0                             # --timeout" in chosen.splitlines()
+    with Scorer(load_config(None, {"judge": {"model": local.DEFAULT_MODEL}}), transport=judge) as scorer:
+        assert (scorer.config.judge.max_tokens, scorer.config.judge.timeout) == (512, 600.0)
+        assert (scorer.model.settings.max_tokens, scorer.model.settings.timeout) == (512, 600.0)
+        assert any("judge.max_tokens=512, judge.timeout=600" in note for note in scorer.notes)
+    run_score(write_jsonl(tmp_path / "in.jsonl", [REF_FREE]), model=local.DEFAULT_MODEL, metric=["sufficiency"], min_pass_rate=["0"])
+    assert judge.requests and {r["max_tokens"] for r in judge.requests} == {512}  # what the run asks of the judge

@@ -347,3 +347,20 @@ def test_a_failed_shared_statements_call_is_paid_once_and_fails_alike_in_any_chu
         assert judge.calls - calls == 2
         assert [r["completeness_status"] for r in written] == ["error"] * 5
         assert [r["completeness_prompt_tokens"] > 0 for r in written] == [True, False, False, False, False]
+
+
+@pytest.mark.parametrize("score, shown", [("3.7", "3.7"), ("NaN", "nan"), ("-3", "-3"), ("1e999", "inf"), ('"five"', "'five'")])
+def test_a_completeness_score_out_of_scale_is_named_in_the_row_error(run_score, tmp_path, judge, score, shown):
+    # the row error said "(got None)": the re-ask's reply (which held no score) hid the value the judge gave
+    row = {"id": "c", "request": "Who wrote it?", "expected_response": "Ann wrote the book. She lived in Paris.", "response": "Ann wrote the book."}
+    bad = '{"statements": [{"statement": 1, "covered": true}], "rationale": "r", "score": ' + score + "}"
+    source = write_jsonl(tmp_path / "in.jsonl", [row])
+    out = tmp_path / "out.jsonl"
+    statements = json.dumps({"statements": ["Ann wrote the book.", "She lived in Paris."]})
+    judge.replies.extend([statements, bad])  # the re-ask gets the fake's generic reply: no score
+    run_score(source, metric=["completeness"], output=str(out), max_error_rate=["1"], no_cache=True)
+    assert read_jsonl(out)[0]["completeness_error"] == (f"unreadable judge reply: the reply has no score from 1 to 5 (got {shown}); "
+                                                        "asked again: the reply has no score from 1 to 5")
+    judge.replies.extend([statements, bad, bad])  # the same fault twice is named once
+    run_score(source, metric=["completeness"], output=str(out), max_error_rate=["1"], no_cache=True)
+    assert read_jsonl(out)[0]["completeness_error"] == f"unreadable judge reply: the reply has no score from 1 to 5 (got {shown})"

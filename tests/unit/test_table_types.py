@@ -31,8 +31,8 @@ FORMATS = ("jsonl", "json", "csv", "parquet")
 UNITS = ("s", "ms", "us", "ns")
 
 
-def _missing(value) -> bool:
-    return value is None or value is pd.NaT or (isinstance(value, float) and math.isnan(value))
+def _missing(value) -> bool:  # pd.NA: a Parquet decimal column is read in its own Arrow type (readers._kept_type)
+    return value is None or value is pd.NaT or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def _plain(value):
@@ -174,3 +174,66 @@ def test_a_duration_in_milliseconds_keeps_its_length(tmp_path, fmt):
 
 def test_numpy_scalars_in_the_tests_own_helpers_are_plain():
     assert _deep(np.array([1, 2])) == [1, 2] and _deep({"a": np.int64(3)}) == {"a": 3}
+
+
+def _odd_numbers(path):
+    """A Parquet file (written by pyarrow, as Spark or polars write them) whose numbers pandas'
+    own dtypes would change: NaN beside null, uint64 past int64 beside null, decimals whose
+    declared type is wider than their values need."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = ["a", "b", "c"]
+    pq.write_table(pa.table({
+        "id": rows, "request": ["Where is it?"] * 3, "context": [["It is here."]] * 3, "expected_response": ["here"] * 3,
+        "f": pa.array([1.5, None, float("nan")], pa.float64()),
+        "u64": pa.array([2**64 - 1, None, 0], pa.uint64()),
+        "u8": pa.array([1, None, 255], pa.uint8()),
+        "d256": pa.array([decimal.Decimal("1.1"), None, decimal.Decimal("123456789012345678901234567890123.5")], pa.decimal256(40, 1)),
+        "d128": pa.array([decimal.Decimal("1.10"), decimal.Decimal("0"), None], pa.decimal128(10, 2)),
+    }), path)
+    return str(path)
+
+
+def test_a_parquet_round_trip_keeps_nan_unsigned_integers_and_decimals(run_score, tmp_path):
+    # NaN came back null, a uint64 with a null as text (noted as "values of different types"),
+    # decimal256(40, 1) as decimal128 and decimal128(10, 2) typed again from its values
+    import pyarrow.parquet as pq
+
+    source = _odd_numbers(tmp_path / "in.parquet")
+    out = tmp_path / "out.parquet"
+    run = run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(out))
+    assert run.code == 0 and not [n for n in run.notes if "stores it as text" in n]
+    before, after = pq.read_table(source), pq.read_table(out)
+    for name in ("f", "u64", "u8", "d256", "d128"):
+        assert after.schema.field(name).type == before.schema.field(name).type, name
+        assert str(after[name].to_pylist()) == str(before[name].to_pylist()), name  # str: nan == nan
+    assert after["f"].null_count == 1 and after["f"].to_pylist()[0] == 1.5
+
+
+@pytest.mark.parametrize("fmt", ("jsonl", "csv"))
+def test_the_text_formats_write_such_numbers_as_before(run_score, tmp_path, fmt):
+    source = _odd_numbers(tmp_path / "in.parquet")
+    out = tmp_path / f"out.{fmt}"
+    run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(out))
+    lines = out.read_text().splitlines()
+    if fmt == "jsonl":
+        first, second, third = (json.loads(line) for line in lines)
+        assert (first["f"], second["f"], third["f"]) == (1.5, None, None)  # JSON has no NaN
+        assert (first["u64"], second["u64"], third["u64"]) == (2**64 - 1, None, 0)
+        assert (first["d128"], second["d128"]) == (1.1, 0.0) and second["d256"] is None
+    else:
+        assert lines[1].split(",")[4:9] == ["1.5", "18446744073709551615", "1", "1.1", "1.10"]
+        assert lines[2].split(",")[4:9] == ["", "", "", "", "0.00"]
+
+
+def test_integers_past_64_bits_stored_as_text_are_named_so(run_score, tmp_path):
+    # the note said such a column "holds values of different types"
+    from conftest import write_jsonl
+
+    rows = [{"id": f"r{i}", "request": "Where is it?", "context": "It is here.", "x": value} for i, value in enumerate((2**70, 1))]
+    out = tmp_path / "out.parquet"
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], min_pass_rate=["0"], output=str(out))
+    assert pd.read_parquet(out)["x"].tolist() == [str(2**70), "1"]
+    assert ("column 'x' holds integers beyond the 64-bit range that Parquet stores (rows 1 to 2); the Parquet file stores it as "
+            "text (JSON) for every row") in run.notes

@@ -189,3 +189,18 @@ def test_an_object_given_as_the_request_reaches_the_judge_as_json(run_score, tmp
     assert result.code == 0, result.text
     prompt = judge.requests[0]["messages"][-1]["content"]
     assert '{"text": "Where is landmark 1?", "lang": "en"}' in prompt and "{'text'" not in prompt
+
+
+def test_an_output_name_ending_in_a_slash_is_a_folder_never_a_file_of_that_name(run_score, judge, tmp_path):
+    # -o rayfold/ --output-format csv wrote a CSV file named rayfold
+    from ragjudge.errors import InputError
+    from ragjudge.io import names_folder, open_atomic
+
+    folder = f"{tmp_path / 'rayfold'}/"
+    assert names_folder(folder) and names_folder(str(tmp_path)) and not names_folder(str(tmp_path / "x.csv")) and not names_folder("-")
+    with pytest.raises(InputError, match="output path is a folder: .*rayfold/$"):
+        open_atomic(folder)
+    rows = [{"id": "a", "request": "Where is it?", "context": ["It is here."]}]
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], output=folder, output_format="csv")
+    assert run.code == 2 and run.error == f"output path is a folder: {folder}"
+    assert not (tmp_path / "rayfold").exists() and judge.calls == 0
