@@ -295,15 +295,36 @@ class Loaded:
     def source(self, key: str) -> str:
         """What set the dotted ``key``: its own source, else the nearest section's (a section set
         whole sets its keys), else ``default``."""
-        parts = key.split(".")
-        for depth in range(len(parts), 0, -1):
-            found = self.sources.get(".".join(parts[:depth]))
-            if found is not None:
-                return found
-            star = ".".join([*parts[:depth - 1], "*"])
-            if depth == len(parts) and ".".join(parts[:depth - 1]) in PER_METRIC_KEYS and star in self.sources:
-                return self.sources[star]
-        return "default"
+        return _source_of(self.sources, key)
+
+
+def _source_of(sources: dict[str, str], key: str) -> str:
+    """What set the dotted ``key`` by the layering's record ``sources`` (``Loaded.sources``): its
+    own source, else the all-metrics key's of its per-metric map, else the nearest section's,
+    else ``default``."""
+    parts = key.split(".")
+    for depth in range(len(parts), 0, -1):
+        found = sources.get(".".join(parts[:depth]))
+        if found is not None:
+            return found
+        star = ".".join([*parts[:depth - 1], "*"])
+        if depth == len(parts) and ".".join(parts[:depth - 1]) in PER_METRIC_KEYS and star in sources:
+            return sources[star]
+    return "default"
+
+
+def _setter(sources: dict[str, str], key: str) -> str | None:
+    """What a message about the dotted ``key`` names as the place its value was set: the option
+    that set it (or a section above it, or, when nothing did, every key below it), or ``--set
+    KEY`` naming the key itself (``--set judge={concurrency: 0}`` is ``--set judge.concurrency``);
+    None for the config file or a default (the message names the file)."""
+    found = _source_of(sources, key)
+    if found == "default":
+        below = {source for dotted, source in sources.items() if dotted.startswith(key + ".")}
+        return below.pop() if len(below) == 1 and not next(iter(below)).startswith("-c ") else None
+    if found.startswith("-c "):
+        return None
+    return f"--set {key}" if found.startswith("--set ") else found
 
 
 def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> Loaded:
@@ -324,15 +345,11 @@ def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str]
     if config is not None:
         data = dict(read_file(config))
         sources.update({key: f"-c {config}" for key in _leaves(data)})
-    over: dict[str, Any] = {}
     for assignment in [*given, *flagged]:
         lay(data, sources, assignment)
-        lay(over, {}, assignment)
-    # a bad value is named as what set it: a --set key (each key of a section set whole), else the named option
-    set_keys = {leaf: f"--set {leaf}" for a in given for leaf in ([a.key] + [f"{a.key}.{k}" for k in _leaves(a.value)] if isinstance(a.value, dict) else [a.key])}
-    flags = {**FLAGS, **set_keys, **{a.key: a.source for a in flagged}}
     _check_flag_metrics(data, [*given, *flagged])
-    settings = validate(Config, data, "options" if config is None else str(config), over, flags)
+    # a bad value is named as what set it (the layering's record): a --set key, the named option, else the file
+    settings = validate(Config, data, "options" if config is None else str(config), setter=lambda key: _setter(sources, key))
     return Loaded(settings, mapped, sources)
 
 

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import write_jsonl
+
+GOOD = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
+        "response": "The tower is in Paris."}
+
 
 # -- --print-config is a config -c reads back ------------------------------------------------------
 
@@ -28,3 +33,39 @@ def test_the_printed_config_with_the_all_metrics_key_reads_back_as_the_same_conf
     saved.write_text(printed)
     again = load_layers(str(saved), {})
     assert again.config.model_dump() == loaded.config.model_dump()
+
+
+# -- a bad value is named where it came from ------------------------------------------------------
+
+@pytest.mark.parametrize("given, message", [
+    ({"set_": ["gate.max_error_rate={completeness: x}"]},
+     "--set gate.max_error_rate.completeness: should be a valid number, unable to parse string as a number (got 'x')"),
+    ({"set_": ["gate.max_error_rate=x"]}, "--set gate.max_error_rate: should be a valid number, unable to parse string as a number (got 'x')"),
+    ({"set_": ["gate={max_error_rate: {completeness: 3}}"]}, "--set gate.max_error_rate.completeness: 3.0 is not between 0 and 1"),
+    ({"threshold": ["completeness=nan"]}, "--threshold: completeness threshold must be between 1 and 5 (got nan)"),
+    ({"set_": ["thresholds.completeness=9"]}, "--set thresholds.completeness: completeness threshold must be between 1 and 5 (got 9)"),
+    ({"max_error_rate": ["completeness=2"]}, "--max-error-rate: completeness: 2.0 is not between 0 and 1"),
+    ({"max_diagnosis": ["retrieval=2"]}, "--max-diagnosis: retrieval: 2.0 is not between 0 and 1"),
+    ({"metric": ["faithfulness"]}, "-m/--metric: unknown metric 'faithfulness'; use sufficiency, completeness, groundedness or a judge defined in the config"),
+    ({"set_": ["judge.nope=1"]}, "--set judge.nope: unknown key 'judge.nope'; `ragjudge config show` lists every key"),
+])
+def test_a_bad_value_from_an_option_is_named_as_the_option_not_the_config_file(run_score, tmp_path, given, message):
+    # with -c g1.yaml each was "g1.yaml: ..." (and "invalid value for 'gate.max_error_rate.float'": pydantic's union branch)
+    config = tmp_path / "g1.yaml"
+    config.write_text("gate:\n  min_pass_rate: {completeness: 0.5}\n  max_error_rate: 0.1\n")
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}]), config=str(config), **given)
+    assert run.code == 2 and run.error == message
+
+
+def test_a_bad_value_of_the_file_is_named_as_the_file_whatever_the_options_set_beside_it(run_score, tmp_path):
+    # --max-error-rate sufficiency=0.1 took the blame for the file's completeness entry
+    config = tmp_path / "g1.yaml"
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}])
+    config.write_text("gate:\n  max_error_rate: {completeness: 2}\n")
+    run = run_score(source, config=str(config), max_error_rate=["sufficiency=0.1"])
+    assert run.error == f"{config}: invalid value for 'gate.max_error_rate.completeness': 2.0 is not between 0 and 1"
+    config.write_text("gate:\n  max_skip_rate: {completeness: x}\n")
+    run = run_score(source, config=str(config), max_skip_rate=["sufficiency=0.1"])
+    assert run.error == f"{config}: invalid value for 'gate.max_skip_rate.completeness': should be a valid number, unable to parse string as a number (got 'x')"
+    config.write_text("thresholds: {completeness: 9}\n")
+    assert run_score(source, config=str(config), threshold=["sufficiency=1"]).error == f"{config}: completeness threshold must be between 1 and 5 (got 9)"
