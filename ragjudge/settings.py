@@ -93,10 +93,18 @@ class Config(RawConfig):
         keyed = [(name, list(value) if isinstance(value, dict) else []) for name, value in
                  (("gate.max_error_rate", gate.max_error_rate), ("gate.max_skip_rate", gate.max_skip_rate))]
         allowed = [("gate.allow_unjudged", [m for m in gate.allow_unjudged if m != "diagnosis"])]
+        every = "'*' is allowed only as the all-metrics key of gate.min_pass_rate / max_error_rate / max_skip_rate"
         for where, keys in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(gate.min_pass_rate)),
                             *keyed, *allowed):
             for name in keys:
                 key = (*where.split("."), *([] if where in ("metrics", "gate.allow_unjudged") else [name]))
+                if name == "*" and where == "metrics":
+                    raise bad(key, f"'*' in metrics is not a metric; name each metric to judge "
+                                   f"({' '.join(f'-m {m}' for m in METRICS)}, or metrics: [{', '.join(METRICS)}]); {every}")
+                if name == "*" and where == "thresholds":
+                    run = [m for m in self.metrics if m != "*"]
+                    raise bad(key, f"'*' in thresholds is not a metric; give each metric its own threshold "
+                                   f"({', '.join(f'thresholds.{m}' for m in run)}); {every}")
                 if name in known or name == "*":
                     continue
                 if where == "metrics":

@@ -35,6 +35,48 @@ def test_the_printed_config_with_the_all_metrics_key_reads_back_as_the_same_conf
     assert again.config.model_dump() == loaded.config.model_dump()
 
 
+# -- '*' is the all-metrics key of the gate's rate maps, and no metric ----------------------------
+
+ONLY = "'*' is allowed only as the all-metrics key of gate.min_pass_rate / max_error_rate / max_skip_rate"
+NOT_A_THRESHOLD = ("'*' in thresholds is not a metric; give each metric its own threshold (thresholds.sufficiency, thresholds.completeness); "
+                   + ONLY)
+NOT_A_METRIC = "'*' in metrics is not a metric; name each metric to judge (-m sufficiency -m completeness, or metrics: [sufficiency, completeness]); " + ONLY
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"threshold": ["*=0.5"]}, f"--threshold: {NOT_A_THRESHOLD}"),
+    ({"set_": ["thresholds.*=0.5"]}, f"--set thresholds.*: {NOT_A_THRESHOLD}"),
+    ({"metric": ["*"]}, f"-m/--metric: {NOT_A_METRIC}"),
+    ({"set_": ["metrics=['*']"]}, f"--set metrics: {NOT_A_METRIC}"),
+])
+def test_star_as_a_metric_is_a_config_error_naming_where_it_was_set(run_score, judge, tmp_path, given, message):
+    # it was "unexpected KeyError: '*'" (exit 2 with a crash's line), from the threshold's scale of a metric '*'
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}]), **given)
+    assert run.code == 2 and run.error == message and judge.calls == 0
+
+
+@pytest.mark.parametrize("text, message", [("thresholds: {'*': 0.5}\n", NOT_A_THRESHOLD), ("metrics: ['*']\n", NOT_A_METRIC)])
+def test_star_as_a_metric_in_a_config_file_is_named_as_the_file(run_score, tmp_path, text, message):
+    config = tmp_path / "c.yaml"
+    config.write_text(text)
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}]), config=str(config))
+    assert run.code == 2 and run.error == f"{config}: {message}"
+
+
+def test_star_as_a_threshold_is_refused_by_every_command_that_loads_the_config():
+    from ragjudge.errors import ConfigError
+    from ragjudge.options import load
+
+    with pytest.raises(ConfigError) as info:  # ragjudge report X --set 'thresholds.*=0.5', render, compare
+        load(None, {"map": []}, ["thresholds.*=0.5"])
+    assert str(info.value) == f"--set thresholds.*: {NOT_A_THRESHOLD}"
+
+
+def test_star_keeps_meaning_every_metric_under_the_gate(run_score, tmp_path):
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}]), set_=["gate.min_pass_rate.*=0.5", "gate.max_error_rate={'*': 0.5}"])
+    assert run.code == 0 and run.result.summary.metrics["completeness"].min_pass_rate == 0.5
+
+
 # -- a bad value is named where it came from ------------------------------------------------------
 
 @pytest.mark.parametrize("given, message", [
