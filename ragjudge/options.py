@@ -137,33 +137,17 @@ def overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
 def set_overrides(items: list[str]) -> dict[str, Any]:
     """``--set KEY=VALUE`` items -> the nested config keys they set: ``judge.concurrency=4`` is
     ``{"judge": {"concurrency": 4}}``. The value is read as YAML (``4`` an int, ``0.3`` a float,
-    ``true``, ``null``, ``text``, ``[a, b]``); a later item for the same key wins. Raises
-    ``ConfigError`` for an item without ``=``, an empty key or key part, or a key set both as a
-    value and as a section."""
+    ``true``, ``null``, ``text``, ``[a, b]``). Each item is laid over the ones before as every
+    layer of the config is (``lay``): a later value replaces the key's, a whole section
+    included, and a metric's own rate laid over a per-metric key's single number keeps that
+    number for the other metrics (``gate.min_pass_rate=0.5`` then
+    ``gate.min_pass_rate.completeness=0.8`` is ``{"*": 0.5, "completeness": 0.8}``). Raises
+    ``ConfigError`` for an item without ``=``, an empty key or key part, a value that is not
+    YAML, or a key below one set to a value."""
     out: dict[str, Any] = {}
-    if not items:
-        return out
-    import yaml
-
-    for item in items:
-        key, sep, text = item.partition("=")
-        key = key.strip()
-        parts = key.split(".")
-        if not sep or not key or not all(part.strip() for part in parts):
-            raise ConfigError(f"--set expects KEY=VALUE with a dotted config key, e.g. --set judge.concurrency=4; got '{item}'")
-        try:
-            value = yaml.safe_load(text) if text.strip() else None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"--set {key}: '{text}' is not a YAML value ({getattr(exc, 'problem', exc)})") from None
-        tree = out
-        for depth, part in enumerate(parts[:-1]):
-            tree = tree.setdefault(part.strip(), {})
-            if not isinstance(tree, dict):
-                raise ConfigError(f"--set {key}: {'.'.join(parts[:depth + 1])} was set to a value, so it has no keys")
-        last = parts[-1].strip()
-        if isinstance(tree.get(last), dict) and not isinstance(value, dict):
-            raise ConfigError(f"--set {key}: keys below {key} were set, so it cannot be a value")
-        tree[last] = value
+    sources: dict[str, str] = {}
+    for assignment in set_assignments(items):
+        lay(out, sources, assignment)
     return out
 
 
@@ -232,18 +216,25 @@ def flag_assignments(options: dict[str, Any]) -> tuple[list[Assignment], frozens
 
 
 def set_assignments(items: Sequence[str]) -> list[Assignment]:
-    """``--set KEY=VALUE`` items as ``Assignment``s, in the order given (``set_overrides`` reads
-    them, and raises ``ConfigError`` for a malformed one)."""
+    """``--set KEY=VALUE`` items as ``Assignment``s, in the order given, each value read as YAML.
+    Raises ``ConfigError`` for an item without ``=``, an empty key or key part, or a value that
+    is not YAML."""
     if not items:
         return []
-    set_overrides(list(items))  # the checks and their messages
     import yaml
 
     out = []
     for item in items:
-        key, _, text = item.partition("=")
-        key = ".".join(part.strip() for part in key.strip().split("."))
-        out.append(Assignment(key, yaml.safe_load(text) if text.strip() else None, f"--set {key}"))
+        key, sep, text = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or not key.strip() or not all(part.strip() for part in parts):
+            raise ConfigError(f"--set expects KEY=VALUE with a dotted config key, e.g. --set judge.concurrency=4; got '{item}'")
+        key = ".".join(part.strip() for part in parts)
+        try:
+            value = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--set {key}: '{text}' is not a YAML value ({getattr(exc, 'problem', exc)})") from None
+        out.append(Assignment(key, value, f"--set {key}"))
     return out
 
 
@@ -268,7 +259,7 @@ def lay(data: dict[str, Any], sources: dict[str, str], assignment: Assignment) -
         else:
             setter = sources.get(here, "the config")
             first = parts[depth + 1]
-            if setter.startswith("--set"):
+            if setter.startswith("--set") and _is_section(here):
                 raise ConfigError(f"{setter}: {here} is a section of the config (keys such as {first}), not a value; set one of its "
                                   f"keys, e.g. --set {here}.{first}=...")
             raise ConfigError(f"{assignment.source}: {here} was set to a value by {setter}, so it has no key {first}")
@@ -279,6 +270,19 @@ def lay(data: dict[str, Any], sources: dict[str, str], assignment: Assignment) -
     for key in [k for k in sources if k.startswith(prefix)]:
         del sources[key]
     sources[assignment.key] = assignment.source
+
+
+def _is_section(key: str) -> bool:
+    """Whether the dotted ``key`` is a section of the config (holds keys by default: ``judge``,
+    ``thresholds``), not a value (``judge.concurrency``)."""
+    from ragjudge.config import RawConfig
+
+    node: Any = RawConfig().model_dump()
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return isinstance(node, dict)
 
 
 @dataclass(frozen=True)
@@ -347,7 +351,7 @@ def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str]
         sources.update({key: f"-c {config}" for key in _leaves(data)})
     for assignment in [*given, *flagged]:
         lay(data, sources, assignment)
-    _check_flag_metrics(data, [*given, *flagged])
+    _check_flag_metrics(data, sources)
     # a bad value is named as what set it (the layering's record): a --set key, the named option, else the file
     settings = validate(Config, data, "options" if config is None else str(config), setter=lambda key: _setter(sources, key))
     return Loaded(settings, mapped, sources)
@@ -364,22 +368,30 @@ def _leaves(tree: dict[str, Any], prefix: str = "") -> list[str]:
 _METRIC_KEYED = ("thresholds", "gate.min_pass_rate", "gate.max_error_rate", "gate.max_skip_rate")
 
 
-def _check_flag_metrics(data: dict[str, Any], assignments: list[Assignment]) -> None:
-    """Refuse an option (or ``--set``) that names a metric this run does not judge: misspelt
+def _check_flag_metrics(data: dict[str, Any], sources: dict[str, str]) -> None:
+    """Refuse a metric this run does not judge, named by an option or ``--set`` (``sources``: the
+    layering's record; a config file's keys are the config's own check) in a metric-keyed map
+    (``_METRIC_KEYED``), whether one entry was set (``--set gate.min_pass_rate.groundedness=0.5``)
+    or the whole map (``--set gate.min_pass_rate={groundedness: 0.5}``): misspelt
     (``--max-skip-rate sufficency=0.1``) or not asked for (``--min-pass-rate groundedness=0.9``
-    without ``-m groundedness``): its bound would gate nothing."""
+    without ``-m groundedness``), its bound would gate nothing."""
     from ragjudge.config import METRICS
 
     metrics = data.get("metrics")
     run = [str(m) for m in metrics] if isinstance(metrics, list) and metrics else list(METRICS)
-    for assignment in assignments:
-        for key in _METRIC_KEYED:
-            if assignment.key.startswith(key + "."):
-                metric = assignment.key[len(key) + 1:]
-                if metric != "*" and metric not in run:
-                    where = assignment.source if assignment.source.startswith("--set") else f"{assignment.source} {metric}=..."
-                    raise ConfigError(f"{where}: this run does not judge '{metric}'; it judges {', '.join(run)} "
-                                      f"(a metric of its own is added with -m {metric})")
+    if "*" in run:  # no metric: the config's own check says so
+        return
+    for key in _METRIC_KEYED:
+        node: Any = data
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        for metric in node if isinstance(node, dict) else []:
+            source = _source_of(sources, f"{key}.{metric}")
+            if metric == "*" or metric in run or source == "default" or source.startswith("-c "):
+                continue
+            where = source if source.startswith("--set") else f"{source} {metric}=..."
+            raise ConfigError(f"{where}: this run does not judge '{metric}'; it judges {', '.join(run)} "
+                              f"(a metric of its own is added with -m {metric})")
 
 
 def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> tuple[Any, frozenset[str]]:

@@ -111,3 +111,62 @@ def test_a_bad_value_of_the_file_is_named_as_the_file_whatever_the_options_set_b
     assert run.error == f"{config}: invalid value for 'gate.max_skip_rate.completeness': should be a valid number, unable to parse string as a number (got 'x')"
     config.write_text("thresholds: {completeness: 9}\n")
     assert run_score(source, config=str(config), threshold=["sufficiency=1"]).error == f"{config}: completeness threshold must be between 1 and 5 (got 9)"
+
+
+# -- --set over --set is laid as every layer is -----------------------------------------------------
+
+@pytest.mark.parametrize("key", ["min_pass_rate", "max_error_rate", "max_skip_rate"])
+def test_a_metrics_own_rate_set_over_a_single_number_keeps_the_number_for_the_others_in_every_layering(tmp_path, key):
+    # --set gate.K=0.5 --set gate.K.completeness=0.8 was refused ("gate.K was set to a value, so it has no keys") while a file
+    # under --set, or --set under the option, merged the same two into {'*': 0.5, completeness: 0.8}
+    from ragjudge.options import load_layers, set_overrides
+
+    def rates(loaded):
+        value = getattr(loaded.config.gate, key)
+        return {m: value[m] for m in ("sufficiency", "completeness")} if key == "min_pass_rate" else value
+
+    sets = [f"gate.{key}=0.5", f"gate.{key}.completeness=0.8"]
+    merged = {"sufficiency": 0.5, "completeness": 0.8} if key == "min_pass_rate" else {"*": 0.5, "completeness": 0.8}
+    assert rates(load_layers(None, {}, sets)) == merged
+    assert set_overrides(sets) == {"gate": {key: {"*": 0.5, "completeness": 0.8}}}
+    config = tmp_path / "c.yaml"
+    config.write_text(f"gate:\n  {key}: 0.5\n")
+    assert rates(load_layers(str(config), {}, sets[1:])) == merged
+    assert rates(load_layers(None, {key: ["completeness=0.8"]}, sets[:1])) == merged
+    # and a single number laid over a metric's own replaces the map, as the option over the file does
+    every = {"sufficiency": 0.5, "completeness": 0.5} if key == "min_pass_rate" else 0.5
+    assert rates(load_layers(None, {}, sets[::-1])) == every
+    config.write_text(f"gate:\n  {key}: {{completeness: 0.8}}\n")
+    assert rates(load_layers(str(config), {}, sets[:1])) == every
+
+
+def test_set_over_set_reaches_the_gate(run_score, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}, {**GOOD, "id": "b", "response": "I do not know."}])
+    run = run_score(source, metric=["completeness"], set_=["gate.min_pass_rate=0.1", "gate.min_pass_rate.completeness=0.8"])
+    assert run.code == 1 and "FAIL completeness: pass rate 0.50 < 0.80 (1 of 2 ok rows passed)" in run.lines
+
+
+def test_a_key_below_a_value_set_before_is_refused_naming_both():
+    from ragjudge.errors import ConfigError
+    from ragjudge.options import set_overrides
+
+    with pytest.raises(ConfigError) as info:
+        set_overrides(["judge.concurrency=4", "judge.concurrency.x=1"])
+    assert str(info.value) == "--set judge.concurrency.x: judge.concurrency was set to a value by --set judge.concurrency, so it has no key x"
+    with pytest.raises(ConfigError) as info:
+        set_overrides(["judge=4", "judge.model=x"])
+    assert str(info.value).startswith("--set judge: judge is a section of the config (keys such as model), not a value")
+
+
+@pytest.mark.parametrize("sets, named", [
+    (["gate.min_pass_rate={groundedness: 0.5}"], "--set gate.min_pass_rate"),
+    (["gate.min_pass_rate.groundedness=0.5"], "--set gate.min_pass_rate.groundedness"),
+    (["gate={max_error_rate: {groundedness: 0.5}}"], "--set gate"),
+    (["thresholds={groundedness: 1}"], "--set thresholds"),
+])
+def test_a_bound_on_a_metric_the_run_does_not_judge_is_refused_however_set_sets_it(run_score, judge, tmp_path, sets, named):
+    # the whole map (--set 'gate.min_pass_rate={groundedness: 0.5}') was accepted, its bound gating nothing; the dotted form was refused
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}]), set_=sets)
+    assert run.code == 2 and run.error.startswith(f"{named}: this run does not judge 'groundedness'; it judges sufficiency, completeness")
+    assert judge.calls == 0
+    assert run_score(write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}]), set_=sets, metric=["groundedness"]).error == ""
