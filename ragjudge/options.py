@@ -374,7 +374,8 @@ def _check_flag_metrics(data: dict[str, Any], sources: dict[str, str]) -> None:
     (``_METRIC_KEYED``), whether one entry was set (``--set gate.min_pass_rate.groundedness=0.5``)
     or the whole map (``--set gate.min_pass_rate={groundedness: 0.5}``): misspelt
     (``--max-skip-rate sufficency=0.1``) or not asked for (``--min-pass-rate groundedness=0.9``
-    without ``-m groundedness``), its bound would gate nothing."""
+    without ``-m groundedness``), its bound would gate nothing. The message names the fix
+    (``_not_judged``)."""
     from ragjudge.config import METRICS
 
     metrics = data.get("metrics")
@@ -390,8 +391,37 @@ def _check_flag_metrics(data: dict[str, Any], sources: dict[str, str]) -> None:
             if metric == "*" or metric in run or source == "default" or source.startswith("-c "):
                 continue
             where = source if source.startswith("--set") else f"{source} {metric}=..."
-            raise ConfigError(f"{where}: this run does not judge '{metric}'; it judges {', '.join(run)} "
-                              f"(a metric of its own is added with -m {metric})")
+            raise ConfigError(f"{where}: this run does not judge '{metric}'" + _not_judged(metric, run, data, _source_of(sources, "metrics")))
+
+
+def _not_judged(metric: str, run: list[str], data: dict[str, Any], listed: str) -> str:
+    """The fix for a bound on ``metric``, which the run (judging ``run``; ``listed``: what set
+    that list, ``default`` for none) does not judge: a name close to a metric's (difflib) is
+    "did you mean"; a metric that exists is judged by naming every metric with -m, since -m
+    replaces the list (``-m sufficiency -m completeness -m groundedness``); any other name is
+    no metric (the known ones listed: built-in, bundled, defined in the config's ``judges:``)."""
+    import difflib
+
+    from ragjudge.config import METRICS
+    from ragjudge.judges import bundled_names
+
+    judges = data.get("judges")
+    defined = [j["name"] for j in judges if isinstance(j, dict) and isinstance(j.get("name"), str)] if isinstance(judges, list) else []
+    known = list(dict.fromkeys([*METRICS, *bundled_names(), *defined]))
+
+    def add(name: str) -> str:
+        return (f"it judges {', '.join(run)}, and -m replaces {'the default list' if listed == 'default' else 'that list'}: to judge "
+                f"{name} too, give {' '.join(f'-m {m}' for m in [*run, name])}")
+
+    if metric in known:
+        return f"; {add(metric)}"
+    close = difflib.get_close_matches(metric, list(dict.fromkeys([*run, *known])), n=1)
+    if close and close[0] in run:
+        return f"; did you mean '{close[0]}'? (it judges {', '.join(run)})"
+    if close:
+        fix = add(close[0])
+        return f"; did you mean '{close[0]}'? {fix[0].upper()}{fix[1:]}"
+    return f", and no metric has that name; it judges {', '.join(run)} (known metrics: {', '.join(known)} or a judge defined in the config)"
 
 
 def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> tuple[Any, frozenset[str]]:

@@ -167,6 +167,45 @@ def test_a_key_below_a_value_set_before_is_refused_naming_both():
 def test_a_bound_on_a_metric_the_run_does_not_judge_is_refused_however_set_sets_it(run_score, judge, tmp_path, sets, named):
     # the whole map (--set 'gate.min_pass_rate={groundedness: 0.5}') was accepted, its bound gating nothing; the dotted form was refused
     run = run_score(write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}]), set_=sets)
-    assert run.code == 2 and run.error.startswith(f"{named}: this run does not judge 'groundedness'; it judges sufficiency, completeness")
+    assert run.code == 2 and run.error == (f"{named}: this run does not judge 'groundedness'; it judges sufficiency, completeness, and -m "
+                                           "replaces the default list: to judge groundedness too, give -m sufficiency -m completeness -m groundedness")
     assert judge.calls == 0
     assert run_score(write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}]), set_=sets, metric=["groundedness"]).error == ""
+
+
+# -- the fix a bound on a metric the run does not judge is told --------------------------------------
+
+ADD_GROUNDEDNESS = ("it judges sufficiency, completeness, and -m replaces the default list: to judge groundedness too, give -m sufficiency "
+                    "-m completeness -m groundedness")
+
+
+@pytest.mark.parametrize("given, where", [
+    ({"max_skip_rate": ["{}=0.1"]}, "--max-skip-rate {}=..."),
+    ({"min_pass_rate": ["{}=0.5"]}, "--min-pass-rate {}=..."),
+    ({"max_error_rate": ["{}=0.1"]}, "--max-error-rate {}=..."),
+    ({"threshold": ["{}=1"]}, "--threshold {}=..."),
+    ({"set_": ["gate.max_skip_rate.{}=0.1"]}, "--set gate.max_skip_rate.{}"),
+    ({"set_": ["gate.min_pass_rate={{{}: 0.5}}"]}, "--set gate.min_pass_rate"),
+])
+@pytest.mark.parametrize("metric, fix", [
+    # it said "(a metric of its own is added with -m sufficency)", which is an unknown metric
+    ("sufficency", "; did you mean 'sufficiency'? (it judges sufficiency, completeness)"),
+    # it said "(a metric of its own is added with -m groundedness)": that run judges groundedness alone, and its other bounds fail
+    ("groundedness", f"; {ADD_GROUNDEDNESS}"),
+    ("groundednes", f"; did you mean 'groundedness'? {ADD_GROUNDEDNESS[0].upper()}{ADD_GROUNDEDNESS[1:]}"),
+    ("relevance", ", and no metric has that name; it judges sufficiency, completeness (known metrics: sufficiency, completeness, groundedness "
+                  "or a judge defined in the config)"),
+])
+def test_a_bound_on_a_metric_not_judged_names_the_fix_that_works(run_score, tmp_path, given, where, metric, fix):
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}])
+    options = {name: [item.format(metric) for item in items] for name, items in given.items()}
+    run = run_score(source, **options)
+    assert run.code == 2 and run.error == f"{where.format(metric)}: this run does not judge '{metric}'{fix}"
+
+
+def test_the_fix_for_a_metric_not_asked_for_is_a_run_that_works(run_score, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}])
+    refused = run_score(source, metric=["sufficiency"], min_pass_rate=["groundedness=0.5"])
+    assert refused.error.endswith("it judges sufficiency, and -m replaces that list: to judge groundedness too, give -m sufficiency -m groundedness")
+    run = run_score(source, metric=["sufficiency", "groundedness"], min_pass_rate=["groundedness=0.5"])
+    assert run.code == 0 and set(run.result.summary.metrics) == {"sufficiency", "groundedness"}

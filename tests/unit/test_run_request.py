@@ -76,8 +76,8 @@ def test_a_misspelt_metric_in_any_gate_option_is_exit_2_naming_the_runs_metrics(
     # --max-skip-rate sufficency=0.1 and --max-error-rate sufficency=0.1 exited 0
     run = run_score(_rows(tmp_path / "in.jsonl", 1, 0), **{option: ["sufficency=0.1"]})
     flag = "--" + option.replace("_", "-")
-    assert run.code == 2 and run.error == (f"{flag} sufficency=...: this run does not judge 'sufficency'; it judges sufficiency, "
-                                           "completeness (a metric of its own is added with -m sufficency)")
+    assert run.code == 2 and run.error == (f"{flag} sufficency=...: this run does not judge 'sufficency'; did you mean 'sufficiency'? "
+                                           "(it judges sufficiency, completeness)")
 
 
 @pytest.mark.parametrize("key", ["max_skip_rate", "max_error_rate", "min_pass_rate", "allow_unjudged"])
