@@ -8,7 +8,9 @@ for, refused before any judging with a ``ConfigError`` (exit 2) that names the f
   config, applied to the raw config before it is validated (an unknown key is the config's
   usual error naming it).
 - ``check_selection``, ``check_budget``, ``check_regression_gates``, ``check_outputs``,
-  ``check_engine``: the checks of a run's options.
+  ``check_engine``: the checks of a run's options; their messages name the options as
+  ``names`` says (``Names``: the command line's flags, ``CLI``, or a Python call's keyword
+  arguments, ``KEYWORDS``).
 """
 
 from __future__ import annotations
@@ -430,15 +432,53 @@ def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) 
     return loaded.config, loaded.mapped
 
 
-def check_selection(limit: int | None, sample: int | None) -> None:
+# the options of `ragjudge score` not named --FIELD (a ScoreRequest field, or the config key judge.max_cost)
+_CLI_NAMES = {"output": "-o", "row_events": "-v/--verbose", "max_cost": "--max-cost"}
+
+
+@dataclass(frozen=True)
+class Names:
+    """How a message names a run's options (``ragjudge.run.ScoreRequest``'s fields): as the
+    command line's flags (``CLI``: ``--limit``, ``--max-drop 2.0``, ``-o``) or, for a request
+    made in Python (``evaluate``, ``ScoreRequest``, ``Scorer``), as its keyword arguments
+    (``KEYWORDS``: ``limit=``, ``max_drop=2.0``, ``output=``; the budget is the config key
+    ``judge.max_cost``)."""
+
+    keywords: bool = False
+
+    def __call__(self, field: str) -> str:
+        """``field`` named: ``--max-drop`` / ``max_drop=``."""
+        if self.keywords:
+            return "judge.max_cost" if field == "max_cost" else f"{field}="
+        return _CLI_NAMES.get(field, "--" + field.replace("_", "-"))
+
+    def given(self, field: str, value: Any) -> str:
+        """``field`` with its ``value``: ``--max-drop 2.0`` / ``max_drop=2.0`` (``format='csv'``)."""
+        return f"{field}={value!r}" if self.keywords else f"{self(field)} {value}"
+
+    def placeholder(self, field: str, text: str) -> str:
+        """``field`` with a value to fill in: ``--sample N`` / ``sample=N``."""
+        return f"{field}={text}" if self.keywords else f"{self(field)} {text}"
+
+    def about(self, field: str, value: Any) -> str:
+        """A message's subject: the flag alone (``--junit``; the message says the value) / the
+        keyword with its value (``junit='-'``)."""
+        return self.given(field, value) if self.keywords else self(field)
+
+
+CLI = Names()
+KEYWORDS = Names(keywords=True)
+
+
+def check_selection(limit: int | None, sample: int | None, names: Names = CLI) -> None:
     """Refuse ``limit`` with ``sample`` (both choose the rows to judge) and either below 1."""
     if limit is not None and sample is not None:
-        raise ConfigError("--limit and --sample both choose the rows to judge: give one of them")
+        raise ConfigError(f"{names('limit')} and {names('sample')} both choose the rows to judge: give one of them")
     if (limit is not None and limit < 1) or (sample is not None and sample < 1):
-        raise ConfigError("--limit and --sample take a number of rows, at least 1")
+        raise ConfigError(f"{names('limit')} and {names('sample')} take a number of rows, at least 1")
 
 
-def check_budget(settings: Any) -> None:
+def check_budget(settings: Any, names: Names = CLI) -> None:
     """Refuse ``judge.max_cost`` (``--max-cost``) for a model with no known price before
     anything is spent: spending could not be counted, so the budget could never trip."""
     if settings.judge.max_cost is None or settings.judge.price is not None or settings.judge.model.startswith("local/"):
@@ -448,25 +488,25 @@ def check_budget(settings: Any) -> None:
 
     provider, _, name = resolve_model(settings.judge).partition("/")
     if (prices.entry(provider, name) or {}).get("input_cost_per_token") is None:
-        raise ConfigError(f"--max-cost: {settings.judge.model} has no price in litellm's price table, so spending cannot be counted; "
-                          "give one in the config: judge.price: {input_per_mtok: ..., output_per_mtok: ...}")
+        raise ConfigError(f"{names('max_cost')}: {settings.judge.model} has no price in litellm's price table, so spending cannot be "
+                          "counted; give one in the config: judge.price: {input_per_mtok: ..., output_per_mtok: ...}")
 
 
-def check_engine(engine: str, ray_actors: int | None = None) -> None:
+def check_engine(engine: str, ray_actors: int | None = None, names: Names = CLI) -> None:
     """Refuse an engine other than local or ray, and fewer than 1 Ray actor."""
     if engine not in ("local", "ray"):
-        raise ConfigError(f"--engine {engine}: use local or ray")
+        raise ConfigError(f"{names.given('engine', engine)}: use local or ray")
     if engine == "ray" and ray_actors is not None and ray_actors < 1:
-        raise ConfigError(f"--ray-actors {ray_actors}: give a number of actors, 1 or more")
+        raise ConfigError(f"{names.given('ray_actors', ray_actors)}: give a number of actors, 1 or more")
 
 
-def check_regression_gates(max_regressions: int | None, max_drop: float | None) -> None:
+def check_regression_gates(max_regressions: int | None, max_drop: float | None, names: Names = CLI) -> None:
     """Refuse regression gates that cannot mean anything: a negative count, a drop outside
     0..1 or not a number."""
     if max_regressions is not None and max_regressions < 0:
-        raise ConfigError(f"--max-regressions {max_regressions}: give a number of rows, 0 or more")
+        raise ConfigError(f"{names.given('max_regressions', max_regressions)}: give a number of rows, 0 or more")
     if max_drop is not None and not (math.isfinite(max_drop) and 0.0 <= max_drop <= 1.0):
-        raise ConfigError(f"--max-drop {max_drop}: give a drop in pass rate from 0 to 1 (0.05: five points)")
+        raise ConfigError(f"{names.given('max_drop', max_drop)}: give a drop in pass rate from 0 to 1 (0.05: five points)")
 
 
 def output_format(path: str | None, explicit: str | None, shared: str | None) -> str | None:
@@ -485,58 +525,66 @@ def output_format(path: str | None, explicit: str | None, shared: str | None) ->
 
 def check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
-                  html_flag: str = "--html", id_column: str | None = "id") -> None:
+                  html_flag: str | None = None, id_column: str | None = "id", names: Names = CLI) -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end: an unknown
     format, regression gates without a baseline, a baseline that is missing, is not a scored
     table or could not be compared (a null or repeated id, an unreadable cell), a
     report file that is stdout, a folder or in a missing folder, two outputs (or an output and
-    the input) that are one file, both the table and the summary on stdout."""
+    the input) that are one file, both the table and the summary on stdout. ``html_flag``: how
+    the HTML file is named, where not as ``names`` names ``html`` (``ragjudge report -o``)."""
     from pathlib import Path
 
     from ragjudge.io import FORMATS
+
+    def about(field: str, flag: str, value: Any) -> str:  # Names.about, with the HTML file's own flag
+        return names.given(field, value) if names.keywords else flag
 
     for fmt in formats:
         if fmt is not None and fmt not in FORMATS:
             raise ConfigError(f"unknown format '{fmt}'; use one of: {', '.join(FORMATS)}")
     if gates_without_baseline and not baseline:
-        raise ConfigError("--max-regressions and --max-drop compare with a baseline: give --baseline SCORED_TABLE")
+        raise ConfigError(f"{names('max_regressions')} and {names('max_drop')} compare with a baseline: give "
+                          f"{names.placeholder('baseline', 'SCORED_TABLE')}")
     if baseline and not Path(baseline).is_file():
-        raise ConfigError(f"--baseline: no such file: {baseline}")
+        raise ConfigError(f"{names.given('baseline', baseline)}: no such file" if names.keywords else f"--baseline: no such file: {baseline}")
     if baseline:  # before any judging: a table that was never scored cannot be a baseline
         from ragjudge.compare import metrics_of
         from ragjudge.io import iter_chunks
 
         first = next(iter(iter_chunks(baseline, None, 1000)), None)
         if first is None or not metrics_of(first):
-            raise ConfigError(f"--baseline {baseline} holds no scored metric (no M_status and M_passed columns); "
-                              "give a table written by ragjudge score -o")
+            raise ConfigError(f"{names.given('baseline', baseline)} holds no scored metric (no M_status and M_passed columns); "
+                              f"give a table written by {'evaluate(..., output=...) or ' if names.keywords else ''}ragjudge score -o")
         from ragjudge.compare import check_baseline
         from ragjudge.io import read_table
 
-        check_baseline(read_table(baseline), baseline, id_column)  # its ids and cells, as the comparison at the end reads them
-    for flag, path in (("--junit", junit), ("--markdown", markdown), (html_flag, html)):
+        check_baseline(read_table(baseline), baseline, id_column, names.given("baseline", baseline))  # its ids and cells, as read at the end
+    others = (("output", output), ("summary_json", summary_json), ("", source))
+    for field, flag, path in (("junit", names("junit"), junit), ("markdown", names("markdown"), markdown), ("html", html_flag or names("html"), html)):
         if path is None:
             continue
         if path == "-":
-            raise ConfigError(f"{flag} writes a file, not stdout: give a file name")
+            raise ConfigError(f"{about(field, flag, path)} writes a file, not stdout: give a file name")
         if path == "" or Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
-            raise ConfigError(f"{flag}: cannot write {path!r}: give a file in an existing folder")
-        for other_flag, other in (("-o", output), ("--summary-json", summary_json), ("the input", source)):
+            raise ConfigError(f"{about(field, flag, path)}: cannot write {'there' if names.keywords else repr(path)}: give a file in an existing folder")
+        for name, other in others:
             if other and other != "-" and os.path.realpath(other) == os.path.realpath(path):
-                raise ConfigError(f"{flag} {path} is also {other_flag}; give it another name")
+                also = "the input" if not name else (names.given(name, other) if names.keywords else names(name))
+                raise ConfigError(f"{names.given(field, path) if names.keywords else f'{flag} {path}'} is also {also}; give it another name")
     if output == "" or summary_json == "":
-        raise ConfigError("an empty path was given to -o or --summary-json")
+        raise ConfigError(f"an empty path was given to {names('output')} or {names('summary_json')}")
     if output == "-" and summary_json == "-":
-        raise ConfigError("-o - and --summary-json - would both write to stdout; send one of them to a file")
+        raise ConfigError(f"{names.given('output', '-')} and {names.given('summary_json', '-')} would both write to stdout; send one of them to a file")
     if summary_json and summary_json != "-":
         target = Path(summary_json)
-        for flag, other in (("-o", output), ("the input", source)):
+        for name, other in (others[0], others[2]):
             if other and other != "-" and os.path.realpath(other) == os.path.realpath(summary_json):
-                raise ConfigError(f"--summary-json {summary_json} is also {flag}; the summary would replace it: give it another name")
+                also = "the input" if not name else (names.given(name, other) if names.keywords else names(name))
+                raise ConfigError(f"{names.given('summary_json', summary_json)} is also {also}; the summary would replace it: give it another name")
         if target.is_dir():
-            raise ConfigError(f"--summary-json: {summary_json} is a folder")
+            raise ConfigError(f"{names.given('summary_json', summary_json)} is a folder" if names.keywords else f"--summary-json: {summary_json} is a folder")
         if not target.resolve().parent.is_dir():
-            raise ConfigError(f"--summary-json: folder does not exist: {target.parent}")
+            raise ConfigError(f"{names.about('summary_json', summary_json)}: folder does not exist: {target.parent}")
 
 
 def step_summary_problem(source: str, *outputs: str | None) -> str | None:
