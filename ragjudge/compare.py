@@ -160,12 +160,13 @@ def typed(table: Any, source: str = "the table", *, scores_required: bool = Fals
 SCORE_HINT = " (ragjudge compare --by-position matches two tables by position)"
 
 
-def check_baseline(table: Any, path: str, id_column: str | None = "id", id_required: bool = False) -> None:
+def check_baseline(table: Any, path: str, id_column: str | None = "id", id_required: bool = False, label: str | None = None) -> None:
     """Check ``--baseline``'s table (read from ``path``) as the comparison after the run will
     read it, so that a baseline that cannot be compared is refused before any judge call:
-    raises ``InputError`` (exit 2) for a null or repeated id (in ``id_column``) and an
-    unreadable cell (``typed``)."""
-    typed(table, f"--baseline {path}")
+    raises ``InputError`` (exit 2) for a null or repeated id (in ``id_column``; a table
+    without it too when ``id_required``) and an unreadable cell (``typed``), naming the table as
+    ``label`` (default ``--baseline PATH``)."""
+    typed(table, label or f"--baseline {path}")
     _ids(table, "baseline", SCORE_HINT, id_column, id_required)
 
 

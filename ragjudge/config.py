@@ -19,6 +19,8 @@ subclass of ``RawConfig``, with the same errors.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
 
@@ -68,8 +70,21 @@ MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "suff
                          "mode": "sufficiency", "ground_truth": "sufficiency",  # these never were judge keys: flat keywords only
                          "quote_check": "sufficiency", "request_evidence": "sufficiency", "statement_evidence": "completeness", "evidence_weight": "completeness"}
 
-__all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "CacheSettings", "Columns", "GateSettings", "JudgeSettings", "Price", "RawConfig",
+__all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "BadEntry", "CacheSettings", "Columns", "GateSettings", "JudgeSettings", "Price", "RawConfig",
            "bundled_config", "load_as", "load_config", "read_file", "validate"]
+
+
+class BadEntry(ValueError):
+    """A check's error about one entry below the value it checks: ``keys``, the entry's dotted
+    path below the check's place (a metric under ``gate.max_error_rate``; for a check of the
+    whole config, the full key, ``("thresholds", "completeness")``), and ``detail``, the message
+    without the entry's name, so that the error is named where that entry was set (the file,
+    ``--set KEY``, the option). ``str()``: ``message``, else ``KEY: detail``."""
+
+    def __init__(self, keys: tuple[str, ...], detail: str, message: str | None = None) -> None:
+        super().__init__(message if message is not None else f"{keys[-1]}: {detail}")
+        self.keys = tuple(keys)
+        self.detail = detail
 
 
 class Columns(_Strict):
@@ -197,15 +212,19 @@ class GateSettings(_Strict):
     def _in_unit_range(cls, value: dict[str, float]) -> dict[str, float]:
         for metric, rate in value.items():
             if not 0.0 <= rate <= 1.0:
-                raise ValueError(f"{metric}: {rate} is not between 0 and 1")
+                raise BadEntry((metric,), f"{rate} is not between 0 and 1")
         return value
 
     @field_validator("max_error_rate", "max_skip_rate")
     @classmethod
     def _rates_in_unit_range(cls, value: float | dict[str, float]) -> float | dict[str, float]:
-        for metric, rate in (value.items() if isinstance(value, dict) else [("*", value)]):
+        if not isinstance(value, dict):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{value} is not between 0 and 1")
+            return value
+        for metric, rate in value.items():
             if not 0.0 <= rate <= 1.0:
-                raise ValueError(f"{'' if metric == '*' else metric + ': '}{rate} is not between 0 and 1")
+                raise BadEntry((metric,), f"{rate} is not between 0 and 1", None if metric != "*" else f"{rate} is not between 0 and 1")
         return value
 
     def error_ceiling(self, metric: str) -> float:
@@ -221,6 +240,11 @@ class GateSettings(_Strict):
     def _known_diagnoses(cls, value: dict[str, float]) -> dict[str, float]:
         from ragjudge.diagnosis import parse_bounds
 
+        for name, bound in value.items():  # one entry at a time: the error is named where that entry was set
+            try:
+                parse_bounds({name: bound})
+            except ValueError as exc:
+                raise BadEntry((name,), str(exc).removeprefix(f"{name}: "), str(exc)) from None
         return parse_bounds(value)
 
 
@@ -356,9 +380,10 @@ class RawConfig(_Strict):
         values still apply."""
         nested = _nest(overrides)
         try:
-            updated = type(self).model_validate(_deep_merge(self.model_dump(exclude_unset=True), nested))
+            merged = _deep_merge(self.model_dump(exclude_unset=True), nested)
+            updated = type(self).model_validate(merged)
         except ValidationError as exc:
-            raise ConfigError(_describe(exc, "options")) from None
+            raise ConfigError(_describe(exc, "options", data=merged)) from None
         updated._notes = list(dict.fromkeys([*self._notes, *updated._notes]))
         if "min_pass_rate" not in (nested.get("gate") or {}):  # the dump names every metric: keep which the config named
             updated.gate._named = self.gate._named
@@ -384,6 +409,47 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# the name pydantic gives a union's branch in an error's location (gate.max_error_rate.float, ...dict[str,float].completeness)
+_BRANCH = re.compile(r"(float|int|str|bool|none|dict|list|tuple|set|decimal|function-[a-z-]+|constrained-[a-z-]+|lax-[a-z-]+|json-or-python)(\[.*\])?")
+
+
+def _keys(data: Any, loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], int | None]:
+    """An error's location as the config's keys, the union branches pydantic names in it left
+    out (``gate.max_error_rate.float`` is ``gate.max_error_rate``), and the position of the first
+    branch left out (None: none). ``data``: the values validated (a key of theirs is a key,
+    whatever its name)."""
+    out: list[Any] = []
+    branch = None
+    node = data
+    for position, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
+            node = node[part]
+        elif isinstance(part, str) and _BRANCH.fullmatch(part):
+            branch = position if branch is None else branch
+            continue
+        else:
+            node = None
+        out.append(part)
+    return tuple(out), branch
+
+
+def _shown(err: ValidationError, data: Any) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """The error a message shows and its location as the config's keys (``_keys``): the first,
+    except that where every branch of a union failed, the branch that reached furthest into the
+    value given (``{completeness: x}``: its entry, not "should be a valid number")."""
+    errors = err.errors()
+    first = errors[0]
+    loc, branch = _keys(data, tuple(first["loc"]))
+    if branch is not None:
+        for other in errors[1:]:
+            keys, at = _keys(data, tuple(other["loc"]))
+            if at == branch and tuple(other["loc"])[:branch] == tuple(first["loc"])[:branch] and len(keys) > len(loc):
+                first, loc = other, keys
+    return first, loc
+
+
 def _where(loc: tuple[Any, ...]) -> str:
     """A validation error's location as the config's keys: ``metrics item 2``, ``judge.timeout``."""
     text = ""
@@ -402,27 +468,38 @@ def _has(data: Any, loc: tuple[Any, ...]) -> bool:
     return True
 
 
-def _describe(err: ValidationError, source: str, overrides: dict[str, Any] | None = None, flags: dict[str, str] | None = None) -> str:
-    """One line for the first validation error: the key (or the flag, when ``flags`` names the
-    one it came from in ``overrides``), what it should be and what it was; no internal paths."""
-    first = err.errors()[0]
-    loc = tuple(first["loc"])
+def _describe(err: ValidationError, source: str, overrides: dict[str, Any] | None = None, flags: dict[str, str] | None = None, *,
+              data: Any = None, setter: Callable[[str], str | None] | None = None) -> str:
+    """One line for the first validation error: the key (or what set it), what it should be and
+    what it was; no internal paths, no union branch (``data``: the values validated). What set
+    it: ``setter`` (dotted key -> the option, or ``--set KEY``, that set it; None for the file
+    or a default), else ``flags`` (dotted key -> option) for a key that ``overrides`` gives."""
+    first, loc = _shown(err, data)
+    entry = first.get("ctx", {}).get("error") if first["type"] == "value_error" else None
+    detail = None
+    if isinstance(entry, BadEntry):  # a check's error about one entry below its place: named at that entry
+        loc, detail = loc + entry.keys, entry.detail
     where = _where(loc)
     prefix = "" if source == "options" else f"{source}: "
+    dotted = ".".join(str(p) for p in loc if not isinstance(p, int))
+    by = None
+    if setter is not None and dotted:
+        by = setter(dotted)
+    elif flags and dotted in flags and overrides is not None and _has(overrides, loc):
+        by = flags[dotted]
     if first["type"] == "extra_forbidden":
-        return f"{prefix}unknown key '{where}'; `ragjudge config show` lists every key"
+        return f"{f'{by}: ' if by else prefix}unknown key '{where}'; `ragjudge config show` lists every key"
     message = str(first["msg"]).removeprefix("Value error, ")
-    if not loc:  # a check across keys: its message names what it is about
-        return prefix + message
+    if not first["loc"]:  # a check across keys: its message names what it is about
+        return f"{by}: {message}" if by else prefix + message
     if first["type"] == "string_pattern_mismatch":
         message = "should not be empty or blank"
     message = message.replace("Input should be", "should be").replace("String should", "should")
     given = first.get("input")
     got = f" (got {given!r})" if isinstance(given, (str, int, float, bool)) or given is None else ""
-    dotted = ".".join(str(p) for p in loc if not isinstance(p, int))
-    if flags and dotted in flags and overrides is not None and _has(overrides, loc):
-        return f"{flags[dotted]}: {message}{got}"
-    return f"{prefix}invalid value for '{where}': {message}{got}"
+    if by is not None:  # --set KEY names the entry itself; an option its value as given (--min-pass-rate: completeness: 2.0 ...)
+        return f"{by}: {detail if detail is not None and by.startswith('--set ') else message}{got}"
+    return f"{prefix}invalid value for '{where}': {detail if detail is not None else message}{got}"
 
 
 def _unique_keys_loader() -> Any:
@@ -533,11 +610,13 @@ def load_as(model: type[C], /, path: str | Path | None = None, overrides: dict[s
 
 
 def validate(model: type[C], data: dict[str, Any], source: str = "config", given: dict[str, Any] | None = None,
-             flags: dict[str, str] | None = None) -> C:
+             flags: dict[str, str] | None = None, setter: Callable[[str], str | None] | None = None) -> C:
     """``data`` (the config's keys) validated as ``model``. Raises ``ConfigError`` (exit 2) for
     the first bad key, named as it was written: in ``source`` (the file, or ``options``), or as
-    the option (``flags``: dotted key -> option) that set it in ``given`` (the keys the options set)."""
+    what set it: ``setter`` (dotted key -> the option or ``--set KEY``; None: the file or a
+    default), else the option (``flags``: dotted key -> option) that set it in ``given`` (the
+    keys the options set)."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source, given, flags)) from None
+        raise ConfigError(_describe(exc, source, given, flags, data=data, setter=setter)) from None

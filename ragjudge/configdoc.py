@@ -191,12 +191,13 @@ def effective(loaded: Any) -> str:
              "# (the options win over --set, which wins over the file); save it and pass it with -c to run with it"]
 
     def emit(value: Any, key: str, name: str, indent: str) -> None:
+        # a key as YAML writes it: quoted where it would not read back as itself (the all-metrics key '*')
         if isinstance(value, dict) and value:
-            lines.append(f"{indent}{name}:")
+            lines.append(f"{indent}{scalar(name)}:")
             for sub, item in value.items():
                 emit(item, f"{key}.{sub}", str(sub), indent + "  ")
             return
-        lines.append(_pad(f"{indent}{name}: {scalar(value)}", 44) + f"# {source(key)}")
+        lines.append(_pad(f"{indent}{scalar(name)}: {scalar(value)}", 44) + f"# {source(key)}")
 
     for name, value in data.items():
         emit(value, name, name, "")

@@ -8,7 +8,9 @@ for, refused before any judging with a ``ConfigError`` (exit 2) that names the f
   config, applied to the raw config before it is validated (an unknown key is the config's
   usual error naming it).
 - ``check_selection``, ``check_budget``, ``check_regression_gates``, ``check_outputs``,
-  ``check_engine``: the checks of a run's options.
+  ``check_engine``: the checks of a run's options; their messages name the options as
+  ``names`` says (``Names``: the command line's flags, ``CLI``, or a Python call's keyword
+  arguments, ``KEYWORDS``).
 """
 
 from __future__ import annotations
@@ -143,33 +145,17 @@ def overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
 def set_overrides(items: list[str]) -> dict[str, Any]:
     """``--set KEY=VALUE`` items -> the nested config keys they set: ``judge.concurrency=4`` is
     ``{"judge": {"concurrency": 4}}``. The value is read as YAML (``4`` an int, ``0.3`` a float,
-    ``true``, ``null``, ``text``, ``[a, b]``); a later item for the same key wins. Raises
-    ``ConfigError`` for an item without ``=``, an empty key or key part, or a key set both as a
-    value and as a section."""
+    ``true``, ``null``, ``text``, ``[a, b]``). Each item is laid over the ones before as every
+    layer of the config is (``lay``): a later value replaces the key's, a whole section
+    included, and a metric's own rate laid over a per-metric key's single number keeps that
+    number for the other metrics (``gate.min_pass_rate=0.5`` then
+    ``gate.min_pass_rate.completeness=0.8`` is ``{"*": 0.5, "completeness": 0.8}``). Raises
+    ``ConfigError`` for an item without ``=``, an empty key or key part, a value that is not
+    YAML, or a key below one set to a value."""
     out: dict[str, Any] = {}
-    if not items:
-        return out
-    import yaml
-
-    for item in items:
-        key, sep, text = item.partition("=")
-        key = key.strip()
-        parts = key.split(".")
-        if not sep or not key or not all(part.strip() for part in parts):
-            raise ConfigError(f"--set expects KEY=VALUE with a dotted config key, e.g. --set judge.concurrency=4; got '{item}'")
-        try:
-            value = yaml.safe_load(text) if text.strip() else None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"--set {key}: '{text}' is not a YAML value ({getattr(exc, 'problem', exc)})") from None
-        tree = out
-        for depth, part in enumerate(parts[:-1]):
-            tree = tree.setdefault(part.strip(), {})
-            if not isinstance(tree, dict):
-                raise ConfigError(f"--set {key}: {'.'.join(parts[:depth + 1])} was set to a value, so it has no keys")
-        last = parts[-1].strip()
-        if isinstance(tree.get(last), dict) and not isinstance(value, dict):
-            raise ConfigError(f"--set {key}: keys below {key} were set, so it cannot be a value")
-        tree[last] = value
+    sources: dict[str, str] = {}
+    for assignment in set_assignments(items):
+        lay(out, sources, assignment)
     return out
 
 
@@ -240,18 +226,25 @@ def flag_assignments(options: dict[str, Any]) -> tuple[list[Assignment], frozens
 
 
 def set_assignments(items: Sequence[str]) -> list[Assignment]:
-    """``--set KEY=VALUE`` items as ``Assignment``s, in the order given (``set_overrides`` reads
-    them, and raises ``ConfigError`` for a malformed one)."""
+    """``--set KEY=VALUE`` items as ``Assignment``s, in the order given, each value read as YAML.
+    Raises ``ConfigError`` for an item without ``=``, an empty key or key part, or a value that
+    is not YAML."""
     if not items:
         return []
-    set_overrides(list(items))  # the checks and their messages
     import yaml
 
     out = []
     for item in items:
-        key, _, text = item.partition("=")
-        key = ".".join(part.strip() for part in key.strip().split("."))
-        out.append(Assignment(key, yaml.safe_load(text) if text.strip() else None, f"--set {key}"))
+        key, sep, text = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or not key.strip() or not all(part.strip() for part in parts):
+            raise ConfigError(f"--set expects KEY=VALUE with a dotted config key, e.g. --set judge.concurrency=4; got '{item}'")
+        key = ".".join(part.strip() for part in parts)
+        try:
+            value = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--set {key}: '{text}' is not a YAML value ({getattr(exc, 'problem', exc)})") from None
+        out.append(Assignment(key, value, f"--set {key}"))
     return out
 
 
@@ -276,7 +269,7 @@ def lay(data: dict[str, Any], sources: dict[str, str], assignment: Assignment) -
         else:
             setter = sources.get(here, "the config")
             first = parts[depth + 1]
-            if setter.startswith("--set"):
+            if setter.startswith("--set") and _is_section(here):
                 raise ConfigError(f"{setter}: {here} is a section of the config (keys such as {first}), not a value; set one of its "
                                   f"keys, e.g. --set {here}.{first}=...")
             raise ConfigError(f"{assignment.source}: {here} was set to a value by {setter}, so it has no key {first}")
@@ -287,6 +280,19 @@ def lay(data: dict[str, Any], sources: dict[str, str], assignment: Assignment) -
     for key in [k for k in sources if k.startswith(prefix)]:
         del sources[key]
     sources[assignment.key] = assignment.source
+
+
+def _is_section(key: str) -> bool:
+    """Whether the dotted ``key`` is a section of the config (holds keys by default: ``judge``,
+    ``thresholds``), not a value (``judge.concurrency``)."""
+    from ragjudge.config import RawConfig
+
+    node: Any = RawConfig().model_dump()
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return isinstance(node, dict)
 
 
 @dataclass(frozen=True)
@@ -303,15 +309,36 @@ class Loaded:
     def source(self, key: str) -> str:
         """What set the dotted ``key``: its own source, else the nearest section's (a section set
         whole sets its keys), else ``default``."""
-        parts = key.split(".")
-        for depth in range(len(parts), 0, -1):
-            found = self.sources.get(".".join(parts[:depth]))
-            if found is not None:
-                return found
-            star = ".".join([*parts[:depth - 1], "*"])
-            if depth == len(parts) and ".".join(parts[:depth - 1]) in PER_METRIC_KEYS and star in self.sources:
-                return self.sources[star]
-        return "default"
+        return _source_of(self.sources, key)
+
+
+def _source_of(sources: dict[str, str], key: str) -> str:
+    """What set the dotted ``key`` by the layering's record ``sources`` (``Loaded.sources``): its
+    own source, else the all-metrics key's of its per-metric map, else the nearest section's,
+    else ``default``."""
+    parts = key.split(".")
+    for depth in range(len(parts), 0, -1):
+        found = sources.get(".".join(parts[:depth]))
+        if found is not None:
+            return found
+        star = ".".join([*parts[:depth - 1], "*"])
+        if depth == len(parts) and ".".join(parts[:depth - 1]) in PER_METRIC_KEYS and star in sources:
+            return sources[star]
+    return "default"
+
+
+def _setter(sources: dict[str, str], key: str) -> str | None:
+    """What a message about the dotted ``key`` names as the place its value was set: the option
+    that set it (or a section above it, or, when nothing did, every key below it), or ``--set
+    KEY`` naming the key itself (``--set judge={concurrency: 0}`` is ``--set judge.concurrency``);
+    None for the config file or a default (the message names the file)."""
+    found = _source_of(sources, key)
+    if found == "default":
+        below = {source for dotted, source in sources.items() if dotted.startswith(key + ".")}
+        return below.pop() if len(below) == 1 and not next(iter(below)).startswith("-c ") else None
+    if found.startswith("-c "):
+        return None
+    return f"--set {key}" if found.startswith("--set ") else found
 
 
 def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> Loaded:
@@ -332,15 +359,11 @@ def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str]
     if config is not None:
         data = dict(read_file(config))
         sources.update({key: f"-c {config}" for key in _leaves(data)})
-    over: dict[str, Any] = {}
     for assignment in [*given, *flagged]:
         lay(data, sources, assignment)
-        lay(over, {}, assignment)
-    # a bad value is named as what set it: a --set key (each key of a section set whole), else the named option
-    set_keys = {leaf: f"--set {leaf}" for a in given for leaf in ([a.key] + [f"{a.key}.{k}" for k in _leaves(a.value)] if isinstance(a.value, dict) else [a.key])}
-    flags = {**FLAGS, **set_keys, **{a.key: a.source for a in flagged}}
-    _check_flag_metrics(data, [*given, *flagged])
-    settings = validate(Config, data, "options" if config is None else str(config), over, flags)
+    _check_flag_metrics(data, sources)
+    # a bad value is named as what set it (the layering's record): a --set key, the named option, else the file
+    settings = validate(Config, data, "options" if config is None else str(config), setter=lambda key: _setter(sources, key))
     return Loaded(settings, mapped, sources)
 
 
@@ -355,22 +378,60 @@ def _leaves(tree: dict[str, Any], prefix: str = "") -> list[str]:
 _METRIC_KEYED = ("thresholds", "gate.min_pass_rate", "gate.max_error_rate", "gate.max_skip_rate", "labels")
 
 
-def _check_flag_metrics(data: dict[str, Any], assignments: list[Assignment]) -> None:
-    """Refuse an option (or ``--set``) that names a metric this run does not judge: misspelt
+def _check_flag_metrics(data: dict[str, Any], sources: dict[str, str]) -> None:
+    """Refuse a metric this run does not judge, named by an option or ``--set`` (``sources``: the
+    layering's record; a config file's keys are the config's own check) in a metric-keyed map
+    (``_METRIC_KEYED``), whether one entry was set (``--set gate.min_pass_rate.groundedness=0.5``)
+    or the whole map (``--set gate.min_pass_rate={groundedness: 0.5}``): misspelt
     (``--max-skip-rate sufficency=0.1``) or not asked for (``--min-pass-rate groundedness=0.9``
-    without ``-m groundedness``): its bound would gate nothing."""
+    without ``-m groundedness``), its bound would gate nothing. The message names the fix
+    (``_not_judged``)."""
     from ragjudge.config import METRICS
 
     metrics = data.get("metrics")
     run = [str(m) for m in metrics] if isinstance(metrics, list) and metrics else list(METRICS)
-    for assignment in assignments:
-        for key in _METRIC_KEYED:
-            if assignment.key.startswith(key + "."):
-                metric = assignment.key[len(key) + 1:]
-                if metric != "*" and metric not in run:
-                    where = assignment.source if assignment.source.startswith("--set") else f"{assignment.source} {metric}=..."
-                    raise ConfigError(f"{where}: this run does not judge '{metric}'; it judges {', '.join(run)} "
-                                      f"(a metric of its own is added with -m {metric})")
+    if "*" in run:  # no metric: the config's own check says so
+        return
+    for key in _METRIC_KEYED:
+        node: Any = data
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        for metric in node if isinstance(node, dict) else []:
+            source = _source_of(sources, f"{key}.{metric}")
+            if metric == "*" or metric in run or source == "default" or source.startswith("-c "):
+                continue
+            where = source if source.startswith("--set") else f"{source} {metric}=..."
+            raise ConfigError(f"{where}: this run does not judge '{metric}'" + _not_judged(metric, run, data, _source_of(sources, "metrics")))
+
+
+def _not_judged(metric: str, run: list[str], data: dict[str, Any], listed: str) -> str:
+    """The fix for a bound on ``metric``, which the run (judging ``run``; ``listed``: what set
+    that list, ``default`` for none) does not judge: a name close to a metric's (difflib) is
+    "did you mean"; a metric that exists is judged by naming every metric with -m, since -m
+    replaces the list (``-m sufficiency -m completeness -m groundedness``); any other name is
+    no metric (the known ones listed: built-in, bundled, defined in the config's ``judges:``)."""
+    import difflib
+
+    from ragjudge.config import METRICS
+    from ragjudge.judges import bundled_names
+
+    judges = data.get("judges")
+    defined = [j["name"] for j in judges if isinstance(j, dict) and isinstance(j.get("name"), str)] if isinstance(judges, list) else []
+    known = list(dict.fromkeys([*METRICS, *bundled_names(), *defined]))
+
+    def add(name: str) -> str:
+        return (f"it judges {', '.join(run)}, and -m replaces {'the default list' if listed == 'default' else 'that list'}: to judge "
+                f"{name} too, give {' '.join(f'-m {m}' for m in [*run, name])}")
+
+    if metric in known:
+        return f"; {add(metric)}"
+    close = difflib.get_close_matches(metric, list(dict.fromkeys([*run, *known])), n=1)
+    if close and close[0] in run:
+        return f"; did you mean '{close[0]}'? (it judges {', '.join(run)})"
+    if close:
+        fix = add(close[0])
+        return f"; did you mean '{close[0]}'? {fix[0].upper()}{fix[1:]}"
+    return f", and no metric has that name; it judges {', '.join(run)} (known metrics: {', '.join(known)} or a judge defined in the config)"
 
 
 def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> tuple[Any, frozenset[str]]:
@@ -379,15 +440,53 @@ def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) 
     return loaded.config, loaded.mapped
 
 
-def check_selection(limit: int | None, sample: int | None) -> None:
+# the options of `ragjudge score` not named --FIELD (a ScoreRequest field, or the config key judge.max_cost)
+_CLI_NAMES = {"output": "-o", "row_events": "-v/--verbose", "max_cost": "--max-cost"}
+
+
+@dataclass(frozen=True)
+class Names:
+    """How a message names a run's options (``ragjudge.run.ScoreRequest``'s fields): as the
+    command line's flags (``CLI``: ``--limit``, ``--max-drop 2.0``, ``-o``) or, for a request
+    made in Python (``evaluate``, ``ScoreRequest``, ``Scorer``), as its keyword arguments
+    (``KEYWORDS``: ``limit=``, ``max_drop=2.0``, ``output=``; the budget is the config key
+    ``judge.max_cost``)."""
+
+    keywords: bool = False
+
+    def __call__(self, field: str) -> str:
+        """``field`` named: ``--max-drop`` / ``max_drop=``."""
+        if self.keywords:
+            return "judge.max_cost" if field == "max_cost" else f"{field}="
+        return _CLI_NAMES.get(field, "--" + field.replace("_", "-"))
+
+    def given(self, field: str, value: Any) -> str:
+        """``field`` with its ``value``: ``--max-drop 2.0`` / ``max_drop=2.0`` (``format='csv'``)."""
+        return f"{field}={value!r}" if self.keywords else f"{self(field)} {value}"
+
+    def placeholder(self, field: str, text: str) -> str:
+        """``field`` with a value to fill in: ``--sample N`` / ``sample=N``."""
+        return f"{field}={text}" if self.keywords else f"{self(field)} {text}"
+
+    def about(self, field: str, value: Any) -> str:
+        """A message's subject: the flag alone (``--junit``; the message says the value) / the
+        keyword with its value (``junit='-'``)."""
+        return self.given(field, value) if self.keywords else self(field)
+
+
+CLI = Names()
+KEYWORDS = Names(keywords=True)
+
+
+def check_selection(limit: int | None, sample: int | None, names: Names = CLI) -> None:
     """Refuse ``limit`` with ``sample`` (both choose the rows to judge) and either below 1."""
     if limit is not None and sample is not None:
-        raise ConfigError("--limit and --sample both choose the rows to judge: give one of them")
+        raise ConfigError(f"{names('limit')} and {names('sample')} both choose the rows to judge: give one of them")
     if (limit is not None and limit < 1) or (sample is not None and sample < 1):
-        raise ConfigError("--limit and --sample take a number of rows, at least 1")
+        raise ConfigError(f"{names('limit')} and {names('sample')} take a number of rows, at least 1")
 
 
-def check_budget(settings: Any) -> None:
+def check_budget(settings: Any, names: Names = CLI) -> None:
     """Refuse ``judge.max_cost`` (``--max-cost``) for a model with no known price before
     anything is spent: spending could not be counted, so the budget could never trip."""
     if settings.judge.max_cost is None or settings.judge.price is not None or settings.judge.model.startswith("local/"):
@@ -397,25 +496,25 @@ def check_budget(settings: Any) -> None:
 
     provider, _, name = resolve_model(settings.judge).partition("/")
     if (prices.entry(provider, name) or {}).get("input_cost_per_token") is None:
-        raise ConfigError(f"--max-cost: {settings.judge.model} has no price in litellm's price table, so spending cannot be counted; "
-                          "give one in the config: judge.price: {input_per_mtok: ..., output_per_mtok: ...}")
+        raise ConfigError(f"{names('max_cost')}: {settings.judge.model} has no price in litellm's price table, so spending cannot be "
+                          "counted; give one in the config: judge.price: {input_per_mtok: ..., output_per_mtok: ...}")
 
 
-def check_engine(engine: str, ray_actors: int | None = None) -> None:
+def check_engine(engine: str, ray_actors: int | None = None, names: Names = CLI) -> None:
     """Refuse an engine other than local or ray, and fewer than 1 Ray actor."""
     if engine not in ("local", "ray"):
-        raise ConfigError(f"--engine {engine}: use local or ray")
+        raise ConfigError(f"{names.given('engine', engine)}: use local or ray")
     if engine == "ray" and ray_actors is not None and ray_actors < 1:
-        raise ConfigError(f"--ray-actors {ray_actors}: give a number of actors, 1 or more")
+        raise ConfigError(f"{names.given('ray_actors', ray_actors)}: give a number of actors, 1 or more")
 
 
-def check_regression_gates(max_regressions: int | None, max_drop: float | None) -> None:
+def check_regression_gates(max_regressions: int | None, max_drop: float | None, names: Names = CLI) -> None:
     """Refuse regression gates that cannot mean anything: a negative count, a drop outside
     0..1 or not a number."""
     if max_regressions is not None and max_regressions < 0:
-        raise ConfigError(f"--max-regressions {max_regressions}: give a number of rows, 0 or more")
+        raise ConfigError(f"{names.given('max_regressions', max_regressions)}: give a number of rows, 0 or more")
     if max_drop is not None and not (math.isfinite(max_drop) and 0.0 <= max_drop <= 1.0):
-        raise ConfigError(f"--max-drop {max_drop}: give a drop in pass rate from 0 to 1 (0.05: five points)")
+        raise ConfigError(f"{names.given('max_drop', max_drop)}: give a drop in pass rate from 0 to 1 (0.05: five points)")
 
 
 def output_format(path: str | None, explicit: str | None, shared: str | None) -> str | None:
@@ -434,72 +533,87 @@ def output_format(path: str | None, explicit: str | None, shared: str | None) ->
 
 def check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
-                  html_flag: str = "--html", id_column: str | None = "id", id_required: bool = False) -> None:
+                  html_flag: str | None = None, id_column: str | None = "id", names: Names = CLI, id_required: bool = False) -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end: an unknown
     format, regression gates without a baseline, a baseline that is missing, is not a scored
     table or could not be compared (a null or repeated id, an unreadable cell), a
     report file that is stdout, a folder or in a missing folder, two outputs (or an output and
-    the input) that are one file, both the table and the summary on stdout."""
+    the input, or an output and the baseline) that are one file (``_check_distinct``), both the
+    table and the summary on stdout. ``html_flag``: how the HTML file is named, where not as
+    ``names`` names ``html`` (``ragjudge report -o``). ``id_required``: the id column was named,
+    so a baseline without it is refused too."""
     from pathlib import Path
 
     from ragjudge.io import FORMATS
+
+    def about(field: str, flag: str, value: Any) -> str:  # Names.about, with the HTML file's own flag
+        return names.given(field, value) if names.keywords else flag
 
     for fmt in formats:
         if fmt is not None and fmt not in FORMATS:
             raise ConfigError(f"unknown format '{fmt}'; use one of: {', '.join(FORMATS)}")
     if gates_without_baseline and not baseline:
-        raise ConfigError("--max-regressions and --max-drop compare with a baseline: give --baseline SCORED_TABLE")
+        raise ConfigError(f"{names('max_regressions')} and {names('max_drop')} compare with a baseline: give "
+                          f"{names.placeholder('baseline', 'SCORED_TABLE')}")
     if baseline and not Path(baseline).is_file():
-        raise ConfigError(f"--baseline: no such file: {baseline}")
+        raise ConfigError(f"{names.given('baseline', baseline)}: no such file" if names.keywords else f"--baseline: no such file: {baseline}")
     if baseline:  # before any judging: a table that was never scored cannot be a baseline
         from ragjudge.compare import metrics_of
         from ragjudge.io import iter_chunks
 
         first = next(iter(iter_chunks(baseline, None, 1000)), None)
         if first is None or not metrics_of(first):
-            raise ConfigError(f"--baseline {baseline} holds no scored metric (no M_status and M_passed columns); "
-                              "give a table written by ragjudge score -o")
+            raise ConfigError(f"{names.given('baseline', baseline)} holds no scored metric (no M_status and M_passed columns); "
+                              f"give a table written by {'evaluate(..., output=...) or ' if names.keywords else ''}ragjudge score -o")
         from ragjudge.compare import check_baseline
         from ragjudge.io import read_table
 
-        check_baseline(read_table(baseline), baseline, id_column, id_required)  # its ids and cells, as the comparison at the end reads them
-    for flag, path in (("--junit", junit), ("--markdown", markdown), (html_flag, html)):
+        check_baseline(read_table(baseline), baseline, id_column, id_required, names.given("baseline", baseline))  # as read at the end
+    for field, flag, path in (("junit", names("junit"), junit), ("markdown", names("markdown"), markdown), ("html", html_flag or names("html"), html)):
         if path is None:
             continue
         if path == "-":
-            raise ConfigError(f"{flag} writes a file, not stdout: give a file name")
+            raise ConfigError(f"{about(field, flag, path)} writes a file, not stdout: give a file name")
         if path == "" or Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
-            raise ConfigError(f"{flag}: cannot write {path!r}: give a file in an existing folder")
+            raise ConfigError(f"{about(field, flag, path)}: cannot write {'there' if names.keywords else repr(path)}: give a file in an existing folder")
     if output == "" or summary_json == "":
-        raise ConfigError("an empty path was given to -o or --summary-json")
+        raise ConfigError(f"an empty path was given to {names('output')} or {names('summary_json')}")
     if output == "-" and summary_json == "-":
-        raise ConfigError("-o - and --summary-json - would both write to stdout; send one of them to a file")
-    _check_distinct(source, baseline, (("-o", output), ("--summary-json", summary_json), ("--junit", junit),
-                                       ("--markdown", markdown), (html_flag, html)))
+        raise ConfigError(f"{names.given('output', '-')} and {names.given('summary_json', '-')} would both write to stdout; send one of them to a file")
+    _check_distinct(source, baseline, (("output", names("output"), output), ("summary_json", names("summary_json"), summary_json),
+                                       ("junit", names("junit"), junit), ("markdown", names("markdown"), markdown),
+                                       ("html", html_flag or names("html"), html)), names)
     if summary_json and summary_json != "-":
         target = Path(summary_json)
         if target.is_dir():
-            raise ConfigError(f"--summary-json: {summary_json} is a folder")
+            raise ConfigError(f"{names.given('summary_json', summary_json)} is a folder" if names.keywords else f"--summary-json: {summary_json} is a folder")
         if not target.resolve().parent.is_dir():
-            raise ConfigError(f"--summary-json: folder does not exist: {target.parent}")
+            raise ConfigError(f"{names.about('summary_json', summary_json)}: folder does not exist: {target.parent}")
 
 
-def _check_distinct(source: str, baseline: str | None, outputs: Sequence[tuple[str, str | None]]) -> None:
-    """``ConfigError`` when two outputs are one file (the last written would replace the other),
-    or an output other than ``-o`` is the input (``-o`` may replace the input: it is written
-    after the input is read), or any output is the ``--baseline`` (the comparison at the end
-    would read this run's own file, or a report, instead of the baseline)."""
-    given = [(flag, path, os.path.realpath(path)) for flag, path in outputs if path and path != "-"]
-    for i, (flag, path, real) in enumerate(given):
-        for other_flag, _, other_real in given[:i]:
+def _check_distinct(source: str, baseline: str | None, outputs: Sequence[tuple[str, str, str | None]], names: Names = CLI) -> None:
+    """``ConfigError`` when two outputs (``(field, flag, path)``) are one file (the last written
+    would replace the other), or an output other than the table is the input (the table may
+    replace it: it is written after the input is read), or any output is the baseline (the
+    comparison at the end would read this run's own file, or a report, instead of it)."""
+    given = [(field, flag, path, os.path.realpath(path)) for field, flag, path in outputs if path and path != "-"]
+
+    def subject(field: str, flag: str, path: str) -> str:
+        return names.given(field, path) if names.keywords else f"{flag} {path}"
+
+    for i, (field, flag, path, real) in enumerate(given):
+        for other_field, other_flag, other_path, other_real in given[:i]:
             if real == other_real:
-                raise ConfigError(f"{flag} {path} is also {other_flag}; one would replace the other: give it another name")
+                also = names.given(other_field, other_path) if names.keywords else other_flag
+                raise ConfigError(f"{subject(field, flag, path)} is also {also}; one would replace the other: give it another name")
         if baseline and real == os.path.realpath(baseline):
-            raise ConfigError(f"{flag} {path} is also --baseline; the comparison would read {'this run' if flag == '-o' else flag} "
-                              "instead of the baseline: write to another file (and replace the baseline once the gate passes)")
-        if flag != "-o" and source and source != "-" and real == os.path.realpath(source):
-            what = "the summary" if flag == "--summary-json" else "the report"
-            raise ConfigError(f"{flag} {path} is also the input; {what} would replace it: give it another name")
+            read = "this run" if field == "output" else (names(field) if not names.keywords else f"the {field} file")
+            raise ConfigError(f"{subject(field, flag, path)} is also {names('baseline') if not names.keywords else 'the baseline'}; the "
+                              f"comparison would read {read} instead of the baseline: write to another file (and replace the baseline "
+                              "once the gate passes)")
+        if field != "output" and source and source != "-" and real == os.path.realpath(source):
+            what = "the summary" if field == "summary_json" else "the report"
+            raise ConfigError(f"{subject(field, flag, path)} is also the input; {what} would replace it: give it another name")
 
 
 def step_summary_problem(source: str, *outputs: str | None) -> str | None:

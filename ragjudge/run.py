@@ -34,6 +34,9 @@ from typing import Any
 
 from ragjudge.errors import ConfigError
 from ragjudge.options import (
+    CLI,
+    KEYWORDS,
+    Names,
     check_budget,
     check_engine,
     check_outputs,
@@ -51,12 +54,6 @@ __all__ = ["RunOutcome", "ScoreRequest", "evaluate", "request_of", "run"]
 _TRACE_OPTIONS = ("mlflow_tracking_uri", "mlflow_filter", "mlflow_max_traces", "mlflow_log_feedback", "mlflow_feedback_name",
                   "expected_facts_attribute", "expected_response_attribute", "phoenix_endpoint", "annotations", "judge_error_traces",
                   "phoenix_start", "phoenix_end", "phoenix_trace_id")
-_OPTION = {"mlflow_log_feedback": "--mlflow-log-feedback", "row_events": "-v/--verbose"}
-
-
-def _option(name: str) -> str:
-    return _OPTION.get(name, "--" + name.replace("_", "-"))
-
 
 @dataclass(frozen=True)
 class ScoreRequest:
@@ -79,7 +76,9 @@ class ScoreRequest:
     ``--map`` set (a mapped column that is missing is an error naming the flag);
     ``row_events``: ``on_event`` hears each row's verdicts (``Row``); ``keep_table``: the
     outcome keeps the scored table; ``handle_signals``: Ctrl-C and SIGTERM stop the run and
-    write what was judged (the command line's behaviour)."""
+    write what was judged (the command line's behaviour); ``cli``: the request is the command
+    line's (``request_of``), so messages name its options as flags (``--limit``), not as these
+    fields, the keyword arguments of a Python call (``limit=``)."""
 
     source: Any
     input_format: str | None = None
@@ -118,6 +117,12 @@ class ScoreRequest:
     row_events: bool = False
     keep_table: bool = False
     handle_signals: bool = False
+    cli: bool = False
+
+    @property
+    def names(self) -> Names:
+        """How messages name this request's options: as flags for the command line's, else as keyword arguments."""
+        return CLI if self.cli else KEYWORDS
 
     @property
     def name(self) -> str:
@@ -165,58 +170,66 @@ class ScoreRequest:
           a folder (an existing one, or a name ending in ``/``) to be written in another format
           than Parquet.
         """
-        check_selection(self.limit, self.sample)
+        names = self.names  # the command line's flags, or a Python call's keyword arguments
+        check_selection(self.limit, self.sample, names)
         if self.seed is not None and self.sample is None:
-            raise ConfigError("--seed chooses the rows of --sample: give --sample N with it, or leave --seed out")
-        check_budget(config)
-        check_regression_gates(self.max_regressions, self.max_drop)
+            raise ConfigError(f"{names('seed')} chooses the rows of {names('sample')}: give {names.placeholder('sample', 'N')} with it, or "
+                              f"leave {names('seed')} out")
+        check_budget(config, names)
+        check_regression_gates(self.max_regressions, self.max_drop, names)
         source = self.source if isinstance(self.source, str) else ""
         check_outputs(source, self.output, self.summary_json, self.format, self.output_format, junit=self.junit,
                       markdown=self.markdown, html=self.html, baseline=self.baseline,
                       gates_without_baseline=self.max_regressions is not None or self.max_drop is not None,
-                      id_column=config.columns.id or "id", id_required=config.columns.id is not None)
+                      id_column=config.columns.id or "id", names=names, id_required=config.columns.id is not None)
         if self.baseline and source not in ("", "-"):
             self._check_input_ids(source, config.columns.id or "id")
         if self.output is None:
-            for flag, value in (("--format", self.format), ("--output-format", self.output_format)):
+            for field, value in (("format", self.format), ("output_format", self.output_format)):
                 if value is not None:
-                    raise ConfigError(f"{flag} {value} is the format of the scored table, and no table is written: give -o FILE (or -o - for stdout)")
+                    raise ConfigError(f"{names.given(field, value)} is the format of the scored table, and no table is written: give "
+                                      f"{names.placeholder('output', 'FILE')} (or {names.given('output', '-')} for stdout)")
         elif self.format is not None and self.output_format is None and self.output != "-":
             from ragjudge.io import suffix_format
 
             said = suffix_format(self.output)
             if said is not None and said != self.format:
-                raise ConfigError(f"--format {self.format}: -o {self.output} is {said} by its suffix; to write {self.format} under that "
-                                  f"name give --output-format {self.format}")
-        check_engine(self.engine, self.ray_actors)
+                raise ConfigError(f"{names.given('format', self.format)}: {names.given('output', self.output)} is {said} by its suffix; to "
+                                  f"write {self.format} under that name give {names.given('output_format', self.format)}")
+        check_engine(self.engine, self.ray_actors, names)
         if self.engine == "local":
-            given = [_option(name) for name in ("ray_address", "ray_actors") if getattr(self, name) is not None]
+            given = [names.about(name, getattr(self, name)) for name in ("ray_address", "ray_actors") if getattr(self, name) is not None]
             if given:
-                raise ConfigError(f"{', '.join(given)} {'works' if len(given) == 1 else 'work'} with --engine ray; add it, or leave "
-                                  f"{'it' if len(given) == 1 else 'them'} out")
+                raise ConfigError(f"{', '.join(given)} {'works' if len(given) == 1 else 'work'} with {names.given('engine', 'ray')}; add it, "
+                                  f"or leave {'it' if len(given) == 1 else 'them'} out")
             return
         self._check_ray()
 
     def _check_ray(self) -> None:
+        names = self.names
+        ray, local = names.given("engine", "ray"), names.given("engine", "local")
         if not isinstance(self.source, str):
-            raise ConfigError("--engine ray reads files: give a file, folder or glob (a DataFrame is scored with the local engine)")
+            raise ConfigError(f"{ray} reads files: give a file, folder or glob (a DataFrame is scored with the local engine)")
         if self.source == "-":
-            raise ConfigError("--engine ray reads files: give a file, folder or glob (stdin is read by --engine local)")
-        traces = [_option(name) for name in _TRACE_OPTIONS if getattr(self, name) not in (None, False, ())]
+            raise ConfigError(f"{ray} reads files: give a file, folder or glob (stdin is read by {local})")
+        traces = [names.about(name, getattr(self, name)) for name in _TRACE_OPTIONS if getattr(self, name) not in (None, False, ())]
         if traces:
-            raise ConfigError(f"{', '.join(traces)}: trace sources are scored with --engine local (the default); export the rows to "
+            raise ConfigError(f"{', '.join(traces)}: trace sources are scored with {local} (the default); export the rows to "
                               "a table for Ray")
         if self.row_events:
+            if names.keywords:
+                raise ConfigError(f"row_events=True: each row's verdicts are heard (on_event, on_row) as they land on this machine; with "
+                                  f"{ray} rows are judged on the actors: leave it out, and read the verdicts in the scored table")
             raise ConfigError("-v/--verbose prints each row's verdicts as they land on this machine; with --engine ray rows are judged "
                               "on the actors: leave -v out, and read the verdicts in the scored table")
-        readers = [flag for flag, value in (("--junit", self.junit), ("--html", self.html), ("--baseline", self.baseline)) if value]
+        readers = [names.about(field, getattr(self, field)) for field in ("junit", "html", "baseline") if getattr(self, field)]
         if readers and (not self.output or self.output == "-"):
-            raise ConfigError(f"{', '.join(readers)} with --engine ray read the scored table back: give -o FILE or FOLDER")
+            raise ConfigError(f"{', '.join(readers)} with {ray} read the scored table back: give {names.placeholder('output', 'FILE or FOLDER')}")
         from ragjudge.io import names_folder
 
         if names_folder(self.output) and self.table_format not in (None, "parquet"):
-            raise ConfigError(f"--engine ray writes the folder {self.output} as Parquet files; to write {self.table_format}, name a "
-                              f"file: -o {self.output.rstrip('/')}.{self.table_format}")
+            raise ConfigError(f"{ray} writes the folder {self.output} as Parquet files; to write {self.table_format}, name a "
+                              f"file: {names.given('output', self.output.rstrip('/') + '.' + self.table_format)}")
 
 
 @dataclass
@@ -274,6 +287,7 @@ def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:
     given["step_summary"] = not options.get("no_step_summary", False)
     given["row_events"] = bool(options.get("verbose", False))
     given.setdefault("engine", "local")
+    given["cli"] = True  # its messages name the command's flags
     given.update(extra)
     for name in ("mlflow_feedback_name", "phoenix_trace_id"):
         if name in given:
@@ -337,17 +351,17 @@ def _plan_traces(request: ScoreRequest, config: Any) -> Any:
     """The trace run of ``request`` (``ragjudge.trace_run.plan``), None for a table or a DataFrame.
     ``--mlflow-feedback-name`` must name metrics the run judges (``ConfigError``)."""
     if not isinstance(request.source, str):
-        given = [_option(name) for name in _TRACE_OPTIONS if getattr(request, name) not in (None, False, ())]
+        given = [request.names.about(name, getattr(request, name)) for name in _TRACE_OPTIONS if getattr(request, name) not in (None, False, ())]
         if given:
             raise ConfigError(f"{', '.join(given)}: a DataFrame is a table, not traces")
         return None
     from ragjudge.options import pairs
     from ragjudge.trace_run import plan
 
-    names = pairs(list(request.mlflow_feedback_name), "--mlflow-feedback-name")
+    names = pairs(list(request.mlflow_feedback_name), request.names("mlflow_feedback_name"))
     for metric in names:
         if metric not in config.metrics:
-            raise ConfigError(f"--mlflow-feedback-name {metric}=...: this run does not judge '{metric}'; it judges "
+            raise ConfigError(f"{request.names.given('mlflow_feedback_name', metric + '=...')}: this run does not judge '{metric}'; it judges "
                               f"{', '.join(config.metrics)}")
     return plan(request.source, request.input_format, request.mlflow_tracking_uri, request.mlflow_filter, request.mlflow_max_traces,
                 request.mlflow_log_feedback, request.engine, request.expected_facts_attribute, request.expected_response_attribute,
@@ -369,7 +383,7 @@ def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable
         rows_file = _trace_rows_file(traces)
         source, input_format = rows_file, None
     elif not isinstance(source, str):
-        raise ConfigError("--dry-run reads a file or stdin; for a DataFrame, Scorer.plan shows the mapping and notes")
+        raise ConfigError(f"{request.names.about('dry_run', True)} reads a file or stdin; for a DataFrame, Scorer.plan shows the mapping and notes")
     try:
         report = estimate(source, config, input_format, request.flag_fields, request.limit, request.sample, request.seed or 0)
     except RagjudgeError as exc:  # the message names the user's traces, not the temporary copy of their rows
@@ -381,13 +395,14 @@ def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable
             import shutil
 
             shutil.rmtree(os.path.dirname(rows_file), ignore_errors=True)
-    skipped = [flag for flag, value in (("-o", request.output), ("--junit", request.junit), ("--markdown", request.markdown),
-                                        ("--html", request.html), ("--baseline", request.baseline),
-                                        ("--mlflow-log-feedback", request.mlflow_log_feedback or None),
-                                        ("--phoenix-endpoint", request.phoenix_endpoint), ("--annotations", request.annotations))
+    skipped = [request.names.about(name, value) for name, value in (("output", request.output), ("junit", request.junit), ("markdown", request.markdown),
+                                                       ("html", request.html), ("baseline", request.baseline),
+                                                       ("mlflow_log_feedback", request.mlflow_log_feedback or None),
+                                                       ("phoenix_endpoint", request.phoenix_endpoint), ("annotations", request.annotations))
                if value is not None]
     if skipped:
-        report["notes"].append(f"note: a dry run writes and logs nothing but --summary-json: {', '.join(skipped)} checked, not used")
+        report["notes"].append(f"note: a dry run writes and logs nothing but {request.names('summary_json')}: {', '.join(skipped)} checked, "
+                               "not used")
     if request.summary_json:
         write_summary_json(request.summary_json, {"dry_run": report})
     return RunOutcome(request, 0, estimate=report)

@@ -136,9 +136,9 @@ class Scorer:
                 self.notes.append("embedded judge: the bundled model's settings " + ", ".join(filled) + " (`ragjudge config show local`)")
         if config.judge.workers > 1:
             self.notes.append("note: --workers (judge.workers) is no longer needed and is ignored: one process makes every call")
-        from ragjudge.options import check_budget
+        from ragjudge.options import KEYWORDS, check_budget
 
-        check_budget(config)  # judge.max_cost with no known price could never trip: refused before anything is spent
+        check_budget(config, KEYWORDS)  # judge.max_cost with no known price could never trip: refused before anything is spent
         self.config = config
         self.cache = None
         if config.cache.enabled:

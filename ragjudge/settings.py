@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, model_validator
 
-from ragjudge.config import METRICS, RawConfig, _describe, load_as
+from ragjudge.config import METRICS, BadEntry, RawConfig, _describe, load_as
 from ragjudge.errors import ConfigError
 from ragjudge.judges import BUILT_IN, bundled_definitions, bundled_names, judge_class
 from ragjudge.judges.completeness import CompletenessSettings
@@ -62,54 +62,74 @@ class Config(RawConfig):
         checked, its notes kept; a ``Config`` is returned as it is. Raises ``ConfigError``."""
         if isinstance(config, cls):
             return config
+        data = config.model_dump(exclude_unset=True)
         try:
-            typed = cls.model_validate(config.model_dump(exclude_unset=True))
+            typed = cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(_describe(exc, "config")) from None
+            raise ConfigError(_describe(exc, "config", data=data)) from None
         typed._notes = list(dict.fromkeys([*config.notes, *typed._notes]))
         typed.gate._named = config.gate._named  # the dump names every metric: keep which the config named
         return typed
 
     @model_validator(mode="after")
     def _known_metrics(self) -> "Config":
+        # each error names the key it is about (BadEntry), so that it is named where that key was set
+        def bad(keys: tuple[str, ...], message: str) -> BadEntry:
+            return BadEntry(keys, message, message)
+
         bundled = bundled_names()
         names = [d.name for d in self.judges]
         for name in names:
             if name in BUILT_IN or name in bundled:
                 fix = f"; to add instructions or examples to it, use extend.{name}" if name in BUILT_IN else ""
-                raise ValueError(f"judges: '{name}' is a metric that ships with ragjudge; give your judge another name{fix}")
+                raise bad(("judges",), f"judges: '{name}' is a metric that ships with ragjudge; give your judge another name{fix}")
             if name in type(self).model_fields:
-                raise ValueError(f"judges: '{name}' is a section of the config ({name}:); give your judge another name")
+                raise bad(("judges",), f"judges: '{name}' is a section of the config ({name}:); give your judge another name")
         twice = [name for i, name in enumerate(names) if name in names[:i]]
         if twice:
-            raise ValueError(f"judges: '{twice[0]}' is defined twice")
+            raise bad(("judges",), f"judges: '{twice[0]}' is defined twice")
         known = [*METRICS, *bundled, *names]
         gate = self.gate
         keyed = [(name, list(value) if isinstance(value, dict) else []) for name, value in
                  (("gate.max_error_rate", gate.max_error_rate), ("gate.max_skip_rate", gate.max_skip_rate))]
         allowed = [("gate.allow_unjudged", [m for m in gate.allow_unjudged if m != "diagnosis"])]
+        every = "'*' is allowed only as the all-metrics key of gate.min_pass_rate / max_error_rate / max_skip_rate"
         for where, keys in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(gate.min_pass_rate)),
-                            *keyed, *allowed, ("labels", [m for m in self.labels if m != "*"])):
+                            *keyed, *allowed, ("labels", list(self.labels))):
             for name in keys:
+                key = (*where.split("."), *([] if where in ("metrics", "gate.allow_unjudged") else [name]))
+                if name == "*" and where == "metrics":
+                    raise bad(key, f"'*' in metrics is not a metric; name each metric to judge "
+                                   f"({' '.join(f'-m {m}' for m in METRICS)}, or metrics: [{', '.join(METRICS)}]); {every}")
+                if name == "*" and where == "labels":
+                    raise bad(key, f"'*' in labels is not a metric; give each metric its own labels column (labels.sufficiency: COLUMN); {every}")
+                if name == "*" and where == "thresholds":
+                    run = [m for m in self.metrics if m != "*"]
+                    raise bad(key, f"'*' in thresholds is not a metric; give each metric its own threshold "
+                                   f"({', '.join(f'thresholds.{m}' for m in run)}); {every}")
                 if name in known or name == "*":
                     continue
                 if where == "metrics":
-                    raise ValueError(f"unknown metric '{name}'; use {', '.join(known)} or a judge defined in the config")
-                raise ValueError(f"unknown metric '{name}' in {where}; this run judges {', '.join(self.metrics)} (known metrics: "
-                                 f"{', '.join(known)} or a judge defined in the config)")
+                    raise bad(key, f"unknown metric '{name}'; use {', '.join(known)} or a judge defined in the config")
+                raise bad(key, f"unknown metric '{name}' in {where}; this run judges {', '.join(self.metrics)} (known metrics: "
+                               f"{', '.join(known)} or a judge defined in the config)")
         if gate.gate_on == "corrected":
             unlabelled = [m for m in self.metrics if m not in self.labels and gate.min_pass_rate.get(m, gate.min_pass_rate.get("*", 0.0)) > 0]
             if unlabelled:
-                raise ValueError(f"gate.gate_on: corrected gates on label-corrected pass rates, and {', '.join(unlabelled)} {'has' if len(unlabelled) == 1 else 'have'} no labels "
-                                 f"column: give labels.{unlabelled[0]} (--labels {unlabelled[0]}=COLUMN), or gate it on the judge")
+                raise bad(("gate", "gate_on"), f"gate.gate_on: corrected gates on label-corrected pass rates, and {', '.join(unlabelled)} "
+                                               f"{'has' if len(unlabelled) == 1 else 'have'} no labels column: give labels.{unlabelled[0]} "
+                                               f"(--labels {unlabelled[0]}=COLUMN), or gate it on the judge")
         for name in self.extend:
             if name not in BUILT_IN:
-                raise ValueError(f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")
-            self.extend[name].check(name, judge_class(name))
+                raise bad(("extend", name), f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")
+            try:
+                self.extend[name].check(name, judge_class(name))
+            except ValueError as exc:
+                raise bad(("extend", name), str(exc)) from None
         for name, value in self.thresholds.items():
             low, high = self.scale(name)
             if not low <= value <= high:
-                raise ValueError(f"{name} threshold must be between {low:g} and {high:g}")
+                raise bad(("thresholds", name), f"{name} threshold must be between {low:g} and {high:g} (got {value:g})")
         return self
 
     def definition(self, metric: str) -> "JudgeDefinition | None":

@@ -288,8 +288,8 @@ def test_regression_gates_and_baselines_are_checked_before_judging(run_cli, tmp_
     # a bound on a metric the run does not judge would gate nothing: refused, naming the run's metrics (it was a warning, exit 0)
     refused = run_cli(["score", source, "-m", "sufficiency", "--min-pass-rate", "groundedness=0.5", "-q"])
     assert refused.code == 2 and server.calls == 0
-    assert ("error: --min-pass-rate groundedness=...: this run does not judge 'groundedness'; it judges sufficiency "
-            "(a metric of its own is added with -m groundedness)") in refused.stderr
+    assert ("error: --min-pass-rate groundedness=...: this run does not judge 'groundedness'; it judges sufficiency, and -m replaces "
+            "that list: to judge groundedness too, give -m sufficiency -m groundedness") in refused.stderr
 
 
 def test_empty_tables_are_named_as_empty(run_cli, tmp_path):

@@ -249,7 +249,8 @@ def test_the_summary_leaves_no_trailing_spaces_in_a_log():
 def test_an_unknown_metric_is_named_plainly(run_cli, tmp_path):
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "q", "context": ["c"]}]), "-m", "faithfulness"])
     assert result.code == 2
-    assert result.stderr.strip() == "error: unknown metric 'faithfulness'; use sufficiency, completeness, groundedness or a judge defined in the config"
+    assert result.stderr.strip() == ("error: -m/--metric: unknown metric 'faithfulness'; use sufficiency, completeness, groundedness or a judge "
+                                     "defined in the config")  # named where it was set, as a --set or a file is
 
 
 @pytest.mark.parametrize("args, message", [

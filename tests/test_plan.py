@@ -38,7 +38,7 @@ def frame(n: int = 3) -> pd.DataFrame:
 def test_evaluate_refuses_limit_with_sample_before_any_call(server, tmp_path):
     from ragjudge import evaluate
 
-    with pytest.raises(ConfigError, match="--limit and --sample both choose the rows to judge"):
+    with pytest.raises(ConfigError, match="limit= and sample= both choose the rows to judge"):  # its keyword arguments, not the flags
         evaluate(frame(), settings(server, tmp_path), limit=1, sample=2)
     assert server.calls == 0
 

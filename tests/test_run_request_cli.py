@@ -34,6 +34,23 @@ def test_print_config_shows_each_value_and_what_set_it_and_reads_no_input(run_cl
     assert again.gate.min_pass_rate["completeness"] == 0.8 and again.judge.concurrency == 2 and yaml.safe_load(result.stdout)
 
 
+def test_print_config_with_the_all_metrics_key_is_read_back_by_c(run_cli, tmp_path):
+    # `*: 0.05` was printed bare: -c said "line 51 is not valid YAML ... found ':'"
+    source = str(tmp_path / "no-such-file.jsonl")
+    printed = run_cli(["score", source, "--max-error-rate", "completeness=0.1", "--max-error-rate", "0.05", "--print-config"], judge=False)
+    assert printed.code == 0, printed.stderr
+    assert "    '*': 0.05" in printed.stdout
+    saved = tmp_path / "p.yaml"
+    saved.write_text(printed.stdout)
+    again = run_cli(["score", source, "-c", str(saved), "--print-config"], judge=False)
+    assert again.code == 0, again.stderr
+
+    def values(text: str) -> list[str]:
+        return [line.split("#")[0].rstrip() for line in text.splitlines() if not line.startswith("#")]
+
+    assert values(again.stdout) == values(printed.stdout)
+
+
 def test_a_gate_line_with_brackets_is_printed_as_written(run_cli, tmp_path):
     # rich read "[sufficiency]" in a gate line as markup and printed "gate.allow_unjudged: "
     source = write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a", "context": None}])

@@ -76,8 +76,8 @@ def test_a_misspelt_metric_in_any_gate_option_is_exit_2_naming_the_runs_metrics(
     # --max-skip-rate sufficency=0.1 and --max-error-rate sufficency=0.1 exited 0
     run = run_score(_rows(tmp_path / "in.jsonl", 1, 0), **{option: ["sufficency=0.1"]})
     flag = "--" + option.replace("_", "-")
-    assert run.code == 2 and run.error == (f"{flag} sufficency=...: this run does not judge 'sufficency'; it judges sufficiency, "
-                                           "completeness (a metric of its own is added with -m sufficency)")
+    assert run.code == 2 and run.error == (f"{flag} sufficency=...: this run does not judge 'sufficency'; did you mean 'sufficiency'? "
+                                           "(it judges sufficiency, completeness)")
 
 
 @pytest.mark.parametrize("key", ["max_skip_rate", "max_error_rate", "min_pass_rate", "allow_unjudged"])
@@ -213,24 +213,64 @@ def test_a_baseline_is_matched_by_the_mapped_id(run_score, tmp_path):
 
 # -- the request's checks ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fields, message", [
-    ({"seed": 3}, "--seed chooses the rows of --sample"),
-    ({"ray_actors": 2}, "--ray-actors works with --engine ray"),
-    ({"format": "csv"}, "--format csv is the format of the scored table, and no table is written"),
-    ({"output": "o.parquet", "format": "csv"}, "--format csv: -o o.parquet is parquet by its suffix"),
-    ({"engine": "ray", "row_events": True}, "-v/--verbose prints each row's verdicts"),
-    ({"engine": "ray", "junit": "j.xml"}, "--junit with --engine ray read the scored table back: give -o FILE or FOLDER"),
-    ({"engine": "ray", "mlflow_filter": "x"}, "--mlflow-filter: trace sources are scored with --engine local"),
-    ({"engine": "ray", "output": ".", "output_format": "csv"}, "--engine ray writes the folder . as Parquet files"),
+@pytest.mark.parametrize("fields, message, keywords", [
+    ({"seed": 3}, "--seed chooses the rows of --sample", "seed= chooses the rows of sample=: give sample=N with it, or leave seed= out"),
+    ({"ray_actors": 2}, "--ray-actors works with --engine ray", "ray_actors=2 works with engine='ray'; add it, or leave it out"),
+    ({"format": "csv"}, "--format csv is the format of the scored table, and no table is written",
+     "format='csv' is the format of the scored table, and no table is written: give output=FILE (or output='-' for stdout)"),
+    ({"output": "o.parquet", "format": "csv"}, "--format csv: -o o.parquet is parquet by its suffix",
+     "format='csv': output='o.parquet' is parquet by its suffix; to write csv under that name give output_format='csv'"),
+    ({"engine": "ray", "row_events": True}, "-v/--verbose prints each row's verdicts", "row_events=True: each row's verdicts are heard"),
+    ({"engine": "ray", "junit": "j.xml"}, "--junit with --engine ray read the scored table back: give -o FILE or FOLDER",
+     "junit='j.xml' with engine='ray' read the scored table back: give output=FILE or FOLDER"),
+    ({"engine": "ray", "mlflow_filter": "x"}, "--mlflow-filter: trace sources are scored with --engine local",
+     "mlflow_filter='x': trace sources are scored with engine='local'"),
+    ({"engine": "ray", "output": ".", "output_format": "csv"}, "--engine ray writes the folder . as Parquet files",
+     "engine='ray' writes the folder . as Parquet files; to write csv, name a file: output='..csv'"),
 ])
-def test_an_option_an_engine_cannot_honour_is_refused_by_check(tmp_path, fields, message, monkeypatch):
+def test_an_option_an_engine_cannot_honour_is_refused_by_check(tmp_path, fields, message, keywords, monkeypatch):
+    # the command line's request names its flags; one made in Python named them too ("--seed ..."), not its keyword arguments
     from ragjudge import load_config
     from ragjudge.run import ScoreRequest
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "in.jsonl").write_text(json.dumps(GOOD) + "\n")
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ConfigError) as info:
+        ScoreRequest("in.jsonl", cli=True, **fields).check(load_config(None))
+    assert str(info.value).startswith(message)
+    with pytest.raises(ConfigError) as info:
         ScoreRequest("in.jsonl", **fields).check(load_config(None))
+    assert str(info.value).startswith(keywords)
+
+
+def test_evaluate_names_its_keyword_arguments_and_the_command_its_flags(run_score, judge, tmp_path):
+    # ragjudge.evaluate(..., limit=5, sample=3) raised "--limit and --sample both choose the rows to judge"
+    from ragjudge import evaluate, load_config
+
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}])
+    with pytest.raises(ConfigError) as info:
+        evaluate(source, load_config(None, model="openai/fake-judge"), transport=judge, limit=5, sample=3)
+    assert str(info.value) == "limit= and sample= both choose the rows to judge: give one of them"
+    with pytest.raises(ConfigError) as info:
+        evaluate(source, load_config(None, model="openai/fake-judge"), transport=judge, max_regressions=0)
+    assert str(info.value) == "max_regressions= and max_drop= compare with a baseline: give baseline=SCORED_TABLE"
+    with pytest.raises(ConfigError) as info:
+        evaluate(source, load_config(None, model="openai/fake-judge"), transport=judge, junit="-")
+    assert str(info.value) == "junit='-' writes a file, not stdout: give a file name"
+    assert judge.calls == 0
+    assert run_score(source, limit=5, sample=3).error == "--limit and --sample both choose the rows to judge: give one of them"
+    assert run_score(source, max_regressions=0).error == "--max-regressions and --max-drop compare with a baseline: give --baseline SCORED_TABLE"
+    assert run_score(source, junit="-").error == "--junit writes a file, not stdout: give a file name"
+
+
+def test_a_budget_with_no_price_names_the_config_key_in_python_and_the_flag_on_the_command_line(run_score, tmp_path):
+    from ragjudge import Scorer, load_config
+
+    with pytest.raises(ConfigError) as info:
+        Scorer(load_config(None, model="openai/fake-judge", max_cost=1.0))
+    assert str(info.value).startswith("judge.max_cost: openai/fake-judge has no price in litellm's price table")
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", [{**GOOD, "id": "a"}]), max_cost=1.0)
+    assert run.code == 2 and run.error.startswith("--max-cost: openai/fake-judge has no price in litellm's price table")
 
 
 def test_every_field_of_the_request_is_checked_or_used_by_run():
