@@ -28,16 +28,18 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
 
+from ragjudge import metrics as _metrics
 from ragjudge.errors import ConfigError
 from ragjudge.strict import Strict as _Strict
 
-METRICS: tuple[str, ...] = ("sufficiency", "completeness")
-"""The built-in metrics, each a section of the config named after it (``ragjudge.judges.BUILT_IN``
-names their judges, in this order; a test keeps the two equal)."""
+METRICS: tuple[str, ...] = _metrics.names()
+"""The built-in metrics, each a section of the config named after it: ``ragjudge.metrics.BUILT_IN``,
+the one registry (its judges, in this order)."""
 FIELDS: tuple[str, ...] = ("id", "request", "context", "expected_facts", "expected_response", "response")
 
 BUNDLED: tuple[str, ...] = ("default", "local", "mlflow")
@@ -256,23 +258,17 @@ class CacheSettings(_Strict):
                                                               "Linux)")
 
 
-class RawConfig(_Strict):
-    """Everything one ``ragjudge score`` run needs, as read: the sections the judges own
-    (``sufficiency``, ``completeness``, ``judges``, ``extend``) are raw data here, typed and
-    checked by ``ragjudge.settings.Config`` (this class's subclass, the one a run uses);
-    ``load_config`` builds this one, ``ragjudge.load_config`` that one."""
+class _RawConfigBase(_Strict):
+    """``RawConfig`` less the built-in metrics' sections, which ``RawConfig`` adds from the
+    registry (``ragjudge.metrics``)."""
 
     columns: Columns = Field(default_factory=Columns, description="where each canonical field is in the input")
     judge: JudgeSettings = Field(default_factory=JudgeSettings, description="the judge model and how it is called")
-    metrics: list[str] = Field(default_factory=lambda: list(METRICS), min_length=1,
+    metrics: list[str] = Field(default_factory=lambda: list(_metrics.defaults()), min_length=1,
                                description="the metrics to judge: sufficiency, completeness, groundedness or a judge defined under judges:")
     thresholds: dict[str, float] = Field(default_factory=dict,
                                          description="per metric, a row passes at score >= threshold (sufficiency: 1.0 yes / 0.0 no; "
                                                      "completeness: 1..5, Azure AI Evaluation's scale)")
-    sufficiency: dict[str, Any] = Field(default_factory=dict, description="sufficiency's own settings: "
-                                             "probability thresholds, the evidence check, the order of the reply")
-    completeness: dict[str, Any] = Field(default_factory=dict, description="completeness's own settings: how "
-                                               "the score is read")
     labels: dict[str, str] = Field(default_factory=dict, description="per metric, the column of the team's own labels (sufficiency: "
                                                                      "yes/no, true/false or 1/0; a 1..5 metric: a rating): the labelled "
                                                                      "rows correct the judge's pass rate, with a 95% interval "
@@ -397,6 +393,16 @@ class RawConfig(_Strict):
     def min_pass_rate(self, metric: str) -> float:
         """The gate's pass-rate floor (0..1) for ``metric``; 1.0 unless set."""
         return self.gate.min_pass_rate.get(metric, 1.0)
+
+
+RawConfig = create_model(
+    "RawConfig", __base__=_RawConfigBase, __module__=__name__,
+    __doc__="""Everything one ``ragjudge score`` run needs, as read: the sections the judges own (one per
+    built-in metric of ``ragjudge.metrics``, ``judges``, ``extend``) are raw data here, typed and
+    checked by ``ragjudge.settings.Config`` (this class's subclass, the one a run uses);
+    ``load_config`` builds this one, ``ragjudge.load_config`` that one.""",
+    **{metric.name: (dict[str, Any], Field(default_factory=dict, description=metric.about)) for metric in _metrics.BUILT_IN},
+)
 
 
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

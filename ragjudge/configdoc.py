@@ -10,10 +10,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragjudge.config import CacheSettings, Columns, GateSettings, JudgeSettings
-from ragjudge.judges.completeness import CompletenessSettings
-from ragjudge.judges.sufficiency import SufficiencySettings
+from ragjudge import metrics
+from ragjudge.config import MOVED, CacheSettings, Columns, GateSettings, JudgeSettings
+from ragjudge.judges import judge_class
 from ragjudge.settings import Config
+
+
+def _metric_section(metric: metrics.Metric) -> tuple[str, type[BaseModel], str]:
+    """A built-in metric's section, as the registry gives it: its judge's settings model."""
+    moved = [key for key, name in MOVED.items() if name == metric.name]
+    formerly = f" Formerly under judge: (judge.{moved[0]} ...), which still loads, with a note." if moved else ""
+    path = metric.module.replace(".", "/") + ".py"
+    return (metric.name, judge_class(metric.name).Settings,
+            f"{metric.name.capitalize()}'s own settings (its judge's settings model, {path}).{formerly}")
+
 
 SECTIONS: list[tuple[str, type[BaseModel] | None, str]] = [
     ("columns", Columns, "Where each canonical field is in the input: a column name, or a dotted path into nested objects "
@@ -22,10 +32,7 @@ SECTIONS: list[tuple[str, type[BaseModel] | None, str]] = [
     ("metrics", None, ""),
     ("thresholds", None, ""),
     ("labels", None, ""),
-    ("sufficiency", SufficiencySettings, "Sufficiency's own settings (its judge's settings model, ragjudge/judges/sufficiency.py). "
-                                         "Formerly under judge: (judge.fact_threshold ...), which still loads, with a note."),
-    ("completeness", CompletenessSettings, "Completeness's own settings (its judge's settings model, ragjudge/judges/completeness.py). "
-                                           "Formerly under judge: (judge.coverage_score ...), which still loads, with a note."),
+    *(_metric_section(metric) for metric in metrics.BUILT_IN),
     ("gate", GateSettings, "What fails the run (exit 1)."),
     ("cache", CacheSettings, "The response cache."),
     ("chunk_size", None, ""),
@@ -199,6 +206,7 @@ def effective(loaded: Any) -> str:
             return
         lines.append(_pad(f"{indent}{scalar(name)}: {scalar(value)}", 44) + f"# {source(key)}")
 
-    for name, value in data.items():
-        emit(value, name, name, "")
+    ordered = [name for name, _, _ in SECTIONS if name in data]  # the documented order (config show's), whatever the model's
+    for name in [*ordered, *(name for name in data if name not in ordered)]:
+        emit(data[name], name, name, "")
     return "\n".join(lines) + "\n"

@@ -22,14 +22,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, create_model, model_validator
 
 from ragjudge.config import METRICS, BadEntry, RawConfig, _describe, load_as
 from ragjudge.errors import ConfigError
 from ragjudge.judges import BUILT_IN, bundled_definitions, bundled_names, judge_class
-from ragjudge.judges.completeness import CompletenessSettings
 from ragjudge.judges.definitions import Extension, JudgeDefinition
-from ragjudge.judges.sufficiency import SufficiencySettings
 from ragjudge.types import level_of
 
 __all__ = ["Config", "load_config"]
@@ -44,15 +42,11 @@ def _about(name: str) -> str | None:
     return RawConfig.model_fields[name].description
 
 
-class Config(RawConfig):
-    """Everything one ``ragjudge score`` run needs, typed and checked by the judges;
-    ``load_config`` builds it. Raises ``ValidationError`` (``ConfigError`` through
-    ``load_config``) for a metric it does not know, a threshold off its scale, a custom judge
-    named like a built-in metric or a config section, or a bad definition or extension."""
+class _ConfigBase(RawConfig):
+    """``Config`` less the built-in metrics' sections, which ``Config`` types from the registry
+    (``ragjudge.metrics``) with each judge's own ``Settings``."""
 
     thresholds: dict[str, float] = Field(default_factory=_default_thresholds, description=_about("thresholds"))
-    sufficiency: SufficiencySettings = Field(default_factory=SufficiencySettings, description=_about("sufficiency"))
-    completeness: CompletenessSettings = Field(default_factory=CompletenessSettings, description=_about("completeness"))
     judges: list[JudgeDefinition] = Field(default_factory=list, description=_about("judges"))
     extend: dict[str, Extension] = Field(default_factory=dict, description=_about("extend"))
 
@@ -159,6 +153,18 @@ class Config(RawConfig):
             return self.thresholds[metric]
         found = self.definition(metric)
         return found.default_threshold if found is not None else judge_class(metric).default_threshold
+
+
+Config = create_model(
+    "Config", __base__=_ConfigBase, __module__=__name__,
+    __doc__="""Everything one ``ragjudge score`` run needs, typed and checked by the judges;
+    ``load_config`` builds it. Each built-in metric's section is typed by its judge's own
+    ``Settings`` (``ragjudge.metrics``: one registry line a metric). Raises ``ValidationError``
+    (``ConfigError`` through ``load_config``) for a metric it does not know, a threshold off its
+    scale, a custom judge named like a built-in metric or a config section, or a bad definition
+    or extension.""",
+    **{name: (judge_class(name).Settings, Field(default_factory=judge_class(name).Settings, description=_about(name))) for name in METRICS},
+)
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *, flags: dict[str, str] | None = None,

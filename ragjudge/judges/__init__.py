@@ -6,7 +6,8 @@ decisions and output columns.
 - defined in YAML: bundled definitions (``ragjudge/judges/bundled/*.yaml``, e.g.
   ``groundedness``) and the config's ``judges:``, judged by ``custom.CustomJudge``.
 
-Adding a metric means adding a module and a line in ``BUILT_IN``, or a YAML definition.
+Adding a metric means adding a module and its line in ``ragjudge.metrics.BUILT_IN`` (CONTRIBUTING.md),
+or a YAML definition.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-# metric name -> (module, class); imported on first use
-BUILT_IN: dict[str, tuple[str, str]] = {
-    "sufficiency": ("ragjudge.judges.sufficiency", "SufficiencyJudge"),
-    "completeness": ("ragjudge.judges.completeness", "CompletenessJudge"),
-}
+from ragjudge import metrics
+
+# metric name -> (module, class), from the one registry (ragjudge.metrics); imported on first use
+BUILT_IN: dict[str, tuple[str, str]] = {metric.name: (metric.module, metric.judge) for metric in metrics.BUILT_IN}
 BUNDLED_DIR = Path(__file__).parent / "bundled"
 
 
