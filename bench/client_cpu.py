@@ -183,7 +183,7 @@ def floor(url: str, calls: int, concurrency: int) -> tuple[float, float]:
     """(CPU seconds per call, wall seconds for all calls) of a bare aiohttp client (``FLOOR_CLIENT``) making ``calls`` calls at
     ``concurrency`` against ``url``, with a judged row's request body (the first row of the bench
     data, as ragjudge renders it)."""
-    from ragjudge.config import load_config
+    from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
     from ragjudge.judges import make_judges
     from ragjudge.scoring import Scorer
     from ragjudge.transports.base import Request, chat_body

@@ -25,7 +25,7 @@ from _common import ROOT, WORK, fake_server, machine, synthetic_rows
 
 
 def main() -> None:
-    from ragjudge.config import load_config
+    from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
     from ragjudge.run import evaluate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

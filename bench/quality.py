@@ -211,7 +211,7 @@ class Judged:
     again from them with other settings."""
 
     def __init__(self, config_path: str, cached_only: bool = False) -> None:
-        from ragjudge.config import load_config
+        from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
         from ragjudge.scoring import Scorer
 
         self.scorer = Scorer(load_config(ROOT / config_path))

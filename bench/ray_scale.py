@@ -30,7 +30,7 @@ def main() -> None:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     import ray
 
-    from ragjudge.config import load_config
+    from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
     from ragjudge.run import evaluate
     from ragjudge.ray import evaluate_on_ray
 

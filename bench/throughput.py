@@ -21,7 +21,7 @@ from _common import WORK, Timer, fake_server, machine, synthetic_rows
 
 
 def run(source: str, output: str, url: str, concurrency: int, cache_dir: str, transport: str = "auto") -> dict:
-    from ragjudge.config import load_config
+    from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
     from ragjudge.run import evaluate
 
     config = load_config(None, {

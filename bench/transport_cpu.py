@@ -30,7 +30,7 @@ ROW = {"id": "r1", "request": "Where is landmark 1?", "context": ["Landmark 1 st
 
 
 def _call_and_judge():
-    from ragjudge.config import load_config
+    from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
     from ragjudge.judges import make_judges
     from ragjudge.records import Columns, resolve_mapping, to_records
 

@@ -13,7 +13,7 @@ extensions of built-in prompts (``extend:``). ``ragjudge.settings.Config`` (abov
 module and the judges) types those with the judges' own models (their settings models,
 ``ragjudge.judges.definitions``) and checks the metrics a config names; ``ragjudge.load_config``
 (``ragjudge.settings.load_config``) reads a config through it, which is what a run uses.
-``load_config`` here reads one without the judges (``RawConfig``); ``load_as`` reads one as any
+``read_raw_config`` here reads one without the judges (``RawConfig``); ``load_as`` reads one as any
 subclass of ``RawConfig``, with the same errors.
 """
 
@@ -73,7 +73,7 @@ MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "suff
                          "quote_check": "sufficiency", "request_evidence": "sufficiency", "statement_evidence": "completeness", "evidence_weight": "completeness"}
 
 __all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "BadEntry", "CacheSettings", "Columns", "GateSettings", "JudgeSettings", "Price", "RawConfig",
-           "bundled_config", "load_as", "load_config", "read_file", "validate"]
+           "bundled_config", "load_as", "read_raw_config", "read_file", "validate"]
 
 
 class BadEntry(ValueError):
@@ -400,7 +400,7 @@ RawConfig = create_model(
     __doc__="""Everything one ``ragjudge score`` run needs, as read: the sections the judges own (one per
     built-in metric of ``ragjudge.metrics``, ``judges``, ``extend``) are raw data here, typed and
     checked by ``ragjudge.settings.Config`` (this class's subclass, the one a run uses);
-    ``load_config`` builds this one, ``ragjudge.load_config`` that one.""",
+    ``read_raw_config`` builds this one, ``ragjudge.load_config`` that one.""",
     **{metric.name: (dict[str, Any], Field(default_factory=dict, description=metric.about)) for metric in _metrics.BUILT_IN},
 )
 
@@ -551,8 +551,8 @@ def _nest(overrides: dict[str, Any]) -> dict[str, Any]:
     return nested
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *, flags: dict[str, str] | None = None,
-                **settings: Any) -> RawConfig:
+def read_raw_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None, *, flags: dict[str, str] | None = None,
+                    **settings: Any) -> RawConfig:
     """The config as read, without the judges' checks (``RawConfig``): ``load_as(RawConfig,
     ...)``. A run reads its config with ``ragjudge.load_config`` (``ragjudge.settings``), which
     takes the same arguments and also checks the metrics, their sections and definitions."""

@@ -124,7 +124,7 @@ class Scorer:
         if config is None:
             config = load_config(None, settings)
         else:
-            config = Config.of(config)  # a RawConfig (ragjudge.config.load_config) is typed and checked here
+            config = Config.of(config)  # a RawConfig (ragjudge.config.read_raw_config) is typed and checked here
             if settings:
                 config = config.updated(settings)
         self.notes: list[str] = list(config.notes)  # keys read from an old place

@@ -52,7 +52,7 @@ class _ConfigBase(RawConfig):
 
     @classmethod
     def of(cls, config: RawConfig) -> "Config":
-        """``config`` (a ``RawConfig``, as ``ragjudge.config.load_config`` reads it) typed and
+        """``config`` (a ``RawConfig``, as ``ragjudge.config.read_raw_config`` reads it) typed and
         checked, its notes kept; a ``Config`` is returned as it is. Raises ``ConfigError``."""
         if isinstance(config, cls):
             return config

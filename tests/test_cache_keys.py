@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.config import load_config
+from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
 from ragjudge.judges import make_judges
 from ragjudge.model import Model
 from ragjudge.records import Columns, resolve_mapping, to_records

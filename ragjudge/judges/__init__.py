@@ -57,7 +57,7 @@ def make_judges(config: Any) -> list[Any]:
     metric, its extension (``extend.NAME``) and its own settings (the section ``NAME:``).
 
     ``config``: a ``ragjudge.settings.Config`` (typed and checked when loaded), or a raw
-    ``ragjudge.config.RawConfig`` (``ragjudge.config.load_config``), whose sections and
+    ``ragjudge.config.RawConfig`` (``ragjudge.config.read_raw_config``), whose sections and
     definitions each judge reads here with its own model (``Settings``, ``JudgeDefinition``,
     ``Extension``; a typed one is taken as it is). Raises ``KeyError`` for a metric that is
     neither built-in nor defined (a typed config has refused it already) and pydantic's

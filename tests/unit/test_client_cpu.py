@@ -377,7 +377,7 @@ def test_every_row_of_a_judge_gets_the_same_response_format_and_the_same_key_byt
     once); the key's bytes stay ``json.dumps``'s."""
     import pandas as pd
 
-    from ragjudge.config import load_config
+    from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
     from ragjudge.judges import make_judges
     from ragjudge.judges.base import json_schema_format
     from ragjudge.scoring import Scorer

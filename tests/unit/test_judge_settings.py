@@ -163,7 +163,7 @@ def test_the_config_imports_no_judge():
 
 def test_the_raw_config_leaves_the_judges_sections_raw_and_ragjudge_load_config_checks_them():
     from ragjudge.config import RawConfig
-    from ragjudge.config import load_config as load_raw
+    from ragjudge.config import read_raw_config as load_raw
 
     raw = load_raw(None, metrics=["nope"], fact_threshold=0.3, extend={"completeness": {"examples": [{"inputs": {"context": ["a"]}, "verdict": 3}]}})
     assert type(raw) is RawConfig and raw.metrics == ["nope"] and raw.sufficiency == {"fact_threshold": 0.3}
@@ -178,7 +178,7 @@ def test_the_raw_config_leaves_the_judges_sections_raw_and_ragjudge_load_config_
 
 
 def test_a_raw_config_gives_the_same_judges_as_the_typed_one():
-    from ragjudge.config import load_config as load_raw
+    from ragjudge.config import read_raw_config as load_raw
     from ragjudge.judges import make_judges
     from ragjudge.scoring import Scorer
 
