@@ -97,9 +97,11 @@ unit: install-test
 bench: install-test
 	PYTHON=$(abspath $(BIN)/python) bash bench/run_all.sh
 
-# Regenerate the lock files from pyproject.toml (uv, hashes for every platform, Python 3.11).
+# Regenerate the lock files from pyproject.toml (uv, hashes for every platform, Python 3.11);
+# core.txt (no extra) is what the GitHub Action (action.yml) installs.
 lock: | $(BIN)/python
 	$(PIP) install --quiet "uv==$(UV_VERSION)"
+	$(BIN)/uv pip compile pyproject.toml requirements/build.in --generate-hashes --universal --python-version 3.11 -q -o requirements/core.txt
 	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra local --generate-hashes --universal --python-version 3.11 -q -o requirements/demo.txt
 	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra test --extra local --extra ray --extra mlflow --extra otel --extra phoenix --generate-hashes --universal --python-version 3.11 -q -o requirements/test.txt
 	$(BIN)/uv pip compile requirements/phoenix/server.in --generate-hashes --universal --python-version 3.11 -q -o requirements/phoenix/server.txt
