@@ -52,11 +52,13 @@ demo: install-local
 	@$(BIN)/python scripts/demo.py
 
 # ruff, then the layers and the cycles: import-linter's contracts (pyproject.toml
-# [tool.importlinter]; CONTRIBUTING.md) and every import cycle between two modules (grimp).
+# [tool.importlinter]; CONTRIBUTING.md) and every import cycle between two modules (grimp); then
+# action.yml and the docs' workflows against GitHub's schemas (scripts/lint_actions.py).
 lint: install-test
 	$(BIN)/ruff check ragjudge tests bench scripts
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/import_cycles.py
+	$(BIN)/python scripts/lint_actions.py
 
 # The HTML report's browser tests need Debian's chromium and chromium-driver: installed when
 # missing and this runs as root with apt-get (CI, a container); otherwise `make test` ends by
