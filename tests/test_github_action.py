@@ -406,3 +406,18 @@ def test_action_yml_reads_only_declared_inputs_and_earlier_steps_and_sets_what_t
         reads -= {"INPUT_OUTPUT_DIR"}  # optional, for a run outside the action
         assert reads <= set(step["env"]), (subcommand, reads - set(step["env"]))
     assert all(re.fullmatch(r"actions/[\w/-]+@v\d+", s["uses"]) for s in steps if "uses" in s)
+
+
+def test_the_docs_use_the_action_with_its_own_inputs():
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    uses = []
+    for block in re.findall(r"```yaml\n(.*?)```", text, re.S):
+        document = yaml.safe_load(block)
+        steps = document if isinstance(document, list) else [s for job in (document.get("jobs") or {}).values() for s in job["steps"]]
+        uses += [step for step in steps if str(step.get("uses", "")).startswith("YOUR-ORG/ragjudge@")]
+    assert len(uses) == 2  # the page's lead and the whole workflow
+    required = {name for name, spec in ACTION["inputs"].items() if spec.get("required")}
+    for step in uses:
+        assert required <= set(step["with"]) <= set(ACTION["inputs"]), step["with"]
+    table = text.split("## The GitHub Action", 1)[1].split("### Without the Action", 1)[0]
+    assert set(re.findall(r"^\| `([\w-]+)`", table, re.M)) | {n for pair in re.findall(r"^\| `([\w-]+)`, `([\w-]+)`", table, re.M) for n in pair} == set(ACTION["inputs"])
