@@ -52,11 +52,13 @@ demo: install-local
 	@$(BIN)/python scripts/demo.py
 
 # ruff, then the layers and the cycles: import-linter's contracts (pyproject.toml
-# [tool.importlinter]; CONTRIBUTING.md) and every import cycle between two modules (grimp).
+# [tool.importlinter]; CONTRIBUTING.md) and every import cycle between two modules (grimp); then
+# action.yml and the docs' workflows against GitHub's schemas (scripts/lint_actions.py).
 lint: install-test
 	$(BIN)/ruff check ragjudge tests bench scripts
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/import_cycles.py
+	$(BIN)/python scripts/lint_actions.py
 
 # The HTML report's browser tests need Debian's chromium and chromium-driver: installed when
 # missing and this runs as root with apt-get (CI, a container); otherwise `make test` ends by
@@ -97,9 +99,11 @@ unit: install-test
 bench: install-test
 	PYTHON=$(abspath $(BIN)/python) bash bench/run_all.sh
 
-# Regenerate the lock files from pyproject.toml (uv, hashes for every platform, Python 3.11).
+# Regenerate the lock files from pyproject.toml (uv, hashes for every platform, Python 3.11);
+# core.txt (no extra) is what the GitHub Action (action.yml) installs.
 lock: | $(BIN)/python
 	$(PIP) install --quiet "uv==$(UV_VERSION)"
+	$(BIN)/uv pip compile pyproject.toml requirements/build.in --generate-hashes --universal --python-version 3.11 -q -o requirements/core.txt
 	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra local --generate-hashes --universal --python-version 3.11 -q -o requirements/demo.txt
 	$(BIN)/uv pip compile pyproject.toml requirements/build.in --extra test --extra local --extra ray --extra mlflow --extra otel --extra phoenix --generate-hashes --universal --python-version 3.11 -q -o requirements/test.txt
 	$(BIN)/uv pip compile requirements/phoenix/server.in --generate-hashes --universal --python-version 3.11 -q -o requirements/phoenix/server.txt

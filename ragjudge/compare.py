@@ -416,8 +416,13 @@ def diagnosis_lines(report: dict[str, Any]) -> list[str]:
     return out
 
 
+REGRESSED_SHOWN = 20  # regressed row ids the Markdown summary names per metric (a pull request comment quotes it)
+
+
 def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> dict[str, Any]:
-    """What the Markdown summary shows of ``report``."""
+    """What the Markdown summary shows of ``report``: per metric the pass rates, their change and
+    p-value, and the ids of the rows that regressed (the first ``REGRESSED_SHOWN``, with how many
+    more), the diagnosis counts and the comparison's gate lines."""
     return {
         "baseline": baseline,
         "tests": "McNemar",
@@ -427,6 +432,9 @@ def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> di
         "diagnosis": None if not report.get("diagnosis") else [
             {"name": name, "baseline": report["diagnosis"]["baseline"][name], "current": count,
              "change": f"{report['diagnosis']['change'][name]:+d}"} for name, count in report["diagnosis"]["current"].items()],
+        "regressed": [{"name": metric, "count": m["regressed"], "ids": m.get("regressed_ids", [])[:REGRESSED_SHOWN],
+                       "more": m["regressed"] - len(m.get("regressed_ids", [])[:REGRESSED_SHOWN])}
+                      for metric, m in report["metrics"].items() if m["regressed"]],
         "lines": [*(f"warning: {w}" for w in report["warnings"]), *lines,
                   *(f"diagnosis moved from {key.replace(' -> ', ' to ')}: {rows} row(s)"
                     for key, rows in (report.get("diagnosis") or {}).get("moved", {}).items())],

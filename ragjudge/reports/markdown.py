@@ -2,7 +2,8 @@
 summary (``GITHUB_STEP_SUMMARY``) when that variable is set: the gate's verdict and lines, a
 table per metric (ok, error, skipped, pass rate, threshold, mean score), the worst failing
 rows (at most 10) with their rationale, the diagnosis counts (sufficiency x completeness) with
-their shares, tokens and cost, and the comparison with a baseline (with how the diagnosis counts moved).
+their shares, tokens and cost, and the comparison with a baseline (the regressed rows' ids, how the
+diagnosis counts moved).
 Rendered from the Jinja2 template ``templates/summary.md.j2``.
 """
 

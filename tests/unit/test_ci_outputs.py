@@ -122,3 +122,21 @@ def test_scored_csv_tables_compare_and_report_as_the_run_wrote_them(run_score, r
     read_back = typed(pd.read_csv(tmp_path / "base.csv"))
     assert read_back["sufficiency_passed"].tolist() == [True, False, False, False, True, True, True, True, True, True]
     assert summary_of(read_back, ["sufficiency"], Config()).metrics["sufficiency"].passed == 7
+
+
+def test_the_markdown_names_the_regressed_rows_at_most_20_a_metric(run_score, tmp_path):
+    # issue 47: the pull request comment quotes the Markdown summary, which named how many rows
+    # regressed but not which
+    baseline = tmp_path / "base.jsonl"
+    run_score(write_jsonl(tmp_path / "old.jsonl", rows(30)), metric=["sufficiency"], output=str(baseline), quiet=True)
+    markdown = tmp_path / "m.md"
+    source = write_jsonl(tmp_path / "new.jsonl", rows(30, bad={2, 5}))
+    assert run_score(source, metric=["sufficiency"], min_pass_rate=["0"], baseline=str(baseline), markdown=str(markdown)).code == 0
+    text = markdown.read_text()
+    assert "Regressed rows (passed in the baseline, fail now):\n\n- sufficiency (2): r2, r5\n" in text
+    run_score(write_jsonl(tmp_path / "worse.jsonl", rows(30, bad=set(range(25)))), metric=["sufficiency"], min_pass_rate=["0"],
+              baseline=str(baseline), markdown=str(markdown))
+    listed = ", ".join(f"r{i}" for i in range(20))
+    assert f"- sufficiency (25): {listed} and 5 more\n" in markdown.read_text()
+    run_score(write_jsonl(tmp_path / "same.jsonl", rows(30)), metric=["sufficiency"], baseline=str(baseline), markdown=str(markdown))
+    assert "Regressed rows" not in markdown.read_text()
