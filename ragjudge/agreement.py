@@ -19,6 +19,7 @@ from typing import Any
 
 from ragjudge.calibration import label_rating, label_yes_no
 from ragjudge.errors import InputError
+from ragjudge.counting import unit_rows
 
 
 _as_bool = label_yes_no  # a label as yes / no (None: no label): ragjudge.calibration reads labels for both
@@ -200,8 +201,6 @@ def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair:
     label (booleans, text or inf for a 1..5 metric; not yes/no for sufficiency), or the pair
     table's ids differ.
     """
-    from ragjudge.counting import unit_rows
-
     units = unit_rows(table, level)
     if len(units) < len(table):  # a trace's copies count once, in the pair table too
         if pair is not None and len(pair) == len(table):

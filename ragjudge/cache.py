@@ -22,6 +22,7 @@ import json
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
+from ragjudge.errors import ConfigError
 
 SIZE_LIMIT_BYTES = 8 * 2**30
 WRITE_BATCH = 64  # replies stored per SQLite transaction
@@ -138,8 +139,6 @@ class ResponseCache:
         import sqlite3
 
         import diskcache
-
-        from ragjudge.errors import ConfigError
 
         self.directory = Path(directory) if directory else default_cache_dir()
         self._pending: dict[str, dict[str, Any]] = {}

@@ -13,6 +13,10 @@ from typing import Any
 
 from ragjudge.errors import InputError
 from ragjudge.settings import Config
+from ragjudge.judges import BUILT_IN, bundled_definitions, make_judges
+from ragjudge.plan import RunPlan
+from ragjudge.records import to_records
+from ragjudge.types import Verdict
 
 
 def _settings(config: Config) -> Config:
@@ -28,8 +32,6 @@ def describe(config: Config) -> list[dict[str, Any]]:
     """Every metric ``config`` can run: ``name``, ``source`` (built-in, bundled, config),
     ``needs``, ``kind``, ``scale`` (low, high), ``threshold``, ``version`` and ``description``;
     ``default`` says whether a run without ``-m`` judges it."""
-    from ragjudge.judges import BUILT_IN, bundled_definitions, make_judges
-
     config = _settings(config)
     names = [*BUILT_IN, *bundled_definitions(), *(d.name for d in config.judges)]
     judges = make_judges(config.model_copy(update={"metrics": names}))
@@ -48,10 +50,6 @@ def render(source: str, config: Config, metric: str, row: int, flag_fields: froz
     call for says why (skipped, input error). Raises ``InputError`` for a row out of range and
     for unusable input, as ``ragjudge score`` would."""
     from ragjudge.io import iter_chunks
-    from ragjudge.judges import make_judges
-    from ragjudge.plan import RunPlan
-    from ragjudge.records import to_records
-
     config = _settings(config).model_copy(update={"metrics": [metric]})
     judge = make_judges(config)[0]
     if row < 1:
@@ -73,8 +71,6 @@ def render(source: str, config: Config, metric: str, row: int, flag_fields: froz
 
 
 def _show(judge: Any, record: Any, row: int, mapping: str) -> str:
-    from ragjudge.types import Verdict
-
     lines = [f"# {judge.name}, row {row} ({mapping})"]
     if record.removed:
         lines.append("# removed before judging: " + "; ".join(record.removed))

@@ -23,6 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.errors import InputError
+from ragjudge.counting import row_ids, SPAN, unit_rows
+from ragjudge.diagnosis import CELLS, counts, of_table
+from ragjudge.gate import Check, Kind
 
 LISTED = 50  # regressed and improved row ids listed per metric (the counts stay whole)
 
@@ -40,7 +43,6 @@ def _ids(table: Any, name: str, hint: str = "", column: str | None = "id", requi
             raise InputError(f"the {name} table has no column '{column.split('.', 1)[0]}' to read the ids from (id={column}); "
                              f"its columns: {shown}")
         return None
-    from ragjudge.counting import row_ids
 
     values = [None if ident is None else _id_text(ident) for ident in row_ids(table, column)]
     check_ids(values, name, hint, column)
@@ -291,7 +293,6 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     report["rows"] = len(common)
     report["only_in_baseline"] = {"count": len(only_b), "ids": only_b[:LISTED]}
     report["only_in_current"] = {"count": len(only_c), "ids": only_c[:LISTED]}
-    from ragjudge.counting import SPAN, unit_rows
 
     if by and by not in cur.columns:
         raise InputError(f"--by {by}: the current table has no such column")
@@ -322,8 +323,6 @@ def _diagnosis_moves(baseline: Any, current: Any, at_b: list[int], at_c: list[in
     ``baseline`` and ``current`` counts per cell, ``change`` (current - baseline), ``moved`` (per
     ``FROM -> TO`` pair of cells, the rows that changed cell, most first) and ``moved_ids``
     (the first ``LISTED`` per pair). None when a table cannot have a diagnosis."""
-    from ragjudge.diagnosis import CELLS, counts, of_table
-
     before, after = of_table(baseline), of_table(current)  # the whole tables: a trace's rows decide together
     if before is None or after is None:
         return None
@@ -342,8 +341,6 @@ def checks(report: dict[str, Any], max_regressions: int | None = None, max_drop:
     """The regression gates on ``report``, as ``ragjudge.gate.Check`` results (per metric:
     ``nothing_compared`` when a gate is asked for and no row is ok in both tables,
     ``regressions`` against ``max_regressions``, ``pass_rate_drop`` against ``max_drop``)."""
-    from ragjudge.gate import Check, Kind
-
     out = []
     for metric, m in report["metrics"].items():
         if (max_regressions is not None or max_drop is not None) and not m["pairs"]:

@@ -36,6 +36,7 @@ from pydantic import (
 from ragjudge import metrics as _metrics
 from ragjudge.errors import ConfigError
 from ragjudge.strict import Strict as _Strict
+from ragjudge.diagnosis import parse_bounds
 
 METRICS: tuple[str, ...] = _metrics.names()
 """The built-in metrics, each a section of the config named after it: ``ragjudge.metrics.BUILT_IN``,
@@ -240,8 +241,6 @@ class GateSettings(_Strict):
     @field_validator("max_diagnosis")
     @classmethod
     def _known_diagnoses(cls, value: dict[str, float]) -> dict[str, float]:
-        from ragjudge.diagnosis import parse_bounds
-
         for name, bound in value.items():  # one entry at a time: the error is named where that entry was set
             try:
                 parse_bounds({name: bound})

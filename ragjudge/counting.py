@@ -26,6 +26,9 @@ from typing import Any
 
 from ragjudge.gate import MetricSummary, Summary, row_name
 from ragjudge.types import SPAN, TRACE, Reason, Usage, Verdict, level_of
+from ragjudge.records import _as_list
+from ragjudge.config import METRICS
+from ragjudge.diagnosis import counts, of_table
 
 TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
 
@@ -146,8 +149,6 @@ def _texts(value: Any) -> list[str]:
     """A list-ish cell (list, array, JSON text, one string) as a list of strings."""
     import json
 
-    from ragjudge.records import _as_list
-
     if _missing(value):
         return []
     items = _as_list(value)
@@ -191,8 +192,6 @@ def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str
     (``config``: a ``ragjudge.settings.Config``; a metric it does not know keeps the lowest
     passing score found as its threshold). ``id_column``: where the row ids are (``row_ids``);
     ``levels``: metric -> ``SPAN`` / ``TRACE`` (default: from ``config``)."""
-    from ragjudge.config import METRICS
-
     summary = Summary(rows=len(frame), judge_model=str(frame["judge_model"].iloc[0]) if "judge_model" in frame.columns and len(frame) else "")
     levels = {m: (levels or {}).get(m) or _level(config, m) for m in metrics}
     thresholds = {}
@@ -212,7 +211,6 @@ def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str
         if thresholds[metric] is None:  # a metric defined elsewhere: its threshold as the table shows it
             passing = [v.score for v in (c for c in columns[list(metrics).index(metric)]) if v.passed and v.score is not None]
             summary.metrics[metric].threshold = min((float(s) for s in passing), default=0.0)
-    from ragjudge.diagnosis import counts, of_table
 
     found = of_table(frame)
     summary.diagnosis = None if found is None else counts(found)

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.types import Call, Verdict, count_of
+from ragjudge.pipeline import selection
+from ragjudge.scoring import Scorer
 
 # expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
 _EXPECTED = {"grounded": (60, 45), "reference_free": (90, 0), "statements": (20, 25), "coverage": (60, 12), None: (70, 40)}
@@ -57,9 +59,6 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
     ``price`` (USD per million input and output tokens, or None) and ``notes``. Raises what a
     real run raises for bad input or settings."""
     from ragjudge.io import detect_format, iter_chunks
-    from ragjudge.pipeline import selection
-    from ragjudge.scoring import Scorer
-
     fmt = detect_format(source, input_format)
     if source == "-" and sample is not None:
         from ragjudge.io import spool_stdin

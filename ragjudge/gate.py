@@ -21,6 +21,7 @@ from typing import Any
 from ragjudge.calibration import Corrected, RateStats, label_pass, label_rating
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
 from ragjudge.types import Reason, Usage
+from ragjudge.diagnosis import shares
 
 EXIT_INTERRUPTED = 130
 IDS_KEPT = 100  # row ids kept per metric and outcome (failed, error, skipped); the counts stay whole
@@ -253,8 +254,6 @@ class Summary:
 
     def diagnosis_shares(self) -> dict[str, float | None]:
         """Each diagnosis's share among the rows with one (None without such rows)."""
-        from ragjudge.diagnosis import shares
-
         return shares(self.diagnosis or {})
 
     @property

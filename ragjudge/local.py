@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import ConfigError
+from ragjudge.cache import default_cache_dir
 
 DEFAULT_MODEL = "local/qwen2.5-coder-1.5b"
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -117,7 +118,6 @@ def model_path(settings: Any, cache_dir: str | None = None) -> Path:
         if not path.is_file():
             raise LocalModelError(f"local model file not found: {path} (from RAGJUDGE_LOCAL_MODEL or judge.local_model_path)")
         return path
-    from ragjudge.cache import default_cache_dir
 
     return assemble(Path(cache_dir) if cache_dir else default_cache_dir() / "models")
 
@@ -144,8 +144,6 @@ def check_available(settings: Any, cache_dir: str | None = None) -> None:
 def assembled() -> Path | None:
     """The bundled model's file under the per-user cache folder's ``models/`` when it is there
     at its pinned size (it was verified by SHA-256 when assembled), else None."""
-    from ragjudge.cache import default_cache_dir
-
     target = default_cache_dir() / "models" / MODEL_FILE
     return target if target.is_file() and target.stat().st_size == MODEL_BYTES else None
 
@@ -161,7 +159,6 @@ def main(argv: list[str] | None = None) -> int:
     if args != ["assemble"]:
         print("usage: python -m ragjudge.local assemble", file=sys.stderr)
         return 2
-    from ragjudge.cache import default_cache_dir
 
     try:
         path = assembled() or assemble(default_cache_dir() / "models")

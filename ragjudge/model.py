@@ -49,9 +49,11 @@ from typing import Any
 
 from ragjudge.errors import ProviderFatalError
 from ragjudge.http_errors import RETRY_AFTER_MAX_S
-from ragjudge.transports import base
+from ragjudge.transports import base, endpoint
 from ragjudge.transports.base import Request, TransportError
 from ragjudge.types import OK, Call, ParseError, Reason, Reply, Usage, Verdict, clean_text
+from ragjudge import prices
+from ragjudge.cache import cache_key
 
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -185,7 +187,6 @@ class Model:
             transport = choose(settings, str(cache.directory) if cache is not None else None)
         self.transport = transport
         self.provider_model: str = transport.provider_model
-        from ragjudge.transports import endpoint
 
         # where calls go, wherever it was given (flag, config, environment); None: the provider's default
         self.api_base: str | None = endpoint(settings, self.provider_model)
@@ -213,7 +214,6 @@ class Model:
             return (0.0, 0.0)
         if self.settings.price is not None:
             return (self.settings.price.input_per_mtok, self.settings.price.output_per_mtok)
-        from ragjudge import prices
 
         provider, _, name = self.provider_model.partition("/")
         row = prices.entry(provider, name) or {}
@@ -280,7 +280,6 @@ class Model:
         memo = call.memo.get((id(self), sample))
         if memo is not None:
             return memo
-        from ragjudge.cache import cache_key
 
         key = call.memo[(id(self), sample)] = cache_key(
             model=self.provider_model,

@@ -11,6 +11,9 @@ for, refused before any judging with a ``ConfigError`` (exit 2) that names the f
   ``check_engine``: the checks of a run's options; their messages name the options as
   ``names`` says (``Names``: the command line's flags, ``CLI``, or a Python call's keyword
   arguments, ``KEYWORDS``).
+
+The command line imports this module at once (``ragjudge.cli``), so it imports the config's
+models (pydantic) inside the functions that need them: ``ragjudge --help`` reads no config.
 """
 
 from __future__ import annotations

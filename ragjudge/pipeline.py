@@ -17,6 +17,9 @@ from ragjudge.gate import GateResult, Summary, check_gate
 from ragjudge.plan import Event, Note, Progress, Row, RunPlan, Start
 from ragjudge.records import Mapping
 from ragjudge.settings import Config
+from ragjudge.errors import InputError
+from ragjudge.traces import open_source
+from ragjudge.scoring import removed_note, Scorer
 
 
 @dataclass
@@ -46,8 +49,6 @@ def selection(source: Any, fmt: str | None, chunk_size: int, limit: int | None =
     (reproducible with ``seed``; needs the row count, so JSON arrays are counted by reading
     them, and stdin is first copied to a temporary file, ``io.spool_stdin``); None for every row
     (``choose``). Raises ``InputError`` for a limit or sample below 1."""
-    from ragjudge.errors import InputError
-
     if limit is None and sample is None:
         return None
     if (limit is not None and limit < 1) or (sample is not None and sample < 1):
@@ -110,8 +111,6 @@ def score_source(
     ``on_event`` hears a ``Row`` as each row's verdicts land."""
     import pandas as pd
 
-    from ragjudge.traces import open_source
-
     opened = open_source(source, input_format, traces)  # a trace source: its rows, before anything else
     read_notes: list[str] = []
     if opened is not None:
@@ -120,7 +119,6 @@ def score_source(
         source, input_format, read_notes = opened, None, reader_notes(opened)
 
     from ragjudge.io import TableWriter, detect_format, iter_chunks
-    from ragjudge.scoring import Scorer, removed_note
 
     hear = on_event
     if isinstance(source, list):

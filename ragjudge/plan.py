@@ -23,6 +23,7 @@ from typing import Any
 
 from ragjudge.config import FIELDS
 from ragjudge.records import Mapping, resolve_mapping
+from ragjudge.errors import InputError
 
 # -- events ------------------------------------------------------------------------------
 
@@ -96,8 +97,6 @@ def check_needs(judges: list[Any], mapping: Mapping, asked: bool) -> list[str]:
     ``asked`` for (``metrics`` set in the config, ``-m``), a judge that needs a field no column
     holds raises ``InputError`` (exit 2) naming the field and the ``--map`` to set; for metrics
     run by default, the same is returned as a note (it will judge no row)."""
-    from ragjudge.errors import InputError
-
     notes = []
     for judge in judges:
         for need in judge.needs:

@@ -33,9 +33,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ragjudge.errors import InputError
-from ragjudge.gate import Summary
+from ragjudge.errors import InputError, ProviderFatalError, RagjudgeError
+from ragjudge.gate import check_gate, Summary
 from ragjudge.settings import Config
+from ragjudge.scoring import Scorer
+from ragjudge.pipeline import choose, RunResult
 
 FILE, ROW = "__ragjudge_file", "__ragjudge_row"  # where each row came from, dropped before scoring
 ACTOR_CPUS = 0.25  # a scoring actor waits on the network: a quarter of a CPU each leaves room for the readers
@@ -69,7 +71,6 @@ def _file_schemas(batch: Any, fmt: str, chunk_size: int) -> Any:
 
     import pandas as pd
 
-    from ragjudge.errors import RagjudgeError
     from ragjudge.io import chunk_schemas_and_rows
 
     found: list[tuple[list[Any], int, bytes]] = []
@@ -89,7 +90,6 @@ def _read_files(batch: Any, fmt: str, chunk_size: int, schema: Any, origins: dic
     handed to ``collector`` before it is raised (``_carry``)."""
     import pyarrow as pa
 
-    from ragjudge.errors import RagjudgeError
     from ragjudge.io import conform_table, iter_chunks
 
     where = pa.schema([pa.field(FILE, pa.int64()), pa.field(ROW, pa.int64())])
@@ -146,8 +146,6 @@ def _unwrap(exc: BaseException) -> BaseException:
     """A ragjudge error raised inside a Ray task, as it was raised, where Ray kept it: a
     ``RayTaskError``'s ``cause`` is the task's exception (the ``RayTaskError`` is an instance of
     its class too, but its text is Ray's traceback, so the cause is taken first). Else ``exc``."""
-    from ragjudge.errors import RagjudgeError
-
     seen: BaseException | None = exc
     for _ in range(6):
         if seen is None:
@@ -214,8 +212,6 @@ class _ScoreBatch:
 
     def __init__(self, config: dict[str, Any], mapping: Any, collector: Any, crash_marker: str | None = None,
                  chosen: Any = None, offsets: list[int] | None = None) -> None:
-        from ragjudge.scoring import Scorer
-
         self.scorer = Scorer(Config.model_validate(config))
         self.mapping = mapping
         self.collector = collector
@@ -226,8 +222,6 @@ class _ScoreBatch:
 
     def __call__(self, batch: Any) -> Any:
         import ray
-
-        from ragjudge.errors import ProviderFatalError
 
         self.batches += 1
         marker = self.crash_marker
@@ -331,7 +325,6 @@ def score_dataset(ds: Any, config: Config, actors: int | None = None, mapping: A
     import pandas as pd
 
     ray = _ray()
-    from ragjudge.scoring import Scorer
 
     if mapping is None:
         with Scorer(config) as scorer:
@@ -354,11 +347,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
     Raises ``InputError`` / ``ConfigError`` (exit 2) as a local run does."""
     import pandas as pd
 
-    from ragjudge.gate import check_gate
     from ragjudge.io import SUFFIXES, TableWriter, conform_frame, iter_chunks, names_folder
-    from ragjudge.pipeline import RunResult, choose
-    from ragjudge.scoring import Scorer
-
     files, fmt = input_files(source, input_format)
     ray = _ray()
     started_here = not ray.is_initialized()

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from ragjudge.config import FIELDS, Columns
 from ragjudge.errors import InputError
 from ragjudge.types import TraceStatus
+from ragjudge.injection import strip_instructions
 
 ALIASES: dict[str, tuple[str, ...]] = {  # the first tier: two of them in one table are an error
     "id": (),
@@ -486,8 +487,6 @@ def _strip(record: EvalRecord) -> None:
     holds no evidence (rather than the row being skipped). Each removed sentence is listed
     with where it was: ``passage N: ...`` (N counts the row's passages from 1, as the
     prompt numbers them) or ``response: ...``."""
-    from ragjudge.injection import strip_instructions
-
     for number, passage in enumerate(record.passages, 1):
         found = strip_instructions(passage.text)
         passage.text = found.text if found.text.strip() else REMOVED_PLACEHOLDER

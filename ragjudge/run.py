@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ragjudge.errors import ConfigError
+from ragjudge.errors import ConfigError, RagjudgeError
 from ragjudge.options import (
     CLI,
     KEYWORDS,
@@ -48,6 +48,15 @@ from ragjudge.options import (
 from ragjudge.pipeline import RunResult, score_source
 from ragjudge.plan import Note, events
 from ragjudge.reports.outputs import Finished, Wanted, finish
+from ragjudge.compare import _id_text, check_ids, SCORE_HINT
+from ragjudge.counting import row_ids
+from ragjudge.traces import source_kind
+from ragjudge.settings import Config
+from ragjudge.options import pairs
+from ragjudge.trace_run import plan
+from ragjudge.estimate import estimate
+from ragjudge.reports.summary import write_summary_json
+from ragjudge.ray import evaluate_on_ray
 
 __all__ = ["RunOutcome", "ScoreRequest", "evaluate", "request_of", "run"]
 
@@ -149,8 +158,6 @@ class ScoreRequest:
         """With ``--baseline``: the input's ids, checked before any judge call as the comparison at
         the end checks them (a null or repeated id is exit 2 naming the rows; a run judged in full
         and then refused lost its reports)."""
-        from ragjudge.compare import SCORE_HINT, check_ids
-
         ids = _input_ids(source, self.input_format, column)
         if ids is not None:
             check_ids(ids, "input", SCORE_HINT, column)
@@ -262,10 +269,7 @@ class RunOutcome:
 def _input_ids(source: str, input_format: str | None, column: str) -> list[str | None] | None:
     """The ids of a table file's rows (``column``, as ``counting.row_ids`` reads it), read chunk
     by chunk; None for a trace source or a table without that column (matched by position)."""
-    from ragjudge.compare import _id_text
-    from ragjudge.counting import row_ids
     from ragjudge.io import iter_chunks
-    from ragjudge.traces import source_kind
 
     if source_kind(source, input_format) is not None:
         return None
@@ -302,8 +306,6 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
     events (``Start``, ``Note``, ``Progress``, ``Row``); ``transport``: how calls reach the
     model (tests pass an in-process fake). Raises ``ConfigError`` / ``InputError`` (exit 2)
     before any judging for unusable options or input; provider failures are error rows."""
-    from ragjudge.settings import Config
-
     config = Config.of(config)
     request.check(config)
     step_summary = request.step_summary
@@ -355,9 +357,6 @@ def _plan_traces(request: ScoreRequest, config: Any) -> Any:
         if given:
             raise ConfigError(f"{', '.join(given)}: a DataFrame is a table, not traces")
         return None
-    from ragjudge.options import pairs
-    from ragjudge.trace_run import plan
-
     names = pairs(list(request.mlflow_feedback_name), request.names("mlflow_feedback_name"))
     for metric in names:
         if metric not in config.metrics:
@@ -373,10 +372,6 @@ def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable
     """The dry run: the figures of ``ragjudge.estimate`` on the request's rows (a trace source's
     rows through a temporary copy, removed after), written to ``summary_json`` when asked; the
     other outputs are checked, not written (a note names them)."""
-    from ragjudge.errors import RagjudgeError
-    from ragjudge.estimate import estimate
-    from ragjudge.reports.summary import write_summary_json
-
     source, input_format = request.source, request.input_format
     rows_file = None
     if traces is not None:
@@ -431,8 +426,6 @@ def _on_ray(request: ScoreRequest, config: Any, on_event: Callable[[Any], None] 
     """The run on Ray (``ragjudge.ray.evaluate_on_ray``) with every option of the request; the
     scored table read back where an output needs it. Returns the result, or the line of a job
     cancelled by Ctrl-C."""
-    from ragjudge.ray import evaluate_on_ray
-
     hear = events(on_event)
     try:
         result = evaluate_on_ray(request.source, config, request.output, request.ray_address, request.ray_actors, request.flag_fields,

@@ -45,9 +45,14 @@ from ragjudge.model import Model
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EMPTY_ROW, EvalRecord, Mapping, to_records
-from ragjudge.settings import Config
+from ragjudge.settings import load_config, Config
 from ragjudge.traces.spans import trace_status
 from ragjudge.types import OK, SPAN, Call, Reason, Usage, Verdict
+from ragjudge.http_errors import redact
+from ragjudge.errors import InputError
+from ragjudge.options import check_budget, KEYWORDS
+from ragjudge.config import FIELDS
+from ragjudge.judges import make_judges
 
 # every metric's common columns: suffix -> type
 COMMON_COLUMNS = {
@@ -119,8 +124,6 @@ class Scorer:
     """
 
     def __init__(self, config: Config | None = None, *, transport: Any = None, **settings: Any) -> None:
-        from ragjudge.settings import load_config
-
         if config is None:
             config = load_config(None, settings)
         else:
@@ -136,7 +139,6 @@ class Scorer:
                 self.notes.append("embedded judge: the bundled model's settings " + ", ".join(filled) + " (`ragjudge config show local`)")
         if config.judge.workers > 1:
             self.notes.append("note: --workers (judge.workers) is no longer needed and is ignored: one process makes every call")
-        from ragjudge.options import KEYWORDS, check_budget
 
         check_budget(config, KEYWORDS)  # judge.max_cost with no known price could never trip: refused before anything is spent
         self.config = config
@@ -160,9 +162,6 @@ class Scorer:
     def _set_judges(self, config: Config) -> None:
         """One judge per metric of ``config`` (``make_judges``) and the other columns that judges
         defined in YAML read (``needs``)."""
-        from ragjudge.config import FIELDS
-        from ragjudge.judges import make_judges
-
         self.judges = make_judges(config)
         self.extra = tuple(dict.fromkeys(n for j in self.judges for n in j.needs if "|" not in n and n not in FIELDS))
 
@@ -655,7 +654,6 @@ def unexpected(metric: str, exc: Exception, mode: str | None = None, usage: Usag
 
     if os.environ.get("RAGJUDGE_DEBUG"):
         raise exc
-    from ragjudge.http_errors import redact
 
     text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
     return Verdict.failed(metric, f"unexpected {type(exc).__name__}" + (f": {redact(text)}" if text else ""), mode=mode, usage=usage)
@@ -684,8 +682,6 @@ def as_frame(frame: Any) -> Any:
     and a column name given twice raise ``InputError`` with the fix."""
     import pandas as pd
 
-    from ragjudge.errors import InputError
-
     if isinstance(frame, list) and all(isinstance(row, dict) for row in frame):
         frame = pd.DataFrame(frame)
     if not isinstance(frame, pd.DataFrame):
@@ -706,8 +702,6 @@ def as_frame(frame: Any) -> Any:
 def _one_call_scorer(metrics: list[str] | str | None, config: Config | str | None, settings: dict[str, Any]) -> "Scorer":
     """The ``Scorer`` of one ``score`` / ``ascore`` call: ``config`` (a ``Config``, or a YAML path
     or bundled name read with ``settings`` laid over it) with ``metrics`` chosen."""
-    from ragjudge.settings import load_config
-
     if metrics is not None:
         settings["metrics"] = [metrics] if isinstance(metrics, str) else list(metrics)
     if not isinstance(config, Config):

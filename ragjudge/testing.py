@@ -38,6 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import ConfigError
+from ragjudge.counting import row_ids, row_names, table_verdicts
+from ragjudge.gate import check_gate, row_name
+from ragjudge.reports.gate_text import failures_of
+from ragjudge.config import _deep_merge, RawConfig, validate
+from ragjudge.settings import Config, load_config
+from ragjudge.plan import resolve
 
 __all__ = ["ProjectConfig", "Session", "Table", "VerdictError", "activate", "assert_complete", "assert_passes", "assert_sufficient",
            "configure", "current", "deactivate", "describe_verdict", "project_config"]
@@ -81,7 +87,6 @@ class Session:
         """The ``Config`` the scorer is (or will be) built with. Raises ``ConfigError``."""
         if self._scorer is not None:
             return self._scorer.config
-        from ragjudge.settings import Config, load_config
 
         if not isinstance(self._config, Config) or self._settings:
             if isinstance(self._config, Config):
@@ -225,7 +230,6 @@ def _one_row(metric: str, row: dict[str, Any], scorer: Any) -> Any:
     """Judge one row with ``metric`` and return its verdict; raises ``VerdictError`` unless it
     is ok and passed."""
     __tracebackhide__ = True
-    from ragjudge.counting import table_verdicts
 
     session = current() if scorer is None else Session(scorer=scorer)
     scored = session.score([{k: v for k, v in row.items() if v is not None}], metrics=[metric])
@@ -294,10 +298,6 @@ def assert_passes(frame: Any, metrics: list[str] | str | None = None, min_pass_r
     failed metric, each row that did not pass, by id (else ``row N``), with its verdict and
     rationale (the first ``SHOWN_ROWS``; the rest counted). ``ValueError`` for a rate off 0..1."""
     __tracebackhide__ = True
-    from ragjudge.counting import row_names, table_verdicts
-    from ragjudge.gate import check_gate
-    from ragjudge.reports.gate_text import failures_of
-
     session = current() if scorer is None else Session(scorer=scorer)
     names = [metrics] if isinstance(metrics, str) else (None if metrics is None else list(metrics))
     scored = session.score(frame, metrics=names)
@@ -399,9 +399,6 @@ def project_config(pyproject: str | Path | None = None, override: str | Path | N
     listed += [_table_path(cwd / t, "--ragjudge") for t in tables or []]
     if not layers:  # nothing configures ragjudge: ragjudge's defaults, loaded when first used (pydantic and the judges stay unimported)
         return ProjectConfig(None, list(dict.fromkeys(listed)), [], bool(listed))
-    from ragjudge.config import RawConfig, _deep_merge, validate
-    from ragjudge.settings import Config
-
     data: dict[str, Any] = {}
     for source, layer in layers:
         validate(RawConfig, layer, source)  # each layer's own keys, named by the layer that holds them
@@ -448,10 +445,7 @@ class Table:
         """The table at ``path`` (JSONL, CSV, Parquet or JSON, by its suffix) with ``config``'s
         column mapping and metrics. Raises ``InputError`` for a table that cannot be read or a
         mapped column it lacks."""
-        from ragjudge.counting import row_ids
-        from ragjudge.gate import row_name
         from ragjudge.io import read_table
-        from ragjudge.plan import resolve
 
         path = Path(path)
         frame = read_table(str(path))

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.errors import ConfigError
-from ragjudge.traces import OTEL_SOURCES, TraceOptions, TraceSource, source_kind
+from ragjudge.traces import mlflow as mt, otel as ot, source_kind, OTEL_SOURCES, TraceOptions, TraceSource
+from ragjudge.catalog import describe
+from ragjudge.reports.summary import summary_dict
 
 OTEL_HINT = "give an OTLP JSON file or a saved Phoenix span table (or --input-format otlp / phoenix)"
 
@@ -130,8 +132,6 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
 
 def span_metrics(config: Any) -> list[str]:
     """The metrics of ``config`` judged per retriever span: those that read the context."""
-    from ragjudge.catalog import describe
-
     return [item["name"] for item in describe(config) if "context" in item["needs"]]
 
 
@@ -144,7 +144,6 @@ def after_run(run: TraceRun, result: Any, config: Any) -> None:
     phoenix_sinks(run, result, config)
     if not run.log_feedback or result.table is None:
         return
-    from ragjudge.traces import mlflow as mt
 
     experiment = run.source[len("mlflow:"):] if run.source.startswith("mlflow:") else None
     first = next((t for t in result.table["trace_id"] if isinstance(t, str)), None) if "trace_id" in result.table else None
@@ -179,7 +178,6 @@ def phoenix_sinks(run: TraceRun, result: Any, config: Any) -> None:
     the same, and every annotation not sent is counted with the reason."""
     if result.table is None or not (run.phoenix_endpoint or run.annotations):
         return
-    from ragjudge.traces import otel as ot
 
     metrics = span_metrics(config)
     sink: dict[str, Any] = result.sinks.setdefault("phoenix", {})
@@ -214,9 +212,6 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
     none), and add its id to the summary JSON file. A failure is a line, not an exit code."""
     if not run.log_feedback or result.table is None:
         return
-    from ragjudge.reports.summary import summary_dict
-    from ragjudge.traces import mlflow as mt
-
     document = {**summary_dict(result.summary, result.gate, result.mapping.describe() if result.mapping else None),
                 "exit_code": exit_code, **result.sinks}
     experiment = run.source[len("mlflow:"):] if run.source.startswith("mlflow:") else None

@@ -18,6 +18,8 @@ import atexit
 import json
 import threading
 from typing import Any
+from ragjudge.scoring import Scorer
+from ragjudge.settings import Config, load_config
 
 __all__ = ["Judged", "ajudge_row", "configure", "judge_row"]
 
@@ -56,9 +58,6 @@ def configure(config: Any = None, **settings: Any) -> None:
 
 
 def _scorer(metric: str, model: str | None, settings: dict[str, Any]) -> Any:
-    from ragjudge.scoring import Scorer
-    from ragjudge.settings import Config, load_config
-
     merged: dict[str, Any] = {**_defaults["settings"], **settings, "metrics": [metric]}
     if model:
         merged["model"] = model

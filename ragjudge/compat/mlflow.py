@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.compat import ajudge_row, judge_row
+from ragjudge.records import request_text, response_text
+from ragjudge.traces.spans import request_of, response_of
 
 __all__ = ["CONTEXT_SUFFICIENCY_FEEDBACK_NAME", "Feedback", "RetrievalSufficiency", "ais_context_sufficient", "is_context_sufficient",
            "response_completeness", "retrieval_sufficiency"]
@@ -118,8 +120,6 @@ def _passages_of(outputs: Any) -> Any:
 
 
 def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, Any] | None, name: str, model: str | None) -> Any:
-    from ragjudge.records import request_text
-
     expectations = dict(expectations or {})
     rows: list[dict[str, Any]] = []
     if trace is not None:
@@ -158,9 +158,6 @@ def _completeness_feedback(inputs: Any, outputs: Any, expectations: dict[str, An
     """A trace's (or record's) response completeness as a feedback: the response against the
     expected response or facts (Azure's ResponseCompletenessEvaluator, 1..5, pass at 3), read
     from the trace's root span and expectations as ``ragjudge score`` reads them."""
-    from ragjudge.records import request_text, response_text
-    from ragjudge.traces.spans import request_of, response_of
-
     expectations = dict(expectations or {})
     request, response = request_text(inputs), response_text(outputs)
     if trace is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge import metrics
+from ragjudge.judges.definitions import Extension, JudgeDefinition
 
 # metric name -> (module, class), from the one registry (ragjudge.metrics); imported on first use
 BUILT_IN: dict[str, tuple[str, str]] = {metric.name: (metric.module, metric.judge) for metric in metrics.BUILT_IN}
@@ -43,8 +44,6 @@ def bundled_definitions() -> dict[str, Any]:
     """The judge definitions that ship with ragjudge (name -> ``JudgeDefinition``)."""
     import yaml
 
-    from ragjudge.judges.definitions import JudgeDefinition
-
     found = {}
     for path in sorted(BUNDLED_DIR.glob("*.yaml")):
         definition = JudgeDefinition.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
@@ -62,8 +61,6 @@ def make_judges(config: Any) -> list[Any]:
     ``Extension``; a typed one is taken as it is). Raises ``KeyError`` for a metric that is
     neither built-in nor defined (a typed config has refused it already) and pydantic's
     ``ValidationError`` for a raw section a judge's model refuses."""
-    from ragjudge.judges.definitions import Extension, JudgeDefinition
-
     own = [JudgeDefinition.model_validate(item) for item in config.judges]
     judges = []
     for name in config.metrics:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ragjudge.gate import Summary
 from ragjudge.reports import printable
+from ragjudge.http_errors import redact
 
 SHOWN = 10
 
@@ -75,8 +76,6 @@ def line_numbers(path: str, fmt: str, rows: set[int]) -> dict[int, int]:
 
 def commands(summary: Summary, source: str, fmt: str | None) -> list[str]:
     """The workflow commands for ``summary``'s failing and error rows."""
-    from ragjudge.http_errors import redact
-
     rows: list[tuple[str, dict[str, Any]]] = []
     for name, m in summary.metrics.items():
         rows += [(name, row) for row in m.worst]

@@ -9,8 +9,9 @@ import re
 
 from typing import Any
 
-from ragjudge.gate import GateResult, Summary
+from ragjudge.gate import GateResult, Kind, Summary
 from ragjudge.reports.gate_text import marked
+from ragjudge.http_errors import redact
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -117,8 +118,6 @@ def _one_line(text: str | None, width: int = 100) -> str:
     """``text`` on one line (whitespace and control characters collapsed: a row's id or
     rationale cannot start a line of its own, e.g. a GitHub workflow command), API keys
     redacted, at most ``width`` characters."""
-    from ragjudge.http_errors import redact
-
     line = " ".join(re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", " ", redact(str(text or ""))).split())
     return line if len(line) <= width else line[: width - 1] + "…"
 
@@ -132,8 +131,6 @@ def failing_lines(summary: Summary, output: str | None = None, summary_json: str
     failed checks are against the baseline (regressions, pass-rate drop), its regressed rows
     (from ``comparison``); a failed check of the whole run (or of a diagnosis share) lists every
     metric's rows."""
-    from ragjudge.gate import Kind
-
     metrics = dict(summary.metrics)
     regressed: dict[str, list[str]] = {}
     if gate is not None:

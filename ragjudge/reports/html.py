@@ -28,10 +28,16 @@ import io
 import json
 from typing import Any
 
-from ragjudge.counting import SPAN, _texts, first_rows, levels_of_config, row_names, summarize, unit_rows
-from ragjudge.gate import GateResult, Summary
+from ragjudge.counting import _texts, first_rows, id_column, levels_of_config, row_names, summarize, unit_rows, SPAN
+from ragjudge.gate import check_gate, GateResult, Summary
 from ragjudge.reports.console import corrected_lines
 from ragjudge.reports.gate_text import marked, verdict_line
+from ragjudge.compare import metrics_of as found, typed
+from ragjudge.settings import Config
+from ragjudge.records import _lookup, _text, resolve_mapping
+from ragjudge.diagnosis import of_table
+from ragjudge.catalog import describe
+from ragjudge.errors import InputError
 
 
 def _missing(value: Any) -> bool:
@@ -56,8 +62,6 @@ def _plain(value: Any) -> Any:
 
 
 def metrics_of(frame: Any) -> list[str]:
-    from ragjudge.compare import metrics_of as found
-
     return found(frame)
 
 
@@ -66,8 +70,6 @@ def summary_of(frame: Any, metrics: list[str], config: Any = None, *, id_column:
     """A ``Summary`` rebuilt from a scored table (for ``ragjudge report`` on a file): counts,
     pass rates, tokens and cost per metric, with ``config``'s thresholds and gate settings;
     ``ragjudge.counting.summarize``, the one count every output makes."""
-    from ragjudge.settings import Config
-
     return summarize(frame, config or Config(), metrics, id_column=id_column, levels=levels)
 
 
@@ -198,11 +200,7 @@ def charts(frame: Any, metrics: list[str], by: str | None = None, baseline: Any 
 
 def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = None, comparison: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The table's rows as data for the page's script, each named by its mapped id."""
-    from ragjudge.counting import id_column
-    from ragjudge.records import _lookup, _text
-
     regressed = {metric: set(figures["regressed_ids"]) for metric, figures in (comparison or {}).get("metrics", {}).items()}
-    from ragjudge.diagnosis import of_table
 
     diagnosed = of_table(frame)
     records = frame.to_dict("records")
@@ -301,13 +299,6 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
     """The report of a scored table read back (``ragjudge report``), or of a run just made
     (``score --html``, which passes its own ``summary``, ``gate`` and ``mapping``). Raises
     ``InputError`` for a table with no scored metric."""
-    from ragjudge.catalog import describe
-    from ragjudge.errors import InputError
-    from ragjudge.gate import check_gate
-    from ragjudge.records import resolve_mapping
-
-    from ragjudge.compare import typed
-
     if len(frame) == 0:
         raise InputError("the table has no rows; give a table written by ragjudge score")
     frame = typed(frame, source or "the table", scores_required=True)  # a table read back from CSV holds "False" as text
@@ -316,7 +307,6 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
         raise InputError("the table holds no scored metric (no M_status and M_passed columns); give a table written by ragjudge score")
     if by and by not in frame.columns:
         raise InputError(f"--by {by}: the table has no such column; it has {', '.join(map(str, frame.columns))}")
-    from ragjudge.counting import id_column
 
     if mapping is None:
         mapping = resolve_mapping([str(c) for c in frame.columns], frame.head(50).to_dict("records"), config.columns)

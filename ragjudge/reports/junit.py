@@ -25,8 +25,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ragjudge.counting import SPAN, first_rows, row_names, unit_rows
+from ragjudge.counting import first_rows, row_names, table_verdicts, unit_rows, SPAN
 from ragjudge.gate import Summary
+from ragjudge.http_errors import redact
+from ragjudge.reports.gate_text import failure, line
+from ragjudge.types import Reason
 
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -36,8 +39,6 @@ def _text(value: Any) -> str:
     """A cell as text XML 1.0 can hold (control characters, such as the form feeds of text
     extracted from PDFs, become U+FFFD), with API keys redacted."""
     import pandas as pd
-
-    from ragjudge.http_errors import redact
 
     if value is None or (not isinstance(value, (list, dict)) and pd.isna(value)):
         return ""
@@ -53,10 +54,6 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
     regressed row; with the run's ``gate`` (``ragjudge.gate.GateResult``), a suite ``gate`` with
     one testcase per printed check."""
     from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
-
-    from ragjudge.counting import table_verdicts
-    from ragjudge.reports.gate_text import failure, line
-    from ragjudge.types import Reason
 
     xml = JUnitXml("ragjudge")
     names = row_names(frame, id_column)

@@ -17,6 +17,7 @@ from ragjudge.reports.console import corrected_lines
 from ragjudge.reports.gate_text import marked, verdict_line
 from ragjudge.reports import printable
 from ragjudge.types import count_of
+from ragjudge.http_errors import redact
 
 WORST_SHOWN = 10
 
@@ -25,8 +26,6 @@ def _md(value: Any) -> str:
     """``value`` as text safe inside a Markdown table cell: one line, pipes and HTML escaped,
     control characters replaced (U+FFFD, as in JUnit), API keys redacted."""
     import html
-
-    from ragjudge.http_errors import redact
 
     if isinstance(value, list):
         value = "; ".join(map(str, value))

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.gate import GateResult, with_regressions
+from ragjudge.reports.summary import summary_dict, write_summary_json
+from ragjudge.counting import id_column, levels_of_config
 
 
 @dataclass
@@ -44,9 +46,6 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
     """Compare with the baseline, apply its gates, and write every output asked for.
     Raises ``InputError`` for a baseline that cannot be compared (exit 2)."""
     from ragjudge.reports import annotations, junit, markdown
-    from ragjudge.reports.summary import summary_dict, write_summary_json
-
-    from ragjudge.counting import id_column, levels_of_config
 
     gate = result.gate
     comparison = None

@@ -6,10 +6,12 @@ is imported only when a console is made."""
 from __future__ import annotations
 
 from ragjudge.reports.gate_text import marked
-from ragjudge.types import count_of
+from ragjudge.types import count_of, Reason
 
 import sys
 from typing import Any
+from ragjudge.gate import row_name
+from ragjudge.reports.console import _one_line, failing_lines, print_summary
 
 
 class _Stderr:
@@ -55,10 +57,6 @@ def make_console() -> Any:
 
 def verdict_printer(console: Any, progress: Any) -> Any:
     """``--verbose``: one line per row as its verdicts land, above the progress bar."""
-    from ragjudge.gate import row_name
-    from ragjudge.reports.console import _one_line
-    from ragjudge.types import Reason
-
     def show(position: int, ident: Any, verdicts: list[Any]) -> None:
         if verdicts and all(v.reason is Reason.NOT_SAMPLED for v in verdicts):
             return  # left out by --limit / --sample: not a verdict
@@ -83,8 +81,6 @@ def report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool, cache
     """Print the end of a run: the table (unless quiet), the gate's lines, the failing rows on a
     failing gate, the GitHub annotations, and the closing line of an interrupted run (``cache``:
     the run used the response cache). Returns whether it printed that closing line."""
-    from ragjudge.reports.console import failing_lines, print_summary
-
     if not quiet:
         for line in done.comparison_lines:
             console.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -17,6 +17,8 @@ import importlib
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
+from ragjudge.errors import InputError
+from ragjudge.traces.openinference import trace_files
 
 
 @dataclass(frozen=True)
@@ -119,9 +121,7 @@ def source_kind(source: Any, input_format: str | None = None) -> TraceSource | N
 def _many_kind(text: str) -> TraceSource | None:
     """The source of a folder or glob holding trace files (the first one's, in sorted order),
     or None when none of its files is one (a folder of tables)."""
-    from ragjudge.errors import InputError
     from ragjudge.io.formats import is_many
-    from ragjudge.traces.openinference import trace_files
 
     if not is_many(text):
         return None

@@ -43,6 +43,7 @@ from typing import Any, Iterable
 
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, rows_frame
+from ragjudge import __version__
 
 INSTALL = 'pip install ".[mlflow]" in a ragjudge checkout'
 STORE_HINT = "set MLFLOW_TRACKING_URI or pass --mlflow-tracking-uri (e.g. http://localhost:5000 or sqlite:///mlflow.db)"
@@ -444,8 +445,6 @@ def _feedback(row: dict[str, Any], metric: str, span_id: str | None, model: str,
     """One row's verdict of ``metric`` as an MLflow ``Feedback`` named ``name`` (default:
     ``feedback_name``), linked to the run ``run_id``, or None when it has none (skipped)."""
     from mlflow.entities import AssessmentError, AssessmentSource, AssessmentSourceType, Feedback
-
-    from ragjudge import __version__
 
     status = _cell(row, f"{metric}_status")
     if status not in ("ok", "error"):

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.transports.base import OPENAI_BASE, endpoint  # re-exported: their place is base, which every transport imports
+from ragjudge.transports.openai_http import fast_model, OpenAIHTTPTransport, PREFIX
+from ragjudge.transports.litellm import LitellmTransport
 
 __all__ = ["OPENAI_BASE", "choose", "endpoint", "resolve_model"]
 
@@ -23,11 +25,9 @@ def choose(settings: Any, cache_dir: str | None = None) -> Any:
         from ragjudge.transports.local import LocalTransport
 
         return LocalTransport(settings, cache_dir)
-    from ragjudge.transports.openai_http import OpenAIHTTPTransport, fast_model
 
     if fast_model(settings) is not None:
         return OpenAIHTTPTransport(settings)
-    from ragjudge.transports.litellm import LitellmTransport
 
     return LitellmTransport(settings)
 
@@ -37,11 +37,9 @@ def resolve_model(settings: Any) -> str:
     cache key), without building the transport. Raises ``ConfigError`` for an unknown provider."""
     if settings.model.startswith("local/"):
         return settings.model
-    from ragjudge.transports.openai_http import PREFIX, fast_model
 
     name = fast_model(settings)
     if name is not None:
         return PREFIX + name
-    from ragjudge.transports.litellm import LitellmTransport
 
     return LitellmTransport.resolve(settings.model, settings.api_base)

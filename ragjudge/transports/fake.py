@@ -28,6 +28,7 @@ from typing import Any
 from ragjudge.transports.base import chat_body
 from ragjudge.transports.fake_rule import fake_logprobs, heuristic_reply
 from ragjudge.types import Reply, Usage
+from ragjudge import prices
 
 
 class FakeTransport:
@@ -92,7 +93,6 @@ class FakeTransport:
     def _cost(self, prompt: int, completion: int) -> float | None:
         if self.price_per_token is not None:
             return (prompt + completion) * self.price_per_token
-        from ragjudge import prices
 
         provider, _, name = self.provider_model.partition("/")
         return prices.cost(provider, [name], prompt, completion, 0)

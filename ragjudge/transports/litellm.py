@@ -9,8 +9,8 @@ import os
 from typing import Any
 
 from ragjudge.transports import base
-from ragjudge.http_errors import hard_quota, retry_hint
-from ragjudge.transports.base import Request, TransportError, message_text
+from ragjudge.http_errors import hard_quota, parse_retry_after, redact, retry_hint
+from ragjudge.transports.base import endpoint, message_text, Request, TransportError
 from ragjudge.types import Reply, Usage
 
 
@@ -77,7 +77,6 @@ class LitellmTransport:
             kwargs["seed"] = request.seed
         if request.logprobs:
             kwargs["logprobs"], kwargs["top_logprobs"] = True, 10
-        from ragjudge.transports.base import endpoint
 
         where = endpoint(self.settings, self.provider_model)  # the flag, config or environment's: the cache key's
         if where:
@@ -159,8 +158,6 @@ class LitellmTransport:
 
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message, keys redacted, at most 300 characters."""
-    from ragjudge.http_errors import redact
-
     text = str(getattr(exc, "message", None) or exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
     line = line.replace(" Traceback (most recent call last):", "").strip()  # litellm appends it to some messages' first line
@@ -169,8 +166,6 @@ def first_line(exc: BaseException) -> str:
 
 def retry_after(exc: BaseException) -> float | None:
     """Seconds the provider asked to wait, from the error's response headers; None if none."""
-    from ragjudge.http_errors import parse_retry_after
-
     sources = [getattr(exc, "headers", None), getattr(exc, "litellm_response_headers", None)]
     response = getattr(exc, "response", None)
     sources.append(getattr(response, "headers", None))

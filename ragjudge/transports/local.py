@@ -11,6 +11,7 @@ from typing import Any
 from ragjudge.transports import base
 from ragjudge.transports.base import Request, TransportError
 from ragjudge.types import Reply, Usage
+from ragjudge import local
 
 
 class LocalTransport:
@@ -20,8 +21,6 @@ class LocalTransport:
     free = True
 
     def __init__(self, settings: Any, cache_dir: str | None = None) -> None:
-        from ragjudge import local
-
         self.settings = settings
         self.provider_model = settings.model  # local/NAME, as litellm's custom provider resolved it
         self.where = "the embedded judge"
@@ -29,8 +28,6 @@ class LocalTransport:
         self.path = local.configure(settings, cache_dir)
 
     async def complete(self, request: Request) -> Reply:
-        from ragjudge import local
-
         body: dict[str, Any] = {"messages": request.messages, "max_tokens": request.max_tokens, "temperature": request.temperature}
         if request.seed is not None:
             body["seed"] = request.seed

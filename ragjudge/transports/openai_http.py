@@ -22,6 +22,8 @@ from typing import Any
 from ragjudge.transports import base
 from ragjudge.transports.base import OPENAI_BASE, Request, TransportError, chat_body, endpoint
 from ragjudge.types import Reply, Usage
+from ragjudge import prices
+from ragjudge.http_errors import hard_quota, parse_retry_after, redact, retry_hint
 
 PREFIX = "openai/"
 
@@ -35,7 +37,6 @@ def fast_model(settings: Any) -> str | None:
     lists as an OpenAI chat model; never with ``judge.transport: litellm``."""
     if getattr(settings, "transport", "auto") == "litellm":
         return None
-    from ragjudge import prices
 
     model = settings.model
     if model.startswith(PREFIX):
@@ -149,7 +150,6 @@ class OpenAIHTTPTransport:
         prompt = int(counts.get("prompt_tokens") or 0)
         completion = int(counts.get("completion_tokens") or 0)
         cached = int(((counts.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
-        from ragjudge import prices
 
         message = choice.get("message") or {}
         reasoning = message.get("reasoning_content") or message.get("reasoning")
@@ -199,22 +199,16 @@ def loads(raw: bytes) -> Any:
 
 
 def _one_line(exc: BaseException) -> str:
-    from ragjudge.http_errors import redact
-
     text = str(exc).strip().splitlines()
     return redact(text[0] if text else type(exc).__name__)[:300]
 
 
 def _snippet(raw: bytes) -> str:
-    from ragjudge.http_errors import redact
-
     return redact(raw[:200].decode("utf-8", "replace").replace("\n", " "))
 
 
 def _status_error(status: int, raw: bytes, headers: Any) -> TransportError:
     """An HTTP error status -> ``TransportError`` of the kind the chokepoint acts on."""
-    from ragjudge.http_errors import hard_quota, parse_retry_after, redact, retry_hint
-
     message, code = "", ""
     try:
         error = json.loads(raw).get("error")
