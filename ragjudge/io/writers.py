@@ -128,6 +128,46 @@ class TableWriter:
             self._tmp = None
 
 
+def _exact_floats(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """``df`` with each float cell that pandas' JSON writer would round (it keeps 15 decimals:
+    1.00713108221e-05 came back as 1.0071310822e-05, 1e-20 as 0.0) replaced by a token, and
+    the token as the writer encodes it -> the float's exact text (``repr``) to put back in the
+    JSON text. Chunks without such a cell are returned as they are, at no cost."""
+    import numpy as np
+
+    out: pd.DataFrame | None = None
+    exact: dict[str, str] = {}
+    for position in range(len(df.columns)):  # by position: a frame may name two columns alike
+        values = df.iloc[:, position]
+        if values.dtype.kind != "f":
+            continue
+        numbers = values.to_numpy(dtype="float64")
+        finite = np.isfinite(numbers)
+        rounded = np.round(np.where(finite, numbers, 0.0), 15)
+        lossy = np.flatnonzero(finite & (rounded != numbers))
+        if not len(lossy):
+            continue
+        if out is None:
+            out = df.copy()
+        cells = values.astype(object)
+        for row in lossy:
+            token = f"\x00ragjudge-float-{len(exact)}\x00"
+            exact[json.dumps(token)] = repr(float(numbers[row]))
+            cells.iat[row] = token
+        out.isetitem(position, cells)
+    return (df if out is None else out), exact
+
+
+def _json_text(df: pd.DataFrame, lines: bool) -> str:
+    """``df`` as pandas writes JSON records (``lines``: one a line), every float exact."""
+    df, exact = _exact_floats(df)
+    text = df.to_json(orient="records", lines=lines, force_ascii=False, default_handler=str, double_precision=15, date_format="iso",
+                      date_unit="us")
+    for token, number in exact.items():
+        text = text.replace(token, number)
+    return text
+
+
 class JsonlWriter(TableWriter):
     """JSON Lines: one object a row, written as chunks come; binary cells as base64 text."""
 
@@ -136,7 +176,7 @@ class JsonlWriter(TableWriter):
     def _write(self, df: pd.DataFrame) -> None:
         df = _text_ready(_base64_bytes(df))
         if len(df):
-            text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15, date_format="iso", date_unit="us")
+            text = _json_text(df, lines=True)
             # pandas escapes every '/' as '\/' (valid, but URLs read badly); since no '/' is left
             # unescaped, each backslash-slash pair is such an escape and can be undone
             text = text.replace("\\/", "/")
@@ -155,7 +195,7 @@ class JsonWriter(TableWriter):
 
     def _write(self, df: pd.DataFrame) -> None:
         df = _text_ready(_base64_bytes(df))
-        for record in json.loads(df.to_json(orient="records", force_ascii=False, default_handler=str, double_precision=15, date_format="iso", date_unit="us")):
+        for record in json.loads(_json_text(df, lines=False)):
             self._buffer.write((b"," if self._rows else b"") + b"\n" + json.dumps(record, ensure_ascii=False).encode("utf-8"))
             self._rows += 1
 

@@ -158,11 +158,11 @@ def test_a_call_computes_its_key_once_and_asks_the_disk_once(tmp_path, monkeypat
     from ragjudge.transports.fake import FakeTransport
     from ragjudge.types import Call, Verdict
 
-    import ragjudge.cache as cache_module
+    import ragjudge.model as model_module  # where the model computes its keys (imported there from ragjudge.cache)
 
     keys, gets = [], []
-    real_key = cache_module.cache_key
-    monkeypatch.setattr(cache_module, "cache_key", lambda **parts: keys.append(1) or real_key(**parts))
+    real_key = model_module.cache_key
+    monkeypatch.setattr(model_module, "cache_key", lambda **parts: keys.append(1) or real_key(**parts))
     cache = ResponseCache(tmp_path)
     real_get = cache.get
     cache.get = lambda key: gets.append(key) or real_get(key)  # type: ignore[method-assign]
