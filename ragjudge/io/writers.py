@@ -8,6 +8,7 @@ type holds exactly becomes text, named in ``notes``."""
 
 from __future__ import annotations
 
+import decimal
 import io
 import json
 import os
@@ -130,15 +131,29 @@ class TableWriter:
 
 def _exact_floats(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
     """``df`` with each float cell that pandas' JSON writer would round (it keeps 15 decimals:
-    1.00713108221e-05 came back as 1.0071310822e-05, 1e-20 as 0.0) replaced by a token, and
-    the token as the writer encodes it -> the float's exact text (``repr``) to put back in the
-    JSON text. Chunks without such a cell are returned as they are, at no cost."""
+    1.00713108221e-05 came back as 1.0071310822e-05, 1e-20 as 0.0) and each ``Decimal`` cell
+    (pandas 2 wrote 1.10 as the float 1.1, pandas 3 as the text "1.10") replaced by a token, and
+    the token as the writer encodes it -> the number's exact text (``repr`` of the float, the
+    decimal as written) to put back in the JSON text. Chunks without such a cell are returned as
+    they are, at no cost."""
     import numpy as np
 
     out: pd.DataFrame | None = None
     exact: dict[str, str] = {}
     for position in range(len(df.columns)):  # by position: a frame may name two columns alike
         values = df.iloc[:, position]
+        if values.dtype == object:
+            cells = values.tolist()
+            if any(isinstance(cell, decimal.Decimal) for cell in cells):
+                for row, cell in enumerate(cells):
+                    if isinstance(cell, decimal.Decimal):
+                        token = f"\x00ragjudge-number-{len(exact)}\x00"
+                        exact[json.dumps(token)] = str(cell) if cell.is_finite() else "null"
+                        cells[row] = token
+                if out is None:
+                    out = df.copy()
+                out.isetitem(position, pd.Series(cells, index=df.index, dtype=object))
+            continue
         if values.dtype.kind != "f":
             continue
         numbers = values.to_numpy(dtype="float64")
@@ -151,21 +166,25 @@ def _exact_floats(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
             out = df.copy()
         cells = values.astype(object)
         for row in lossy:
-            token = f"\x00ragjudge-float-{len(exact)}\x00"
+            token = f"\x00ragjudge-number-{len(exact)}\x00"
             exact[json.dumps(token)] = repr(float(numbers[row]))
             cells.iat[row] = token
         out.isetitem(position, cells)
     return (df if out is None else out), exact
 
 
-def _json_text(df: pd.DataFrame, lines: bool) -> str:
-    """``df`` as pandas writes JSON records (``lines``: one a line), every float exact."""
-    df, exact = _exact_floats(df)
-    text = df.to_json(orient="records", lines=lines, force_ascii=False, default_handler=str, double_precision=15, date_format="iso",
+def _json_lines(df: pd.DataFrame) -> list[str]:
+    """``df``'s rows as pandas writes JSON records, one a line: every number exact, binary cells
+    as base64 text, ``/`` unescaped."""
+    df, exact = _exact_floats(_text_ready(_base64_bytes(df)))
+    text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15, date_format="iso",
                       date_unit="us")
     for token, number in exact.items():
         text = text.replace(token, number)
-    return text
+    # pandas escapes every '/' as '\/' (valid, but URLs read badly); since no '/' is left
+    # unescaped, each backslash-slash pair is such an escape and can be undone
+    # split on newlines alone: str.splitlines would also split inside a text holding U+2028
+    return text.replace("\\/", "/").rstrip("\n").split("\n")
 
 
 class JsonlWriter(TableWriter):
@@ -174,13 +193,8 @@ class JsonlWriter(TableWriter):
     fmt = "jsonl"
 
     def _write(self, df: pd.DataFrame) -> None:
-        df = _text_ready(_base64_bytes(df))
         if len(df):
-            text = _json_text(df, lines=True)
-            # pandas escapes every '/' as '\/' (valid, but URLs read badly); since no '/' is left
-            # unescaped, each backslash-slash pair is such an escape and can be undone
-            text = text.replace("\\/", "/")
-            self._buffer.write(text.encode("utf-8") + (b"" if text.endswith("\n") else b"\n"))
+            self._buffer.write("".join(line + "\n" for line in _json_lines(df)).encode("utf-8"))
         self._rows += len(df)
 
 
@@ -194,9 +208,10 @@ class JsonWriter(TableWriter):
         self._buffer.write(b"[")
 
     def _write(self, df: pd.DataFrame) -> None:
-        df = _text_ready(_base64_bytes(df))
-        for record in json.loads(_json_text(df, lines=False)):
-            self._buffer.write((b"," if self._rows else b"") + b"\n" + json.dumps(record, ensure_ascii=False).encode("utf-8"))
+        if not len(df):
+            return
+        for line in _json_lines(df):  # each line one record, its numbers exactly as written
+            self._buffer.write((b"," if self._rows else b"") + b"\n" + line.encode("utf-8"))
             self._rows += 1
 
     def _finish(self) -> None:

@@ -42,7 +42,7 @@ def test_every_output_gives_the_corrected_pass_rate_of_the_labelled_rows(run_sco
     table = pd.read_parquet(files["out.parquet"])
     expected = RateStats()  # the figures from the written table itself
     for passed, human in zip(table["sufficiency_passed"], table["human"]):
-        expected.add(float(passed), None if human is None else float(human == "yes"))
+        expected.add(float(passed), None if pd.isna(human) else float(human == "yes"))
     want = expected.corrected()
     assert want.labelled == 60 and want.unlabelled == 60 and want.valid and 0 < want.lam <= 1 and want.estimate < want.judge
     document = json.loads(files["s.json"].read_text())["metrics"]["sufficiency"]["corrected"]

@@ -222,6 +222,8 @@ def test_the_text_formats_write_such_numbers_as_before(run_score, tmp_path, fmt)
         assert (first["f"], second["f"], third["f"]) == (1.5, None, None)  # JSON has no NaN
         assert (first["u64"], second["u64"], third["u64"]) == (2**64 - 1, None, 0)
         assert (first["d128"], second["d128"]) == (1.1, 0.0) and second["d256"] is None
+        # decimals as written, numbers in JSON (pandas 3 wrote the text "1.10", pandas 2 a float)
+        assert '"d128":1.10' in lines[0] and '"d128":0.00' in lines[1] and '"d256":123456789012345678901234567890123.5' in lines[2]
     else:
         assert lines[1].split(",")[4:9] == ["1.5", "18446744073709551615", "1", "1.1", "1.10"]
         assert lines[2].split(",")[4:9] == ["", "", "", "", "0.00"]
@@ -237,3 +239,23 @@ def test_integers_past_64_bits_stored_as_text_are_named_so(run_score, tmp_path):
     assert pd.read_parquet(out)["x"].tolist() == [str(2**70), "1"]
     assert ("column 'x' holds integers beyond the 64-bit range that Parquet stores (rows 1 to 2); the Parquet file stores it as "
             "text (JSON) for every row") in run.notes
+
+
+def test_the_json_array_keeps_decimals_and_texts_holding_line_separators_exactly(run_score, tmp_path):
+    # the JSON writer parsed pandas' text and wrote it again: 123456789012345678901234567890123.5
+    # came out as 1.2345678901234568e+32
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "in.parquet"
+    pq.write_table(pa.table({
+        "id": ["a", "b"], "request": ["Where is it?", "Where\u2028is it?"], "context": ["It is here.", "It is here."],
+        "d": pa.array([decimal.Decimal("123456789012345678901234567890123.5"), None], pa.decimal256(40, 1)),
+    }), path)
+    out = tmp_path / "out.json"
+    run = run_score(str(path), metric=["sufficiency"], min_pass_rate=["0"], output=str(out))
+    assert run.code == 0, run.error
+    text = out.read_text()
+    assert '"d":123456789012345678901234567890123.5' in text
+    rows = json.loads(text)
+    assert [row["request"] for row in rows] == ["Where is it?", "Where\u2028is it?"] and rows[1]["d"] is None
