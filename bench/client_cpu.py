@@ -7,7 +7,9 @@ concurrency C, from an empty response cache. Printed per run (median of ``--repe
 - the whole process's wall time (start-up, reading and writing included) against the
   physical limit N / (C / L), as a ratio (1.0: as fast as the server allows);
 - ragjudge's process CPU time (user + system, every thread, from ``wait4``), in ms per row;
-- the fake server's CPU time over the same run.
+- the fake server's CPU time over the same run;
+- the timeline, from the fake server's clock: the first call's arrival, the probe's reply, the
+  steady call rate, the last reply and the exit, in seconds from the process's start (issue 51).
 
 With ``--profile`` (needs ``py-spy`` on the PATH or beside this Python) the same command runs
 once more under ``py-spy record`` (raw stacks, all threads, idle excluded), and every sample is
@@ -136,14 +138,34 @@ def run_once(source: Path, url: str, concurrency: int, prefix: list[str] | None 
                *(["--cache-dir", str(cache_dir)] if cache else ["--no-cache"])]
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench-not-a-key", "PYTHONPATH": str(checkout)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's Python keeps its compiled modules (see warm_up)
-    start = time.perf_counter()
+    start, began = time.perf_counter(), time.monotonic()
     process = subprocess.Popen(command, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     error = process.stderr.read().decode(errors="replace") if process.stderr else ""  # type: ignore[union-attr]
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise RuntimeError(f"ragjudge score failed: {error[-2000:]}")
-    return {"wall": seconds, "cpu": usage.ru_utime + usage.ru_stime}
+    return {"wall": seconds, "cpu": usage.ru_utime + usage.ru_stime, **timeline(url, began, concurrency)}
+
+
+def timeline(url: str, began: float, concurrency: int) -> dict[str, float]:
+    """The run's timeline from the fake server's own clock (``GET /v1/stats``; time.monotonic()
+    is one clock for every process on Linux), in seconds from the process's start: ``first``
+    call's arrival, the ``probe``'s reply (the first call goes alone), the ``steady`` rate
+    (calls a second between the 10th and the 90th percentile of arrivals, as a share of C/L in
+    ``steady_share`` where a latency is known), the ``last`` reply. Empty where the server has none
+    (a warm run)."""
+    import urllib.request
+
+    with urllib.request.urlopen(url + "/stats", timeout=30) as reply:
+        stats = json.loads(reply.read())
+    arrivals = sorted(t - began for t in stats["arrivals"] if t >= began)
+    replied = sorted(t - began for t in stats["replied"] if t >= began)
+    if len(arrivals) < 20:
+        return {}
+    low, high = arrivals[len(arrivals) // 10], arrivals[9 * len(arrivals) // 10]
+    steady = (9 * len(arrivals) // 10 - len(arrivals) // 10) / (high - low) if high > low else float("nan")
+    return {"first": arrivals[0], "probe": replied[0], "steady": steady, "last": replied[-1]}
 
 
 FLOOR_CLIENT = """
@@ -250,6 +272,15 @@ def main() -> None:
             print(f"[1c] C={concurrency}, L={latency * 1000:.0f} ms, {rows} rows: whole process {wall:.2f} s median of {args.repeat} "
                   f"(all: {', '.join(format(r['wall'], '.2f') for r in runs)}) = {ratio}; ragjudge CPU {cpu:.2f} s = "
                   f"{1000 * cpu / rows:.3f} ms per row; fake server CPU {server_cpu:.2f} s", flush=True)
+            if runs[0].get("first") is not None:
+                def middle(key: str, runs: list[dict[str, float]] = runs) -> float:
+                    return statistics.median(r[key] for r in runs)
+
+                steady = middle("steady")
+                share = f" = {steady / (concurrency / latency):.2f} of C/L" if latency else ""
+                print(f"  timeline (medians, s from the process's start): first call {middle('first'):.2f}, the probe's reply "
+                      f"{middle('probe'):.2f}, steady {steady:.0f} calls/s{share} (10th to 90th percentile of arrivals), "
+                      f"last reply {middle('last'):.2f}, exit {wall:.2f} ({wall - middle('last'):.2f} after the last reply)", flush=True)
             if args.floor:
                 bare, seconds = floor(url, rows, concurrency)
                 reach = f" = {limit / seconds:.2f} of C/L" if limit else ""

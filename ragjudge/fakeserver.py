@@ -54,7 +54,8 @@ class FakeJudgeServer:
     ``max_tokens`` (4 characters a token) is cut there, finish_reason 'length'; a queued reply
     that is not text (a list of parts, say) is sent as the message's ``content`` as it is.
     ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
-    ``max_in_flight`` is the most requests it held at once; ``arrivals`` the time.monotonic() of each request.
+    ``max_in_flight`` is the most requests it held at once; ``arrivals`` the time.monotonic() of each request,
+    ``replied`` of each reply (both also served as JSON at ``GET /v1/stats``).
     """
 
     def __init__(self, latency: float = 0.0, rate_429: float = 0.0, rate_500: float = 0.0, retry_after: float = 0.01,
@@ -84,6 +85,7 @@ class FakeJudgeServer:
         self.overloaded_for = 0.0
         self.calls = 0
         self.arrivals: list[float] = []  # time.monotonic() of each request
+        self.replied: list[float] = []  # time.monotonic() of each reply (any status), as it is sent
         self.in_flight = 0
         self.max_in_flight = 0
         self.statuses: Counter[int] = Counter()
@@ -109,6 +111,15 @@ class FakeJudgeServer:
             return await self._answer(request, number)
         finally:
             self.in_flight -= 1
+            self.replied.append(time.monotonic())
+
+    async def _stats(self, request):
+        """``GET /v1/stats``: ``calls``, and the ``arrivals`` and ``replied`` times
+        (``time.monotonic()``, seconds: on Linux one clock for every process of the machine), for
+        a benchmark's timeline (bench/client_cpu.py)."""
+        from aiohttp import web
+
+        return web.json_response({"calls": self.calls, "arrivals": self.arrivals, "replied": self.replied})
 
     async def _answer(self, request, number: int):
         from aiohttp import web
@@ -199,6 +210,7 @@ class FakeJudgeServer:
         app = web.Application(client_max_size=64 * 2**20)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
+        app.router.add_get("/v1/stats", self._stats)
         return app
 
     async def _start(self) -> None:
