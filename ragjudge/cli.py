@@ -280,6 +280,7 @@ def compare(
     json_output: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     by_position: Annotated[bool, typer.Option("--by-position", help="Match the rows by position, not by id (both tables list the same rows in the same order).")] = False,
     map: Annotated[list[str], typer.Option("--map", help="id=COLUMN: the column holding the row ids, as the run mapped it (default: id).")] = [],
+    labels: Annotated[list[str], typer.Option(help="METRIC=COLUMN: the column of your own labels for METRIC in both tables: each run's label-corrected pass rate and the change between them, with 95% intervals (docs/calibration.md); repeat for more.")] = [],
 ) -> None:
     """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
     import json
@@ -294,7 +295,7 @@ def compare(
     from ragjudge.counting import levels_of_config
     from ragjudge.options import load
 
-    settings, mapped = load(config, {"map": map})
+    settings, mapped = load(config, {"map": map, "labels": labels})
     if mapped - {"id"}:
         raise ConfigError(f"compare matches rows by id only: --map {', '.join(sorted(mapped - {'id'}))}=... has no use here; give --map id=COLUMN or nothing")
     scales = {item["name"]: item["kind"] == "scale" for item in describe(settings)}
@@ -302,7 +303,8 @@ def compare(
     from ragjudge.compare import metrics_of
 
     report = measure(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=settings.columns.id or "id",
-                     levels=levels_of_config(settings, metric or metrics_of(cur)), id_required=settings.columns.id is not None)
+                     levels=levels_of_config(settings, metric or metrics_of(cur)), id_required=settings.columns.id is not None,
+                     config=settings)
     check_regression_gates(max_regressions, max_drop)
     results = checks(report, max_regressions, max_drop)
     report["gate_lines"] = lines(results)

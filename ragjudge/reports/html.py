@@ -32,7 +32,7 @@ from ragjudge.counting import _texts, first_rows, id_column, levels_of_config, r
 from ragjudge.gate import check_gate, GateResult, Summary
 from ragjudge.reports.console import corrected_lines
 from ragjudge.reports.gate_text import marked, verdict_line
-from ragjudge.compare import metrics_of as found, typed
+from ragjudge.compare import corrected_lines as comparison_corrected, metrics_of as found, typed
 from ragjudge.settings import Config
 from ragjudge.records import _lookup, _text, resolve_mapping
 from ragjudge.diagnosis import of_table
@@ -281,7 +281,8 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
         charts=charts(frame, metrics, by, baseline, comparison, scales, levels),
         by=by, has_baseline=comparison is not None,
         diagnosis=_matrix(summary),
-        corrected=corrected_lines(summary),
+        corrected=corrected_lines(summary) + [f"{metric} against the baseline:{line[1:]}" for metric, figures in (comparison or {}).get("metrics", {}).items()
+                                               for line in comparison_corrected(figures.get("corrected"))],
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
         data=_json_for_script({"metrics": metrics, "counts": counts(summary), "rows": rows_data(frame, metrics, mapping, by, comparison)}),
     )
@@ -319,7 +320,7 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
         from ragjudge.compare import compare
 
         comparison = compare(baseline, frame, metrics=[m for m in metrics if f"{m}_status" in baseline.columns] or None,
-                             names=("the baseline table", source or "the table"), id_column=id_column(mapping), levels=units)
+                             names=("the baseline table", source or "the table"), id_column=id_column(mapping), levels=units, config=config)
     scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}
     assert gate is not None
     return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping,
