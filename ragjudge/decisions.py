@@ -161,12 +161,13 @@ def wilson(right: int, n: int) -> list[float] | None:
     return [float(interval.low), float(interval.high)]
 
 
-def folds(labels: list[bool], k: int, seed: int = 0) -> list[int]:
-    """Each row's fold (0..k-1), stratified by label (``random.Random(seed)``)."""
+def folds(labels: list[Any], k: int, seed: int = 0) -> list[int]:
+    """Each row's fold (0..k-1), stratified by label (any values, compared as text;
+    ``random.Random(seed)``)."""
     fold = [0] * len(labels)
     rng = random.Random(seed)
-    for value in (False, True):
-        members = [i for i, label in enumerate(labels) if label is value]
+    for value in sorted(set(map(str, labels))):
+        members = [i for i, label in enumerate(labels) if str(label) == value]
         rng.shuffle(members)
         for position, i in enumerate(members):
             fold[i] = position % k
