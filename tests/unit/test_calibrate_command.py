@@ -107,3 +107,23 @@ def test_suggest_lists_the_unlabelled_rows_nearest_the_decision(run_score, run_c
     # P(yes) 0.55 (0.05 from the threshold) before 0.95 (0.45 from it); labelled rows never
     assert chosen["id"].tolist() == [f"u{i}" for i in range(300, 306)] + ["v400", "v401"]
     assert chosen["human"].isna().all()
+
+
+def test_calibrate_chooses_completeness_pass_mark_against_ratings(run_score, run_cli, judge, cache_dir, tmp_path):
+    # the fake judge scores a response with all three statements 5, one of three 2, none 1; people rate them 5, 3 and 1,
+    # and "rating >= 3" passes: the pass mark 3 fails the responses people pass
+    answer = "The tower is in Paris. It is tall. It is old."
+    rows = [{"id": f"r{i}", "request": f"Tell me about tower {i}", "context": ["x"], "expected_response": answer,
+             "response": [answer, "The tower is in Paris.", "Nothing here."][i % 3] + f" ({i})", "human": [5, 3, 1][i % 3]} for i in range(30)]
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    assert run_score(table, metric=["completeness"], min_pass_rate=["0"], quiet=True).code == 0
+    out = tmp_path / "my-judge.yaml"
+    done = run_cli(["calibrate", table, "--labels", "completeness=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "-o", str(out)], judge=False)
+    assert done.code == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[1:4] == [
+        "  agreement with your labels, settings you scored with: 0.67 [0.49, 0.81]",
+        "  out of fold (5 folds), settings fitted on the other folds: 1.00 [0.89, 1.00]",
+        "  chosen on every row: threshold 3.0 -> 1.6",  # the middle of 1.1..2.0: above the 1s, at or below the 2s
+    ]
+    assert yaml.safe_load(out.read_text()) == {"thresholds": {"completeness": 1.6}}
