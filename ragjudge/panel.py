@@ -205,7 +205,7 @@ class PanelCounts:
             elif item["status"] == ERROR:
                 counts.error += 1
             cost = item.get("cost_usd")
-            counts.cost_usd = None if counts.cost_usd is None or (cost is None and item.get("calls")) else counts.cost_usd + (cost or 0.0)
+            counts.cost_usd = None if counts.cost_usd is None or cost is None else counts.cost_usd + cost
             counts.calls += int(item.get("calls") or 0)
         answered = [item for item in members if item["status"] == OK]
         for i, a in enumerate(members):
