@@ -189,7 +189,7 @@ def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
 
 
 def _panel_cells(frame: Any, metric: str) -> list[dict[str, Any] | None] | None:
-    """Per row of a scored table, ``metric``'s panel as ``ragjudge.panel.decide`` keeps it in a
+    """Per row of a scored table, ``metric``'s panel as ``ragjudge.judges.panel.decide`` keeps it in a
     verdict's ``details`` (``{"panel": {"members": [...], "agreement": ...}}``), read back from the
     columns ``M_panel_NAME_{score,passed,status,error,cost_usd}`` and ``M_panel_agreement``; None
     on a row no member judged; None for a table without a panel."""

@@ -580,7 +580,7 @@ class Model:
 class PanelModel:
     """The members of a panel (``judge.panel``), one ``Model`` each, seen by the run as one
     model: the scorer asks each member (``members``) and combines their verdicts
-    (``ragjudge.panel.decide``).
+    (``ragjudge.judges.panel.decide``).
 
     Each member has its own chokepoint: its own cache keys (its model and API base), limit,
     probe, retries and fatal error; they share one budget (``judge.max_cost``, a ``Ledger``).

@@ -43,6 +43,7 @@ from ragjudge.counting import count_row, label_cells, metric_summary
 from ragjudge.gate import Summary
 from ragjudge.model import Model, PanelModel
 from ragjudge import panel
+from ragjudge.judges.panel import decide as panel_decide
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EMPTY_ROW, EvalRecord, Mapping, to_records
@@ -498,7 +499,7 @@ class Scorer:
 
     async def _panel(self, judge: Any, call: Call) -> Verdict:
         """Every member's verdict of ``call`` (its own calls, cache and samples: ``_chain``),
-        combined by the panel's rule and quorum (``ragjudge.panel.decide``)."""
+        combined by the panel's rule and quorum (``ragjudge.judges.panel.decide``)."""
         model = self.model
         settings = self.config.judge
         tasks = [asyncio.ensure_future(self._chain(judge, call, member, own.temperature))
@@ -509,7 +510,7 @@ class Scorer:
             for task in tasks:
                 task.cancel()
             return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
-        return panel.decide(judge.name, verdicts, model.names, [m.provider_model for _, m in model.members], settings.panel_rule,
+        return panel_decide(judge.name, verdicts, model.names, [m.provider_model for _, m in model.members], settings.panel_rule,
                             settings.quorum, judge.threshold, judge.kind == BINARY)
 
     async def _chain(self, judge: Any, call: Call, model: Any, temperature: float | None = None) -> Verdict:

@@ -14,7 +14,8 @@ import statistics
 import pytest
 
 from conftest import SAMPLE, read_jsonl
-from ragjudge.panel import PanelCounts, decide, fleiss_kappa
+from ragjudge.judges.panel import decide
+from ragjudge.panel import PanelCounts, fleiss_kappa
 from ragjudge.types import Verdict
 
 SOURCE = str(SAMPLE / "rag_eval.jsonl")
