@@ -502,6 +502,8 @@ class Scorer:
         combined by the panel's rule and quorum (``ragjudge.judges.panel.decide``)."""
         model = self.model
         settings = self.config.judge
+        if model.fatal is not None:  # fewer members than the quorum can answer: no member is asked
+            return Verdict.failed(judge.name, f"not run: {model.fatal}", mode=call.mode)
         tasks = [asyncio.ensure_future(self._chain(judge, call, member, own.temperature))
                  for (_, member), own in zip(model.members, settings.panel)]
         try:
