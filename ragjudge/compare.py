@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragjudge.panel import without_members
 from ragjudge.errors import InputError
 from ragjudge.counting import row_ids, SPAN, unit_rows
 from ragjudge.diagnosis import CELLS, counts, of_table
@@ -173,8 +174,10 @@ def check_baseline(table: Any, path: str, id_column: str | None = "id", id_requi
 
 
 def metrics_of(table: Any) -> list[str]:
-    """The metrics a scored table holds (those with a ``M_status`` and ``M_passed`` column)."""
-    return [c[: -len("_status")] for c in table.columns if str(c).endswith("_status") and f"{str(c)[:-len('_status')]}_passed" in table.columns]
+    """The metrics a scored table holds (those with a ``M_status`` and ``M_passed`` column); a
+    panel member's columns (``M_panel_NAME_status``, ``M_panel_NAME_passed``) are its metric's."""
+    found = [c[: -len("_status")] for c in table.columns if str(c).endswith("_status") and f"{str(c)[:-len('_status')]}_passed" in table.columns]
+    return without_members(found)
 
 
 def _pvalue_mcnemar(regressed: int, improved: int) -> float | None:

@@ -45,6 +45,12 @@ def member_name(model: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", tail.lower()).strip("_") or "judge"
 
 
+def without_members(names: list[str]) -> list[str]:
+    """``names`` (the metrics a scored table's ``NAME_status`` columns suggest) less the panel
+    members' (``M_panel_NAME``: the columns ``M_panel_NAME_status`` etc. are ``M``'s)."""
+    return [name for name in names if not any(name.startswith(f"{other}_panel_") for other in names if other != name)]
+
+
 def default_quorum(members: int) -> int:
     """The quorum of a panel of ``members`` when ``judge.panel_quorum`` is not set: more than
     half of them (2 of 3, 3 of 4)."""
@@ -93,6 +99,7 @@ class MemberCounts:
     passed: int = 0
     cost_usd: float | None = 0.0
     calls: int = 0
+    errors_by: dict[str, int] = field(default_factory=dict)  # why it did not answer -> rows (reasons cut at 300 characters)
 
     @property
     def pass_rate(self) -> float | None:
@@ -100,14 +107,17 @@ class MemberCounts:
 
     def merge(self, other: "MemberCounts") -> "MemberCounts":
         cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        errors = dict(self.errors_by)
+        for reason, count in other.errors_by.items():
+            errors[reason] = errors.get(reason, 0) + count
         return MemberCounts(self.model or other.model, self.ok + other.ok, self.error + other.error, self.passed + other.passed, cost,
-                            self.calls + other.calls)
+                            self.calls + other.calls, errors)
 
 
 @dataclass
 class PanelCounts:
     """A metric's panel figures over its rows, added row by row (``add``) and over chunks
-    (``merge``): per member its ``MemberCounts``; per pair of members the rows both answered
+    (``merge``): per member its ``MemberCounts`` (with ``errors_by``: why it did not answer -> rows); per pair of members the rows both answered
     and those where they agreed (pass / fail); the sums of Fleiss' kappa over the rows every
     member answered (categories: pass, fail); ``split`` the rows where the members that
     answered did not all agree (the disagreements)."""
@@ -128,6 +138,8 @@ class PanelCounts:
                 counts.passed += bool(item["passed"])
             elif item["status"] == ERROR:
                 counts.error += 1
+                reason = str(item.get("error") or "error")[:300]
+                counts.errors_by[reason] = counts.errors_by.get(reason, 0) + 1
             cost = item.get("cost_usd")
             counts.cost_usd = None if counts.cost_usd is None or cost is None else counts.cost_usd + cost
             counts.calls += int(item.get("calls") or 0)
@@ -171,17 +183,38 @@ class PanelCounts:
         when undefined: no such row, or every rating the same)."""
         return _kappa(self.full_rows, len(self.members), self.squares, self.totals)
 
+    def lines(self, metric: str) -> list[str]:
+        """The panel's lines for the console and the Markdown summary: per member its pass rate,
+        counts, cost and most common failure, then the agreement, e.g. ``sufficiency: panel
+        fake_judge pass rate 0.46 (24 ok, 0 errors, cost unknown)`` ... ``sufficiency: panel
+        agreement fake_judge|fake_lenient 0.67, ...; Fleiss' kappa 0.31 over 24 rows; 12 rows
+        split``."""
+        out = []
+        for name, m in self.members.items():
+            rate = "-" if m.pass_rate is None else f"{m.pass_rate:.2f}"
+            cost = "cost unknown" if m.cost_usd is None else f"${m.cost_usd:.4f}"
+            worst = max(m.errors_by.items(), key=lambda item: item[1], default=None)
+            failing = "" if worst is None else f"; most often: {worst[0]} ({worst[1]} rows)"
+            out.append(f"{metric}: panel {name} pass rate {rate} ({m.ok} ok, {m.error} errors, {cost}){failing}")
+        pairs = ", ".join(f"{key} {'-' if value is None else f'{value:.2f}'}" for key, value in self.agreement().items())
+        kappa = "-" if self.kappa is None else f"{self.kappa:.2f}"
+        out.append(f"{metric}: panel agreement {pairs}; Fleiss' kappa {kappa} over {self.full_rows} rows every member answered; "
+                   f"{self.split} rows where the members disagree")
+        return out
+
     def agreement(self) -> dict[str, float | None]:
         """Per pair of members ("a|b"), the share of the rows both answered where they agreed."""
         return {key: (agreed / both if both else None) for key, (agreed, both) in self.pairs.items()}
 
     def to_dict(self) -> dict[str, Any]:
         """The summary JSON's ``panel`` of a metric: ``members`` (per member: model, ok, error,
-        passed, pass_rate, cost_usd, calls), ``pairwise_agreement`` (per "a|b": 0..1 or None),
+        passed, pass_rate, cost_usd, calls, errors_by: the 20 most common reasons -> rows), ``pairwise_agreement`` (per "a|b": 0..1 or None),
         ``fleiss_kappa`` (or None), ``rows_all_answered`` and ``disagreements`` (rows)."""
         return {
             "members": {name: {"model": m.model, "ok": m.ok, "error": m.error, "passed": m.passed, "pass_rate": m.pass_rate,
-                               "cost_usd": m.cost_usd, "calls": m.calls} for name, m in self.members.items()},
+                               "cost_usd": m.cost_usd, "calls": m.calls,
+                               "errors_by": dict(sorted(m.errors_by.items(), key=lambda item: -item[1])[:20])}
+                        for name, m in self.members.items()},
             "pairwise_agreement": self.agreement(),
             "fleiss_kappa": self.kappa,
             "rows_all_answered": self.full_rows,
@@ -197,4 +230,4 @@ def members_of(details: Any) -> list[dict[str, Any]] | None:
     return panel.get("members") if isinstance(panel, dict) else None
 
 
-__all__ = ["PANEL", "RULES", "MemberCounts", "PanelCounts", "default_quorum", "fleiss_kappa", "member_name", "members_of"]
+__all__ = ["PANEL", "RULES", "MemberCounts", "PanelCounts", "default_quorum", "fleiss_kappa", "member_name", "members_of", "without_members"]
