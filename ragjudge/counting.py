@@ -34,7 +34,7 @@ from ragjudge.panel import PANEL
 TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
 
 __all__ = ["SPAN", "TRACE", "IdWatch", "count_row", "first_of_trace", "label_cells", "metric_summary", "first_rows", "id_column", "level_of", "levels_of_config", "row_ids", "row_names", "summarize",
-           "table_verdicts", "unit_rows"]
+           "panel_cells", "table_verdicts", "unit_rows"]
 
 
 def first_of_trace(flag: Any, trace_id: Any, previous: Any) -> bool:
@@ -169,7 +169,7 @@ def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
     ``M_score``, ``M_passed``, ``M_rationale``, ``M_error``, ``M_missing``, ``M_cached``, tokens
     and ``M_cost_usd``; the ``Reason`` from the status and error, ``Reason.read``; with a panel of
     judges, its members' results from ``M_panel_NAME_*`` and ``M_panel_agreement``, in ``details``)."""
-    panels = _panel_cells(frame, metric)
+    panels = panel_cells(frame, metric)
     names = ("status", "score", "passed", "rationale", "error", "missing", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
     columns = {c: frame[f"{metric}_{c}"].tolist() if f"{metric}_{c}" in frame.columns else [None] * len(frame) for c in names}
     out = []
@@ -188,7 +188,7 @@ def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
     return out
 
 
-def _panel_cells(frame: Any, metric: str) -> list[dict[str, Any] | None] | None:
+def panel_cells(frame: Any, metric: str) -> list[dict[str, Any] | None] | None:
     """Per row of a scored table, ``metric``'s panel as ``ragjudge.judges.panel.decide`` keeps it in a
     verdict's ``details`` (``{"panel": {"members": [...], "agreement": ...}}``), read back from the
     columns ``M_panel_NAME_{score,passed,status,error,cost_usd}`` and ``M_panel_agreement``; None

@@ -81,3 +81,39 @@ def test_the_library_scores_with_a_panel_as_the_command_does(server, tmp_path):
     judged = table["sufficiency_status"] == "ok"
     assert (table.loc[judged, "sufficiency_score"] >= lenient[judged]).all()  # any: at least the most lenient member's
     assert scored.summary.metrics["sufficiency"].panel.members["strict"].ok == 24
+
+
+def test_the_report_shows_where_the_judges_disagree_as_a_filter_of_its_own(run_cli, tmp_path):
+    from test_report import CHROMEDRIVER, CHROMIUM, open_report, rows_shown
+
+    if not (CHROMIUM and CHROMEDRIVER):
+        import pytest
+
+        pytest.skip("needs chromium and chromedriver (apt-get install chromium chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    html, out = tmp_path / "r.html", tmp_path / "o.jsonl"
+    result = run_cli(["score", SOURCE, "-m", "sufficiency", "--panel", PANEL, "--html", str(html), "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    rows = read_jsonl(out)
+    split = [r["id"] for r in rows if r["sufficiency_status"] == "ok"
+             and len({r[f"sufficiency_panel_{n}_passed"] for n in ("fake_judge", "fake_lenient", "fake_strict")}) > 1]
+    assert len(split) == 12
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'chromium'}"):
+        options.add_argument(argument)
+    options.binary_location = CHROMIUM
+    browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        open_report(browser, html)
+        assert "Fleiss' kappa" in browser.find_element("id", "panel").text
+        browser.find_element("id", "split").click()
+        shown = rows_shown(browser)
+        assert sorted(r.get_attribute("data-id") for r in shown) == sorted(split)
+        assert all("judges disagree" in r.find_elements("tag name", "td")[-1].text for r in shown)
+        shown[0].click()
+        judges = [li.text for li in browser.find_elements("css selector", "tr.detail ul.panel li")]
+        assert [text.split(":")[0] for text in judges] == ["fake_judge", "fake_lenient", "fake_strict"]
+    finally:
+        browser.quit()
