@@ -523,7 +523,7 @@ class Scorer:
         paid = False
         samples = self.config.judge.samples
         try:
-            call = _tempered(call, temperature, samples)
+            call = tempered(call, temperature, samples)
             while not call.final:
                 first = await model.call(call, judge.parse)
                 spent = spent + first.usage
@@ -531,7 +531,7 @@ class Scorer:
                 if first.status != OK:
                     first.usage = spent
                     return first
-                call = _tempered(judge.follow_up(call, first), temperature, samples)
+                call = tempered(judge.follow_up(call, first), temperature, samples)
             if samples == 1:
                 verdict = judge.decide(await model.call(call, judge.parse), call)
             else:
@@ -713,7 +713,7 @@ def unexpected(metric: str, exc: Exception, mode: str | None = None, usage: Usag
     return Verdict.failed(metric, f"unexpected {type(exc).__name__}" + (f": {redact(text)}" if text else ""), mode=mode, usage=usage)
 
 
-def _tempered(call: Call, temperature: float | None, samples: int) -> Call:
+def tempered(call: Call, temperature: float | None, samples: int) -> Call:
     """``call`` at a panel member's own ``temperature`` (None: as the judge made it): raised to
     0.7 on a final call drawn several times (``samples``) at 0, as ``Judge.temperature`` does."""
     if temperature is None:

@@ -231,3 +231,17 @@ def test_a_bad_panel_is_a_config_error_naming_the_key_and_the_fix(run_score, set
     result = run_score(SOURCE, metric=["sufficiency"], set_=sets)
     assert result.code == 2
     assert message in result.error
+
+
+def test_the_dry_run_counts_each_member_and_its_own_cache(run_score, tmp_path, judge):
+    first = run_score(SOURCE, metric=["sufficiency"], min_pass_rate=["0"], set_=_panel(MEMBERS[:2]))
+    assert first.code == 0, first.text
+    dry = run_score(SOURCE, metric=["sufficiency"], dry_run=True, set_=_panel(MEMBERS))
+    assert dry.code == 0, dry.text
+    lines = [line for line in dry.text.splitlines() if line.startswith("panel member")]
+    assert lines[:2] == ["panel member fake_judge (openai/fake-judge): 24 cache hits; 0 calls to make; prompt tokens 0; cost unknown price",
+                         "panel member fake_lenient (openai/fake-lenient): 24 cache hits; 0 calls to make; prompt tokens 0; cost unknown price"]
+    assert lines[2].startswith("panel member fake_strict (openai/fake-strict): 0 cache hits; 24 calls to make; prompt tokens ")
+    assert [judge.members[m].calls for m in MEMBERS[:2]] == [24, 24]  # those of the first run: the dry run asks no member
+    assert dry.result["members"]["fake_strict"]["metrics"]["sufficiency"]["calls"] == 24
+    assert (dry.result["metrics"]["sufficiency"]["calls"], dry.result["metrics"]["sufficiency"]["cache_hits"]) == (24, 48)
