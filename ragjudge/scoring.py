@@ -137,7 +137,7 @@ class Scorer:
             if settings:
                 config = config.updated(settings)
         self.notes: list[str] = list(config.notes)  # keys read from an old place
-        if config.judge.model.startswith("local/"):
+        if config.judge.model.startswith("local/") and not config.judge.panel:  # a panel's members are API models
             from ragjudge import local
 
             config, filled = local.calibrated(config)

@@ -62,6 +62,12 @@ def test_a_member_timing_out_mid_run_is_left_out_of_those_rows(run_cli, tmp_path
     assert [r["sufficiency_panel_fake_slow_status"] for r in rows] == ["ok"] * 4 + ["error"] * 20
 
 
+def test_a_panel_below_the_pass_rate_floor_exits_1(run_cli):
+    result = run_cli(["score", SOURCE, "-m", "sufficiency", "--panel", PANEL, "--panel-rule", "all", "--min-pass-rate", "0.3"])
+    assert result.code == 1
+    assert "FAIL sufficiency: pass rate 0.29 < 0.30 (7 of 24 ok rows passed)" in result.stderr  # all: yes only where the strict one says yes
+
+
 def test_a_bad_panel_exits_2_naming_the_option(run_cli):
     result = run_cli(["score", SOURCE, "--panel", "openai/fake-judge"])
     assert result.code == 2
