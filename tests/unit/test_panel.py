@@ -245,3 +245,24 @@ def test_the_dry_run_counts_each_member_and_its_own_cache(run_score, tmp_path, j
     assert [judge.members[m].calls for m in MEMBERS[:2]] == [24, 24]  # those of the first run: the dry run asks no member
     assert dry.result["members"]["fake_strict"]["metrics"]["sufficiency"]["calls"] == 24
     assert (dry.result["metrics"]["sufficiency"]["calls"], dry.result["metrics"]["sufficiency"]["cache_hits"]) == (24, 48)
+
+
+def test_each_member_s_cost_is_counted_and_the_budget_is_the_whole_panel_s(run_score, tmp_path, judge):
+    judge.price_per_token = 1e-6  # USD per token, prompt and completion alike
+    out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
+    result = run_score(SOURCE, metric=["sufficiency"], output=str(out), summary_json=str(summary), min_pass_rate=["0"], set_=_panel(MEMBERS))
+    assert result.code == 0, result.text
+    rows = [r for r in read_jsonl(out) if r["sufficiency_status"] == "ok"]
+    for r in rows:
+        assert r["sufficiency_cost_usd"] == pytest.approx(sum(r[f"sufficiency_panel_{n}_cost_usd"] for n in NAMES))
+    document = json.loads(summary.read_text())
+    members = document["metrics"]["sufficiency"]["panel"]["members"]
+    assert sum(m["cost_usd"] for m in members.values()) == pytest.approx(document["metrics"]["sufficiency"]["cost_usd"])
+    assert all(m["cost_usd"] > 0 and m["calls"] == 24 for m in members.values())
+
+    spent = document["metrics"]["sufficiency"]["cost_usd"]
+    capped = run_score(SOURCE, metric=["sufficiency"], min_pass_rate=["0"], no_cache=True, concurrency=1,
+                       set_=[*_panel(MEMBERS), "judge.price={input_per_mtok: 1, output_per_mtok: 1}", f"judge.max_cost={spent / 3}"])
+    assert capped.code == 3  # one budget for every member: about a third of the rows are judged, then 'budget reached'
+    metric = capped.result.summary.metrics["sufficiency"]
+    assert 0 < metric.ok < 24 and metric.unpaid > 0
