@@ -188,6 +188,15 @@ def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
     return out
 
 
+def _passed(value: Any) -> bool | None:
+    """A pass cell read back: True, False or None; the text a CSV holds ("True", "false") read as such."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value)
+
+
 def panel_cells(frame: Any, metric: str) -> list[dict[str, Any] | None] | None:
     """Per row of a scored table, ``metric``'s panel as ``ragjudge.judges.panel.decide`` keeps it in a
     verdict's ``details`` (``{"panel": {"members": [...], "agreement": ...}}``), read back from the
@@ -215,7 +224,7 @@ def panel_cells(frame: Any, metric: str) -> list[dict[str, Any] | None] | None:
             out.append(None)
             continue
         members = [{"name": name, "model": model, "status": get(name, "status"), "score": get(name, "score"),
-                    "passed": None if get(name, "passed") is None else bool(get(name, "passed")), "error": get(name, "error"),
+                    "passed": _passed(get(name, "passed")), "error": get(name, "error"),
                     "cost_usd": get(name, "cost_usd"), "calls": 0} for name, model in zip(names, models)]
         out.append({PANEL: {"members": members, "agreement": None if _missing(agreement[i]) else float(agreement[i])}})
     return out

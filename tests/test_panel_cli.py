@@ -39,6 +39,18 @@ def test_a_three_member_panel_runs_end_to_end_with_its_columns_summary_and_repor
     assert "disagree" in html.read_text().lower()
 
 
+def test_a_report_of_a_panel_s_table_read_back_from_csv_has_the_run_s_panel_figures(run_cli, tmp_path):
+    scored, html = tmp_path / "o.csv", tmp_path / "r.html"
+    result = run_cli(["score", SOURCE, "-m", "sufficiency", "--panel", PANEL, "-o", str(scored), "--min-pass-rate", "0"])
+    assert result.code == 0, result.stderr
+    assert "sufficiency: panel fake_lenient pass rate 0.79 (24 ok, 0 errors, cost unknown)" in result.stderr
+    report = run_cli(["report", str(scored), "-o", str(html)], judge=False)
+    assert report.code == 0, report.stderr
+    text = html.read_text()
+    assert "sufficiency: panel fake_lenient pass rate 0.79 (24 ok, 0 errors" in text  # "False" read back as not passed
+    assert "12 rows where the members disagree" in text
+
+
 def test_a_member_failing_with_401_leaves_the_rows_to_the_quorum_and_below_it_the_run_exits_3(run_cli, tmp_path, server):
     server.model_faults = {"fake-broken": (0, ["401"])}
     members = "openai/fake-judge,openai/fake-lenient,openai/fake-broken"
