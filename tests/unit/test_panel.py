@@ -204,6 +204,10 @@ def test_each_member_is_cached_under_its_own_model_and_a_new_member_pays_alone(r
     rows = [r for r in read_jsonl(tmp_path / "o.jsonl") if r["sufficiency_status"] == "ok"]
     assert {r["sufficiency_cached"] for r in rows} == {False}  # one member paid for each row
     assert {r["sufficiency_panel_fake_judge_cost_usd"] for r in rows} == {0.0}  # cached members cost nothing
+    judge.calls = 0
+    alone = run_score(SOURCE, metric=["sufficiency"], min_pass_rate=["0"], model="openai/fake-strict")
+    assert alone.code == 0, alone.text
+    assert judge.calls == 0  # the member's replies serve that model alone too
 
 
 def test_samples_are_drawn_per_member_then_the_panel_decides(run_score, tmp_path, judge):
