@@ -219,6 +219,12 @@ class JudgeSettings(_Strict):
             return 1
         return self.panel_quorum if self.panel_quorum is not None else default_quorum(len(self.panel))
 
+    @property
+    def judge_model(self) -> str:
+        """The judge as the ``judge_model`` column, the summary and the reports name it: ``model``,
+        or with a panel ``panel: MODEL, MODEL, ...``."""
+        return "panel: " + ", ".join(member.model for member in self.panel) if self.panel else self.model
+
     def member(self, member: PanelMember) -> "JudgeSettings":
         """The settings one panel ``member``'s calls are made with: these, with the member's model
         and its own api_base, transport, temperature and concurrency where set, and no panel."""

@@ -219,10 +219,8 @@ class Scorer:
     @property
     def judge_model(self) -> str:
         """The judge as the ``judge_model`` column and the summary name it: ``judge.model``, or
-        with a panel ``panel: MODEL, MODEL, ...``."""
-        if self.config.judge.panel:
-            return "panel: " + ", ".join(member.model for member in self.config.judge.panel)
-        return self.config.judge.model
+        with a panel ``panel: MODEL, MODEL, ...`` (``JudgeSettings.judge_model``)."""
+        return self.config.judge.judge_model
 
     def _diagnosed(self) -> bool:
         names = {judge.name for judge in self.judges}

@@ -36,7 +36,8 @@ def decide(metric: str, verdicts: list[Verdict], names: list[str], models: list[
     ``details["panel"]`` = ``{"members": [member_result...], "agreement": share of the members
     that answered agreeing with the panel's pass / fail}``; or, below the quorum, an error
     ``Verdict`` naming each member that failed and why (``input_error`` when every failure was
-    the row's input; the ``Reason`` kept when every failure had the same one, e.g. interrupted).
+    the row's input; when no member answered and every failure had the same ``Reason``, e.g.
+    interrupted or budget reached, that reason).
     ``usage`` is the members' total; ``cached`` true only when no member made a call."""
     members = [member_result(n, m, v) for n, m, v in zip(names, models, verdicts)]
     usage = Usage.total([v.usage for v in verdicts])
