@@ -135,3 +135,27 @@ def test_the_report_shows_where_the_judges_disagree_as_a_filter_of_its_own(run_c
         assert [text.split(":")[0] for text in judges] == ["fake_judge", "fake_lenient", "fake_strict"]
     finally:
         browser.quit()
+
+
+def test_a_member_failing_mid_run_with_401_then_timeouts_leaves_every_row_to_the_quorum(run_cli, tmp_path, server):
+    # the case: a member answers, then a 401, then its calls already in flight time out
+    server.model_faults = {"fake-flaky": (5, ["401", "timeout"])}
+    server.hang_seconds = 5.0
+    out = tmp_path / "o.jsonl"
+    members = "openai/fake-judge,openai/fake-lenient,openai/fake-flaky"
+    result = run_cli(["score", SOURCE, "-m", "sufficiency", "--panel", members, "--timeout", "0.3", "--max-retries", "0",
+                      "--concurrency", "4", "--min-pass-rate", "0", "-o", str(out)])
+    assert result.code == 0, result.stderr
+    rows = [r for r in read_jsonl(out) if r["sufficiency_status"] != "skipped"]
+    assert {r["sufficiency_status"] for r in rows} == {"ok"} and len(rows) == 24
+    flaky = [r["sufficiency_panel_fake_flaky_status"] for r in rows]
+    assert flaky.count("ok") == 5 and flaky.count("error") == 19
+    errors = [r["sufficiency_panel_fake_flaky_error"] for r in rows if r["sufficiency_panel_fake_flaky_status"] == "error"]
+    assert sum(e.startswith("authentication failed for openai/fake-flaky") for e in errors) >= 1, errors
+    # the calls already sent when the 401 came back time out (how many depends on timing: 0 to 3 of them)
+    assert all(e.startswith(("authentication failed for openai/fake-flaky", "not run: authentication failed for openai/fake-flaky",
+                             "judge call failed: ")) for e in errors)
+    for r in rows:  # each row decided by the members that answered, and it says which one did not
+        if r["sufficiency_panel_fake_flaky_status"] == "error":
+            assert f"fake_flaky did not answer ({r['sufficiency_panel_fake_flaky_error']})" in r["sufficiency_rationale"]
+            assert r["sufficiency_rationale"].split(":")[0] in ("1 of 2 judges", "2 of 2 judges")
