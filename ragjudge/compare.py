@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.calibration import difference
+from ragjudge.panel import without_members
 from ragjudge.errors import InputError
 from ragjudge.counting import row_ids, SPAN, summarize, unit_rows
 from ragjudge.diagnosis import CELLS, counts, of_table
@@ -118,8 +119,9 @@ def typed(table: Any, source: str = "the table", *, scores_required: bool = Fals
     """``table`` with the run's own columns typed again as ``ragjudge score`` wrote them: a CSV
     (or JSON written by other tools) holds ``M_passed`` as the text "True"/"False" and scores
     as text, and ``bool("False")`` is True. ``M_passed`` becomes nullable boolean, ``M_score``
-    float, ``M_status`` text, ``M_cached`` boolean, tokens integers and ``M_cost_usd`` float.
-    Returns a copy; other columns are untouched.
+    float, ``M_status`` text, ``M_cached`` boolean, tokens integers and ``M_cost_usd`` float; a
+    panel member's ``M_panel_NAME_passed`` boolean, its score and cost and ``M_panel_agreement``
+    float. Returns a copy; other columns are untouched.
 
     Raises ``InputError`` (exit 2) naming ``source`` (the file, or which table), the row (and
     its id) and the column for a cell that cannot be read back: an ``M_status`` other than
@@ -157,6 +159,12 @@ def typed(table: Any, source: str = "the table", *, scores_required: bool = Fals
             if f"{metric}_{name}" in table.columns:
                 numbers = pd.to_numeric(table[f"{metric}_{name}"], errors="coerce")
                 out[f"{metric}_{name}"] = numbers.round().astype(kind) if kind == "Int64" else numbers.astype(kind)
+        prefix = f"{metric}_panel_"  # a panel of judges: each member's columns, typed alike (a cell that cannot be read is blank)
+        for column in [c for c in table.columns if str(c).startswith(prefix)]:
+            if str(column).endswith("_passed"):
+                out[column] = pd.array([_flag(v) for v in table[column].tolist()], dtype="boolean")
+            elif str(column).endswith(("_score", "_cost_usd", "_agreement")):
+                out[column] = pd.to_numeric(table[column], errors="coerce").astype("Float64")
     return out
 
 
@@ -174,8 +182,10 @@ def check_baseline(table: Any, path: str, id_column: str | None = "id", id_requi
 
 
 def metrics_of(table: Any) -> list[str]:
-    """The metrics a scored table holds (those with a ``M_status`` and ``M_passed`` column)."""
-    return [c[: -len("_status")] for c in table.columns if str(c).endswith("_status") and f"{str(c)[:-len('_status')]}_passed" in table.columns]
+    """The metrics a scored table holds (those with a ``M_status`` and ``M_passed`` column); a
+    panel member's columns (``M_panel_NAME_status``, ``M_panel_NAME_passed``) are its metric's."""
+    found = [c[: -len("_status")] for c in table.columns if str(c).endswith("_status") and f"{str(c)[:-len('_status')]}_passed" in table.columns]
+    return without_members(found)
 
 
 def _pvalue_mcnemar(regressed: int, improved: int) -> float | None:

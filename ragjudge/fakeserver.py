@@ -22,7 +22,7 @@ import time
 from collections import Counter, deque
 from typing import Any
 
-from ragjudge.transports.fake_rule import _items, _section, _words, fake_logprobs, heuristic_reply  # noqa: F401 (the rule lives beside the in-process fake)
+from ragjudge.transports.fake_rule import _items, _section, _words, fake_logprobs, fault_of, heuristic_reply  # noqa: F401 (the rule lives beside the in-process fake)
 
 
 # The fake judge in-process, as a transport: ragjudge.transports.fake (the unit tier's model),
@@ -50,7 +50,11 @@ class FakeJudgeServer:
     null and whose ``reasoning_field``, ``reasoning_content`` or ``reasoning``, holds text,
     cut at max_tokens, as a reasoning model's that spent its tokens thinking), ``overloaded_for``
     (seconds after its first request during which every request gets a 429 with ``retry_after``
-    in ``retry_header``, as an overloaded server answers). A reply longer than the request's
+    in ``retry_header``, as an overloaded server answers), ``model_faults`` (per model name as the
+    request names it: (calls answered first, then faults in turn, the last repeated: ``"401"`` an
+    authentication error, ``"timeout"`` a call that hangs ``hang_seconds``), so that one member
+    of a panel fails mid-run). Verdicts lean as the request's model name says
+    (``fake_rule.leaning``: a name with ``lenient`` says yes more often, one with ``strict`` less). A reply longer than the request's
     ``max_tokens`` (4 characters a token) is cut there, finish_reason 'length'; a queued reply
     that is not text (a list of parts, say) is sent as the message's ``content`` as it is.
     ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
@@ -83,6 +87,8 @@ class FakeJudgeServer:
         self.reasoning_only = 0
         self.reasoning_field = "reasoning_content"
         self.overloaded_for = 0.0
+        self.model_faults: dict[str, tuple[int, list[str]]] = {}
+        self.model_calls: Counter[str] = Counter()  # requests per model name
         self.calls = 0
         self.arrivals: list[float] = []  # time.monotonic() of each request
         self.replied: list[float] = []  # time.monotonic() of each reply (any status), as it is sent
@@ -147,6 +153,13 @@ class FakeJudgeServer:
             return self._error(web, 429, "insufficient_quota", "You exceeded your current quota, please check your plan and billing details.")
         if number <= self.hang_first:
             await asyncio.sleep(self.hang_seconds)
+        model = str(body.get("model", ""))
+        fault = fault_of(self.model_faults, model, self.model_calls[model])
+        self.model_calls[model] += 1
+        if fault == "401":
+            return self._error(web, 401, "invalid_api_key", "Incorrect API key provided: sk-te****1234.")
+        if fault == "timeout":
+            await asyncio.sleep(self.hang_seconds)
         draw = self._random.random()
         if self.latency:
             await asyncio.sleep(self.latency)
@@ -161,7 +174,7 @@ class FakeJudgeServer:
             return self._error(web, 500, "server_error", "The server had an error.", retry=True)
         response_format = body.get("response_format") or {}
         schema = response_format.get("json_schema") or {}
-        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(body["messages"], schema.get("name"), schema.get("schema")))
+        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(body["messages"], schema.get("name"), schema.get("schema"), model))
         prompt_chars = sum(len(str(m.get("content", ""))) for m in body["messages"])
         logprobs = self._logprobs(content) if body.get("logprobs") and isinstance(content, str) else None
         self.statuses[200] += 1

@@ -28,9 +28,10 @@ import io
 import json
 from typing import Any
 
-from ragjudge.counting import _texts, first_rows, id_column, levels_of_config, row_names, summarize, unit_rows, SPAN
+from ragjudge.counting import _texts, first_rows, id_column, levels_of_config, panel_cells, row_names, summarize, unit_rows, SPAN
 from ragjudge.gate import check_gate, GateResult, Summary
-from ragjudge.reports.console import corrected_lines
+from ragjudge.reports.console import corrected_lines, panel_lines
+from ragjudge.panel import PANEL
 from ragjudge.reports.gate_text import marked, verdict_line
 from ragjudge.compare import corrected_lines as comparison_corrected, metrics_of as found, typed
 from ragjudge.settings import Config
@@ -199,10 +200,13 @@ def charts(frame: Any, metrics: list[str], by: str | None = None, baseline: Any 
 
 
 def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = None, comparison: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The table's rows as data for the page's script, each named by its mapped id."""
+    """The table's rows as data for the page's script, each named by its mapped id; with a panel
+    of judges, each metric's ``panel`` (every member's name, status, score, passed, error) and
+    ``split`` (the members that answered disagree: the report's "judges disagree" filter)."""
     regressed = {metric: set(figures["regressed_ids"]) for metric, figures in (comparison or {}).get("metrics", {}).items()}
 
     diagnosed = of_table(frame)
+    panels = {metric: panel_cells(frame, metric) for metric in metrics}
     records = frame.to_dict("records")
     names = row_names(frame, id_column(mapping))
     out = []
@@ -226,6 +230,12 @@ def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = Non
                 "rationale": _plain(row.get(f"{metric}_rationale")), "error": _plain(row.get(f"{metric}_error")), "missing": missing,
                 "mode": _plain(row.get(f"{metric}_mode")), "regressed": name in regressed.get(metric, set()),
             }
+            cell = (panels[metric] or [None] * len(records))[i]
+            if cell is not None:  # a panel of judges: each member's verdict, and whether those that answered disagree
+                members = cell[PANEL]["members"]
+                entry["m"][metric]["panel"] = [{k: _plain(member[k]) for k in ("name", "status", "score", "passed", "error")}
+                                               for member in members]
+                entry["m"][metric]["split"] = len({bool(m["passed"]) for m in members if m["status"] == "ok"}) > 1
         out.append(entry)
     return out
 
@@ -283,6 +293,7 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
         diagnosis=_matrix(summary),
         corrected=corrected_lines(summary) + [f"{metric} against the baseline:{line[1:]}" for metric, figures in (comparison or {}).get("metrics", {}).items()
                                                for line in comparison_corrected(figures.get("corrected"))],
+        panel=panel_lines(summary),
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
         data=_json_for_script({"metrics": metrics, "counts": counts(summary), "rows": rows_data(frame, metrics, mapping, by, comparison)}),
     )
