@@ -81,6 +81,18 @@ def choose(total: int | None, limit: int | None, sample: int | None, seed: int =
     return set(random.Random(seed).sample(range(total), min(sample, total)))
 
 
+JOBS_AHEAD = 2  # jobs started beyond the one being finished and written
+JOB_ROWS_MIN = 1_000
+
+
+def job_rows(config: Config) -> int:
+    """Rows a job of the local engine judges (``score_source``): enough for four rounds of every
+    call slot (``judge.concurrency`` x ``judge.samples`` x 4), at least ``JOB_ROWS_MIN``, at most
+    ``chunk_size``. Two jobs ahead then keep every slot busy while the oldest is framed and written."""
+    judge = config.judge
+    return max(1, min(config.chunk_size, max(JOB_ROWS_MIN, 4 * judge.concurrency * judge.samples)))
+
+
 def _frame_chunks(frame: Any, size: int) -> Iterator[Any]:
     for start in range(0, len(frame), size):
         yield frame.iloc[start:start + size]
@@ -188,20 +200,26 @@ def score_source(
             if keep_table:
                 kept.append(scored.frame)
 
-        # the next chunk is read and started before the last one is finished and written, so
-        # the calls never wait for the table (a trace's chunks go one by one: see Scorer.submit)
+        # A chunk is judged as jobs of ``job_rows`` rows, and up to ``JOBS_AHEAD`` jobs are started
+        # before the oldest is finished and written: the calls of the next rows never wait for a
+        # job's stragglers, its framing, its writing or the next chunk's reading, and after the
+        # last reply only the last job is left to frame (issue 51). Jobs finish in order, so the
+        # output's order is the input's. A trace's chunks go one by one (see Scorer.submit).
         columns = set(map(str, getattr(plan.first, "columns", ())))
         overlap = opened is None and not {"trace_id", "trace_first_row"} <= columns
+        step = job_rows(scorer.config) if overlap else None
         ids = IdWatch(id_column(mapping))
         for chunk in plan.chunks():
             ids.add(row_ids(chunk, ids.column), start)
-            skip = None if chosen is None else {i for i in range(len(chunk)) if start + i not in chosen}
-            job = scorer.submit(chunk, mapping, on_rows, start, skip, on_verdicts)
-            jobs.append(job)
-            start += len(chunk)
-            while len(jobs) > (1 if overlap else 0):
-                finished(jobs[0])
-                jobs.pop(0)
+            pieces = [chunk] if step is None or len(chunk) <= step else [chunk.iloc[at:at + step] for at in range(0, len(chunk), step)]
+            for piece in pieces:
+                skip = None if chosen is None else {i for i in range(len(piece)) if start + i not in chosen}
+                job = scorer.submit(piece, mapping, on_rows, start, skip, on_verdicts)
+                jobs.append(job)
+                start += len(piece)
+                while len(jobs) > (JOBS_AHEAD if overlap else 0):
+                    finished(jobs[0])
+                    jobs.pop(0)
         while jobs:
             finished(jobs[0])
             jobs.pop(0)

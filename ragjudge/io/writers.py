@@ -284,6 +284,9 @@ def write_table(df: pd.DataFrame, path: str, fmt: str | None = None) -> None:
         raise
 
 
+ROW_GROUP_ROWS = 10_000  # rows a Parquet row group holds at least (but the last): as many as a default chunk
+
+
 class ParquetWriter(TableWriter):
     """Parquet with one schema for every chunk; lists and nested objects stay typed."""
 
@@ -310,9 +313,11 @@ class ParquetWriter(TableWriter):
         if self._schema is not None:
             self._varied.update(f.name for f in self._schema if f.type != merged.field(f.name).type)
         self._schema = merged
-        # the chunk itself, not its Arrow table: a column stored as text is written from the
-        # original values (1 stays "1", an object keeps only its own keys)
-        pickle.dump(df, self._spool, protocol=pickle.HIGHEST_PROTOCOL)
+        # the chunk itself beside its Arrow table: a column stored as text is written from the
+        # original values (1 stays "1", an object keeps only its own keys); the table, made here
+        # while the next chunk's calls run, is not made again on close() (issue 51: the last
+        # reply's wait to exit)
+        pickle.dump((df, table), self._spool, protocol=pickle.HIGHEST_PROTOCOL)
         self._rows += len(df)
 
     def _note_texted(self, merged: Any, new: Any) -> None:
@@ -337,11 +342,10 @@ class ParquetWriter(TableWriter):
         schema = pa.schema([schema.field(name) for name in self._ordered(schema.names)], metadata=schema.metadata)
         changed = [f.name for f in schema if f.name in self._varied and not pa.types.is_string(f.type)]
         texted: set[str] = set()
-        for df in self._spooled() if changed else ():
+        for df, table in self._spooled() if changed else ():
             present = [name for name in changed if name in df.columns and name not in texted]
             if not present:
                 continue
-            table = _to_arrow(df[present], self.column_types)
             for name in present:
                 target, column = schema.field(name).type, table.column(name)
                 if column.type != target:  # string targets are not in `changed`: text always fits
@@ -354,8 +358,14 @@ class ParquetWriter(TableWriter):
             schema = pa.schema([pa.field(f.name, pa.string()) if f.name in texted else f for f in schema], metadata=schema.metadata)
         writer = pq.ParquetWriter(self._buffer, schema)
         try:
-            for df in self._spooled():
-                writer.write_table(_cast_table(_to_arrow(df, self.column_types), schema, df))
+            group: list[Any] = []  # the engine's jobs are small: their tables are gathered into row groups of ROW_GROUP_ROWS
+            for df, table in self._spooled():
+                group.append(_cast_table(table, schema, df))
+                if sum(len(t) for t in group) >= ROW_GROUP_ROWS:
+                    writer.write_table(pa.concat_tables(group))
+                    group = []
+            if group:
+                writer.write_table(pa.concat_tables(group))
         finally:
             writer.close()
         for name, why in self._texted.items():
