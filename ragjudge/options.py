@@ -25,7 +25,8 @@ from typing import Any, Sequence
 
 from ragjudge.errors import ConfigError
 
-_JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost")
+_JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost", "batch",
+               "batch_fallback")
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ragjudge.errors import ConfigError, RagjudgeError
+from ragjudge.errors import EXIT_SUBMITTED, ConfigError, RagjudgeError
 from ragjudge.options import (
     CLI,
     KEYWORDS,
@@ -57,6 +57,7 @@ from ragjudge.trace_run import plan
 from ragjudge.estimate import estimate
 from ragjudge.reports.summary import write_summary_json
 from ragjudge.ray import evaluate_on_ray
+from ragjudge.batch import advance
 
 __all__ = ["RunOutcome", "ScoreRequest", "evaluate", "request_of", "run"]
 
@@ -81,7 +82,9 @@ class ScoreRequest:
     none. Traces: ``mlflow_*`` (MLflow traces in, feedback out), ``expected_*_attribute``,
     ``phoenix_endpoint``, ``annotations`` (OpenTelemetry traces), ``phoenix_start``, ``phoenix_end``,
     ``phoenix_trace_id`` (the spans of ``phoenix:PROJECT`` read), ``judge_error_traces`` (judge the
-    rows of traces in state ERROR, as MLflow's scorer does). ``flag_fields``: the fields
+    rows of traces in state ERROR, as MLflow's scorer does). ``batch_wait``: with ``judge.batch``,
+    wait for the batches and finish the run (else submit and stop, exit 4; ``ragjudge.batch``).
+    ``flag_fields``: the fields
     ``--map`` set (a mapped column that is missing is an error naming the flag);
     ``row_events``: ``on_event`` hears each row's verdicts (``Row``); ``keep_table``: the
     outcome keeps the scored table; ``handle_signals``: Ctrl-C and SIGTERM stop the run and
@@ -122,6 +125,7 @@ class ScoreRequest:
     phoenix_start: str | None = None
     phoenix_end: str | None = None
     phoenix_trace_id: tuple[str, ...] = ()
+    batch_wait: bool = False
     flag_fields: frozenset[str] = frozenset()
     row_events: bool = False
     keep_table: bool = False
@@ -242,7 +246,8 @@ class ScoreRequest:
 @dataclass
 class RunOutcome:
     """What ``run`` did: the ``request``, the ``exit_code`` (0 every gate passed, 1 a gate failed,
-    2 nothing could be judged, 3 the judges could not run, 130 interrupted); ``result``
+    2 nothing could be judged, 3 the judges could not run, 4 submitted to the batch API and not
+    yet judged, 130 interrupted); ``batch`` (``ragjudge.batch.BatchStep``: a batch run's state); ``result``
     (``RunResult``: summary, gate, mapping, notes, the table when kept; None for a dry run),
     ``finished`` (the outputs written: the final ``gate`` with the baseline's checks, the
     comparison's lines, the GitHub annotations), ``estimate`` (the dry run's figures),
@@ -259,6 +264,7 @@ class RunOutcome:
     trace_failed: set[int] = field(default_factory=set)
     stopped: str | None = None
     seconds: float = 0.0
+    batch: Any = None
 
     @property
     def gate(self) -> Any:
@@ -323,6 +329,12 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
         from ragjudge import local
 
         local.TURNS.note = None if on_event is None else (lambda text: on_event(Note(text)))
+    step = None
+    if config.judge.batch:  # through the provider's batch API: submit, collect, then finish from the replies
+        step = advance(request, config, traces.options if traces else None, on_event, transport)
+        if step.pending:
+            return RunOutcome(request, EXIT_SUBMITTED, seconds=time.monotonic() - started, batch=step)
+        transport = step.transport
     if request.engine == "ray":
         result, stopped = _on_ray(request, config, on_event)
         if stopped is not None:
@@ -339,7 +351,7 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
         after_run(traces, result, config)  # --mlflow-log-feedback, --phoenix-endpoint: before the outputs, which report them
     wanted = request.wanted(step_summary)
     finished = finish(result, config, wanted, time.monotonic() - started)
-    outcome = RunOutcome(request, finished.gate.exit_code, result, finished)
+    outcome = RunOutcome(request, finished.gate.exit_code, result, finished, batch=step)
     if traces is not None:
         from ragjudge.trace_run import after_outputs
 
