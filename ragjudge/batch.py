@@ -204,7 +204,12 @@ async def _create(manifest: Manifest, client: Any, entry: dict[str, Any]) -> dic
     if made is None:
         entry["create_tried"] = True
         manifest.save()
-        made = await _call(client.create(entry["input_file_id"], {"made_by": "ragjudge", "round": str(entry["round"])}))
+        try:
+            made = await _call(client.create(entry["input_file_id"], {"made_by": "ragjudge", "round": str(entry["round"])}))
+        except BatchAPIError:  # a 5xx or a dropped connection: the batch may have been made all the same
+            made = await _call(client.find(entry["input_file_id"]))
+            if made is None:
+                raise
     entry["id"] = made["id"]
     entry["status"] = made.get("status")
     manifest.save()

@@ -59,10 +59,11 @@ class OpenAIBatches:
         """One line of a batch's input file: ``request`` as the chat body, named ``custom_id``."""
         return {"custom_id": custom_id, "method": "POST", "url": CHAT_URL, "body": self._chat.body(request)}
 
-    async def _http(self, method: str, path: str, *, json: Any = None, form: Any = None, params: Any = None, raw: bool = False) -> Any:
-        """One request with retries on 429, 5xx and dropped connections; the body as JSON (bytes
-        with ``raw``). ``form``: a function making the multipart form (made afresh for each
-        attempt). Raises ``TransportError``."""
+    async def _http(self, method: str, path: str, *, json: Any = None, form: Any = None, params: Any = None, raw: bool = False,
+                    retry: frozenset[str] = base.RETRYABLE) -> Any:
+        """One request with retries on the error kinds ``retry`` (429, 5xx and dropped
+        connections); the body as JSON (bytes with ``raw``). ``form``: a function making the
+        multipart form (made afresh for each attempt). Raises ``TransportError``."""
         import aiohttp
 
         headers = {k: v for k, v in self._chat._headers().items() if k != "Content-Type"}
@@ -84,7 +85,7 @@ class OpenAIBatches:
                 if status == 200:
                     return body if raw else loads(body)
                 error = _status_error(status, body, response_headers)
-            if error.kind not in base.RETRYABLE or attempt == RETRIES:
+            if error.kind not in retry or attempt == RETRIES:
                 raise error
             await asyncio.sleep(max(delay, error.retry_after or 0.0))
             delay = min(delay * 2, 30.0)
@@ -106,9 +107,12 @@ class OpenAIBatches:
         return str(answer["id"])
 
     async def create(self, input_file_id: str, metadata: dict[str, str]) -> dict[str, Any]:
-        """Create a batch of the calls in ``input_file_id``; returns the batch object."""
+        """Create a batch of the calls in ``input_file_id``; returns the batch object. Only a 429
+        is retried here: after a 5xx or a dropped connection the batch may exist (the caller looks
+        for it with ``find`` before creating another)."""
         return await self._http("POST", "/batches", json={"input_file_id": input_file_id, "endpoint": CHAT_URL,
-                                                          "completion_window": "24h", "metadata": metadata})
+                                                          "completion_window": "24h", "metadata": metadata},
+                                retry=frozenset({base.RATE_LIMIT}))
 
     async def get(self, batch_id: str) -> dict[str, Any]:
         """The batch object of ``batch_id`` (its ``status``, ``request_counts``, files)."""
