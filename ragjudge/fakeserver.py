@@ -60,7 +60,7 @@ class FakeJudgeServer:
     batch), ``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches/{id}`` and
     ``GET /v1/batches``. A batch's lines are answered as chat calls are (the rule, or the queued
     ``replies``) when it is polled. Knobs: ``batch_polls`` (a batch is in_progress for that many
-    polls), ``batch_line_errors`` (each batch's first N lines get a 500 in the error file),
+    polls), ``batch_line_errors`` (the next N lines answered get a 500 in the error file),
     ``batch_expire`` (its last N lines expire, the batch ends "expired"), ``batch_failures`` (the
     next N batches fail whole, with line errors in ``errors``), ``batch_shuffle`` (output lines
     in reverse order), ``batch_429`` (the next N creates get a 429), ``batch_lost_creates`` (the
@@ -103,7 +103,7 @@ class FakeJudgeServer:
         self.max_failures_per_request = 3
         # the Batch API (OpenAI's protocol: /v1/files, /v1/batches): see ``FakeBatches`` in the class docstring
         self.batch_polls = 0  # a batch reports in_progress to this many GETs, then is done
-        self.batch_line_errors = 0  # each batch: this many lines (the first) answered with a 500 in the error file
+        self.batch_line_errors = 0  # this many lines (the next answered) get a 500 in the error file instead
         self.batch_expire = 0  # each batch: this many lines (the last) expire; the batch ends "expired"
         self.batch_failures = 0  # this many batches (the next) fail validation whole: status "failed" with line errors
         self.batch_shuffle = False  # output lines in another order than the input (reversed)
@@ -295,7 +295,7 @@ class FakeJudgeServer:
 
     def _finish_batch(self, entry: dict[str, Any]) -> None:
         """Answer a batch's lines: a failed batch answers none; otherwise the first
-        ``batch_line_errors`` lines get a 500, the last ``batch_expire`` expire, the others a completion."""
+        ``batch_line_errors`` lines (across batches) get a 500, the last ``batch_expire`` expire, the others a completion."""
         batch, lines = entry["object"], entry["lines"]
         if entry["fail"]:
             batch["status"] = "failed"
@@ -309,7 +309,8 @@ class FakeJudgeServer:
             if position >= expire_from:
                 errors.append({"id": f"batch_req_{position}", "custom_id": name, "response": None,
                                "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}})
-            elif position < self.batch_line_errors:
+            elif self.batch_line_errors > 0:
+                self.batch_line_errors -= 1
                 errors.append({"id": f"batch_req_{position}", "custom_id": name, "error": None,
                                "response": {"status_code": 500, "request_id": f"req_{position}",
                                             "body": {"error": {"message": "The server had an error.", "type": "server_error"}}}})

@@ -1,0 +1,231 @@
+"""Judging through the provider's batch API (``--batch``, ``ragjudge.batch``), against the fake
+server's OpenAI Batch API (files, batches) and its knobs: submit and exit 4, collect in a later
+process, completeness's two rounds, failed, expired and shuffled lines, a 429 and a lost create,
+the batch price, and verdicts equal to a direct run's on the same replies."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ragjudge import load_config
+from ragjudge.errors import EXIT_SUBMITTED
+from ragjudge.run import ScoreRequest, run
+
+MODEL = "openai/gpt-4o-mini"  # priced in litellm's table, batch price included (half)
+COLUMNS = ["sufficiency_score", "sufficiency_status", "sufficiency_rationale", "completeness_score", "completeness_status",
+           "completeness_missing", "completeness_rationale"]
+
+
+def rows(count: int) -> list[dict]:
+    """``count`` rows that both metrics judge (completeness: two calls a row, statements then coverage)."""
+    out = []
+    for i in range(count):
+        truth = f"Paris is the capital of France number {i}. The Seine flows through Paris {i}."
+        out.append({"id": f"r{i}", "request": f"What is the capital of France {i}?",
+                    "context": [f"Paris is the capital of France number {i}.", "The Seine is a river."],
+                    "expected_response": truth,
+                    "response": f"Paris is the capital of France number {i}." if i % 2 else f"Lyon {i}."})
+    return out
+
+
+@pytest.fixture
+def table(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows(4)), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(autouse=True)
+def _fast_batch_client(monkeypatch):
+    monkeypatch.setattr("ragjudge.transports.openai_batch.BACKOFF_S", 0.01)
+
+
+def config(server, cache, **judge):
+    settings = {"model": MODEL, "api_base": server.url, "batch": True, "batch_poll": 0.01, **judge}
+    return load_config(None, {"judge": settings, "cache": {"dir": str(cache)}, "gate": {"min_pass_rate": 0}})
+
+
+def read(path):
+    import pandas as pd
+
+    return pd.read_json(path, lines=True)
+
+
+def finish(server, table, out, cache, limit=8, **judge):
+    """Run the same request until it is not exit 4 (each run a later "process": nothing kept in
+    memory between them but the cache and the manifest). Returns the last outcome and the number of runs."""
+    for attempt in range(1, limit + 1):
+        outcome = run(ScoreRequest(table, output=str(out)), config(server, cache, **judge))
+        if outcome.exit_code != EXIT_SUBMITTED:
+            return outcome, attempt
+    raise AssertionError(f"still submitted after {limit} runs")
+
+
+def direct(server, table, out, cache):
+    settings = {"model": MODEL, "api_base": server.url}
+    return run(ScoreRequest(table, output=str(out)), load_config(None, {"judge": settings, "cache": {"dir": str(cache)},
+                                                                      "gate": {"min_pass_rate": 0}}))
+
+
+def test_batch_submits_exits_4_and_a_later_run_collects_both_rounds(server, table, tmp_path):
+    out = tmp_path / "scored.jsonl"
+    first = run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache"))
+    assert first.exit_code == EXIT_SUBMITTED == 4
+    assert not out.exists()  # submitted, not judged: no table
+    manifest = json.loads((tmp_path / "scored.jsonl.batch" / "manifest.json").read_text())
+    assert [b["id"] for b in manifest["batches"]] == ["batch_fake_1"]
+    # round 1: 4 sufficiency calls and 4 statements calls (completeness's coverage calls need their replies)
+    assert len(server.batch_submitted) == 8 and server.calls == 0
+    assert any("run the same command again" in line for line in first.batch.lines)
+
+    second = run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache"))
+    assert second.exit_code == EXIT_SUBMITTED  # round 2: the coverage calls
+    assert len(server.batch_submitted) == 12
+    third = run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache"))
+    assert third.exit_code == 0
+    assert set(server.batch_submitted.values()) == {1}  # each call submitted once
+    assert server.calls == 0  # no direct call
+    scored = read(out)
+    assert list(scored["sufficiency_status"]) == ["ok"] * 4 and list(scored["completeness_status"]) == ["ok"] * 4
+    # a fourth run is a warm re-run: nothing submitted, no cost
+    again = run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache"))
+    assert again.exit_code == 0 and len(server.batch_submitted) == 12 and server.batch_creates == 2
+    assert again.result.summary.metrics["sufficiency"].cached == 4
+
+
+def test_batch_verdicts_equal_a_direct_run_at_half_the_cost(server, table, tmp_path):
+    outcome, runs = finish(server, table, tmp_path / "batch.jsonl", tmp_path / "cache-batch")
+    assert runs == 3 and outcome.exit_code == 0
+    direct(server, table, tmp_path / "direct.jsonl", tmp_path / "cache-direct")
+    batched, plain = read(tmp_path / "batch.jsonl"), read(tmp_path / "direct.jsonl")
+    assert batched[COLUMNS].to_dict("records") == plain[COLUMNS].to_dict("records")
+    for metric in ("sufficiency", "completeness"):
+        assert list(batched[f"{metric}_prompt_tokens"]) == list(plain[f"{metric}_prompt_tokens"])
+        assert batched[f"{metric}_cost_usd"].sum() == pytest.approx(plain[f"{metric}_cost_usd"].sum() / 2)
+        assert outcome.result.summary.metrics[metric].usage.cost_usd == pytest.approx(batched[f"{metric}_cost_usd"].sum())
+
+
+def test_batch_wait_polls_until_done_and_finishes(server, table, tmp_path):
+    server.batch_polls = 3
+    heard = []
+    out = tmp_path / "scored.jsonl"
+    outcome = run(ScoreRequest(table, output=str(out), batch_wait=True), config(server, tmp_path / "cache"), on_event=heard.append)
+    assert outcome.exit_code == 0
+    progress = [e for e in heard if type(e).__name__ == "BatchProgress"]
+    assert progress[0].done < progress[0].total and progress[-1].done == progress[-1].total  # the provider's counts
+    assert {e.status for e in progress} >= {"in_progress", "completed"}
+    assert server.batch_creates == 2 and set(server.batch_submitted.values()) == {1}
+    assert list(read(out)["completeness_status"]) == ["ok"] * 4
+
+
+def test_process_killed_between_submit_and_collect(server, table, tmp_path):
+    """The submitting process is another one, gone before collection; this one collects, and the
+    server saw each call once."""
+    out = tmp_path / "scored.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-m", "ragjudge", "score", table, "-o", str(out), "--batch", "--model", MODEL, "--api-base",
+               server.url, "--cache-dir", str(tmp_path / "cache"), "--min-pass-rate", "0", "--set", "judge.batch_poll=0.01"]
+    submitted = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert submitted.returncode == 4, submitted.stderr
+    assert "submitted, not yet judged (exit 4)" in submitted.stderr
+    outcome, runs = finish(server, table, out, tmp_path / "cache")
+    assert outcome.exit_code == 0 and runs == 2  # round 1 collected, round 2 submitted; then collected
+    assert set(server.batch_submitted.values()) == {1} and len(server.batch_submitted) == 12
+
+
+def test_lost_create_is_found_by_its_input_file_not_made_twice(server, table, tmp_path):
+    server.batch_lost_creates = 1  # the batch is made, the answer is a 500
+    outcome, _ = finish(server, table, tmp_path / "scored.jsonl", tmp_path / "cache")
+    assert outcome.exit_code == 0
+    assert len(server.batches) == 2 and set(server.batch_submitted.values()) == {1}
+
+
+def test_429_on_create_is_retried(server, table, tmp_path):
+    server.batch_429 = 2
+    outcome, runs = finish(server, table, tmp_path / "scored.jsonl", tmp_path / "cache")
+    assert outcome.exit_code == 0 and runs == 3
+    assert server.batch_creates == 4 and len(server.batches) == 2
+
+
+def test_output_lines_in_another_order_give_the_same_verdicts(server, table, tmp_path):
+    server.batch_shuffle = True
+    finish(server, table, tmp_path / "batch.jsonl", tmp_path / "cache-batch")
+    direct(server, table, tmp_path / "direct.jsonl", tmp_path / "cache-direct")
+    assert read(tmp_path / "batch.jsonl")[COLUMNS].to_dict("records") == read(tmp_path / "direct.jsonl")[COLUMNS].to_dict("records")
+
+
+def test_failed_lines_are_resubmitted_never_dropped(server, table, tmp_path):
+    server.batch_line_errors = 2  # two lines of the first batch: a 500 in the error file
+    outcome, runs = finish(server, table, tmp_path / "scored.jsonl", tmp_path / "cache")
+    assert outcome.exit_code == 0
+    scored = read(tmp_path / "scored.jsonl")
+    assert list(scored["sufficiency_status"]) == ["ok"] * 4 and list(scored["completeness_status"]) == ["ok"] * 4
+    assert sorted(server.batch_submitted.values()) == [1] * 10 + [2] * 2  # the two failed lines sent again, once
+    assert server.calls == 0
+    manifest = json.loads((tmp_path / "scored.jsonl.batch" / "manifest.json").read_text())
+    assert sum(1 for call in manifest["calls"].values() if call["tries"] == 2) == 2
+
+
+def test_failed_batch_is_resubmitted_whole(server, table, tmp_path):
+    server.batch_failures = 1  # the first batch fails validation, with line errors
+    outcome, _ = finish(server, table, tmp_path / "scored.jsonl", tmp_path / "cache")
+    assert outcome.exit_code == 0
+    first = server.batches["batch_fake_1"]["object"]
+    assert first["status"] == "failed" and first["errors"]["data"][0]["line"] == 1
+    assert sorted(server.batch_submitted.values()) == [1] * 4 + [2] * 8  # round 1 twice, round 2 once
+    assert list(read(tmp_path / "scored.jsonl")["completeness_status"]) == ["ok"] * 4
+
+
+def test_a_line_that_always_expires_is_an_error_row_after_three_tries(server, table, tmp_path):
+    server.batch_expire = 1  # each batch's last line expires
+    outcome, _ = finish(server, table, tmp_path / "scored.jsonl", tmp_path / "cache", limit=12)
+    assert outcome.exit_code == 3  # an error row, gate.max_error_rate 0
+    scored = read(tmp_path / "scored.jsonl")
+    errors = scored[(scored["sufficiency_status"] == "error") | (scored["completeness_status"] == "error")]
+    summary = outcome.result.summary.metrics
+    assert summary["sufficiency"].error + summary["completeness"].error >= 1
+    messages = [m for column in ("sufficiency_error", "completeness_error") for m in errors[column].dropna()]
+    assert messages and all("batch_expired" in m and "3 time(s)" in m and "--batch-fallback direct" in m for m in messages)
+    assert max(server.batch_submitted.values()) == 3 and server.calls == 0
+    assert summary["sufficiency"].ok + summary["sufficiency"].error == 4  # every row has its status: none dropped
+
+
+def test_batch_fallback_direct_judges_failed_lines_directly(server, table, tmp_path):
+    server.batch_expire = 1
+    outcome, _ = finish(server, table, tmp_path / "scored.jsonl", tmp_path / "cache", batch_fallback="direct")
+    assert outcome.exit_code == 0
+    scored = read(tmp_path / "scored.jsonl")
+    assert list(scored["sufficiency_status"]) == ["ok"] * 4 and list(scored["completeness_status"]) == ["ok"] * 4
+    assert set(server.batch_submitted.values()) == {1}
+    assert server.calls >= 1  # the expired calls (and what follows them), made directly at the full price
+
+
+@pytest.mark.parametrize("args, message", [
+    pytest.param(["--no-cache"], "--batch judges from the response cache, and it is off", id="no_cache"),
+    pytest.param(["--model", "anthropic/claude-3-5-haiku-20241022"], "is not served by a batch API ragjudge speaks", id="litellm_model"),
+])
+def test_batch_refuses_what_it_cannot_do(run_cli, table, args, message):
+    result = run_cli(["score", table, "--batch", *args])
+    assert result.code == 2
+    assert message in result.stderr + result.stdout
+
+
+def test_batch_refuses_stdin(run_cli, table):
+    with open(table, "rb") as handle:
+        result = run_cli(["score", "-", "--batch"], stdin=handle.read())
+    assert result.code == 2 and "give a file, not stdin" in result.stderr + result.stdout
+
+
+def test_cli_prints_how_to_collect(run_cli, table, tmp_path):
+    out = tmp_path / "scored.jsonl"
+    result = run_cli(["score", table, "-o", str(out), "--batch", "--min-pass-rate", "0"])
+    assert result.code == 4
+    assert f"batch: manifest {out}.batch/manifest.json" in result.stderr
+    assert "run the same command again to collect" in result.stderr
+    done = run_cli(["score", table, "-o", str(out), "--batch", "--batch-wait", "--min-pass-rate", "0", "--set", "judge.batch_poll=0.01"])
+    assert done.code == 0, done.stderr
