@@ -13,7 +13,8 @@ token (said so). A coverage call that follows an uncached statements call cannot
 yet: its prompt is estimated from the expected response's sentences. Completion tokens:
 an expected figure per kind of call, and the upper bound ``max_tokens`` per call. Cost: USD
 from ``judge.price`` or litellm's price table, as a range (expected to upper bound), or
-"unknown price".
+"unknown price"; at the batch API's price with ``judge.batch`` (``--batch``), and the total at
+both prices either way (``cost_by_api``).
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
     """The dry run of ``ragjudge score`` on ``source`` (a path or ``-``) with ``config``; the
     same row selection as the run (``limit``, ``sample``; checked by ``ragjudge.run.ScoreRequest.check``). Returns a dict: ``rows``, per metric
     the ``MetricEstimate`` figures, their totals, ``tokens`` ("counted" or "estimated"),
-    ``price`` (USD per million input and output tokens, or None) and ``notes``. Raises what a
+    ``price`` (USD per million input and output tokens, or None), ``batch`` (the run goes through
+    the batch API), ``cost_by_api`` (the total's USD range at the ``direct`` and the ``batch``
+    price, each {"low", "high"}; None for an unknown price) and ``notes``. Raises what a
     real run raises for bad input or settings."""
     from ragjudge.io import detect_format, iter_chunks
     fmt = detect_format(source, input_format)
@@ -102,6 +105,11 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         total.rows = start
         total.cost_low = None if price is None else sum(i.cost_low or 0.0 for i in figures.values())
         total.cost_high = None if price is None else sum(i.cost_high or 0.0 for i in figures.values())
+        both = {}  # the total at the direct price and at the batch API's (half), whichever this run pays
+        for kind, rates in (("direct", scorer.model.price(False)), ("batch", scorer.model.price(True))):
+            if rates is not None:
+                both[kind] = {"low": (total.prompt_tokens * rates[0] + total.expected_completion_tokens * rates[1]) / 1e6,
+                              "high": (total.prompt_tokens * rates[0] + total.max_completion_tokens * rates[1]) / 1e6}
         return {
             "rows": start,
             "judge_model": scorer.config.judge.model,
@@ -110,6 +118,8 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
             "total": total.to_dict(),
             "tokens": "counted with the model's tokenizer" if counter.counted else "estimated at 4 characters a token",
             "price_per_million_tokens": None if price is None else {"input": price[0], "output": price[1]},
+            "batch": bool(scorer.config.judge.batch),
+            "cost_by_api": both or None,
             "notes": notes,
         }
     finally:
@@ -194,4 +204,9 @@ def render(report: dict[str, Any]) -> list[str]:
     total = report["total"]
     lines.append(f"total: {total['calls']} calls, {total['prompt_tokens']} prompt tokens ({report['tokens']}), "
                  f"cost {usd(total['cost_low'], total['cost_high'])}")
+    both = report.get("cost_by_api")
+    if both and "batch" in both and "direct" in both and both["batch"] != both["direct"]:
+        this = "batch" if report.get("batch") else "direct"
+        lines.append(f"cost by API: direct {usd(both['direct']['low'], both['direct']['high'])}; batch API (--batch) "
+                     f"{usd(both['batch']['low'], both['batch']['high'])}; this run: {this}")
     return lines

@@ -229,3 +229,27 @@ def test_cli_prints_how_to_collect(run_cli, table, tmp_path):
     assert "run the same command again to collect" in result.stderr
     done = run_cli(["score", table, "-o", str(out), "--batch", "--batch-wait", "--min-pass-rate", "0", "--set", "judge.batch_poll=0.01"])
     assert done.code == 0, done.stderr
+
+
+def test_dry_run_shows_both_prices_and_counts_at_the_batch_price(tmp_path, table):
+    from ragjudge.estimate import estimate, render
+
+    settings = {"model": MODEL, "api_base": "http://127.0.0.1:9/v1"}
+    direct_report = estimate(table, load_config(None, {"judge": settings, "cache": {"dir": str(tmp_path / "c")}}))
+    batch_report = estimate(table, load_config(None, {"judge": {**settings, "batch": True}, "cache": {"dir": str(tmp_path / "c")}}))
+    both = batch_report["cost_by_api"]
+    assert both == direct_report["cost_by_api"]
+    assert both["batch"]["low"] == pytest.approx(both["direct"]["low"] / 2) and both["batch"]["high"] == pytest.approx(both["direct"]["high"] / 2)
+    assert batch_report["total"]["cost_low"] == pytest.approx(both["batch"]["low"])  # the run's own figures at the batch price
+    assert direct_report["total"]["cost_low"] == pytest.approx(both["direct"]["low"])
+    line = render(batch_report)[-1]
+    assert line.startswith("cost by API: direct $") and "batch API (--batch) $" in line and line.endswith("this run: batch")
+
+
+def test_batch_price_is_the_tables_else_half():
+    from ragjudge import prices
+
+    assert prices.batch_rates({"input_cost_per_token": 2e-6, "output_cost_per_token": 8e-6}) == (1e-6, 4e-6)
+    assert prices.batch_rates({"input_cost_per_token": 2e-6, "output_cost_per_token": 8e-6, "input_cost_per_token_batches": 5e-7,
+                               "output_cost_per_token_batches": 3e-6}) == (5e-7, 3e-6)
+    assert prices.cost("openai", ["gpt-4o-mini"], 1000, 100, batch=True) == pytest.approx(1000 * 7.5e-8 + 100 * 3e-7)
