@@ -36,3 +36,15 @@ class ProviderFatalError(RagjudgeError):
     """The provider refused in a way that retrying cannot fix (auth, not found, quota). Exit 3."""
 
     exit_code = EXIT_JUDGE_ERRORS
+
+
+class BatchSubmitted(RagjudgeError):
+    """``ragjudge.evaluate`` with ``judge.batch``: the calls are submitted to the provider's batch
+    API (or its batches still run) and the rows are not judged yet; ``str(err)`` says how to
+    collect, ``folder`` is the run's batch folder. Exit 4: call again to collect and finish."""
+
+    exit_code = EXIT_SUBMITTED
+
+    def __init__(self, message: str, folder: str | None = None) -> None:
+        super().__init__(message)
+        self.folder = folder

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ragjudge.errors import EXIT_SUBMITTED, ConfigError, RagjudgeError
+from ragjudge.errors import EXIT_SUBMITTED, BatchSubmitted, ConfigError, RagjudgeError
 from ragjudge.options import (
     CLI,
     KEYWORDS,
@@ -488,7 +488,9 @@ def evaluate(
     unusable (``ScoreRequest.check``: ``limit`` with ``sample``, ``judge.max_cost`` for a model
     with no known price, the outputs, the engine). Provider failures never raise: they become
     error rows, and a fatal one (auth, quota, not found) stops the run with ``summary.fatal``
-    set (exit 3). With ``handle_signals``, Ctrl-C / SIGTERM stops new calls; unfinished rows
+    set (exit 3). With ``judge.batch`` (and not ``batch_wait=True``), a call that submits to
+    the provider's batch API, or finds its batches still running, raises ``BatchSubmitted``
+    (exit 4): call again to collect. With ``handle_signals``, Ctrl-C / SIGTERM stops new calls; unfinished rows
     get status error, reason 'interrupted'. ``limit`` judges the first rows only, ``sample`` a
     random choice of rows (``seed``); the others are written with status skipped, reason "not
     sampled", and count in no rate. ``traces``: a ``ragjudge.traces.TraceOptions`` for a trace
@@ -512,6 +514,8 @@ def evaluate(
     outcome = run(wanted, config, on_event=hear, transport=transport)
     if outcome.stopped is not None:
         raise KeyboardInterrupt(outcome.stopped)
+    if outcome.batch is not None and outcome.batch.pending:
+        raise BatchSubmitted("; ".join(outcome.batch.lines), outcome.batch.folder)
     assert outcome.result is not None, "evaluate makes no dry run"
     outcome.result.gate = outcome.gate
     return outcome.result

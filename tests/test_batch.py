@@ -253,3 +253,16 @@ def test_batch_price_is_the_tables_else_half():
     assert prices.batch_rates({"input_cost_per_token": 2e-6, "output_cost_per_token": 8e-6, "input_cost_per_token_batches": 5e-7,
                                "output_cost_per_token_batches": 3e-6}) == (5e-7, 3e-6)
     assert prices.cost("openai", ["gpt-4o-mini"], 1000, 100, batch=True) == pytest.approx(1000 * 7.5e-8 + 100 * 3e-7)
+
+
+def test_evaluate_raises_batch_submitted_until_the_replies_are_in(server, table, tmp_path):
+    from ragjudge import evaluate
+    from ragjudge.errors import BatchSubmitted
+
+    cfg = config(server, tmp_path / "cache")
+    out = str(tmp_path / "scored.jsonl")
+    with pytest.raises(BatchSubmitted) as raised:
+        evaluate(table, cfg, output=out)
+    assert raised.value.exit_code == 4 and raised.value.folder == out + ".batch"
+    result = evaluate(table, cfg, output=out, batch_wait=True)
+    assert result.summary.metrics["completeness"].ok == 4 and result.gate.exit_code == 0
