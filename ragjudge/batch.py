@@ -150,7 +150,33 @@ def _run_record(request: Any, config: Any) -> dict[str, Any]:
 
     plain = {f.name: getattr(request, f.name) for f in fields(request)
              if isinstance(getattr(request, f.name), (str, int, float, bool, type(None)))}
-    return {"request": plain, "config": json.loads(config.model_dump_json()) if hasattr(config, "model_dump_json") else None}
+    return {"request": plain, "cwd": os.getcwd(), "config": json.loads(config.model_dump_json())}
+
+
+PATH_FIELDS = ("source", "output", "summary_json", "junit", "markdown", "html", "baseline", "annotations")
+
+
+def recorded_run(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The request's fields and the config (as a dict) that the manifest at ``path`` (a
+    ``manifest.json``, or its batch folder) records, relative paths made absolute from the
+    folder the run was started in. Raises ``ConfigError`` (exit 2) for a manifest that is
+    missing or unreadable, or a run whose source was a DataFrame."""
+    folder = Path(path)
+    manifest_path = folder / "manifest.json" if folder.is_dir() else folder
+    try:
+        data = json.loads(manifest_path.read_text(encoding="utf-8"))
+        record = data["run"]
+        fields, config, cwd = dict(record["request"]), record["config"], record.get("cwd") or os.getcwd()
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"no batch manifest readable at {path} ({type(exc).__name__}: {exc}); give the manifest.json a --batch "
+                          "run printed (batch: manifest PATH)") from None
+    if "source" not in fields:
+        raise ConfigError(f"{path}: the run's source was a DataFrame, which a manifest cannot hold: call evaluate() again with it")
+    for name in PATH_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, str) and value != "-" and ":" not in value.split("/")[0] and not os.path.isabs(value):
+            fields[name] = os.path.join(cwd, value)
+    return fields, config
 
 
 def _pending(manifest: Manifest, submitted: int, still: list[dict[str, Any]]) -> BatchStep:

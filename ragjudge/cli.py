@@ -47,6 +47,8 @@ def _root(
 
 cache_app = typer.Typer(help="Inspect or clear the judge response cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
+batch_app = typer.Typer(help="Collect a run submitted to the provider's batch API (score --batch) and finish it.", no_args_is_help=True)
+app.add_typer(batch_app, name="batch")
 config_app = typer.Typer(help="Print the bundled configs (every key with its default, the embedded judge's, MLflow's).", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
@@ -429,6 +431,33 @@ def config_show(name: Annotated[str, typer.Argument(help="default (every key wit
     from ragjudge.config import bundled_config
 
     typer.echo(bundled_config(name).read_text(encoding="utf-8"), nl=False)
+
+
+@batch_app.command("collect", epilog="""Examples:
+
+  ragjudge batch collect scored.parquet.batch/manifest.json
+
+  ragjudge batch collect scored.parquet.batch --batch-wait""")
+def batch_collect(
+    manifest: Annotated[str, typer.Argument(help="The manifest.json a `score --batch` run printed (or its batch folder).")],
+    batch_wait: Annotated[bool, typer.Option("--batch-wait", help="Wait for the batches (a progress bar), then finish the run.")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Only errors and a failing gate's lines.")] = False,
+) -> None:
+    """Collect the batches of a `score --batch` run and finish it, with the run's own request and
+    config as the manifest records them: exit 4 while its batches run, else the run's exit code."""
+    from ragjudge.reports.terminal import make_console
+    from ragjudge.run import recorded_request, run
+
+    request, config = recorded_request(manifest, batch_wait)
+    console = make_console()
+    progress = None if quiet else _progress(console)
+    _collect_less()
+    try:
+        outcome = run(request, config, on_event=_listener(console, progress, quiet, None))
+    finally:
+        if progress:
+            progress.stop()
+    raise typer.Exit(_show(console, outcome, quiet))
 
 
 @cache_app.command("info", epilog="""Examples:

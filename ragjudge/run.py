@@ -57,9 +57,9 @@ from ragjudge.trace_run import plan
 from ragjudge.estimate import estimate
 from ragjudge.reports.summary import write_summary_json
 from ragjudge.ray import evaluate_on_ray
-from ragjudge.batch import advance
+from ragjudge.batch import advance, recorded_run
 
-__all__ = ["RunOutcome", "ScoreRequest", "evaluate", "request_of", "run"]
+__all__ = ["RunOutcome", "ScoreRequest", "evaluate", "recorded_request", "request_of", "run"]
 
 _TRACE_OPTIONS = ("mlflow_tracking_uri", "mlflow_filter", "mlflow_max_traces", "mlflow_log_feedback", "mlflow_feedback_name",
                   "expected_facts_attribute", "expected_response_attribute", "phoenix_endpoint", "annotations", "judge_error_traces",
@@ -303,6 +303,18 @@ def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:
         if name in given:
             given[name] = tuple(given[name] or ())
     return ScoreRequest(**{k: v for k, v in given.items() if v is not None or k in ("seed",)})
+
+
+def recorded_request(manifest: str, batch_wait: bool = False) -> tuple[ScoreRequest, Config]:
+    """The ``ScoreRequest`` and ``Config`` of the batch run whose manifest is at ``manifest``
+    (``ragjudge batch collect``; ``ragjudge.batch.recorded_run``), ``batch_wait`` as given.
+    Raises ``ConfigError`` (exit 2) for a manifest that cannot be read."""
+    from ragjudge.settings import load_config
+
+    recorded, config = recorded_run(manifest)
+    known = {f.name for f in fields(ScoreRequest)}
+    given = {name: value for name, value in recorded.items() if name in known and name not in ("batch_wait", "handle_signals")}
+    return ScoreRequest(**{**given, "batch_wait": batch_wait, "handle_signals": True}), load_config(None, config)
 
 
 def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] | None = None, transport: Any = None) -> RunOutcome:

@@ -266,3 +266,21 @@ def test_evaluate_raises_batch_submitted_until_the_replies_are_in(server, table,
     assert raised.value.exit_code == 4 and raised.value.folder == out + ".batch"
     result = evaluate(table, cfg, output=out, batch_wait=True)
     assert result.summary.metrics["completeness"].ok == 4 and result.gate.exit_code == 0
+
+
+def test_batch_collect_finishes_the_run_the_manifest_records(run_cli, server, table, tmp_path, monkeypatch):
+    out = tmp_path / "scored.jsonl"
+    first = run_cli(["score", table, "-o", str(out), "--batch", "--min-pass-rate", "0", "--model", MODEL])
+    assert first.code == 4
+    manifest = f"{out}.batch/manifest.json"
+    monkeypatch.chdir(tmp_path)  # another folder: the recorded paths are absolute
+    assert run_cli(["batch", "collect", manifest], judge=False).code == 4  # round 2 submitted
+    done = run_cli(["batch", "collect", manifest, "--batch-wait"], judge=False)
+    assert done.code == 0, done.stderr
+    assert list(read(out)["completeness_status"]) == ["ok"] * 4
+    assert set(server.batch_submitted.values()) == {1}
+
+
+def test_batch_collect_names_the_fix_for_a_missing_manifest(run_cli, tmp_path):
+    result = run_cli(["batch", "collect", str(tmp_path / "nothing.json")], judge=False)
+    assert result.code == 2 and "give the manifest.json a --batch run printed" in result.stderr
