@@ -486,7 +486,7 @@ class Model:
             nonlocal attempts, first, request
             if self.fatal is not None:
                 raise self.fatal
-            if self.settings.max_cost is not None and self.spent >= self.settings.max_cost:
+            if self.settings.max_cost is not None and self.spent >= self.settings.max_cost and not prepaid(self.transport, request):
                 self.budget_reached = True  # checked as each call is about to leave: calls in flight still finish
                 raise _Budget()
             if self._pacer.rpm:
@@ -597,6 +597,13 @@ def _backoff() -> Any:
         _BACKOFF = ((BACKOFF_INITIAL_S, BACKOFF_MAX_S),
                     wait_exponential_jitter(multiplier=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S))
     return _BACKOFF[1]
+
+
+def prepaid(transport: Any, request: Request) -> bool:
+    """Whether ``transport`` answers ``request`` with a reply already paid for (a batch's reply,
+    ``ragjudge.transports.batch``): the budget never refuses it."""
+    check = getattr(transport, "prepaid", None)
+    return bool(check(request)) if check is not None else False
 
 
 def _requests(attempts: int) -> Usage:

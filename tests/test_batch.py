@@ -284,3 +284,15 @@ def test_batch_collect_finishes_the_run_the_manifest_records(run_cli, server, ta
 def test_batch_collect_names_the_fix_for_a_missing_manifest(run_cli, tmp_path):
     result = run_cli(["batch", "collect", str(tmp_path / "nothing.json")], judge=False)
     assert result.code == 2 and "give the manifest.json a --batch run printed" in result.stderr
+
+
+def test_max_cost_stops_the_next_round_and_keeps_what_was_paid(server, table, tmp_path):
+    """Round 1 (sufficiency, statements) costs more than the budget: the coverage calls are never
+    submitted ("budget reached"), and every reply already paid is used."""
+    outcome, runs = finish(server, table, tmp_path / "scored.jsonl", tmp_path / "cache", max_cost=1e-7)
+    assert runs == 2 and outcome.exit_code == 3
+    scored = read(tmp_path / "scored.jsonl")
+    assert list(scored["sufficiency_status"]) == ["ok"] * 4
+    assert list(scored["completeness_status"]) == ["error"] * 4 and set(scored["completeness_error"]) == {"budget reached"}
+    assert len(server.batch_submitted) == 8 and server.batch_creates == 1
+    assert outcome.result.summary.metrics["sufficiency"].usage.cost_usd > 1e-7

@@ -194,6 +194,11 @@ class BatchTransport:
         self.wanted: dict[str, base.Request] = {}
         self.direct = 0  # calls made directly (--batch-fallback direct)
 
+    def prepaid(self, request: base.Request) -> bool:
+        """Whether a batch already answered ``request`` (paid when it was submitted: the budget,
+        ``judge.max_cost``, never refuses it)."""
+        return request.key is not None and custom_id(request.key, request.ask) in self.manifest.replies()
+
     async def complete(self, request: base.Request) -> Reply:
         if request.key is None:
             raise TransportError(base.OTHER, "a batch call needs its cache key")
