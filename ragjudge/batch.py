@@ -129,7 +129,7 @@ def advance(request: Any, config: Any, traces: Any = None, on_event: Any = None,
             still = manifest.open_batches()
             if still:
                 return _pending(manifest, submitted, still)
-            wanted = find(request, config, manifest, inner, client.name, traces)
+            wanted = find(request, config, manifest, inner, client.reply, traces)
             if not wanted:
                 break
             ids = _loop.run(submit(manifest, client, wanted))
@@ -140,7 +140,7 @@ def advance(request: Any, config: Any, traces: Any = None, on_event: Any = None,
                 return _pending(manifest, submitted, manifest.open_batches())
     finally:
         _loop.run(client.aclose())
-    final = BatchTransport(inner, manifest, client.name, final=True, fallback=judge.batch_fallback)
+    final = BatchTransport(inner, manifest, client.reply, final=True, fallback=judge.batch_fallback)
     return BatchStep(False, str(manifest.folder), final, submitted)
 
 
@@ -195,10 +195,11 @@ def _pending(manifest: Manifest, submitted: int, still: list[dict[str, Any]]) ->
     return BatchStep(True, str(manifest.folder), None, submitted, ids, lines)
 
 
-def find(request: Any, config: Any, manifest: Manifest, inner: Any, name: str, traces: Any = None) -> dict[str, Any]:
+def find(request: Any, config: Any, manifest: Manifest, inner: Any, reply: Any, traces: Any = None) -> dict[str, Any]:
     """The calls the run still needs (custom_id -> ``Request``): a pass over the rows with a
-    finding ``BatchTransport``, nothing written, nothing cached."""
-    finder = BatchTransport(inner, manifest, name, final=False, fallback=config.judge.batch_fallback)
+    finding ``BatchTransport`` (``reply``: the client's reader of a collected reply), nothing
+    written, nothing cached."""
+    finder = BatchTransport(inner, manifest, reply, final=False, fallback=config.judge.batch_fallback)
     score_source(request.source, config, input_format=request.input_format, flag_fields=request.flag_fields, transport=finder,
                  limit=request.limit, sample=request.sample, seed=request.seed or 0, traces=traces, row_events=False)
     return finder.wanted
@@ -273,7 +274,7 @@ async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear
             states.append(status)
             if status in DONE:
                 for file_id in client.files(made):
-                    manifest.read_output(entry, await _call(client.content(file_id)))
+                    manifest.record(client.results(await _call(client.content(file_id))))
                 why = client.batch_errors(made) or f"the batch ended {status}"
                 for cid, call in manifest.calls.items():  # lines the files did not name: failed with the batch's reason
                     if call.get("state") == OPEN and call.get("batch") == entry["input_file_id"]:

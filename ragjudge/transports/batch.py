@@ -24,7 +24,6 @@ from typing import Any
 
 from ragjudge.transports import base
 from ragjudge.transports.base import TransportError
-from ragjudge.transports.openai_http import _status_error, loads, reply_of
 from ragjudge.types import Reply
 
 VERSION = 1
@@ -110,36 +109,17 @@ class Manifest:
         for line in lines:
             replies[line["custom_id"]] = line
 
-    def read_output(self, batch: dict[str, Any], raw: bytes) -> tuple[int, int]:
-        """Read one output or error file of ``batch`` (OpenAI's line form) into the replies and the
-        calls' states: a 200 answers its call; an error line or an expired one fails it (a 4xx
-        other than 408, 409 and 429 at once for good: sent again it would fail again). Returns
+    def record(self, results: list[tuple[str, Any, str | None, bool]]) -> tuple[int, int]:
+        """Read one results file's lines (a client's ``results``: (custom_id, reply body or None,
+        error or None, final)) into the replies and the calls' states: a body answers its call;
+        an error fails it (``final``: for good, sent again it would fail again). Returns
         (answered, failed)."""
-        answered: list[dict[str, Any]] = []
+        answered = [{"custom_id": cid, "body": body, "batch": True} for cid, body, error, _ in results if error is None]
         failed = 0
-        for text in raw.splitlines():
-            if not text.strip():
-                continue
-            line = loads(text)
-            cid = line.get("custom_id")
-            if cid is None:
-                continue
-            response = line.get("response") or {}
-            status = int(response.get("status_code") or 0)
-            if status == 200 and not line.get("error"):
-                answered.append({"custom_id": cid, "body": response.get("body"), "batch": True})
-                continue
-            final = False
-            if line.get("error"):
-                error = line["error"]
-                code = str(error.get("code") or "error")
-                message = f"{code}: {error.get('message') or 'no message'}"
-            else:
-                body = response.get("body")
-                message = str(_status_error(status, json.dumps(body).encode("utf-8") if body is not None else b"", {}))
-                final = 400 <= status < 500 and status not in (408, 409, 429)
-            self.fail(cid, message, final)
-            failed += 1
+        for cid, _, error, final in results:
+            if error is not None:
+                self.fail(cid, error, final)
+                failed += 1
         self.add_replies(answered)
         for item in answered:
             entry = self.calls.setdefault(item["custom_id"], {"tries": 1})
@@ -167,7 +147,8 @@ class Manifest:
 class BatchTransport:
     """The model's transport in a batch run. ``inner``: the transport of direct calls (its
     ``provider_model`` and endpoint name the cache keys); ``manifest``: the run's ``Manifest``;
-    ``name``: the model as the provider knows it (pricing); ``final``: the run's last pass.
+    ``reply``: the batch client's reader of a reply's body (-> ``Reply``, at the batch price);
+    ``final``: the run's last pass.
 
     ``complete`` answers a call whose reply a batch returned (``Reply.batch``: priced at the
     batch price). Otherwise, in a finding pass (``final`` False) a call not sent yet, or failed
@@ -180,14 +161,12 @@ class BatchTransport:
 
     free = False
 
-    def __init__(self, inner: Any, manifest: Manifest, name: str, final: bool = False, fallback: str = "resubmit",
-                 provider: str = "openai") -> None:
+    def __init__(self, inner: Any, manifest: Manifest, reply: Any, final: bool = False, fallback: str = "resubmit") -> None:
         self.inner = inner
         self.manifest = manifest
-        self.name = name
+        self.reply = reply
         self.final = final
         self.fallback = fallback
-        self.provider = provider
         self.provider_model = inner.provider_model
         self.where = inner.where
         self.cacheable = final
@@ -205,7 +184,7 @@ class BatchTransport:
         cid = custom_id(request.key, request.ask)
         line = self.manifest.replies().get(cid)
         if line is not None:
-            return reply_of(line.get("body") or {}, self.name, batch=bool(line.get("batch", True)), provider=self.provider)
+            return self.reply(line.get("body") or {})
         entry = self.manifest.calls.get(cid)
         state = entry.get("state") if entry else None
         if state == OPEN:

@@ -27,7 +27,8 @@ from typing import Any
 
 from ragjudge.transports import base
 from ragjudge.transports.base import OPENAI_BASE, TransportError, endpoint
-from ragjudge.transports.openai_http import OpenAIHTTPTransport, _status_error, dumps, fast_model, loads
+from ragjudge.transports.openai_http import OpenAIHTTPTransport, _status_error, dumps, fast_model, loads, reply_of
+from ragjudge.types import Reply
 
 RETRIES = 5
 BACKOFF_S = 0.5
@@ -129,6 +130,36 @@ class OpenAIBatches:
     async def content(self, file_id: str) -> bytes:
         """The bytes of an output or error file."""
         return await self._http("GET", f"/files/{file_id}/content", raw=True)
+
+    def reply(self, body: Any) -> Reply:
+        """A collected reply's body (a chat completion) as the ``Reply`` it is, at the batch price."""
+        return reply_of(body, self.name, batch=True)
+
+    @staticmethod
+    def results(raw: bytes) -> list[tuple[str, Any, str | None, bool]]:
+        """An output or error file's lines as (custom_id, chat completion or None, error or None,
+        final): a 200 answers its call; an error line or an expired one fails it, ``final`` for a
+        4xx other than 408, 409 and 429 (sent again it would fail again)."""
+        out: list[tuple[str, Any, str | None, bool]] = []
+        for text in raw.splitlines():
+            if not text.strip():
+                continue
+            line = loads(text)
+            cid = line.get("custom_id")
+            if cid is None:
+                continue
+            response = line.get("response") or {}
+            status = int(response.get("status_code") or 0)
+            if status == 200 and not line.get("error"):
+                out.append((cid, response.get("body"), None, False))
+            elif line.get("error"):
+                error = line["error"]
+                out.append((cid, None, f"{error.get('code') or 'error'}: {error.get('message') or 'no message'}", False))
+            else:
+                body = response.get("body")
+                message = str(_status_error(status, dumps(body) if body is not None else b"", {}))
+                out.append((cid, None, message, 400 <= status < 500 and status not in (408, 409, 429)))
+        return out
 
     @staticmethod
     def status(batch: dict[str, Any]) -> tuple[str, int, int, int]:
