@@ -41,8 +41,10 @@ from ragjudge.pipeline import score_source
 from ragjudge.plan import Note, events
 from ragjudge.transports import base, choose
 from ragjudge.transports.base import TransportError
-from ragjudge.transports.batch import OPEN, BatchTransport, Manifest
+from ragjudge.transports.batch import FAILED, OPEN, BatchTransport, Manifest
 from ragjudge.transports.openai_batch import DONE, OpenAIBatches, serves
+from ragjudge.transports.anthropic_batch import AnthropicBatches
+from ragjudge.transports.anthropic_batch import serves as anthropic_serves
 
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
 
@@ -90,9 +92,27 @@ def check(request: Any, config: Any) -> None:
         raise ConfigError(f"{flag} reads the input once per round: give a file, not stdin")
     if request.engine != "local":
         raise ConfigError(f"{flag} runs on the local engine: leave out {names.given('engine', request.engine)}")
-    if not serves(config.judge):
+    if client_for(config.judge) is None:
         raise ConfigError(f"{flag}: {config.judge.model} is not served by a batch API ragjudge speaks; it batches OpenAI-compatible "
-                          "models (openai/..., Azure OpenAI's v1 endpoint as --api-base): choose one, or leave out --batch")
+                          "models (openai/..., Azure OpenAI's v1 endpoint as --api-base) and Anthropic's (anthropic/...): choose one, "
+                          "or leave out --batch")
+
+
+def client_for(judge: Any) -> Any:
+    """The batch API client of ``judge`` (``JudgeSettings``): OpenAI's protocol for the
+    OpenAI-compatible fast path's models, Anthropic's Message Batches for ``anthropic/...``;
+    None for another provider (or an unknown one)."""
+    if serves(judge):
+        return OpenAIBatches(judge)
+    if "/" not in judge.model or judge.model.startswith("local/"):
+        return None
+    from ragjudge.transports import resolve_model
+
+    try:
+        resolved = resolve_model(judge)
+    except RagjudgeError:
+        return None
+    return AnthropicBatches(judge, resolved) if anthropic_serves(resolved) else None
 
 
 def folder_for(request: Any, config: Any) -> Path:
@@ -117,7 +137,7 @@ def advance(request: Any, config: Any, traces: Any = None, on_event: Any = None,
     judge = config.judge
     manifest = Manifest(folder_for(request, config))
     inner = transport if transport is not None else choose(judge, str(config.cache.dir) if config.cache.dir else None)
-    client = OpenAIBatches(judge)
+    client = client_for(judge)
     wait = bool(getattr(request, "batch_wait", False))
     submitted = 0
     try:
@@ -254,6 +274,16 @@ async def _call(coro: Any) -> Any:
         raise BatchAPIError(f"batch API: {err}; run the same command again to retry (nothing is submitted twice)") from None
 
 
+def _never_sent(manifest: Manifest, entry: dict[str, Any]) -> None:
+    """A batch entry whose requests were never sent: its calls go into the next batch (the try
+    not counted), the entry is closed."""
+    for call in manifest.calls.values():
+        if call.get("state") == OPEN and call.get("batch") == entry["input_file_id"]:
+            call.update(state=FAILED, error="never sent", tries=max(0, int(call.get("tries") or 1) - 1))
+    entry.update(collected=True, status="never sent")
+    manifest.save()
+
+
 async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear: Any = None) -> None:
     """Poll the open batches; read the finished ones' files into the manifest; with ``wait``,
     until none is open (``poll`` seconds apart), telling ``hear`` each ``BatchProgress``."""
@@ -264,6 +294,9 @@ async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear
         done = total = 0
         states = []
         for entry in still:
+            if entry.get("id") is None and not client.holds(entry["input_file_id"]):
+                _never_sent(manifest, entry)  # Anthropic's requests are inline: lost with the process that was to send them
+                continue
             if entry.get("id") is None:
                 made = await _create(manifest, client, entry)
             else:

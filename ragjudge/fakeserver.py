@@ -66,6 +66,10 @@ class FakeJudgeServer:
     in reverse order), ``batch_429`` (the next N creates get a 429), ``batch_lost_creates`` (the
     next N creates make the batch but answer 500). ``batch_submitted`` counts each custom_id
     submitted, ``batch_answered`` the lines answered, ``batch_creates`` the creates received.
+    Anthropic's Message Batches likewise: ``POST /v1/messages/batches`` (requests inline, the
+    ``x-api-key`` and ``anthropic-version`` headers required), ``GET /v1/messages/batches/{id}``
+    and its ``/results``, with the same knobs (an error line is an ``api_error``; no batch fails
+    whole).
     """
 
     def __init__(self, latency: float = 0.0, rate_429: float = 0.0, rate_500: float = 0.0, retry_after: float = 0.01,
@@ -303,22 +307,17 @@ class FakeJudgeServer:
                                                            "param": "body", "line": i + 1} for i in range(min(2, len(lines)))]}
             return
         out, errors = [], []
-        expire_from = len(lines) - self.batch_expire
-        for position, line in enumerate(lines):
-            name = line["custom_id"]
-            if position >= expire_from:
+        for position, name, kind, completion in self._outcomes(lines, lambda line: line["body"]):
+            if kind == "expired":
                 errors.append({"id": f"batch_req_{position}", "custom_id": name, "response": None,
                                "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}})
-            elif self.batch_line_errors > 0:
-                self.batch_line_errors -= 1
+            elif kind == "error":
                 errors.append({"id": f"batch_req_{position}", "custom_id": name, "error": None,
                                "response": {"status_code": 500, "request_id": f"req_{position}",
                                             "body": {"error": {"message": "The server had an error.", "type": "server_error"}}}})
             else:
-                self.batch_answered += 1
                 out.append({"id": f"batch_req_{position}", "custom_id": name, "error": None,
-                            "response": {"status_code": 200, "request_id": f"req_{position}",
-                                         "body": self._completion(line["body"], 10**6 + self.batch_answered)}})
+                            "response": {"status_code": 200, "request_id": f"req_{position}", "body": completion}})
         if self.batch_shuffle:
             out.reverse()
         counts = batch["request_counts"]
@@ -329,6 +328,92 @@ class FakeJudgeServer:
                 self.files[file_id] = b"".join(json.dumps(item).encode() + b"\n" for item in items)
                 batch[kind] = file_id
         batch["status"] = "expired" if self.batch_expire and lines else "completed"
+
+    def _outcomes(self, lines: list[dict[str, Any]], body_of: Any) -> list[tuple[int, str, str, Any]]:
+        """Each line's fate when its batch ends: (position, custom_id, "ok" | "error" | "expired",
+        the chat completion of an ok line): the last ``batch_expire`` lines expire, the next
+        ``batch_line_errors`` lines answered get an error, the others the rule's reply."""
+        out = []
+        expire_from = len(lines) - self.batch_expire
+        for position, line in enumerate(lines):
+            if position >= expire_from:
+                out.append((position, line["custom_id"], "expired", None))
+            elif self.batch_line_errors > 0:
+                self.batch_line_errors -= 1
+                out.append((position, line["custom_id"], "error", None))
+            else:
+                self.batch_answered += 1
+                out.append((position, line["custom_id"], "ok", self._completion(body_of(line), 10**6 + self.batch_answered)))
+        return out
+
+    # -- Anthropic's Message Batches ----------------------------------------------------
+    async def _create_message_batch(self, request):
+        from aiohttp import web
+
+        self.batch_creates += 1
+        if request.headers.get("anthropic-version") is None or not request.headers.get("x-api-key"):
+            return web.json_response({"type": "error", "error": {"type": "authentication_error", "message": "x-api-key and "
+                                                                  "anthropic-version are required"}}, status=401)
+        if self.batch_429 > 0:
+            self.batch_429 -= 1
+            return self._error(web, 429, "rate_limit_error", "Too many batches being created.", retry=True)
+        body = await request.json()
+        lines = body.get("requests") or []
+        for line in lines:
+            self.batch_submitted[line["custom_id"]] += 1
+        batch_id = f"msgbatch_fake_{len(self.batches) + 1}"
+        batch = {"id": batch_id, "type": "message_batch", "processing_status": "in_progress", "results_url": None,
+                 "request_counts": {"processing": len(lines), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}}
+        self.batches[batch_id] = {"object": batch, "lines": lines, "polls": 0, "fail": False, "anthropic": True}
+        return web.json_response(batch)
+
+    async def _get_message_batch(self, request):
+        from aiohttp import web
+
+        entry = self.batches.get(request.match_info["batch_id"])
+        if entry is None:
+            return self._error(web, 404, "not_found_error", "No such batch")
+        entry["polls"] += 1
+        batch = entry["object"]
+        if batch["processing_status"] == "in_progress" and entry["polls"] > self.batch_polls:
+            results = []
+            counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+
+            def chat(line: dict[str, Any]) -> dict[str, Any]:
+                params = line["params"]
+                system = [{"role": "system", "content": params["system"]}] if params.get("system") else []
+                return {"model": params.get("model"), "max_tokens": params.get("max_tokens"), "messages": system + params["messages"]}
+
+            for _, name, kind, completion in self._outcomes(entry["lines"], chat):
+                if kind == "ok":
+                    choice, usage = completion["choices"][0], completion.get("usage") or {}
+                    message = {"id": f"msg_{name[:12]}", "type": "message", "role": "assistant", "model": completion["model"],
+                               "content": [{"type": "text", "text": choice["message"]["content"]}],
+                               "stop_reason": "max_tokens" if choice["finish_reason"] == "length" else "end_turn",
+                               "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)}}
+                    results.append({"custom_id": name, "result": {"type": "succeeded", "message": message}})
+                    counts["succeeded"] += 1
+                elif kind == "error":
+                    results.append({"custom_id": name, "result": {"type": "errored", "error": {"type": "error", "error": {
+                        "type": "api_error", "message": "Internal server error"}}}})
+                    counts["errored"] += 1
+                else:
+                    results.append({"custom_id": name, "result": {"type": "expired"}})
+                    counts["expired"] += 1
+            if self.batch_shuffle:
+                results.reverse()
+            self.files[batch["id"] + "/results"] = b"".join(json.dumps(item).encode() + b"\n" for item in results)
+            batch.update(processing_status="ended", request_counts=counts,
+                         results_url=f"{self.url[:-3]}/v1/messages/batches/{batch['id']}/results")
+        return web.json_response(batch)
+
+    async def _message_batch_results(self, request):
+        from aiohttp import web
+
+        data = self.files.get(request.match_info["batch_id"] + "/results")
+        if data is None:
+            return self._error(web, 404, "not_found_error", "No results yet")
+        return web.Response(body=data, content_type="application/x-jsonl")
 
     def _app(self):
         from aiohttp import web
@@ -341,6 +426,9 @@ class FakeJudgeServer:
         app.router.add_post("/v1/batches", self._create_batch)
         app.router.add_get("/v1/batches", self._list_batches)
         app.router.add_get("/v1/batches/{batch_id}", self._get_batch)
+        app.router.add_post("/v1/messages/batches", self._create_message_batch)
+        app.router.add_get("/v1/messages/batches/{batch_id}", self._get_message_batch)
+        app.router.add_get("/v1/messages/batches/{batch_id}/results", self._message_batch_results)
         return app
 
     async def _start(self) -> None:

@@ -207,7 +207,7 @@ def test_batch_fallback_direct_judges_failed_lines_directly(server, table, tmp_p
 
 @pytest.mark.parametrize("args, message", [
     pytest.param(["--no-cache"], "--batch judges from the response cache, and it is off", id="no_cache"),
-    pytest.param(["--model", "anthropic/claude-3-5-haiku-20241022"], "is not served by a batch API ragjudge speaks", id="litellm_model"),
+    pytest.param(["--model", "mistral/mistral-small-latest"], "is not served by a batch API ragjudge speaks", id="another_provider"),
 ])
 def test_batch_refuses_what_it_cannot_do(run_cli, table, args, message):
     result = run_cli(["score", table, "--batch", *args])
@@ -296,3 +296,51 @@ def test_max_cost_stops_the_next_round_and_keeps_what_was_paid(server, table, tm
     assert list(scored["completeness_status"]) == ["error"] * 4 and set(scored["completeness_error"]) == {"budget reached"}
     assert len(server.batch_submitted) == 8 and server.batch_creates == 1
     assert outcome.result.summary.metrics["sufficiency"].usage.cost_usd > 1e-7
+
+
+# -- Anthropic's Message Batches -----------------------------------------------------------------
+
+CLAUDE = "anthropic/claude-haiku-4-5"  # the table's batch price: half
+
+
+def claude(server, cache, **judge):
+    settings = {"model": CLAUDE, "api_base": server.url[:-3], "batch": True, "batch_poll": 0.01, **judge}
+    return load_config(None, {"judge": settings, "cache": {"dir": str(cache)}, "gate": {"min_pass_rate": 0}})
+
+
+def test_anthropic_message_batches_end_to_end(server, table, tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    server.batch_shuffle = True
+    out = tmp_path / "scored.jsonl"
+    codes = [run(ScoreRequest(table, output=str(out)), claude(server, tmp_path / "cache")).exit_code for _ in range(3)]
+    assert codes == [4, 4, 0]
+    assert [b for b in server.batches] == ["msgbatch_fake_1", "msgbatch_fake_2"] and set(server.batch_submitted.values()) == {1}
+    first = server.batches["msgbatch_fake_1"]["lines"][0]["params"]
+    assert first["model"] == "claude-haiku-4-5" and first["max_tokens"] >= 16 and first["messages"][-1]["role"] == "user"
+    scored = read(out)
+    assert list(scored["sufficiency_status"]) == ["ok"] * 4 and list(scored["completeness_status"]) == ["ok"] * 4
+    tokens = scored["sufficiency_prompt_tokens"].sum(), scored["sufficiency_completion_tokens"].sum()
+    assert scored["sufficiency_cost_usd"].sum() == pytest.approx(tokens[0] * 5e-7 + tokens[1] * 2.5e-6)  # the batch price
+    # the same verdicts as the OpenAI protocol's batch of the same replies (the rule answers both alike)
+    finish(server, table, tmp_path / "openai.jsonl", tmp_path / "cache-openai")
+    assert scored[COLUMNS].to_dict("records") == read(tmp_path / "openai.jsonl")[COLUMNS].to_dict("records")
+
+
+def test_anthropic_errored_and_expired_results_are_resubmitted(server, table, tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    server.batch_line_errors = 1
+    server.batch_429 = 1
+    out = tmp_path / "scored.jsonl"
+    outcome = run(ScoreRequest(table, output=str(out), batch_wait=True), claude(server, tmp_path / "cache"))
+    assert outcome.exit_code == 0
+    assert sorted(server.batch_submitted.values()) == [1] * 11 + [2]
+    manifest = json.loads((tmp_path / "scored.jsonl.batch" / "manifest.json").read_text())
+    assert [c["tries"] for c in manifest["calls"].values() if c["tries"] == 2] == [2]
+
+
+def test_anthropic_batch_without_a_key_names_it(server, table, tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    from ragjudge.errors import ProviderFatalError
+
+    with pytest.raises(ProviderFatalError, match="no API key in ANTHROPIC_API_KEY"):
+        run(ScoreRequest(table, output=str(tmp_path / "o.jsonl")), claude(server, tmp_path / "cache"))

@@ -60,17 +60,22 @@ class OpenAIBatches:
         """One line of a batch's input file: ``request`` as the chat body, named ``custom_id``."""
         return {"custom_id": custom_id, "method": "POST", "url": CHAT_URL, "body": self._chat.body(request)}
 
+    def _headers(self) -> dict[str, str]:
+        """The key and organisation headers the chat transport sends (aiohttp sets the content type)."""
+        return {k: v for k, v in self._chat._headers().items() if k != "Content-Type"}
+
     async def _http(self, method: str, path: str, *, json: Any = None, form: Any = None, params: Any = None, raw: bool = False,
-                    retry: frozenset[str] = base.RETRYABLE) -> Any:
-        """One request with retries on the error kinds ``retry`` (429, 5xx and dropped
-        connections); the body as JSON (bytes with ``raw``). ``form``: a function making the
-        multipart form (made afresh for each attempt). Raises ``TransportError``."""
+                    retry: frozenset[str] = base.RETRYABLE, absolute: str | None = None) -> Any:
+        """One request to ``base + path`` (or the URL ``absolute``) with retries on the error
+        kinds ``retry`` (429, 5xx and dropped connections); the body as JSON (bytes with
+        ``raw``). ``form``: a function making the multipart form (made afresh for each attempt).
+        Raises ``TransportError``."""
         import aiohttp
 
-        headers = {k: v for k, v in self._chat._headers().items() if k != "Content-Type"}
+        headers = self._headers()
         if self._session is None:
             self._session = aiohttp.ClientSession()
-        url = self.base + path
+        url = absolute or self.base + path
         delay = BACKOFF_S
         for attempt in range(RETRIES + 1):
             try:
@@ -91,6 +96,10 @@ class OpenAIBatches:
             await asyncio.sleep(max(delay, error.retry_after or 0.0))
             delay = min(delay * 2, 30.0)
         raise AssertionError("unreachable")
+
+    def holds(self, input_file_id: str) -> bool:
+        """Whether a batch of ``input_file_id`` can still be created (an uploaded file: always)."""
+        return True
 
     async def upload(self, lines: list[dict[str, Any]]) -> str:
         """Upload ``lines`` as a batch input file; returns its file id."""
@@ -182,4 +191,6 @@ class OpenAIBatches:
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
-        await self._chat.aclose()
+        chat = getattr(self, "_chat", None)
+        if chat is not None:
+            await chat.aclose()
