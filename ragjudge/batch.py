@@ -1,6 +1,7 @@
-"""A run through the provider's batch API (``judge.batch``, ``ragjudge score --batch``): half the
-price, an answer within 24 hours, resumable by any later process with the same cache and
-manifest.
+"""A run through the provider's batch API (``judge.batch``, ``ragjudge score --batch``): OpenAI's
+Batch API (``transports.openai_batch``; Azure OpenAI's is the same) or Anthropic's Message
+Batches (``transports.anthropic_batch``). Half the price, an answer within 24 hours, resumable by
+any later process with the same cache and manifest.
 
 Decisions are made after the cache, so a batch run is the ordinary run with its calls made
 another way (``advance``):
@@ -83,7 +84,7 @@ class BatchStep:
 def check(request: Any, config: Any) -> None:
     """Refuse a batch run that cannot be made (``ConfigError``, exit 2, naming the fix): no
     response cache, stdin or the Ray engine (the rows are read in several passes, on this
-    machine), a model no batch API ragjudge speaks serves."""
+    machine), a model no batch API ragjudge speaks serves (``client_for``)."""
     names = request.names
     flag = "--batch" if request.cli else "judge.batch"
     if not config.cache.enabled:
