@@ -135,8 +135,42 @@ def advance(request: Any, config: Any, traces: Any = None, on_event: Any = None,
     ``ProviderFatalError`` (exit 3) when the batch API fails outside a call."""
     check(request, config)
     hear = events(on_event)
+    folder = folder_for(request, config)
+    with _locked(folder):
+        return _advance(request, config, folder, traces, hear, transport)
+
+
+def _locked(folder: Path) -> Any:
+    """An exclusive lock on the batch folder (``.lock``, ``fcntl.flock``) for one process's
+    collect, find and submit: two processes at once could both submit the next round. Raises
+    ``ConfigError`` naming the fix when another process holds it."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def hold() -> Any:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / ".lock", "a+") as handle:
+            try:
+                import fcntl
+            except ImportError:  # no flock on this platform: one process at a time is the user's to keep
+                yield
+                return
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise ConfigError(f"another ragjudge process is collecting or submitting the batches of {folder}: let it finish, "
+                                  "then run again") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    return hold()
+
+
+def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, transport: Any) -> BatchStep:
     judge = config.judge
-    manifest = Manifest(folder_for(request, config))
+    manifest = Manifest(folder)
     inner = transport if transport is not None else choose(judge, str(config.cache.dir) if config.cache.dir else None)
     client = client_for(judge)
     wait = bool(getattr(request, "batch_wait", False))

@@ -344,3 +344,28 @@ def test_anthropic_batch_without_a_key_names_it(server, table, tmp_path, monkeyp
 
     with pytest.raises(ProviderFatalError, match="no API key in ANTHROPIC_API_KEY"):
         run(ScoreRequest(table, output=str(tmp_path / "o.jsonl")), claude(server, tmp_path / "cache"))
+
+
+def test_samples_are_submitted_once_each(server, table, tmp_path):
+    cfg = load_config(None, {"metrics": ["sufficiency"], "judge": {"model": MODEL, "api_base": server.url, "batch": True,
+                                                                   "batch_poll": 0.01, "samples": 3},
+                             "cache": {"dir": str(tmp_path / "cache")}, "gate": {"min_pass_rate": 0}})
+    out = tmp_path / "scored.jsonl"
+    outcome = run(ScoreRequest(table, output=str(out), batch_wait=True), cfg)
+    assert outcome.exit_code == 0
+    assert len(server.batch_submitted) == 12 and set(server.batch_submitted.values()) == {1}  # 4 rows x 3 samples
+    assert list(read(out)["sufficiency_agreement"]) == [1.0] * 4
+
+
+def test_a_second_process_on_the_same_batch_folder_is_refused(server, table, tmp_path):
+    import fcntl
+
+    from ragjudge.errors import ConfigError
+
+    folder = tmp_path / "scored.jsonl.batch"
+    folder.mkdir()
+    with open(folder / ".lock", "a+") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # as another process collecting it holds it
+        with pytest.raises(ConfigError, match="another ragjudge process is collecting or submitting the batches of"):
+            run(ScoreRequest(table, output=str(tmp_path / "scored.jsonl")), config(server, tmp_path / "cache"))
+    assert server.batch_creates == 0
