@@ -164,6 +164,12 @@ def _locked(folder: Path) -> Any:
                 yield
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        if not (folder / "manifest.json").exists():  # nothing was submitted (every call cached): no folder left behind
+            (folder / ".lock").unlink(missing_ok=True)
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
 
     return hold()
 

@@ -229,6 +229,17 @@ def test_cli_prints_how_to_collect(run_cli, table, tmp_path):
     assert "run the same command again to collect" in result.stderr
     done = run_cli(["score", table, "-o", str(out), "--batch", "--batch-wait", "--min-pass-rate", "0", "--set", "judge.batch_poll=0.01"])
     assert done.code == 0, done.stderr
+    assert "batch: 8/8 calls done (completed)" in done.stderr  # the provider's counts, a line per poll off a terminal
+    assert "batch: submitted 4 call(s) in batch_fake_2 (round 2)" in done.stderr
+
+
+def test_a_run_with_every_call_cached_submits_nothing_and_leaves_no_folder(server, table, tmp_path):
+    direct(server, table, tmp_path / "direct.jsonl", tmp_path / "cache")
+    out = tmp_path / "scored.jsonl"
+    outcome = run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache"))
+    assert outcome.exit_code == 0 and server.batch_creates == 0
+    assert not (tmp_path / "scored.jsonl.batch").exists()
+    assert outcome.result.summary.metrics["completeness"].cached == 4
 
 
 def test_dry_run_shows_both_prices_and_counts_at_the_batch_price(tmp_path, table):
