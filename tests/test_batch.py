@@ -380,3 +380,16 @@ def test_a_second_process_on_the_same_batch_folder_is_refused(server, table, tmp
         with pytest.raises(ConfigError, match="another ragjudge process is collecting or submitting the batches of"):
             run(ScoreRequest(table, output=str(tmp_path / "scored.jsonl")), config(server, tmp_path / "cache"))
     assert server.batch_creates == 0
+
+
+def test_a_replies_file_cut_by_a_killed_process_is_read_past(tmp_path):
+    from ragjudge.transports.batch import Manifest
+
+    manifest = Manifest(tmp_path / "b")
+    manifest.add_replies([{"custom_id": "a", "body": {"x": 1}, "batch": True}])
+    with open(manifest.replies_path, "ab") as handle:
+        handle.write(b'{"custom_id": "b", "bo')  # killed mid-line
+    again = Manifest(tmp_path / "b")
+    assert set(again.replies()) == {"a"}
+    again.add_replies([{"custom_id": "c", "body": {"y": 2}, "batch": True}])
+    assert Manifest(tmp_path / "b").reply("c")["body"] == {"y": 2} and again.reply("a")["body"] == {"x": 1}

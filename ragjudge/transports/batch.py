@@ -48,7 +48,7 @@ class Manifest:
         self.path = self.folder / "manifest.json"
         self.replies_path = self.folder / "replies.jsonl"
         self.data: dict[str, Any] = {"version": VERSION, "batches": [], "calls": {}}
-        self._replies: dict[str, dict[str, Any]] | None = None
+        self._replies: dict[str, int] | None = None
         if self.path.exists():
             self.data = json.loads(self.path.read_text(encoding="utf-8"))
 
@@ -79,35 +79,53 @@ class Manifest:
         temporary.write_text(json.dumps(self.data, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(temporary, self.path)
 
-    def replies(self) -> dict[str, dict[str, Any]]:
-        """custom_id -> the reply's line (``{"custom_id", "body", "batch"}``), read once."""
+    def replies(self) -> dict[str, int]:
+        """custom_id -> where its reply's line starts in ``replies.jsonl`` (bytes), read once: the
+        replies themselves stay on disk (``reply``), so a run of many calls holds only their names."""
         if self._replies is None:
             self._replies = {}
             if self.replies_path.exists():
                 with open(self.replies_path, "rb") as handle:
+                    offset = 0
                     for raw in handle:
                         if raw.strip():
                             try:
-                                line = json.loads(raw)
-                            except ValueError:  # a line cut by a process killed while appending: its call is collected again
-                                continue
-                            self._replies[line["custom_id"]] = line
+                                self._replies[json.loads(raw)["custom_id"]] = offset
+                            except (ValueError, KeyError, TypeError):  # a line cut by a process killed while appending: collected again
+                                pass
+                        offset += len(raw)
         return self._replies
+
+    def reply(self, cid: str) -> dict[str, Any] | None:
+        """The reply line of ``cid`` (``{"custom_id", "body", "batch"}``), or None."""
+        offset = self.replies().get(cid)
+        if offset is None:
+            return None
+        with open(self.replies_path, "rb") as handle:
+            handle.seek(offset)
+            return json.loads(handle.readline())
 
     def add_replies(self, lines: list[dict[str, Any]]) -> None:
         """Append replies (``{"custom_id", "body", "batch": True}``) to ``replies.jsonl``, flushed
         to disk before the manifest says their calls are answered."""
         if not lines:
             return
+        replies = self.replies()
         self.folder.mkdir(parents=True, exist_ok=True)
-        with open(self.replies_path, "ab") as handle:
+        with open(self.replies_path, "a+b") as handle:
+            offset = handle.seek(0, os.SEEK_END)
+            if offset:
+                handle.seek(offset - 1)
+                if handle.read(1) != b"\n":  # a line cut by a process killed while appending: ended, never joined to the next
+                    handle.write(b"\n")
+                    offset += 1
             for line in lines:
-                handle.write(json.dumps(line, sort_keys=True).encode("utf-8") + b"\n")
+                raw = json.dumps(line, sort_keys=True).encode("utf-8") + b"\n"
+                handle.write(raw)
+                replies[line["custom_id"]] = offset
+                offset += len(raw)
             handle.flush()
             os.fsync(handle.fileno())
-        replies = self.replies()
-        for line in lines:
-            replies[line["custom_id"]] = line
 
     def record(self, results: list[tuple[str, Any, str | None, bool]]) -> tuple[int, int]:
         """Read one results file's lines (a client's ``results``: (custom_id, reply body or None,
@@ -182,7 +200,7 @@ class BatchTransport:
         if request.key is None:
             raise TransportError(base.OTHER, "a batch call needs its cache key")
         cid = custom_id(request.key, request.ask)
-        line = self.manifest.replies().get(cid)
+        line = self.manifest.reply(cid)
         if line is not None:
             return self.reply(line.get("body") or {})
         entry = self.manifest.calls.get(cid)
