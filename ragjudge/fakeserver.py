@@ -311,6 +311,10 @@ class FakeJudgeServer:
             if kind == "expired":
                 errors.append({"id": f"batch_req_{position}", "custom_id": name, "response": None,
                                "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}})
+            elif kind == "rejected":
+                errors.append({"id": f"batch_req_{position}", "custom_id": name, "error": None,
+                               "response": {"status_code": 400, "request_id": f"req_{position}",
+                                            "body": {"error": {"message": self.reject_message, "type": "invalid_request_error"}}}})
             elif kind == "error":
                 errors.append({"id": f"batch_req_{position}", "custom_id": name, "error": None,
                                "response": {"status_code": 500, "request_id": f"req_{position}",
@@ -330,14 +334,17 @@ class FakeJudgeServer:
         batch["status"] = "expired" if self.batch_expire and lines else "completed"
 
     def _outcomes(self, lines: list[dict[str, Any]], body_of: Any) -> list[tuple[int, str, str, Any]]:
-        """Each line's fate when its batch ends: (position, custom_id, "ok" | "error" | "expired",
-        the chat completion of an ok line): the last ``batch_expire`` lines expire, the next
-        ``batch_line_errors`` lines answered get an error, the others the rule's reply."""
+        """Each line's fate when its batch ends: (position, custom_id, "ok" | "error" | "expired" |
+        "rejected", the chat completion of an ok line): the last ``batch_expire`` lines expire, a
+        line with ``response_format`` is rejected (a 400) under ``reject_response_format``, the
+        next ``batch_line_errors`` lines answered get an error, the others the rule's reply."""
         out = []
         expire_from = len(lines) - self.batch_expire
         for position, line in enumerate(lines):
             if position >= expire_from:
                 out.append((position, line["custom_id"], "expired", None))
+            elif self.reject_response_format and body_of(line).get("response_format"):
+                out.append((position, line["custom_id"], "rejected", None))
             elif self.batch_line_errors > 0:
                 self.batch_line_errors -= 1
                 out.append((position, line["custom_id"], "error", None))

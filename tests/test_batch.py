@@ -393,3 +393,14 @@ def test_a_replies_file_cut_by_a_killed_process_is_read_past(tmp_path):
     assert set(again.replies()) == {"a"}
     again.add_replies([{"custom_id": "c", "body": {"y": 2}, "batch": True}])
     assert Manifest(tmp_path / "b").reply("c")["body"] == {"y": 2} and again.reply("a")["body"] == {"x": 1}
+
+
+def test_a_line_refused_for_its_response_format_is_asked_again_without_it(server, table, tmp_path):
+    server.reject_response_format = True  # each line with response_format: a 400 in the error file
+    outcome, _ = finish(server, table, tmp_path / "scored.jsonl", tmp_path / "cache")
+    assert outcome.exit_code == 0
+    scored = read(tmp_path / "scored.jsonl")
+    assert list(scored["sufficiency_status"]) == ["ok"] * 4 and list(scored["completeness_status"]) == ["ok"] * 4
+    again = [line["body"] for entry in list(server.batches.values())[1:] for line in entry["lines"]]
+    assert again and all("response_format" not in body for body in again)
+    assert sorted(server.batch_submitted.values()) == [1] * 4 + [2] * 8 and server.calls == 0  # round 2 went without it at once

@@ -175,7 +175,9 @@ class BatchTransport:
     In the final pass (and for failed calls with ``fallback`` "direct") a call the batch did not
     answer is made directly through ``inner`` with ``fallback`` "direct", else it is the row's
     error, naming the batch's reason. Replies of a finding pass are not cached (``cacheable``):
-    the final pass caches and prices them, so its cost columns show what the batch cost."""
+    the final pass caches and prices them, so its cost columns show what the batch cost. A line
+    the provider refused for its ``response_format`` is asked again without it, in the next
+    batch, as a direct call's 400 is (``base.RESPONSE_FORMAT``)."""
 
     free = False
 
@@ -206,7 +208,17 @@ class BatchTransport:
         entry = self.manifest.calls.get(cid)
         state = entry.get("state") if entry else None
         if state == OPEN:
-            raise TransportError(base.PENDING, f"in batch {entry.get('batch_id') or entry.get('batch')}, not collected yet")
+            raise TransportError(base.PENDING, f"in a batch not collected yet (input {entry.get('batch')})")  # type: ignore[union-attr]
+        refused = state == FAILED and base.rejects_response_format(str(entry.get("error") or ""))  # type: ignore[union-attr]
+        if refused:
+            self.manifest.data["refuses_response_format"] = True  # later rounds' calls go without it from the start
+        if request.response_format is not None and (refused or self.manifest.data.get("refuses_response_format")):
+            # the chokepoint asks again without it, as for a direct call's 400
+            raise TransportError(base.RESPONSE_FORMAT, str(entry.get("error")) if refused else "the batch API refused response_format")  # type: ignore[union-attr]
+        if refused:
+            if not self.final:
+                self.wanted[cid] = request
+                raise TransportError(base.PENDING, "written into the next batch, without response_format")
         if state == FAILED and self.fallback == "direct" or (self.final and self.fallback == "direct"):
             if not self.final:
                 raise TransportError(base.PENDING, "judged directly in the run's last pass (--batch-fallback direct)")
