@@ -404,3 +404,10 @@ def test_a_line_refused_for_its_response_format_is_asked_again_without_it(server
     again = [line["body"] for entry in list(server.batches.values())[1:] for line in entry["lines"]]
     assert again and all("response_format" not in body for body in again)
     assert sorted(server.batch_submitted.values()) == [1] * 4 + [2] * 8 and server.calls == 0  # round 2 went without it at once
+
+
+def test_a_scorer_with_judge_batch_says_it_calls_directly(judge):
+    from ragjudge import Scorer
+
+    with Scorer(metrics=["sufficiency"], judge={"batch": True}, cache={"enabled": False}, transport=judge) as scorer:
+        assert any("a Scorer calls the model directly" in note for note in scorer.notes)
