@@ -202,6 +202,11 @@ def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, tr
     finally:
         _loop.run(client.aclose())
     final = BatchTransport(inner, manifest, client.reply, final=True, fallback=judge.batch_fallback)
+    if hear and manifest.batches:
+        failed = sum(1 for call in manifest.calls.values() if call.get("state") == FAILED)
+        hear(Note(f"batch: {len(manifest.replies())} call(s) answered in {len(manifest.batches)} batch(es), priced at the batch price"
+                  + (f"; {failed} failed ({'judged directly' if judge.batch_fallback == 'direct' else 'error rows'})" if failed else "")
+                  + f"; manifest {manifest.path}"))
     return BatchStep(False, str(manifest.folder), final, submitted)
 
 

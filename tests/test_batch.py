@@ -231,6 +231,7 @@ def test_cli_prints_how_to_collect(run_cli, table, tmp_path):
     assert done.code == 0, done.stderr
     assert "batch: 8/8 calls done (completed)" in done.stderr  # the provider's counts, a line per poll off a terminal
     assert "batch: submitted 4 call(s) in batch_fake_2 (round 2)" in done.stderr
+    assert "batch: 12 call(s) answered in 2 batch(es), priced at the batch price; manifest" in done.stderr
 
 
 def test_a_run_with_every_call_cached_submits_nothing_and_leaves_no_folder(server, table, tmp_path):
