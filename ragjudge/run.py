@@ -171,7 +171,7 @@ class ScoreRequest:
         ``ConfigError`` (exit 2) naming the option and the fix:
 
         - rows: ``limit`` with ``sample``, either below 1, ``seed`` without ``sample``;
-        - the budget (``judge.max_cost``) for a model with no known price;
+        - the budget (``judge.max_cost``) for a model with no known price; ``batch_wait`` without ``judge.batch``;
         - outputs: an unknown format, ``format`` or ``output_format`` with no table to write,
           ``format`` that contradicts the output's suffix, files that collide, a report to stdout,
           a baseline that is missing or cannot be compared, regression gates without one;
@@ -187,6 +187,9 @@ class ScoreRequest:
             raise ConfigError(f"{names('seed')} chooses the rows of {names('sample')}: give {names.placeholder('sample', 'N')} with it, or "
                               f"leave {names('seed')} out")
         check_budget(config, names)
+        if self.batch_wait and not config.judge.batch:
+            raise ConfigError(f"{names.about('batch_wait', True)} waits for the batches of a batch run: add "
+                              f"{'--batch' if self.cli else 'judge.batch: true'}, or leave it out")
         check_regression_gates(self.max_regressions, self.max_drop, names)
         source = self.source if isinstance(self.source, str) else ""
         check_outputs(source, self.output, self.summary_json, self.format, self.output_format, junit=self.junit,

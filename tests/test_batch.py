@@ -412,3 +412,8 @@ def test_a_scorer_with_judge_batch_says_it_calls_directly(judge):
 
     with Scorer(metrics=["sufficiency"], judge={"batch": True}, cache={"enabled": False}, transport=judge) as scorer:
         assert any("a Scorer calls the model directly" in note for note in scorer.notes)
+
+
+def test_batch_wait_without_batch_names_the_fix(run_cli, table):
+    result = run_cli(["score", table, "--batch-wait"])
+    assert result.code == 2 and "--batch-wait waits for the batches of a batch run: add --batch, or leave it out" in result.stderr
