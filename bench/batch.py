@@ -1,4 +1,4 @@
-"""Figure 8: N rows (both metrics) judged through the fake Batch API end to end (issue 50).
+"""Figure 9: N rows (both metrics) judged through the fake Batch API end to end (issue 50).
 
 Each step is its own ``ragjudge score --batch`` process (the one that submits is gone before the
 next collects, as a process killed between submit and collect): the first submits round 1
@@ -62,7 +62,7 @@ def main() -> None:
         handle.writelines(json.dumps(row) + "\n" for row in rows(args.rows))
     import pandas as pd
 
-    print(f"figure 8: {args.rows} rows, both metrics, fake Batch API; {machine()}")
+    print(f"figure 9: {args.rows} rows, both metrics, fake Batch API; {machine()}")
     with FakeJudgeServer() as server:
         batch_out, direct_out = str(folder / "batch.parquet"), str(folder / "direct.parquet")
         step = 0

@@ -7,7 +7,9 @@ concurrency C, from an empty response cache. Printed per run (median of ``--repe
 - the whole process's wall time (start-up, reading and writing included) against the
   physical limit N / (C / L), as a ratio (1.0: as fast as the server allows);
 - ragjudge's process CPU time (user + system, every thread, from ``wait4``), in ms per row;
-- the fake server's CPU time over the same run.
+- the fake server's CPU time over the same run;
+- the timeline, from the fake server's clock: the first call's arrival, the probe's reply, the
+  steady call rate, the last reply and the exit, in seconds from the process's start (issue 51).
 
 With ``--profile`` (needs ``py-spy`` on the PATH or beside this Python) the same command runs
 once more under ``py-spy record`` (raw stacks, all threads, idle excluded), and every sample is
@@ -44,6 +46,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from _common import ROOT, WORK, machine, synthetic_rows
 
@@ -109,8 +112,34 @@ def py_spy() -> str | None:
     return str(beside) if beside.exists() else shutil.which("py-spy")
 
 
+CPUS: dict[str, set[int] | None] = {"server": None, "client": None}  # --server-cpus / --client-cpus
+
+
+def cpus(spec: str | None) -> set[int] | None:
+    """``0-7`` or ``8,9`` -> the set of CPU numbers; None for none given."""
+    if not spec:
+        return None
+    out: set[int] = set()
+    for part in spec.split(","):
+        low, _, high = part.partition("-")
+        out.update(range(int(low), int(high or low) + 1))
+    return out
+
+
+def pinned(role: str) -> Any:
+    """A ``preexec_fn`` that pins the child process to the CPUs given for ``role``, or None."""
+    chosen = CPUS[role]
+    return None if chosen is None else (lambda: os.sched_setaffinity(0, chosen))
+
+
+def python_path(checkout: Path) -> str:
+    """``checkout`` first on the child's import path, then whatever PYTHONPATH already holds
+    (packages installed with ``pip --target`` where the machine has no virtual environment)."""
+    return os.pathsep.join(p for p in (str(checkout), os.environ.get("PYTHONPATH", "")) if p)
+
+
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, "-m", "ragjudge.fakeserver", "--port", "0", "--latency", str(latency)],
+    process = subprocess.Popen([sys.executable, "-m", "ragjudge.fakeserver", "--port", "0", "--latency", str(latency)], preexec_fn=pinned("server"),
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
     url = process.stdout.readline().strip()  # type: ignore[union-attr]
     if not url.startswith("http"):
@@ -134,16 +163,37 @@ def run_once(source: Path, url: str, concurrency: int, prefix: list[str] | None 
     command = [*(prefix or []), sys.executable, "-m", "ragjudge", "score", str(source), "-m", "sufficiency", "--model", "openai/fake-judge",
                "--api-base", url, "--concurrency", str(concurrency), "--min-pass-rate", "0", "-q", "-o", str(HERE / "out.parquet"),
                *(["--cache-dir", str(cache_dir)] if cache else ["--no-cache"])]
-    env = {**os.environ, "OPENAI_API_KEY": "sk-bench-not-a-key", "PYTHONPATH": str(checkout)}
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench-not-a-key", "PYTHONPATH": python_path(checkout)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's Python keeps its compiled modules (see warm_up)
-    start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    start, began = time.perf_counter(), time.monotonic()
+    process = subprocess.Popen(command, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=pinned("client"))
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
     error = process.stderr.read().decode(errors="replace") if process.stderr else ""  # type: ignore[union-attr]
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise RuntimeError(f"ragjudge score failed: {error[-2000:]}")
-    return {"wall": seconds, "cpu": usage.ru_utime + usage.ru_stime}
+    return {"wall": seconds, "cpu": usage.ru_utime + usage.ru_stime, **timeline(url, began, concurrency)}
+
+
+def timeline(url: str, began: float, concurrency: int) -> dict[str, float]:
+    """The run's timeline from the fake server's own clock (``GET /v1/stats``; time.monotonic()
+    is one clock for every process on Linux), in seconds from the process's start: ``first``
+    call's arrival, the ``probe``'s reply (the first call goes alone), the ``second`` call's
+    arrival (the others go once the probe's reply is read), the ``steady`` rate
+    (calls a second between the 10th and the 90th percentile of arrivals, as a share of C/L in
+    ``steady_share`` where a latency is known), the ``last`` reply. Empty where the server has none
+    (a warm run)."""
+    import urllib.request
+
+    with urllib.request.urlopen(url + "/stats", timeout=30) as reply:
+        stats = json.loads(reply.read())
+    arrivals = sorted(t - began for t in stats["arrivals"] if t >= began)
+    replied = sorted(t - began for t in stats["replied"] if t >= began)
+    if len(arrivals) < 20:
+        return {}
+    low, high = arrivals[len(arrivals) // 10], arrivals[9 * len(arrivals) // 10]
+    steady = (9 * len(arrivals) // 10 - len(arrivals) // 10) / (high - low) if high > low else float("nan")
+    return {"first": arrivals[0], "probe": replied[0], "second": arrivals[1], "steady": steady, "last": replied[-1]}
 
 
 FLOOR_CLIENT = """
@@ -203,7 +253,7 @@ def floor(url: str, calls: int, concurrency: int) -> tuple[float, float]:
     body.write_bytes(json.dumps(chat_body("fake-judge", request)).encode())
     scorer.close()
     done = subprocess.run([sys.executable, "-c", FLOOR_CLIENT, url, str(calls), str(concurrency), str(body)],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, preexec_fn=pinned("client"))
     cpu, wall = done.stdout.split()[-2:]
     return float(cpu) / calls, float(wall)
 
@@ -212,7 +262,7 @@ def warm_up(checkout: Path) -> None:
     """Import everything a run imports once, untimed, so that Python's compiled modules are
     written (as on a user's machine after the first run)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(checkout)
+    env["PYTHONPATH"] = python_path(checkout)
     subprocess.run([sys.executable, "-c", "import ragjudge.cli, ragjudge.pipeline, ragjudge.scoring, ragjudge.io.writers, "
                     "ragjudge.transports.openai_http, ragjudge.judges.sufficiency, ragjudge.reports.outputs, aiohttp, pyarrow.parquet"],
                    cwd=checkout, env=env, check=True)
@@ -226,11 +276,15 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
     parser.add_argument("--warm", action="store_true", help="also time the same run again from the warm cache (figure 2, whole process)")
     parser.add_argument("--floor", action="store_true", help="also time a bare aiohttp client making the same calls (the transport's floor)")
+    parser.add_argument("--server-cpus", help="pin the fake server to these CPUs (0-7), as issue 51 measured: the server on its own cores")
+    parser.add_argument("--client-cpus", help="pin ragjudge (and the --floor client) to these CPUs (8-9)")
     parser.add_argument("--checkout", type=Path, default=ROOT, help="the ragjudge checkout to run (default: this one), e.g. an older commit")
     args = parser.parse_args()
+    CPUS["server"], CPUS["client"] = cpus(args.server_cpus), cpus(args.client_cpus)
     HERE.mkdir(parents=True, exist_ok=True)
     warm_up(args.checkout.resolve())
-    print(f"machine: {machine()}; ragjudge score as a process, fake server in another process, empty cache each run")
+    pins = "" if not (args.server_cpus or args.client_cpus) else f"; server on CPUs {args.server_cpus or 'any'}, ragjudge on {args.client_cpus or 'any'}"
+    print(f"machine: {machine()}; ragjudge score as a process, fake server in another process, empty cache each run{pins}")
     for spec in args.runs:
         concurrency, latency, rows = int(spec.split(":")[0]), float(spec.split(":")[1]), int(spec.split(":")[2])
         source = synthetic_rows(HERE / f"rows_{rows}.jsonl", rows)
@@ -250,6 +304,15 @@ def main() -> None:
             print(f"[1c] C={concurrency}, L={latency * 1000:.0f} ms, {rows} rows: whole process {wall:.2f} s median of {args.repeat} "
                   f"(all: {', '.join(format(r['wall'], '.2f') for r in runs)}) = {ratio}; ragjudge CPU {cpu:.2f} s = "
                   f"{1000 * cpu / rows:.3f} ms per row; fake server CPU {server_cpu:.2f} s", flush=True)
+            if runs[0].get("first") is not None:
+                def middle(key: str, runs: list[dict[str, float]] = runs) -> float:
+                    return statistics.median(r[key] for r in runs)
+
+                steady = middle("steady")
+                share = f" = {steady / (concurrency / latency):.2f} of C/L" if latency else ""
+                print(f"  timeline (medians, s from the process's start): first call {middle('first'):.2f}, the probe's reply "
+                      f"{middle('probe'):.2f}, the second call {middle('second'):.2f}, steady {steady:.0f} calls/s{share} (10th to 90th percentile of arrivals), "
+                      f"last reply {middle('last'):.2f}, exit {wall:.2f} ({wall - middle('last'):.2f} after the last reply)", flush=True)
             if args.floor:
                 bare, seconds = floor(url, rows, concurrency)
                 reach = f" = {limit / seconds:.2f} of C/L" if limit else ""

@@ -64,24 +64,17 @@ def design_ids(data: Path) -> set[str]:
 
 
 def wilson(k: int, n: int) -> list[float | None]:
-    if not n:
-        return [None, None]
-    from scipy.stats import binomtest
+    """The Wilson 95% interval of k of n (``ragjudge.decisions.wilson``, what ``ragjudge calibrate`` prints)."""
+    from ragjudge.decisions import wilson as interval
 
-    interval = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return [float(interval.low), float(interval.high)]
+    return interval(k, n) or [None, None]
 
 
 def folds(labels: list[Any], k: int, seed: int) -> list[int]:
-    """Fold of each row, stratified by label."""
-    fold = [0] * len(labels)
-    rng = random.Random(seed)
-    for value in sorted(set(map(str, labels))):
-        members = [i for i, label in enumerate(labels) if str(label) == value]
-        rng.shuffle(members)
-        for position, i in enumerate(members):
-            fold[i] = position % k
-    return fold
+    """Fold of each row, stratified by label (``ragjudge.decisions.folds``: the folds ``ragjudge calibrate`` uses)."""
+    from ragjudge.decisions import folds as stratified
+
+    return stratified(labels, k, seed)
 
 
 def best(candidates: list[Any], score: Any) -> Any:

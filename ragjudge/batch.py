@@ -93,6 +93,8 @@ def check(request: Any, config: Any) -> None:
         raise ConfigError(f"{flag} reads the input once per round: give a file, not stdin")
     if request.engine != "local":
         raise ConfigError(f"{flag} runs on the local engine: leave out {names.given('engine', request.engine)}")
+    if config.judge.panel:
+        raise ConfigError(f"{flag} judges with one model (judge.model); a panel (judge.panel) is not batched: leave out one of them")
     if client_for(config.judge) is None:
         raise ConfigError(f"{flag}: {config.judge.model} is not served by a batch API ragjudge speaks; it batches OpenAI-compatible "
                           "models (openai/..., Azure OpenAI's v1 endpoint as --api-base) and Anthropic's (anthropic/...): choose one, "

@@ -96,6 +96,7 @@ class RateStats:
         spread = z * math.sqrt(lam ** 2 * var_u / big_n + rectifier / n)
         labels_spread = z * math.sqrt(var_y / n)
         out.estimate, out.low, out.high, out.lam = estimate, estimate - spread, estimate + spread, lam
+        out.standard_error = spread / z
         out.labels_interval = (mean_y - labels_spread, mean_y + labels_spread)
         return out
 
@@ -107,7 +108,8 @@ class Corrected:
     row: ``needed`` says how many more labels give one), ``labelled`` / ``unlabelled`` rows, the
     ``judge``'s own mean over every row, the labels' own mean (``labels_only``) and interval
     (``labels_interval``, what the labels alone give), the judge's ``agreement`` with the labels
-    (share of labelled rows), and PPI++'s tuning ``lam`` (0: the labels alone; 1: plain PPI)."""
+    (share of labelled rows), PPI++'s tuning ``lam`` (0: the labels alone; 1: plain PPI), and the
+    estimate's ``standard_error``."""
 
     labelled: int
     unlabelled: int
@@ -120,6 +122,7 @@ class Corrected:
     lam: float | None = None
     labels_interval: tuple[float, float] | None = None
     needed: int | None = None
+    standard_error: float | None = None  # of ``estimate``: the interval is estimate +- z * standard_error
 
     @property
     def valid(self) -> bool:
@@ -130,7 +133,26 @@ class Corrected:
         return {"estimate": self.estimate, "interval": None if self.low is None else [self.low, self.high],
                 "labelled": self.labelled, "unlabelled": self.unlabelled, "judge": self.judge, "labels_only": self.labels_only,
                 "labels_interval": None if self.labels_interval is None else list(self.labels_interval), "agreement": self.agreement,
-                "lam": self.lam, "labels_needed": self.needed}
+                "lam": self.lam, "labels_needed": self.needed, "standard_error": self.standard_error}
+
+
+def difference(before: Corrected, after: Corrected, alpha: float = 0.05) -> dict[str, Any]:
+    """``after``'s corrected estimate less ``before``'s (two runs, e.g. a baseline and this run),
+    with a ``1 - alpha`` interval: ``{"change", "interval", "labelled": [before's, after's],
+    "labels_needed"}``; change and interval None when either run has no interval (``needed``: the
+    more labels the run with fewer needs). The two estimates are taken as independent (their
+    variances add): where both runs judged the same rows and labelled the same ones, the errors
+    are positively correlated and this interval is wider than it need be (conservative), never
+    narrower."""
+    out: dict[str, Any] = {"change": None, "interval": None, "labelled": [before.labelled, after.labelled], "labels_needed": None}
+    if not (before.valid and after.valid):
+        out["labels_needed"] = max(before.needed or 0, after.needed or 0) or None
+        return out
+    assert before.estimate is not None and after.estimate is not None
+    change = after.estimate - before.estimate
+    spread = NormalDist().inv_cdf(1 - alpha / 2) * math.sqrt((before.standard_error or 0.0) ** 2 + (after.standard_error or 0.0) ** 2)
+    out["change"], out["interval"] = change, [change - spread, change + spread]
+    return out
 
 
 def label_pass(value: Any, binary: bool, threshold: float) -> float | None:
@@ -172,4 +194,4 @@ def label_yes_no(value: Any) -> bool | None:
     return {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(str(value).strip().lower())
 
 
-__all__ = ["MIN_LABELS", "Corrected", "RateStats", "label_pass", "label_rating", "label_yes_no"]
+__all__ = ["MIN_LABELS", "Corrected", "RateStats", "difference", "label_pass", "label_rating", "label_yes_no"]

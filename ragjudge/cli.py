@@ -92,6 +92,9 @@ def score(
     max_retries: Annotated[Optional[int], typer.Option(help="Retries per call on 429, 5xx, timeouts, dropped connections (default 6).", rich_help_panel="Judge")] = None,
     rpm: Annotated[Optional[float], typer.Option(help="Cap on judge requests per minute (default: none).", rich_help_panel="Judge")] = None,
     samples: Annotated[Optional[int], typer.Option(help="Judge samples per row and metric; majority verdict (default 1).", rich_help_panel="Judge")] = None,
+    panel: Annotated[Optional[str], typer.Option(metavar="MODEL[,MODEL...]", help="A panel of judge models deciding together instead of --model, e.g. openai/gpt-4o-mini,anthropic/claude-3-5-haiku-latest,gemini/gemini-1.5-flash; columns M_panel_NAME_* per member (docs/judges.md).", rich_help_panel="Judge")] = None,
+    panel_rule: Annotated[Optional[str], typer.Option(help="How a panel decides: majority (default; a tie is no), all, any, or mean (the lower median of the members' scores).", rich_help_panel="Judge")] = None,
+    panel_quorum: Annotated[Optional[int], typer.Option(help="Panel members that must answer for a verdict; below it the row is an error (default: more than half).", rich_help_panel="Judge")] = None,
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, dotted paths allowed (inputs.query); fields: id, request, context, expected_facts, expected_response, response.", rich_help_panel="Input and outputs")] = [],
     format: Annotated[Optional[str], typer.Option("--format", help="Output format jsonl|csv|parquet|json, for -o - (stdout) or a path whose suffix doesn't tell.", rich_help_panel="Input and outputs")] = None,
     input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix (stdin is recognised from its first bytes); mlflow-traces: a file of exported MLflow traces; otlp: OTLP JSON; phoenix: a saved Phoenix span table.", rich_help_panel="Input and outputs")] = None,
@@ -292,6 +295,7 @@ def compare(
     json_output: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     by_position: Annotated[bool, typer.Option("--by-position", help="Match the rows by position, not by id (both tables list the same rows in the same order).")] = False,
     map: Annotated[list[str], typer.Option("--map", help="id=COLUMN: the column holding the row ids, as the run mapped it (default: id).")] = [],
+    labels: Annotated[list[str], typer.Option(help="METRIC=COLUMN: the column of your own labels for METRIC in both tables: each run's label-corrected pass rate and the change between them, with 95% intervals (docs/calibration.md); repeat for more.")] = [],
 ) -> None:
     """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
     import json
@@ -306,7 +310,7 @@ def compare(
     from ragjudge.counting import levels_of_config
     from ragjudge.options import load
 
-    settings, mapped = load(config, {"map": map})
+    settings, mapped = load(config, {"map": map, "labels": labels})
     if mapped - {"id"}:
         raise ConfigError(f"compare matches rows by id only: --map {', '.join(sorted(mapped - {'id'}))}=... has no use here; give --map id=COLUMN or nothing")
     scales = {item["name"]: item["kind"] == "scale" for item in describe(settings)}
@@ -314,12 +318,112 @@ def compare(
     from ragjudge.compare import metrics_of
 
     report = measure(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=settings.columns.id or "id",
-                     levels=levels_of_config(settings, metric or metrics_of(cur)), id_required=settings.columns.id is not None)
+                     levels=levels_of_config(settings, metric or metrics_of(cur)), id_required=settings.columns.id is not None,
+                     config=settings)
     check_regression_gates(max_regressions, max_drop)
     results = checks(report, max_regressions, max_drop)
     report["gate_lines"] = lines(results)
     typer.echo(json.dumps(report, indent=2) if json_output else render(report, report["gate_lines"]))
     raise typer.Exit(exit_code(results))
+
+
+@app.command(epilog="""Examples:
+
+  ragjudge calibrate scored.parquet --labels sufficiency=human -c my.yaml -o my-judge.yaml
+
+  ragjudge calibrate scored.parquet --labels sufficiency=human -c my.yaml --suggest 50 -o to_label.csv""")
+def calibrate(
+    table: Annotated[str, typer.Argument(help="The table you scored (its input or the scored table), with your labels in a column.")],
+    labels: Annotated[list[str], typer.Option(help="METRIC=COLUMN: the column of your labels for METRIC (sufficiency: yes/no; completeness: a 1..5 rating); repeat for more.")],
+    output: Annotated[Optional[str], typer.Option("-o", "--output", help="Where to write: the config with the chosen settings (YAML), or with --suggest the rows to label (any table format).")] = None,
+    config: Annotated[Optional[str], typer.Option("-c", "--config", help="The YAML config you scored with (its model and prompt settings find the cached replies; the written config starts from it).")] = None,
+    model: Annotated[Optional[str], typer.Option(help="The judge model you scored with, when not in the config.")] = None,
+    cache_dir: Annotated[Optional[str], typer.Option(help="The response cache folder you scored with (default: the per-user cache folder).")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
+    map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
+    folds: Annotated[int, typer.Option(help="Folds of the cross-validation (stratified by label).", min=2)] = 5,
+    suggest: Annotated[Optional[int], typer.Option(help="Instead of fitting: write the N unlabelled rows whose labels would narrow the corrected interval most (the judge's least certain verdicts).", min=1)] = None,
+) -> None:
+    """Choose the judge's decision settings on your labels from the cached replies (no judge call), by cross-validation."""
+    from ragjudge.options import load, pairs
+
+    settings, _ = load(config, {"map": map, "labels": labels, "model": model, "cache_dir": cache_dir}, set_)
+    wanted = pairs(labels, "--labels")
+    if not output:
+        raise RagjudgeError("calibrate needs -o: the config to write (YAML), or with --suggest the table of rows to label")
+    from ragjudge.io import read_table
+
+    frame = read_table(table)
+    if suggest is not None:
+        _suggest(frame, settings, wanted, suggest, output)
+        return
+    from ragjudge.decisions import fit
+
+    fits = [fit(frame, settings, metric, column, k=folds) for metric, column in wanted.items()]
+    for found in fits:
+        typer.echo(_fit_text(found))
+    better = [found for found in fits if found.better]
+    if not better:
+        typer.echo("nothing written: no metric's fitted settings beat the settings you scored with out of fold")
+        raise typer.Exit(1)
+    _write_calibrated(output, config, better)
+    typer.echo(f"wrote {output} (score with -c {output})")
+
+
+def _fit_text(found: Any) -> str:
+    """A metric's calibration figures as lines for the terminal."""
+    def share(value: float | None, interval: list[float] | None) -> str:
+        return "-" if value is None else f"{value:.2f}" + ("" if not interval else f" [{interval[0]:.2f}, {interval[1]:.2f}]")
+
+    lines = [f"{found.metric}: {found.n} labelled rows with a cached reply" + (f" ({found.missing} labelled rows without one left out)" if found.missing else ""),
+             f"  agreement with your labels, settings you scored with: {share(found.before, found.before_interval)}",
+             f"  out of fold ({len(found.per_fold)} folds), settings fitted on the other folds: {share(found.after, found.after_interval)}"]
+    changes = found.changes
+    lines.append("  chosen on every row: " + (", ".join(f"{key} {found.start.get(key)} -> {value}" for key, value in changes.items()) or "no change"))
+    if found.stability:
+        lines.append(f"  stability: agreement with {found.moved} moved " + ", ".join(f"{delta}: {value:.2f}" for delta, value in found.stability.items()))
+    if not found.better:
+        lines.append("  not written: no better than the settings you scored with out of fold")
+    return "\n".join(lines)
+
+
+def _write_calibrated(output: str, config: str | None, fits: list[Any]) -> None:
+    """The config at ``config`` (or an empty one) with each fit's chosen settings, to ``output``."""
+    import yaml
+
+    from ragjudge.io import write_atomic
+
+    document: dict[str, Any] = {}
+    if config:
+        with open(config, encoding="utf-8") as handle:
+            document = yaml.safe_load(handle) or {}
+    notes = []
+    for found in fits:
+        for key, value in found.changes.items():
+            if key == "threshold":
+                document.setdefault("thresholds", {})[found.metric] = value
+            else:
+                document.setdefault(found.metric, {})[key] = value
+        notes.append(f"# {found.metric}: agreement with the labels out of fold {found.after:.2f} against {found.before:.2f} with the settings "
+                     f"scored with ({found.n} labelled rows; ragjudge calibrate)")
+    write_atomic(output, "\n".join(notes) + "\n" + yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+
+
+def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, output: str) -> None:
+    from ragjudge.decisions import suggest as rank
+    from ragjudge.io import TableWriter
+
+    metric, column = next(iter(wanted.items()))
+    if len(wanted) > 1:
+        raise RagjudgeError("--suggest ranks the rows of one metric: give one --labels METRIC=COLUMN")
+    chosen = rank(frame, settings, metric, column, count)
+    rows = frame.iloc[chosen].copy()
+    if column not in rows.columns:
+        rows[column] = None
+    writer = TableWriter(output)
+    writer.write(rows)
+    writer.close()
+    typer.echo(f"wrote {output}: {len(chosen)} unlabelled row(s) of {metric} to label in column {column}, the least certain first")
 
 
 @app.command(epilog="""Examples:

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragjudge.calibration import difference
+from ragjudge.panel import without_members
 from ragjudge.errors import InputError
-from ragjudge.counting import row_ids, SPAN, unit_rows
+from ragjudge.counting import row_ids, SPAN, summarize, unit_rows
 from ragjudge.diagnosis import CELLS, counts, of_table
 from ragjudge.gate import Check, Kind
 
@@ -117,8 +119,9 @@ def typed(table: Any, source: str = "the table", *, scores_required: bool = Fals
     """``table`` with the run's own columns typed again as ``ragjudge score`` wrote them: a CSV
     (or JSON written by other tools) holds ``M_passed`` as the text "True"/"False" and scores
     as text, and ``bool("False")`` is True. ``M_passed`` becomes nullable boolean, ``M_score``
-    float, ``M_status`` text, ``M_cached`` boolean, tokens integers and ``M_cost_usd`` float.
-    Returns a copy; other columns are untouched.
+    float, ``M_status`` text, ``M_cached`` boolean, tokens integers and ``M_cost_usd`` float; a
+    panel member's ``M_panel_NAME_passed`` boolean, its score and cost and ``M_panel_agreement``
+    float. Returns a copy; other columns are untouched.
 
     Raises ``InputError`` (exit 2) naming ``source`` (the file, or which table), the row (and
     its id) and the column for a cell that cannot be read back: an ``M_status`` other than
@@ -156,6 +159,12 @@ def typed(table: Any, source: str = "the table", *, scores_required: bool = Fals
             if f"{metric}_{name}" in table.columns:
                 numbers = pd.to_numeric(table[f"{metric}_{name}"], errors="coerce")
                 out[f"{metric}_{name}"] = numbers.round().astype(kind) if kind == "Int64" else numbers.astype(kind)
+        prefix = f"{metric}_panel_"  # a panel of judges: each member's columns, typed alike (a cell that cannot be read is blank)
+        for column in [c for c in table.columns if str(c).startswith(prefix)]:
+            if str(column).endswith("_passed"):
+                out[column] = pd.array([_flag(v) for v in table[column].tolist()], dtype="boolean")
+            elif str(column).endswith(("_score", "_cost_usd", "_agreement")):
+                out[column] = pd.to_numeric(table[column], errors="coerce").astype("Float64")
     return out
 
 
@@ -173,8 +182,10 @@ def check_baseline(table: Any, path: str, id_column: str | None = "id", id_requi
 
 
 def metrics_of(table: Any) -> list[str]:
-    """The metrics a scored table holds (those with a ``M_status`` and ``M_passed`` column)."""
-    return [c[: -len("_status")] for c in table.columns if str(c).endswith("_status") and f"{str(c)[:-len('_status')]}_passed" in table.columns]
+    """The metrics a scored table holds (those with a ``M_status`` and ``M_passed`` column); a
+    panel member's columns (``M_panel_NAME_status``, ``M_panel_NAME_passed``) are its metric's."""
+    found = [c[: -len("_status")] for c in table.columns if str(c).endswith("_status") and f"{str(c)[:-len('_status')]}_passed" in table.columns]
+    return without_members(found)
 
 
 def _pvalue_mcnemar(regressed: int, improved: int) -> float | None:
@@ -227,10 +238,21 @@ def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> di
     return out
 
 
+def _corrected(base: Any, cur: Any, metric: str, config: Any, id_column: str | None) -> dict[str, Any]:
+    """Each table's label-corrected figures of ``metric`` over the matched rows (its labels
+    column in ``config.labels``, read from each table), and the change between them."""
+    found = {}
+    for name, table in (("baseline", base), ("current", cur)):
+        counted = summarize(table, config, [metric], id_column=id_column if id_column in table.columns else None, levels={metric: SPAN})
+        found[name] = counted.metrics[metric].corrected() or {}
+    return {key: {"baseline": found["baseline"][key].to_dict(), "current": found["current"][key].to_dict(),
+                  **difference(found["baseline"][key], found["current"][key])} for key in found["current"]}
+
+
 def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: str | None = None, scales: dict[str, bool] | None = None,
             by_position: bool = False, hint: str = " (or match them by position: --by-position)",
             names: tuple[str, str] = ("the baseline table", "the current table"), *, id_column: str | None = "id",
-            levels: dict[str, str] | None = None, id_required: bool = False) -> dict[str, Any]:
+            levels: dict[str, str] | None = None, id_required: bool = False, config: Any = None) -> dict[str, Any]:
     """The comparison of two scored tables (pandas DataFrames written by ``ragjudge score``).
 
     ``metrics``: the ones to compare (default: those both tables hold; they must hold the same
@@ -247,7 +269,10 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     (the run's mapped id; ``id_required``: it was named, so a table without it is an error,
     not matched by position). ``levels``: metric -> ``SPAN`` / ``TRACE``: a trace-level metric on
     rows read from traces is compared once per trace (on the current table's counted units,
-    ``ragjudge.counting.unit_rows``), as the run's summary counts it."""
+    ``ragjudge.counting.unit_rows``), as the run's summary counts it. ``config``: the run's
+    ``ragjudge.settings.Config``; a metric with a labels column there (``--labels METRIC=COLUMN``)
+    gets ``corrected``: each table's label-corrected pass rate (and mean score on a scale) over
+    the matched rows, and their difference with its 95% interval (``ragjudge.calibration``)."""
     for name, table in (("baseline", baseline), ("current", current)):
         if len(table) == 0:
             raise InputError(f"the {name} table has no rows; compare two tables written by ragjudge score")
@@ -306,6 +331,8 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
         b, c = base.iloc[keep].reset_index(drop=True), cur.iloc[keep].reset_index(drop=True)
         kept = [common[k] for k in keep]
         figures = _metric(b, c, metric, scale, kept)
+        if config is not None and config.labels.get(metric):
+            figures["corrected"] = _corrected(b, c, metric, config, id_column)
         if by:
             groups: dict[str, Any] = {}
             for value in sorted({str(v) for v in c[by].tolist()}):
@@ -388,6 +415,7 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
         if "wilcoxon_p" in m:
             text += f"; mean score {_rate(m['baseline_mean_score'])} -> {_rate(m['mean_score'])} (Wilcoxon p {_p(m['wilcoxon_p'])})"
         out.append(text)
+        out += corrected_lines(m.get("corrected"))
         if m["regressed_ids"]:
             out.append(f"  regressed: {', '.join(m['regressed_ids'])}" + (" ..." if m["regressed"] > len(m["regressed_ids"]) else ""))
         if m["status_changed"]:
@@ -398,6 +426,31 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
     out += diagnosis_lines(report)
     out += lines or []
     return "\n".join(out)
+
+
+def _interval(pair: list[float] | None, signed: bool = False) -> str:
+    if pair is None:
+        return ""
+    shown = _change if signed else _rate
+    return f" [{shown(pair[0])}, {shown(pair[1])}]"
+
+
+def corrected_lines(corrected: dict[str, Any] | None) -> list[str]:
+    """A metric's label-corrected comparison (``compare``'s ``corrected``) as text lines: per
+    figure both runs' corrected values with their intervals and the change with its own, or how
+    many labels are missing for one."""
+    out = []
+    for key, figures in (corrected or {}).items():
+        what = "pass rate" if key == "pass_rate" else "mean score"
+        before, after = figures["baseline"], figures["current"]
+        labelled = f"{before['labelled']} and {after['labelled']} labelled rows"
+        if figures["change"] is None:
+            out.append(f"  label-corrected {what}: no interval ({labelled}; {figures['labels_needed'] or 'more'} more labels needed "
+                       "in the run with fewer)")
+            continue
+        out.append(f"  label-corrected {what} {_rate(before['estimate'])}{_interval(before['interval'])} -> {_rate(after['estimate'])}"
+                   f"{_interval(after['interval'])}: change {_change(figures['change'])}{_interval(figures['interval'], True)} (95%; {labelled})")
+    return out
 
 
 def diagnosis_lines(report: dict[str, Any]) -> list[str]:
@@ -426,6 +479,7 @@ def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> di
         "metrics": [{"name": metric, "baseline_pass_rate": _rate(m["baseline_pass_rate"]), "pass_rate": _rate(m["pass_rate"]),
                      "change": _change(m["change"]), "regressed": m["regressed"], "improved": m["improved"],
                      "p_value": _p(m["mcnemar_p"])} for metric, m in report["metrics"].items()],
+        "corrected": [f"{metric}:{line[1:]}" for metric, m in report["metrics"].items() for line in corrected_lines(m.get("corrected"))],
         "diagnosis": None if not report.get("diagnosis") else [
             {"name": name, "baseline": report["diagnosis"]["baseline"][name], "current": count,
              "change": f"{report['diagnosis']['change'][name]:+d}"} for name, count in report["diagnosis"]["current"].items()],
@@ -438,4 +492,4 @@ def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> di
     }
 
 
-__all__ = ["compare", "checks", "render", "markdown_view", "metrics_of"]
+__all__ = ["compare", "checks", "corrected_lines", "render", "markdown_view", "metrics_of"]

@@ -37,6 +37,7 @@ from ragjudge import metrics as _metrics
 from ragjudge.errors import ConfigError
 from ragjudge.strict import Strict as _Strict
 from ragjudge.diagnosis import parse_bounds
+from ragjudge.panel import RULES as PANEL_RULES, default_quorum, member_name
 
 METRICS: tuple[str, ...] = _metrics.names()
 """The built-in metrics, each a section of the config named after it: ``ragjudge.metrics.BUILT_IN``,
@@ -73,7 +74,8 @@ MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "suff
                          "mode": "sufficiency", "ground_truth": "sufficiency",  # these never were judge keys: flat keywords only
                          "quote_check": "sufficiency", "request_evidence": "sufficiency", "statement_evidence": "completeness", "evidence_weight": "completeness"}
 
-__all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "BadEntry", "CacheSettings", "Columns", "GateSettings", "JudgeSettings", "Price", "RawConfig",
+__all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "PANEL_RULES", "BadEntry", "CacheSettings", "Columns", "GateSettings", "JudgeSettings",
+           "PanelMember", "Price", "RawConfig",
            "bundled_config", "load_as", "read_raw_config", "read_file", "validate"]
 
 
@@ -113,6 +115,25 @@ class Price(_Strict):
 
     input_per_mtok: float = Field(ge=0.0, description="USD per million prompt tokens")
     output_per_mtok: float = Field(ge=0.0, description="USD per million completion tokens")
+
+
+class PanelMember(_Strict):
+    """One judge of a panel (``judge.panel``): its model and the call settings it does not share
+    with ``judge:`` (each unset one is ``judge:``'s). Written as a mapping, or as the bare model
+    string."""
+
+    model: str = Field(description="the member's judge model: any litellm model string")
+    name: str | None = Field(None, pattern=r"^[a-z0-9_]+$", description="the member's name in the columns M_panel_NAME_*; null: from "
+                                                                        "the model (openai/gpt-4o-mini -> gpt_4o_mini)")
+    api_base: str | None = Field(None, description="the member's OpenAI-compatible server; null: judge.api_base")
+    transport: Literal["auto", "litellm"] | None = Field(None, description="auto or litellm for this member; null: judge.transport")
+    temperature: float | None = Field(None, ge=0.0, le=2.0, description="the member's sampling temperature; null: judge.temperature")
+    concurrency: int | None = Field(None, ge=1, le=1024, description="the member's calls in flight at once; null: judge.concurrency")
+
+    @property
+    def label(self) -> str:
+        """The member's name in columns and reports: ``name``, else ``member_name(model)``."""
+        return self.name or member_name(self.model)
 
 
 class JudgeSettings(_Strict):
@@ -159,6 +180,65 @@ class JudgeSettings(_Strict):
                                                                                   "judged directly at the full price (direct)")
     batch_poll: float = Field(30.0, gt=0, allow_inf_nan=False, description="with batch and --batch-wait: seconds between polls of the "
                                                                            "batches' status")
+    panel: list[PanelMember] = Field(default_factory=list, description="a panel of judge models that decide each row together instead "
+                                                                      "of judge.model: at least 2, each a model string or {model, name, "
+                                                                      "api_base, transport, temperature, concurrency} (docs/judges.md)")
+    panel_rule: Literal["majority", "all", "any", "mean"] = Field("majority", description="how the panel decides: majority (a tie is "
+                                                                 "no), all, any, or mean (the lower median of the members' scores)")
+    panel_quorum: int | None = Field(None, ge=1, description="members that must answer for a verdict; below it the row is an error; "
+                                                            "null: more than half of the members")
+
+    @field_validator("panel", mode="before")
+    @classmethod
+    def _bare_models(cls, value: Any) -> Any:  # a member may be written as its model string (--panel a,b,c)
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, list):
+            return [{"model": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @field_validator("panel")
+    @classmethod
+    def _panel_members(cls, value: list[PanelMember]) -> list[PanelMember]:
+        if len(value) == 1:
+            raise ValueError("a panel needs at least 2 members; for one judge set judge.model instead")
+        seen: dict[str, int] = {}
+        for position, member in enumerate(value):
+            if member.model.startswith("local/"):
+                raise BadEntry((position, "model"), "the embedded judge cannot sit on a panel; use API or OpenAI-compatible models")
+            if member.label in seen:
+                raise BadEntry((position, "name"), f"two members are named '{member.label}' (members {seen[member.label] + 1} and "
+                                                   f"{position + 1}); give one a name of its own, e.g. name: {member.label}_2")
+            seen[member.label] = position
+        return value
+
+    @model_validator(mode="after")
+    def _quorum_fits(self) -> "JudgeSettings":
+        if self.panel_quorum is not None and self.panel and self.panel_quorum > len(self.panel):
+            raise BadEntry(("panel_quorum",), f"{self.panel_quorum} is more than the panel's {len(self.panel)} members; set it to "
+                                              f"1..{len(self.panel)}")
+        return self
+
+    @property
+    def quorum(self) -> int:
+        """The members that must answer for a panel's verdict: ``panel_quorum``, else more than
+        half of ``panel``; 1 without a panel."""
+        if not self.panel:
+            return 1
+        return self.panel_quorum if self.panel_quorum is not None else default_quorum(len(self.panel))
+
+    @property
+    def judge_model(self) -> str:
+        """The judge as the ``judge_model`` column, the summary and the reports name it: ``model``,
+        or with a panel ``panel: MODEL, MODEL, ...``."""
+        return "panel: " + ", ".join(member.model for member in self.panel) if self.panel else self.model
+
+    def member(self, member: PanelMember) -> "JudgeSettings":
+        """The settings one panel ``member``'s calls are made with: these, with the member's model
+        and its own api_base, transport, temperature and concurrency where set, and no panel."""
+        own = {key: getattr(member, key) for key in ("api_base", "transport", "temperature", "concurrency")
+               if getattr(member, key) is not None}
+        return self.model_copy(update={"model": member.model, "panel": [], **own})
 
     @field_validator("model")
     @classmethod

@@ -153,8 +153,24 @@ def markdown() -> str:
             value = getattr(instance, key)
             shown = _yaml_value(value.model_dump() if isinstance(value, BaseModel) else value)
             out.append(f"| `{name}.{key}` | `{shown}` | {str(item.description).replace('|', '/')} |")
+            for sub, part in _entries(item.annotation).items():  # a list of settings models: each entry's keys
+                default = "required" if part.is_required() else f"`{_yaml_value(part.default)}`"
+                out.append(f"| `{name}.{key}[].{sub}` | {default} | {str(part.description).replace('|', '/')} |")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _entries(annotation: Any) -> dict[str, Any]:
+    """The fields of the settings model a list field holds (``judge.panel``: ``PanelMember``);
+    empty for any other field."""
+    from typing import get_args, get_origin
+
+    if get_origin(annotation) is not list:
+        return {}
+    inner = get_args(annotation)
+    if inner and isinstance(inner[0], type) and issubclass(inner[0], BaseModel):
+        return dict(inner[0].model_fields)
+    return {}
 
 
 def write(root: Any) -> list[str]:

@@ -29,11 +29,12 @@ from ragjudge.types import SPAN, TRACE, Reason, Usage, Verdict, level_of
 from ragjudge.records import _as_list
 from ragjudge.config import METRICS
 from ragjudge.diagnosis import counts, of_table
+from ragjudge.panel import PANEL
 
 TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
 
 __all__ = ["SPAN", "TRACE", "IdWatch", "count_row", "first_of_trace", "label_cells", "metric_summary", "first_rows", "id_column", "level_of", "levels_of_config", "row_ids", "row_names", "summarize",
-           "table_verdicts", "unit_rows"]
+           "panel_cells", "table_verdicts", "unit_rows"]
 
 
 def first_of_trace(flag: Any, trace_id: Any, previous: Any) -> bool:
@@ -166,7 +167,9 @@ def _texts(value: Any) -> list[str]:
 def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
     """Each row's verdict of ``metric``, read back from a scored table's columns (``M_status``,
     ``M_score``, ``M_passed``, ``M_rationale``, ``M_error``, ``M_missing``, ``M_cached``, tokens
-    and ``M_cost_usd``; the ``Reason`` from the status and error, ``Reason.read``)."""
+    and ``M_cost_usd``; the ``Reason`` from the status and error, ``Reason.read``; with a panel of
+    judges, its members' results from ``M_panel_NAME_*`` and ``M_panel_agreement``, in ``details``)."""
+    panels = panel_cells(frame, metric)
     names = ("status", "score", "passed", "rationale", "error", "missing", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
     columns = {c: frame[f"{metric}_{c}"].tolist() if f"{metric}_{c}" in frame.columns else [None] * len(frame) for c in names}
     out = []
@@ -181,7 +184,49 @@ def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
         out.append(Verdict(metric=metric, status=get("status") or "skipped", score=get("score"),
                            passed=None if passed is None else bool(passed), rationale=get("rationale"), error=get("error"),
                            missing=_texts(get("missing")), cached=get("cached"), usage=usage,
-                           reason=Reason.read(get("status"), get("error"))))
+                           reason=Reason.read(get("status"), get("error")), details=panels[i] if panels else None))
+    return out
+
+
+def _passed(value: Any) -> bool | None:
+    """A pass cell read back: True, False or None; the text a CSV holds ("True", "false") read as such."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value)
+
+
+def panel_cells(frame: Any, metric: str) -> list[dict[str, Any] | None] | None:
+    """Per row of a scored table, ``metric``'s panel as ``ragjudge.judges.panel.decide`` keeps it in a
+    verdict's ``details`` (``{"panel": {"members": [...], "agreement": ...}}``), read back from the
+    columns ``M_panel_NAME_{score,passed,status,error,cost_usd}`` and ``M_panel_agreement``; None
+    on a row no member judged; None for a table without a panel."""
+    import re
+
+    pattern = re.compile(rf"{re.escape(metric)}_panel_(.+)_status")
+    names = [m.group(1) for c in frame.columns if (m := pattern.fullmatch(str(c)))]
+    if not names:
+        return None
+    judge = str(frame["judge_model"].iloc[0]) if "judge_model" in frame.columns and len(frame) else ""
+    models = judge.removeprefix("panel: ").split(", ") if judge.startswith("panel: ") else []
+    models = models if len(models) == len(names) else [""] * len(names)
+    cells = {(name, part): frame[f"{metric}_panel_{name}_{part}"].tolist() if f"{metric}_panel_{name}_{part}" in frame.columns
+             else [None] * len(frame) for name in names for part in ("score", "passed", "status", "error", "cost_usd")}
+    agreement = frame[f"{metric}_panel_agreement"].tolist() if f"{metric}_panel_agreement" in frame.columns else [None] * len(frame)
+    out: list[dict[str, Any] | None] = []
+    for i in range(len(frame)):
+        def get(name: str, part: str, i: int = i) -> Any:
+            value = cells[(name, part)][i]
+            return None if _missing(value) else value
+
+        if all(get(name, "status") is None for name in names):
+            out.append(None)
+            continue
+        members = [{"name": name, "model": model, "status": get(name, "status"), "score": get(name, "score"),
+                    "passed": _passed(get(name, "passed")), "error": get(name, "error"),
+                    "cost_usd": get(name, "cost_usd"), "calls": 0} for name, model in zip(names, models)]
+        out.append({PANEL: {"members": members, "agreement": None if _missing(agreement[i]) else float(agreement[i])}})
     return out
 
 

@@ -25,7 +25,8 @@ from typing import Any
 
 from ragjudge.types import Call, Verdict, count_of
 from ragjudge.pipeline import selection
-from ragjudge.scoring import Scorer
+from ragjudge.model import PanelModel
+from ragjudge.scoring import Scorer, tempered
 
 # expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
 _EXPECTED = {"grounded": (60, 45), "reference_free": (90, 0), "statements": (20, 25), "coverage": (60, 12), None: (70, 40)}
@@ -69,61 +70,110 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     scorer = Scorer(config)
     try:
-        counter = scorer.model.counter()
-        price = scorer.model.price()
-        figures = {judge.name: MetricEstimate() for judge in scorer.judges}
+        models = scorer.model.members if isinstance(scorer.model, PanelModel) else [(None, scorer.model)]
+        temperatures = [member.temperature for member in scorer.config.judge.panel] or [None]
+        judges = [_Judged(name, model, temperature, {judge.name: MetricEstimate() for judge in scorer.judges})
+                  for (name, model), temperature in zip(models, temperatures)]
         plan = scorer.plan(iter_chunks(source, fmt, scorer.config.chunk_size), "<stdin>" if source == "-" else source, flag_fields)
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
-        seen: set[str] = set()
         notes: list[str] = list(plan.notes)
         start = 0
         for chunk in plan.chunks():
             records = scorer.records(chunk, plan.mapping)
             for offset, record in enumerate(records):
                 for judge in scorer.judges:
-                    item = figures[judge.name]
-                    item.rows += 1
-                    if chosen is not None and start + offset not in chosen:
-                        _skip(item, "not sampled")
-                        continue
-                    _row(scorer, judge, record, item, counter, seen)
+                    for judged in judges:  # each member of a panel makes its own calls
+                        item = judged.figures[judge.name]
+                        item.rows += 1
+                        if chosen is not None and start + offset not in chosen:
+                            _skip(item, "not sampled")
+                            continue
+                        _row(scorer, judge, record, item, judged.counter, judged.seen, judged.model, judged.temperature)
             start += len(records)
         samples = scorer.config.judge.samples
         max_tokens = scorer.config.judge.max_tokens
-        for item in figures.values():
-            item.max_completion_tokens = item.calls * max_tokens
-            if price is None:
-                item.cost_low = item.cost_high = None
-            else:
-                per_in, per_out = price
-                item.cost_low = (item.prompt_tokens * per_in + item.expected_completion_tokens * per_out) / 1e6
-                item.cost_high = (item.prompt_tokens * per_in + item.max_completion_tokens * per_out) / 1e6
-        total = MetricEstimate()
-        for item in figures.values():
-            for name in ("rows", "to_judge", "skipped", "cache_hits", "over_input_limit", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
-                setattr(total, name, getattr(total, name) + getattr(item, name))
-        total.rows = start
-        total.cost_low = None if price is None else sum(i.cost_low or 0.0 for i in figures.values())
-        total.cost_high = None if price is None else sum(i.cost_high or 0.0 for i in figures.values())
+        for judged in judges:
+            price = judged.price
+            for item in judged.figures.values():
+                item.max_completion_tokens = item.calls * max_tokens
+                if price is None:
+                    item.cost_low = item.cost_high = None
+                else:
+                    per_in, per_out = price
+                    item.cost_low = (item.prompt_tokens * per_in + item.expected_completion_tokens * per_out) / 1e6
+                    item.cost_high = (item.prompt_tokens * per_in + item.max_completion_tokens * per_out) / 1e6
+        figures = {name: _together([judged.figures[name] for judged in judges]) for name in judges[0].figures}
+        total = _total(figures, start)
+        first = judges[0]
+        prices = {judged.price for judged in judges}
         both = {}  # the total at the direct price and at the batch API's (half), whichever this run pays
-        for kind, rates in (("direct", scorer.model.price(False)), ("batch", scorer.model.price(True))):
-            if rates is not None:
-                both[kind] = {"low": (total.prompt_tokens * rates[0] + total.expected_completion_tokens * rates[1]) / 1e6,
-                              "high": (total.prompt_tokens * rates[0] + total.max_completion_tokens * rates[1]) / 1e6}
-        return {
+        for kind, batch in (("direct", False), ("batch", True)):
+            ranges = []
+            for judged in judges:
+                rates, own = judged.model.price(batch), _total(judged.figures, start)
+                if rates is None:
+                    break
+                ranges.append(((own.prompt_tokens * rates[0] + own.expected_completion_tokens * rates[1]) / 1e6,
+                               (own.prompt_tokens * rates[0] + own.max_completion_tokens * rates[1]) / 1e6))
+            else:
+                both[kind] = {"low": sum(low for low, _ in ranges), "high": sum(high for _, high in ranges)}
+        report = {
             "rows": start,
-            "judge_model": scorer.config.judge.model,
+            "judge_model": scorer.judge_model,
             "samples": samples,
             "metrics": {name: item.to_dict() for name, item in figures.items()},
             "total": total.to_dict(),
-            "tokens": "counted with the model's tokenizer" if counter.counted else "estimated at 4 characters a token",
-            "price_per_million_tokens": None if price is None else {"input": price[0], "output": price[1]},
+            "tokens": "counted with the model's tokenizer" if all(j.counter.counted for j in judges) else "estimated at 4 characters a token",
+            "price_per_million_tokens": None if first.price is None or len(prices) > 1 else {"input": first.price[0], "output": first.price[1]},
             "batch": bool(scorer.config.judge.batch),
             "cost_by_api": both or None,
             "notes": notes,
         }
+        if first.name is not None:  # a panel: each member's own figures
+            report["members"] = {judged.name: {"model": judged.model.provider_model,
+                                               "metrics": {name: item.to_dict() for name, item in judged.figures.items()},
+                                               "total": _total(judged.figures, start).to_dict()} for judged in judges}
+        return report
     finally:
         scorer.close()
+
+
+class _Judged:
+    """One judge model's share of a dry run: a panel member's (``name``) or the only model's
+    (``name`` None), with its token counter, price and the calls already counted (``seen``)."""
+
+    def __init__(self, name: str | None, model: Any, temperature: float | None, figures: dict[str, MetricEstimate]) -> None:
+        self.name, self.model, self.temperature, self.figures = name, model, temperature, figures
+        self.counter = model.counter()
+        self.price = model.price()
+        self.seen: set[str] = set()
+
+
+def _together(items: list[MetricEstimate]) -> MetricEstimate:
+    """One metric's figures over every member of a panel: its rows as each member sees them (the
+    first's), the calls, tokens, cache hits and cost of all of them (cost unknown when a
+    member's price is)."""
+    out = MetricEstimate(**{name: getattr(items[0], name) for name in ("rows", "to_judge", "skipped", "over_input_limit")},
+                         skipped_by=dict(items[0].skipped_by))
+    for name in ("cache_hits", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
+        setattr(out, name, sum(getattr(item, name) for item in items))
+    for name in ("cost_low", "cost_high"):
+        values = [getattr(item, name) for item in items]
+        setattr(out, name, None if any(v is None for v in values) else sum(values))
+    return out
+
+
+def _total(figures: dict[str, MetricEstimate], rows: int) -> MetricEstimate:
+    """The figures of every metric added up (``rows``: the input's)."""
+    total = MetricEstimate()
+    for item in figures.values():
+        for name in ("rows", "to_judge", "skipped", "cache_hits", "over_input_limit", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
+            setattr(total, name, getattr(total, name) + getattr(item, name))
+    total.rows = rows
+    unknown = any(i.cost_low is None for i in figures.values())
+    total.cost_low = None if unknown else sum(i.cost_low or 0.0 for i in figures.values())
+    total.cost_high = None if unknown else sum(i.cost_high or 0.0 for i in figures.values())
+    return total
 
 
 def _skip(item: MetricEstimate, reason: str) -> None:
@@ -136,8 +186,10 @@ def _expected(call: Call, items: int) -> int:
     return base + per * max(items, 1 if call.mode in (None, "grounded") else 0)
 
 
-def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: Any, seen: set[str]) -> None:
-    """Count one row of one metric: a verdict without a call, cache hits, and the calls left."""
+def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: Any, seen: set[str], model: Any,
+         temperature: float | None = None) -> None:
+    """Count one row of one metric for ``model`` (a panel member at its own ``temperature``): a
+    verdict without a call, cache hits, and the calls left."""
     call = judge.prepare(record)
     if isinstance(call, Verdict):
         if call.status == "skipped":
@@ -147,11 +199,11 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: An
         return
     item.to_judge += 1
     samples = scorer.config.judge.samples
-    model = scorer.model
+    call = tempered(call, temperature, samples)
     while not call.final:
         found = model.peek(call)
         if found is not None and found.status == "ok":
-            call = judge.follow_up(call, found)
+            call = tempered(judge.follow_up(call, found), temperature, samples)
             continue
         if model.too_long(call.messages):
             item.over_input_limit += 1
@@ -165,18 +217,18 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: An
         # the next call cannot be rendered before this one's reply: rendered from the reference's sentences
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", record.expected_response or "") if s.strip()][:8]
         call = judge.follow_up(call, Verdict(metric=judge.name, status="ok", details={"statements": sentences or ["(statement)"]}))
-        _final(scorer, call, item, counter, seen, samples, cached=False)
+        _final(model, tempered(call, temperature, samples), item, counter, seen, samples, cached=False)
         return
-    _final(scorer, call, item, counter, seen, samples, cached=True)
+    _final(model, call, item, counter, seen, samples, cached=True)
 
 
-def _final(scorer: Any, call: Call, item: MetricEstimate, counter: Any, seen: set[str], samples: int, cached: bool) -> None:
-    if scorer.model.too_long(call.messages):  # an error row before the call
+def _final(model: Any, call: Call, item: MetricEstimate, counter: Any, seen: set[str], samples: int, cached: bool) -> None:
+    if model.too_long(call.messages):  # an error row before the call
         item.over_input_limit += 1
         return
     for sample in range(samples):
-        key = scorer.model.key(call, sample)
-        if cached and scorer.model.peek(call, sample, key) is not None:
+        key = model.key(call, sample)
+        if cached and model.peek(call, sample, key) is not None:
             item.cache_hits += 1
             continue
         if key in seen:  # an identical call of another row: made once
@@ -201,6 +253,10 @@ def render(report: dict[str, Any]) -> list[str]:
                      f"{m['cache_hits']} cache hits; {over}{m['calls']} calls to make; prompt tokens {m['prompt_tokens']}; "
                      f"completion tokens about {m['expected_completion_tokens']}, at most {m['max_completion_tokens']}; "
                      f"cost {usd(m['cost_low'], m['cost_high'])}")
+    for name, member in (report.get("members") or {}).items():
+        m = member["total"]
+        lines.append(f"panel member {name} ({member['model']}): {m['cache_hits']} cache hits; {m['calls']} calls to make; prompt tokens "
+                     f"{m['prompt_tokens']}; cost {usd(m['cost_low'], m['cost_high'])}")
     total = report["total"]
     lines.append(f"total: {total['calls']} calls, {total['prompt_tokens']} prompt tokens ({report['tokens']}), "
                  f"cost {usd(total['cost_low'], total['cost_high'])}")

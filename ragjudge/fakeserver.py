@@ -22,7 +22,7 @@ import time
 from collections import Counter, deque
 from typing import Any
 
-from ragjudge.transports.fake_rule import _items, _section, _words, fake_logprobs, heuristic_reply  # noqa: F401 (the rule lives beside the in-process fake)
+from ragjudge.transports.fake_rule import _items, _section, _words, fake_logprobs, fault_of, heuristic_reply  # noqa: F401 (the rule lives beside the in-process fake)
 
 
 # The fake judge in-process, as a transport: ragjudge.transports.fake (the unit tier's model),
@@ -50,11 +50,16 @@ class FakeJudgeServer:
     null and whose ``reasoning_field``, ``reasoning_content`` or ``reasoning``, holds text,
     cut at max_tokens, as a reasoning model's that spent its tokens thinking), ``overloaded_for``
     (seconds after its first request during which every request gets a 429 with ``retry_after``
-    in ``retry_header``, as an overloaded server answers). A reply longer than the request's
+    in ``retry_header``, as an overloaded server answers), ``model_faults`` (per model name as the
+    request names it: (calls answered first, then faults in turn, the last repeated: ``"401"`` an
+    authentication error, ``"timeout"`` a call that hangs ``hang_seconds``), so that one member
+    of a panel fails mid-run). Verdicts lean as the request's model name says
+    (``fake_rule.leaning``: a name with ``lenient`` says yes more often, one with ``strict`` less). A reply longer than the request's
     ``max_tokens`` (4 characters a token) is cut there, finish_reason 'length'; a queued reply
     that is not text (a list of parts, say) is sent as the message's ``content`` as it is.
     ``calls`` counts every request; ``statuses`` counts replies by HTTP status;
-    ``max_in_flight`` is the most requests it held at once; ``arrivals`` the time.monotonic() of each request.
+    ``max_in_flight`` is the most requests it held at once; ``arrivals`` the time.monotonic() of each request,
+    ``replied`` of each reply (both also served as JSON at ``GET /v1/stats``).
 
     The Batch API (OpenAI's protocol; Azure OpenAI's is the same): ``POST /v1/files`` (purpose
     batch), ``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches/{id}`` and
@@ -97,8 +102,11 @@ class FakeJudgeServer:
         self.reasoning_only = 0
         self.reasoning_field = "reasoning_content"
         self.overloaded_for = 0.0
+        self.model_faults: dict[str, tuple[int, list[str]]] = {}
+        self.model_calls: Counter[str] = Counter()  # requests per model name
         self.calls = 0
         self.arrivals: list[float] = []  # time.monotonic() of each request
+        self.replied: list[float] = []  # time.monotonic() of each reply (any status), as it is sent
         self.in_flight = 0
         self.max_in_flight = 0
         self.statuses: Counter[int] = Counter()
@@ -137,6 +145,15 @@ class FakeJudgeServer:
             return await self._answer(request, number)
         finally:
             self.in_flight -= 1
+            self.replied.append(time.monotonic())
+
+    async def _stats(self, request):
+        """``GET /v1/stats``: ``calls``, and the ``arrivals`` and ``replied`` times
+        (``time.monotonic()``, seconds: on Linux one clock for every process of the machine), for
+        a benchmark's timeline (bench/client_cpu.py)."""
+        from aiohttp import web
+
+        return web.json_response({"calls": self.calls, "arrivals": self.arrivals, "replied": self.replied})
 
     async def _answer(self, request, number: int):
         from aiohttp import web
@@ -164,6 +181,13 @@ class FakeJudgeServer:
             return self._error(web, 429, "insufficient_quota", "You exceeded your current quota, please check your plan and billing details.")
         if number <= self.hang_first:
             await asyncio.sleep(self.hang_seconds)
+        model = str(body.get("model", ""))
+        fault = fault_of(self.model_faults, model, self.model_calls[model])
+        self.model_calls[model] += 1
+        if fault == "401":
+            return self._error(web, 401, "invalid_api_key", "Incorrect API key provided: sk-te****1234.")
+        if fault == "timeout":
+            await asyncio.sleep(self.hang_seconds)
         draw = self._random.random()
         if self.latency:
             await asyncio.sleep(self.latency)
@@ -183,7 +207,8 @@ class FakeJudgeServer:
         """The chat completion answering ``body`` (the rule's verdict, or the next queued reply)."""
         response_format = body.get("response_format") or {}
         schema = response_format.get("json_schema") or {}
-        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(body["messages"], schema.get("name"), schema.get("schema")))
+        model = str(body.get("model", ""))
+        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(body["messages"], schema.get("name"), schema.get("schema"), model))
         prompt_chars = sum(len(str(m.get("content", ""))) for m in body["messages"])
         logprobs = self._logprobs(content) if body.get("logprobs") and isinstance(content, str) else None
         limit = int(body.get("max_tokens") or body.get("max_completion_tokens") or 10**9)
@@ -436,6 +461,7 @@ class FakeJudgeServer:
         app.router.add_post("/v1/messages/batches", self._create_message_batch)
         app.router.add_get("/v1/messages/batches/{batch_id}", self._get_message_batch)
         app.router.add_get("/v1/messages/batches/{batch_id}/results", self._message_batch_results)
+        app.router.add_get("/v1/stats", self._stats)
         return app
 
     async def _start(self) -> None:

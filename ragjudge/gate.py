@@ -22,6 +22,7 @@ from ragjudge.calibration import Corrected, RateStats, label_pass, label_rating
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
 from ragjudge.types import Reason, Usage
 from ragjudge.diagnosis import shares
+from ragjudge.panel import PanelCounts, members_of
 
 EXIT_INTERRUPTED = 130
 IDS_KEPT = 100  # row ids kept per metric and outcome (failed, error, skipped); the counts stay whole
@@ -36,7 +37,9 @@ def row_name(ident: Any, index: int) -> str:
 @dataclass
 class MetricSummary:
     """Counts and aggregates for one metric. ``cost_usd`` in USD (None if any paid call
-    had no known price); ``pass_rate`` and ``mean_score`` are None without ok rows."""
+    had no known price); ``pass_rate`` and ``mean_score`` are None without ok rows. ``panel``:
+    with a panel of judges (``judge.panel``), its ``ragjudge.panel.PanelCounts`` (each member's
+    pass rate, errors and cost, pairwise agreement, Fleiss' kappa), else None."""
 
     metric: str
     threshold: float
@@ -68,6 +71,7 @@ class MetricSummary:
     label_score: RateStats = field(default_factory=RateStats)  # judged score vs labelled rating, on ok rows (a scale)
     gate_on: str = "judge"  # gate.gate_on: what min_pass_rate gates on (judge, or the corrected interval's lower bound)
     few_labels: str = "fail"  # gate.few_labels: with too few labels for an interval, fail (fail) or gate on the judge (judge)
+    panel: PanelCounts | None = None  # with a panel of judges (judge.panel): each member's counts, their agreement and kappa
 
     @property
     def pass_rate(self) -> float | None:
@@ -115,6 +119,11 @@ class MetricSummary:
             self.ids[outcome].append(row_name(ident, index))
         if verdict.cached:
             self.cached += 1
+        members = members_of(verdict.details)
+        if members:
+            if self.panel is None:
+                self.panel = PanelCounts()
+            self.panel.add(members)
         used = (verdict.details or {}).get("ground_truth") if isinstance(verdict.details, dict) else None
         if used:
             self.ground_truth[used] = self.ground_truth.get(used, 0) + 1
@@ -158,6 +167,7 @@ class MetricSummary:
         merged.ids = {key: (self.ids[key] + other.ids[key])[:IDS_KEPT] for key in self.ids}
         merged.ground_truth = {k: self.ground_truth.get(k, 0) + other.ground_truth.get(k, 0) for k in {**self.ground_truth, **other.ground_truth}}
         merged.worst = sorted(self.worst + other.worst, key=lambda row: (row["score"], row["row"]))[:WORST_KEPT]
+        merged.panel = self.panel.merge(other.panel) if self.panel is not None else other.panel
         return merged
 
     def _keep_worst(self, row: dict[str, Any]) -> None:
@@ -220,6 +230,7 @@ class MetricSummary:
             "error_rows": {"count": self.error, "ids": self.ids["error"]},
             "skipped_rows": {"count": self.skipped, "ids": self.ids["skipped"]},
             **({"ground_truth": dict(sorted(self.ground_truth.items()))} if self.ground_truth else {}),
+            **({"panel": self.panel.to_dict()} if self.panel is not None else {}),
             **({"corrected": {"labels": self.label_column, **{k: v.to_dict() for k, v in corrected.items()}}}
                if (corrected := self.corrected()) is not None else {}),
         }

@@ -49,7 +49,7 @@ from typing import Any
 
 from ragjudge.errors import ProviderFatalError
 from ragjudge.http_errors import RETRY_AFTER_MAX_S
-from ragjudge.transports import base, endpoint
+from ragjudge.transports import base, endpoint, resolve_model
 from ragjudge.transports.base import Request, TransportError
 from ragjudge.types import OK, Call, ParseError, Reason, Reply, Usage, Verdict, clean_text
 from ragjudge import prices
@@ -166,6 +166,14 @@ class _Failed(Exception):
         self.fatal = fatal
 
 
+class Ledger:
+    """USD spent by the models that share one budget (``judge.max_cost``): one model, or every
+    member of a panel."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+
+
 class Model:
     """The chokepoint for one judge model; see the module docstring.
 
@@ -176,9 +184,10 @@ class Model:
     "interrupted". ``calls``: provider requests made (retries and re-asks included);
     ``retries``: those of them that repeated a failed attempt. ``api_base``: the endpoint
     calls go to, wherever it was given (``ragjudge.transports.endpoint``; part of the cache key).
+    ``ledger``: the ``Ledger`` whose ``spent`` ``judge.max_cost`` bounds (a panel's members share one).
     """
 
-    def __init__(self, settings: Any, cache: Any = None, transport: Any = None) -> None:
+    def __init__(self, settings: Any, cache: Any = None, transport: Any = None, ledger: Ledger | None = None) -> None:
         self.settings = settings
         self.cache = cache
         if transport is None:
@@ -201,11 +210,20 @@ class Model:
         self._limit: _Limit | None = None
         self._pacer = Pacer(settings.rpm)
         self._skip_response_format = False
-        self.spent: float = 0.0  # USD of the replies received (judge.max_cost stops new calls at it)
+        self.ledger = ledger or Ledger()  # USD of the replies received (judge.max_cost stops new calls at it)
         self.budget_reached = False
         self.retries = 0  # requests that repeated a failed attempt (counted in ``calls`` too)
         self._counter: Any = None
         self._input_limit: int | None | bool = False  # False: not looked up yet
+
+    @property
+    def spent(self) -> float:
+        """USD of the replies received by the models sharing this one's budget (``ledger``)."""
+        return self.ledger.spent
+
+    @spent.setter
+    def spent(self, value: float) -> None:
+        self.ledger.spent = value
 
     def price(self, batch: bool | None = None) -> tuple[float, float] | None:
         """USD per million (input, output) tokens: ``judge.price``, else litellm's price table;
@@ -571,6 +589,90 @@ class Model:
                 _LIMITS.pop((self.provider_model, self.api_base), None)
             self._limit = None
         await self.transport.aclose()
+
+
+class PanelModel:
+    """The members of a panel (``judge.panel``), one ``Model`` each, seen by the run as one
+    model: the scorer asks each member (``members``) and combines their verdicts
+    (``ragjudge.judges.panel.decide``).
+
+    Each member has its own chokepoint: its own cache keys (its model and API base), limit,
+    probe, retries and fatal error; they share one budget (``judge.max_cost``, a ``Ledger``).
+    ``fatal``: a ``ProviderFatalError`` only when fewer members than the quorum can still
+    answer (a member's own fatal error leaves the rows to the others). ``transport``: as
+    ``Model``'s, for every member; one with a ``for_model(provider_model)`` method (the test
+    double ``ragjudge.transports.fake.FakeTransport``) gives each member its own.
+    """
+
+    def __init__(self, settings: Any, cache: Any = None, transport: Any = None) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.quorum: int = settings.quorum
+        self.ledger = Ledger()
+        self.members: list[tuple[str, Model]] = []
+        for member in settings.panel:
+            own = settings.member(member)
+            given = transport.for_model(resolve_model(own)) if hasattr(transport, "for_model") else transport
+            self.members.append((member.label, Model(own, cache, given, self.ledger)))
+        self.provider_model = "panel: " + ", ".join(model.provider_model for _, model in self.members)
+        self.transport = self.members[0][1].transport
+
+    @property
+    def names(self) -> list[str]:
+        """The members' names (columns ``M_panel_NAME_*``), in the panel's order."""
+        return [name for name, _ in self.members]
+
+    @property
+    def fatal(self) -> ProviderFatalError | None:
+        """The error that stops the whole panel: fewer members than the quorum are left without
+        a fatal error of their own; None while the quorum holds."""
+        stopped = [(name, model.fatal) for name, model in self.members if model.fatal is not None]
+        if len(self.members) - len(stopped) >= self.quorum:
+            return None
+        return ProviderFatalError(f"the panel is below its quorum of {self.quorum}: "
+                                  + "; ".join(f"{name}: {fatal}" for name, fatal in stopped))
+
+    @fatal.setter
+    def fatal(self, value: ProviderFatalError | None) -> None:  # another Ray actor's fatal error: no member calls
+        for _, model in self.members:
+            model.fatal = value
+
+    @property
+    def budget_reached(self) -> bool:
+        return any(model.budget_reached for _, model in self.members)
+
+    @property
+    def spent(self) -> float:
+        return self.ledger.spent
+
+    @property
+    def calls(self) -> int:
+        return sum(model.calls for _, model in self.members)
+
+    @property
+    def retries(self) -> int:
+        return sum(model.retries for _, model in self.members)
+
+    @property
+    def stopping(self) -> bool:
+        return any(model.stopping for _, model in self.members)
+
+    def prefetch(self, calls: list[Call]) -> None:
+        """Nothing: each member looks its calls up as it makes them."""
+
+    def peek(self, call: Call, sample: int = 0, key: str | None = None) -> Verdict | None:
+        """None: a panel's verdict is its members' (each member's ``call`` reads its own cache)."""
+        return None
+
+    def interrupt(self) -> None:
+        """Stop starting calls on every member."""
+        for _, model in self.members:
+            model.interrupt()
+
+    async def aclose(self) -> None:
+        """Close every member (``Model.aclose``)."""
+        for _, model in self.members:
+            await model.aclose()
 
 
 def asked_wait(after: float | None, step: float) -> float:

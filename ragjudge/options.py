@@ -25,8 +25,8 @@ from typing import Any, Sequence
 
 from ragjudge.errors import ConfigError
 
-_JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost", "batch",
-               "batch_fallback")
+_JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost",
+               "panel", "panel_rule", "panel_quorum", "batch", "batch_fallback")
 
 
 @dataclass(frozen=True)
@@ -492,16 +492,21 @@ def check_selection(limit: int | None, sample: int | None, names: Names = CLI) -
 
 def check_budget(settings: Any, names: Names = CLI) -> None:
     """Refuse ``judge.max_cost`` (``--max-cost``) for a model with no known price before
-    anything is spent: spending could not be counted, so the budget could never trip."""
-    if settings.judge.max_cost is None or settings.judge.price is not None or settings.judge.model.startswith("local/"):
+    anything is spent: spending could not be counted, so the budget could never trip. With a
+    panel (``judge.panel``), every member's model needs a price (``judge.price`` prices them all)."""
+    if settings.judge.max_cost is None or settings.judge.price is not None:
         return
     from ragjudge import prices
     from ragjudge.transports import resolve_model
 
-    provider, _, name = resolve_model(settings.judge).partition("/")
-    if (prices.entry(provider, name) or {}).get("input_cost_per_token") is None:
-        raise ConfigError(f"{names('max_cost')}: {settings.judge.model} has no price in litellm's price table, so spending cannot be "
-                          "counted; give one in the config: judge.price: {input_per_mtok: ..., output_per_mtok: ...}")
+    judges = [settings.judge.member(member) for member in settings.judge.panel] or [settings.judge]
+    for judge in judges:
+        if judge.model.startswith("local/"):
+            continue
+        provider, _, name = resolve_model(judge).partition("/")
+        if (prices.entry(provider, name) or {}).get("input_cost_per_token") is None:
+            raise ConfigError(f"{names('max_cost')}: {judge.model} has no price in litellm's price table, so spending cannot be "
+                              "counted; give one in the config: judge.price: {input_per_mtok: ..., output_per_mtok: ...}")
 
 
 def check_engine(engine: str, ray_actors: int | None = None, names: Names = CLI) -> None:

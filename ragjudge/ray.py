@@ -403,5 +403,5 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
     finally:
         if started_here:
             ray.shutdown()
-    summary.judge_model = config.judge.model
+    summary.judge_model = config.judge.judge_model
     return RunResult(summary, check_gate(summary), mapping, None, notes + ([f"wrote {written}"] if written else []))

@@ -41,13 +41,16 @@ from typing import Any
 from ragjudge import _loop, diagnosis
 from ragjudge.counting import count_row, label_cells, metric_summary
 from ragjudge.gate import Summary
-from ragjudge.model import Model
+from ragjudge.model import Model, PanelModel
+from ragjudge import panel
+from ragjudge.judges.panel import decide as panel_decide
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EMPTY_ROW, EvalRecord, Mapping, to_records
 from ragjudge.settings import load_config, Config
 from ragjudge.traces.spans import trace_status
 from ragjudge.types import OK, SPAN, Call, Reason, Usage, Verdict
+from ragjudge.judges.base import BINARY
 from ragjudge.http_errors import redact
 from ragjudge.errors import InputError
 from ragjudge.options import check_budget, KEYWORDS
@@ -104,6 +107,9 @@ class Scored:
     notes: list[str] = field(default_factory=list)
 
 
+# each panel member's columns (``judge.panel``): M_panel_NAME_<suffix> -> type
+PANEL_COLUMNS = {"score": "float64", "passed": "bool", "status": "string", "error": "string", "cost_usd": "float64"}
+
 BLOCK = 64  # rows prepared together, their cache keys looked up in one read (``Model.prefetch``)
 
 
@@ -131,7 +137,7 @@ class Scorer:
             if settings:
                 config = config.updated(settings)
         self.notes: list[str] = list(config.notes)  # keys read from an old place
-        if config.judge.model.startswith("local/"):
+        if config.judge.model.startswith("local/") and not config.judge.panel:  # a panel's members are API models
             from ragjudge import local
 
             config, filled = local.calibrated(config)
@@ -151,7 +157,7 @@ class Scorer:
 
             self.cache = ResponseCache(config.cache.dir)
         try:
-            self.model = Model(config.judge, self.cache, transport)
+            self.model: Any = PanelModel(config.judge, self.cache, transport) if config.judge.panel else Model(config.judge, self.cache, transport)
         except BaseException:
             self._close_cache()
             raise
@@ -201,12 +207,23 @@ class Scorer:
                 types[f"{judge.name}_{suffix}"] = kind
             if self.config.judge.samples > 1:
                 types[f"{judge.name}_agreement"] = "float64"
+            if self.config.judge.panel:
+                types[f"{judge.name}_panel_agreement"] = "float64"
+                for member in self.config.judge.panel:
+                    for suffix, kind in PANEL_COLUMNS.items():
+                        types[f"{judge.name}_panel_{member.label}_{suffix}"] = kind
             types.update(judge.columns())
         if self._diagnosed():
             types[diagnosis.COLUMN] = "string"
         types["removed_instructions"] = "list<string>"
         types["judge_model"] = "string"
         return types
+
+    @property
+    def judge_model(self) -> str:
+        """The judge as the ``judge_model`` column and the summary name it: ``judge.model``, or
+        with a panel ``panel: MODEL, MODEL, ...`` (``JudgeSettings.judge_model``)."""
+        return self.config.judge.judge_model
 
     def _diagnosed(self) -> bool:
         names = {judge.name for judge in self.judges}
@@ -454,6 +471,8 @@ class Scorer:
     def _settle(self, judge: Any, call: Call) -> Verdict | Call:
         """The verdict when every call of ``call``'s chain is remembered or cached, else the call
         to make next."""
+        if self.config.judge.panel:  # each member reads its own cache as it is asked (``_panel``)
+            return call
         while not call.final:
             found = self.model.peek(call)
             if found is None or found.status != OK:
@@ -467,26 +486,57 @@ class Scorer:
 
     async def _run(self, judge: Any, call: Call, wait_turn: bool = False) -> Verdict:
         """Make ``call`` (and any follow-up), then decide; samples are decided one by one,
-        then combined. ``wait_turn``: first let the tasks made before this one start (a call
+        then combined; with a panel, each member does so and the panel's rule decides
+        (``_panel``). ``wait_turn``: first let the tasks made before this one start (a call
         made in its row's own task then goes out when a task of its own would have)."""
+        if wait_turn:
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
+        if isinstance(self.model, PanelModel):
+            return await self._panel(judge, call)
+        return await self._chain(judge, call, self.model)
+
+    async def _panel(self, judge: Any, call: Call) -> Verdict:
+        """Every member's verdict of ``call`` (its own calls, cache and samples: ``_chain``),
+        combined by the panel's rule and quorum (``ragjudge.judges.panel.decide``)."""
+        model = self.model
+        settings = self.config.judge
+        if model.fatal is not None:  # fewer members than the quorum can answer: no member is asked
+            return Verdict.failed(judge.name, f"not run: {model.fatal}", mode=call.mode)
+        tasks = [asyncio.ensure_future(self._chain(judge, call, member, own.temperature))
+                 for (_, member), own in zip(model.members, settings.panel)]
+        try:
+            verdicts = list(await asyncio.gather(*tasks))
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
+        return panel_decide(judge.name, verdicts, model.names, [m.provider_model for _, m in model.members], settings.panel_rule,
+                            settings.quorum, judge.threshold, judge.kind == BINARY)
+
+    async def _chain(self, judge: Any, call: Call, model: Any, temperature: float | None = None) -> Verdict:
+        """``call`` and its follow-ups made through ``model``, then decided (samples: each
+        decided, then combined). ``temperature``: a panel member's own, in place of
+        ``judge.temperature`` (raised to 0.7 for samples as ``Judge.temperature`` does)."""
         spent = Usage()
         paid = False
+        samples = self.config.judge.samples
         try:
-            if wait_turn:
-                await asyncio.sleep(0)
+            call = tempered(call, temperature, samples)
             while not call.final:
-                first = await self.model.call(call, judge.parse)
+                first = await model.call(call, judge.parse)
                 spent = spent + first.usage
                 paid |= first.cached is False and first.usage.calls > 0
                 if first.status != OK:
                     first.usage = spent
                     return first
-                call = judge.follow_up(call, first)
-            samples = self.config.judge.samples
+                call = tempered(judge.follow_up(call, first), temperature, samples)
             if samples == 1:
-                verdict = judge.decide(await self.model.call(call, judge.parse), call)
+                verdict = judge.decide(await model.call(call, judge.parse), call)
             else:
-                drawn = await asyncio.gather(*(self.model.call(call, judge.parse, sample) for sample in range(samples)))
+                drawn = await asyncio.gather(*(model.call(call, judge.parse, sample) for sample in range(samples)))
                 verdict = judge.combine([judge.decide(v, call) for v in drawn])
         except asyncio.CancelledError:
             return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
@@ -523,6 +573,8 @@ class Scorer:
             }
             if self.config.judge.samples > 1:
                 values[f"{name}_agreement"] = [v.agreement for v in column]
+            if self.config.judge.panel:
+                values.update(panel_values(name, [m.label for m in self.config.judge.panel], column))
             extra = [judge.values(v) for v in column]
             for key in judge.columns():
                 values[key] = [item.get(key) for item in extra]
@@ -534,7 +586,7 @@ class Scorer:
         if diagnosed is not None:
             columns[diagnosis.COLUMN] = _pandas_array(diagnosed, "string")
         columns["removed_instructions"] = _pandas_array([list(r.removed) for r in records], "list<string>")
-        columns["judge_model"] = _pandas_array([self.config.judge.model] * len(records), "string")
+        columns["judge_model"] = _pandas_array([self.judge_model] * len(records), "string")
         kept = frame.drop(columns=[c for c in frame.columns if str(c) in types])
         own = pd.DataFrame(columns, index=frame.index)
         out = pd.concat([kept, own], axis=1) if len(kept.columns) else own
@@ -551,7 +603,7 @@ class Scorer:
         config = self.config
         return Summary(
             metrics={j.name: metric_summary(config, j.name, j.threshold, j.version) for j in self.judges},
-            judge_model=config.judge.model,
+            judge_model=self.judge_model,
             max_cost=config.judge.max_cost,
             max_diagnosis=dict(config.gate.max_diagnosis),
             cache=config.cache.enabled,
@@ -660,6 +712,35 @@ def unexpected(metric: str, exc: Exception, mode: str | None = None, usage: Usag
 
     text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
     return Verdict.failed(metric, f"unexpected {type(exc).__name__}" + (f": {redact(text)}" if text else ""), mode=mode, usage=usage)
+
+
+def tempered(call: Call, temperature: float | None, samples: int) -> Call:
+    """``call`` at a panel member's own ``temperature`` (None: as the judge made it): raised to
+    0.7 on a final call drawn several times (``samples``) at 0, as ``Judge.temperature`` does."""
+    if temperature is None:
+        return call
+    wanted = 0.7 if samples > 1 and temperature == 0.0 and call.final else temperature
+    return call if wanted == call.temperature else replace(call, temperature=wanted)
+
+
+def panel_values(metric: str, names: list[str], column: list[Verdict]) -> dict[str, list[Any]]:
+    """The panel's columns of ``metric`` for ``column`` (one verdict per row): ``M_panel_agreement``
+    (the share of the members that answered agreeing with the panel's pass / fail) and per member
+    ``M_panel_NAME_score``, ``_passed``, ``_status``, ``_error``, ``_cost_usd``; null on a row no
+    member judged (skipped, or decided without a call)."""
+    out: dict[str, list[Any]] = {f"{metric}_panel_agreement": []}
+    for name in names:
+        for suffix in PANEL_COLUMNS:
+            out[f"{metric}_panel_{name}_{suffix}"] = []
+    for verdict in column:
+        found = {m["name"]: m for m in (panel.members_of(verdict.details) or [])}
+        shared = (verdict.details or {}).get(panel.PANEL) if isinstance(verdict.details, dict) else None
+        out[f"{metric}_panel_agreement"].append(shared.get("agreement") if isinstance(shared, dict) else None)
+        for name in names:
+            member = found.get(name) or {}
+            for suffix in PANEL_COLUMNS:
+                out[f"{metric}_panel_{name}_{suffix}"].append(member.get(suffix))
+    return out
 
 
 def _cost(verdicts: list[Any]) -> float | None:

@@ -115,7 +115,7 @@ def judge():
 class UnitRun:
     """A run through the library as ``ragjudge score`` makes it, less Typer and the terminal:
     ``code`` the exit code the command would return, ``result`` the ``RunResult`` (None when
-    the options or input were refused), ``gate`` the final gate (regression gates joined),
+    the options or input were refused; a dry run's estimate dict), ``gate`` the final gate (regression gates joined),
     ``notes`` the notes the command prints, ``lines`` the gate's printed lines, ``error`` the
     one line of a refused run."""
 
@@ -161,8 +161,10 @@ def run_score(judge, cache_dir):
             outcome = run_request(request, loaded.config, transport=judge)
         except RagjudgeError as exc:
             return UnitRun(exc.exit_code, notes=[], lines=[], error=str(exc))
-        if outcome.result is None:  # a dry run
-            return UnitRun(outcome.exit_code, notes=list(outcome.estimate["notes"]), lines=[])
+        if outcome.result is None:  # a dry run: ``result`` is its estimate, ``lines`` what it prints
+            from ragjudge.estimate import render
+
+            return UnitRun(outcome.exit_code, outcome.estimate, notes=list(outcome.estimate["notes"]), lines=render(outcome.estimate))
         done = outcome.finished
         return UnitRun(outcome.exit_code, outcome.result, done.gate, list(outcome.result.notes), [*done.comparison_lines, *lines_of(done.gate)])
 

@@ -31,6 +31,8 @@ def test_configuration_page_is_generated_from_the_settings():
         if model is not None:
             for key in model.model_fields:
                 assert f"`{name}.{key}`" in text
+                for sub in configdoc._entries(model.model_fields[key].annotation):  # a list of settings: each entry's keys (judge.panel)
+                    assert f"`{name}.{key}[].{sub}`" in text
 
 
 # -- every command and option is documented, and its --help shows an example -------------

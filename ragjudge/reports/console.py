@@ -61,7 +61,7 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     text = diagnosis_line(summary)
     if text:
         console.print(text, highlight=False, markup=False, soft_wrap=True)
-    for text in corrected_lines(summary):
+    for text in [*corrected_lines(summary), *panel_lines(summary)]:
         console.print(text, highlight=False, markup=False, soft_wrap=True)
     usage = summary.usage
     cost = usage.cost_usd
@@ -99,6 +99,13 @@ def corrected_lines(summary: Summary) -> list[str]:
         out.append(f"{name}: corrected pass rate {rate.estimate:.2f} [{rate.low:.2f}, {rate.high:.2f}] from {rate.labelled} labelled rows "
                    f"('{metric.label_column}'); the judge's {judge}{agreement}; the labels alone [{labels[0]:.2f}, {labels[1]:.2f}]{mean}")
     return out
+
+
+def panel_lines(summary: Summary) -> list[str]:
+    """Per metric judged by a panel of judges (``judge.panel``), each member's pass rate, counts,
+    cost and most common failure, then the members' pairwise agreement and Fleiss' kappa
+    (``ragjudge.panel.PanelCounts.lines``); none without a panel."""
+    return [line for name, m in summary.metrics.items() if m.panel is not None for line in m.panel.lines(name)]
 
 
 def diagnosis_line(summary: Summary) -> str | None:

@@ -28,11 +28,12 @@ import io
 import json
 from typing import Any
 
-from ragjudge.counting import _texts, first_rows, id_column, levels_of_config, row_names, summarize, unit_rows, SPAN
+from ragjudge.counting import _texts, first_rows, id_column, levels_of_config, panel_cells, row_names, summarize, unit_rows, SPAN
 from ragjudge.gate import check_gate, GateResult, Summary
-from ragjudge.reports.console import corrected_lines
+from ragjudge.reports.console import corrected_lines, panel_lines
+from ragjudge.panel import PANEL
 from ragjudge.reports.gate_text import marked, verdict_line
-from ragjudge.compare import metrics_of as found, typed
+from ragjudge.compare import corrected_lines as comparison_corrected, metrics_of as found, typed
 from ragjudge.settings import Config
 from ragjudge.records import _lookup, _text, resolve_mapping
 from ragjudge.diagnosis import of_table
@@ -199,10 +200,13 @@ def charts(frame: Any, metrics: list[str], by: str | None = None, baseline: Any 
 
 
 def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = None, comparison: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The table's rows as data for the page's script, each named by its mapped id."""
+    """The table's rows as data for the page's script, each named by its mapped id; with a panel
+    of judges, each metric's ``panel`` (every member's name, status, score, passed, error) and
+    ``split`` (the members that answered disagree: the report's "judges disagree" filter)."""
     regressed = {metric: set(figures["regressed_ids"]) for metric, figures in (comparison or {}).get("metrics", {}).items()}
 
     diagnosed = of_table(frame)
+    panels = {metric: panel_cells(frame, metric) for metric in metrics}
     records = frame.to_dict("records")
     names = row_names(frame, id_column(mapping))
     out = []
@@ -226,6 +230,12 @@ def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = Non
                 "rationale": _plain(row.get(f"{metric}_rationale")), "error": _plain(row.get(f"{metric}_error")), "missing": missing,
                 "mode": _plain(row.get(f"{metric}_mode")), "regressed": name in regressed.get(metric, set()),
             }
+            cell = (panels[metric] or [None] * len(records))[i]
+            if cell is not None:  # a panel of judges: each member's verdict, and whether those that answered disagree
+                members = cell[PANEL]["members"]
+                entry["m"][metric]["panel"] = [{k: _plain(member[k]) for k in ("name", "status", "score", "passed", "error")}
+                                               for member in members]
+                entry["m"][metric]["split"] = len({bool(m["passed"]) for m in members if m["status"] == "ok"}) > 1
         out.append(entry)
     return out
 
@@ -281,7 +291,9 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
         charts=charts(frame, metrics, by, baseline, comparison, scales, levels),
         by=by, has_baseline=comparison is not None,
         diagnosis=_matrix(summary),
-        corrected=corrected_lines(summary),
+        corrected=corrected_lines(summary) + [f"{metric} against the baseline:{line[1:]}" for metric, figures in (comparison or {}).get("metrics", {}).items()
+                                               for line in comparison_corrected(figures.get("corrected"))],
+        panel=panel_lines(summary),
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
         data=_json_for_script({"metrics": metrics, "counts": counts(summary), "rows": rows_data(frame, metrics, mapping, by, comparison)}),
     )
@@ -319,7 +331,7 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
         from ragjudge.compare import compare
 
         comparison = compare(baseline, frame, metrics=[m for m in metrics if f"{m}_status" in baseline.columns] or None,
-                             names=("the baseline table", source or "the table"), id_column=id_column(mapping), levels=units)
+                             names=("the baseline table", source or "the table"), id_column=id_column(mapping), levels=units, config=config)
     scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}
     assert gate is not None
     return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping,

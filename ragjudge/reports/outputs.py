@@ -62,7 +62,7 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
         scales = {item["name"]: item["kind"] == "scale" for item in describe(config)}
         comparison = compare(read_table(wanted.baseline), result.table, metrics=list(result.summary.metrics), scales=scales,
                              hint=SCORE_HINT, names=(f"--baseline {wanted.baseline}", "the scored table"), id_column=ids, levels=units,
-                             id_required=config.columns.id is not None)
+                             id_required=config.columns.id is not None, config=config)
         checks = regression_checks(comparison, wanted.max_regressions, wanted.max_drop)
         gate = with_regressions(gate, checks)
         lines = render(comparison, []).splitlines()

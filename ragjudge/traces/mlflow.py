@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ragjudge.panel import without_members
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, rows_frame
 from ragjudge import __version__
@@ -417,9 +418,10 @@ class FeedbackLog:
 
 
 def _metrics(frame: Any) -> list[str]:
-    """The metrics of a scored table: each ``NAME`` with ``NAME_status`` and ``NAME_score``."""
-    return [c[: -len("_status")] for c in frame.columns
-            if str(c).endswith("_status") and f"{str(c)[: -len('_status')]}_score" in frame.columns]
+    """The metrics of a scored table: each ``NAME`` with ``NAME_status`` and ``NAME_score`` (a panel
+    member's columns are its metric's)."""
+    return without_members([c[: -len("_status")] for c in frame.columns
+                            if str(c).endswith("_status") and f"{str(c)[: -len('_status')]}_score" in frame.columns])
 
 
 def _cell(row: dict[str, Any], key: str) -> Any:

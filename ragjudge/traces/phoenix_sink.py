@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ragjudge.panel import without_members
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces.openinference import is_missing, plain_value
 from ragjudge.traces.phoenix import check_endpoint, endpoint_or_fail
@@ -44,7 +45,7 @@ def _cell(row: dict[str, Any], key: str) -> Any:
 
 def _metrics(columns: Iterable[Any]) -> list[str]:
     columns = [str(c) for c in columns]
-    return [c[: -len("_status")] for c in columns if c.endswith("_status") and f"{c[: -len('_status')]}_score" in columns]
+    return without_members([c[: -len("_status")] for c in columns if c.endswith("_status") and f"{c[: -len('_status')]}_score" in columns])
 
 
 def _annotation(row: dict[str, Any], metric: str, model: str | None) -> dict[str, Any] | None:

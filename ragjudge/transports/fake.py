@@ -25,8 +25,8 @@ import json
 from collections import deque
 from typing import Any
 
-from ragjudge.transports.base import chat_body
-from ragjudge.transports.fake_rule import fake_logprobs, heuristic_reply
+from ragjudge.transports.base import AUTH, TIMEOUT, TransportError, chat_body
+from ragjudge.transports.fake_rule import fake_logprobs, fault_of, heuristic_reply
 from ragjudge.types import Reply, Usage
 from ragjudge import prices
 
@@ -40,7 +40,14 @@ class FakeTransport:
     a request asks for them), ``truncate`` (every reply ends at max_tokens: finish_reason
     'length'), ``usage`` (False: replies carry no token counts, as some servers send),
     ``latency`` (seconds per call), ``price_per_token`` (USD per token, prompt and completion
-    alike; None: the price table's price of ``provider_model``, as the HTTP path prices it).
+    alike; None: the price table's price of ``provider_model``, as the HTTP path prices it),
+    ``model_faults`` (per model name: (calls answered first, then faults in turn, the last
+    repeated: ``"401"`` an authentication error, ``"timeout"`` no answer in time), as
+    ``FakeJudgeServer.model_faults``). Its verdicts lean as the model's name says
+    (``fake_rule.leaning``: ``lenient``, ``strict``).
+
+    A panel (``judge.panel``) gives each member its own transport: ``for_model`` makes it, with
+    these knobs (its own queues), kept in ``members`` by provider model.
 
     Records: ``calls`` (every request), ``requests`` (each request's OpenAI JSON body, as
     ``OpenAIHTTPTransport.body`` sends it and ``FakeJudgeServer.requests`` keeps it:
@@ -66,6 +73,19 @@ class FakeTransport:
         self.truncate = False
         self.usage = True
         self.price_per_token: float | None = None
+        self.model_faults: dict[str, tuple[int, list[str]]] = {}
+        self.members: dict[str, FakeTransport] = {}
+        self._answered = 0
+
+    def for_model(self, provider_model: str) -> "FakeTransport":
+        """The transport of the panel member ``provider_model``: a fake with this one's knobs
+        (``latency``, ``p_yes``, ``p_true``, ``p_scores``, ``truncate``, ``usage``,
+        ``price_per_token``, ``model_faults``: shared; queues of its own), kept in ``members``."""
+        member = FakeTransport(provider_model, self.latency)
+        for knob in ("p_yes", "p_true", "p_scores", "truncate", "usage", "price_per_token", "model_faults"):
+            setattr(member, knob, getattr(self, knob))
+        self.members[provider_model] = member
+        return member
 
     def body(self, request: Any) -> dict[str, Any]:
         """The JSON body ``request`` would be sent as (``OpenAIHTTPTransport.body``'s shape)."""
@@ -80,8 +100,15 @@ class FakeTransport:
             await asyncio.sleep(self.latency)
         if self.errors:
             raise self.errors.popleft()
+        fault = fault_of(self.model_faults, self.provider_model, self._answered)
+        self._answered += 1
+        if fault == "401":
+            raise TransportError(AUTH, "Incorrect API key provided: sk-te****1234.", status=401)
+        if fault == "timeout":
+            raise TransportError(TIMEOUT, f"no answer within {request.timeout:g} s")
         schema = (request.response_format or {}).get("json_schema") or {}
-        content = self.replies.popleft() if self.replies else json.dumps(heuristic_reply(request.messages, schema.get("name"), schema.get("schema")))
+        content = self.replies.popleft() if self.replies else json.dumps(
+            heuristic_reply(request.messages, schema.get("name"), schema.get("schema"), self.provider_model))
         cut = len(content) // 4 > request.max_tokens  # a reply longer than max_tokens is cut there, as a provider cuts it
         content = content[:request.max_tokens * 4] if cut else content
         prompt = sum(len(str(m.get("content", ""))) for m in request.messages) // 4 if self.usage else 0

@@ -25,14 +25,44 @@ def _items(block: str) -> list[str]:
     return [re.sub(r"^\[\d+\]\s*", "", line) for line in block.splitlines() if line.strip()]
 
 
-def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+LENIENT, STRICT = "lenient", "strict"
+
+
+def leaning(model: str) -> tuple[float, float]:
+    """The overlap shares the fake judge ``model`` asks for: (a fact or request supported in a
+    passage, a statement covered by the response). A model whose name holds ``lenient`` is
+    yes-biased (0.3, 0.25), one whose name holds ``strict`` is strict (1.0, 0.9), any other
+    (0.6, 0.5): so that a panel of fake judges disagrees on real rows (``ragjudge.panel``)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    if LENIENT in name:
+        return 0.3, 0.25
+    if STRICT in name:
+        return 1.0, 0.9
+    return 0.6, 0.5
+
+
+def fault_of(faults: dict[str, tuple[int, list[str]]], model: str, answered: int) -> str | None:
+    """The fault the fake judge ``model`` meets on a call after ``answered`` calls of it
+    (``faults``: model name, with or without its provider, -> (calls answered first, faults in
+    turn, the last repeated): ``"401"`` or ``"timeout"``); None: answer it."""
+    plan = faults.get(model) or faults.get(model.rsplit("/", 1)[-1])
+    if plan is None or answered < plan[0]:
+        return None
+    kinds = plan[1]
+    return kinds[min(answered - plan[0], len(kinds) - 1)] if kinds else None
+
+
+def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, schema: dict[str, Any] | None = None,
+                    model: str = "") -> dict[str, Any]:
     """A deterministic judge reply by word overlap: a fact is supported when >= 60% of its
     content words occur in one passage; the ground truth's statements are its sentences (at
     most 8 when the prompt asks for at most 8); a statement is covered when >= 50% of its content words occur in the response,
     and completeness is 1 + 4 x (covered share), rounded. A judge defined in YAML
     (``judge_NAME``, its ``schema`` given) is answered from the response's sentences found in
     the passages: each is a claim, supported as a fact is; the verdict is yes when all are; a
-    scale's score is its lowest plus the supported share of its range, rounded."""
+    scale's score is its lowest plus the supported share of its range, rounded. ``model``: the
+    judge model asked; its name sets the shares (``leaning``: lenient, strict)."""
+    fact_share, statement_share = leaning(model)
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
     if isinstance(user, list):
         user = " ".join(part.get("text", "") for part in user if isinstance(part, dict))
@@ -53,7 +83,7 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
         flags = []
         for number, statement in enumerate(_items(_section(user, "statements")), start=1):
             words = _words(statement)
-            flags.append({"statement": number, "covered": bool(words) and len(words & response) / len(words) >= 0.5})
+            flags.append({"statement": number, "covered": bool(words) and len(words & response) / len(words) >= statement_share})
         share = sum(f["covered"] for f in flags) / len(flags) if flags else 0.0
         return {"statements": flags,
                 "rationale": f"{share:.0%} of the ground truth's statements appear in the response.",
@@ -62,7 +92,7 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
 
     def supported(text: str) -> tuple[bool, list[int]]:
         words = _words(text)
-        hits = [i + 1 for i, p in enumerate(passages) if words and len(words & p) / len(words) >= 0.6]
+        hits = [i + 1 for i, p in enumerate(passages) if words and len(words & p) / len(words) >= fact_share]
         return bool(hits), hits
 
     if schema_name == "sufficiency_grounded":

@@ -8,6 +8,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
 from markupsafe import escape
 
 from conftest import write_jsonl
@@ -75,3 +76,69 @@ def test_gate_on_corrected_passes_and_fails_at_the_lower_bound(run_score, tmp_pa
     assert refused.code == 2 and "sufficiency has no labels column: give labels.sufficiency (--labels sufficiency=COLUMN)" in refused.error
     misspelt = run_score(source, metric=["sufficiency"], labels=["sufficency=human"])
     assert misspelt.code == 2 and "sufficency" in misspelt.error
+
+
+def _current_table(tmp_path, n=120, labelled=60):
+    """The same ids, a worse system: every third row the judge passed now fails for the judge,
+    and the people who labelled it agree."""
+    rows = []
+    for i in range(n):
+        worse = i % 3 == 0
+        row = {**(NO if i % 4 == 0 or worse else YES), "id": f"r{i}"}
+        if i < labelled:
+            row["human"] = "no" if i % 4 == 0 or i % 5 == 0 or worse else "yes"
+        rows.append(row)
+    return write_jsonl(tmp_path / "now.jsonl", rows)
+
+
+def _expected(table, threshold_yes="yes"):
+    import pandas as pd
+
+    stats = RateStats()
+    for passed, human in zip(table["sufficiency_passed"], table["human"]):
+        stats.add(float(passed), None if pd.isna(human) else float(human == threshold_yes))
+    return stats.corrected()
+
+
+def test_a_comparison_gives_each_runs_corrected_pass_rate_and_the_change_with_its_interval(run_score, run_cli, tmp_path):
+    import math
+
+    import pandas as pd
+
+    from ragjudge.calibration import difference
+
+    run_score(_table(tmp_path), metric=["sufficiency"], min_pass_rate=["0"], output=str(tmp_path / "base.parquet"), quiet=True)
+    summary = tmp_path / "s.json"
+    now = run_score(_current_table(tmp_path), metric=["sufficiency"], min_pass_rate=["0"], labels=["sufficiency=human"],
+                    output=str(tmp_path / "now.parquet"), baseline=str(tmp_path / "base.parquet"), summary_json=str(summary),
+                    markdown=str(tmp_path / "s.md"), html=str(tmp_path / "r.html"), quiet=True)
+    assert now.code == 0, now.error
+    before, after = (_expected(pd.read_parquet(tmp_path / name)) for name in ("base.parquet", "now.parquet"))
+    assert before.valid and after.valid and after.estimate < before.estimate
+    change = difference(before, after)
+    spread = 1.959963984540054 * math.sqrt(before.standard_error ** 2 + after.standard_error ** 2)
+    assert change["change"] == after.estimate - before.estimate
+    assert change["interval"] == pytest.approx([change["change"] - spread, change["change"] + spread], abs=1e-12)
+    figures = json.loads(summary.read_text())["comparison"]["metrics"]["sufficiency"]["corrected"]["pass_rate"]
+    assert figures["baseline"] == before.to_dict() and figures["current"] == after.to_dict()
+    assert figures["change"] == change["change"] and figures["interval"] == change["interval"] and figures["labelled"] == [60, 60]
+    line = (f"label-corrected pass rate {before.estimate:.2f} [{before.low:.2f}, {before.high:.2f}] -> {after.estimate:.2f} "
+            f"[{after.low:.2f}, {after.high:.2f}]: change {change['change']:+.2f} [{change['interval'][0]:+.2f}, {change['interval'][1]:+.2f}] "
+            "(95%; 60 and 60 labelled rows)")
+    assert f"- sufficiency: {line}".replace(">", "&gt;") in (tmp_path / "s.md").read_text().splitlines()  # Markdown escapes '>'
+    assert f"<li>{escape(f'sufficiency against the baseline: {line}')}</li>" in (tmp_path / "r.html").read_text()
+    alone = run_cli(["compare", str(tmp_path / "base.parquet"), str(tmp_path / "now.parquet"), "--labels", "sufficiency=human"], judge=False)
+    assert alone.code == 0 and f"  {line}" in alone.stdout.splitlines()
+    as_json = json.loads(run_cli(["compare", str(tmp_path / "base.parquet"), str(tmp_path / "now.parquet"), "--labels", "sufficiency=human",
+                                  "--json"], judge=False).stdout)
+    assert as_json["metrics"]["sufficiency"]["corrected"]["pass_rate"] == figures
+    without = json.loads(run_cli(["compare", str(tmp_path / "base.parquet"), str(tmp_path / "now.parquet"), "--json"], judge=False).stdout)
+    assert "corrected" not in without["metrics"]["sufficiency"]
+
+
+def test_a_comparison_with_too_few_labels_in_one_run_says_how_many_more(run_score, run_cli, tmp_path):
+    run_score(_table(tmp_path, labelled=20), metric=["sufficiency"], min_pass_rate=["0"], output=str(tmp_path / "base.parquet"), quiet=True)
+    run_score(_current_table(tmp_path), metric=["sufficiency"], min_pass_rate=["0"], output=str(tmp_path / "now.parquet"), quiet=True)
+    shown = run_cli(["compare", str(tmp_path / "base.parquet"), str(tmp_path / "now.parquet"), "--labels", "sufficiency=human"], judge=False)
+    assert ("  label-corrected pass rate: no interval (20 and 60 labelled rows; 10 more labels needed in the run with fewer)"
+            in shown.stdout.splitlines())

@@ -154,7 +154,8 @@ def test_the_config_imports_no_judge():
     tree = ast.parse((ROOT / "ragjudge" / "config.py").read_text(encoding="utf-8"))
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    assert sorted(m for m in imported if m and m.startswith("ragjudge.")) == ["ragjudge.diagnosis", "ragjudge.errors", "ragjudge.strict"]  # bottom-layer modules only
+    assert sorted(m for m in imported if m and m.startswith("ragjudge.")) == ["ragjudge.diagnosis", "ragjudge.errors", "ragjudge.panel",
+                                                                              "ragjudge.strict"]  # bottom-layer modules only
     from ragjudge.config import METRICS
     from ragjudge.judges import BUILT_IN
 

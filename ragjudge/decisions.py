@@ -1,0 +1,324 @@
+"""``ragjudge calibrate``: a judge's decision settings chosen on the team's own labels, from the
+replies already in the response cache (no judge call), and the rows worth labelling next.
+
+A judge's reply is cached by its request; its verdict is decided after the cache by the judge's
+own ``decide`` with the metric's settings (``sufficiency.yes_threshold``, ``fact_threshold``, the
+checks after the cache, completeness's pass mark...). So every setting can be tried on every
+labelled row at no cost: this module reads each row's cached reply once (``cached_replies``),
+decides it again under each candidate setting (``Decisions``), and chooses the settings by
+stratified k-fold cross-validation (``fit``): in each fold a coordinate search (one setting at a
+time, in ``KNOBS`` order, the best agreement on the other folds; among equals the middle of the
+plateau) is fitted on the other folds and applied to the held-out fold. The figure reported is
+the out-of-fold agreement with the labels and its Wilson 95% interval (scipy), beside the
+agreement of the settings the rows were scored with; the settings written are those fitted on
+every labelled row. Method as bench/quality.py used for configs/local.yaml (docs/quality.md).
+
+``suggest`` ranks the unlabelled rows by how near their verdict is to the decision (P(yes) to
+``yes_threshold``, a score to the pass mark): the labels that would move the corrected pass
+rate's interval (``ragjudge.calibration``) most are those the judge is least sure of.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.calibration import label_pass
+from ragjudge.counting import row_ids
+from ragjudge.errors import InputError
+from ragjudge.judges import judge_class, make_judges
+from ragjudge.scoring import Scorer
+from ragjudge.types import Call, Verdict
+
+FOLDS = 5
+MIN_ROWS = 20  # labelled rows with a cached reply below which nothing is fitted
+
+
+def _grid(low: float, high: float, step: float) -> list[float]:
+    return [round(low + step * i, 2) for i in range(int(round((high - low) / step)) + 1)]
+
+
+PROBABILITY = _grid(0.05, 0.95, 0.01)
+SHARE = [None, *_grid(0.1, 1.0, 0.1)]
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One decision setting: ``key`` in the metric's config section (``threshold``: the metric's
+    pass mark, ``thresholds.<metric>``) and the ``candidates`` tried (None: the setting off)."""
+
+    key: str
+    candidates: tuple[Any, ...]
+    numeric: bool = True  # moved by +-0.02 and +-0.05 for the stability figures
+
+
+KNOBS: dict[str, list[Knob]] = {
+    "sufficiency": [Knob("yes_threshold", (None, *PROBABILITY)), Knob("fact_threshold", (None, *PROBABILITY)),
+                    Knob("fact_evidence", tuple(SHARE)), Knob("quote_check", (None, 0.0, *_grid(0.5, 1.0, 0.1))),
+                    Knob("request_evidence", tuple(SHARE))],
+    "completeness": [Knob("threshold", tuple(_grid(1.0, 5.0, 0.1))), Knob("statement_evidence", tuple(SHARE)),
+                     Knob("evidence_weight", tuple(SHARE))],
+}
+
+
+@dataclass
+class Cached:
+    """One row's cached reply: the ``judge`` and final ``call`` that asked for it and the raw
+    ``verdict`` (before any decision); ``verdict`` None when the cache holds no usable reply."""
+
+    position: int
+    judge: Any
+    call: Call | None
+    verdict: Verdict | None
+
+
+def cached_replies(frame: Any, config: Any, metric: str) -> list[Cached]:
+    """Each row of ``frame`` (a table ``ragjudge score`` read, or wrote) with its cached reply for
+    ``metric`` under ``config`` (a ``ragjudge.settings.Config``: the model and prompt settings the
+    rows were scored with; a different model or prompt finds nothing). Makes no call: the
+    response cache (``judge.cache_dir``) is only read. A row answered without a call (an empty
+    retrieval, say) keeps that verdict."""
+    scorer = Scorer(config.model_copy(update={"metrics": [metric]}))
+    try:
+        judge = make_judges(scorer.config)[0]
+        records = scorer.records(frame, scorer.resolve(frame))
+        out = []
+        for position, record in enumerate(records):
+            call = judge.prepare(record)
+            if isinstance(call, Verdict):
+                out.append(Cached(position, judge, None, call if call.status == "ok" else None))
+                continue
+            while call is not None and not call.final:
+                first = scorer.model.peek(call)
+                call = judge.follow_up(call, first) if first is not None and first.status == "ok" else None
+            found = scorer.model.peek(call) if call is not None else None
+            out.append(Cached(position, judge, call, found if found is not None and found.status == "ok" else None))
+        return out
+    finally:
+        scorer.close()
+
+
+class Decisions:
+    """Each cached row's pass (True/False; None without a verdict) under a setting (a tuple of
+    (key, value) pairs of the metric's section, ``threshold`` the pass mark), decided by the
+    judge's own ``decide`` and remembered: cross-validation asks for the same ones many times."""
+
+    def __init__(self, rows: list[Cached], config: Any, metric: str) -> None:
+        self.rows, self.config, self.metric = rows, config, metric
+        self.memo: dict[tuple[tuple[str, Any], ...], list[bool | None]] = {}
+        self.scores: dict[tuple[tuple[str, Any], ...], list[float | None]] = {}
+
+    def __call__(self, setting: tuple[tuple[str, Any], ...]) -> list[bool | None]:
+        if setting not in self.memo:
+            self._decide(setting)
+        return self.memo[setting]
+
+    def score(self, setting: tuple[tuple[str, Any], ...]) -> list[float | None]:
+        """Each row's score under ``setting`` (P(yes)-driven 0/1 for sufficiency, 1..5 for completeness)."""
+        if setting not in self.scores:
+            self._decide(setting)
+        return self.scores[setting]
+
+    def _decide(self, setting: tuple[tuple[str, Any], ...]) -> None:
+        values = dict(setting)
+        threshold = values.pop("threshold", None)
+        passes: list[bool | None] = []
+        scores: list[float | None] = []
+        judges: dict[Any, Any] = {}
+        for row in self.rows:
+            if row.verdict is None:
+                passes.append(None)
+                scores.append(None)
+                continue
+            if row.call is None:  # decided without a call: no setting moves it
+                verdict = row.verdict
+            else:
+                judge = judges.get(id(row.judge))
+                if judge is None:
+                    base = row.judge
+                    judge = judges[id(row.judge)] = judge_class(base.name)(
+                        self.config.judge, base.threshold if threshold is None else threshold, extension=base.extension,
+                        options=base.options.model_copy(update=values))
+                verdict = judge.decide(row.verdict.copy(), row.call)
+            if verdict.status != "ok" or verdict.score is None:
+                passes.append(None)
+                scores.append(None)
+                continue
+            scores.append(float(verdict.score))
+            passes.append(bool(verdict.passed) if threshold is None else float(verdict.score) >= threshold)
+        self.memo[setting] = passes
+        self.scores[setting] = scores
+
+
+def wilson(right: int, n: int) -> list[float] | None:
+    """The Wilson 95% interval of ``right`` of ``n`` (scipy's ``binomtest``), None for n = 0."""
+    if not n:
+        return None
+    from scipy.stats import binomtest
+
+    interval = binomtest(right, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return [float(interval.low), float(interval.high)]
+
+
+def folds(labels: list[Any], k: int, seed: int = 0) -> list[int]:
+    """Each row's fold (0..k-1), stratified by label (any values, compared as text;
+    ``random.Random(seed)``)."""
+    fold = [0] * len(labels)
+    rng = random.Random(seed)
+    for value in sorted(set(map(str, labels))):
+        members = [i for i, label in enumerate(labels) if str(label) == value]
+        rng.shuffle(members)
+        for position, i in enumerate(members):
+            fold[i] = position % k
+    return fold
+
+
+def _agreement(passes: list[bool | None], labels: list[bool], members: list[int]) -> int:
+    return sum(passes[i] is labels[i] for i in members)
+
+
+def _search(decisions: Decisions, knobs: list[Knob], start: dict[str, Any], labels: list[bool], members: list[int]) -> dict[str, Any]:
+    """Coordinate search: each knob in turn set to the candidate with the best agreement on
+    ``members`` (the others as chosen so far); among equals the middle of the tied candidates,
+    and the starting value where it is among them (a change must earn its place)."""
+    chosen = dict(start)
+    for knob in knobs:
+        scored = []
+        for candidate in knob.candidates:
+            trial = {**chosen, knob.key: candidate}
+            scored.append((_agreement(decisions(_key(trial)), labels, members), candidate))
+        top = max(score for score, _ in scored)
+        tied = [candidate for score, candidate in scored if score == top]
+        chosen[knob.key] = chosen[knob.key] if chosen[knob.key] in tied else tied[len(tied) // 2]
+    return chosen
+
+
+def _key(setting: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(setting.items()))
+
+
+@dataclass
+class Fit:
+    """What ``fit`` found for one metric: ``n`` labelled rows with a cached verdict (``missing``:
+    labelled rows without one), the ``start`` settings (those the rows were scored with) and
+    their agreement ``before`` (share of the n, with its Wilson ``before_interval``), the
+    out-of-fold agreement of fitting (``after``, ``after_interval``), the settings ``chosen`` on
+    every row and the ones each fold chose (``per_fold``), ``stability`` (agreement on every row
+    with the first chosen numeric setting moved by +-0.02 and +-0.05), and ``better``: whether the
+    fitted settings beat the start out of fold."""
+
+    metric: str
+    n: int
+    missing: int
+    start: dict[str, Any]
+    before: float | None = None
+    before_interval: list[float] | None = None
+    after: float | None = None
+    after_interval: list[float] | None = None
+    chosen: dict[str, Any] = field(default_factory=dict)
+    per_fold: list[dict[str, Any]] = field(default_factory=list)
+    stability: dict[str, float] = field(default_factory=dict)
+    moved: str | None = None  # the setting the stability figures move
+    better: bool = False
+
+    @property
+    def changes(self) -> dict[str, Any]:
+        """The settings that differ from the start."""
+        return {key: value for key, value in self.chosen.items() if self.start.get(key) != value}
+
+
+def start_settings(config: Any, metric: str) -> dict[str, Any]:
+    """The current value of each of ``metric``'s ``KNOBS`` under ``config``."""
+    section = getattr(config, metric, None)  # the metric's own section (``Config.sufficiency``)
+    out = {}
+    for knob in KNOBS.get(metric, []):
+        if knob.key == "threshold":
+            out[knob.key] = float(config.threshold(metric))
+        else:
+            out[knob.key] = getattr(section, knob.key, None) if section is not None else None
+    return out
+
+
+def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOLDS, seed: int = 0) -> Fit:
+    """Choose ``metric``'s decision settings on the labels in ``label_column`` of ``frame`` (see
+    the module docstring). Raises ``InputError`` for a metric with no decision settings, a
+    missing labels column, or fewer than ``MIN_ROWS`` labelled rows with a cached reply (score the
+    table first, with the config given here)."""
+    if metric not in KNOBS:
+        raise InputError(f"calibrate knows the decision settings of {', '.join(KNOBS)}; {metric} has none to choose")
+    if label_column not in frame.columns and "." not in label_column:
+        raise InputError(f"--labels {metric}={label_column}: the table has no column {label_column!r}; its columns: "
+                         f"{', '.join(map(str, frame.columns))}")
+    low, high = config.scale(metric)
+    binary = (float(low), float(high)) == (0.0, 1.0)
+    default_threshold = float(config.threshold(metric))
+    cells = row_ids(frame, label_column)
+    labelled = [i for i, cell in enumerate(cells) if label_pass(cell, binary, default_threshold) is not None]
+    sub = frame.iloc[labelled].reset_index(drop=True)
+    rows = cached_replies(sub, config, metric)
+    have = [i for i, row in enumerate(rows) if row.verdict is not None]
+    start = start_settings(config, metric)
+    out = Fit(metric, len(have), len(labelled) - len(have), start)
+    if len(have) < MIN_ROWS:
+        raise InputError(f"calibrate {metric}: {len(have)} labelled row(s) have a cached reply ({len(labelled)} labelled); it needs at "
+                         f"least {MIN_ROWS}: score the table first (ragjudge score ... with the same model and config), then calibrate")
+    rows = [rows[i] for i in have]
+    labels = [label_pass(cells[labelled[i]], binary, default_threshold) == 1.0 for i in have]
+    decisions = Decisions(rows, config, metric)
+    knobs = [knob for knob in KNOBS[metric] if len({tuple(decisions(_key({**start, knob.key: c}))) for c in knob.candidates}) > 1]
+    everyone = list(range(len(rows)))
+    right = _agreement(decisions(_key(start)), labels, everyone)
+    out.before, out.before_interval = right / len(rows), wilson(right, len(rows))
+    fold = folds(labels, k, seed)
+    oof_right = 0
+    for f in range(k):
+        train = [i for i in everyone if fold[i] != f]
+        test = [i for i in everyone if fold[i] == f]
+        chosen = _search(decisions, knobs, start, labels, train)
+        out.per_fold.append(chosen)
+        oof_right += _agreement(decisions(_key(chosen)), labels, test)
+    out.after, out.after_interval = oof_right / len(rows), wilson(oof_right, len(rows))
+    out.chosen = _search(decisions, knobs, start, labels, everyone)
+    out.better = out.after > out.before and bool(out.changes)
+    moved = next((knob for knob in knobs if knob.numeric and isinstance(out.chosen.get(knob.key), float)), None)
+    if moved is not None:
+        out.moved = moved.key
+        for delta in (-0.05, -0.02, 0.02, 0.05):
+            value = round(out.chosen[moved.key] + delta, 2)
+            passes = decisions(_key({**out.chosen, moved.key: value}))
+            out.stability[f"{delta:+.2f}"] = _agreement(passes, labels, everyone) / len(rows)
+    return out
+
+
+def suggest(frame: Any, config: Any, metric: str, label_column: str | None, count: int) -> list[int]:
+    """The positions (in ``frame``) of up to ``count`` unlabelled rows with a cached verdict whose
+    labels would narrow the corrected interval most: nearest the decision first (P(yes) to
+    ``yes_threshold`` or 0.5, each fact's least P(supported) likewise; a 1..5 score to the pass
+    mark), then rows whose samples disagree; ties in table order."""
+    low, high = config.scale(metric)
+    binary = (float(low), float(high)) == (0.0, 1.0)
+    threshold = float(config.threshold(metric))
+    cells = row_ids(frame, label_column) if label_column else [None] * len(frame)
+    unlabelled = [i for i, cell in enumerate(cells) if label_pass(cell, binary, threshold) is None]
+    sub = frame.iloc[unlabelled].reset_index(drop=True)
+    rows = cached_replies(sub, config, metric)
+    section = getattr(config, metric, None)
+    cut = getattr(section, "yes_threshold", None) or 0.5
+    ranked = []
+    for row in rows:
+        if row.verdict is None:
+            continue
+        verdict = row.verdict if row.call is None else row.judge.decide(row.verdict.copy(), row.call)
+        if verdict.status != "ok" or verdict.score is None:
+            continue
+        p_yes = (verdict.details or {}).get("p_yes") if isinstance(verdict.details, dict) else None
+        distance = abs(float(p_yes) - cut) if binary and p_yes is not None else (
+            0.5 if binary else abs(float(verdict.score) - threshold) / max(float(high) - float(low), 1.0))
+        ranked.append((distance, -(1.0 - (verdict.agreement if verdict.agreement is not None else 1.0)), row.position))
+    ranked.sort()
+    return [unlabelled[position] for _, _, position in ranked[:count]]
+
+
+__all__ = ["FOLDS", "KNOBS", "MIN_ROWS", "Cached", "Decisions", "Fit", "Knob", "cached_replies", "fit", "folds", "start_settings",
+           "suggest", "wilson"]

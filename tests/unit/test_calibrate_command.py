@@ -1,0 +1,129 @@
+"""``ragjudge calibrate``: decision settings chosen on the team's labels from the cached replies
+(no judge call), written as a config that scores the same rows with the agreement it promised;
+``--suggest`` lists the least certain unlabelled rows (issue 48)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import yaml
+
+from conftest import write_jsonl
+
+YES_THRESHOLD = ["sufficiency.yes_threshold=0.5"]  # P(yes) is read (the reply's log-probabilities are asked for)
+
+
+def _rows(group: str, count: int, yes: bool, label: str | None, start: int) -> list[dict]:
+    """Rows whose context holds the request's words (the fake judge writes yes) or not (no);
+    each row's texts its own, so each has its own cached reply."""
+    rows = []
+    for i in range(start, start + count):
+        context = f"The tower {i} is in Paris." if yes else f"The river {i} is long."
+        row = {"id": f"{group}{i}", "request": f"Where is the tower {i}?", "context": [context]}
+        if label is not None:
+            row["human"] = label
+        rows.append(row)
+    return rows
+
+
+def _scored(run_score, judge, tmp_path) -> str:
+    """60 labelled rows in three groups the judge scores with a different P(yes) each: sure yes
+    (0.9, people agree), unsure yes (0.6, people say no: the judge says yes too easily), no (0.2,
+    people agree); and 12 unlabelled rows, P(yes) 0.55 and 0.95. Scored with yes_threshold 0.5."""
+    groups = [("a", 20, True, "yes", 0.9), ("b", 20, True, "no", 0.6), ("c", 20, False, "no", 0.2),
+              ("u", 6, True, None, 0.55), ("v", 6, True, None, 0.95)]
+    everything = []
+    for n, (group, count, yes, label, p_yes) in enumerate(groups):
+        rows = _rows(group, count, yes, label, 100 * n)
+        judge.p_yes = p_yes
+        run = run_score(write_jsonl(tmp_path / f"{group}.jsonl", rows), metric=["sufficiency"], set_=YES_THRESHOLD, min_pass_rate=["0"],
+                        quiet=True)
+        assert run.code == 0, run.error
+        everything += rows
+    return write_jsonl(tmp_path / "all.jsonl", everything)
+
+
+def test_calibrate_chooses_the_threshold_people_agree_with_and_the_config_scores_so(run_score, run_cli, judge, cache_dir, tmp_path):
+    table = _scored(run_score, judge, tmp_path)
+    calls = judge.calls
+    out = tmp_path / "my-judge.yaml"
+    base = tmp_path / "base.yaml"
+    base.write_text(yaml.safe_dump({"sufficiency": {"yes_threshold": 0.5}, "gate": {"min_pass_rate": {"sufficiency": 0}}}))
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "-c", str(base), "--model", "openai/fake-judge",
+                    "--cache-dir", cache_dir, "-o", str(out)], judge=False)
+    assert done.code == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:5] == [
+        "sufficiency: 60 labelled rows with a cached reply",
+        "  agreement with your labels, settings you scored with: 0.67 [0.54, 0.77]",  # Wilson, 40 of 60
+        "  out of fold (5 folds), settings fitted on the other folds: 1.00 [0.94, 1.00]",
+        "  chosen on every row: yes_threshold 0.5 -> 0.76",  # the middle of 0.61..0.90, where every row agrees
+        "  stability: agreement with yes_threshold moved -0.05: 1.00, -0.02: 1.00, +0.02: 1.00, +0.05: 1.00",
+    ]
+    written = yaml.safe_load(out.read_text())
+    assert written["sufficiency"] == {"yes_threshold": 0.76} and written["gate"] == {"min_pass_rate": {"sufficiency": 0}}
+    assert out.read_text().startswith("# sufficiency: agreement with the labels out of fold 1.00 against 0.67")
+    assert judge.calls == calls  # no judge call
+    again = tmp_path / "again.parquet"
+    rescored = run_score(table, config=str(out), output=str(again), quiet=True)
+    assert rescored.code == 0 and judge.calls == calls  # every reply from the cache
+    frame = pd.read_parquet(again)
+    labelled = frame[frame["human"].notna()]
+    assert ((labelled["sufficiency_score"] == 1.0) == (labelled["human"] == "yes")).all()
+
+
+def test_calibrate_writes_nothing_when_the_settings_scored_with_are_as_good(run_score, run_cli, judge, cache_dir, tmp_path):
+    rows = []
+    for group, yes, label, p_yes, start in (("a", True, "yes", 0.9, 0), ("c", False, "no", 0.1, 100)):  # every verdict right at 0.5
+        judge.p_yes = p_yes
+        part = _rows(group, 15, yes, label, start)
+        assert run_score(write_jsonl(tmp_path / f"{group}.jsonl", part), metric=["sufficiency"], set_=YES_THRESHOLD, min_pass_rate=["0"],
+                         quiet=True).code == 0
+        rows += part
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "my-judge.yaml"
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--set", YES_THRESHOLD[0], "--model", "openai/fake-judge",
+                    "--cache-dir", cache_dir, "-o", str(out)], judge=False)
+    assert done.code == 1 and not out.exists()
+    assert "  chosen on every row: no change" in done.stdout.splitlines()
+    assert done.stdout.splitlines()[-1] == ("nothing written: no metric's fitted settings beat the settings you scored with out of fold")
+
+
+def test_calibrate_without_cached_replies_says_to_score_first(run_cli, cache_dir, tmp_path):
+    table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 25, True, "yes", 0))
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 2
+    assert ("calibrate sufficiency: 0 labelled row(s) have a cached reply (25 labelled); it needs at least 20: score the table first "
+            "(ragjudge score ... with the same model and config), then calibrate") in done.stderr
+
+
+def test_suggest_lists_the_unlabelled_rows_nearest_the_decision(run_score, run_cli, judge, cache_dir, tmp_path):
+    table = _scored(run_score, judge, tmp_path)
+    out = tmp_path / "to_label.csv"
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--set", YES_THRESHOLD[0], "--model", "openai/fake-judge",
+                    "--cache-dir", cache_dir, "--suggest", "8", "-o", str(out)], judge=False)
+    assert done.code == 0, done.stderr
+    chosen = pd.read_csv(out)
+    # P(yes) 0.55 (0.05 from the threshold) before 0.95 (0.45 from it); labelled rows never
+    assert chosen["id"].tolist() == [f"u{i}" for i in range(300, 306)] + ["v400", "v401"]
+    assert chosen["human"].isna().all()
+
+
+def test_calibrate_chooses_completeness_pass_mark_against_ratings(run_score, run_cli, judge, cache_dir, tmp_path):
+    # the fake judge scores a response with all three statements 5, one of three 2, none 1; people rate them 5, 3 and 1,
+    # and "rating >= 3" passes: the pass mark 3 fails the responses people pass
+    answer = "The tower is in Paris. It is tall. It is old."
+    rows = [{"id": f"r{i}", "request": f"Tell me about tower {i}", "context": ["x"], "expected_response": answer,
+             "response": [answer, "The tower is in Paris.", "Nothing here."][i % 3] + f" ({i})", "human": [5, 3, 1][i % 3]} for i in range(30)]
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    assert run_score(table, metric=["completeness"], min_pass_rate=["0"], quiet=True).code == 0
+    out = tmp_path / "my-judge.yaml"
+    done = run_cli(["calibrate", table, "--labels", "completeness=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "-o", str(out)], judge=False)
+    assert done.code == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[1:4] == [
+        "  agreement with your labels, settings you scored with: 0.67 [0.49, 0.81]",
+        "  out of fold (5 folds), settings fitted on the other folds: 1.00 [0.89, 1.00]",
+        "  chosen on every row: threshold 3.0 -> 1.6",  # the middle of 1.1..2.0: above the 1s, at or below the 2s
+    ]
+    assert yaml.safe_load(out.read_text()) == {"thresholds": {"completeness": 1.6}}
