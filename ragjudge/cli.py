@@ -64,6 +64,8 @@ SCORE_EPILOG = """Examples:
 
   ragjudge score data.jsonl --set judge.concurrency=4 --set thresholds.completeness=4   (any config key)
 
+  ragjudge score data.jsonl -o scored.parquet --batch   (the batch API: half the price; exit 4 until the same command collects; docs/batch.md)
+
   ragjudge score mlflow:my-rag-app --mlflow-log-feedback   (MLflow traces in, feedback out; docs/from-mlflow.md)
 
   ragjudge score phoenix:default --phoenix-endpoint http://localhost:6006   (a Phoenix project in, annotations out; docs/from-phoenix.md)
