@@ -47,6 +47,8 @@ def _root(
 
 cache_app = typer.Typer(help="Inspect or clear the judge response cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
+batch_app = typer.Typer(help="Collect a run submitted to the provider's batch API (score --batch) and finish it.", no_args_is_help=True)
+app.add_typer(batch_app, name="batch")
 config_app = typer.Typer(help="Print the bundled configs (every key with its default, the embedded judge's, MLflow's).", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
@@ -62,6 +64,8 @@ SCORE_EPILOG = """Examples:
 
   ragjudge score data.jsonl --set judge.concurrency=4 --set thresholds.completeness=4   (any config key)
 
+  ragjudge score data.jsonl -o scored.parquet --batch   (the batch API: half the price; exit 4 until the same command collects; docs/batch.md)
+
   ragjudge score mlflow:my-rag-app --mlflow-log-feedback   (MLflow traces in, feedback out; docs/from-mlflow.md)
 
   ragjudge score phoenix:default --phoenix-endpoint http://localhost:6006   (a Phoenix project in, annotations out; docs/from-phoenix.md)
@@ -70,7 +74,8 @@ SCORE_EPILOG = """Examples:
 
 Exit codes: 0 gate passed, 1 a gate failed (pass rate, skip rate, diagnosis share, or against
 --baseline: regressions, pass-rate drop), 2 usage/config/input error, 3 too many judge errors
-(provider down, auth, quota, unreadable replies) or the budget reached, 130 interrupted."""
+(provider down, auth, quota, unreadable replies) or the budget reached, 4 submitted to the
+batch API and not yet judged (--batch; run again to collect), 130 interrupted."""
 
 
 @app.command(epilog=SCORE_EPILOG)
@@ -114,6 +119,9 @@ def score(
     sample: Annotated[Optional[int], typer.Option(help="Judge a random N rows (reproducible with --seed); the rest are written as skipped, 'not sampled'.", rich_help_panel="Input and outputs")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Seed of --sample's choice (default 0).", rich_help_panel="Input and outputs")] = None,
     max_cost: Annotated[Optional[float], typer.Option(help="Budget in USD: once spent, no new call starts and the remaining rows are errors 'budget reached' (exit 3); a re-run pays only for those.", rich_help_panel="Cost")] = None,
+    batch: Annotated[Optional[bool], typer.Option("--batch", help="Judge through the provider's batch API (OpenAI-compatible models, Anthropic's): half the price, replies within 24 hours. Submits the calls not cached, writes a manifest beside the output (or in the cache folder) and exits 4; the same command again collects and finishes (docs/batch.md).", rich_help_panel="Cost")] = None,
+    batch_wait: Annotated[bool, typer.Option("--batch-wait", help="With --batch: wait for the batches (a progress bar of the provider's counts), then finish the run.", rich_help_panel="Cost")] = False,
+    batch_fallback: Annotated[Optional[str], typer.Option(help="With --batch: resubmit (default) a call the batch failed or let expire, up to 3 times, or judge it directly at the full price (direct).", rich_help_panel="Cost")] = None,
     engine: Annotated[str, typer.Option(help="local (default), or ray: score on a Ray cluster with Ray Data; OUTPUT may then be a folder of Parquet files.", rich_help_panel="Ray")] = "local",
     ray_address: Annotated[Optional[str], typer.Option(help="With --engine ray: the cluster's address (default: start a local one).", rich_help_panel="Ray")] = None,
     ray_actors: Annotated[Optional[int], typer.Option(help="With --engine ray: scoring actors (default: the cluster's CPUs). --concurrency is per actor (the provider sees actors x concurrency calls in flight); --rpm is split across them.", rich_help_panel="Ray")] = None,
@@ -180,6 +188,10 @@ def _show(console: Any, outcome: Any, quiet: bool) -> int:
         for line in [*outcome.estimate["notes"], *render(outcome.estimate)]:
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         return outcome.exit_code
+    if outcome.batch is not None and outcome.batch.pending:
+        for line in outcome.batch.lines:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        return outcome.exit_code
     if outcome.stopped is not None:
         print(outcome.stopped, file=sys.stderr)
         _SAID["interrupted"] = True
@@ -219,6 +231,8 @@ def _listener(console: Any, progress: Any, quiet: bool, show_row: Any) -> Any:
             console.print(event.text, highlight=False, soft_wrap=True, markup=False)
         elif isinstance(event, Row) and show_row:
             show_row(event.position, event.id, event.verdicts)
+        elif type(event).__name__ == "BatchProgress" and progress:  # --batch-wait: the provider's counts
+            progress.batch(event.done, event.total, event.status)
 
     return hear
 
@@ -523,6 +537,33 @@ def config_show(name: Annotated[str, typer.Argument(help="default (every key wit
     from ragjudge.config import bundled_config
 
     typer.echo(bundled_config(name).read_text(encoding="utf-8"), nl=False)
+
+
+@batch_app.command("collect", epilog="""Examples:
+
+  ragjudge batch collect scored.parquet.batch/manifest.json
+
+  ragjudge batch collect scored.parquet.batch --batch-wait""")
+def batch_collect(
+    manifest: Annotated[str, typer.Argument(help="The manifest.json a `score --batch` run printed (or its batch folder).")],
+    batch_wait: Annotated[bool, typer.Option("--batch-wait", help="Wait for the batches (a progress bar), then finish the run.")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Only errors and a failing gate's lines.")] = False,
+) -> None:
+    """Collect the batches of a `score --batch` run and finish it, with the run's own request and
+    config as the manifest records them: exit 4 while its batches run, else the run's exit code."""
+    from ragjudge.reports.terminal import make_console
+    from ragjudge.run import recorded_request, run
+
+    request, config = recorded_request(manifest, batch_wait)
+    console = make_console()
+    progress = None if quiet else _progress(console)
+    _collect_less()
+    try:
+        outcome = run(request, config, on_event=_listener(console, progress, quiet, None))
+    finally:
+        if progress:
+            progress.stop()
+    raise typer.Exit(_show(console, outcome, quiet))
 
 
 @cache_app.command("info", epilog="""Examples:

@@ -172,6 +172,14 @@ class JudgeSettings(_Strict):
                                                                                 "the remaining rows are errors 'budget reached' (exit "
                                                                                 "3); a re-run pays only for them")
     local_model_path: str | None = Field(None, description="embedded judge: a GGUF file to use instead of the bundled model")
+    batch: bool = Field(False, description="judge through the provider's batch API (OpenAI-compatible models, Anthropic's): half the "
+                                           "price, replies within 24 hours; a run submits and exits 4 until the replies are in "
+                                           "(docs/batch.md)")
+    batch_fallback: Literal["resubmit", "direct"] = Field("resubmit", description="with batch: a call the batch failed or let expire "
+                                                                                  "is submitted again (resubmit, up to 3 times) or "
+                                                                                  "judged directly at the full price (direct)")
+    batch_poll: float = Field(30.0, gt=0, allow_inf_nan=False, description="with batch and --batch-wait: seconds between polls of the "
+                                                                           "batches' status")
     panel: list[PanelMember] = Field(default_factory=list, description="a panel of judge models that decide each row together instead "
                                                                       "of judge.model: at least 2, each a model string or {model, name, "
                                                                       "api_base, transport, temperature, concurrency} (docs/judges.md)")

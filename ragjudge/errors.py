@@ -1,7 +1,8 @@
 """One exception hierarchy; the CLI maps each class to one line and one exit code.
 
 Exit codes (``../DESIGN.md``): 0 gate passed, 1 a quality gate failed, 2 usage, config or
-input error, 3 the judges could not run (provider down, auth, quota, unreadable replies).
+input error, 3 the judges could not run (provider down, auth, quota, unreadable replies), 4
+submitted to the provider's batch API, not yet judged (``--batch``; run again to collect).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
 EXIT_JUDGE_ERRORS = 3
+EXIT_SUBMITTED = 4
 
 
 class RagjudgeError(Exception):
@@ -34,3 +36,15 @@ class ProviderFatalError(RagjudgeError):
     """The provider refused in a way that retrying cannot fix (auth, not found, quota). Exit 3."""
 
     exit_code = EXIT_JUDGE_ERRORS
+
+
+class BatchSubmitted(RagjudgeError):
+    """``ragjudge.evaluate`` with ``judge.batch``: the calls are submitted to the provider's batch
+    API (or its batches still run) and the rows are not judged yet; ``str(err)`` says how to
+    collect, ``folder`` is the run's batch folder. Exit 4: call again to collect and finish."""
+
+    exit_code = EXIT_SUBMITTED
+
+    def __init__(self, message: str, folder: str | None = None) -> None:
+        super().__init__(message)
+        self.folder = folder

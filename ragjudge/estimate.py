@@ -13,7 +13,8 @@ token (said so). A coverage call that follows an uncached statements call cannot
 yet: its prompt is estimated from the expected response's sentences. Completion tokens:
 an expected figure per kind of call, and the upper bound ``max_tokens`` per call. Cost: USD
 from ``judge.price`` or litellm's price table, as a range (expected to upper bound), or
-"unknown price".
+"unknown price"; at the batch API's price with ``judge.batch`` (``--batch``), and the total at
+both prices either way (``cost_by_api``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
     """The dry run of ``ragjudge score`` on ``source`` (a path or ``-``) with ``config``; the
     same row selection as the run (``limit``, ``sample``; checked by ``ragjudge.run.ScoreRequest.check``). Returns a dict: ``rows``, per metric
     the ``MetricEstimate`` figures, their totals, ``tokens`` ("counted" or "estimated"),
-    ``price`` (USD per million input and output tokens, or None) and ``notes``. Raises what a
+    ``price`` (USD per million input and output tokens, or None), ``batch`` (the run goes through
+    the batch API), ``cost_by_api`` (the total's USD range at the ``direct`` and the ``batch``
+    price, each {"low", "high"}; None for an unknown price) and ``notes``. Raises what a
     real run raises for bad input or settings."""
     from ragjudge.io import detect_format, iter_chunks
     fmt = detect_format(source, input_format)
@@ -103,6 +106,17 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         total = _total(figures, start)
         first = judges[0]
         prices = {judged.price for judged in judges}
+        both = {}  # the total at the direct price and at the batch API's (half), whichever this run pays
+        for kind, batch in (("direct", False), ("batch", True)):
+            ranges = []
+            for judged in judges:
+                rates, own = judged.model.price(batch), _total(judged.figures, start)
+                if rates is None:
+                    break
+                ranges.append(((own.prompt_tokens * rates[0] + own.expected_completion_tokens * rates[1]) / 1e6,
+                               (own.prompt_tokens * rates[0] + own.max_completion_tokens * rates[1]) / 1e6))
+            else:
+                both[kind] = {"low": sum(low for low, _ in ranges), "high": sum(high for _, high in ranges)}
         report = {
             "rows": start,
             "judge_model": scorer.judge_model,
@@ -111,6 +125,8 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
             "total": total.to_dict(),
             "tokens": "counted with the model's tokenizer" if all(j.counter.counted for j in judges) else "estimated at 4 characters a token",
             "price_per_million_tokens": None if first.price is None or len(prices) > 1 else {"input": first.price[0], "output": first.price[1]},
+            "batch": bool(scorer.config.judge.batch),
+            "cost_by_api": both or None,
             "notes": notes,
         }
         if first.name is not None:  # a panel: each member's own figures
@@ -244,4 +260,9 @@ def render(report: dict[str, Any]) -> list[str]:
     total = report["total"]
     lines.append(f"total: {total['calls']} calls, {total['prompt_tokens']} prompt tokens ({report['tokens']}), "
                  f"cost {usd(total['cost_low'], total['cost_high'])}")
+    both = report.get("cost_by_api")
+    if both and "batch" in both and "direct" in both and both["batch"] != both["direct"]:
+        this = "batch" if report.get("batch") else "direct"
+        lines.append(f"cost by API: direct {usd(both['direct']['low'], both['direct']['high'])}; batch API (--batch) "
+                     f"{usd(both['batch']['low'], both['batch']['high'])}; this run: {this}")
     return lines

@@ -225,26 +225,34 @@ class Model:
     def spent(self, value: float) -> None:
         self.ledger.spent = value
 
-    def price(self) -> tuple[float, float] | None:
+    def price(self, batch: bool | None = None) -> tuple[float, float] | None:
         """USD per million (input, output) tokens: ``judge.price``, else litellm's price table;
-        (0, 0) for the embedded judge; None when unknown."""
+        (0, 0) for the embedded judge; None when unknown. ``batch`` (default: ``judge.batch``):
+        the batch API's price (``prices.batch_rates``; half of ``judge.price``)."""
         if self.transport.free:
             return (0.0, 0.0)
+        batch = bool(getattr(self.settings, "batch", False)) if batch is None else batch
         if self.settings.price is not None:
-            return (self.settings.price.input_per_mtok, self.settings.price.output_per_mtok)
+            share = prices.BATCH_DISCOUNT if batch else 1.0
+            return (self.settings.price.input_per_mtok * share, self.settings.price.output_per_mtok * share)
 
         provider, _, name = self.provider_model.partition("/")
         row = prices.entry(provider, name) or {}
         if row.get("input_cost_per_token") is None:
             return None
+        if batch:
+            per_in, per_out = prices.batch_rates(row)  # type: ignore[misc]
+            return (per_in * 1e6, per_out * 1e6)
         return (float(row["input_cost_per_token"]) * 1e6, float(row.get("output_cost_per_token") or 0.0) * 1e6)
 
-    def _priced(self, usage: Usage) -> Usage:
-        """``usage`` priced by ``judge.price`` when it is set (the table's price otherwise)."""
+    def _priced(self, usage: Usage, batch: bool = False) -> Usage:
+        """``usage`` priced by ``judge.price`` when it is set (the table's price otherwise; half
+        of it for a reply through the batch API, ``batch``)."""
         price = self.settings.price
         if price is None or self.transport.free:
             return usage
-        cost = (usage.prompt_tokens * price.input_per_mtok + usage.completion_tokens * price.output_per_mtok) / 1e6
+        share = prices.BATCH_DISCOUNT if batch else 1.0
+        cost = share * (usage.prompt_tokens * price.input_per_mtok + usage.completion_tokens * price.output_per_mtok) / 1e6
         return replace(usage, cost_usd=cost)
 
     def counter(self) -> Any:
@@ -255,12 +263,13 @@ class Model:
             self._counter = TokenCounter(self.provider_model)
         return self._counter
 
-    def _estimated(self, usage: Usage, messages: list[dict[str, Any]], text: str | None) -> Usage:
+    def _estimated(self, usage: Usage, messages: list[dict[str, Any]], text: str | None, batch: bool = False) -> Usage:
         """``usage`` of a reply that reported no token counts: the prompt's and reply's tokens
-        counted as the dry run counts them, priced, and marked ``estimated``."""
+        counted as the dry run counts them, priced (at the batch price for a reply through the
+        batch API, ``batch``), and marked ``estimated``."""
         counter = self.counter()
         prompt, completion = counter(messages), counter.text(text)
-        price = self.price()
+        price = self.price(batch)
         cost = None if price is None else (prompt * price[0] + completion * price[1]) / 1e6
         return replace(usage, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost, estimated=True)
 
@@ -389,11 +398,11 @@ class Model:
             if self.fatal is not None or self.stopping:
                 reason = f"not run: {self.fatal}" if self.fatal is not None else Reason.INTERRUPTED
                 return Verdict.failed(call.metric, reason, mode=call.mode)
-            verdict, replied = await self._ask(call, parse, probe)
+            verdict, replied = await self._ask(call, parse, probe, key)
         finally:
             if probe:
                 self._probe_done.set()
-        if verdict.status == OK and self.cache is not None:
+        if verdict.status == OK and self.cache is not None and getattr(self.transport, "cacheable", True):
             self.cache.set(key, {"verdict": verdict.to_cache(), "raw": verdict.raw})
         verdict.cached = None if verdict.reason is BUDGET or verdict.input_error else False
         if verdict.status == OK:
@@ -406,7 +415,7 @@ class Model:
                 self._memory.popitem(last=False)
         return verdict
 
-    async def _ask(self, call: Call, parse: Callable[[Reply, Call], Verdict], probe: bool) -> tuple[Verdict, bool]:
+    async def _ask(self, call: Call, parse: Callable[[Reply, Call], Verdict], probe: bool, key: str | None = None) -> tuple[Verdict, bool]:
         """The call, then one re-ask when the reply cannot be read. Returns the verdict and
         whether a reply came back. When the re-ask cannot be read either, the error names
         what was wrong with each reply where they differ (the first reply's score, say, which
@@ -420,15 +429,16 @@ class Model:
             return Verdict.failed(call.metric, too_long, mode=call.mode, input_error=True), False
         for attempt in range(2):
             try:
-                reply = await self._send(call, messages, probe and attempt == 0)
+                reply = await self._send(call, messages, probe and attempt == 0, key, attempt)
             except _Failed as failure:
                 usage = usage + failure.usage
                 if failure.fatal is not None and self.fatal is None:
                     self.fatal = failure.fatal
                 return Verdict.failed(call.metric, failure.reason or str(failure), raw=text, mode=call.mode, usage=usage), attempt > 0
+            batched = bool(reply.batch)
             if reply.usage.estimated or reply.usage.prompt_tokens <= 0:  # no usage reported: unknown, not zero
-                reply.usage = self._estimated(reply.usage, messages, reply.text)
-            reply.usage = self._priced(reply.usage)
+                reply.usage = self._estimated(reply.usage, messages, reply.text, batched)
+            reply.usage = self._priced(reply.usage, batched)
             usage = usage + reply.usage
             self.spent += reply.usage.cost_usd or 0.0
             text = reply.text = clean_text(reply.text) if reply.text else reply.text
@@ -460,8 +470,10 @@ class Model:
             self._limit = limit
         return self._limit
 
-    async def _send(self, call: Call, messages: list[dict[str, Any]], probe: bool) -> Reply:
-        """One request with the limit, pacing and retries; raises ``_Failed``."""
+    async def _send(self, call: Call, messages: list[dict[str, Any]], probe: bool, key: str | None = None, ask: int = 0) -> Reply:
+        """One request with the limit, pacing and retries; raises ``_Failed``. ``key``: the call's
+        cache key and ``ask`` 0 (1 for the re-ask), carried on the ``Request`` for a transport
+        that names its calls (the batch: ``ragjudge.transports.batch``)."""
         def wait(state: Any) -> float:
             exc = state.outcome.exception() if state.outcome else None
             if isinstance(exc, _Again):
@@ -482,6 +494,8 @@ class Model:
             seed=self.settings.seed,
             logprobs=call.logprobs,
             timeout=self.settings.timeout,
+            key=key,
+            ask=ask,
         )
         attempts = 0
         first = probe
@@ -490,7 +504,7 @@ class Model:
             nonlocal attempts, first, request
             if self.fatal is not None:
                 raise self.fatal
-            if self.settings.max_cost is not None and self.spent >= self.settings.max_cost:
+            if self.settings.max_cost is not None and self.spent >= self.settings.max_cost and not prepaid(self.transport, request):
                 self.budget_reached = True  # checked as each call is about to leave: calls in flight still finish
                 raise _Budget()
             if self._pacer.rpm:
@@ -685,6 +699,13 @@ def _backoff() -> Any:
         _BACKOFF = ((BACKOFF_INITIAL_S, BACKOFF_MAX_S),
                     wait_exponential_jitter(multiplier=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S))
     return _BACKOFF[1]
+
+
+def prepaid(transport: Any, request: Request) -> bool:
+    """Whether ``transport`` answers ``request`` with a reply already paid for (a batch's reply,
+    ``ragjudge.transports.batch``): the budget never refuses it."""
+    check = getattr(transport, "prepaid", None)
+    return bool(check(request)) if check is not None else False
 
 
 def _requests(attempts: int) -> Usage:

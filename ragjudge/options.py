@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from ragjudge.errors import ConfigError
 
 _JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost",
-               "panel", "panel_rule", "panel_quorum")
+               "panel", "panel_rule", "panel_quorum", "batch", "batch_fallback")
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 without importing litellm (which takes seconds).
 
 ``cost(provider, models, prompt_tokens, completion_tokens)`` -> USD, or None when no entry
-prices the model. ``entry(provider, name)`` -> the table's row, or None.
+prices the model; ``batch=True`` at the batch price (``batch_rates``). ``entry(provider, name)`` -> the table's row, or None.
 ``input_limit(provider_model)`` -> the model's ``max_input_tokens``, or None.
 ``TokenCounter(provider_model)`` counts the prompt tokens of messages (the dry run's count,
 and the estimate for a reply that reports no usage).
@@ -59,18 +59,38 @@ def entry(provider: str, name: str) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def cost(provider: str, models: list[str | None], prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float | None:
+BATCH_DISCOUNT = 0.5  # OpenAI's, Azure OpenAI's and Anthropic's batch APIs charge half the direct price
+
+
+def batch_rates(row: dict[str, Any]) -> tuple[float, float] | None:
+    """USD per token (input, output) of a call through the provider's batch API: the table's
+    ``input_cost_per_token_batches`` / ``output_cost_per_token_batches``, else half the direct
+    price (``BATCH_DISCOUNT``, the providers' published discount); None when the row has no price."""
+    if row.get("input_cost_per_token") is None:
+        return None
+    per_in = row.get("input_cost_per_token_batches")
+    per_out = row.get("output_cost_per_token_batches")
+    return (float(per_in) if per_in is not None else float(row["input_cost_per_token"]) * BATCH_DISCOUNT,
+            float(per_out) if per_out is not None else float(row.get("output_cost_per_token") or 0.0) * BATCH_DISCOUNT)
+
+
+def cost(provider: str, models: list[str | None], prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0,
+         batch: bool = False) -> float | None:
     """USD for one call: the first of ``models`` (e.g. the model the reply names, then the one
     asked for) that the table prices, by input and output tokens as litellm's
     ``completion_cost`` counts them (cached prompt tokens at the cached rate where there is
-    one; the long-context rate above 128k tokens where there is one). None when no model is
-    priced."""
+    one; the long-context rate above 128k tokens where there is one). ``batch``: a call made
+    through the provider's batch API, every token at ``batch_rates`` (no cached or long-context
+    rate). None when no model is priced."""
     for name in models:
         if not name:
             continue
         row = entry(provider, name)
         if row is None or row.get("input_cost_per_token") is None:
             continue
+        if batch:
+            per_in, per_out = batch_rates(row)  # type: ignore[misc]
+            return prompt_tokens * per_in + completion_tokens * per_out
         long_context = prompt_tokens > 128_000
         per_in = float((long_context and row.get("input_cost_per_token_above_128k_tokens")) or row["input_cost_per_token"])
         per_out = float((long_context and row.get("output_cost_per_token_above_128k_tokens")) or row.get("output_cost_per_token") or 0.0)

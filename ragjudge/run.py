@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ragjudge.errors import ConfigError, RagjudgeError
+from ragjudge.errors import EXIT_SUBMITTED, BatchSubmitted, ConfigError, RagjudgeError
 from ragjudge.options import (
     CLI,
     KEYWORDS,
@@ -57,8 +57,9 @@ from ragjudge.trace_run import plan
 from ragjudge.estimate import estimate
 from ragjudge.reports.summary import write_summary_json
 from ragjudge.ray import evaluate_on_ray
+from ragjudge.batch import advance, recorded_run
 
-__all__ = ["RunOutcome", "ScoreRequest", "evaluate", "request_of", "run"]
+__all__ = ["RunOutcome", "ScoreRequest", "evaluate", "recorded_request", "request_of", "run"]
 
 _TRACE_OPTIONS = ("mlflow_tracking_uri", "mlflow_filter", "mlflow_max_traces", "mlflow_log_feedback", "mlflow_feedback_name",
                   "expected_facts_attribute", "expected_response_attribute", "phoenix_endpoint", "annotations", "judge_error_traces",
@@ -81,7 +82,9 @@ class ScoreRequest:
     none. Traces: ``mlflow_*`` (MLflow traces in, feedback out), ``expected_*_attribute``,
     ``phoenix_endpoint``, ``annotations`` (OpenTelemetry traces), ``phoenix_start``, ``phoenix_end``,
     ``phoenix_trace_id`` (the spans of ``phoenix:PROJECT`` read), ``judge_error_traces`` (judge the
-    rows of traces in state ERROR, as MLflow's scorer does). ``flag_fields``: the fields
+    rows of traces in state ERROR, as MLflow's scorer does). ``batch_wait``: with ``judge.batch``,
+    wait for the batches and finish the run (else submit and stop, exit 4; ``ragjudge.batch``).
+    ``flag_fields``: the fields
     ``--map`` set (a mapped column that is missing is an error naming the flag);
     ``row_events``: ``on_event`` hears each row's verdicts (``Row``); ``keep_table``: the
     outcome keeps the scored table; ``handle_signals``: Ctrl-C and SIGTERM stop the run and
@@ -122,6 +125,7 @@ class ScoreRequest:
     phoenix_start: str | None = None
     phoenix_end: str | None = None
     phoenix_trace_id: tuple[str, ...] = ()
+    batch_wait: bool = False
     flag_fields: frozenset[str] = frozenset()
     row_events: bool = False
     keep_table: bool = False
@@ -167,7 +171,7 @@ class ScoreRequest:
         ``ConfigError`` (exit 2) naming the option and the fix:
 
         - rows: ``limit`` with ``sample``, either below 1, ``seed`` without ``sample``;
-        - the budget (``judge.max_cost``) for a model with no known price;
+        - the budget (``judge.max_cost``) for a model with no known price; ``batch_wait`` without ``judge.batch``;
         - outputs: an unknown format, ``format`` or ``output_format`` with no table to write,
           ``format`` that contradicts the output's suffix, files that collide, a report to stdout,
           a baseline that is missing or cannot be compared, regression gates without one;
@@ -183,6 +187,9 @@ class ScoreRequest:
             raise ConfigError(f"{names('seed')} chooses the rows of {names('sample')}: give {names.placeholder('sample', 'N')} with it, or "
                               f"leave {names('seed')} out")
         check_budget(config, names)
+        if self.batch_wait and not config.judge.batch:
+            raise ConfigError(f"{names.about('batch_wait', True)} waits for the batches of a batch run: add "
+                              f"{'--batch' if self.cli else 'judge.batch: true'}, or leave it out")
         check_regression_gates(self.max_regressions, self.max_drop, names)
         source = self.source if isinstance(self.source, str) else ""
         check_outputs(source, self.output, self.summary_json, self.format, self.output_format, junit=self.junit,
@@ -242,7 +249,8 @@ class ScoreRequest:
 @dataclass
 class RunOutcome:
     """What ``run`` did: the ``request``, the ``exit_code`` (0 every gate passed, 1 a gate failed,
-    2 nothing could be judged, 3 the judges could not run, 130 interrupted); ``result``
+    2 nothing could be judged, 3 the judges could not run, 4 submitted to the batch API and not
+    yet judged, 130 interrupted); ``batch`` (``ragjudge.batch.BatchStep``: a batch run's state); ``result``
     (``RunResult``: summary, gate, mapping, notes, the table when kept; None for a dry run),
     ``finished`` (the outputs written: the final ``gate`` with the baseline's checks, the
     comparison's lines, the GitHub annotations), ``estimate`` (the dry run's figures),
@@ -259,6 +267,7 @@ class RunOutcome:
     trace_failed: set[int] = field(default_factory=set)
     stopped: str | None = None
     seconds: float = 0.0
+    batch: Any = None
 
     @property
     def gate(self) -> Any:
@@ -299,6 +308,18 @@ def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:
     return ScoreRequest(**{k: v for k, v in given.items() if v is not None or k in ("seed",)})
 
 
+def recorded_request(manifest: str, batch_wait: bool = False) -> tuple[ScoreRequest, Config]:
+    """The ``ScoreRequest`` and ``Config`` of the batch run whose manifest is at ``manifest``
+    (``ragjudge batch collect``; ``ragjudge.batch.recorded_run``), ``batch_wait`` as given.
+    Raises ``ConfigError`` (exit 2) for a manifest that cannot be read."""
+    from ragjudge.settings import load_config
+
+    recorded, config = recorded_run(manifest)
+    known = {f.name for f in fields(ScoreRequest)}
+    given = {name: value for name, value in recorded.items() if name in known and name not in ("batch_wait", "handle_signals")}
+    return ScoreRequest(**{**given, "batch_wait": batch_wait, "handle_signals": True}), load_config(None, config)
+
+
 def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] | None = None, transport: Any = None) -> RunOutcome:
     """Carry out ``request`` with ``config`` (a ``Config``, ``ragjudge.load_config``): check it,
     plan a trace source, then the dry run or the judging (local or Ray), the trace sinks and
@@ -323,6 +344,12 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
         from ragjudge import local
 
         local.TURNS.note = None if on_event is None else (lambda text: on_event(Note(text)))
+    step = None
+    if config.judge.batch:  # through the provider's batch API: submit, collect, then finish from the replies
+        step = advance(request, config, traces.options if traces else None, on_event, transport)
+        if step.pending:
+            return RunOutcome(request, EXIT_SUBMITTED, seconds=time.monotonic() - started, batch=step)
+        transport = step.transport
     if request.engine == "ray":
         result, stopped = _on_ray(request, config, on_event)
         if stopped is not None:
@@ -339,7 +366,7 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
         after_run(traces, result, config)  # --mlflow-log-feedback, --phoenix-endpoint: before the outputs, which report them
     wanted = request.wanted(step_summary)
     finished = finish(result, config, wanted, time.monotonic() - started)
-    outcome = RunOutcome(request, finished.gate.exit_code, result, finished)
+    outcome = RunOutcome(request, finished.gate.exit_code, result, finished, batch=step)
     if traces is not None:
         from ragjudge.trace_run import after_outputs
 
@@ -476,7 +503,9 @@ def evaluate(
     unusable (``ScoreRequest.check``: ``limit`` with ``sample``, ``judge.max_cost`` for a model
     with no known price, the outputs, the engine). Provider failures never raise: they become
     error rows, and a fatal one (auth, quota, not found) stops the run with ``summary.fatal``
-    set (exit 3). With ``handle_signals``, Ctrl-C / SIGTERM stops new calls; unfinished rows
+    set (exit 3). With ``judge.batch`` (and not ``batch_wait=True``), a call that submits to
+    the provider's batch API, or finds its batches still running, raises ``BatchSubmitted``
+    (exit 4): call again to collect. With ``handle_signals``, Ctrl-C / SIGTERM stops new calls; unfinished rows
     get status error, reason 'interrupted'. ``limit`` judges the first rows only, ``sample`` a
     random choice of rows (``seed``); the others are written with status skipped, reason "not
     sampled", and count in no rate. ``traces``: a ``ragjudge.traces.TraceOptions`` for a trace
@@ -500,6 +529,8 @@ def evaluate(
     outcome = run(wanted, config, on_event=hear, transport=transport)
     if outcome.stopped is not None:
         raise KeyboardInterrupt(outcome.stopped)
+    if outcome.batch is not None and outcome.batch.pending:
+        raise BatchSubmitted("; ".join(outcome.batch.lines), outcome.batch.folder)
     assert outcome.result is not None, "evaluate makes no dry run"
     outcome.result.gate = outcome.gate
     return outcome.result

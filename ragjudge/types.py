@@ -163,14 +163,16 @@ class Reply:
     ``finish_reason`` (``length`` means cut at max_tokens), OpenAI-style ``logprobs`` (a dict
     with ``content``: tokens with ``top_logprobs``; None unless asked for), ``usage``
     (tokens and cost of this one request, ``calls`` 1; ``estimated`` when the reply reported
-    no token counts, which the chokepoint then estimates) and ``reasoning`` (the message's
-    ``reasoning_content`` / ``reasoning`` text of a reasoning model, else None)."""
+    no token counts, which the chokepoint then estimates), ``reasoning`` (the message's
+    ``reasoning_content`` / ``reasoning`` text of a reasoning model, else None) and ``batch``
+    (True: the reply came through the provider's batch API, priced at its batch price)."""
 
     text: str | None
     finish_reason: str | None = None
     logprobs: Any = None
     usage: Usage = field(default_factory=lambda: Usage(calls=1))
     reasoning: str | None = None
+    batch: bool = False
 
 
 # the Verdict fields kept in the response cache (usage, raw and flags of one run are not)

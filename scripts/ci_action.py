@@ -46,7 +46,7 @@ COMMENT_LIMIT = 65536  # GitHub refuses a longer comment body
 PAGES = 50  # pages of 100 read at most when listing comments or artifacts
 PR_EVENTS = ("pull_request", "pull_request_target")
 EXITS = {0: "every gate passed", 1: "a quality gate failed", 2: "bad input, config or usage",
-         3: "the judges could not run for too many rows", 130: "interrupted"}
+         3: "the judges could not run for too many rows", 4: "submitted to the batch API, not yet judged", 130: "interrupted"}
 
 
 class GitHubError(Exception):

@@ -145,10 +145,15 @@ class Progress:
         self.spent = 0.0
         self.unpriced = False
         self.started = self.logged = 0.0
+        self._batch_bar: Any = None
+        self._batch_task: Any = None
 
     def start(self, total: int | None) -> None:
         import time
 
+        if self._batch_bar is not None:  # --batch-wait's bar ends where the judging starts
+            self._batch_bar.stop()
+            self._batch_bar = None
         self.total = total
         self.started = self.logged = time.monotonic()
         self.started -= waited_for_model()  # waits before this run are not this run's
@@ -195,6 +200,25 @@ class Progress:
             left = f", about {(self.total - self.done) / rate / 60:.1f} min left" if self.total and rate > 0 else ""
             self.console.print(f"judged {self.done}{of} rows ({_rate(rate)} rows/s{left}; {spent} so far)", highlight=False)
 
+    def batch(self, done: int, total: int, status: str) -> None:
+        """``--batch-wait``: the open batches' calls ``done`` of ``total`` as the provider counts
+        them, and their ``status``: a bar of its own on a terminal, else a line per poll."""
+        if not self.console.is_terminal:
+            self.console.print(f"batch: {done}/{total} calls done ({status})", highlight=False)
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as Bar
+
+        if self._batch_bar is None:
+            self._batch_bar = Bar(TextColumn("batch"), BarColumn(), MofNCompleteColumn(), TextColumn("calls, {task.fields[status]}, elapsed"),
+                                  TimeElapsedColumn(), console=self.console, transient=True)
+            self._batch_bar.start()
+            self._batch_task = self._batch_bar.add_task("calls", total=total, status=status)
+        self._batch_bar.update(self._batch_task, completed=done, total=total, status=status)
+
     def stop(self) -> None:
+        if self._batch_bar is not None:
+            self._batch_bar.stop()
+            self._batch_bar = None
         if self.bar is not None:
             self.bar.stop()

@@ -24,6 +24,7 @@ DISCONNECTED = "disconnected"    # a connection dropped mid-request: retried
 RESPONSE_FORMAT = "response_format"  # 400 rejecting response_format: asked once more without it
 BAD_REQUEST = "bad_request"      # another 4xx: the row fails
 OTHER = "other"                  # anything else: the row fails
+PENDING = "pending"              # the call was handed to a provider's batch: no reply yet, the row waits (not retried)
 
 FATAL = frozenset({AUTH, PERMISSION, NOT_FOUND, QUOTA, NO_KEY, UNKNOWN_PROVIDER})
 RETRYABLE = frozenset({RATE_LIMIT, SERVER, TIMEOUT, CONNECT, DISCONNECTED})
@@ -73,7 +74,9 @@ class TransportError(Exception):
 class Request:
     """One chat-completion request, provider-neutral. ``logprobs``: ask for token
     log-probabilities (with the 10 top candidates); ``response_format``: an OpenAI
-    ``json_schema`` format, or None to send none; ``timeout`` in seconds."""
+    ``json_schema`` format, or None to send none; ``timeout`` in seconds. ``key``: the call's
+    cache key and ``ask`` 0, or 1 for the re-ask of an unreadable reply (not sent; a transport
+    that names its calls, the batch's, reads them)."""
 
     messages: list[dict[str, Any]]
     temperature: float
@@ -83,6 +86,8 @@ class Request:
     logprobs: bool = False
     timeout: float = 120.0
     extra: dict[str, Any] = field(default_factory=dict)
+    key: str | None = None
+    ask: int = 0
 
 
 def chat_body(model: str, request: Request) -> dict[str, Any]:

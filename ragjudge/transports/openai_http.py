@@ -143,25 +143,9 @@ class OpenAIHTTPTransport:
             raise _status_error(status, raw, response_headers)
         try:
             data = loads(raw)
-            choice = data["choices"][0]
-        except (ValueError, KeyError, IndexError, TypeError):
+        except ValueError:
             raise TransportError(base.SERVER, f"HTTP 200 with a body that is not a chat completion: {_snippet(raw)}") from None
-        counts = data.get("usage") or {}
-        prompt = int(counts.get("prompt_tokens") or 0)
-        completion = int(counts.get("completion_tokens") or 0)
-        cached = int(((counts.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
-
-        message = choice.get("message") or {}
-        reasoning = message.get("reasoning_content") or message.get("reasoning")
-        return Reply(
-            text=base.message_text(message.get("content")),
-            finish_reason=choice.get("finish_reason"),
-            logprobs=choice.get("logprobs"),
-            # no token counts (no usage object): unknown, not zero; the chokepoint estimates them
-            usage=Usage(prompt, completion, prices.cost("openai", [data.get("model"), self.name], prompt, completion, cached), 1,
-                        estimated=prompt <= 0),
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning.strip() else None,
-        )
+        return reply_of(data, self.name)
 
     async def aclose(self) -> None:
         if self._session is None:
@@ -173,6 +157,34 @@ class OpenAIHTTPTransport:
                 if entry[1] <= 0:
                     _SESSIONS.pop(loop, None)
                     await session.close()
+
+
+def reply_of(data: Any, name: str, batch: bool = False, provider: str = "openai") -> Reply:
+    """A chat completion's JSON (``data``, parsed) as a ``Reply`` for the model asked for as
+    ``name``: text, finish reason, log-probabilities, usage priced from the table (at the batch
+    price with ``batch``: a line of a batch's output file), reasoning text. Raises
+    ``TransportError`` (``SERVER``) for a body that is not a chat completion."""
+    try:
+        choice = data["choices"][0]
+        counts = data.get("usage") or {}
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise TransportError(base.SERVER, f"HTTP 200 with a body that is not a chat completion: {_snippet(dumps(data) if isinstance(data, (dict, list)) else str(data).encode())}") from None
+    prompt = int(counts.get("prompt_tokens") or 0)
+    completion = int(counts.get("completion_tokens") or 0)
+    cached = int(((counts.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
+
+    message = choice.get("message") or {}
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    return Reply(
+        text=base.message_text(message.get("content")),
+        finish_reason=choice.get("finish_reason"),
+        logprobs=choice.get("logprobs"),
+        # no token counts (no usage object): unknown, not zero; the chokepoint estimates them
+        usage=Usage(prompt, completion, prices.cost(provider, [data.get("model"), name], prompt, completion, cached, batch), 1,
+                    estimated=prompt <= 0),
+        reasoning=reasoning if isinstance(reasoning, str) and reasoning.strip() else None,
+        batch=batch,
+    )
 
 
 def dumps(body: dict[str, Any]) -> bytes:

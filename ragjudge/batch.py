@@ -1,0 +1,369 @@
+"""A run through the provider's batch API (``judge.batch``, ``ragjudge score --batch``): OpenAI's
+Batch API (``transports.openai_batch``; Azure OpenAI's is the same) or Anthropic's Message
+Batches (``transports.anthropic_batch``). Half the price, an answer within 24 hours, resumable by
+any later process with the same cache and manifest.
+
+Decisions are made after the cache, so a batch run is the ordinary run with its calls made
+another way (``advance``):
+
+1. **collect**: the batches the manifest (``ragjudge.transports.batch.Manifest``) names as
+   open are polled once (``--batch-wait``: until each is done, ``judge.batch_poll`` seconds
+   apart); a finished one's output and error files are read into the manifest's replies and the
+   calls' states;
+2. **find**: the run's rows are judged once more (``pipeline.score_source``, nothing written)
+   with a transport that answers from the replies and writes down every call still to make
+   (``BatchTransport``): the calls not in the cache and not answered, the failed and expired
+   lines sent fewer than three times, and the next round's (completeness's coverage calls
+   follow the statements calls the last round answered; an unreadable reply's re-ask follows it);
+3. **submit**: those calls as one batch (50,000 lines at most each), the manifest saved before
+   the batch is created (a process killed between upload and create has its batch found by its
+   input file, never created twice);
+4. with nothing left to find, the run finishes as a warm re-run: the final pass answers every
+   call from the replies (priced at the batch price, then cached) or the cache.
+
+Without ``--batch-wait`` a run that submitted, or found batches still running, stops after
+step 3 with ``EXIT_SUBMITTED`` (4): "submitted, not yet judged"; running the same command
+again collects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragjudge import _loop
+from ragjudge.errors import ConfigError, ProviderFatalError, RagjudgeError, EXIT_JUDGE_ERRORS
+from ragjudge.pipeline import score_source
+from ragjudge.plan import Note, events
+from ragjudge.transports import base, choose
+from ragjudge.transports.base import TransportError
+from ragjudge.transports.batch import FAILED, OPEN, BatchTransport, Manifest
+from ragjudge.transports.openai_batch import DONE, OpenAIBatches, serves
+from ragjudge.transports.anthropic_batch import AnthropicBatches
+from ragjudge.transports.anthropic_batch import serves as anthropic_serves
+
+MAX_LINES = 50_000  # OpenAI's limit of requests per batch
+
+
+class BatchAPIError(RagjudgeError):
+    """The batch API refused or failed a request that is not a call (upload, create, poll). Exit 3."""
+
+    exit_code = EXIT_JUDGE_ERRORS
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """An event of ``--batch-wait``: the open batches' calls, ``done`` of ``total`` (completed
+    and failed, as the provider counts them), and the batches' ``status``."""
+
+    done: int
+    total: int
+    status: str
+
+
+@dataclass
+class BatchStep:
+    """Where a batch run stands after ``advance``: ``pending`` (submitted or still running: the
+    run stops with exit 4), ``transport`` (the final pass's, when not pending), ``folder`` (the
+    manifest's), ``submitted`` (calls submitted by this process), ``batches`` (the ids of the
+    batches still open), ``lines`` (what the command prints)."""
+
+    pending: bool
+    folder: str
+    transport: Any = None
+    submitted: int = 0
+    batches: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+
+def check(request: Any, config: Any) -> None:
+    """Refuse a batch run that cannot be made (``ConfigError``, exit 2, naming the fix): no
+    response cache, stdin or the Ray engine (the rows are read in several passes, on this
+    machine), a model no batch API ragjudge speaks serves (``client_for``)."""
+    names = request.names
+    flag = "--batch" if request.cli else "judge.batch"
+    if not config.cache.enabled:
+        raise ConfigError(f"{flag} judges from the response cache, and it is off: leave out --no-cache (cache.enabled: false)")
+    if request.source == "-":
+        raise ConfigError(f"{flag} reads the input once per round: give a file, not stdin")
+    if request.engine != "local":
+        raise ConfigError(f"{flag} runs on the local engine: leave out {names.given('engine', request.engine)}")
+    if config.judge.panel:
+        raise ConfigError(f"{flag} judges with one model (judge.model); a panel (judge.panel) is not batched: leave out one of them")
+    if client_for(config.judge) is None:
+        raise ConfigError(f"{flag}: {config.judge.model} is not served by a batch API ragjudge speaks; it batches OpenAI-compatible "
+                          "models (openai/..., Azure OpenAI's v1 endpoint as --api-base) and Anthropic's (anthropic/...): choose one, "
+                          "or leave out --batch")
+
+
+def client_for(judge: Any) -> Any:
+    """The batch API client of ``judge`` (``JudgeSettings``): OpenAI's protocol for the
+    OpenAI-compatible fast path's models, Anthropic's Message Batches for ``anthropic/...``;
+    None for another provider (or an unknown one)."""
+    if serves(judge):
+        return OpenAIBatches(judge)
+    if "/" not in judge.model or judge.model.startswith("local/"):
+        return None
+    from ragjudge.transports import resolve_model
+
+    try:
+        resolved = resolve_model(judge)
+    except RagjudgeError:
+        return None
+    return AnthropicBatches(judge, resolved) if anthropic_serves(resolved) else None
+
+
+def folder_for(request: Any, config: Any) -> Path:
+    """The batch folder of ``request``: ``OUTPUT.batch`` beside a scored table written to a file,
+    else ``batches/DIGEST`` in the cache folder (the digest of the source, the metrics and the model)."""
+    if request.output and request.output != "-":
+        return Path(str(request.output).rstrip("/") + ".batch")
+    from ragjudge.cache import default_cache_dir
+
+    source = os.path.abspath(request.source) if isinstance(request.source, str) else "DataFrame"
+    digest = hashlib.sha256(json.dumps([source, list(config.metrics), config.judge.model, config.judge.api_base]).encode()).hexdigest()[:16]
+    return Path(config.cache.dir or default_cache_dir()) / "batches" / digest
+
+
+def advance(request: Any, config: Any, traces: Any = None, on_event: Any = None, transport: Any = None) -> BatchStep:
+    """Take a batch run as far as it goes now (the module docstring's steps); returns the
+    ``BatchStep``. ``traces``: a trace source's options; ``transport``: the transport of direct
+    calls (default: the model's). Raises ``ConfigError`` (``check``), ``BatchAPIError`` /
+    ``ProviderFatalError`` (exit 3) when the batch API fails outside a call."""
+    check(request, config)
+    hear = events(on_event)
+    folder = folder_for(request, config)
+    with _locked(folder):
+        return _advance(request, config, folder, traces, hear, transport)
+
+
+def _locked(folder: Path) -> Any:
+    """An exclusive lock on the batch folder (``.lock``, ``fcntl.flock``) for one process's
+    collect, find and submit: two processes at once could both submit the next round. Raises
+    ``ConfigError`` naming the fix when another process holds it."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def hold() -> Any:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / ".lock", "a+") as handle:
+            try:
+                import fcntl
+            except ImportError:  # no flock on this platform: one process at a time is the user's to keep
+                yield
+                return
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise ConfigError(f"another ragjudge process is collecting or submitting the batches of {folder}: let it finish, "
+                                  "then run again") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        if not (folder / "manifest.json").exists():  # nothing was submitted (every call cached): no folder left behind
+            (folder / ".lock").unlink(missing_ok=True)
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+
+    return hold()
+
+
+def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, transport: Any) -> BatchStep:
+    judge = config.judge
+    manifest = Manifest(folder)
+    inner = transport if transport is not None else choose(judge, str(config.cache.dir) if config.cache.dir else None)
+    client = client_for(judge)
+    wait = bool(getattr(request, "batch_wait", False))
+    submitted = 0
+    try:
+        manifest.data.setdefault("model", inner.provider_model)
+        manifest.data.setdefault("api_base", client.base)
+        manifest.data["run"] = _run_record(request, config)
+        while True:
+            _loop.run(collect(manifest, client, wait, judge.batch_poll, hear))
+            still = manifest.open_batches()
+            if still:
+                return _pending(manifest, submitted, still)
+            wanted = find(request, config, manifest, inner, client.reply, traces)
+            if not wanted:
+                break
+            ids = _loop.run(submit(manifest, client, wanted))
+            submitted += len(wanted)
+            if hear:
+                hear(Note(f"batch: submitted {len(wanted)} call(s) in {', '.join(ids)} (round {manifest.batches[-1]['round']})"))
+            if not wait:
+                return _pending(manifest, submitted, manifest.open_batches())
+    finally:
+        _loop.run(client.aclose())
+    final = BatchTransport(inner, manifest, client.reply, final=True, fallback=judge.batch_fallback)
+    if hear and manifest.batches:
+        failed = sum(1 for call in manifest.calls.values() if call.get("state") == FAILED)
+        hear(Note(f"batch: {len(manifest.replies())} call(s) answered in {len(manifest.batches)} batch(es), priced at the batch price"
+                  + (f"; {failed} failed ({'judged directly' if judge.batch_fallback == 'direct' else 'error rows'})" if failed else "")
+                  + f"; manifest {manifest.path}"))
+    return BatchStep(False, str(manifest.folder), final, submitted)
+
+
+def _run_record(request: Any, config: Any) -> dict[str, Any]:
+    """What the manifest records of the run: the request's plain fields and the config."""
+    from dataclasses import fields
+
+    plain = {f.name: getattr(request, f.name) for f in fields(request)
+             if isinstance(getattr(request, f.name), (str, int, float, bool, type(None)))}
+    return {"request": plain, "cwd": os.getcwd(), "config": json.loads(config.model_dump_json())}
+
+
+PATH_FIELDS = ("source", "output", "summary_json", "junit", "markdown", "html", "baseline", "annotations")
+
+
+def recorded_run(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The request's fields and the config (as a dict) that the manifest at ``path`` (a
+    ``manifest.json``, or its batch folder) records, relative paths made absolute from the
+    folder the run was started in. Raises ``ConfigError`` (exit 2) for a manifest that is
+    missing or unreadable, or a run whose source was a DataFrame."""
+    folder = Path(path)
+    manifest_path = folder / "manifest.json" if folder.is_dir() else folder
+    try:
+        data = json.loads(manifest_path.read_text(encoding="utf-8"))
+        record = data["run"]
+        fields, config, cwd = dict(record["request"]), record["config"], record.get("cwd") or os.getcwd()
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"no batch manifest readable at {path} ({type(exc).__name__}: {exc}); give the manifest.json a --batch "
+                          "run printed (batch: manifest PATH)") from None
+    if "source" not in fields:
+        raise ConfigError(f"{path}: the run's source was a DataFrame, which a manifest cannot hold: call evaluate() again with it")
+    for name in PATH_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, str) and value != "-" and ":" not in value.split("/")[0] and not os.path.isabs(value):
+            fields[name] = os.path.join(cwd, value)
+    return fields, config
+
+
+def _pending(manifest: Manifest, submitted: int, still: list[dict[str, Any]]) -> BatchStep:
+    ids = [str(b.get("id") or b["input_file_id"]) for b in still]
+    waiting = sum(1 for entry in manifest.calls.values() if entry.get("state") == OPEN)
+    lines = []
+    if submitted:
+        lines.append(f"batch: submitted {submitted} call(s); {waiting} call(s) in {len(ids)} open batch(es): {', '.join(ids)}")
+    else:
+        states = ", ".join(f"{b.get('id')}: {b.get('status')}" + (f" ({b['counts'][1]}/{b['counts'][0]} done)" if b.get("counts") else "")
+                           for b in still)
+        lines.append(f"batch: {waiting} call(s) still in {len(ids)} open batch(es): {states}")
+    lines.append(f"batch: manifest {manifest.path}")
+    lines.append("batch: submitted, not yet judged (exit 4): run the same command again to collect and finish (add --batch-wait "
+                 f"to wait), or: ragjudge batch collect {manifest.path}")
+    return BatchStep(True, str(manifest.folder), None, submitted, ids, lines)
+
+
+def find(request: Any, config: Any, manifest: Manifest, inner: Any, reply: Any, traces: Any = None) -> dict[str, Any]:
+    """The calls the run still needs (custom_id -> ``Request``): a pass over the rows with a
+    finding ``BatchTransport`` (``reply``: the client's reader of a collected reply), nothing
+    written, nothing cached."""
+    finder = BatchTransport(inner, manifest, reply, final=False, fallback=config.judge.batch_fallback)
+    score_source(request.source, config, input_format=request.input_format, flag_fields=request.flag_fields, transport=finder,
+                 limit=request.limit, sample=request.sample, seed=request.seed or 0, traces=traces, row_events=False)
+    return finder.wanted
+
+
+async def submit(manifest: Manifest, client: Any, wanted: dict[str, Any]) -> list[str]:
+    """Upload ``wanted`` (custom_id -> ``Request``) and create its batches (``MAX_LINES`` lines
+    each); the manifest is saved after the upload and again after the create. Returns the
+    batches' ids."""
+    number = 1 + max((int(b.get("round") or 0) for b in manifest.batches), default=0)
+    lines = [client.line(cid, request) for cid, request in wanted.items()]
+    ids = []
+    for start in range(0, len(lines), MAX_LINES):
+        part = lines[start:start + MAX_LINES]
+        file_id = await _call(client.upload(part))
+        entry: dict[str, Any] = {"id": None, "input_file_id": file_id, "round": number, "status": "uploaded"}
+        manifest.submitted(entry, [line["custom_id"] for line in part])
+        await _create(manifest, client, entry)
+        ids.append(entry["id"])
+    return ids
+
+
+async def _create(manifest: Manifest, client: Any, entry: dict[str, Any]) -> dict[str, Any]:
+    """Create the batch of ``entry``'s uploaded file (or find the one created by a process
+    killed before it saved the id); save its id."""
+    made = None
+    if entry.get("create_tried"):
+        made = await _call(client.find(entry["input_file_id"]))
+    if made is None:
+        entry["create_tried"] = True
+        manifest.save()
+        try:
+            made = await _call(client.create(entry["input_file_id"], {"made_by": "ragjudge", "round": str(entry["round"])}))
+        except BatchAPIError:  # a 5xx or a dropped connection: the batch may have been made all the same
+            made = await _call(client.find(entry["input_file_id"]))
+            if made is None:
+                raise
+    entry["id"] = made["id"]
+    entry["status"] = made.get("status")
+    manifest.save()
+    return made
+
+
+async def _call(coro: Any) -> Any:
+    """A batch API request; its ``TransportError`` as ``ProviderFatalError`` (auth, quota, not
+    found) or ``BatchAPIError``."""
+    try:
+        return await coro
+    except TransportError as err:
+        if err.kind in base.FATAL:
+            raise ProviderFatalError(f"batch API: {err}") from None
+        raise BatchAPIError(f"batch API: {err}; run the same command again to retry (nothing is submitted twice)") from None
+
+
+def _never_sent(manifest: Manifest, entry: dict[str, Any]) -> None:
+    """A batch entry whose requests were never sent: its calls go into the next batch (the try
+    not counted), the entry is closed."""
+    for call in manifest.calls.values():
+        if call.get("state") == OPEN and call.get("batch") == entry["input_file_id"]:
+            call.update(state=FAILED, error="never sent", tries=max(0, int(call.get("tries") or 1) - 1))
+    entry.update(collected=True, status="never sent")
+    manifest.save()
+
+
+async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear: Any = None) -> None:
+    """Poll the open batches; read the finished ones' files into the manifest; with ``wait``,
+    until none is open (``poll`` seconds apart), telling ``hear`` each ``BatchProgress``."""
+    while True:
+        still = manifest.open_batches()
+        if not still:
+            return
+        done = total = 0
+        states = []
+        for entry in still:
+            if entry.get("id") is None and not client.holds(entry["input_file_id"]):
+                _never_sent(manifest, entry)  # Anthropic's requests are inline: lost with the process that was to send them
+                continue
+            if entry.get("id") is None:
+                made = await _create(manifest, client, entry)
+            else:
+                made = await _call(client.get(entry["id"]))
+            status, count, completed, failed = client.status(made)
+            entry["status"], entry["counts"] = status, [count, completed + failed]
+            done, total = done + completed + failed, total + count
+            states.append(status)
+            if status in DONE:
+                for file_id in client.files(made):
+                    manifest.record(client.results(await _call(client.content(file_id))))
+                why = client.batch_errors(made) or f"the batch ended {status}"
+                for cid, call in manifest.calls.items():  # lines the files did not name: failed with the batch's reason
+                    if call.get("state") == OPEN and call.get("batch") == entry["input_file_id"]:
+                        manifest.fail(cid, f"batch {status}: {why}")
+                entry["collected"] = True
+            manifest.save()
+        if hear:
+            hear(BatchProgress(done, total, ", ".join(sorted(set(states)))))
+        if not wait or not manifest.open_batches():
+            return
+        await asyncio.sleep(poll)
