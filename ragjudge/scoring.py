@@ -149,6 +149,10 @@ class Scorer:
             self.notes.append("note: judge.batch is a run's (ragjudge score, ragjudge.evaluate: docs/batch.md); a Scorer calls the model "
                               "directly, at the direct price")
 
+        idle = idle_bounds(config)
+        if idle:
+            self.notes.append(f"note: {', '.join(idle)} {'is' if len(idle) == 1 else 'are'} not checked: this run judges "
+                              f"{', '.join(config.metrics)} (add -m METRIC, or metrics: in the config, to judge and gate it)")
         check_budget(config, KEYWORDS)  # judge.max_cost with no known price could never trip: refused before anything is spent
         self.config = config
         self.cache = None
@@ -699,6 +703,21 @@ def _trace_held(judge: Any, record: EvalRecord) -> Verdict | None:
     if _span_level(judge) and trace.span_error:
         return Verdict.failed(judge.name, trace.span_error, input_error=True)
     return None
+
+
+def idle_bounds(config: Config) -> list[str]:
+    """The gate bounds of ``config`` (``gate.min_pass_rate``, ``max_error_rate``, ``max_skip_rate``,
+    keyed by metric) that name a metric the run does not judge, as dotted keys:
+    a shared config's bound on a metric left out of ``-m`` checks nothing, and the run says so."""
+    gate = config.gate
+    out = []
+    if "min_pass_rate" in gate.model_fields_set:  # the defaults name every built-in metric: only a bound set counts
+        out += [f"gate.min_pass_rate.{name}" for name in sorted(gate._named) if name in gate.min_pass_rate and gate.min_pass_rate[name] > 0
+                and name not in config.metrics]
+    for where, bounds in (("max_error_rate", gate.max_error_rate), ("max_skip_rate", gate.max_skip_rate)):
+        if where in gate.model_fields_set and isinstance(bounds, dict):
+            out += [f"gate.{where}.{name}" for name in bounds if name != "*" and name not in config.metrics]
+    return out
 
 
 def unexpected(metric: str, exc: Exception, mode: str | None = None, usage: Usage | None = None) -> Verdict:

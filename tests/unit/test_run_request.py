@@ -42,6 +42,19 @@ def test_a_pass_rate_flag_replaces_the_files_per_metric_map(run_score, tmp_path)
     assert one.code == 0 and "PASS completeness: pass rate 0.40 >= 0.30 (2 of 5 ok rows passed)" in one.lines
 
 
+def test_a_files_bound_on_a_metric_the_run_leaves_out_is_named_as_not_checked(run_score, tmp_path):
+    # a shared config's completeness bounds were dropped without a word on a -m sufficiency run (the gate passed)
+    source = _rows(tmp_path / "in.jsonl", 2, 3)
+    config = tmp_path / "c.yaml"
+    config.write_text("gate:\n  min_pass_rate: {completeness: 0.9, sufficiency: 0}\n  max_skip_rate: {completeness: 0.2}\n")
+    run = run_score(source, config=str(config), metric=["sufficiency"])
+    assert run.code == 0
+    assert ("note: gate.min_pass_rate.completeness, gate.max_skip_rate.completeness are not checked: this run judges sufficiency "
+            "(add -m METRIC, or metrics: in the config, to judge and gate it)") in run.notes
+    plain = run_score(source, metric=["sufficiency"], min_pass_rate=["0"])  # the defaults' bounds on every metric are no such note
+    assert plain.code == 0 and not [note for note in plain.notes if "not checked" in note]
+
+
 def test_set_and_the_named_flags_compose_in_one_order():
     from ragjudge.options import load_layers
 
