@@ -78,7 +78,11 @@ def cached_replies(frame: Any, config: Any, metric: str) -> list[Cached]:
     ``metric`` under ``config`` (a ``ragjudge.settings.Config``: the model and prompt settings the
     rows were scored with; a different model or prompt finds nothing). Makes no call: the
     response cache (``judge.cache_dir``) is only read. A row answered without a call (an empty
-    retrieval, say) keeps that verdict."""
+    retrieval, say) keeps that verdict. Raises ``InputError`` for a panel of judges (each member is
+    a model of its own: calibrate them one by one)."""
+    if config.judge.panel:
+        raise InputError("calibrate chooses one judge model's settings, and this config has a panel (judge.panel): calibrate each "
+                         "member alone, with a config without judge.panel and --model MEMBER (a member's replies are cached under its model)")
     scorer = Scorer(config.model_copy(update={"metrics": [metric]}))
     try:
         judge = make_judges(scorer.config)[0]

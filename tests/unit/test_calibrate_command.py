@@ -127,3 +127,12 @@ def test_calibrate_chooses_completeness_pass_mark_against_ratings(run_score, run
         "  chosen on every row: threshold 3.0 -> 1.6",  # the middle of 1.1..2.0: above the 1s, at or below the 2s
     ]
     assert yaml.safe_load(out.read_text()) == {"thresholds": {"completeness": 1.6}}
+
+
+def test_calibrate_refuses_a_panel_naming_how_to_calibrate_its_members(run_cli, cache_dir, tmp_path):
+    table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 25, True, "yes", 0))
+    config = tmp_path / "panel.yaml"
+    config.write_text(yaml.safe_dump({"judge": {"panel": ["openai/fake-judge", "openai/fake-strict"]}}))
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "-c", str(config), "--cache-dir", cache_dir,
+                    "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 2 and "calibrate each member alone, with a config without judge.panel and --model MEMBER" in done.stderr
