@@ -298,13 +298,21 @@ class FakeJudgeServer:
             return self._error(web, 500, "server_error", "The server had an error while creating the batch.")
         return web.json_response(batch)
 
+    def _polled(self, web, request, not_found: str) -> tuple[dict[str, Any] | None, Any]:
+        """The batch the request names, its poll counted; or None and the 404 (``not_found``: the
+        protocol's error code) to answer with."""
+        entry = self.batches.get(request.match_info["batch_id"])
+        if entry is None:
+            return None, self._error(web, 404, not_found, "No such batch")
+        entry["polls"] += 1
+        return entry, None
+
     async def _get_batch(self, request):
         from aiohttp import web
 
-        entry = self.batches.get(request.match_info["batch_id"])
+        entry, missing = self._polled(web, request, "not_found")
         if entry is None:
-            return self._error(web, 404, "not_found", "No such batch")
-        entry["polls"] += 1
+            return missing
         batch = entry["object"]
         if batch["status"] in ("validating", "in_progress"):
             if entry["polls"] > self.batch_polls:
@@ -402,10 +410,9 @@ class FakeJudgeServer:
     async def _get_message_batch(self, request):
         from aiohttp import web
 
-        entry = self.batches.get(request.match_info["batch_id"])
+        entry, missing = self._polled(web, request, "not_found_error")
         if entry is None:
-            return self._error(web, 404, "not_found_error", "No such batch")
-        entry["polls"] += 1
+            return missing
         batch = entry["object"]
         if batch["processing_status"] == "in_progress" and entry["polls"] > self.batch_polls:
             results = []
