@@ -267,3 +267,21 @@ def test_an_output_ending_in_a_slash_is_a_folder_whatever_the_format(run_cli, tm
         assert result.code == 0, result.stderr
         assert folder.is_dir() and all(part.suffix == ".parquet" for part in folder.iterdir())
         assert sorted(pd.read_parquet(folder)["id"]) == [f"r{i}" for i in range(4)]
+
+
+def test_a_panel_on_ray_gives_the_members_columns_and_figures_of_a_local_run(run_cli, tmp_path):
+    # issue 49: a panel's member columns and the summary's panel figures (agreement, Fleiss' kappa) add up across Ray's
+    # batches as across a local run's chunks
+    source = str(SAMPLE / "rag_eval.jsonl")
+    panel = ["--panel", "openai/fake-judge,openai/fake-lenient,openai/fake-strict", "-m", "sufficiency", "--no-cache", "--min-pass-rate", "0"]
+    local_out, ray_out = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    local_summary, ray_summary = tmp_path / "local.json", tmp_path / "ray.json"
+    local = run_cli(["score", source, *panel, "-o", str(local_out), "--summary-json", str(local_summary)])
+    on_ray = run_cli(["score", source, *panel, "-o", str(ray_out), "--summary-json", str(ray_summary), "--engine", "ray", "--ray-actors", "2"])
+    assert local.code == on_ray.code == 0, on_ray.stderr
+    written = read_jsonl(local_out)
+    fields = [name for name in written[0] if name.startswith("sufficiency_panel_") or name in ("id", "sufficiency_score")]
+    assert "sufficiency_panel_agreement" in fields and any(name.endswith("_status") for name in fields)
+    assert [[r[f] for f in fields] for r in read_jsonl(ray_out)] == [[r[f] for f in fields] for r in written]
+    local_panel = json.loads(local_summary.read_text())["metrics"]["sufficiency"]["panel"]
+    assert json.loads(ray_summary.read_text())["metrics"]["sufficiency"]["panel"] == local_panel and local_panel
