@@ -15,6 +15,11 @@ module and the judges) types those with the judges' own models (their settings m
 (``ragjudge.settings.load_config``) reads a config through it, which is what a run uses.
 ``read_raw_config`` here reads one without the judges (``RawConfig``); ``load_as`` reads one as any
 subclass of ``RawConfig``, with the same errors.
+
+Why it is over 600 lines: it is the config file's whole shape, every key with its type, default,
+range and description (``configs/default.yaml`` and docs/configuration.md are generated from
+them), and the messages that name a bad key where it stands; the judges' sections, the layering
+of file, ``--set`` and flags (``ragjudge.options``) and the typed checks (``ragjudge.settings``) live apart.
 """
 
 from __future__ import annotations

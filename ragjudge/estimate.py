@@ -26,7 +26,8 @@ from typing import Any
 from ragjudge.types import Call, Verdict, count_of
 from ragjudge.pipeline import selection
 from ragjudge.model import PanelModel
-from ragjudge.scoring import Scorer, tempered
+from ragjudge.judges.panel import tempered
+from ragjudge.scoring import Scorer
 
 # expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
 _EXPECTED = {"grounded": (60, 45), "reference_free": (90, 0), "statements": (20, 25), "coverage": (60, 12), None: (70, 40)}

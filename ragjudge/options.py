@@ -14,6 +14,11 @@ for, refused before any judging with a ``ConfigError`` (exit 2) that names the f
 
 The command line imports this module at once (``ragjudge.cli``), so it imports the config's
 models (pydantic) inside the functions that need them: ``ragjudge --help`` reads no config.
+
+Why it is over 600 lines: every option a run takes is checked here, once, for the command line
+and for Python callers alike (one message per fault, naming the fix in the caller's terms); the
+checks share the flag table and ``Names``, and splitting them would put the same option's rules
+in two places.
 """
 
 from __future__ import annotations

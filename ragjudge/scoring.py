@@ -24,12 +24,13 @@ ok / generation / retrieval / beyond_context, null unless both are ok; ``ragjudg
 judge, removed before judging) and ``judge_model``. ``output_schema`` gives them exactly.
 
 The run's set-up (first chunk, mapping, needs, notes, option checks) is ``ragjudge.plan``'s
-``RunPlan``. This module is about 500 lines for a reason: the Scorer's fan-out, interruption,
-output columns and summary are one concern, each step reading the others' state.
+``RunPlan``.
 
-Why it is over 500 lines: ``Scorer`` is the one place where a row's verdicts are settled
-(skips, trace statuses, cache, samples, interruption) and turned into typed output columns;
-the set-up (``ragjudge.plan``) and the judging (``ragjudge.judges``, ``ragjudge.model``) live apart.
+Why it is about 800 lines: ``Scorer`` is the one place where a row's verdicts are settled (skips,
+trace statuses, cache, samples, a panel's members, interruption) and turned into typed output
+columns and a summary, each step reading the others' state; the set-up (``ragjudge.plan``), the
+judging (``ragjudge.judges``, a panel's rule and columns in ``ragjudge.judges.panel``) and the
+calls (``ragjudge.model``) live apart.
 """
 
 from __future__ import annotations
@@ -42,8 +43,7 @@ from ragjudge import _loop, diagnosis
 from ragjudge.counting import count_row, label_cells, metric_summary
 from ragjudge.gate import Summary
 from ragjudge.model import Model, PanelModel
-from ragjudge import panel
-from ragjudge.judges.panel import decide as panel_decide
+from ragjudge.judges.panel import PANEL_COLUMNS, decide as panel_decide, panel_values, tempered
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EMPTY_ROW, EvalRecord, Mapping, to_records
@@ -107,8 +107,6 @@ class Scored:
     notes: list[str] = field(default_factory=list)
 
 
-# each panel member's columns (``judge.panel``): M_panel_NAME_<suffix> -> type
-PANEL_COLUMNS = {"score": "float64", "passed": "bool", "status": "string", "error": "string", "cost_usd": "float64"}
 
 BLOCK = 64  # rows prepared together, their cache keys looked up in one read (``Model.prefetch``)
 
@@ -731,35 +729,6 @@ def unexpected(metric: str, exc: Exception, mode: str | None = None, usage: Usag
 
     text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
     return Verdict.failed(metric, f"unexpected {type(exc).__name__}" + (f": {redact(text)}" if text else ""), mode=mode, usage=usage)
-
-
-def tempered(call: Call, temperature: float | None, samples: int) -> Call:
-    """``call`` at a panel member's own ``temperature`` (None: as the judge made it): raised to
-    0.7 on a final call drawn several times (``samples``) at 0, as ``Judge.temperature`` does."""
-    if temperature is None:
-        return call
-    wanted = 0.7 if samples > 1 and temperature == 0.0 and call.final else temperature
-    return call if wanted == call.temperature else replace(call, temperature=wanted)
-
-
-def panel_values(metric: str, names: list[str], column: list[Verdict]) -> dict[str, list[Any]]:
-    """The panel's columns of ``metric`` for ``column`` (one verdict per row): ``M_panel_agreement``
-    (the share of the members that answered agreeing with the panel's pass / fail) and per member
-    ``M_panel_NAME_score``, ``_passed``, ``_status``, ``_error``, ``_cost_usd``; null on a row no
-    member judged (skipped, or decided without a call)."""
-    out: dict[str, list[Any]] = {f"{metric}_panel_agreement": []}
-    for name in names:
-        for suffix in PANEL_COLUMNS:
-            out[f"{metric}_panel_{name}_{suffix}"] = []
-    for verdict in column:
-        found = {m["name"]: m for m in (panel.members_of(verdict.details) or [])}
-        shared = (verdict.details or {}).get(panel.PANEL) if isinstance(verdict.details, dict) else None
-        out[f"{metric}_panel_agreement"].append(shared.get("agreement") if isinstance(shared, dict) else None)
-        for name in names:
-            member = found.get(name) or {}
-            for suffix in PANEL_COLUMNS:
-                out[f"{metric}_panel_{name}_{suffix}"].append(member.get(suffix))
-    return out
 
 
 def _cost(verdicts: list[Any]) -> float | None:

@@ -4,12 +4,13 @@ the rule and the quorum of ``judge.panel`` (the rules: ``ragjudge.panel``'s docs
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 from typing import Any
 
-from ragjudge.panel import PANEL
-from ragjudge.types import OK, Usage, Verdict
+from ragjudge.panel import PANEL, members_of
+from ragjudge.types import OK, Call, Usage, Verdict
 
-__all__ = ["decide", "member_result"]
+__all__ = ["PANEL_COLUMNS", "decide", "member_result", "panel_values", "tempered"]
 
 
 def member_result(name: str, model: str, verdict: Verdict) -> dict[str, Any]:
@@ -84,4 +85,37 @@ def decide(metric: str, verdicts: list[Verdict], names: list[str], models: list[
     out.usage = usage
     out.cached = cached
     out.raw = None
+    return out
+
+
+# each panel member's columns (``judge.panel``): M_panel_NAME_<suffix> -> type
+PANEL_COLUMNS = {"score": "float64", "passed": "bool", "status": "string", "error": "string", "cost_usd": "float64"}
+
+
+def tempered(call: Call, temperature: float | None, samples: int) -> Call:
+    """``call`` at a panel member's own ``temperature`` (None: as the judge made it): raised to
+    0.7 on a final call drawn several times (``samples``) at 0, as ``Judge.temperature`` does."""
+    if temperature is None:
+        return call
+    wanted = 0.7 if samples > 1 and temperature == 0.0 and call.final else temperature
+    return call if wanted == call.temperature else replace(call, temperature=wanted)
+
+
+def panel_values(metric: str, names: list[str], column: list[Verdict]) -> dict[str, list[Any]]:
+    """The panel's columns of ``metric`` for ``column`` (one verdict per row): ``M_panel_agreement``
+    (the share of the members that answered agreeing with the panel's pass / fail) and per member
+    ``M_panel_NAME_score``, ``_passed``, ``_status``, ``_error``, ``_cost_usd``; null on a row no
+    member judged (skipped, or decided without a call)."""
+    out: dict[str, list[Any]] = {f"{metric}_panel_agreement": []}
+    for name in names:
+        for suffix in PANEL_COLUMNS:
+            out[f"{metric}_panel_{name}_{suffix}"] = []
+    for verdict in column:
+        found = {m["name"]: m for m in (members_of(verdict.details) or [])}
+        shared = (verdict.details or {}).get(PANEL) if isinstance(verdict.details, dict) else None
+        out[f"{metric}_panel_agreement"].append(shared.get("agreement") if isinstance(shared, dict) else None)
+        for name in names:
+            member = found.get(name) or {}
+            for suffix in PANEL_COLUMNS:
+                out[f"{metric}_panel_{name}_{suffix}"].append(member.get(suffix))
     return out
