@@ -477,6 +477,10 @@ class Names:
         """``field`` with a value to fill in: ``--sample N`` / ``sample=N``."""
         return f"{field}={text}" if self.keywords else f"{self(field)} {text}"
 
+    def flag_on(self, field: str) -> str:
+        """A flag that takes no value, set: ``--mlflow-log-feedback`` / ``mlflow_log_feedback=True``."""
+        return f"{field}=True" if self.keywords else self(field)
+
     def about(self, field: str, value: Any) -> str:
         """A message's subject: the flag alone (``--junit``; the message says the value) / the
         keyword with its value (``junit='-'``)."""

@@ -392,7 +392,8 @@ def _plan_traces(request: ScoreRequest, config: Any) -> Any:
     return plan(request.source, request.input_format, request.mlflow_tracking_uri, request.mlflow_filter, request.mlflow_max_traces,
                 request.mlflow_log_feedback, request.engine, request.expected_facts_attribute, request.expected_response_attribute,
                 request.phoenix_endpoint, request.annotations, names, request.judge_error_traces,
-                {"start_time": request.phoenix_start, "end_time": request.phoenix_end, "trace_ids": list(request.phoenix_trace_id)})
+                {"start_time": request.phoenix_start, "end_time": request.phoenix_end, "trace_ids": list(request.phoenix_trace_id)},
+                names=request.names)
 
 
 def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable[[Any], None] | None) -> RunOutcome:

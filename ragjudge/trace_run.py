@@ -15,11 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.errors import ConfigError
+from ragjudge.options import CLI, Names
 from ragjudge.traces import mlflow as mt, otel as ot, source_kind, OTEL_SOURCES, TraceOptions, TraceSource
 from ragjudge.catalog import describe
 from ragjudge.reports.summary import summary_dict
 
-OTEL_HINT = "give an OTLP JSON file or a saved Phoenix span table (or --input-format otlp / phoenix)"
+def otel_hint(names: Names = CLI) -> str:
+    """How to give OpenTelemetry traces, the options named as ``names`` says."""
+    return f"give an OTLP JSON file or a saved Phoenix span table (or {names.given('input_format', 'otlp')} / phoenix)"
 
 
 @dataclass
@@ -57,7 +60,7 @@ class TraceRun:
 def plan(source: str, input_format: str | None, tracking_uri: str | None, filter_string: str | None, max_traces: int | None,
          log_feedback: bool, engine: str = "local", expected_facts: str | None = None, expected_response: str | None = None,
          phoenix_endpoint: str | None = None, annotations: str | None = None, feedback_names: dict[str, str] | None = None,
-         judge_error_traces: bool = False, phoenix_filters: dict[str, Any] | None = None) -> TraceRun | None:
+         judge_error_traces: bool = False, phoenix_filters: dict[str, Any] | None = None, names: Names = CLI) -> TraceRun | None:
     """The trace run of ``ragjudge score SOURCE`` (None: a table run), checked before any
     judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
     or ``--mlflow-log-feedback`` on a table or on OpenTelemetry traces, ``--mlflow-log-feedback``
@@ -66,21 +69,24 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
     of another suffix than ``.parquet``/``.jsonl``/``.csv``, Phoenix's client not installed, a
     trace source with ``--engine ray``, ``--mlflow-max-traces`` below 1. ``InputError`` (exit
     2) for a store or a Phoenix that cannot be reached. ``PHOENIX_COLLECTOR_ENDPOINT`` stands
-    for ``--phoenix-endpoint`` on OpenTelemetry traces only (a table run ignores it)."""
+    for ``--phoenix-endpoint`` on OpenTelemetry traces only (a table run ignores it). ``names``:
+    how the messages name the options (``ragjudge.options.Names``: the flags, or a Python call's
+    keyword arguments)."""
+    n = names
     kind = source_kind(source, input_format)
     filters = {k: v for k, v in (phoenix_filters or {}).items() if v not in (None, "", [], ())}
     if filters and (kind is None or kind.name != "phoenix-project"):
-        flags = ", ".join(f"--phoenix-{k.split('_')[0] if k != 'trace_ids' else 'trace-id'}" for k in filters)
+        flags = ", ".join(n(f"phoenix_{k.split('_')[0] if k != 'trace_ids' else 'trace_id'}") for k in filters)
         raise ConfigError(f"{flags}: {'it chooses' if len(filters) == 1 else 'they choose'} the spans read from a Phoenix project: "
-                          "give phoenix:PROJECT (with --phoenix-endpoint URL)")
-    mlflow_given = [flag for flag, value in (("--mlflow-filter", filter_string), ("--mlflow-max-traces", max_traces),
-                                             ("--mlflow-log-feedback", log_feedback or None),
-                                             ("--mlflow-feedback-name", feedback_names or None)) if value is not None]
+                          f"give phoenix:PROJECT (with {n.placeholder('phoenix_endpoint', 'URL')})")
+    mlflow_given = [n(flag) for flag, value in (("mlflow_filter", filter_string), ("mlflow_max_traces", max_traces),
+                                                ("mlflow_log_feedback", log_feedback or None),
+                                                ("mlflow_feedback_name", feedback_names or None)) if value is not None]
     if feedback_names and not log_feedback:
-        raise ConfigError("--mlflow-feedback-name names the feedback --mlflow-log-feedback logs: add --mlflow-log-feedback")
-    otel_given = [flag for flag, value in (("--expected-facts-attribute", expected_facts),
-                                           ("--expected-response-attribute", expected_response),
-                                           ("--phoenix-endpoint", phoenix_endpoint), ("--annotations", annotations))
+        raise ConfigError(f"{n('mlflow_feedback_name')} names the feedback {n('mlflow_log_feedback')} logs: add {n.flag_on('mlflow_log_feedback')}")
+    otel_given = [n(flag) for flag, value in (("expected_facts_attribute", expected_facts),
+                                              ("expected_response_attribute", expected_response),
+                                              ("phoenix_endpoint", phoenix_endpoint), ("annotations", annotations))
                   if value is not None]
     def only(flags: list[str]) -> str:
         """``--a works`` / ``--a, --b work``."""
@@ -88,31 +94,32 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
 
     if kind is None:
         if judge_error_traces:
-            raise ConfigError("--judge-error-traces works on traces (mlflow:EXPERIMENT, exported MLflow traces, OTLP, Phoenix), "
+            raise ConfigError(f"{n('judge_error_traces')} works on traces (mlflow:EXPERIMENT, exported MLflow traces, OTLP, Phoenix), "
                               "not on a table")
         if mlflow_given:
             raise ConfigError(f"{only(mlflow_given)} on traces: give mlflow:EXPERIMENT or a file of exported MLflow traces "
-                              "(or --input-format mlflow-traces), not a table")
+                              f"(or {n.given('input_format', 'mlflow-traces')}), not a table")
         if otel_given:
-            raise ConfigError(f"{only(otel_given)} on OpenTelemetry traces: {OTEL_HINT}, not a table "
-                              "(a table's columns are mapped with --map FIELD=COLUMN)")
+            mapped = "columns: in the config" if n.keywords else "--map FIELD=COLUMN"
+            raise ConfigError(f"{only(otel_given)} on OpenTelemetry traces: {otel_hint(n)}, not a table "
+                              f"(a table's columns are mapped with {mapped})")
         return None
     otel = kind.name in OTEL_SOURCES
     if otel and mlflow_given:
         raise ConfigError(f"{only(mlflow_given)} on MLflow traces, not on {kind.name} spans: "
-                          "send the verdicts to Phoenix with --phoenix-endpoint URL or --annotations FILE")
+                          f"send the verdicts to Phoenix with {n.placeholder('phoenix_endpoint', 'URL')} or {n.placeholder('annotations', 'FILE')}")
     if not otel and otel_given:
-        raise ConfigError(f"{only(otel_given)} on OpenTelemetry traces ({OTEL_HINT}), not on {kind.name}: "
-                          "MLflow's expectations are read from the trace's assessments, its verdicts sent with --mlflow-log-feedback")
+        raise ConfigError(f"{only(otel_given)} on OpenTelemetry traces ({otel_hint(n)}), not on {kind.name}: "
+                          f"MLflow's expectations are read from the trace's assessments, its verdicts sent with {n.flag_on('mlflow_log_feedback')}")
     if max_traces is not None and max_traces < 1:
-        raise ConfigError("--mlflow-max-traces takes a number of traces, at least 1")
+        raise ConfigError(f"{n('mlflow_max_traces')} takes a number of traces, at least 1")
     if engine != "local":
-        raise ConfigError("trace sources are scored with --engine local (the default); export the rows to a table for Ray")
+        raise ConfigError(f"trace sources are scored with {n.given('engine', 'local')} (the default); export the rows to a table for Ray")
     uri = None
     if log_feedback:
         from ragjudge.traces import mlflow as mt
 
-        uri = mt.tracking_uri_or_fail(tracking_uri, "--mlflow-log-feedback")
+        uri = mt.tracking_uri_or_fail(tracking_uri, n('mlflow_log_feedback'))
         mt.client(uri)  # unreachable: InputError naming the URI, before any judging
     endpoint = None
     if otel:

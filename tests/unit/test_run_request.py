@@ -298,3 +298,20 @@ def test_every_field_of_the_request_is_checked_or_used_by_run():
     for item in fields(ScoreRequest):
         uses = text.count(f"request.{item.name}") + text.count(f"self.{item.name}") + text.count(f'"{item.name}"')
         assert uses >= 1, item.name
+
+
+def test_a_trace_option_on_a_table_is_named_as_the_caller_gave_it(tmp_path):
+    # the messages named command-line flags (--mlflow-log-feedback, --input-format) to a Python caller of evaluate
+    from ragjudge import Config
+    from ragjudge.run import evaluate
+
+    source = _rows(tmp_path / "in.jsonl", 1, 0)
+    with pytest.raises(ConfigError) as feedback:
+        evaluate(source, Config(), mlflow_log_feedback=True)
+    assert str(feedback.value) == ("mlflow_log_feedback= works on traces: give mlflow:EXPERIMENT or a file of exported MLflow traces "
+                                   "(or input_format='mlflow-traces'), not a table")
+    with pytest.raises(ConfigError) as annotations:
+        evaluate(source, Config(), annotations=str(tmp_path / "a.csv"))
+    assert str(annotations.value) == ("annotations= works on OpenTelemetry traces: give an OTLP JSON file or a saved Phoenix span table "
+                                      "(or input_format='otlp' / phoenix), not a table (a table's columns are mapped with columns: in "
+                                      "the config)")
