@@ -370,3 +370,22 @@ def test_a_csv_record_cut_short_is_exit_2_naming_its_line(run_cli, tmp_path):
     path.write_text("id,request,context,expected_response,response\n" + "my-01,Who?,A passage.,Ann,Ann\nmy-02,When did the Gener")
     result = run_cli(["score", str(path), "-m", "sufficiency"], judge=False)
     assert result.code == 2 and "line 3 (record 2): malformed CSV: 2 fields where the header has 5" in result.stderr
+
+
+# peer report (issue 20 item 7): CSV errors name the wrong line
+def test_a_csv_error_names_the_physical_line_where_quoted_cells_span_lines(run_cli, tmp_path):
+    lines = ["id,request,context"] + [f'{i},"q{i}","first line\nsecond line of row {i}"' for i in range(1, 81)]
+    lines.append('81,q8"1,"a stray ""quote""" extra, field')
+    path = tmp_path / "in.csv"
+    path.write_text("\n".join(lines) + "\n")
+    result = run_cli(["score", str(path), "-m", "sufficiency"])
+    assert result.code == 2
+    assert f"{path}: line 162 (record 81): malformed CSV:" in result.stderr  # pandas said "line 82", the record
+
+
+# peer report (issue 20 item 7): CSV errors name the wrong line
+def test_every_malformed_csv_names_its_line_from_stdin_too(run_cli, tmp_path):
+    text = "id,request,context\n" + "".join(f'{i},"q","a\nb"\n' for i in range(1, 6)) + "6,q,c,EXTRA\n"
+    result = run_cli(["score", "-", "--input-format", "csv", "-m", "sufficiency"], stdin=text.encode())
+    assert result.code == 2
+    assert "<stdin>: line 12 (record 6): malformed CSV: 4 fields where the header has 3" in result.stderr

@@ -204,3 +204,20 @@ def test_an_output_name_ending_in_a_slash_is_a_folder_never_a_file_of_that_name(
     run = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], output=folder, output_format="csv")
     assert run.code == 2 and run.error == f"output path is a folder: {folder}"
     assert not (tmp_path / "rayfold").exists() and judge.calls == 0
+
+
+# peer report (issue 21)
+def test_a_lone_surrogate_in_a_reply_is_replaced_and_every_row_written(run_score, tmp_path, judge):
+    # "unexpected UnicodeEncodeError", exit 2, no output in any format, and the bad verdict cached
+    judge.replies.append('{"facts": [{"fact": 1, "supported": true, "passages": [1], "reason": "r"}], "rationale": "Stated \\ud83d plainly.", "verdict": "yes"}')
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."], "expected_response": f"city {i}"}
+            for i in range(3)]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    for suffix in ("jsonl", "csv", "parquet"):
+        out = tmp_path / f"out.{suffix}"
+        result = run_score(source, metric=["sufficiency"], output=str(out), concurrency=1, summary_json=str(tmp_path / "s.json"))
+        assert result.code == 0, result.text
+        import pandas as pd
+
+        table = pd.read_json(out, lines=True) if suffix == "jsonl" else pd.read_csv(out) if suffix == "csv" else pd.read_parquet(out)
+        assert len(table) == 3 and table["sufficiency_rationale"][0] == "Stated \ufffd plainly."  # cached, then read again

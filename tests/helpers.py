@@ -1,0 +1,33 @@
+"""Test data and small helpers shared by several test files (both tiers): import them from here, not from another test module. Fixtures are in conftest.py."""
+
+from __future__ import annotations
+
+from ragjudge.config import JudgeSettings
+from ragjudge.judges.sufficiency import SufficiencyJudge
+from ragjudge.judges.sufficiency import SufficiencySettings
+from ragjudge.records import EvalRecord
+from ragjudge.records import Passage
+import json
+
+
+FACTS = ["The treaty was signed in Lisbon.", "It was signed in March 1911.", "Portugal and Spain signed it."]
+
+
+PASSAGES = [Passage("The treaty was signed in Lisbon in March 1911.")]
+
+
+def grounded_call(settings: JudgeSettings | None = None, options: SufficiencySettings | None = None):
+    judge = SufficiencyJudge(settings or JudgeSettings(), options=options)
+    return judge, judge.prepare(EvalRecord(index=0, request="Where and when was the treaty signed?", passages=PASSAGES, expected_facts=FACTS))
+
+
+def reply(facts: list[dict], verdict: str = "yes") -> str:
+    return json.dumps({"facts": facts, "rationale": "r", "verdict": verdict})
+
+
+def _parquet(tmp_path, rows) -> str:
+    import pandas as pd
+
+    path = tmp_path / "in.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    return str(path)
