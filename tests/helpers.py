@@ -8,6 +8,9 @@ from ragjudge.judges.sufficiency import SufficiencySettings
 from ragjudge.records import EvalRecord
 from ragjudge.records import Passage
 import json
+from ragjudge.gate import MetricSummary
+from ragjudge.gate import Summary
+from ragjudge.types import Verdict
 
 
 FACTS = ["The treaty was signed in Lisbon.", "It was signed in March 1911.", "Portugal and Spain signed it."]
@@ -31,3 +34,18 @@ def _parquet(tmp_path, rows) -> str:
     path = tmp_path / "in.parquet"
     pd.DataFrame(rows).to_parquet(path)
     return str(path)
+
+
+GROUNDED = {"request": "Where is the Eiffel Tower?", "context": ["The Eiffel Tower is in Paris."],
+            "expected_facts": ["The Eiffel Tower is in Paris."], "expected_response": "Paris"}
+
+
+def _summary(*verdicts: Verdict, interrupted: bool = True) -> Summary:
+    m = MetricSummary("sufficiency", 0.5)
+    for i, verdict in enumerate(verdicts):
+        m.add(verdict, f"r{i}", i)
+    return Summary(rows=len(verdicts), metrics={"sufficiency": m}, interrupted=interrupted, judge_model="fake")
+
+
+def _ok() -> Verdict:
+    return Verdict(metric="sufficiency", status="ok", score=1.0, passed=True)

@@ -9,6 +9,11 @@ import pandas as pd
 import pytest
 
 from conftest import read_jsonl, write_jsonl
+from helpers import GROUNDED
+from ragjudge.gate import MetricSummary
+from ragjudge.gate import Summary
+from ragjudge.gate import check_gate
+from ragjudge.types import Verdict
 
 KEY = "sk-test-not-a-real-key-0000"
 
@@ -312,3 +317,38 @@ def test_output_flags_are_named_as_given(run_cli, tmp_path):
     assert stdout.code == 2 and "--junit writes a file, not stdout" in stdout.stderr
     actors = run_cli(["score", str(tmp_path / "in.jsonl"), "--engine", "ray", "--ray-actors", "0"])
     assert actors.code == 2 and "--ray-actors 0: give a number of actors, 1 or more" in actors.stderr
+
+
+EVIL_ID = "row\x1b]0;owned\x07\x1b[2J\x9b31m"
+
+
+# peer report (issue 29 item 16): terminal escapes in annotations and the step summary
+def test_control_characters_never_reach_annotations_or_the_markdown_raw():
+    from ragjudge.reports import annotations, markdown
+
+    m = MetricSummary("sufficiency", 0.5, min_pass_rate=1.0)
+    m.add(Verdict(metric="sufficiency", status="ok", score=0.0, passed=False, rationale="bad\x1b[31m red\x00", missing=["fact\x1b[0m"]),
+          EVIL_ID, 0)
+    summary = Summary(rows=1, metrics={"sufficiency": m}, judge_model="fake\x1b[1m")
+    lines = annotations.commands(summary, "-", None)
+    assert lines[0] == ("::error title=ragjudge sufficiency failed%3A row\ufffd]0;owned\ufffd\ufffd[2J\ufffd31m::"
+                        "score 0 (threshold 0.5). bad\ufffd[31m red\ufffd Missing: fact\ufffd[0m")
+    text = markdown.render(summary, check_gate(summary), "in\x1b.jsonl")
+    assert not any(ch in text for ch in "\x1b\x07\x00\x9b")
+    assert "| sufficiency | row\ufffd]0;owned\ufffd\ufffd[2J\ufffd31m | 0 | bad\ufffd[31m red\ufffd | fact\ufffd[0m |" in text
+    assert "judge `fake\ufffd[1m`, input `in\ufffd.jsonl`" in text
+
+
+# peer report (issue 29 item 16): terminal escapes in annotations and the step summary
+def test_an_escape_in_a_row_id_stays_out_of_a_ci_run_log_and_job_summary(run_cli, tmp_path, monkeypatch):
+    step = tmp_path / "step.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    row = {**GROUNDED, "id": EVIL_ID, "context": ["Nothing about towers."]}  # the fake judge says no: a failing row
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [row]), "-m", "sufficiency", "-q"])
+    assert result.code == 1
+    errors = [line for line in result.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1 and "title=ragjudge sufficiency failed%3A row\ufffd]0;owned\ufffd\ufffd[2J\ufffd31m" in errors[0]
+    assert "\x1b" not in result.stdout and "\x9b" not in result.stdout
+    text = step.read_text(encoding="utf-8")
+    assert "row\ufffd]0;owned" in text and "\x1b" not in text and "\x9b" not in text

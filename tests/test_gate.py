@@ -3,6 +3,22 @@ exit code it decides."""
 
 from __future__ import annotations
 
+from helpers import GROUNDED
+from helpers import _ok
+from helpers import _summary
+from ragjudge.gate import Check
+from ragjudge.gate import Kind
+from ragjudge.gate import MetricSummary
+from ragjudge.gate import Summary
+from ragjudge.gate import check_gate
+from ragjudge.gate import exit_code
+from ragjudge.gate import with_regressions
+from ragjudge.reports.gate_text import lines_of
+from ragjudge.reports.gate_text import marked
+from ragjudge.types import Reason
+from ragjudge.types import Verdict
+import pandas as pd
+
 
 # peer report (issue 20 item 11): Printed comparisons round the numbers they compare
 def test_a_gate_line_shows_the_digits_that_make_it_true():
@@ -12,3 +28,58 @@ def test_a_gate_line_shows_the_digits_that_make_it_true():
     m = MetricSummary("sufficiency", 0.5, rows=40, ok=40, passed=38, score_thousandths=38000, min_pass_rate=0.951)
     lines = lines_of(check_gate(Summary(rows=40, metrics={"sufficiency": m})))
     assert "FAIL sufficiency: pass rate 0.950 < 0.951 (38 of 40 ok rows passed)" in lines  # it read "0.95 < 0.95"
+
+
+# issue 30 item 2: typed gate results, reasons
+def test_the_exit_code_comes_from_the_checks_not_their_text(monkeypatch):
+    import ragjudge.reports.gate_text as gate  # the gate's words, apart from its decisions (ragjudge.gate)
+
+    m = MetricSummary("sufficiency", 0.5, min_pass_rate=0.9, max_error_rate=0.1)
+    for i in range(10):
+        m.add(Verdict(metric="sufficiency", status="ok", score=1.0 if i < 8 else 0.0, passed=i < 8), f"r{i}", i)
+    result = check_gate(Summary(rows=10, metrics={"sufficiency": m}))
+    assert [(c.metric, c.check, c.passed, c.value, c.bound) for c in result.checks] == [
+        ("sufficiency", Kind.SKIP_RATE, True, 0.0, 1.0), ("sufficiency", Kind.ERROR_RATE, True, 0.0, 0.1),
+        ("sufficiency", Kind.PASS_RATE, False, 0.8, 0.9)]
+    assert result.exit_code == 1 and lines_of(result)[-2:] == ["FAIL sufficiency: pass rate 0.80 < 0.90 (8 of 10 ok rows passed)", "gate failed (exit 1)"]
+    monkeypatch.setattr(gate, "_text", lambda check: "reworded: PASS gate passed")  # any wording: the same decisions
+    again = check_gate(Summary(rows=10, metrics={"sufficiency": m}))
+    assert again.exit_code == 1 and not again.passed and marked(again)[-2] == (False, "FAIL reworded: PASS gate passed")
+
+
+# issue 30 item 2: typed gate results, reasons
+def test_regression_checks_join_the_gate_by_kind():
+    passed = check_gate(_summary(_ok(), interrupted=False))
+    worse = [Check("sufficiency", Kind.REGRESSIONS, False, 2, 0, {"regressed": 2, "improved": 0})]
+    joined = with_regressions(passed, worse)
+    assert (passed.exit_code, joined.exit_code) == (0, 1)
+    assert lines_of(joined)[-2:] == ["FAIL sufficiency: 2 regressed row(s) > 0 (passed in the baseline, fail now; 0 improved)", "gate failed (exit 1)"]
+    stopped = check_gate(Summary(rows=1, metrics=_summary(_ok()).metrics, fatal="bad key"))
+    assert with_regressions(stopped, worse).exit_code == 3 == exit_code(stopped.checks)
+
+
+# issue 30 item 2: typed gate results, reasons
+def test_row_reasons_are_values_carried_on_the_verdict_not_their_text():
+    counted = _summary(Verdict.skipped("sufficiency", Reason.NOT_SAMPLED), Verdict.failed("sufficiency", Reason.INTERRUPTED),
+                       Verdict.failed("sufficiency", Reason.BUDGET_REACHED)).metrics["sufficiency"]
+    assert (counted.unsampled, counted.interrupted, counted.unpaid, counted.skipped) == (1, 1, 1, 0)
+    assert Verdict.failed("sufficiency", Reason.BUDGET_REACHED).error == "budget reached"  # the text shown stays the same
+    # a judge's own message that reads like a reason is not one
+    lookalike = _summary(Verdict.skipped("sufficiency", "not sampled"), Verdict.failed("sufficiency", "interrupted")).metrics["sufficiency"]
+    assert (lookalike.unsampled, lookalike.interrupted, lookalike.skipped, lookalike.error) == (0, 0, 1, 1)
+    assert Reason.read("skipped", "not sampled") is Reason.NOT_SAMPLED and Reason.read("error", "not sampled") is None
+    assert Reason.read("error", "interrupted") is Reason.INTERRUPTED and Reason.read("error", "judge call failed") is None
+
+
+# issue 30 item 2: typed gate results, reasons
+def test_a_scored_run_carries_the_reasons_it_acted_on(server, tmp_path):
+    from ragjudge import load_config
+    from ragjudge.run import evaluate
+
+    settings = load_config(None, {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "api_base": server.url},
+                                  "cache": {"dir": str(tmp_path / "c")}})
+    seen: dict[str, Verdict] = {}
+    result = evaluate(pd.DataFrame([{**GROUNDED, "id": f"r{i}"} for i in range(3)]), settings, limit=1,
+                      on_row=lambda position, ident, verdicts: seen.update({ident: verdicts[0]}))
+    assert seen["r0"].reason is None and seen["r1"].reason is seen["r2"].reason is Reason.NOT_SAMPLED
+    assert result.summary.metrics["sufficiency"].unsampled == 2 and result.gate.exit_code == 0
