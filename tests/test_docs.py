@@ -231,3 +231,21 @@ def test_reference_page_examples_run_as_shown(page, body, shown, tmp_path, serve
     if shown is not None:
         got = _lines(result.stdout)
         assert [line for line in _lines(shown) if line not in got] == [], f"{page} printed\n{result.stdout}"
+
+
+# review of main (fixa) item 8: score --help tells the truth
+def test_score_help_names_every_kind_of_metric_every_gate_exiting_1_and_a_real_example_file():
+    import re
+
+    from conftest import ROOT
+    from ragjudge.cli import SCORE_EPILOG, app
+    from typer.testing import CliRunner
+
+    text = " ".join(re.sub("[│╭╮╰╯─]", " ", CliRunner().invoke(app, ["score", "--help"], terminal_width=400).output).split())
+    assert "repeat for both" not in text and "groundedness" in text and "a judge defined in the config" in text
+    assert "1 a pass-rate gate failed" not in text and "1 a gate failed (pass rate, skip rate, diagnosis share" in text
+    assert "regressions, pass-rate drop" in text
+    for path in re.findall(r"ragjudge score (\S+\.jsonl)", SCORE_EPILOG):
+        if path not in ("data.jsonl",):
+            assert (ROOT / path).is_file(), path
+    assert "sample_data/rag_eval.mlflow.jsonl" in SCORE_EPILOG and "mlflow_records.jsonl" not in SCORE_EPILOG

@@ -18,6 +18,8 @@ from ragjudge.reports.gate_text import marked
 from ragjudge.types import Reason
 from ragjudge.types import Verdict
 import pandas as pd
+from conftest import write_jsonl
+import json
 
 
 # peer report (issue 20 item 11): Printed comparisons round the numbers they compare
@@ -83,3 +85,33 @@ def test_a_scored_run_carries_the_reasons_it_acted_on(server, tmp_path):
                       on_row=lambda position, ident, verdicts: seen.update({ident: verdicts[0]}))
     assert seen["r0"].reason is None and seen["r1"].reason is seen["r2"].reason is Reason.NOT_SAMPLED
     assert result.summary.metrics["sufficiency"].unsampled == 2 and result.gate.exit_code == 0
+
+
+# review of main (fixa) item 5: --max-error-rate and --max-skip-rate per metric
+def test_max_skip_rate_takes_metric_equals_rate_and_gates_only_that_metric(run_cli, tmp_path):
+    # no response: completeness skips every row; sufficiency judges them
+    source = write_jsonl(tmp_path / "in.jsonl", [{"id": i, "request": "Where?", "context": ["In Paris."]} for i in "ab"])
+    failed = run_cli(["score", source, "--max-skip-rate", "completeness=0.25", "--summary-json", str(tmp_path / "s.json"), "-q"])
+    assert failed.code == 1, failed.stderr
+    metrics = json.loads((tmp_path / "s.json").read_text())["metrics"]
+    assert metrics["completeness"]["max_skip_rate"] == 0.25 and metrics["sufficiency"]["max_skip_rate"] == 1.0
+    passed = run_cli(["score", source, "--max-skip-rate", "sufficiency=0.25", "--min-pass-rate", "0"])
+    assert passed.code == 0, passed.stderr
+    every = run_cli(["score", source, "--max-skip-rate", "0.25", "--min-pass-rate", "0", "-q"])  # one number: every metric
+    assert every.code == 1
+
+
+# review of main (fixa) item 5: --max-error-rate and --max-skip-rate per metric
+def test_max_error_rate_per_metric_from_the_flag_and_the_config(run_cli, tmp_path):
+    from ragjudge import load_config
+
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": "a", "response": "Paris is the capital of France."}])
+    assert run_cli(["score", source, "--max-error-rate", "completeness=0.33", "--max-error-rate", "sufficiency=0.5", "--summary-json",
+                    str(tmp_path / "s.json"), "-q", "--min-pass-rate", "0"]).code == 0
+    metrics = json.loads((tmp_path / "s.json").read_text())["metrics"]
+    assert (metrics["completeness"]["max_error_rate"], metrics["sufficiency"]["max_error_rate"]) == (0.33, 0.5)
+    bad = run_cli(["score", source, "--max-error-rate", "completeness=1.5"])
+    assert bad.code == 2 and "--max-error-rate" in bad.stderr and "1.5 is not between 0 and 1" in bad.stderr
+    config = load_config(None, **{"gate": {"max_error_rate": {"completeness": 0.2, "*": 0.1}, "max_skip_rate": 0.5}})
+    assert config.gate.error_ceiling("completeness") == 0.2 and config.gate.error_ceiling("sufficiency") == 0.1
+    assert config.gate.skip_ceiling("groundedness") == 0.5

@@ -106,3 +106,15 @@ def test_one_table_drives_the_flags_and_the_overrides():
     assert mapped == frozenset({"context"})
     assert {flag.key for flag in FLAG_TABLE if flag.kind == "value"} <= set(FLAGS) and FLAGS["judge.max_cost"] == "--max-cost"
     assert Path(ROOT / "ragjudge" / "cli.py").read_text(encoding="utf-8").count('"judge.model"') == 0  # no second list in the CLI
+
+
+# review of main (fixa) item 9: a bad --set value is named as the --set key given
+@pytest.mark.parametrize("args", [["--set", "judge.concurrency=0"], ["--set", 'judge={"concurrency": 0}']])
+def test_a_bad_set_value_names_the_set_key_not_a_flag_never_given(run_cli, tmp_path, server, args):
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  concurrency: 2\n")
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": "a"}]), "-c", str(config), *args])
+    assert result.code == 2 and "error: --set judge.concurrency: should be greater than or equal to 1 (got 0)" in result.stderr
+    assert "--concurrency:" not in result.stderr and server.calls == 0
+    named = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": "a"}]), "--concurrency", "0", *args])
+    assert named.code == 2 and "error: --concurrency: should be greater than or equal to 1 (got 0)" in named.stderr  # it names itself
