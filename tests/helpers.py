@@ -11,6 +11,8 @@ import json
 from ragjudge.gate import MetricSummary
 from ragjudge.gate import Summary
 from ragjudge.types import Verdict
+from conftest import write_jsonl
+import csv
 
 
 FACTS = ["The treaty was signed in Lisbon.", "It was signed in March 1911.", "Portugal and Spain signed it."]
@@ -49,3 +51,27 @@ def _summary(*verdicts: Verdict, interrupted: bool = True) -> Summary:
 
 def _ok() -> Verdict:
     return Verdict(metric="sufficiency", status="ok", score=1.0, passed=True)
+
+
+def multiline_rows(n: int) -> list[dict]:
+    """Rows whose context spans several lines (a CSV record of several lines)."""
+    return [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": f"Landmark {i} stands\nin city {i}.\n\nIt is old.",
+             "expected_response": f"city {i}"} for i in range(n)]
+
+
+def multiline_csv(path, n: int = 10) -> str:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(multiline_rows(1)[0]))
+        writer.writeheader()
+        writer.writerows(multiline_rows(n))
+    assert path.read_text().count("\n") > 3 * n  # each record spans several lines
+    return str(path)
+
+
+def two_files(folder, first_meta=lambda i: i, second_meta=lambda i: f"note {i}"):
+    folder.mkdir(exist_ok=True)
+    first = [{**row, "id": f"a{i}", "meta": first_meta(i)} for i, row in enumerate(multiline_rows(3))]
+    second = [{**row, "id": f"b{i}", "meta": second_meta(i), "tags": ["x", "y"]} for i, row in enumerate(multiline_rows(5)[3:])]
+    write_jsonl(folder / "a.jsonl", first)
+    write_jsonl(folder / "b.jsonl", second)
+    return folder
