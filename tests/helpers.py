@@ -75,3 +75,14 @@ def two_files(folder, first_meta=lambda i: i, second_meta=lambda i: f"note {i}")
     write_jsonl(folder / "a.jsonl", first)
     write_jsonl(folder / "b.jsonl", second)
     return folder
+
+
+def landmark_rows(n: int, start: int = 0) -> list[dict]:
+    """Rows whose response and expected response the fake judge finds complete."""
+    return [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
+             "expected_response": f"Landmark {i} stands in city {i}.", "response": f"City {i}."}
+            for i in range(start, start + n)]
+
+
+def summary_of(path) -> dict:
+    return json.loads(path.read_text())

@@ -20,6 +20,10 @@ from ragjudge.model import Model
 from ragjudge.records import Columns, resolve_mapping, to_records
 from ragjudge.transports import resolve_model
 from ragjudge.types import Verdict
+from ragjudge.fakeserver import FakeJudgeServer
+from conftest import read_jsonl
+from conftest import write_jsonl
+from helpers import landmark_rows as rows
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "golden_cache_keys.json").read_text())
 
@@ -90,3 +94,57 @@ def test_a_setting_that_changes_the_reply_changes_the_key(change):
     calls = [make_judges(config)[0].prepare(record) for config in (base, other)]
     keys = [Model(c.judge, None, _Resolved(c.judge)).key(call) for c, call in zip((base, other), calls)]
     assert keys[0] != keys[1]
+
+
+@pytest.fixture
+def second_server():
+    with FakeJudgeServer() as fake:
+        yield fake
+
+
+# peer report (issue 29 item 5): The cache key holds the endpoint actually used, however it was given
+def test_the_endpoint_from_the_environment_is_in_the_cache_key(run_cli, tmp_path, server, second_server, transport, monkeypatch, cache_dir):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(3))
+    out = tmp_path / "out.jsonl"
+    args = ["score", source, "-m", "sufficiency", "--model", "openai/fake-judge", "--cache-dir", cache_dir, "-o", str(out),
+            "--min-pass-rate", "0", "--transport", transport]
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    assert run_cli(args, judge=False).code == 0
+    assert server.calls == 3 and second_server.calls == 0
+    monkeypatch.setenv("OPENAI_BASE_URL", second_server.url)
+    assert run_cli(args, judge=False).code == 0
+    assert second_server.calls == 3 and server.calls == 3  # B is called, not answered from A's replies
+    assert all(r["sufficiency_cached"] is False for r in read_jsonl(out))
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)  # back to A: its replies are in the cache
+    assert run_cli(args, judge=False).code == 0
+    assert server.calls == 3 and all(r["sufficiency_cached"] is True for r in read_jsonl(out))
+
+
+# peer report (issue 29 item 5): The cache key holds the endpoint actually used, however it was given
+def test_the_key_names_the_endpoint_whatever_gave_it_and_none_keeps_the_old_key(monkeypatch):
+    from ragjudge import load_config
+    from ragjudge.model import Model
+    from ragjudge.types import Call
+
+    class Named:
+        free, where = False, ""
+
+        def __init__(self, provider_model: str) -> None:
+            self.provider_model = provider_model
+
+    call = Call(metric="sufficiency", version="v", mode=None, messages=[{"role": "user", "content": "q"}], response_format=None)
+
+    def key(judge: dict) -> str:
+        config = load_config(None, {"judge": judge})
+        return Model(config.judge, None, Named("openai/gpt-4o-mini")).key(call)
+
+    none = key({"model": "openai/gpt-4o-mini"})
+    flag = key({"model": "openai/gpt-4o-mini", "api_base": "http://proxy:8000/v1"})
+    monkeypatch.setenv("OPENAI_API_BASE", "http://proxy:8000/v1")
+    assert key({"model": "openai/gpt-4o-mini"}) == flag  # the same endpoint, from the environment
+    monkeypatch.delenv("OPENAI_API_BASE")
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.openai.com/v1/")
+    assert key({"model": "openai/gpt-4o-mini"}) == none  # OpenAI's own URL is the default: the old key
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://other:9/v1")
+    assert key({"model": "openai/gpt-4o-mini"}) not in (none, flag)
+    assert key({"model": "openai/gpt-4o-mini", "api_base": "http://proxy:8000/v1"}) == flag  # the flag wins over the environment
