@@ -13,6 +13,8 @@ from ragjudge.gate import Summary
 from ragjudge.types import Verdict
 from conftest import write_jsonl
 import csv
+import importlib.util
+import pytest
 
 
 FACTS = ["The treaty was signed in Lisbon.", "It was signed in March 1911.", "Portugal and Spain signed it."]
@@ -86,3 +88,6 @@ def landmark_rows(n: int, start: int = 0) -> list[dict]:
 
 def summary_of(path) -> dict:
     return json.loads(path.read_text())
+
+
+needs_mlflow = pytest.mark.skipif(importlib.util.find_spec("mlflow") is None, reason="the [mlflow] extra is not installed")

@@ -249,3 +249,12 @@ def test_score_help_names_every_kind_of_metric_every_gate_exiting_1_and_a_real_e
         if path not in ("data.jsonl",):
             assert (ROOT / path).is_file(), path
     assert "sample_data/rag_eval.mlflow.jsonl" in SCORE_EPILOG and "mlflow_records.jsonl" not in SCORE_EPILOG
+
+
+# review of the traces pages and readers (p4-fixb) item 2: install lines: from the checkout, never the PyPI name (another project's)
+def test_no_page_installs_the_pypi_name_with_an_extra():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = [f"{p.name}: {m.group(0)}" for p in pages for m in re.finditer(r"ragjudge\[\w+\]", p.read_text(encoding="utf-8"))]
+    assert found == []
+    assert 'pip install ".[mlflow]"' in (ROOT / "docs" / "from-mlflow.md").read_text(encoding="utf-8")
+    assert 'pip install ".[phoenix]"' in (ROOT / "docs" / "from-phoenix.md").read_text(encoding="utf-8")

@@ -27,6 +27,7 @@ import mlflow  # noqa: E402
 from mlflow.entities import Document  # noqa: E402
 
 from conftest import read_jsonl  # noqa: E402
+from helpers import needs_mlflow
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "from-mlflow.md"
@@ -338,3 +339,53 @@ def test_the_python_examples_of_the_page_run(server, tmp_path):
     got = json.loads(line.removeprefix("RESULT "))
     assert got["rows"] == 2 and got["status"] == ["ok"]
     assert got["failed"] == 0 and got["written"] == 4  # sufficiency and completeness on each of 2 traces
+
+
+@pytest.fixture
+def stores(tmp_path):
+    """A new SQLite store with an empty experiment and one holding one OK trace."""
+    import mlflow
+
+    before = mlflow.get_tracking_uri()
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = mlflow.MlflowClient(uri)
+    client.create_experiment("empty-exp", artifact_location=(tmp_path / "a1").as_uri())
+    full = client.create_experiment("full-exp", artifact_location=(tmp_path / "a2").as_uri())
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment(experiment_id=full)
+
+    @mlflow.trace
+    def app(query: str) -> dict:
+        return {"response": "Paris"}
+
+    try:
+        app("What is the capital of France?")
+        mlflow.flush_trace_async_logging()
+    finally:
+        mlflow.set_tracking_uri(before)
+    return uri
+
+
+# review of the traces pages and readers (p4-fixb) item 4: an experiment with nothing to judge: exit 2 saying so
+@needs_mlflow
+def test_an_empty_experiment_exits_2_saying_it_holds_no_traces(run_cli, stores, tmp_path):
+    result = run_cli(["score", "mlflow:empty-exp", "--mlflow-tracking-uri", stores, "-o", str(tmp_path / "out.jsonl")], judge=False)
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().startswith(f"error: the MLflow experiment 'empty-exp' in {stores} holds no traces: nothing to judge")
+    assert "the input has no rows" not in result.stderr and not (tmp_path / "out.jsonl").exists()
+
+
+# review of the traces pages and readers (p4-fixb) item 4: an experiment with nothing to judge: exit 2 saying so
+@needs_mlflow
+def test_a_filter_that_matches_no_trace_says_so_and_the_library_raises(run_cli, stores, tmp_path):
+    from ragjudge.errors import InputError
+    from ragjudge.traces import mlflow as mt
+
+    result = run_cli(["score", "mlflow:full-exp", "--mlflow-tracking-uri", stores, "--mlflow-filter", "attributes.status = 'ERROR'",
+                      "-o", str(tmp_path / "out.jsonl")], judge=False)
+    assert result.code == 2
+    assert result.stderr.strip() == (f"error: no trace of the MLflow experiment 'full-exp' in {stores} matched the filter "
+                                     "\"attributes.status = 'ERROR'\": nothing to judge; loosen the filter (--mlflow-filter)")
+    with pytest.raises(InputError, match="'empty-exp' in .* holds no traces"):
+        mt.read_traces("mlflow:empty-exp", tracking_uri=stores)
+    assert len(mt.read_traces("mlflow:full-exp", tracking_uri=stores)) == 1  # the store is read: one trace, one row
