@@ -91,3 +91,41 @@ def summary_of(path) -> dict:
 
 
 needs_mlflow = pytest.mark.skipif(importlib.util.find_spec("mlflow") is None, reason="the [mlflow] extra is not installed")
+
+
+# OTLP/JSON trace files as the OpenTelemetry Collector writes them (OpenInference span kinds)
+
+TRACE = "8bb01460217f871cbe0ae8fa1ceac2cc"
+ROOT_ID, RETRIEVER_ID = "b64ba4fd98e616ec", "39f5c88e2d94628b"
+
+
+def _kv(key, value):
+    return {"key": key, "value": {"stringValue": value} if isinstance(value, str) else value}
+
+
+def _span(span_id, name, kind, parent=None, trace=TRACE, start=0, **attributes):
+    span = {"traceId": trace, "spanId": span_id, "name": name, "startTimeUnixNano": str(1767225600000000000 + start),
+            "attributes": [_kv("openinference.span.kind", kind), *(_kv(k.replace("__", "."), v) for k, v in attributes.items())]}
+    if parent:
+        span["parentSpanId"] = parent
+    if trace is None:
+        del span["traceId"]
+    return span
+
+
+def _request(*spans):
+    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]}
+
+
+def _write(path, *requests):
+    path.write_text("".join(json.dumps(r) + "\n" for r in requests), encoding="utf-8")
+    return path
+
+
+def _rag(root_parent=None, content="The Eiffel Tower was built from 1887 to 1889.", retriever_parent=ROOT_ID, trace=TRACE, **documents):
+    documents = documents or {"retrieval__documents__0__document__content": content}
+    return _request(
+        _span(ROOT_ID, "chain", "CHAIN", parent=root_parent, trace=trace, input__value="When was the Eiffel Tower built?",
+              output__value="1887-1889"),
+        _span(RETRIEVER_ID, "retriever", "RETRIEVER", parent=retriever_parent, trace=trace, start=1000, input__value="eiffel tower",
+              **documents))

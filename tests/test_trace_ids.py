@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from test_trace_faults import RETRIEVER_ID, ROOT_ID, TRACE, _kv, _rag, _request, _span, _write  # noqa: F401
+from helpers import RETRIEVER_ID, ROOT_ID, TRACE, _kv, _rag, _request, _span, _write  # noqa: F401
 
 from ragjudge.traces import otel
 from ragjudge.traces.spans import SpanView, TraceView, invalid_id, reader_notes, trace_rows

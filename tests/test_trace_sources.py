@@ -33,29 +33,11 @@ import pytest
 from ragjudge.errors import InputError
 from ragjudge.traces import otel, source_kind
 from ragjudge.traces.spans import SpanView, TraceView, trace_rows
-from helpers import needs_mlflow
+from helpers import RETRIEVER_ID, ROOT_ID, TRACE, _request, _span, needs_mlflow
 from pathlib import Path
 from ragjudge.errors import ConfigError
 
-TRACE = "8bb01460217f871cbe0ae8fa1ceac2cc"
-ROOT_ID, RETRIEVER_ID = "b64ba4fd98e616ec", "39f5c88e2d94628b"
 ROW_ID = f"{TRACE}/{RETRIEVER_ID}"
-
-
-def _kv(key, value):
-    return {"key": key, "value": {"stringValue": value}}
-
-
-def _span(span_id, name, kind, parent=None, start=0, **attributes):
-    span = {"traceId": TRACE, "spanId": span_id, "name": name, "startTimeUnixNano": str(1767225600000000000 + start),
-            "attributes": [_kv("openinference.span.kind", kind), *(_kv(k.replace("__", "."), v) for k, v in attributes.items())]}
-    if parent:
-        span["parentSpanId"] = parent
-    return span
-
-
-def _request(*spans):
-    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]}
 
 
 ROOT = _span(ROOT_ID, "chain", "CHAIN", input__value="When was the Eiffel Tower built?", output__value="1887-1889")
