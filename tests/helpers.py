@@ -15,6 +15,7 @@ from conftest import write_jsonl
 import csv
 import importlib.util
 import pytest
+from conftest import read_jsonl
 
 
 FACTS = ["The treaty was signed in Lisbon.", "It was signed in March 1911.", "Portugal and Spain signed it."]
@@ -129,3 +130,17 @@ def _rag(root_parent=None, content="The Eiffel Tower was built from 1887 to 1889
               output__value="1887-1889"),
         _span(RETRIEVER_ID, "retriever", "RETRIEVER", parent=retriever_parent, trace=trace, start=1000, input__value="eiffel tower",
               **documents))
+
+
+HAMLET_ROW = {"id": "r1", "request": "Who wrote Hamlet?", "context": ["Hamlet is a tragedy written by William Shakespeare."]}
+
+
+TREATY_ROW = {"id": "c1", "request": "Where and when was the treaty signed?", "response": "In Lisbon, in March 1911.",
+                "expected_facts": ["The treaty was signed in Lisbon.", "It was signed in March 1911."]}
+
+
+def score_rows(run_score, tmp_path, rows, **options) -> tuple[object, list[dict]]:
+    """``run_score`` on ``rows`` (every row kept, ``--min-pass-rate 0``): the run and its scored rows."""
+    out = tmp_path / "out.jsonl"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), output=str(out), min_pass_rate=["0"], **options)
+    return result, read_jsonl(out)

@@ -19,6 +19,9 @@ from helpers import reply
 from ragjudge.judges.sufficiency import SufficiencySettings
 from helpers import FACTS
 from helpers import PASSAGES
+from helpers import HAMLET_ROW as ROW
+from helpers import TREATY_ROW as COMPLETE_ROW
+from helpers import score_rows as _score
 
 SUFFICIENCY = SufficiencyJudge(JudgeSettings())
 COMPLETENESS = CompletenessJudge(JudgeSettings())
@@ -462,3 +465,76 @@ def test_a_probability_note_shows_the_digits_that_make_it_true(run_score, tmp_pa
     rows = [{"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}]
     run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], min_pass_rate=["0"], output=str(out), config=str(config))
     assert read_jsonl(out)[0]["sufficiency_rationale"].startswith("probability check: P(yes) 0.838 < yes_threshold 0.84, so no")
+
+
+# peer report (issue 29 item 1): Text after the verdict does not change it (promptfoo#1166)
+def test_a_quoted_no_after_a_fenced_yes_verdict_leaves_the_verdict_yes(run_score, tmp_path, judge):
+    verdict = {"needed": "the author of Hamlet", "quote": "Hamlet is a tragedy written by William Shakespeare.",
+               "rationale": "The passage names the author.", "verdict": "yes"}
+    judge.replies.append("```json\n" + json.dumps(verdict) + '\n```\nA reply such as {"verdict": "no"} would be wrong here.')
+    result, rows = _score(run_score, tmp_path, [ROW], metric=["sufficiency"])
+    assert result.code == 0, result.text
+    assert judge.calls == 1
+    assert (rows[0]["sufficiency_status"], rows[0]["sufficiency_score"]) == ("ok", 1.0)
+    assert rows[0]["sufficiency_rationale"] == "The passage names the author."
+
+
+# peer report (issue 29 item 1): Text after the verdict does not change it (promptfoo#1166)
+def test_a_completeness_score_quoted_after_the_reply_does_not_replace_it(run_score, tmp_path, judge):
+    reply = {"statements": [{"statement": 1, "covered": True}, {"statement": 2, "covered": True}],
+             "rationale": "Both statements are in the response.", "score": 5}
+    judge.replies.append(json.dumps(reply) + ' A response that said nothing would be scored like {"score": 1}.')
+    result, rows = _score(run_score, tmp_path, [COMPLETE_ROW], metric=["completeness"])
+    assert result.code == 0, result.text
+    assert (rows[0]["completeness_status"], rows[0]["completeness_score"]) == ("ok", 5.0)
+
+
+# peer report (issue 29 item 1): Text after the verdict does not change it (promptfoo#1166)
+def test_prose_before_the_verdict_quoting_an_object_is_skipped_for_the_first_that_fits():
+    # another shape: the quoted object comes first, but it does not fit the schema (no score,
+    # no statements), so the reply's own verdict further on decides; a custom judge likewise
+    from ragjudge.judges.base import load_reply
+
+    schema = {"type": "object", "properties": {"rationale": {}, "verdict": {}}, "required": ["rationale", "verdict"]}
+    text = 'Unlike {"verdict": "no"}, I find: {"rationale": "stated", "verdict": "yes"} and {"rationale": "x", "verdict": "no"}'
+    assert load_reply(text, schema) == {"rationale": "stated", "verdict": "yes"}
+    assert load_reply('{"verdict": "yes"} then {"verdict": "no"}', schema) == {"verdict": "yes"}  # none fits whole: the first
+    assert load_reply('{"a": 1} {"b": 2}') == {"a": 1}  # no schema: the first object
+
+
+def _samples_of(scores: list[int]):
+    from ragjudge.judges import judge_class
+    from ragjudge.config import JudgeSettings
+    from ragjudge.types import OK, Verdict
+
+    judge = judge_class("completeness")(JudgeSettings(samples=len(scores)), 3.0)
+    samples = [Verdict(metric="completeness", status=OK, score=float(s)) for s in scores]
+    return judge, samples
+
+
+# peer report (issue 29 item 8): An even number of samples never passes on a tie (inspect_ai#3840)
+@pytest.mark.parametrize("scores, threshold, score, passed", [
+    pytest.param("2,3", 3, 2.0, False, id="two_three"),
+    pytest.param("3,4", 4, 3.0, False, id="three_four"),
+])
+def test_two_samples_take_the_lower_middle_score(run_score, tmp_path, judge, scores, threshold, score, passed):
+    reply = lambda n: json.dumps({"statements": [{"statement": 1, "covered": True}, {"statement": 2, "covered": False}],  # noqa: E731
+                                  "rationale": "r", "score": n})
+    judge.replies.extend(reply(int(s)) for s in scores.split(","))
+    result, rows = _score(run_score, tmp_path, [COMPLETE_ROW], metric=["completeness"], samples=2,
+                          threshold=[f"completeness={threshold}"])
+    assert result.code == 0, result.text
+    assert (rows[0]["completeness_score"], rows[0]["completeness_passed"]) == (score, passed)
+    assert rows[0]["completeness_agreement"] == 0.5
+
+
+# peer report (issue 29 item 8): An even number of samples never passes on a tie (inspect_ai#3840)
+def test_four_samples_take_the_lower_middle_and_agreement_is_the_share_agreeing():
+    judge, samples = _samples_of([5, 3, 2, 4])
+    combined = judge.combine(samples)
+    assert (combined.score, combined.passed, combined.agreement) == (3.0, True, 0.25)
+    judge, samples = _samples_of([4, 4, 2, 2])
+    combined = judge.combine(samples)
+    assert (combined.score, combined.passed, combined.agreement) == (2.0, False, 0.5)
+    judge, samples = _samples_of([1, 5, 3])  # an odd number: the middle, as before
+    assert judge.combine(samples).score == 3.0
