@@ -102,7 +102,7 @@ def second_server():
         yield fake
 
 
-# peer report (issue 29 item 5): The cache key holds the endpoint actually used, however it was given
+# peer report (issue 29 item 5): the cache key holds the endpoint actually used, however it was given
 def test_the_endpoint_from_the_environment_is_in_the_cache_key(run_cli, tmp_path, server, second_server, transport, monkeypatch, cache_dir):
     source = write_jsonl(tmp_path / "in.jsonl", rows(3))
     out = tmp_path / "out.jsonl"
@@ -120,7 +120,7 @@ def test_the_endpoint_from_the_environment_is_in_the_cache_key(run_cli, tmp_path
     assert server.calls == 3 and all(r["sufficiency_cached"] is True for r in read_jsonl(out))
 
 
-# peer report (issue 29 item 5): The cache key holds the endpoint actually used, however it was given
+# peer report (issue 29 item 5): the cache key holds the endpoint actually used, however it was given
 def test_the_key_names_the_endpoint_whatever_gave_it_and_none_keeps_the_old_key(monkeypatch):
     from ragjudge import load_config
     from ragjudge.model import Model

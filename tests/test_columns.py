@@ -10,7 +10,7 @@ import json
 import pytest
 
 
-# peer report (issue 20 item 13): A broken retriever passes the gate
+# peer report (issue 20 item 13): a broken retriever passes the gate
 def test_a_metric_asked_for_whose_field_maps_to_no_column_exits_2(run_cli, tmp_path):
     rows = [{"id": "a", "request": "q?", "retrieved_passages_v2": ["c"]}]
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-q"])
@@ -19,7 +19,7 @@ def test_a_metric_asked_for_whose_field_maps_to_no_column_exits_2(run_cli, tmp_p
             "if 'retrieved_passages_v2' holds it, set --map context=retrieved_passages_v2") in result.stderr
 
 
-# peer report (issue 20 item 13): A broken retriever passes the gate
+# peer report (issue 20 item 13): a broken retriever passes the gate
 def test_a_default_metric_that_judged_no_row_is_named(run_cli, tmp_path):
     rows = [{"id": "a", "request": "q?", "retrieved_passages_v2": ["c"], "expected_response": "x", "response": "x"}]
     summary = tmp_path / "s.json"
@@ -32,7 +32,7 @@ def test_a_default_metric_that_judged_no_row_is_named(run_cli, tmp_path):
     assert "note: sufficiency judged no row of 1 (1 'no context')" in verbose.stderr
 
 
-# peer report (issue 20 item 16): Internal paths leak into messages
+# peer report (issue 20 item 16): internal paths leak into messages
 def test_render_refuses_a_metric_whose_column_is_missing_as_score_does(run_cli, tmp_path):
     # render printed "no call: skipped: no context" (exit 0) where score -m exits 2
     source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "Where was it signed?", "response": "In Lisbon."}])
@@ -42,7 +42,7 @@ def test_render_refuses_a_metric_whose_column_is_missing_as_score_does(run_cli, 
         assert "sufficiency needs a context column and none was found" in result.stderr, command
 
 
-# peer report (issue 20 item 16): Internal paths leak into messages
+# peer report (issue 20 item 16): internal paths leak into messages
 def test_a_missing_expected_response_column_reads_as_english(run_cli, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "Where was it signed?", "response": "In Lisbon."}])
     result = run_cli(["score", source, "-m", "completeness", "--dry-run"], judge=False)
@@ -50,7 +50,7 @@ def test_a_missing_expected_response_column_reads_as_english(run_cli, tmp_path):
     assert "completeness needs an expected_response or expected_facts column and none was found" in result.stderr
 
 
-# peer report (issue 20 item 16): Internal paths leak into messages
+# peer report (issue 20 item 16): internal paths leak into messages
 @pytest.mark.parametrize("expectations, note", [
     ({"expected_facts": None, "expected_response": "Lisbon"},
      "note: 'expectations.expected_facts' (for expected_facts) is null or empty in each of the first 2 rows"),

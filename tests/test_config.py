@@ -173,7 +173,7 @@ def test_the_bundled_model_passes_completeness_at_its_calibrated_mark(run_cli, t
     assert "completeness (built-in, default): 1..5, pass at >= 3;" in hosted.stdout
 
 
-# peer report (issue 20 item 16): Internal paths leak into messages
+# peer report (issue 20 item 16): internal paths leak into messages
 def test_config_file_messages_name_the_key_without_list_indices(tmp_path):
     from ragjudge import load_config
     from ragjudge.errors import ConfigError

@@ -4,7 +4,7 @@ table, in a narrow terminal and in a log, and the failing rows it lists."""
 from __future__ import annotations
 
 
-# peer report (issue 20 item 15): The summary table at 80 columns hides its numbers
+# peer report (issue 20 item 15): the summary table at 80 columns hides its numbers
 def test_the_summary_table_at_80_columns_keeps_every_count():
     import io
 
@@ -25,7 +25,7 @@ def test_the_summary_table_at_80_columns_keeps_every_count():
         assert max(len(line) for line in table.splitlines() if "│" in line) <= width
 
 
-# peer report (issue 20 item 15): The summary table at 80 columns hides its numbers
+# peer report (issue 20 item 15): the summary table at 80 columns hides its numbers
 def test_the_summary_leaves_no_trailing_spaces_in_a_log():
     # rich padded the table's title to the table's width: a CI log had 'judge openai/gpt-4o-mini        '
     import io

@@ -22,7 +22,7 @@ from conftest import write_jsonl
 import json
 
 
-# peer report (issue 20 item 11): Printed comparisons round the numbers they compare
+# peer report (issue 20 item 11): printed comparisons round the numbers they compare
 def test_a_gate_line_shows_the_digits_that_make_it_true():
     from ragjudge.gate import MetricSummary, Summary, check_gate
     from ragjudge.reports.gate_text import lines_of

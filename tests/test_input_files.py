@@ -56,7 +56,7 @@ def test_the_progress_total_of_a_multiline_csv_is_its_record_count(tmp_path, ser
     assert totals == [6] and server.calls == 6
 
 
-# peer report (issue 29 item 11): Both engines read the same sources (a file, a folder or a glob) into the same table
+# peer report (issue 29 item 11): both engines read the same sources (a file, a folder or a glob) into the same table
 def test_the_files_unify_as_pyarrow_unifies_their_schemas(tmp_path):
     import pyarrow as pa
 
@@ -77,7 +77,7 @@ def test_the_files_unify_as_pyarrow_unifies_their_schemas(tmp_path):
     assert read_table(str(mixed / "*.jsonl"))["meta"].tolist() == ["1", "x", "2"]
 
 
-# peer report (issue 29 item 11): Both engines read the same sources (a file, a folder or a glob) into the same table
+# peer report (issue 29 item 11): both engines read the same sources (a file, a folder or a glob) into the same table
 def test_a_value_the_shared_type_cannot_hold_is_exit_2_naming_the_file_and_the_column(run_cli, tmp_path, server):
     folder = two_files(tmp_path / "data", first_meta=lambda i: 2**60 + i, second_meta=lambda i: 1.5)
     result = run_cli(["score", str(folder / "*.jsonl"), "-m", "sufficiency"])

@@ -14,7 +14,7 @@ def long_context_rows() -> list[dict]:
     return [*rows(2), {"id": "huge", "request": "Where is landmark 9?", "context": [words]}]
 
 
-# peer report (issue 29 item 13): A prompt past the model's input limit is a row error before the call; the dry run counts it
+# peer report (issue 29 item 13): a prompt past the model's input limit is a row error before the call; the dry run counts it
 def test_a_prompt_past_the_input_limit_is_a_row_error_before_the_call(run_cli, tmp_path, server, transport):
     out, summary = tmp_path / "out.jsonl", tmp_path / "dry.json"
     source = write_jsonl(tmp_path / "in.jsonl", long_context_rows())
@@ -38,7 +38,7 @@ def test_a_prompt_past_the_input_limit_is_a_row_error_before_the_call(run_cli, t
     assert server.calls == 2  # the short rows come from the cache; the long one is refused again
 
 
-# peer report (issue 29 item 13): A prompt past the model's input limit is a row error before the call; the dry run counts it
+# peer report (issue 29 item 13): a prompt past the model's input limit is a row error before the call; the dry run counts it
 def test_the_input_limit_in_process_and_no_limit_when_the_table_has_none():
     from ragjudge import _loop
     from ragjudge import load_config

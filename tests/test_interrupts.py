@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 
-# peer report (issue 20 item 10): After Ctrl-C while judging
+# peer report (issue 20 item 10): after Ctrl-C while judging
 def test_ctrl_c_while_judging_ends_with_one_line_that_says_what_was_written(tmp_path):
     import os
     import signal
@@ -49,7 +49,7 @@ def test_ctrl_c_while_judging_ends_with_one_line_that_says_what_was_written(tmp_
     assert len(read_jsonl(out)) == 6
 
 
-# peer report (issue 20 item 10): After Ctrl-C while judging
+# peer report (issue 20 item 10): after Ctrl-C while judging
 def test_ctrl_c_before_judging_still_says_nothing_was_written(run_cli, tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -12,7 +12,7 @@ from ragjudge.errors import ConfigError
 import json
 
 
-# peer report (issue 20 item 16): Internal paths leak into messages
+# peer report (issue 20 item 16): internal paths leak into messages
 def test_an_unknown_metric_is_named_plainly(run_cli, tmp_path):
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "q", "context": ["c"]}]), "-m", "faithfulness"])
     assert result.code == 2
@@ -20,7 +20,7 @@ def test_an_unknown_metric_is_named_plainly(run_cli, tmp_path):
                                      "defined in the config")  # named where it was set, as a --set or a file is
 
 
-# peer report (issue 20 item 16): Internal paths leak into messages
+# peer report (issue 20 item 16): internal paths leak into messages
 @pytest.mark.parametrize("args, message", [
     (["--concurrency", "0"], "error: --concurrency: should be greater than or equal to 1 (got 0)"),
     (["--samples", "99"], "error: --samples: should be less than or equal to 15 (got 99)"),

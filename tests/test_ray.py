@@ -276,7 +276,7 @@ def test_an_output_ending_in_a_slash_is_a_folder_whatever_the_format(run_cli, tm
         assert sorted(pd.read_parquet(folder)["id"]) == [f"r{i}" for i in range(4)]
 
 
-# peer report (issue 29 item 11): Both engines read the same sources (a file, a folder or a glob) into the same table
+# peer report (issue 29 item 11): both engines read the same sources (a file, a folder or a glob) into the same table
 def test_ray_reads_the_folder_into_the_local_engines_table(run_cli, tmp_path, server, ray_cluster):
     import pyarrow.parquet as pq
 

@@ -77,7 +77,7 @@ def test_sixty_expected_facts_are_judged_at_the_default_settings(run_cli, server
     assert read_jsonl(out)[0]["sufficiency_status"] == "ok" and read_jsonl(out)[0]["sufficiency_score"] == 1.0
 
 
-# peer report (issue 29 item 14): A reasoning model that spent its output tokens thinking
+# peer report (issue 29 item 14): a reasoning model that spent its output tokens thinking
 def test_a_reply_of_reasoning_only_names_the_setting_to_raise(run_cli, tmp_path, server, transport):
     server.reasoning_only = 1
     out, config = tmp_path / "out.jsonl", tmp_path / "c.yaml"
@@ -91,7 +91,7 @@ def test_a_reply_of_reasoning_only_names_the_setting_to_raise(run_cli, tmp_path,
     assert result.code == 3
 
 
-# peer report (issue 29 item 14): A reasoning model that spent its output tokens thinking
+# peer report (issue 29 item 14): a reasoning model that spent its output tokens thinking
 def test_reasoning_under_the_other_field_name_is_recognised_too(run_cli, tmp_path, server, transport):
     server.reasoning_only, server.reasoning_field = 1, "reasoning"
     out = tmp_path / "out.jsonl"

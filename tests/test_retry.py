@@ -14,7 +14,7 @@ PER_MINUTE = ("Quota exceeded for metric: generativelanguage.googleapis.com/gene
               "limit: 10, quota_id: GenerateRequestsPerMinutePerProjectPerModel-FreeTier per_minute. Please retry in 1s.")
 
 
-# peer report (issue 29 item 3): A 429 is a rate limit to wait out, unless the provider marks it a hard quota
+# peer report (issue 29 item 3): a 429 is a rate limit to wait out, unless the provider marks it a hard quota
 def test_a_per_minute_quota_429_is_waited_out(run_cli, tmp_path, server, transport):
     server.errors.append((429, "RESOURCE_EXHAUSTED", PER_MINUTE, {"Retry-After": "1"}))
     out = tmp_path / "out.jsonl"
@@ -25,7 +25,7 @@ def test_a_per_minute_quota_429_is_waited_out(run_cli, tmp_path, server, transpo
     assert server.arrivals[-1] - server.arrivals[0] >= 0.95  # Retry-After: 1 honoured (the retry comes last)
 
 
-# peer report (issue 29 item 3): A 429 is a rate limit to wait out, unless the provider marks it a hard quota
+# peer report (issue 29 item 3): a 429 is a rate limit to wait out, unless the provider marks it a hard quota
 def test_a_wait_said_only_in_the_message_is_honoured_and_insufficient_quota_stays_fatal(run_cli, tmp_path, server, transport):
     server.errors.append((429, "rate_limit_exceeded", "Rate limit reached for requests per minute. Please try again in 700ms.", {}))
     out = tmp_path / "out.jsonl"
@@ -38,7 +38,7 @@ def test_a_wait_said_only_in_the_message_is_honoured_and_insufficient_quota_stay
     assert fatal.code == 3 and "quota exhausted" in fatal.stderr and server.calls == 4
 
 
-# peer report (issue 29 item 3): A 429 is a rate limit to wait out, unless the provider marks it a hard quota
+# peer report (issue 29 item 3): a 429 is a rate limit to wait out, unless the provider marks it a hard quota
 @pytest.mark.parametrize("code, message, after, hard", [
     ("insufficient_quota", "You exceeded your current quota", None, True),
     ("", "insufficient_quota: check your plan and billing details", 3.0, True),
@@ -54,7 +54,7 @@ def test_hard_quota_against_a_rate_limit(code, message, after, hard):
     assert hard_quota(code, message, after) is hard
 
 
-# peer report (issue 29 item 3): A 429 is a rate limit to wait out, unless the provider marks it a hard quota
+# peer report (issue 29 item 3): a 429 is a rate limit to wait out, unless the provider marks it a hard quota
 @pytest.mark.parametrize("message, seconds", [
     ("Please retry in 1s.", 1.0), ("Please try again in 700ms.", 0.7), ("retry after 2.5 seconds", 2.5),
     ("Try again in 20 sec", 20.0), ("retry in 9000s", 120.0), ("Rate limit reached.", None),

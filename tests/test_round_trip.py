@@ -39,7 +39,7 @@ def read_table_of(path):
     return read_table(str(path))
 
 
-# peer report (issue 29 item 12): What ragjudge writes, in every format, it reads back, whatever characters the rows hold
+# peer report (issue 29 item 12): what ragjudge writes, in every format, it reads back, whatever characters the rows hold
 def test_a_csv_whose_context_held_a_nul_reads_back_for_report_compare_and_baseline(run_cli, tmp_path):
     notes, table = round_trip(run_cli, tmp_path, "\0", "csv")
     assert list(table["id"]) == ["r0", "r1", "r2", "r3"]
@@ -47,7 +47,7 @@ def test_a_csv_whose_context_held_a_nul_reads_back_for_report_compare_and_baseli
     assert "column 'context': 1 cell(s) held a NUL character" in notes and "column 'request': 1 cell(s)" in notes
 
 
-# peer report (issue 29 item 12): What ragjudge writes, in every format, it reads back, whatever characters the rows hold
+# peer report (issue 29 item 12): what ragjudge writes, in every format, it reads back, whatever characters the rows hold
 @pytest.mark.parametrize("character", ["\r", "\x01", "\x1b", "\x0b\x0c", "\x85", "\u2028"])
 def test_a_csv_with_other_control_characters_reads_back_as_written(run_cli, tmp_path, character):
     # a lone carriage return went out unquoted: every reader ended the row there
@@ -56,7 +56,7 @@ def test_a_csv_with_other_control_characters_reads_back_as_written(run_cli, tmp_
     assert table["context"][1] == f"Landmark 1 stands{character}in city 1." and table["request"][2] == f"Where is{character}landmark 2?"
 
 
-# peer report (issue 29 item 12): What ragjudge writes, in every format, it reads back, whatever characters the rows hold
+# peer report (issue 29 item 12): what ragjudge writes, in every format, it reads back, whatever characters the rows hold
 @pytest.mark.parametrize("suffix", ["jsonl", "json", "parquet"])
 def test_the_other_formats_keep_a_nul_and_a_carriage_return(run_cli, tmp_path, suffix):
     _, table = round_trip(run_cli, tmp_path, "\0\r", suffix)

@@ -11,7 +11,7 @@ from helpers import summary_of
 import pytest
 
 
-# peer report (issue 29 item 2): No usage in a reply is unknown, not zero: estimated, marked, and counted by the budget
+# peer report (issue 29 item 2): no usage in a reply is unknown, not zero: estimated, marked, and counted by the budget
 def test_replies_without_usage_are_estimated_and_trip_the_budget(run_cli, tmp_path, server, transport):
     server.usage = False
     out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
@@ -34,7 +34,7 @@ def test_replies_without_usage_are_estimated_and_trip_the_budget(run_cli, tmp_pa
     assert "(estimated: a reply reported no usage)" in result.stderr
 
 
-# peer report (issue 29 item 2): No usage in a reply is unknown, not zero: estimated, marked, and counted by the budget
+# peer report (issue 29 item 2): no usage in a reply is unknown, not zero: estimated, marked, and counted by the budget
 def test_estimated_tokens_are_the_dry_runs_count_and_priced_by_judge_price(run_cli, tmp_path, server, transport):
     config = tmp_path / "c.yaml"
     config.write_text("judge:\n  price: {input_per_mtok: 2.0, output_per_mtok: 8.0}\n")
@@ -58,7 +58,7 @@ def test_estimated_tokens_are_the_dry_runs_count_and_priced_by_judge_price(run_c
     assert again.code == 0 and all(r["completeness_tokens_estimated"] is False for r in read_jsonl(out))
 
 
-# peer report (issue 29 item 7): Every HTTP request is counted, and the retries on their own
+# peer report (issue 29 item 7): every HTTP request is counted, and the retries on their own
 def test_calls_count_every_request_and_retries_are_reported(run_cli, tmp_path, server, transport):
     server.rate_429, server.rate_500 = 0.3, 0.15
     summary = tmp_path / "s.json"
@@ -74,7 +74,7 @@ def test_calls_count_every_request_and_retries_are_reported(run_cli, tmp_path, s
     assert f"provider calls: {server.calls} ({doc['provider_retries']} retries)" in result.stderr
 
 
-# peer report (issue 29 item 7): Every HTTP request is counted, and the retries on their own
+# peer report (issue 29 item 7): every HTTP request is counted, and the retries on their own
 def test_two_calls_a_row_and_a_refused_response_format_are_counted(run_cli, tmp_path, server, transport):
     server.rate_500 = 0.2
     server.reject_response_format = True  # the first request is refused, then asked again without it

@@ -256,7 +256,7 @@ def _score_schema(definition) -> dict:
     return _schema(definition)["properties"]["score"]
 
 
-# peer report (issue 29 item 6): A 0..1 custom scale is a number (langfuse#11604)
+# peer report (issue 29 item 6): a 0..1 custom scale is a number (langfuse#11604)
 def test_a_zero_to_one_scale_gets_a_number_schema_and_takes_a_fraction(run_score, tmp_path, judge):
     path = tmp_path / "c.yaml"
     path.write_text(UNIT_SCALE)
@@ -269,7 +269,7 @@ def test_a_zero_to_one_scale_gets_a_number_schema_and_takes_a_fraction(run_score
     assert (rows[0]["relevance_score"], rows[0]["relevance_passed"]) == (0.8, True)
 
 
-# peer report (issue 29 item 6): A 0..1 custom scale is a number (langfuse#11604)
+# peer report (issue 29 item 6): a 0..1 custom scale is a number (langfuse#11604)
 def test_a_scale_is_integer_only_when_said_or_when_bounds_and_threshold_are_whole():
     base = UNIT_SCALE.replace("    min: 0\n    max: 1\n    threshold: 0.7\n", "")
     assert _score_schema(_definition(base.replace("kind: scale", "kind: scale\n    min: 1\n    max: 5"))) == {
@@ -283,7 +283,7 @@ def test_a_scale_is_integer_only_when_said_or_when_bounds_and_threshold_are_whol
         "type": "number"}
 
 
-# peer report (issue 29 item 6): A 0..1 custom scale is a number (langfuse#11604)
+# peer report (issue 29 item 6): a 0..1 custom scale is a number (langfuse#11604)
 def test_a_fraction_in_reply_to_a_whole_number_scale_is_an_error_row(run_score, tmp_path, judge):
     path = tmp_path / "c.yaml"
     path.write_text(UNIT_SCALE.replace("min: 0\n    max: 1\n    threshold: 0.7", "min: 1\n    max: 5\n    threshold: 3"))
@@ -294,7 +294,7 @@ def test_a_fraction_in_reply_to_a_whole_number_scale_is_an_error_row(run_score, 
     assert result.code == 3
 
 
-# peer report (issue 29 item 6): A 0..1 custom scale is a number (langfuse#11604)
+# peer report (issue 29 item 6): a 0..1 custom scale is a number (langfuse#11604)
 def test_a_definition_without_integer_keeps_its_prompt_version():
     # caches of definitions written before integer: stay valid
     import hashlib
@@ -320,7 +320,7 @@ judges:
 """
 
 
-# peer report (issue 29 item 10): A needed column whose name is not an identifier (promptfoo#244)
+# peer report (issue 29 item 10): a needed column whose name is not an identifier (promptfoo#244)
 def test_a_column_named_source_title_is_reached_as_columns_item(run_score, tmp_path, judge):
     path = tmp_path / "c.yaml"
     path.write_text(ODD.replace("PLACE", "columns['source-title']"))
@@ -333,7 +333,7 @@ def test_a_column_named_source_title_is_reached_as_columns_item(run_score, tmp_p
     assert rows[0]["cites_title_status"] == "ok"
 
 
-# peer report (issue 29 item 10): A needed column whose name is not an identifier (promptfoo#244)
+# peer report (issue 29 item 10): a needed column whose name is not an identifier (promptfoo#244)
 def test_the_message_for_a_name_that_is_not_an_identifier_shows_the_columns_form(run_score, tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(ODD.replace("PLACE", "source-title"))
@@ -343,7 +343,7 @@ def test_the_message_for_a_name_that_is_not_an_identifier_shows_the_columns_form
     assert "{{ columns['source-title'] }}" in result.text
 
 
-# peer report (issue 29 item 10): A needed column whose name is not an identifier (promptfoo#244)
+# peer report (issue 29 item 10): a needed column whose name is not an identifier (promptfoo#244)
 def test_every_needed_field_is_in_columns_whatever_its_name():
     # another shape: canonical fields and identifier columns are there too, and examples render with them
     from ragjudge.config import JudgeSettings

@@ -374,14 +374,14 @@ def test_a_completeness_score_out_of_scale_is_named_in_the_row_error(run_score, 
     assert read_jsonl(out)[0]["completeness_error"] == f"unreadable judge reply: the reply has no score from 1 to 5 (got {shown})"
 
 
-# peer report (issue 20 item 1): Per-fact verdicts decide grounded sufficiency
+# peer report (issue 20 item 1): per-fact verdicts decide grounded sufficiency
 def test_a_fact_judged_unsupported_decides_no_whatever_the_overall_verdict():
     _, call = grounded_call()
     verdict = sufficiency.parse(reply([{"fact": 1, "supported": False}, {"fact": 2, "supported": True}]), call)  # fact 3 omitted
     assert (verdict.score, verdict.missing) == (0.0, ["The treaty was signed in Lisbon."])
 
 
-# peer report (issue 20 item 1): Per-fact verdicts decide grounded sufficiency
+# peer report (issue 20 item 1): per-fact verdicts decide grounded sufficiency
 @pytest.mark.parametrize("facts", [
     pytest.param([{"fact": 1, "supported": True}, {"fact": 2, "supported": True}], id="omitted"),
     pytest.param([{"fact": 1, "supported": True}, {"fact": 2, "supported": True}, {"fact": 7, "supported": True}], id="numbered_outside"),
@@ -396,7 +396,7 @@ def test_an_unjudged_fact_is_never_a_yes(facts):
         sufficiency.parse(reply(facts), call)
 
 
-# peer report (issue 20 item 2): Reasoning before the verdict, for hosted judges
+# peer report (issue 20 item 2): reasoning before the verdict, for hosted judges
 def test_the_embedded_judge_keeps_its_measured_order_under_its_own_prompt_version():
     local_judge, local_call = grounded_call(JudgeSettings(model="local/qwen2.5-coder-1.5b"))
     hosted_judge, hosted_call = grounded_call(JudgeSettings(model="openai/gpt-4o-mini"))
@@ -407,7 +407,7 @@ def test_the_embedded_judge_keeps_its_measured_order_under_its_own_prompt_versio
     assert chosen.version == sufficiency.PROMPT_VERSION
 
 
-# peer report (issue 20 item 9): One bad character must not lose the run
+# peer report (issue 20 item 9): one bad character must not lose the run
 def test_a_surrogate_pair_written_as_two_escapes_stays_one_character():
     from ragjudge.judges.base import load_reply
 
@@ -467,7 +467,7 @@ def test_a_probability_note_shows_the_digits_that_make_it_true(run_score, tmp_pa
     assert read_jsonl(out)[0]["sufficiency_rationale"].startswith("probability check: P(yes) 0.838 < yes_threshold 0.84, so no")
 
 
-# peer report (issue 29 item 1): Text after the verdict does not change it (promptfoo#1166)
+# peer report (issue 29 item 1): text after the verdict does not change it (promptfoo#1166)
 def test_a_quoted_no_after_a_fenced_yes_verdict_leaves_the_verdict_yes(run_score, tmp_path, judge):
     verdict = {"needed": "the author of Hamlet", "quote": "Hamlet is a tragedy written by William Shakespeare.",
                "rationale": "The passage names the author.", "verdict": "yes"}
@@ -479,7 +479,7 @@ def test_a_quoted_no_after_a_fenced_yes_verdict_leaves_the_verdict_yes(run_score
     assert rows[0]["sufficiency_rationale"] == "The passage names the author."
 
 
-# peer report (issue 29 item 1): Text after the verdict does not change it (promptfoo#1166)
+# peer report (issue 29 item 1): text after the verdict does not change it (promptfoo#1166)
 def test_a_completeness_score_quoted_after_the_reply_does_not_replace_it(run_score, tmp_path, judge):
     reply = {"statements": [{"statement": 1, "covered": True}, {"statement": 2, "covered": True}],
              "rationale": "Both statements are in the response.", "score": 5}
@@ -489,7 +489,7 @@ def test_a_completeness_score_quoted_after_the_reply_does_not_replace_it(run_sco
     assert (rows[0]["completeness_status"], rows[0]["completeness_score"]) == ("ok", 5.0)
 
 
-# peer report (issue 29 item 1): Text after the verdict does not change it (promptfoo#1166)
+# peer report (issue 29 item 1): text after the verdict does not change it (promptfoo#1166)
 def test_prose_before_the_verdict_quoting_an_object_is_skipped_for_the_first_that_fits():
     # another shape: the quoted object comes first, but it does not fit the schema (no score,
     # no statements), so the reply's own verdict further on decides; a custom judge likewise
@@ -512,7 +512,7 @@ def _samples_of(scores: list[int]):
     return judge, samples
 
 
-# peer report (issue 29 item 8): An even number of samples never passes on a tie (inspect_ai#3840)
+# peer report (issue 29 item 8): an even number of samples never passes on a tie (inspect_ai#3840)
 @pytest.mark.parametrize("scores, threshold, score, passed", [
     pytest.param("2,3", 3, 2.0, False, id="two_three"),
     pytest.param("3,4", 4, 3.0, False, id="three_four"),
@@ -528,7 +528,7 @@ def test_two_samples_take_the_lower_middle_score(run_score, tmp_path, judge, sco
     assert rows[0]["completeness_agreement"] == 0.5
 
 
-# peer report (issue 29 item 8): An even number of samples never passes on a tie (inspect_ai#3840)
+# peer report (issue 29 item 8): an even number of samples never passes on a tie (inspect_ai#3840)
 def test_four_samples_take_the_lower_middle_and_agreement_is_the_share_agreeing():
     judge, samples = _samples_of([5, 3, 2, 4])
     combined = judge.combine(samples)

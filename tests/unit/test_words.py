@@ -56,7 +56,7 @@ def test_check_statements_turns_only_covered_statements_below_the_share():
     assert completeness.blended_share({"covered": [None, None]}, [1.0, 1.0], 0.5) is None  # nothing marked: the written score stands
 
 
-# peer report (issue 20 item 8): The evidence check speaks only English
+# peer report (issue 20 item 8): the evidence check speaks only English
 def test_the_evidence_share_drops_the_detected_languages_stop_words():
     from ragjudge.judges.sufficiency import detect_language, evidence_share, stop_words
 
