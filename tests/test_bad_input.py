@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-
-ROW = {"id": "r1", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."], "expected_response": "city 1"}
+from helpers import LANDMARK_ROW as ROW
 
 
 def test_csv_rows_with_one_field_too_many_do_not_shift_columns(run_cli, tmp_path):
@@ -63,42 +62,6 @@ def test_jsonl_with_bom_is_read_and_bad_bytes_name_the_line(run_cli, tmp_path):
     result = run_cli(["score", str(bad), "-m", "sufficiency"])
     assert result.code == 2
     assert f"{bad}: line 2: not UTF-8 text" in result.stderr
-
-
-MIXED = {
-    "list_then_str": ([[1, 2], "x"], ["[1, 2]", "x"]),
-    "str_then_list": (["x", [1, 2]], ["x", "[1, 2]"]),
-    "int_then_float": ([1, 1.5], [1.0, 1.5]),
-    "int_float_text": ([1, 1.5, "text"], ["1", "1.5", "text"]),
-    "bool_then_int": ([True, 7], ["true", "7"]),
-    "int_then_bool": ([5, True], ["5", "true"]),
-    "int_then_digits": ([1234, "00501"], ["1234", "00501"]),
-    "float_then_nan_text": ([1.5, "NaN", "1e3"], ["1.5", "NaN", "1e3"]),
-    "bool_then_text": ([True, "0", "false"], ["true", "0", "false"]),
-    "object_fields_differ": ([{"source": "wiki", "page": 3}, {"url": "http://x"}],
-                             [{"source": "wiki", "page": 3, "url": None}, {"source": None, "page": None, "url": "http://x"}]),
-    "object_field_changes_type": ([{"k": 1}, {"k": "v"}], ['{"k": 1}', '{"k": "v"}']),
-    "passages_with_other_keys": ([[{"content": "alpha passage", "id": 1}], [{"page_content": "beta passage"}]],
-                                 [[{"content": "alpha passage", "id": 1, "page_content": None}], [{"content": None, "id": None, "page_content": "beta passage"}]]),
-    "null_list_str_object": ([None, [1], "x", {"k": 1}], [None, "[1]", "x", '{"k": 1}']),
-    # with chunks of 2: an object keeps only its own keys, 1 stays "1" (not the chunk's 1.0)
-    "objects_then_text": ([{"a": 1}, {"a": 2, "b": 3}, "text"], ['{"a": 1}', '{"a": 2, "b": 3}', "text"]),
-    "int_float_then_text": ([1, 2.5, "text"], ["1", "2.5", "text"]),
-}
-
-
-def _plain(value):
-    """A cell read back by plain pandas as Python values: arrays as lists, and a missing text
-    cell as None (pandas 3 reads it as NaN)."""
-    if isinstance(value, float) and value != value:
-        return None
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def test_parquet_integers_too_large_for_floats_become_text(tmp_path):

@@ -14,21 +14,9 @@ from ragjudge.gate import MetricSummary
 from ragjudge.gate import Summary
 from ragjudge.gate import check_gate
 from ragjudge.types import Verdict
+from helpers import ci_rows as rows
 
 KEY = "sk-test-not-a-real-key-0000"
-
-
-def rows(n: int, bad: set[int] = frozenset(), skipped: set[int] = frozenset()) -> list[dict]:
-    """n grounded rows; the ``bad`` ones' expected response is absent from the context (they fail);
-    the ``skipped`` ones have no context."""
-    out = []
-    for i in range(n):
-        row = {"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
-               "expected_response": f"city {i}" if i not in bad else f"a village far from {1000 + i}"}
-        if i in skipped:
-            row["context"] = None
-        out.append(row)
-    return out
 
 
 def test_a_failing_gate_names_its_failing_rows(run_cli, tmp_path):
@@ -53,27 +41,6 @@ def test_with_the_table_on_stdout_the_hint_points_there_not_at_minus_o(run_cli, 
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(12, bad={1, 3, 4, 6, 8, 9, 11})), "-m", "sufficiency", "-o", "-", "-q"])
     assert result.code == 1
     assert "  and 2 more: the rows where sufficiency_passed is false (or the status is error) in the table on stdout" in result.stderr.splitlines()
-
-
-def _tables(markdown_text: str) -> list[list[list[str]]]:
-    """The tables of a Markdown text as rows of cell texts, read by markdown-it-py."""
-    from markdown_it import MarkdownIt
-
-    tokens = MarkdownIt().enable("table").parse(markdown_text)
-    tables, rows_, cells = [], None, None
-    for token in tokens:
-        if token.type == "table_open":
-            rows_ = []
-        elif token.type == "tr_open":
-            cells = []
-        elif token.type == "inline" and cells is not None:
-            cells.append(token.content)
-        elif token.type == "tr_close":
-            rows_.append(cells)
-            cells = None
-        elif token.type == "table_close":
-            tables.append(rows_)
-    return tables
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])

@@ -9,12 +9,7 @@ import pytest
 
 from conftest import SAMPLE, read_jsonl, write_jsonl
 from helpers import GROUNDED
-
-
-def rows(n: int, start: int = 0) -> list[dict]:
-    return [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
-             "expected_response": f"Landmark {i} stands in city {i}. It was built in {1800 + i}.", "response": f"City {i}."}
-            for i in range(start, start + n)]
+from helpers import cost_rows as rows
 
 
 def test_the_dry_run_counts_the_calls_and_cache_hits_of_the_run_that_follows(run_cli, tmp_path, server):

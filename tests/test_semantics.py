@@ -224,7 +224,7 @@ def test_a_split_truth_with_several_samples_merges_each_sample(server, tmp_path)
     assert server.calls == 2 + 3  # the first two parts once, the last part sampled three times
 
 
-# peer report (issue 20 item 5): parquet contexts hide unknown chunk keys
+# peer report (issue 20 item 5): Parquet contexts hide unknown chunk keys
 def test_a_context_item_with_an_unknown_key_is_the_same_passage_in_parquet_as_in_jsonl(run_cli, tmp_path):
     # Arrow merges the items' structs, so "content" exists and is null: the body-only row was
     # skipped as "no context", and the mixed row judged on its first item alone. Since issue 27

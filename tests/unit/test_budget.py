@@ -10,7 +10,7 @@ import json
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-from test_cost import rows
+from helpers import cost_rows as rows
 from helpers import multiline_csv, two_files
 
 

@@ -9,8 +9,11 @@ import json
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-from test_custom_judges import BINARY, IF_B, ROWS, SCALE, config_file, judge_with
+from helpers import BINARY, SCALE, config_file, judge_with
+from helpers import CUSTOM_ROWS as ROWS
 from helpers import score_rows as _score
+
+IF_B = "{% if 'Colosseum' in response %}"  # true for row b only, never for the sample values checked at load
 
 
 def test_a_binary_custom_metric_end_to_end(run_score, tmp_path, judge):

@@ -12,7 +12,7 @@ import pytest
 
 from ragjudge.transports.fake import FakeTransport
 from ragjudge.scoring import Scorer
-from test_library import sample_frame
+from helpers import sample_frame
 
 
 @pytest.mark.parametrize("metrics", [["sufficiency"], ["completeness"], ["sufficiency", "completeness"]], ids="+".join)

@@ -9,7 +9,7 @@ import json
 import pandas as pd
 
 from conftest import SAMPLE, read_jsonl, shared_file, write_jsonl
-from test_score import GROUNDED_ROW
+from helpers import GROUNDED_ROW
 
 
 def test_squad2_goldremoved_all_250_rows_scored(run_score, tmp_path, judge):
