@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from ragjudge.config import JudgeSettings
-from ragjudge.judges.sufficiency import SufficiencyJudge
-from ragjudge.judges.sufficiency import SufficiencySettings
-from ragjudge.records import EvalRecord
-from ragjudge.records import Passage
-import json
-from ragjudge.gate import MetricSummary
-from ragjudge.gate import Summary
-from ragjudge.types import Verdict
-from conftest import write_jsonl
 import csv
 import importlib.util
-import pytest
-from conftest import read_jsonl
-from conftest import SAMPLE
-import pandas as pd
-from ragjudge.transports import resolve_model
+import json
 
+import pandas as pd
+import pytest
+
+from conftest import SAMPLE, read_jsonl, write_jsonl
+from ragjudge.config import JudgeSettings
+from ragjudge.gate import MetricSummary, Summary
+from ragjudge.judges.sufficiency import SufficiencyJudge, SufficiencySettings
+from ragjudge.records import EvalRecord, Passage
+from ragjudge.transports import resolve_model
+from ragjudge.types import Verdict
 
 FACTS = ["The treaty was signed in Lisbon.", "It was signed in March 1911.", "Portugal and Spain signed it."]
 

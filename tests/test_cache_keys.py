@@ -14,17 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
+from conftest import read_jsonl, write_jsonl
+from helpers import CACHE_KEY_ROWS as ROWS
+from helpers import _Resolved
+from helpers import landmark_rows as rows
+from ragjudge.config import (
+    read_raw_config as load_config,  # the config as read, untyped
+)
+from ragjudge.fakeserver import FakeJudgeServer
 from ragjudge.judges import make_judges
 from ragjudge.model import Model
 from ragjudge.records import Columns, resolve_mapping, to_records
 from ragjudge.types import Verdict
-from ragjudge.fakeserver import FakeJudgeServer
-from conftest import read_jsonl
-from conftest import write_jsonl
-from helpers import landmark_rows as rows
-from helpers import _Resolved
-from helpers import CACHE_KEY_ROWS as ROWS
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "golden_cache_keys.json").read_text())
 

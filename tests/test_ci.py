@@ -10,11 +10,9 @@ import pytest
 
 from conftest import read_jsonl, write_jsonl
 from helpers import GROUNDED
-from ragjudge.gate import MetricSummary
-from ragjudge.gate import Summary
-from ragjudge.gate import check_gate
-from ragjudge.types import Verdict
 from helpers import ci_rows as rows
+from ragjudge.gate import MetricSummary, Summary, check_gate
+from ragjudge.types import Verdict
 
 KEY = "sk-test-not-a-real-key-0000"
 

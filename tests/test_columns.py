@@ -5,9 +5,11 @@ is chosen is decided in ``ragjudge.records`` (tests/unit/test_columns.py)."""
 
 from __future__ import annotations
 
-from conftest import write_jsonl
 import json
+
 import pytest
+
+from conftest import write_jsonl
 
 
 # peer report (issue 20 item 13): a broken retriever passes the gate

@@ -3,7 +3,6 @@ groundedness judge, extensions of the built-ins, `ragjudge judges` and `ragjudge
 
 from __future__ import annotations
 
-
 import pytest
 
 from conftest import write_jsonl

@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ragjudge import configdoc
-from ragjudge import Config, load_config
+from ragjudge import Config, configdoc, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -237,9 +236,10 @@ def test_reference_page_examples_run_as_shown(page, body, shown, tmp_path, serve
 def test_score_help_names_every_kind_of_metric_every_gate_exiting_1_and_a_real_example_file():
     import re
 
+    from typer.testing import CliRunner
+
     from conftest import ROOT
     from ragjudge.cli import SCORE_EPILOG, app
-    from typer.testing import CliRunner
 
     text = " ".join(re.sub("[│╭╮╰╯─]", " ", CliRunner().invoke(app, ["score", "--help"], terminal_width=400).output).split())
     assert "repeat for both" not in text and "groundedness" in text and "a judge defined in the config" in text

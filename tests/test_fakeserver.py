@@ -3,11 +3,13 @@ use it exits 2 with one line, or raises at once, never leaving a live process or
 
 from __future__ import annotations
 
-import pytest
-from conftest import ROOT
 import os
 import re
 import sys
+
+import pytest
+
+from conftest import ROOT
 
 
 @pytest.fixture

@@ -3,23 +3,23 @@ exit code it decides."""
 
 from __future__ import annotations
 
-from helpers import GROUNDED
-from helpers import _ok
-from helpers import _summary
-from ragjudge.gate import Check
-from ragjudge.gate import Kind
-from ragjudge.gate import MetricSummary
-from ragjudge.gate import Summary
-from ragjudge.gate import check_gate
-from ragjudge.gate import exit_code
-from ragjudge.gate import with_regressions
-from ragjudge.reports.gate_text import lines_of
-from ragjudge.reports.gate_text import marked
-from ragjudge.types import Reason
-from ragjudge.types import Verdict
-import pandas as pd
-from conftest import write_jsonl
 import json
+
+import pandas as pd
+
+from conftest import write_jsonl
+from helpers import GROUNDED, _ok, _summary
+from ragjudge.gate import (
+    Check,
+    Kind,
+    MetricSummary,
+    Summary,
+    check_gate,
+    exit_code,
+    with_regressions,
+)
+from ragjudge.reports.gate_text import lines_of, marked
+from ragjudge.types import Reason, Verdict
 
 
 # peer report (issue 20 item 11): printed comparisons round the numbers they compare

@@ -5,14 +5,14 @@ naming the file and column. Ray reads the same folder into the same table: tests
 
 from __future__ import annotations
 
-from conftest import read_jsonl
-from conftest import write_jsonl
-from helpers import multiline_csv
-from helpers import multiline_rows as rows
-from helpers import two_files
 import json
+
 import pandas as pd
 import pytest
+
+from conftest import read_jsonl, write_jsonl
+from helpers import multiline_csv, two_files
+from helpers import multiline_rows as rows
 
 
 # peer report (issue 29 item 4): --sample, --limit, the dry run and the progress total count records, not lines

@@ -3,9 +3,8 @@ the dry run counts it; a model the table has no limit for is sent as before."""
 
 from __future__ import annotations
 
+from conftest import read_jsonl, write_jsonl
 from helpers import landmark_rows as rows
-from conftest import read_jsonl
-from conftest import write_jsonl
 from helpers import summary_of
 
 
@@ -40,8 +39,7 @@ def test_a_prompt_past_the_input_limit_is_a_row_error_before_the_call(run_cli, t
 
 # peer report (issue 29 item 13): a prompt past the model's input limit is a row error before the call; the dry run counts it
 def test_the_input_limit_in_process_and_no_limit_when_the_table_has_none():
-    from ragjudge import _loop
-    from ragjudge import load_config
+    from ragjudge import _loop, load_config
     from ragjudge.fakeserver import FakeTransport
     from ragjudge.model import Model
     from ragjudge.types import Call, Verdict

@@ -3,20 +3,15 @@ says so and what running the command again does."""
 
 from __future__ import annotations
 
-from conftest import read_jsonl
-from conftest import write_jsonl
-from conftest import ROOT
-from helpers import GROUNDED
-from helpers import _ok
-from helpers import _summary
-from ragjudge.gate import check_gate
-from ragjudge.reports.gate_text import failures_of
-from ragjudge.reports.gate_text import lines_of
-from ragjudge.types import Reason
-from ragjudge.types import Verdict
 import os
 import subprocess
 import sys
+
+from conftest import ROOT, read_jsonl, write_jsonl
+from helpers import GROUNDED, _ok, _summary
+from ragjudge.gate import check_gate
+from ragjudge.reports.gate_text import failures_of, lines_of
+from ragjudge.types import Reason, Verdict
 
 
 # peer report (issue 20 item 10): after Ctrl-C while judging

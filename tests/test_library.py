@@ -12,8 +12,8 @@ import pytest
 
 import ragjudge
 from conftest import SAMPLE, read_jsonl
-from ragjudge.scoring import Scorer
 from helpers import sample_frame
+from ragjudge.scoring import Scorer
 
 FIELDS = ["id", "sufficiency_score", "sufficiency_status", "sufficiency_missing", "completeness_score", "completeness_status", "completeness_missing"]
 

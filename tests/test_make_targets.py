@@ -3,8 +3,9 @@ the tests and names the browser tests it skipped, and how to install what they n
 
 from __future__ import annotations
 
-from conftest import ROOT
 import subprocess
+
+from conftest import ROOT
 
 
 # peer report (issue 29 item 17): make test names the browser tests it skipped

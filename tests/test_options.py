@@ -3,13 +3,14 @@ refused with one line that names the option as it was given, never an internal p
 
 from __future__ import annotations
 
-from conftest import write_jsonl
-import pytest
-from conftest import ROOT
-from helpers import GROUNDED
-from pathlib import Path
-from ragjudge.errors import ConfigError
 import json
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, write_jsonl
+from helpers import GROUNDED
+from ragjudge.errors import ConfigError
 
 
 # peer report (issue 20 item 16): internal paths leak into messages
@@ -73,7 +74,13 @@ def test_set_on_the_command_line_reaches_the_run_and_names_a_bad_key(run_cli, tm
 # issue 30 items 3 and 4: --set and the option checks as library functions
 def test_the_option_checks_are_library_functions_raising_config_errors(tmp_path):
     from ragjudge import load_config
-    from ragjudge.options import check_budget, check_engine, check_outputs, check_regression_gates, check_selection
+    from ragjudge.options import (
+        check_budget,
+        check_engine,
+        check_outputs,
+        check_regression_gates,
+        check_selection,
+    )
 
     with pytest.raises(ConfigError, match="--limit and --sample both choose the rows to judge"):
         check_selection(5, 3)

@@ -4,11 +4,10 @@ quota, which stops the run."""
 
 from __future__ import annotations
 
-from conftest import read_jsonl
-from conftest import write_jsonl
-from helpers import landmark_rows as rows
 import pytest
 
+from conftest import read_jsonl, write_jsonl
+from helpers import landmark_rows as rows
 
 PER_MINUTE = ("Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, "
               "limit: 10, quota_id: GenerateRequestsPerMinutePerProjectPerModel-FreeTier per_minute. Please retry in 1s.")

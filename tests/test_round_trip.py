@@ -3,11 +3,13 @@ whatever control characters the rows hold (a NUL, a carriage return...)."""
 
 from __future__ import annotations
 
-from conftest import write_jsonl
-from helpers import multiline_rows as rows
 import json
+
 import pandas as pd
 import pytest
+
+from conftest import write_jsonl
+from helpers import multiline_rows as rows
 
 
 def control_rows(character: str, n: int = 4) -> list[dict]:

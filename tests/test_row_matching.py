@@ -4,13 +4,14 @@ CSV form, and by position only when asked (``--by-position``), on tables of the 
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
-from conftest import read_jsonl
-from conftest import write_jsonl
+import pytest
+
+from conftest import read_jsonl, write_jsonl
 from helpers import GROUNDED
 from ragjudge.errors import InputError
-import json
-import pytest
 
 
 def _scored(ids, passed):

@@ -5,10 +5,10 @@ the file, row and column, never a regression or a chart made up from it."""
 from __future__ import annotations
 
 import pandas as pd
-from conftest import read_jsonl
-from conftest import write_jsonl
-from helpers import GROUNDED
 import pytest
+
+from conftest import read_jsonl, write_jsonl
+from helpers import GROUNDED
 
 
 def _scored(**cells) -> pd.DataFrame:

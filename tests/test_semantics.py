@@ -10,10 +10,9 @@ import json
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-from ragjudge import Scorer
-from ragjudge import load_config
-from ragjudge.records import Columns, normalise_context, resolve_mapping, to_records
 from helpers import _parquet
+from ragjudge import Scorer, load_config
+from ragjudge.records import Columns, normalise_context, resolve_mapping, to_records
 
 # the expected response is in the passages, the facts are not: the ground truth used decides
 BOTH = {"id": "both", "request": "Where was the treaty signed?", "context": ["The treaty was signed in Lisbon in 1911."],

@@ -26,16 +26,15 @@ import io
 import json
 import sys
 import tempfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from ragjudge.errors import InputError
+from helpers import RETRIEVER_ID, ROOT_ID, TRACE, _request, _span, needs_mlflow
+from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces import otel, source_kind
 from ragjudge.traces.spans import SpanView, TraceView, trace_rows
-from helpers import RETRIEVER_ID, ROOT_ID, TRACE, _request, _span, needs_mlflow
-from pathlib import Path
-from ragjudge.errors import ConfigError
 
 ROW_ID = f"{TRACE}/{RETRIEVER_ID}"
 

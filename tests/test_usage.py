@@ -4,11 +4,11 @@ retries on their own, against the fake server on both transports."""
 
 from __future__ import annotations
 
-from conftest import read_jsonl
-from conftest import write_jsonl
+import pytest
+
+from conftest import read_jsonl, write_jsonl
 from helpers import landmark_rows as rows
 from helpers import summary_of
-import pytest
 
 
 # peer report (issue 29 item 2): no usage in a reply is unknown, not zero: estimated, marked, and counted by the budget

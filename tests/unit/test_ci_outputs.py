@@ -10,8 +10,8 @@ import json
 import pandas as pd
 
 from conftest import read_jsonl, write_jsonl
-
 from helpers import ci_rows as rows
+
 
 def _tables(markdown_text: str) -> list[list[list[str]]]:
     """The tables of a Markdown text as rows of cell texts, read by markdown-it-py."""
@@ -136,8 +136,8 @@ def test_scored_csv_tables_compare_and_report_as_the_run_wrote_them(run_score, r
     flipped.to_csv(tmp_path / "flipped.csv", index=False)
     worse = run_cli(["compare", str(tmp_path / "base.csv"), str(tmp_path / "flipped.csv"), "--max-regressions", "0"], judge=False)
     assert worse.code == 1 and "FAIL sufficiency: 1 regressed row(s) > 0" in worse.stdout
-    from ragjudge.compare import typed
     from ragjudge import Config
+    from ragjudge.compare import typed
     from ragjudge.reports.html import summary_of
 
     read_back = typed(pd.read_csv(tmp_path / "base.csv"))

@@ -4,9 +4,9 @@ column's suggestion: tests/unit/test_id_column.py; the command line's messages: 
 
 from __future__ import annotations
 
-from conftest import read_jsonl
-from conftest import write_jsonl
 import pytest
+
+from conftest import read_jsonl, write_jsonl
 
 
 # peer report (issue 21)

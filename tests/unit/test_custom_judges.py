@@ -302,8 +302,8 @@ def test_a_definition_without_integer_keeps_its_prompt_version():
     # caches of definitions written before integer: stay valid
     import hashlib
 
-    from ragjudge.judges.custom import CustomJudge
     from ragjudge.config import JudgeSettings
+    from ragjudge.judges.custom import CustomJudge
 
     definition = _definition(UNIT_SCALE)
     judge = CustomJudge(definition, JudgeSettings())

@@ -90,9 +90,8 @@ def test_a_custom_judge_may_not_take_the_name_of_a_config_section(run_score, tmp
 
 
 def test_cache_keys_do_not_depend_on_where_a_knob_was_set():
-    from helpers import _Resolved
     from helpers import CACHE_KEY_ROWS as ROWS
-
+    from helpers import _Resolved
     from ragjudge.judges import make_judges
     from ragjudge.model import Model
     from ragjudge.records import Columns, resolve_mapping, to_records

@@ -8,20 +8,16 @@ import math
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-from ragjudge.judges import completeness, sufficiency
-from ragjudge.judges.base import ParseError, field_probability, neutralise
-from ragjudge.config import JudgeSettings
-from ragjudge.judges.completeness import CompletenessJudge
-from ragjudge.judges.sufficiency import SufficiencyJudge
-from ragjudge.records import EvalRecord, Passage
-from helpers import grounded_call
-from helpers import reply
-from ragjudge.judges.sufficiency import SufficiencySettings
-from helpers import FACTS
-from helpers import PASSAGES
+from helpers import FACTS, PASSAGES, grounded_call, reply
 from helpers import HAMLET_ROW as ROW
 from helpers import TREATY_ROW as COMPLETE_ROW
 from helpers import score_rows as _score
+from ragjudge.config import JudgeSettings
+from ragjudge.judges import completeness, sufficiency
+from ragjudge.judges.base import ParseError, field_probability, neutralise
+from ragjudge.judges.completeness import CompletenessJudge
+from ragjudge.judges.sufficiency import SufficiencyJudge, SufficiencySettings
+from ragjudge.records import EvalRecord, Passage
 
 SUFFICIENCY = SufficiencyJudge(JudgeSettings())
 COMPLETENESS = CompletenessJudge(JudgeSettings())
@@ -503,8 +499,8 @@ def test_prose_before_the_verdict_quoting_an_object_is_skipped_for_the_first_tha
 
 
 def _samples_of(scores: list[int]):
-    from ragjudge.judges import judge_class
     from ragjudge.config import JudgeSettings
+    from ragjudge.judges import judge_class
     from ragjudge.types import OK, Verdict
 
     judge = judge_class("completeness")(JudgeSettings(samples=len(scores)), 3.0)

@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-
 from helpers import LANDMARK_ROW as ROW
 
 MIXED = {

@@ -3,12 +3,12 @@ module, imported by both judges; the quote match and what quotes nothing."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from conftest import read_jsonl, write_jsonl
 from ragjudge.judges import completeness, sufficiency, words
-from conftest import read_jsonl
-from conftest import write_jsonl
-import json
 
 PASSAGES = ["Steam engines burned coal.", "The Eiffel Tower, in Paris, was completed in 1889 for the World's Fair."]
 
