@@ -136,6 +136,7 @@ def test_cache_info_shows_the_embedded_model_file_that_clear_keeps(run_cli, tmp_
     assert model.stat().st_size == 3 * 2**20
 
 
+@pytest.mark.slow  # a ragjudge process interrupted, then run again
 def test_interrupted_run_writes_all_rows_and_rerun_pays_only_unfinished(tmp_path):
     from ragjudge.fakeserver import FakeJudgeServer
 

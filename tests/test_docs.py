@@ -144,6 +144,7 @@ def _lines(text: str) -> list[str]:
     return out
 
 
+@pytest.mark.slow  # runs every example of the pages as a command (seconds each)
 @pytest.mark.parametrize("page, steps", _examples())
 def test_shell_examples_run_and_exit_as_shown(page, steps, tmp_path, server):
     import os
@@ -214,6 +215,7 @@ def test_every_reference_page_ends_with_what_differs():
         assert last.startswith("What differs") and column in last.lower(), f"docs/{name} must end with its table of what differs ({column})"
 
 
+@pytest.mark.slow  # runs every example of the pages as a command (seconds each)
 @pytest.mark.parametrize("page, body, shown", _python_examples())
 def test_reference_page_examples_run_as_shown(page, body, shown, tmp_path, server):
     import os

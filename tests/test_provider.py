@@ -136,6 +136,7 @@ def test_a_fast_path_run_never_imports_litellm(server, tmp_path):
     assert server.calls == 3
 
 
+@pytest.mark.slow  # two ragjudge processes, calls held in flight (~8 s each)
 def test_ctrl_c_cancels_calls_in_flight(tmp_path, transport):
     # A run's first call goes alone (the probe); the other calls start when it is answered. The
     # probe answers in 5 s, every later call would take 60 s: Ctrl-C while 4 of them are in flight

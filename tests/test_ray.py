@@ -12,6 +12,7 @@ from conftest import SAMPLE, read_jsonl, write_jsonl
 from helpers import two_files
 
 ray = pytest.importorskip("ray", reason='needs the [ray] extra: pip install ".[ray]"')
+pytestmark = pytest.mark.slow  # a local Ray cluster (~100 s for the module on 2 cores)
 
 
 @pytest.fixture(scope="module", autouse=True)

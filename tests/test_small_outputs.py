@@ -7,9 +7,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, SAMPLE
 
 
+@pytest.mark.slow  # a ragjudge process, timed against a run
 def test_a_dry_run_of_an_openai_model_counts_tokens_without_importing_litellm(tmp_path):
     code = ("import sys\nfrom ragjudge.cli import main\n"
             f"sys.argv = ['ragjudge', 'score', {str(SAMPLE / 'rag_eval.jsonl')!r}, '--model', 'openai/gpt-4o-mini', '--dry-run', '-q', "
@@ -36,7 +39,9 @@ def test_the_token_count_is_litellms_on_the_sample_prompts():
         records = scorer.records(frame, scorer.resolve(frame))
         calls = [call for record in records for judge in scorer.judges if isinstance(call := judge.prepare(record), Call)]
     assert len(calls) > 20
-    from litellm.litellm_core_utils.token_counter import TIKTOKEN_ENCODE_CHUNK_SIZE_CHARS as piece
+    from litellm.litellm_core_utils.token_counter import (
+        TIKTOKEN_ENCODE_CHUNK_SIZE_CHARS as piece,
+    )
 
     for call in calls:  # litellm encodes a long text in pieces and adds them up: a token more or less at each piece's edge
         ours, theirs = counter(call.messages), litellm.token_counter(model="gpt-4o-mini", messages=call.messages)

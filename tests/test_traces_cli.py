@@ -252,6 +252,7 @@ def test_limit_filter_and_max_traces_keep_their_meaning(run_cli, store, tmp_path
     assert env is None or env.code in (0, 1)
 
 
+@pytest.mark.slow  # an MLflow store taken away mid-run
 def test_the_store_going_away_before_the_feedback_loses_no_verdict(run_cli, tmp_path, monkeypatch):
     import ragjudge.traces.mlflow as mt
 
@@ -315,6 +316,7 @@ def test_bad_trace_input_exits_2_naming_the_fix(run_cli, store, tmp_path, monkey
         assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # the page's Python examples against an MLflow store
 def test_the_python_examples_of_the_page_run(server, tmp_path):
     """docs/from-mlflow.md: its Python blocks marked runnable run in order, as a notebook would: in a
     fresh process whose environment is a user's, so without ``MLFLOW_ENABLE_ASYNC_TRACE_LOGGING``

@@ -387,6 +387,7 @@ def test_the_run_summary_is_an_mlflow_run_of_the_experiment_with_its_artifacts(r
     assert client.get_run(by_trace).info.experiment_id == store["experiment"]
 
 
+@pytest.mark.slow  # 2,000 traces in an MLflow store
 def test_two_thousand_traces_are_read_page_by_page_each_once(tmp_path, monkeypatch):
     """One trace made the reference's way, then 1,999 copies of its spans (new ids, new
     question) logged through the store's own ``log_spans`` in batches: tracing 2,000 app

@@ -501,6 +501,7 @@ def in_phoenix(phoenix, spans):
         time.sleep(0.5)
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_phoenix_frame_from_the_server_gives_the_same_rows(tmp_path, in_phoenix, otlp_file):
     assert otel.is_phoenix_frame(in_phoenix)
     path = tmp_path / "spans.parquet"
@@ -510,6 +511,7 @@ def test_phoenix_frame_from_the_server_gives_the_same_rows(tmp_path, in_phoenix,
     assert _rows(otel.read_phoenix_file(path, expected_facts="metadata.expected_facts")) == expected
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_annotations_arrive_once_per_span_after_two_runs(phoenix, in_phoenix, otlp_file):
     from phoenix.client import Client
 
@@ -533,6 +535,7 @@ def test_annotations_arrive_once_per_span_after_two_runs(phoenix, in_phoenix, ot
     assert set(mine["annotator_kind"]) == {"LLM"}
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_ragjudge_verdicts_reach_phoenix(phoenix, in_phoenix, otlp_file, server, tmp_path):
     """Read -> ragjudge.score (the fake judge server) -> Phoenix, twice: one per span and name."""
     import ragjudge
@@ -555,6 +558,7 @@ def test_ragjudge_verdicts_reach_phoenix(phoenix, in_phoenix, otlp_file, server,
     assert sorted(found["span_id"]) == sorted(spans["span_id"])
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_refused_annotations_are_counted(phoenix, otlp_file):
     scored = scored_rows(otel.read_otlp_file(otlp_file))
     scored.loc[0, "span_id"] = "00000000deadbeef"  # a span Phoenix does not hold
@@ -620,6 +624,7 @@ def big_project(phoenix):
     return base
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_a_phoenix_project_is_read_whole_page_by_page(phoenix, big_project, in_phoenix):
     # the documented get_spans_dataframe call kept its default limit=1000: larger projects were cut silently
     from phoenix.client import Client
@@ -632,6 +637,7 @@ def test_a_phoenix_project_is_read_whole_page_by_page(phoenix, big_project, in_p
     assert sorted(rows["request"]) == sorted(f"Where is landmark {i}?" for i in range(600))
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_a_time_window_reads_its_traces_whole(phoenix, big_project):
     # a window that cut a trace gave rows skipped "parent span not in trace"
     import datetime as dt
@@ -645,6 +651,7 @@ def test_a_time_window_reads_its_traces_whole(phoenix, big_project):
     assert 4 <= len(rows) <= 12 and rows["span_skip_reason"].isna().all() and rows["request"].notna().all()
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_phoenix_project_on_the_command_line_judges_and_annotates(run_cli, phoenix, in_phoenix, otlp_file, tmp_path):
     out = tmp_path / "scored.jsonl"
     result = run_cli(["score", "phoenix:default", "--phoenix-endpoint", phoenix, "-m", "sufficiency", "--min-pass-rate", "0",

@@ -184,6 +184,7 @@ def test_phoenix_going_away_after_the_check_loses_no_verdict(run_cli, tmp_path, 
 
 
 # -- a real Phoenix server ----------------------------------------------------------------------
+@pytest.mark.slow  # a Phoenix server
 def test_two_runs_leave_one_ragjudge_annotation_per_judged_span(run_cli, tmp_path, phoenix, in_phoenix, otlp_file,  # noqa: F811
                                                                  monkeypatch):
     from phoenix.client import Client
