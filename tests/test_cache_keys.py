@@ -18,9 +18,7 @@ from conftest import read_jsonl, write_jsonl
 from helpers import CACHE_KEY_ROWS as ROWS
 from helpers import _Resolved
 from helpers import landmark_rows as rows
-from ragjudge.config import (
-    read_raw_config as load_config,  # the config as read, untyped
-)
+from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
 from ragjudge.fakeserver import FakeJudgeServer
 from ragjudge.judges import make_judges
 from ragjudge.model import Model

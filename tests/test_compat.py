@@ -147,6 +147,7 @@ def test_axion_ignores_a_reference_on_the_item(judge):
     assert result.score == 1.0
 
 
+@pytest.mark.slow  # a real mlflow.genai.evaluate run (3 to 11 s measured)
 @pytest.mark.skipif(not HAVE_MLFLOW, reason="the [mlflow] extra is not installed")
 def test_a_real_mlflow_genai_evaluate_run_logs_ragjudge_feedback(judge, tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")

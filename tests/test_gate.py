@@ -9,15 +9,7 @@ import pandas as pd
 
 from conftest import write_jsonl
 from helpers import GROUNDED, _ok, _summary
-from ragjudge.gate import (
-    Check,
-    Kind,
-    MetricSummary,
-    Summary,
-    check_gate,
-    exit_code,
-    with_regressions,
-)
+from ragjudge.gate import Check, Kind, MetricSummary, Summary, check_gate, exit_code, with_regressions
 from ragjudge.reports.gate_text import lines_of, marked
 from ragjudge.types import Reason, Verdict
 

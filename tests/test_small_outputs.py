@@ -39,9 +39,7 @@ def test_the_token_count_is_litellms_on_the_sample_prompts():
         records = scorer.records(frame, scorer.resolve(frame))
         calls = [call for record in records for judge in scorer.judges if isinstance(call := judge.prepare(record), Call)]
     assert len(calls) > 20
-    from litellm.litellm_core_utils.token_counter import (
-        TIKTOKEN_ENCODE_CHUNK_SIZE_CHARS as piece,
-    )
+    from litellm.litellm_core_utils.token_counter import TIKTOKEN_ENCODE_CHUNK_SIZE_CHARS as piece
 
     for call in calls:  # litellm encodes a long text in pieces and adds them up: a token more or less at each piece's edge
         ours, theirs = counter(call.messages), litellm.token_counter(model="gpt-4o-mini", messages=call.messages)

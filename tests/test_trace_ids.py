@@ -8,25 +8,9 @@ from __future__ import annotations
 import json
 
 from conftest import ROOT
-from helpers import (  # noqa: F401
-    RETRIEVER_ID,
-    ROOT_ID,
-    TRACE,
-    _kv,
-    _rag,
-    _request,
-    _span,
-    _write,
-    needs_mlflow,
-)
+from helpers import RETRIEVER_ID, ROOT_ID, TRACE, _kv, _rag, _request, _span, _write, needs_mlflow  # noqa: F401
 from ragjudge.traces import otel
-from ragjudge.traces.spans import (
-    SpanView,
-    TraceView,
-    invalid_id,
-    reader_notes,
-    trace_rows,
-)
+from ragjudge.traces.spans import SpanView, TraceView, invalid_id, reader_notes, trace_rows
 
 OTHER = "0af7651916cd43dd8448eb211c80319c"
 
