@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import socket
 
 import pandas as pd
 import pytest
@@ -252,3 +253,36 @@ def cost_rows(n: int, start: int = 0) -> list[dict]:
 LANDMARK_ROW = {"id": "r1", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."], "expected_response": "city 1"}
 
 
+
+
+# Copies that several test files held, one definition each now
+
+HAVE_MLFLOW = importlib.util.find_spec("mlflow") is not None
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then closed again: a connection there is refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+TOWER_ROW = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
+             "response": "The tower is in Paris."}
+
+FRANCE = "Paris is the capital of France."
+
+TEST_API_KEY = "sk-test-not-a-real-key-0000"  # the key conftest's _isolated fixture sets
+
+
+def city_rows(n: int) -> list[dict]:
+    return [
+        {"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."], "expected_response": f"city {i}"}
+        for i in range(n)
+    ]
+
+
+THREE_COMPLETE_ROWS = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
+                        "expected_response": f"Landmark {i} stands in city {i}."} for i in range(3)]
+
+REF_FREE = {"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}

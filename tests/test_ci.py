@@ -9,12 +9,11 @@ import pandas as pd
 import pytest
 
 from conftest import read_jsonl, write_jsonl
+from helpers import TEST_API_KEY as KEY
 from helpers import GROUNDED
 from helpers import ci_rows as rows
 from ragjudge.gate import MetricSummary, Summary, check_gate
 from ragjudge.types import Verdict
-
-KEY = "sk-test-not-a-real-key-0000"
 
 
 def test_a_failing_gate_names_its_failing_rows(run_cli, tmp_path):

@@ -12,13 +12,7 @@ import time
 import pytest
 
 from conftest import ROOT, read_jsonl, write_jsonl
-
-
-def rows(n: int) -> list[dict]:
-    return [
-        {"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."], "expected_response": f"city {i}"}
-        for i in range(n)
-    ]
+from helpers import city_rows as rows
 
 
 def test_429s_and_500s_with_retry_after_still_give_every_row_ok(run_cli, tmp_path, server, transport):

@@ -13,15 +13,8 @@ import time
 import pytest
 
 from conftest import ROOT, read_jsonl, shared_file, write_jsonl
-
-KEY = "sk-test-not-a-real-key-0000"
-
-
-def rows(n: int) -> list[dict]:
-    return [
-        {"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."], "expected_response": f"city {i}"}
-        for i in range(n)
-    ]
+from helpers import TEST_API_KEY as KEY
+from helpers import city_rows as rows
 
 
 def test_a_body_that_is_not_json_is_retried(run_cli, tmp_path, server, transport):

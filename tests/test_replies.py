@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 
 from conftest import read_jsonl, write_jsonl
+from helpers import THREE_COMPLETE_ROWS as ROWS
 from helpers import landmark_rows as rows
 
-ROWS = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
-         "expected_response": f"Landmark {i} stands in city {i}."} for i in range(3)]
 YES = {"facts": [{"fact": 1, "supported": True, "passages": [1], "reason": "stated"}], "rationale": "The passage says it.", "verdict": "yes"}
 
 

@@ -6,7 +6,6 @@ fake server. Nothing about MLflow is mocked.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -14,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-HAVE_MLFLOW = importlib.util.find_spec("mlflow") is not None
+from helpers import HAVE_MLFLOW
+
 if not HAVE_MLFLOW and os.environ.get("CI") == "true":
     raise RuntimeError('CI must install the [mlflow] extra: pip install -e ".[test,mlflow]"')
 if not HAVE_MLFLOW:
@@ -26,10 +26,9 @@ os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
 import mlflow  # noqa: E402
 from mlflow.entities import Document  # noqa: E402
 
-from conftest import read_jsonl  # noqa: E402
-from helpers import needs_mlflow
+from conftest import ROOT, read_jsonl  # noqa: E402
+from helpers import needs_mlflow  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "from-mlflow.md"
 FRANCE = ["Paris is the capital of France."]
 COMPONENTS = ["MLflow has four main components", "Components include Tracking", "Components include Projects",

@@ -9,14 +9,13 @@ a failure. One store, made once for the module (MLflow's import and schema set-u
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import socket
 
 import pytest
 
-HAVE_MLFLOW = importlib.util.find_spec("mlflow") is not None
+from helpers import HAVE_MLFLOW
+
 if not HAVE_MLFLOW and os.environ.get("CI") == "true":
     raise RuntimeError('CI must install the [mlflow] extra: pip install -e ".[test,mlflow]"')
 if not HAVE_MLFLOW:
@@ -29,6 +28,7 @@ import mlflow  # noqa: E402
 import pandas as pd  # noqa: E402
 from mlflow.entities import Document, SpanType  # noqa: E402
 
+from helpers import free_port as _free_port  # noqa: E402
 from ragjudge.errors import ConfigError, InputError  # noqa: E402
 from ragjudge.traces import mlflow as mt  # noqa: E402
 from ragjudge.traces.spans import COLUMNS  # noqa: E402
@@ -123,12 +123,6 @@ def _made(call):
     except RuntimeError:
         pass
     return mlflow.get_last_active_trace_id()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

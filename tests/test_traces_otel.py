@@ -25,6 +25,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import ROOT
+from helpers import free_port as _free_port
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces import otel, phoenix_sink
 from ragjudge.traces.spans import COLUMNS
@@ -33,7 +35,6 @@ pytest.importorskip("opentelemetry.sdk.trace")
 pytest.importorskip("opentelemetry.exporter.otlp.proto.common")
 pytest.importorskip("openinference.semconv.trace")
 
-ROOT = Path(__file__).resolve().parents[1]
 PHOENIX_VENV = Path(os.environ.get("RAGJUDGE_PHOENIX_VENV", ROOT / ".venv-phoenix"))
 
 
@@ -442,12 +443,6 @@ def test_unreachable_phoenix_is_an_error(otlp_file):
 
 
 # -- a real Phoenix server ----------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def phoenix(tmp_path_factory):
     """A Phoenix server (arize-phoenix from .venv-phoenix) on loopback, SQLite in a temporary

@@ -10,7 +10,6 @@ OpenTelemetry's OTLP encoder (tests/test_traces_otel.py's ``make_spans``/``otlp_
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pandas as pd
@@ -21,6 +20,7 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.common")
 pytest.importorskip("openinference.semconv.trace")
 
 from conftest import read_jsonl  # noqa: E402
+from helpers import free_port as _free_port
 from test_traces_otel import in_phoenix, make_spans, otlp_json_lines, phoenix, phoenix_like_frame, spans  # noqa: E402, F401
 
 from ragjudge.traces import otel  # noqa: E402
@@ -47,12 +47,6 @@ def _score(run_cli, source, tmp_path, *extra, name="scored.jsonl"):
 
 def _picked(rows):
     return [tuple(json.dumps(r[k], sort_keys=True) for k in KEYS) for r in rows]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # -- the same traces, in either form, give the same rows ------------------------------------------

@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, read_jsonl, write_jsonl
+from helpers import REF_FREE
 from ragjudge import Config, load_config
 from ragjudge.config import MOVED, JudgeSettings
 from ragjudge.errors import ConfigError
-
-REF_FREE = {"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}
 
 
 def test_judge_settings_hold_no_metric_knob_and_each_judge_declares_its_section():

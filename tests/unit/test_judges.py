@@ -8,6 +8,7 @@ import math
 import pytest
 
 from conftest import read_jsonl, write_jsonl
+from helpers import REF_FREE
 from helpers import FACTS, PASSAGES, grounded_call, reply
 from helpers import HAMLET_ROW as ROW
 from helpers import TREATY_ROW as COMPLETE_ROW
@@ -21,8 +22,6 @@ from ragjudge.records import EvalRecord, Passage
 
 SUFFICIENCY = SufficiencyJudge(JudgeSettings())
 COMPLETENESS = CompletenessJudge(JudgeSettings())
-
-REF_FREE = {"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}
 
 
 def record(**kw) -> EvalRecord:
