@@ -196,18 +196,6 @@ def test_csv_header_naming_a_column_twice_is_refused(run_cli, tmp_path, server):
     assert result.stderr.strip() == f"error: {source}: the header names column 'request' twice; rename one of them"
 
 
-def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monkeypatch):
-    # it ended with exit 130 and no word at all
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr("ragjudge.run.score_source", interrupted)
-    out = tmp_path / "o.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", str(out)])
-    assert result.code == 130 and not out.exists()
-    assert result.stderr.strip() == "interrupted: nothing more was written (a Ctrl-C while judging still writes every row)"
-
-
 def test_jsonl_writes_slashes_plainly_and_reads_back_the_same_values(tmp_path):
     # pandas wrote every '/' as '\/' ("http:\/\/x.org")
     from ragjudge.io import TableWriter

@@ -9,6 +9,7 @@ import sys
 
 from conftest import ROOT, read_jsonl, write_jsonl
 from helpers import GROUNDED, _ok, _summary
+from helpers import LANDMARK_ROW as ROW
 from ragjudge.gate import check_gate
 from ragjudge.reports.gate_text import failures_of, lines_of
 from ragjudge.types import Reason, Verdict
@@ -130,3 +131,16 @@ def test_ctrl_c_under_no_cache_and_sample_says_what_is_true(tmp_path):
     last = stderr.strip().splitlines()[-1]
     assert last.startswith(f"interrupted: all 6 rows were written to {out} (sufficiency 0 done, 2 unfinished, 4 not sampled;"), last
     assert "finished calls come from the cache" not in stderr and "(--no-cache: no verdict was kept in the cache)" in last
+
+
+# bad-input review (tests/test_bad_input.py): it ended with exit 130 and no word at all
+def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monkeypatch):
+    # it ended with exit 130 and no word at all
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("ragjudge.run.score_source", interrupted)
+    out = tmp_path / "o.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", str(out)])
+    assert result.code == 130 and not out.exists()
+    assert result.stderr.strip() == "interrupted: nothing more was written (a Ctrl-C while judging still writes every row)"
