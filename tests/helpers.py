@@ -4,10 +4,12 @@ definitions, gate summaries, OTLP span builders, skip markers. Import them from 
 
 from __future__ import annotations
 
+import base64
 import csv
 import importlib.util
 import json
 import socket
+import time
 
 import pandas as pd
 import pytest
@@ -286,3 +288,120 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 TEST_API_KEY = "sk-test-not-a-real-key-0000"  # the key conftest's _isolated fixture sets
+
+
+# -- OpenTelemetry spans made by the real libraries (opentelemetry-sdk, OpenInference), as OTLP JSON and as Phoenix's span table
+
+def make_spans(other_convention: bool = False) -> list:
+    """Finished SDK spans: trace A (root chain, JSON input; retriever with 2 documents), trace B
+    (through OpenInference's OITracer: a chain whose retriever sets its documents with
+    get_retriever_attributes), trace C (a chain with no retriever). ``other_convention``: one
+    span with gen_ai.* / traceloop.* attributes only."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from openinference.semconv.trace import (DocumentAttributes, OpenInferenceMimeTypeValues,
+                                             OpenInferenceSpanKindValues, SpanAttributes)
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("ragjudge-tests")
+    if other_convention:
+        with tracer.start_as_current_span("chat gpt-4o") as span:
+            span.set_attribute("gen_ai.system", "openai")
+            span.set_attribute("gen_ai.request.model", "gpt-4o")
+            span.set_attribute("traceloop.entity.input", "What is the capital of France?")
+        return list(exporter.get_finished_spans())
+    kind, docs = SpanAttributes.OPENINFERENCE_SPAN_KIND, SpanAttributes.RETRIEVAL_DOCUMENTS
+    # trace A: attribute names from the semantic conventions, set by hand
+    with tracer.start_as_current_span("rag") as root:
+        root.set_attribute(kind, OpenInferenceSpanKindValues.CHAIN.value)
+        root.set_attribute(SpanAttributes.INPUT_VALUE, json.dumps({"question": "When was the Eiffel Tower built?"}))
+        root.set_attribute(SpanAttributes.INPUT_MIME_TYPE, OpenInferenceMimeTypeValues.JSON.value)
+        root.set_attribute(SpanAttributes.METADATA, json.dumps({"expected_facts": ["built 1887-1889"],
+                                                                "expected_response": "From 1887 to 1889."}))
+        with tracer.start_as_current_span("retrieve") as ret:
+            ret.set_attribute(kind, OpenInferenceSpanKindValues.RETRIEVER.value)
+            ret.set_attribute(SpanAttributes.INPUT_VALUE, "eiffel tower construction")
+            for n, (text, score) in enumerate([("The Eiffel Tower was built from 1887 to 1889.", 0.92),
+                                               ("Paris is the capital of France.", 0.31)]):
+                ret.set_attribute(f"{docs}.{n}.{DocumentAttributes.DOCUMENT_ID}", f"doc-{n}")
+                ret.set_attribute(f"{docs}.{n}.{DocumentAttributes.DOCUMENT_CONTENT}", text)
+                ret.set_attribute(f"{docs}.{n}.{DocumentAttributes.DOCUMENT_SCORE}", score)
+                ret.set_attribute(f"{docs}.{n}.{DocumentAttributes.DOCUMENT_METADATA}",
+                                  json.dumps({"source": f"wiki/{n}.md", "page": n + 1}))
+        root.set_attribute(SpanAttributes.OUTPUT_VALUE, json.dumps({"answer": "It was built from 1887 to 1889."}))
+        root.set_attribute(SpanAttributes.OUTPUT_MIME_TYPE, OpenInferenceMimeTypeValues.JSON.value)
+    time.sleep(0.002)
+    # trace B: OpenInference's own tracer and attribute helpers
+    from openinference.instrumentation import OITracer, TraceConfig, get_retriever_attributes
+
+    oi = OITracer(tracer, config=TraceConfig())
+    with oi.start_as_current_span("query", openinference_span_kind="chain") as root:
+        root.set_input("Who wrote Hamlet?")
+        with oi.start_as_current_span("vector search", openinference_span_kind="retriever") as ret:
+            ret.set_input({"query": "Hamlet author"})
+            ret.set_attributes(get_retriever_attributes(documents=[
+                {"content": "Hamlet is a tragedy by William Shakespeare.", "id": "h1", "score": 0.8,
+                 "metadata": {"doc_uri": "https://example.org/hamlet"}}]))
+        root.set_output("William Shakespeare.")
+    time.sleep(0.002)
+    # trace C: no retriever span
+    with tracer.start_as_current_span("small talk") as root:
+        root.set_attribute(kind, OpenInferenceSpanKindValues.CHAIN.value)
+        root.set_attribute(SpanAttributes.INPUT_VALUE, "hello")
+        root.set_attribute(SpanAttributes.OUTPUT_VALUE, "hi")
+    provider.shutdown()
+    return list(exporter.get_finished_spans())
+
+
+def _hex_ids(node):
+    """protobuf's JSON (ids base64) -> the Collector's OTLP JSON (ids hex), as its encoder writes."""
+    if isinstance(node, dict):
+        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v))
+                for k, v in node.items()}
+    if isinstance(node, list):
+        return [_hex_ids(v) for v in node]
+    return node
+
+
+def otlp_json_lines(spans, hex_ids: bool = True, per_line: int = 1) -> str:
+    """OTLP JSON: OpenTelemetry's encoder (encode_spans) -> MessageToJson, one request per line
+    (``per_line`` spans each: the Collector batches)."""
+    from google.protobuf.json_format import MessageToJson
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    lines = []
+    for start in range(0, len(spans), per_line):
+        document = json.loads(MessageToJson(encode_spans(spans[start:start + per_line])))
+        lines.append(json.dumps(_hex_ids(document) if hex_ids else document))
+    return "\n".join(lines) + "\n"
+
+
+def phoenix_like_frame(spans) -> pd.DataFrame:
+    """The spans in the shape of Phoenix's get_spans_dataframe (checked against the real server
+    in test_phoenix_frame_from_the_server_gives_the_same_rows): documents nested under
+    attributes.retrieval.documents, JSON metadata decoded."""
+    records = []
+    for span in spans:
+        attributes = dict(span.attributes)
+        docs: dict[int, dict] = {}
+        for key in list(attributes):
+            if key.startswith("retrieval.documents."):
+                n, _, rest = key[len("retrieval.documents."):].partition(".")
+                value = attributes.pop(key)
+                docs.setdefault(int(n), {})[rest] = json.loads(value) if rest.endswith("metadata") else value
+        record = {
+            "name": span.name, "span_kind": attributes.get("openinference.span.kind", "UNKNOWN"),
+            "parent_id": format(span.parent.span_id, "016x") if span.parent else "None",  # as Phoenix writes it
+            "start_time": pd.Timestamp(span.start_time, unit="ns", tz="UTC"),
+            "status_code": span.status.status_code.name,
+            "context.span_id": format(span.context.span_id, "016x"),
+            "context.trace_id": format(span.context.trace_id, "032x"),
+        }
+        record.update({f"attributes.{k}": v for k, v in attributes.items()})
+        if docs:
+            record["attributes.retrieval.documents"] = [docs[n] for n in sorted(docs)]
+        records.append(record)
+    return pd.DataFrame(records[::-1]).set_index("context.span_id", drop=False)  # newest first, as Phoenix
