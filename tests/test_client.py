@@ -30,10 +30,11 @@ def test_429s_and_500s_with_retry_after_still_give_every_row_ok(run_cli, tmp_pat
 def test_hanging_call_times_out_and_is_retried(run_cli, tmp_path, server, transport):
     server.hang_first, server.hang_seconds = 1, 30
     out = tmp_path / "out.jsonl"
-    started = time.monotonic()
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(3)), "-m", "sufficiency", "-o", str(out), "--timeout", "0.5"])
     assert result.code == 0, result.stderr
-    assert time.monotonic() - started < 20
+    # counted, not timed (this test asserted under 20 s): the hung call was never answered (the
+    # server holds it 30 s), so the run neither waited for it nor took its reply
+    assert server.statuses[200] == 3
     assert {r["sufficiency_status"] for r in read_jsonl(out)} == {"ok"}
     assert server.calls == 4  # the hung call, its retry, two more rows
 
