@@ -86,9 +86,11 @@ unit-newest:
 	@.venv-newest/bin/python -c "import pandas, pyarrow; print(f'unit tier with pandas {pandas.__version__}, pyarrow {pyarrow.__version__}')"
 	@.venv-newest/bin/python -m pytest -q -p no:cacheprovider tests/unit
 
-# The fast loop for development: lint, then the tests that leave the embedded model out.
+# The fast loop for development: lint, then the tests that leave out the embedded model and the
+# slow ones (marker slow: Ray, Phoenix, the browser, big MLflow stores, ragjudge processes; see
+# CONTRIBUTING.md, Tests). `make test` runs them all.
 check: lint
-	$(BIN)/python -m pytest -q -m "not local_model" -x
+	$(BIN)/python -m pytest -q -m "not slow and not local_model" -x
 
 # The unit tier (tests/unit/): judges, gate, records, outputs and Model in-process, against the
 # scripted fake judge (ragjudge/transports/fake.py): no sockets, no Typer, no embedded model.

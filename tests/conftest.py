@@ -9,7 +9,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,8 +78,10 @@ def run_cli(request, capsys, monkeypatch, cache_dir):
     chosen = request.getfixturevalue("transport") if "transport" in request.fixturenames else None
 
     def run(args: list[str], stdin: bytes | None = None, judge: bool = True) -> CliResult:
+        import ragjudge.cli
         from ragjudge.cli import main
 
+        monkeypatch.setattr(ragjudge.cli, "_SAID", {})  # each run as in a new process: what an earlier run said is not carried over
         argv = ["ragjudge", *args]
         server = request.getfixturevalue("server") if judge and args and args[0] == "score" else None  # started when a run needs it
         if chosen and args and args[0] == "score":
@@ -188,3 +192,80 @@ def shared_file(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not present: {path}")
     return path
+
+
+# -- OpenTelemetry spans and a real Phoenix server (tests/test_traces_otel.py, test_traces_otel_cli.py) ----------
+
+PHOENIX_VENV = Path(os.environ.get("RAGJUDGE_PHOENIX_VENV", ROOT / ".venv-phoenix"))
+
+
+@pytest.fixture(scope="module")
+def spans():
+    from helpers import make_spans
+
+    return make_spans()
+
+
+@pytest.fixture
+def otlp_file(tmp_path, spans):
+    from helpers import otlp_json_lines
+
+    path = tmp_path / "traces.json"
+    path.write_text(otlp_json_lines(spans, per_line=2))
+    return path
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory):
+    """A Phoenix server (arize-phoenix from .venv-phoenix) on loopback, SQLite in a temporary
+    folder; yields its base URL."""
+    from helpers import free_port as _free_port
+    from ragjudge.traces import otel
+
+    server = PHOENIX_VENV / "bin" / "phoenix"
+    if not server.exists():
+        message = f"no Phoenix server venv at {PHOENIX_VENV}: make it with scripts/phoenix_server.sh (make install-phoenix)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    pytest.importorskip("phoenix.client")
+    work = tmp_path_factory.mktemp("phoenix")
+    port, grpc = _free_port(), _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PHOENIX_", "OTEL_"))}
+    env.update(PHOENIX_WORKING_DIR=str(work), PHOENIX_PORT=str(port), PHOENIX_GRPC_PORT=str(grpc),
+               PHOENIX_HOST="127.0.0.1", PHOENIX_TELEMETRY_ENABLED="false")
+    log = open(work / "server.log", "wb")
+    process = subprocess.Popen([str(server), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while otel.probe(url, timeout=1) is not None:
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"Phoenix did not start: {(work / 'server.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def in_phoenix(phoenix, spans):
+    """The fixture spans sent to the server with OpenTelemetry's OTLP/HTTP exporter; returns
+    the span DataFrame Phoenix gives back."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from phoenix.client import Client
+
+    exporter = OTLPSpanExporter(endpoint=phoenix + "/v1/traces")
+    assert exporter.export(spans).name == "SUCCESS"
+    client = Client(base_url=phoenix)
+    deadline = time.monotonic() + 30
+    while True:  # Phoenix inserts spans in the background
+        frame = client.spans.get_spans_dataframe(project_identifier="default")
+        if len(frame) >= len(spans) or time.monotonic() > deadline:
+            return frame
+        time.sleep(0.5)

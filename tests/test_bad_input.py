@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-
-ROW = {"id": "r1", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."], "expected_response": "city 1"}
+from helpers import LANDMARK_ROW as ROW
 
 
 def test_csv_rows_with_one_field_too_many_do_not_shift_columns(run_cli, tmp_path):
@@ -63,42 +62,6 @@ def test_jsonl_with_bom_is_read_and_bad_bytes_name_the_line(run_cli, tmp_path):
     result = run_cli(["score", str(bad), "-m", "sufficiency"])
     assert result.code == 2
     assert f"{bad}: line 2: not UTF-8 text" in result.stderr
-
-
-MIXED = {
-    "list_then_str": ([[1, 2], "x"], ["[1, 2]", "x"]),
-    "str_then_list": (["x", [1, 2]], ["x", "[1, 2]"]),
-    "int_then_float": ([1, 1.5], [1.0, 1.5]),
-    "int_float_text": ([1, 1.5, "text"], ["1", "1.5", "text"]),
-    "bool_then_int": ([True, 7], ["true", "7"]),
-    "int_then_bool": ([5, True], ["5", "true"]),
-    "int_then_digits": ([1234, "00501"], ["1234", "00501"]),
-    "float_then_nan_text": ([1.5, "NaN", "1e3"], ["1.5", "NaN", "1e3"]),
-    "bool_then_text": ([True, "0", "false"], ["true", "0", "false"]),
-    "object_fields_differ": ([{"source": "wiki", "page": 3}, {"url": "http://x"}],
-                             [{"source": "wiki", "page": 3, "url": None}, {"source": None, "page": None, "url": "http://x"}]),
-    "object_field_changes_type": ([{"k": 1}, {"k": "v"}], ['{"k": 1}', '{"k": "v"}']),
-    "passages_with_other_keys": ([[{"content": "alpha passage", "id": 1}], [{"page_content": "beta passage"}]],
-                                 [[{"content": "alpha passage", "id": 1, "page_content": None}], [{"content": None, "id": None, "page_content": "beta passage"}]]),
-    "null_list_str_object": ([None, [1], "x", {"k": 1}], [None, "[1]", "x", '{"k": 1}']),
-    # with chunks of 2: an object keeps only its own keys, 1 stays "1" (not the chunk's 1.0)
-    "objects_then_text": ([{"a": 1}, {"a": 2, "b": 3}, "text"], ['{"a": 1}', '{"a": 2, "b": 3}', "text"]),
-    "int_float_then_text": ([1, 2.5, "text"], ["1", "2.5", "text"]),
-}
-
-
-def _plain(value):
-    """A cell read back by plain pandas as Python values: arrays as lists, and a missing text
-    cell as None (pandas 3 reads it as NaN)."""
-    if isinstance(value, float) and value != value:
-        return None
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def test_parquet_integers_too_large_for_floats_become_text(tmp_path):
@@ -233,18 +196,6 @@ def test_csv_header_naming_a_column_twice_is_refused(run_cli, tmp_path, server):
     assert result.stderr.strip() == f"error: {source}: the header names column 'request' twice; rename one of them"
 
 
-def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monkeypatch):
-    # it ended with exit 130 and no word at all
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr("ragjudge.run.score_source", interrupted)
-    out = tmp_path / "o.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", str(out)])
-    assert result.code == 130 and not out.exists()
-    assert result.stderr.strip() == "interrupted: nothing more was written (a Ctrl-C while judging still writes every row)"
-
-
 def test_jsonl_writes_slashes_plainly_and_reads_back_the_same_values(tmp_path):
     # pandas wrote every '/' as '\/' ("http:\/\/x.org")
     from ragjudge.io import TableWriter
@@ -370,3 +321,22 @@ def test_a_csv_record_cut_short_is_exit_2_naming_its_line(run_cli, tmp_path):
     path.write_text("id,request,context,expected_response,response\n" + "my-01,Who?,A passage.,Ann,Ann\nmy-02,When did the Gener")
     result = run_cli(["score", str(path), "-m", "sufficiency"], judge=False)
     assert result.code == 2 and "line 3 (record 2): malformed CSV: 2 fields where the header has 5" in result.stderr
+
+
+# peer report (issue 20 item 7): CSV errors name the wrong line
+def test_a_csv_error_names_the_physical_line_where_quoted_cells_span_lines(run_cli, tmp_path):
+    lines = ["id,request,context"] + [f'{i},"q{i}","first line\nsecond line of row {i}"' for i in range(1, 81)]
+    lines.append('81,q8"1,"a stray ""quote""" extra, field')
+    path = tmp_path / "in.csv"
+    path.write_text("\n".join(lines) + "\n")
+    result = run_cli(["score", str(path), "-m", "sufficiency"])
+    assert result.code == 2
+    assert f"{path}: line 162 (record 81): malformed CSV:" in result.stderr  # pandas said "line 82", the record
+
+
+# peer report (issue 20 item 7): CSV errors name the wrong line
+def test_every_malformed_csv_names_its_line_from_stdin_too(run_cli, tmp_path):
+    text = "id,request,context\n" + "".join(f'{i},"q","a\nb"\n' for i in range(1, 6)) + "6,q,c,EXTRA\n"
+    result = run_cli(["score", "-", "--input-format", "csv", "-m", "sufficiency"], stdin=text.encode())
+    assert result.code == 2
+    assert "<stdin>: line 12 (record 6): malformed CSV: 4 fields where the header has 3" in result.stderr

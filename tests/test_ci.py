@@ -9,21 +9,11 @@ import pandas as pd
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-
-KEY = "sk-test-not-a-real-key-0000"
-
-
-def rows(n: int, bad: set[int] = frozenset(), skipped: set[int] = frozenset()) -> list[dict]:
-    """n grounded rows; the ``bad`` ones' expected response is absent from the context (they fail);
-    the ``skipped`` ones have no context."""
-    out = []
-    for i in range(n):
-        row = {"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
-               "expected_response": f"city {i}" if i not in bad else f"a village far from {1000 + i}"}
-        if i in skipped:
-            row["context"] = None
-        out.append(row)
-    return out
+from helpers import TEST_API_KEY as KEY
+from helpers import GROUNDED
+from helpers import ci_rows as rows
+from ragjudge.gate import MetricSummary, Summary, check_gate
+from ragjudge.types import Verdict
 
 
 def test_a_failing_gate_names_its_failing_rows(run_cli, tmp_path):
@@ -48,27 +38,6 @@ def test_with_the_table_on_stdout_the_hint_points_there_not_at_minus_o(run_cli, 
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(12, bad={1, 3, 4, 6, 8, 9, 11})), "-m", "sufficiency", "-o", "-", "-q"])
     assert result.code == 1
     assert "  and 2 more: the rows where sufficiency_passed is false (or the status is error) in the table on stdout" in result.stderr.splitlines()
-
-
-def _tables(markdown_text: str) -> list[list[list[str]]]:
-    """The tables of a Markdown text as rows of cell texts, read by markdown-it-py."""
-    from markdown_it import MarkdownIt
-
-    tokens = MarkdownIt().enable("table").parse(markdown_text)
-    tables, rows_, cells = [], None, None
-    for token in tokens:
-        if token.type == "table_open":
-            rows_ = []
-        elif token.type == "tr_open":
-            cells = []
-        elif token.type == "inline" and cells is not None:
-            cells.append(token.content)
-        elif token.type == "tr_close":
-            rows_.append(cells)
-            cells = None
-        elif token.type == "table_close":
-            tables.append(rows_)
-    return tables
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
@@ -312,3 +281,72 @@ def test_output_flags_are_named_as_given(run_cli, tmp_path):
     assert stdout.code == 2 and "--junit writes a file, not stdout" in stdout.stderr
     actors = run_cli(["score", str(tmp_path / "in.jsonl"), "--engine", "ray", "--ray-actors", "0"])
     assert actors.code == 2 and "--ray-actors 0: give a number of actors, 1 or more" in actors.stderr
+
+
+EVIL_ID = "row\x1b]0;owned\x07\x1b[2J\x9b31m"
+
+
+# peer report (issue 29 item 16): terminal escapes in annotations and the step summary
+def test_control_characters_never_reach_annotations_or_the_markdown_raw():
+    from ragjudge.reports import annotations, markdown
+
+    m = MetricSummary("sufficiency", 0.5, min_pass_rate=1.0)
+    m.add(Verdict(metric="sufficiency", status="ok", score=0.0, passed=False, rationale="bad\x1b[31m red\x00", missing=["fact\x1b[0m"]),
+          EVIL_ID, 0)
+    summary = Summary(rows=1, metrics={"sufficiency": m}, judge_model="fake\x1b[1m")
+    lines = annotations.commands(summary, "-", None)
+    assert lines[0] == ("::error title=ragjudge sufficiency failed%3A row\ufffd]0;owned\ufffd\ufffd[2J\ufffd31m::"
+                        "score 0 (threshold 0.5). bad\ufffd[31m red\ufffd Missing: fact\ufffd[0m")
+    text = markdown.render(summary, check_gate(summary), "in\x1b.jsonl")
+    assert not any(ch in text for ch in "\x1b\x07\x00\x9b")
+    assert "| sufficiency | row\ufffd]0;owned\ufffd\ufffd[2J\ufffd31m | 0 | bad\ufffd[31m red\ufffd | fact\ufffd[0m |" in text
+    assert "judge `fake\ufffd[1m`, input `in\ufffd.jsonl`" in text
+
+
+# peer report (issue 29 item 16): terminal escapes in annotations and the step summary
+def test_an_escape_in_a_row_id_stays_out_of_a_ci_run_log_and_job_summary(run_cli, tmp_path, monkeypatch):
+    step = tmp_path / "step.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    row = {**GROUNDED, "id": EVIL_ID, "context": ["Nothing about towers."]}  # the fake judge says no: a failing row
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [row]), "-m", "sufficiency", "-q"])
+    assert result.code == 1
+    errors = [line for line in result.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1 and "title=ragjudge sufficiency failed%3A row\ufffd]0;owned\ufffd\ufffd[2J\ufffd31m" in errors[0]
+    assert "\x1b" not in result.stdout and "\x9b" not in result.stdout
+    text = step.read_text(encoding="utf-8")
+    assert "row\ufffd]0;owned" in text and "\x1b" not in text and "\x9b" not in text
+
+
+# review of main (fixa) item 2: a bad --baseline is refused before any judge call
+@pytest.mark.parametrize("fault, said", [
+    ("duplicate", "the baseline table has the id 'a' more than once"),
+    ("null id", "the baseline table has no id on row(s) 2; every row needs an id to match rows"),
+    ("bad score", "column sufficiency_score: 'abc' is not a finite number"),
+    ("bad status", "column sufficiency_status: 'weird' is not a status"),
+])
+def test_a_bad_baseline_is_exit_2_before_any_judge_call(run_cli, tmp_path, server, fault, said):
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": i} for i in ("a", "b")])
+    rows = [{"id": i, "sufficiency_status": "ok", "sufficiency_passed": True, "sufficiency_score": 1.0} for i in ("a", "b")]
+    change = {"duplicate": ("id", "a"), "null id": ("id", None), "bad score": ("sufficiency_score", "abc"),
+              "bad status": ("sufficiency_status", "weird")}[fault]
+    rows[1][change[0]] = change[1]
+    baseline = write_jsonl(tmp_path / "base.jsonl", rows)
+    summary = tmp_path / "summary.json"
+    result = run_cli(["score", source, "-m", "sufficiency", "--baseline", baseline, "--summary-json", str(summary), "-q"])
+    assert result.code == 2 and said in result.stderr, result.stderr
+    assert server.calls == 0  # found before judging, not after every row was paid for
+
+
+# review of main (fixa) item 2: a bad --baseline is refused before any judge call
+def test_a_missing_or_good_baseline_before_judging(run_cli, tmp_path, server):
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": i} for i in ("a", "b")])
+    result = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(tmp_path / "none.jsonl")])
+    assert result.code == 2 and "--baseline: no such file" in result.stderr and server.calls == 0
+    baseline = tmp_path / "base.jsonl"
+    assert run_cli(["score", source, "-m", "sufficiency", "-o", str(baseline), "-q"]).code == 0
+    calls = server.calls
+    assert calls > 0
+    summary = tmp_path / "summary.json"
+    ok = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(baseline), "--no-cache", "--summary-json", str(summary), "-q"])
+    assert ok.code == 0 and server.calls > calls and summary.exists()

@@ -12,13 +12,7 @@ import time
 import pytest
 
 from conftest import ROOT, read_jsonl, write_jsonl
-
-
-def rows(n: int) -> list[dict]:
-    return [
-        {"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."], "expected_response": f"city {i}"}
-        for i in range(n)
-    ]
+from helpers import city_rows as rows
 
 
 def test_429s_and_500s_with_retry_after_still_give_every_row_ok(run_cli, tmp_path, server, transport):
@@ -36,10 +30,11 @@ def test_429s_and_500s_with_retry_after_still_give_every_row_ok(run_cli, tmp_pat
 def test_hanging_call_times_out_and_is_retried(run_cli, tmp_path, server, transport):
     server.hang_first, server.hang_seconds = 1, 30
     out = tmp_path / "out.jsonl"
-    started = time.monotonic()
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(3)), "-m", "sufficiency", "-o", str(out), "--timeout", "0.5"])
     assert result.code == 0, result.stderr
-    assert time.monotonic() - started < 20
+    # counted, not timed (this test asserted under 20 s): the hung call was never answered (the
+    # server holds it 30 s), so the run neither waited for it nor took its reply
+    assert server.statuses[200] == 3
     assert {r["sufficiency_status"] for r in read_jsonl(out)} == {"ok"}
     assert server.calls == 4  # the hung call, its retry, two more rows
 
@@ -136,6 +131,7 @@ def test_cache_info_shows_the_embedded_model_file_that_clear_keeps(run_cli, tmp_
     assert model.stat().st_size == 3 * 2**20
 
 
+@pytest.mark.slow  # a ragjudge process interrupted, then run again
 def test_interrupted_run_writes_all_rows_and_rerun_pays_only_unfinished(tmp_path):
     from ragjudge.fakeserver import FakeJudgeServer
 

@@ -5,18 +5,17 @@ judge server; MLflow's scorer in a real ``mlflow.genai.evaluate`` run on a local
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import math
 import os
 
 import pytest
 
+from helpers import HAVE_MLFLOW
 from ragjudge import compat
 from ragjudge.compat.axion import ContextualSufficiency, MetricEvaluationResult
 from ragjudge.compat.azure import ResponseCompletenessEvaluator, model_from_config
 from ragjudge.compat.mlflow import ais_context_sufficient, is_context_sufficient
 
-HAVE_MLFLOW = importlib.util.find_spec("mlflow") is not None
 PARIS = [{"content": "Paris is the capital of France.", "doc_uri": "geography.txt"}, {"content": "France is in Western Europe."}]
 
 
@@ -147,6 +146,7 @@ def test_axion_ignores_a_reference_on_the_item(judge):
     assert result.score == 1.0
 
 
+@pytest.mark.slow  # a real mlflow.genai.evaluate run (3 to 11 s measured)
 @pytest.mark.skipif(not HAVE_MLFLOW, reason="the [mlflow] extra is not installed")
 def test_a_real_mlflow_genai_evaluate_run_logs_ragjudge_feedback(judge, tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")

@@ -171,3 +171,15 @@ def test_the_bundled_model_passes_completeness_at_its_calibrated_mark(run_cli, t
     assert "completeness (built-in, default): 1..5, pass at >= 2.5;" in run_cli(["judges", "-c", str(mine)], judge=False).stdout
     hosted = run_cli(["judges"], judge=False)
     assert "completeness (built-in, default): 1..5, pass at >= 3;" in hosted.stdout
+
+
+# peer report (issue 20 item 16): internal paths leak into messages
+def test_config_file_messages_name_the_key_without_list_indices(tmp_path):
+    from ragjudge import load_config
+    from ragjudge.errors import ConfigError
+
+    path = tmp_path / "c.yaml"
+    path.write_text("metrics: [sufficiency, 3]\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}: invalid value for 'metrics item 2': should be a valid string (got 3)"

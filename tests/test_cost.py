@@ -8,12 +8,8 @@ import json
 import pytest
 
 from conftest import SAMPLE, read_jsonl, write_jsonl
-
-
-def rows(n: int, start: int = 0) -> list[dict]:
-    return [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
-             "expected_response": f"Landmark {i} stands in city {i}. It was built in {1800 + i}.", "response": f"City {i}."}
-            for i in range(start, start + n)]
+from helpers import GROUNDED
+from helpers import cost_rows as rows
 
 
 def test_the_dry_run_counts_the_calls_and_cache_hits_of_the_run_that_follows(run_cli, tmp_path, server):
@@ -79,3 +75,16 @@ def test_sample_on_stdin_counts_every_row(run_cli, tmp_path, server, dry):
         assert "sufficiency: 5 rows to judge, 7 skipped (7 not sampled)" in result.stdout + result.stderr
     else:
         assert [r["sufficiency_status"] for r in read_jsonl(tmp_path / "out.jsonl")].count("ok") == 5 and server.calls == 5
+
+
+# review of main (fixa) item 7: the budget line under --no-cache
+@pytest.mark.parametrize("cache, said", [
+    ([], "run again with a higher --max-cost: the rows judged come from the cache"),
+    (["--no-cache"], "run again with a higher --max-cost: nothing was cached (--no-cache), so every row will be paid again"),
+])
+def test_the_budget_line_says_whether_the_rows_judged_were_cached(run_cli, tmp_path, server, cache, said):
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": str(i), "request": f"Question {i}?"} for i in range(4)]), "-m", "sufficiency",
+                      "--model", "openai/gpt-4o-mini", "--max-cost", "0.000001", "--concurrency", "1", *cache])
+    assert result.code == 3 and said in result.stderr, result.stderr
+    other = "nothing was cached" if not cache else "come from the cache"
+    assert other not in result.stderr

@@ -3,55 +3,11 @@ groundedness judge, extensions of the built-ins, `ragjudge judges` and `ragjudge
 
 from __future__ import annotations
 
-
 import pytest
 
 from conftest import write_jsonl
-
-BINARY = """\
-judges:
-  - name: cites_sources
-    description: does the response name the source it relies on
-    needs: [response, source_title]
-    kind: binary
-    prompt: |
-      Does the response name the document titled below as its source?
-      {{ source_title }}
-      {{ response }}
-"""
-
-SCALE = """\
-judges:
-  - name: faithful_1to5
-    description: how much of the response the passages support, 1..5
-    needs: [context, response]
-    kind: scale
-    min: 1
-    max: 5
-    threshold: 4
-    prompt: |
-      Rate from 1 to 5 how much of the response the passages support.
-      {{ passages }}
-      {{ response }}
-    examples:
-      - inputs: {passages: ["Paris is the capital of France."], response: "Paris is the capital of France."}
-        verdict: 5
-        rationale: Every sentence is stated.
-"""
-
-ROWS = [
-    {"id": "a", "request": "Where is the Eiffel Tower?", "context": ["The Eiffel Tower is in Paris. It opened in 1889."],
-     "response": "The Eiffel Tower is in Paris.", "source_title": "Paris guide"},
-    {"id": "b", "request": "Where is the Eiffel Tower?", "context": ["The Eiffel Tower is in Paris. It opened in 1889."],
-     "response": "The Colosseum is in Rome. It was built by Romans.", "source_title": "Paris guide"},
-    {"id": "c", "request": "Where?", "context": ["Text."], "response": None, "source_title": "Paris guide"},
-]
-
-
-def config_file(tmp_path, text: str, name: str = "judges.yaml") -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
+from helpers import BINARY, SCALE, config_file, judge_with
+from helpers import CUSTOM_ROWS as ROWS
 
 
 def test_judges_lists_built_in_bundled_and_configured_metrics(run_cli, tmp_path):
@@ -84,11 +40,6 @@ def test_render_prints_the_exact_messages_with_no_call(run_cli, tmp_path, server
 
 
 # -- faults found by an adversarial tester ---------------------------------------------------
-
-def judge_with(prompt: str, extra: str = "") -> str:
-    """BINARY with another prompt (indented as a YAML block) and extra keys."""
-    body = "".join(f"      {line}\n" for line in prompt.splitlines())
-    return BINARY.split("    prompt: |\n")[0] + extra + "    prompt: |\n" + body
 
 
 NESTED_4 = "{% for _ in response %}" * 4 + "x" + "{% endfor %}" * 4
@@ -143,9 +94,6 @@ def test_a_template_past_a_limit_exits_2_when_the_config_loads(run_cli, tmp_path
     assert result.code == 2
     assert message in result.stderr, result.stderr
     assert "unexpected" not in result.stderr and "Traceback" not in result.stderr
-
-
-IF_B = "{% if 'Colosseum' in response %}"  # true for row b only, never for the sample values checked at load
 
 
 def test_sensible_templates_stay_within_the_limits(run_cli, tmp_path):

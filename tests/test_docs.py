@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ragjudge import configdoc
-from ragjudge import Config, load_config
+from ragjudge import Config, configdoc, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -147,6 +146,7 @@ def _lines(text: str) -> list[str]:
     return out
 
 
+@pytest.mark.slow  # runs every example of the pages as a command (seconds each)
 @pytest.mark.parametrize("page, steps", _examples())
 def test_shell_examples_run_and_exit_as_shown(page, steps, tmp_path, server):
     import os
@@ -217,6 +217,7 @@ def test_every_reference_page_ends_with_what_differs():
         assert last.startswith("What differs") and column in last.lower(), f"docs/{name} must end with its table of what differs ({column})"
 
 
+@pytest.mark.slow  # runs every example of the pages as a command (seconds each)
 @pytest.mark.parametrize("page, body, shown", _python_examples())
 def test_reference_page_examples_run_as_shown(page, body, shown, tmp_path, server):
     import os
@@ -233,3 +234,31 @@ def test_reference_page_examples_run_as_shown(page, body, shown, tmp_path, serve
     if shown is not None:
         got = _lines(result.stdout)
         assert [line for line in _lines(shown) if line not in got] == [], f"{page} printed\n{result.stdout}"
+
+
+# review of main (fixa) item 8: score --help tells the truth
+def test_score_help_names_every_kind_of_metric_every_gate_exiting_1_and_a_real_example_file():
+    import re
+
+    from typer.testing import CliRunner
+
+    from conftest import ROOT
+    from ragjudge.cli import SCORE_EPILOG, app
+
+    text = " ".join(re.sub("[│╭╮╰╯─]", " ", CliRunner().invoke(app, ["score", "--help"], terminal_width=400).output).split())
+    assert "repeat for both" not in text and "groundedness" in text and "a judge defined in the config" in text
+    assert "1 a pass-rate gate failed" not in text and "1 a gate failed (pass rate, skip rate, diagnosis share" in text
+    assert "regressions, pass-rate drop" in text
+    for path in re.findall(r"ragjudge score (\S+\.jsonl)", SCORE_EPILOG):
+        if path not in ("data.jsonl",):
+            assert (ROOT / path).is_file(), path
+    assert "sample_data/rag_eval.mlflow.jsonl" in SCORE_EPILOG and "mlflow_records.jsonl" not in SCORE_EPILOG
+
+
+# review of the traces pages and readers (p4-fixb) item 2: install lines: from the checkout, never the PyPI name (another project's)
+def test_no_page_installs_the_pypi_name_with_an_extra():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = [f"{p.name}: {m.group(0)}" for p in pages for m in re.finditer(r"ragjudge\[\w+\]", p.read_text(encoding="utf-8"))]
+    assert found == []
+    assert 'pip install ".[mlflow]"' in (ROOT / "docs" / "from-mlflow.md").read_text(encoding="utf-8")
+    assert 'pip install ".[phoenix]"' in (ROOT / "docs" / "from-phoenix.md").read_text(encoding="utf-8")

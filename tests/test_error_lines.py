@@ -4,15 +4,9 @@ aiohttp's "ssl:default" for an http:// URL."""
 
 from __future__ import annotations
 
-import socket
 
 from conftest import SAMPLE
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # closed again: a connection there is refused
+from helpers import free_port as _closed_port
 
 
 def test_a_refused_connection_is_said_once_with_the_url_given(run_cli, tmp_path):

@@ -211,6 +211,7 @@ def bot_comments(github: FakeGitHub, number: int) -> list[dict]:
 # -- the story: main, then two pushes to a pull request --------------------------------------------
 
 
+@pytest.mark.slow  # the action's steps as processes, several runs
 def test_main_then_two_pushes_to_a_pull_request_one_comment_a_baseline_a_free_rerun_and_a_failing_regression(runner, github, server):
     github.page_size = 2  # the comments run over pages: ours is found past the first
     for n in range(3):
@@ -277,6 +278,7 @@ def _zip_names(artifact: dict) -> list[str]:
 # -- no token, no pull request, a read-only token ------------------------------------------------------
 
 
+@pytest.mark.slow  # the action's steps as processes, several runs
 def test_without_a_token_or_with_comment_false_there_is_no_comment_and_the_log_says_why(runner, github):
     write_jsonl(runner.workspace / "eval.jsonl", rows(4, bad={1}))
     inputs = {"table": "eval.jsonl", "metrics": "sufficiency"}
@@ -290,6 +292,7 @@ def test_without_a_token_or_with_comment_false_there_is_no_comment_and_the_log_s
     assert "ragjudge: no pull request comment: the input comment is false" in off.log and github.comments == {}
 
 
+@pytest.mark.slow  # the action's steps as processes, several runs
 def test_a_read_only_token_warns_and_the_job_ends_with_the_gates_code(runner, github):
     # a pull request from a fork gets a token that cannot write
     github.read_only = True

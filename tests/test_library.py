@@ -12,13 +12,10 @@ import pytest
 
 import ragjudge
 from conftest import SAMPLE, read_jsonl
+from helpers import sample_frame
 from ragjudge.scoring import Scorer
 
 FIELDS = ["id", "sufficiency_score", "sufficiency_status", "sufficiency_missing", "completeness_score", "completeness_status", "completeness_missing"]
-
-
-def sample_frame() -> pd.DataFrame:
-    return pd.read_json(SAMPLE / "rag_eval.jsonl", lines=True)
 
 
 def verdicts(frame: pd.DataFrame) -> list[tuple]:

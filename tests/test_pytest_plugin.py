@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
+from helpers import FRANCE
 import ragjudge
 import ragjudge.pytest_plugin  # noqa: F401 - kept across pytester's inline runs
 import ragjudge.scoring
@@ -25,8 +27,6 @@ import ragjudge.testing  # noqa: F401
 
 pytest_plugins = ["pytester"]
 
-ROOT = Path(__file__).resolve().parents[1]
-FRANCE = "Paris is the capital of France."
 ROWS = [
     # r1: the context answers the request, the response holds the ground truth: both metrics pass
     '{"id": "r1", "request": "What is the capital of France?", "context": ["Paris is the capital of France."], '

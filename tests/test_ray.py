@@ -9,8 +9,10 @@ import pandas as pd
 import pytest
 
 from conftest import SAMPLE, read_jsonl, write_jsonl
+from helpers import two_files
 
 ray = pytest.importorskip("ray", reason='needs the [ray] extra: pip install ".[ray]"')
+pytestmark = pytest.mark.slow  # a local Ray cluster (~100 s for the module on 2 cores)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -19,6 +21,12 @@ def cluster():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield
     ray.shutdown()
+
+
+@pytest.fixture
+def ray_cluster():
+    """The module's cluster (``cluster`` above), for a test that names it."""
+    return ray
 
 
 def rows(n: int) -> list[dict]:
@@ -285,3 +293,26 @@ def test_a_panel_on_ray_gives_the_members_columns_and_figures_of_a_local_run(run
     assert [[r[f] for f in fields] for r in read_jsonl(ray_out)] == [[r[f] for f in fields] for r in written]
     local_panel = json.loads(local_summary.read_text())["metrics"]["sufficiency"]["panel"]
     assert json.loads(ray_summary.read_text())["metrics"]["sufficiency"]["panel"] == local_panel and local_panel
+
+
+# peer report (issue 29 item 11): both engines read the same sources (a file, a folder or a glob) into the same table
+def test_ray_reads_the_folder_into_the_local_engines_table(run_cli, tmp_path, server, ray_cluster):
+    import pyarrow.parquet as pq
+
+    folder = two_files(tmp_path / "data")
+    for suffix in ("jsonl", "parquet"):
+        local, on_ray = tmp_path / f"local.{suffix}", tmp_path / f"ray.{suffix}"
+        for engine, out in (("local", local), ("ray", on_ray)):
+            result = run_cli(["score", str(folder), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0", "--engine", engine,
+                              "--no-cache"])
+            assert result.code == 0, result.stderr
+            assert "Traceback" not in result.stderr
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    local_table, ray_table = pq.read_table(tmp_path / "local.parquet"), pq.read_table(tmp_path / "ray.parquet")
+    assert ray_table.schema.remove_metadata() == local_table.schema.remove_metadata()
+    assert ray_table.to_pylist() == local_table.to_pylist()
+    assert [r["meta"] for r in ray_table.to_pylist()] == ["0", "1", "2", "note 0", "note 1"]
+    bad = two_files(tmp_path / "bad", first_meta=lambda i: 2**60 + i, second_meta=lambda i: 1.5)
+    result = run_cli(["score", str(bad), "-m", "sufficiency", "--engine", "ray"])
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert f"error: {bad / 'a.jsonl'}: column 'meta': Integer value 1152921504606846976 not in range" in result.stderr

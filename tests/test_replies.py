@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 from conftest import read_jsonl, write_jsonl
+from helpers import THREE_COMPLETE_ROWS as ROWS
+from helpers import landmark_rows as rows
 
-ROWS = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
-         "expected_response": f"Landmark {i} stands in city {i}."} for i in range(3)]
 YES = {"facts": [{"fact": 1, "supported": True, "passages": [1], "reason": "stated"}], "rationale": "The passage says it.", "verdict": "yes"}
 
 
@@ -74,3 +74,27 @@ def test_sixty_expected_facts_are_judged_at_the_default_settings(run_cli, server
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [row]), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
     assert result.code == 0, result.stderr
     assert read_jsonl(out)[0]["sufficiency_status"] == "ok" and read_jsonl(out)[0]["sufficiency_score"] == 1.0
+
+
+# peer report (issue 29 item 14): a reasoning model that spent its output tokens thinking
+def test_a_reply_of_reasoning_only_names_the_setting_to_raise(run_cli, tmp_path, server, transport):
+    server.reasoning_only = 1
+    out, config = tmp_path / "out.jsonl", tmp_path / "c.yaml"
+    config.write_text("judge:\n  max_tokens: 300\n")
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(1)), "-m", "sufficiency", "-o", str(out), "-c", str(config)])
+    row = read_jsonl(out)[0]
+    assert row["sufficiency_status"] == "error" and server.calls == 1  # asking again would spend the same way
+    assert row["sufficiency_error"].startswith("the model spent its output tokens on reasoning")
+    assert "raise judge.max_tokens (now 300)" in row["sufficiency_error"]
+    assert row["sufficiency_raw"].startswith("Let me weigh each passage")
+    assert result.code == 3
+
+
+# peer report (issue 29 item 14): a reasoning model that spent its output tokens thinking
+def test_reasoning_under_the_other_field_name_is_recognised_too(run_cli, tmp_path, server, transport):
+    server.reasoning_only, server.reasoning_field = 1, "reasoning"
+    out = tmp_path / "out.jsonl"
+    run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(2)), "-m", "completeness", "-o", str(out), "--concurrency", "1",
+             "--max-error-rate", "1", "--min-pass-rate", "0"])
+    errors = [r["completeness_error"] for r in read_jsonl(out) if r["completeness_status"] == "error"]
+    assert len(errors) == 1 and "spent its output tokens on reasoning" in errors[0] and "judge.max_tokens" in errors[0]

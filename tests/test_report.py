@@ -17,6 +17,7 @@ from conftest import ROOT, SAMPLE, write_jsonl
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.slow  # a headless Chromium, started per module
 needs_browser = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason="needs chromium and chromedriver (apt-get install chromium chromium-driver)")
 
 

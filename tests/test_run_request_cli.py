@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 
 from conftest import write_jsonl
-
-GOOD = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
-        "response": "The tower is in Paris."}
+from helpers import TOWER_ROW as GOOD
 
 
 def test_print_config_shows_each_value_and_what_set_it_and_reads_no_input(run_cli, tmp_path):

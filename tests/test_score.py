@@ -7,13 +7,7 @@ import json
 import pandas as pd
 
 from conftest import SAMPLE, read_jsonl, write_jsonl
-
-GROUNDED_ROW = {
-    "id": "r1",
-    "request": "Where is the Eiffel Tower?",
-    "context": ["The Eiffel Tower is a wrought-iron tower in Paris, France."],
-    "expected_response": "Paris, France",
-}
+from helpers import GROUNDED_ROW
 
 
 def test_gate_passes_exit_0(run_cli, tmp_path):

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-from ragjudge import Scorer
-from ragjudge import load_config
+from helpers import _parquet
+from ragjudge import Scorer, load_config
 from ragjudge.records import Columns, normalise_context, resolve_mapping, to_records
 
 # the expected response is in the passages, the facts are not: the ground truth used decides
@@ -221,3 +221,20 @@ def test_a_split_truth_with_several_samples_merges_each_sample(server, tmp_path)
     assert (row["completeness_status"], row["completeness_score"], row["completeness_agreement"]) == ("ok", 4.0, 1.0)
     assert list(row["completeness_missing"]) == facts[40:]
     assert server.calls == 2 + 3  # the first two parts once, the last part sampled three times
+
+
+# peer report (issue 20 item 5): Parquet contexts hide unknown chunk keys
+def test_a_context_item_with_an_unknown_key_is_the_same_passage_in_parquet_as_in_jsonl(run_cli, tmp_path):
+    # Arrow merges the items' structs, so "content" exists and is null: the body-only row was
+    # skipped as "no context", and the mixed row judged on its first item alone. Since issue 27
+    # such an item is one passage holding its JSON text (as MLflow judges str(context)), not an error
+    rows = [{"id": "body-only", "request": "q?", "context": [{"body": "The treaty was signed in Lisbon."}], "expected_response": "Lisbon"},
+            {"id": "mixed", "request": "q?", "context": [{"content": "Signed in 1911."}, {"body": "It was signed in Lisbon."}],
+             "expected_response": "Lisbon"}]
+    errors = {}
+    for source in (write_jsonl(tmp_path / "in.jsonl", rows), _parquet(tmp_path, rows)):
+        out = tmp_path / "out.jsonl"
+        run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--max-error-rate", "1"])
+        errors[source] = [(r["sufficiency_status"], r["sufficiency_score"]) for r in read_jsonl(out)]
+    jsonl, parquet = errors.values()
+    assert jsonl == parquet == [("ok", 1.0), ("ok", 1.0)]  # "Lisbon" is in the body's JSON text, read as a passage

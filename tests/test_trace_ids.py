@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from test_trace_faults import RETRIEVER_ID, ROOT_ID, TRACE, _kv, _rag, _request, _span, _write  # noqa: F401
-
+from conftest import ROOT
+from helpers import RETRIEVER_ID, ROOT_ID, TRACE, _kv, _rag, _request, _span, _write, needs_mlflow  # noqa: F401
 from ragjudge.traces import otel
 from ragjudge.traces.spans import SpanView, TraceView, invalid_id, reader_notes, trace_rows
 
@@ -69,3 +69,35 @@ def test_a_scored_table_holding_a_span_twice_gives_one_annotation_each():
            "completeness_passed": True, "completeness_rationale": "c", "judge_model": "openai/x"}
     spans, traces = otel.annotation_frames(pd.DataFrame([row, row]))
     assert list(spans["name"]) == ["sufficiency"] and list(traces["name"]) == ["completeness"]
+
+
+# review of the traces pages and readers (p4-fixb) item 5: trace rows are named by trace and span in every report
+def test_trace_rows_carry_an_id_of_trace_and_span():
+    from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, rows_frame
+
+    with_two = TraceView("tr-1", "OK", [SpanView("root", None, "app", "CHAIN", {"query": "q"}, {"response": "r"}, 0),
+                                        SpanView("s1", "root", "retrieve", "RETRIEVER", None, ["a"], 1),
+                                        SpanView("s2", "root", "rerank", "RETRIEVER", None, ["b"], 2)])
+    without = TraceView("tr-2", "OK", [SpanView("root", None, "app", "CHAIN", {"query": "q"}, {"response": "r"}, 0)])
+    frame = rows_frame([with_two, without])
+    assert frame["id"].tolist() == ["tr-1/s1", "tr-1/s2", "tr-2"]
+    assert list(frame.columns) == list(COLUMNS) and list(COLUMNS)[:4] == ["trace_id", "span_id", "span_name", "id"]
+
+
+# review of the traces pages and readers (p4-fixb) item 5: trace rows are named by trace and span in every report
+@needs_mlflow
+def test_the_failing_rows_and_junit_name_a_trace_row_by_trace_and_span(run_cli, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    traces = [json.loads(line) for line in (ROOT / "sample_data" / "mlflow_traces.jsonl").read_text().splitlines() if line.strip()]
+    result = run_cli(["score", str(ROOT / "sample_data" / "mlflow_traces.jsonl"), "-m", "sufficiency", "-o", str(tmp_path / "s.jsonl"),
+                      "--junit", str(tmp_path / "junit.xml")])
+    assert result.code == 1, result.stderr
+    rows = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == [f"{r['trace_id']}/{r['span_id']}" for r in rows]
+    assert {r["trace_id"] for r in rows} == {t["info"]["trace_id"] for t in traces}
+    (failing,) = [r for r in rows if r["sufficiency_score"] == 0.0]
+    assert f"sufficiency {failing['trace_id']}/{failing['span_id']}: score 0" in result.stderr
+    assert "row 2" not in result.stderr
+    names = sorted(case.get("name") for case in ET.parse(tmp_path / "junit.xml").iter("testcase") if case.get("classname") != "gate")
+    assert names == sorted(r["id"] for r in rows)

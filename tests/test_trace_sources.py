@@ -26,33 +26,17 @@ import io
 import json
 import sys
 import tempfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from ragjudge.errors import InputError
+from helpers import RETRIEVER_ID, ROOT_ID, TRACE, _request, _span, needs_mlflow
+from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces import otel, source_kind
 from ragjudge.traces.spans import SpanView, TraceView, trace_rows
 
-TRACE = "8bb01460217f871cbe0ae8fa1ceac2cc"
-ROOT_ID, RETRIEVER_ID = "b64ba4fd98e616ec", "39f5c88e2d94628b"
 ROW_ID = f"{TRACE}/{RETRIEVER_ID}"
-
-
-def _kv(key, value):
-    return {"key": key, "value": {"stringValue": value}}
-
-
-def _span(span_id, name, kind, parent=None, start=0, **attributes):
-    span = {"traceId": TRACE, "spanId": span_id, "name": name, "startTimeUnixNano": str(1767225600000000000 + start),
-            "attributes": [_kv("openinference.span.kind", kind), *(_kv(k.replace("__", "."), v) for k, v in attributes.items())]}
-    if parent:
-        span["parentSpanId"] = parent
-    return span
-
-
-def _request(*spans):
-    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]}
 
 
 ROOT = _span(ROOT_ID, "chain", "CHAIN", input__value="When was the Eiffel Tower built?", output__value="1887-1889")
@@ -386,3 +370,60 @@ def test_a_table_with_phoenix_id_columns_is_told_to_read_as_a_table(run_cli, tmp
     assert result.code == 2
     assert "no attributes.* column" in result.stderr and "read as a table with --input-format jsonl, csv or parquet" in result.stderr
     assert run_cli(["score", str(path), "--input-format", "jsonl", "--dry-run"], judge=False).code == 0
+
+
+SHAPE = "one Trace.to_json() per line, or a JSON array of them"
+
+
+# review of the traces pages and readers (p4-fixb) item 2: install lines: from the checkout, never the PyPI name (another project's)
+def test_the_missing_mlflow_error_names_the_checkout_install(monkeypatch):
+    import ragjudge.traces.mlflow as mt
+
+    monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow raises ImportError
+    with pytest.raises(ConfigError) as err:
+        mt._mlflow()
+    assert str(err.value) == 'reading or writing MLflow traces needs MLflow: pip install ".[mlflow]" in a ragjudge checkout'
+
+
+# review of the traces pages and readers (p4-fixb) item 3: --input-format mlflow-traces on what is not a trace file: say what it is
+@needs_mlflow
+@pytest.mark.parametrize("name, text, said", [
+    ("a.jsonl", '{"request": "q", "context": ["c"]}\n{"request": "r", "response": "s"}\n',
+     "a.jsonl is a table (2 row(s); columns request, context, response), not an MLflow trace file "
+     f"({SHAPE}); to score it as a table, drop --input-format mlflow-traces"),
+    ("empty.jsonl", "", f"empty.jsonl is empty: no MLflow traces in it (a trace file holds {SHAPE})"),
+    ("garbage.json", '[1,"x",null,{}]',
+     "garbage.json: item 1 is 1, not an MLflow trace (Trace.to_json()'s object, with info.trace_id and data.spans; "
+     f"a trace file holds {SHAPE})"),
+])
+def test_a_forced_trace_format_on_another_file_says_what_the_file_is(run_cli, tmp_path, monkeypatch, name, text, said):
+    monkeypatch.chdir(tmp_path)
+    Path(name).write_text(text, encoding="utf-8")
+    result = run_cli(["score", name, "--input-format", "mlflow-traces", "-o", "out.jsonl"], judge=False)
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == f"error: {said}"
+    assert not Path("out.jsonl").exists()
+
+
+# review of the traces pages and readers (p4-fixb) item 3: --input-format mlflow-traces on what is not a trace file: say what it is
+@needs_mlflow
+def test_read_traces_names_the_first_item_that_is_not_a_trace(tmp_path):
+    from ragjudge.errors import InputError
+    from ragjudge.traces import mlflow as mt
+
+    cases = {
+        "rows.json": ('[{"request": "q"}, {"x": 1}]', "rows.json is a table (2 row(s); columns request, x), not an MLflow trace file"),
+        "lines.jsonl": ('\n"x"\n{"request": "q"}\n', 'lines.jsonl: line 2 is "x", not an MLflow trace'),
+        "empty.json": ("[]\n", "empty.json is an empty JSON array: no MLflow traces in it"),
+        "blank.jsonl": ("\n  \n", "blank.jsonl is empty: no MLflow traces in it"),
+        "nulls.json": ("[null, 1]", "nulls.json: item 1 is null, not an MLflow trace"),
+        "keys.json": ('[{"info": {}, "x": 2}, 3]', "keys.json: item 1 is an object with keys info, x, not an MLflow trace"),
+        "notes.txt": ("some notes\n", f"notes.txt is neither an MLflow trace file ({SHAPE}) nor a table: line 1 is not JSON"),
+        "t.csv": ("a,b\n1,2\n", "t.csv is a table (.csv file), not an MLflow trace file"),
+    }
+    for name, (text, said) in cases.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(InputError) as err:
+            mt.read_traces(str(path))
+        assert str(err.value).startswith(f"{path}{said[len(name):]}" if said.startswith(name) else said), (name, str(err.value))

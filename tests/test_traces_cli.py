@@ -6,7 +6,6 @@ fake server. Nothing about MLflow is mocked.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -14,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-HAVE_MLFLOW = importlib.util.find_spec("mlflow") is not None
+from helpers import HAVE_MLFLOW
+
 if not HAVE_MLFLOW and os.environ.get("CI") == "true":
     raise RuntimeError('CI must install the [mlflow] extra: pip install -e ".[test,mlflow]"')
 if not HAVE_MLFLOW:
@@ -26,9 +26,9 @@ os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
 import mlflow  # noqa: E402
 from mlflow.entities import Document  # noqa: E402
 
-from conftest import read_jsonl  # noqa: E402
+from conftest import ROOT, read_jsonl  # noqa: E402
+from helpers import needs_mlflow  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "from-mlflow.md"
 FRANCE = ["Paris is the capital of France."]
 COMPONENTS = ["MLflow has four main components", "Components include Tracking", "Components include Projects",
@@ -251,6 +251,7 @@ def test_limit_filter_and_max_traces_keep_their_meaning(run_cli, store, tmp_path
     assert env is None or env.code in (0, 1)
 
 
+@pytest.mark.slow  # an MLflow store taken away mid-run
 def test_the_store_going_away_before_the_feedback_loses_no_verdict(run_cli, tmp_path, monkeypatch):
     import ragjudge.traces.mlflow as mt
 
@@ -314,6 +315,7 @@ def test_bad_trace_input_exits_2_naming_the_fix(run_cli, store, tmp_path, monkey
         assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # the page's Python examples against an MLflow store
 def test_the_python_examples_of_the_page_run(server, tmp_path):
     """docs/from-mlflow.md: its Python blocks marked runnable run in order, as a notebook would: in a
     fresh process whose environment is a user's, so without ``MLFLOW_ENABLE_ASYNC_TRACE_LOGGING``
@@ -338,3 +340,53 @@ def test_the_python_examples_of_the_page_run(server, tmp_path):
     got = json.loads(line.removeprefix("RESULT "))
     assert got["rows"] == 2 and got["status"] == ["ok"]
     assert got["failed"] == 0 and got["written"] == 4  # sufficiency and completeness on each of 2 traces
+
+
+@pytest.fixture
+def stores(tmp_path):
+    """A new SQLite store with an empty experiment and one holding one OK trace."""
+    import mlflow
+
+    before = mlflow.get_tracking_uri()
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = mlflow.MlflowClient(uri)
+    client.create_experiment("empty-exp", artifact_location=(tmp_path / "a1").as_uri())
+    full = client.create_experiment("full-exp", artifact_location=(tmp_path / "a2").as_uri())
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment(experiment_id=full)
+
+    @mlflow.trace
+    def app(query: str) -> dict:
+        return {"response": "Paris"}
+
+    try:
+        app("What is the capital of France?")
+        mlflow.flush_trace_async_logging()
+    finally:
+        mlflow.set_tracking_uri(before)
+    return uri
+
+
+# review of the traces pages and readers (p4-fixb) item 4: an experiment with nothing to judge: exit 2 saying so
+@needs_mlflow
+def test_an_empty_experiment_exits_2_saying_it_holds_no_traces(run_cli, stores, tmp_path):
+    result = run_cli(["score", "mlflow:empty-exp", "--mlflow-tracking-uri", stores, "-o", str(tmp_path / "out.jsonl")], judge=False)
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().startswith(f"error: the MLflow experiment 'empty-exp' in {stores} holds no traces: nothing to judge")
+    assert "the input has no rows" not in result.stderr and not (tmp_path / "out.jsonl").exists()
+
+
+# review of the traces pages and readers (p4-fixb) item 4: an experiment with nothing to judge: exit 2 saying so
+@needs_mlflow
+def test_a_filter_that_matches_no_trace_says_so_and_the_library_raises(run_cli, stores, tmp_path):
+    from ragjudge.errors import InputError
+    from ragjudge.traces import mlflow as mt
+
+    result = run_cli(["score", "mlflow:full-exp", "--mlflow-tracking-uri", stores, "--mlflow-filter", "attributes.status = 'ERROR'",
+                      "-o", str(tmp_path / "out.jsonl")], judge=False)
+    assert result.code == 2
+    assert result.stderr.strip() == (f"error: no trace of the MLflow experiment 'full-exp' in {stores} matched the filter "
+                                     "\"attributes.status = 'ERROR'\": nothing to judge; loosen the filter (--mlflow-filter)")
+    with pytest.raises(InputError, match="'empty-exp' in .* holds no traces"):
+        mt.read_traces("mlflow:empty-exp", tracking_uri=stores)
+    assert len(mt.read_traces("mlflow:full-exp", tracking_uri=stores)) == 1  # the store is read: one trace, one row

@@ -13,11 +13,8 @@ CI=true where they fail.
 
 from __future__ import annotations
 
-import base64
 import json
-import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,6 +22,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import ROOT
+from helpers import make_spans, otlp_json_lines, phoenix_like_frame
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces import otel, phoenix_sink
 from ragjudge.traces.spans import COLUMNS
@@ -32,109 +31,6 @@ from ragjudge.traces.spans import COLUMNS
 pytest.importorskip("opentelemetry.sdk.trace")
 pytest.importorskip("opentelemetry.exporter.otlp.proto.common")
 pytest.importorskip("openinference.semconv.trace")
-
-ROOT = Path(__file__).resolve().parents[1]
-PHOENIX_VENV = Path(os.environ.get("RAGJUDGE_PHOENIX_VENV", ROOT / ".venv-phoenix"))
-
-
-# -- fixtures made by the real libraries ----------------------------------------------------------
-def make_spans(other_convention: bool = False) -> list:
-    """Finished SDK spans: trace A (root chain, JSON input; retriever with 2 documents), trace B
-    (through OpenInference's OITracer: a chain whose retriever sets its documents with
-    get_retriever_attributes), trace C (a chain with no retriever). ``other_convention``: one
-    span with gen_ai.* / traceloop.* attributes only."""
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from openinference.semconv.trace import (DocumentAttributes, OpenInferenceMimeTypeValues,
-                                             OpenInferenceSpanKindValues, SpanAttributes)
-
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("ragjudge-tests")
-    if other_convention:
-        with tracer.start_as_current_span("chat gpt-4o") as span:
-            span.set_attribute("gen_ai.system", "openai")
-            span.set_attribute("gen_ai.request.model", "gpt-4o")
-            span.set_attribute("traceloop.entity.input", "What is the capital of France?")
-        return list(exporter.get_finished_spans())
-    kind, docs = SpanAttributes.OPENINFERENCE_SPAN_KIND, SpanAttributes.RETRIEVAL_DOCUMENTS
-    # trace A: attribute names from the semantic conventions, set by hand
-    with tracer.start_as_current_span("rag") as root:
-        root.set_attribute(kind, OpenInferenceSpanKindValues.CHAIN.value)
-        root.set_attribute(SpanAttributes.INPUT_VALUE, json.dumps({"question": "When was the Eiffel Tower built?"}))
-        root.set_attribute(SpanAttributes.INPUT_MIME_TYPE, OpenInferenceMimeTypeValues.JSON.value)
-        root.set_attribute(SpanAttributes.METADATA, json.dumps({"expected_facts": ["built 1887-1889"],
-                                                                "expected_response": "From 1887 to 1889."}))
-        with tracer.start_as_current_span("retrieve") as ret:
-            ret.set_attribute(kind, OpenInferenceSpanKindValues.RETRIEVER.value)
-            ret.set_attribute(SpanAttributes.INPUT_VALUE, "eiffel tower construction")
-            for n, (text, score) in enumerate([("The Eiffel Tower was built from 1887 to 1889.", 0.92),
-                                               ("Paris is the capital of France.", 0.31)]):
-                ret.set_attribute(f"{docs}.{n}.{DocumentAttributes.DOCUMENT_ID}", f"doc-{n}")
-                ret.set_attribute(f"{docs}.{n}.{DocumentAttributes.DOCUMENT_CONTENT}", text)
-                ret.set_attribute(f"{docs}.{n}.{DocumentAttributes.DOCUMENT_SCORE}", score)
-                ret.set_attribute(f"{docs}.{n}.{DocumentAttributes.DOCUMENT_METADATA}",
-                                  json.dumps({"source": f"wiki/{n}.md", "page": n + 1}))
-        root.set_attribute(SpanAttributes.OUTPUT_VALUE, json.dumps({"answer": "It was built from 1887 to 1889."}))
-        root.set_attribute(SpanAttributes.OUTPUT_MIME_TYPE, OpenInferenceMimeTypeValues.JSON.value)
-    time.sleep(0.002)
-    # trace B: OpenInference's own tracer and attribute helpers
-    from openinference.instrumentation import OITracer, TraceConfig, get_retriever_attributes
-
-    oi = OITracer(tracer, config=TraceConfig())
-    with oi.start_as_current_span("query", openinference_span_kind="chain") as root:
-        root.set_input("Who wrote Hamlet?")
-        with oi.start_as_current_span("vector search", openinference_span_kind="retriever") as ret:
-            ret.set_input({"query": "Hamlet author"})
-            ret.set_attributes(get_retriever_attributes(documents=[
-                {"content": "Hamlet is a tragedy by William Shakespeare.", "id": "h1", "score": 0.8,
-                 "metadata": {"doc_uri": "https://example.org/hamlet"}}]))
-        root.set_output("William Shakespeare.")
-    time.sleep(0.002)
-    # trace C: no retriever span
-    with tracer.start_as_current_span("small talk") as root:
-        root.set_attribute(kind, OpenInferenceSpanKindValues.CHAIN.value)
-        root.set_attribute(SpanAttributes.INPUT_VALUE, "hello")
-        root.set_attribute(SpanAttributes.OUTPUT_VALUE, "hi")
-    provider.shutdown()
-    return list(exporter.get_finished_spans())
-
-
-def _hex_ids(node):
-    """protobuf's JSON (ids base64) -> the Collector's OTLP JSON (ids hex), as its encoder writes."""
-    if isinstance(node, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v))
-                for k, v in node.items()}
-    if isinstance(node, list):
-        return [_hex_ids(v) for v in node]
-    return node
-
-
-def otlp_json_lines(spans, hex_ids: bool = True, per_line: int = 1) -> str:
-    """OTLP JSON: OpenTelemetry's encoder (encode_spans) -> MessageToJson, one request per line
-    (``per_line`` spans each: the Collector batches)."""
-    from google.protobuf.json_format import MessageToJson
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-
-    lines = []
-    for start in range(0, len(spans), per_line):
-        document = json.loads(MessageToJson(encode_spans(spans[start:start + per_line])))
-        lines.append(json.dumps(_hex_ids(document) if hex_ids else document))
-    return "\n".join(lines) + "\n"
-
-
-@pytest.fixture(scope="module")
-def spans():
-    return make_spans()
-
-
-@pytest.fixture
-def otlp_file(tmp_path, spans):
-    path = tmp_path / "traces.json"
-    path.write_text(otlp_json_lines(spans, per_line=2))
-    return path
 
 
 def _rows(frame):
@@ -310,35 +206,6 @@ def test_errored_root_skips_the_trace(tmp_path):
     assert (row["trace_state"], row["trace_skip_reason"]) == ("ERROR", "trace state ERROR")
 
 
-# -- Phoenix's span DataFrame (shape as get_spans_dataframe returns it) ----------------------------
-def phoenix_like_frame(spans) -> pd.DataFrame:
-    """The spans in the shape of Phoenix's get_spans_dataframe (checked against the real server
-    in test_phoenix_frame_from_the_server_gives_the_same_rows): documents nested under
-    attributes.retrieval.documents, JSON metadata decoded."""
-    records = []
-    for span in spans:
-        attributes = dict(span.attributes)
-        docs: dict[int, dict] = {}
-        for key in list(attributes):
-            if key.startswith("retrieval.documents."):
-                n, _, rest = key[len("retrieval.documents."):].partition(".")
-                value = attributes.pop(key)
-                docs.setdefault(int(n), {})[rest] = json.loads(value) if rest.endswith("metadata") else value
-        record = {
-            "name": span.name, "span_kind": attributes.get("openinference.span.kind", "UNKNOWN"),
-            "parent_id": format(span.parent.span_id, "016x") if span.parent else "None",  # as Phoenix writes it
-            "start_time": pd.Timestamp(span.start_time, unit="ns", tz="UTC"),
-            "status_code": span.status.status_code.name,
-            "context.span_id": format(span.context.span_id, "016x"),
-            "context.trace_id": format(span.context.trace_id, "032x"),
-        }
-        record.update({f"attributes.{k}": v for k, v in attributes.items()})
-        if docs:
-            record["attributes.retrieval.documents"] = [docs[n] for n in sorted(docs)]
-        records.append(record)
-    return pd.DataFrame(records[::-1]).set_index("context.span_id", drop=False)  # newest first, as Phoenix
-
-
 @pytest.mark.parametrize("saved", ["frame", "parquet", "jsonl"])
 def test_phoenix_frame_gives_the_otlp_rows(tmp_path, spans, otlp_file, saved):
     frame = phoenix_like_frame(spans)
@@ -441,66 +308,7 @@ def test_unreachable_phoenix_is_an_error(otlp_file):
         otel.log_annotations(scored, f"http://127.0.0.1:{port}", timeout=2)
 
 
-# -- a real Phoenix server ----------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def phoenix(tmp_path_factory):
-    """A Phoenix server (arize-phoenix from .venv-phoenix) on loopback, SQLite in a temporary
-    folder; yields its base URL."""
-    server = PHOENIX_VENV / "bin" / "phoenix"
-    if not server.exists():
-        message = f"no Phoenix server venv at {PHOENIX_VENV}: make it with scripts/phoenix_server.sh (make install-phoenix)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    pytest.importorskip("phoenix.client")
-    work = tmp_path_factory.mktemp("phoenix")
-    port, grpc = _free_port(), _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PHOENIX_", "OTEL_"))}
-    env.update(PHOENIX_WORKING_DIR=str(work), PHOENIX_PORT=str(port), PHOENIX_GRPC_PORT=str(grpc),
-               PHOENIX_HOST="127.0.0.1", PHOENIX_TELEMETRY_ENABLED="false")
-    log = open(work / "server.log", "wb")
-    process = subprocess.Popen([str(server), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while otel.probe(url, timeout=1) is not None:
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"Phoenix did not start: {(work / 'server.log').read_text()[-2000:]}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def in_phoenix(phoenix, spans):
-    """The fixture spans sent to the server with OpenTelemetry's OTLP/HTTP exporter; returns
-    the span DataFrame Phoenix gives back."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from phoenix.client import Client
-
-    exporter = OTLPSpanExporter(endpoint=phoenix + "/v1/traces")
-    assert exporter.export(spans).name == "SUCCESS"
-    client = Client(base_url=phoenix)
-    deadline = time.monotonic() + 30
-    while True:  # Phoenix inserts spans in the background
-        frame = client.spans.get_spans_dataframe(project_identifier="default")
-        if len(frame) >= len(spans) or time.monotonic() > deadline:
-            return frame
-        time.sleep(0.5)
-
-
+@pytest.mark.slow  # a Phoenix server
 def test_phoenix_frame_from_the_server_gives_the_same_rows(tmp_path, in_phoenix, otlp_file):
     assert otel.is_phoenix_frame(in_phoenix)
     path = tmp_path / "spans.parquet"
@@ -510,6 +318,7 @@ def test_phoenix_frame_from_the_server_gives_the_same_rows(tmp_path, in_phoenix,
     assert _rows(otel.read_phoenix_file(path, expected_facts="metadata.expected_facts")) == expected
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_annotations_arrive_once_per_span_after_two_runs(phoenix, in_phoenix, otlp_file):
     from phoenix.client import Client
 
@@ -533,6 +342,7 @@ def test_annotations_arrive_once_per_span_after_two_runs(phoenix, in_phoenix, ot
     assert set(mine["annotator_kind"]) == {"LLM"}
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_ragjudge_verdicts_reach_phoenix(phoenix, in_phoenix, otlp_file, server, tmp_path):
     """Read -> ragjudge.score (the fake judge server) -> Phoenix, twice: one per span and name."""
     import ragjudge
@@ -555,6 +365,7 @@ def test_ragjudge_verdicts_reach_phoenix(phoenix, in_phoenix, otlp_file, server,
     assert sorted(found["span_id"]) == sorted(spans["span_id"])
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_refused_annotations_are_counted(phoenix, otlp_file):
     scored = scored_rows(otel.read_otlp_file(otlp_file))
     scored.loc[0, "span_id"] = "00000000deadbeef"  # a span Phoenix does not hold
@@ -620,6 +431,7 @@ def big_project(phoenix):
     return base
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_a_phoenix_project_is_read_whole_page_by_page(phoenix, big_project, in_phoenix):
     # the documented get_spans_dataframe call kept its default limit=1000: larger projects were cut silently
     from phoenix.client import Client
@@ -632,6 +444,7 @@ def test_a_phoenix_project_is_read_whole_page_by_page(phoenix, big_project, in_p
     assert sorted(rows["request"]) == sorted(f"Where is landmark {i}?" for i in range(600))
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_a_time_window_reads_its_traces_whole(phoenix, big_project):
     # a window that cut a trace gave rows skipped "parent span not in trace"
     import datetime as dt
@@ -645,6 +458,7 @@ def test_a_time_window_reads_its_traces_whole(phoenix, big_project):
     assert 4 <= len(rows) <= 12 and rows["span_skip_reason"].isna().all() and rows["request"].notna().all()
 
 
+@pytest.mark.slow  # a Phoenix server
 def test_phoenix_project_on_the_command_line_judges_and_annotates(run_cli, phoenix, in_phoenix, otlp_file, tmp_path):
     out = tmp_path / "scored.jsonl"
     result = run_cli(["score", "phoenix:default", "--phoenix-endpoint", phoenix, "-m", "sufficiency", "--min-pass-rate", "0",

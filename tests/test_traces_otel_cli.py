@@ -1,16 +1,15 @@
 """``ragjudge score`` on OpenTelemetry traces, end to end (issue 28): an OTLP JSON file and a
 saved Phoenix span table of the same traces, judged by the fake server, verdicts written as
-Phoenix's annotation tables or sent to a real Phoenix server (the fixture of
-tests/test_traces_otel.py: arize-phoenix from its own venv, SQLite, loopback).
+Phoenix's annotation tables or sent to a real Phoenix server (the fixture in
+tests/conftest.py: arize-phoenix from its own venv, SQLite, loopback).
 
 The spans are made by opentelemetry-sdk with OpenInference's attribute names and exported with
-OpenTelemetry's OTLP encoder (tests/test_traces_otel.py's ``make_spans``/``otlp_json_lines``).
+OpenTelemetry's OTLP encoder (``make_spans``/``otlp_json_lines`` in tests/helpers.py).
 """
 
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +20,8 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.common")
 pytest.importorskip("openinference.semconv.trace")
 
 from conftest import read_jsonl  # noqa: E402
-from test_traces_otel import in_phoenix, make_spans, otlp_json_lines, phoenix, phoenix_like_frame, spans  # noqa: E402, F401
+from helpers import free_port as _free_port  # noqa: E402
+from helpers import make_spans, otlp_json_lines, phoenix_like_frame  # noqa: E402
 
 from ragjudge.traces import otel  # noqa: E402
 from ragjudge.traces import phoenix as phoenix_reader  # noqa: E402
@@ -29,13 +29,6 @@ from ragjudge.traces import phoenix as phoenix_reader  # noqa: E402
 FACTS = ["--expected-facts-attribute", "metadata.expected_facts", "--expected-response-attribute", "metadata.expected_response"]
 KEYS = ("trace_id", "span_id", "span_name", "request", "context", "response", "expected_facts", "expected_response",
         "trace_first_row", "sufficiency_status", "sufficiency_score", "completeness_status", "completeness_score")
-
-
-@pytest.fixture
-def otlp_file(tmp_path, spans):  # noqa: F811 - the module fixture imported above
-    path = tmp_path / "traces.json"
-    path.write_text(otlp_json_lines(spans, per_line=2))
-    return path
 
 
 def _score(run_cli, source, tmp_path, *extra, name="scored.jsonl"):
@@ -49,14 +42,8 @@ def _picked(rows):
     return [tuple(json.dumps(r[k], sort_keys=True) for k in KEYS) for r in rows]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 # -- the same traces, in either form, give the same rows ------------------------------------------
-def test_an_otlp_file_and_a_phoenix_span_file_give_the_same_rows(run_cli, tmp_path, spans, otlp_file):  # noqa: F811
+def test_an_otlp_file_and_a_phoenix_span_file_give_the_same_rows(run_cli, tmp_path, spans, otlp_file):
     result, from_otlp, summary = _score(run_cli, otlp_file, tmp_path, *FACTS)
     assert result.code in (0, 1) and result.code == summary["exit_code"], result.stderr
     assert len(from_otlp) == 3 and list(from_otlp[0])[:2] == ["trace_id", "span_id"]
@@ -184,7 +171,8 @@ def test_phoenix_going_away_after_the_check_loses_no_verdict(run_cli, tmp_path, 
 
 
 # -- a real Phoenix server ----------------------------------------------------------------------
-def test_two_runs_leave_one_ragjudge_annotation_per_judged_span(run_cli, tmp_path, phoenix, in_phoenix, otlp_file,  # noqa: F811
+@pytest.mark.slow  # a Phoenix server
+def test_two_runs_leave_one_ragjudge_annotation_per_judged_span(run_cli, tmp_path, phoenix, in_phoenix, otlp_file,
                                                                  monkeypatch):
     from phoenix.client import Client
 

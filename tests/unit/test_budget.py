@@ -10,8 +10,8 @@ import json
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-from test_cost import rows
-from test_peer_faults_io import multiline_csv, two_files
+from helpers import cost_rows as rows
+from helpers import multiline_csv, two_files
 
 
 def test_sample_picks_the_same_rows_for_a_seed_and_the_gate_ignores_the_rest(run_score, tmp_path, judge):

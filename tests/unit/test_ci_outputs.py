@@ -10,7 +10,28 @@ import json
 import pandas as pd
 
 from conftest import read_jsonl, write_jsonl
-from test_ci import _tables, rows
+from helpers import ci_rows as rows
+
+
+def _tables(markdown_text: str) -> list[list[list[str]]]:
+    """The tables of a Markdown text as rows of cell texts, read by markdown-it-py."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt().enable("table").parse(markdown_text)
+    tables, rows_, cells = [], None, None
+    for token in tokens:
+        if token.type == "table_open":
+            rows_ = []
+        elif token.type == "tr_open":
+            cells = []
+        elif token.type == "inline" and cells is not None:
+            cells.append(token.content)
+        elif token.type == "tr_close":
+            rows_.append(cells)
+            cells = None
+        elif token.type == "table_close":
+            tables.append(rows_)
+    return tables
 
 
 def test_the_summary_keeps_at_most_100_ids_with_the_whole_count(run_score, tmp_path):
@@ -115,8 +136,8 @@ def test_scored_csv_tables_compare_and_report_as_the_run_wrote_them(run_score, r
     flipped.to_csv(tmp_path / "flipped.csv", index=False)
     worse = run_cli(["compare", str(tmp_path / "base.csv"), str(tmp_path / "flipped.csv"), "--max-regressions", "0"], judge=False)
     assert worse.code == 1 and "FAIL sufficiency: 1 regressed row(s) > 0" in worse.stdout
-    from ragjudge.compare import typed
     from ragjudge import Config
+    from ragjudge.compare import typed
     from ragjudge.reports.html import summary_of
 
     read_back = typed(pd.read_csv(tmp_path / "base.csv"))

@@ -9,9 +9,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import write_jsonl
-
-GOOD = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
-        "response": "The tower is in Paris."}
+from helpers import TOWER_ROW as GOOD
 
 
 # -- --print-config is a config -c reads back ------------------------------------------------------

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -94,6 +95,7 @@ def _rate(value):
     return "-" if value is None else f"{value:.2f}"
 
 
+@pytest.mark.slow  # a property test over many generated tables (~20 s)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(drawn=st.one_of(plain_tables(), trace_tables()), limit=st.one_of(st.none(), st.integers(1, 5)))
 def test_every_output_counts_a_scored_table_the_same_way(run_score, drawn, limit):

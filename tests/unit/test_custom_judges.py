@@ -9,7 +9,11 @@ import json
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-from test_custom_judges import BINARY, IF_B, ROWS, SCALE, config_file, judge_with
+from helpers import BINARY, SCALE, config_file, judge_with
+from helpers import CUSTOM_ROWS as ROWS
+from helpers import score_rows as _score
+
+IF_B = "{% if 'Colosseum' in response %}"  # true for row b only, never for the sample values checked at load
 
 
 def test_a_binary_custom_metric_end_to_end(run_score, tmp_path, judge):
@@ -225,3 +229,135 @@ def test_a_scale_reply_without_a_score_says_so_and_one_out_of_scale_names_its_va
               max_error_rate=["1"], no_cache=True)
     assert read_jsonl(out)[0]["faithful_1to5_error"] == ("unreadable judge reply: the reply has no score from 1 to 5; "
                                                          "asked again: the reply has no score from 1 to 5 (got 9)")
+
+
+UNIT_SCALE = """\
+judges:
+  - name: relevance
+    needs: [response]
+    kind: scale
+    min: 0
+    max: 1
+    threshold: 0.7
+    prompt: |
+      How relevant is the response, from 0 to 1?
+      {{ response }}
+"""
+
+
+def _definition(text: str):
+    import yaml
+
+    from ragjudge.judges.definitions import JudgeDefinition
+
+    return JudgeDefinition.model_validate(yaml.safe_load(text)["judges"][0])
+
+
+def _score_schema(definition) -> dict:
+    from ragjudge.judges.custom import _schema
+
+    return _schema(definition)["properties"]["score"]
+
+
+# peer report (issue 29 item 6): a 0..1 custom scale is a number (langfuse#11604)
+def test_a_zero_to_one_scale_gets_a_number_schema_and_takes_a_fraction(run_score, tmp_path, judge):
+    path = tmp_path / "c.yaml"
+    path.write_text(UNIT_SCALE)
+    judge.keep_requests = True
+    judge.replies.append(json.dumps({"rationale": "mostly relevant", "score": 0.8}))
+    result, rows = _score(run_score, tmp_path, [{"id": "a", "response": "Paris."}], metric=["relevance"], config=str(path))
+    assert result.code == 0, result.text
+    schema = judge.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["score"]
+    assert schema == {"type": "number"}
+    assert (rows[0]["relevance_score"], rows[0]["relevance_passed"]) == (0.8, True)
+
+
+# peer report (issue 29 item 6): a 0..1 custom scale is a number (langfuse#11604)
+def test_a_scale_is_integer_only_when_said_or_when_bounds_and_threshold_are_whole():
+    base = UNIT_SCALE.replace("    min: 0\n    max: 1\n    threshold: 0.7\n", "")
+    assert _score_schema(_definition(base.replace("kind: scale", "kind: scale\n    min: 1\n    max: 5"))) == {
+        "type": "integer", "enum": [1, 2, 3, 4, 5]}  # 1..5, the middle 3: whole
+    assert _score_schema(_definition(base.replace("kind: scale", "kind: scale\n    min: 0\n    max: 1\n    integer: true"))) == {
+        "type": "integer", "enum": [0, 1]}
+    assert _score_schema(_definition(base.replace("kind: scale", "kind: scale\n    min: 1\n    max: 5\n    threshold: 3.5"))) == {
+        "type": "number"}
+    assert _score_schema(_definition(base.replace("kind: scale", "kind: scale\n    min: 0\n    max: 1"))) == {"type": "number"}  # pass at 0.5
+    assert _score_schema(_definition(base.replace("kind: scale", "kind: scale\n    min: 1\n    max: 5\n    integer: false"))) == {
+        "type": "number"}
+
+
+# peer report (issue 29 item 6): a 0..1 custom scale is a number (langfuse#11604)
+def test_a_fraction_in_reply_to_a_whole_number_scale_is_an_error_row(run_score, tmp_path, judge):
+    path = tmp_path / "c.yaml"
+    path.write_text(UNIT_SCALE.replace("min: 0\n    max: 1\n    threshold: 0.7", "min: 1\n    max: 5\n    threshold: 3"))
+    judge.replies.extend([json.dumps({"rationale": "r", "score": 3.5})] * 2)  # the call and its re-ask
+    result, rows = _score(run_score, tmp_path, [{"id": "a", "response": "Paris."}], metric=["relevance"], config=str(path))
+    assert rows[0]["relevance_status"] == "error" and rows[0]["relevance_score"] is None
+    assert "not a whole number" in rows[0]["relevance_error"]
+    assert result.code == 3
+
+
+# peer report (issue 29 item 6): a 0..1 custom scale is a number (langfuse#11604)
+def test_a_definition_without_integer_keeps_its_prompt_version():
+    # caches of definitions written before integer: stay valid
+    import hashlib
+
+    from ragjudge.config import JudgeSettings
+    from ragjudge.judges.custom import CustomJudge
+
+    definition = _definition(UNIT_SCALE)
+    judge = CustomJudge(definition, JudgeSettings())
+    digest = hashlib.sha256(definition.model_dump_json(exclude={"integer"}).encode("utf-8")).hexdigest()[:12]
+    assert judge.version == f"custom-{digest}"
+    assert CustomJudge(_definition(UNIT_SCALE + "    integer: false\n"), JudgeSettings()).version != judge.version
+
+
+ODD = """\
+judges:
+  - name: cites_title
+    needs: [response, source-title]
+    prompt: |
+      Does the response name the source titled below?
+      {{ PLACE }}
+      {{ response }}
+"""
+
+
+# peer report (issue 29 item 10): a needed column whose name is not an identifier (promptfoo#244)
+def test_a_column_named_source_title_is_reached_as_columns_item(run_score, tmp_path, judge):
+    path = tmp_path / "c.yaml"
+    path.write_text(ODD.replace("PLACE", "columns['source-title']"))
+    judge.keep_requests = True
+    result, rows = _score(run_score, tmp_path, [{"id": "a", "response": "See the Paris guide.", "source-title": "Paris guide"}],
+                          metric=["cites_title"], config=str(path))
+    assert result.code == 0, result.text
+    prompt = judge.requests[0]["messages"][-1]["content"]
+    assert '<data name="source-title">\nParis guide\n</data>' in prompt
+    assert rows[0]["cites_title_status"] == "ok"
+
+
+# peer report (issue 29 item 10): a needed column whose name is not an identifier (promptfoo#244)
+def test_the_message_for_a_name_that_is_not_an_identifier_shows_the_columns_form(run_score, tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(ODD.replace("PLACE", "source-title"))
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", [{"id": "a"}]), metric=["cites_title"], config=str(path))
+    assert result.code == 2
+    assert "unknown field(s) source, title" in result.text
+    assert "{{ columns['source-title'] }}" in result.text
+
+
+# peer report (issue 29 item 10): a needed column whose name is not an identifier (promptfoo#244)
+def test_every_needed_field_is_in_columns_whatever_its_name():
+    # another shape: canonical fields and identifier columns are there too, and examples render with them
+    from ragjudge.config import JudgeSettings
+    from ragjudge.judges.custom import CustomJudge
+    from ragjudge.records import EvalRecord
+
+    text = ODD.replace("PLACE", "columns['response'] }} {{ columns.title }} {{ columns['source-title']").replace(
+        "needs: [response, source-title]", "needs: [response, title, source-title]")
+    text += "    examples:\n      - inputs: {response: r, title: t, source-title: s}\n        verdict: yes\n"
+    judge = CustomJudge(_definition(text), JudgeSettings())
+    record = EvalRecord(index=0, response="Named.", extra={"title": "T1", "source-title": "S1"})
+    user = judge.render(record)[-1]["content"]
+    assert user.count("Named.") == 2
+    assert '<data name="title">\nT1\n</data>' in user and '<data name="source-title">\nS1\n</data>' in user

@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, read_jsonl, write_jsonl
+from helpers import REF_FREE
 from ragjudge import Config, load_config
 from ragjudge.config import MOVED, JudgeSettings
 from ragjudge.errors import ConfigError
-
-REF_FREE = {"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}
 
 
 def test_judge_settings_hold_no_metric_knob_and_each_judge_declares_its_section():
@@ -90,8 +89,8 @@ def test_a_custom_judge_may_not_take_the_name_of_a_config_section(run_score, tmp
 
 
 def test_cache_keys_do_not_depend_on_where_a_knob_was_set():
-    from test_cache_keys import ROWS, _Resolved
-
+    from helpers import CACHE_KEY_ROWS as ROWS
+    from helpers import _Resolved
     from ragjudge.judges import make_judges
     from ragjudge.model import Model
     from ragjudge.records import Columns, resolve_mapping, to_records

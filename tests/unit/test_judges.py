@@ -8,17 +8,20 @@ import math
 import pytest
 
 from conftest import read_jsonl, write_jsonl
+from helpers import REF_FREE
+from helpers import FACTS, PASSAGES, grounded_call, reply
+from helpers import HAMLET_ROW as ROW
+from helpers import TREATY_ROW as COMPLETE_ROW
+from helpers import score_rows as _score
+from ragjudge.config import JudgeSettings
 from ragjudge.judges import completeness, sufficiency
 from ragjudge.judges.base import ParseError, field_probability, neutralise
-from ragjudge.config import JudgeSettings
 from ragjudge.judges.completeness import CompletenessJudge
-from ragjudge.judges.sufficiency import SufficiencyJudge
+from ragjudge.judges.sufficiency import SufficiencyJudge, SufficiencySettings
 from ragjudge.records import EvalRecord, Passage
 
 SUFFICIENCY = SufficiencyJudge(JudgeSettings())
 COMPLETENESS = CompletenessJudge(JudgeSettings())
-
-REF_FREE = {"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}
 
 
 def record(**kw) -> EvalRecord:
@@ -364,3 +367,169 @@ def test_a_completeness_score_out_of_scale_is_named_in_the_row_error(run_score, 
     judge.replies.extend([statements, bad, bad])  # the same fault twice is named once
     run_score(source, metric=["completeness"], output=str(out), max_error_rate=["1"], no_cache=True)
     assert read_jsonl(out)[0]["completeness_error"] == f"unreadable judge reply: the reply has no score from 1 to 5 (got {shown})"
+
+
+# peer report (issue 20 item 1): per-fact verdicts decide grounded sufficiency
+def test_a_fact_judged_unsupported_decides_no_whatever_the_overall_verdict():
+    _, call = grounded_call()
+    verdict = sufficiency.parse(reply([{"fact": 1, "supported": False}, {"fact": 2, "supported": True}]), call)  # fact 3 omitted
+    assert (verdict.score, verdict.missing) == (0.0, ["The treaty was signed in Lisbon."])
+
+
+# peer report (issue 20 item 1): per-fact verdicts decide grounded sufficiency
+@pytest.mark.parametrize("facts", [
+    pytest.param([{"fact": 1, "supported": True}, {"fact": 2, "supported": True}], id="omitted"),
+    pytest.param([{"fact": 1, "supported": True}, {"fact": 2, "supported": True}, {"fact": 7, "supported": True}], id="numbered_outside"),
+    pytest.param([{"fact": 1, "supported": True}, {"fact": 2, "supported": True}, {"fact": 2, "supported": True}], id="duplicated"),
+    pytest.param([{"fact": 1, "supported": True}, {"fact": 2, "supported": True}, {"fact": 3, "supported": "maybe"}], id="not_boolean"),
+    pytest.param([{"fact": 1, "supported": True}, {"fact": 1, "supported": False}, {"fact": 2, "supported": True},
+                  {"fact": 3, "supported": True}], id="contradicted"),
+])
+def test_an_unjudged_fact_is_never_a_yes(facts):
+    _, call = grounded_call()
+    with pytest.raises(ParseError, match="not judged"):
+        sufficiency.parse(reply(facts), call)
+
+
+# peer report (issue 20 item 2): reasoning before the verdict, for hosted judges
+def test_the_embedded_judge_keeps_its_measured_order_under_its_own_prompt_version():
+    local_judge, local_call = grounded_call(JudgeSettings(model="local/qwen2.5-coder-1.5b"))
+    hosted_judge, hosted_call = grounded_call(JudgeSettings(model="openai/gpt-4o-mini"))
+    local_fact = local_call.response_format["json_schema"]["schema"]["properties"]["facts"]["items"]["properties"]
+    assert list(local_fact) == ["fact", "supported", "passages", "reason"]
+    assert local_call.version == sufficiency.PROMPT_VERSION != hosted_call.version == sufficiency.REASONING_FIRST_VERSION
+    chosen, _ = grounded_call(JudgeSettings(model="openai/gpt-4o-mini"), SufficiencySettings(reasoning_first=False))
+    assert chosen.version == sufficiency.PROMPT_VERSION
+
+
+# peer report (issue 20 item 9): one bad character must not lose the run
+def test_a_surrogate_pair_written_as_two_escapes_stays_one_character():
+    from ragjudge.judges.base import load_reply
+
+    assert load_reply('{"rationale": "ok \\ud83d\\ude00 and \\udc00 alone"}')["rationale"] == "ok \U0001f600 and \ufffd alone"
+
+
+# peer report (issue 21)
+def test_an_unjudged_fact_is_asked_again_then_an_error_row(run_score, tmp_path, judge):
+    incomplete = reply([{"fact": 1, "supported": True, "passages": [1], "reason": "p1"}])
+    judge.replies.extend([incomplete, incomplete])
+    row = {"id": "r", "request": "Where and when was the treaty signed?", "context": [PASSAGES[0].text], "expected_facts": FACTS}
+    out = tmp_path / "out.jsonl"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", [row]), metric=["sufficiency"], output=str(out))
+    scored = read_jsonl(out)[0]
+    assert result.code == 3 and judge.calls == 2
+    assert scored["sufficiency_status"] == "error" and scored["sufficiency_score"] is None
+    assert scored["sufficiency_error"] == "unreadable judge reply: fact(s) 2, 3 of 3 not judged"
+
+
+# peer report (issue 21)
+def test_hosted_judges_are_asked_for_the_reasoning_before_each_verdict(run_score, tmp_path, judge):
+    judge.keep_requests = True
+    rows = [{"id": "g", "request": "Where was it signed?", "context": ["It was signed in Lisbon."], "expected_response": "Lisbon"},
+            {"id": "f", "request": "Where was it signed?", "context": ["It was signed in Lisbon."]}]
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], min_pass_rate=["0"])
+    assert result.code == 0, result.text
+    schemas = {body["response_format"]["json_schema"]["name"]: body["response_format"]["json_schema"]["schema"] for body in judge.requests}
+    fact = schemas["sufficiency_grounded"]["properties"]["facts"]["items"]["properties"]
+    assert list(fact) == ["fact", "passages", "reason", "supported"]
+    assert list(schemas["sufficiency_grounded"]["properties"]) == ["facts", "rationale", "verdict"]
+    assert list(schemas["sufficiency_reference_free"]["properties"]) == ["needed", "quote", "rationale", "verdict"]
+
+
+# peer report (issue 21)
+def test_an_empty_context_is_insufficient_without_a_call(run_score, tmp_path, judge):
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."] if i < 5 else [],
+             "expected_response": f"city {i}"} for i in range(12)]
+    out = tmp_path / "out.jsonl"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], output=str(out))
+    written = read_jsonl(out)
+    assert result.code == 1  # 7 of 12 rows retrieved nothing: pass rate 5/12, not 1.00
+    assert [(r["sufficiency_status"], r["sufficiency_score"]) for r in written[5:]] == [("ok", 0.0)] * 7
+    assert {r["sufficiency_rationale"] for r in written[5:]} == {"no passages retrieved"}
+    assert written[5]["sufficiency_missing"] == ["city 5"]
+    assert judge.calls == 5
+    assert "FAIL sufficiency: pass rate 0.42 < 1.00 (5 of 12 ok rows passed)" in result.text
+
+
+# peer report (issue 21)
+def test_a_probability_note_shows_the_digits_that_make_it_true(run_score, tmp_path, judge):
+    judge.p_yes = 0.838
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  yes_threshold: 0.84\n")
+    out = tmp_path / "out.jsonl"
+    rows = [{"id": "a", "request": "Where is landmark 1?", "context": ["Landmark 1 stands in city 1."]}]
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], min_pass_rate=["0"], output=str(out), config=str(config))
+    assert read_jsonl(out)[0]["sufficiency_rationale"].startswith("probability check: P(yes) 0.838 < yes_threshold 0.84, so no")
+
+
+# peer report (issue 29 item 1): text after the verdict does not change it (promptfoo#1166)
+def test_a_quoted_no_after_a_fenced_yes_verdict_leaves_the_verdict_yes(run_score, tmp_path, judge):
+    verdict = {"needed": "the author of Hamlet", "quote": "Hamlet is a tragedy written by William Shakespeare.",
+               "rationale": "The passage names the author.", "verdict": "yes"}
+    judge.replies.append("```json\n" + json.dumps(verdict) + '\n```\nA reply such as {"verdict": "no"} would be wrong here.')
+    result, rows = _score(run_score, tmp_path, [ROW], metric=["sufficiency"])
+    assert result.code == 0, result.text
+    assert judge.calls == 1
+    assert (rows[0]["sufficiency_status"], rows[0]["sufficiency_score"]) == ("ok", 1.0)
+    assert rows[0]["sufficiency_rationale"] == "The passage names the author."
+
+
+# peer report (issue 29 item 1): text after the verdict does not change it (promptfoo#1166)
+def test_a_completeness_score_quoted_after_the_reply_does_not_replace_it(run_score, tmp_path, judge):
+    reply = {"statements": [{"statement": 1, "covered": True}, {"statement": 2, "covered": True}],
+             "rationale": "Both statements are in the response.", "score": 5}
+    judge.replies.append(json.dumps(reply) + ' A response that said nothing would be scored like {"score": 1}.')
+    result, rows = _score(run_score, tmp_path, [COMPLETE_ROW], metric=["completeness"])
+    assert result.code == 0, result.text
+    assert (rows[0]["completeness_status"], rows[0]["completeness_score"]) == ("ok", 5.0)
+
+
+# peer report (issue 29 item 1): text after the verdict does not change it (promptfoo#1166)
+def test_prose_before_the_verdict_quoting_an_object_is_skipped_for_the_first_that_fits():
+    # another shape: the quoted object comes first, but it does not fit the schema (no score,
+    # no statements), so the reply's own verdict further on decides; a custom judge likewise
+    from ragjudge.judges.base import load_reply
+
+    schema = {"type": "object", "properties": {"rationale": {}, "verdict": {}}, "required": ["rationale", "verdict"]}
+    text = 'Unlike {"verdict": "no"}, I find: {"rationale": "stated", "verdict": "yes"} and {"rationale": "x", "verdict": "no"}'
+    assert load_reply(text, schema) == {"rationale": "stated", "verdict": "yes"}
+    assert load_reply('{"verdict": "yes"} then {"verdict": "no"}', schema) == {"verdict": "yes"}  # none fits whole: the first
+    assert load_reply('{"a": 1} {"b": 2}') == {"a": 1}  # no schema: the first object
+
+
+def _samples_of(scores: list[int]):
+    from ragjudge.config import JudgeSettings
+    from ragjudge.judges import judge_class
+    from ragjudge.types import OK, Verdict
+
+    judge = judge_class("completeness")(JudgeSettings(samples=len(scores)), 3.0)
+    samples = [Verdict(metric="completeness", status=OK, score=float(s)) for s in scores]
+    return judge, samples
+
+
+# peer report (issue 29 item 8): an even number of samples never passes on a tie (inspect_ai#3840)
+@pytest.mark.parametrize("scores, threshold, score, passed", [
+    pytest.param("2,3", 3, 2.0, False, id="two_three"),
+    pytest.param("3,4", 4, 3.0, False, id="three_four"),
+])
+def test_two_samples_take_the_lower_middle_score(run_score, tmp_path, judge, scores, threshold, score, passed):
+    reply = lambda n: json.dumps({"statements": [{"statement": 1, "covered": True}, {"statement": 2, "covered": False}],  # noqa: E731
+                                  "rationale": "r", "score": n})
+    judge.replies.extend(reply(int(s)) for s in scores.split(","))
+    result, rows = _score(run_score, tmp_path, [COMPLETE_ROW], metric=["completeness"], samples=2,
+                          threshold=[f"completeness={threshold}"])
+    assert result.code == 0, result.text
+    assert (rows[0]["completeness_score"], rows[0]["completeness_passed"]) == (score, passed)
+    assert rows[0]["completeness_agreement"] == 0.5
+
+
+# peer report (issue 29 item 8): an even number of samples never passes on a tie (inspect_ai#3840)
+def test_four_samples_take_the_lower_middle_and_agreement_is_the_share_agreeing():
+    judge, samples = _samples_of([5, 3, 2, 4])
+    combined = judge.combine(samples)
+    assert (combined.score, combined.passed, combined.agreement) == (3.0, True, 0.25)
+    judge, samples = _samples_of([4, 4, 2, 2])
+    combined = judge.combine(samples)
+    assert (combined.score, combined.passed, combined.agreement) == (2.0, False, 0.5)
+    judge, samples = _samples_of([1, 5, 3])  # an odd number: the middle, as before
+    assert judge.combine(samples).score == 3.0

@@ -7,9 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from conftest import write_jsonl
-
-ROW = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
-       "response": "The tower is in Paris."}
+from helpers import TOWER_ROW as ROW
 
 
 def _suites(path):

@@ -7,9 +7,7 @@ import pandas as pd
 import pytest
 
 from conftest import write_jsonl
-
-ROW = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
-       "response": "The tower is in Paris."}
+from helpers import TOWER_ROW as ROW
 
 
 def _scored(run_score, tmp_path):

@@ -8,11 +8,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import read_jsonl, write_jsonl
+from helpers import THREE_COMPLETE_ROWS as ROWS
 from ragjudge.http_errors import RETRY_AFTER_MAX_S
 from ragjudge.model import asked_wait
-
-ROWS = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."],
-         "expected_response": f"Landmark {i} stands in city {i}."} for i in range(3)]
 
 
 class _Odd(Exception):

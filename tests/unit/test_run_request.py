@@ -13,12 +13,10 @@ import pandas as pd
 import pytest
 
 from conftest import write_jsonl
+from helpers import TOWER_ROW as GOOD
 from ragjudge.errors import ConfigError
 from ragjudge.traces.spans import SpanView, TraceView, rows_frame
 
-# completeness fails on rows whose response says nothing of the ground truth
-GOOD = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
-        "response": "The tower is in Paris."}
 POOR = {**GOOD, "response": "I do not know."}
 
 

@@ -10,9 +10,9 @@ import threading
 import pyarrow as pa
 import pytest
 
-from ragjudge.transports.fake import FakeTransport
+from helpers import sample_frame
 from ragjudge.scoring import Scorer
-from test_library import sample_frame
+from ragjudge.transports.fake import FakeTransport
 
 
 @pytest.mark.parametrize("metrics", [["sufficiency"], ["completeness"], ["sufficiency", "completeness"]], ids="+".join)

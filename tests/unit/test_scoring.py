@@ -9,7 +9,7 @@ import json
 import pandas as pd
 
 from conftest import SAMPLE, read_jsonl, shared_file, write_jsonl
-from test_score import GROUNDED_ROW
+from helpers import GROUNDED_ROW
 
 
 def test_squad2_goldremoved_all_250_rows_scored(run_score, tmp_path, judge):
@@ -183,3 +183,13 @@ def test_skipped_rows_have_no_mode(run_score, tmp_path):
     out = tmp_path / "out.jsonl"
     run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], output=str(out))
     assert read_jsonl(out)[0]["sufficiency_mode"] is None
+
+
+# peer report (issue 21)
+def test_max_skip_rate_gates_on_skipped_rows(run_score, tmp_path):
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."] if i < 2 else None,
+             "expected_response": f"city {i}"} for i in range(4)]
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], max_skip_rate=0.25)
+    assert result.code == 1
+    assert "FAIL sufficiency: skip rate 0.50 > 0.25 (2 of 4 rows skipped): no context" in result.text
+    assert run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], max_skip_rate=0.5).code == 0

@@ -5,6 +5,8 @@ import gc
 import io
 import sys
 
+import pytest
+
 from ragjudge.io.formats import spool_stdin, stdin_head
 
 
@@ -12,6 +14,7 @@ def _stdin(data: bytes):
     return io.TextIOWrapper(io.BufferedReader(io.BytesIO(data)), encoding="utf-8")
 
 
+@pytest.mark.slow  # 50 full garbage collections: seconds in a test process holding the whole suite
 def test_a_new_stdin_is_looked_at_again_even_where_python_reuses_the_old_ones_id(monkeypatch):
     # found in the full suite: the head was kept by id(sys.stdin), and a stream made after the
     # last one was freed can get its id, so a later test's stdin was told by an earlier one's bytes

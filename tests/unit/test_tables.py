@@ -13,7 +13,42 @@ import pandas as pd
 import pytest
 
 from conftest import read_jsonl, write_jsonl
-from test_bad_input import MIXED, ROW, _plain
+from helpers import LANDMARK_ROW as ROW
+
+MIXED = {
+    "list_then_str": ([[1, 2], "x"], ["[1, 2]", "x"]),
+    "str_then_list": (["x", [1, 2]], ["x", "[1, 2]"]),
+    "int_then_float": ([1, 1.5], [1.0, 1.5]),
+    "int_float_text": ([1, 1.5, "text"], ["1", "1.5", "text"]),
+    "bool_then_int": ([True, 7], ["true", "7"]),
+    "int_then_bool": ([5, True], ["5", "true"]),
+    "int_then_digits": ([1234, "00501"], ["1234", "00501"]),
+    "float_then_nan_text": ([1.5, "NaN", "1e3"], ["1.5", "NaN", "1e3"]),
+    "bool_then_text": ([True, "0", "false"], ["true", "0", "false"]),
+    "object_fields_differ": ([{"source": "wiki", "page": 3}, {"url": "http://x"}],
+                             [{"source": "wiki", "page": 3, "url": None}, {"source": None, "page": None, "url": "http://x"}]),
+    "object_field_changes_type": ([{"k": 1}, {"k": "v"}], ['{"k": 1}', '{"k": "v"}']),
+    "passages_with_other_keys": ([[{"content": "alpha passage", "id": 1}], [{"page_content": "beta passage"}]],
+                                 [[{"content": "alpha passage", "id": 1, "page_content": None}], [{"content": None, "id": None, "page_content": "beta passage"}]]),
+    "null_list_str_object": ([None, [1], "x", {"k": 1}], [None, "[1]", "x", '{"k": 1}']),
+    # with chunks of 2: an object keeps only its own keys, 1 stays "1" (not the chunk's 1.0)
+    "objects_then_text": ([{"a": 1}, {"a": 2, "b": 3}, "text"], ['{"a": 1}', '{"a": 2, "b": 3}', "text"]),
+    "int_float_then_text": ([1, 2.5, "text"], ["1", "2.5", "text"]),
+}
+
+
+def _plain(value):
+    """A cell read back by plain pandas as Python values: arrays as lists, and a missing text
+    cell as None (pandas 3 reads it as NaN)."""
+    if isinstance(value, float) and value != value:
+        return None
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def test_later_chunk_with_fewer_columns_stays_aligned_in_csv(run_score, tmp_path):
@@ -204,3 +239,20 @@ def test_an_output_name_ending_in_a_slash_is_a_folder_never_a_file_of_that_name(
     run = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], output=folder, output_format="csv")
     assert run.code == 2 and run.error == f"output path is a folder: {folder}"
     assert not (tmp_path / "rayfold").exists() and judge.calls == 0
+
+
+# peer report (issue 21)
+def test_a_lone_surrogate_in_a_reply_is_replaced_and_every_row_written(run_score, tmp_path, judge):
+    # "unexpected UnicodeEncodeError", exit 2, no output in any format, and the bad verdict cached
+    judge.replies.append('{"facts": [{"fact": 1, "supported": true, "passages": [1], "reason": "r"}], "rationale": "Stated \\ud83d plainly.", "verdict": "yes"}')
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."], "expected_response": f"city {i}"}
+            for i in range(3)]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    for suffix in ("jsonl", "csv", "parquet"):
+        out = tmp_path / f"out.{suffix}"
+        result = run_score(source, metric=["sufficiency"], output=str(out), concurrency=1, summary_json=str(tmp_path / "s.json"))
+        assert result.code == 0, result.text
+        import pandas as pd
+
+        table = pd.read_json(out, lines=True) if suffix == "jsonl" else pd.read_csv(out) if suffix == "csv" else pd.read_parquet(out)
+        assert len(table) == 3 and table["sufficiency_rationale"][0] == "Stated \ufffd plainly."  # cached, then read again

@@ -12,8 +12,7 @@ from ragjudge import testing
 from ragjudge.errors import ConfigError
 from ragjudge.scoring import Scorer
 from ragjudge.testing import VerdictError, assert_complete, assert_passes, assert_sufficient
-
-FRANCE = "Paris is the capital of France."
+from helpers import FRANCE
 
 
 @pytest.fixture

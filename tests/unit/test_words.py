@@ -3,8 +3,11 @@ module, imported by both judges; the quote match and what quotes nothing."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from conftest import read_jsonl, write_jsonl
 from ragjudge.judges import completeness, sufficiency, words
 
 PASSAGES = ["Steam engines burned coal.", "The Eiffel Tower, in Paris, was completed in 1889 for the World's Fair."]
@@ -51,3 +54,32 @@ def test_check_statements_turns_only_covered_statements_below_the_share():
     assert verdict.missing == ["a", "b"] and verdict.rationale.endswith("so missing. r")
     assert completeness.blended_share(verdict.details, [0.4, 0.0, 0.5], 0.5) == pytest.approx((0.2 + 0.1 + 0.65) / 3)
     assert completeness.blended_share({"covered": [None, None]}, [1.0, 1.0], 0.5) is None  # nothing marked: the written score stands
+
+
+# peer report (issue 20 item 8): the evidence check speaks only English
+def test_the_evidence_share_drops_the_detected_languages_stop_words():
+    from ragjudge.judges.sufficiency import detect_language, evidence_share, stop_words
+
+    assert detect_language("La biblioteca fue financiada por la ciudad.") == "es"
+    assert {"la", "por", "fue"} <= stop_words("es") and not stop_words("xx")
+    assert evidence_share("La biblioteca fue financiada por la ciudad.", ["La biblioteca abre de lunes a viernes."]) == pytest.approx(1 / 3)
+
+
+# peer report (issue 21)
+@pytest.mark.parametrize("fact, passage, expected", [
+    pytest.param("The library was funded by the city.", "The library opens Monday to Friday from nine to five.", 0.0, id="english"),
+    pytest.param("La biblioteca fue financiada por la ciudad.", "La biblioteca abre de lunes a viernes de nueve a cinco.", 0.0, id="spanish"),
+    pytest.param("Die Bibliothek wurde von der Stadt finanziert.", "Die Bibliothek ist von Montag bis Freitag geöffnet.", 0.0, id="german"),
+    pytest.param("La bibliothèque a été financée par la ville.", "La bibliothèque est ouverte du lundi au vendredi.", 0.0, id="french"),
+    pytest.param("La biblioteca fue financiada por la ciudad.", "La ciudad ha financiado la biblioteca: fue financiada por la ciudad en 1990.", 1.0,
+                 id="spanish_stated"),
+])
+def test_the_evidence_check_treats_languages_alike(run_score, tmp_path, judge, fact, passage, expected):
+    # in Spanish, la / por / fue counted as evidence and the unsupported fact was accepted (1.0)
+    rows = [{"id": "a", "request": "?", "context": [passage], "expected_facts": [fact]}]
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  fact_evidence: 0.5\n")
+    judge.replies.append(json.dumps({"facts": [{"fact": 1, "supported": True, "passages": [1], "reason": "r"}], "rationale": "r", "verdict": "yes"}))
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], min_pass_rate=["0"], output=str(out), config=str(config))
+    assert read_jsonl(out)[0]["sufficiency_score"] == expected

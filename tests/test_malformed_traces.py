@@ -1,5 +1,7 @@
-"""Trace files that are malformed, partial or odd (found by feeding the readers bad input):
-every one ends, with a row status or one line naming where the fault is and the fix.
+"""Trace files that are malformed, partial or odd, read by the trace readers (``ragjudge.traces``):
+every one ends, with a row status or one line naming where the fault is and the fix. (Origin: faults
+found by feeding the readers bad input; this file was tests/test_trace_faults.py.) The OTLP helpers
+(``_span``, ``_rag``...) are in tests/helpers.py.
 
 - a cycle of parent ids (a span its own parent, or two spans each other's) ends, and the
   retriever's row says why it is not counted (MLflow's walk would never leave such a loop);
@@ -26,45 +28,10 @@ import threading
 import pandas as pd
 import pytest
 
+from helpers import RETRIEVER_ID, ROOT_ID, TRACE, _kv, _rag, _request, _span, _write
 from ragjudge.errors import InputError
 from ragjudge.traces import otel
 from ragjudge.traces.spans import SpanView, TraceView, trace_rows
-
-TRACE = "8bb01460217f871cbe0ae8fa1ceac2cc"
-ROOT_ID, RETRIEVER_ID = "b64ba4fd98e616ec", "39f5c88e2d94628b"
-
-
-def _kv(key, value):
-    return {"key": key, "value": {"stringValue": value} if isinstance(value, str) else value}
-
-
-def _span(span_id, name, kind, parent=None, trace=TRACE, start=0, **attributes):
-    span = {"traceId": trace, "spanId": span_id, "name": name, "startTimeUnixNano": str(1767225600000000000 + start),
-            "attributes": [_kv("openinference.span.kind", kind), *(_kv(k.replace("__", "."), v) for k, v in attributes.items())]}
-    if parent:
-        span["parentSpanId"] = parent
-    if trace is None:
-        del span["traceId"]
-    return span
-
-
-def _request(*spans):
-    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]}
-
-
-def _write(path, *requests):
-    path.write_text("".join(json.dumps(r) + "\n" for r in requests), encoding="utf-8")
-    return path
-
-
-def _rag(root_parent=None, content="The Eiffel Tower was built from 1887 to 1889.", retriever_parent=ROOT_ID, trace=TRACE, **documents):
-    documents = documents or {"retrieval__documents__0__document__content": content}
-    return _request(
-        _span(ROOT_ID, "chain", "CHAIN", parent=root_parent, trace=trace, input__value="When was the Eiffel Tower built?",
-              output__value="1887-1889"),
-        _span(RETRIEVER_ID, "retriever", "RETRIEVER", parent=retriever_parent, trace=trace, start=1000, input__value="eiffel tower",
-              **documents))
-
 
 def _ends(work, seconds=20):
     """``work()``'s result, failing (not hanging) when it does not end within ``seconds``."""

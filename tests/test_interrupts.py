@@ -1,0 +1,146 @@
+"""Ctrl-C (exit 130): what an interrupted run has written, and the one line it ends with, which
+says so and what running the command again does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import ROOT, read_jsonl, write_jsonl
+from helpers import GROUNDED, _ok, _summary
+from helpers import LANDMARK_ROW as ROW
+from ragjudge.gate import check_gate
+from ragjudge.reports.gate_text import failures_of, lines_of
+from ragjudge.types import Reason, Verdict
+
+
+# peer report (issue 20 item 10): after Ctrl-C while judging
+def test_ctrl_c_while_judging_ends_with_one_line_that_says_what_was_written(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i}."], "expected_response": f"city {i}"} for i in range(6)]
+    out = tmp_path / "out.jsonl"
+    with FakeJudgeServer(latency=30) as server:
+        process = subprocess.Popen([sys.executable, "-m", "ragjudge", "score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency",
+                                    "-o", str(out), "--model", "openai/fake", "--api-base", server.url, "--no-cache"],
+                                   cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 180  # starting the command (imports) takes long on a loaded machine
+        while server.in_flight < 1 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert server.in_flight == 1  # the run's first call (it goes alone, and takes 30 s): Ctrl-C while it is in flight
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith(f"interrupted: all 6 rows were written to {out} (sufficiency 0 done, 6 unfinished;"), last
+    assert "nothing more was written" not in stderr
+    assert len(read_jsonl(out)) == 6
+
+
+# peer report (issue 20 item 10): after Ctrl-C while judging
+def test_ctrl_c_before_judging_still_says_nothing_was_written(run_cli, tmp_path, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("ragjudge.run.score_source", interrupted)
+    import ragjudge.cli
+
+    monkeypatch.setattr(ragjudge.cli, "_SAID", {})
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "q", "context": ["c"]}])])
+    assert result.code == 130 and result.stderr.strip().startswith("interrupted: nothing more was written")
+
+
+# peer report (issue 29 item 15): Ctrl-C wording
+def test_the_closing_line_counts_unsampled_rows_apart_and_tells_no_cache_runs_the_truth():
+    from ragjudge.reports.terminal import interrupted_line
+
+    summary = _summary(_ok(), _ok(), Verdict.failed("sufficiency", Reason.INTERRUPTED), *[Verdict.skipped("sufficiency", Reason.NOT_SAMPLED)] * 3)
+    line = interrupted_line(summary, "out.jsonl", cache=True)
+    assert line.startswith("interrupted: all 6 rows were written to out.jsonl (sufficiency 2 done, 1 unfinished, 3 not sampled; ")
+    assert line.endswith("run the same command again to judge only those (finished calls come from the cache)")
+    uncached = interrupted_line(summary, "out.jsonl", cache=False)
+    assert "finished calls come from the cache" not in uncached
+    assert uncached.endswith("run the same command again to judge every row again (--no-cache: no verdict was kept in the cache)")
+
+
+# peer report (issue 29 item 15): Ctrl-C wording
+def test_an_interrupt_after_the_last_verdict_says_no_row_is_unfinished():
+    from ragjudge.reports.terminal import interrupted_line
+
+    summary = _summary(_ok(), _ok())
+    gate = check_gate(summary)
+    assert gate.exit_code == 130
+    assert lines_of(gate)[0] == "FAIL interrupted: every row was judged before the interrupt; no row is unfinished"
+    assert not any("unfinished rows" in line for line in [*lines_of(gate), *failures_of(gate)])
+    assert interrupted_line(summary, "out.jsonl") == ("interrupted: all 2 rows were written to out.jsonl (sufficiency 2 done, 0 unfinished: "
+                                                       "every row was judged before the interrupt); nothing is left to judge")
+    unfinished = check_gate(_summary(_ok(), Verdict.failed("sufficiency", Reason.INTERRUPTED)))
+    assert lines_of(unfinished)[0] == "FAIL interrupted: unfinished rows have status error (reason 'interrupted')"
+
+
+# peer report (issue 29 item 15): Ctrl-C wording
+def test_ctrl_c_during_the_final_write_keeps_every_row_and_says_none_is_unfinished(run_cli, tmp_path, monkeypatch):
+    import signal
+
+    from ragjudge import io
+
+    close = io.TableWriter.close
+
+    def interrupted_close(self):  # Ctrl-C lands while the table is being finished
+        signal.raise_signal(signal.SIGINT)
+        close(self)
+
+    monkeypatch.setattr(io.TableWriter, "close", interrupted_close)
+    out = tmp_path / "out.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": f"r{i}"} for i in range(3)]), "-m", "sufficiency",
+                      "-o", str(out)])
+    assert result.code == 130 and len(read_jsonl(out)) == 3
+    assert "unfinished rows" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (f"interrupted: all 3 rows were written to {out} (sufficiency 3 done, 0 unfinished: "
+                                                      "every row was judged before the interrupt); nothing is left to judge")
+
+
+# peer report (issue 29 item 15): Ctrl-C wording
+def test_ctrl_c_under_no_cache_and_sample_says_what_is_true(tmp_path):
+    import signal
+    import time
+
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    rows = [{**GROUNDED, "id": f"r{i}"} for i in range(6)]
+    out = tmp_path / "out.jsonl"
+    with FakeJudgeServer(latency=30) as server:
+        process = subprocess.Popen([sys.executable, "-m", "ragjudge", "score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency",
+                                    "-o", str(out), "--model", "openai/fake", "--api-base", server.url, "--no-cache", "--sample", "2"],
+                                   cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 180  # starting the command (imports) takes long on a loaded machine
+        while server.in_flight < 1 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert server.in_flight == 1  # the run's first call (it goes alone, and takes 30 s): Ctrl-C while it is in flight
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith(f"interrupted: all 6 rows were written to {out} (sufficiency 0 done, 2 unfinished, 4 not sampled;"), last
+    assert "finished calls come from the cache" not in stderr and "(--no-cache: no verdict was kept in the cache)" in last
+
+
+# bad-input review (tests/test_bad_input.py): it ended with exit 130 and no word at all
+def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monkeypatch):
+    # it ended with exit 130 and no word at all
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("ragjudge.run.score_source", interrupted)
+    out = tmp_path / "o.jsonl"
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", str(out)])
+    assert result.code == 130 and not out.exists()
+    assert result.stderr.strip() == "interrupted: nothing more was written (a Ctrl-C while judging still writes every row)"

@@ -1,0 +1,76 @@
+"""Scored tables read back (``ragjudge report``, ``compare``, ``--baseline``): a cell that cannot be read
+(a score that is no finite number, a pass that is no boolean, an unknown status) is exit 2 naming
+the file, row and column, never a regression or a chart made up from it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from conftest import read_jsonl, write_jsonl
+from helpers import GROUNDED
+
+
+def _scored(**cells) -> pd.DataFrame:
+    table = pd.DataFrame({"id": ["a", "b", "c"], "sufficiency_status": ["ok", "ok", "ok"], "sufficiency_passed": ["True", "False", "True"],
+                          "sufficiency_score": ["1", "0", "1"]})
+    for column, value in cells.items():
+        table[column] = table[column].astype(object)
+        table.loc[1, column] = value
+    return table
+
+
+# review of main (fixa) item 1: an unreadable cell of a scored table read back
+@pytest.mark.parametrize("column, value, what", [
+    ("sufficiency_score", "abc", "'abc' is not a finite number"),
+    ("sufficiency_score", "inf", "'inf' is not a finite number"),
+    ("sufficiency_score", "", "a blank cell is not a finite number"),
+    ("sufficiency_passed", "maybe", "'maybe' is not a boolean"),
+    ("sufficiency_status", "weird", "'weird' is not a status (ok, error or skipped)"),
+])
+def test_report_on_an_unreadable_cell_is_exit_2_naming_the_file_row_and_column(run_cli, tmp_path, column, value, what):
+    path = tmp_path / "scored.csv"
+    _scored(**{column: value}).to_csv(path, index=False)
+    result = run_cli(["report", str(path), "-o", str(tmp_path / "r.html")], judge=False)
+    assert result.code == 2, result.stderr
+    assert f"{path}: row 2 (id 'b'), column {column}: {what}" in result.stderr and "correct the cell" in result.stderr
+    assert "unexpected" not in result.stderr and not (tmp_path / "r.html").exists()
+
+
+# review of main (fixa) item 1: an unreadable cell of a scored table read back
+@pytest.mark.parametrize("column, value", [("sufficiency_passed", "maybe"), ("sufficiency_status", "weird"), ("sufficiency_status", None),
+                                           ("sufficiency_score", "abc")])
+def test_compare_refuses_an_unreadable_cell_rather_than_inventing_a_regression(run_cli, tmp_path, column, value):
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    _scored().to_json(good, orient="records", lines=True)
+    _scored(**{column: value}).to_json(bad, orient="records", lines=True)
+    result = run_cli(["compare", str(good), str(bad), "--max-regressions", "0"], judge=False)
+    assert result.code == 2 and f"the current table: row 2 (id 'b'), column {column}:" in result.stderr
+    report = run_cli(["report", str(good), "--baseline", str(bad), "-o", str(tmp_path / "r.html")], judge=False)
+    assert report.code == 2 and f"the baseline table: row 2 (id 'b'), column {column}:" in report.stderr
+    assert run_cli(["compare", str(good), str(good), "--max-regressions", "0"], judge=False).code == 0
+
+
+# review of main (fixa) item 1: an unreadable cell of a scored table read back
+def test_a_null_score_on_an_ok_row_is_refused_by_the_report_and_a_good_table_still_reads(run_cli, tmp_path):
+    path = tmp_path / "scored.jsonl"
+    rows = [{"id": i, "sufficiency_status": "ok", "sufficiency_passed": True, "sufficiency_score": 1.0} for i in ("a", "b")]
+    rows.append({"id": "c", "sufficiency_status": "error", "sufficiency_passed": None, "sufficiency_score": None})
+    write_jsonl(path, rows)
+    assert run_cli(["report", str(path), "-o", str(tmp_path / "ok.html")], judge=False).code == 0  # null on an error row is fine
+    rows[1]["sufficiency_score"] = None
+    write_jsonl(path, rows)
+    result = run_cli(["report", str(path), "-o", str(tmp_path / "r.html")], judge=False)
+    assert result.code == 2 and f"{path}: row 2 (id 'b'), column sufficiency_score: a blank cell is not a finite number" in result.stderr
+
+
+# review of main (fixa) item 1: an unreadable cell of a scored table read back
+def test_score_with_a_baseline_holding_an_unreadable_score_names_the_baseline(run_cli, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": i} for i in ("a", "b")])
+    baseline = tmp_path / "base.jsonl"
+    assert run_cli(["score", source, "-m", "sufficiency", "-o", str(baseline), "-q"]).code == 0
+    rows = read_jsonl(baseline)
+    rows[0]["sufficiency_score"] = "abc"
+    write_jsonl(baseline, rows)
+    result = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(baseline), "-q"])
+    assert result.code == 2 and f"--baseline {baseline}: row 1 (id 'a'), column sufficiency_score: 'abc'" in result.stderr
