@@ -244,6 +244,9 @@ def recorded_run(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
         value = fields.get(name)
         if isinstance(value, str) and value != "-" and ":" not in value.split("/")[0] and not os.path.isabs(value):
             fields[name] = os.path.join(cwd, value)
+    cache = config.get("cache") if isinstance(config, dict) else None
+    if isinstance(cache, dict) and isinstance(cache.get("dir"), str) and not os.path.isabs(cache["dir"]):
+        cache["dir"] = os.path.join(cwd, cache["dir"])  # the replies the run paid for, whatever folder collects them
     return fields, config
 
 

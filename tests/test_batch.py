@@ -418,3 +418,22 @@ def test_a_scorer_with_judge_batch_says_it_calls_directly(judge):
 def test_batch_wait_without_batch_names_the_fix(run_cli, table):
     result = run_cli(["score", table, "--batch-wait"])
     assert result.code == 2 and "--batch-wait waits for the batches of a batch run: add --batch, or leave it out" in result.stderr
+
+
+def test_batch_collect_from_another_folder_fills_the_runs_own_cache(run_cli, server, table, tmp_path, monkeypatch):
+    # a relative --cache-dir was read from the collecting folder: the paid replies went to a new cache there, and the
+    # next run in the starting folder paid for every call again
+    start, other = tmp_path / "x", tmp_path / "z"
+    start.mkdir()
+    other.mkdir()
+    monkeypatch.chdir(start)
+    args = ["score", table, "-o", "scored.jsonl", "--min-pass-rate", "0", "--model", MODEL, "--api-base", server.url, "--cache-dir", "cc"]
+    assert run_cli([*args, "--batch"], judge=False).code == 4
+    monkeypatch.chdir(other)
+    done = run_cli(["batch", "collect", str(start / "scored.jsonl.batch"), "--batch-wait"], judge=False)
+    assert done.code == 0, done.stderr
+    assert not (other / "cc").exists() and (start / "cc").is_dir()
+    monkeypatch.chdir(start)
+    calls = server.calls
+    again = run_cli(args, judge=False)
+    assert again.code == 0 and server.calls == calls  # every reply from the run's own cache
