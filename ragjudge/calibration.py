@@ -48,6 +48,7 @@ class RateStats:
     big_n: int = 0  # unlabelled rows
     uh: float = 0.0
     uhh: float = 0.0
+    unreadable: int = 0  # rows whose label cell held something that is no label (text, a rating off the scale): left out
 
     def add(self, judged: float, label: float | None) -> None:
         """One row judged ok: the judge's ``judged`` value and the row's ``label`` (None: unlabelled)."""
@@ -77,11 +78,17 @@ class RateStats:
         judge = (self.sh + self.uh) / total if total else None
         labels_mean = self.sy / n if n else None
         out = Corrected(labelled=n, unlabelled=big_n, judge=judge, labels_only=labels_mean,
-                        agreement=self.agree / n if n else None)
-        if n < MIN_LABELS or big_n == 0:
-            out.needed = max(MIN_LABELS - n, 0) if n < MIN_LABELS else None
+                        agreement=self.agree / n if n else None, unreadable=self.unreadable)
+        if n < MIN_LABELS:
+            out.needed = MIN_LABELS - n
             return out
         z = NormalDist().inv_cdf(1 - alpha / 2)
+        if big_n == 0:  # every row labelled: the labels' own mean is the rate, with its classical interval
+            mean_y = self.sy / n
+            spread = z * math.sqrt(max(self.syy / n - mean_y ** 2, 0.0) / n)
+            out.estimate, out.low, out.high, out.lam, out.standard_error = mean_y, mean_y - spread, mean_y + spread, 0.0, spread / z
+            out.labels_interval = (out.low, out.high)
+            return out
         mean_y, mean_h, mean_u = self.sy / n, self.sh / n, self.uh / big_n
         var_y = max(self.syy / n - mean_y ** 2, 0.0)
         var_h = max(self.shh / n - mean_h ** 2, 0.0)
@@ -123,6 +130,7 @@ class Corrected:
     labels_interval: tuple[float, float] | None = None
     needed: int | None = None
     standard_error: float | None = None  # of ``estimate``: the interval is estimate +- z * standard_error
+    unreadable: int = 0  # label cells that held no readable label (left out, as unlabelled rows are not)
 
     @property
     def valid(self) -> bool:
@@ -133,7 +141,7 @@ class Corrected:
         return {"estimate": self.estimate, "interval": None if self.low is None else [self.low, self.high],
                 "labelled": self.labelled, "unlabelled": self.unlabelled, "judge": self.judge, "labels_only": self.labels_only,
                 "labels_interval": None if self.labels_interval is None else list(self.labels_interval), "agreement": self.agreement,
-                "lam": self.lam, "labels_needed": self.needed, "standard_error": self.standard_error}
+                "lam": self.lam, "labels_needed": self.needed, "standard_error": self.standard_error, "labels_unreadable": self.unreadable}
 
 
 def difference(before: Corrected, after: Corrected, alpha: float = 0.05) -> dict[str, Any]:
@@ -155,19 +163,38 @@ def difference(before: Corrected, after: Corrected, alpha: float = 0.05) -> dict
     return out
 
 
-def label_pass(value: Any, binary: bool, threshold: float) -> float | None:
+def label_pass(value: Any, binary: bool, threshold: float, scale: tuple[float, float] | None = None) -> float | None:
     """A label cell as a pass (1.0) or a fail (0.0), None when the row has no label: for a
-    yes/no metric (``binary``) yes/true/1 or no/false/0 (any case); for a scale, a rating passes
-    at ``threshold`` or above. A cell that is neither (text, a list) counts as no label."""
+    yes/no metric (``binary``) yes/true/1 or no/false/0 (any case; 1.0 and 0.0 as a CSV holds
+    them); for a scale, a rating (within ``scale``, low..high, where given) passes at
+    ``threshold`` or above. A cell that is neither (text, a list, a rating off the scale) counts as
+    no label; ``blank`` tells it from an empty cell."""
     if binary:
         found = label_yes_no(value)
         return None if found is None else float(found)
-    rating = label_rating(value)
+    rating = label_rating(value, scale)
     return None if rating is None else float(rating >= threshold)
 
 
-def label_rating(value: Any) -> float | None:
-    """A label cell as a finite number (a 1..5 rating), None otherwise (booleans and text too)."""
+def blank(value: Any) -> bool:
+    """Whether a label cell is empty: None, NaN, or blank text (a row nobody labelled)."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, str):
+        return not value.strip()
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(value)) if not hasattr(value, "__len__") else False
+    except (TypeError, ValueError):
+        return False
+
+
+def label_rating(value: Any, scale: tuple[float, float] | None = None) -> float | None:
+    """A label cell as a finite number (a 1..5 rating) within ``scale`` (low..high) where given,
+    None otherwise (booleans and text too)."""
     if hasattr(value, "item") and not isinstance(value, str):
         if getattr(value, "ndim", 0):
             return None
@@ -178,7 +205,9 @@ def label_rating(value: Any) -> float | None:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return number if math.isfinite(number) else None
+    if not math.isfinite(number) or (scale is not None and not scale[0] <= number <= scale[1]):
+        return None
+    return number
 
 
 def label_yes_no(value: Any) -> bool | None:
@@ -191,7 +220,15 @@ def label_yes_no(value: Any) -> bool | None:
         return value
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
-    return {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(str(value).strip().lower())
+    text = str(value).strip().lower()
+    found = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(text)
+    if found is None:
+        try:
+            number = float(text)  # "1.0" / "0.0": a 0/1 column with gaps, as a CSV holds it
+        except ValueError:
+            return None
+        found = {1.0: True, 0.0: False}.get(number)
+    return found
 
 
-__all__ = ["MIN_LABELS", "Corrected", "RateStats", "difference", "label_pass", "label_rating", "label_yes_no"]
+__all__ = ["MIN_LABELS", "Corrected", "RateStats", "blank", "difference", "label_pass", "label_rating", "label_yes_no"]

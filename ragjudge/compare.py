@@ -289,6 +289,14 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
                 raise InputError(f"the {table} table has no {metric} columns ({metric}_status, {metric}_passed); it holds {', '.join(have) or 'no metric'}")
     if not metrics:
         raise InputError("the tables hold no scored metric (no M_status and M_passed columns); compare tables written by ragjudge score")
+    for metric, column in (config.labels.items() if config is not None else ()):
+        if metric not in have_b and metric not in have_c:
+            raise InputError(f"--labels {metric}={column}: neither table holds {metric}; they hold {', '.join(have_c) or 'no metric'}")
+        if metric in metrics:
+            for name, table in (("baseline", baseline), ("current", current)):
+                if column not in map(str, table.columns) and column.split(".")[0] not in map(str, table.columns):
+                    raise InputError(f"--labels {metric}={column}: the {name} table has no column '{column}'; give each table its "
+                                     "labels column (the labels of one run's responses are not the other's)")
     report: dict[str, Any] = {"warnings": [], "metrics": {}}
     ids_b, ids_c = (None, None) if by_position else (_ids(baseline, "baseline", hint, id_column, id_required),
                                                             _ids(current, "current", hint, id_column, id_required))

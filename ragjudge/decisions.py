@@ -258,7 +258,8 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     binary = (float(low), float(high)) == (0.0, 1.0)
     default_threshold = float(config.threshold(metric))
     cells = row_ids(frame, label_column)
-    labelled = [i for i, cell in enumerate(cells) if label_pass(cell, binary, default_threshold) is not None]
+    scale = (float(low), float(high))
+    labelled = [i for i, cell in enumerate(cells) if label_pass(cell, binary, default_threshold, scale) is not None]
     sub = frame.iloc[labelled].reset_index(drop=True)
     rows = cached_replies(sub, config, metric)
     have = [i for i, row in enumerate(rows) if row.verdict is not None]
@@ -268,7 +269,7 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
         raise InputError(f"calibrate {metric}: {len(have)} labelled row(s) have a cached reply ({len(labelled)} labelled); it needs at "
                          f"least {MIN_ROWS}: score the table first (ragjudge score ... with the same model and config), then calibrate")
     rows = [rows[i] for i in have]
-    labels = [label_pass(cells[labelled[i]], binary, default_threshold) == 1.0 for i in have]
+    labels = [label_pass(cells[labelled[i]], binary, default_threshold, scale) == 1.0 for i in have]
     decisions = Decisions(rows, config, metric)
     knobs = [knob for knob in KNOBS[metric] if len({tuple(decisions(_key({**start, knob.key: c}))) for c in knob.candidates}) > 1]
     everyone = list(range(len(rows)))
@@ -304,7 +305,7 @@ def suggest(frame: Any, config: Any, metric: str, label_column: str | None, coun
     binary = (float(low), float(high)) == (0.0, 1.0)
     threshold = float(config.threshold(metric))
     cells = row_ids(frame, label_column) if label_column else [None] * len(frame)
-    unlabelled = [i for i, cell in enumerate(cells) if label_pass(cell, binary, threshold) is None]
+    unlabelled = [i for i, cell in enumerate(cells) if label_pass(cell, binary, threshold, (float(low), float(high))) is None]
     sub = frame.iloc[unlabelled].reset_index(drop=True)
     rows = cached_replies(sub, config, metric)
     section = getattr(config, metric, None)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ragjudge.calibration import Corrected, RateStats, label_pass, label_rating
+from ragjudge.calibration import Corrected, RateStats, blank, label_pass, label_rating
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
 from ragjudge.types import Reason, Usage
 from ragjudge.diagnosis import shares
@@ -67,6 +67,7 @@ class MetricSummary:
     errors_by: dict[str, int] = field(default_factory=dict)  # error reason -> rows (reasons cut at 300 characters)
     label_column: str | None = None  # the column of the team's labels (config labels:): the pass rate is corrected by them
     binary: bool = True  # a yes/no metric (a label is yes/no), else a scale (a label is a rating)
+    label_scale: tuple[float, float] | None = None  # the metric's scale: a rating label off it is unreadable
     label_pass: RateStats = field(default_factory=RateStats)  # judged pass vs labelled pass, on ok rows
     label_score: RateStats = field(default_factory=RateStats)  # judged score vs labelled rating, on ok rows (a scale)
     gate_on: str = "judge"  # gate.gate_on: what min_pass_rate gates on (judge, or the corrected interval's lower bound)
@@ -134,9 +135,12 @@ class MetricSummary:
         its ok ``verdict`` (``ragjudge.calibration``): the pass, and the score on a scale."""
         if self.label_column is None or verdict.status != "ok":
             return
-        self.label_pass.add(1.0 if verdict.passed else 0.0, label_pass(label, self.binary, self.threshold))
+        found = label_pass(label, self.binary, self.threshold, self.label_scale)
+        if found is None and not blank(label):  # a cell that holds no label (text, a rating off the scale): left out, and counted
+            self.label_pass.unreadable += 1
+        self.label_pass.add(1.0 if verdict.passed else 0.0, found)
         if not self.binary:
-            self.label_score.add(float(verdict.score), label_rating(label))
+            self.label_score.add(float(verdict.score), label_rating(label, self.label_scale))
 
     def corrected(self) -> dict[str, Corrected] | None:
         """The label-corrected pass rate (``pass_rate``) and, on a scale, mean score (``mean_score``);
@@ -153,7 +157,8 @@ class MetricSummary:
         merged = MetricSummary(self.metric, self.threshold, min_pass_rate=self.min_pass_rate, max_error_rate=self.max_error_rate,
                                max_skip_rate=self.max_skip_rate, prompt_version=self.prompt_version or other.prompt_version,
                                bounds=self.bounds or other.bounds, label_column=self.label_column or other.label_column,
-                               binary=self.binary, label_pass=self.label_pass.merge(other.label_pass),
+                               binary=self.binary, label_scale=self.label_scale or other.label_scale,
+                               label_pass=self.label_pass.merge(other.label_pass),
                                label_score=self.label_score.merge(other.label_score), gate_on=self.gate_on, few_labels=self.few_labels)
         for name in ("rows", "ok", "error", "input_errors", "interrupted", "unsampled", "unpaid", "skipped", "passed", "cached", "score_thousandths"):
             setattr(merged, name, getattr(self, name) + getattr(other, name))

@@ -128,6 +128,17 @@ def replaced_note(replaced: list[str]) -> str:
     return f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own"
 
 
+def check_labels(config: Any, frame: Any, name: str = "input") -> None:
+    """Raise ``InputError`` (exit 2) when a metric's labels column (``labels:``, ``--labels
+    METRIC=COLUMN``; a dotted path reaches into a column) is not in ``frame`` (the input's first
+    chunk): its rows would all count as unlabelled, and the corrected rate say "0 labelled"."""
+    columns = [str(c) for c in frame.columns]
+    for metric, column in (getattr(config, "labels", None) or {}).items():
+        if metric in config.metrics and column and column not in columns and column.split(".")[0] not in columns:
+            raise InputError(f"--labels {metric}={column}: {name} has no column '{column}' (labels.{metric}); its columns: "
+                             f"{', '.join(columns)}")
+
+
 # -- the plan ----------------------------------------------------------------------------
 
 
@@ -163,6 +174,8 @@ class RunPlan:
             wanted = "metrics" in config.model_fields_set if asked is None else asked
             # no rows, so no column to look for: the run says "the input has no rows" (exit 2)
             needs = check_needs(judges, self.mapping, wanted) if len(self.first) else []
+            if len(self.first):
+                check_labels(config, self.first, name)
             self.input_notes = [self.mapping.describe(), *self.mapping.warnings, *needs]
             self.replaced = [str(c) for c in self.first.columns if str(c) in (own or {})]
             if self.replaced:

@@ -108,7 +108,7 @@ class _ConfigBase(RawConfig):
                 raise bad(key, f"unknown metric '{name}' in {where}; this run judges {', '.join(self.metrics)} (known metrics: "
                                f"{', '.join(known)} or a judge defined in the config)")
         if gate.gate_on == "corrected":
-            unlabelled = [m for m in self.metrics if m not in self.labels and gate.min_pass_rate.get(m, gate.min_pass_rate.get("*", 0.0)) > 0]
+            unlabelled = [m for m in self.metrics if m not in self.labels and self.min_pass_rate(m) > 0]  # the bound the gate applies
             if unlabelled:
                 raise bad(("gate", "gate_on"), f"gate.gate_on: corrected gates on label-corrected pass rates, and {', '.join(unlabelled)} "
                                                f"{'has' if len(unlabelled) == 1 else 'have'} no labels column: give labels.{unlabelled[0]} "

@@ -88,16 +88,20 @@ def corrected_lines(summary: Summary) -> list[str]:
         rate = corrected["pass_rate"]
         agreement = "" if rate.agreement is None else f", agreement {rate.agreement:.2f}"
         judge = "-" if rate.judge is None else f"{rate.judge:.2f}"
+        unreadable = ""
+        if rate.unreadable:
+            what = "yes/no label" if metric.binary else (f"{metric.label_scale[0]:g}..{metric.label_scale[1]:g} rating" if metric.label_scale else "rating")
+            unreadable = f"; {rate.unreadable} cell(s) of '{metric.label_column}' hold no {what}, left out"
         if rate.low is None:
-            out.append(f"{name}: {rate.labelled} labelled ok rows in '{metric.label_column}': {rate.needed or 0} more give a corrected pass "
-                       f"rate{' (and unlabelled rows)' if not rate.needed else ''} (the judge's {judge}{agreement})")
+            out.append(f"{name}: {rate.labelled} labelled ok rows in '{metric.label_column}': {rate.needed} more give a corrected pass "
+                       f"rate (the judge's {judge}{agreement}){unreadable}")
             continue
         labels = rate.labels_interval
         score = corrected.get("mean_score")
         mean = (f"; mean score {score.estimate:.2f} [{score.low:.2f}, {score.high:.2f}] (the judge's {score.judge:.2f})"
                 if score is not None and score.low is not None else "")
         out.append(f"{name}: corrected pass rate {rate.estimate:.2f} [{rate.low:.2f}, {rate.high:.2f}] from {rate.labelled} labelled rows "
-                   f"('{metric.label_column}'); the judge's {judge}{agreement}; the labels alone [{labels[0]:.2f}, {labels[1]:.2f}]{mean}")
+                   f"('{metric.label_column}'); the judge's {judge}{agreement}; the labels alone [{labels[0]:.2f}, {labels[1]:.2f}]{mean}{unreadable}")
     return out
 
 

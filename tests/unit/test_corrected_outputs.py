@@ -142,3 +142,80 @@ def test_a_comparison_with_too_few_labels_in_one_run_says_how_many_more(run_scor
     shown = run_cli(["compare", str(tmp_path / "base.parquet"), str(tmp_path / "now.parquet"), "--labels", "sufficiency=human"], judge=False)
     assert ("  label-corrected pass rate: no interval (20 and 60 labelled rows; 10 more labels needed in the run with fewer)"
             in shown.stdout.splitlines())
+
+
+# -- labels that cannot be read, or are missing (a new user's trial, 2026-12-04) -------------------------------------------
+
+def test_a_labels_column_the_table_lacks_is_exit_2_naming_it(run_score, tmp_path):
+    # it counted every row as unlabelled and said "0 labelled ok rows in 'humn': 30 more give a corrected pass rate"
+    run = run_score(_table(tmp_path), metric=["sufficiency"], labels=["sufficiency=humn"], min_pass_rate=["0"])
+    assert run.code == 2
+    assert run.error.startswith("--labels sufficiency=humn: ") and "has no column 'humn' (labels.sufficiency); its columns: " in run.error
+
+
+def test_zero_one_labels_as_a_csv_holds_them_are_read(run_score, tmp_path):
+    # a 0/1 column with gaps comes back from CSV as "1.0" / "0.0": every cell counted as no label
+    import pandas as pd
+
+    source = _table(tmp_path)
+    frame = pd.read_json(source, lines=True)
+    frame["human"] = frame["human"].map({"yes": 1, "no": 0})  # float with NaN gaps
+    frame["context"] = frame["context"].map(lambda passages: passages[0])
+    csv = tmp_path / "in.csv"
+    frame.to_csv(csv, index=False)
+    assert "1.0" in csv.read_text()
+    summary = tmp_path / "s.json"
+    run = run_score(str(csv), metric=["sufficiency"], labels=["sufficiency=human"], min_pass_rate=["0"], summary_json=str(summary))
+    assert run.code == 0, run.error
+    found = json.loads(summary.read_text())["metrics"]["sufficiency"]["corrected"]["pass_rate"]
+    assert (found["labelled"], found["labels_unreadable"], found["labels_only"]) == (60, 0, 0.6)
+
+
+def test_ratings_off_the_scale_are_left_out_and_counted(run_score, tmp_path):
+    # ratings x 2 (up to 10) on a 1..5 scale gave "mean score 5.59 [4.89, 6.29]" without a word
+    good = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
+            "response": "The tower is in Paris."}
+    rows = [{**good, "id": f"r{i}", "rating": [4, 10, "great", None][i % 4]} for i in range(80)]
+    summary = tmp_path / "s.json"
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["completeness"], labels=["completeness=rating"], min_pass_rate=["0"],
+                    summary_json=str(summary))
+    assert run.code == 0, run.error
+    corrected = json.loads(summary.read_text())["metrics"]["completeness"]["corrected"]
+    assert (corrected["pass_rate"]["labelled"], corrected["pass_rate"]["labels_unreadable"]) == (20, 40)
+    assert corrected["mean_score"]["labels_only"] == 4.0
+    (line,) = corrected_lines(run.result.summary)
+    assert line.endswith("; 40 cell(s) of 'rating' hold no 1..5 rating, left out")
+
+
+def test_a_fully_labelled_table_gives_the_labels_rate_and_interval(run_score, tmp_path):
+    # with no unlabelled row the corrected rate had no interval ("0 more give a corrected pass rate (and unlabelled rows)"),
+    # and --gate-on corrected failed for "too few labels (..., None more needed)"
+    source = _table(tmp_path, n=60, labelled=60)
+    summary = tmp_path / "s.json"
+    run = run_score(source, metric=["sufficiency"], labels=["sufficiency=human"], min_pass_rate=["0.2"], gate_on="corrected",
+                    summary_json=str(summary))
+    found = json.loads(summary.read_text())["metrics"]["sufficiency"]["corrected"]["pass_rate"]
+    spread = 1.959963984540054 * (0.6 * 0.4 / 60) ** 0.5  # 36 of 60 labelled yes
+    assert found["estimate"] == pytest.approx(0.6) and found["interval"] == pytest.approx([0.6 - spread, 0.6 + spread])
+    assert found["unlabelled"] == 0 and found["lam"] == 0.0
+    assert run.code == 0 and f"PASS sufficiency: corrected pass rate 0.60 [{0.6 - spread:.2f}, {0.6 + spread:.2f}]" in " ".join(run.lines)
+
+
+def test_gate_on_corrected_needs_labels_for_every_metric_the_gate_bounds_by_default(run_score, tmp_path):
+    # completeness kept its default bound of 1.0 and was gated on the judge's rate when sufficiency's bound was given
+    run = run_score(_table(tmp_path), metric=["sufficiency", "completeness"], labels=["sufficiency=human"],
+                    min_pass_rate=["sufficiency=0.3"], gate_on="corrected")
+    assert run.code == 2 and "completeness has no labels column" in run.error
+
+
+def test_a_comparison_refuses_labels_it_cannot_read(run_score, run_cli, tmp_path):
+    # a labels column missing from one table, or labels of a metric neither table holds, were passed over without a word
+    import pandas as pd
+
+    run_score(_table(tmp_path), metric=["sufficiency"], min_pass_rate=["0"], output=str(tmp_path / "base.parquet"), quiet=True)
+    pd.read_parquet(tmp_path / "base.parquet").drop(columns=["human"]).to_parquet(tmp_path / "now.parquet")
+    base, now = str(tmp_path / "base.parquet"), str(tmp_path / "now.parquet")
+    missing = run_cli(["compare", base, now, "--labels", "sufficiency=human"], judge=False)
+    assert missing.code == 2 and "--labels sufficiency=human: the current table has no column 'human'" in missing.stderr
+    other = run_cli(["compare", base, base, "--labels", "completeness=human"], judge=False)
+    assert other.code == 2 and "--labels completeness=human: neither table holds completeness; they hold sufficiency" in other.stderr
