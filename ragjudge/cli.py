@@ -340,6 +340,7 @@ def calibrate(
     output: Annotated[Optional[str], typer.Option("-o", "--output", help="Where to write: the config with the chosen settings (YAML), or with --suggest the rows to label (any table format).")] = None,
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="The YAML config you scored with (its model and prompt settings find the cached replies; the written config starts from it).")] = None,
     model: Annotated[Optional[str], typer.Option(help="The judge model you scored with, when not in the config.")] = None,
+    api_base: Annotated[Optional[str], typer.Option(help="The API base URL you scored with (part of each reply's cache key).")] = None,
     cache_dir: Annotated[Optional[str], typer.Option(help="The response cache folder you scored with (default: the per-user cache folder).")] = None,
     set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
@@ -349,10 +350,12 @@ def calibrate(
     """Choose the judge's decision settings on your labels from the cached replies (no judge call), by cross-validation."""
     from ragjudge.options import load, pairs
 
-    settings, _ = load(config, {"map": map, "labels": labels, "model": model, "cache_dir": cache_dir}, set_)
+    settings, _ = load(config, {"map": map, "labels": labels, "model": model, "api_base": api_base, "cache_dir": cache_dir}, set_)
     wanted = pairs(labels, "--labels")
     if not output:
         raise RagjudgeError("calibrate needs -o: the config to write (YAML), or with --suggest the table of rows to label")
+    if config and os.path.exists(output) and os.path.samefile(config, output):
+        raise ConfigError(f"-o {output} is the config you scored with (-c): write the calibrated config to another file")
     from ragjudge.io import read_table
 
     frame = read_table(table)
@@ -361,7 +364,17 @@ def calibrate(
         return
     from ragjudge.decisions import fit
 
-    fits = [fit(frame, settings, metric, column, k=folds) for metric, column in wanted.items()]
+    fits, failed = [], []
+    for metric, column in wanted.items():  # one metric that cannot be calibrated leaves the others to be
+        try:
+            fits.append(fit(frame, settings, metric, column, k=folds))
+        except RagjudgeError as exc:
+            if len(wanted) == 1:
+                raise
+            failed.append(exc)
+            print(f"error: {exc}", file=sys.stderr)
+    if not fits:
+        raise failed[0]
     for found in fits:
         typer.echo(_fit_text(found))
     better = [found for found in fits if found.better]
@@ -381,7 +394,15 @@ def _fit_text(found: Any) -> str:
              f"  agreement with your labels, settings you scored with: {share(found.before, found.before_interval)}",
              f"  out of fold ({len(found.per_fold)} folds), settings fitted on the other folds: {share(found.after, found.after_interval)}"]
     changes = found.changes
-    lines.append("  chosen on every row: " + (", ".join(f"{key} {found.start.get(key)} -> {value}" for key, value in changes.items()) or "no change"))
+    def shown(value: Any) -> str:
+        return "off" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    lines.append("  chosen on every row: " + (", ".join(f"{key} {shown(found.start.get(key))} -> {shown(value)}" for key, value in changes.items())
+                                               or "no change"))
+    if found.untried:
+        lines.append(f"  not tried (no verdict moves with them on these rows): {', '.join(found.untried)}"
+                     + ("; yes_threshold and fact_threshold need replies scored with one set (--set sufficiency.yes_threshold=0.5)"
+                        if {"yes_threshold", "fact_threshold"} <= set(found.untried) else ""))  # the replies carry no probability at all
     if found.stability:
         lines.append(f"  stability: agreement with {found.moved} moved " + ", ".join(f"{delta}: {value:.2f}" for delta, value in found.stability.items()))
     if not found.better:
@@ -418,14 +439,14 @@ def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, outp
     metric, column = next(iter(wanted.items()))
     if len(wanted) > 1:
         raise RagjudgeError("--suggest ranks the rows of one metric: give one --labels METRIC=COLUMN")
-    chosen = rank(frame, settings, metric, column, count)
+    chosen, how = rank(frame, settings, metric, column, count)
     rows = frame.iloc[chosen].copy()
     if column not in rows.columns:
         rows[column] = None
     writer = TableWriter(output)
     writer.write(rows)
     writer.close()
-    typer.echo(f"wrote {output}: {len(chosen)} unlabelled row(s) of {metric} to label in column {column}, the least certain first")
+    typer.echo(f"wrote {output}: {len(chosen)} unlabelled row(s) of {metric} to label in column {column}, {how}")
 
 
 @app.command(epilog="""Examples:

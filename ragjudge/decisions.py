@@ -40,6 +40,7 @@ def _grid(low: float, high: float, step: float) -> list[float]:
 
 
 PROBABILITY = _grid(0.05, 0.95, 0.01)
+ASKS_LOGPROBS = ("yes_threshold", "fact_threshold")  # set, the request asks for log-probabilities (a cache key of its own)
 SHARE = [None, *_grid(0.1, 1.0, 0.1)]
 
 
@@ -225,6 +226,7 @@ class Fit:
     stability: dict[str, float] = field(default_factory=dict)
     moved: str | None = None  # the setting the stability figures move
     better: bool = False
+    untried: list[str] = field(default_factory=list)  # settings that change no verdict on these rows (P(yes) not read, a check that never applies)
 
     @property
     def changes(self) -> dict[str, Any]:
@@ -265,13 +267,24 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     have = [i for i, row in enumerate(rows) if row.verdict is not None]
     start = start_settings(config, metric)
     out = Fit(metric, len(have), len(labelled) - len(have), start)
+    if len(labelled) < MIN_ROWS:
+        raise InputError(f"calibrate {metric}: {len(labelled)} row(s) of {len(frame)} carry a label in '{label_column}'; it needs at least "
+                         f"{MIN_ROWS}: label more rows")
     if len(have) < MIN_ROWS:
         raise InputError(f"calibrate {metric}: {len(have)} labelled row(s) have a cached reply ({len(labelled)} labelled); it needs at "
-                         f"least {MIN_ROWS}: score the table first (ragjudge score ... with the same model and config), then calibrate")
+                         f"least {MIN_ROWS}: score the table first (ragjudge score ... with the same model, --api-base and config), then "
+                         "calibrate")
     rows = [rows[i] for i in have]
     labels = [label_pass(cells[labelled[i]], binary, default_threshold, scale) == 1.0 for i in have]
     decisions = Decisions(rows, config, metric)
-    knobs = [knob for knob in KNOBS[metric] if len({tuple(decisions(_key({**start, knob.key: c}))) for c in knob.candidates}) > 1]
+    knobs = []
+    for knob in KNOBS[metric]:
+        if knob.key in ASKS_LOGPROBS and start.get(knob.key) is not None:  # off would change the request: the replies are not cached
+            knob = Knob(knob.key, tuple(c for c in knob.candidates if c is not None), knob.numeric)
+        if len({tuple(decisions(_key({**start, knob.key: c}))) for c in knob.candidates}) > 1:
+            knobs.append(knob)
+        else:
+            out.untried.append(knob.key)
     everyone = list(range(len(rows)))
     right = _agreement(decisions(_key(start)), labels, everyone)
     out.before, out.before_interval = right / len(rows), wilson(right, len(rows))
@@ -296,11 +309,13 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     return out
 
 
-def suggest(frame: Any, config: Any, metric: str, label_column: str | None, count: int) -> list[int]:
+def suggest(frame: Any, config: Any, metric: str, label_column: str | None, count: int) -> tuple[list[int], str]:
     """The positions (in ``frame``) of up to ``count`` unlabelled rows with a cached verdict whose
     labels would narrow the corrected interval most: nearest the decision first (P(yes) to
     ``yes_threshold`` or 0.5, each fact's least P(supported) likewise; a 1..5 score to the pass
-    mark), then rows whose samples disagree; ties in table order."""
+    mark), then rows whose samples disagree; ties in table order. Also returns how they were
+    ranked, in words (a yes/no metric whose replies carry no P(yes) can only be listed in table
+    order, and says so)."""
     low, high = config.scale(metric)
     binary = (float(low), float(high)) == (0.0, 1.0)
     threshold = float(config.threshold(metric))
@@ -311,6 +326,7 @@ def suggest(frame: Any, config: Any, metric: str, label_column: str | None, coun
     section = getattr(config, metric, None)
     cut = getattr(section, "yes_threshold", None) or 0.5
     ranked = []
+    read = 0  # rows whose P(yes) was read
     for row in rows:
         if row.verdict is None:
             continue
@@ -318,11 +334,19 @@ def suggest(frame: Any, config: Any, metric: str, label_column: str | None, coun
         if verdict.status != "ok" or verdict.score is None:
             continue
         p_yes = (verdict.details or {}).get("p_yes") if isinstance(verdict.details, dict) else None
+        read += p_yes is not None
         distance = abs(float(p_yes) - cut) if binary and p_yes is not None else (
             0.5 if binary else abs(float(verdict.score) - threshold) / max(float(high) - float(low), 1.0))
         ranked.append((distance, -(1.0 - (verdict.agreement if verdict.agreement is not None else 1.0)), row.position))
     ranked.sort()
-    return [unlabelled[position] for _, _, position in ranked[:count]]
+    if not binary:
+        how = f"the score nearest the pass mark {threshold:g} first"
+    elif read:
+        how = f"P(yes) nearest {cut:g} first"
+    else:
+        how = (f"in table order: the cached replies carry no P(yes) (score with {metric}.yes_threshold set, e.g. --set "
+               f"{metric}.yes_threshold=0.5, to rank rows by the judge's certainty)")
+    return [unlabelled[position] for _, _, position in ranked[:count]], how
 
 
 __all__ = ["FOLDS", "KNOBS", "MIN_ROWS", "Cached", "Decisions", "Fit", "Knob", "cached_replies", "fit", "folds", "start_settings",

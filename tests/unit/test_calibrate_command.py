@@ -52,11 +52,12 @@ def test_calibrate_chooses_the_threshold_people_agree_with_and_the_config_scores
                     "--cache-dir", cache_dir, "-o", str(out)], judge=False)
     assert done.code == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[:5] == [
+    assert lines[:6] == [
         "sufficiency: 60 labelled rows with a cached reply",
         "  agreement with your labels, settings you scored with: 0.67 [0.54, 0.77]",  # Wilson, 40 of 60
         "  out of fold (5 folds), settings fitted on the other folds: 1.00 [0.94, 1.00]",
         "  chosen on every row: yes_threshold 0.5 -> 0.76",  # the middle of 0.61..0.90, where every row agrees
+        "  not tried (no verdict moves with them on these rows): fact_threshold, fact_evidence, request_evidence",  # reference-free rows
         "  stability: agreement with yes_threshold moved -0.05: 1.00, -0.02: 1.00, +0.02: 1.00, +0.05: 1.00",
     ]
     written = yaml.safe_load(out.read_text())
@@ -94,7 +95,7 @@ def test_calibrate_without_cached_replies_says_to_score_first(run_cli, cache_dir
                     "-o", str(tmp_path / "x.yaml")], judge=False)
     assert done.code == 2
     assert ("calibrate sufficiency: 0 labelled row(s) have a cached reply (25 labelled); it needs at least 20: score the table first "
-            "(ragjudge score ... with the same model and config), then calibrate") in done.stderr
+            "(ragjudge score ... with the same model, --api-base and config), then calibrate") in done.stderr
 
 
 def test_suggest_lists_the_unlabelled_rows_nearest_the_decision(run_score, run_cli, judge, cache_dir, tmp_path):
@@ -124,7 +125,7 @@ def test_calibrate_chooses_completeness_pass_mark_against_ratings(run_score, run
     assert done.stdout.splitlines()[1:4] == [
         "  agreement with your labels, settings you scored with: 0.67 [0.49, 0.81]",
         "  out of fold (5 folds), settings fitted on the other folds: 1.00 [0.89, 1.00]",
-        "  chosen on every row: threshold 3.0 -> 1.6",  # the middle of 1.1..2.0: above the 1s, at or below the 2s
+        "  chosen on every row: threshold 3 -> 1.6",  # the middle of 1.1..2.0: above the 1s, at or below the 2s
     ]
     assert yaml.safe_load(out.read_text()) == {"thresholds": {"completeness": 1.6}}
 
@@ -136,3 +137,35 @@ def test_calibrate_refuses_a_panel_naming_how_to_calibrate_its_members(run_cli, 
     done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "-c", str(config), "--cache-dir", cache_dir,
                     "-o", str(tmp_path / "x.yaml")], judge=False)
     assert done.code == 2 and "calibrate each member alone, with a config without judge.panel and --model MEMBER" in done.stderr
+
+
+def test_suggest_without_p_yes_says_the_rows_are_in_table_order(run_score, run_cli, judge, cache_dir, tmp_path):
+    # it said "the least certain first" of rows listed in table order
+    rows = _rows("u", 6, True, None, 0) + _rows("a", 4, True, "yes", 100)
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    assert run_score(table, metric=["sufficiency"], min_pass_rate=["0"], quiet=True).code == 0  # no yes_threshold: P(yes) not read
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "--suggest", "3", "-o", str(tmp_path / "to_label.csv")], judge=False)
+    assert done.code == 0, done.stderr
+    assert done.stdout.strip().endswith("in table order: the cached replies carry no P(yes) (score with sufficiency.yes_threshold set, "
+                                        "e.g. --set sufficiency.yes_threshold=0.5, to rank rows by the judge's certainty)")
+    assert pd.read_csv(tmp_path / "to_label.csv")["id"].tolist() == ["u0", "u1", "u2"]
+
+
+def test_calibrate_with_too_few_labels_says_to_label_more(run_cli, cache_dir, tmp_path):
+    # it said "score the table first" of a scored table with 8 labels
+    table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 8, True, "yes", 0) + _rows("u", 30, True, None, 100))
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 2
+    assert "calibrate sufficiency: 8 row(s) of 38 carry a label in 'human'; it needs at least 20: label more rows" in done.stderr
+
+
+def test_calibrate_will_not_write_over_the_config_scored_with(run_cli, cache_dir, tmp_path):
+    config = tmp_path / "my.yaml"
+    config.write_text("# my settings\nsufficiency: {yes_threshold: 0.5}\n")
+    table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 25, True, "yes", 0))
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "-c", str(config), "--cache-dir", cache_dir, "-o", str(config)],
+                   judge=False)
+    assert done.code == 2 and "is the config you scored with (-c): write the calibrated config to another file" in done.stderr
+    assert config.read_text().startswith("# my settings")
