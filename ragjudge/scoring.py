@@ -147,6 +147,9 @@ class Scorer:
             self.notes.append("note: judge.batch is a run's (ragjudge score, ragjudge.evaluate: docs/batch.md); a Scorer calls the model "
                               "directly, at the direct price")
 
+        if config.judge.panel and "model" in config.judge.model_fields_set:
+            self.notes.append(f"note: judge.model {config.judge.model} is not asked: the panel's members judge "
+                              f"({', '.join(member.model for member in config.judge.panel)})")
         idle = idle_bounds(config)
         if idle:
             self.notes.append(f"note: {', '.join(idle)} {'is' if len(idle) == 1 else 'are'} not checked: this run judges "

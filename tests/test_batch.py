@@ -257,6 +257,8 @@ def test_dry_run_shows_both_prices_and_counts_at_the_batch_price(tmp_path, table
     assert direct_report["total"]["cost_low"] == pytest.approx(both["direct"]["low"])
     line = render(batch_report)[-1]
     assert line.startswith("cost by API: direct $") and "batch API (--batch) $" in line and line.endswith("this run: batch")
+    # a new user's trial: the dry run of a batch run said "a Scorer calls the model directly, at the direct price"
+    assert not [note for note in batch_report["notes"] if "direct price" in note]
 
 
 def test_batch_price_is_the_tables_else_half():

@@ -270,3 +270,15 @@ def test_each_member_s_cost_is_counted_and_the_budget_is_the_whole_panel_s(run_s
     assert capped.code == 3  # one budget for every member: about a third of the rows are judged, then 'budget reached'
     metric = capped.result.summary.metrics["sufficiency"]
     assert 0 < metric.ok < 24 and metric.unpaid > 0
+
+
+def test_a_model_given_beside_a_panel_is_named_as_not_asked():
+    # --panel A,B --model X dropped --model without a word (a new user's trial)
+    from ragjudge import Config
+    from ragjudge.scoring import Scorer
+
+    panel = ["openai/fake-judge", "openai/fake-strict"]
+    with Scorer(Config(judge={"model": "openai/gpt-4o", "panel": panel}, cache={"enabled": False})) as scorer:
+        assert "note: judge.model openai/gpt-4o is not asked: the panel's members judge (openai/fake-judge, openai/fake-strict)" in scorer.notes
+    with Scorer(Config(judge={"panel": panel}, cache={"enabled": False})) as scorer:
+        assert not [note for note in scorer.notes if "is not asked" in note]
