@@ -57,6 +57,11 @@ def _commands():
     return found
 
 
+def test_the_readme_fits_on_a_screen():
+    # issue 46: at most 120 lines (what it is, install, a first run, exit codes, Python, CI, links); figures live in docs/
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 120
+
+
 def test_every_command_and_option_is_in_the_docs():
     text = "\n".join(path.read_text(encoding="utf-8") for path in DOC_FILES)
     missing = []
