@@ -110,7 +110,8 @@ def metric_summary(config: Any, metric: str, threshold: float, prompt_version: s
     scale = _scale(config, metric)
     return MetricSummary(metric, threshold, min_pass_rate=config.min_pass_rate(metric), max_error_rate=config.gate.error_ceiling(metric),
                          max_skip_rate=config.gate.skip_ceiling(metric), prompt_version=prompt_version, bounds=config.bounds_set(metric),
-                         label_column=config.labels.get(metric), binary=scale == (0.0, 1.0), label_scale=scale, gate_on=config.gate.gate_on,
+                         label_column=config.labels.get(metric), binary=scale == (0.0, 1.0), label_scale=scale,
+                         label_threshold=_label_threshold(config, metric), gate_on=config.gate.gate_on,
                          few_labels=config.gate.few_labels)
 
 
@@ -123,6 +124,14 @@ def label_cells(frame: Any, config: Any, metrics: Sequence[str]) -> list[list[An
         return None
     cells = {metric: row_ids(frame, column) if column else [None] * len(frame) for metric, column in columns.items()}
     return [[cells[metric][i] for metric in metrics] for i in range(len(frame))]
+
+
+def _label_threshold(config: Any, metric: str) -> float | None:
+    """Where ``metric``'s rating labels pass (``Config.label_threshold``); None for a config that cannot say."""
+    try:
+        return config.label_threshold(metric)
+    except (AttributeError, KeyError):
+        return None
 
 
 def _scale(config: Any, metric: str) -> tuple[float, float]:

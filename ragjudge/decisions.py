@@ -258,7 +258,7 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
                          f"{', '.join(map(str, frame.columns))}")
     low, high = config.scale(metric)
     binary = (float(low), float(high)) == (0.0, 1.0)
-    default_threshold = float(config.threshold(metric))
+    default_threshold = config.label_threshold(metric)  # people's pass mark: fixed, whatever the judge's becomes
     cells = row_ids(frame, label_column)
     scale = (float(low), float(high))
     labelled = [i for i, cell in enumerate(cells) if label_pass(cell, binary, default_threshold, scale) is not None]
@@ -320,7 +320,8 @@ def suggest(frame: Any, config: Any, metric: str, label_column: str | None, coun
     binary = (float(low), float(high)) == (0.0, 1.0)
     threshold = float(config.threshold(metric))
     cells = row_ids(frame, label_column) if label_column else [None] * len(frame)
-    unlabelled = [i for i, cell in enumerate(cells) if label_pass(cell, binary, threshold, (float(low), float(high))) is None]
+    unlabelled = [i for i, cell in enumerate(cells)
+                  if label_pass(cell, binary, config.label_threshold(metric), (float(low), float(high))) is None]
     sub = frame.iloc[unlabelled].reset_index(drop=True)
     rows = cached_replies(sub, config, metric)
     section = getattr(config, metric, None)

@@ -68,6 +68,7 @@ class MetricSummary:
     label_column: str | None = None  # the column of the team's labels (config labels:): the pass rate is corrected by them
     binary: bool = True  # a yes/no metric (a label is yes/no), else a scale (a label is a rating)
     label_scale: tuple[float, float] | None = None  # the metric's scale: a rating label off it is unreadable
+    label_threshold: float | None = None  # a rating label passes at it (``Config.label_threshold``; None: ``threshold``)
     label_pass: RateStats = field(default_factory=RateStats)  # judged pass vs labelled pass, on ok rows
     label_score: RateStats = field(default_factory=RateStats)  # judged score vs labelled rating, on ok rows (a scale)
     gate_on: str = "judge"  # gate.gate_on: what min_pass_rate gates on (judge, or the corrected interval's lower bound)
@@ -135,7 +136,7 @@ class MetricSummary:
         its ok ``verdict`` (``ragjudge.calibration``): the pass, and the score on a scale."""
         if self.label_column is None or verdict.status != "ok":
             return
-        found = label_pass(label, self.binary, self.threshold, self.label_scale)
+        found = label_pass(label, self.binary, self.threshold if self.label_threshold is None else self.label_threshold, self.label_scale)
         if found is None and not blank(label):  # a cell that holds no label (text, a rating off the scale): left out, and counted
             self.label_pass.unreadable += 1
         self.label_pass.add(1.0 if verdict.passed else 0.0, found)
@@ -158,6 +159,7 @@ class MetricSummary:
                                max_skip_rate=self.max_skip_rate, prompt_version=self.prompt_version or other.prompt_version,
                                bounds=self.bounds or other.bounds, label_column=self.label_column or other.label_column,
                                binary=self.binary, label_scale=self.label_scale or other.label_scale,
+                               label_threshold=self.label_threshold if self.label_threshold is not None else other.label_threshold,
                                label_pass=self.label_pass.merge(other.label_pass),
                                label_score=self.label_score.merge(other.label_score), gate_on=self.gate_on, few_labels=self.few_labels)
         for name in ("rows", "ok", "error", "input_errors", "interrupted", "unsampled", "unpaid", "skipped", "passed", "cached", "score_thousandths"):

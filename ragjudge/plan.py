@@ -23,6 +23,8 @@ from typing import Any
 
 from ragjudge.config import FIELDS
 from ragjudge.records import Mapping, resolve_mapping
+from ragjudge.calibration import blank, label_pass
+from ragjudge.counting import row_ids
 from ragjudge.errors import InputError
 
 # -- events ------------------------------------------------------------------------------
@@ -134,9 +136,18 @@ def check_labels(config: Any, frame: Any, name: str = "input") -> None:
     chunk): its rows would all count as unlabelled, and the corrected rate say "0 labelled"."""
     columns = [str(c) for c in frame.columns]
     for metric, column in (getattr(config, "labels", None) or {}).items():
-        if metric in config.metrics and column and column not in columns and column.split(".")[0] not in columns:
+        if metric not in config.metrics or not column:
+            continue
+        if column not in columns and column.split(".")[0] not in columns:
             raise InputError(f"--labels {metric}={column}: {name} has no column '{column}' (labels.{metric}); its columns: "
                              f"{', '.join(columns)}")
+        low, high = (float(v) for v in config.scale(metric))
+        binary = (low, high) == (0.0, 1.0)
+        for position, cell in enumerate(row_ids(frame, column)):  # a label of the wrong kind, in the rows read first
+            if not blank(cell) and label_pass(cell, binary, config.label_threshold(metric), (low, high)) is None:
+                kind = "a yes/no label (yes/no, true/false, 1/0)" if binary else f"a {low:g}..{high:g} rating"
+                raise InputError(f"--labels {metric}={column}: row {position + 1} of {name} holds {cell!r}, not {kind}; fix the "
+                                 "column or leave the cell empty (an unlabelled row)")
 
 
 # -- the plan ----------------------------------------------------------------------------

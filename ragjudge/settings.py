@@ -146,6 +146,19 @@ class _ConfigBase(RawConfig):
         found = self.definition(metric)
         return level_of(found.needs if found is not None else judge_class(metric).needs)
 
+    def label_threshold(self, metric: str) -> float:
+        """The pass mark of ``metric``'s labels (a 1..5 rating passes at it): the metric's own
+        reference pass mark (completeness 3, Azure's), whatever ``thresholds`` the judge is given,
+        so that calibrating the judge's pass mark (``ragjudge calibrate``, the embedded judge's 2.9)
+        never moves what people's labels mean."""
+        found = self.definition(metric)
+        if found is not None:
+            return float(found.default_threshold)
+        try:
+            return float(judge_class(metric).default_threshold)
+        except KeyError:  # a metric the config does not define: its threshold as set
+            return float(self.thresholds.get(metric, 0.5))
+
     def threshold(self, metric: str) -> float:
         """The pass threshold of ``metric`` (a row passes at score >= threshold): the one set,
         else the metric's default."""

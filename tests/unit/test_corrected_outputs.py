@@ -175,16 +175,47 @@ def test_ratings_off_the_scale_are_left_out_and_counted(run_score, tmp_path):
     # ratings x 2 (up to 10) on a 1..5 scale gave "mean score 5.59 [4.89, 6.29]" without a word
     good = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
             "response": "The tower is in Paris."}
-    rows = [{**good, "id": f"r{i}", "rating": [4, 10, "great", None][i % 4]} for i in range(80)]
+    # the rows read first are checked before any call (exit 2, below); later chunks' bad cells are left out and counted
+    rows = [{**good, "id": f"r{i}", "rating": 4 if i < 20 else [4, 10, "great", None][i % 4]} for i in range(100)]
     summary = tmp_path / "s.json"
     run = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["completeness"], labels=["completeness=rating"], min_pass_rate=["0"],
-                    summary_json=str(summary))
+                    summary_json=str(summary), set_=["chunk_size=20"])
     assert run.code == 0, run.error
     corrected = json.loads(summary.read_text())["metrics"]["completeness"]["corrected"]
-    assert (corrected["pass_rate"]["labelled"], corrected["pass_rate"]["labels_unreadable"]) == (20, 40)
+    assert (corrected["pass_rate"]["labelled"], corrected["pass_rate"]["labels_unreadable"]) == (40, 40)
     assert corrected["mean_score"]["labels_only"] == 4.0
     (line,) = corrected_lines(run.result.summary)
     assert line.endswith("; 40 cell(s) of 'rating' hold no 1..5 rating, left out")
+
+
+def test_labels_of_the_wrong_kind_are_exit_2_before_any_call(run_score, judge, tmp_path):
+    # 1..5 stars for sufficiency read 1 as yes and dropped the rest; 0..100 ratings for completeness gave "mean score 61.31"
+    stars = [{**YES, "id": f"r{i}", "stars": [1, 2, 4, 5][i % 4]} for i in range(40)]
+    run = run_score(write_jsonl(tmp_path / "stars.jsonl", stars), metric=["sufficiency"], labels=["sufficiency=stars"], min_pass_rate=["0"])
+    assert run.code == 2 and judge.calls == 0
+    assert run.error.startswith("--labels sufficiency=stars: row 2 of ") and run.error.endswith(
+        " holds 2, not a yes/no label (yes/no, true/false, 1/0); fix the column or leave the cell empty (an unlabelled row)")
+    good = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
+            "response": "The tower is in Paris."}
+    percent = [{**good, "id": f"r{i}", "rating": 60 + i} for i in range(10)]
+    run = run_score(write_jsonl(tmp_path / "pct.jsonl", percent), metric=["completeness"], labels=["completeness=rating"], min_pass_rate=["0"])
+    assert run.code == 2 and "row 1 of " in run.error and " holds 60, not a 1..5 rating" in run.error and judge.calls == 0
+
+
+def test_rating_labels_pass_at_the_reference_mark_whatever_the_judges_threshold(run_score, tmp_path):
+    # calibrate moved thresholds.completeness to 1.0, and with it the labels' own pass mark: corrected 1.00 [1.00, 1.00]
+    good = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
+            "response": "The tower is in Paris."}
+    rows = [{**good, "id": f"r{i}", "rating": [1, 2, 4, 5][i % 4] if i < 40 else None} for i in range(80)]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    found = []
+    for threshold in ("1", "3", "5"):
+        summary = tmp_path / f"s{threshold}.json"
+        run = run_score(source, metric=["completeness"], labels=["completeness=rating"], min_pass_rate=["0"], threshold=[f"completeness={threshold}"],
+                        summary_json=str(summary))
+        assert run.code == 0, run.error
+        found.append(json.loads(summary.read_text())["metrics"]["completeness"]["corrected"]["pass_rate"]["labels_only"])
+    assert found == [0.5, 0.5, 0.5]  # ratings 4 and 5 pass at 3, the reference mark, in every run
 
 
 def test_a_fully_labelled_table_gives_the_labels_rate_and_interval(run_score, tmp_path):
