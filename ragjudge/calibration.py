@@ -88,6 +88,9 @@ class RateStats:
             spread = z * math.sqrt(max(self.syy / n - mean_y ** 2, 0.0) / n)
             out.estimate, out.low, out.high, out.lam, out.standard_error = mean_y, mean_y - spread, mean_y + spread, 0.0, spread / z
             out.labels_interval = (out.low, out.high)
+            if self.syy == self.sy:  # 0/1 labels: a pass rate
+                var_y = max(self.syy / n - mean_y ** 2, 0.0)
+                _bounded(out, self.sy, n, var_y, var_y, alpha)
             return out
         mean_y, mean_h, mean_u = self.sy / n, self.sh / n, self.uh / big_n
         var_y = max(self.syy / n - mean_y ** 2, 0.0)
@@ -105,7 +108,27 @@ class RateStats:
         out.estimate, out.low, out.high, out.lam = estimate, estimate - spread, estimate + spread, lam
         out.standard_error = spread / z
         out.labels_interval = (mean_y - labels_spread, mean_y + labels_spread)
+        if self.syy == self.sy and 0.0 <= mean_y <= 1.0:  # 0/1 labels: a pass rate
+            _bounded(out, self.sy, n, rectifier, var_y, alpha)
         return out
+
+
+def _bounded(out: "Corrected", passed: float, n: int, rectifier: float, var_y: float, alpha: float) -> None:
+    """A pass rate's interval kept where the normal approximation holds: where every label (or
+    every label less the judge's part) is the same, the variance it sees is 0 and the interval
+    would have no width (40 of 40 labels yes gave [1.00, 1.00]); the labels' own Wilson interval
+    (scipy) stands in, with the labels' mean. Every interval is then kept within 0..1."""
+    if rectifier == 0.0 or var_y == 0.0:
+        from scipy.stats import binomtest
+
+        wilson = binomtest(int(round(passed)), n).proportion_ci(confidence_level=1 - alpha, method="wilson")
+        mean = passed / n
+        out.estimate, out.low, out.high, out.lam = mean, float(wilson.low), float(wilson.high), 0.0
+        out.standard_error = (float(wilson.high) - float(wilson.low)) / (2 * NormalDist().inv_cdf(1 - alpha / 2))  # for differences
+        out.labels_interval = (float(wilson.low), float(wilson.high))
+    out.low, out.high = max(out.low or 0.0, 0.0), min(out.high if out.high is not None else 1.0, 1.0)
+    if out.labels_interval is not None:
+        out.labels_interval = (max(out.labels_interval[0], 0.0), min(out.labels_interval[1], 1.0))
 
 
 @dataclass

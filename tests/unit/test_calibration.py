@@ -128,3 +128,23 @@ def test_too_few_labels_fail_the_corrected_gate_unless_the_judge_is_allowed():
     (check,) = [c for c in fallback.checks if c.check.value == "pass_rate"]
     assert fallback.exit_code == 0 and line(check) == ("PASS sufficiency: pass rate 1.00 >= 0.50 (212 of 212 ok rows passed; the judge's "
                                                        "rate: 12 labelled rows, 18 more give a corrected one (gate.few_labels: judge))")
+
+
+def test_labels_that_all_agree_get_the_wilson_interval_and_rates_stay_within_0_and_1():
+    # 40 of 40 labels yes gave [1.00, 1.00] and passed a 0.97 gate; 39 of 40 gave [0.92, 1.02]
+    from scipy.stats import binomtest
+
+    from ragjudge.calibration import RateStats
+
+    stats = RateStats()
+    for i in range(120):
+        stats.add(1.0, 1.0 if i < 40 else None)
+    found = stats.corrected()
+    wilson = binomtest(40, 40).proportion_ci(confidence_level=0.95, method="wilson")
+    assert (found.estimate, found.low, found.high, found.lam) == (1.0, float(wilson.low), float(wilson.high), 0.0)
+    assert round(found.low, 3) == 0.912
+    mixed = RateStats()
+    for i in range(120):
+        mixed.add(1.0 if i else 0.0, (0.0 if i == 1 else 1.0) if i < 40 else None)
+    found = mixed.corrected()
+    assert found.valid and 0.0 <= found.low <= found.estimate <= found.high <= 1.0
