@@ -439,3 +439,16 @@ def test_batch_collect_from_another_folder_fills_the_runs_own_cache(run_cli, ser
     calls = server.calls
     again = run_cli(args, judge=False)
     assert again.code == 0 and server.calls == calls  # every reply from the run's own cache
+
+
+def test_batch_collect_gates_as_the_run_it_finishes(run_cli, server, tmp_path):
+    # the manifest held every default as if set: completeness, which judged no row, failed "the bound set on it measured nothing"
+    table = tmp_path / "no_truth.jsonl"
+    table.write_text("".join(json.dumps({"id": f"r{i}", "request": f"Where is tower {i}?", "context": [f"Tower {i} is in Paris."]}) + "\n"
+                             for i in range(4)))
+    out = tmp_path / "scored.parquet"
+    args = ["score", str(table), "-o", str(out), "--batch", "--min-pass-rate", "0", "--model", MODEL]
+    assert run_cli(args).code == 4
+    done = run_cli(["batch", "collect", f"{out}.batch/manifest.json", "--batch-wait"], judge=False)
+    assert done.code == 0, done.stdout + done.stderr
+    assert run_cli(args).code == 0  # the same command, now from the cache, gates alike
