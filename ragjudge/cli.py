@@ -354,8 +354,13 @@ def calibrate(
     wanted = pairs(labels, "--labels")
     if not output:
         raise RagjudgeError("calibrate needs -o: the config to write (YAML), or with --suggest the table of rows to label")
-    if config and os.path.exists(output) and os.path.samefile(config, output):
+    if config and os.path.exists(output) and os.path.exists(config) and os.path.samefile(config, output):
         raise ConfigError(f"-o {output} is the config you scored with (-c): write the calibrated config to another file")
+    if suggest is None and not output.lower().endswith((".yaml", ".yml")):
+        raise ConfigError(f"-o {output}: calibrate writes a YAML config; name it .yaml (with --suggest, -o is the table of rows to label)")
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise ConfigError(f"-o {output}: the folder {folder} does not exist or cannot be written; choose another path")
     from ragjudge.io import read_table
 
     frame = read_table(table)
@@ -381,7 +386,7 @@ def calibrate(
     if not better:
         typer.echo("nothing written: no metric's fitted settings beat the settings you scored with out of fold")
         raise typer.Exit(1)
-    _write_calibrated(output, config, better)
+    _write_calibrated(output, config, better, {"judge.model": model, "judge.api_base": api_base, "cache.dir": cache_dir}, set_)
     typer.echo(f"wrote {output} (score with -c {output})")
 
 
@@ -410,16 +415,30 @@ def _fit_text(found: Any) -> str:
     return "\n".join(lines)
 
 
-def _write_calibrated(output: str, config: str | None, fits: list[Any]) -> None:
-    """The config at ``config`` (or an empty one) with each fit's chosen settings, to ``output``."""
+def _write_calibrated(output: str, config: str | None, fits: list[Any], given: dict[str, Any], sets: list[str]) -> None:
+    """The config the rows were scored with (the file ``config``, a bundled name resolved, then the
+    judge flags ``given`` and each ``--set KEY=VALUE`` in ``sets``) with each fit's chosen
+    settings, to ``output``: scoring with it alone finds the same cached replies."""
     import yaml
 
+    from ragjudge.config import _config_path
     from ragjudge.io import write_atomic
 
     document: dict[str, Any] = {}
     if config:
-        with open(config, encoding="utf-8") as handle:
+        with open(_config_path(config), encoding="utf-8") as handle:
             document = yaml.safe_load(handle) or {}
+    for key, value in given.items():  # --model, --api-base, --cache-dir: where the replies are
+        if value is not None:
+            section, _, name = key.partition(".")
+            document.setdefault(section, {})[name] = value
+    for item in sets:
+        key, _, value = item.partition("=")
+        *path, last = key.strip().split(".")
+        place = document
+        for part in path:
+            place = place.setdefault(part, {}) if isinstance(place.get(part), dict) or part not in place else place[part]
+        place[last] = yaml.safe_load(value)
     notes = []
     for found in fits:
         for key, value in found.changes.items():

@@ -274,6 +274,9 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
         raise InputError(f"calibrate {metric}: {len(have)} labelled row(s) have a cached reply ({len(labelled)} labelled); it needs at "
                          f"least {MIN_ROWS}: score the table first (ragjudge score ... with the same model, --api-base and config), then "
                          "calibrate")
+    if k > len(have):
+        raise InputError(f"--folds {k}: more folds than the {len(have)} labelled rows with a cached reply; give at most {len(have)} "
+                         f"(default {FOLDS})")
     rows = [rows[i] for i in have]
     labels = [label_pass(cells[labelled[i]], binary, default_threshold, scale) == 1.0 for i in have]
     decisions = Decisions(rows, config, metric)

@@ -452,3 +452,14 @@ def test_batch_collect_gates_as_the_run_it_finishes(run_cli, server, tmp_path):
     done = run_cli(["batch", "collect", f"{out}.batch/manifest.json", "--batch-wait"], judge=False)
     assert done.code == 0, done.stdout + done.stderr
     assert run_cli(args).code == 0  # the same command, now from the cache, gates alike
+
+
+def test_a_manifest_of_another_shape_is_exit_2_naming_it(run_cli, server, table, tmp_path):
+    # "batches": "x" ended the run with "unexpected AttributeError: 'str' object has no attribute 'get'"
+    out = tmp_path / "scored.jsonl"
+    assert run_cli(["score", table, "-o", str(out), "--batch", "--min-pass-rate", "0", "--model", MODEL]).code == 4
+    manifest = out.parent / "scored.jsonl.batch" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**data, "batches": "x"}))
+    result = run_cli(["batch", "collect", str(manifest)], judge=False)
+    assert result.code == 2 and "not a batch manifest as ragjudge writes it" in result.stderr and "Traceback" not in result.stderr

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ragjudge.errors import ConfigError
 from ragjudge.transports import base
 from ragjudge.transports.base import TransportError
 from ragjudge.types import Reply
@@ -51,6 +52,18 @@ class Manifest:
         self._replies: dict[str, int] | None = None
         if self.path.exists():
             self.data = json.loads(self.path.read_text(encoding="utf-8"))
+            self._check()
+
+    def _check(self) -> None:
+        """Raise ``ConfigError`` (exit 2) for a manifest whose shape is not one a batch run writes
+        (edited by hand, cut short): every batch an object, every call an object."""
+        data = self.data
+        batches, calls = (data.get("batches"), data.get("calls")) if isinstance(data, dict) else (None, None)
+        if not (isinstance(batches, list) and all(isinstance(b, dict) for b in batches)
+                and isinstance(calls, dict) and all(isinstance(c, dict) for c in calls.values())):
+            raise ConfigError(f"{self.path}: not a batch manifest as ragjudge writes it ('batches' a list of objects, 'calls' an "
+                              "object of objects); restore it, or remove its folder and run with --batch again (calls already "
+                              "collected are in the response cache)")
 
     @property
     def exists(self) -> bool:

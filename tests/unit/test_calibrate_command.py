@@ -127,7 +127,9 @@ def test_calibrate_chooses_completeness_pass_mark_against_ratings(run_score, run
         "  out of fold (5 folds), settings fitted on the other folds: 1.00 [0.89, 1.00]",
         "  chosen on every row: threshold 3 -> 1.6",  # the middle of 1.1..2.0: above the 1s, at or below the 2s
     ]
-    assert yaml.safe_load(out.read_text()) == {"thresholds": {"completeness": 1.6}}
+    # the model and cache the rows were scored with travel too: scoring with the file alone finds the same replies
+    assert yaml.safe_load(out.read_text()) == {"judge": {"model": "openai/fake-judge"}, "cache": {"dir": cache_dir},
+                                               "thresholds": {"completeness": 1.6}}
 
 
 def test_calibrate_refuses_a_panel_naming_how_to_calibrate_its_members(run_cli, cache_dir, tmp_path):
@@ -169,3 +171,18 @@ def test_calibrate_will_not_write_over_the_config_scored_with(run_cli, cache_dir
                    judge=False)
     assert done.code == 2 and "is the config you scored with (-c): write the calibrated config to another file" in done.stderr
     assert config.read_text().startswith("# my settings")
+
+
+def test_calibrate_refuses_more_folds_than_rows_and_a_non_yaml_output(run_score, run_cli, judge, cache_dir, tmp_path):
+    # --folds 1000000000000 ran for ten minutes and grew past 1.2 GB; -o cal.csv wrote YAML into it
+    table = _scored(run_score, judge, tmp_path)
+    base = ["calibrate", table, "--labels", "sufficiency=human", "--set", YES_THRESHOLD[0], "--model", "openai/fake-judge",
+            "--cache-dir", cache_dir]
+    many = run_cli([*base, "--folds", "1000000000000", "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert many.code == 2 and "--folds 1000000000000: more folds than the 60 labelled rows with a cached reply" in many.stderr
+    csv = run_cli([*base, "-o", str(tmp_path / "x.csv")], judge=False)
+    assert csv.code == 2 and "calibrate writes a YAML config; name it .yaml" in csv.stderr and not (tmp_path / "x.csv").exists()
+    kept = run_cli([*base, "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert kept.code == 0, kept.stderr
+    written = yaml.safe_load((tmp_path / "x.yaml").read_text())
+    assert written["judge"] == {"model": "openai/fake-judge"} and written["sufficiency"] == {"yes_threshold": 0.76}  # --set, then the fit
