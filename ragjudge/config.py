@@ -197,7 +197,10 @@ class JudgeSettings(_Strict):
     @classmethod
     def _bare_models(cls, value: Any) -> Any:  # a member may be written as its model string (--panel a,b,c)
         if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
+            given, value = value, [part.strip() for part in value.split(",") if part.strip()]
+            if not value:
+                raise ValueError(f"a panel lists its members' models, comma-separated ({given!r} names none); for one judge set "
+                                 "judge.model instead")
         if isinstance(value, list):
             return [{"model": item} if isinstance(item, str) else item for item in value]
         return value
@@ -591,7 +594,8 @@ def _describe(err: ValidationError, source: str, overrides: dict[str, Any] | Non
     if not first["loc"]:  # a check across keys: its message names what it is about
         return f"{by}: {message}" if by else prefix + message
     if first["type"] == "string_pattern_mismatch":
-        message = "should not be empty or blank"
+        wanted = str((first.get("ctx") or {}).get("pattern", ""))
+        message = "should be lower-case letters, digits and _ only" if wanted == "^[a-z0-9_]+$" else "should not be empty or blank"
     message = message.replace("Input should be", "should be").replace("String should", "should")
     given = first.get("input")
     got = f" (got {given!r})" if isinstance(given, (str, int, float, bool)) or given is None else ""

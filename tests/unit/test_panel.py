@@ -230,6 +230,10 @@ def test_samples_are_drawn_per_member_then_the_panel_decides(run_score, tmp_path
     pytest.param(['judge.panel=["openai/a", "openai/b"]', "judge.panel_quorum=3"],
                  "judge.panel_quorum: 3 is more than the panel's 2 members; set it to 1..2", id="quorum_too_high"),
     pytest.param(["judge.panel_rule=most"], "judge.panel_rule", id="unknown_rule"),
+    # the breaker's trial: "--panel ," ran the single default judge; a name with a space said "should not be empty or blank"
+    pytest.param(["judge.panel=','"], "a panel lists its members' models, comma-separated (',' names none)", id="no_member"),
+    pytest.param(['judge.panel=[{model: "openai/a", name: "a b/c"}, "openai/b"]'], "should be lower-case letters, digits and _ only "
+                 "(got 'a b/c')", id="bad_name"),
 ])
 def test_a_bad_panel_is_a_config_error_naming_the_key_and_the_fix(run_score, sets, message):
     result = run_score(SOURCE, metric=["sufficiency"], set_=sets)
@@ -282,3 +286,13 @@ def test_a_model_given_beside_a_panel_is_named_as_not_asked():
         assert "note: judge.model openai/gpt-4o is not asked: the panel's members judge (openai/fake-judge, openai/fake-strict)" in scorer.notes
     with Scorer(Config(judge={"panel": panel}, cache={"enabled": False})) as scorer:
         assert not [note for note in scorer.notes if "is not asked" in note]
+
+
+def test_a_panel_rule_without_a_panel_is_named():
+    # --panel-rule and --panel-quorum without --panel were passed over without a word
+    from ragjudge import Config
+    from ragjudge.scoring import Scorer
+
+    with Scorer(Config(judge={"model": "openai/fake-judge", "panel_rule": "all"}, cache={"enabled": False})) as scorer:
+        assert ("note: judge.panel_rule and judge.panel_quorum decide a panel's verdicts; this run has one judge (openai/fake-judge): give "
+                "--panel MODEL,MODEL,... (judge.panel)") in scorer.notes
