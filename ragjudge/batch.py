@@ -195,6 +195,7 @@ def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, tr
             wanted = find(request, config, manifest, inner, client.reply, traces)
             if not wanted:
                 break
+            _check_budget(judge, inner.provider_model, wanted)
             ids = _loop.run(submit(manifest, client, wanted))
             submitted += len(wanted)
             if hear:
@@ -265,6 +266,31 @@ def _pending(manifest: Manifest, submitted: int, still: list[dict[str, Any]]) ->
     lines.append("batch: submitted, not yet judged (exit 4): run the same command again to collect and finish (add --batch-wait "
                  f"to wait), or: ragjudge batch collect {manifest.path}")
     return BatchStep(True, str(manifest.folder), None, submitted, ids, lines)
+
+
+def floor_cost(provider_model: str, wanted: dict[str, Any]) -> float | None:
+    """The least the calls ``wanted`` (custom_id -> ``Request``) cost through the batch API, in
+    USD: their prompt tokens at the batch price (``ragjudge.prices``; replies cost more). None where
+    the model has no price."""
+    from ragjudge.prices import TokenCounter, cost
+
+    provider, _, name = provider_model.partition("/")
+    count = TokenCounter(provider_model)
+    tokens = sum(count(request.messages) for request in wanted.values())
+    return cost(provider, [name], tokens, 0, batch=True)
+
+
+def _check_budget(judge: Any, provider_model: str, wanted: dict[str, Any]) -> None:
+    """Refuse (``ConfigError``, exit 2, nothing submitted) a batch whose prompt tokens alone cost
+    more than ``judge.max_cost``: a batch is paid whole once submitted, so the budget cannot stop
+    it half-way as it stops direct calls."""
+    if judge.max_cost is None:
+        return
+    low = floor_cost(provider_model, wanted)
+    if low is not None and low > judge.max_cost:
+        raise ConfigError(f"--max-cost {judge.max_cost:g}: the {len(wanted)} call(s) to submit cost at least ${low:.4f} at the batch price "
+                          "(their prompt tokens alone), and a batch is paid whole once submitted; nothing was submitted: raise "
+                          "--max-cost, or judge fewer rows (--limit N, --sample N)")
 
 
 def find(request: Any, config: Any, manifest: Manifest, inner: Any, reply: Any, traces: Any = None) -> dict[str, Any]:

@@ -301,16 +301,20 @@ def test_batch_collect_names_the_fix_for_a_missing_manifest(run_cli, tmp_path):
     assert result.code == 2 and "give the manifest.json a --batch run printed" in result.stderr
 
 
-def test_max_cost_stops_the_next_round_and_keeps_what_was_paid(server, table, tmp_path):
-    """Round 1 (sufficiency, statements) costs more than the budget: the coverage calls are never
-    submitted ("budget reached"), and every reply already paid is used."""
-    outcome, runs = finish(server, table, tmp_path / "scored.jsonl", tmp_path / "cache", max_cost=1e-7)
-    assert runs == 2 and outcome.exit_code == 3
+def test_max_cost_stops_the_calls_past_it_and_keeps_what_was_paid(server, table, tmp_path):
+    """The budget, $0.00014, is above round 1's prompt tokens ($0.0001353 at the batch price: a batch
+    beyond it is refused before it is submitted, test above), so round 1 goes; its replies cost
+    $0.000144 (sufficiency) and more, so of round 2's coverage calls only those asked before the
+    spend crossed the budget are submitted, the others are error rows "budget reached", and every
+    reply already paid is used."""
+    outcome, runs = finish(server, table, tmp_path / "scored.jsonl", tmp_path / "cache", max_cost=0.00014)
+    assert runs == 3 and outcome.exit_code == 3
     scored = read(tmp_path / "scored.jsonl")
     assert list(scored["sufficiency_status"]) == ["ok"] * 4
-    assert list(scored["completeness_status"]) == ["error"] * 4 and set(scored["completeness_error"]) == {"budget reached"}
-    assert len(server.batch_submitted) == 8 and server.batch_creates == 1
-    assert outcome.result.summary.metrics["sufficiency"].usage.cost_usd > 1e-7
+    assert list(scored["completeness_status"]) == ["ok", "ok", "error", "error"]
+    assert list(scored["completeness_error"])[2:] == ["budget reached"] * 2
+    assert len(server.batch_submitted) == 10 and set(server.batch_submitted.values()) == {1} and server.batch_creates == 2
+    assert outcome.result.summary.metrics["sufficiency"].usage.cost_usd > 0.00014
 
 
 # -- Anthropic's Message Batches -----------------------------------------------------------------
@@ -463,3 +467,12 @@ def test_a_manifest_of_another_shape_is_exit_2_naming_it(run_cli, server, table,
     manifest.write_text(json.dumps({**data, "batches": "x"}))
     result = run_cli(["batch", "collect", str(manifest)], judge=False)
     assert result.code == 2 and "not a batch manifest as ragjudge writes it" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_batch_over_the_budget_is_refused_before_it_is_submitted(run_cli, server, table, tmp_path):
+    # --batch --max-cost 1 spent $4.88 and passed: a batch is paid whole once submitted
+    out = tmp_path / "scored.jsonl"
+    result = run_cli(["score", table, "-o", str(out), "--batch", "--min-pass-rate", "0", "--model", MODEL, "--max-cost", "0.0000001"])
+    assert result.code == 2 and "a batch is paid whole once submitted; nothing was submitted" in result.stderr
+    assert not server.batch_submitted and not out.exists()
+    assert run_cli(["score", table, "-o", str(out), "--batch", "--min-pass-rate", "0", "--model", MODEL, "--max-cost", "10"]).code == 4
