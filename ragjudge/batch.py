@@ -202,6 +202,11 @@ def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, tr
                 hear(Note(f"batch: submitted {len(wanted)} call(s) in {', '.join(ids)} (round {manifest.batches[-1]['round']})"))
             if not wait:
                 return _pending(manifest, submitted, manifest.open_batches())
+    except KeyboardInterrupt:  # Ctrl-C while waiting: what was submitted runs on at the provider, and is paid
+        if manifest.exists and manifest.open_batches():
+            raise KeyboardInterrupt(f"interrupted: no table was written; the batch(es) submitted keep running at the provider (paid): "
+                                    f"run the same command again, or ragjudge batch collect {manifest.path}, to collect them") from None
+        raise
     finally:
         _loop.run(client.aclose())
     final = BatchTransport(inner, manifest, client.reply, final=True, fallback=judge.batch_fallback)

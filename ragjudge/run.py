@@ -346,7 +346,12 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
         local.TURNS.note = None if on_event is None else (lambda text: on_event(Note(text)))
     step = None
     if config.judge.batch:  # through the provider's batch API: submit, collect, then finish from the replies
-        step = advance(request, config, traces.options if traces else None, on_event, transport)
+        try:
+            step = advance(request, config, traces.options if traces else None, on_event, transport)
+        except KeyboardInterrupt as exc:  # Ctrl-C while waiting on the batches: they run on, and the line says how to collect them
+            if not exc.args:
+                raise
+            return RunOutcome(request, 130, stopped=str(exc), seconds=time.monotonic() - started)
         if step.pending:
             return RunOutcome(request, EXIT_SUBMITTED, seconds=time.monotonic() - started, batch=step)
         transport = step.transport

@@ -476,3 +476,26 @@ def test_a_batch_over_the_budget_is_refused_before_it_is_submitted(run_cli, serv
     assert result.code == 2 and "a batch is paid whole once submitted; nothing was submitted" in result.stderr
     assert not server.batch_submitted and not out.exists()
     assert run_cli(["score", table, "-o", str(out), "--batch", "--min-pass-rate", "0", "--model", MODEL, "--max-cost", "10"]).code == 4
+
+
+def test_ctrl_c_while_waiting_says_the_batch_runs_on_and_how_to_collect(run_cli, server, table, tmp_path, monkeypatch):
+    # it said "interrupted: nothing more was written (a Ctrl-C while judging still writes every row)"
+    import ragjudge.batch as batch_run
+
+    real = batch_run.collect
+
+    def interrupted(manifest, client, wait, poll, hear=None):  # Ctrl-C reaches the main thread while it waits on the batch
+        if wait and manifest.open_batches():
+            raise KeyboardInterrupt
+        return real(manifest, client, wait, poll, hear)
+
+    monkeypatch.setattr(batch_run, "collect", interrupted)
+    out = tmp_path / "scored.jsonl"
+    result = run_cli(["score", table, "-o", str(out), "--batch", "--batch-wait", "--min-pass-rate", "0", "--model", MODEL])
+    assert result.code == 130 and not out.exists()
+    assert (f"interrupted: no table was written; the batch(es) submitted keep running at the provider (paid): run the same command "
+            f"again, or ragjudge batch collect {out}.batch/manifest.json, to collect them") in result.stderr
+    assert "nothing more was written" not in result.stderr
+    monkeypatch.setattr(batch_run, "collect", real)
+    again = run_cli(["score", table, "-o", str(out), "--batch", "--batch-wait", "--min-pass-rate", "0", "--model", MODEL])
+    assert again.code == 0 and set(server.batch_submitted.values()) == {1}
