@@ -350,8 +350,9 @@ def calibrate(
     """Choose the judge's decision settings on your labels from the cached replies (no judge call), by cross-validation."""
     from ragjudge.options import load, pairs
 
-    settings, _ = load(config, {"map": map, "labels": labels, "model": model, "api_base": api_base, "cache_dir": cache_dir}, set_)
     wanted = pairs(labels, "--labels")
+    settings, _ = load(config, {"map": map, "labels": labels, "model": model, "api_base": api_base, "cache_dir": cache_dir,
+                                "metric": list(wanted)}, set_)  # the metrics calibrated are those labelled
     if not output:
         raise RagjudgeError("calibrate needs -o: the config to write (YAML), or with --suggest the table of rows to label")
     if config and os.path.exists(output) and os.path.exists(config) and os.path.samefile(config, output):
@@ -364,6 +365,12 @@ def calibrate(
     from ragjudge.io import read_table
 
     frame = read_table(table)
+    id_column = settings.columns.id or "id"
+    if id_column in frame.columns and frame[id_column].duplicated().any():  # a repeated row would sit in both sides of a fold
+        repeats = frame[id_column].duplicated()
+        print(f"note: {int(repeats.sum())} row(s) repeat an earlier id in '{id_column}': each id is calibrated once (its first row)",
+              file=sys.stderr)
+        frame = frame[~repeats].reset_index(drop=True)
     if suggest is not None:
         _suggest(frame, settings, wanted, suggest, output)
         return

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import yaml
 
@@ -186,3 +188,15 @@ def test_calibrate_refuses_more_folds_than_rows_and_a_non_yaml_output(run_score,
     assert kept.code == 0, kept.stderr
     written = yaml.safe_load((tmp_path / "x.yaml").read_text())
     assert written["judge"] == {"model": "openai/fake-judge"} and written["sufficiency"] == {"yes_threshold": 0.76}  # --set, then the fit
+
+
+def test_calibrate_counts_a_repeated_id_once_and_judges_only_the_labelled_metrics(run_score, run_cli, judge, cache_dir, tmp_path):
+    # repeated ids were counted twice (110 "labelled rows" of 60), the same row in both sides of a fold
+    table = _scored(run_score, judge, tmp_path)
+    rows = [json.loads(line) for line in open(table, encoding="utf-8")]
+    doubled = write_jsonl(tmp_path / "doubled.jsonl", rows + rows[:20])
+    done = run_cli(["calibrate", doubled, "--labels", "sufficiency=human", "--set", YES_THRESHOLD[0], "--model", "openai/fake-judge",
+                    "--cache-dir", cache_dir, "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 0, done.stderr
+    assert "note: 20 row(s) repeat an earlier id in 'id': each id is calibrated once (its first row)" in done.stderr
+    assert done.stdout.splitlines()[0] == "sufficiency: 60 labelled rows with a cached reply"
