@@ -17,28 +17,10 @@ from ragjudge.types import Reason, Verdict
 
 # peer report (issue 20 item 10): after Ctrl-C while judging
 def test_ctrl_c_while_judging_ends_with_one_line_that_says_what_was_written(tmp_path):
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from conftest import ROOT
-    from ragjudge.fakeserver import FakeJudgeServer
-
     rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i}."], "expected_response": f"city {i}"} for i in range(6)]
     out = tmp_path / "out.jsonl"
-    with FakeJudgeServer(latency=30) as server:
-        process = subprocess.Popen([sys.executable, "-m", "ragjudge", "score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency",
-                                    "-o", str(out), "--model", "openai/fake", "--api-base", server.url, "--no-cache"],
-                                   cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 180  # starting the command (imports) takes long on a loaded machine
-        while server.in_flight < 1 and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        assert server.in_flight == 1  # the run's first call (it goes alone, and takes 30 s): Ctrl-C while it is in flight
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130
+    returncode, stderr = _interrupted_at_the_first_call(tmp_path, rows, out)
+    assert returncode == 130
     last = stderr.strip().splitlines()[-1]
     assert last.startswith(f"interrupted: all 6 rows were written to {out} (sufficiency 0 done, 6 unfinished;"), last
     assert "nothing more was written" not in stderr
@@ -110,24 +92,10 @@ def test_ctrl_c_during_the_final_write_keeps_every_row_and_says_none_is_unfinish
 
 # peer report (issue 29 item 15): Ctrl-C wording
 def test_ctrl_c_under_no_cache_and_sample_says_what_is_true(tmp_path):
-    import signal
-    import time
-
-    from ragjudge.fakeserver import FakeJudgeServer
-
     rows = [{**GROUNDED, "id": f"r{i}"} for i in range(6)]
     out = tmp_path / "out.jsonl"
-    with FakeJudgeServer(latency=30) as server:
-        process = subprocess.Popen([sys.executable, "-m", "ragjudge", "score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency",
-                                    "-o", str(out), "--model", "openai/fake", "--api-base", server.url, "--no-cache", "--sample", "2"],
-                                   cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 180  # starting the command (imports) takes long on a loaded machine
-        while server.in_flight < 1 and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        assert server.in_flight == 1  # the run's first call (it goes alone, and takes 30 s): Ctrl-C while it is in flight
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130
+    returncode, stderr = _interrupted_at_the_first_call(tmp_path, rows, out, "--sample", "2")
+    assert returncode == 130
     last = stderr.strip().splitlines()[-1]
     assert last.startswith(f"interrupted: all 6 rows were written to {out} (sufficiency 0 done, 2 unfinished, 4 not sampled;"), last
     assert "finished calls come from the cache" not in stderr and "(--no-cache: no verdict was kept in the cache)" in last
@@ -144,3 +112,24 @@ def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monke
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", str(out)])
     assert result.code == 130 and not out.exists()
     assert result.stderr.strip() == "interrupted: nothing more was written (a Ctrl-C while judging still writes every row)"
+
+
+def _interrupted_at_the_first_call(tmp_path, rows, out, *options: str) -> tuple[int, str]:
+    """``ragjudge score`` on ``rows`` as a process against a fake judge that answers in 30 s, sent
+    Ctrl-C while its first call (it goes alone) is in flight: its exit code and stderr."""
+    import signal
+    import time
+
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    with FakeJudgeServer(latency=30) as server:
+        process = subprocess.Popen([sys.executable, "-m", "ragjudge", "score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency",
+                                    "-o", str(out), "--model", "openai/fake", "--api-base", server.url, "--no-cache", *options],
+                                   cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 180  # starting the command (imports) takes long on a loaded machine
+        while server.in_flight < 1 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert server.in_flight == 1  # the run's first call (it goes alone, and takes 30 s): Ctrl-C while it is in flight
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    return process.returncode, stderr
