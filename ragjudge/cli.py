@@ -348,7 +348,7 @@ def calibrate(
     suggest: Annotated[Optional[int], typer.Option(help="Instead of fitting: write the N unlabelled rows whose labels would narrow the corrected interval most (the judge's least certain verdicts).", min=1)] = None,
 ) -> None:
     """Choose the judge's decision settings on your labels from the cached replies (no judge call), by cross-validation."""
-    from ragjudge.options import load, pairs
+    from ragjudge.options import load, overrides, pairs
 
     wanted = pairs(labels, "--labels")
     settings, _ = load(config, {"map": map, "labels": labels, "model": model, "api_base": api_base, "cache_dir": cache_dir,
@@ -393,7 +393,8 @@ def calibrate(
     if not better:
         typer.echo("nothing written: no metric's fitted settings beat the settings you scored with out of fold")
         raise typer.Exit(1)
-    _write_calibrated(output, config, better, {"judge.model": model, "judge.api_base": api_base, "cache.dir": cache_dir}, set_)
+    where, _ = overrides({"model": model, "api_base": api_base, "cache_dir": cache_dir})  # the flag table's keys, nested
+    _write_calibrated(output, config, better, where, set_)
     typer.echo(f"wrote {output} (score with -c {output})")
 
 
@@ -435,10 +436,8 @@ def _write_calibrated(output: str, config: str | None, fits: list[Any], given: d
     if config:
         with open(_config_path(config), encoding="utf-8") as handle:
             document = yaml.safe_load(handle) or {}
-    for key, value in given.items():  # --model, --api-base, --cache-dir: where the replies are
-        if value is not None:
-            section, _, name = key.partition(".")
-            document.setdefault(section, {})[name] = value
+    for section, values in given.items():  # --model, --api-base, --cache-dir (options.overrides): where the replies are
+        document.setdefault(section, {}).update(values)
     for item in sets:
         key, _, value = item.partition("=")
         *path, last = key.strip().split(".")
