@@ -94,7 +94,7 @@ def score(
     max_retries: Annotated[Optional[int], typer.Option(help="Retries per call on 429, 5xx, timeouts, dropped connections (default 6).", rich_help_panel="Judge")] = None,
     rpm: Annotated[Optional[float], typer.Option(help="Cap on judge requests per minute (default: none).", rich_help_panel="Judge")] = None,
     samples: Annotated[Optional[int], typer.Option(help="Judge samples per row and metric; majority verdict (default 1).", rich_help_panel="Judge")] = None,
-    panel: Annotated[Optional[str], typer.Option(metavar="MODEL[,MODEL...]", help="A panel of judge models deciding together instead of --model, e.g. openai/gpt-4o-mini,anthropic/claude-3-5-haiku-latest,gemini/gemini-1.5-flash; columns M_panel_NAME_* per member (docs/judges.md).", rich_help_panel="Judge")] = None,
+    panel: Annotated[list[str], typer.Option(metavar="MODEL[,MODEL...]", help="A panel of judge models deciding together instead of --model, e.g. openai/gpt-4o-mini,anthropic/claude-3-5-haiku-latest,gemini/gemini-1.5-flash (or --panel once per member); columns M_panel_NAME_* per member (docs/judges.md).", rich_help_panel="Judge")] = [],
     panel_rule: Annotated[Optional[str], typer.Option(help="How a panel decides: majority (default; a tie is no), all, any, or mean (the lower median of the members' scores).", rich_help_panel="Judge")] = None,
     panel_quorum: Annotated[Optional[int], typer.Option(help="Panel members that must answer for a verdict; below it the row is an error (default: more than half).", rich_help_panel="Judge")] = None,
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, dotted paths allowed (inputs.query); fields: id, request, context, expected_facts, expected_response, response.", rich_help_panel="Input and outputs")] = [],
@@ -152,6 +152,7 @@ def score(
     from ragjudge.run import request_of, run
 
     given = dict(locals())
+    given["panel"] = ",".join(panel) if panel else None  # --panel a,b or --panel a --panel b: one list of members
     loaded = options.load_layers(config, given, set_)
     if print_config:
         from ragjudge.configdoc import effective

@@ -159,3 +159,13 @@ def test_a_member_failing_mid_run_with_401_then_timeouts_leaves_every_row_to_the
         if r["sufficiency_panel_fake_flaky_status"] == "error":
             assert f"fake_flaky did not answer ({r['sufficiency_panel_fake_flaky_error']})" in r["sufficiency_rationale"]
             assert r["sufficiency_rationale"].split(":")[0] in ("1 of 2 judges", "2 of 2 judges")
+
+
+def test_panel_given_once_per_member_is_one_panel(run_cli, tmp_path, server):
+    # --panel A --panel B kept only B and said "needs at least 2 members (got 'openai/fake-strict')"
+    summary = tmp_path / "s.json"
+    result = run_cli(["score", str(SAMPLE / "rag_eval.jsonl"), "-m", "sufficiency", "--panel", "openai/fake-judge", "--panel",
+                      "openai/fake-strict", "--min-pass-rate", "0", "--summary-json", str(summary), "--no-cache"])
+    assert result.code == 0, result.stderr
+    members = json.loads(summary.read_text())["metrics"]["sufficiency"]["panel"]["members"]
+    assert [m["model"] for m in members.values()] == ["openai/fake-judge", "openai/fake-strict"]
