@@ -432,6 +432,7 @@ def _write_calibrated(output: str, config: str | None, fits: list[Any], given: d
 
     from ragjudge.config import _config_path
     from ragjudge.io import write_atomic
+    from ragjudge.options import lay, set_assignments
 
     document: dict[str, Any] = {}
     if config:
@@ -439,13 +440,8 @@ def _write_calibrated(output: str, config: str | None, fits: list[Any], given: d
             document = yaml.safe_load(handle) or {}
     for section, values in given.items():  # --model, --api-base, --cache-dir (options.overrides): where the replies are
         document.setdefault(section, {}).update(values)
-    for item in sets:
-        key, _, value = item.partition("=")
-        *path, last = key.strip().split(".")
-        place = document
-        for part in path:
-            place = place.setdefault(part, {}) if isinstance(place.get(part), dict) or part not in place else place[part]
-        place[last] = yaml.safe_load(value)
+    for assignment in set_assignments(sets):  # --set laid as the run laid it (options.lay: per-metric keys included)
+        lay(document, {}, assignment)
     notes = []
     for found in fits:
         for key, value in found.changes.items():

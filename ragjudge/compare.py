@@ -25,7 +25,7 @@ from typing import Any
 from ragjudge.calibration import difference
 from ragjudge.panel import without_members
 from ragjudge.errors import InputError
-from ragjudge.counting import row_ids, SPAN, summarize, unit_rows
+from ragjudge.counting import has_path, row_ids, SPAN, summarize, unit_rows
 from ragjudge.diagnosis import CELLS, counts, of_table
 from ragjudge.gate import Check, Kind
 
@@ -39,7 +39,7 @@ def _ids(table: Any, name: str, hint: str = "", column: str | None = "id", requi
     wrong rows, and matching all of them by position silently is worse) and for an id given
     twice (``check_ids``). ``required`` (the id column was named: ``--map id=COLUMN``,
     ``columns.id``): a table without it is an ``InputError`` too, not matched by position."""
-    if column is None or (column not in table.columns and column.split(".", 1)[0] not in table.columns):
+    if column is None or not has_path(table, column):
         if required and column is not None:
             shown = ", ".join(map(str, list(table.columns)[:20]))
             raise InputError(f"the {name} table has no column '{column.split('.', 1)[0]}' to read the ids from (id={column}); "
@@ -294,7 +294,7 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
             raise InputError(f"--labels {metric}={column}: neither table holds {metric}; they hold {', '.join(have_c) or 'no metric'}")
         if metric in metrics:
             for name, table in (("baseline", baseline), ("current", current)):
-                if column not in map(str, table.columns) and column.split(".")[0] not in map(str, table.columns):
+                if not has_path(table, column):
                     raise InputError(f"--labels {metric}={column}: the {name} table has no column '{column}'; give each table its "
                                      "labels column (the labels of one run's responses are not the other's)")
     report: dict[str, Any] = {"warnings": [], "metrics": {}}

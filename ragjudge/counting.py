@@ -67,6 +67,13 @@ def unit_rows(frame: Any, level: str, firsts: list[bool] | None = None) -> list[
     return [i for i, first in enumerate(firsts) if first]
 
 
+def has_path(frame: Any, path: str) -> bool:
+    """Whether ``frame`` holds the column, or dotted path (``meta.qid``: the key ``qid`` of the
+    column ``meta``), ``path`` names, as ``row_ids`` reads it."""
+    columns = {str(c) for c in frame.columns}
+    return path in columns or ("." in path and path.split(".", 1)[0] in columns)
+
+
 def row_ids(frame: Any, id_column: str | None = "id") -> list[Any]:
     """The id of each row of ``frame`` (None where it has none): read from ``id_column`` (the
     column, or dotted path, the mapping reads the id from; None: the table has no id)."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.calibration import label_pass
-from ragjudge.counting import row_ids
+from ragjudge.counting import has_path, row_ids
 from ragjudge.errors import InputError
 from ragjudge.judges import judge_class, make_judges
 from ragjudge.scoring import Scorer
@@ -253,7 +253,7 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     table first, with the config given here)."""
     if metric not in KNOBS:
         raise InputError(f"calibrate knows the decision settings of {', '.join(KNOBS)}; {metric} has none to choose")
-    if label_column not in frame.columns and "." not in label_column:
+    if not has_path(frame, label_column):
         raise InputError(f"--labels {metric}={label_column}: the table has no column {label_column!r}; its columns: "
                          f"{', '.join(map(str, frame.columns))}")
     low, high = config.scale(metric)

@@ -24,7 +24,7 @@ from typing import Any
 from ragjudge.config import FIELDS
 from ragjudge.records import Mapping, resolve_mapping
 from ragjudge.calibration import blank, label_pass
-from ragjudge.counting import row_ids
+from ragjudge.counting import has_path, row_ids
 from ragjudge.errors import InputError
 
 # -- events ------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ def check_labels(config: Any, frame: Any, name: str = "input") -> None:
     for metric, column in (getattr(config, "labels", None) or {}).items():
         if metric not in config.metrics or not column:
             continue
-        if column not in columns and column.split(".")[0] not in columns:
+        if not has_path(frame, column):
             raise InputError(f"--labels {metric}={column}: {name} has no column '{column}' (labels.{metric}); its columns: "
                              f"{', '.join(columns)}")
         low, high = (float(v) for v in config.scale(metric))
