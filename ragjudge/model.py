@@ -248,12 +248,10 @@ class Model:
     def _priced(self, usage: Usage, batch: bool = False) -> Usage:
         """``usage`` priced by ``judge.price`` when it is set (the table's price otherwise; half
         of it for a reply through the batch API, ``batch``)."""
-        price = self.settings.price
-        if price is None or self.transport.free:
+        if self.settings.price is None or self.transport.free:
             return usage
-        share = prices.BATCH_DISCOUNT if batch else 1.0
-        cost = share * (usage.prompt_tokens * price.input_per_mtok + usage.completion_tokens * price.output_per_mtok) / 1e6
-        return replace(usage, cost_usd=cost)
+        per_input, per_output = self.price(batch)  # type: ignore[misc]  # judge.price, at the batch share where it applies
+        return replace(usage, cost_usd=(usage.prompt_tokens * per_input + usage.completion_tokens * per_output) / 1e6)
 
     def counter(self) -> Any:
         """This model's token counter (``ragjudge.prices.TokenCounter``), as the dry run counts."""
