@@ -20,6 +20,7 @@ from typing import Any
 from ragjudge.calibration import label_rating, label_yes_no
 from ragjudge.errors import InputError
 from ragjudge.counting import unit_rows
+from ragjudge.judges import judge_class
 
 
 _as_bool = label_yes_no  # a label as yes / no (None: no label): ragjudge.calibration reads labels for both
@@ -221,8 +222,6 @@ def agreement(table: Any, metric: str, labels: str, by: str | None = None, pair:
         )
         return report
     if kind is None:
-        from ragjudge.judges import judge_class
-
         kind = judge_class(metric).kind
     binary = kind == "binary"
     convert = _as_bool if binary else _as_float

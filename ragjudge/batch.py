@@ -40,12 +40,14 @@ from ragjudge import _loop
 from ragjudge.errors import ConfigError, ProviderFatalError, RagjudgeError, EXIT_JUDGE_ERRORS
 from ragjudge.pipeline import score_source
 from ragjudge.plan import Note, events
-from ragjudge.transports import base, choose
+from ragjudge.transports import base, choose, resolve_model
 from ragjudge.transports.base import TransportError
 from ragjudge.transports.batch import FAILED, OPEN, BatchTransport, Manifest
 from ragjudge.transports.openai_batch import DONE, OpenAIBatches, serves
 from ragjudge.transports.anthropic_batch import AnthropicBatches
 from ragjudge.transports.anthropic_batch import serves as anthropic_serves
+from ragjudge.prices import TokenCounter, cost
+from ragjudge.cache import default_cache_dir
 
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
 
@@ -109,7 +111,6 @@ def client_for(judge: Any) -> Any:
         return OpenAIBatches(judge)
     if "/" not in judge.model or judge.model.startswith("local/"):
         return None
-    from ragjudge.transports import resolve_model
 
     try:
         resolved = resolve_model(judge)
@@ -123,7 +124,6 @@ def folder_for(request: Any, config: Any) -> Path:
     else ``batches/DIGEST`` in the cache folder (the digest of the source, the metrics and the model)."""
     if request.output and request.output != "-":
         return Path(str(request.output).rstrip("/") + ".batch")
-    from ragjudge.cache import default_cache_dir
 
     source = os.path.abspath(request.source) if isinstance(request.source, str) else "DataFrame"
     digest = hashlib.sha256(json.dumps([source, list(config.metrics), config.judge.model, config.judge.api_base]).encode()).hexdigest()[:16]
@@ -277,8 +277,6 @@ def floor_cost(provider_model: str, wanted: dict[str, Any]) -> float | None:
     """The least the calls ``wanted`` (custom_id -> ``Request``) cost through the batch API, in
     USD: their prompt tokens at the batch price (``ragjudge.prices``; replies cost more). None where
     the model has no price."""
-    from ragjudge.prices import TokenCounter, cost
-
     provider, _, name = provider_model.partition("/")
     count = TokenCounter(provider_model)
     tokens = sum(count(request.messages) for request in wanted.values())

@@ -17,13 +17,12 @@ from ragjudge.judges import BUILT_IN, bundled_definitions, make_judges
 from ragjudge.plan import RunPlan
 from ragjudge.records import to_records
 from ragjudge.types import Verdict
+from ragjudge import local
 
 
 def _settings(config: Config) -> Config:
     """``config`` with the embedded judge's calibrated settings, as a run would use them."""
     if config.judge.model.startswith("local/"):
-        from ragjudge import local
-
         config, _ = local.calibrated(config)
     return config
 

@@ -2,10 +2,11 @@
 maps the result to an exit code; errors print one line (``RAGJUDGE_DEBUG=1`` shows the
 traceback). Neither ``ragjudge --help`` nor this module imports litellm or pandas.
 
-Its commands import the library inside their functions, the one module of ragjudge that does so
-for its own modules (with ``options``, which it imports at once): ``ragjudge --help`` then builds
-no config model and starts in half the time (0.19 s against 0.41 s with every import at the top,
-measured with farm-bench on 2026-12-04).
+The project's own modules are imported at the top; only ``ragjudge.io`` (pandas, pyarrow) is
+imported inside the commands that read or write a table, so ``ragjudge --help`` loads neither.
+The price of one place for the imports: ``ragjudge --help`` takes 0.45 s (median of 15 on 2 cores,
+2026-12-04), against 0.18 s when every command imported the library inside it; a run imports all
+of it either way.
 
 Why it is over 500 lines: it is the command-line contract itself. ``score`` declares about
 fifty options, one line of help each, and every command carries its examples; the logic they
@@ -13,15 +14,32 @@ reach lives in the library (``options``, ``pipeline``, ``trace_run``, ``reports.
 
 from __future__ import annotations
 
+import gc
+import json
 import os
 import sys
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
+from ragjudge import __version__, agreement, catalog, compare, decisions, options
+from ragjudge.cache import ResponseCache, default_cache_dir
+from ragjudge.config import _config_path, bundled_config
+from ragjudge.configdoc import effective
+from ragjudge.counting import levels_of_config
 from ragjudge.errors import EXIT_USAGE, ConfigError, RagjudgeError
-from ragjudge.options import check_regression_gates  # light: no rich, pandas or litellm
+from ragjudge.estimate import render as estimate_lines
+from ragjudge.gate import exit_code
+from ragjudge.http_errors import redact
+from ragjudge.plan import Note, Progress, Row, Start
+from ragjudge.reports.gate_text import lines as gate_lines
+from ragjudge.reports.html import from_table, write
 from ragjudge.reports.terminal import Progress as _progress
+from ragjudge.reports.terminal import make_console, verdict_printer
+from ragjudge.reports.terminal import report as print_report
+from ragjudge.run import recorded_request, request_of, run
+from ragjudge.settings import load_config
 
 app = typer.Typer(
     name="ragjudge",
@@ -32,8 +50,6 @@ app = typer.Typer(
 )
 def _version(value: bool) -> None:
     if value:
-        from ragjudge import __version__
-
         typer.echo(f"ragjudge {__version__}")
         raise typer.Exit(0)
 
@@ -147,16 +163,10 @@ def score(
     annotations: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: write the verdicts as Phoenix's annotation tables (.parquet, .jsonl or .csv; trace annotations beside it as NAME.traces.SUFFIX).", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = None,
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
-    from ragjudge import options
-    from ragjudge.reports.terminal import make_console
-    from ragjudge.run import request_of, run
-
     given = dict(locals())
     given["panel"] = ",".join(panel) if panel else None  # --panel a,b or --panel a --panel b: one list of members
     loaded = options.load_layers(config, given, set_)
     if print_config:
-        from ragjudge.configdoc import effective
-
         typer.echo(effective(loaded), nl=False)
         raise typer.Exit(0)
     request = request_of(given, flag_fields=loaded.mapped, handle_signals=True)
@@ -164,8 +174,6 @@ def score(
     progress = None if quiet or dry_run or engine == "ray" else _progress(console)
     printer = None
     if verbose:
-        from ragjudge.reports.terminal import verdict_printer
-
         printer = verdict_printer(console, progress)
     if not dry_run:
         _collect_less()
@@ -181,12 +189,8 @@ def _show(console: Any, outcome: Any, quiet: bool) -> int:
     """Print the end of a run (``ragjudge.run.RunOutcome``) and return its exit code: the dry
     run's figures, or the summary, the gate's lines, the failing rows and what the trace sinks
     did (with -q: only what failed or was not logged)."""
-    from ragjudge.reports.terminal import report
-
     if outcome.estimate is not None:
-        from ragjudge.estimate import render
-
-        for line in [*outcome.estimate["notes"], *render(outcome.estimate)]:
+        for line in [*outcome.estimate["notes"], *estimate_lines(outcome.estimate)]:
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         return outcome.exit_code
     if outcome.batch is not None and outcome.batch.pending:
@@ -198,7 +202,7 @@ def _show(console: Any, outcome: Any, quiet: bool) -> int:
         _SAID["interrupted"] = True
         return outcome.exit_code
     request = outcome.request
-    if report(console, outcome.result, outcome.finished, request.wanted(), quiet, outcome.result.summary.cache):
+    if print_report(console, outcome.result, outcome.finished, request.wanted(), quiet, outcome.result.summary.cache):
         _SAID["interrupted"] = True
     for position, line in enumerate(outcome.trace_lines):  # with -q, only what was not logged or written
         if not quiet or position in outcome.trace_failed:
@@ -212,8 +216,6 @@ def _collect_less() -> None:
     records and verdicts are freed by reference counting; the default collector spent about
     3 of 17 CPU seconds re-scanning them on 12,000 rows (bench figure 1c). Library callers keep
     their own settings: only the ``score`` command changes them."""
-    import gc
-
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
 
@@ -221,8 +223,6 @@ def _collect_less() -> None:
 def _listener(console: Any, progress: Any, quiet: bool, show_row: Any) -> Any:
     """The run's events to the terminal: the progress bar, the notes (unless ``quiet``) and,
     with ``show_row`` (-v; with -q: the verdicts, no progress or table), each row's verdicts."""
-    from ragjudge.plan import Note, Progress, Row, Start
-
     def hear(event: Any) -> None:
         if isinstance(event, Start) and progress:
             progress.start(event.total)
@@ -241,14 +241,14 @@ def _listener(console: Any, progress: Any, quiet: bool, show_row: Any) -> Any:
 _SAID: dict[str, bool] = {}  # the score command said why it stopped: main adds nothing
 
 
-@app.command(epilog="""Examples:
+@app.command("agreement", epilog="""Examples:
 
   ragjudge agreement scored.parquet --metric sufficiency --labels label_sufficient
 
   ragjudge agreement scored.jsonl --metric completeness --labels label_completeness --by system
 
   ragjudge agreement scored_a.jsonl --metric completeness --labels label_completeness_pref --pair scored_b.jsonl""")
-def agreement(
+def agreement_command(
     scored: Annotated[str, typer.Argument(help="A table scored by `ragjudge score` (any format, or - for stdin).")],
     metric: Annotated[str, typer.Option("-m", "--metric", help="sufficiency (binary) or completeness (1..5).")],
     labels: Annotated[str, typer.Option(help="Column holding the human labels (booleans for sufficiency, numbers for completeness, signed preferences with --pair).")],
@@ -258,27 +258,20 @@ def agreement(
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config that defines the metric, for a judge defined in YAML.")] = None,
 ) -> None:
     """Measure how often the judge agrees with human labels in a scored table."""
-    import json
-
-    from ragjudge.agreement import agreement as measure
-    from ragjudge.agreement import render
-    from ragjudge.io import read_table
-
-    from ragjudge.catalog import describe
-    from ragjudge.settings import load_config
+    from ragjudge.io import read_table  # pandas
 
     settings = load_config(config)
-    kinds = {item["name"]: item["kind"] for item in describe(settings)}
+    kinds = {item["name"]: item["kind"] for item in catalog.describe(settings)}
     if metric not in kinds:
         raise RagjudgeError(f"unknown metric '{metric}'; use {', '.join(kinds)} or give the config that defines it (-c)")
-    report = measure(read_table(scored), metric, labels, by=by, pair=read_table(pair) if pair else None, kind=kinds[metric],
+    report = agreement.agreement(read_table(scored), metric, labels, by=by, pair=read_table(pair) if pair else None, kind=kinds[metric],
                      level=settings.level(metric))
     if by:
         report["by_column"] = by
-    typer.echo(json.dumps(report, indent=2) if json_output else render(report))
+    typer.echo(json.dumps(report, indent=2) if json_output else agreement.render(report))
 
 
-@app.command(epilog="""Examples:
+@app.command("compare", epilog="""Examples:
 
   ragjudge compare main.scored.parquet scored.parquet
 
@@ -287,7 +280,7 @@ def agreement(
   ragjudge compare base.jsonl new.jsonl --by source --json
 
 Exit codes: 0 the gates passed, 1 a gate failed, 2 the tables cannot be compared.""")
-def compare(
+def compare_command(
     baseline: Annotated[str, typer.Argument(help="The scored table to compare against (the last accepted run).")],
     current: Annotated[str, typer.Argument(help="The scored table of this run.")],
     metric: Annotated[list[str], typer.Option("-m", "--metric", help="Metric to compare; repeat for more (default: every metric both tables hold).")] = [],
@@ -301,32 +294,20 @@ def compare(
     labels: Annotated[list[str], typer.Option(help="METRIC=COLUMN: the column of your own labels for METRIC in both tables: each run's label-corrected pass rate and the change between them, with 95% intervals (docs/calibration.md); repeat for more.")] = [],
 ) -> None:
     """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
-    import json
+    from ragjudge.io import read_table  # pandas
 
-    from ragjudge.catalog import describe
-    from ragjudge.compare import checks, render
-    from ragjudge.compare import compare as measure
-    from ragjudge.gate import exit_code
-    from ragjudge.reports.gate_text import lines
-    from ragjudge.io import read_table
-
-    from ragjudge.counting import levels_of_config
-    from ragjudge.options import load
-
-    settings, mapped = load(config, {"map": map, "labels": labels})
+    settings, mapped = options.load(config, {"map": map, "labels": labels})
     if mapped - {"id"}:
         raise ConfigError(f"compare matches rows by id only: --map {', '.join(sorted(mapped - {'id'}))}=... has no use here; give --map id=COLUMN or nothing")
-    scales = {item["name"]: item["kind"] == "scale" for item in describe(settings)}
+    scales = {item["name"]: item["kind"] == "scale" for item in catalog.describe(settings)}
     base, cur = read_table(baseline), read_table(current)
-    from ragjudge.compare import metrics_of
-
-    report = measure(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=settings.columns.id or "id",
-                     levels=levels_of_config(settings, metric or metrics_of(cur)), id_required=settings.columns.id is not None,
+    report = compare.compare(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=settings.columns.id or "id",
+                     levels=levels_of_config(settings, metric or compare.metrics_of(cur)), id_required=settings.columns.id is not None,
                      config=settings)
-    check_regression_gates(max_regressions, max_drop)
-    results = checks(report, max_regressions, max_drop)
-    report["gate_lines"] = lines(results)
-    typer.echo(json.dumps(report, indent=2) if json_output else render(report, report["gate_lines"]))
+    options.check_regression_gates(max_regressions, max_drop)
+    results = compare.checks(report, max_regressions, max_drop)
+    report["gate_lines"] = gate_lines(results)
+    typer.echo(json.dumps(report, indent=2) if json_output else compare.render(report, report["gate_lines"]))
     raise typer.Exit(exit_code(results))
 
 
@@ -349,10 +330,8 @@ def calibrate(
     suggest: Annotated[Optional[int], typer.Option(help="Instead of fitting: write the N unlabelled rows whose labels would narrow the corrected interval most (the judge's least certain verdicts).", min=1)] = None,
 ) -> None:
     """Choose the judge's decision settings on your labels from the cached replies (no judge call), by cross-validation."""
-    from ragjudge.options import load, overrides, pairs
-
-    wanted = pairs(labels, "--labels")
-    settings, _ = load(config, {"map": map, "labels": labels, "model": model, "api_base": api_base, "cache_dir": cache_dir,
+    wanted = options.pairs(labels, "--labels")
+    settings, _ = options.load(config, {"map": map, "labels": labels, "model": model, "api_base": api_base, "cache_dir": cache_dir,
                                 "metric": list(wanted)}, set_)  # the metrics calibrated are those labelled
     if not output:
         raise RagjudgeError("calibrate needs -o: the config to write (YAML), or with --suggest the table of rows to label")
@@ -363,7 +342,7 @@ def calibrate(
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise ConfigError(f"-o {output}: the folder {folder} does not exist or cannot be written; choose another path")
-    from ragjudge.io import read_table
+    from ragjudge.io import read_table  # pandas
 
     frame = read_table(table)
     id_column = settings.columns.id or "id"
@@ -375,12 +354,10 @@ def calibrate(
     if suggest is not None:
         _suggest(frame, settings, wanted, suggest, output)
         return
-    from ragjudge.decisions import fit
-
     fits, failed = [], []
     for metric, column in wanted.items():  # one metric that cannot be calibrated leaves the others to be
         try:
-            fits.append(fit(frame, settings, metric, column, k=folds))
+            fits.append(decisions.fit(frame, settings, metric, column, k=folds))
         except RagjudgeError as exc:
             if len(wanted) == 1:
                 raise
@@ -394,7 +371,7 @@ def calibrate(
     if not better:
         typer.echo("nothing written: no metric's fitted settings beat the settings you scored with out of fold")
         raise typer.Exit(1)
-    where, _ = overrides({"model": model, "api_base": api_base, "cache_dir": cache_dir})  # the flag table's keys, nested
+    where, _ = options.overrides({"model": model, "api_base": api_base, "cache_dir": cache_dir})  # the flag table's keys, nested
     _write_calibrated(output, config, better, where, set_)
     typer.echo(f"wrote {output} (score with -c {output})")
 
@@ -430,9 +407,7 @@ def _write_calibrated(output: str, config: str | None, fits: list[Any], given: d
     settings, to ``output``: scoring with it alone finds the same cached replies."""
     import yaml
 
-    from ragjudge.config import _config_path
-    from ragjudge.io import write_atomic
-    from ragjudge.options import lay, set_assignments
+    from ragjudge.io import write_atomic  # pandas
 
     document: dict[str, Any] = {}
     if config:
@@ -440,8 +415,8 @@ def _write_calibrated(output: str, config: str | None, fits: list[Any], given: d
             document = yaml.safe_load(handle) or {}
     for section, values in given.items():  # --model, --api-base, --cache-dir (options.overrides): where the replies are
         document.setdefault(section, {}).update(values)
-    for assignment in set_assignments(sets):  # --set laid as the run laid it (options.lay: per-metric keys included)
-        lay(document, {}, assignment)
+    for assignment in options.set_assignments(sets):  # --set laid as the run laid it (options.lay: per-metric keys included)
+        options.lay(document, {}, assignment)
     notes = []
     for found in fits:
         for key, value in found.changes.items():
@@ -455,13 +430,12 @@ def _write_calibrated(output: str, config: str | None, fits: list[Any], given: d
 
 
 def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, output: str) -> None:
-    from ragjudge.decisions import suggest as rank
-    from ragjudge.io import TableWriter
+    from ragjudge.io import TableWriter  # pandas
 
     metric, column = next(iter(wanted.items()))
     if len(wanted) > 1:
         raise RagjudgeError("--suggest ranks the rows of one metric: give one --labels METRIC=COLUMN")
-    chosen, how = rank(frame, settings, metric, column, count)
+    chosen, how = decisions.suggest(frame, settings, metric, column, count)
     rows = frame.iloc[chosen].copy()
     if column not in rows.columns:
         rows[column] = None
@@ -489,12 +463,10 @@ def report(
     set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
 ) -> None:
     """Write one self-contained HTML report of a scored table: the gate, charts, and every row's reasons."""
-    from ragjudge.io import read_table
-    from ragjudge.options import check_outputs, load
-    from ragjudge.reports.html import from_table, write
+    from ragjudge.io import read_table  # pandas
 
-    settings, _ = load(config, {"map": map}, set_)
-    check_outputs(scored, None, None, html=output, html_flag="-o")
+    settings, _ = options.load(config, {"map": map}, set_)
+    options.check_outputs(scored, None, None, html=output, html_flag="-o")
     text = from_table(read_table(scored), settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title)
     write(output, text)
     typer.echo(f"wrote {output}")
@@ -512,12 +484,7 @@ def judges(
     json_output: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
 ) -> None:
     """List the metrics: built-in, bundled and defined in the config, with what each needs, its kind and threshold."""
-    import json
-
-    from ragjudge.catalog import describe
-    from ragjudge.settings import load_config
-
-    found = describe(load_config(config))
+    found = catalog.describe(load_config(config))
     if json_output:
         typer.echo(json.dumps(found, indent=2))
         return
@@ -546,20 +513,13 @@ def render(
     set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
 ) -> None:
     """Print the exact messages a judge would receive for one row, with no call made."""
-    from ragjudge.catalog import render as show
-    from ragjudge.options import load
-
-    settings, mapped = load(config, {"metric": [metric], "map": map, "model": model}, set_)
-    typer.echo(show(input, settings, metric, row, mapped, input_format), nl=False)
+    settings, mapped = options.load(config, {"metric": [metric], "map": map, "model": model}, set_)
+    typer.echo(catalog.render(input, settings, metric, row, mapped, input_format), nl=False)
 
 
 def _cache_folder(cache_dir: str | None) -> Any:
     """``--cache-dir`` as a Path, the per-user cache folder when not given. A blank value or
     a file is a usage error; the folder may not exist (the cache commands never create it)."""
-    from pathlib import Path
-
-    from ragjudge.cache import default_cache_dir
-
     if cache_dir is None:
         return default_cache_dir()
     if not cache_dir.strip():
@@ -577,8 +537,6 @@ def _cache_folder(cache_dir: str | None) -> Any:
   ragjudge config show local""")
 def config_show(name: Annotated[str, typer.Argument(help="default (every key with its default), local (the embedded judge) or mlflow (MLflow-shaped records).")] = "default") -> None:
     """Print a bundled config as YAML, to read or to save and edit (ragjudge config show > my.yaml)."""
-    from ragjudge.config import bundled_config
-
     typer.echo(bundled_config(name).read_text(encoding="utf-8"), nl=False)
 
 
@@ -594,9 +552,6 @@ def batch_collect(
 ) -> None:
     """Collect the batches of a `score --batch` run and finish it, with the run's own request and
     config as the manifest records them: exit 4 while its batches run, else the run's exit code."""
-    from ragjudge.reports.terminal import make_console
-    from ragjudge.run import recorded_request, run
-
     request, config = recorded_request(manifest, batch_wait)
     console = make_console()
     progress = None if quiet else _progress(console)
@@ -616,8 +571,6 @@ def batch_collect(
   ragjudge cache info --cache-dir .ragjudge-cache""")
 def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Show the cache's location, number of entries and size on disk, and the embedded judge's model file kept there."""
-    from ragjudge.cache import ResponseCache
-
     folder = _cache_folder(cache_dir)
     if not folder.is_dir():  # looking must not create it
         typer.echo(f"location: {folder} (does not exist yet)\nentries: 0\nsize: 0.0 MiB (0 bytes)")
@@ -637,8 +590,6 @@ def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache fold
   ragjudge cache clear --cache-dir .ragjudge-cache""")
 def cache_clear(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Remove every cached judge reply (the embedded judge's model file stays)."""
-    from ragjudge.cache import ResponseCache
-
     folder = _cache_folder(cache_dir)
     if not folder.is_dir():
         typer.echo(f"removed 0 entries from {folder} (it does not exist)")
@@ -683,8 +634,6 @@ def main() -> None:
             sys.exit(130)
         if os.environ.get("RAGJUDGE_DEBUG"):
             raise
-        from ragjudge.http_errors import redact
-
         print(f"error: unexpected {type(exc).__name__}: {redact(str(exc))} (set RAGJUDGE_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(EXIT_USAGE)
     if code == 130 and not _SAID.get("interrupted"):  # a Ctrl-C outside judging (the score command says its own line)

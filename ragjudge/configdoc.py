@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragjudge import metrics
+from ragjudge import local, metrics
 from ragjudge.config import MOVED, CacheSettings, Columns, GateSettings, JudgeSettings
 from ragjudge.judges import judge_class
 from ragjudge.settings import Config
@@ -198,8 +198,6 @@ def effective(loaded: Any) -> str:
     config = loaded.config
     filled: list[str] = []
     if config.judge.model.startswith("local/"):
-        from ragjudge import local
-
         config, filled = local.calibrated(config)
     embedded = {item.split("=", 1)[0] for item in filled}
     data = config.model_dump(mode="json")

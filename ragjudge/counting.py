@@ -26,7 +26,7 @@ from typing import Any
 
 from ragjudge.gate import MetricSummary, Summary, row_name
 from ragjudge.types import SPAN, TRACE, Reason, Usage, Verdict, level_of
-from ragjudge.records import _as_list
+from ragjudge.records import _as_list, _lookup
 from ragjudge.config import METRICS
 from ragjudge.diagnosis import counts, of_table
 from ragjudge.panel import PANEL
@@ -82,8 +82,6 @@ def row_ids(frame: Any, id_column: str | None = "id") -> list[Any]:
     if id_column in frame.columns:
         values = frame[id_column].tolist()
     elif "." in id_column and id_column.split(".", 1)[0] in frame.columns:
-        from ragjudge.records import _lookup
-
         values = [_lookup(row, id_column) for row in frame.to_dict("records")]
     else:
         return [None] * len(frame)

@@ -235,8 +235,6 @@ def machine_turn() -> Iterator[None]:
     try:
         import fcntl
 
-        from ragjudge.cache import default_cache_dir
-
         folder = default_cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         handle = open(folder / "local-judge.lock", "a+b")  # noqa: SIM115 (closed below, which releases the lock)

@@ -49,11 +49,12 @@ from typing import Any
 
 from ragjudge.errors import ProviderFatalError
 from ragjudge.http_errors import RETRY_AFTER_MAX_S
-from ragjudge.transports import base, endpoint, resolve_model
+from ragjudge.transports import base, choose, endpoint, resolve_model
 from ragjudge.transports.base import Request, TransportError
 from ragjudge.types import OK, Call, ParseError, Reason, Reply, Usage, Verdict, clean_text
 from ragjudge import prices
 from ragjudge.cache import cache_key
+from ragjudge.prices import TokenCounter
 
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -191,8 +192,6 @@ class Model:
         self.settings = settings
         self.cache = cache
         if transport is None:
-            from ragjudge.transports import choose
-
             transport = choose(settings, str(cache.directory) if cache is not None else None)
         self.transport = transport
         self.provider_model: str = transport.provider_model
@@ -256,8 +255,6 @@ class Model:
     def counter(self) -> Any:
         """This model's token counter (``ragjudge.prices.TokenCounter``), as the dry run counts."""
         if self._counter is None:
-            from ragjudge.prices import TokenCounter
-
             self._counter = TokenCounter(self.provider_model)
         return self._counter
 
@@ -277,8 +274,6 @@ class Model:
         if self.transport.free:
             return None
         if self._input_limit is False:
-            from ragjudge import prices
-
             self._input_limit = prices.input_limit(self.provider_model)
         return self._input_limit  # type: ignore[return-value]
 

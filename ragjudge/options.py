@@ -12,9 +12,6 @@ for, refused before any judging with a ``ConfigError`` (exit 2) that names the f
   ``names`` says (``Names``: the command line's flags, ``CLI``, or a Python call's keyword
   arguments, ``KEYWORDS``).
 
-The command line imports this module at once (``ragjudge.cli``), so it imports the config's
-models (pydantic) inside the functions that need them: ``ragjudge --help`` reads no config.
-
 Why it is over 600 lines: every option a run takes is checked here, once, for the command line
 and for Python callers alike (one message per fault, naming the fix in the caller's terms); the
 checks share the flag table and ``Names``, and splitting them would put the same option's rules
@@ -29,6 +26,12 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ragjudge.errors import ConfigError
+from ragjudge.compare import check_baseline, metrics_of
+from ragjudge.transports import resolve_model
+from ragjudge import prices
+from ragjudge.judges import bundled_names
+from ragjudge.settings import Config
+from ragjudge.config import FIELDS, METRICS, RawConfig, read_file, validate
 
 _JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost",
                "panel", "panel_rule", "panel_quorum", "batch", "batch_fallback")
@@ -65,8 +68,6 @@ FLAG_TABLE: tuple[Flag, ...] = (
 
 
 def _fields() -> tuple[str, ...]:
-    from ragjudge.config import FIELDS
-
     return FIELDS
 
 
@@ -294,8 +295,6 @@ def lay(data: dict[str, Any], sources: dict[str, str], assignment: Assignment) -
 def _is_section(key: str) -> bool:
     """Whether the dotted ``key`` is a section of the config (holds keys by default: ``judge``,
     ``thresholds``), not a value (``judge.concurrency``)."""
-    from ragjudge.config import RawConfig
-
     node: Any = RawConfig().model_dump()
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:
@@ -358,9 +357,6 @@ def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str]
     per-metric map, ``--min-pass-rate completeness=0.8`` that metric's entry. A metric named by
     an option must be one this run judges (``ConfigError`` naming the option and the run's
     metrics). Returns ``Loaded``. Raises ``ConfigError`` (exit 2)."""
-    from ragjudge.config import read_file, validate
-    from ragjudge.settings import Config
-
     flagged, mapped = flag_assignments(options)
     given = set_assignments(list(sets))
     data: dict[str, Any] = {}
@@ -395,8 +391,6 @@ def _check_flag_metrics(data: dict[str, Any], sources: dict[str, str]) -> None:
     (``--max-skip-rate sufficency=0.1``) or not asked for (``--min-pass-rate groundedness=0.9``
     without ``-m groundedness``), its bound would gate nothing. The message names the fix
     (``_not_judged``)."""
-    from ragjudge.config import METRICS
-
     metrics = data.get("metrics")
     run = [str(m) for m in metrics] if isinstance(metrics, list) and metrics else list(METRICS)
     if "*" in run:  # no metric: the config's own check says so
@@ -420,9 +414,6 @@ def _not_judged(metric: str, run: list[str], data: dict[str, Any], listed: str) 
     replaces the list (``-m sufficiency -m completeness -m groundedness``); any other name is
     no metric (the known ones listed: built-in, bundled, defined in the config's ``judges:``)."""
     import difflib
-
-    from ragjudge.config import METRICS
-    from ragjudge.judges import bundled_names
 
     judges = data.get("judges")
     defined = [j["name"] for j in judges if isinstance(j, dict) and isinstance(j.get("name"), str)] if isinstance(judges, list) else []
@@ -505,8 +496,6 @@ def check_budget(settings: Any, names: Names = CLI) -> None:
     panel (``judge.panel``), every member's model needs a price (``judge.price`` prices them all)."""
     if settings.judge.max_cost is None or settings.judge.price is not None:
         return
-    from ragjudge import prices
-    from ragjudge.transports import resolve_model
 
     judges = [settings.judge.member(member) for member in settings.judge.panel] or [settings.judge]
     for judge in judges:
@@ -576,14 +565,12 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
     if baseline and not Path(baseline).is_file():
         raise ConfigError(f"{names.given('baseline', baseline)}: no such file" if names.keywords else f"--baseline: no such file: {baseline}")
     if baseline:  # before any judging: a table that was never scored cannot be a baseline
-        from ragjudge.compare import metrics_of
         from ragjudge.io import iter_chunks
 
         first = next(iter(iter_chunks(baseline, None, 1000)), None)
         if first is None or not metrics_of(first):
             raise ConfigError(f"{names.given('baseline', baseline)} holds no scored metric (no M_status and M_passed columns); "
                               f"give a table written by {'evaluate(..., output=...) or ' if names.keywords else ''}ragjudge score -o")
-        from ragjudge.compare import check_baseline
         from ragjudge.io import read_table
 
         check_baseline(read_table(baseline), baseline, id_column, id_required, names.given("baseline", baseline))  # as read at the end

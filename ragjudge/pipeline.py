@@ -19,7 +19,8 @@ from ragjudge.records import Mapping
 from ragjudge.settings import Config
 from ragjudge.errors import InputError
 from ragjudge.traces import open_source
-from ragjudge.scoring import removed_note, Scorer
+from ragjudge.scoring import Scorer, as_frame, removed_note
+from ragjudge.traces.spans import reader_notes
 
 
 @dataclass
@@ -126,21 +127,15 @@ def score_source(
     opened = open_source(source, input_format, traces)  # a trace source: its rows, before anything else
     read_notes: list[str] = []
     if opened is not None:
-        from ragjudge.traces.spans import reader_notes
-
         source, input_format, read_notes = opened, None, reader_notes(opened)
 
     from ragjudge.io import TableWriter, detect_format, iter_chunks
 
     hear = on_event
     if isinstance(source, list):
-        from ragjudge.scoring import as_frame
-
         source = as_frame(source)
     is_frame = isinstance(source, pd.DataFrame)
     if is_frame:
-        from ragjudge.scoring import as_frame
-
         as_frame(source)  # columns the scorer can name, or InputError with the fix
     fmt = None if is_frame else detect_format(source, input_format)
     if not is_frame and source == "-" and sample is not None:

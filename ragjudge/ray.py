@@ -305,8 +305,6 @@ def _score(ds: Any, config: Config, mapping: Any, actors: int, chosen: Any = Non
     for part in parts[1:]:
         summary = summary.merge(part)
     if summary is None:
-        from ragjudge.scoring import Scorer
-
         with Scorer(config) as scorer:
             summary = scorer.new_summary()
     summary.max_cost = config.judge.max_cost  # the run's budget, not an actor's share

@@ -51,13 +51,14 @@ from ragjudge.reports.outputs import Finished, Wanted, finish
 from ragjudge.compare import _id_text, check_ids, SCORE_HINT
 from ragjudge.counting import row_ids
 from ragjudge.traces import source_kind
-from ragjudge.settings import Config
+from ragjudge.settings import Config, load_config
 from ragjudge.options import pairs
-from ragjudge.trace_run import plan
+from ragjudge.trace_run import after_outputs, after_run, plan
 from ragjudge.estimate import estimate
 from ragjudge.reports.summary import write_summary_json
 from ragjudge.ray import evaluate_on_ray
 from ragjudge.batch import advance, recorded_run
+from ragjudge import local
 
 __all__ = ["RunOutcome", "ScoreRequest", "evaluate", "recorded_request", "request_of", "run"]
 
@@ -312,8 +313,6 @@ def recorded_request(manifest: str, batch_wait: bool = False) -> tuple[ScoreRequ
     """The ``ScoreRequest`` and ``Config`` of the batch run whose manifest is at ``manifest``
     (``ragjudge batch collect``; ``ragjudge.batch.recorded_run``), ``batch_wait`` as given.
     Raises ``ConfigError`` (exit 2) for a manifest that cannot be read."""
-    from ragjudge.settings import load_config
-
     recorded, config = recorded_run(manifest)
     known = {f.name for f in fields(ScoreRequest)}
     given = {name: value for name, value in recorded.items() if name in known and name not in ("batch_wait", "handle_signals")}
@@ -341,7 +340,6 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
         return _dry_run(request, config, traces, on_event)
     started = time.monotonic()
     if config.judge.model.startswith("local/"):  # a wait for another process's embedded model is said
-        from ragjudge import local
 
         local.TURNS.note = None if on_event is None else (lambda text: on_event(Note(text)))
     step = None
@@ -366,15 +364,11 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
                               handle_signals=request.handle_signals, transport=transport, limit=request.limit, sample=request.sample,
                               seed=request.seed or 0, traces=traces.options if traces else None, row_events=request.row_events)
     if traces is not None:
-        from ragjudge.trace_run import after_run
-
         after_run(traces, result, config)  # --mlflow-log-feedback, --phoenix-endpoint: before the outputs, which report them
     wanted = request.wanted(step_summary)
     finished = finish(result, config, wanted, time.monotonic() - started)
     outcome = RunOutcome(request, finished.gate.exit_code, result, finished, batch=step)
     if traces is not None:
-        from ragjudge.trace_run import after_outputs
-
         after_outputs(traces, result, config, wanted, outcome.exit_code)
         outcome.trace_lines, outcome.trace_failed = list(traces.lines), set(traces.failed)
     outcome.seconds = time.monotonic() - started

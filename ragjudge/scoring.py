@@ -39,7 +39,7 @@ import asyncio
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ragjudge import _loop, diagnosis
+from ragjudge import _loop, diagnosis, local
 from ragjudge.counting import count_row, label_cells, metric_summary
 from ragjudge.gate import Summary
 from ragjudge.model import Model, PanelModel
@@ -56,6 +56,7 @@ from ragjudge.errors import InputError
 from ragjudge.options import check_budget, KEYWORDS
 from ragjudge.config import FIELDS
 from ragjudge.judges import make_judges
+from ragjudge.cache import ResponseCache
 
 # every metric's common columns: suffix -> type
 COMMON_COLUMNS = {
@@ -136,7 +137,6 @@ class Scorer:
                 config = config.updated(settings)
         self.notes: list[str] = list(config.notes)  # keys read from an old place
         if config.judge.model.startswith("local/") and not config.judge.panel:  # a panel's members are API models
-            from ragjudge import local
 
             config, filled = local.calibrated(config)
             if filled:
@@ -161,8 +161,6 @@ class Scorer:
         self.config = config
         self.cache = None
         if config.cache.enabled:
-            from ragjudge.cache import ResponseCache
-
             self.cache = ResponseCache(config.cache.dir)
         try:
             self.model: Any = PanelModel(config.judge, self.cache, transport) if config.judge.panel else Model(config.judge, self.cache, transport)

@@ -41,9 +41,10 @@ from ragjudge.errors import ConfigError
 from ragjudge.counting import row_ids, row_names, table_verdicts
 from ragjudge.gate import check_gate, row_name
 from ragjudge.reports.gate_text import failures_of
-from ragjudge.config import _deep_merge, RawConfig, validate
+from ragjudge.config import RawConfig, _deep_merge, read_file, validate
 from ragjudge.settings import Config, load_config
 from ragjudge.plan import resolve
+from ragjudge.scoring import Scorer
 
 __all__ = ["ProjectConfig", "Session", "Table", "VerdictError", "activate", "assert_complete", "assert_passes", "assert_sufficient",
            "configure", "current", "deactivate", "describe_verdict", "project_config"]
@@ -106,8 +107,6 @@ class Session:
         settings (and ``LocalModelError`` when the embedded judge is asked for but missing)."""
         with self._lock:
             if self._scorer is None:
-                from ragjudge.scoring import Scorer
-
                 self._scorer = Scorer(self.config)
             return self._scorer
 
@@ -383,7 +382,6 @@ def project_config(pyproject: str | Path | None = None, override: str | Path | N
             if base is not None:
                 if not isinstance(base, str) or not base.strip():
                     raise ConfigError(f"{where}: config must be the path of a YAML config (or a bundled name), not {base!r}")
-                from ragjudge.config import read_file
 
                 path = pyproject.parent / base
                 layers.append((base, read_file(path if path.exists() else base)))
@@ -393,8 +391,6 @@ def project_config(pyproject: str | Path | None = None, override: str | Path | N
             listed += [_table_path(pyproject.parent / t, f"{where} tables") for t in named]
             layers.append((where, section))
     if override is not None:
-        from ragjudge.config import read_file
-
         layers.append((f"--ragjudge-config {override}", read_file(cwd / override if (cwd / override).exists() else override)))
     listed += [_table_path(cwd / t, "--ragjudge") for t in tables or []]
     if not layers:  # nothing configures ragjudge: ragjudge's defaults, loaded when first used (pydantic and the judges stay unimported)
@@ -467,7 +463,6 @@ class Table:
                     raise self._error
                 return
             self._scored = True
-            from ragjudge.counting import table_verdicts
 
             positions = sorted(set(range(len(self.frame)) if positions is None else positions))
             metrics = [m for m in self.metrics if metrics is None or m in metrics]

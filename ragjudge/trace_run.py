@@ -16,9 +16,10 @@ from typing import Any
 
 from ragjudge.errors import ConfigError
 from ragjudge.options import CLI, Names
-from ragjudge.traces import mlflow as mt, otel as ot, source_kind, OTEL_SOURCES, TraceOptions, TraceSource
+from ragjudge.traces import OTEL_SOURCES, TraceOptions, TraceSource, mlflow as mt, otel as ot, source_kind
 from ragjudge.catalog import describe
 from ragjudge.reports.summary import summary_dict
+from ragjudge.reports import html
 
 def otel_hint(names: Names = CLI) -> str:
     """How to give OpenTelemetry traces, the options named as ``names`` says."""
@@ -117,14 +118,10 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
         raise ConfigError(f"trace sources are scored with {n.given('engine', 'local')} (the default); export the rows to a table for Ray")
     uri = None
     if log_feedback:
-        from ragjudge.traces import mlflow as mt
-
         uri = mt.tracking_uri_or_fail(tracking_uri, n('mlflow_log_feedback'))
         mt.client(uri)  # unreachable: InputError naming the URI, before any judging
     endpoint = None
     if otel:
-        from ragjudge.traces import otel as ot
-
         if annotations is not None and not annotations.lower().endswith((".parquet", ".pq", ".jsonl", ".ndjson", ".csv")):
             raise ConfigError(f"the annotations file {annotations} should end in .parquet, .jsonl or .csv")
         if phoenix_endpoint or os.environ.get(ot.ENDPOINT_ENV) or kind.name == "phoenix-project":
@@ -232,8 +229,6 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
             write_table(result.table, scored)
         report = wanted.html
         if not report:
-            from ragjudge.reports import html
-
             report = os.path.join(folder, "report.html")
             html.write(report, html.from_table(result.table, config, source=run.source, summary=result.summary, gate=result.gate,
                                                mapping=result.mapping))

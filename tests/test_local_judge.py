@@ -228,10 +228,9 @@ def test_embedded_judge_calls_of_two_runs_take_turns(tmp_path, monkeypatch):
     # of both runs fought over the cores at every step. Calls now take turns (a file lock).
     import threading
 
-    import ragjudge.cache
     import ragjudge.local as local
 
-    monkeypatch.setattr(ragjudge.cache, "default_cache_dir", lambda: tmp_path / "user-cache")
+    monkeypatch.setattr(local, "default_cache_dir", lambda: tmp_path / "user-cache")  # the name local.py imported
     order: list[str] = []
     first_in, release = threading.Event(), threading.Event()
 
@@ -261,10 +260,9 @@ def test_embedded_judge_calls_of_two_runs_take_turns(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("value", ["0", "false", "Off", " no "])
 def test_embedded_judge_turns_can_be_turned_off(tmp_path, monkeypatch, value):
-    import ragjudge.cache
     import ragjudge.local as local
 
-    monkeypatch.setattr(ragjudge.cache, "default_cache_dir", lambda: tmp_path / "user-cache")
+    monkeypatch.setattr(local, "default_cache_dir", lambda: tmp_path / "user-cache")  # the name local.py imported
     monkeypatch.setenv("RAGJUDGE_LOCAL_SHARED", value)
     with local.machine_turn(), local.machine_turn():  # no lock: the second enters at once
         pass

@@ -25,7 +25,8 @@ from typing import Any
 
 from ragjudge.compat import ajudge_row, judge_row
 from ragjudge.records import request_text, response_text
-from ragjudge.traces.spans import request_of, response_of
+from ragjudge.traces.spans import request_of, response_of, trace_rows
+from ragjudge.traces.mlflow import trace_view
 
 __all__ = ["CONTEXT_SUFFICIENCY_FEEDBACK_NAME", "Feedback", "RetrievalSufficiency", "ais_context_sufficient", "is_context_sufficient",
            "response_completeness", "retrieval_sufficiency"]
@@ -123,9 +124,6 @@ def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, 
     expectations = dict(expectations or {})
     rows: list[dict[str, Any]] = []
     if trace is not None:
-        from ragjudge.traces.mlflow import trace_view
-        from ragjudge.traces.spans import trace_rows
-
         for found in trace_rows(trace_view(trace)):
             if found.get("span_id") is None:
                 continue
@@ -161,8 +159,6 @@ def _completeness_feedback(inputs: Any, outputs: Any, expectations: dict[str, An
     expectations = dict(expectations or {})
     request, response = request_text(inputs), response_text(outputs)
     if trace is not None:
-        from ragjudge.traces.mlflow import trace_view
-
         view = trace_view(trace)
         root = view.root
         if root is not None:

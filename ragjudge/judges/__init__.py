@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge import metrics
+from ragjudge.judges.custom import CustomJudge
 from ragjudge.judges.definitions import Extension, JudgeDefinition
 
 # metric name -> (module, class), from the one registry (ragjudge.metrics); imported on first use
@@ -68,8 +69,6 @@ def make_judges(config: Any) -> list[Any]:
         if definition is None and name not in BUILT_IN:  # a built-in name is never a bundled definition's
             definition = bundled_definitions().get(name)
         if definition is not None:
-            from ragjudge.judges.custom import CustomJudge
-
             threshold = config.thresholds.get(name, definition.default_threshold)
             judges.append(CustomJudge(definition, config.judge, threshold))
         else:

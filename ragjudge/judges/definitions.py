@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ragjudge.strict import Strict
+from ragjudge.judges.custom import check
 
 
 class Example(Strict):
@@ -152,8 +153,6 @@ class JudgeDefinition(Strict):
             if problem:
                 raise ValueError(f"judge '{self.name}': example {number} has verdict {example.shown()}; a {self.kind} judge "
                                  f"takes {problem}")
-        from ragjudge.judges.custom import check
-
         check(self)
         return self
 

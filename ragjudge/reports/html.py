@@ -33,7 +33,7 @@ from ragjudge.gate import check_gate, GateResult, Summary
 from ragjudge.reports.console import corrected_lines, panel_lines
 from ragjudge.panel import PANEL
 from ragjudge.reports.gate_text import marked, verdict_line
-from ragjudge.compare import corrected_lines as comparison_corrected, metrics_of as found, typed
+from ragjudge.compare import compare, corrected_lines as comparison_corrected, metrics_of as found, typed
 from ragjudge.settings import Config
 from ragjudge.records import _lookup, _text, resolve_mapping
 from ragjudge.diagnosis import of_table
@@ -328,8 +328,6 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
         gate = check_gate(summary)
     comparison = None
     if baseline is not None:
-        from ragjudge.compare import compare
-
         comparison = compare(baseline, frame, metrics=[m for m in metrics if f"{m}_status" in baseline.columns] or None,
                              names=("the baseline table", source or "the table"), id_column=id_column(mapping), levels=units, config=config)
     scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}

@@ -10,6 +10,11 @@ from typing import Any
 from ragjudge.gate import GateResult, with_regressions
 from ragjudge.reports.summary import summary_dict, write_summary_json
 from ragjudge.counting import id_column, levels_of_config
+from ragjudge.reports import annotations as github_annotations
+from ragjudge.reports import html, junit, markdown
+from ragjudge.reports.gate_text import lines as gate_lines
+from ragjudge.compare import SCORE_HINT, checks as regression_checks, compare, markdown_view, render
+from ragjudge.catalog import describe
 
 
 @dataclass
@@ -45,18 +50,12 @@ class Finished:
 def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished:
     """Compare with the baseline, apply its gates, and write every output asked for.
     Raises ``InputError`` for a baseline that cannot be compared (exit 2)."""
-    from ragjudge.reports import annotations, junit, markdown
-
     gate = result.gate
     comparison = None
     lines: list[str] = []
     ids = id_column(result.mapping)  # rows are named by the mapped id in every output
     units = levels_of_config(config, list(result.summary.metrics))  # and counted once per trace where a metric judges traces
     if wanted.baseline:
-        from ragjudge.catalog import describe
-        from ragjudge.compare import checks as regression_checks
-        from ragjudge.compare import SCORE_HINT, compare, render
-        from ragjudge.reports.gate_text import lines as gate_lines
         from ragjudge.io import read_table
 
         scales = {item["name"]: item["kind"] == "scale" for item in describe(config)}
@@ -77,8 +76,6 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
         junit.write(wanted.junit, result.table, result.summary, seconds, comparison, id_column=ids, levels=units, gate=gate)
     text = None
     if wanted.markdown or (wanted.step_summary and markdown.step_summary_path()):
-        from ragjudge.compare import markdown_view
-
         view = markdown_view(comparison, wanted.baseline or "", comparison["gate_lines"]) if comparison else None
         text = markdown.render(result.summary, gate, None if wanted.source == "-" else wanted.source, view)
     if wanted.markdown and text is not None:
@@ -86,15 +83,14 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
     appended = markdown.append_step_summary(text) if wanted.step_summary and text is not None else None
     if wanted.html:
         from ragjudge.io import read_table
-        from ragjudge.reports import html
 
         base = read_table(wanted.baseline) if wanted.baseline else None
         html.write(wanted.html, html.from_table(result.table, config, source=None if wanted.source == "-" else wanted.source, baseline=base,
                                                 summary=result.summary, gate=gate, mapping=result.mapping))
     commands = []
-    if annotations.wanted() and not gate.passed:
+    if github_annotations.wanted() and not gate.passed:
         from ragjudge.io import detect_format
 
         fmt = None if wanted.source == "-" else detect_format(wanted.source, wanted.input_format)
-        commands = annotations.commands(result.summary, wanted.source, fmt)
+        commands = github_annotations.commands(result.summary, wanted.source, fmt)
     return Finished(gate, comparison, lines, commands, appended)

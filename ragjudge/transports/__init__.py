@@ -16,6 +16,7 @@ from typing import Any
 from ragjudge.transports.base import OPENAI_BASE, endpoint  # re-exported: their place is base, which every transport imports
 from ragjudge.transports.openai_http import fast_model, OpenAIHTTPTransport, PREFIX
 from ragjudge.transports.litellm import LitellmTransport
+from ragjudge.transports.local import LocalTransport
 
 __all__ = ["OPENAI_BASE", "choose", "endpoint", "resolve_model"]
 
@@ -25,8 +26,6 @@ def choose(settings: Any, cache_dir: str | None = None) -> Any:
     ``judge.transport: auto``, the aiohttp fast path for OpenAI-compatible models
     (``openai_http.fast_model``); litellm for every other provider."""
     if settings.model.startswith("local/"):
-        from ragjudge.transports.local import LocalTransport
-
         return LocalTransport(settings, cache_dir)
 
     if fast_model(settings) is not None:

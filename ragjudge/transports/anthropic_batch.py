@@ -27,6 +27,7 @@ from ragjudge.transports import base
 from ragjudge.transports.base import TransportError, endpoint
 from ragjudge.transports.openai_batch import OpenAIBatches
 from ragjudge.types import Reply, Usage
+from ragjudge.transports.openai_http import loads
 
 ANTHROPIC_BASE = "https://api.anthropic.com"
 VERSION = "2023-06-01"
@@ -141,8 +142,6 @@ class AnthropicBatches(OpenAIBatches):
     def results(raw: bytes) -> list[tuple[str, Any, str | None, bool]]:
         """The results' lines as (custom_id, message or None, error or None, final): errored
         with an ``invalid_request_error`` is final (sent again it would fail again)."""
-        from ragjudge.transports.openai_http import loads
-
         out: list[tuple[str, Any, str | None, bool]] = []
         for text in raw.splitlines():
             if not text.strip():

@@ -12,6 +12,7 @@ from ragjudge.transports import base
 from ragjudge.http_errors import hard_quota, parse_retry_after, redact, retry_hint
 from ragjudge.transports.base import endpoint, message_text, Request, TransportError
 from ragjudge.types import Reply, Usage
+from ragjudge.errors import ConfigError
 
 
 def import_litellm() -> Any:
@@ -46,8 +47,6 @@ class LitellmTransport:
             name, provider, _, _ = import_litellm().get_llm_provider(model, api_base=api_base)
             return f"{provider}/{name}"
         except Exception:
-            from ragjudge.errors import ConfigError
-
             raise ConfigError(
                 f"unknown provider in model '{model}'; use a litellm model string such as "
                 "openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama/llama3 or local/qwen2.5-coder-1.5b"

@@ -1,0 +1,74 @@
+"""Where ragjudge imports its own modules (issue 46 item 4): at the top of a module, so that who
+uses whom is read from the first lines; inside a function only the modules of ours that load a
+heavy library at their top (pandas, pyarrow, MLflow), so that ``ragjudge --help`` and
+``import ragjudge`` stay light."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "ragjudge"
+HEAVY = ("pandas", "pyarrow", "litellm", "mlflow", "ray", "matplotlib", "xllamacpp")
+# ours, imported at their top: io reads and writes tables (pandas, pyarrow); compat.mlflow is MLflow's
+# face (its registrable scorers import from their own module inside them: MLflow serializes the function)
+LAZY_OURS = ("ragjudge.io", "ragjudge.compat.mlflow")
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def own_imports_in_functions() -> list[tuple[str, int, str]]:
+    """(file, line, module) of every import of a ragjudge module inside a function, relative
+    imports resolved; ``from ragjudge import io`` names ``ragjudge.io``."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module(path)
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    base = node.module or ""
+                    if node.level:
+                        parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                        base = ".".join([*parts, *([base] if base else [])])
+                    names = [base] if base != "ragjudge" else [f"ragjudge.{alias.name}" for alias in node.names]
+                else:
+                    continue
+                found += [(str(path.relative_to(PACKAGE.parent)), node.lineno, name) for name in names
+                          if name == "ragjudge" or name.startswith("ragjudge.")]
+    return found
+
+
+def test_own_modules_are_imported_in_functions_only_where_they_load_a_heavy_library():
+    found = own_imports_in_functions()
+    assert any(name.startswith("ragjudge.io") for _, _, name in found)  # the scan sees the lazy imports there are
+    stray = [f"{where}:{line} imports {name}" for where, line, name in found if not name.startswith(LAZY_OURS)]
+    assert stray == [], "import these at the module's top:\n" + "\n".join(stray)
+
+
+def test_the_scan_finds_an_import_inside_a_function(tmp_path, monkeypatch):
+    package = tmp_path / "ragjudge"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "late.py").write_text("def f():\n    from . import gate\n    from ragjudge.io import read_table\n    import ragjudge.options\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
+    assert [(line, name) for _, line, name in own_imports_in_functions()] == [(2, "ragjudge.gate"), (3, "ragjudge.io"), (4, "ragjudge.options")]
+
+
+@pytest.mark.parametrize("module", LAZY_OURS)
+def test_each_module_imported_late_loads_a_heavy_library(module):
+    # the exemption holds only while the module is heavy: were it light, it belongs at the top
+    code = f"import sys, {module}\nprint(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded, f"{module} loads none of {', '.join(HEAVY)}: import it at the top where it is used"
