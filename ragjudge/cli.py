@@ -8,7 +8,7 @@ The price of one place for the imports: ``ragjudge --help`` takes 0.45 s (median
 2026-12-04), against 0.18 s when every command imported the library inside it; a run imports all
 of it either way.
 
-Why it is over 500 lines: it is the command-line contract itself. ``score`` declares about
+Why it is over 600 lines: it is the command-line contract itself. ``score`` declares about
 fifty options, one line of help each, and every command carries its examples; the logic they
 reach lives in the library (``options``, ``pipeline``, ``trace_run``, ``reports.terminal``)."""
 

@@ -33,7 +33,7 @@ reasoning (raise ``judge.max_tokens``). ``Verdict.usage`` carries each row's tok
 tokens estimated as the dry run counts them (``Usage.estimated``), priced, and counted by
 ``judge.max_cost``.
 
-This module is over 500 lines for a reason: the steps above are one pipeline around one call,
+Why it is over 600 lines: the steps above are one pipeline around one call,
 in one order, sharing the call's state (its key, its retries, its usage); the transports, the
 cache, the prices and the HTTP error reading already live in their own modules.
 """

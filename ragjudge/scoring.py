@@ -26,7 +26,7 @@ judge, removed before judging) and ``judge_model``. ``output_schema`` gives them
 The run's set-up (first chunk, mapping, needs, notes, option checks) is ``ragjudge.plan``'s
 ``RunPlan``.
 
-Why it is about 800 lines: ``Scorer`` is the one place where a row's verdicts are settled (skips,
+Why it is over 600 lines: ``Scorer`` is the one place where a row's verdicts are settled (skips,
 trace statuses, cache, samples, a panel's members, interruption) and turned into typed output
 columns and a summary, each step reading the others' state; the set-up (``ragjudge.plan``), the
 judging (``ragjudge.judges``, a panel's rule and columns in ``ragjudge.judges.panel``) and the

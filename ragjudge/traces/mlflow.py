@@ -27,7 +27,7 @@ tracking store given; ``InputError`` for a store that cannot be reached, an expe
 does not exist, and a file that is not a trace file. MLflow is imported only when one of these
 functions runs (the ``[mlflow]`` extra).
 
-Why it is over 500 lines: the source and the sink share MLflow's client, its store checks and
+Why it is over 600 lines: the source and the sink share MLflow's client, its store checks and
 the way a row names its trace and span; the sink's replace-not-duplicate rule needs the reader's
 view of the trace's assessments.
 """
