@@ -15,6 +15,11 @@ accuracy on the rows a threshold was fitted to. The setting to ship is the one f
 rows; where the out-of-fold figure is no better than the written verdicts (or than always
 answering the majority class) the threshold does not generalise, and the script says so.
 
+The settings to ship are ``ragjudge calibrate``'s (``calibrate_figures``: ``ragjudge.decisions.fit``,
+the command's own code, on the same rows from a neutral start; it says whether it reproduces
+configs/local.yaml); the grids below are the figures around them (each check alone, a blend,
+the stability):
+
 - reference-free sufficiency (CLAPNQ, SQuAD 2.0 unanswerable, pooled): ``sufficiency.yes_threshold``;
 - grounded sufficiency (SQuAD 2.0 gold-removed): ``sufficiency.fact_threshold`` with
   ``sufficiency.fact_evidence``;
@@ -385,6 +390,45 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
     return out
 
 
+# `ragjudge calibrate` chooses the settings to ship (issue 48): its fit (``ragjudge.decisions.fit``) on
+# the rows above, from a neutral start, so that a tie cannot keep the shipped value by default. The
+# probability thresholds stay set (unset, the request asks for no log-probabilities: another cache key).
+NEUTRAL = {"sufficiency": ["sufficiency.yes_threshold=0.5", "sufficiency.fact_threshold=0.5", "sufficiency.fact_evidence=null",
+                           "sufficiency.quote_check=null", "sufficiency.request_evidence=null"]}
+CALIBRATED = [("reference_free", [name for name, mode in SUFFICIENCY if mode == "reference_free"]),
+              ("grounded", [name for name, mode in SUFFICIENCY if mode == "grounded"])]
+
+
+def calibrate_figures(config: str, data: Path, k: int, seed: int) -> dict[str, Any]:
+    """What ``ragjudge calibrate TABLE --labels sufficiency=label_sufficient -c CONFIG --set ...``
+    (NEUTRAL) chooses on each group of development rows (the reference-free slices pooled, the
+    grounded slice), from the cached replies (no call), beside the settings ``config`` ships;
+    ``reproduces``: whether every chosen setting equals the shipped one."""
+    import pandas as pd
+
+    from ragjudge import options
+    from ragjudge.decisions import fit, start_settings
+    from ragjudge.errors import RagjudgeError
+
+    shipped = start_settings(options.load(str(ROOT / config), {"metric": ["sufficiency"]})[0], "sufficiency")
+    settings, _ = options.load(str(ROOT / config), {"metric": ["sufficiency"]}, NEUTRAL["sufficiency"])
+    out: dict[str, Any] = {}
+    for group, names in CALIBRATED:
+        frame = pd.DataFrame([r for name in names for r in load(data, name) if r["id"] not in CALIBRATION])
+        try:
+            found = fit(frame, settings, "sufficiency", "label_sufficient", k=k, seed=seed)
+        except RagjudgeError as exc:  # too few rows with a cached reply: say so, with the count
+            out[group] = {"rows": len(frame), "error": str(exc)}
+            continue
+        mine = {key: value for key, value in found.chosen.items() if key not in found.untried}
+        out[group] = {"rows": len(frame), "n": found.n, "missing": found.missing, "start": found.start, "before": found.before,
+                      "out_of_fold": found.after, "interval": found.after_interval, "chosen": found.chosen, "per_fold": found.per_fold,
+                      "stability": found.stability, "moved": found.moved, "untried": found.untried,
+                      "shipped": {key: shipped.get(key) for key in mine},
+                      "reproduces": all(shipped.get(key) == value for key, value in mine.items())}
+    return out
+
+
 EVIDENCE = [None, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # completeness.statement_evidence candidates
 WEIGHTS = [None, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # completeness.evidence_weight candidates
 MARKS = [round(1 + 0.1 * m, 1) for m in range(41)]  # pass marks 1.0..5.0
@@ -665,6 +709,30 @@ def paired_comparison(judge_a: list[float], judge_b: list[float], other_a: list[
             "p_value": float(binomtest(judge_only, discordant, 0.5).pvalue) if discordant else None}
 
 
+def _calibrate_lines(found: dict[str, Any]) -> list[str]:
+    """The settings to ship, as ``ragjudge calibrate`` chose them (``calibrate_figures``)."""
+    if not found:
+        return []
+    lines = ["## The settings to ship: `ragjudge calibrate` on the development rows (no judge call)", "",
+             "`ragjudge calibrate TABLE --labels sufficiency=label_sufficient -c configs/local.yaml --set " + " --set ".join(NEUTRAL["sufficiency"])
+             + "`, from the replies in the cache, 5-fold stratified, seed 0:", ""]
+    for group, _ in CALIBRATED:
+        item = found.get(group)
+        if not item:
+            continue
+        if "error" in item:
+            lines.append(f"- {group}: not fitted ({item['rows']} rows): {item['error']}")
+            continue
+        chosen = ", ".join(f"{key} {_setting(value)}" for key, value in item["chosen"].items() if key not in item["untried"])
+        shipped = ", ".join(f"{key} {_setting(value)}" for key, value in item["shipped"].items())
+        per_fold = "; ".join(", ".join(_setting(fold[key]) for key in item["shipped"]) for fold in item["per_fold"])
+        lines.append(f"- {group}: {item['n']} labelled rows with a cached reply ({item['missing']} without); out of fold "
+                     f"{_acc(item['out_of_fold'], item['interval'])} against {_f(item['before'])} at the neutral start; chosen: {chosen} "
+                     f"(per fold: {per_fold}); shipped: {shipped}; **{'reproduced' if item['reproduces'] else 'differs'}**"
+                     + (f"; stability of {item['moved']}: " + ", ".join(f"{d} {_f(v)}" for d, v in item["stability"].items()) if item["stability"] else ""))
+    return [*lines, ""]
+
+
 def _f(value: Any, digits: int = 2) -> str:
     return "n/a" if value is None or value == float("-inf") else f"{value:.{digits}f}"
 
@@ -746,7 +814,7 @@ def report(results: dict[str, Any]) -> str:
         if rf["excluded"] > 0.1 * (rf["n"] + rf["excluded"]):
             ship = (f"nothing yet: only {rf['n']} of {rf['n'] + rf['excluded']} rows are judged (a decision needs at least 90% of "
                     f"them; `bash bench/agreement.sh` judges the rest); so far: " + ship)
-        lines += ["", "**Ship (reference-free):** " + ship, ""]
+        lines += ["", "**The grid above would ship (reference-free; the shipped settings are calibrate's, below):** " + ship, ""]
         g = suff.get("squad2_goldremoved_sufficiency_dev", {})
         if g.get("n"):
             lines += ["## Grounded sufficiency (SQuAD 2.0 gold-removed)", "",
@@ -755,6 +823,7 @@ def report(results: dict[str, Any]) -> str:
                       f"{', '.join(f'{_setting(a)}/{_setting(b)}' for a, b in g['cv']['chosen_per_fold'])}); without the evidence check "
                       f"{_acc(g['without_evidence_check']['out_of_fold_accuracy'], g['without_evidence_check']['interval'])}; written verdict "
                       f"{_f(g['written_verdict_accuracy'])}", ""]
+        lines += _calibrate_lines(results.get("calibrate") or {})
         lines += ["## Stability: out-of-fold accuracy with each fold's chosen threshold moved", "",
                   "| threshold | rows | n | headline | -0.05 | -0.02 | +0.02 | +0.05 | largest drop within ±0.02 (negative: a gain) | verdicts flipping within ±0.02 |",
                   "|---|---|---|---|---|---|---|---|---|---|",
@@ -863,6 +932,7 @@ def main() -> None:
     try:
         if args.only in (None, "sufficiency"):
             results["sufficiency"] = sufficiency_figures(judged, data, args.folds, args.seed)
+            results["calibrate"] = calibrate_figures(args.config, data, args.folds, args.seed)
         if args.only in (None, "completeness"):
             results["completeness"] = completeness_figures(judged, data, args.folds, args.seed)
         if args.only == "short-answers":
