@@ -110,6 +110,7 @@ def test_suggest_lists_the_unlabelled_rows_nearest_the_decision(run_score, run_c
     # P(yes) 0.55 (0.05 from the threshold) before 0.95 (0.45 from it); labelled rows never
     assert chosen["id"].tolist() == [f"u{i}" for i in range(300, 306)] + ["v400", "v401"]
     assert chosen["human"].isna().all()
+    assert "not a random sample" in done.stdout  # their labels would bias the corrected pass rate (docs/calibration.md)
 
 
 def test_calibrate_chooses_completeness_pass_mark_against_ratings(run_score, run_cli, judge, cache_dir, tmp_path):
