@@ -443,7 +443,7 @@ def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, outp
     writer.write(rows)
     writer.close()
     typer.echo(f"wrote {output}: {len(chosen)} unlabelled row(s) of {metric} to label in column {column}, {how}")
-    typer.echo("these rows are the judge's hard ones, not a random sample: use their labels to calibrate, and keep the labels the "
+    typer.echo("these rows are not a random sample: use their labels to calibrate, and keep the labels the "
                "corrected pass rate reads (--labels on score, report, compare) to a random sample of rows (docs/calibration.md)")
 
 

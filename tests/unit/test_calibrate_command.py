@@ -152,7 +152,7 @@ def test_suggest_without_p_yes_says_the_rows_are_in_table_order(run_score, run_c
     done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
                     "--suggest", "3", "-o", str(tmp_path / "to_label.csv")], judge=False)
     assert done.code == 0, done.stderr
-    assert done.stdout.strip().endswith("in table order: the cached replies carry no P(yes) (score with sufficiency.yes_threshold set, "
+    assert done.stdout.splitlines()[0].endswith("in table order: the cached replies carry no P(yes) (score with sufficiency.yes_threshold set, "
                                         "e.g. --set sufficiency.yes_threshold=0.5, to rank rows by the judge's certainty)")
     assert pd.read_csv(tmp_path / "to_label.csv")["id"].tolist() == ["u0", "u1", "u2"]
 
