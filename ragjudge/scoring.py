@@ -150,6 +150,9 @@ class Scorer:
         if config.judge.panel and "model" in config.judge.model_fields_set:
             self.notes.append(f"note: judge.model {config.judge.model} is not asked: the panel's members judge "
                               f"({', '.join(member.model for member in config.judge.panel)})")
+        if not config.judge.batch and "batch_fallback" in config.judge.model_fields_set:
+            self.notes.append(f"note: judge.batch_fallback ({config.judge.batch_fallback}) decides what a batch does with the calls it "
+                              "could not judge; this run calls the model directly: give --batch (judge.batch: true) to use it")
         if not config.judge.panel and {"panel_rule", "panel_quorum"} & config.judge.model_fields_set:
             self.notes.append("note: judge.panel_rule and judge.panel_quorum decide a panel's verdicts; this run has one judge "
                               f"({config.judge.model}): give --panel MODEL,MODEL,... (judge.panel)")

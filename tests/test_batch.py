@@ -499,3 +499,15 @@ def test_ctrl_c_while_waiting_says_the_batch_runs_on_and_how_to_collect(run_cli,
     monkeypatch.setattr(batch_run, "collect", real)
     again = run_cli(["score", table, "-o", str(out), "--batch", "--batch-wait", "--min-pass-rate", "0", "--model", MODEL])
     assert again.code == 0 and set(server.batch_submitted.values()) == {1}
+
+
+def test_batch_fallback_without_batch_is_named():
+    # --batch-fallback direct without --batch was passed over without a word (noted at the issue 50 stop)
+    from ragjudge import Config
+    from ragjudge.scoring import Scorer
+
+    with Scorer(Config(judge={"model": "openai/fake-judge", "batch_fallback": "direct"}, cache={"enabled": False})) as scorer:
+        assert ("note: judge.batch_fallback (direct) decides what a batch does with the calls it could not judge; this run calls the model "
+                "directly: give --batch (judge.batch: true) to use it") in scorer.notes
+    with Scorer(Config(judge={"model": "openai/fake-judge"}, cache={"enabled": False})) as scorer:
+        assert not [note for note in scorer.notes if "batch_fallback" in note]
