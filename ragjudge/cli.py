@@ -146,7 +146,7 @@ def score(
     max_drop: Annotated[Optional[float], typer.Option(help="With --baseline: fail when a pass rate is lower than the baseline's by more than this (0..1).", rich_help_panel="Gate")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel="Judge")] = False,
     cache_dir: Annotated[Optional[str], typer.Option(help="Response cache folder (default: the per-user cache folder).", rich_help_panel="Judge")] = None,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress, mapping or summary table; only errors and a failing gate's lines.", rich_help_panel="Reports")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress, mapping or summary table; only errors and a failing gate's lines (with --dry-run: the estimate alone).", rich_help_panel="Reports")] = False,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Print each row's verdicts as they land (id, score, a line of rationale); with -q, only these and a failing gate.", rich_help_panel="Reports")] = False,
     mlflow_tracking_uri: Annotated[Optional[str], typer.Option(help="MLflow tracking store of mlflow:EXPERIMENT and --mlflow-log-feedback (default: MLFLOW_TRACKING_URI), e.g. http://localhost:5000 or sqlite:///mlflow.db.", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = None,
     mlflow_filter: Annotated[Optional[str], typer.Option(help="With mlflow:EXPERIMENT: a search_traces filter string, e.g. \"attributes.status = 'OK'\".", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = None,
@@ -190,7 +190,7 @@ def _show(console: Any, outcome: Any, quiet: bool) -> int:
     run's figures, or the summary, the gate's lines, the failing rows and what the trace sinks
     did (with -q: only what failed or was not logged)."""
     if outcome.estimate is not None:
-        for line in [*outcome.estimate["notes"], *estimate_lines(outcome.estimate)]:
+        for line in [*([] if quiet else outcome.estimate["notes"]), *estimate_lines(outcome.estimate)]:  # -q: the figures alone
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         return outcome.exit_code
     if outcome.batch is not None and outcome.batch.pending:

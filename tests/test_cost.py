@@ -35,6 +35,16 @@ def test_the_dry_run_counts_the_calls_and_cache_hits_of_the_run_that_follows(run
     assert again["total"]["calls"] == 0 and again["total"]["cache_hits"] == 32
 
 
+def test_quiet_dry_run_prints_the_estimate_alone(run_cli):
+    # -q quieted the run's notes but not the dry run's (noted at the issue 50 stop)
+    source = str(SAMPLE / "rag_eval.jsonl")
+    loud, quiet = run_cli(["score", source, "--dry-run"]), run_cli(["score", source, "--dry-run", "-q"])
+    assert loud.code == quiet.code == 0
+    assert loud.stderr.startswith("columns: id, request, context")  # the dry run prints on stderr, as the run's notes
+    figures = [line for line in loud.stderr.splitlines() if not line.startswith("columns: ")]
+    assert quiet.stderr.splitlines() == figures and figures[0].startswith("dry run: 32 rows") and len(figures) == 4
+
+
 def test_the_dry_run_prices_a_priced_model_as_a_range(run_cli, tmp_path, server):
     summary = tmp_path / "dry.json"
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows(4)), "-m", "sufficiency", "--model", "openai/gpt-4o-mini",
