@@ -616,6 +616,7 @@ def _exit(code: int) -> None:
 
 def main() -> None:
     """Console entry point: run the app, map ``RagjudgeError`` to one line and its exit code."""
+    _SAID.clear()  # what an earlier call in this process said is not this one's
     try:
         code = app(standalone_mode=False)
     except RagjudgeError as exc:

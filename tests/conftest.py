@@ -78,10 +78,8 @@ def run_cli(request, capsys, monkeypatch, cache_dir):
     chosen = request.getfixturevalue("transport") if "transport" in request.fixturenames else None
 
     def run(args: list[str], stdin: bytes | None = None, judge: bool = True) -> CliResult:
-        import ragjudge.cli
         from ragjudge.cli import main
 
-        monkeypatch.setattr(ragjudge.cli, "_SAID", {})  # each run as in a new process: what an earlier run said is not carried over
         argv = ["ragjudge", *args]
         server = request.getfixturevalue("server") if judge and args and args[0] == "score" else None  # started when a run needs it
         if chosen and args and args[0] == "score":

@@ -40,6 +40,19 @@ def test_ctrl_c_before_judging_still_says_nothing_was_written(run_cli, tmp_path,
     assert result.code == 130 and result.stderr.strip().startswith("interrupted: nothing more was written")
 
 
+def test_what_an_earlier_call_of_main_said_is_not_carried_into_the_next(run_cli, tmp_path, monkeypatch):
+    # cli._SAID outlived main(): after one interrupted run in a process, a later Ctrl-C before judging printed nothing
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("ragjudge.run.score_source", interrupted)
+    import ragjudge.cli
+
+    ragjudge.cli._SAID["interrupted"] = True  # as the earlier run left it
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "q", "context": ["c"]}])])
+    assert result.code == 130 and result.stderr.strip().startswith("interrupted: nothing more was written")
+
+
 # peer report (issue 29 item 15): Ctrl-C wording
 def test_the_closing_line_counts_unsampled_rows_apart_and_tells_no_cache_runs_the_truth():
     from ragjudge.reports.terminal import interrupted_line
