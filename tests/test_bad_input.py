@@ -36,12 +36,12 @@ def test_bad_options_fail_before_judging(run_cli, tmp_path, server, args, messag
     assert server.calls == 0
 
 
-def test_unknown_input_suffix_names_the_right_flag(run_cli, tmp_path):
+def test_unknown_input_suffix_names_the_right_flag(run_score, tmp_path):
     path = tmp_path / "data.txt"
     path.write_text(json.dumps(ROW) + "\n")
-    result = run_cli(["score", str(path)])
-    assert result.code == 2 and "--input-format" in result.stderr
-    assert run_cli(["score", str(path), "--input-format", "jsonl", "-m", "sufficiency"]).code == 0
+    result = run_score(str(path))
+    assert result.code == 2 and "--input-format" in result.error
+    assert run_score(str(path), input_format="jsonl", metric=["sufficiency"]).code == 0
 
 
 def test_damaged_cache_is_a_clear_error(run_score, tmp_path):
