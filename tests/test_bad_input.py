@@ -13,13 +13,13 @@ from conftest import read_jsonl, write_jsonl
 from helpers import LANDMARK_ROW as ROW
 
 
-def test_csv_rows_with_one_field_too_many_do_not_shift_columns(run_cli, tmp_path):
+def test_csv_rows_with_one_field_too_many_do_not_shift_columns(run_score, tmp_path):
     path = tmp_path / "x.csv"
     path.write_text("id,request,context\na,q,c,X\nb,q2,c2,Y\n")
     out = tmp_path / "o.jsonl"
-    result = run_cli(["score", str(path), "-o", str(out), "-m", "sufficiency"])
+    result = run_score(str(path), output=str(out), metric=["sufficiency"])
     assert result.code == 2
-    assert f"{path}: line 2 (record 1): malformed CSV: 4 fields where the header has 3" in result.stderr  # the line is named (issue 20)
+    assert f"{path}: line 2 (record 1): malformed CSV: 4 fields where the header has 3" in result.error  # the line is named (issue 20)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -36,32 +36,32 @@ def test_bad_options_fail_before_judging(run_cli, tmp_path, server, args, messag
     assert server.calls == 0
 
 
-def test_unknown_input_suffix_names_the_right_flag(run_cli, tmp_path):
+def test_unknown_input_suffix_names_the_right_flag(run_score, tmp_path):
     path = tmp_path / "data.txt"
     path.write_text(json.dumps(ROW) + "\n")
-    result = run_cli(["score", str(path)])
-    assert result.code == 2 and "--input-format" in result.stderr
-    assert run_cli(["score", str(path), "--input-format", "jsonl", "-m", "sufficiency"]).code == 0
+    result = run_score(str(path))
+    assert result.code == 2 and "--input-format" in result.error
+    assert run_score(str(path), input_format="jsonl", metric=["sufficiency"]).code == 0
 
 
-def test_damaged_cache_is_a_clear_error(run_cli, tmp_path):
+def test_damaged_cache_is_a_clear_error(run_score, tmp_path):
     cache = tmp_path / "badcache"
     (cache / "responses").mkdir(parents=True)
     (cache / "responses" / "cache.db").write_bytes(b"this is not a database" * 100)
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-m", "sufficiency", "--cache-dir", str(cache)], judge=False)
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", [ROW]), metric=["sufficiency"], cache_dir=str(cache))
     assert result.code == 2
-    assert f"cannot use the cache folder {cache}" in result.stderr and "--no-cache" in result.stderr
+    assert f"cannot use the cache folder {cache}" in result.error and "--no-cache" in result.error
 
 
-def test_jsonl_with_bom_is_read_and_bad_bytes_name_the_line(run_cli, tmp_path):
+def test_jsonl_with_bom_is_read_and_bad_bytes_name_the_line(run_score, tmp_path):
     path = tmp_path / "bom.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(ROW).encode() + b"\n")
-    assert run_cli(["score", str(path), "-m", "sufficiency"]).code == 0
+    assert run_score(str(path), metric=["sufficiency"]).code == 0
     bad = tmp_path / "latin1.jsonl"
     bad.write_bytes(json.dumps(ROW).encode() + b"\n" + b'{"id": "caf\xe9"}\n')
-    result = run_cli(["score", str(bad), "-m", "sufficiency"])
+    result = run_score(str(bad), metric=["sufficiency"])
     assert result.code == 2
-    assert f"{bad}: line 2: not UTF-8 text" in result.stderr
+    assert f"{bad}: line 2: not UTF-8 text" in result.error
 
 
 def test_parquet_integers_too_large_for_floats_become_text(tmp_path):
@@ -96,14 +96,14 @@ def test_chunked_parquet_to_stdout_widens_too(tmp_path):
     assert pd.read_parquet(_io.BytesIO(done.stdout))["a"].tolist() == ["[1]", "x"]
 
 
-def test_every_row_with_an_unusable_context_is_an_input_error_not_a_judge_failure(run_cli, tmp_path, server):
+def test_every_row_with_an_unusable_context_is_an_input_error_not_a_judge_failure(run_score, tmp_path, judge):
     # exit 3 says the judges could not run; here no judge was called: the input is unusable
     rows = [{**ROW, "id": f"r{i}", "context": [{"id": "x", "content": None}]} for i in range(3)]  # passage objects, none with text
     out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "--summary-json", str(summary), "--min-pass-rate", "0"])
-    assert result.code == 2, result.stderr
-    assert server.calls == 0
-    assert "nothing could be judged: every judged row has an unusable input (3 rows" in result.stderr
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), output=str(out), summary_json=str(summary), min_pass_rate=["0"])
+    assert result.code == 2, result.text
+    assert judge.calls == 0
+    assert "nothing could be judged: every judged row has an unusable input (3 rows" in result.text
     scored = read_jsonl(out)
     assert [r["sufficiency_status"] for r in scored] == ["error"] * 3 and "none has text under content" in scored[0]["sufficiency_error"]
     document = json.loads(summary.read_text())
@@ -111,12 +111,12 @@ def test_every_row_with_an_unusable_context_is_an_input_error_not_a_judge_failur
     # one usable row: the judge ran, and the unusable rows break the error-rate gate, as input
     # errors (exit 2, not 3: no judge failed)
     rows.append({**ROW, "id": "good"})
-    mixed = run_cli(["score", write_jsonl(tmp_path / "in2.jsonl", rows), "-o", str(out), "--min-pass-rate", "0"])
-    assert mixed.code == 2 and server.calls == 1
-    assert "FAIL sufficiency: error rate 0.75 > 0.00 (3 of 4 judged rows; 3 from unusable input)" in mixed.stderr
+    mixed = run_score(write_jsonl(tmp_path / "in2.jsonl", rows), output=str(out), min_pass_rate=["0"])
+    assert mixed.code == 2 and judge.calls == 1
+    assert "FAIL sufficiency: error rate 0.75 > 0.00 (3 of 4 judged rows; 3 from unusable input)" in mixed.text
     # allowed by the gate: they no longer fail the run
-    allowed = run_cli(["score", write_jsonl(tmp_path / "in2.jsonl", rows), "--min-pass-rate", "0", "--max-error-rate", "0.8"])
-    assert allowed.code == 0, allowed.stderr
+    allowed = run_score(write_jsonl(tmp_path / "in2.jsonl", rows), min_pass_rate=["0"], max_error_rate=["0.8"])
+    assert allowed.code == 0, allowed.text
 
 
 def test_summary_json_may_not_replace_the_scored_table_or_the_input(run_cli, tmp_path, server):
@@ -130,23 +130,23 @@ def test_summary_json_may_not_replace_the_scored_table_or_the_input(run_cli, tmp
     assert (tmp_path / "in.jsonl").read_bytes() == before and not out.exists() and server.calls == 0
 
 
-def test_parquet_with_a_duplicate_column_name_is_a_clear_input_error(run_cli, tmp_path, server):
+def test_parquet_with_a_duplicate_column_name_is_a_clear_input_error(run_score, tmp_path, judge):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     source = tmp_path / "dup.parquet"
     pq.write_table(pa.Table.from_arrays([pa.array(["q"]), pa.array([["c"]]), pa.array(["x"]), pa.array(["y"])],
                                         names=["request", "context", "dup", "dup"]), source)
-    result = run_cli(["score", str(source), "-o", str(tmp_path / "o.jsonl")])
-    assert result.code == 2 and server.calls == 0
-    assert result.stderr.strip() == f"error: {source}: column 'dup' appears 2 times; rename all but one (a row cannot hold two values under one name)"
+    result = run_score(str(source), output=str(tmp_path / "o.jsonl"))
+    assert result.code == 2 and judge.calls == 0
+    assert result.error == f"{source}: column 'dup' appears 2 times; rename all but one (a row cannot hold two values under one name)"
 
 
-def test_a_full_disk_is_a_clear_error(run_cli, tmp_path):
+def test_a_full_disk_is_a_clear_error(run_score, tmp_path):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [ROW]), "-o", "/dev/full", "--output-format", "jsonl", "-m", "sufficiency", "--min-pass-rate", "0"])
-    assert result.code == 2 and result.stderr.strip().endswith("error: cannot write /dev/full: No space left on device")
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", [ROW]), output="/dev/full", output_format="jsonl", metric=["sufficiency"], min_pass_rate=["0"])
+    assert result.code == 2 and result.error == "cannot write /dev/full: No space left on device"  # the command prints it after "error: "
 
 
 def test_chunk_size_has_an_upper_bound(tmp_path):
@@ -167,33 +167,33 @@ def test_jsonl_with_a_byte_order_mark_on_stdin_is_read_as_jsonl(run_cli, tmp_pat
     assert [r["id"] for r in read_jsonl(out)] == ["r0", "r1", "r2"]
 
 
-def test_csv_that_is_not_utf8_says_to_save_it_as_utf8(run_cli, tmp_path):
+def test_csv_that_is_not_utf8_says_to_save_it_as_utf8(run_score, tmp_path):
     source = tmp_path / "latin1.csv"
     source.write_bytes("request,context\nCaf\u00e9 au lait?,\"Served in caf\u00e9s.\"\n".encode("latin-1"))
-    result = run_cli(["score", str(source)])
+    result = run_score(str(source))
     assert result.code == 2
-    assert result.stderr.strip() == f"error: {source}: not UTF-8 text; save the CSV as UTF-8 (in a spreadsheet: CSV UTF-8)"
+    assert result.error == f"{source}: not UTF-8 text; save the CSV as UTF-8 (in a spreadsheet: CSV UTF-8)"
 
 
-def test_csv_with_a_nul_byte_names_the_line(run_cli, tmp_path, server):
+def test_csv_with_a_nul_byte_names_the_line(run_score, tmp_path, judge):
     # pandas ended the cell at the NUL and judged "c" instead of "c\0d more text", silently
     source = tmp_path / "nul.csv"
     source.write_bytes(b'request,context\nq1,"fine"\nq2,"c\x00d more text"\n')
-    result = run_cli(["score", str(source)])
-    assert result.code == 2 and server.calls == 0
-    assert result.stderr.strip() == f"error: {source}: line 3: a NUL byte inside the text; remove it (or save the file as UTF-8 if it is UTF-16)"
+    result = run_score(str(source))
+    assert result.code == 2 and judge.calls == 0
+    assert result.error == f"{source}: line 3: a NUL byte inside the text; remove it (or save the file as UTF-8 if it is UTF-16)"
     utf16 = tmp_path / "utf16.csv"
     utf16.write_bytes("request,context\nq,c\n".encode("utf-16"))
-    assert "save the file as UTF-8 if it is UTF-16" in run_cli(["score", str(utf16)]).stderr
+    assert "save the file as UTF-8 if it is UTF-16" in run_score(str(utf16)).error
 
 
-def test_csv_header_naming_a_column_twice_is_refused(run_cli, tmp_path, server):
+def test_csv_header_naming_a_column_twice_is_refused(run_score, tmp_path, judge):
     # pandas renamed the second one 'request.1', silently
     source = tmp_path / "dup.csv"
     source.write_text("request,context,request\nq,c,r\n")
-    result = run_cli(["score", str(source)])
-    assert result.code == 2 and server.calls == 0
-    assert result.stderr.strip() == f"error: {source}: the header names column 'request' twice; rename one of them"
+    result = run_score(str(source))
+    assert result.code == 2 and judge.calls == 0
+    assert result.error == f"{source}: the header names column 'request' twice; rename one of them"
 
 
 def test_jsonl_writes_slashes_plainly_and_reads_back_the_same_values(tmp_path):
@@ -316,22 +316,22 @@ def test_a_closed_stdout_pipe_is_said_plainly(tmp_path):
 
 
 # issue 44 item 8: a CSV record with fewer fields than the header (the unit tier: tests/unit/test_csv_records.py)
-def test_a_csv_record_cut_short_is_exit_2_naming_its_line(run_cli, tmp_path):
+def test_a_csv_record_cut_short_is_exit_2_naming_its_line(run_score, tmp_path):
     path = tmp_path / "cut.csv"
     path.write_text("id,request,context,expected_response,response\n" + "my-01,Who?,A passage.,Ann,Ann\nmy-02,When did the Gener")
-    result = run_cli(["score", str(path), "-m", "sufficiency"], judge=False)
-    assert result.code == 2 and "line 3 (record 2): malformed CSV: 2 fields where the header has 5" in result.stderr
+    result = run_score(str(path), metric=["sufficiency"])
+    assert result.code == 2 and "line 3 (record 2): malformed CSV: 2 fields where the header has 5" in result.error
 
 
 # peer report (issue 20 item 7): CSV errors name the wrong line
-def test_a_csv_error_names_the_physical_line_where_quoted_cells_span_lines(run_cli, tmp_path):
+def test_a_csv_error_names_the_physical_line_where_quoted_cells_span_lines(run_score, tmp_path):
     lines = ["id,request,context"] + [f'{i},"q{i}","first line\nsecond line of row {i}"' for i in range(1, 81)]
     lines.append('81,q8"1,"a stray ""quote""" extra, field')
     path = tmp_path / "in.csv"
     path.write_text("\n".join(lines) + "\n")
-    result = run_cli(["score", str(path), "-m", "sufficiency"])
+    result = run_score(str(path), metric=["sufficiency"])
     assert result.code == 2
-    assert f"{path}: line 162 (record 81): malformed CSV:" in result.stderr  # pandas said "line 82", the record
+    assert f"{path}: line 162 (record 81): malformed CSV:" in result.error  # pandas said "line 82", the record
 
 
 # peer report (issue 20 item 7): CSV errors name the wrong line

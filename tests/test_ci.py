@@ -325,7 +325,7 @@ def test_an_escape_in_a_row_id_stays_out_of_a_ci_run_log_and_job_summary(run_cli
     ("bad score", "column sufficiency_score: 'abc' is not a finite number"),
     ("bad status", "column sufficiency_status: 'weird' is not a status"),
 ])
-def test_a_bad_baseline_is_exit_2_before_any_judge_call(run_cli, tmp_path, server, fault, said):
+def test_a_bad_baseline_is_exit_2_before_any_judge_call(run_score, tmp_path, judge, fault, said):
     source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": i} for i in ("a", "b")])
     rows = [{"id": i, "sufficiency_status": "ok", "sufficiency_passed": True, "sufficiency_score": 1.0} for i in ("a", "b")]
     change = {"duplicate": ("id", "a"), "null id": ("id", None), "bad score": ("sufficiency_score", "abc"),
@@ -333,20 +333,20 @@ def test_a_bad_baseline_is_exit_2_before_any_judge_call(run_cli, tmp_path, serve
     rows[1][change[0]] = change[1]
     baseline = write_jsonl(tmp_path / "base.jsonl", rows)
     summary = tmp_path / "summary.json"
-    result = run_cli(["score", source, "-m", "sufficiency", "--baseline", baseline, "--summary-json", str(summary), "-q"])
-    assert result.code == 2 and said in result.stderr, result.stderr
-    assert server.calls == 0  # found before judging, not after every row was paid for
+    result = run_score(source, metric=["sufficiency"], baseline=baseline, summary_json=str(summary), quiet=True)
+    assert result.code == 2 and said in result.error, result.text
+    assert judge.calls == 0  # found before judging, not after every row was paid for
 
 
 # review of main (fixa) item 2: a bad --baseline is refused before any judge call
-def test_a_missing_or_good_baseline_before_judging(run_cli, tmp_path, server):
+def test_a_missing_or_good_baseline_before_judging(run_score, tmp_path, judge):
     source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": i} for i in ("a", "b")])
-    result = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(tmp_path / "none.jsonl")])
-    assert result.code == 2 and "--baseline: no such file" in result.stderr and server.calls == 0
+    result = run_score(source, metric=["sufficiency"], baseline=str(tmp_path / "none.jsonl"))
+    assert result.code == 2 and "--baseline: no such file" in result.error and judge.calls == 0
     baseline = tmp_path / "base.jsonl"
-    assert run_cli(["score", source, "-m", "sufficiency", "-o", str(baseline), "-q"]).code == 0
-    calls = server.calls
+    assert run_score(source, metric=["sufficiency"], output=str(baseline), quiet=True).code == 0
+    calls = judge.calls
     assert calls > 0
     summary = tmp_path / "summary.json"
-    ok = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(baseline), "--no-cache", "--summary-json", str(summary), "-q"])
-    assert ok.code == 0 and server.calls > calls and summary.exists()
+    ok = run_score(source, metric=["sufficiency"], baseline=str(baseline), no_cache=True, summary_json=str(summary), quiet=True)
+    assert ok.code == 0 and judge.calls > calls and summary.exists()

@@ -1,4 +1,5 @@
-"""Columns on the command line: a metric whose field no column feeds is exit 2 naming the columns
+"""Columns in a score run (``run_score``) and on the command line (``render``, what -q prints): a metric
+whose field no column feeds is exit 2 naming the columns
 not read and the ``--map`` that fixes it, in ``score``, its dry run and ``render`` alike; a metric that
 judged no row is named; a nested column with no value says whether its key is there. Which column
 is chosen is decided in ``ragjudge.records`` (tests/unit/test_columns.py)."""
@@ -13,12 +14,12 @@ from conftest import write_jsonl
 
 
 # peer report (issue 20 item 13): a broken retriever passes the gate
-def test_a_metric_asked_for_whose_field_maps_to_no_column_exits_2(run_cli, tmp_path):
+def test_a_metric_asked_for_whose_field_maps_to_no_column_exits_2(run_score, tmp_path):
     rows = [{"id": "a", "request": "q?", "retrieved_passages_v2": ["c"]}]
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-q"])
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], quiet=True)
     assert result.code == 2
     assert ("sufficiency needs a context column and none was found; columns not read: retrieved_passages_v2; "
-            "if 'retrieved_passages_v2' holds it, set --map context=retrieved_passages_v2") in result.stderr
+            "if 'retrieved_passages_v2' holds it, set --map context=retrieved_passages_v2") in result.error
 
 
 # peer report (issue 20 item 13): a broken retriever passes the gate
@@ -45,11 +46,11 @@ def test_render_refuses_a_metric_whose_column_is_missing_as_score_does(run_cli, 
 
 
 # peer report (issue 20 item 16): internal paths leak into messages
-def test_a_missing_expected_response_column_reads_as_english(run_cli, tmp_path):
+def test_a_missing_expected_response_column_reads_as_english(run_score, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "Where was it signed?", "response": "In Lisbon."}])
-    result = run_cli(["score", source, "-m", "completeness", "--dry-run"], judge=False)
+    result = run_score(source, metric=["completeness"], dry_run=True)
     assert result.code == 2
-    assert "completeness needs an expected_response or expected_facts column and none was found" in result.stderr
+    assert "completeness needs an expected_response or expected_facts column and none was found" in result.error
 
 
 # peer report (issue 20 item 16): internal paths leak into messages
@@ -60,11 +61,11 @@ def test_a_missing_expected_response_column_reads_as_english(run_cli, tmp_path):
      "note: 'expectations.expected_facts' (for expected_facts) has no value in the first 2 rows (keys seen under 'expectations': "
      "expected_response)"),
 ])
-def test_a_nested_column_with_no_value_says_whether_its_key_is_there(run_cli, tmp_path, expectations, note):
+def test_a_nested_column_with_no_value_says_whether_its_key_is_there(run_score, tmp_path, expectations, note):
     # the note listed expected_facts among the keys seen while saying it had no value
     rows = [{"id": f"r{i}", "inputs": {"request": "Where was it signed?"}, "context": ["It was signed in Lisbon."],
              "expectations": expectations} for i in range(2)]
     config = tmp_path / "c.yaml"
     config.write_text("columns:\n  request: inputs.request\n  expected_facts: expectations.expected_facts\n")
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-c", str(config), "-m", "sufficiency", "--dry-run"], judge=False)
-    assert note in result.stderr, result.stderr
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), config=str(config), metric=["sufficiency"], dry_run=True)
+    assert note in result.text, result.text

@@ -98,7 +98,7 @@ def test_a_threshold_set_for_one_metric_leaves_the_others_at_their_defaults():
     assert not load_config(None).threshold_set("completeness")
 
 
-def test_bundled_configs_ship_in_the_package_and_load_by_name(run_cli, tmp_path, monkeypatch):
+def test_bundled_configs_ship_in_the_package_and_load_by_name(run_score, tmp_path, monkeypatch):
     # pip-installed users have no configs/ folder: -c NAME reads the copy inside the package
     from ragjudge.config import BUNDLED, bundled_config
 
@@ -110,9 +110,9 @@ def test_bundled_configs_ship_in_the_package_and_load_by_name(run_cli, tmp_path,
                   "expectations": {"expected_response": "city 1"}}
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps(mlflow_row) + "\n")
-    result = run_cli(["score", str(source), "-c", "mlflow", "-m", "sufficiency", "--min-pass-rate", "0"])
-    assert result.code == 0, result.stderr
-    assert "request=inputs.query" in result.stderr
+    result = run_score(str(source), config="mlflow", metric=["sufficiency"], min_pass_rate=["0"])
+    assert result.code == 0, result.text
+    assert "request=inputs.query" in result.text
 
 
 def test_a_file_named_like_a_bundled_config_wins(tmp_path, monkeypatch):

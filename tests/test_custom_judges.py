@@ -39,6 +39,25 @@ def test_render_prints_the_exact_messages_with_no_call(run_cli, tmp_path, server
     assert all(message["content"] in result.stdout for message in sent)
 
 
+def _load(config: str) -> list:
+    """What `ragjudge judges -c CONFIG` does before it prints: load the config (its judges checked)
+    and describe the metrics."""
+    from ragjudge.catalog import describe
+    from ragjudge.settings import load_config
+
+    return describe(load_config(config))
+
+
+def _refused(config: str) -> str:
+    """The one line `ragjudge judges -c CONFIG` prints after "error: ", checked to be an exit 2."""
+    from ragjudge.errors import RagjudgeError
+
+    with pytest.raises(RagjudgeError) as caught:
+        _load(config)
+    assert caught.value.exit_code == 2
+    return str(caught.value)
+
+
 # -- faults found by an adversarial tester ---------------------------------------------------
 
 
@@ -88,12 +107,11 @@ DOUBLING = "{% macro m(n) %}{% if n %}{{ m(n - 1) }}{{ m(n - 1) }}{% endif %}{% 
     pytest.param("{% for c in response|lower %}[{{ c }}]{% endfor %}", "a text field cannot be looped over character by character",
                  id="characters_of_a_filter_result"),
 ])
-def test_a_template_past_a_limit_exits_2_when_the_config_loads(run_cli, tmp_path, prompt, message):
+def test_a_template_past_a_limit_exits_2_when_the_config_loads(tmp_path, prompt, message):
     config = config_file(tmp_path, judge_with(prompt))
-    result = run_cli(["judges", "-c", config], judge=False)  # `ragjudge judges` loads the config too
-    assert result.code == 2
-    assert message in result.stderr, result.stderr
-    assert "unexpected" not in result.stderr and "Traceback" not in result.stderr
+    error = _refused(config)  # `ragjudge judges` loads the config too
+    assert message in error, error
+    assert "unexpected" not in error and "Traceback" not in error
 
 
 def test_sensible_templates_stay_within_the_limits(run_cli, tmp_path):
@@ -117,10 +135,9 @@ def test_sensible_templates_stay_within_the_limits(run_cli, tmp_path):
     pytest.param(BINARY.replace("kind: binary", "kind: binary\n    threshold: .inf"),
                  "judge 'cites_sources': threshold must be a finite number (got inf)", id="binary_threshold_inf"),
 ])
-def test_scale_bounds_and_thresholds_must_be_finite(run_cli, tmp_path, text, message):
-    result = run_cli(["judges", "-c", config_file(tmp_path, text)], judge=False)
-    assert result.code == 2
-    assert message in result.stderr, result.stderr
+def test_scale_bounds_and_thresholds_must_be_finite(tmp_path, text, message):
+    error = _refused(config_file(tmp_path, text))
+    assert message in error, error
 
 
 def binary_example(verdict: str) -> str:
@@ -139,16 +156,15 @@ def binary_example(verdict: str) -> str:
     pytest.param(binary_example("7"),
                  "judge 'cites_sources': example 1 has verdict 7; a binary judge takes yes or no (true or false)", id="binary_number"),
 ])
-def test_example_verdicts_are_checked_when_the_config_loads(run_cli, tmp_path, text, message):
-    result = run_cli(["judges", "-c", config_file(tmp_path, text)], judge=False)
-    assert result.code == 2
-    assert message in result.stderr, result.stderr
+def test_example_verdicts_are_checked_when_the_config_loads(tmp_path, text, message):
+    error = _refused(config_file(tmp_path, text))
+    assert message in error, error
 
 
 @pytest.mark.parametrize("text", [binary_example("yes"), binary_example('"no"'), binary_example("false"), SCALE.replace("verdict: 5", "verdict: 2.5"),
                                   SCALE.replace("verdict: 5", 'verdict: "4"')])
-def test_example_verdicts_that_suit_the_judge_load(run_cli, tmp_path, text):
-    assert run_cli(["judges", "-c", config_file(tmp_path, text)], judge=False).code == 0
+def test_example_verdicts_that_suit_the_judge_load(tmp_path, text):
+    assert _load(config_file(tmp_path, text))  # no ConfigError: `ragjudge judges` exits 0
 
 
 def extension(metric: str, inputs: str, verdict: str) -> str:
@@ -171,18 +187,16 @@ def extension(metric: str, inputs: str, verdict: str) -> str:
                  "extend.completeness: example 1 gives unknown field(s) context; completeness reads request, response, expected_response, "
                  "expected_facts", id="completeness_context"),
 ])
-def test_extension_examples_are_checked_when_the_config_loads(run_cli, tmp_path, text, message):
-    result = run_cli(["judges", "-c", config_file(tmp_path, text)], judge=False)
-    assert result.code == 2
-    assert message in result.stderr, result.stderr
+def test_extension_examples_are_checked_when_the_config_loads(tmp_path, text, message):
+    error = _refused(config_file(tmp_path, text))
+    assert message in error, error
 
 
 @pytest.mark.parametrize("name, shown", [("ünï", "'ünï'"), ('"foo\\n"', "'foo\\n'"), ("Foo", "'Foo'"), ("1abc", "'1abc'"), ('""', "''")])
-def test_a_judge_name_outside_the_pattern_is_told_the_pattern(run_cli, tmp_path, name, shown):
-    result = run_cli(["judges", "-c", config_file(tmp_path, BINARY.replace("name: cites_sources", f"name: {name}"))], judge=False)
-    assert result.code == 2
+def test_a_judge_name_outside_the_pattern_is_told_the_pattern(tmp_path, name, shown):
+    error = _refused(config_file(tmp_path, BINARY.replace("name: cites_sources", f"name: {name}")))
     assert ("invalid value for 'judges item 1.name': should be 1 to 40 characters: lower case letters a-z, digits and _, starting with "
-            f"a letter (got {shown})") in result.stderr, result.stderr
+            f"a letter (got {shown})") in error, error
 
 
 def test_an_example_fences_a_column_as_a_row_does(run_cli, tmp_path):

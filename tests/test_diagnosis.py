@@ -154,10 +154,10 @@ def test_counts_in_the_summary_json_console_markdown_junit_and_html(run_cli, tmp
     assert counts(scored["diagnosis"].tolist()) == WHOLE_COUNTS
 
 
-def test_counts_add_up_across_chunks_and_are_read_back_by_report(run_cli, tmp_path):
-    result = run_cli(["score", WHOLE, "-o", str(tmp_path / "s.parquet"), "--summary-json", str(tmp_path / "s.json"),
-                      "--set", "chunk_size=3", "--min-pass-rate", "0"])
-    assert result.code == 0, result.stderr
+def test_counts_add_up_across_chunks_and_are_read_back_by_report(run_score, tmp_path):
+    result = run_score(WHOLE, output=str(tmp_path / "s.parquet"), summary_json=str(tmp_path / "s.json"), set_=["chunk_size=3"],
+                       min_pass_rate=["0"])
+    assert result.code == 0, result.text
     assert json.loads((tmp_path / "s.json").read_text())["diagnosis"]["counts"] == WHOLE_COUNTS
     from ragjudge.reports.html import summary_of
 
@@ -176,12 +176,12 @@ def test_shares_are_among_the_rows_with_a_diagnosis():
 
 
 @pytest.mark.parametrize("bound, code", [("0.25", 0), ("0.26", 0), ("0.2499", 1), ("0.24", 1)])
-def test_max_diagnosis_at_just_under_and_just_over_the_bound(run_cli, tmp_path, bound, code):
+def test_max_diagnosis_at_just_under_and_just_over_the_bound(run_score, tmp_path, bound, code):
     # retrieval is 2 of 8 rows: 0.25. A share at the bound passes; a share just over it fails
-    result = run_cli(["score", WHOLE, "--min-pass-rate", "0", "--max-diagnosis", f"retrieval={bound}", "--summary-json", str(tmp_path / "s.json")])
-    assert result.code == code, result.stderr
+    result = run_score(WHOLE, min_pass_rate=["0"], max_diagnosis=[f"retrieval={bound}"], summary_json=str(tmp_path / "s.json"))
+    assert result.code == code, result.text
     mark = "PASS" if code == 0 else "FAIL"
-    assert f"{mark} diagnosis retrieval: share 0.25" in result.stderr + result.stdout
+    assert f"{mark} diagnosis retrieval: share 0.25" in result.text
     assert json.loads((tmp_path / "s.json").read_text())["exit_code"] == code
 
 
@@ -198,12 +198,12 @@ def test_the_gate_is_a_typed_check_and_repeatable(server, tmp_path):
     assert gate.exit_code == 1
 
 
-def test_the_config_key_and_set_reach_the_gate(run_cli, tmp_path):
+def test_the_config_key_and_set_reach_the_gate(run_score, tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text("gate:\n  min_pass_rate: 0\n  max_diagnosis: {beyond_context: 0.2}\n")
-    assert run_cli(["score", WHOLE, "-c", str(config)]).code == 1
-    assert run_cli(["score", WHOLE, "-c", str(config), "--set", "gate.max_diagnosis={beyond_context: 0.25}"]).code == 0
-    assert run_cli(["score", WHOLE, "--min-pass-rate", "0", "--set", "gate.max_diagnosis.retrieval=0.1"]).code == 1
+    assert run_score(WHOLE, config=str(config)).code == 1
+    assert run_score(WHOLE, config=str(config), set_=["gate.max_diagnosis={beyond_context: 0.25}"]).code == 0
+    assert run_score(WHOLE, min_pass_rate=["0"], set_=["gate.max_diagnosis.retrieval=0.1"]).code == 1
 
 
 def test_a_bound_on_a_run_without_diagnosis_fails_unless_allowed(server, tmp_path):
@@ -281,16 +281,16 @@ def test_compare_without_both_metrics_has_no_diagnosis():
     assert compare(base, base.copy())["diagnosis"] is None
 
 
-def test_the_markdown_summary_shows_the_movement_against_a_baseline(run_cli, tmp_path):
-    first = run_cli(["score", WHOLE, "-o", str(tmp_path / "base.parquet"), "--min-pass-rate", "0", "-q"])
-    assert first.code == 0, first.stderr
+def test_the_markdown_summary_shows_the_movement_against_a_baseline(run_score, tmp_path):
+    first = run_score(WHOLE, output=str(tmp_path / "base.parquet"), min_pass_rate=["0"], quiet=True)
+    assert first.code == 0, first.text
     rows = pd.read_json(WHOLE, lines=True)
     rows.loc[rows["id"] == "whole-q1-ok", "response"] = WRONG  # ok -> generation
     write_jsonl(tmp_path / "cur.jsonl", json.loads(rows.to_json(orient="records")))
-    result = run_cli(["score", str(tmp_path / "cur.jsonl"), "--baseline", str(tmp_path / "base.parquet"), "--markdown", str(tmp_path / "s.md"),
-                      "--min-pass-rate", "0", "--summary-json", str(tmp_path / "s.json")])
-    assert result.code == 0, result.stderr
-    assert "diagnosis on the matched rows: ok 2 -> 1 (-1), generation 2 -> 3 (+1)" in result.stdout + result.stderr
+    result = run_score(str(tmp_path / "cur.jsonl"), baseline=str(tmp_path / "base.parquet"), markdown=str(tmp_path / "s.md"),
+                       min_pass_rate=["0"], summary_json=str(tmp_path / "s.json"))
+    assert result.code == 0, result.text
+    assert "diagnosis on the matched rows: ok 2 -> 1 (-1), generation 2 -> 3 (+1)" in result.text
     moved = json.loads((tmp_path / "s.json").read_text())["comparison"]["diagnosis"]
     assert moved["moved"] == {"ok -> generation": 1} and moved["moved_ids"] == {"ok -> generation": ["whole-q1-ok"]}
     text = (tmp_path / "s.md").read_text()

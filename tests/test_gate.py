@@ -80,16 +80,16 @@ def test_a_scored_run_carries_the_reasons_it_acted_on(server, tmp_path):
 
 
 # review of main (fixa) item 5: --max-error-rate and --max-skip-rate per metric
-def test_max_skip_rate_takes_metric_equals_rate_and_gates_only_that_metric(run_cli, tmp_path):
+def test_max_skip_rate_takes_metric_equals_rate_and_gates_only_that_metric(run_score, tmp_path):
     # no response: completeness skips every row; sufficiency judges them
     source = write_jsonl(tmp_path / "in.jsonl", [{"id": i, "request": "Where?", "context": ["In Paris."]} for i in "ab"])
-    failed = run_cli(["score", source, "--max-skip-rate", "completeness=0.25", "--summary-json", str(tmp_path / "s.json"), "-q"])
-    assert failed.code == 1, failed.stderr
+    failed = run_score(source, max_skip_rate=["completeness=0.25"], summary_json=str(tmp_path / "s.json"), quiet=True)
+    assert failed.code == 1, failed.text
     metrics = json.loads((tmp_path / "s.json").read_text())["metrics"]
     assert metrics["completeness"]["max_skip_rate"] == 0.25 and metrics["sufficiency"]["max_skip_rate"] == 1.0
-    passed = run_cli(["score", source, "--max-skip-rate", "sufficiency=0.25", "--min-pass-rate", "0"])
-    assert passed.code == 0, passed.stderr
-    every = run_cli(["score", source, "--max-skip-rate", "0.25", "--min-pass-rate", "0", "-q"])  # one number: every metric
+    passed = run_score(source, max_skip_rate=["sufficiency=0.25"], min_pass_rate=["0"])
+    assert passed.code == 0, passed.text
+    every = run_score(source, max_skip_rate=["0.25"], min_pass_rate=["0"], quiet=True)  # one number: every metric
     assert every.code == 1
 
 

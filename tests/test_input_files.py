@@ -78,10 +78,10 @@ def test_the_files_unify_as_pyarrow_unifies_their_schemas(tmp_path):
 
 
 # peer report (issue 29 item 11): both engines read the same sources (a file, a folder or a glob) into the same table
-def test_a_value_the_shared_type_cannot_hold_is_exit_2_naming_the_file_and_the_column(run_cli, tmp_path, server):
+def test_a_value_the_shared_type_cannot_hold_is_exit_2_naming_the_file_and_the_column(run_score, tmp_path, judge):
     folder = two_files(tmp_path / "data", first_meta=lambda i: 2**60 + i, second_meta=lambda i: 1.5)
-    result = run_cli(["score", str(folder / "*.jsonl"), "-m", "sufficiency"])
-    assert result.code == 2 and server.calls == 0
-    assert result.stderr.startswith(f"error: {folder / 'a.jsonl'}: column 'meta': Integer value 1152921504606846976 not in range")
-    assert f"the files share the type double for it ({folder / 'b.jsonl'} holds double values)" in result.stderr
-    assert "Traceback" not in result.stderr
+    result = run_score(str(folder / "*.jsonl"), metric=["sufficiency"])
+    assert result.code == 2 and judge.calls == 0
+    assert result.error.startswith(f"{folder / 'a.jsonl'}: column 'meta': Integer value 1152921504606846976 not in range")  # after "error: "
+    assert f"the files share the type double for it ({folder / 'b.jsonl'} holds double values)" in result.error
+    assert "Traceback" not in result.error

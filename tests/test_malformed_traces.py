@@ -55,14 +55,14 @@ def test_a_cycle_of_parent_ids_ends_and_says_where_it_is():
     assert "form a cycle at span 'self' (s)" in row["span_skip_reason"] and row["request"] is None
 
 
-def test_a_self_parent_root_in_an_otlp_file_ends_with_its_row_skipped(run_cli, tmp_path, server):
+def test_a_self_parent_root_in_an_otlp_file_ends_with_its_row_skipped(run_score, tmp_path, judge):
     path = _write(tmp_path / "loop.jsonl", _rag(root_parent=ROOT_ID))
     frame = _ends(lambda: otel.read_otlp_file(path))
     assert list(frame["span_skip_reason"]) == [f"retriever span 'retriever' ({RETRIEVER_ID}): the parent ids above it form a cycle "
                                                f"at span 'chain' ({ROOT_ID}) in trace {TRACE}; fix the exporter's parent ids"]
     out = tmp_path / "scored.jsonl"
-    result = _ends(lambda: run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out)]))
-    assert result.code == 2 and "form a cycle" in result.stderr and server.calls == 0  # every row skipped: nothing judged
+    result = _ends(lambda: run_score(str(path), metric=["sufficiency"], output=str(out)))
+    assert result.code == 2 and "form a cycle" in result.text and judge.calls == 0  # every row skipped: nothing judged
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["sufficiency_status"] == "skipped"
 
@@ -76,18 +76,18 @@ def test_a_retriever_whose_parent_is_not_in_the_file_is_skipped_saying_so(tmp_pa
                       "so it is not counted as a top-level retriever (as MLflow counts it); export or select the whole trace")
 
 
-def test_half_an_emoji_in_a_trace_becomes_u_fffd_and_the_outputs_are_written(run_cli, tmp_path, server):
+def test_half_an_emoji_in_a_trace_becomes_u_fffd_and_the_outputs_are_written(run_score, tmp_path, judge):
     path = tmp_path / "surrogate.jsonl"
     path.write_text(json.dumps(_rag(content="built 1887 \ud83d half")) + "\n", encoding="utf-8")  # json writes the escape \ud83d
     assert "\\ud83d" in path.read_text()
     (context,) = otel.read_otlp_file(path)["context"]
     assert context[0]["content"] == "built 1887 \ufffd half"
     out = tmp_path / "scored.parquet"
-    result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
-    assert result.code == 0, result.stderr
+    result = run_score(str(path), metric=["sufficiency"], output=str(out), min_pass_rate=["0"])
+    assert result.code == 0, result.text
     scored = pd.read_parquet(out)
     assert scored["context"][0][0]["content"] == "built 1887 \ufffd half" and list(scored["sufficiency_status"]) == ["ok"]
-    assert server.calls == 1
+    assert judge.calls == 1
 
 
 def test_documents_in_a_shape_not_read_are_a_row_error_naming_the_span(tmp_path):
@@ -178,18 +178,18 @@ def test_the_line_named_is_the_line_at_fault(tmp_path):
         otel.read_otlp_file(other)
 
 
-def test_a_dry_run_on_traces_leaves_no_copy_behind_and_names_the_users_file(run_cli, tmp_path, monkeypatch):
+def test_a_dry_run_on_traces_leaves_no_copy_behind_and_names_the_users_file(run_score, tmp_path, monkeypatch):
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     path = _write(tmp_path / "traces.jsonl", _rag())
-    result = run_cli(["score", str(path), "--dry-run", "-q"], judge=False)
-    assert result.code == 0 and "dry run: 1 row," in result.stderr, result.stdout + result.stderr
+    result = run_score(str(path), dry_run=True, quiet=True)
+    assert result.code == 0 and "dry run: 1 row," in result.text, result.text
     config = tmp_path / "c.yaml"
     config.write_text("columns:\n  request: user_question\n")
-    result = run_cli(["score", str(path), "-c", str(config), "--dry-run"], judge=False)
-    assert result.code == 2 and f"column 'user_question' (for request) not found in {path}; " in result.stderr, result.stderr
+    result = run_score(str(path), config=str(config), dry_run=True)
+    assert result.code == 2 and f"column 'user_question' (for request) not found in {path}; " in result.error, result.text
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
@@ -210,12 +210,12 @@ def _zero_row_parquet(path):
     ("empty.json", lambda p: p.write_text("[]")),
     ("empty.jsonl", lambda p: p.write_text("\n  \n")),
 ], ids=["zero-row parquet with the columns", "empty JSON array", "whitespace-only JSONL"])
-def test_an_input_without_rows_says_so_not_that_a_column_is_missing(run_cli, tmp_path, name, write):
+def test_an_input_without_rows_says_so_not_that_a_column_is_missing(run_score, tmp_path, name, write):
     path = tmp_path / name
     write(path)
-    result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(tmp_path / "out.jsonl")])
-    assert result.code == 2 and "nothing was judged: the input has no rows" in result.stderr, result.stderr
-    assert "needs a request column" not in result.stderr
+    result = run_score(str(path), metric=["sufficiency"], output=str(tmp_path / "out.jsonl"))
+    assert result.code == 2 and "nothing was judged: the input has no rows" in result.text, result.text
+    assert "needs a request column" not in result.text
 
 
 def test_an_expectation_attribute_no_span_has_is_an_error_naming_what_was_found(tmp_path):

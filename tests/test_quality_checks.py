@@ -244,12 +244,12 @@ def test_the_new_settings_change_no_request(run_score, tmp_path, judge):
     pytest.param("sufficiency:\n  request_evidence: 0\n", "invalid value for 'sufficiency.request_evidence'", id="request_0"),
     pytest.param("sufficiency:\n  request_evidence: 1.2\n", "invalid value for 'sufficiency.request_evidence'", id="request_above_1"),
 ])
-def test_a_setting_outside_its_range_is_refused_with_exit_2(run_cli, tmp_path, text, message):
+def test_a_setting_outside_its_range_is_refused_with_exit_2(run_score, tmp_path, text, message):
     config = tmp_path / "c.yaml"
     config.write_text(text)
     source = write_jsonl(tmp_path / "in.jsonl", [FACTS_ROW])
-    result = run_cli(["score", source, "-c", str(config), "-o", str(tmp_path / "out.jsonl")])
-    assert result.code == 2 and message in result.stderr
+    result = run_score(source, config=str(config), output=str(tmp_path / "out.jsonl"))
+    assert result.code == 2 and message in result.error
     assert not (tmp_path / "out.jsonl").exists()
 
 

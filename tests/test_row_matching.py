@@ -42,7 +42,7 @@ def test_compare_with_one_null_id_is_exit_2_naming_the_row_not_two_false_regress
 
 
 # peer report (issue 29 item 9): one null id switches compare to matching by position
-def test_a_null_id_in_a_baseline_or_a_pair_table_is_exit_2_naming_the_rows(run_cli, tmp_path):
+def test_a_null_id_in_a_baseline_or_a_pair_table_is_exit_2_naming_the_rows(run_score, tmp_path):
     from ragjudge.agreement import agreement
     from ragjudge.compare import compare
 
@@ -50,26 +50,26 @@ def test_a_null_id_in_a_baseline_or_a_pair_table_is_exit_2_naming_the_rows(run_c
         compare(_scored([None, "b", float("nan"), "d"], [True] * 4), _scored(["a", "b", "c", "d"], [True] * 4))
     source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": i} for i in ("a", "b")])
     baseline = tmp_path / "base.jsonl"
-    assert run_cli(["score", source, "-m", "sufficiency", "-o", str(baseline), "-q"]).code == 0
+    assert run_score(source, metric=["sufficiency"], output=str(baseline), quiet=True).code == 0
     rows = read_jsonl(baseline)
     rows[1]["id"] = None
     write_jsonl(baseline, rows)
-    result = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(baseline), "-q"])
-    assert result.code == 2 and "the baseline table has no id on row(s) 2; every row needs an id to match rows" in result.stderr
+    result = run_score(source, metric=["sufficiency"], baseline=str(baseline), quiet=True)
+    assert result.code == 2 and "the baseline table has no id on row(s) 2; every row needs an id to match rows" in result.error
     table = pd.DataFrame({"id": ["x", "y"], "completeness_status": ["ok", "ok"], "completeness_score": [2.0, 4.0], "pref": [1, -1]})
     with pytest.raises(InputError, match=r"the pair table has no id on row\(s\) 2;"):
         agreement(table, "completeness", "pref", pair=table.assign(id=["x", None]))
 
 
 # review of main (fixa) item 3: an id with a NUL matches its own CSV read-back
-def test_a_baseline_written_as_csv_matches_the_row_whose_id_held_a_nul(run_cli, tmp_path):
+def test_a_baseline_written_as_csv_matches_the_row_whose_id_held_a_nul(run_score, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": "a\u0000b"}, {**GROUNDED, "id": "c"}])
     baseline = tmp_path / "base.csv"
-    assert run_cli(["score", source, "-m", "sufficiency", "-o", str(baseline), "-q"]).code == 0
+    assert run_score(source, metric=["sufficiency"], output=str(baseline), quiet=True).code == 0
     assert "a\ufffdb" in baseline.read_text(encoding="utf-8")
     summary = tmp_path / "summary.json"
-    result = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(baseline), "--summary-json", str(summary), "-q"])
-    assert result.code == 0, result.stderr
+    result = run_score(source, metric=["sufficiency"], baseline=str(baseline), summary_json=str(summary), quiet=True)
+    assert result.code == 0, result.text
     comparison = json.loads(summary.read_text())["comparison"]
     assert comparison["rows"] == 2 and comparison["only_in_baseline"]["count"] == 0 and comparison["only_in_current"]["count"] == 0
 

@@ -1,4 +1,6 @@
-"""ragjudge score end to end against the local fake judge server (issue 2)."""
+"""ragjudge score end to end (issue 2): the run's exit codes, errors and notes through ``run_score``
+(the in-process fake judge); the command's contract (flags, stdin/stdout, printed lines, provider
+faults over both transports) through ``run_cli`` against the local fake judge server."""
 
 from __future__ import annotations
 
@@ -10,62 +12,62 @@ from conftest import SAMPLE, read_jsonl, write_jsonl
 from helpers import GROUNDED_ROW
 
 
-def test_gate_passes_exit_0(run_cli, tmp_path):
+def test_gate_passes_exit_0(run_score, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
-    result = run_cli(["score", source, "-m", "sufficiency"])
-    assert result.code == 0, result.stderr
-    assert "gate passed" in result.stderr
+    result = run_score(source, metric=["sufficiency"])
+    assert result.code == 0, result.text
+    assert "gate passed" in result.text
 
 
-def test_missing_column_error_lists_available(run_cli, tmp_path):
+def test_missing_column_error_lists_available(run_score, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [{"question": "q", "docs": ["d"], "answer": "a"}])
-    result = run_cli(["score", source, "--map", "context=contexts"])
+    result = run_score(source, map=["context=contexts"])
     assert result.code == 2
-    assert result.stderr.strip() == (
-        f"error: column 'contexts' (for context) not found in {source}; available: question, docs, answer; "
+    assert result.error == (  # the command prints it after "error: "
+        f"column 'contexts' (for context) not found in {source}; available: question, docs, answer; "
         "set --map context=COLUMN"
     )
 
 
-def test_missing_column_from_config_names_config_key(run_cli, tmp_path):
+def test_missing_column_from_config_names_config_key(run_score, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [{"question": "q", "docs": ["d"]}])
     config = tmp_path / "c.yaml"
     config.write_text("columns:\n  context: passages\n")
-    result = run_cli(["score", source, "-c", str(config)])
+    result = run_score(source, config=str(config))
     assert result.code == 2
-    assert "set columns.context in the config" in result.stderr
+    assert "set columns.context in the config" in result.error
 
 
-def test_malformed_jsonl_names_line(run_cli, tmp_path):
+def test_malformed_jsonl_names_line(run_score, tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(GROUNDED_ROW) + "\n\n{\"id\": 2, \"request\": \"x\",\n")
-    result = run_cli(["score", str(path)])
+    result = run_score(str(path))
     assert result.code == 2
-    assert result.stderr.startswith(f"error: {path}: line 3: not valid JSON")
-    assert "each line must hold one JSON object" in result.stderr
+    assert result.error.startswith(f"{path}: line 3: not valid JSON")  # the command prints it after "error: "
+    assert "each line must hold one JSON object" in result.error
 
 
-def test_jsonl_line_that_is_not_an_object(run_cli, tmp_path):
+def test_jsonl_line_that_is_not_an_object(run_score, tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(GROUNDED_ROW) + "\n[1, 2]\n")
-    result = run_cli(["score", str(path)])
+    result = run_score(str(path))
     assert result.code == 2
-    assert f"{path}: line 2: expected a JSON object, got list" in result.stderr
+    assert f"{path}: line 2: expected a JSON object, got list" in result.error
 
 
-def test_unknown_config_key_is_named(run_cli, tmp_path):
+def test_unknown_config_key_is_named(run_score, tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text("judge:\n  modle: openai/gpt-4o\n")
     source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
-    result = run_cli(["score", source, "-c", str(config)])
+    result = run_score(source, config=str(config))
     assert result.code == 2
-    assert result.stderr.strip() == f"error: {config}: unknown key 'judge.modle'; `ragjudge config show` lists every key"
+    assert result.error == f"{config}: unknown key 'judge.modle'; `ragjudge config show` lists every key"
 
 
-def test_input_not_found_exit_2(run_cli, tmp_path):
-    result = run_cli(["score", str(tmp_path / "nope.jsonl")])
+def test_input_not_found_exit_2(run_score, tmp_path):
+    result = run_score(str(tmp_path / "nope.jsonl"))
     assert result.code == 2
-    assert "input file not found" in result.stderr
+    assert "input file not found" in result.error
 
 
 def test_auth_error_exit_3_after_one_call(run_cli, tmp_path, server, transport):
@@ -112,21 +114,21 @@ def test_connection_refused_is_one_line_exit_3(run_cli, tmp_path, transport):
     assert "Traceback" not in result.stderr
 
 
-def test_context_objects_without_text_key_are_one_passage_of_json_text_with_a_note(run_cli, tmp_path, server):
+def test_context_objects_without_text_key_are_one_passage_of_json_text_with_a_note(run_score, tmp_path, judge):
     # issue 27: MLflow judges str(context); ragjudge judges the object's JSON text and says so (was: a row error)
     rows = [{"id": "a", "request": "q?", "context": [{"body": "text", "url": "u"}], "expected_response": "x"}]
     out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-o", str(out), "-m", "sufficiency", "--min-pass-rate", "0"])
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), output=str(out), metric=["sufficiency"], min_pass_rate=["0"])
     row = read_jsonl(out)[0]
-    assert row["sufficiency_status"] == "ok" and server.calls == 1
-    assert "note: a context item has no text under content, page_content, text (keys: body, url)" in result.stderr
+    assert row["sufficiency_status"] == "ok" and judge.calls == 1
+    assert "note: a context item has no text under content, page_content, text (keys: body, url)" in result.text
 
 
-def test_ambiguous_alias_is_an_error(run_cli, tmp_path):
+def test_ambiguous_alias_is_an_error(run_score, tmp_path):
     rows = [{"question": "q", "query": "q2", "context": ["c"]}]
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows)])
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows))
     assert result.code == 2
-    assert "columns 'question', 'query'" in result.stderr and "--map request=COLUMN" in result.stderr
+    assert "columns 'question', 'query'" in result.error and "--map request=COLUMN" in result.error
 
 
 def test_stdin_to_stdout_pipeline(run_cli, tmp_path):
@@ -157,12 +159,12 @@ def test_bad_flag_values_exit_2(run_cli, tmp_path):
     assert result.code == 2 and "--min-pass-rate: sufficiency: 1.5 is not between 0 and 1" in result.stderr
 
 
-def test_output_is_atomic_on_input_error(run_cli, tmp_path):
+def test_output_is_atomic_on_input_error(run_score, tmp_path):
     out = tmp_path / "out.jsonl"
     out.write_text("previous\n")
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n")
-    assert run_cli(["score", str(bad), "-o", str(out)]).code == 2
+    assert run_score(str(bad), output=str(out)).code == 2
     assert out.read_text() == "previous\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl")] == []
 

@@ -65,12 +65,12 @@ def test_a_null_score_on_an_ok_row_is_refused_by_the_report_and_a_good_table_sti
 
 
 # review of main (fixa) item 1: an unreadable cell of a scored table read back
-def test_score_with_a_baseline_holding_an_unreadable_score_names_the_baseline(run_cli, tmp_path):
+def test_score_with_a_baseline_holding_an_unreadable_score_names_the_baseline(run_score, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": i} for i in ("a", "b")])
     baseline = tmp_path / "base.jsonl"
-    assert run_cli(["score", source, "-m", "sufficiency", "-o", str(baseline), "-q"]).code == 0
+    assert run_score(source, metric=["sufficiency"], output=str(baseline), quiet=True).code == 0
     rows = read_jsonl(baseline)
     rows[0]["sufficiency_score"] = "abc"
     write_jsonl(baseline, rows)
-    result = run_cli(["score", source, "-m", "sufficiency", "--baseline", str(baseline), "-q"])
-    assert result.code == 2 and f"--baseline {baseline}: row 1 (id 'a'), column sufficiency_score: 'abc'" in result.stderr
+    result = run_score(source, metric=["sufficiency"], baseline=str(baseline), quiet=True)
+    assert result.code == 2 and f"--baseline {baseline}: row 1 (id 'a'), column sufficiency_score: 'abc'" in result.error

@@ -1,7 +1,7 @@
 """Each reference's own semantics (issue 27): MLflow's precedence of the expected response,
 ``sufficiency.mode`` (auto / grounded as MLflow / reference_free as Axion), every ground-truth
 statement judged (Azure), and the shapes MLflow, Axion and Azure users pass in. Through the
-fake judge server (word overlap: a fact is supported when most of its words are in a passage)."""
+fake judge, the server or in-process (``run_score``) (word overlap: a fact is supported when most of its words are in a passage)."""
 
 from __future__ import annotations
 
@@ -43,12 +43,12 @@ def test_ground_truth_facts_judges_the_facts_of_a_row_with_both(server, tmp_path
     assert list(row["sufficiency_missing"]) == ["The treaty was ratified by Norway in Oslo."]
 
 
-def test_the_cli_summary_counts_the_ground_truth_used(run_cli, tmp_path):
+def test_the_summary_json_counts_the_ground_truth_used(run_score, tmp_path):
     summary = tmp_path / "summary.json"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [BOTH, FACTS_ONLY, NO_REFERENCE]), "-m", "sufficiency",
-                      "--summary-json", str(summary), "--min-pass-rate", "0", "--set", "sufficiency.ground_truth=facts",
-                      "-o", str(tmp_path / "out.jsonl")])
-    assert result.code == 0, result.stderr
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", [BOTH, FACTS_ONLY, NO_REFERENCE]), metric=["sufficiency"],
+                       summary_json=str(summary), min_pass_rate=["0"], set_=["sufficiency.ground_truth=facts"],
+                       output=str(tmp_path / "out.jsonl"))
+    assert result.code == 0, result.text
     assert json.loads(summary.read_text())["metrics"]["sufficiency"]["ground_truth"] == {"expected_facts": 2}
 
 
@@ -57,11 +57,11 @@ def test_the_cli_summary_counts_the_ground_truth_used(run_cli, tmp_path):
     ("grounded", [("ok", "grounded", 1.0), ("ok", "grounded", 0.0), ("skipped", "grounded", None)]),
     ("reference_free", [("ok", "reference_free", 1.0), ("ok", "reference_free", 1.0), ("ok", "reference_free", 1.0)]),
 ])
-def test_a_forced_mode_on_each_kind_of_row(run_cli, tmp_path, mode, expected):
+def test_a_forced_mode_on_each_kind_of_row(run_score, tmp_path, mode, expected):
     out = tmp_path / "out.jsonl"
-    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [BOTH, FACTS_ONLY, NO_REFERENCE]), "-m", "sufficiency", "-o", str(out),
-                      "--min-pass-rate", "0", "--set", f"sufficiency.mode={mode}"])
-    assert result.code == 0, result.stderr
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", [BOTH, FACTS_ONLY, NO_REFERENCE]), metric=["sufficiency"], output=str(out),
+                       min_pass_rate=["0"], set_=[f"sufficiency.mode={mode}"])
+    assert result.code == 0, result.text
     rows = read_jsonl(out)
     assert [(r["sufficiency_status"], r["sufficiency_mode"], r["sufficiency_score"]) for r in rows] == expected
     if mode == "grounded":
@@ -224,7 +224,7 @@ def test_a_split_truth_with_several_samples_merges_each_sample(server, tmp_path)
 
 
 # peer report (issue 20 item 5): Parquet contexts hide unknown chunk keys
-def test_a_context_item_with_an_unknown_key_is_the_same_passage_in_parquet_as_in_jsonl(run_cli, tmp_path):
+def test_a_context_item_with_an_unknown_key_is_the_same_passage_in_parquet_as_in_jsonl(run_score, tmp_path):
     # Arrow merges the items' structs, so "content" exists and is null: the body-only row was
     # skipped as "no context", and the mixed row judged on its first item alone. Since issue 27
     # such an item is one passage holding its JSON text (as MLflow judges str(context)), not an error
@@ -234,7 +234,7 @@ def test_a_context_item_with_an_unknown_key_is_the_same_passage_in_parquet_as_in
     errors = {}
     for source in (write_jsonl(tmp_path / "in.jsonl", rows), _parquet(tmp_path, rows)):
         out = tmp_path / "out.jsonl"
-        run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--max-error-rate", "1"])
+        run_score(source, metric=["sufficiency"], output=str(out), max_error_rate=["1"])
         errors[source] = [(r["sufficiency_status"], r["sufficiency_score"]) for r in read_jsonl(out)]
     jsonl, parquet = errors.values()
     assert jsonl == parquet == [("ok", 1.0), ("ok", 1.0)]  # "Lisbon" is in the body's JSON text, read as a passage

@@ -15,7 +15,7 @@ from ragjudge.traces.spans import SpanView, TraceView, invalid_id, reader_notes,
 OTHER = "0af7651916cd43dd8448eb211c80319c"
 
 
-def test_a_root_whose_parent_id_is_all_zeros_is_a_root(run_cli, tmp_path, server):
+def test_a_root_whose_parent_id_is_all_zeros_is_a_root(run_score, tmp_path):
     # 0 of 2 traces judged, exit 2, and the message blamed a partial export
     hex_zero = _rag(root_parent="0000000000000000")
     base64_zero = _rag(root_parent="AAAAAAAAAAA=", trace=OTHER)
@@ -23,8 +23,8 @@ def test_a_root_whose_parent_id_is_all_zeros_is_a_root(run_cli, tmp_path, server
     frame = otel.read_otlp_file(path)
     assert list(frame["request"]) == ["eiffel tower"] * 2 and frame["span_skip_reason"].isna().all()
     out = tmp_path / "scored.jsonl"
-    result = run_cli(["score", str(path), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
-    assert result.code == 0, result.stderr
+    result = run_score(str(path), metric=["sufficiency"], output=str(out), min_pass_rate=["0"])
+    assert result.code == 0, result.text
     assert [json.loads(line)["sufficiency_status"] for line in out.read_text().splitlines()] == ["ok", "ok"]
 
 
@@ -40,16 +40,16 @@ def test_invalid_ids_mean_none_in_every_form():
     assert row["request"] == "When?" and row["span_skip_reason"] is None
 
 
-def test_a_trace_in_two_files_of_a_folder_is_one_row_and_one_annotation(run_cli, tmp_path, server):
+def test_a_trace_in_two_files_of_a_folder_is_one_row_and_one_annotation(run_score, tmp_path):
     folder = tmp_path / "export"
     folder.mkdir()
     _write(folder / "a.jsonl", _rag())
     _write(folder / "b.jsonl", _rag())  # the same trace and spans again: an export retried into a second file
     annotations = tmp_path / "annotations.jsonl"
-    result = run_cli(["score", str(folder), "-m", "sufficiency", "--min-pass-rate", "0", "--annotations", str(annotations),
-                      "--summary-json", str(tmp_path / "s.json")])
-    assert result.code == 0, result.stderr
-    assert "note: 2 span(s) were read more than once (the same trace and span id); each is judged and annotated once" in result.stderr
+    result = run_score(str(folder), metric=["sufficiency"], min_pass_rate=["0"], annotations=str(annotations),
+                       summary_json=str(tmp_path / "s.json"))
+    assert result.code == 0, result.text
+    assert "note: 2 span(s) were read more than once (the same trace and span id); each is judged and annotated once" in result.text
     assert json.loads((tmp_path / "s.json").read_text())["rows"] == 1
     assert len(annotations.read_text().splitlines()) == 1
 

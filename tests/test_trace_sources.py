@@ -198,16 +198,16 @@ def _table_line():
 
 
 @pytest.mark.parametrize("table_name", ["a_table.jsonl", ".hidden.jsonl", "z_table.jsonl", "b.csv"])
-def test_a_folder_of_traces_with_a_table_in_it_names_the_table(run_cli, tmp_path, table_name):
+def test_a_folder_of_traces_with_a_table_in_it_names_the_table(run_score, tmp_path, table_name):
     folder = tmp_path / "mixed"
     folder.mkdir()
     (folder / "b_traces.jsonl").write_text(_lines(_request(ROOT, RETRIEVER)))
     (folder / table_name).write_text(_table_line() if table_name.endswith("jsonl") else "id,request\nt1,q\n")
     assert source_kind(str(folder)).name == "otlp"  # whichever file sorts first
-    result = run_cli(["score", str(folder), "-m", "sufficiency", "--dry-run"], judge=False)
+    result = run_score(str(folder), metric=["sufficiency"], dry_run=True)
     assert result.code == 2
-    assert f"{table_name} is not OTLP JSON (line 1" in result.stderr
-    assert "a folder or glob read as traces holds trace files of one kind only" in result.stderr
+    assert f"{table_name} is not OTLP JSON (line 1" in result.error
+    assert "a folder or glob read as traces holds trace files of one kind only" in result.error
 
 
 def test_a_folder_of_otlp_files_with_a_phoenix_table_names_it(tmp_path):
@@ -331,14 +331,14 @@ def test_phoenix_ids_made_of_digits_stay_as_written(tmp_path):
     assert (row["id"], row["span_skip_reason"]) == ("01234567890123456789012345678901/9876543210987653", None)
 
 
-def test_a_dry_run_on_traces_that_cannot_be_read_leaves_no_folder(run_cli, tmp_path, monkeypatch):
+def test_a_dry_run_on_traces_that_cannot_be_read_leaves_no_folder(run_score, tmp_path, monkeypatch):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([_request(ROOT, RETRIEVER), None]))
-    result = run_cli(["score", str(bad), "--dry-run"], judge=False)
-    assert result.code == 2 and "item 2 of the array" in result.stderr
+    result = run_score(str(bad), dry_run=True)
+    assert result.code == 2 and "item 2 of the array" in result.error
     assert list(scratch.iterdir()) == []
 
 
@@ -355,21 +355,21 @@ def test_an_error_inside_a_json_array_names_its_item_and_line(tmp_path):
         otel.read_otlp_file(path)
 
 
-def test_a_trace_input_of_unknown_suffix_is_told_the_trace_formats(run_cli, tmp_path):
+def test_a_trace_input_of_unknown_suffix_is_told_the_trace_formats(run_score, tmp_path):
     path = tmp_path / "traces.txt"
     path.write_text(_lines(_request(ROOT, RETRIEVER)))
-    result = run_cli(["score", str(path), "--dry-run"], judge=False)
-    assert result.code == 2 and "(traces: --input-format otlp|phoenix|mlflow-traces)" in result.stderr
-    assert run_cli(["score", str(path), "--input-format", "otlp", "--dry-run"], judge=False).code == 0
+    result = run_score(str(path), dry_run=True)
+    assert result.code == 2 and "(traces: --input-format otlp|phoenix|mlflow-traces)" in result.error
+    assert run_score(str(path), input_format="otlp", dry_run=True).code == 0
 
 
-def test_a_table_with_phoenix_id_columns_is_told_to_read_as_a_table(run_cli, tmp_path):
+def test_a_table_with_phoenix_id_columns_is_told_to_read_as_a_table(run_score, tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({"context.span_id": "a", "context.trace_id": "b", "request": "q", "context": ["p"]}) + "\n")
-    result = run_cli(["score", str(path), "--dry-run"], judge=False)
+    result = run_score(str(path), dry_run=True)
     assert result.code == 2
-    assert "no attributes.* column" in result.stderr and "read as a table with --input-format jsonl, csv or parquet" in result.stderr
-    assert run_cli(["score", str(path), "--input-format", "jsonl", "--dry-run"], judge=False).code == 0
+    assert "no attributes.* column" in result.error and "read as a table with --input-format jsonl, csv or parquet" in result.error
+    assert run_score(str(path), input_format="jsonl", dry_run=True).code == 0
 
 
 SHAPE = "one Trace.to_json() per line, or a JSON array of them"
@@ -396,12 +396,12 @@ def test_the_missing_mlflow_error_names_the_checkout_install(monkeypatch):
      "garbage.json: item 1 is 1, not an MLflow trace (Trace.to_json()'s object, with info.trace_id and data.spans; "
      f"a trace file holds {SHAPE})"),
 ])
-def test_a_forced_trace_format_on_another_file_says_what_the_file_is(run_cli, tmp_path, monkeypatch, name, text, said):
+def test_a_forced_trace_format_on_another_file_says_what_the_file_is(run_score, tmp_path, monkeypatch, name, text, said):
     monkeypatch.chdir(tmp_path)
     Path(name).write_text(text, encoding="utf-8")
-    result = run_cli(["score", name, "--input-format", "mlflow-traces", "-o", "out.jsonl"], judge=False)
-    assert result.code == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip() == f"error: {said}"
+    result = run_score(name, input_format="mlflow-traces", output="out.jsonl")
+    assert result.code == 2 and "Traceback" not in result.error
+    assert result.error == said  # the command prints it after "error: "
     assert not Path("out.jsonl").exists()
 
 

@@ -104,21 +104,21 @@ def test_max_cost_counts_the_rows_each_metric_left(run_score, tmp_path, judge):
     assert f"; rows not judged: {shown} (run again with a higher --max-cost" in result.text
 
 
-def test_sample_on_a_csv_whose_cells_span_lines_judges_that_many_records(run_score, run_cli, tmp_path, judge):
+def test_sample_on_a_csv_whose_cells_span_lines_judges_that_many_records(run_score, tmp_path, judge):
     source = multiline_csv(tmp_path / "in.csv")
     out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
     result = run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(out), sample=5, seed=1)
     assert result.code == 0, result.text
     statuses = [r["sufficiency_status"] for r in read_jsonl(out)]
     assert len(statuses) == 10 and statuses.count("ok") == 5 and statuses.count("skipped") == 5 and judge.calls == 5
-    dry = run_cli(["score", source, "-m", "sufficiency", "--sample", "5", "--seed", "1", "--dry-run", "--summary-json", str(summary)])
-    assert dry.code == 0, dry.stderr
-    assert "sufficiency: 5 rows to judge, 5 skipped (5 not sampled)" in dry.stdout + dry.stderr
+    dry = run_score(source, metric=["sufficiency"], sample=5, seed=1, dry_run=True, summary_json=str(summary))
+    assert dry.code == 0, dry.text
+    assert "sufficiency: 5 rows to judge, 5 skipped (5 not sampled)" in dry.text
     assert json.loads(summary.read_text())["dry_run"]["rows"] == 10
 
 
 @pytest.mark.parametrize("shape", ["folder", "glob"])
-def test_the_local_engine_reads_a_folder_or_a_glob_whose_meta_is_an_integer_then_text(run_score, run_cli, tmp_path, judge, shape):
+def test_the_local_engine_reads_a_folder_or_a_glob_whose_meta_is_an_integer_then_text(run_score, tmp_path, judge, shape):
     folder = two_files(tmp_path / "data")
     source = str(folder) if shape == "folder" else str(folder / "*.jsonl")
     out = tmp_path / "out.jsonl"
@@ -129,5 +129,5 @@ def test_the_local_engine_reads_a_folder_or_a_glob_whose_meta_is_an_integer_then
     assert [r["meta"] for r in written] == ["0", "1", "2", "note 0", "note 1"]  # one column of text, as Arrow unifies it
     assert [r["tags"] for r in written] == [None, None, None, ["x", "y"], ["x", "y"]]
     assert {r["sufficiency_status"] for r in written} == {"ok"}
-    dry = run_cli(["score", source, "-m", "sufficiency", "--sample", "4", "--dry-run"])
-    assert dry.code == 0 and "dry run: 5 rows" in dry.stdout + dry.stderr and "4 rows to judge" in dry.stdout + dry.stderr
+    dry = run_score(source, metric=["sufficiency"], sample=4, dry_run=True)
+    assert dry.code == 0 and "dry run: 5 rows" in dry.text and "4 rows to judge" in dry.text
