@@ -363,6 +363,8 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
                               keep_table=request.reads_table_back or bool(traces and traces.needs_table),
                               handle_signals=request.handle_signals, transport=transport, limit=request.limit, sample=request.sample,
                               seed=request.seed or 0, traces=traces.options if traces else None, row_events=request.row_events)
+    if problem:  # said as it was found; kept with the run's notes for a caller without a listener (evaluate)
+        result.notes.insert(0, problem)
     if traces is not None:
         after_run(traces, result, config)  # --mlflow-log-feedback, --phoenix-endpoint: before the outputs, which report them
     wanted = request.wanted(step_summary)

@@ -241,6 +241,16 @@ def test_a_step_summary_that_is_an_output_or_cannot_be_written_is_left_alone(run
     assert result.code == 0 and "which cannot be written (a folder, or its folder does not exist)" in result.stderr
 
 
+def test_a_step_summary_left_alone_is_in_the_run_s_notes(run_score, tmp_path, monkeypatch):
+    # the warning went only to the listener: evaluate()'s result and a library caller never saw it (found moving tests in-process)
+    source = write_jsonl(tmp_path / "in.jsonl", rows(2))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "missing" / "step.md"))
+    done = run_score(source, metric=["sufficiency"])
+    assert done.code == 0
+    assert done.notes[0] == (f"warning: GITHUB_STEP_SUMMARY names {tmp_path / 'missing' / 'step.md'}, which cannot be written (a folder, or "
+                             "its folder does not exist); the job summary is not appended")
+
+
 def test_regression_gates_and_baselines_are_checked_before_judging(run_cli, tmp_path, server):
     source = write_jsonl(tmp_path / "in.jsonl", rows(2))
     unscored = write_jsonl(tmp_path / "unscored.jsonl", rows(2))
