@@ -93,13 +93,14 @@ def spans() -> list:
     return list(exporter.get_finished_spans())
 
 
-def _hex_ids(node):
-    """protobuf's JSON mapping writes ids in base64; the Collector's file exporter in hex."""
+def hex_ids(node):
+    """protobuf's JSON (ids base64) -> the Collector's OTLP JSON (ids hex), as its file exporter writes
+    them (tests/helpers.py takes it from here)."""
     if isinstance(node, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v))
+        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else hex_ids(v))
                 for k, v in node.items()}
     if isinstance(node, list):
-        return [_hex_ids(v) for v in node]
+        return [hex_ids(v) for v in node]
     return node
 
 
@@ -112,7 +113,7 @@ def otlp_lines(finished: list) -> list[str]:
     by_trace: dict[int, list] = {}
     for span in finished:
         by_trace.setdefault(span.context.trace_id, []).append(span)
-    return [json.dumps(_hex_ids(json.loads(MessageToJson(encode_spans(group)))), separators=(",", ":"))
+    return [json.dumps(hex_ids(json.loads(MessageToJson(encode_spans(group)))), separators=(",", ":"))
             for group in by_trace.values()]
 
 

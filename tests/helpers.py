@@ -4,7 +4,6 @@ definitions, gate summaries, OTLP span builders, skip markers. Import them from 
 
 from __future__ import annotations
 
-import base64
 import csv
 import importlib.util
 import json
@@ -14,7 +13,7 @@ import time
 import pandas as pd
 import pytest
 
-from conftest import SAMPLE, read_jsonl, write_jsonl
+from conftest import ROOT, SAMPLE, read_jsonl, write_jsonl
 from ragjudge.config import JudgeSettings
 from ragjudge.gate import MetricSummary, Summary
 from ragjudge.judges.sufficiency import SufficiencyJudge, SufficiencySettings
@@ -357,13 +356,11 @@ def make_spans(other_convention: bool = False) -> list:
 
 
 def _hex_ids(node):
-    """protobuf's JSON (ids base64) -> the Collector's OTLP JSON (ids hex), as its encoder writes."""
-    if isinstance(node, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v))
-                for k, v in node.items()}
-    if isinstance(node, list):
-        return [_hex_ids(v) for v in node]
-    return node
+    """protobuf's JSON (ids base64) -> the Collector's OTLP JSON (ids hex): the sample traces' script's ``hex_ids``."""
+    spec = importlib.util.spec_from_file_location("otel_sample_traces", ROOT / "scripts" / "otel_sample_traces.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script.hex_ids(node)
 
 
 def otlp_json_lines(spans, hex_ids: bool = True, per_line: int = 1) -> str:
