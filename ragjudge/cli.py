@@ -326,8 +326,8 @@ def calibrate(
     cache_dir: Annotated[Optional[str], typer.Option(help="The response cache folder you scored with (default: the per-user cache folder).")] = None,
     set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
-    folds: Annotated[int, typer.Option(help="Folds of the cross-validation (stratified by label).", min=2)] = 5,
-    suggest: Annotated[Optional[int], typer.Option(help="Instead of fitting: write the N unlabelled rows whose labels would narrow the corrected interval most (the judge's least certain verdicts).", min=1)] = None,
+    folds: Annotated[Optional[int], typer.Option(help="Folds of the cross-validation (stratified by label; default 5).", min=2)] = None,
+    suggest: Annotated[Optional[int], typer.Option(help="Instead of fitting: write the N unlabelled rows the judge is least sure of, to label for calibrating (not a random sample: keep them out of the labels the corrected pass rate reads, docs/calibration.md).", min=1)] = None,
 ) -> None:
     """Choose the judge's decision settings on your labels from the cached replies (no judge call), by cross-validation."""
     wanted = options.pairs(labels, "--labels")
@@ -337,6 +337,10 @@ def calibrate(
         raise RagjudgeError("calibrate needs -o: the config to write (YAML), or with --suggest the table of rows to label")
     if config and os.path.exists(output) and os.path.exists(config) and os.path.samefile(config, output):
         raise ConfigError(f"-o {output} is the config you scored with (-c): write the calibrated config to another file")
+    if table != "-" and output != "-" and os.path.exists(output) and os.path.exists(table) and os.path.samefile(table, output):
+        raise ConfigError(f"-o {output} is the table you calibrate; writing would replace it: give -o another name")
+    if suggest is not None and folds is not None:
+        raise ConfigError("--folds is for fitting settings; --suggest lists rows to label and folds nothing: give one of them")
     if suggest is None and not output.lower().endswith((".yaml", ".yml")):
         raise ConfigError(f"-o {output}: calibrate writes a YAML config; name it .yaml (with --suggest, -o is the table of rows to label)")
     folder = os.path.dirname(os.path.abspath(output))
@@ -357,7 +361,7 @@ def calibrate(
     fits, failed = [], []
     for metric, column in wanted.items():  # one metric that cannot be calibrated leaves the others to be
         try:
-            fits.append(decisions.fit(frame, settings, metric, column, k=folds))
+            fits.append(decisions.fit(frame, settings, metric, column, k=folds or decisions.FOLDS))
         except RagjudgeError as exc:
             if len(wanted) == 1:
                 raise
@@ -442,9 +446,10 @@ def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, outp
     writer = TableWriter(output)
     writer.write(rows)
     writer.close()
-    typer.echo(f"wrote {output}: {len(chosen)} unlabelled row(s) of {metric} to label in column {column}, {how}")
-    typer.echo("these rows are not a random sample: use their labels to calibrate, and keep the labels the "
-               "corrected pass rate reads (--labels on score, report, compare) to a random sample of rows (docs/calibration.md)")
+    said = output == "-"  # the rows went to stdout: the words go to stderr
+    typer.echo(f"wrote {output}: {len(chosen)} unlabelled row(s) of {metric} to label in column {column}, {how}", err=said)
+    typer.echo("these rows are not a random sample: use their labels to calibrate, and keep the labels the corrected pass rate "
+               "reads (--labels on score, report, compare) to a random sample of rows (docs/calibration.md)", err=said)
 
 
 @app.command(epilog="""Examples:

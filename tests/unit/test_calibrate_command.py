@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import yaml
@@ -201,3 +202,30 @@ def test_calibrate_counts_a_repeated_id_once_and_judges_only_the_labelled_metric
     assert done.code == 0, done.stderr
     assert "note: 20 row(s) repeat an earlier id in 'id': each id is calibrated once (its first row)" in done.stderr
     assert done.stdout.splitlines()[0] == "sufficiency: 60 labelled rows with a cached reply"
+
+
+def test_suggest_never_writes_over_the_table_it_reads(run_score, run_cli, judge, cache_dir, tmp_path):
+    # a breaker's find: -o naming the input replaced the whole scored table with the 3 suggested rows, exit 0
+    table = _scored(run_score, judge, tmp_path)
+    before = Path(table).read_bytes()
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--set", YES_THRESHOLD[0], "--model", "openai/fake-judge",
+                    "--cache-dir", cache_dir, "--suggest", "3", "-o", table], judge=False)
+    assert done.code == 2
+    assert f"-o {table} is the table you calibrate; writing would replace it: give -o another name" in done.stderr
+    assert Path(table).read_bytes() == before
+
+
+def test_suggest_to_stdout_keeps_its_words_off_the_rows(run_score, run_cli, judge, cache_dir, tmp_path):
+    table = _scored(run_score, judge, tmp_path)
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--set", YES_THRESHOLD[0], "--model", "openai/fake-judge",
+                    "--cache-dir", cache_dir, "--suggest", "3", "-o", "-"], judge=False)
+    assert done.code == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]  # every stdout line is a row
+    assert len(rows) == 3 and "not a random sample" in done.stderr and done.stderr.startswith("wrote -: 3 unlabelled row(s)")
+
+
+def test_folds_beside_suggest_is_refused(run_cli, tmp_path):
+    table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 3, True, "yes", 0))
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--suggest", "3", "--folds", "3", "-o", str(tmp_path / "t.csv")],
+                   judge=False)
+    assert done.code == 2 and "--folds is for fitting settings; --suggest lists rows to label" in done.stderr
