@@ -114,6 +114,8 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
                           f"MLflow's expectations are read from the trace's assessments, its verdicts sent with {n.flag_on('mlflow_log_feedback')}")
     if max_traces is not None and max_traces < 1:
         raise ConfigError(f"{n('mlflow_max_traces')} takes a number of traces, at least 1")
+    if not otel:  # MLflow's traces need MLflow: said before anything else, the dry run's and a batch's included
+        mt.needs_mlflow()
     if engine != "local":
         raise ConfigError(f"trace sources are scored with {n.given('engine', 'local')} (the default); export the rows to a table for Ray")
     uri = None

@@ -23,6 +23,8 @@ test fails on the code before its fix):
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import json
 import sys
 import tempfile
@@ -427,3 +429,16 @@ def test_read_traces_names_the_first_item_that_is_not_a_trace(tmp_path):
         with pytest.raises(InputError) as err:
             mt.read_traces(str(path))
         assert str(err.value).startswith(f"{path}{said[len(name):]}" if said.startswith(name) else said), (name, str(err.value))
+
+
+@pytest.mark.parametrize("extra", [[], ["--dry-run"], ["--batch"]])
+def test_mlflow_traces_without_mlflow_installed_say_how_to_install_it(tmp_path, extra):
+    # a breaker's find: "error: unexpected ModuleNotFoundError: No module named 'mlflow'" (exit 2; exit 1 with RAGJUDGE_DEBUG=1)
+    code = ("import sys\nsys.modules['mlflow'] = None  # as where the [mlflow] extra is not installed\n"
+            "from ragjudge.cli import main\n"
+            f"sys.argv = ['ragjudge', 'score', 'mlflow:exp1', '--model', 'openai/fake-judge', '--cache-dir', {str(tmp_path)!r}, *{extra!r}]\n"
+            "main()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**os.environ, "OPENAI_API_KEY": "x"})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == 'error: reading or writing MLflow traces needs MLflow: pip install ".[mlflow]" in a ragjudge checkout'

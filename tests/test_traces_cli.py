@@ -390,3 +390,4 @@ def test_a_filter_that_matches_no_trace_says_so_and_the_library_raises(run_cli, 
     with pytest.raises(InputError, match="'empty-exp' in .* holds no traces"):
         mt.read_traces("mlflow:empty-exp", tracking_uri=stores)
     assert len(mt.read_traces("mlflow:full-exp", tracking_uri=stores)) == 1  # the store is read: one trace, one row
+

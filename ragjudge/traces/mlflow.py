@@ -77,6 +77,11 @@ def model_uri(model: str) -> str:
     return f"{provider}:/{name}"
 
 
+def needs_mlflow() -> None:
+    """``ConfigError`` (exit 2) with the install line when MLflow is not installed."""
+    _mlflow()
+
+
 def _mlflow() -> Any:
     try:
         import mlflow
@@ -339,6 +344,7 @@ def search(experiment: str, tracking_uri: str | None = None, filter_string: str 
            max_traces: int | None = None, page_size: int = PAGE_SIZE) -> list[Any]:
     """The ``Trace``s of ``experiment`` (name or id), oldest first, read page by page with
     ``MlflowClient.search_traces`` (``filter_string`` as it takes one; at most ``max_traces``)."""
+    _mlflow()
     from mlflow.exceptions import MlflowException
 
     mlflow_client = client(tracking_uri)
@@ -667,6 +673,7 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
     ``NAME.prompt_version``, ``NAME.threshold``. Artifacts: ``summary.json``, and the files
     ``scored_path`` and ``report_path`` when given. ``InputError`` for an unreachable store or
     a missing experiment."""
+    _mlflow()
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.utils.time import get_current_time_millis
 
