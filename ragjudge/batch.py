@@ -120,8 +120,11 @@ def client_for(judge: Any) -> Any:
 
 
 def folder_for(request: Any, config: Any) -> Path:
-    """The batch folder of ``request``: ``OUTPUT.batch`` beside a scored table written to a file,
+    """The batch folder of ``request``: the one a collected manifest is in (``batch_folder``), else
+    ``OUTPUT.batch`` beside a scored table written to a file,
     else ``batches/DIGEST`` in the cache folder (the digest of the source, the metrics and the model)."""
+    if getattr(request, "batch_folder", None):  # batch collect MANIFEST: the folder it names, wherever it was moved or copied
+        return Path(request.batch_folder)
     if request.output and request.output != "-":
         return Path(str(request.output).rstrip("/") + ".batch")
 
@@ -184,8 +187,12 @@ def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, tr
     wait = bool(getattr(request, "batch_wait", False))
     submitted = 0
     try:
-        manifest.data.setdefault("model", inner.provider_model)
-        manifest.data.setdefault("api_base", client.base)
+        for key, now in (("model", inner.provider_model), ("api_base", client.base)):
+            was = manifest.data.setdefault(key, now)
+            if was != now and manifest.batches:  # another endpoint knows nothing of these batches, or worse, has others by their ids
+                raise ConfigError(f"{manifest.path}: its batches were submitted to {key} {was}; this run has {now}: give the same "
+                                  f"{'--model' if key == 'model' else '--api-base'} to collect them (or remove {manifest.folder} to submit "
+                                  "again)")
         manifest.data["run"] = _run_record(request, config)
         while True:
             _loop.run(collect(manifest, client, wait, judge.batch_poll, hear))

@@ -132,6 +132,7 @@ class ScoreRequest:
     keep_table: bool = False
     handle_signals: bool = False
     cli: bool = False
+    batch_folder: str | None = None  # ragjudge batch collect: the batch folder of the manifest given (else folder_for's)
 
     @property
     def names(self) -> Names:
@@ -315,8 +316,10 @@ def recorded_request(manifest: str, batch_wait: bool = False) -> tuple[ScoreRequ
     Raises ``ConfigError`` (exit 2) for a manifest that cannot be read."""
     recorded, config = recorded_run(manifest)
     known = {f.name for f in fields(ScoreRequest)}
-    given = {name: value for name, value in recorded.items() if name in known and name not in ("batch_wait", "handle_signals")}
-    return ScoreRequest(**{**given, "batch_wait": batch_wait, "handle_signals": True}), load_config(None, config)
+    given = {name: value for name, value in recorded.items() if name in known and name not in ("batch_wait", "handle_signals", "batch_folder")}
+    folder = manifest if os.path.isdir(manifest) else os.path.dirname(os.path.abspath(manifest))
+    return (ScoreRequest(**{**given, "batch_wait": batch_wait, "handle_signals": True, "batch_folder": os.path.abspath(folder)}),
+            load_config(None, config))
 
 
 def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] | None = None, transport: Any = None) -> RunOutcome:

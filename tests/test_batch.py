@@ -511,3 +511,48 @@ def test_batch_fallback_without_batch_is_named():
                 "directly: give --batch (judge.batch: true) to use it") in scorer.notes
     with Scorer(Config(judge={"model": "openai/fake-judge"}, cache={"enabled": False})) as scorer:
         assert not [note for note in scorer.notes if "batch_fallback" in note]
+
+
+def test_collecting_from_another_endpoint_is_refused(server, table, tmp_path):
+    # a breaker's find: collected with another --api-base, the batches were asked of a server that never had them (404), or
+    # worse, one holding other batches by the same ids, whose replies were taken as this run's
+    from ragjudge.errors import ConfigError
+
+    out = tmp_path / "scored.jsonl"
+    assert run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache")).exit_code == EXIT_SUBMITTED
+    settings = {"model": MODEL, "api_base": "http://127.0.0.1:9/v1", "batch": True, "batch_poll": 0.01}
+    other = load_config(None, {"judge": settings, "cache": {"dir": str(tmp_path / "cache")}, "gate": {"min_pass_rate": 0}})
+    with pytest.raises(ConfigError, match=r"its batches were submitted to api_base http://127\.0\.0\.1:\d+/v1; this run has "
+                                          r"http://127\.0\.0\.1:9/v1: give the same --api-base to collect them"):
+        run(ScoreRequest(table, output=str(out)), other)
+    assert server.batch_creates == 1
+
+
+def test_a_manifest_of_another_version_is_refused(server, table, tmp_path):
+    from ragjudge.errors import ConfigError
+
+    out = tmp_path / "scored.jsonl"
+    assert run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache")).exit_code == EXIT_SUBMITTED
+    path = tmp_path / "scored.jsonl.batch" / "manifest.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "version": 999}))
+    with pytest.raises(ConfigError, match="a batch manifest of version 999; this ragjudge reads version 1"):
+        run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache"))
+
+
+def test_batch_collect_works_on_the_folder_of_the_manifest_it_is_given(server, table, tmp_path):
+    # a breaker's find: collect COPY/manifest.json advanced the run's own folder (the one beside -o), not the copy
+    import shutil
+
+    from ragjudge.run import recorded_request
+
+    out = tmp_path / "scored.jsonl"
+    assert run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache")).exit_code == EXIT_SUBMITTED
+    original = tmp_path / "scored.jsonl.batch"
+    copy = tmp_path / "copy.batch"
+    shutil.copytree(original, copy)
+    before = (original / "manifest.json").read_text()
+    request, settings = recorded_request(str(copy / "manifest.json"), batch_wait=True)
+    assert request.batch_folder == str(copy)
+    assert run(request, settings).exit_code == 0
+    assert (original / "manifest.json").read_text() == before  # the original untouched
+    assert json.loads((copy / "manifest.json").read_text())["batches"][-1]["round"] == 2  # the copy went on to round 2

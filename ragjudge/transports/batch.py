@@ -64,6 +64,9 @@ class Manifest:
             raise ConfigError(f"{self.path}: not a batch manifest as ragjudge writes it ('batches' a list of objects, 'calls' an "
                               "object of objects); restore it, or remove its folder and run with --batch again (calls already "
                               "collected are in the response cache)")
+        if data.get("version", VERSION) != VERSION:
+            raise ConfigError(f"{self.path}: a batch manifest of version {data.get('version')!r}; this ragjudge reads version {VERSION}: "
+                              "collect it with the ragjudge that submitted it")
 
     @property
     def exists(self) -> bool:
