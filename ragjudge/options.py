@@ -583,6 +583,8 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
             raise ConfigError(f"{about(field, flag, path)}: cannot write {'there' if names.keywords else repr(path)}: give a file in an existing folder")
     if output == "" or summary_json == "":
         raise ConfigError(f"an empty path was given to {names('output')} or {names('summary_json')}")
+    if output and output != "-" and not output.endswith(("/", os.sep)) and not Path(os.path.realpath(output)).parent.is_dir():
+        raise ConfigError(f"{names.about('output', output)}: output folder does not exist: {Path(output).parent}")  # before any call
     if output == "-" and summary_json == "-":
         raise ConfigError(f"{names.given('output', '-')} and {names.given('summary_json', '-')} would both write to stdout; send one of them to a file")
     _check_distinct(source, baseline, (("output", names("output"), output), ("summary_json", names("summary_json"), summary_json),

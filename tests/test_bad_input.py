@@ -26,6 +26,9 @@ def test_csv_rows_with_one_field_too_many_do_not_shift_columns(run_score, tmp_pa
     pytest.param(["--model", "nosuchprovider/x"], "unknown provider in model 'nosuchprovider/x'", id="unknown_provider"),
     pytest.param(["--timeout", "inf"], "--timeout: should be a finite number (got inf)", id="infinite_timeout"),
     pytest.param(["--summary-json", "/nonexistent-folder/s.json"], "--summary-json: folder does not exist", id="summary_folder"),
+    # a breaker's find: with --batch the folder was made and a paid batch submitted; a direct run judged before it failed
+    pytest.param(["-o", "/nonexistent-folder/out.parquet"], "-o: output folder does not exist: /nonexistent-folder", id="output_folder"),
+    pytest.param(["-o", "/nonexistent-folder/out.parquet", "--batch"], "-o: output folder does not exist", id="output_folder_batch"),
     pytest.param(["-o", "-", "--summary-json", "-"], "would both write to stdout", id="stdout_twice"),
     pytest.param(["-o", "x.jsonl", "--format", "bogus"], "unknown format 'bogus'", id="bogus_format"),
 ])
