@@ -35,6 +35,11 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     sinks: dict[str, Any] = field(default_factory=dict)  # what sinks after the run did (``mlflow``: feedback logged), in the summary JSON
 
+    @property
+    def exit_code(self) -> int:
+        """The exit code ``ragjudge score`` would end with: the gate's (0 passed, 1 failed, 3 the judge failed)."""
+        return self.gate.exit_code
+
 
 def count_rows(source: str, fmt: str) -> int | None:
     """The number of records at ``source`` (``io.count_records``: records, not lines), or None

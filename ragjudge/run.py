@@ -477,7 +477,7 @@ def _on_ray(request: ScoreRequest, config: Any, on_event: Callable[[Any], None] 
 
 def evaluate(
     source: Any,
-    config: Any,
+    config: Any = None,
     output: str | None = None,
     input_format: str | None = None,
     output_format: str | None = None,
@@ -497,10 +497,11 @@ def evaluate(
     **request: Any,
 ) -> RunResult:
     """Score the table at ``source`` (a path, a folder or glob, ``-`` for stdin, a trace source
-    such as ``mlflow:EXPERIMENT``, or a pandas DataFrame) with ``config``: ``run`` with a
+    such as ``mlflow:EXPERIMENT``, or a pandas DataFrame) with ``config`` (a ``Config``, the path or
+    bundled name of a YAML config, a dict of its keys, or None for the defaults): ``run`` with a
     ``ScoreRequest`` of these arguments (``request``: any other of its fields, e.g.
     ``junit="junit.xml"``, ``engine="ray"``, ``baseline=...``). Returns the ``RunResult``
-    (summary, gate, mapping, notes; the table with ``keep_table``).
+    (summary, gate, mapping, notes, ``exit_code``; the table with ``keep_table``).
 
     Writes the scored table to ``output`` (a path, ``-`` or None for no table) atomically,
     every input row in input order with a status per metric. Raises ``InputError`` /
@@ -526,6 +527,8 @@ def evaluate(
         request = {"mlflow_tracking_uri": traces.tracking_uri, "mlflow_filter": traces.filter_string,
                    "mlflow_max_traces": traces.max_traces, "expected_facts_attribute": traces.expected_facts,
                    "expected_response_attribute": traces.expected_response, "judge_error_traces": traces.judge_error_traces, **request}
+    if not isinstance(config, Config):  # a path or bundled name, a dict of keys, None: as ragjudge.score takes them
+        config = load_config(None, config) if isinstance(config, dict) else load_config(config)
     hear = events(on_event, on_start=on_start, on_progress=on_progress, on_row=on_row)
     wanted = ScoreRequest(source, input_format=input_format, output=output, output_format=output_format, flag_fields=flag_fields,
                           keep_table=keep_table, handle_signals=handle_signals, limit=limit, sample=sample,

@@ -87,6 +87,22 @@ def test_evaluate_takes_a_dataframe(server, tmp_path):
     assert [json.loads(line)["id"] for line in open(tmp_path / "o.jsonl")] == list(frame["id"])
 
 
+def test_evaluate_takes_a_config_path_a_dict_or_none_as_score_does(server, tmp_path, monkeypatch):
+    # a new user's find: evaluate(path, "default") raised AttributeError: 'str' object has no attribute 'model_dump'
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    source = str(SAMPLE / "rag_eval.jsonl")
+    written = tmp_path / "my.yaml"
+    written.write_text(f"judge:\n  model: openai/fake-judge\n  api_base: {server.url}\ncache:\n  dir: {tmp_path / 'c'}\n"
+                       "metrics: [sufficiency]\ngate:\n  min_pass_rate: 0.4\n")
+    by_path = ragjudge.evaluate(source, str(written))
+    by_dict = ragjudge.evaluate(source, {"judge": {"model": "openai/fake-judge", "api_base": server.url}, "cache": {"dir": str(tmp_path / "c")},
+                                         "metrics": ["sufficiency"], "gate": {"min_pass_rate": 0.4}})
+    assert by_path.summary.rows == by_dict.summary.rows == 32
+    assert by_path.summary.metrics["sufficiency"].passed == by_dict.summary.metrics["sufficiency"].passed == 11
+    assert by_path.exit_code == by_dict.exit_code == by_path.gate.exit_code == 0
+    assert ragjudge.evaluate(source, "default", output=None, sample=1, seed=1).summary.rows == 32  # the bundled config by name
+
+
 def test_frames_the_scorer_cannot_name_get_the_fix_and_lists_of_rows_work(server, tmp_path):
     # an int column name raised AttributeError: 'int' object has no attribute 'endswith';
     # metrics="sufficiency" was read as the metrics s, u, f, ...; a list of dicts raised AttributeError
