@@ -467,12 +467,13 @@ def report(
     title: Annotated[Optional[str], typer.Option(help="The report's title.")] = None,
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config of the run (thresholds, gate, column mapping, judges defined in it).")] = None,
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
+    labels: Annotated[list[str], typer.Option(help="METRIC=COLUMN: the column of your own labels for METRIC: its label-corrected pass rate with a 95% interval, as for score (docs/calibration.md); repeat for more.")] = [],
     set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
 ) -> None:
     """Write one self-contained HTML report of a scored table: the gate, charts, and every row's reasons."""
     from ragjudge.io import read_table  # pandas
 
-    settings, _ = options.load(config, {"map": map}, set_)
+    settings, _ = options.load(config, {"map": map, "labels": labels}, set_)
     options.check_outputs(scored, None, None, html=output, html_flag="-o")
     text = from_table(read_table(scored), settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title)
     write(output, text)

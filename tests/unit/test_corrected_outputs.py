@@ -63,6 +63,19 @@ def test_every_output_gives_the_corrected_pass_rate_of_the_labelled_rows(run_sco
     assert again.metrics["sufficiency"].corrected()["pass_rate"].to_dict() == want.to_dict()
 
 
+def test_report_takes_labels_as_score_does(run_score, run_cli, tmp_path):
+    # a new user's find: calibrate and the docs said "--labels on score, report, compare"; report had no --labels
+    source = _table(tmp_path)
+    scored = tmp_path / "out.parquet"
+    assert run_score(source, metric=["sufficiency"], labels=["sufficiency=human"], min_pass_rate=["0"], output=str(scored)).code == 0
+    flagged, keyed = tmp_path / "a.html", tmp_path / "b.html"
+    assert run_cli(["report", str(scored), "--labels", "sufficiency=human", "-o", str(flagged)], judge=False).code == 0
+    assert run_cli(["report", str(scored), "--set", "labels.sufficiency=human", "-o", str(keyed)], judge=False).code == 0
+    data = [json.loads(re.search(r'id="report-data">(.*?)</script>', path.read_text(), re.S).group(1)) for path in (flagged, keyed)]
+    assert data[0]["counts"]["sufficiency"]["corrected"] == data[1]["counts"]["sufficiency"]["corrected"]
+    assert data[0]["counts"]["sufficiency"]["corrected"]["pass_rate"]["labelled"] == 60
+
+
 def test_gate_on_corrected_passes_and_fails_at_the_lower_bound(run_score, tmp_path):
     source = _table(tmp_path)
     first = run_score(source, metric=["sufficiency"], labels=["sufficiency=human"], min_pass_rate=["0"])
