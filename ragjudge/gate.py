@@ -151,6 +151,7 @@ class MetricSummary:
         found = {"pass_rate": self.label_pass.corrected()}
         if not self.binary:
             found["mean_score"] = self.label_score.corrected()
+            found["mean_score"].agreement = None  # a score equal to a rating is no figure of a mean (0.0 for coverage scores)
         return found
 
     def merge(self, other: "MetricSummary") -> "MetricSummary":

@@ -197,6 +197,8 @@ def test_ratings_off_the_scale_are_left_out_and_counted(run_score, tmp_path):
     corrected = json.loads(summary.read_text())["metrics"]["completeness"]["corrected"]
     assert (corrected["pass_rate"]["labelled"], corrected["pass_rate"]["labels_unreadable"]) == (40, 40)
     assert corrected["mean_score"]["labels_only"] == 4.0
+    # a new user's find: the mean score's "agreement" (a score equal to a rating) read 0.0, a figure of nothing
+    assert corrected["mean_score"]["agreement"] is None and corrected["pass_rate"]["agreement"] is not None
     (line,) = corrected_lines(run.result.summary)
     assert line.endswith("; 40 cell(s) of 'rating' hold no 1..5 rating, left out")
 
