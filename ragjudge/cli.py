@@ -283,7 +283,7 @@ Exit codes: 0 the gates passed, 1 a gate failed, 2 the tables cannot be compared
 def compare_command(
     baseline: Annotated[str, typer.Argument(help="The scored table to compare against (the last accepted run).")],
     current: Annotated[str, typer.Argument(help="The scored table of this run.")],
-    metric: Annotated[list[str], typer.Option("-m", "--metric", help="Metric to compare; repeat for more (default: every metric both tables hold).")] = [],
+    metric: Annotated[list[str], typer.Option("-m", "--metric", help="Metric to compare; repeat for more (default: every metric of the tables, which must hold the same ones; else name them).")] = [],
     by: Annotated[Optional[str], typer.Option(help="Break the comparison down by this column of the current table.")] = None,
     max_regressions: Annotated[Optional[int], typer.Option(help="Fail when more rows than this passed in the baseline and fail now.")] = None,
     max_drop: Annotated[Optional[float], typer.Option(help="Fail when a pass rate is lower than the baseline's by more than this (0..1).")] = None,
