@@ -201,6 +201,10 @@ def effective(loaded: Any) -> str:
         config, filled = local.calibrated(config)
     embedded = {item.split("=", 1)[0] for item in filled}
     data = config.model_dump(mode="json")
+    floors = data.get("gate", {}).get("min_pass_rate")
+    if isinstance(floors, dict):  # a metric the map leaves out is gated at the default floor: shown, not hidden
+        data["gate"]["min_pass_rate"] = {**floors, **{metric: config.min_pass_rate(metric) for metric in config.metrics
+                                                      if metric not in floors and "*" not in floors}}
 
     def scalar(value: Any) -> str:
         return yaml.safe_dump(value, default_flow_style=True, width=10**9, allow_unicode=True).strip().removesuffix("\n...").strip()

@@ -33,6 +33,20 @@ def test_the_printed_config_with_the_all_metrics_key_reads_back_as_the_same_conf
     assert again.config.model_dump() == loaded.config.model_dump()
 
 
+def test_the_printed_config_shows_the_default_floor_of_a_metric_the_flags_leave_out(tmp_path):
+    # a new user's find: --min-pass-rate sufficiency=0.9 printed only sufficiency's floor; completeness was still gated at 1.0
+    from ragjudge.configdoc import effective
+    from ragjudge.options import load_layers
+
+    loaded = load_layers(None, {"min_pass_rate": ["sufficiency=0.9"]})
+    printed = effective(loaded)
+    assert "    sufficiency: 0.9                        # --min-pass-rate\n    completeness: 1.0                       # default" in printed
+    saved = tmp_path / "effective.yaml"
+    saved.write_text(printed)
+    again = load_layers(str(saved), {}).config
+    assert [again.min_pass_rate(m) for m in ("sufficiency", "completeness")] == [loaded.config.min_pass_rate(m) for m in ("sufficiency", "completeness")] == [0.9, 1.0]
+
+
 # -- '*' is the all-metrics key of the gate's rate maps, and no metric ----------------------------
 
 ONLY = "'*' is allowed only as the all-metrics key of gate.min_pass_rate / max_error_rate / max_skip_rate"
