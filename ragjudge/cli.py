@@ -251,7 +251,7 @@ _SAID: dict[str, bool] = {}  # the score command said why it stopped: main adds 
 def agreement_command(
     scored: Annotated[str, typer.Argument(help="A table scored by `ragjudge score` (any format, or - for stdin).")],
     metric: Annotated[str, typer.Option("-m", "--metric", help="sufficiency (binary) or completeness (1..5).")],
-    labels: Annotated[str, typer.Option(help="Column holding the human labels (booleans for sufficiency, numbers for completeness, signed preferences with --pair).")],
+    labels: Annotated[str, typer.Option(help="Column holding the human labels (COLUMN, or METRIC=COLUMN as for score): yes/no for sufficiency, 1..5 ratings for completeness, signed preferences with --pair.")],
     by: Annotated[Optional[str], typer.Option(help="Break the statistics down by this column (e.g. system).")] = None,
     pair: Annotated[Optional[str], typer.Option(help="The same rows scored on response B (score with --map response=response_b; matched by id when both have one): pairwise sign agreement.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -260,6 +260,9 @@ def agreement_command(
     """Measure how often the judge agrees with human labels in a scored table."""
     from ragjudge.io import read_table  # pandas
 
+    named, _, column = labels.partition("=")
+    if column and named == metric:  # --labels METRIC=COLUMN, as score, compare and calibrate take it
+        labels = column
     settings = load_config(config)
     kinds = {item["name"]: item["kind"] for item in catalog.describe(settings)}
     if metric not in kinds:
