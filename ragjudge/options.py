@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from ragjudge.errors import ConfigError
 from ragjudge.compare import check_baseline, metrics_of
+from ragjudge.counting import has_path
 from ragjudge.transports import resolve_model
 from ragjudge import prices
 from ragjudge.judges import bundled_names
@@ -540,7 +541,8 @@ def output_format(path: str | None, explicit: str | None, shared: str | None) ->
 
 def check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
-                  html_flag: str | None = None, id_column: str | None = "id", names: Names = CLI, id_required: bool = False) -> None:
+                  html_flag: str | None = None, id_column: str | None = "id", names: Names = CLI, id_required: bool = False,
+                  metrics: Sequence[str] = (), labels: dict[str, str] | None = None) -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end: an unknown
     format, regression gates without a baseline, a baseline that is missing, is not a scored
     table or could not be compared (a null or repeated id, an unreadable cell), a
@@ -571,6 +573,16 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
         if first is None or not metrics_of(first):
             raise ConfigError(f"{names.given('baseline', baseline)} holds no scored metric (no M_status and M_passed columns); "
                               f"give a table written by {'evaluate(..., output=...) or ' if names.keywords else ''}ragjudge score -o")
+        held = metrics_of(first)
+        missing = [metric for metric in metrics if metric not in held]
+        if missing:  # found at the end, it cost the whole run (every call paid, no report written)
+            raise ConfigError(f"{names.given('baseline', baseline)} holds no {', '.join(missing)} columns (M_status, M_passed); it holds "
+                              f"{', '.join(held)}: compare with a baseline scored with {', '.join(missing)}, or judge only "
+                              f"{', '.join(held)} ({'metrics: ' + str(held) if names.keywords else ' '.join('-m ' + metric for metric in held)})")
+        for metric, column in (labels or {}).items():
+            if metric in metrics and not has_path(first, column):
+                raise ConfigError(f"{names.given('baseline', baseline)} has no column '{column}' for the labels of {metric} "
+                                  f"(labels.{metric}); give the baseline its labels column (one run's labels are not the other's)")
         from ragjudge.io import read_table
 
         check_baseline(read_table(baseline), baseline, id_column, id_required, names.given("baseline", baseline))  # as read at the end

@@ -197,7 +197,8 @@ class ScoreRequest:
         check_outputs(source, self.output, self.summary_json, self.format, self.output_format, junit=self.junit,
                       markdown=self.markdown, html=self.html, baseline=self.baseline,
                       gates_without_baseline=self.max_regressions is not None or self.max_drop is not None,
-                      id_column=config.columns.id or "id", names=names, id_required=config.columns.id is not None)
+                      id_column=config.columns.id or "id", names=names, id_required=config.columns.id is not None,
+                      metrics=list(config.metrics), labels=dict(config.labels))
         if self.baseline and source not in ("", "-"):
             self._check_input_ids(source, config.columns.id or "id")
         if self.output is None:

@@ -271,6 +271,26 @@ def test_regression_gates_and_baselines_are_checked_before_judging(run_cli, tmp_
             "that list: to judge groundedness too, give -m sufficiency -m groundedness") in refused.stderr
 
 
+def test_a_baseline_without_the_run_s_metrics_or_labels_is_refused_before_judging(run_score, judge, tmp_path):
+    # a breaker's find: a baseline scored for sufficiency alone was refused after every call of a both-metric run (54 paid, no
+    # report); a baseline without the labels column, after 28
+    source = write_jsonl(tmp_path / "in.jsonl", [{**row, "human": "yes"} for row in rows(2)])
+    baseline = tmp_path / "base.jsonl"
+    assert run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(baseline)).code == 0
+    calls = judge.calls
+    both = run_score(source, metric=["sufficiency", "completeness"], baseline=str(baseline))
+    assert both.code == 2 and judge.calls == calls
+    assert both.error == (f"--baseline {baseline} holds no completeness columns (M_status, M_passed); it holds sufficiency: compare with a "
+                          "baseline scored with completeness, or judge only sufficiency (-m sufficiency)")
+    unlabelled = tmp_path / "unlabelled.jsonl"
+    unlabelled.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "human"}) + "\n" for r in read_jsonl(baseline)))
+    labelled = run_score(source, metric=["sufficiency"], labels=["sufficiency=human"], baseline=str(unlabelled))
+    assert labelled.code == 2 and judge.calls == calls
+    assert labelled.error == (f"--baseline {unlabelled} has no column 'human' for the labels of sufficiency (labels.sufficiency); give the "
+                              "baseline its labels column (one run's labels are not the other's)")
+    assert run_score(source, metric=["sufficiency"], labels=["sufficiency=human"], baseline=str(baseline), min_pass_rate=["0"]).code == 0
+
+
 def test_empty_tables_are_named_as_empty(run_cli, tmp_path):
     # an empty current table was "the tables hold different metrics: ... the current table none"
     base, empty = tmp_path / "base.parquet", tmp_path / "empty.parquet"
