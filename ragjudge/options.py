@@ -81,7 +81,7 @@ FLAGS: dict[str, str] = {
 
 def pairs(values: list[str], flag: str, allowed: tuple[str, ...] | None = None) -> dict[str, str]:
     """``KEY=VALUE`` items -> a dict; raises ``ConfigError`` naming ``flag`` for an item without
-    ``=``, an empty side, or (with ``allowed``) an unknown key."""
+    ``=``, an empty side, a key given twice with two values, or (with ``allowed``) an unknown key."""
     out = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -90,6 +90,8 @@ def pairs(values: list[str], flag: str, allowed: tuple[str, ...] | None = None) 
             raise ConfigError(f"{flag} expects KEY=VALUE, got '{item}'")
         if allowed and key not in allowed:
             raise ConfigError(f"{flag}: unknown name '{key}'; use one of: {', '.join(allowed)}")
+        if key in out and out[key] != value:  # the last would win unseen (--map request=x --map request=id)
+            raise ConfigError(f"{flag} {key}= is given twice ({key}={out[key]}, {key}={value}); give it once")
         out[key] = value
     return out
 
@@ -227,6 +229,9 @@ def flag_assignments(options: dict[str, Any]) -> tuple[list[Assignment], frozens
         elif flag.kind == "rates":
             items = list(given or [])
             every = [number(item, flag.option) for item in items if "=" not in item]
+            if len(set(every)) > 1:
+                raise ConfigError(f"{flag.option} is given {len(every)} numbers for every metric ({', '.join(f'{v:g}' for v in every)}); "
+                                  "give one (and METRIC=RATE for a metric of its own)")
             if every:
                 out.append(Assignment(flag.key, every[-1], flag.option))  # every metric of the run, whatever the file says
             named = pairs([item for item in items if "=" in item], flag.option)

@@ -119,3 +119,23 @@ def test_a_bad_set_value_names_the_set_key_not_a_flag_never_given(run_cli, tmp_p
     assert "--concurrency:" not in result.stderr and server.calls == 0
     named = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": "a"}]), "--concurrency", "0", *args])
     assert named.code == 2 and "error: --concurrency: should be greater than or equal to 1 (got 0)" in named.stderr  # it names itself
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--map", "request=request", "--map", "request=id"], "--map request= is given twice (request=request, request=id); give it once"),
+    (["--labels", "sufficiency=a", "--labels", "sufficiency=b"], "--labels sufficiency= is given twice (sufficiency=a, sufficiency=b)"),
+    (["--min-pass-rate", "sufficiency=0.5", "--min-pass-rate", "sufficiency=0.7"], "--min-pass-rate sufficiency= is given twice"),
+    (["--min-pass-rate", "0.5", "--min-pass-rate", "0.7"], "--min-pass-rate is given 2 numbers for every metric (0.5, 0.7); give one"),
+])
+def test_a_keyed_flag_given_twice_with_two_values_is_refused(flags, message):
+    # a breaker's find: the last won unseen (--map request=x --map request=id moved the pass rate from 0.46 to 0.21)
+    from ragjudge.options import load_layers
+
+    given = {}
+    for flag, value in zip(flags[::2], flags[1::2]):
+        given.setdefault(flag.lstrip("-").replace("-", "_"), []).append(value)
+    with pytest.raises(ConfigError) as refused:
+        load_layers(None, given)
+    assert message in str(refused.value)
+    same = {key: values[:1] * 2 for key, values in given.items()}  # the same value twice says the same thing: taken
+    load_layers(None, same)
