@@ -458,6 +458,8 @@ def _pass_rate_check(name: str, m: MetricSummary) -> Check:
                       needed=found.needed, column=m.label_column)
         if found.low is not None:
             return Check(name, Kind.CORRECTED_PASS_RATE, not found.low < m.min_pass_rate, found.low, m.min_pass_rate, counts)
+        if m.min_pass_rate <= 0:  # no rate is below 0: the bound holds whatever the labels, as on the judge's rate
+            return Check(name, Kind.PASS_RATE, True, m.pass_rate, m.min_pass_rate, {"passed": m.passed, "ok": m.ok})
         if m.few_labels != "judge":
             return Check(name, Kind.CORRECTED_PASS_RATE, False, None, m.min_pass_rate, counts)
         counts["fallback"] = True

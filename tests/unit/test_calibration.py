@@ -148,3 +148,15 @@ def test_labels_that_all_agree_get_the_wilson_interval_and_rates_stay_within_0_a
         mixed.add(1.0 if i else 0.0, (0.0 if i == 1 else 1.0) if i < 40 else None)
     found = mixed.corrected()
     assert found.valid and 0.0 <= found.low <= found.estimate <= found.high <= 1.0
+
+
+def test_a_zero_floor_holds_on_the_corrected_gate_without_labels():
+    # a breaker's find: --gate-on corrected --min-pass-rate 0 failed for "too few labels", a bound no rate can be below
+    from ragjudge.gate import check_gate
+    from ragjudge.reports.gate_text import line
+
+    case = {"labels": [1.0] * 3, "judged": [1.0] * 3, "unlabelled": [0.0] * 7}
+    zero = check_gate(_labelled_summary(case, 0.0))
+    (check,) = [c for c in zero.checks if c.check.value == "pass_rate"]
+    assert zero.exit_code == 0 and line(check) == "PASS sufficiency: pass rate 0.30 >= 0.00 (3 of 10 ok rows passed)"
+    assert check_gate(_labelled_summary(case, 0.01)).exit_code == 1  # any floor above it still needs the labels
