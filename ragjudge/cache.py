@@ -132,6 +132,12 @@ def _json_escape(error: UnicodeError) -> tuple[str, int]:
 codecs.register_error("ragjudge-json-escape", _json_escape)
 
 
+def cache_exists(directory: str | Path | None = None) -> bool:
+    """Whether ``directory`` (None: the per-user cache folder) holds a response cache (its
+    ``responses`` folder), found without making one: what only reads the cache looks first."""
+    return ((Path(directory) if directory else default_cache_dir()) / "responses").is_dir()
+
+
 class ResponseCache:
     """A diskcache ``Cache`` of parsed judge replies under ``directory/responses``."""
 

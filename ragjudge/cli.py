@@ -24,7 +24,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ragjudge import __version__, agreement, catalog, compare, decisions, options
-from ragjudge.cache import ResponseCache, default_cache_dir
+from ragjudge.cache import ResponseCache, cache_exists, default_cache_dir
 from ragjudge.config import _config_path, bundled_config
 from ragjudge.configdoc import effective
 from ragjudge.counting import levels_of_config
@@ -583,8 +583,11 @@ def batch_collect(
 def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Show the cache's location, number of entries and size on disk, and the embedded judge's model file kept there."""
     folder = _cache_folder(cache_dir)
-    if not folder.is_dir():  # looking must not create it
-        typer.echo(f"location: {folder} (does not exist yet)\nentries: 0\nsize: 0.0 MiB (0 bytes)")
+    if not cache_exists(folder):  # looking must not create it (nor its responses folder)
+        typer.echo(f"location: {folder} ({'no reply cached yet' if folder.is_dir() else 'does not exist yet'})\nentries: 0\nsize: 0.0 MiB (0 bytes)")
+        models = folder / "models"
+        for path in sorted(models.glob("*.gguf")) if models.is_dir() else []:
+            typer.echo(f"embedded judge model: {path} ({path.stat().st_size / 2**20:.1f} MiB; cache clear keeps it, delete the file to remove it)")
         return
     cache = ResponseCache(folder)
     info = cache.info()
@@ -602,8 +605,8 @@ def cache_info(cache_dir: Annotated[Optional[str], typer.Option(help="Cache fold
 def cache_clear(cache_dir: Annotated[Optional[str], typer.Option(help="Cache folder (default: the per-user cache folder).")] = None) -> None:
     """Remove every cached judge reply (the embedded judge's model file stays)."""
     folder = _cache_folder(cache_dir)
-    if not folder.is_dir():
-        typer.echo(f"removed 0 entries from {folder} (it does not exist)")
+    if not cache_exists(folder):
+        typer.echo(f"removed 0 entries from {folder} (it holds no response cache)")
         return
     cache = ResponseCache(folder)
     removed = cache.clear()

@@ -181,6 +181,10 @@ def test_cache_commands_do_not_create_a_missing_folder_and_refuse_an_empty_one(r
     cleared = run_cli(["cache", "clear", "--cache-dir", str(missing)], judge=False)
     assert cleared.code == 0 and not missing.exists()
     (tmp_path / "afile").write_text("x")
+    here = tmp_path / "here"  # a breaker's find: cache info on a folder without a cache made DIR/responses/cache.db
+    here.mkdir()
+    info = run_cli(["cache", "info", "--cache-dir", str(here)], judge=False)
+    assert info.code == 0 and f"location: {here} (no reply cached yet)" in info.stdout and list(here.iterdir()) == []
     for command in ("info", "clear"):
         on_file = run_cli(["cache", command, "--cache-dir", str(tmp_path / "afile")], judge=False)
         assert on_file.code == 2 and "is a file, not a folder" in on_file.stderr

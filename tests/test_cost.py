@@ -98,3 +98,11 @@ def test_the_budget_line_says_whether_the_rows_judged_were_cached(run_score, tmp
     assert result.code == 3 and said in result.text, result.text
     other = "nothing was cached" if not cache else "come from the cache"
     assert other not in result.text
+
+
+def test_a_dry_run_makes_no_cache_folder(run_score, tmp_path):
+    # a new user's find: "no call made, nothing written", yet --cache-dir and its responses folder were made
+    folder = tmp_path / "fresh-cache"
+    dry = run_score(str(SAMPLE / "rag_eval.jsonl"), dry_run=True, cache_dir=str(folder))
+    assert dry.code == 0 and dry.result["total"]["cache_hits"] == 0 and dry.result["total"]["calls"] == 37
+    assert not folder.exists()

@@ -229,3 +229,13 @@ def test_folds_beside_suggest_is_refused(run_cli, tmp_path):
     done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--suggest", "3", "--folds", "3", "-o", str(tmp_path / "t.csv")],
                    judge=False)
     assert done.code == 2 and "--folds is for fitting settings; --suggest lists rows to label" in done.stderr
+
+
+def test_calibrate_without_a_cache_makes_none(run_cli, tmp_path):
+    # a breaker's find: calibrate --cache-dir newdir made newdir/responses (it only reads)
+    table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 25, True, "yes", 0))
+    folder = tmp_path / "newdir"
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--model", "openai/fake-judge", "--cache-dir", str(folder),
+                    "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 2 and "0 labelled row(s) have a cached reply (25 labelled); it needs at least 20: score the table first" in done.stderr
+    assert not folder.exists()
