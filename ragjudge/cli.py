@@ -27,7 +27,7 @@ from ragjudge import __version__, agreement, catalog, compare, decisions, option
 from ragjudge.cache import ResponseCache, cache_exists, default_cache_dir
 from ragjudge.config import _config_path, bundled_config
 from ragjudge.configdoc import effective
-from ragjudge.counting import levels_of_config
+from ragjudge.counting import check_labels, levels_of_config
 from ragjudge.errors import EXIT_USAGE, ConfigError, RagjudgeError
 from ragjudge.estimate import render as estimate_lines
 from ragjudge.gate import exit_code
@@ -358,6 +358,7 @@ def calibrate(
         print(f"note: {int(repeats.sum())} row(s) repeat an earlier id in '{id_column}': each id is calibrated once (its first row)",
               file=sys.stderr)
         frame = frame[~repeats].reset_index(drop=True)
+    check_labels(settings, frame.head(settings.chunk_size), table, list(wanted))  # as score checks them: a column, labels of the kind
     if suggest is not None:
         _suggest(frame, settings, wanted, suggest, output)
         return
@@ -478,7 +479,9 @@ def report(
 
     settings, _ = options.load(config, {"map": map, "labels": labels}, set_)
     options.check_outputs(scored, None, None, html=output, html_flag="-o")
-    text = from_table(read_table(scored), settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title)
+    table = read_table(scored)
+    check_labels(settings, table.head(settings.chunk_size), scored, compare.metrics_of(table))  # as score checks them
+    text = from_table(table, settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title)
     write(output, text)
     typer.echo(f"wrote {output}")
 

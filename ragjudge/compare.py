@@ -25,7 +25,7 @@ from typing import Any
 from ragjudge.calibration import difference
 from ragjudge.panel import without_members
 from ragjudge.errors import InputError
-from ragjudge.counting import has_path, row_ids, SPAN, summarize, unit_rows
+from ragjudge.counting import check_labels, has_path, row_ids, SPAN, summarize, unit_rows
 from ragjudge.diagnosis import CELLS, counts, of_table
 from ragjudge.gate import Check, Kind
 
@@ -297,6 +297,7 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
                 if not has_path(table, column):
                     raise InputError(f"--labels {metric}={column}: the {name} table has no column '{column}'; give each table its "
                                      "labels column (the labels of one run's responses are not the other's)")
+                check_labels(config, table.head(config.chunk_size), f"the {name} table", [metric])  # as score checks them
     report: dict[str, Any] = {"warnings": [], "metrics": {}}
     ids_b, ids_c = (None, None) if by_position else (_ids(baseline, "baseline", hint, id_column, id_required),
                                                             _ids(current, "current", hint, id_column, id_required))

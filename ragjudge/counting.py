@@ -30,10 +30,12 @@ from ragjudge.records import _as_list, _lookup
 from ragjudge.config import METRICS
 from ragjudge.diagnosis import counts, of_table
 from ragjudge.panel import PANEL
+from ragjudge.calibration import blank, label_pass
+from ragjudge.errors import InputError
 
 TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
 
-__all__ = ["SPAN", "TRACE", "IdWatch", "count_row", "first_of_trace", "label_cells", "metric_summary", "first_rows", "id_column", "level_of", "levels_of_config", "row_ids", "row_names", "summarize",
+__all__ = ["SPAN", "TRACE", "IdWatch", "check_labels", "count_row", "first_of_trace", "label_cells", "metric_summary", "first_rows", "id_column", "level_of", "levels_of_config", "row_ids", "row_names", "summarize",
            "panel_cells", "table_verdicts", "unit_rows"]
 
 
@@ -344,3 +346,26 @@ def _level(config: Any, metric: str) -> str:
         return level(metric) if level is not None else SPAN
     except KeyError:  # a metric the config does not define: judged per row
         return SPAN
+
+
+def check_labels(config: Any, frame: Any, name: str = "input", metrics: Sequence[str] | None = None) -> None:
+    """Raise ``InputError`` (exit 2) when a metric's labels column (``labels:``, ``--labels
+    METRIC=COLUMN``; a dotted path reaches into a column) is not in ``frame`` (the input's first
+    chunk, or a scored table's first rows): its rows would all count as unlabelled, and the
+    corrected rate say "0 labelled"; or when a cell there holds a label of the wrong kind (text
+    for a yes/no metric, a rating off the scale). ``metrics``: those to check (default: the
+    run's). Every command that reads labels checks them here: score, report, compare, calibrate."""
+    columns = [str(c) for c in frame.columns]
+    for metric, column in (getattr(config, "labels", None) or {}).items():
+        if metric not in (config.metrics if metrics is None else metrics) or not column:
+            continue
+        if not has_path(frame, column):
+            raise InputError(f"--labels {metric}={column}: {name} has no column '{column}' (labels.{metric}); its columns: "
+                             f"{', '.join(columns)}")
+        low, high = (float(v) for v in config.scale(metric))
+        binary = (low, high) == (0.0, 1.0)
+        for position, cell in enumerate(row_ids(frame, column)):  # a label of the wrong kind, in the rows read first
+            if not blank(cell) and label_pass(cell, binary, config.label_threshold(metric), (low, high)) is None:
+                kind = "a yes/no label (yes/no, true/false, 1/0)" if binary else f"a {low:g}..{high:g} rating"
+                raise InputError(f"--labels {metric}={column}: row {position + 1} of {name} holds {cell!r}, not {kind}; fix the "
+                                 "column or leave the cell empty (an unlabelled row)")

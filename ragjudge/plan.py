@@ -23,8 +23,7 @@ from typing import Any
 
 from ragjudge.config import FIELDS
 from ragjudge.records import Mapping, resolve_mapping
-from ragjudge.calibration import blank, label_pass
-from ragjudge.counting import has_path, row_ids
+from ragjudge.counting import check_labels
 from ragjudge.errors import InputError
 
 # -- events ------------------------------------------------------------------------------
@@ -128,26 +127,6 @@ def resolve(frame: Any, columns: Any, source: str = "input", flag_fields: frozen
 def replaced_note(replaced: list[str]) -> str:
     """The note for input columns that the run's own output columns replace."""
     return f"note: the input's column(s) {', '.join(replaced)} are replaced in the output by this run's own"
-
-
-def check_labels(config: Any, frame: Any, name: str = "input") -> None:
-    """Raise ``InputError`` (exit 2) when a metric's labels column (``labels:``, ``--labels
-    METRIC=COLUMN``; a dotted path reaches into a column) is not in ``frame`` (the input's first
-    chunk): its rows would all count as unlabelled, and the corrected rate say "0 labelled"."""
-    columns = [str(c) for c in frame.columns]
-    for metric, column in (getattr(config, "labels", None) or {}).items():
-        if metric not in config.metrics or not column:
-            continue
-        if not has_path(frame, column):
-            raise InputError(f"--labels {metric}={column}: {name} has no column '{column}' (labels.{metric}); its columns: "
-                             f"{', '.join(columns)}")
-        low, high = (float(v) for v in config.scale(metric))
-        binary = (low, high) == (0.0, 1.0)
-        for position, cell in enumerate(row_ids(frame, column)):  # a label of the wrong kind, in the rows read first
-            if not blank(cell) and label_pass(cell, binary, config.label_threshold(metric), (low, high)) is None:
-                kind = "a yes/no label (yes/no, true/false, 1/0)" if binary else f"a {low:g}..{high:g} rating"
-                raise InputError(f"--labels {metric}={column}: row {position + 1} of {name} holds {cell!r}, not {kind}; fix the "
-                                 "column or leave the cell empty (an unlabelled row)")
 
 
 # -- the plan ----------------------------------------------------------------------------

@@ -265,3 +265,24 @@ def test_a_comparison_refuses_labels_it_cannot_read(run_score, run_cli, tmp_path
     assert missing.code == 2 and "--labels sufficiency=human: the current table has no column 'human'" in missing.stderr
     other = run_cli(["compare", base, base, "--labels", "completeness=human"], judge=False)
     assert other.code == 2 and "--labels completeness=human: neither table holds completeness; they hold sufficiency" in other.stderr
+
+
+def test_every_command_that_reads_labels_refuses_what_score_refuses(run_score, run_cli, tmp_path):
+    # a breaker's find: score refused a text label ('sufficient'); compare gave a corrected rate over the rest, calibrate fitted on
+    # them, and report with a labels column that does not exist said "0 labelled ok rows" (exit 0)
+    rows = [{**(YES if i % 4 else NO), "id": f"r{i}", "human": ["yes", "no", "sufficient"][i % 3] if i < 60 else None} for i in range(90)]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    refused = run_score(source, metric=["sufficiency"], labels=["sufficiency=human"], min_pass_rate=["0"])
+    assert refused.code == 2 and "row 3 of" in refused.error and "holds 'sufficient', not a yes/no label" in refused.error
+    scored = tmp_path / "out.parquet"
+    assert run_score(source, metric=["sufficiency"], min_pass_rate=["0"], output=str(scored)).code == 0
+    said = "--labels sufficiency=human: row 3 of"
+    compared = run_cli(["compare", str(scored), str(scored), "--labels", "sufficiency=human"], judge=False)
+    assert compared.code == 2 and said in compared.stderr and "holds 'sufficient', not a yes/no label" in compared.stderr
+    reported = run_cli(["report", str(scored), "--labels", "sufficiency=human", "-o", str(tmp_path / "r.html")], judge=False)
+    assert reported.code == 2 and said in reported.stderr
+    calibrated = run_cli(["calibrate", str(scored), "--labels", "sufficiency=human", "--model", "openai/fake-judge", "-o",
+                          str(tmp_path / "x.yaml")], judge=False)
+    assert calibrated.code == 2 and said in calibrated.stderr
+    missing = run_cli(["report", str(scored), "--labels", "sufficiency=nosuch", "-o", str(tmp_path / "r.html")], judge=False)
+    assert missing.code == 2 and "--labels sufficiency=nosuch:" in missing.stderr and "has no column 'nosuch'" in missing.stderr
