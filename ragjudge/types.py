@@ -75,7 +75,8 @@ def count_of(number: int, noun: str = "row", plural: str | None = None) -> str:
 
 def distinct(value: float, limit: float, digits: int = 2) -> tuple[str, str]:
     """``value`` and ``limit`` printed with the fewest decimals (at least ``digits``, at most 6)
-    that show them unequal when they are: a comparison never reads "0.95 < 0.95"."""
+    that show them unequal when they are: a comparison never reads "0.95 < 0.95", nor "-0 <= 0"."""
+    value, limit = value + 0.0, limit + 0.0  # -0.0 (a drop of nothing, 0.5 - 0.5 negated) prints as 0
     for places in range(digits, 7):
         a, b = f"{value:.{places}f}", f"{limit:.{places}f}"
         if (a != b) == (value != limit):

@@ -42,3 +42,12 @@ def test_a_passing_gate_is_a_green_gate_suite_and_properties_come_first(run_scor
         assert {p.get("name"): p.get("value") for p in suite.iter("property")}["not_sampled"] == "2"
         # rows left out by --limit are no test of this run: the summary counts them apart, not as skipped
         assert [case.get("name") for case in suite.iter("testcase")] == ["r0", "r1"] and suite.get("skipped") == "0"
+
+
+def test_a_drop_of_negative_zero_prints_as_zero():
+    # a breaker's find: compare --max-drop 0 printed "pass rate dropped -0 <= 0"
+    from ragjudge.types import distinct
+
+    assert distinct(-0.0, 0.0) == ("0.00", "0.00")
+    assert distinct(0.5 - 0.5, 0) == ("0.00", "0.00")
+    assert distinct(0.951, 0.95) == ("0.951", "0.950")  # unequal values still print unequal
