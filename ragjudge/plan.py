@@ -24,6 +24,7 @@ from typing import Any
 from ragjudge.config import FIELDS
 from ragjudge.records import Mapping, resolve_mapping
 from ragjudge.counting import check_labels
+from ragjudge.compare import metrics_of
 from ragjudge.errors import InputError
 
 # -- events ------------------------------------------------------------------------------
@@ -170,6 +171,11 @@ class RunPlan:
             self.replaced = [str(c) for c in self.first.columns if str(c) in (own or {})]
             if self.replaced:
                 self.input_notes.append(replaced_note(self.replaced))
+            stale = [metric for metric in metrics_of(self.first) if metric not in config.metrics]
+            if stale:  # a scored table scored again for fewer metrics: the others' verdicts are an earlier run's
+                self.input_notes.append(f"note: the input holds {', '.join(stale)} verdicts of an earlier run ({stale[0]}_status, "
+                                        f"{stale[0]}_passed, ...); this run does not judge {', '.join(stale)}, so the output keeps them "
+                                        "as they were, and its summary and gate count only this run's metrics")
         self.notes: list[str] = [*notes, *self.input_notes]
 
     @classmethod

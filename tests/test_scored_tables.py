@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from conftest import read_jsonl, write_jsonl
+from conftest import SAMPLE, read_jsonl, write_jsonl
 from helpers import GROUNDED
 
 
@@ -74,3 +74,15 @@ def test_score_with_a_baseline_holding_an_unreadable_score_names_the_baseline(ru
     write_jsonl(baseline, rows)
     result = run_score(source, metric=["sufficiency"], baseline=str(baseline), quiet=True)
     assert result.code == 2 and f"--baseline {baseline}: row 1 (id 'a'), column sufficiency_score: 'abc'" in result.error
+
+
+def test_scoring_a_scored_table_for_fewer_metrics_says_the_others_are_an_earlier_run_s(run_score, tmp_path):
+    # a breaker's find: score out.parquet -m sufficiency kept completeness_* from the earlier run without a word, and
+    # `ragjudge report` of the output showed completeness as if this run had judged it
+    first = tmp_path / "first.parquet"
+    assert run_score(str(SAMPLE / "rag_eval.jsonl"), min_pass_rate=["0"], output=str(first)).code == 0
+    again = run_score(str(first), metric=["sufficiency"], min_pass_rate=["0"], output=str(tmp_path / "again.parquet"))
+    assert again.code == 0
+    assert ("note: the input holds completeness verdicts of an earlier run (completeness_status, completeness_passed, ...); this run does "
+            "not judge completeness, so the output keeps them as they were, and its summary and gate count only this run's metrics") in again.notes
+    assert list(again.result.summary.metrics) == ["sufficiency"]
