@@ -334,6 +334,10 @@ def calibrate(
 ) -> None:
     """Choose the judge's decision settings on your labels from the cached replies (no judge call), by cross-validation."""
     wanted = options.pairs(labels, "--labels")
+    known = [item["name"] for item in catalog.describe(load_config(config))]  # built-in, bundled and the config's own judges
+    for metric in wanted:
+        if metric not in known:  # named as calibrate takes it (it has no -m)
+            raise ConfigError(f"--labels {metric}=...: unknown metric '{metric}'; use {', '.join(known)} or give the config that defines it (-c)")
     settings, _ = options.load(config, {"map": map, "labels": labels, "model": model, "api_base": api_base, "cache_dir": cache_dir,
                                 "metric": list(wanted)}, set_)  # the metrics calibrated are those labelled
     if not output:

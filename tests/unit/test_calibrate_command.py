@@ -239,3 +239,11 @@ def test_calibrate_without_a_cache_makes_none(run_cli, tmp_path):
                     "-o", str(tmp_path / "x.yaml")], judge=False)
     assert done.code == 2 and "0 labelled row(s) have a cached reply (25 labelled); it needs at least 20: score the table first" in done.stderr
     assert not folder.exists()
+
+
+def test_a_misspelt_labels_metric_is_named_as_calibrate_takes_it(run_cli, tmp_path):
+    # a breaker's find: "-m/--metric: unknown metric 'sufficency'" from a command that has no -m
+    table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 3, True, "yes", 0))
+    done = run_cli(["calibrate", table, "--labels", "sufficency=human", "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 2 and "--labels sufficency=...: unknown metric 'sufficency'; use sufficiency, completeness" in done.stderr
+    assert "-m/--metric" not in done.stderr
