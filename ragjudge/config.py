@@ -216,7 +216,8 @@ class JudgeSettings(_Strict):
                 raise BadEntry((position, "model"), "the embedded judge cannot sit on a panel; use API or OpenAI-compatible models")
             if member.label in seen:
                 raise BadEntry((position, "name"), f"two members are named '{member.label}' (members {seen[member.label] + 1} and "
-                                                   f"{position + 1}); give one a name of its own, e.g. name: {member.label}_2")
+                                                   f"{position + 1}); give one a name of its own in the config's judge.panel, e.g. "
+                                                   f"- {{model: {member.model}, name: {member.label}_2}} (--panel lists models, not names)")
             seen[member.label] = position
         return value
 

@@ -226,7 +226,8 @@ def test_samples_are_drawn_per_member_then_the_panel_decides(run_score, tmp_path
     pytest.param(['judge.panel=["openai/a"]'], "judge.panel: a panel needs at least 2 members; for one judge set judge.model instead",
                  id="one_member"),
     pytest.param(['judge.panel=["openai/a", "other/a"]'], "judge.panel.name: two members are named 'a' (members 1 and 2); give one a "
-                 "name of its own, e.g. name: a_2", id="same_name"),
+                 "name of its own in the config's judge.panel, e.g. - {model: other/a, name: a_2} (--panel lists models, not names)",
+                 id="same_name"),  # it said "e.g. name: a_2", which --panel cannot give (a breaker's find)
     pytest.param(['judge.panel=["openai/a", "openai/b"]', "judge.panel_quorum=3"],
                  "judge.panel_quorum: 3 is more than the panel's 2 members; set it to 1..2", id="quorum_too_high"),
     pytest.param(["judge.panel_rule=most"], "judge.panel_rule", id="unknown_rule"),
