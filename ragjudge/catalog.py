@@ -15,7 +15,7 @@ from ragjudge.errors import InputError
 from ragjudge.settings import Config
 from ragjudge.judges import BUILT_IN, bundled_definitions, make_judges
 from ragjudge.plan import RunPlan
-from ragjudge.records import to_records
+from ragjudge.records import EMPTY_ROW, to_records
 from ragjudge.types import Verdict
 from ragjudge import local
 
@@ -73,7 +73,8 @@ def _show(judge: Any, record: Any, row: int, mapping: str) -> str:
     lines = [f"# {judge.name}, row {row} ({mapping})"]
     if record.removed:
         lines.append("# removed before judging: " + "; ".join(record.removed))
-    call = judge.prepare(record)
+    # as the Scorer decides it before any judge (ragjudge score: an input error for every metric)
+    call = Verdict.failed(judge.name, EMPTY_ROW, input_error=True) if record.empty else judge.prepare(record)
     if isinstance(call, Verdict):
         what = call.error if call.status != "ok" else f"{call.score:g} ({call.rationale})"
         lines.append(f"# no call: {call.status}: {what}")

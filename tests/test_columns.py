@@ -35,6 +35,14 @@ def test_a_default_metric_that_judged_no_row_is_named(run_cli, tmp_path):
     assert "note: sufficiency judged no row of 1 (1 'no context')" in verbose.stderr
 
 
+def test_render_of_an_empty_row_says_what_score_says(run_cli, tmp_path):
+    # a breaker's find: render said "skipped: no request" for a {} row that score reports as an empty row (an input error)
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": "a", "request": "Where?", "context": ["In Lisbon."]}\n{}\n')
+    shown = run_cli(["render", str(source), "-m", "sufficiency", "--row", "2"], judge=False)
+    assert shown.code == 0 and "# no call: error: empty row: no column holds a value" in shown.stdout
+
+
 # peer report (issue 20 item 16): internal paths leak into messages
 def test_render_refuses_a_metric_whose_column_is_missing_as_score_does(run_cli, tmp_path):
     # render printed "no call: skipped: no context" (exit 0) where score -m exits 2
