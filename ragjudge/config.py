@@ -286,9 +286,10 @@ class GateSettings(_Strict):
                                                   "max_diagnosis bound on a run where no row has a diagnosis) fails the gate "
                                                   "(exit 1) unless the metric is listed here")
 
-    gate_on: Literal["judge", "corrected"] = Field("judge", description="what min_pass_rate gates on: judge (the judge's pass rate) or "
-                                                                       "corrected (the lower bound of the 95% interval of the pass rate "
-                                                                       "corrected by the labels: labels:; docs/calibration.md)")
+    gate_on: Literal["judge", "corrected"] | dict[str, Literal["judge", "corrected"]] = Field(
+        "judge", description="what min_pass_rate gates on: judge (the judge's pass rate) or corrected (the lower bound of the 95% "
+                             "interval of the pass rate corrected by the labels: labels:; docs/calibration.md); per metric as a map, "
+                             "e.g. {sufficiency: corrected, '*': judge}")
     few_labels: Literal["fail", "judge"] = Field("fail", description="with gate_on: corrected, a metric with too few labelled rows for "
                                                                       "an interval (30): fail its pass-rate check (fail), or gate on the "
                                                                       "judge's pass rate, saying so (judge)")
@@ -330,6 +331,11 @@ class GateSettings(_Strict):
     def error_ceiling(self, metric: str) -> float:
         """``max_error_rate`` for ``metric`` (0..1): its own, else the key "*", else 0.0."""
         return _per_metric(self.max_error_rate, metric, 0.0)
+
+    def gates_on(self, metric: str) -> str:
+        """``gate_on`` for ``metric``: its own, else the key "*", else judge."""
+        value = self.gate_on
+        return value if isinstance(value, str) else value.get(metric, value.get("*", "judge"))
 
     def skip_ceiling(self, metric: str) -> float:
         """``max_skip_rate`` for ``metric`` (0..1): its own, else the key "*", else 1.0."""

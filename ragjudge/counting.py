@@ -118,7 +118,7 @@ def metric_summary(config: Any, metric: str, threshold: float, prompt_version: s
     return MetricSummary(metric, threshold, min_pass_rate=config.min_pass_rate(metric), max_error_rate=config.gate.error_ceiling(metric),
                          max_skip_rate=config.gate.skip_ceiling(metric), prompt_version=prompt_version, bounds=config.bounds_set(metric),
                          label_column=config.labels.get(metric), binary=scale == (0.0, 1.0), label_scale=scale,
-                         label_threshold=_label_threshold(config, metric), gate_on=config.gate.gate_on,
+                         label_threshold=_label_threshold(config, metric), gate_on=config.gate.gates_on(metric),
                          few_labels=config.gate.few_labels)
 
 

@@ -85,7 +85,7 @@ class _ConfigBase(RawConfig):
         known = [*METRICS, *bundled, *names]
         gate = self.gate
         keyed = [(name, list(value) if isinstance(value, dict) else []) for name, value in
-                 (("gate.max_error_rate", gate.max_error_rate), ("gate.max_skip_rate", gate.max_skip_rate))]
+                 (("gate.max_error_rate", gate.max_error_rate), ("gate.max_skip_rate", gate.max_skip_rate), ("gate.gate_on", gate.gate_on))]
         allowed = [("gate.allow_unjudged", [m for m in gate.allow_unjudged if m != "diagnosis"])]
         every = "'*' is allowed only as the all-metrics key of gate.min_pass_rate / max_error_rate / max_skip_rate"
         for where, keys in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(gate.min_pass_rate)),
@@ -107,12 +107,12 @@ class _ConfigBase(RawConfig):
                     raise bad(key, f"unknown metric '{name}'; use {', '.join(known)} or a judge defined in the config")
                 raise bad(key, f"unknown metric '{name}' in {where}; this run judges {', '.join(self.metrics)} (known metrics: "
                                f"{', '.join(known)} or a judge defined in the config)")
-        if gate.gate_on == "corrected":
-            unlabelled = [m for m in self.metrics if m not in self.labels and self.min_pass_rate(m) > 0]  # the bound the gate applies
-            if unlabelled:
-                raise bad(("gate", "gate_on"), f"gate.gate_on: corrected gates on label-corrected pass rates, and {', '.join(unlabelled)} "
-                                               f"{'has' if len(unlabelled) == 1 else 'have'} no labels column: give labels.{unlabelled[0]} "
-                                               f"(--labels {unlabelled[0]}=COLUMN), or gate it on the judge")
+        unlabelled = [m for m in self.metrics if gate.gates_on(m) == "corrected" and m not in self.labels and self.min_pass_rate(m) > 0]
+        if unlabelled:  # the bound the gate applies, on labels there are not
+            raise bad(("gate", "gate_on"), f"gate.gate_on: corrected gates on label-corrected pass rates, and {', '.join(unlabelled)} "
+                                           f"{'has' if len(unlabelled) == 1 else 'have'} no labels column: give labels.{unlabelled[0]} "
+                                           f"(--labels {unlabelled[0]}=COLUMN), or gate it on the judge (gate.gate_on: "
+                                           f"{{{unlabelled[0]}: judge, '*': corrected}})")
         for name in self.extend:
             if name not in BUILT_IN:
                 raise bad(("extend", name), f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")

@@ -91,6 +91,26 @@ def test_gate_on_corrected_passes_and_fails_at_the_lower_bound(run_score, tmp_pa
     assert misspelt.code == 2 and "sufficency" in misspelt.error
 
 
+def test_gate_on_per_metric_gates_one_metric_on_its_labels_and_another_on_the_judge(run_score, tmp_path):
+    # a new user's find: the refusal said "or gate it on the judge", but gate_on was one setting for the whole run
+    source = _table(tmp_path)
+    first = run_score(source, metric=["sufficiency"], labels=["sufficiency=human"], min_pass_rate=["0"])
+    low = first.result.summary.metrics["sufficiency"].corrected()["pass_rate"].low
+    bound = f"{low + 0.005:.4f}"  # above the corrected lower bound, below the judge's own 0.75
+    corrected = run_score(source, metric=["sufficiency"], labels=["sufficiency=human"], min_pass_rate=[bound],
+                          set_=["gate.gate_on={sufficiency: corrected, '*': judge}"])
+    judged = run_score(source, metric=["sufficiency"], labels=["sufficiency=human"], min_pass_rate=[bound],
+                       set_=["gate.gate_on={sufficiency: judge, '*': corrected}"])
+    assert (corrected.code, judged.code) == (1, 0)
+    assert any(line.startswith("FAIL sufficiency: corrected pass rate") for line in corrected.lines)
+    unlabelled = run_score(source, metric=["sufficiency", "completeness"], labels=["sufficiency=human"], min_pass_rate=["0.5"],
+                           set_=["gate.gate_on={'*': corrected}"])
+    assert unlabelled.code == 2 and ("completeness has no labels column: give labels.completeness (--labels completeness=COLUMN), or "
+                                     "gate it on the judge (gate.gate_on: {completeness: judge, '*': corrected})") in unlabelled.error
+    misspelt = run_score(source, metric=["sufficiency"], set_=["gate.gate_on={sufficency: corrected}"])
+    assert misspelt.code == 2 and "unknown metric 'sufficency' in gate.gate_on" in misspelt.error
+
+
 def _current_table(tmp_path, n=120, labelled=60):
     """The same ids, a worse system: every third row the judge passed now fails for the judge,
     and the people who labelled it agree."""
