@@ -79,21 +79,14 @@ def test_cli_agreement_json_and_missing_label_column(run_cli, tmp_path):
     result = run_cli(["agreement", str(path), "-m", "sufficiency", "--labels", "label", "--json"], judge=False)
     assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["overall"]["accuracy"] == pytest.approx(2 / 3)
+    # score's form, METRIC=COLUMN (a new user's find: it was read as a column named 'sufficiency=label')
+    named = run_cli(["agreement", str(path), "-m", "sufficiency", "--labels", "sufficiency=label", "--json"], judge=False)
+    assert named.code == 0 and json.loads(named.stdout) == json.loads(result.stdout)
     text = run_cli(["agreement", str(path), "-m", "sufficiency", "--labels", "label"], judge=False)
     assert "accuracy 0.667" in text.stdout
     missing = run_cli(["agreement", str(path), "-m", "sufficiency", "--labels", "human"], judge=False)
     assert missing.code == 2
     assert "column 'human' (the human labels; set --labels) not found" in missing.stderr
-
-
-def test_agreement_takes_labels_as_metric_equals_column_too(run_cli, tmp_path):
-    # a new user's find: --labels sufficiency=human (score's form) was read as a column named 'sufficiency=human'
-    path = tmp_path / "scored.jsonl"
-    rows = [{"sufficiency_status": "ok", "sufficiency_score": s, "human": l} for s, l in [(1.0, True), (0.0, False), (1.0, False)]]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = run_cli(["agreement", str(path), "-m", "sufficiency", "--labels", "sufficiency=human", "--json"], judge=False)
-    assert result.code == 0, result.stderr
-    assert json.loads(result.stdout)["overall"]["accuracy"] == pytest.approx(2 / 3)
 
 
 def test_cli_pairwise(run_cli, tmp_path):
