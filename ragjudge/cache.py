@@ -138,6 +138,15 @@ def cache_exists(directory: str | Path | None = None) -> bool:
     return ((Path(directory) if directory else default_cache_dir()) / "responses").is_dir()
 
 
+def reading(config: Any) -> Any:
+    """``config`` (a ``ragjudge.settings.Config``) for a command that only reads the cache (the dry
+    run, calibrate): with the cache off where its folder holds none, so that looking makes no
+    folder (nothing there to find: no hits)."""
+    if config.cache.enabled and not cache_exists(config.cache.dir):
+        return config.model_copy(update={"cache": config.cache.model_copy(update={"enabled": False})})
+    return config
+
+
 class ResponseCache:
     """A diskcache ``Cache`` of parsed judge replies under ``directory/responses``."""
 

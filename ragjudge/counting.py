@@ -363,9 +363,9 @@ def check_labels(config: Any, frame: Any, name: str = "input", metrics: Sequence
             raise InputError(f"--labels {metric}={column}: {name} has no column '{column}' (labels.{metric}); its columns: "
                              f"{', '.join(columns)}")
         low, high = (float(v) for v in config.scale(metric))
-        binary = (low, high) == (0.0, 1.0)
+        binary, mark = (low, high) == (0.0, 1.0), config.label_threshold(metric)
         for position, cell in enumerate(row_ids(frame, column)):  # a label of the wrong kind, in the rows read first
-            if not blank(cell) and label_pass(cell, binary, config.label_threshold(metric), (low, high)) is None:
+            if not blank(cell) and label_pass(cell, binary, mark, (low, high)) is None:
                 kind = "a yes/no label (yes/no, true/false, 1/0)" if binary else f"a {low:g}..{high:g} rating"
                 raise InputError(f"--labels {metric}={column}: row {position + 1} of {name} holds {cell!r}, not {kind}; fix the "
                                  "column or leave the cell empty (an unlabelled row)")

@@ -24,7 +24,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.cache import cache_exists
+from ragjudge.cache import reading
 from ragjudge.calibration import label_pass
 from ragjudge.counting import has_path, row_ids
 from ragjudge.errors import InputError
@@ -85,8 +85,7 @@ def cached_replies(frame: Any, config: Any, metric: str) -> list[Cached]:
     if config.judge.panel:
         raise InputError("calibrate chooses one judge model's settings, and this config has a panel (judge.panel): calibrate each "
                          "member alone, with a config without judge.panel and --model MEMBER (a member's replies are cached under its model)")
-    if config.cache.enabled and not cache_exists(config.cache.dir):  # no cache: no reply, and calibrate only reads: it makes no folder
-        config = config.model_copy(update={"cache": config.cache.model_copy(update={"enabled": False})})
+    config = reading(config)  # no cache: no reply, and calibrate only reads: it makes no folder
     scorer = Scorer(config.model_copy(update={"metrics": [metric]}))
     try:
         judge = make_judges(scorer.config)[0]

@@ -28,7 +28,7 @@ from ragjudge.pipeline import selection
 from ragjudge.model import PanelModel
 from ragjudge.judges.panel import tempered
 from ragjudge.scoring import Scorer
-from ragjudge.cache import cache_exists
+from ragjudge.cache import reading
 
 # expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
 _EXPECTED = {"grounded": (60, 45), "reference_free": (90, 0), "statements": (20, 25), "coverage": (60, 12), None: (70, 40)}
@@ -70,8 +70,7 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         from ragjudge.io import spool_stdin
 
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
-    if config.cache.enabled and not cache_exists(config.cache.dir):  # no cache yet: no hits, and the dry run makes no folder
-        config = config.model_copy(update={"cache": config.cache.model_copy(update={"enabled": False})})
+    config = reading(config)  # no cache yet: no hits, and the dry run makes no folder
     scorer = Scorer(config)
     try:
         models = scorer.model.members if isinstance(scorer.model, PanelModel) else [(None, scorer.model)]
