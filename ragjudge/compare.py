@@ -214,8 +214,12 @@ def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> di
     regressed = [ids[i] for i in both if passed_b[i] and not passed_c[i]]
     improved = [ids[i] for i in both if not passed_b[i] and passed_c[i]]
     changed = [ids[i] for i in range(len(ids)) if status_b[i] != status_c[i]]
+    # passed in the baseline and not judged now (an error, skipped): nothing shows they still
+    # pass, so the regression gates count them as failing now (``checks``)
+    unjudged = [i for i in range(len(ids)) if status_b[i] == "ok" and passed_b[i] and status_c[i] != "ok"]
     rate_b = sum(passed_b[i] for i in both) / len(both) if both else None
     rate_c = sum(passed_c[i] for i in both) / len(both) if both else None
+    gated = both + unjudged  # the rows ok in the baseline that the gates count: ok in both, or passed then and unjudged now
     out: dict[str, Any] = {
         "pairs": len(both),
         "baseline_pass_rate": rate_b,
@@ -225,6 +229,9 @@ def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> di
         "improved": len(improved),
         "regressed_ids": regressed[:LISTED],
         "improved_ids": improved[:LISTED],
+        "unjudged": len(unjudged),
+        "unjudged_ids": [ids[i] for i in unjudged][:LISTED],
+        "gated_change": (sum(passed_c[i] for i in both) - sum(passed_b[i] for i in gated)) / len(gated) if gated else None,
         "status_changed": len(changed),
         "status_changed_ids": changed[:LISTED],
         "mcnemar_p": _pvalue_mcnemar(len(regressed), len(improved)),
@@ -376,20 +383,27 @@ def _diagnosis_moves(baseline: Any, current: Any, at_b: list[int], at_c: list[in
 def checks(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[Any]:
     """The regression gates on ``report``, as ``ragjudge.gate.Check`` results (per metric:
     ``nothing_compared`` when a gate is asked for and no row is ok in both tables,
-    ``regressions`` against ``max_regressions``, ``pass_rate_drop`` against ``max_drop``)."""
+    ``regressions`` against ``max_regressions``,
+    ``pass_rate_drop`` against ``max_drop``). A row that passed in the baseline and is not
+    judged now (error, skipped) counts as a regression and, for the drop, as failing now: a run
+    that errors where it used to pass has not shown that nothing got worse."""
     out = []
     for metric, m in report["metrics"].items():
+        unjudged = m.get("unjudged", 0)
         if (max_regressions is not None or max_drop is not None) and not m["pairs"]:
             # nothing compared is not "nothing got worse"
             out.append(Check(metric, Kind.NOTHING_COMPARED, False, counts={"rows": report.get("rows", 0), "matched_by": report.get("matched_by", "id")}))
             continue
         if max_regressions is not None:
-            out.append(Check(metric, Kind.REGRESSIONS, m["regressed"] <= max_regressions, m["regressed"], max_regressions,
-                             {"regressed": m["regressed"], "improved": m["improved"]}))
-        if max_drop is not None and m["change"] is not None:
-            drop = -m["change"]
+            lost = m["regressed"] + unjudged
+            out.append(Check(metric, Kind.REGRESSIONS, lost <= max_regressions, lost, max_regressions,
+                             {"regressed": m["regressed"], "improved": m["improved"], "unjudged": unjudged}))
+        change = m.get("gated_change", m["change"]) if unjudged else m["change"]
+        if max_drop is not None and change is not None:
+            drop = -change
             out.append(Check(metric, Kind.PASS_RATE_DROP, drop <= max_drop, drop, max_drop,
-                             {"baseline_pass_rate": m["baseline_pass_rate"], "pass_rate": m["pass_rate"], "pairs": m["pairs"]}))
+                             {"baseline_pass_rate": m["baseline_pass_rate"], "pass_rate": m["pass_rate"], "pairs": m["pairs"],
+                              "unjudged": unjudged}))
     return out
 
 
@@ -427,6 +441,9 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
         out += corrected_lines(m.get("corrected"))
         if m["regressed_ids"]:
             out.append(f"  regressed: {', '.join(m['regressed_ids'])}" + (" ..." if m["regressed"] > len(m["regressed_ids"]) else ""))
+        if m.get("unjudged"):
+            out.append(f"  passed in the baseline, not judged now (error or skipped; the gates count them as failing): "
+                       f"{', '.join(m['unjudged_ids'])}" + (" ..." if m["unjudged"] > len(m["unjudged_ids"]) else ""))
         if m["status_changed"]:
             out.append(f"  status changed (ok / error / skipped): {m['status_changed']} row(s)")
         for group, g in m.get("by", {}).items():

@@ -111,6 +111,36 @@ def test_compare_gives_the_hand_computed_regressions_and_statistics():
     assert check(report, max_drop=0.34)[0].startswith("PASS sufficiency: pass rate dropped 0.33 <= 0.34")
 
 
+def test_a_row_that_passed_in_the_baseline_and_is_not_judged_now_fails_the_regression_gates(run_cli, tmp_path):
+    # rows that passed in the baseline and erred (or were skipped) now were left out of both
+    # the regressions and the pass rates, so --max-regressions 0 and --max-drop 0 passed a run
+    # that could no longer judge them
+    from ragjudge.compare import checks, compare, render
+    from ragjudge.reports.gate_text import lines
+
+    base = _scored([("1", "ok", True, 1.0), ("2", "ok", True, 1.0), ("3", "ok", True, 1.0), ("4", "ok", False, 0.0),
+                    ("5", "ok", True, 1.0), ("6", "ok", True, 1.0), ("7", "error", None, None), ("8", "ok", True, 1.0)])
+    cur = _scored([("1", "ok", True, 1.0), ("2", "ok", True, 1.0), ("3", "error", None, None), ("4", "error", None, None),
+                   ("5", "ok", True, 1.0), ("6", "skipped", None, None), ("7", "ok", True, 1.0), ("8", "ok", True, 1.0)])
+    report = compare(base, cur)
+    m = report["metrics"]["sufficiency"]
+    # ok in both: 1, 2, 5, 8 (all pass either side); 3 and 6 passed and are unjudged now; 4 failed then, so not lost
+    assert (m["pairs"], m["regressed"], m["unjudged"], m["unjudged_ids"]) == (4, 0, 2, ["3", "6"])
+    assert m["change"] == 0.0 and m["gated_change"] == pytest.approx((4 - 6) / 6)
+    assert lines(checks(report, max_regressions=0)) == [
+        "FAIL sufficiency: 2 regressed row(s) > 0 (passed in the baseline: 0 fail now, 2 not judged now (error or skipped); 0 improved)"]
+    assert lines(checks(report, max_regressions=2))[0].startswith("PASS sufficiency: 2 regressed row(s) <= 2")
+    assert lines(checks(report, max_drop=0.3))[0].startswith(
+        "FAIL sufficiency: pass rate dropped 0.33 > 0.30 on the rows ok in the baseline, counting the 2 that passed then")
+    assert lines(checks(report, max_drop=0.34))[0].startswith("PASS sufficiency: pass rate dropped 0.33 <= 0.34")
+    assert "  passed in the baseline, not judged now (error or skipped; the gates count them as failing): 3, 6" in render(report).splitlines()
+    b, c = tmp_path / "base.parquet", tmp_path / "cur.parquet"
+    base.to_parquet(b)
+    cur.to_parquet(c)
+    assert run_cli(["compare", str(b), str(c), "--max-regressions", "0"], judge=False).code == 1
+    assert run_cli(["compare", str(b), str(c), "--max-regressions", "2"], judge=False).code == 0
+
+
 def test_compare_on_a_scale_uses_wilcoxon_on_the_paired_scores():
     from scipy.stats import wilcoxon
 
