@@ -179,7 +179,8 @@ def timeline(url: str, began: float, concurrency: int) -> dict[str, float]:
     """The run's timeline from the fake server's own clock (``GET /v1/stats``; time.monotonic()
     is one clock for every process on Linux), in seconds from the process's start: ``first``
     call's arrival, the ``probe``'s reply (the first call goes alone), the ``second`` call's
-    arrival (the others go once the probe's reply is read), the ``steady`` rate
+    arrival (the others go once the probe's reply is read or ``ragjudge.model.PROBE_GRACE_S`` after
+    it left), the ``steady`` rate
     (calls a second between the 10th and the 90th percentile of arrivals, as a share of C/L in
     ``steady_share`` where a latency is known), the ``last`` reply. Empty where the server has none
     (a warm run)."""

@@ -8,9 +8,11 @@ Every call goes through ``Model.call``, in this order:
 2. **de-duplication**: an identical call already in flight is awaited, not sent again (the
    row that made it pays; the others get it at no cost);
 3. **the first-call probe**: a run's first uncached call goes alone, so a bad key costs one
-   call; the others start once its first attempt has an answer (a timeout is that row's
-   problem; a refused connection or an auth, permission, not-found or quota error stops
-   the run: ``fatal``);
+   call; the others start once its first attempt has an answer or ``PROBE_GRACE_S`` (0.25 s)
+   after it left, whichever comes first (an auth error comes back in one round trip; a judge's
+   answer takes the model's time, which the others need not wait for); a timeout is that
+   row's problem; a refused connection or an auth, permission, not-found or quota error stops
+   the run: ``fatal`` (calls already sent then get the same error; none is sent after it);
 4. **the concurrency limit**, one for the whole process per model and API base
    (``judge.concurrency``; the lowest asked for wins when several scorers share a model);
 5. **pacing** (``judge.rpm``);
@@ -60,6 +62,7 @@ BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
 MISSING = object()  # not prefetched
 MEMORY = 4096  # replies kept in memory per model, so a repeated call within a run is not paid twice
+PROBE_GRACE_S = 0.25  # seconds the other calls wait for the probe's answer at most (bench/README.md, figure 1c)
 REASK = (
     "Your reply could not be read as the requested JSON object. Reply again with only that "
     "JSON object, with every required key."
@@ -385,6 +388,8 @@ class Model:
         probe = not self._probe_started
         if probe:
             self._probe_started = True
+            # the others go at the probe's answer, or after the grace (a timer, not a wait per call)
+            asyncio.get_running_loop().call_later(PROBE_GRACE_S, self._probe_done.set)
         elif not self._probe_done.is_set():
             await self._probe_done.wait()
         try:

@@ -26,3 +26,58 @@ def test_the_model_counts_calls_and_retries_in_process():
     assert (verdict.usage.calls, verdict.usage.retries) == (3, 2) == (model.calls, model.retries)
     assert len(fake.requests) == 3
     _loop.run(model.aclose())
+
+
+def test_the_probe_holds_the_other_calls_only_for_its_grace_and_a_fast_auth_error_still_costs_one_call():
+    """The first call goes alone; the others wait for its answer or ``PROBE_GRACE_S``, whichever
+    comes first. A probe that takes the model's time (here 0.6 s) no longer holds them for all of
+    it (issue 51: the probe's lone round was one whole latency of every run); a 401, which comes
+    back in one round trip, still stops the run after that one call."""
+    import asyncio
+
+    from ragjudge import _loop, load_config
+    from ragjudge.model import PROBE_GRACE_S, Model
+    from ragjudge.transports import base
+    from ragjudge.transports.base import TransportError
+    from ragjudge.transports.fake import FakeTransport
+    from ragjudge.types import Call, Verdict
+
+    class Timed(FakeTransport):
+        def __init__(self) -> None:
+            super().__init__(latency=0.6)
+            self.times: list[tuple[float, float]] = []  # (sent, answered), the loop's clock
+
+        async def complete(self, request):
+            sent = asyncio.get_running_loop().time()
+            try:
+                return await super().complete(request)
+            finally:
+                self.times.append((sent, asyncio.get_running_loop().time()))
+
+    def calls(n: int) -> list[Call]:
+        return [Call(metric="m", version="v", mode=None, messages=[{"role": "user", "content": f"q{i}"}], response_format=None)
+                for i in range(n)]
+
+    def parse(reply, call):
+        return Verdict(metric="m", status="ok", score=1.0)
+
+    settings = load_config(None, {"judge": {"model": "openai/fake-judge", "concurrency": 8}}).judge
+    slow = Timed()
+    model = Model(settings, None, slow)
+
+    async def run(model):
+        return await asyncio.gather(*(model.call(call, parse) for call in calls(5)))
+
+    assert [v.status for v in _loop.run(run(model))] == ["ok"] * 5
+    _loop.run(model.aclose())
+    (probe_sent, probe_answered), *others = sorted(slow.times)
+    assert len(others) == 4 and all(sent < probe_answered for sent, _ in others)  # they left while the probe was out
+    assert all(sent >= probe_sent + PROBE_GRACE_S * 0.9 for sent, _ in others)  # but not before the grace
+
+    refused = FakeTransport()
+    refused.errors.append(TransportError(base.AUTH, "Incorrect API key provided", 0.0, 401))
+    model = Model(settings, None, refused)
+    verdicts = _loop.run(run(model))
+    _loop.run(model.aclose())
+    assert refused.calls == 1 and model.fatal is not None
+    assert sum(1 for v in verdicts if str(v.error).startswith("not run:")) == 4
