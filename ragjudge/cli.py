@@ -481,9 +481,9 @@ def report(
     """Write one self-contained HTML report of a scored table: the gate, charts, and every row's reasons."""
     from ragjudge.io import read_table  # pandas
 
-    settings, _ = options.load(config, {"map": map, "labels": labels}, set_)
     options.check_outputs(scored, None, None, html=output, html_flag="-o")
     table = read_table(scored)
+    settings, _ = options.load(config, {"map": map, "labels": labels}, set_, held=compare.metrics_of(table))  # bounds on its metrics
     check_labels(settings, table.head(settings.chunk_size), scored, compare.metrics_of(table))  # as score checks them
     text = from_table(table, settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title)
     write(output, text)

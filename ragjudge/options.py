@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ragjudge.errors import ConfigError
 from ragjudge.compare import check_baseline, metrics_of
@@ -355,14 +355,15 @@ def _setter(sources: dict[str, str], key: str) -> str | None:
     return f"--set {key}" if found.startswith("--set ") else found
 
 
-def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> Loaded:
+def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str] = (), held: Sequence[str] | None = None) -> Loaded:
     """The run's config in three layers, each laid over the one before key by key (``lay``): the
     file ``config`` (or a bundled one), then the ``--set`` items in the order given, then the
     named options (``options``: by ``Flag.param``). A value replaces what the layer below set
     at the same key, whole sections included: ``--min-pass-rate 0`` replaces the file's
     per-metric map, ``--min-pass-rate completeness=0.8`` that metric's entry. A metric named by
     an option must be one this run judges (``ConfigError`` naming the option and the run's
-    metrics). Returns ``Loaded``. Raises ``ConfigError`` (exit 2)."""
+    metrics; ``held``: for a command that reads a scored table, the metrics the table holds, which
+    the options' metrics must be among instead). Returns ``Loaded``. Raises ``ConfigError`` (exit 2)."""
     flagged, mapped = flag_assignments(options)
     given = set_assignments(list(sets))
     data: dict[str, Any] = {}
@@ -372,7 +373,7 @@ def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str]
         sources.update({key: f"-c {config}" for key in _leaves(data)})
     for assignment in [*given, *flagged]:
         lay(data, sources, assignment)
-    _check_flag_metrics(data, sources)
+    _check_flag_metrics(data, sources, held)
     # a bad value is named as what set it (the layering's record): a --set key, the named option, else the file
     settings = validate(Config, data, "options" if config is None else str(config), setter=lambda key: _setter(sources, key))
     return Loaded(settings, mapped, sources)
@@ -389,27 +390,45 @@ def _leaves(tree: dict[str, Any], prefix: str = "") -> list[str]:
 _METRIC_KEYED = ("thresholds", "gate.min_pass_rate", "gate.max_error_rate", "gate.max_skip_rate", "labels")
 
 
-def _check_flag_metrics(data: dict[str, Any], sources: dict[str, str]) -> None:
-    """Refuse a metric this run does not judge, named by an option or ``--set`` (``sources``: the
-    layering's record; a config file's keys are the config's own check) in a metric-keyed map
-    (``_METRIC_KEYED``), whether one entry was set (``--set gate.min_pass_rate.groundedness=0.5``)
-    or the whole map (``--set gate.min_pass_rate={groundedness: 0.5}``): misspelt
-    (``--max-skip-rate sufficency=0.1``) or not asked for (``--min-pass-rate groundedness=0.9``
-    without ``-m groundedness``), its bound would gate nothing. The message names the fix
-    (``_not_judged``)."""
-    metrics = data.get("metrics")
-    run = [str(m) for m in metrics] if isinstance(metrics, list) and metrics else list(METRICS)
-    if "*" in run:  # no metric: the config's own check says so
-        return
+def _flag_metrics(data: dict[str, Any], sources: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """Each metric named by an option or ``--set`` (not the file, not a default) in a
+    metric-keyed map (``_METRIC_KEYED``), with how the message names what set it."""
     for key in _METRIC_KEYED:
         node: Any = data
         for part in key.split("."):
             node = node.get(part) if isinstance(node, dict) else None
         for metric in node if isinstance(node, dict) else []:
             source = _source_of(sources, f"{key}.{metric}")
-            if metric == "*" or metric in run or source == "default" or source.startswith("-c "):
+            if metric == "*" or source == "default" or source.startswith("-c "):
                 continue
-            where = source if source.startswith("--set") else f"{source} {metric}=..."
+            yield metric, source if source.startswith("--set") else f"{source} {metric}=..."
+
+
+def _check_flag_metrics(data: dict[str, Any], sources: dict[str, str], held: Sequence[str] | None = None) -> None:
+    """Refuse a metric this run does not judge, named by an option or ``--set`` (``sources``: the
+    layering's record; a config file's keys are the config's own check) in a metric-keyed map
+    (``_METRIC_KEYED``), whether one entry was set (``--set gate.min_pass_rate.groundedness=0.5``)
+    or the whole map (``--set gate.min_pass_rate={groundedness: 0.5}``): misspelt
+    (``--max-skip-rate sufficency=0.1``) or not asked for (``--min-pass-rate groundedness=0.9``
+    without ``-m groundedness``), its bound would gate nothing. The message names the fix
+    (``_not_judged``). ``held``: a scored table's metrics (``ragjudge report``): a metric it does
+    not hold is refused as such, with the closest it holds."""
+    if held is not None:
+        import difflib
+
+        for metric, where in _flag_metrics(data, sources):
+            if metric not in held:
+                close = difflib.get_close_matches(metric, list(held), n=1)
+                raise ConfigError(f"{where}: the table holds no '{metric}' (no {metric}_status, {metric}_passed columns)"
+                                  + (f"; did you mean '{close[0]}'?" if close else ".")
+                                  + f" It holds {', '.join(held) or 'no metric'}; a setting for another metric applies to nothing")
+        return
+    metrics = data.get("metrics")
+    run = [str(m) for m in metrics] if isinstance(metrics, list) and metrics else list(METRICS)
+    if "*" in run:  # no metric: the config's own check says so
+        return
+    for metric, where in _flag_metrics(data, sources):
+        if metric not in run:
             raise ConfigError(f"{where}: this run does not judge '{metric}'" + _not_judged(metric, run, data, _source_of(sources, "metrics")))
 
 
@@ -440,9 +459,9 @@ def _not_judged(metric: str, run: list[str], data: dict[str, Any], listed: str) 
     return f", and no metric has that name; it judges {', '.join(run)} (known metrics: {', '.join(known)} or a judge defined in the config)"
 
 
-def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = ()) -> tuple[Any, frozenset[str]]:
-    """The run's validated ``Config`` (``load_layers``) and the fields mapped by ``--map``."""
-    loaded = load_layers(config, options, sets)
+def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = (), held: Sequence[str] | None = None) -> tuple[Any, frozenset[str]]:
+    """The run's validated ``Config`` (``load_layers``, ``held`` as it takes it) and the fields mapped by ``--map``."""
+    loaded = load_layers(config, options, sets, held)
     return loaded.config, loaded.mapped
 
 

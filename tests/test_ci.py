@@ -410,3 +410,22 @@ def test_a_missing_or_good_baseline_before_judging(run_score, tmp_path, judge):
     summary = tmp_path / "summary.json"
     ok = run_score(source, metric=["sufficiency"], baseline=str(baseline), no_cache=True, summary_json=str(summary), quiet=True)
     assert ok.code == 0 and judge.calls > calls and summary.exists()
+
+
+def test_report_refuses_a_bound_or_labels_on_a_metric_the_table_does_not_hold(run_cli, tmp_path):
+    # report read a --set bound against the default metric list: a bound on completeness for a
+    # table of sufficiency alone was taken and applied to nothing, and a misspelt one was told
+    # to "give -m", which report has no such flag for
+    base = tmp_path / "base.parquet"
+    BASE.to_parquet(base)
+    html = str(tmp_path / "r.html")
+    misspelt = run_cli(["report", str(base), "-o", html, "--set", "gate.min_pass_rate.sufficency=0.9"], judge=False)
+    assert misspelt.code == 2 and misspelt.stderr == (
+        "error: --set gate.min_pass_rate.sufficency: the table holds no 'sufficency' (no sufficency_status, sufficency_passed "
+        "columns); did you mean 'sufficiency'? It holds sufficiency; a setting for another metric applies to nothing\n")
+    other = run_cli(["report", str(base), "-o", html, "--set", "gate.min_pass_rate.completeness=0.9"], judge=False)
+    assert other.code == 2 and "the table holds no 'completeness' (no completeness_status, completeness_passed columns). It holds" in other.stderr
+    labels = run_cli(["report", str(base), "-o", html, "--labels", "completeness=human"], judge=False)
+    assert labels.code == 2 and labels.stderr.startswith("error: --labels completeness=...: the table holds no 'completeness'")
+    held = run_cli(["report", str(base), "-o", html, "--set", "gate.min_pass_rate.sufficiency=0.9"], judge=False)
+    assert held.code == 0 and (tmp_path / "r.html").stat().st_size > 0
