@@ -108,6 +108,13 @@ class Mapping:
 
     def hint(self, name: str) -> str:
         """What to do about field ``name`` being unmapped: the unused columns and the closest one."""
+        if len(self.columns) == 1:  # a CSV saved with another separator reads as one column named by the whole header
+            sep = next((s for s in (";", "\t", "|") if s in self.columns[0]), None)
+            if sep is not None:
+                shown = {";": "semicolons", "\t": "tabs", "|": "'|'"}[sep]
+                return (f"; the input has one column, {self.columns[0]!r}: a header separated by {shown}. CSV is read separated by "
+                        "commas: save the file comma-separated (pandas: df.to_csv(path, index=False); a spreadsheet: 'CSV, comma "
+                        "delimited'), or as JSON Lines")
         column = self.suggest(name)
         if column is None:
             return "; every column of the input is already read for another field"

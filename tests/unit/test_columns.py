@@ -32,3 +32,17 @@ def test_an_unmapped_field_gets_the_closest_unused_column_suggested(run_score, t
     result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=[metric])
     assert result.code == 2
     assert f"set --map {field}={column}" in result.text and "columns not read:" in result.text
+
+
+@pytest.mark.parametrize("sep, shown", [(";", "semicolons"), ("\t", "tabs")])
+def test_a_csv_saved_with_another_separator_is_named_as_such(run_score, tmp_path, sep, shown):
+    # a spreadsheet's "CSV" with semicolons read as one column, and the hint said
+    # "set --map request=request;context;expected_response"
+    path = tmp_path / "in.csv"
+    path.write_text(sep.join(["request", "context", "expected_response"]) + "\n" + sep.join(["Who?", "Bob did it.", "Bob"]) + "\n")
+    result = run_score(str(path), metric=["sufficiency"])
+    assert result.code == 2
+    header = repr(sep.join(["request", "context", "expected_response"]))
+    assert (f"sufficiency needs a request column and none was found; the input has one column, {header}: a header separated by "
+            f"{shown}. CSV is read separated by commas: save the file comma-separated") in result.text
+    assert "--map" not in result.text
