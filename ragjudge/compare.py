@@ -20,6 +20,7 @@ fails, 2 for tables that cannot be compared (no metric in common, duplicate ids)
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ragjudge.calibration import difference
@@ -28,6 +29,7 @@ from ragjudge.errors import InputError
 from ragjudge.counting import check_labels, has_path, row_ids, SPAN, summarize, unit_rows
 from ragjudge.diagnosis import CELLS, counts, of_table
 from ragjudge.gate import Check, Kind
+from ragjudge.types import Reason
 
 LISTED = 50  # regressed and improved row ids listed per metric (the counts stay whole)
 
@@ -72,13 +74,19 @@ def check_ids(values: list[str | None], name: str, hint: str = "", column: str =
                          f"be unique to match rows: map a unique column with --map id=COLUMN{hint}")
 
 
+_WHOLE_FLOAT = re.compile(r"-?\d+\.0+")
+
+
 def _id_text(value: Any) -> str:
     """An id as text, the same whichever format held it: 7, 7.0 (JSON, or a CSV column with
-    gaps) and "7" are one id. A NUL character is read as U+FFFD, the character the CSV writer
+    gaps), "7" and "7.0" (a CSV written from a column of float ids) are one id. A NUL character is read as U+FFFD, the character the CSV writer
     puts in its place (``ragjudge.io.writers``), so that a row matches its own CSV read-back."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value).replace("\0", "\ufffd")
+    text = str(value).replace("\0", "\ufffd")
+    if isinstance(value, str) and _WHOLE_FLOAT.fullmatch(text):  # 7.0 written to CSV by a column of float ids reads back as "7.0"
+        return text.partition(".")[0]
+    return text
 
 
 def _missing(value: Any) -> bool:
@@ -205,36 +213,56 @@ def _pvalue_wilcoxon(before: list[float], after: list[float]) -> float | None:
     return float(wilcoxon(differences).pvalue)
 
 
+def _column(table: Any, name: str) -> list[Any]:
+    """A column's cells, or None for each row where the table has no such column (a hand-made
+    table without ``M_score`` or ``M_error``)."""
+    return table[name].tolist() if name in table.columns else [None] * len(table)
+
+
 def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> dict[str, Any]:
+    """One metric's comparison over the matched rows (``ids``). A row that passed in the
+    baseline and is not judged now (an error, or skipped for its input; a row left out by
+    ``--limit`` / ``--sample``, "not sampled", is no row of this run) is a regression:
+    ``regressed`` and ``regressed_ids`` hold it, ``unjudged`` and ``unjudged_ids`` say which.
+    The pass rates, their ``change`` and McNemar's test are over the rows ok in both; the
+    gates' drop (``gated_*``) is over the rows ok in the baseline, a row not judged now
+    counting as failing."""
     status_b, status_c = base[f"{metric}_status"].tolist(), cur[f"{metric}_status"].tolist()
     passed_b, passed_c = base[f"{metric}_passed"].tolist(), cur[f"{metric}_passed"].tolist()
-    score_b, score_c = base[f"{metric}_score"].tolist(), cur[f"{metric}_score"].tolist()
-    both = [i for i in range(len(ids)) if status_b[i] == "ok" and status_c[i] == "ok"]
+    score_b, score_c = _column(base, f"{metric}_score"), _column(cur, f"{metric}_score")
+    reason_c = _column(cur, f"{metric}_error")
+    n = len(ids)
+    sampled_out = [status_c[i] == "skipped" and reason_c[i] == Reason.NOT_SAMPLED.value for i in range(n)]
+    both = [i for i in range(n) if status_b[i] == "ok" and status_c[i] == "ok"]
     passed_b, passed_c = [_flag(v) is True for v in passed_b], [_flag(v) is True for v in passed_c]
-    regressed = [ids[i] for i in both if passed_b[i] and not passed_c[i]]
+    flipped = [i for i in both if passed_b[i] and not passed_c[i]]
     improved = [ids[i] for i in both if not passed_b[i] and passed_c[i]]
-    changed = [ids[i] for i in range(len(ids)) if status_b[i] != status_c[i]]
-    # passed in the baseline and not judged now (an error, skipped): nothing shows they still
-    # pass, so the regression gates count them as failing now (``checks``)
-    unjudged = [i for i in range(len(ids)) if status_b[i] == "ok" and passed_b[i] and status_c[i] != "ok"]
+    unjudged = [i for i in range(n) if status_b[i] == "ok" and passed_b[i] and status_c[i] != "ok" and not sampled_out[i]]
+    regressed = sorted(flipped + unjudged)
+    changed = [ids[i] for i in range(n) if status_b[i] != status_c[i] and not sampled_out[i]]
+    # one division each, so that a drop of one row in ten is 0.1 exactly, not 0.1 and a rounding error
     rate_b = sum(passed_b[i] for i in both) / len(both) if both else None
     rate_c = sum(passed_c[i] for i in both) / len(both) if both else None
-    gated = both + unjudged  # the rows ok in the baseline that the gates count: ok in both, or passed then and unjudged now
+    gated = [i for i in range(n) if status_b[i] == "ok" and not sampled_out[i]]  # ok in the baseline; not ok now counts as failing
+    judged_now = [i for i in gated if status_c[i] == "ok"]
     out: dict[str, Any] = {
         "pairs": len(both),
         "baseline_pass_rate": rate_b,
         "pass_rate": rate_c,
-        "change": None if rate_b is None or rate_c is None else rate_c - rate_b,
+        "change": (sum(passed_c[i] for i in both) - sum(passed_b[i] for i in both)) / len(both) if both else None,
         "regressed": len(regressed),
         "improved": len(improved),
-        "regressed_ids": regressed[:LISTED],
+        "regressed_ids": [ids[i] for i in regressed][:LISTED],
         "improved_ids": improved[:LISTED],
         "unjudged": len(unjudged),
         "unjudged_ids": [ids[i] for i in unjudged][:LISTED],
-        "gated_change": (sum(passed_c[i] for i in both) - sum(passed_b[i] for i in gated)) / len(gated) if gated else None,
+        "gated_rows": len(gated),
+        "gated_baseline_pass_rate": sum(passed_b[i] for i in gated) / len(gated) if gated else None,
+        "gated_pass_rate": sum(passed_c[i] for i in judged_now) / len(gated) if gated else None,
+        "gated_change": (sum(passed_c[i] for i in judged_now) - sum(passed_b[i] for i in gated)) / len(gated) if gated else None,
         "status_changed": len(changed),
         "status_changed_ids": changed[:LISTED],
-        "mcnemar_p": _pvalue_mcnemar(len(regressed), len(improved)),
+        "mcnemar_p": _pvalue_mcnemar(len(flipped), len(improved)),
     }
     if scale:
         scored = [i for i in both if not _missing(score_b[i]) and not _missing(score_c[i])]  # a hand-edited table may blank one
@@ -340,7 +368,7 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     for metric in metrics:
         scale = (scales or {}).get(metric)
         if scale is None:
-            values = [v for v in cur[f"{metric}_score"].tolist() + base[f"{metric}_score"].tolist() if not _missing(v)]
+            values = [v for v in _column(cur, f"{metric}_score") + _column(base, f"{metric}_score") if not _missing(v)]
             scale = any(float(v) not in (0.0, 1.0) for v in values)
         units = set(unit_rows(current, (levels or {}).get(metric, SPAN)))  # a trace-level verdict: once per trace
         keep = [k for k, i in enumerate(at_c) if i in units]
@@ -395,15 +423,16 @@ def checks(report: dict[str, Any], max_regressions: int | None = None, max_drop:
             out.append(Check(metric, Kind.NOTHING_COMPARED, False, counts={"rows": report.get("rows", 0), "matched_by": report.get("matched_by", "id")}))
             continue
         if max_regressions is not None:
-            lost = m["regressed"] + unjudged
-            out.append(Check(metric, Kind.REGRESSIONS, lost <= max_regressions, lost, max_regressions,
+            out.append(Check(metric, Kind.REGRESSIONS, m["regressed"] <= max_regressions, m["regressed"], max_regressions,
                              {"regressed": m["regressed"], "improved": m["improved"], "unjudged": unjudged}))
-        change = m.get("gated_change", m["change"]) if unjudged else m["change"]
+        change = m["gated_change"] if unjudged else m["change"]
         if max_drop is not None and change is not None:
             drop = -change
-            out.append(Check(metric, Kind.PASS_RATE_DROP, drop <= max_drop, drop, max_drop,
-                             {"baseline_pass_rate": m["baseline_pass_rate"], "pass_rate": m["pass_rate"], "pairs": m["pairs"],
-                              "unjudged": unjudged}))
+            counts = {"baseline_pass_rate": m["baseline_pass_rate"], "pass_rate": m["pass_rate"], "pairs": m["pairs"], "unjudged": unjudged}
+            if unjudged:
+                counts.update(gated_rows=m["gated_rows"], gated_baseline_pass_rate=m["gated_baseline_pass_rate"],
+                              gated_pass_rate=m["gated_pass_rate"])
+            out.append(Check(metric, Kind.PASS_RATE_DROP, drop <= max_drop, drop, max_drop, counts))
     return out
 
 
@@ -433,8 +462,9 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
     out += [f"warning: {w}" for w in report["warnings"]]
     for metric, m in report["metrics"].items():
         change = _change(m["change"])
+        unjudged = f" ({m['unjudged']} of them not judged now)" if m.get("unjudged") else ""
         text = (f"{metric}: pass rate {_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} ({change}) on {m['pairs']} rows ok in both; "
-                f"{m['regressed']} regressed, {m['improved']} improved (McNemar p {_p(m['mcnemar_p'])})")
+                f"{m['regressed']} regressed{unjudged}, {m['improved']} improved (McNemar p {_p(m['mcnemar_p'])})")
         if "wilcoxon_p" in m:
             text += f"; mean score {_rate(m['baseline_mean_score'])} -> {_rate(m['mean_score'])} (Wilcoxon p {_p(m['wilcoxon_p'])})"
         out.append(text)
@@ -442,7 +472,7 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
         if m["regressed_ids"]:
             out.append(f"  regressed: {', '.join(m['regressed_ids'])}" + (" ..." if m["regressed"] > len(m["regressed_ids"]) else ""))
         if m.get("unjudged"):
-            out.append(f"  passed in the baseline, not judged now (error or skipped; the gates count them as failing): "
+            out.append(f"  of them passed in the baseline and not judged now (error or skipped; the gates count them as failing): "
                        f"{', '.join(m['unjudged_ids'])}" + (" ..." if m["unjudged"] > len(m["unjudged_ids"]) else ""))
         if m["status_changed"]:
             out.append(f"  status changed (ok / error / skipped): {m['status_changed']} row(s)")

@@ -78,15 +78,16 @@ def _text(c: Check) -> str | None:
         return f"{name}: no row is ok in both tables ({n['rows']} matched by {n['matched_by']}), so nothing could be compared"
     if kind is Kind.REGRESSIONS:
         unjudged = n.get("unjudged", 0)
-        why = (f"passed in the baseline: {n['regressed']} fail now, {unjudged} not judged now (error or skipped)" if unjudged
+        why = (f"passed in the baseline: {n['regressed'] - unjudged} fail now, {unjudged} not judged now (error or skipped)" if unjudged
                else "passed in the baseline, fail now")
         return f"{name}: {c.value} regressed row(s) {'>' if c.failed else '<='} {c.bound} ({why}; {n['improved']} improved)"
     if kind is Kind.PASS_RATE_DROP:
         a, b = distinct(c.value, c.bound)
         if n.get("unjudged"):
-            return (f"{name}: pass rate dropped {a} {'>' if c.failed else '<='} {b} on the rows ok in the baseline, counting the "
-                    f"{n['unjudged']} that passed then and are not judged now (error or skipped) as failing "
-                    f"({_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on {n['pairs']} rows ok in both)")
+            return (f"{name}: pass rate dropped {a} {'>' if c.failed else '<='} {b} ({_rate(n['gated_baseline_pass_rate'])} -> "
+                    f"{_rate(n['gated_pass_rate'])} on the {n['gated_rows']} rows ok in the baseline, a row not judged now counted as "
+                    f"failing: {n['unjudged']} passed then; {_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on the "
+                    f"{n['pairs']} rows ok in both)")
         return (f"{name}: pass rate dropped {a} {'>' if c.failed else '<='} {b} "
                 f"({_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on {n['pairs']} rows ok in both)")
     if kind is Kind.DIAGNOSIS_SHARE:

@@ -83,9 +83,11 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
     if comparison is not None:
         suite = TestSuite("regressions")
         for metric, numbers in comparison["metrics"].items():
+            unjudged = set(numbers.get("unjudged_ids", []))
             for ident in numbers["regressed_ids"]:
                 case = TestCase(_text(ident), classname=f"regressions.{metric}", time=0.0)
-                case.result = [Failure(f"{metric}: passed in the baseline {comparison.get('baseline', '')}, fails now", "regressed")]
+                now = "is not judged now (error or skipped)" if ident in unjudged else "fails now"
+                case.result = [Failure(f"{metric}: passed in the baseline {comparison.get('baseline', '')}, {now}", "regressed")]
                 suite.add_testcase(case)
         xml.add_testsuite(suite)
     if gate is not None:
