@@ -8,11 +8,13 @@ Every call goes through ``Model.call``, in this order:
 2. **de-duplication**: an identical call already in flight is awaited, not sent again (the
    row that made it pays; the others get it at no cost);
 3. **the first-call probe**: a run's first uncached call goes alone, so a bad key costs one
-   call; the others start once its first attempt has an answer or ``PROBE_GRACE_S`` (0.25 s)
-   after it left, whichever comes first (an auth error comes back in one round trip; a judge's
-   answer takes the model's time, which the others need not wait for); a timeout is that
-   row's problem; a refused connection or an auth, permission, not-found or quota error stops
-   the run: ``fatal`` (calls already sent then get the same error; none is sent after it);
+   call; the others start once its first attempt has an answer or ``PROBE_GRACE_S`` (0.5 s)
+   after it started, whichever comes first (an auth error comes back in the connection's
+   set-up and one round trip; a judge's answer takes the model's time, which the others need
+   not wait for); a timeout is that row's problem; a refused connection or an auth,
+   permission, not-found or quota error stops the run: ``fatal``. An error slower than the
+   grace meets the calls already sent (at most ``judge.concurrency``, each refused at no
+   charge); none is sent after it, and the rows never sent say "not run: ...";
 4. **the concurrency limit**, one for the whole process per model and API base
    (``judge.concurrency``; the lowest asked for wins when several scorers share a model);
 5. **pacing** (``judge.rpm``);
@@ -62,7 +64,7 @@ BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 30.0
 MISSING = object()  # not prefetched
 MEMORY = 4096  # replies kept in memory per model, so a repeated call within a run is not paid twice
-PROBE_GRACE_S = 0.25  # seconds the other calls wait for the probe's answer at most (bench/README.md, figure 1c)
+PROBE_GRACE_S = 0.5  # seconds the other calls wait for the probe's answer at most (bench/README.md, figure 1c)
 REASK = (
     "Your reply could not be read as the requested JSON object. Reply again with only that "
     "JSON object, with every required key."
@@ -544,8 +546,8 @@ class Model:
                                                  retry=retry_if_exception(_retryable), reraise=True):
                     with retry:
                         return _counted(await attempt(), attempts)
-            except ProviderFatalError as fatal:
-                raise _Failed(str(fatal), _requests(attempts), fatal) from None
+            except ProviderFatalError as fatal:  # met by this call, or by another before this one was sent
+                raise _Failed(str(fatal) if attempts else f"not run: {fatal}", _requests(attempts), fatal) from None
             except _Budget:
                 raise _Failed(BUDGET, _requests(attempts)) from None
             except (TransportError, _Again) as err:

@@ -30,9 +30,10 @@ def test_the_model_counts_calls_and_retries_in_process():
 
 def test_the_probe_holds_the_other_calls_only_for_its_grace_and_a_fast_auth_error_still_costs_one_call():
     """The first call goes alone; the others wait for its answer or ``PROBE_GRACE_S``, whichever
-    comes first. A probe that takes the model's time (here 0.6 s) no longer holds them for all of
-    it (issue 51: the probe's lone round was one whole latency of every run); a 401, which comes
-    back in one round trip, still stops the run after that one call."""
+    comes first. A probe that takes the model's time (here 1 s) no longer holds them for all of
+    it (issue 51: the probe's lone round was one whole latency of every run); a 401 within the
+    grace still stops the run after that one call; a slower one meets the calls sent by then,
+    and the rows never sent say "not run"."""
     import asyncio
 
     from ragjudge import _loop, load_config
@@ -43,8 +44,8 @@ def test_the_probe_holds_the_other_calls_only_for_its_grace_and_a_fast_auth_erro
     from ragjudge.types import Call, Verdict
 
     class Timed(FakeTransport):
-        def __init__(self) -> None:
-            super().__init__(latency=0.6)
+        def __init__(self, latency: float) -> None:
+            super().__init__(latency=latency)
             self.times: list[tuple[float, float]] = []  # (sent, answered), the loop's clock
 
         async def complete(self, request):
@@ -61,23 +62,32 @@ def test_the_probe_holds_the_other_calls_only_for_its_grace_and_a_fast_auth_erro
     def parse(reply, call):
         return Verdict(metric="m", status="ok", score=1.0)
 
-    settings = load_config(None, {"judge": {"model": "openai/fake-judge", "concurrency": 8}}).judge
-    slow = Timed()
-    model = Model(settings, None, slow)
+    def run(transport, concurrency: int = 8) -> list[Verdict]:
+        settings = load_config(None, {"judge": {"model": "openai/fake-judge", "concurrency": concurrency}}).judge
+        model = Model(settings, None, transport)
 
-    async def run(model):
-        return await asyncio.gather(*(model.call(call, parse) for call in calls(5)))
+        async def go():
+            return await asyncio.gather(*(model.call(call, parse) for call in calls(5)))
 
-    assert [v.status for v in _loop.run(run(model))] == ["ok"] * 5
-    _loop.run(model.aclose())
+        try:
+            return _loop.run(go())
+        finally:
+            _loop.run(model.aclose())
+
+    slow = Timed(latency=PROBE_GRACE_S + 0.5)
+    assert [v.status for v in run(slow)] == ["ok"] * 5
     (probe_sent, probe_answered), *others = sorted(slow.times)
     assert len(others) == 4 and all(sent < probe_answered for sent, _ in others)  # they left while the probe was out
     assert all(sent >= probe_sent + PROBE_GRACE_S * 0.9 for sent, _ in others)  # but not before the grace
 
-    refused = FakeTransport()
+    refused = FakeTransport()  # the 401 at once: one call
     refused.errors.append(TransportError(base.AUTH, "Incorrect API key provided", 0.0, 401))
-    model = Model(settings, None, refused)
-    verdicts = _loop.run(run(model))
-    _loop.run(model.aclose())
-    assert refused.calls == 1 and model.fatal is not None
-    assert sum(1 for v in verdicts if str(v.error).startswith("not run:")) == 4
+    verdicts = run(refused)
+    assert refused.calls == 1
+    assert sorted(str(v.error)[:30] for v in verdicts) == ["authentication failed for open"] + ["not run: authentication failed"] * 4
+
+    late = FakeTransport(latency=PROBE_GRACE_S + 0.2)  # the 401 after the grace: the call sent in the grace is answered
+    late.errors.append(TransportError(base.AUTH, "Incorrect API key provided", 0.0, 401))
+    verdicts = run(late, concurrency=2)
+    assert late.calls == 2
+    assert sorted(str(v.error)[:30] for v in verdicts) == ["None", "authentication failed for open"] + ["not run: authentication failed"] * 3
