@@ -54,13 +54,13 @@ def _ids(table: Any, name: str, hint: str = "", column: str | None = "id", requi
 
 
 def check_ids(values: list[str | None], name: str, hint: str = "", column: str = "id") -> None:
-    """``InputError`` (exit 2) when an id of ``values`` (one per row, None: no id) is missing or
-    given twice, naming the rows (from 1), the ``column`` they were read from and ``hint`` (how
+    """``InputError`` (exit 2) when an id of ``values`` (one per row, None: no id) is missing
+    (blank too: a CSV reads it back as none) or given twice, naming the rows (from 1), the ``column`` they were read from and ``hint`` (how
     to match by position instead)."""
     def listed(rows: list[int]) -> str:
         return ", ".join(map(str, rows[:10])) + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
 
-    blank = [i + 1 for i, v in enumerate(values) if v is None]
+    blank = [i + 1 for i, v in enumerate(values) if v is None or not v.strip()]  # "": a CSV reads it back as no id
     if blank:
         raise InputError(f"the {name} table has no id on row(s) {listed(blank)}; every row needs an id to match rows{hint}")
     where: dict[str, list[int]] = {}

@@ -48,6 +48,9 @@ def test_a_null_id_in_a_baseline_or_a_pair_table_is_exit_2_naming_the_rows(run_s
 
     with pytest.raises(InputError, match=r"the baseline table has no id on row\(s\) 1, 3;"):
         compare(_scored([None, "b", float("nan"), "d"], [True] * 4), _scored(["a", "b", "c", "d"], [True] * 4))
+    # a blank id was taken, and the CSV the run wrote read it back as no id: a baseline that could not be used again
+    with pytest.raises(InputError, match=r"the current table has no id on row\(s\) 2, 4;"):
+        compare(_scored(["a", "b", "c", "d"], [True] * 4), _scored(["a", "", "c", "  "], [True] * 4))
     source = write_jsonl(tmp_path / "in.jsonl", [{**GROUNDED, "id": i} for i in ("a", "b")])
     baseline = tmp_path / "base.jsonl"
     assert run_score(source, metric=["sufficiency"], output=str(baseline), quiet=True).code == 0
@@ -56,6 +59,11 @@ def test_a_null_id_in_a_baseline_or_a_pair_table_is_exit_2_naming_the_rows(run_s
     write_jsonl(baseline, rows)
     result = run_score(source, metric=["sufficiency"], baseline=str(baseline), quiet=True)
     assert result.code == 2 and "the baseline table has no id on row(s) 2; every row needs an id to match rows" in result.error
+    whole = tmp_path / "whole.parquet"
+    assert run_score(source, metric=["sufficiency"], output=str(whole), quiet=True).code == 0
+    blank = write_jsonl(tmp_path / "blank.jsonl", [{**GROUNDED, "id": i} for i in ("a", "")])
+    refused = run_score(blank, metric=["sufficiency"], baseline=str(whole), quiet=True)
+    assert refused.code == 2 and "the input table has no id on row(s) 2" in refused.error
     table = pd.DataFrame({"id": ["x", "y"], "completeness_status": ["ok", "ok"], "completeness_score": [2.0, 4.0], "pref": [1, -1]})
     with pytest.raises(InputError, match=r"the pair table has no id on row\(s\) 2;"):
         agreement(table, "completeness", "pref", pair=table.assign(id=["x", None]))
