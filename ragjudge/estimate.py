@@ -79,8 +79,7 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
                   for (name, model), temperature in zip(models, temperatures)]
         plan = scorer.plan(iter_chunks(source, fmt, scorer.config.chunk_size), "<stdin>" if source == "-" else source, flag_fields)
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
-        # the dry run prices a batch run itself (cost_by_api): the Scorer's note that it would call directly is not this run's
-        notes: list[str] = [note for note in plan.notes if not note.startswith("note: judge.batch is a run's")]
+        notes: list[str] = list(plan.notes)
         start = 0
         for chunk in plan.chunks():
             records = scorer.records(chunk, plan.mapping)

@@ -112,6 +112,9 @@ class Scored:
 BLOCK = 64  # rows prepared together, their cache keys looked up in one read (``Model.prefetch``)
 
 
+DIRECT_BATCH = ("note: judge.batch is a run's (ragjudge score, ragjudge.evaluate: docs/batch.md); a Scorer calls the model directly, "
+                "at the direct price")
+
 class Scorer:
     """Scores DataFrames of evaluation rows; see the module docstring.
 
@@ -143,9 +146,8 @@ class Scorer:
                 self.notes.append("embedded judge: the bundled model's settings " + ", ".join(filled) + " (`ragjudge config show local`)")
         if config.judge.workers > 1:
             self.notes.append("note: --workers (judge.workers) is no longer needed and is ignored: one process makes every call")
-        if config.judge.batch and getattr(transport, "manifest", None) is None:
-            self.notes.append("note: judge.batch is a run's (ragjudge score, ragjudge.evaluate: docs/batch.md); a Scorer calls the model "
-                              "directly, at the direct price")
+        # said when this Scorer scores (``_rows``), not by a dry run, which prices the batch itself
+        self._direct_batch = bool(config.judge.batch) and getattr(transport, "manifest", None) is None
 
         if config.judge.panel and "model" in config.judge.model_fields_set:
             self.notes.append(f"note: judge.model {config.judge.model} is not asked: the panel's members judge "
@@ -332,7 +334,9 @@ class Scorer:
         notes: list[str] = []
         if mapping is None:
             plan = self.plan(frame, scorer_notes=False)
-            mapping, notes = plan.mapping, plan.notes
+            mapping, notes = plan.mapping, list(plan.notes)
+        if self._direct_batch:
+            notes.append(DIRECT_BATCH)
         return row_dicts(frame), notes, mapping
 
     async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any, skip: set[int] | None = None,

@@ -414,11 +414,21 @@ def test_a_line_refused_for_its_response_format_is_asked_again_without_it(server
     assert sorted(server.batch_submitted.values()) == [1] * 4 + [2] * 8 and server.calls == 0  # round 2 went without it at once
 
 
-def test_a_scorer_with_judge_batch_says_it_calls_directly(judge):
+def test_a_scorer_with_judge_batch_says_it_calls_directly_and_the_dry_run_does_not(judge, run_score, table):
+    # the note was the Scorer's from its construction, and the dry run (which builds a Scorer to
+    # count, and prices the batch itself) dropped it by its text; it is said when a Scorer scores
+    from helpers import sample_frame
     from ragjudge import Scorer
+    from ragjudge.scoring import DIRECT_BATCH
 
+    assert DIRECT_BATCH.endswith("a Scorer calls the model directly, at the direct price")
     with Scorer(metrics=["sufficiency"], judge={"batch": True}, cache={"enabled": False}, transport=judge) as scorer:
-        assert any("a Scorer calls the model directly" in note for note in scorer.notes)
+        assert DIRECT_BATCH not in scorer.notes
+        scored = scorer.score(sample_frame())
+    assert DIRECT_BATCH in scored.notes
+    dry = run_score(table, metric=["sufficiency"], batch=True, dry_run=True)
+    assert dry.code == 0, dry.text
+    assert dry.result["batch"] is True and "a Scorer calls the model directly" not in dry.text
 
 
 def test_batch_wait_without_batch_names_the_fix(run_cli, table):

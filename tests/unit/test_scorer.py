@@ -72,3 +72,4 @@ def test_a_scored_frame_written_by_pandas_is_read_back_by_plain_pandas(tmp_path)
     back = pd.read_parquet(tmp_path / "scored.parquet")
     assert list(back.columns) == list(scored.frame.columns) and len(back) == 4
     assert [list(v) for v in back["sufficiency_missing"]] == [list(v) for v in scored.frame["sufficiency_missing"]]
+
