@@ -485,7 +485,10 @@ def report(
     table = read_table(scored)
     settings, _ = options.load(config, {"map": map, "labels": labels}, set_, held=compare.metrics_of(table))  # bounds on its metrics
     check_labels(settings, table.head(settings.chunk_size), scored, compare.metrics_of(table))  # as score checks them
-    text = from_table(table, settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title)
+    said: list[str] = []
+    text = from_table(table, settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title, said=said)
+    for line in said:
+        typer.echo(line, err=True)
     write(output, text)
     typer.echo(f"wrote {output}")
 

@@ -29,6 +29,7 @@ from ragjudge.errors import InputError
 from ragjudge.counting import check_labels, has_path, row_ids, SPAN, summarize, unit_rows
 from ragjudge.diagnosis import CELLS, counts, of_table
 from ragjudge.gate import Check, Kind
+from ragjudge.records import id_like
 from ragjudge.types import Reason
 
 LISTED = 50  # regressed and improved row ids listed per metric (the counts stay whole)
@@ -51,6 +52,17 @@ def _ids(table: Any, name: str, hint: str = "", column: str | None = "id", requi
     values = [None if ident is None else _id_text(ident) for ident in row_ids(table, column)]
     check_ids(values, name, hint, column)
     return values
+
+
+def _id_fix(baseline: Any, current: Any, column: str | None) -> str:
+    """How to match two tables with no id column by id: the column of both that looks like the
+    ids (``records.id_like``: ``qid``, ``question_id``; the run named it with ``--map id=...``,
+    which the scored table does not record), else give both an id column."""
+    both = [str(c) for c in current.columns if c in set(baseline.columns) and c != column]
+    named = id_like(both, current.head(50).to_dict("records")) if both else None
+    if named is not None and id_like([named], baseline.head(50).to_dict("records")) == named:
+        return f"'{named}' looks like their ids: give --map id={named} (as the run was given)"
+    return "give both tables an id column (or --map id=COLUMN)"
 
 
 def check_ids(values: list[str | None], name: str, hint: str = "", column: str = "id") -> None:
@@ -348,13 +360,14 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     else:
         report["matched_by"] = "position"
         if not by_position:
-            report["warnings"].append("a table has no id for every row: rows are matched by position; give both tables an id column")
+            report["warnings"].append("a table has no id for every row: rows are matched by position; " + _id_fix(baseline, current, id_column))
         if len(baseline) != len(current) and by_position:
             raise InputError(f"the tables have {len(baseline)} and {len(current)} rows: the row counts differ, and matching by position "
                              "(--by-position) needs tables of equal length; match them by id (drop --by-position) or compare tables "
                              "of the same rows")
         if len(baseline) != len(current):
-            raise InputError(f"the tables have {len(baseline)} and {len(current)} rows and no ids to match them by; give both an id column")
+            raise InputError(f"the tables have {len(baseline)} and {len(current)} rows and no ids to match them by; "
+                             + _id_fix(baseline, current, id_column))
         common = [f"row {i + 1}" for i in range(len(current))]
         only_b, only_c = [], []
         base, cur = baseline.reset_index(drop=True), current.reset_index(drop=True)

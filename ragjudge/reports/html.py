@@ -295,6 +295,7 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
                                                for line in comparison_corrected(figures.get("corrected"))],
         panel=panel_lines(summary),
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
+        warnings=[f"against the baseline: {w}" for w in (comparison or {}).get("warnings", [])],
         data=_json_for_script({"metrics": metrics, "counts": counts(summary), "rows": rows_data(frame, metrics, mapping, by, comparison)}),
     )
 
@@ -307,10 +308,11 @@ def write(path: str, text: str) -> None:
 
 
 def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | None = None, baseline: Any = None, title: str | None = None,
-               summary: Summary | None = None, gate: GateResult | None = None, mapping: Any = None) -> str:
+               summary: Summary | None = None, gate: GateResult | None = None, mapping: Any = None, said: list[str] | None = None) -> str:
     """The report of a scored table read back (``ragjudge report``), or of a run just made
     (``score --html``, which passes its own ``summary``, ``gate`` and ``mapping``). Raises
-    ``InputError`` for a table with no scored metric."""
+    ``InputError`` for a table with no scored metric. ``said``: gets the comparison's warnings
+    (rows matched by position), which the report shows too, for the command to print."""
     if len(frame) == 0:
         raise InputError("the table has no rows; give a table written by ragjudge score")
     frame = typed(frame, source or "the table", scores_required=True)  # a table read back from CSV holds "False" as text
@@ -330,6 +332,8 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
     if baseline is not None:
         comparison = compare(baseline, frame, metrics=[m for m in metrics if f"{m}_status" in baseline.columns] or None,
                              names=("the baseline table", source or "the table"), id_column=id_column(mapping), levels=units, config=config)
+        if said is not None:
+            said.extend(f"warning: {w}" for w in comparison["warnings"])
     scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}
     assert gate is not None
     return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping,
