@@ -297,9 +297,11 @@ def compare_command(
     labels: Annotated[list[str], typer.Option(help="METRIC=COLUMN: the column of your own labels for METRIC in both tables: each run's label-corrected pass rate and the change between them, with 95% intervals (docs/calibration.md); repeat for more.")] = [],
 ) -> None:
     """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
-    from ragjudge.io import read_table  # pandas
+    from ragjudge.io import read_record, read_table  # pandas
 
-    settings, mapped = options.load(config, {"map": map, "labels": labels})
+    record = None if config else read_record(current)  # the id column the current run named its rows by, where it records it
+    ids = {"columns": record["columns"]} if record and isinstance(record.get("columns"), dict) else None  # its ids alone: the tables' own labels are named
+    settings, mapped = options.load(config, {"map": map, "labels": labels}, recorded=None if ids is None else (current, ids))
     if mapped - {"id"}:
         raise ConfigError(f"compare matches rows by id only: --map {', '.join(sorted(mapped - {'id'}))}=... has no use here; give --map id=COLUMN or nothing")
     scales = {item["name"]: item["kind"] == "scale" for item in catalog.describe(settings)}
@@ -479,13 +481,18 @@ def report(
     set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
 ) -> None:
     """Write one self-contained HTML report of a scored table: the gate, charts, and every row's reasons."""
-    from ragjudge.io import read_table  # pandas
+    from ragjudge.io import read_record, read_table  # pandas
 
     options.check_outputs(scored, None, None, html=output, html_flag="-o")
     table = read_table(scored)
-    settings, _ = options.load(config, {"map": map, "labels": labels}, set_, held=compare.metrics_of(table))  # bounds on its metrics
+    record = None if config else read_record(scored)  # the run's own gate, thresholds and id column, where the table records them
+    settings, _ = options.load(config, {"map": map, "labels": labels}, set_, held=compare.metrics_of(table),  # bounds on its metrics
+                               recorded=None if record is None else (scored, record))
+    notes = [] if record is not None or config or set_ else [
+        f"note: {scored} does not record the run's gate (a Parquet file written by ragjudge score does): the report checks the "
+        "default thresholds and bounds; give the run's -c and --set to check its own"]
     check_labels(settings, table.head(settings.chunk_size), scored, compare.metrics_of(table))  # as score checks them
-    said: list[str] = []
+    said: list[str] = list(notes)
     text = from_table(table, settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title, said=said)
     for line in said:
         typer.echo(line, err=True)

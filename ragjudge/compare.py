@@ -487,6 +487,8 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
         if m.get("unjudged"):
             out.append(f"  of them passed in the baseline and not judged now (error or skipped; the gates count them as failing): "
                        f"{', '.join(m['unjudged_ids'])}" + (" ..." if m["unjudged"] > len(m["unjudged_ids"]) else ""))
+        if m.get("improved_ids"):
+            out.append(f"  improved: {', '.join(m['improved_ids'])}" + (" ..." if m["improved"] > len(m["improved_ids"]) else ""))
         if m["status_changed"]:
             out.append(f"  status changed (ok / error / skipped): {m['status_changed']} row(s)")
         for group, g in m.get("by", {}).items():

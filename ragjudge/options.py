@@ -355,7 +355,8 @@ def _setter(sources: dict[str, str], key: str) -> str | None:
     return f"--set {key}" if found.startswith("--set ") else found
 
 
-def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str] = (), held: Sequence[str] | None = None) -> Loaded:
+def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str] = (), held: Sequence[str] | None = None,
+                recorded: tuple[str, dict[str, Any]] | None = None) -> Loaded:
     """The run's config in three layers, each laid over the one before key by key (``lay``): the
     file ``config`` (or a bundled one), then the ``--set`` items in the order given, then the
     named options (``options``: by ``Flag.param``). A value replaces what the layer below set
@@ -363,20 +364,52 @@ def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str]
     per-metric map, ``--min-pass-rate completeness=0.8`` that metric's entry. A metric named by
     an option must be one this run judges (``ConfigError`` naming the option and the run's
     metrics; ``held``: for a command that reads a scored table, the metrics the table holds, which
-    the options' metrics must be among instead). Returns ``Loaded``. Raises ``ConfigError`` (exit 2)."""
+    the options' metrics must be among instead). ``recorded``: (a scored table's path, the run's
+    settings it records, ``run_record``), the first layer where no ``config`` is given. Returns
+    ``Loaded``. Raises ``ConfigError`` (exit 2)."""
     flagged, mapped = flag_assignments(options)
     given = set_assignments(list(sets))
     data: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    name = "options" if config is None else str(config)
     if config is not None:
         data = dict(read_file(config))
         sources.update({key: f"-c {config}" for key in _leaves(data)})
+    elif recorded is not None:
+        name = f"the run's settings recorded in {recorded[0]}"
+        data = {key: value for key, value in recorded[1].items() if key in RECORDED}
+        sources.update({key: f"-c {recorded[0]}" for key in _leaves(data)})  # the file layer's, as a config file's
     for assignment in [*given, *flagged]:
         lay(data, sources, assignment)
     _check_flag_metrics(data, sources, held)
     # a bad value is named as what set it (the layering's record): a --set key, the named option, else the file
-    settings = validate(Config, data, "options" if config is None else str(config), setter=lambda key: _setter(sources, key))
+    settings = validate(Config, data, name, setter=lambda key: _setter(sources, key))
     return Loaded(settings, mapped, sources)
+
+
+RECORDED = ("metrics", "thresholds", "gate", "labels", "columns")  # the settings a scored Parquet file records (run_record)
+
+
+def run_record(config: Any, id_path: str | None) -> dict[str, Any]:
+    """The settings of a run that decide its verdicts' gate, as a scored Parquet file records
+    them (``TableWriter.record``) for ``ragjudge report`` and ``compare`` to read back as their
+    first layer (``load_layers``' ``recorded``): the thresholds, the gate's bounds as they were
+    given (one number for every metric stays one number, ``*``; a metric named keeps its own),
+    the labels columns, the metrics when they were asked for, and the id column the rows were
+    named by (``id_path``, from the run's mapping; ``--map id=qid``). A dict of JSON values."""
+    gate = config.gate.model_dump(mode="json", exclude_unset=True)
+    if "min_pass_rate" in gate:
+        rates, named = config.gate.min_pass_rate, config.gate._named
+        every = {value for metric, value in rates.items() if metric not in named}
+        gate["min_pass_rate"] = ({"*": every.pop()} if len(every) == 1 else {}) | {metric: rates[metric] for metric in sorted(named)}
+    record: dict[str, Any] = {"gate": gate, "labels": dict(config.labels)}
+    if "thresholds" in config.model_fields_set:  # set (by the run, or the embedded judge's settings); else each metric's default
+        record["thresholds"] = dict(config.thresholds)
+    if "metrics" in config.model_fields_set:
+        record["metrics"] = list(config.metrics)
+    if id_path and id_path != "id":
+        record["columns"] = {"id": id_path}
+    return record
 
 
 def _leaves(tree: dict[str, Any], prefix: str = "") -> list[str]:
@@ -459,9 +492,11 @@ def _not_judged(metric: str, run: list[str], data: dict[str, Any], listed: str) 
     return f", and no metric has that name; it judges {', '.join(run)} (known metrics: {', '.join(known)} or a judge defined in the config)"
 
 
-def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = (), held: Sequence[str] | None = None) -> tuple[Any, frozenset[str]]:
-    """The run's validated ``Config`` (``load_layers``, ``held`` as it takes it) and the fields mapped by ``--map``."""
-    loaded = load_layers(config, options, sets, held)
+def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = (), held: Sequence[str] | None = None,
+         recorded: tuple[str, dict[str, Any]] | None = None) -> tuple[Any, frozenset[str]]:
+    """The run's validated ``Config`` (``load_layers``, ``held`` and ``recorded`` as it takes
+    them) and the fields mapped by ``--map``."""
+    loaded = load_layers(config, options, sets, held, recorded)
     return loaded.config, loaded.mapped
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ragjudge.counting import IdWatch, id_column, row_ids
 from ragjudge.gate import GateResult, Summary, check_gate
+from ragjudge.options import run_record
 from ragjudge.plan import Event, Note, Progress, Row, RunPlan, Start
 from ragjudge.records import Mapping
 from ragjudge.settings import Config
@@ -174,6 +175,8 @@ def score_source(
         own = scorer.column_types()
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
         writer = TableWriter(output, output_format, own) if output else None
+        if writer is not None:
+            writer.record = run_record(scorer.config, id_column(mapping))  # for report and compare (Parquet)
         if handle_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 installed.append((sig, signal.signal(sig, lambda *_: scorer.interrupt())))

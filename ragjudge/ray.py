@@ -36,6 +36,8 @@ from typing import Any
 from ragjudge.errors import InputError, ProviderFatalError, RagjudgeError
 from ragjudge.gate import check_gate, Summary
 from ragjudge.settings import Config
+from ragjudge.options import run_record
+from ragjudge.counting import id_column
 from ragjudge.scoring import Scorer
 from ragjudge.pipeline import choose, RunResult
 
@@ -385,6 +387,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
         if output:
             if not names_folder(output) and (Path(output).suffix.lower() in SUFFIXES or output == "-" or output_format):
                 writer = TableWriter(output, output_format, own)
+                writer.record = run_record(config, id_column(mapping))  # for report and compare (Parquet), as the local engine's
                 try:
                     for batch in scored.iter_batches(batch_format="pandas", batch_size=config.chunk_size):
                         writer.write(batch)

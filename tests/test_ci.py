@@ -89,7 +89,7 @@ CURRENT = _scored([("1", "ok", False, 0.0), ("2", "ok", False, 0.0), ("3", "ok",
 
 
 def test_compare_gives_the_hand_computed_regressions_and_statistics():
-    from ragjudge.compare import checks, compare
+    from ragjudge.compare import checks, compare, render
     from ragjudge.reports.gate_text import lines
 
     def check(report, **bounds):  # the regression gates' lines (compare.check until the gate's words moved to reports)
@@ -102,6 +102,7 @@ def test_compare_gives_the_hand_computed_regressions_and_statistics():
     assert report["only_in_baseline"] == {"count": 1, "ids": ["8"]} and report["only_in_current"] == {"count": 1, "ids": ["9"]}
     assert (m["pairs"], m["regressed"], m["improved"]) == (6, 3, 1)
     assert m["regressed_ids"] == ["1", "2", "5"] and m["improved_ids"] == ["4"]
+    assert {"  regressed: 1, 2, 5", "  improved: 4"} <= set(render(report).splitlines())  # the improved ids were in --json alone
     assert m["baseline_pass_rate"] == pytest.approx(5 / 6) and m["pass_rate"] == pytest.approx(3 / 6)
     assert m["mcnemar_p"] == pytest.approx(0.625)  # 3 of 4 changed rows regressed: 2 x P(X >= 3 | n 4, p 0.5) = 2 x 5/16
     assert m["status_changed"] == 1 and m["status_changed_ids"] == ["7"]

@@ -272,3 +272,37 @@ def test_the_sample_report_shows_an_empty_matrix_its_rows_carry_no_whole_row(bro
     assert {name: n for name, (n, _) in _matrix(browser).items()} == {"ok": "0", "generation": "0", "retrieval": "0", "beyond_context": "0"}
     select(browser, "diagnosis", "none")
     assert browser.find_element("id", "count").text == "showing 32 of 32 matching rows (32 rows)"
+
+
+@needs_browser
+def test_the_report_gates_a_parquet_table_as_its_run_did_and_says_when_a_table_cannot_tell(browser, tmp_path, run_cli):
+    # a run that passed its own --min-pass-rate 0.5 was reported "gate failed (exit 1)" against the
+    # default bound, and rows scored with --map id=qid were matched by position in compare and
+    # report; a Parquet file now records the run's gate, thresholds and id column
+    from helpers import ci_rows
+
+    data = [{"qid": row.pop("id"), **row} for row in ci_rows(10, bad={1, 3, 4})]
+    source = write_jsonl(tmp_path / "in.jsonl", data)
+    for name in ("run.parquet", "run.csv", "again.parquet"):
+        ran = run_cli(["score", source, "-m", "sufficiency", "--map", "id=qid", "--min-pass-rate", "0.5", "--set", "thresholds.sufficiency=0.5",
+                       "-o", str(tmp_path / name), "-q"])
+        assert ran.code == 0, ran.stderr
+    report = tmp_path / "report.html"
+    recorded = run_cli(["report", str(tmp_path / "run.parquet"), "-o", str(report), "--baseline", str(tmp_path / "again.parquet")], judge=False)
+    assert recorded.code == 0 and recorded.stderr == ""
+    open_report(browser, report)
+    assert browser.find_element("id", "verdict").text == "gate passed"
+    header = browser.find_element("tag name", "header").text
+    assert "PASS sufficiency: pass rate 0.70 >= 0.50 (7 of 10 ok rows passed)" in header and "matched by position" not in header
+    assert {row.get_attribute("data-id") for row in rows_shown(browser)} == {f"r{i}" for i in range(10)}
+    csv = run_cli(["report", str(tmp_path / "run.csv"), "-o", str(report)], judge=False)
+    assert csv.code == 0
+    assert csv.stderr.startswith(f"note: {tmp_path / 'run.csv'} does not record the run's gate (a Parquet file written by ragjudge score "
+                                 "does): the report checks the default thresholds and bounds")
+    open_report(browser, report)
+    assert browser.find_element("id", "verdict").text == "gate failed (exit 1)"
+    assert "does not record the run's gate" in browser.find_element("id", "warnings").text
+    matched = run_cli(["compare", str(tmp_path / "run.parquet"), str(tmp_path / "again.parquet")], judge=False)
+    assert matched.stdout.startswith("10 rows matched by id;")
+    by_position = run_cli(["compare", str(tmp_path / "run.csv"), str(tmp_path / "run.csv")], judge=False)
+    assert "warning: a table has no id for every row: rows are matched by position; 'qid' looks like their ids: give --map id=qid" in by_position.stdout

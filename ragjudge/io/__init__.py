@@ -16,11 +16,11 @@ from ragjudge.io.atomic import names_folder, open_atomic, write_atomic
 from ragjudge.io.formats import FORMATS, SUFFIXES, detect_format, is_many, sniff_stdin, source_files, spool_stdin, suffix_format
 from ragjudge.io.readers import chunk_schemas, chunk_schemas_and_rows, count_records, iter_chunks, many_chunks, read_table
 from ragjudge.io.sources import Unifier, conform_frame, conform_table, unified_schema
-from ragjudge.io.writers import CsvWriter, JsonlWriter, JsonWriter, TableWriter, write_table
+from ragjudge.io.writers import CsvWriter, JsonlWriter, JsonWriter, TableWriter, read_record, write_table
 
 __all__ = [
     "FORMATS", "SUFFIXES", "TableWriter", "Unifier", "chunk_schemas", "chunk_schemas_and_rows", "conform_frame", "conform_table", "count_records",
     "is_many", "many_chunks", "names_folder", "source_files", "unified_schema", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format",
-    "iter_chunks", "open_atomic", "plain_frame", "read_table", "sniff_stdin", "spool_stdin", "suffix_format", "unify_type", "write_atomic",
+    "iter_chunks", "open_atomic", "plain_frame", "read_record", "read_table", "sniff_stdin", "spool_stdin", "suffix_format", "unify_type", "write_atomic",
     "write_table",
 ]

@@ -25,6 +25,24 @@ from ragjudge.io.atomic import _output_error, open_atomic
 from ragjudge.io.formats import detect_format
 
 
+RECORD_KEY = b"ragjudge.run"  # the Parquet metadata key of the run's settings (TableWriter.record)
+
+
+def read_record(path: str) -> dict[str, Any] | None:
+    """The run's settings a ``TableWriter`` recorded in the Parquet file ``path`` (its
+    ``record``), or None: another format, no record, a file that is not Parquet, or a record
+    that is not a JSON object."""
+    if path == "-" or not str(path).lower().endswith(".parquet"):
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+        record = json.loads(metadata[RECORD_KEY]) if RECORD_KEY in metadata else None
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
 class TableWriter:
     """Append DataFrame chunks to one output and publish it atomically on ``close()``.
 
@@ -56,6 +74,9 @@ class TableWriter:
         self._buffer: IO[bytes]
         self._tmp: str | None = None
         self.notes: list[str] = []  # what the reader of the output should know (a column stored as text)
+        # the run's settings its verdicts were gated with, kept in a Parquet file's metadata under RECORD_KEY
+        # (``ragjudge.options.run_record``), so that ragjudge report and compare gate it as the run did
+        self.record: dict[str, Any] | None = None
         if path == "-":
             self._buffer = sys.stdout.buffer
         else:
@@ -356,6 +377,8 @@ class ParquetWriter(TableWriter):
                         self._texted.setdefault(name, f"holds values of different types ({column.type} values that {target} cannot hold exactly)")
         if texted:
             schema = pa.schema([pa.field(f.name, pa.string()) if f.name in texted else f for f in schema], metadata=schema.metadata)
+        if self.record is not None:
+            schema = schema.with_metadata({**(schema.metadata or {}), RECORD_KEY: json.dumps(self.record).encode()})
         writer = pq.ParquetWriter(self._buffer, schema)
         try:
             group: list[Any] = []  # the engine's jobs are small: their tables are gathered into row groups of ROW_GROUP_ROWS

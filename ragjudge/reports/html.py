@@ -268,9 +268,10 @@ def counts(summary: Summary) -> dict[str, dict[str, Any]]:
 def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None = None, source: str | None = None, by: str | None = None,
           baseline: Any = None, comparison: dict[str, Any] | None = None, mapping: Any = None,
           scales: dict[str, tuple[float, float]] | None = None, when: dt.datetime | None = None,
-          levels: dict[str, str] | None = None) -> str:
+          levels: dict[str, str] | None = None, notes: list[str] | None = None) -> str:
     """The report of the scored ``frame`` (a pandas DataFrame) as one HTML document; its figures
-    are ``summary``'s, its charts count each metric's units (``levels``)."""
+    are ``summary``'s, its charts count each metric's units (``levels``); ``notes``: lines shown
+    under the gate (where its bounds came from)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     metrics = list(summary.metrics)
@@ -295,7 +296,7 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
                                                for line in comparison_corrected(figures.get("corrected"))],
         panel=panel_lines(summary),
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
-        warnings=[f"against the baseline: {w}" for w in (comparison or {}).get("warnings", [])],
+        warnings=[f"warning: against the baseline: {w}" for w in (comparison or {}).get("warnings", [])] + list(notes or []),
         data=_json_for_script({"metrics": metrics, "counts": counts(summary), "rows": rows_data(frame, metrics, mapping, by, comparison)}),
     )
 
@@ -337,4 +338,4 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
     scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}
     assert gate is not None
     return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping,
-                 scales=scales, levels=units)
+                 scales=scales, levels=units, notes=[line for line in (said or []) if line.startswith("note: ")])
