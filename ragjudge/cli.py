@@ -486,11 +486,19 @@ def report(
     options.check_outputs(scored, None, None, html=output, html_flag="-o")
     table = read_table(scored)
     record = None if config else read_record(scored)  # the run's own gate, thresholds and id column, where the table records them
+    notes: list[str] = []
+    if record is not None:
+        try:
+            options.load(None, {}, recorded=(scored, record))
+        except ConfigError as exc:  # written by another version of ragjudge, say: the defaults, said
+            notes.append(f"note: the run's settings recorded in {scored} cannot be read ({exc}): the report checks the default "
+                         "thresholds and bounds; give the run's -c and --set to check its own")
+            record = None
+    elif not (config or set_):
+        notes.append(f"note: {scored} does not record the run's gate (a Parquet file written by ragjudge score does): the report "
+                     "checks the default thresholds and bounds; give the run's -c and --set to check its own")
     settings, _ = options.load(config, {"map": map, "labels": labels}, set_, held=compare.metrics_of(table),  # bounds on its metrics
                                recorded=None if record is None else (scored, record))
-    notes = [] if record is not None or config or set_ else [
-        f"note: {scored} does not record the run's gate (a Parquet file written by ragjudge score does): the report checks the "
-        "default thresholds and bounds; give the run's -c and --set to check its own"]
     check_labels(settings, table.head(settings.chunk_size), scored, compare.metrics_of(table))  # as score checks them
     said: list[str] = list(notes)
     text = from_table(table, settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title, said=said)

@@ -387,7 +387,7 @@ def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str]
     return Loaded(settings, mapped, sources)
 
 
-RECORDED = ("metrics", "thresholds", "gate", "labels", "columns")  # the settings a scored Parquet file records (run_record)
+RECORDED = ("metrics", "thresholds", "gate", "labels", "columns", "judges")  # the settings a scored Parquet file records (run_record)
 
 
 def run_record(config: Any, id_path: str | None) -> dict[str, Any]:
@@ -395,8 +395,9 @@ def run_record(config: Any, id_path: str | None) -> dict[str, Any]:
     them (``TableWriter.record``) for ``ragjudge report`` and ``compare`` to read back as their
     first layer (``load_layers``' ``recorded``): the thresholds, the gate's bounds as they were
     given (one number for every metric stays one number, ``*``; a metric named keeps its own),
-    the labels columns, the metrics when they were asked for, and the id column the rows were
-    named by (``id_path``, from the run's mapping; ``--map id=qid``). A dict of JSON values."""
+    the labels columns, the metrics when they were asked for, the id column the rows were named
+    by (``id_path``, from the run's mapping; ``--map id=qid``) and the judges the config defined
+    (``judges:``, whose metrics the rest may name). A dict of JSON values."""
     gate = config.gate.model_dump(mode="json", exclude_unset=True)
     if "min_pass_rate" in gate:
         rates, named = config.gate.min_pass_rate, config.gate._named
@@ -409,6 +410,8 @@ def run_record(config: Any, id_path: str | None) -> dict[str, Any]:
         record["metrics"] = list(config.metrics)
     if id_path and id_path != "id":
         record["columns"] = {"id": id_path}
+    if config.judges:  # the judges the config defined: their metrics, thresholds and bounds are only known with them
+        record["judges"] = [judge.model_dump(mode="json", exclude_unset=True) for judge in config.judges]
     return record
 
 

@@ -237,3 +237,29 @@ def test_a_renders_time_is_its_own_cpu_time_not_the_machines_load(monkeypatch):
         pass
     with pytest.raises(sandbox.TemplateLimitError, match="more than 0.05 s of CPU"):
         budget.step()
+
+
+def test_report_of_a_parquet_table_reads_the_judges_its_run_defined(run_cli, tmp_path):
+    # the scored Parquet file records the run's gate, which names the config's own metric: without the
+    # judge's definition recorded too, `report` (no -c) refused "unknown metric 'cites_sources'"
+    import json as _json
+
+    import pyarrow.parquet as pq
+
+    config = config_file(tmp_path, BINARY)
+    scored = tmp_path / "run.parquet"
+    ran = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", ROWS), "-c", config, "-m", "cites_sources", "--min-pass-rate", "0.4",
+                   "-o", str(scored), "-q"])
+    assert ran.code == 1 and "FAIL cites_sources: pass rate 0.00 < 0.40 (0 of 2 ok rows passed)" in ran.stderr
+    record = _json.loads(pq.read_schema(scored).metadata[b"ragjudge.run"])
+    assert [judge["name"] for judge in record["judges"]] == ["cites_sources"] and record["metrics"] == ["cites_sources"]
+    report = run_cli(["report", str(scored), "-o", str(tmp_path / "r.html")], judge=False)
+    assert report.code == 0 and report.stderr == ""
+    assert "FAIL cites_sources: pass rate 0.00 &lt; 0.40 (0 of 2 ok rows passed)" in (tmp_path / "r.html").read_text()  # the run's line
+    # a record this version cannot read (another version's keys, say) falls back to the defaults, and says so
+    table = pq.read_table(scored)
+    pq.write_table(table.replace_schema_metadata({**table.schema.metadata, b"ragjudge.run": b'{"gate": {"min_pass_rat": 1}}'}), scored)
+    unreadable = run_cli(["report", str(scored), "-o", str(tmp_path / "r.html"), "-c", config], judge=False)
+    assert unreadable.code == 0 and unreadable.stderr == ""  # -c: the record is not read
+    fallback = run_cli(["report", str(scored), "-o", str(tmp_path / "r.html")], judge=False)
+    assert fallback.stderr.startswith(f"note: the run's settings recorded in {scored} cannot be read (")
