@@ -394,29 +394,36 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
 # the rows above, from a neutral start, so that a tie cannot keep the shipped value by default. The
 # probability thresholds stay set (unset, the request asks for no log-probabilities: another cache key).
 NEUTRAL = {"sufficiency": ["sufficiency.yes_threshold=0.5", "sufficiency.fact_threshold=0.5", "sufficiency.fact_evidence=null",
-                           "sufficiency.quote_check=null", "sufficiency.request_evidence=null"]}
-CALIBRATED = [("reference_free", [name for name, mode in SUFFICIENCY if mode == "reference_free"]),
-              ("grounded", [name for name, mode in SUFFICIENCY if mode == "grounded"])]
+                           "sufficiency.quote_check=null", "sufficiency.request_evidence=null"],
+           "completeness": ["thresholds.completeness=3", "completeness.statement_evidence=null", "completeness.evidence_weight=null"]}
+# (group, metric, label column, slices): what calibrate fits on, each group on its own
+CALIBRATED = [("reference_free", "sufficiency", "label_sufficient", [name for name, mode in SUFFICIENCY if mode == "reference_free"]),
+              ("grounded", "sufficiency", "label_sufficient", [name for name, mode in SUFFICIENCY if mode == "grounded"]),
+              ("squality", "completeness", "label_completeness", ["squality_completeness_dev"])]
 
 
-def calibrate_figures(config: str, data: Path, k: int, seed: int) -> dict[str, Any]:
-    """What ``ragjudge calibrate TABLE --labels sufficiency=label_sufficient -c CONFIG --set ...``
-    (NEUTRAL) chooses on each group of development rows (the reference-free slices pooled, the
-    grounded slice), from the cached replies (no call), beside the settings ``config`` ships;
-    ``reproduces``: whether every chosen setting equals the shipped one."""
+def calibrate_figures(config: str, data: Path, k: int, seed: int, metrics: tuple[str, ...] = ("sufficiency", "completeness")) -> dict[str, Any]:
+    """What ``ragjudge calibrate TABLE --labels METRIC=LABEL -c CONFIG --set ...`` (NEUTRAL)
+    chooses on each group of development rows (the reference-free sufficiency slices pooled, the
+    grounded slice, the SQuALITY rows outside the completeness design rows), from the cached
+    replies (no call), beside the settings ``config`` ships; ``reproduces``: whether every chosen
+    setting equals the shipped one."""
     import pandas as pd
 
     from ragjudge import options
     from ragjudge.decisions import fit, start_settings
     from ragjudge.errors import RagjudgeError
 
-    shipped = start_settings(options.load(str(ROOT / config), {"metric": ["sufficiency"]})[0], "sufficiency")
-    settings, _ = options.load(str(ROOT / config), {"metric": ["sufficiency"]}, NEUTRAL["sufficiency"])
+    design = design_ids(data)
     out: dict[str, Any] = {}
-    for group, names in CALIBRATED:
-        frame = pd.DataFrame([r for name in names for r in load(data, name) if r["id"] not in CALIBRATION])
+    for group, metric, label, names in CALIBRATED:
+        if metric not in metrics:
+            continue
+        shipped = start_settings(options.load(str(ROOT / config), {"metric": [metric]})[0], metric)
+        settings, _ = options.load(str(ROOT / config), {"metric": [metric]}, NEUTRAL[metric])
+        frame = pd.DataFrame([r for name in names for r in load(data, name) if r["id"] not in CALIBRATION and r["id"] not in design])
         try:
-            found = fit(frame, settings, "sufficiency", "label_sufficient", k=k, seed=seed)
+            found = fit(frame, settings, metric, label, k=k, seed=seed)
         except RagjudgeError as exc:  # too few rows with a cached reply: say so, with the count
             out[group] = {"rows": len(frame), "error": str(exc)}
             continue
@@ -714,9 +721,10 @@ def _calibrate_lines(found: dict[str, Any]) -> list[str]:
     if not found:
         return []
     lines = ["## The settings to ship: `ragjudge calibrate` on the development rows (no judge call)", "",
-             "`ragjudge calibrate TABLE --labels sufficiency=label_sufficient -c configs/local.yaml --set " + " --set ".join(NEUTRAL["sufficiency"])
-             + "`, from the replies in the cache, 5-fold stratified, seed 0:", ""]
-    for group, _ in CALIBRATED:
+             *(f"`ragjudge calibrate TABLE --labels {metric}={label} -c configs/local.yaml --set " + " --set ".join(NEUTRAL[metric])
+               + f"` ({group})" for group, metric, label, _ in CALIBRATED if group in found),
+             "", "from the replies in the cache, 5-fold stratified, seed 0:", ""]
+    for group, _, _, _ in CALIBRATED:
         item = found.get(group)
         if not item:
             continue
@@ -932,9 +940,10 @@ def main() -> None:
     try:
         if args.only in (None, "sufficiency"):
             results["sufficiency"] = sufficiency_figures(judged, data, args.folds, args.seed)
-            results["calibrate"] = calibrate_figures(args.config, data, args.folds, args.seed)
+            results["calibrate"] = calibrate_figures(args.config, data, args.folds, args.seed, ("sufficiency",))
         if args.only in (None, "completeness"):
             results["completeness"] = completeness_figures(judged, data, args.folds, args.seed)
+            results.setdefault("calibrate", {}).update(calibrate_figures(args.config, data, args.folds, args.seed, ("completeness",)))
         if args.only == "short-answers":
             results["completeness"] = {"short_answers": short_answers(judged, data)}
     finally:
