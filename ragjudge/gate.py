@@ -406,7 +406,7 @@ def check_gate(summary: Summary) -> GateResult:
     per_metric: list[Check] = []
     for name, m in summary.metrics.items():
         judged = m.ok + m.error
-        skips = {"skipped": m.skipped, "rows": m.rows, "skipped_by": dict(m.skipped_by)}
+        skips = {"skipped": m.skipped, "rows": m.rows - m.unsampled, "skipped_by": dict(m.skipped_by)}  # of the rows chosen to judge
         if m.rows:
             per_metric.append(Check(name, Kind.SKIP_RATE, not m.skip_rate > m.max_skip_rate, m.skip_rate, m.max_skip_rate, skips))
         bounds = {"min_pass_rate": m.min_pass_rate, "max_error_rate": m.max_error_rate}

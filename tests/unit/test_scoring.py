@@ -193,3 +193,7 @@ def test_max_skip_rate_gates_on_skipped_rows(run_score, tmp_path):
     assert result.code == 1
     assert "FAIL sufficiency: skip rate 0.50 > 0.25 (2 of 4 rows skipped): no context" in result.text
     assert run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], max_skip_rate=0.5).code == 0
+    # under --limit the rate is over the rows chosen, and so is the count it prints (it said "1 of 4 rows skipped")
+    limited = run_score(str(tmp_path / "in.jsonl"), metric=["sufficiency"], max_skip_rate=0.25, limit=3)
+    assert limited.code == 1, limited.text
+    assert "FAIL sufficiency: skip rate 0.33 > 0.25 (1 of 3 rows skipped): no context" in limited.text.splitlines()
