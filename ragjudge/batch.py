@@ -232,7 +232,10 @@ def _run_record(request: Any, config: Any) -> dict[str, Any]:
     plain = {f.name: getattr(request, f.name) for f in fields(request)
              if isinstance(getattr(request, f.name), (str, int, float, bool, type(None)))}
     # the settings given, not the defaults: read back, a default would count as set (a gate bound on a metric that judged no row)
-    return {"request": plain, "cwd": os.getcwd(), "config": json.loads(config.model_dump_json(exclude_unset=True))}
+    dumped = json.loads(config.model_dump_json(exclude_unset=True))
+    if "gate" in dumped:  # as given: a min_pass_rate of one number for every metric is not every metric named (bounds_set)
+        dumped["gate"] = config.gate_given()
+    return {"request": plain, "cwd": os.getcwd(), "config": dumped}
 
 
 PATH_FIELDS = ("source", "output", "summary_json", "junit", "markdown", "html", "baseline", "annotations")

@@ -299,15 +299,19 @@ def compare_command(
     """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
     from ragjudge.io import read_record, read_table  # pandas
 
-    record = None if config else read_record(current)  # the id column the current run named its rows by, where it records it
-    ids = {"columns": record["columns"]} if record and isinstance(record.get("columns"), dict) else None  # its ids alone: the tables' own labels are named
-    settings, mapped = options.load(config, {"map": map, "labels": labels}, recorded=None if ids is None else (current, ids))
+    # what the runs recorded (ragjudge.options.run_record): the id column they named their rows by, and the judges their
+    # configs defined (for a custom scale); the current table's, else the baseline's. Their labels are not taken: give --labels
+    records = [(path, found) for path in (current, baseline) if (found := read_record(path)) is not None]
+    recorded_id = next((found["columns"]["id"] for _, found in records if isinstance(found.get("columns"), dict) and found["columns"].get("id")), None)
+    judges = next(((path, {"judges": found["judges"]}) for path, found in records if found.get("judges")), None)
+    settings, mapped = options.load(config, {"map": map, "labels": labels}, recorded=None if config else judges)
     if mapped - {"id"}:
         raise ConfigError(f"compare matches rows by id only: --map {', '.join(sorted(mapped - {'id'}))}=... has no use here; give --map id=COLUMN or nothing")
     scales = {item["name"]: item["kind"] == "scale" for item in catalog.describe(settings)}
     base, cur = read_table(baseline), read_table(current)
-    report = compare.compare(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=settings.columns.id or "id",
-                     levels=levels_of_config(settings, metric or compare.metrics_of(cur)), id_required=settings.columns.id is not None,
+    ids = settings.columns.id or recorded_id  # --map id= (or -c's columns.id) first
+    report = compare.compare(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=ids or "id",
+                     levels=levels_of_config(settings, metric or compare.metrics_of(cur)), id_required=ids is not None,
                      config=settings)
     options.check_regression_gates(max_regressions, max_drop)
     results = compare.checks(report, max_regressions, max_drop)
@@ -494,14 +498,23 @@ def report(
             notes.append(f"note: the run's settings recorded in {scored} cannot be read ({exc}): the report checks the default "
                          "thresholds and bounds; give the run's -c and --set to check its own")
             record = None
-    elif not (config or set_):
+    elif not config:
         notes.append(f"note: {scored} does not record the run's gate (a Parquet file written by ragjudge score does): the report "
-                     "checks the default thresholds and bounds; give the run's -c and --set to check its own")
-    settings, _ = options.load(config, {"map": map, "labels": labels}, set_, held=compare.metrics_of(table),  # bounds on its metrics
+                     "checks the default thresholds and bounds" + (" where --set gives none" if set_ else "")
+                     + "; give the run's -c and --set to check its own")
+    held = compare.metrics_of(table)
+    if record is not None and isinstance(record.get("judged"), list):  # a table scored again keeps an earlier run's columns
+        held = [metric for metric in held if metric in record["judged"]] or held
+    settings, _ = options.load(config, {"map": map, "labels": labels}, set_, held=held,  # bounds on its metrics
                                recorded=None if record is None else (scored, record))
-    check_labels(settings, table.head(settings.chunk_size), scored, compare.metrics_of(table))  # as score checks them
+    check_labels(settings, table.head(settings.chunk_size), scored, held)  # as score checks them
     said: list[str] = list(notes)
-    text = from_table(table, settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title, said=said)
+    regression = record.get("regression") if record is not None and isinstance(record.get("regression"), dict) else None
+    if baseline and record is not None and not regression:
+        said.append("note: the run gated no regressions (--max-regressions, --max-drop): the report marks the regressed rows and "
+                    "gates none; ragjudge compare applies them")
+    text = from_table(table, settings, source=scored, by=by, baseline=read_table(baseline) if baseline else None, title=title, said=said,
+                      metrics=held, regression=regression if baseline else None)
     for line in said:
         typer.echo(line, err=True)
     write(output, text)

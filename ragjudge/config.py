@@ -447,6 +447,18 @@ class _RawConfigBase(_Strict):
             config.gate._named = frozenset(named)
         return config
 
+    def gate_given(self) -> dict[str, Any]:
+        """The gate's settings as they were given (JSON values, the keys set), its
+        ``min_pass_rate`` as written: one number for every metric stays one (the key ``*``), a
+        metric named keeps its own, so that reading it back gives the same gate (which bounds
+        count as set: ``bounds_set``). A manifest or a scored table records this."""
+        gate = self.gate.model_dump(mode="json", exclude_unset=True)
+        if "min_pass_rate" in gate:
+            rates, named = self.gate.min_pass_rate, self.gate._named
+            every = {value for metric, value in rates.items() if metric not in named}
+            gate["min_pass_rate"] = ({"*": every.pop()} if len(every) == 1 else {}) | {metric: rates[metric] for metric in sorted(named)}
+        return gate
+
     def bounds_set(self, metric: str) -> tuple[str, ...]:
         """The bounds on judged rows that the config (or an option) set for ``metric`` and that can
         fail: ``min_pass_rate`` above 0, ``max_error_rate`` below 1, each given for the metric by

@@ -390,20 +390,17 @@ def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str]
 RECORDED = ("metrics", "thresholds", "gate", "labels", "columns", "judges")  # the settings a scored Parquet file records (run_record)
 
 
-def run_record(config: Any, id_path: str | None) -> dict[str, Any]:
+def run_record(config: Any, id_path: str | None, judged: Sequence[str] = ()) -> dict[str, Any]:
     """The settings of a run that decide its verdicts' gate, as a scored Parquet file records
     them (``TableWriter.record``) for ``ragjudge report`` and ``compare`` to read back as their
     first layer (``load_layers``' ``recorded``): the thresholds, the gate's bounds as they were
     given (one number for every metric stays one number, ``*``; a metric named keeps its own),
     the labels columns, the metrics when they were asked for, the id column the rows were named
-    by (``id_path``, from the run's mapping; ``--map id=qid``) and the judges the config defined
-    (``judges:``, whose metrics the rest may name). A dict of JSON values."""
-    gate = config.gate.model_dump(mode="json", exclude_unset=True)
-    if "min_pass_rate" in gate:
-        rates, named = config.gate.min_pass_rate, config.gate._named
-        every = {value for metric, value in rates.items() if metric not in named}
-        gate["min_pass_rate"] = ({"*": every.pop()} if len(every) == 1 else {}) | {metric: rates[metric] for metric in sorted(named)}
-    record: dict[str, Any] = {"gate": gate, "labels": dict(config.labels)}
+    by (``id_path``, from the run's mapping; ``--map id=qid``), the judges the config defined
+    (``judges:``, whose metrics the rest may name) and the metrics the run judged (``judged``:
+    a table scored again keeps an earlier run's columns, which this run's gate did not count).
+    A dict of JSON values."""
+    record: dict[str, Any] = {"gate": config.gate_given(), "labels": dict(config.labels)}
     if "thresholds" in config.model_fields_set:  # set (by the run, or the embedded judge's settings); else each metric's default
         record["thresholds"] = dict(config.thresholds)
     if "metrics" in config.model_fields_set:
@@ -412,6 +409,8 @@ def run_record(config: Any, id_path: str | None) -> dict[str, Any]:
         record["columns"] = {"id": id_path}
     if config.judges:  # the judges the config defined: their metrics, thresholds and bounds are only known with them
         record["judges"] = [judge.model_dump(mode="json", exclude_unset=True) for judge in config.judges]
+    if judged:
+        record["judged"] = list(judged)  # not a config key: the metrics a reader of the table counts
     return record
 
 

@@ -122,12 +122,15 @@ def score_source(
     *,
     traces: Any = None,
     row_events: bool = True,
+    recorded: dict[str, Any] | None = None,
 ) -> RunResult:
     """Score ``source`` (a path, ``-`` for stdin, a pandas DataFrame, or a trace source read
     with ``traces``, a ``ragjudge.traces.TraceOptions``) with ``config`` on this machine, the
     options already checked (``ragjudge.run.ScoreRequest.check``): ``ragjudge.run.evaluate``
     describes the arguments. Writes ``output``; returns a ``RunResult``. ``row_events``:
-    ``on_event`` hears a ``Row`` as each row's verdicts land."""
+    ``on_event`` hears a ``Row`` as each row's verdicts land. ``recorded``: more of the run's
+    settings for a Parquet output to record beside the config's (``options.run_record``): the
+    regression gates of ``--baseline``."""
     import pandas as pd
 
     opened = open_source(source, input_format, traces)  # a trace source: its rows, before anything else
@@ -176,7 +179,8 @@ def score_source(
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
         writer = TableWriter(output, output_format, own) if output else None
         if writer is not None:
-            writer.record = run_record(scorer.config, id_column(mapping))  # for report and compare (Parquet)
+            writer.record = {**run_record(scorer.config, id_column(mapping), [judge.name for judge in scorer.judges]),  # report, compare
+                             **(recorded or {})}
         if handle_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 installed.append((sig, signal.signal(sig, lambda *_: scorer.interrupt())))

@@ -335,7 +335,8 @@ def score_dataset(ds: Any, config: Config, actors: int | None = None, mapping: A
 
 def evaluate_on_ray(source: str, config: Config, output: str | None = None, address: str | None = None, actors: int | None = None,
                     flag_fields: frozenset[str] = frozenset(), on_note: Any = None, *, input_format: str | None = None,
-                    output_format: str | None = None, limit: int | None = None, sample: int | None = None, seed: int = 0) -> Any:
+                    output_format: str | None = None, limit: int | None = None, sample: int | None = None, seed: int = 0,
+                    recorded: dict[str, Any] | None = None) -> Any:
     """``ragjudge score --engine ray`` (through ``ragjudge.run.run``, which checks the options):
     read ``source`` (a file, folder or glob, in ``input_format`` or its suffixes' format),
     score it on the Ray cluster at ``address`` (default: a local one), write ``output`` (a
@@ -343,7 +344,8 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
     names its format, unless it ends in ``/`` or is a folder: ``io.names_folder``) and return a
     ``RunResult`` with the merged summary and the gate. ``limit`` / ``sample`` (with ``seed``)
     choose the rows judged as the local engine chooses them (``pipeline.choose``: the same
-    rows); the others are written as skipped, "not sampled".
+    rows); the others are written as skipped, "not sampled". ``recorded``: as
+    ``pipeline.score_source`` takes it.
     Raises ``InputError`` / ``ConfigError`` (exit 2) as a local run does."""
     import pandas as pd
 
@@ -387,7 +389,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
         if output:
             if not names_folder(output) and (Path(output).suffix.lower() in SUFFIXES or output == "-" or output_format):
                 writer = TableWriter(output, output_format, own)
-                writer.record = run_record(config, id_column(mapping))  # for report and compare (Parquet), as the local engine's
+                writer.record = {**run_record(config, id_column(mapping), list(summary.metrics)), **(recorded or {})}  # as the local engine's
                 try:
                     for batch in scored.iter_batches(batch_format="pandas", batch_size=config.chunk_size):
                         writer.write(batch)

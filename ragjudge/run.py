@@ -160,6 +160,14 @@ class ScoreRequest:
         return Wanted(self.name, self.input_format, self.output, self.summary_json, self.junit, self.markdown, self.html,
                       self.step_summary if step_summary is None else step_summary, self.baseline, self.max_regressions, self.max_drop)
 
+    def recorded(self) -> dict[str, Any]:
+        """What a scored Parquet file records of this request beside the config
+        (``options.run_record``): the regression gates given with ``baseline``, for
+        ``ragjudge report --baseline`` to apply as the run did."""
+        bounds = {"max_regressions": self.max_regressions, "max_drop": self.max_drop}
+        given = {key: value for key, value in bounds.items() if value is not None}
+        return {"regression": given} if self.baseline and given else {}
+
     def _check_input_ids(self, source: str, column: str) -> None:
         """With ``--baseline``: the input's ids, checked before any judge call as the comparison at
         the end checks them (a null or repeated id is exit 2 naming the rows; a run judged in full
@@ -366,7 +374,8 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
                               output_format=request.table_format, flag_fields=request.flag_fields, on_event=on_event,
                               keep_table=request.reads_table_back or bool(traces and traces.needs_table),
                               handle_signals=request.handle_signals, transport=transport, limit=request.limit, sample=request.sample,
-                              seed=request.seed or 0, traces=traces.options if traces else None, row_events=request.row_events)
+                              seed=request.seed or 0, traces=traces.options if traces else None, row_events=request.row_events,
+                              recorded=request.recorded())
     if problem:  # said as it was found; kept with the run's notes for a caller without a listener (evaluate)
         result.notes.insert(0, problem)
     if traces is not None:
@@ -463,7 +472,8 @@ def _on_ray(request: ScoreRequest, config: Any, on_event: Callable[[Any], None] 
     try:
         result = evaluate_on_ray(request.source, config, request.output, request.ray_address, request.ray_actors, request.flag_fields,
                                  (lambda note: hear(Note(note))) if hear else None, input_format=request.input_format,
-                                 output_format=request.table_format, limit=request.limit, sample=request.sample, seed=request.seed or 0)
+                                 output_format=request.table_format, limit=request.limit, sample=request.sample, seed=request.seed or 0,
+                                 recorded=request.recorded())
     except KeyboardInterrupt as exc:
         return None, str(exc) or "interrupted: the Ray job was cancelled"
     if request.reads_table_back:  # the per-row reports read the table written

@@ -566,3 +566,20 @@ def test_batch_collect_works_on_the_folder_of_the_manifest_it_is_given(server, t
     assert run(request, settings).exit_code == 0
     assert (original / "manifest.json").read_text() == before  # the original untouched
     assert json.loads((copy / "manifest.json").read_text())["batches"][-1]["round"] == 2  # the copy went on to round 2
+
+
+def test_batch_collect_gates_as_the_direct_run_of_the_same_command(run_cli, server, tmp_path, monkeypatch):
+    # the manifest saved --min-pass-rate 0.5 expanded to every metric, which read back as each one
+    # named: collect failed "completeness: no row judged" where the same command run directly
+    # skipped that bound (completeness had no response to judge)
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "response"}) + "\n" for r in rows(4)), encoding="utf-8")
+    out = tmp_path / "scored.jsonl"
+    direct = run_cli(["score", str(path), "--min-pass-rate", "0.5", "--model", MODEL, "-q", "--no-cache"])  # the batch run pays its own
+    assert "SKIP completeness: no row judged" in direct.stderr
+    assert run_cli(["score", str(path), "-o", str(out), "--batch", "--min-pass-rate", "0.5", "--model", MODEL]).code == 4
+    manifest = f"{out}.batch/manifest.json"
+    assert json.loads(open(manifest).read())["run"]["config"]["gate"] == {"min_pass_rate": {"*": 0.5}}
+    done = run_cli(["batch", "collect", manifest, "--batch-wait"], judge=False)
+    assert done.code == direct.code, done.stderr
+    assert "SKIP completeness: no row judged" in done.stderr and "FAIL completeness" not in done.stderr

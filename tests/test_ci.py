@@ -512,3 +512,21 @@ def test_float_ids_match_between_a_csv_and_a_parquet_table(run_cli, tmp_path):
     assert result.code == 1
     report = json.loads(result.stdout)
     assert report["rows"] == 3 and report["metrics"]["sufficiency"]["regressed_ids"] == ["3"]
+
+
+def test_compare_matches_by_the_id_column_either_run_recorded_even_with_a_config(run_cli, tmp_path):
+    # scored once with --map id=qid and once without (rows in reverse order): compare took the current
+    # table's record alone, found no id column and paired the rows by position (4 regressed, 4
+    # improved that did not exist); with -c it dropped the record altogether
+    data = [{"qid": row.pop("id"), **row} for row in rows(6, bad={1, 2})]
+    first, second = tmp_path / "first.parquet", tmp_path / "second.parquet"
+    assert run_cli(["score", write_jsonl(tmp_path / "a.jsonl", data), "-m", "sufficiency", "--map", "id=qid", "--min-pass-rate", "0",
+                    "-o", str(first), "-q"]).code == 0
+    assert run_cli(["score", write_jsonl(tmp_path / "b.jsonl", data[::-1]), "-m", "sufficiency", "--min-pass-rate", "0",
+                    "-o", str(second), "-q"]).code == 0
+    config = tmp_path / "my.yaml"
+    config.write_text("thresholds:\n  sufficiency: 0.5\n")
+    for extra in ([], ["-c", str(config)]):
+        result = run_cli(["compare", str(first), str(second), "--max-regressions", "0", *extra], judge=False)
+        assert result.code == 0, result.stdout + result.stderr
+        assert result.stdout.startswith("6 rows matched by id;") and "0 regressed, 0 improved" in result.stdout

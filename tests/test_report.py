@@ -289,7 +289,9 @@ def test_the_report_gates_a_parquet_table_as_its_run_did_and_says_when_a_table_c
         assert ran.code == 0, ran.stderr
     report = tmp_path / "report.html"
     recorded = run_cli(["report", str(tmp_path / "run.parquet"), "-o", str(report), "--baseline", str(tmp_path / "again.parquet")], judge=False)
-    assert recorded.code == 0 and recorded.stderr == ""
+    assert recorded.code == 0 and recorded.stderr == (
+        "note: the run gated no regressions (--max-regressions, --max-drop): the report marks the regressed rows and gates none; "
+        "ragjudge compare applies them\n")
     open_report(browser, report)
     assert browser.find_element("id", "verdict").text == "gate passed"
     header = browser.find_element("tag name", "header").text
@@ -306,3 +308,40 @@ def test_the_report_gates_a_parquet_table_as_its_run_did_and_says_when_a_table_c
     assert matched.stdout.startswith("10 rows matched by id;")
     by_position = run_cli(["compare", str(tmp_path / "run.csv"), str(tmp_path / "run.csv")], judge=False)
     assert "warning: a table has no id for every row: rows are matched by position; 'qid' looks like their ids: give --map id=qid" in by_position.stdout
+
+
+@needs_browser
+def test_the_report_gates_what_its_run_gated_the_metrics_it_judged_and_its_regressions(browser, tmp_path, run_cli):
+    # a table scored again (-m completeness on a table of sufficiency) keeps the earlier columns: the
+    # report gated sufficiency too ("gate failed" for a run that passed); the run's --max-regressions
+    # was not applied by report --baseline ("gate passed" for a run that failed); a Parquet file named
+    # without the .parquet suffix was "not recorded"
+    from helpers import ci_rows
+
+    source = write_jsonl(tmp_path / "in.jsonl", [{**row, "response": row["expected_response"]} for row in ci_rows(6, bad={1, 2})])
+    first = tmp_path / "first.parquet"
+    assert run_cli(["score", source, "-m", "sufficiency", "--min-pass-rate", "0", "-o", str(first), "-q"]).code == 0
+    again = tmp_path / "again.pq"  # Parquet by --output-format, not by its name
+    ran = run_cli(["score", str(first), "-m", "completeness", "--min-pass-rate", "completeness=0.2", "-o", str(again),
+                   "--output-format", "parquet", "-q"])
+    assert ran.code == 0, ran.stderr
+    report = tmp_path / "report.html"
+    assert run_cli(["report", str(again), "-o", str(report)], judge=False).stderr == ""
+    open_report(browser, report)
+    assert browser.find_element("id", "verdict").text == "gate passed"
+    assert "sufficiency" not in browser.find_element("id", "counts").text  # not this run's metric
+    # the regression gate, recorded with --baseline and applied by report --baseline as the run applied it
+    worse = write_jsonl(tmp_path / "worse.jsonl", [{**row, "response": "no idea"} if row["id"] == "r0" else row
+                                                   for row in read_rows(source)])
+    now = tmp_path / "now.parquet"
+    failed = run_cli(["score", worse, "-m", "completeness", "--min-pass-rate", "0", "--baseline", str(again), "--max-regressions", "0",
+                      "-o", str(now), "-q"])
+    assert failed.code == 1 and "FAIL completeness: 1 regressed row(s) > 0" in failed.stderr
+    assert run_cli(["report", str(now), "-o", str(report), "--baseline", str(again)], judge=False).stderr == ""
+    open_report(browser, report)
+    assert browser.find_element("id", "verdict").text == "gate failed (exit 1)"
+    assert "FAIL completeness: 1 regressed row(s) > 0 (passed in the baseline, fail now; 0 improved)" in browser.find_element("tag name", "header").text
+
+
+def read_rows(path: str) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]

@@ -32,14 +32,15 @@ def read_record(path: str) -> dict[str, Any] | None:
     """The run's settings a ``TableWriter`` recorded in the Parquet file ``path`` (its
     ``record``), or None: another format, no record, a file that is not Parquet, or a record
     that is not a JSON object."""
-    if path == "-" or not str(path).lower().endswith(".parquet"):
+    if path == "-" or not os.path.isfile(path):
         return None
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    try:
+    try:  # the footer alone is read; any other file is not Parquet
         metadata = pq.read_schema(path).metadata or {}
         record = json.loads(metadata[RECORD_KEY]) if RECORD_KEY in metadata else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, pa.ArrowException):
         return None
     return record if isinstance(record, dict) else None
 

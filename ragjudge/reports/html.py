@@ -29,11 +29,11 @@ import json
 from typing import Any
 
 from ragjudge.counting import _texts, first_rows, id_column, levels_of_config, panel_cells, row_names, summarize, unit_rows, SPAN
-from ragjudge.gate import check_gate, GateResult, Summary
+from ragjudge.gate import check_gate, GateResult, Summary, with_regressions
 from ragjudge.reports.console import corrected_lines, panel_lines
 from ragjudge.panel import PANEL
 from ragjudge.reports.gate_text import marked, verdict_line
-from ragjudge.compare import compare, corrected_lines as comparison_corrected, metrics_of as found, typed
+from ragjudge.compare import checks as regression_checks, compare, corrected_lines as comparison_corrected, metrics_of as found, typed
 from ragjudge.settings import Config
 from ragjudge.records import _lookup, _text, resolve_mapping
 from ragjudge.diagnosis import of_table
@@ -309,15 +309,20 @@ def write(path: str, text: str) -> None:
 
 
 def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | None = None, baseline: Any = None, title: str | None = None,
-               summary: Summary | None = None, gate: GateResult | None = None, mapping: Any = None, said: list[str] | None = None) -> str:
+               summary: Summary | None = None, gate: GateResult | None = None, mapping: Any = None, said: list[str] | None = None,
+               metrics: list[str] | None = None, regression: dict[str, Any] | None = None) -> str:
     """The report of a scored table read back (``ragjudge report``), or of a run just made
     (``score --html``, which passes its own ``summary``, ``gate`` and ``mapping``). Raises
     ``InputError`` for a table with no scored metric. ``said``: gets the comparison's warnings
-    (rows matched by position), which the report shows too, for the command to print."""
+    (rows matched by position), which the report shows too, for the command to print.
+    ``metrics``: the ones to report (default: every metric the table holds; ``ragjudge report``
+    passes those its run judged, where the table records them). ``regression``: the regression
+    gates (``max_regressions``, ``max_drop``) to apply against ``baseline``, as ``score
+    --baseline`` applied them (``ragjudge report`` passes those the table records)."""
     if len(frame) == 0:
         raise InputError("the table has no rows; give a table written by ragjudge score")
     frame = typed(frame, source or "the table", scores_required=True)  # a table read back from CSV holds "False" as text
-    metrics = list(summary.metrics) if summary is not None else metrics_of(frame)
+    metrics = list(summary.metrics) if summary is not None else [m for m in metrics_of(frame) if metrics is None or m in metrics]
     if not metrics:
         raise InputError("the table holds no scored metric (no M_status and M_passed columns); give a table written by ragjudge score")
     if by and by not in frame.columns:
@@ -335,6 +340,8 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
                              names=("the baseline table", source or "the table"), id_column=id_column(mapping), levels=units, config=config)
         if said is not None:
             said.extend(f"warning: {w}" for w in comparison["warnings"])
+        if regression and gate is not None:
+            gate = with_regressions(gate, regression_checks(comparison, regression.get("max_regressions"), regression.get("max_drop")))
     scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}
     assert gate is not None
     return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping,
