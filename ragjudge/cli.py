@@ -485,23 +485,11 @@ def report(
     set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: set any config key, dotted, as for score.")] = [],
 ) -> None:
     """Write one self-contained HTML report of a scored table: the gate, charts, and every row's reasons."""
-    from ragjudge.io import read_record, read_table  # pandas
+    from ragjudge.io import read_table  # pandas
 
     options.check_outputs(scored, None, None, html=output, html_flag="-o")
     table = read_table(scored)
-    record = None if config else read_record(scored)  # the run's own gate, thresholds and id column, where the table records them
-    notes: list[str] = []
-    if record is not None:
-        try:
-            options.load(None, {}, recorded=(scored, record))
-        except ConfigError as exc:  # written by another version of ragjudge, say: the defaults, said
-            notes.append(f"note: the run's settings recorded in {scored} cannot be read ({exc}): the report checks the default "
-                         "thresholds and bounds; give the run's -c and --set to check its own")
-            record = None
-    elif not config:
-        notes.append(f"note: {scored} does not record the run's gate (a Parquet file written by ragjudge score does): the report "
-                     "checks the default thresholds and bounds" + (" where --set gives none" if set_ else "")
-                     + "; give the run's -c and --set to check its own")
+    record, notes = (None, []) if config else options.table_record(scored, bool(set_))  # the run's own settings, where recorded
     held = compare.metrics_of(table)
     if record is not None and isinstance(record.get("judged"), list):  # a table scored again keeps an earlier run's columns
         held = [metric for metric in held if metric in record["judged"]] or held

@@ -387,6 +387,26 @@ def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str]
     return Loaded(settings, mapped, sources)
 
 
+def table_record(path: str, sets: bool = False) -> tuple[dict[str, Any] | None, list[str]]:
+    """The run's settings the scored table at ``path`` records (``run_record``; None where it
+    records none, or none this version can read) and the notes ``ragjudge report`` says about
+    them: where it falls back to the default thresholds and bounds (``sets``: ``--set`` gave
+    some)."""
+    from ragjudge.io import read_record
+
+    record = read_record(path)
+    if record is None:
+        return None, [f"note: {path} does not record the run's gate (a Parquet file written by ragjudge score does): the report checks "
+                      "the default thresholds and bounds" + (" where --set gives none" if sets else "")
+                      + "; give the run's -c and --set to check its own"]
+    try:
+        load_layers(None, {}, recorded=(path, record))
+    except ConfigError as exc:  # written by another version of ragjudge, say
+        return None, [f"note: the run's settings recorded in {path} cannot be read ({exc}): the report checks the default thresholds "
+                      "and bounds; give the run's -c and --set to check its own"]
+    return record, []
+
+
 RECORDED = ("metrics", "thresholds", "gate", "labels", "columns", "judges")  # the settings a scored Parquet file records (run_record)
 
 
