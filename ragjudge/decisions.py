@@ -8,7 +8,7 @@ labelled row at no cost: this module reads each row's cached reply once (``cache
 decides it again under each candidate setting (``Decisions``), and chooses the settings by
 stratified k-fold cross-validation (``fit``): in each fold a coordinate search (one setting at a
 time, in ``KNOBS`` order, the best agreement on the other folds; among equals the middle of the
-plateau) is fitted on the other folds and applied to the held-out fold. The figure reported is
+plateau; rounds repeated until one changes nothing) is fitted on the other folds and applied to the held-out fold. The figure reported is
 the out-of-fold agreement with the labels and its Wilson 95% interval (scipy), beside the
 agreement of the settings the rows were scored with; the settings written are those fitted on
 every labelled row. Method as bench/quality.py used for configs/local.yaml (docs/quality.md).
@@ -185,19 +185,28 @@ def _agreement(passes: list[bool | None], labels: list[bool], members: list[int]
     return sum(passes[i] is labels[i] for i in members)
 
 
+PASSES = 6  # coordinate-search rounds at most; a round that changes nothing ends it
+
+
 def _search(decisions: Decisions, knobs: list[Knob], start: dict[str, Any], labels: list[bool], members: list[int]) -> dict[str, Any]:
     """Coordinate search: each knob in turn set to the candidate with the best agreement on
     ``members`` (the others as chosen so far); among equals the middle of the tied candidates,
-    and the starting value where it is among them (a change must earn its place)."""
+    and the current value where it is among them (a change must earn its place). Rounds repeat
+    until one changes nothing (at most ``PASSES``): knobs that act together (a fact threshold and
+    the evidence check that overrides it) are not left where the first round's order put them."""
     chosen = dict(start)
-    for knob in knobs:
-        scored = []
-        for candidate in knob.candidates:
-            trial = {**chosen, knob.key: candidate}
-            scored.append((_agreement(decisions(_key(trial)), labels, members), candidate))
-        top = max(score for score, _ in scored)
-        tied = [candidate for score, candidate in scored if score == top]
-        chosen[knob.key] = chosen[knob.key] if chosen[knob.key] in tied else tied[len(tied) // 2]
+    for _ in range(PASSES):
+        before = dict(chosen)
+        for knob in knobs:
+            scored = []
+            for candidate in knob.candidates:
+                trial = {**chosen, knob.key: candidate}
+                scored.append((_agreement(decisions(_key(trial)), labels, members), candidate))
+            top = max(score for score, _ in scored)
+            tied = [candidate for score, candidate in scored if score == top]
+            chosen[knob.key] = chosen[knob.key] if chosen[knob.key] in tied else tied[len(tied) // 2]
+        if chosen == before:
+            break
     return chosen
 
 
