@@ -40,6 +40,7 @@ from ragjudge.reports.terminal import make_console, verdict_printer
 from ragjudge.reports.terminal import report as print_report
 from ragjudge.run import recorded_request, request_of, run
 from ragjudge.settings import load_config
+from ragjudge.io import read_record, TableWriter, write_atomic
 
 app = typer.Typer(
     name="ragjudge",
@@ -297,7 +298,7 @@ def compare_command(
     labels: Annotated[list[str], typer.Option(help="METRIC=COLUMN: the column of your own labels for METRIC in both tables: each run's label-corrected pass rate and the change between them, with 95% intervals (docs/calibration.md); repeat for more.")] = [],
 ) -> None:
     """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
-    from ragjudge.io import read_record, read_table  # pandas
+    from ragjudge.io import read_table  # pandas
 
     # what the runs recorded (ragjudge.options.run_record): the id column they named their rows by, and the judges their
     # configs defined (for a custom scale); the current table's, else the baseline's. Their labels are not taken: give --labels
@@ -425,8 +426,6 @@ def _write_calibrated(output: str, config: str | None, fits: list[Any], given: d
     settings, to ``output``: scoring with it alone finds the same cached replies."""
     import yaml
 
-    from ragjudge.io import write_atomic  # pandas
-
     document: dict[str, Any] = {}
     if config:
         with open(_config_path(config), encoding="utf-8") as handle:
@@ -448,8 +447,6 @@ def _write_calibrated(output: str, config: str | None, fits: list[Any], given: d
 
 
 def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, output: str) -> None:
-    from ragjudge.io import TableWriter  # pandas
-
     metric, column = next(iter(wanted.items()))
     if len(wanted) > 1:
         raise RagjudgeError("--suggest ranks the rows of one metric: give one --labels METRIC=COLUMN")

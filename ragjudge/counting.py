@@ -21,6 +21,8 @@ Row names (``row_name``): the row's id, from the column the mapping reads the id
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -154,10 +156,13 @@ def _missing(value: Any) -> bool:
         return True
     if isinstance(value, (list, dict, tuple)) or hasattr(value, "tolist"):
         return False
+    # pandas not imported yet, or being imported by another thread (a JSON Lines run's first rows): a value can be
+    # NaN, not pandas' or numpy's NA
+    isna = getattr(sys.modules.get("pandas"), "isna", None)
+    if isna is None:
+        return isinstance(value, float) and math.isnan(value)
     try:
-        import pandas as pd
-
-        return bool(pd.isna(value))
+        return bool(isna(value))
     except (TypeError, ValueError):
         return False
 

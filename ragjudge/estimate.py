@@ -29,6 +29,7 @@ from ragjudge.model import PanelModel
 from ragjudge.judges.panel import tempered
 from ragjudge.scoring import Scorer
 from ragjudge.cache import reading
+from ragjudge.io import detect_format, spool_stdin
 
 # expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
 _EXPECTED = {"grounded": (60, 45), "reference_free": (90, 0), "statements": (20, 25), "coverage": (60, 12), None: (70, 40)}
@@ -64,11 +65,9 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
     the batch API), ``cost_by_api`` (the total's USD range at the ``direct`` and the ``batch``
     price, each {"low", "high"}; None for an unknown price) and ``notes``. Raises what a
     real run raises for bad input or settings."""
-    from ragjudge.io import detect_format, iter_chunks
+    from ragjudge.io import iter_chunks
     fmt = detect_format(source, input_format)
     if source == "-" and sample is not None:
-        from ragjudge.io import spool_stdin
-
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     config = reading(config)  # no cache yet: no hits, and the dry run makes no folder
     scorer = Scorer(config)

@@ -220,6 +220,15 @@ class Model:
         self._counter: Any = None
         self._input_limit: int | None | bool = False  # False: not looked up yet
 
+    def prepare(self) -> None:
+        """Load what the first call needs (the fast path's aiohttp) in the calling thread, before
+        the calls start: a JSON Lines run then imports pandas while its first calls are in flight,
+        instead of both imports taking turns on the loop thread (issue 51). Optional: a call
+        loads what it needs anyway."""
+        prepare = getattr(self.transport, "prepare", None)
+        if prepare is not None:
+            prepare()
+
     @property
     def spent(self) -> float:
         """USD of the replies received by the models sharing this one's budget (``ledger``)."""

@@ -33,6 +33,7 @@ from ragjudge import prices
 from ragjudge.judges import bundled_names
 from ragjudge.settings import Config
 from ragjudge.config import FIELDS, METRICS, RawConfig, read_file, validate
+from ragjudge.io import FORMATS, read_record, SUFFIXES
 
 _JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost",
                "panel", "panel_rule", "panel_quorum", "batch", "batch_fallback")
@@ -392,8 +393,6 @@ def table_record(path: str, sets: bool = False) -> tuple[dict[str, Any] | None, 
     records none, or none this version can read) and the notes ``ragjudge report`` says about
     them: where it falls back to the default thresholds and bounds (``sets``: ``--set`` gave
     some)."""
-    from ragjudge.io import read_record
-
     record = read_record(path)
     if record is None:
         return None, [f"note: {path} does not record the run's gate (a Parquet file written by ragjudge score does): the report checks "
@@ -611,8 +610,6 @@ def output_format(path: str | None, explicit: str | None, shared: str | None) ->
     (--format) applies where the path's suffix cannot tell (stdout, no known suffix)."""
     from pathlib import Path
 
-    from ragjudge.io import SUFFIXES
-
     if explicit:
         return explicit
     if path is not None and (path == "-" or Path(path).suffix.lower() not in SUFFIXES):
@@ -633,8 +630,6 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
     ``names`` names ``html`` (``ragjudge report -o``). ``id_required``: the id column was named,
     so a baseline without it is refused too."""
     from pathlib import Path
-
-    from ragjudge.io import FORMATS
 
     def about(field: str, flag: str, value: Any) -> str:  # Names.about, with the HTML file's own flag
         return names.given(field, value) if names.keywords else flag

@@ -7,6 +7,7 @@ it (``ragjudge.evaluate`` and ``ragjudge score`` go through ``run``), after chec
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from ragjudge.errors import InputError
 from ragjudge.traces import open_source
 from ragjudge.scoring import Scorer, as_frame, removed_note
 from ragjudge.traces.spans import reader_notes
+from ragjudge.io import count_records, detect_format, is_many, jsonl_chunks, RowChunk, spool_stdin, TableWriter
 
 
 @dataclass
@@ -45,8 +47,6 @@ class RunResult:
 def count_rows(source: str, fmt: str) -> int | None:
     """The number of records at ``source`` (``io.count_records``: records, not lines), or None
     where it is unknown without reading the table (stdin, JSON arrays)."""
-    from ragjudge.io import count_records
-
     return count_records(source, fmt)
 
 
@@ -63,8 +63,6 @@ def selection(source: Any, fmt: str | None, chunk_size: int, limit: int | None =
     if limit is not None:
         return choose(None, limit, None)
     if isinstance(source, str) and source == "-":
-        from ragjudge.io import spool_stdin
-
         source = spool_stdin()  # counted from a copy; stdin then reads from it again
     total = len(source) if not isinstance(source, str) else count_rows(source, fmt or "")
     if total is None:
@@ -100,6 +98,12 @@ def job_rows(config: Config) -> int:
     return max(1, min(config.chunk_size, max(JOB_ROWS_MIN, 4 * judge.concurrency * judge.samples)))
 
 
+def _no_rows() -> Any:
+    import pandas as pd
+
+    return pd.DataFrame()
+
+
 def _frame_chunks(frame: Any, size: int) -> Iterator[Any]:
     for start in range(0, len(frame), size):
         yield frame.iloc[start:start + size]
@@ -130,26 +134,26 @@ def score_source(
     describes the arguments. Writes ``output``; returns a ``RunResult``. ``row_events``:
     ``on_event`` hears a ``Row`` as each row's verdicts land. ``recorded``: more of the run's
     settings for a Parquet output to record beside the config's (``options.run_record``): the
-    regression gates of ``--baseline``."""
-    import pandas as pd
+    regression gates of ``--baseline``.
 
+    A JSON Lines file is read as ``io.RowChunk``s: its rows are planned and judged as read, and
+    each chunk becomes a DataFrame when its verdicts are framed, so the first calls go out before
+    pandas is imported (issue 51); the output is the same as from ``io.iter_chunks``' frames."""
     opened = open_source(source, input_format, traces)  # a trace source: its rows, before anything else
     read_notes: list[str] = []
     if opened is not None:
         source, input_format, read_notes = opened, None, reader_notes(opened)
 
-    from ragjudge.io import TableWriter, detect_format, iter_chunks
-
     hear = on_event
     if isinstance(source, list):
         source = as_frame(source)
-    is_frame = isinstance(source, pd.DataFrame)
+    pandas = sys.modules.get("pandas")  # a DataFrame's pandas is imported; a file's need not be yet
+    is_frame = pandas is not None and isinstance(source, pandas.DataFrame)
     if is_frame:
         as_frame(source)  # columns the scorer can name, or InputError with the fix
     fmt = None if is_frame else detect_format(source, input_format)
+    as_rows = opened is None and not is_frame and fmt == "jsonl" and not is_many(source)
     if not is_frame and source == "-" and sample is not None:
-        from ragjudge.io import spool_stdin
-
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     scorer = Scorer(config, transport=transport)
     jobs: list[Any] = []  # chunks submitted and not finished yet
@@ -164,14 +168,25 @@ def score_source(
 
     try:
         if not is_frame and source == "-" and sample is not None:  # stdin is read once: to count its rows for a sample, keep it
+            import pandas as pd
+
+            from ragjudge.io import iter_chunks
+
             source = pd.concat(list(iter_chunks(source, fmt, scorer.config.chunk_size)) or [pd.DataFrame()], ignore_index=True)
-            is_frame = True
-        chunks = _frame_chunks(source, scorer.config.chunk_size) if is_frame else iter_chunks(source, fmt, scorer.config.chunk_size)
+            is_frame, as_rows = True, False
+        if is_frame:
+            chunks = _frame_chunks(source, scorer.config.chunk_size)
+        elif as_rows:
+            chunks = jsonl_chunks(source, scorer.config.chunk_size)
+        else:
+            from ragjudge.io import iter_chunks
+
+            chunks = iter_chunks(source, fmt, scorer.config.chunk_size)
         name = "DataFrame" if is_frame else ("<stdin>" if source == "-" else source)
         for note in [*scorer.notes, *read_notes]:  # said before the input is read, as before
             say(note)
         plan = RunPlan.of(scorer, chunks, name, flag_fields, scorer_notes=False,
-                          empty=source.iloc[:0] if is_frame else pd.DataFrame())
+                          empty=source.iloc[:0] if is_frame else RowChunk([]) if as_rows else _no_rows())
         for note in plan.notes:
             say(note)
         mapping = plan.mapping
@@ -216,6 +231,8 @@ def score_source(
         overlap = opened is None and not {"trace_id", "trace_first_row"} <= columns
         step = job_rows(scorer.config) if overlap else None
         ids = IdWatch(id_column(mapping))
+        if as_rows and hasattr(scorer.model, "prepare"):
+            scorer.model.prepare()
         for chunk in plan.chunks():
             ids.add(row_ids(chunk, ids.column), start)
             pieces = [chunk] if step is None or len(chunk) <= step else [chunk.iloc[at:at + step] for at in range(0, len(chunk), step)]
@@ -265,5 +282,8 @@ def score_source(
             say(f"note: {name} judged no row of {of} ({reasons or 'none skipped'})")
     table = None
     if keep_table:
-        table = pd.concat(kept, ignore_index=not is_frame) if len(kept) > 1 else (kept[0] if kept else plan.first)
+        import pandas as pd
+
+        first = plan.first.frame() if isinstance(plan.first, RowChunk) else plan.first
+        table = pd.concat(kept, ignore_index=not is_frame) if len(kept) > 1 else (kept[0] if kept else first)
     return RunResult(summary, check_gate(summary), mapping, table, notes)

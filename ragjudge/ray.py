@@ -40,6 +40,7 @@ from ragjudge.options import run_record
 from ragjudge.counting import id_column
 from ragjudge.scoring import Scorer
 from ragjudge.pipeline import choose, RunResult
+from ragjudge.io import names_folder, source_files, SUFFIXES, TableWriter
 
 FILE, ROW = "__ragjudge_file", "__ragjudge_row"  # where each row came from, dropped before scoring
 ACTOR_CPUS = 0.25  # a scoring actor waits on the network: a quarter of a CPU each leaves room for the readers
@@ -58,8 +59,6 @@ def input_files(source: str, input_format: str | None = None) -> tuple[list[str]
     """The files of ``source`` (a file, a folder or a glob) and their one format (``input_format``,
     else the suffixes'), as the local engine finds them (``io.source_files``). Raises
     ``InputError`` for no readable file or mixed formats."""
-    from ragjudge.io import source_files
-
     return source_files(source, input_format)
 
 
@@ -349,7 +348,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
     Raises ``InputError`` / ``ConfigError`` (exit 2) as a local run does."""
     import pandas as pd
 
-    from ragjudge.io import SUFFIXES, TableWriter, conform_frame, iter_chunks, names_folder
+    from ragjudge.io import conform_frame, iter_chunks
     files, fmt = input_files(source, input_format)
     ray = _ray()
     started_here = not ray.is_initialized()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -138,12 +139,10 @@ def is_missing(value: Any) -> bool:
         return True
     if isinstance(value, float) and math.isnan(value):
         return True
-    try:
-        import pandas as pd
-
-        return value is pd.NA or value is pd.NaT
-    except ImportError:  # pragma: no cover
-        return False
+    # pandas not imported yet, or being imported by another thread (a JSON Lines run's first rows): no value is its NA
+    pd = sys.modules.get("pandas")
+    na, nat = getattr(pd, "NA", None), getattr(pd, "NaT", None)
+    return na is not None and (value is na or value is nat)
 
 
 def _lookup(row: dict[str, Any], path: str) -> Any:

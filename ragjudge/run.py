@@ -59,6 +59,7 @@ from ragjudge.reports.summary import write_summary_json
 from ragjudge.ray import evaluate_on_ray
 from ragjudge.batch import advance, recorded_run
 from ragjudge import local
+from ragjudge.io import names_folder, suffix_format, write_table
 
 __all__ = ["RunOutcome", "ScoreRequest", "evaluate", "recorded_request", "request_of", "run"]
 
@@ -215,8 +216,6 @@ class ScoreRequest:
                     raise ConfigError(f"{names.given(field, value)} is the format of the scored table, and no table is written: give "
                                       f"{names.placeholder('output', 'FILE')} (or {names.given('output', '-')} for stdout)")
         elif self.format is not None and self.output_format is None and self.output != "-":
-            from ragjudge.io import suffix_format
-
             said = suffix_format(self.output)
             if said is not None and said != self.format:
                 raise ConfigError(f"{names.given('format', self.format)}: {names.given('output', self.output)} is {said} by its suffix; to "
@@ -250,7 +249,6 @@ class ScoreRequest:
         readers = [names.about(field, getattr(self, field)) for field in ("junit", "html", "baseline") if getattr(self, field)]
         if readers and (not self.output or self.output == "-"):
             raise ConfigError(f"{', '.join(readers)} with {ray} read the scored table back: give {names.placeholder('output', 'FILE or FOLDER')}")
-        from ragjudge.io import names_folder
 
         if names_folder(self.output) and self.table_format not in (None, "parquet"):
             raise ConfigError(f"{ray} writes the folder {self.output} as Parquet files; to write {self.table_format}, name a "
@@ -450,8 +448,6 @@ def _trace_rows_file(traces: Any) -> str:
     a folder of its own that the caller removes."""
     import shutil
     import tempfile
-
-    from ragjudge.io import write_table
 
     rows = traces.kind.open(traces.source, traces.options)  # traces that cannot be read leave no folder behind
     folder = tempfile.mkdtemp(prefix="ragjudge-traces-")

@@ -57,6 +57,7 @@ from ragjudge.options import check_budget, KEYWORDS
 from ragjudge.config import FIELDS
 from ragjudge.judges import make_judges
 from ragjudge.cache import ResponseCache
+from ragjudge.io.rows import RowChunk
 
 # every metric's common columns: suffix -> type
 COMMON_COLUMNS = {
@@ -299,7 +300,8 @@ class Scorer:
         chunk's reading overlap the next chunk's calls (jobs share the concurrency limit).
         Finish jobs in the order submitted; a trace source's chunks must not overlap (a trace's
         later rows read its first row's verdicts)."""
-        frame = as_frame(frame)
+        if not isinstance(frame, RowChunk):  # a JSON Lines chunk as read: framed when it is finished (``io.rows``)
+            frame = as_frame(frame)
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
         future = _loop.submit(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start)))
@@ -307,8 +309,10 @@ class Scorer:
 
     def finish(self, job: "Job") -> Scored:
         """The ``Scored`` of a ``submit``ted job, waited for (a KeyboardInterrupt cancels it)."""
+        # a JSON Lines chunk is framed while its calls run (the first time, pandas is imported then)
+        frame = job.frame.frame() if isinstance(job.frame, RowChunk) else job.frame
         records, verdicts = _loop.wait(job.future)
-        return self._scored(job.frame, records, verdicts, job.notes, job.resolved, job.start)
+        return self._scored(frame, records, verdicts, job.notes, job.resolved, job.start)
 
     async def ascore(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
                      skip: set[int] | None = None, on_row: Any = None) -> Scored:
@@ -756,6 +760,8 @@ def removed_note(rows: int) -> str:
 def row_dicts(frame: Any) -> list[dict[str, Any]]:
     """``frame``'s rows as dicts, one per row: a frame with no columns (a chunk of ``{}`` rows)
     has rows too, which ``to_dict("records")`` would drop."""
+    if isinstance(frame, RowChunk):
+        return frame.to_dict("records")
     return frame.to_dict("records") if len(frame.columns) else [{} for _ in range(len(frame))]
 
 

@@ -20,6 +20,7 @@ from ragjudge.traces import OTEL_SOURCES, TraceOptions, TraceSource, mlflow as m
 from ragjudge.catalog import describe
 from ragjudge.reports.summary import summary_dict
 from ragjudge.reports import html
+from ragjudge.io import write_atomic, write_table
 
 def otel_hint(names: Names = CLI) -> str:
     """How to give OpenTelemetry traces, the options named as ``names`` says."""
@@ -225,8 +226,6 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
     with tempfile.TemporaryDirectory(prefix="ragjudge-mlflow-") as folder:
         scored = wanted.output if wanted.output and wanted.output != "-" and os.path.isfile(wanted.output) else None
         if scored is None:
-            from ragjudge.io import write_table
-
             scored = os.path.join(folder, "scored.parquet")
             write_table(result.table, scored)
         report = wanted.html
@@ -245,8 +244,6 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
         run.say(f"mlflow: run {run_id} logged (summary, scored table and report as artifacts)")
         result.sinks.setdefault("mlflow", {})["run_id"] = run_id
     if wanted.summary_json and wanted.summary_json != "-" and os.path.isfile(wanted.summary_json):
-        from ragjudge.io import write_atomic
-
         with open(wanted.summary_json, encoding="utf-8") as handle:
             written = json.load(handle)
         written["mlflow"] = result.sinks.get("mlflow", {})

@@ -11,16 +11,40 @@ of files read as one table, by both engines: ``formats`` lists the files, ``read
 writer per format) and ``atomic`` (the atomic write).
 """
 
-from ragjudge.io.arrow import arrow_type, plain_frame, unify_type
-from ragjudge.io.atomic import names_folder, open_atomic, write_atomic
-from ragjudge.io.formats import FORMATS, SUFFIXES, detect_format, is_many, sniff_stdin, source_files, spool_stdin, suffix_format
-from ragjudge.io.readers import chunk_schemas, chunk_schemas_and_rows, count_records, iter_chunks, many_chunks, read_table
-from ragjudge.io.sources import Unifier, conform_frame, conform_table, unified_schema
-from ragjudge.io.writers import CsvWriter, JsonlWriter, JsonWriter, TableWriter, read_record, write_table
+import importlib
+from typing import Any
+
+# Each name's module, imported on first use (PEP 562): ``formats``, ``atomic`` and ``rows`` need
+# no pandas, so a JSON Lines run reads its first rows and makes its first calls while pandas has
+# not been imported yet (issue 51); ``arrow``, ``readers``, ``sources`` and ``writers`` import it.
+_HOME = {
+    **dict.fromkeys(["arrow_type", "plain_frame", "unify_type"], "arrow"),
+    **dict.fromkeys(["names_folder", "open_atomic", "write_atomic"], "atomic"),
+    **dict.fromkeys(["FORMATS", "SUFFIXES", "count_records", "detect_format", "is_many", "sniff_stdin", "source_files", "spool_stdin", "suffix_format"],
+                     "formats"),
+    **dict.fromkeys(["chunk_schemas", "chunk_schemas_and_rows", "iter_chunks", "many_chunks", "read_table"], "readers"),
+    **dict.fromkeys(["RowChunk", "jsonl_chunks", "jsonl_rows"], "rows"),
+    **dict.fromkeys(["Unifier", "conform_frame", "conform_table", "unified_schema"], "sources"),
+    **dict.fromkeys(["CsvWriter", "JsonlWriter", "JsonWriter", "TableWriter", "read_record", "write_table"], "writers"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'ragjudge.io' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"ragjudge.io.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])
+
 
 __all__ = [
-    "FORMATS", "SUFFIXES", "TableWriter", "Unifier", "chunk_schemas", "chunk_schemas_and_rows", "conform_frame", "conform_table", "count_records",
+    "FORMATS", "RowChunk", "SUFFIXES", "TableWriter", "Unifier", "chunk_schemas", "chunk_schemas_and_rows", "conform_frame", "conform_table", "count_records",
     "is_many", "many_chunks", "names_folder", "source_files", "unified_schema", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format",
-    "iter_chunks", "open_atomic", "plain_frame", "read_record", "read_table", "sniff_stdin", "spool_stdin", "suffix_format", "unify_type", "write_atomic",
+    "iter_chunks", "jsonl_chunks", "jsonl_rows", "open_atomic", "plain_frame", "read_record", "read_table", "sniff_stdin", "spool_stdin", "suffix_format", "unify_type", "write_atomic",
     "write_table",
 ]

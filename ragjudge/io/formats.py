@@ -195,3 +195,32 @@ def source_files(source: str, explicit: str | None = None) -> tuple[list[str], s
     if len(formats) > 1:
         raise InputError(f"{source}: the files are of different formats ({', '.join(formats)}); give a folder or glob of one format")
     return found, formats[0]
+
+
+def count_records(path: str, fmt: str) -> int | None:
+    """The number of records (rows) the reader of ``fmt`` yields for the file at ``path``,
+    for ``--sample``, the dry run and the progress total: a CSV cell may span several lines,
+    so CSV is counted by pandas' own parser (one column read), JSONL by its non-blank lines
+    (one object a line), Parquet from its metadata. None where counting would mean reading
+    the whole table into memory (stdin, a JSON array) or the file cannot be read (the reader
+    then says why)."""
+    if path == "-" or fmt == "json":
+        return None
+    if is_many(path):
+        counts = [count_records(file, fmt) for file in source_files(path, fmt)[0]]
+        return None if None in counts else sum(counts)  # type: ignore[arg-type]
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(path).metadata.num_rows
+        if fmt == "csv":
+            import pandas as pd
+
+            chunks = pd.read_csv(path, usecols=[0], dtype=str, keep_default_na=False, chunksize=100_000, index_col=False,
+                                 encoding="utf-8-sig", encoding_errors="replace")
+            return sum(len(chunk) for chunk in chunks)
+        with open(path, "rb") as handle:  # blank as the JSONL reader sees it (a BOM, Unicode spaces)
+            return sum(1 for n, line in enumerate(handle) if line.decode("utf-8-sig" if n == 0 else "utf-8", "replace").strip())
+    except Exception:  # a malformed file: the reader names the fault when it reads it
+        return None

@@ -16,48 +16,14 @@ import pandas as pd
 from ragjudge.errors import InputError
 from ragjudge.io.arrow import _to_arrow
 from ragjudge.io.formats import _name, _open_binary, _stdin, detect_format, is_many, source_files
+from ragjudge.io.rows import jsonl_rows
 from ragjudge.io.sources import conform_frame, unified_schema
 from ragjudge.types import clean
 
 
 def _jsonl_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
-    stream = _open_binary(path)
-    rows: list[dict[str, Any]] = []
-    try:
-        for lineno, raw in enumerate(stream, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    f"{_name(path)}: line {lineno}: not UTF-8 text (byte {exc.start + 1} of the line); save the file as UTF-8"
-                ) from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except RecursionError:
-                raise InputError(f"{_name(path)}: line {lineno}: JSON nested too deeply to read") from None
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{_name(path)}: line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                    "each line must hold one JSON object"
-                ) from None
-            if not isinstance(obj, dict):
-                raise InputError(
-                    f"{_name(path)}: line {lineno}: expected a JSON object, got {type(obj).__name__}; "
-                    "each line must hold one JSON object"
-                )
-            if "\\ud" in line.lower():
-                obj = clean(obj)  # an unpaired surrogate escape (half an emoji) becomes U+FFFD: every output is UTF-8
-            rows.append(obj)
-            if len(rows) == chunk_size:
-                yield _frame(rows)
-                rows = []
-        if rows:
-            yield _frame(rows)
-    finally:
-        if path != "-":
-            stream.close()
+    for rows in jsonl_rows(path, chunk_size):  # the local engine reads them as RowChunks (``rows``)
+        yield _frame(rows)
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -321,33 +287,6 @@ def read_table(path: str, fmt: str | None = None) -> pd.DataFrame:
     if not chunks:
         return pd.DataFrame()
     return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
-
-
-def count_records(path: str, fmt: str) -> int | None:
-    """The number of records (rows) the reader of ``fmt`` yields for the file at ``path``,
-    for ``--sample``, the dry run and the progress total: a CSV cell may span several lines,
-    so CSV is counted by pandas' own parser (one column read), JSONL by its non-blank lines
-    (one object a line), Parquet from its metadata. None where counting would mean reading
-    the whole table into memory (stdin, a JSON array) or the file cannot be read (the reader
-    then says why)."""
-    if path == "-" or fmt == "json":
-        return None
-    if is_many(path):
-        counts = [count_records(file, fmt) for file in source_files(path, fmt)[0]]
-        return None if None in counts else sum(counts)  # type: ignore[arg-type]
-    try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            return pq.ParquetFile(path).metadata.num_rows
-        if fmt == "csv":
-            chunks = pd.read_csv(path, usecols=[0], dtype=str, keep_default_na=False, chunksize=100_000, index_col=False,
-                                 encoding="utf-8-sig", encoding_errors="replace")
-            return sum(len(chunk) for chunk in chunks)
-        with open(path, "rb") as handle:  # blank as the JSONL reader sees it (a BOM, Unicode spaces)
-            return sum(1 for n, line in enumerate(handle) if line.decode("utf-8-sig" if n == 0 else "utf-8", "replace").strip())
-    except Exception:  # a malformed file: the reader names the fault when it reads it
-        return None
 
 
 def chunk_schemas(path: str, fmt: str, chunk_size: int) -> list[Any]:

@@ -16,13 +16,17 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import pandas as pd
-
-from ragjudge.io.arrow import _arrow_errors, _base64_bytes, _cast_table, _jsonable, _merge_schema, plain_frame, _text_ready, _to_arrow
 from ragjudge.io.atomic import _output_error, open_atomic
 from ragjudge.io.formats import detect_format
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas, pyarrow and ragjudge.io.arrow are imported where a chunk is written, not at import:
+# a writer is opened (and the output path checked) before a JSON Lines run's first calls, which go
+# out before pandas is imported (``ragjudge.io.rows``, issue 51)
 
 
 RECORD_KEY = b"ragjudge.run"  # the Parquet metadata key of the run's settings (TableWriter.record)
@@ -88,6 +92,8 @@ class TableWriter:
 
     def write(self, df: pd.DataFrame) -> None:
         """Append ``df``'s rows. Raises ``OutputError`` when the disk refuses (full, gone)."""
+        from ragjudge.io.arrow import plain_frame
+
         try:
             self._write(plain_frame(df))
         except OSError as exc:
@@ -159,6 +165,7 @@ def _exact_floats(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
     decimal as written) to put back in the JSON text. Chunks without such a cell are returned as
     they are, at no cost."""
     import numpy as np
+    import pandas as pd
 
     out: pd.DataFrame | None = None
     exact: dict[str, str] = {}
@@ -198,6 +205,8 @@ def _exact_floats(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
 def _json_lines(df: pd.DataFrame) -> list[str]:
     """``df``'s rows as pandas writes JSON records, one a line: every number exact, binary cells
     as base64 text, ``/`` unescaped."""
+    from ragjudge.io.arrow import _base64_bytes, _text_ready
+
     df, exact = _exact_floats(_text_ready(_base64_bytes(df)))
     text = df.to_json(orient="records", lines=True, force_ascii=False, default_handler=str, double_precision=15, date_format="iso",
                       date_unit="us")
@@ -253,6 +262,10 @@ class CsvWriter(TableWriter):
         self._nul: dict[str, int] = {}  # column -> cells whose NUL characters were written as U+FFFD
 
     def _write(self, df: pd.DataFrame) -> None:
+        import pandas as pd
+
+        from ragjudge.io.arrow import _base64_bytes, _jsonable, _text_ready
+
         flat = _text_ready(_base64_bytes(df)).copy()
         quote_all = False
         for column in flat.columns:
@@ -274,6 +287,8 @@ class CsvWriter(TableWriter):
     def _finish(self) -> None:
         import csv
 
+        import pandas as pd
+
         self._columns = self._ordered(self._columns)
         header = True
         for flat, quote_all in self._spooled():
@@ -291,6 +306,8 @@ class CsvWriter(TableWriter):
 def _big_integers(values: pd.Series) -> bool:
     """Whether ``values`` are integers only (None aside), so that a column of them stored as text
     is one of integers beyond what Parquet's 64-bit integers hold, not one of mixed types."""
+    import pandas as pd
+
     present = [v for v in values.tolist() if v is not None and v is not pd.NA and not (isinstance(v, float) and v != v)]
     return bool(present) and all(isinstance(v, int) and not isinstance(v, bool) for v in present)
 
@@ -322,6 +339,8 @@ class ParquetWriter(TableWriter):
         self._varied: set[str] = set()  # columns whose type differs between chunks
 
     def _write(self, df: pd.DataFrame) -> None:
+        from ragjudge.io.arrow import _merge_schema, _to_arrow
+
         texted: list[str] = []
         table = _to_arrow(df, self.column_types, texted)
         for name in texted:
@@ -359,6 +378,8 @@ class ParquetWriter(TableWriter):
         then one to write."""
         import pyarrow as pa
         import pyarrow.parquet as pq
+
+        from ragjudge.io.arrow import _arrow_errors, _cast_table
 
         schema = self._schema if self._schema is not None else pa.schema([])
         schema = pa.schema([schema.field(name) for name in self._ordered(schema.names)], metadata=schema.metadata)

@@ -39,6 +39,7 @@ from ragjudge.records import _lookup, _text, resolve_mapping
 from ragjudge.diagnosis import of_table
 from ragjudge.catalog import describe
 from ragjudge.errors import InputError
+from ragjudge.io import write_atomic
 
 
 def _missing(value: Any) -> bool:
@@ -303,8 +304,6 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
 
 def write(path: str, text: str) -> None:
     """Write the report to ``path`` atomically."""
-    from ragjudge.io import write_atomic
-
     write_atomic(path, text)
 
 

@@ -30,6 +30,7 @@ from ragjudge.gate import Summary
 from ragjudge.http_errors import redact
 from ragjudge.reports.gate_text import failure, line
 from ragjudge.types import Reason
+from ragjudge.io import open_atomic
 
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -142,8 +143,6 @@ def write(path: str, frame: Any, summary: Summary, seconds: float, comparison: d
           id_column: str | None = "id", levels: dict[str, str] | None = None, gate: Any = None) -> None:
     """Write the JUnit XML of ``frame`` (``build``) to ``path`` atomically."""
     import os
-
-    from ragjudge.io import open_atomic
 
     xml = build(frame, summary, seconds, comparison, id_column=id_column, levels=levels, gate=gate)
     handle, tmp = open_atomic(path)

@@ -18,6 +18,7 @@ from ragjudge.reports.gate_text import marked, verdict_line
 from ragjudge.reports import printable
 from ragjudge.types import count_of
 from ragjudge.http_errors import redact
+from ragjudge.io import write_atomic
 
 WORST_SHOWN = 10
 
@@ -69,8 +70,6 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
 
 def write(path: str, text: str) -> None:
     """Write ``text`` to ``path`` atomically."""
-    from ragjudge.io import write_atomic
-
     write_atomic(path, text)
 
 

@@ -15,6 +15,7 @@ from ragjudge.reports import html, junit, markdown
 from ragjudge.reports.gate_text import lines as gate_lines
 from ragjudge.compare import SCORE_HINT, checks as regression_checks, compare, markdown_view, render
 from ragjudge.catalog import describe
+from ragjudge.io import detect_format
 
 
 @dataclass
@@ -89,8 +90,6 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
                                                 summary=result.summary, gate=gate, mapping=result.mapping))
     commands = []
     if github_annotations.wanted() and not gate.passed:
-        from ragjudge.io import detect_format
-
         fmt = None if wanted.source == "-" else detect_format(wanted.source, wanted.input_format)
         commands = github_annotations.commands(result.summary, wanted.source, fmt)
     return Finished(gate, comparison, lines, commands, appended)

@@ -7,6 +7,7 @@ from typing import Any
 
 from ragjudge.gate import GateResult, Summary
 from ragjudge.reports.gate_text import failures_of, lines_of
+from ragjudge.io import write_atomic
 
 
 def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None) -> dict[str, Any]:
@@ -55,6 +56,5 @@ def write_summary_json(path: str, document: dict[str, Any]) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from ragjudge.io import write_atomic
 
     write_atomic(path, text)

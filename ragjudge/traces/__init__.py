@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from ragjudge.errors import InputError
 from ragjudge.traces.openinference import trace_files
+from ragjudge.io.formats import is_many, spool_stdin, stdin_head
 
 
 @dataclass(frozen=True)
@@ -121,8 +122,6 @@ def source_kind(source: Any, input_format: str | None = None) -> TraceSource | N
 def _many_kind(text: str) -> TraceSource | None:
     """The source of a folder or glob holding trace files (the first one's, in sorted order),
     or None when none of its files is one (a folder of tables)."""
-    from ragjudge.io.formats import is_many
-
     if not is_many(text):
         return None
     try:
@@ -137,8 +136,6 @@ def _stdin_kind() -> TraceSource | None:
     """The source on stdin: its first 64 KiB (``ragjudge.io.stdin_head``) hold one of a
     source's ``marks``, or start a Parquet file; stdin is then copied to a file and that
     source's sniffer has the last word."""
-    from ragjudge.io.formats import spool_stdin, stdin_head
-
     head = stdin_head().removeprefix(b"\xef\xbb\xbf").lstrip()
     many = [kind for kind in SOURCES.values() if kind.many]
     if head.startswith(b"PAR1"):  # a Parquet file names its columns at its end

@@ -57,6 +57,7 @@ from ragjudge.traces.spans import (
     trace_rows,
 )
 from ragjudge.types import clean
+from ragjudge.io.formats import spool_stdin
 
 SPAN_KIND = "openinference.span.kind"
 
@@ -139,8 +140,6 @@ def trace_files(source: str | os.PathLike[str]) -> tuple[list[tuple[str, str]], 
 
     text = os.fspath(source)
     if text == "-":
-        from ragjudge.io.formats import spool_stdin
-
         return [(spool_stdin(), "<stdin>")], "<stdin>"
     path = Path(text)
     if path.is_file():

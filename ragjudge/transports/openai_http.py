@@ -76,6 +76,10 @@ class OpenAIHTTPTransport:
         self._header_cache: dict[str, str] | None = None
         self._timeouts: dict[float, Any] = {}
 
+    def prepare(self) -> None:
+        """Import aiohttp now, in the calling thread (``Model.prepare``)."""
+        import aiohttp  # noqa: F401
+
     def _headers(self) -> dict[str, str]:
         """The request headers: the key read from the environment on the first call (an
         error, ``NO_KEY``, is raised again on every call until a key is there)."""

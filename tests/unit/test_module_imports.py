@@ -16,8 +16,12 @@ PACKAGE = Path(__file__).resolve().parents[2] / "ragjudge"
 HEAVY = ("pandas", "pyarrow", "litellm", "mlflow", "ray", "matplotlib", "xllamacpp")
 # ours, imported at their top: io reads and writes tables (pandas, pyarrow); compat.mlflow is MLflow's
 # face (its registrable scorers import from their own module inside them: MLflow serializes the function)
-HEAVY_OF = {"ragjudge.io": "pandas", "ragjudge.compat.mlflow": "mlflow"}
+# (``ragjudge.io`` itself loads its names' modules on first use: its formats, rows, atomic and writers
+# modules load no pandas, so that a JSON Lines run's first calls go out before pandas is imported)
+HEAVY_OF = {"ragjudge.io.arrow": "pandas", "ragjudge.io.readers": "pandas", "ragjudge.io.sources": "pandas",
+            "ragjudge.compat.mlflow": "mlflow"}
 LAZY_OURS = tuple(HEAVY_OF)
+LIGHT_IO = ("ragjudge.io", "ragjudge.io.formats", "ragjudge.io.rows", "ragjudge.io.atomic", "ragjudge.io.writers")
 
 
 def _module(path: Path) -> str:
@@ -25,9 +29,16 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _io_home(name: str) -> str:
+    from ragjudge.io import _HOME
+
+    return _HOME.get(name, name)
+
+
 def own_imports_in_functions() -> list[tuple[str, int, str]]:
     """(file, line, module) of every import of a ragjudge module inside a function, relative
-    imports resolved; ``from ragjudge import io`` names ``ragjudge.io``."""
+    imports resolved; ``from ragjudge import io`` names ``ragjudge.io``, ``from ragjudge.io import
+    read_table`` the module ``read_table`` comes from, ``ragjudge.io.readers``."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         module = _module(path)
@@ -43,7 +54,12 @@ def own_imports_in_functions() -> list[tuple[str, int, str]]:
                     if node.level:
                         parts = package.split(".")[: len(package.split(".")) - node.level + 1]
                         base = ".".join([*parts, *([base] if base else [])])
-                    names = [base] if base != "ragjudge" else [f"ragjudge.{alias.name}" for alias in node.names]
+                    if base == "ragjudge":
+                        names = [f"ragjudge.{alias.name}" for alias in node.names]
+                    elif base == "ragjudge.io":  # a name of the package: the module it comes from (``io._HOME``)
+                        names = [f"ragjudge.io.{_io_home(alias.name)}" for alias in node.names]
+                    else:
+                        names = [base]
                 else:
                     continue
                 found += [(str(path.relative_to(PACKAGE.parent)), node.lineno, name) for name in names
@@ -64,7 +80,7 @@ def test_the_scan_finds_an_import_inside_a_function(tmp_path, monkeypatch):
     (package / "__init__.py").write_text("")
     (package / "late.py").write_text("def f():\n    from . import gate\n    from ragjudge.io import read_table\n    import ragjudge.options\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
-    assert [(line, name) for _, line, name in own_imports_in_functions()] == [(2, "ragjudge.gate"), (3, "ragjudge.io"), (4, "ragjudge.options")]
+    assert [(line, name) for _, line, name in own_imports_in_functions()] == [(2, "ragjudge.gate"), (3, "ragjudge.io.readers"), (4, "ragjudge.options")]
 
 
 @pytest.mark.parametrize("module, heavy", list(HEAVY_OF.items()))
@@ -74,3 +90,12 @@ def test_each_module_imported_late_loads_a_heavy_library(module, heavy):
     code = f"import sys, {module}\nprint({heavy!r} in sys.modules)"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "True", f"{module} does not load {heavy}: import it at the top where it is used"
+
+
+@pytest.mark.parametrize("module", LIGHT_IO)
+def test_the_modules_a_json_lines_run_reads_its_first_rows_with_load_no_pandas(module):
+    # the local engine plans and judges a JSON Lines file's first rows before pandas is imported
+    # (issue 51): the package and these modules must not import it
+    code = f"import sys, {module}\nprint(sorted(m for m in ('pandas', 'numpy', 'pyarrow') if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]", f"{module} loads {loaded}"
