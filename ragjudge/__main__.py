@@ -1,3 +1,3 @@
-from ragjudge.cli import main
+from ragjudge.cli import console
 
-main()
+console()

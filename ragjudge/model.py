@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import replace
@@ -211,6 +212,9 @@ class Model:
         self._in_flight: dict[str, asyncio.Future] = {}
         self._probe_started = False
         self._probe_done: asyncio.Event | None = None
+        # set (from the loop thread) once the run's first call has an answer, or was never sent: a
+        # JSON Lines run imports pandas then, not while the first calls are being made (``Scorer.finish``)
+        self.answered = threading.Event()
         self._limit: _Limit | None = None
         self._pacer = Pacer(settings.rpm)
         self._skip_response_format = False
@@ -411,6 +415,7 @@ class Model:
         finally:
             if probe:
                 self._probe_done.set()
+                self.answered.set()
         if verdict.status == OK and self.cache is not None and getattr(self.transport, "cacheable", True):
             self.cache.set(key, {"verdict": verdict.to_cache(), "raw": verdict.raw})
         verdict.cached = None if verdict.reason is BUDGET or verdict.input_error else False
@@ -538,6 +543,7 @@ class Model:
             finally:
                 if first:
                     first = False
+                    self.answered.set()
                     if self._probe_done is not None:
                         self._probe_done.set()
 

@@ -36,6 +36,7 @@ calls (``ragjudge.model``) live apart.
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -309,8 +310,11 @@ class Scorer:
 
     def finish(self, job: "Job") -> Scored:
         """The ``Scored`` of a ``submit``ted job, waited for (a KeyboardInterrupt cancels it)."""
-        # a JSON Lines chunk is framed while its calls run (the first time, pandas is imported then)
-        frame = job.frame.frame() if isinstance(job.frame, RowChunk) else job.frame
+        frame = job.frame
+        if isinstance(frame, RowChunk):  # a JSON Lines chunk is framed while its calls run
+            if "pandas" not in sys.modules:  # its import then: once the first call has its answer (issue 51)
+                _until_answered(self.model, job.future)
+            frame = frame.frame()
         records, verdicts = _loop.wait(job.future)
         return self._scored(frame, records, verdicts, job.notes, job.resolved, job.start)
 
@@ -755,6 +759,18 @@ def removed_note(rows: int) -> str:
     """The note for ``rows`` rows that lost sentences addressed to the judge."""
     return (f"{rows} row(s): sentences addressed to the judge were removed from the context or response before "
             "judging (column removed_instructions; judge.strip_instructions: false keeps them)")
+
+
+def _until_answered(model: Any, future: Any) -> None:
+    """Wait until ``model``'s first call has an answer (``Model.answered``) or ``future`` is done.
+    Until then ragjudge's loop thread is making the run's first calls; importing pandas beside
+    them would make the two threads take turns for the interpreter and delay those calls (on a
+    2-core machine the first call came 0.13 s after its job was submitted instead of 0.02 s)."""
+    answered = getattr(model, "answered", None)
+    if answered is None:
+        return
+    while not answered.wait(0.01) and not future.done():
+        pass
 
 
 def row_dicts(frame: Any) -> list[dict[str, Any]]:

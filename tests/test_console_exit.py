@@ -1,0 +1,64 @@
+"""The ``ragjudge`` command ends its process as soon as its work is done (``cli.console``, issue
+51): the exit code, everything written to stdout and stderr, and every atexit handler are what
+Python's own exit gives; only the interpreter's freeing of its modules is skipped."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import ROOT, write_jsonl
+
+ROWS = [{"id": i, "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}." if i % 2 else "The weather was mild."]}
+        for i in range(30)]  # half of them sufficient: a bound of 1 fails
+
+
+def _console(tmp_path, server, args, extra=""):
+    marker = tmp_path / "atexit.txt"
+    script = textwrap.dedent(f"""
+        import atexit, sys, threading
+        atexit.register(lambda: open({str(marker)!r}, "a").write("ran\\n"))
+        {extra}
+        from ragjudge.cli import console
+        sys.stdout.write("wrapper\\n")  # still in stdout's buffer (a pipe) when the command ends
+        sys.argv = ["ragjudge", *{args!r}, "--model", "openai/fake-judge", "--api-base", {server.url!r},
+                    "--cache-dir", {str(tmp_path / "cache")!r}]
+        console()
+        print("not reached")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test", "HOME": str(tmp_path)})
+    return done, (marker.read_text() if marker.exists() else "")
+
+
+@pytest.mark.parametrize("bound, code", [("0", 0), ("1", 1)])
+def test_the_command_keeps_its_exit_code_its_whole_output_and_the_atexit_handlers(server, tmp_path, bound, code):
+    source = write_jsonl(tmp_path / "in.jsonl", ROWS)
+    done, ran = _console(tmp_path, server, ["score", str(source), "-m", "sufficiency", "-o", "-", "--min-pass-rate", bound])
+    assert done.returncode == code, done.stderr
+    assert ran == "ran\n"
+    lines = done.stdout.splitlines()
+    assert "wrapper" in lines and "not reached" not in lines  # (the table goes to stdout's bytes, around the text buffer)
+    assert [json.loads(line)["id"] for line in lines if line != "wrapper"] == list(range(30))  # to its last row
+    assert ("gate failed (exit 1)" in done.stderr) == (code == 1)
+
+
+def test_an_input_error_exits_2_through_the_same_door(server, tmp_path):
+    done, ran = _console(tmp_path, server, ["score", str(tmp_path / "missing.jsonl"), "-m", "sufficiency"])
+    assert (done.returncode, ran) == (2, "ran\n")
+    assert done.stderr.strip() == f"error: input file not found: {tmp_path / 'missing.jsonl'}"
+
+
+def test_a_thread_of_the_callers_is_waited_for_as_python_does(server, tmp_path):
+    # a non-daemon thread still running: the interpreter's own exit joins it, so console leaves that to it
+    late = tmp_path / "late.txt"
+    extra = (f"threading.Thread(target=lambda: (__import__('time').sleep(1.0), open({str(late)!r}, 'w').write('done'))).start()")
+    source = write_jsonl(tmp_path / "in.jsonl", ROWS[:3])
+    done, ran = _console(tmp_path, server, ["score", str(source), "-m", "sufficiency", "-q", "--min-pass-rate", "0"], extra)
+    assert (done.returncode, ran) == (0, "ran\n"), done.stderr
+    assert late.read_text() == "done"
+
