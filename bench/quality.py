@@ -831,7 +831,6 @@ def report(results: dict[str, Any]) -> str:
                       f"{', '.join(f'{_setting(a)}/{_setting(b)}' for a, b in g['cv']['chosen_per_fold'])}); without the evidence check "
                       f"{_acc(g['without_evidence_check']['out_of_fold_accuracy'], g['without_evidence_check']['interval'])}; written verdict "
                       f"{_f(g['written_verdict_accuracy'])}", ""]
-        lines += _calibrate_lines(results.get("calibrate") or {})
         lines += ["## Stability: out-of-fold accuracy with each fold's chosen threshold moved", "",
                   "| threshold | rows | n | headline | -0.05 | -0.02 | +0.02 | +0.05 | largest drop within ±0.02 (negative: a gain) | verdicts flipping within ±0.02 |",
                   "|---|---|---|---|---|---|---|---|---|---|",
@@ -921,6 +920,7 @@ def report(results: dict[str, Any]) -> str:
                          f"{versus['judge_right']}, word overlap on {versus['other_right']}; only the judge on {versus['judge_only']}, "
                          f"only word overlap on {versus['other_only']} (exact McNemar p {_f(versus['p_value'], 3)})")
         lines.append("")
+    lines += _calibrate_lines(results.get("calibrate") or {})  # every group fitted: sufficiency's and completeness's
     return "\n".join(lines)
 
 

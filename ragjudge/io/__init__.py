@@ -5,7 +5,8 @@ million-row file is never held in memory at once; ``TableWriter`` appends chunks
 the output appear atomically (temporary file, then rename). ``-`` means stdin / stdout.
 Malformed input raises ``InputError`` naming the file, the line and what was wrong (exit 2).
 
-The package: ``formats`` (format names, stdin), ``readers`` (one reader per format),
+The package: ``formats`` (format names, stdin, counting records), ``rows`` (JSON Lines rows as
+read, before pandas: ``jsonl_rows``, ``RowChunk``), ``readers`` (one reader per format),
 ``arrow`` (Arrow typing and pyarrow's schema unification), ``sources`` (a folder or a glob
 of files read as one table, by both engines: ``formats`` lists the files, ``readers`` reads them), ``writers`` (one
 writer per format) and ``atomic`` (the atomic write).
@@ -14,9 +15,10 @@ writer per format) and ``atomic`` (the atomic write).
 import importlib
 from typing import Any
 
-# Each name's module, imported on first use (PEP 562): ``formats``, ``atomic`` and ``rows`` need
-# no pandas, so a JSON Lines run reads its first rows and makes its first calls while pandas has
-# not been imported yet (issue 51); ``arrow``, ``readers``, ``sources`` and ``writers`` import it.
+# Each name's module, imported on first use (PEP 562): ``formats``, ``atomic``, ``rows`` and
+# ``writers`` import no pandas (a writer imports it when it writes a chunk), so a JSON Lines run
+# reads its first rows and makes its first calls while pandas has not been imported yet (issue 51);
+# ``arrow``, ``readers`` and ``sources`` import it.
 _HOME = {
     **dict.fromkeys(["arrow_type", "plain_frame", "unify_type"], "arrow"),
     **dict.fromkeys(["names_folder", "open_atomic", "write_atomic"], "atomic"),
