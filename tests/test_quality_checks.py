@@ -416,3 +416,26 @@ def test_the_judge_and_word_overlap_are_compared_on_the_pairs_where_they_differ(
     assert found["p_value"] == pytest.approx(0.375)  # two-sided exact binomial: 2 * P(X <= 1 | n 5, p 0.5) = 2 * 6/32
     same = quality.paired_comparison(*judge, *judge, preferences)
     assert (same["judge_only"], same["other_only"], same["p_value"]) == (0, 0, None)
+
+
+def test_the_report_gives_calibrates_settings_when_only_completeness_was_fitted(monkeypatch):
+    # `bench/quality.py --only completeness` fitted the SQuALITY rows and printed nothing of it: the
+    # lines were written inside the sufficiency section (2026-12-05)
+    import sys
+
+    from conftest import ROOT
+
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    sys.modules.pop("quality", None)
+    import quality
+
+    fitted = {"rows": 126, "n": 118, "missing": 8, "before": 0.576, "out_of_fold": 0.737, "interval": [0.651, 0.808],
+              "chosen": {"threshold": 3.8, "statement_evidence": 0.1, "evidence_weight": None}, "untried": [],
+              "per_fold": [{"threshold": 3.8, "statement_evidence": 0.1, "evidence_weight": None}] * 5,
+              "shipped": {"threshold": 2.9, "statement_evidence": 0.3, "evidence_weight": None}, "reproduces": False,
+              "moved": "threshold", "stability": {"-0.05": 0.72, "+0.05": 0.71}}
+    text = quality.report({"machine": "m", "folds": 5, "seed": 0, "completeness": {}, "calibrate": {"squality": fitted}})
+    line = next(line for line in text.splitlines() if line.startswith("- squality:"))
+    assert "out of fold 0.74 [0.65, 0.81] against 0.58 at the neutral start" in line
+    assert "chosen: threshold 3.8, statement_evidence 0.1, evidence_weight off" in line
+    assert "shipped: threshold 2.9, statement_evidence 0.3, evidence_weight off; **differs**" in line
