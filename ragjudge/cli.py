@@ -655,29 +655,53 @@ def console() -> None:
     """The ``ragjudge`` command and ``python -m ragjudge``: ``main``, then the process ends as soon
     as its work is done. The interpreter's own shutdown (freeing every module and object: about
     0.08 s after a 10,000-row run on a 2-core machine) is skipped, once the atexit handlers have run
-    and stdout and stderr are flushed, where no thread but daemons is left; else it exits as
-    Python does. ``main`` itself, called from Python, raises ``SystemExit`` as before."""
+    and stdout and stderr are flushed, where the command is the process's own program (not run by a
+    profiler, ``runpy`` from other code, or ``python -i``) and no thread but daemons is left; else
+    it exits as Python does. ``main`` itself, called from Python, raises ``SystemExit`` as before."""
+    outermost = _outermost(sys._getframe(1))
     try:
         main()
         code: Any = 0
     except SystemExit as exc:
+        if not (outermost and _leave_at_once()):
+            raise
         code = exc.code
-    if not _leave_at_once():
+    if not (outermost and _leave_at_once()):
         sys.exit(code)
     if not isinstance(code, int):  # as Python's exit: None is 0, anything else is printed and 1
-        if code is not None:
+        if code is not None and sys.stderr is not None:
             print(code, file=sys.stderr)
         code = 0 if code is None else 1
     run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
-    try:
-        if run_exitfuncs is None:
-            raise OSError
-        run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a closed pipe: Python's own exit handles and reports it
+    if run_exitfuncs is None:
         sys.exit(code)
+    run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # closed when the process started (``>&-``): Python has nothing to flush either
+            continue
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: Python's own exit handles and reports it
+            sys.exit(code)
     os._exit(code)
+
+
+def _outermost(frame: Any) -> bool:
+    """Whether ``frame`` (``console``'s caller) and every frame above it are the process's own way
+    in: the console script, ``python -m`` (runpy) or ragjudge itself; a profiler, a debugger, a test
+    or a program running ragjudge with ``runpy`` is not, and gets Python's exit back."""
+    if sys.flags.interactive:
+        return False
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    here = os.path.dirname(os.path.abspath(__file__))
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name != "<frozen runpy>" and os.path.basename(name) != "runpy.py":
+            absolute = os.path.abspath(name)
+            if absolute != script and not absolute.startswith(here + os.sep):
+                return False
+        frame = frame.f_back
+    return True
 
 
 def _leave_at_once() -> bool:

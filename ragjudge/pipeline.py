@@ -6,8 +6,8 @@ it (``ragjudge.evaluate`` and ``ragjudge score`` go through ``run``), after chec
 
 from __future__ import annotations
 
+import os
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -147,8 +147,12 @@ def score_source(
     hear = on_event
     if isinstance(source, list):
         source = as_frame(source)
-    pandas = sys.modules.get("pandas")  # a DataFrame's pandas is imported; a file's need not be yet
-    is_frame = pandas is not None and isinstance(source, pandas.DataFrame)
+    if isinstance(source, (str, os.PathLike)):  # a file: pandas need not be imported yet
+        is_frame = False
+    else:  # waits for an import of pandas another thread has begun (sys.modules may hold it half made)
+        import pandas as pd
+
+        is_frame = isinstance(source, pd.DataFrame)
     if is_frame:
         as_frame(source)  # columns the scorer can name, or InputError with the fix
     fmt = None if is_frame else detect_format(source, input_format)

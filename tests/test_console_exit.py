@@ -62,3 +62,24 @@ def test_a_thread_of_the_callers_is_waited_for_as_python_does(server, tmp_path):
     assert (done.returncode, ran) == (0, "ran\n"), done.stderr
     assert late.read_text() == "done"
 
+
+
+@pytest.mark.parametrize("closed", [">&-", "2>&- >/dev/null"])
+def test_a_stream_closed_when_the_command_starts_is_no_fault(closed):
+    # a breaker's find: sys.stdout (or sys.stderr) is None then, and the exit's flush raised (exit 1, a traceback)
+    done = subprocess.run(["bash", "-c", f"{sys.executable} -m ragjudge judges {closed}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_a_profiler_or_a_program_running_the_command_gets_pythons_exit_back(tmp_path):
+    # a breaker's find: `python -m cProfile -o prof -m ragjudge` wrote no profile, and runpy's caller never got its SystemExit
+    profile = tmp_path / "prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "ragjudge", "judges"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert profile.stat().st_size > 0
+    script = ("import runpy, sys\nsys.argv = ['ragjudge', 'judges']\ntry:\n    runpy.run_module('ragjudge', run_name='__main__')\n"
+              "except SystemExit as exc:\n    print('SystemExit', exc.code)\nprint('after')\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines()[-2:] == ["SystemExit 0", "after"], done.stderr

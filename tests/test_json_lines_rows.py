@@ -99,3 +99,29 @@ def test_a_json_lines_run_makes_its_first_call_before_pandas_is_imported(tmp_pat
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen == {"first": False, "calls": 40, "ok": 40, "pandas_now": True}
+
+
+def test_a_json_lines_file_is_judged_while_another_thread_imports_pandas(tmp_path):
+    # a breaker's find: a half-imported pandas in sys.modules (another thread's import) was taken for pandas
+    # ("partially initialized module 'pandas' has no attribute 'DataFrame'"); the run waits for the import instead
+    source = tmp_path / "rows.jsonl"
+    _write(source, [{"id": i, "request": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(5)])
+    script = textwrap.dedent(f"""
+        import sys, threading
+        from ragjudge import load_config
+        from ragjudge.fakeserver import FakeJudgeServer
+        from ragjudge.run import evaluate
+
+        with FakeJudgeServer() as server:
+            config = load_config(None, {{"judge": {{"model": "openai/fake-judge", "api_base": server.url}}, "cache": {{"enabled": False}},
+                                        "metrics": ["sufficiency"]}})
+            threading.Thread(target=lambda: __import__("pandas"), daemon=True).start()
+            while "pandas" not in sys.modules:
+                pass
+            half = not hasattr(sys.modules["pandas"], "DataFrame")  # the import is under way
+            result = evaluate({str(source)!r}, config)
+        print(half, result.summary.metrics["sufficiency"].ok)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "5"]
