@@ -91,10 +91,11 @@ SCORE_EPILOG = """Examples:
 
   ragjudge score traces.json --phoenix-endpoint http://localhost:6006   (OTLP JSON in, Phoenix annotations out)
 
-Exit codes: 0 gate passed, 1 a gate failed (pass rate, skip rate, diagnosis share, or against
---baseline: regressions, pass-rate drop), 2 usage/config/input error, 3 too many judge errors
-(provider down, auth, quota, unreadable replies) or the budget reached, 4 submitted to the
-batch API and not yet judged (--batch; run again to collect), 130 interrupted."""
+Exit codes: 0 gate passed, 1 a gate failed (pass rate, skip rate, diagnosis share, or against \
+--baseline: regressions, pass-rate drop), 2 usage/config/input error or an output cut short (a \
+full disk, -o - into a pipe closed early), 3 too many judge errors (provider down, auth, quota, \
+unreadable replies) or the budget reached, 4 submitted to the batch API and not yet judged \
+(--batch; run again to collect), 130 interrupted."""
 
 
 @app.command(epilog=SCORE_EPILOG)

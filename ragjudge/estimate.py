@@ -244,7 +244,7 @@ def _final(model: Any, call: Call, item: MetricEstimate, counter: Any, seen: set
 def render(report: dict[str, Any]) -> list[str]:
     """The dry run's lines for the terminal."""
     def usd(low: float | None, high: float | None) -> str:
-        return "unknown price" if low is None else f"${low:.4f} to ${high:.4f}"
+        return "unknown (no price for this model)" if low is None else f"${low:.4f} to ${high:.4f}"
 
     lines = [f"dry run: {count_of(report['rows'])}, judge {report['judge_model']}; no call made, nothing written"]
     for name, m in report["metrics"].items():

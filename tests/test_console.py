@@ -86,3 +86,24 @@ def test_a_failed_pass_rate_gate_lists_only_that_metrics_rows():
     lines = failing_lines(summary, gate=gate)
     assert lines == ["failing rows (1 of 1):", "  completeness c0: score 1: short"]
     assert len(failing_lines(summary)) == 6  # without the gate: every metric's failing rows (1 + 4), as before
+
+
+def test_a_failed_error_rate_gate_lists_the_error_rows_before_the_low_scores():
+    # a new user's find: the one input-error row that failed the gate (exit 2) was "and 1 more" under five score-0 rows
+    from ragjudge.gate import MetricSummary, Summary, check_gate
+    from ragjudge.reports.console import failing_lines
+    from ragjudge.types import Verdict
+
+    suff = MetricSummary("sufficiency", 0.5, min_pass_rate=0.0)
+    for i in range(5):
+        suff.add(Verdict(metric="sufficiency", status="ok", score=0.0, passed=False, rationale="thin"), f"s{i}", i)
+    suff.add(Verdict.failed("sufficiency", "empty row", input_error=True), "s5", 5)
+    summary = Summary(rows=6, metrics={"sufficiency": suff}, judge_model="fake")
+    gate = check_gate(summary)
+    assert not gate.passed and {c.check.value for c in gate.checks if c.failed} == {"error_rate"}
+    assert failing_lines(summary, gate=gate) == ["failing rows (5 of 6):", "  1 row(s) (sufficiency): error: empty row",
+                                                 "  sufficiency s0: score 0: thin", "  sufficiency s1: score 0: thin",
+                                                 "  sufficiency s2: score 0: thin", "  sufficiency s3: score 0: thin", "  and 1 more (write the scored table with -o to see every row)"]
+    summary.metrics["sufficiency"].min_pass_rate = 0.5  # the pass rate fails too: its rows first, as before
+    lines = failing_lines(summary, gate=check_gate(summary))
+    assert lines[1] == "  sufficiency s0: score 0: thin" and lines[-1].startswith("  and 1 more")

@@ -107,3 +107,15 @@ def test_max_error_rate_per_metric_from_the_flag_and_the_config(run_cli, tmp_pat
     config = load_config(None, **{"gate": {"max_error_rate": {"completeness": 0.2, "*": 0.1}, "max_skip_rate": 0.5}})
     assert config.gate.error_ceiling("completeness") == 0.2 and config.gate.error_ceiling("sufficiency") == 0.1
     assert config.gate.skip_ceiling("groundedness") == 0.5
+
+
+def test_a_skip_rate_line_names_each_reason_when_they_tie(run_cli, tmp_path):
+    # a new user's find: "2 of 14 rows skipped; most for 'no context' (1)" when 'no request' counted 1 too
+    rows = [{"id": "a", "request": "Where?"}, {"id": "b", "context": ["In Paris."]}, {"id": "c", "request": "Where?", "context": ["In Paris."]}]
+    tied = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "--max-skip-rate", "0.1", "--min-pass-rate", "0", "-q"])
+    line = next(line for line in tied.stderr.splitlines() if "skip rate" in line)
+    assert line.endswith("(2 of 3 rows skipped); 1 for 'no context', 1 for 'no request'"), line
+    more = run_cli(["score", write_jsonl(tmp_path / "in2.jsonl", [*rows, {"id": "d", "request": "When?"}]), "-m", "sufficiency",
+                    "--max-skip-rate", "0.1", "--min-pass-rate", "0", "-q"])
+    line = next(line for line in more.stderr.splitlines() if "skip rate" in line)
+    assert line.endswith("(3 of 4 rows skipped); most for 'no context' (2)"), line

@@ -228,6 +228,18 @@ def test_verbose_leaves_out_the_rows_not_sampled(run_cli, tmp_path):
     assert [line.split(":")[0] for line in result.stderr.splitlines()] == ["r0", "r1"]
 
 
+def test_the_summary_says_how_many_rows_limit_left_out_of_its_counts(run_cli, tmp_path):
+    # a new user's find: "ragjudge: 6 rows" over a table counting 2 (ok 2, skipped 0) while the file marks 4 more skipped
+    rows = [{**GROUNDED_ROW, "id": f"r{i}"} for i in range(6)]
+    result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "--limit", "2", "--min-pass-rate", "0"])
+    assert result.code == 0
+    title = next(line for line in result.stderr.splitlines() if line.startswith("ragjudge: "))
+    assert title.startswith("ragjudge: 6 rows (2 chosen by --limit / --sample; the other 4 are in the output as skipped, 'not sampled', "
+                            "and in no count below), judge ")
+    whole = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "--min-pass-rate", "0"])
+    assert next(line for line in whole.stderr.splitlines() if line.startswith("ragjudge: ")).startswith("ragjudge: 6 rows, judge ")
+
+
 def test_a_closed_stderr_does_not_lose_the_output(tmp_path, server):
     # `ragjudge score ... 2>&1 | head -1`: the notes could not be printed, the run stopped and wrote nothing
     import os

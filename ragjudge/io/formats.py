@@ -40,8 +40,11 @@ def detect_format(path: str, explicit: str | None = None, many: bool = True) -> 
     suffix = Path(path).suffix.lower()
     if suffix in SUFFIXES:
         return SUFFIXES[suffix]
-    traces = " (traces: --input-format otlp|phoenix|mlflow-traces)" if many else ""  # an input, not an output
-    raise InputError(f"cannot tell the format of '{path}' from its suffix; pass --input-format (or --output-format for -o) {'|'.join(FORMATS)}{traces}")
+    if not many:  # an output (``-o``)
+        raise InputError(f"cannot tell the format of '{path}' from its suffix; name it {', '.join(sorted(SUFFIXES))}, or give "
+                         f"ragjudge score --format {'|'.join(FORMATS)}")
+    raise InputError(f"cannot tell the format of '{path}' from its suffix; pass --input-format {'|'.join(FORMATS)} (traces: "
+                     "--input-format otlp|phoenix|mlflow-traces)")
 
 
 _PEEKABLE: dict[int, IO[bytes]] = {}

@@ -56,7 +56,10 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     for row in rows:
         table.add_row(*(row[i] for i in keep))
     # the title as its own line: rich pads a table's title to the table's width (trailing spaces in a log)
-    console.print(f"ragjudge: {count_of(summary.rows)}, judge {summary.judge_model}", highlight=False, markup=False, soft_wrap=True)
+    left = max((m.unsampled for m in summary.metrics.values()), default=0)  # --limit / --sample: not in the table's counts
+    chosen = (f" ({summary.rows - left} chosen by --limit / --sample; the other {left} are in the output as skipped, 'not sampled', "
+              "and in no count below)") if left else ""
+    console.print(f"ragjudge: {count_of(summary.rows)}{chosen}, judge {summary.judge_model}", highlight=False, markup=False, soft_wrap=True)
     console.print(table)
     text = diagnosis_line(summary)
     if text:
@@ -133,6 +136,18 @@ def _one_line(text: str | None, width: int = 100) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def _add_worst(shown: list[str], metrics: dict[str, Any], most: int) -> int:
+    """Append the lowest-scored failing rows of ``metrics`` to ``shown`` while it has fewer than
+    ``most`` lines; returns how many were added."""
+    added = 0
+    for name, m in metrics.items():
+        for row in m.worst:
+            if len(shown) < most:
+                shown.append(f"  {name} {_one_line(row['id'])}: score {row['score']:g}: {_one_line(row['rationale']) or '(no rationale)'}")
+                added += 1
+    return added
+
+
 def failing_lines(summary: Summary, output: str | None = None, summary_json: str | None = None, most: int = 5, gate: Any = None,
                   comparison: dict[str, Any] | None = None) -> list[str]:
     """The lines that name a failing gate's rows: at most ``most`` failing rows (lowest score
@@ -158,11 +173,13 @@ def failing_lines(summary: Summary, output: str | None = None, summary_json: str
     total = sum(m.failed + m.error - m.interrupted for m in metrics.values()) + sum(len(ids) for ids in regressed.values())
     if not total:
         return []
-    for name, m in metrics.items():
-        for row in m.worst:
-            if len(shown) < most:
-                shown.append(f"  {name} {_one_line(row['id'])}: score {row['score']:g}: {_one_line(row['rationale']) or '(no rationale)'}")
-    covered = len(shown)  # rows the lines shown name
+    # the rows that made the gate fail come first: error rows where an error-rate check failed and no pass-rate check did
+    # (a new user's find: the one input-error row that failed the gate was "and 1 more" under five low-scored rows)
+    kinds = {c.check for c in gate.checks if c.failed} if gate is not None else set()
+    errors_first = Kind.ERROR_RATE in kinds and not kinds & {Kind.PASS_RATE, Kind.CORRECTED_PASS_RATE}
+    covered = 0  # rows the lines shown name
+    if not errors_first:
+        covered = _add_worst(shown, metrics, most)
     # an error's reason once, with the rows it hit in each metric (not a line per row that says only "error"); the rows
     # a fatal error left unjudged ("not run: REASON") count with the one that met it
     reasons: dict[str, dict[str, int]] = {}
@@ -177,6 +194,8 @@ def failing_lines(summary: Summary, output: str | None = None, summary_json: str
             where = ", ".join(f"{name} {n}" for name, n in hit.items()) if len(hit) > 1 else next(iter(hit))
             shown.append(f"  {count} row(s) ({where}): error: {_one_line(reason, 300)}")
             covered += count
+    if errors_first:
+        covered += _add_worst(shown, metrics, most)
     for name, ids in regressed.items():
         for ident in ids:
             if ident and len(shown) < most:

@@ -15,8 +15,13 @@ from ragjudge.types import count_of, distinct
 def _why_skipped(skipped_by: dict[str, int]) -> str:
     if not skipped_by:
         return ""
-    reason, count = max(skipped_by.items(), key=lambda item: item[1])
-    return f"; most for '{reason}' ({count})" if len(skipped_by) > 1 else f": {reason}"
+    if len(skipped_by) == 1:
+        return f": {next(iter(skipped_by))}"
+    ranked = sorted(skipped_by.items(), key=lambda item: -item[1])
+    top = [(reason, count) for reason, count in ranked if count == ranked[0][1]]
+    if len(top) > 1:  # tied: each of them, not the first of the ties as if it were "most"
+        return "; " + ", ".join(f"{count} for '{reason}'" for reason, count in ranked[:4]) + (", ..." if len(ranked) > 4 else "")
+    return f"; most for '{top[0][0]}' ({top[0][1]})"
 
 
 def _rate(value: float | None) -> str:

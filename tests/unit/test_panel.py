@@ -248,8 +248,8 @@ def test_the_dry_run_counts_each_member_and_its_own_cache(run_score, tmp_path, j
     dry = run_score(SOURCE, metric=["sufficiency"], dry_run=True, set_=_panel(MEMBERS))
     assert dry.code == 0, dry.text
     lines = [line for line in dry.text.splitlines() if line.startswith("panel member")]
-    assert lines[:2] == ["panel member fake_judge (openai/fake-judge): 24 cache hits; 0 calls to make; prompt tokens 0; cost unknown price",
-                         "panel member fake_lenient (openai/fake-lenient): 24 cache hits; 0 calls to make; prompt tokens 0; cost unknown price"]
+    assert lines[:2] == ["panel member fake_judge (openai/fake-judge): 24 cache hits; 0 calls to make; prompt tokens 0; cost unknown (no price for this model)",
+                         "panel member fake_lenient (openai/fake-lenient): 24 cache hits; 0 calls to make; prompt tokens 0; cost unknown (no price for this model)"]
     assert lines[2].startswith("panel member fake_strict (openai/fake-strict): 0 cache hits; 24 calls to make; prompt tokens ")
     assert [judge.members[m].calls for m in MEMBERS[:2]] == [24, 24]  # those of the first run: the dry run asks no member
     assert dry.result["members"]["fake_strict"]["metrics"]["sufficiency"]["calls"] == 24
