@@ -182,13 +182,13 @@ def test_the_readme_row_is_what_the_first_run_writes(tmp_path, server):
     import pandas as pd
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    match = re.search(r"<!-- row (\d+) of scored.parquet: ([\w, ]+) -->\s*```text\n(.*?)```", text, re.S)
+    match = re.search(r"<!-- row (\d+) of scored.parquet \(counting from 1, as ragjudge names rows\): ([\w, ]+) -->\s*```text\n(.*?)```", text, re.S)
     assert match, "README: the first run's row is not marked"
     shutil.copytree(ROOT / "sample_data", tmp_path / "sample_data")
     env = dict(os.environ, OPENAI_BASE_URL=server.url, OPENAI_API_KEY="sk-test-not-a-real-key")
     subprocess.run([sys.executable, "-m", "ragjudge", "score", "sample_data/rag_eval.jsonl", "-o", "scored.parquet", "-q"],
                    cwd=tmp_path, env=env, capture_output=True, check=False, timeout=120)
-    row = pd.read_parquet(tmp_path / "scored.parquet").iloc[int(match.group(1))]
+    row = pd.read_parquet(tmp_path / "scored.parquet").iloc[int(match.group(1)) - 1]
     columns = [c.strip() for c in match.group(2).split(",")]
     assert _lines(row[columns].to_string()) == _lines(match.group(3))
 
