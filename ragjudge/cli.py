@@ -664,11 +664,9 @@ def console() -> None:
         main()
         code: Any = 0
     except SystemExit as exc:
-        if not (outermost and _leave_at_once()):
-            raise
         code = exc.code
     if not (outermost and _leave_at_once()):
-        sys.exit(code)
+        sys.exit(code)  # Python's own exit, with the same code
     if not isinstance(code, int):  # as Python's exit: None is 0, anything else is printed and 1
         if code is not None and sys.stderr is not None:
             print(code, file=sys.stderr)
