@@ -47,6 +47,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import replace
@@ -137,9 +138,12 @@ class _Limit:
             again = True
         self.in_use += 1
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, exc_type: Any = None, *exc: Any) -> None:
         self.in_use -= 1
+        woken = self._woken
         self._wake()
+        if self._woken > woken and exc_type is None:  # a reply in hand: the next call goes first
+            await _after_woken()
 
     def _wake(self) -> None:
         """Wake one waiting call per free slot not already promised to a woken one (it takes
@@ -152,6 +156,40 @@ class _Limit:
 
 
 _LIMITS: dict[tuple[str, str | None], _Limit] = {}
+
+# tasks whose cancellation arrived while they let a woken call go first, with a reply in hand:
+# their reply is kept, and the cancellation reaches them at their next call (``Model.call``)
+_CANCEL_AT_NEXT_CALL: "weakref.WeakSet[asyncio.Task]" = weakref.WeakSet()
+
+
+async def _after_woken() -> None:
+    """Let the call just woken for a freed slot send its request before this call's reply is
+    read, cached and decided: two turns of the event loop, the woken call's task and, on Python
+    before 3.12, the task in which aiohttp writes its request body. When replies come back
+    together, new calls then go out as each slot frees, not after the whole burst has been
+    processed (bench/README.md, figure 1c: at C=64, L=100 ms, 597 -> 613 calls/s on 2 cores).
+
+    The reply is already received here, so a cancellation that arrives in these two turns does
+    not lose it: it is held, and raised at the task's next call (``Model.call``)."""
+    cancelled = 0
+    for _ in range(2):
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            cancelled += 1
+    task = asyncio.current_task()
+    if cancelled and task is not None:
+        for _ in range(cancelled):
+            task.uncancel()
+        _CANCEL_AT_NEXT_CALL.add(task)
+
+
+def _held_cancellation() -> None:
+    """Raise the cancellation that ``_after_woken`` held for this task, if any."""
+    task = asyncio.current_task()
+    if task is not None and task in _CANCEL_AT_NEXT_CALL:
+        _CANCEL_AT_NEXT_CALL.discard(task)
+        raise asyncio.CancelledError()
 
 
 class _Again(Exception):
@@ -372,7 +410,9 @@ class Model:
 
         Returns an ok ``Verdict`` with ``usage``, or an error ``Verdict`` (truncated reply,
         unreadable after one re-ask, a non-retryable provider error, retries exhausted, the
-        run stopped) with the raw reply kept. Never raises for a row's failure."""
+        run stopped) with the raw reply kept. Never raises for a row's failure; raises
+        ``asyncio.CancelledError`` when the task was cancelled (``_after_woken``)."""
+        _held_cancellation()
         key = self.key(call, sample)
         found = self.peek(call, sample, key)
         if found is not None:

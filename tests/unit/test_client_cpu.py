@@ -142,8 +142,10 @@ def test_a_waiter_cancelled_before_or_after_it_is_woken_gives_its_slot_on():
         assert limit.in_use == 1
         woken = asyncio.ensure_future(limit.__aenter__())
         await asyncio.sleep(0)
-        await limit.__aexit__()  # ``woken`` gets the slot...
+        leaving = asyncio.ensure_future(limit.__aexit__())
+        await asyncio.sleep(0)  # ``leaving`` frees the slot, ``woken`` gets it...
         woken.cancel()  # ...and is cancelled before it runs: the slot is given back
+        await leaving
         with pytest.raises(asyncio.CancelledError):
             await woken
         return waiting.cancelled(), limit.in_use
