@@ -58,7 +58,9 @@ class TableWriter:
     the columns are every chunk's columns in order of first appearance (empty where a chunk
     lacks one), and a Parquet column gets the one type that holds all its values
     (``arrow.unify_type``), exactly as if the table had come in one chunk; a column that must
-    become text for that is named in ``notes``. Parquet keeps lists and nested objects typed;
+    become text for that is named in ``notes``. While every chunk has the first one's schema, a
+    Parquet file is written as its chunks come (the same bytes), so that ``close()`` adds only
+    its last row group and footer. Parquet keeps lists and nested objects typed;
     CSV writes them as JSON text. ``abort()`` removes the temporary files.
     """
 
@@ -337,6 +339,13 @@ class ParquetWriter(TableWriter):
         self._schema: Any = None  # the merged schema of the chunks so far
         self._texted: dict[str, str] = {}  # column -> why it is stored as text ("holds ...")
         self._varied: set[str] = set()  # columns whose type differs between chunks
+        # while every chunk has the first chunk's schema (the usual case), the file is written as
+        # the chunks come, and close() only adds the last row group and the footer (issue 51: the
+        # wait from the last reply to exit); a chunk that changes the schema ends this, and
+        # close() writes the whole file from the spool as before
+        self._stream: Any = None  # (pyarrow ParquetWriter, the file's schema, the record in it, the merged schema then)
+        self._streaming = path != "-"
+        self._group: list[Any] = []  # Arrow tables streamed but not yet written as a row group
 
     def _write(self, df: pd.DataFrame) -> None:
         from ragjudge.io.arrow import _merge_schema, _to_arrow
@@ -360,6 +369,49 @@ class ParquetWriter(TableWriter):
         # reply's wait to exit)
         pickle.dump((df, table), self._spool, protocol=pickle.HIGHEST_PROTOCOL)
         self._rows += len(df)
+        if self._streaming:
+            if self._texted or self._varied or (self._stream is not None and merged is not self._stream[3]):
+                self._stop_streaming()
+            else:
+                self._stream_table(df, table)
+
+    def _file_schema(self) -> Any:
+        """The file's schema: the merged schema, input columns first, the run record in its
+        metadata."""
+        import pyarrow as pa
+
+        schema = self._schema if self._schema is not None else pa.schema([])
+        schema = pa.schema([schema.field(name) for name in self._ordered(schema.names)], metadata=schema.metadata)
+        if self.record is not None:
+            schema = schema.with_metadata({**(schema.metadata or {}), RECORD_KEY: json.dumps(self.record).encode()})
+        return schema
+
+    def _stream_table(self, df: Any, table: Any) -> None:
+        """Add one chunk's table to the file being written as the chunks come."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from ragjudge.io.arrow import _cast_table
+
+        if self._stream is None:
+            schema = self._file_schema()
+            self._stream = (pq.ParquetWriter(self._buffer, schema), schema, self.record, self._schema)
+        writer, schema = self._stream[:2]
+        self._group.append(_cast_table(table, schema, df))
+        if sum(len(t) for t in self._group) >= ROW_GROUP_ROWS:
+            writer.write_table(pa.concat_tables(self._group))
+            self._group = []
+
+    def _stop_streaming(self) -> None:
+        """A chunk changed the schema: drop what was streamed; close() writes the whole file
+        from the spool."""
+        self._streaming = False
+        self._group = []
+        if self._stream is not None:
+            writer, self._stream = self._stream[0], None
+            writer.close()
+            self._buffer.seek(0)
+            self._buffer.truncate()
 
     def _note_texted(self, merged: Any, new: Any) -> None:
         """Remember the columns that the chunk with schema ``new`` turns into text."""
@@ -381,8 +433,7 @@ class ParquetWriter(TableWriter):
 
         from ragjudge.io.arrow import _arrow_errors, _cast_table
 
-        schema = self._schema if self._schema is not None else pa.schema([])
-        schema = pa.schema([schema.field(name) for name in self._ordered(schema.names)], metadata=schema.metadata)
+        schema = self._file_schema()
         changed = [f.name for f in schema if f.name in self._varied and not pa.types.is_string(f.type)]
         texted: set[str] = set()
         for df, table in self._spooled() if changed else ():
@@ -399,8 +450,6 @@ class ParquetWriter(TableWriter):
                         self._texted.setdefault(name, f"holds values of different types ({column.type} values that {target} cannot hold exactly)")
         if texted:
             schema = pa.schema([pa.field(f.name, pa.string()) if f.name in texted else f for f in schema], metadata=schema.metadata)
-        if self.record is not None:
-            schema = schema.with_metadata({**(schema.metadata or {}), RECORD_KEY: json.dumps(self.record).encode()})
         writer = pq.ParquetWriter(self._buffer, schema)
         try:
             group: list[Any] = []  # the engine's jobs are small: their tables are gathered into row groups of ROW_GROUP_ROWS
@@ -417,7 +466,29 @@ class ParquetWriter(TableWriter):
             mixed = ", as it does a column mixed within one chunk" if why.startswith("holds values of different types") else ""
             self.notes.append(f"column '{name}' {why}; the Parquet file stores it as text (JSON) for every row{mixed}")
 
+    def abort(self) -> None:
+        if self._stream is not None:
+            writer, self._stream = self._stream[0], None
+            try:
+                writer.close()
+            except (OSError, ValueError):  # a full disk: the partial file goes anyway
+                pass
+        super().abort()
+
     def _finish(self) -> None:
+        if self._streaming and self._stream is not None and self._stream[2] != self.record:
+            self._stop_streaming()  # the run record was changed after the first chunk: written again with it
+        if self._streaming and self._stream is not None:
+            import pyarrow as pa
+
+            writer = self._stream[0]
+            try:
+                if self._group:
+                    writer.write_table(pa.concat_tables(self._group))
+            finally:
+                self._group, self._stream = [], None
+                writer.close()
+            return
         if self.path == "-":  # Parquet needs a seekable file: build it in memory, then send it
             target, self._buffer = self._buffer, io.BytesIO()
             self._write_parquet()
