@@ -83,3 +83,53 @@ def test_a_profiler_or_a_program_running_the_command_gets_pythons_exit_back(tmp_
               "except SystemExit as exc:\n    print('SystemExit', exc.code)\nprint('after')\n")
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.stdout.splitlines()[-2:] == ["SystemExit 0", "after"], done.stderr
+
+
+def test_on_a_terminal_the_progress_bar_and_the_gate_lines_are_drawn(server, tmp_path):
+    """The console is made when first used (``reports.terminal.make_console``); on a terminal rich's
+    progress bar still gets the console itself and draws, and the gate's lines follow."""
+    import os
+    import pty
+
+    source = write_jsonl(tmp_path / "in.jsonl", ROWS)
+    primary, secondary = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "ragjudge", "score", str(source), "-m", "sufficiency", "-o", str(tmp_path / "o.jsonl"),
+                                "--min-pass-rate", "0", "--model", "openai/fake-judge", "--api-base", server.url, "--cache-dir", str(tmp_path / "c")],
+                               cwd=ROOT, stdin=secondary, stdout=secondary, stderr=secondary, close_fds=True,
+                               env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test", "HOME": str(tmp_path), "TERM": "xterm", "COLUMNS": "150"})
+    os.close(secondary)
+    seen = b""
+    while True:
+        try:
+            data = os.read(primary, 65536)
+        except OSError:  # the terminal's other end closed: the process is gone
+            break
+        if not data:
+            break
+        seen += data
+    os.close(primary)
+    assert process.wait(timeout=60) == 0
+    text = seen.decode(errors="replace")
+    assert "judging" in text and "30/30" in text  # the bar, drawn by rich on the terminal
+    assert "PASS sufficiency: pass rate" in text
+
+
+def test_a_quiet_run_makes_its_first_call_before_rich_is_imported(server, tmp_path):
+    """With -q nothing is printed before the run's end, so rich (11 ms to import) is not imported
+    before the first judge call (issue 51)."""
+    source = write_jsonl(tmp_path / "in.jsonl", ROWS[:3])
+    marker = tmp_path / "rich.txt"
+    extra = textwrap.dedent(f"""
+        import ragjudge.transports.openai_http as http
+        complete = http.OpenAIHTTPTransport.complete
+        async def first(self, request):
+            if not {str(marker)!r} in sys.modules:
+                sys.modules[{str(marker)!r}] = None
+                open({str(marker)!r}, "w").write(str("rich.console" in sys.modules))
+            return await complete(self, request)
+        http.OpenAIHTTPTransport.complete = first
+    """)
+    done, _ = _console(tmp_path, server, ["score", str(source), "-m", "sufficiency", "-o", str(tmp_path / "o.jsonl"), "-q", "--min-pass-rate", "0"],
+                       extra.replace("\n", "\n        "))
+    assert done.returncode == 0, done.stderr
+    assert marker.read_text() == "False"  # rich was not imported when the first call went out
