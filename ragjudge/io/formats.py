@@ -129,10 +129,20 @@ def spool_stdin() -> str:
     with handle:
         while block := _stdin().read(1 << 20):
             handle.write(block)
-    atexit.register(lambda: os.path.exists(handle.name) and os.unlink(handle.name))
-    sys.stdin = io.TextIOWrapper(open(handle.name, "rb"), encoding="utf-8")
-    _SPOOLED[:] = [(sys.stdin, handle.name)]
+    copy = io.TextIOWrapper(open(handle.name, "rb"), encoding="utf-8")
+    atexit.register(_remove_spooled, copy, handle.name)
+    for earlier, _ in _SPOOLED:  # an earlier copy that stdin no longer is (a caller put its own stdin back)
+        earlier.close()
+    sys.stdin = copy
+    _SPOOLED[:] = [(copy, handle.name)]
     return handle.name
+
+
+def _remove_spooled(copy: IO[str], path: str) -> None:
+    """At exit: close stdin's copy (``spool_stdin``) and remove its file."""
+    copy.close()
+    if os.path.exists(path):
+        os.unlink(path)
 
 
 def sniff_stdin() -> str:

@@ -3,6 +3,7 @@ made to count its rows (``io.spool_stdin``) belong to the stream they were read 
 
 import gc
 import io
+import os
 import sys
 
 import pytest
@@ -36,3 +37,19 @@ def test_a_new_stdin_is_spooled_again(monkeypatch):
     assert second != first
     with open(second, "rb") as handle:
         assert handle.read() == b"c\n"
+
+
+def test_a_copy_of_stdin_that_stdin_no_longer_is_is_closed(monkeypatch):
+    # the copy was left open when a caller (a test's monkeypatch) put its own stdin back:
+    # "ResourceWarning: unclosed file .ragjudge-stdin.*" when it was freed
+    from ragjudge.io import formats
+
+    monkeypatch.setattr(sys, "stdin", _stdin(b"a\n"))
+    spool_stdin()
+    first = sys.stdin
+    monkeypatch.setattr(sys, "stdin", _stdin(b"b\n"))
+    path = spool_stdin()
+    assert first.closed and not sys.stdin.closed
+    copy = sys.stdin
+    formats._remove_spooled(copy, path)  # what the exit does
+    assert copy.closed and not os.path.exists(path)
