@@ -29,7 +29,7 @@ from ragjudge.model import PanelModel
 from ragjudge.judges.panel import tempered
 from ragjudge.scoring import Scorer
 from ragjudge.cache import reading
-from ragjudge.io import detect_format, spool_stdin
+from ragjudge.io import detect_format, is_stream, spool_stdin, spool_stream
 
 # expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
 _EXPECTED = {"grounded": (60, 45), "reference_free": (90, 0), "statements": (20, 25), "coverage": (60, 12), None: (70, 40)}
@@ -69,6 +69,8 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
     fmt = detect_format(source, input_format)
     if source == "-" and sample is not None:
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
+    elif sample is not None and is_stream(source):
+        source = spool_stream(source)  # likewise a pipe: <(command)
     config = reading(config)  # no cache yet: no hits, and the dry run makes no folder
     scorer = Scorer(config)
     try:

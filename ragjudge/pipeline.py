@@ -23,7 +23,7 @@ from ragjudge.errors import InputError
 from ragjudge.traces import open_source
 from ragjudge.scoring import Scorer, as_frame, removed_note
 from ragjudge.traces.spans import reader_notes
-from ragjudge.io import count_records, detect_format, is_many, jsonl_chunks, RowChunk, spool_stdin, TableWriter
+from ragjudge.io import count_records, detect_format, is_many, is_stream, jsonl_chunks, RowChunk, spool_stdin, spool_stream, TableWriter
 
 
 @dataclass
@@ -159,6 +159,9 @@ def score_source(
     as_rows = opened is None and not is_frame and fmt == "jsonl" and not is_many(source)
     if not is_frame and source == "-" and sample is not None:
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
+    given = source
+    if not is_frame and sample is not None and is_stream(source):
+        source = spool_stream(source)  # likewise a pipe: <(command)
     scorer = Scorer(config, transport=transport)
     jobs: list[Any] = []  # chunks submitted and not finished yet
     writer = None
@@ -186,7 +189,7 @@ def score_source(
             from ragjudge.io import iter_chunks
 
             chunks = iter_chunks(source, fmt, scorer.config.chunk_size)
-        name = "DataFrame" if is_frame else ("<stdin>" if source == "-" else source)
+        name = "DataFrame" if is_frame else ("<stdin>" if source == "-" else given)
         for note in [*scorer.notes, *read_notes]:  # said before the input is read, as before
             say(note)
         plan = RunPlan.of(scorer, chunks, name, flag_fields, scorer_notes=False,

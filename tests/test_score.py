@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from conftest import SAMPLE, read_jsonl, write_jsonl
 from helpers import GROUNDED_ROW
@@ -254,3 +255,44 @@ def test_a_closed_stderr_does_not_lose_the_output(tmp_path, server):
                f"--cache-dir {tmp_path / 'c'} 2>&1 | head -1")
     subprocess.run(command, shell=True, cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, timeout=60)
     assert len(read_jsonl(out)) == 20
+
+
+@pytest.mark.parametrize("extra, judged", [([], 25), (["--sample", "7"], 7), (["--dry-run", "--sample", "7"], None)])
+def test_a_pipe_as_input_is_read_once(run_cli, tmp_path, extra, judged):
+    """``ragjudge score <(command)``: a pipe can be read once. Counting its rows for the progress
+    bar read it empty past the first chunk ("line 11: not valid JSON", exit 2), and ``--sample``
+    counted what was left of it (no row judged); a pipe is now not counted, and copied to a
+    temporary file where its rows must be counted."""
+    import os
+    import threading
+
+    filler = "The weather in the old town was mild that spring. " * 1000  # 50 KB a row: more than a reader's buffer
+    rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}. {filler}"]} for i in range(25)]
+    pipe = tmp_path / "rows.pipe"
+    os.mkfifo(pipe)
+    done = threading.Event()
+
+    def feed() -> None:
+        pipe.write_bytes("".join(json.dumps(row) + "\n" for row in rows).encode())
+        while not done.is_set():  # a second open of the pipe gets an empty one, as from a shell, not a wait for ever
+            with open(pipe, "wb"):
+                pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    config = tmp_path / "c.yaml"
+    config.write_text("chunk_size: 10\n")
+    out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
+    result = run_cli(["score", str(pipe), "--input-format", "jsonl", "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0",
+                      "--config", str(config), "--summary-json", str(summary), *extra])
+    done.set()
+    os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))  # the feeder's last open returns
+    feeder.join(timeout=10)
+    assert result.code == 0, result.stderr
+    if judged is None:  # the dry run: its figures count the sampled rows
+        figures = json.loads(summary.read_text())["dry_run"]["metrics"]["sufficiency"]
+        assert (figures["rows"], figures["to_judge"]) == (25, 7)
+        return
+    assert [row["id"] for row in read_jsonl(out)] == [f"r{i}" for i in range(25)]
+    assert json.loads(summary.read_text())["metrics"]["sufficiency"]["ok"] == judged
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".ragjudge")]

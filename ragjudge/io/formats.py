@@ -138,6 +138,33 @@ def spool_stdin() -> str:
     return handle.name
 
 
+def is_stream(path: Any) -> bool:
+    """Whether ``path`` names a pipe or a device, not a file: ``<(command)`` in a shell
+    (``/dev/fd/63``), a named pipe, ``/dev/stdin``. Such a source can be read once only."""
+    import stat
+
+    if not isinstance(path, (str, os.PathLike)) or path == "-":
+        return False
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def spool_stream(path: str) -> str:
+    """Copy the pipe or device at ``path`` (``is_stream``) to a temporary file, removed at exit,
+    and return the copy's path: its rows can then be counted (``--sample``) and read."""
+    import atexit
+
+    handle = tempfile.NamedTemporaryFile(prefix=f".ragjudge-copy-of-{os.path.basename(path)}.", delete=False)
+    with handle, open(path, "rb") as stream:
+        while block := stream.read(1 << 20):
+            handle.write(block)
+    atexit.register(lambda: os.path.exists(handle.name) and os.unlink(handle.name))
+    return handle.name
+
+
 def _remove_spooled(copy: IO[str], path: str) -> None:
     """At exit: close stdin's copy (``spool_stdin``) and remove its file."""
     copy.close()
@@ -216,8 +243,8 @@ def count_records(path: str, fmt: str) -> int | None:
     so CSV is counted by pandas' own parser (one column read), JSONL by its non-blank lines
     (one object a line), Parquet from its metadata. None where counting would mean reading
     the whole table into memory (stdin, a JSON array) or the file cannot be read (the reader
-    then says why)."""
-    if path == "-" or fmt == "json":
+    then says why), and for a pipe (``is_stream``), which can be read once only."""
+    if path == "-" or fmt == "json" or is_stream(path):  # a pipe read to count it would be read empty
         return None
     if is_many(path):
         counts = [count_records(file, fmt) for file in source_files(path, fmt)[0]]
