@@ -9,7 +9,8 @@ concurrency C, from an empty response cache. Printed per run (median of ``--repe
 - ragjudge's process CPU time (user + system, every thread, from ``wait4``), in ms per row;
 - the fake server's CPU time over the same run;
 - the timeline, from the fake server's clock: the first call's arrival, the probe's reply, the
-  steady call rate, the last reply and the exit, in seconds from the process's start (issue 51).
+  steady call rate, the last reply and the exit, in seconds from the process's start, and the
+  client's turnaround: from a reply to the arrival of the call that takes its slot (issue 51).
 
 With ``--profile`` (needs ``py-spy`` on the PATH or beside this Python) the same command runs
 once more under ``py-spy record`` (raw stacks, all threads, idle excluded), and every sample is
@@ -194,7 +195,20 @@ def timeline(url: str, began: float, concurrency: int) -> dict[str, float]:
         return {}
     low, high = arrivals[len(arrivals) // 10], arrivals[9 * len(arrivals) // 10]
     steady = (9 * len(arrivals) // 10 - len(arrivals) // 10) / (high - low) if high > low else float("nan")
-    return {"first": arrivals[0], "probe": replied[0], "second": arrivals[1], "steady": steady, "last": replied[-1]}
+    return {"first": arrivals[0], "probe": replied[0], "second": arrivals[1], "steady": steady, "last": replied[-1],
+            **turnaround(arrivals, replied, concurrency)}
+
+
+def turnaround(arrivals: list[float], replied: list[float], concurrency: int) -> dict[str, float]:
+    """The client's time from a reply to the call that takes its slot, in ms (``turn_mean``,
+    ``turn_median``): the k-th reply against the arrival ``concurrency`` calls later (with every
+    slot busy, the reply frees the slot that call takes; exact where calls are answered in the
+    order they came, as the fake server's fixed latency does). The probe (k = 0) goes alone and is
+    left out. Empty where some call got no reply."""
+    if len(replied) != len(arrivals) or len(arrivals) <= concurrency + 1:
+        return {}
+    turns = sorted(arrivals[k + concurrency] - replied[k] for k in range(1, len(arrivals) - concurrency))
+    return {"turn_mean": 1000 * statistics.fmean(turns), "turn_median": 1000 * turns[len(turns) // 2]}
 
 
 FLOOR_CLIENT = """
@@ -314,6 +328,9 @@ def main() -> None:
                 print(f"  timeline (medians, s from the process's start): first call {middle('first'):.2f}, the probe's reply "
                       f"{middle('probe'):.2f}, the second call {middle('second'):.2f}, steady {steady:.0f} calls/s{share} (10th to 90th percentile of arrivals), "
                       f"last reply {middle('last'):.2f}, exit {wall:.2f} ({wall - middle('last'):.2f} after the last reply)", flush=True)
+                if all("turn_mean" in run for run in runs):
+                    print(f"  from a reply to the call that takes its slot (server clock): mean {middle('turn_mean'):.1f} ms, "
+                          f"median {middle('turn_median'):.1f} ms", flush=True)
             if args.floor:
                 bare, seconds = floor(url, rows, concurrency)
                 reach = f" = {limit / seconds:.2f} of C/L" if limit else ""

@@ -583,3 +583,22 @@ def test_with_several_samples_no_final_call_is_looked_up_ahead(tmp_path):
     again.close()
     assert scored.frame["sufficiency_cached"].all() and (scored.frame["sufficiency_status"] == "ok").all()
     assert batches == []
+
+
+def test_the_benchmarks_turnaround_is_the_time_from_a_reply_to_the_call_that_takes_its_slot(monkeypatch):
+    """bench/client_cpu.py's turnaround (issue 51): two slots, a fixed latency of 1 s, and a client
+    that sends the next call 2 ms after each reply (the probe alone first)."""
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))
+    from client_cpu import turnaround
+
+    arrivals, replied = [0.0], [1.0]  # the probe
+    arrivals += [1.002, 1.002]  # its reply lets both slots go
+    for _ in range(6):
+        replied.append(arrivals[len(replied)] + 1.0)
+        arrivals.append(replied[-1] + 0.002)
+    replied += [arrivals[k] + 1.0 for k in range(len(replied), len(arrivals))]
+    figures = turnaround(arrivals, replied, 2)
+    assert figures == pytest.approx({"turn_mean": 2.0, "turn_median": 2.0})
+    assert turnaround(arrivals, replied[:-1], 2) == {}  # a call with no reply: no figure
