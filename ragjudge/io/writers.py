@@ -343,7 +343,7 @@ class ParquetWriter(TableWriter):
         # the chunks come, and close() only adds the last row group and the footer (issue 51: the
         # wait from the last reply to exit); a chunk that changes the schema ends this, and
         # close() writes the whole file from the spool as before
-        self._stream: Any = None  # (pyarrow ParquetWriter, the file's schema, the record in it, the merged schema then)
+        self._stream: Any = None  # (pyarrow ParquetWriter, the file's schema, the record in it as JSON, the merged schema then)
         self._streaming = path != "-"
         self._group: list[Any] = []  # Arrow tables streamed but not yet written as a row group
 
@@ -395,7 +395,7 @@ class ParquetWriter(TableWriter):
 
         if self._stream is None:
             schema = self._file_schema()
-            self._stream = (pq.ParquetWriter(self._buffer, schema), schema, self.record, self._schema)
+            self._stream = (pq.ParquetWriter(self._buffer, schema), schema, json.dumps(self.record), self._schema)
         writer, schema = self._stream[:2]
         self._group.append(_cast_table(table, schema, df))
         if sum(len(t) for t in self._group) >= ROW_GROUP_ROWS:
@@ -476,7 +476,7 @@ class ParquetWriter(TableWriter):
         super().abort()
 
     def _finish(self) -> None:
-        if self._streaming and self._stream is not None and self._stream[2] != self.record:
+        if self._streaming and self._stream is not None and self._stream[2] != json.dumps(self.record):
             self._stop_streaming()  # the run record was changed after the first chunk: written again with it
         if self._streaming and self._stream is not None:
             import pyarrow as pa

@@ -324,3 +324,19 @@ def test_a_parquet_file_aborted_while_it_is_written_as_chunks_come_leaves_nothin
     assert path.read_bytes() == b"the previous file"
     assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]
     assert "Exception ignored" not in capfd.readouterr().err
+
+
+def test_a_run_record_changed_after_the_first_chunk_is_the_one_in_the_parquet_file(tmp_path):
+    import pyarrow.parquet as pq
+
+    from ragjudge.io import writers
+
+    path = tmp_path / "out.parquet"
+    writer = writers.TableWriter(str(path), None, {})
+    writer.record = {"gate": {"min_pass_rate": 0.8}}
+    for chunk in _parquet_chunks("alike"):
+        writer.write(chunk)
+    writer.record["gate"]["min_pass_rate"] = 0.9  # the same dict, changed in place after the file began
+    writer.close()
+    assert json.loads(pq.read_table(path).schema.metadata[writers.RECORD_KEY]) == {"gate": {"min_pass_rate": 0.9}}
+    assert pq.read_table(path).column("id").to_pylist() == [f"r{i}" for i in range(9)]
