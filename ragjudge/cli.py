@@ -680,8 +680,10 @@ def console() -> None:
             continue
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: Python's own exit handles and reports it
-            sys.exit(code)
+        except (OSError, ValueError):
+            if stream is sys.stderr:  # full (2>/dev/full): its text cannot be written, and the exit code says how the run went
+                continue
+            sys.exit(code)  # stdout, a closed pipe: Python's own exit handles and reports it
     os._exit(code)
 
 
@@ -709,6 +711,17 @@ def _leave_at_once() -> bool:
     return all(thread.daemon or thread is threading.current_thread() for thread in threading.enumerate())
 
 
+def _say(text: str) -> None:
+    """One line on stderr; dropped where stderr cannot take it (full: ``2>/dev/full``; closed or
+    none: ``2>&-``), so that the exit code is still the one the line names."""
+    if sys.stderr is None:
+        return
+    try:
+        print(text, file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+
+
 def main() -> None:
     """Console entry point: run the app, map ``RagjudgeError`` to one line and its exit code."""
     _SAID.clear()  # what an earlier call in this process said is not this one's
@@ -717,7 +730,7 @@ def main() -> None:
     except RagjudgeError as exc:
         if os.environ.get("RAGJUDGE_DEBUG"):
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}")
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         _exit(exc.exit_code)
@@ -725,15 +738,19 @@ def main() -> None:
         code = 130
     except Exception as exc:  # usage errors from Typer's click and the like
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):
-            exc.show()
+            try:
+                if sys.stderr is not None:  # click would write to stdout instead
+                    exc.show()
+            except (OSError, ValueError, AttributeError):  # stderr full or gone: the exit code still says it
+                pass
             sys.exit(EXIT_USAGE)
         if type(exc).__name__ == "Abort":
-            print("aborted", file=sys.stderr)
+            _say("aborted")
             sys.exit(130)
         if os.environ.get("RAGJUDGE_DEBUG"):
             raise
-        print(f"error: unexpected {type(exc).__name__}: {redact(str(exc))} (set RAGJUDGE_DEBUG=1 for the traceback)", file=sys.stderr)
+        _say(f"error: unexpected {type(exc).__name__}: {redact(str(exc))} (set RAGJUDGE_DEBUG=1 for the traceback)")
         sys.exit(EXIT_USAGE)
     if code == 130 and not _SAID.get("interrupted"):  # a Ctrl-C outside judging (the score command says its own line)
-        print("interrupted: nothing more was written (a Ctrl-C while judging still writes every row)", file=sys.stderr)
+        _say("interrupted: nothing more was written (a Ctrl-C while judging still writes every row)")
     _exit(code if isinstance(code, int) else 0)

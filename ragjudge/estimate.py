@@ -29,6 +29,7 @@ from ragjudge.model import PanelModel
 from ragjudge.judges.panel import tempered
 from ragjudge.scoring import Scorer
 from ragjudge.cache import reading
+from ragjudge.errors import RagjudgeError
 from ragjudge.io import detect_format, is_stream, spool_stdin, spool_stream
 
 # expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
@@ -69,8 +70,9 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
     fmt = detect_format(source, input_format)
     if source == "-" and sample is not None:
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
-    elif sample is not None and is_stream(source):
-        source = spool_stream(source)  # likewise a pipe: <(command)
+    given = source
+    if source != "-" and (sample is not None or fmt == "parquet") and is_stream(source):
+        source = spool_stream(source)  # likewise a pipe (<(command)), and Parquet, which is read by seeking
     config = reading(config)  # no cache yet: no hits, and the dry run makes no folder
     scorer = Scorer(config)
     try:
@@ -138,6 +140,10 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
                                                "metrics": {name: item.to_dict() for name, item in judged.figures.items()},
                                                "total": _total(judged.figures, start).to_dict()} for judged in judges}
         return report
+    except RagjudgeError as exc:
+        if source is not given and str(source) in str(exc):
+            raise type(exc)(str(exc).replace(str(source), str(given))) from None  # the pipe the user named, not its copy
+        raise
     finally:
         scorer.close()
 

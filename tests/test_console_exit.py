@@ -133,3 +133,22 @@ def test_a_quiet_run_makes_its_first_call_before_rich_is_imported(server, tmp_pa
                        extra.replace("\n", "\n        "))
     assert done.returncode == 0, done.stderr
     assert marker.read_text() == "False"  # rich was not imported when the first call went out
+
+
+@pytest.mark.parametrize("redirect", ["2>&-", "2>/dev/full"])
+@pytest.mark.parametrize("bound, code", [("0", 0), ("1.5", 2)])
+def test_a_closed_or_full_stderr_keeps_the_run_and_its_exit_code(server, tmp_path, redirect, bound, code):
+    """The console's first note raised (OSError: no space left; AttributeError: no stderr) and the
+    run ended with exit 1 before judging, no output written; a usage error's line did the same."""
+    import shlex
+
+    source = write_jsonl(tmp_path / "in.jsonl", ROWS)
+    out = tmp_path / "out.jsonl"
+    command = [sys.executable, "-m", "ragjudge", "score", str(source), "-m", "sufficiency", "-o", str(out), "--min-pass-rate", bound,
+               "--model", "openai/fake-judge", "--api-base", server.url, "--cache-dir", str(tmp_path / "c")]
+    done = subprocess.run(["bash", "-c", f"{shlex.join(command)} {redirect}"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test", "HOME": str(tmp_path)})
+    assert done.returncode == code
+    assert done.stdout == ""
+    if code == 0:
+        assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == list(range(30))

@@ -270,24 +270,13 @@ def test_a_pipe_as_input_is_read_once(run_cli, tmp_path, extra, judged):
     rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}. {filler}"]} for i in range(25)]
     pipe = tmp_path / "rows.pipe"
     os.mkfifo(pipe)
-    done = threading.Event()
-
-    def feed() -> None:
-        pipe.write_bytes("".join(json.dumps(row) + "\n" for row in rows).encode())
-        while not done.is_set():  # a second open of the pipe gets an empty one, as from a shell, not a wait for ever
-            with open(pipe, "wb"):
-                pass
-
-    feeder = threading.Thread(target=feed, daemon=True)
-    feeder.start()
+    stop = _feed(pipe, "".join(json.dumps(row) + "\n" for row in rows).encode())
     config = tmp_path / "c.yaml"
     config.write_text("chunk_size: 10\n")
     out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
     result = run_cli(["score", str(pipe), "--input-format", "jsonl", "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0",
                       "--config", str(config), "--summary-json", str(summary), *extra])
-    done.set()
-    os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))  # the feeder's last open returns
-    feeder.join(timeout=10)
+    stop()
     assert result.code == 0, result.stderr
     if judged is None:  # the dry run: its figures count the sampled rows
         figures = json.loads(summary.read_text())["dry_run"]["metrics"]["sufficiency"]
@@ -296,3 +285,57 @@ def test_a_pipe_as_input_is_read_once(run_cli, tmp_path, extra, judged):
     assert [row["id"] for row in read_jsonl(out)] == [f"r{i}" for i in range(25)]
     assert json.loads(summary.read_text())["metrics"]["sufficiency"]["ok"] == judged
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".ragjudge")]
+
+
+def _feed(pipe, data: bytes):
+    """Write ``data`` into the named pipe ``pipe`` from a thread, then answer every later open with
+    an empty pipe (as a shell's ``<(command)`` does once the command is done), not a wait for
+    ever. Returns the function that stops the thread."""
+    import os
+    import threading
+
+    done = threading.Event()
+
+    def feed() -> None:
+        pipe.write_bytes(data)
+        while not done.is_set():
+            with open(pipe, "wb"):
+                pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+
+    def stop() -> None:
+        done.set()
+        os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))  # the feeder's last open returns
+        feeder.join(timeout=10)
+
+    return stop
+
+
+@pytest.mark.parametrize("extra", [[], ["--sample", "3"], ["--dry-run", "--sample", "3"]])
+def test_a_bad_line_in_a_pipe_is_named_by_the_pipe_and_parquet_can_come_through_one(run_cli, tmp_path, extra):
+    """A pipe copied to a temporary file (``--sample``) was named by its copy in the error, a file
+    the user never named and that is gone at exit; and a Parquet file through a pipe failed
+    ("lseek failed") unless ``--sample`` copied it."""
+    import os
+
+    pipe = tmp_path / "rows.pipe"
+    os.mkfifo(pipe)
+    stop = _feed(pipe, b'{"request": "q", "context": ["c"]}\n{"request": "q2", "context": ["c"\n')
+    result = run_cli(["score", str(pipe), "--input-format", "jsonl", "-m", "sufficiency", "-o", str(tmp_path / "o.jsonl"), *extra])
+    stop()
+    assert result.code == 2
+    assert result.stderr.strip().startswith(f"error: {pipe}: line 2: not valid JSON"), result.stderr
+
+    rows = pd.DataFrame([{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."]} for i in range(6)])
+    rows.to_parquet(tmp_path / "rows.parquet")
+    os.unlink(pipe)
+    os.mkfifo(pipe)
+    stop = _feed(pipe, (tmp_path / "rows.parquet").read_bytes())
+    out = tmp_path / "o.jsonl"
+    result = run_cli(["score", str(pipe), "--input-format", "parquet", "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0", *extra])
+    stop()
+    assert result.code == 0, result.stderr
+    if "--dry-run" not in extra:
+        assert [row["id"] for row in read_jsonl(out)] == [f"r{i}" for i in range(6)]

@@ -15,7 +15,8 @@ from ragjudge.reports.console import _one_line, failing_lines, print_summary
 
 
 class _Stderr:
-    """stderr for the console, which a closed pipe (``2>&1 | head``) must not turn into a
+    """stderr for the console, which a closed pipe (``2>&1 | head``), a full disk
+    (``2>/dev/full``) or no stderr at all (``2>&-``: ``sys.stderr`` is None) must not turn into a
     failed run: what cannot be written is dropped, and the run writes its outputs."""
 
     def __init__(self, stream: Any) -> None:
@@ -24,17 +25,20 @@ class _Stderr:
     def write(self, text: str) -> int:
         try:
             return self.stream.write(text)
-        except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
+        except (OSError, ValueError, AttributeError):  # a closed pipe or stream, a full disk (2>/dev/full), none (2>&-)
             return len(text)
 
     def flush(self) -> None:
         try:
             self.stream.flush()
-        except (BrokenPipeError, ValueError):
+        except (OSError, ValueError, AttributeError):
             pass
 
     def isatty(self) -> bool:
-        return self.stream.isatty()
+        try:
+            return self.stream.isatty()
+        except (OSError, ValueError, AttributeError):
+            return False
 
     def fileno(self) -> int:
         return self.stream.fileno()
