@@ -264,7 +264,6 @@ def test_a_pipe_as_input_is_read_once(run_cli, tmp_path, extra, judged):
     counted what was left of it (no row judged); a pipe is now not counted, and copied to a
     temporary file where its rows must be counted."""
     import os
-    import threading
 
     filler = "The weather in the old town was mild that spring. " * 1000  # 50 KB a row: more than a reader's buffer
     rows = [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}. {filler}"]} for i in range(25)]
