@@ -30,7 +30,7 @@ from ragjudge.judges.panel import tempered
 from ragjudge.scoring import Scorer
 from ragjudge.cache import reading
 from ragjudge.errors import RagjudgeError
-from ragjudge.io import detect_format, is_stream, spool_stdin, spool_stream
+from ragjudge.io import detect_format, raise_as_given, readable, spool_stdin
 
 # expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
 _EXPECTED = {"grounded": (60, 45), "reference_free": (90, 0), "statements": (20, 25), "coverage": (60, 12), None: (70, 40)}
@@ -71,8 +71,7 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
     if source == "-" and sample is not None:
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     given = source
-    if source != "-" and (sample is not None or fmt == "parquet") and is_stream(source):
-        source = spool_stream(source)  # likewise a pipe (<(command)), and Parquet, which is read by seeking
+    source = readable(source, fmt, sample)  # likewise a pipe (<(command)) to count or to seek
     config = reading(config)  # no cache yet: no hits, and the dry run makes no folder
     scorer = Scorer(config)
     try:
@@ -141,8 +140,7 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
                                                "total": _total(judged.figures, start).to_dict()} for judged in judges}
         return report
     except RagjudgeError as exc:
-        if source is not given and str(source) in str(exc):
-            raise type(exc)(str(exc).replace(str(source), str(given))) from None  # the pipe the user named, not its copy
+        raise_as_given(exc, source, given)  # the pipe the user named, not its copy
         raise
     finally:
         scorer.close()

@@ -19,11 +19,11 @@ from ragjudge.options import run_record
 from ragjudge.plan import Event, Note, Progress, Row, RunPlan, Start
 from ragjudge.records import Mapping
 from ragjudge.settings import Config
-from ragjudge.errors import InputError, RagjudgeError
+from ragjudge.errors import InputError
 from ragjudge.traces import open_source
 from ragjudge.scoring import Scorer, as_frame, removed_note
 from ragjudge.traces.spans import reader_notes
-from ragjudge.io import count_records, detect_format, is_many, is_stream, jsonl_chunks, RowChunk, spool_stdin, spool_stream, TableWriter
+from ragjudge.io import count_records, detect_format, is_many, jsonl_chunks, raise_as_given, readable, RowChunk, spool_stdin, TableWriter
 
 
 @dataclass
@@ -160,8 +160,8 @@ def score_source(
     if not is_frame and source == "-" and sample is not None:
         spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
     given = source
-    if not is_frame and (sample is not None or fmt == "parquet") and is_stream(source):
-        source = spool_stream(source)  # likewise a pipe (<(command)), and Parquet, which is read by seeking
+    if not is_frame:
+        source = readable(source, fmt, sample)  # likewise a pipe (<(command)) to count or to seek
     scorer = Scorer(config, transport=transport)
     jobs: list[Any] = []  # chunks submitted and not finished yet
     writer = None
@@ -274,8 +274,7 @@ def score_source(
                 job.cancel()
         if writer:
             writer.abort()
-        if source is not given and isinstance(exc, RagjudgeError) and str(source) in str(exc):
-            raise type(exc)(str(exc).replace(str(source), str(given))) from None  # the pipe the user named, not its copy
+        raise_as_given(exc, source, given)  # the pipe the user named, not its copy
         raise
     finally:
         for sig, previous in installed:

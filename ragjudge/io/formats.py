@@ -3,15 +3,17 @@ bytes), stdin as a peekable stream, and stdin spooled to a file so it can be rea
 
 from __future__ import annotations
 
+import atexit
 import glob
 import io
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from ragjudge.errors import InputError
+from ragjudge.errors import InputError, RagjudgeError
 
 FORMATS = ("jsonl", "csv", "parquet", "json")
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
@@ -123,19 +125,14 @@ def spool_stdin() -> str:
     path; called again while stdin is that copy, it returns the same path."""
     if _SPOOLED and _SPOOLED[0][0] is sys.stdin:
         return _SPOOLED[0][1]
-    import atexit
-
-    handle = tempfile.NamedTemporaryFile(prefix=".ragjudge-stdin.", delete=False)
-    with handle:
-        while block := _stdin().read(1 << 20):
-            handle.write(block)
-    copy = io.TextIOWrapper(open(handle.name, "rb"), encoding="utf-8")
-    atexit.register(_remove_spooled, copy, handle.name)
+    path = _temporary_copy(_stdin(), ".ragjudge-stdin.")
+    copy = io.TextIOWrapper(open(path, "rb"), encoding="utf-8")
+    atexit.register(_remove_spooled, copy, path)
     for earlier, _ in _SPOOLED:  # an earlier copy that stdin no longer is (a caller put its own stdin back)
         earlier.close()
     sys.stdin = copy
-    _SPOOLED[:] = [(copy, handle.name)]
-    return handle.name
+    _SPOOLED[:] = [(copy, path)]
+    return path
 
 
 def is_stream(path: Any) -> bool:
@@ -155,19 +152,41 @@ def is_stream(path: Any) -> bool:
 def spool_stream(path: str) -> str:
     """Copy the pipe or device at ``path`` (``is_stream``) to a temporary file, removed at exit,
     and return the copy's path: its rows can then be counted (``--sample``) and read."""
-    import atexit
+    with open(path, "rb") as stream:
+        copy = _temporary_copy(stream, f".ragjudge-copy-of-{os.path.basename(path)}.")
+    atexit.register(_remove_spooled, None, copy)
+    return copy
 
-    handle = tempfile.NamedTemporaryFile(prefix=f".ragjudge-copy-of-{os.path.basename(path)}.", delete=False)
-    with handle, open(path, "rb") as stream:
-        while block := stream.read(1 << 20):
-            handle.write(block)
-    atexit.register(lambda: os.path.exists(handle.name) and os.unlink(handle.name))
+
+def readable(source: Any, fmt: str | None, sample: int | None) -> Any:
+    """The path to read ``source`` from: ``source`` itself, or a temporary copy (``spool_stream``)
+    of a pipe whose rows must be counted (``sample``) or that is read by seeking (Parquet).
+    Errors about the copy name ``source`` again with ``raise_as_given``. (stdin, ``-``, is copied by
+    ``spool_stdin``.)"""
+    if is_stream(source) and (sample is not None or fmt == "parquet"):
+        return spool_stream(source)
+    return source
+
+
+def raise_as_given(exc: BaseException, copy: Any, given: Any) -> None:
+    """Raise ``exc`` again with the path of ``readable``'s ``copy`` replaced by the ``given`` path
+    the user named (a file they never named, and gone at exit, otherwise); return where ``exc``
+    does not name the copy (the caller raises it as it is)."""
+    if copy is not given and isinstance(exc, RagjudgeError) and str(copy) in str(exc):
+        raise type(exc)(str(exc).replace(str(copy), str(given))) from None
+
+
+def _temporary_copy(stream: IO[bytes], prefix: str) -> str:
+    """Copy ``stream`` to a new temporary file named with ``prefix``; returns its path."""
+    with tempfile.NamedTemporaryFile(prefix=prefix, delete=False) as handle:
+        shutil.copyfileobj(stream, handle, 1 << 20)
     return handle.name
 
 
-def _remove_spooled(copy: IO[str], path: str) -> None:
-    """At exit: close stdin's copy (``spool_stdin``) and remove its file."""
-    copy.close()
+def _remove_spooled(copy: IO[str] | None, path: str) -> None:
+    """At exit: close stdin's copy (``spool_stdin``), if any, and remove the copied file."""
+    if copy is not None:
+        copy.close()
     if os.path.exists(path):
         os.unlink(path)
 
