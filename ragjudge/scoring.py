@@ -178,6 +178,7 @@ class Scorer:
         self._asked: bool | None = None  # whether the metrics were asked for (None: the config says, ``check``)
         self.interrupted = False
         self._tasks: set[asyncio.Future] = set()
+        self._started: asyncio.Future | None = None  # set once the last job's rows are all started (``_judge``)
         self._closed = False
         self._trace: tuple[str | None, list[Verdict] | None] = (None, None)  # rows read from traces: the last trace's id, its first row's verdicts
 
@@ -357,12 +358,20 @@ class Scorer:
         records: list[EvalRecord] = []
         out: list[Any] = [None] * len(rows)
         pending: list[tuple[int, asyncio.Future]] = []
+        # jobs take the calls' slots in the order submitted: a job's rows start once the job
+        # before it has started all of its own, so the oldest job finishes first and the next
+        # ones are submitted while it does, instead of every job in flight finishing at once
+        # and the slots draining until new ones start (bench/README.md, figure 1c)
+        before, self._started = self._started, asyncio.get_running_loop().create_future()
+        started = self._started
         # rows prepared ahead of the calls: enough to keep every slot busy, few enough that the
         # preparing is spread over the run instead of delaying its first calls
         ahead = max(64, 2 * self.config.judge.concurrency * self.config.judge.samples)
         waiting = 0  # pending[waiting:] may still be running
         position = 0
         try:
+            if before is not None and not before.done() and before.get_loop() is asyncio.get_running_loop():
+                await asyncio.shield(before)  # the job before's rows first (cancelling this job leaves it be)
             while position < len(rows):
                 while len(pending) - waiting >= ahead:
                     oldest = pending[waiting][1]
@@ -396,6 +405,8 @@ class Scorer:
                     if position % 32 == 31:
                         await asyncio.sleep(0)  # let the calls made so far go out
                     position += 1
+            if not started.done():
+                started.set_result(None)
             for position, task in pending:
                 out[position] = await task
             self._same_trace(records, out)
@@ -404,6 +415,8 @@ class Scorer:
                 task.cancel()
             raise
         finally:
+            if not started.done():  # failed or cancelled before its rows were all started: the next job goes
+                started.set_result(None)
             if self.cache is not None:
                 self.cache.flush()  # every reply of the chunk stored once it is judged, closed or not
         return records, out

@@ -260,6 +260,35 @@ def test_the_next_chunk_is_judged_while_the_last_one_finishes(tmp_path):
     assert tables[20].reset_index(drop=True).equals(tables[1000].reset_index(drop=True))
 
 
+def test_jobs_take_the_call_slots_in_the_order_they_were_submitted():
+    """Issue 51: three jobs submitted at once (as the file pipeline keeps two ahead), each larger
+    than the rows a job prepares ahead, make their calls job by job: every call of the first job
+    before any of the second. When they shared the slots, the three jobs finished together and
+    the slots drained until the pipeline submitted the next ones (0.2 s of 20 at C=64)."""
+    from ragjudge import Scorer
+    from ragjudge.transports.fake import FakeTransport
+
+    fake = FakeTransport(latency=0.002)
+    sent = []
+    real_complete = fake.complete
+
+    async def complete(request):
+        sent.append(int(request.messages[-1]["content"].split("landmark ", 1)[1].split("?")[0]))
+        return await real_complete(request)
+
+    fake.complete = complete  # type: ignore[method-assign]
+    scorer = Scorer(metrics=["sufficiency"], model="openai/fake-judge", judge={"concurrency": 4}, cache={"enabled": False},
+                    transport=fake)
+    rows = _landmark_rows(450)
+    jobs = [scorer.submit(rows[at:at + 150], start=at) for at in (0, 150, 300)]
+    tables = [scorer.finish(job).frame for job in jobs]
+    scorer.close()
+    assert sorted(sent) == list(range(450))
+    assert [row // 150 for row in sent] == sorted(row // 150 for row in sent)  # job by job
+    assert [list(table["id"]) for table in tables] == [[f"r{i}" for i in range(at, at + 150)] for at in (0, 150, 300)]
+    assert all((table["sufficiency_status"] == "ok").all() for table in tables)
+
+
 def test_a_scorer_never_closed_keeps_every_reply_it_got(tmp_path):
     """Review fault: replies waiting for their batch were lost when a Scorer was not closed.
     Each score() stores its replies when its judging ends: a second Scorer on the folder makes no call."""
