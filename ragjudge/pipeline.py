@@ -245,7 +245,7 @@ def score_source(
             pieces = [chunk] if step is None or len(chunk) <= step else [chunk.iloc[at:at + step] for at in range(0, len(chunk), step)]
             for piece in pieces:
                 skip = None if chosen is None else {i for i in range(len(piece)) if start + i not in chosen}
-                job = scorer.submit(piece, mapping, on_rows, start, skip, on_verdicts)
+                job = scorer.submit(piece, mapping, on_rows, start, skip, on_verdicts, in_turn=True)
                 jobs.append(job)
                 start += len(piece)
                 while len(jobs) > (JOBS_AHEAD if overlap else 0):

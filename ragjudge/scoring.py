@@ -295,18 +295,21 @@ class Scorer:
         return self.finish(self.submit(frame, mapping, on_progress, start, skip, on_row))
 
     def submit(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
-               skip: set[int] | None = None, on_row: Any = None) -> "Job":
+               skip: set[int] | None = None, on_row: Any = None, *, in_turn: bool = False) -> "Job":
         """Start scoring ``frame`` (``score``'s arguments) and return at once; ``finish(job)``
         waits for it and returns the ``Scored``. The file pipeline submits the next chunk
         before it finishes the last, so that the chunk's last calls, its writing and the next
         chunk's reading overlap the next chunk's calls (jobs share the concurrency limit).
+        ``in_turn``: the job's rows start once the last job submitted in turn has started all of
+        its own, so such jobs finish in the order submitted (the file pipeline's jobs); other
+        jobs and ``score``/``ascore`` calls share the slots with them as they come.
         Finish jobs in the order submitted; a trace source's chunks must not overlap (a trace's
         later rows read its first row's verdicts)."""
         if not isinstance(frame, RowChunk):  # a JSON Lines chunk as read: framed when it is finished (``io.rows``)
             frame = as_frame(frame)
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
-        future = _loop.submit(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start)))
+        future = _loop.submit(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start), in_turn))
         return Job(frame, future, notes, resolved, start)
 
     def finish(self, job: "Job") -> Scored:
@@ -349,21 +352,23 @@ class Scorer:
         return row_dicts(frame), notes, mapping
 
     async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any, skip: set[int] | None = None,
-                     reporter: Any = None) -> tuple[list[EvalRecord], list[list[Verdict]]]:
+                     reporter: Any = None, in_turn: bool = False) -> tuple[list[EvalRecord], list[list[Verdict]]]:
         """Every row x metric, concurrently: each row's record is built and its verdicts
         settled (skipped, cached) at once, and a row that needs calls starts them while the
         next rows are prepared. The calls run as tasks that an interrupt cancels (a verdict
-        already received is never lost)."""
+        already received is never lost). ``in_turn``: see ``submit``."""
         strip = self.config.judge.strip_instructions
         records: list[EvalRecord] = []
         out: list[Any] = [None] * len(rows)
         pending: list[tuple[int, asyncio.Future]] = []
-        # jobs take the calls' slots in the order submitted: a job's rows start once the job
-        # before it has started all of its own, so the oldest job finishes first and the next
-        # ones are submitted while it does, instead of every job in flight finishing at once
-        # and the slots draining until new ones start (bench/README.md, figure 1c)
-        before, self._started = self._started, asyncio.get_running_loop().create_future()
-        started = self._started
+        # jobs take the calls' slots in the order submitted, so the oldest job finishes first and
+        # the next one is submitted while two others hold the slots; sharing them, the jobs in
+        # flight finished together and the slots drained until new rows started (bench/README.md,
+        # figure 1c)
+        before = None
+        started = asyncio.get_running_loop().create_future()
+        if in_turn:
+            before, self._started = self._started, started
         # rows prepared ahead of the calls: enough to keep every slot busy, few enough that the
         # preparing is spread over the run instead of delaying its first calls
         ahead = max(64, 2 * self.config.judge.concurrency * self.config.judge.samples)

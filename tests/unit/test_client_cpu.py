@@ -280,13 +280,42 @@ def test_jobs_take_the_call_slots_in_the_order_they_were_submitted():
     scorer = Scorer(metrics=["sufficiency"], model="openai/fake-judge", judge={"concurrency": 4}, cache={"enabled": False},
                     transport=fake)
     rows = _landmark_rows(450)
-    jobs = [scorer.submit(rows[at:at + 150], start=at) for at in (0, 150, 300)]
+    jobs = [scorer.submit(rows[at:at + 150], start=at, in_turn=True) for at in (0, 150, 300)]
     tables = [scorer.finish(job).frame for job in jobs]
     scorer.close()
     assert sorted(sent) == list(range(450))
     assert [row // 150 for row in sent] == sorted(row // 150 for row in sent)  # job by job
     assert [list(table["id"]) for table in tables] == [[f"r{i}" for i in range(at, at + 150)] for at in (0, 150, 300)]
     assert all((table["sufficiency_status"] == "ok").all() for table in tables)
+
+
+def test_a_job_not_submitted_in_turn_shares_the_slots_with_those_that_are():
+    """A library caller's job beside the pipeline's (``submit`` without ``in_turn``, as ``score``
+    from another thread makes it) does not wait for the jobs in turn to start all their rows: its
+    calls go out while the first job still has calls to make."""
+    from ragjudge import Scorer
+    from ragjudge.transports.fake import FakeTransport
+
+    fake = FakeTransport(latency=0.002)
+    sent = []
+    real_complete = fake.complete
+
+    async def complete(request):
+        sent.append(int(request.messages[-1]["content"].split("landmark ", 1)[1].split("?")[0]))
+        return await real_complete(request)
+
+    fake.complete = complete  # type: ignore[method-assign]
+    scorer = Scorer(metrics=["sufficiency"], model="openai/fake-judge", judge={"concurrency": 2}, cache={"enabled": False},
+                    transport=fake)
+    rows = _landmark_rows(304)
+    in_turn = scorer.submit(rows[:300], in_turn=True)
+    beside = scorer.submit(rows[300:], start=300)
+    tables = [scorer.finish(in_turn).frame, scorer.finish(beside).frame]
+    scorer.close()
+    assert sorted(sent) == list(range(304))
+    last_of_first = max(position for position, row in enumerate(sent) if row < 300)
+    assert min(position for position, row in enumerate(sent) if row >= 300) < last_of_first
+    assert [len(table) for table in tables] == [300, 4]
 
 
 def test_a_scorer_never_closed_keeps_every_reply_it_got(tmp_path):
