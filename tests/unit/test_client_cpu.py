@@ -260,11 +260,9 @@ def test_the_next_chunk_is_judged_while_the_last_one_finishes(tmp_path):
     assert tables[20].reset_index(drop=True).equals(tables[1000].reset_index(drop=True))
 
 
-def test_jobs_take_the_call_slots_in_the_order_they_were_submitted():
-    """Issue 51: three jobs submitted at once (as the file pipeline keeps two ahead), each larger
-    than the rows a job prepares ahead, make their calls job by job: every call of the first job
-    before any of the second. When they shared the slots, the three jobs finished together and
-    the slots drained until the pipeline submitted the next ones (0.2 s of 20 at C=64)."""
+def _recording_scorer(concurrency):
+    """A Scorer over the in-process fake judge (2 ms a call, no cache), and the list of the
+    landmark number of each row (``_landmark_rows``) in the order its call was sent."""
     from ragjudge import Scorer
     from ragjudge.transports.fake import FakeTransport
 
@@ -277,8 +275,17 @@ def test_jobs_take_the_call_slots_in_the_order_they_were_submitted():
         return await real_complete(request)
 
     fake.complete = complete  # type: ignore[method-assign]
-    scorer = Scorer(metrics=["sufficiency"], model="openai/fake-judge", judge={"concurrency": 4}, cache={"enabled": False},
-                    transport=fake)
+    scorer = Scorer(metrics=["sufficiency"], model="openai/fake-judge", judge={"concurrency": concurrency},
+                    cache={"enabled": False}, transport=fake)
+    return scorer, sent
+
+
+def test_jobs_take_the_call_slots_in_the_order_they_were_submitted():
+    """Issue 51: three jobs submitted at once (as the file pipeline keeps two ahead), each larger
+    than the rows a job prepares ahead, make their calls job by job: every call of the first job
+    before any of the second. When they shared the slots, the three jobs finished together and
+    the slots drained until the pipeline submitted the next ones (0.2 s of 20 at C=64)."""
+    scorer, sent = _recording_scorer(concurrency=4)
     rows = _landmark_rows(450)
     jobs = [scorer.submit(rows[at:at + 150], start=at, in_turn=True) for at in (0, 150, 300)]
     tables = [scorer.finish(job).frame for job in jobs]
@@ -293,20 +300,7 @@ def test_a_job_not_submitted_in_turn_shares_the_slots_with_those_that_are():
     """A library caller's job beside the pipeline's (``submit`` without ``in_turn``, as ``score``
     from another thread makes it) does not wait for the jobs in turn to start all their rows: its
     calls go out while the first job still has calls to make."""
-    from ragjudge import Scorer
-    from ragjudge.transports.fake import FakeTransport
-
-    fake = FakeTransport(latency=0.002)
-    sent = []
-    real_complete = fake.complete
-
-    async def complete(request):
-        sent.append(int(request.messages[-1]["content"].split("landmark ", 1)[1].split("?")[0]))
-        return await real_complete(request)
-
-    fake.complete = complete  # type: ignore[method-assign]
-    scorer = Scorer(metrics=["sufficiency"], model="openai/fake-judge", judge={"concurrency": 2}, cache={"enabled": False},
-                    transport=fake)
+    scorer, sent = _recording_scorer(concurrency=2)
     rows = _landmark_rows(304)
     in_turn = scorer.submit(rows[:300], in_turn=True)
     beside = scorer.submit(rows[300:], start=300)
