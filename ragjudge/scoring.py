@@ -370,22 +370,30 @@ class Scorer:
         if in_turn:
             before, self._started = self._started, started
         # rows prepared ahead of the calls: enough to keep every slot busy, few enough that the
-        # preparing is spread over the run instead of delaying its first calls
+        # preparing is spread over the run instead of delaying its first calls. It counts the rows
+        # whose calls are not finished, not the rows since the oldest of them: a slow call (a
+        # retry's back-off, a long reply) holds one place, not the whole window, so the rows after
+        # it keep the slots busy while the job after this one waits its turn
         ahead = max(64, 2 * self.config.judge.concurrency * self.config.judge.samples)
-        waiting = 0  # pending[waiting:] may still be running
+        unfinished = 0
+        room = asyncio.Event()
+
+        def finished(_: Any) -> None:
+            nonlocal unfinished
+            unfinished -= 1
+            room.set()
+
         position = 0
         try:
             if before is not None and not before.done() and before.get_loop() is asyncio.get_running_loop():
                 await asyncio.shield(before)  # the job before's rows first (cancelling this job leaves it be)
             while position < len(rows):
-                while len(pending) - waiting >= ahead:
-                    oldest = pending[waiting][1]
-                    if not oldest.done():
-                        await asyncio.wait([oldest])
-                    waiting += 1
+                while unfinished >= ahead:
+                    room.clear()
+                    await room.wait()
                 # a block of rows at a time (no more than the window has room for): their calls are
                 # prepared, then the response cache is asked for all their keys at once
-                block = min(BLOCK, len(rows) - position, ahead - (len(pending) - waiting))
+                block = min(BLOCK, len(rows) - position, ahead - unfinished)
                 made = to_records(rows[position:position + block], mapping, position, strip, self.extra, trace_status)
                 prepared: list[list[Any]] = []
                 for record in made:
@@ -400,7 +408,10 @@ class Scorer:
                     records.append(record)
                     row = [self._guarded(self._settle, judge, item) if isinstance(item, Call) else item for judge, item in zip(self.judges, row)]
                     if any(isinstance(item, Call) for item in row):
-                        pending.append((position, asyncio.ensure_future(self._row(row, on_progress, reporter, record))))
+                        task = asyncio.ensure_future(self._row(row, on_progress, reporter, record))
+                        task.add_done_callback(finished)
+                        unfinished += 1
+                        pending.append((position, task))
                     else:
                         out[position] = row
                         if on_progress and not (skip and record.index in skip):  # a row left out is no progress
