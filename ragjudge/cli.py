@@ -39,6 +39,7 @@ from ragjudge.reports.gate_text import lines as gate_lines
 from ragjudge.reports.html import from_table, write
 from ragjudge.reports.terminal import Progress as _progress
 from ragjudge.reports.terminal import make_console, verdict_printer
+from ragjudge.reports.terminal import say as _say
 from ragjudge.reports.terminal import report as print_report
 from ragjudge.run import recorded_request, request_of, run
 from ragjudge.settings import load_config
@@ -709,17 +710,6 @@ def _leave_at_once() -> bool:
     """Whether ``console`` may end the process without the interpreter's shutdown: only daemon
     threads besides this one (a thread of the user's would be joined by it)."""
     return all(thread.daemon or thread is threading.current_thread() for thread in threading.enumerate())
-
-
-def _say(text: str) -> None:
-    """One line on stderr; dropped where stderr cannot take it (full: ``2>/dev/full``; closed or
-    none: ``2>&-``), so that the exit code is still the one the line names."""
-    if sys.stderr is None:
-        return
-    try:
-        print(text, file=sys.stderr)
-    except (OSError, ValueError):
-        pass
 
 
 def main() -> None:

@@ -48,6 +48,12 @@ class _Stderr:
         return getattr(self.stream, "encoding", "utf-8")
 
 
+def say(text: str) -> None:
+    """One line on stderr, dropped where stderr cannot take it (``_Stderr``: a closed pipe, a full
+    disk, ``2>/dev/full``, or no stderr at all, ``2>&-``), so that the exit code still says it."""
+    _Stderr(sys.stderr).write(text + "\n")
+
+
 def make_console() -> Any:
     """A rich console on stderr (a closed pipe drops what cannot be written); 110 columns at
     least when stderr is not a terminal (CI logs). Made when first used: a ``-q`` run that
