@@ -6,7 +6,9 @@ Every call goes through ``Model.call``, in this order:
 1. **cache get**: the on-disk response cache (``ragjudge.cache``), then the replies this
    model already received in this process (the last ``MEMORY`` calls);
 2. **de-duplication**: an identical call already in flight is awaited, not sent again (the
-   row that made it pays; the others get it at no cost);
+   row that made it pays; the others get it at no cost). A call made ahead of its row (``AHEAD``:
+   a JSON Lines run's first call, sent while the rest of the first chunk is read) is given to
+   the first row that makes it, as that row's own: paid, not cached;
 3. **the first-call probe**: a run's first uncached call goes alone, so a bad key costs one
    call; the others start once its first attempt has an answer or ``PROBE_GRACE_S`` (0.5 s)
    after it started, whichever comes first (an auth error comes back in the connection's
@@ -50,6 +52,7 @@ import threading
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
@@ -67,6 +70,8 @@ BACKOFF_MAX_S = 30.0
 MISSING = object()  # not prefetched
 MEMORY = 4096  # replies kept in memory per model, so a repeated call within a run is not paid twice
 PROBE_GRACE_S = 0.5  # seconds the other calls wait for the probe's answer at most (bench/README.md, figure 1c)
+# set in a task whose calls are made ahead of the rows that will claim them (``Model.call``)
+AHEAD: ContextVar[bool] = ContextVar("ragjudge_call_ahead", default=False)
 REASK = (
     "Your reply could not be read as the requested JSON object. Reply again with only that "
     "JSON object, with every required key."
@@ -248,6 +253,7 @@ class Model:
         self._memory: OrderedDict[str, Verdict] = OrderedDict()
         self._prefetched: dict[str, Any] = {}  # key -> cached reply or None (not cached), from ``prefetch``
         self._in_flight: dict[str, asyncio.Future] = {}
+        self._ahead: dict[str, asyncio.Future] = {}  # key -> a call made ahead of its row, not claimed yet
         self._probe_started = False
         self._probe_done: asyncio.Event | None = None
         # set (from the loop thread) once the run's first call has an answer, or was never sent: a
@@ -387,6 +393,8 @@ class Model:
         """The verdict for ``call`` without a provider call: from this process's memory or the
         response cache (``cached`` True, no usage); None when it would need a call."""
         key = key or self.key(call, sample)
+        if key in self._ahead:
+            return None  # made ahead of its row: ``call`` gives it to the row as its own
         kept = self._memory.get(key)
         if kept is not None:
             self._memory.move_to_end(key)
@@ -403,6 +411,12 @@ class Model:
         verdict.cached = True
         return verdict
 
+    def unclaimed(self) -> list[Verdict]:
+        """The verdicts of the calls made ahead (``AHEAD``) that no row has made since: each
+        reply is cached and its cost is in ``spent``, but no row holds it. Read once the calls
+        are done (``Scorer.drop``)."""
+        return [made.result() for made in self._ahead.values() if made.done() and not made.cancelled() and made.exception() is None]
+
     # -- the call ----------------------------------------------------------------------
     async def call(self, call: Call, parse: Callable[[Reply, Call], Verdict], sample: int = 0) -> Verdict:
         """One verdict for ``call``: remembered, cached, shared with an identical call in
@@ -414,6 +428,9 @@ class Model:
         ``asyncio.CancelledError`` when the task was cancelled (``_after_woken``)."""
         _held_cancellation()
         key = self.key(call, sample)
+        made = self._ahead.pop(key, None) if self._ahead else None
+        if made is not None:  # the first row whose call this is made it ahead: its own, paid, not cached
+            return (await asyncio.shield(made)).copy()
         found = self.peek(call, sample, key)
         if found is not None:
             return found
@@ -424,6 +441,9 @@ class Model:
         # calls wait on ``done``
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         self._in_flight[key] = done
+        ahead = AHEAD.get()
+        if ahead:
+            self._ahead[key] = done
         try:
             verdict = await self._fetch(key, call, parse, sample)
         except BaseException as exc:
@@ -434,7 +454,7 @@ class Model:
             raise
         finally:
             self._in_flight.pop(key, None)
-        done.set_result(verdict)
+        done.set_result(verdict.copy() if ahead else verdict)  # what the row that claims it gets: the reply as made, before this job decides on it
         return verdict
 
     async def _fetch(self, key: str, call: Call, parse: Callable[[Reply, Call], Verdict], sample: int) -> Verdict:
@@ -718,6 +738,10 @@ class PanelModel:
     def peek(self, call: Call, sample: int = 0, key: str | None = None) -> Verdict | None:
         """None: a panel's verdict is its members' (each member's ``call`` reads its own cache)."""
         return None
+
+    def unclaimed(self) -> list[Verdict]:
+        """Every member's calls made ahead that no row made again (``Model.unclaimed``)."""
+        return [verdict for _, model in self.members for verdict in model.unclaimed()]
 
     def interrupt(self) -> None:
         """Stop starting calls on every member."""

@@ -19,11 +19,11 @@ from ragjudge.options import run_record
 from ragjudge.plan import Event, Note, Progress, Row, RunPlan, Start
 from ragjudge.records import Mapping
 from ragjudge.settings import Config
-from ragjudge.errors import InputError
+from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces import open_source
 from ragjudge.scoring import Scorer, as_frame, removed_note
 from ragjudge.traces.spans import reader_notes
-from ragjudge.io import count_records, detect_format, is_many, jsonl_chunks, raise_as_given, readable, RowChunk, spool_stdin, TableWriter
+from ragjudge.io import count_records, detect_format, is_many, jsonl_chunks, jsonl_rows, raise_as_given, readable, RowChunk, spool_stdin, TableWriter
 
 
 @dataclass
@@ -86,6 +86,7 @@ def choose(total: int | None, limit: int | None, sample: int | None, seed: int =
     return set(random.Random(seed).sample(range(total), min(sample, total)))
 
 
+HEAD_ROWS = 100  # a JSON Lines file's rows read before its first row's calls go ahead (they hold the 50 the mapping looks at)
 JOBS_AHEAD = 2  # jobs started beyond the one being finished and written
 JOB_ROWS_MIN = 1_000
 
@@ -102,6 +103,44 @@ def _no_rows() -> Any:
     import pandas as pd
 
     return pd.DataFrame()
+
+
+def _read_ahead(scorer: Scorer, source: str, name: str, flag_fields: frozenset[str], sample: int | None,
+                before: Callable[[], None]) -> tuple[Iterator[Any], Any]:
+    """A JSON Lines file's chunks (as ``jsonl_chunks`` gives them), and the job started on its
+    first row (``Scorer.submit(ahead=True)``) once its first ``HEAD_ROWS`` rows are read and
+    planned: the run's first call, the probe, then goes out while the rest of the first chunk is
+    read, and the first row takes its verdict when its own job makes the same call (issue 51).
+    The job is None, and nothing goes ahead, with ``--sample`` (its rows are chosen from the
+    count), labels (checked on the whole first chunk), a batch or a panel, and when the first
+    rows' plan fails (the whole chunk's plan then says why, before any call). A malformed line
+    after the first ``HEAD_ROWS`` is reported once that call is answered (its reply is cached).
+    ``before()`` is called before that call is made (a Ctrl-C from then on is the run's)."""
+    config = scorer.config
+    size = config.chunk_size
+    labelled = any(column and metric in config.metrics for metric, column in (config.labels or {}).items())
+    if sample is not None or labelled or config.judge.batch or size <= HEAD_ROWS or not hasattr(scorer.model, "prepare"):
+        return jsonl_chunks(source, size), None
+    lists = jsonl_rows(source, size, first=HEAD_ROWS)
+    head = next(lists, [])
+    job = None
+    try:
+        plan = RunPlan.of(scorer, RowChunk(head), name, flag_fields, scorer_notes=False) if head else None
+    except (InputError, ConfigError):
+        plan = None
+    if plan is not None and plan.mapping is not None and not {"trace_id", "trace_first_row"} <= set(plan.first.columns):
+        scorer.model.prepare()
+        before()
+        job = scorer.submit(RowChunk(head[:1], plan.first.columns), plan.mapping, ahead=True)
+
+    def chunks() -> Iterator[Any]:
+        rest = next(lists, []) if len(head) == HEAD_ROWS else []
+        if head:
+            yield RowChunk(head + rest)
+        for rows in lists:
+            yield RowChunk(rows)
+
+    return chunks(), job
 
 
 def _frame_chunks(frame: Any, size: int) -> Iterator[Any]:
@@ -164,6 +203,7 @@ def score_source(
         source = readable(source, fmt, sample)  # likewise a pipe (<(command)) to count or to seek
     scorer = Scorer(config, transport=transport)
     jobs: list[Any] = []  # chunks submitted and not finished yet
+    ahead = None  # the job made on a JSON Lines file's first row while the rest of its first chunk is read
     writer = None
     installed: list[tuple[int, Any]] = []
     notes: list[str] = []
@@ -173,6 +213,11 @@ def score_source(
         if hear:
             hear(Note(note))
 
+    def catch_signals() -> None:  # once calls can go out: a Ctrl-C then ends the run with every row written
+        if handle_signals and not installed and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                installed.append((sig, signal.signal(sig, lambda *_: scorer.interrupt())))
+
     try:
         if not is_frame and source == "-" and sample is not None:  # stdin is read once: to count its rows for a sample, keep it
             import pandas as pd
@@ -181,31 +226,29 @@ def score_source(
 
             source = pd.concat(list(iter_chunks(source, fmt, scorer.config.chunk_size)) or [pd.DataFrame()], ignore_index=True)
             is_frame, as_rows = True, False
+        name = "DataFrame" if is_frame else ("<stdin>" if source == "-" else given)
+        for note in [*scorer.notes, *read_notes]:  # said before the input is read, as before
+            say(note)
+        # the output's path is checked (a folder, say) before any call, the first row's included
+        writer = TableWriter(output, output_format, scorer.column_types()) if output else None
         if is_frame:
             chunks = _frame_chunks(source, scorer.config.chunk_size)
         elif as_rows:
-            chunks = jsonl_chunks(source, scorer.config.chunk_size)
+            chunks, ahead = _read_ahead(scorer, source, name, flag_fields, sample, catch_signals)
         else:
             from ragjudge.io import iter_chunks
 
             chunks = iter_chunks(source, fmt, scorer.config.chunk_size)
-        name = "DataFrame" if is_frame else ("<stdin>" if source == "-" else given)
-        for note in [*scorer.notes, *read_notes]:  # said before the input is read, as before
-            say(note)
         plan = RunPlan.of(scorer, chunks, name, flag_fields, scorer_notes=False,
                           empty=source.iloc[:0] if is_frame else RowChunk([]) if as_rows else _no_rows())
         for note in plan.notes:
             say(note)
         mapping = plan.mapping
-        own = scorer.column_types()
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
-        writer = TableWriter(output, output_format, own) if output else None
         if writer is not None:
             writer.record = {**run_record(scorer.config, id_column(mapping), [judge.name for judge in scorer.judges]),  # report, compare
                              **(recorded or {})}
-        if handle_signals and threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                installed.append((sig, signal.signal(sig, lambda *_: scorer.interrupt())))
+        catch_signals()
         if hear:
             rows = len(source) if is_frame else count_rows(source, fmt)
             if chosen is not None:  # --limit / --sample: the rows to judge, not the rows read
@@ -254,6 +297,9 @@ def score_source(
         while jobs:
             finished(jobs[0])
             jobs.pop(0)
+        if ahead is not None:
+            for note in scorer.drop(ahead):
+                say(note)
         if writer:
             writer.close()
             for note in writer.notes:
@@ -264,7 +310,7 @@ def score_source(
         summary.interrupted = scorer.interrupted
         summary.budget_reached = scorer.model.budget_reached
     except BaseException as exc:
-        for job in jobs:
+        for job in [ahead, *jobs] if ahead is not None else jobs:
             if isinstance(exc, Exception):  # bad input further on: the chunk in flight still lands in the cache
                 try:
                     scorer.finish(job)

@@ -36,6 +36,7 @@ calls (``ragjudge.model``) live apart.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -43,7 +44,7 @@ from typing import Any
 from ragjudge import _loop, diagnosis, local
 from ragjudge.counting import count_row, label_cells, metric_summary
 from ragjudge.gate import Summary
-from ragjudge.model import Model, PanelModel
+from ragjudge.model import AHEAD, Model, PanelModel
 from ragjudge.judges.panel import PANEL_COLUMNS, decide as panel_decide, panel_values, tempered
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
@@ -295,7 +296,7 @@ class Scorer:
         return self.finish(self.submit(frame, mapping, on_progress, start, skip, on_row))
 
     def submit(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
-               skip: set[int] | None = None, on_row: Any = None, *, in_turn: bool = False) -> "Job":
+               skip: set[int] | None = None, on_row: Any = None, *, in_turn: bool = False, ahead: bool = False) -> "Job":
         """Start scoring ``frame`` (``score``'s arguments) and return at once; ``finish(job)``
         waits for it and returns the ``Scored``. The file pipeline submits the next chunk
         before it finishes the last, so that the chunk's last calls, its writing and the next
@@ -304,13 +305,32 @@ class Scorer:
         its own, so such jobs finish in the order submitted (the file pipeline's jobs); other
         jobs and ``score``/``ascore`` calls share the slots with them as they come.
         Finish jobs in the order submitted; a trace source's chunks must not overlap (a trace's
-        later rows read its first row's verdicts)."""
+        later rows read its first row's verdicts). ``ahead``: the job's calls are made ahead of
+        the rows that will make them again (a run's first row, before the rest of its first chunk
+        is read): the first later row to make each call gets its verdict as its own (paid, not
+        cached); such a job is never finished, only ``drop``ped."""
         if not isinstance(frame, RowChunk):  # a JSON Lines chunk as read: framed when it is finished (``io.rows``)
             frame = as_frame(frame)
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping)
-        future = _loop.submit(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start), in_turn))
+        future = _loop.submit(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start), in_turn, ahead))
         return Job(frame, future, notes, resolved, start)
+
+    def drop(self, job: "Job") -> list[str]:
+        """Wait for a job submitted ``ahead`` (its verdicts are not kept); returns a note for its
+        calls that no row of the run made again: their replies are cached and their cost (USD)
+        counts toward ``judge.max_cost``, but the output and the summary do not hold them."""
+        try:
+            _loop.wait(job.future)
+        except (asyncio.CancelledError, concurrent.futures.CancelledError):
+            return []  # interrupted: the rows say so
+        unclaimed = self.model.unclaimed()
+        if not unclaimed:
+            return []
+        cost = _cost(unclaimed)
+        spent = "" if cost is None else f" (USD {cost:.4f})"
+        return [f"note: {len(unclaimed)} call(s) made for the first row before the rest of the first chunk was read{spent} "
+                "were not made again by the run: a column first seen further on changed the prompts; the replies are cached"]
 
     def finish(self, job: "Job") -> Scored:
         """The ``Scored`` of a ``submit``ted job, waited for (a KeyboardInterrupt cancels it)."""
@@ -352,11 +372,13 @@ class Scorer:
         return row_dicts(frame), notes, mapping
 
     async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any, skip: set[int] | None = None,
-                     reporter: Any = None, in_turn: bool = False) -> tuple[list[EvalRecord], list[list[Verdict]]]:
+                     reporter: Any = None, in_turn: bool = False, ahead: bool = False) -> tuple[list[EvalRecord], list[list[Verdict]]]:
         """Every row x metric, concurrently: each row's record is built and its verdicts
         settled (skipped, cached) at once, and a row that needs calls starts them while the
         next rows are prepared. The calls run as tasks that an interrupt cancels (a verdict
-        already received is never lost). ``in_turn``: see ``submit``."""
+        already received is never lost). ``in_turn``, ``ahead``: see ``submit``."""
+        if ahead:
+            AHEAD.set(True)  # this task's context, copied by the rows' tasks it starts
         strip = self.config.judge.strip_instructions
         records: list[EvalRecord] = []
         out: list[Any] = [None] * len(rows)

@@ -5,9 +5,12 @@ reader, and the first call goes out before pandas is loaded."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pyarrow.parquet as pq
 import pytest
@@ -16,6 +19,7 @@ from ragjudge import load_config, pipeline
 from ragjudge.io import readers
 from ragjudge.reports.summary import summary_dict
 from ragjudge.run import evaluate
+from ragjudge.scoring import Scorer
 
 # rows whose columns differ between chunks and within one, with values of every JSON kind: a key
 # first seen in a later piece of the first chunk (``topic``), one first seen in a later chunk
@@ -43,21 +47,32 @@ def _write(path, rows):
             handle.write(json.dumps(row) + "\n")
 
 
+@pytest.mark.parametrize("head", [100, 3], ids=["first-chunk-read-whole", "first-row-ahead"])
 @pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet"])
-def test_json_lines_judged_as_rows_write_what_the_dataframe_reader_writes(server, tmp_path, monkeypatch, suffix):
+def test_json_lines_judged_as_rows_write_what_the_dataframe_reader_writes(server, tmp_path, monkeypatch, suffix, head):
     source = tmp_path / "rows.jsonl"
     _write(source, ROWS)
-    # jobs of 4 rows in chunks of 7: the first chunk is sliced into pieces (iloc), the second chunk adds a column
+    # jobs of 4 rows in chunks of 7: the first chunk is sliced into pieces (iloc), the second chunk adds a column.
+    # With a head of 3 rows, the first row's calls go ahead before the rest of the first chunk is read, which
+    # adds a column (``topic``, row 6) that the first row's job did not see
     monkeypatch.setattr(pipeline, "JOB_ROWS_MIN", 4)
+    monkeypatch.setattr(pipeline, "HEAD_ROWS", head)
     config = load_config(None, {"judge": {"model": "openai/fake-judge", "api_base": server.url, "concurrency": 1},
                                 "cache": {"enabled": False}, "chunk_size": 7, "metrics": ["sufficiency", "completeness"]})
+    ahead = []
+    drop = Scorer.drop
+    monkeypatch.setattr(Scorer, "drop", lambda self, job: ahead.append(job) or drop(self, job))
     as_rows = tmp_path / f"as_rows.{suffix}"
     first = evaluate(str(source), config, output=str(as_rows))
+    assert len(ahead) == (head < 7)  # a job went ahead where the head is part of the first chunk
+    calls = server.calls
     with monkeypatch.context() as patched:  # the same run through the DataFrame reader, as before issue 51
         patched.setattr(pipeline, "jsonl_chunks", readers._jsonl_chunks)
+        patched.setattr(pipeline, "HEAD_ROWS", 10**9)  # and the whole first chunk read before any call
         as_frames = tmp_path / f"as_frames.{suffix}"
         second = evaluate(str(source), config, output=str(as_frames))
     assert first.summary.rows == second.summary.rows == len(ROWS)
+    assert calls == server.calls - calls  # the calls made ahead are the first row's own: none made twice
     assert summary_dict(first.summary, first.gate) == summary_dict(second.summary, second.gate)
     if suffix == "parquet":
         a, b = pq.read_table(as_rows), pq.read_table(as_frames)
@@ -125,3 +140,87 @@ def test_a_json_lines_file_is_judged_while_another_thread_imports_pandas(tmp_pat
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "5"]
+
+
+@pytest.mark.parametrize("first", [None, 1, 3, 4, 7, 8, 30])
+def test_the_first_rows_read_apart_leave_every_chunk_as_it_was(tmp_path, first):
+    from ragjudge.io import jsonl_rows
+
+    rows = [{"i": i} for i in range(19)]
+    source = tmp_path / "rows.jsonl"
+    _write(source, rows)
+    lists = list(jsonl_rows(str(source), 8, first=first))
+    if first is not None and first < 8:  # 4: the rest of the first chunk is as long as its head, and the next chunk whole
+        assert lists == [rows[:first], rows[first:8], rows[8:16], rows[16:]]
+    else:
+        assert lists == [rows[:8], rows[8:16], rows[16:]]
+    short = tmp_path / "short.jsonl"
+    _write(short, rows[:2])
+    assert list(jsonl_rows(str(short), 8, first=3)) == [rows[:2]]
+
+
+def _config(server, tmp_path, cache: bool = False):
+    return load_config(None, {"judge": {"model": "openai/fake-judge", "api_base": server.url, "concurrency": 4},
+                              "cache": {"enabled": cache, "dir": str(tmp_path / "cache")}, "metrics": ["sufficiency"]})
+
+
+def test_the_first_call_goes_out_before_the_rest_of_the_first_chunk_is_read(server, tmp_path):
+    # issue 51: the run's first call (the probe, which goes alone) leaves once the first HEAD_ROWS rows are
+    # read and planned, and the rest of the first chunk (here all 300 rows) is read while it is in flight.
+    # A pipe gives the rest only once the server has seen a call: a run that read the whole chunk first
+    # would make none, and the writer gives up after 30 s
+    fifo = tmp_path / "rows.jsonl"
+    os.mkfifo(fifo)
+    rows = [{"id": i, "request": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(300)]
+    seen = []
+
+    def feed():
+        with open(fifo, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(row) + "\n" for row in rows[:pipeline.HEAD_ROWS])
+            handle.flush()
+            deadline = time.monotonic() + 30
+            while server.calls == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            seen.append(server.calls)
+            handle.writelines(json.dumps(row) + "\n" for row in rows[pipeline.HEAD_ROWS:])
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    out = tmp_path / "out.parquet"
+    result = evaluate(str(fifo), _config(server, tmp_path), output=str(out))
+    writer.join(timeout=60)
+    assert seen == [1]  # the probe, alone: the other calls wait for its answer
+    assert result.summary.metrics["sufficiency"].ok == 300 and server.calls == 300
+    first = pq.read_table(out).to_pylist()[0]
+    assert first["id"] == 0 and first["sufficiency_cached"] is False and first["sufficiency_prompt_tokens"] > 0  # its own call, paid
+
+
+def test_a_call_made_ahead_that_the_whole_first_chunk_does_not_make_is_said(server, tmp_path):
+    # the first 100 rows map request=question; row 120 brings a request column, so the whole chunk maps
+    # request=request and the first row (no request) is not judged: the call made for it went unused
+    rows = [{"id": i, "question": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(120)]
+    rows.append({"id": 120, "request": "Asked as a request?", "context": ["A passage."]})
+    source = tmp_path / "rows.jsonl"
+    _write(source, rows)
+    result = evaluate(str(source), _config(server, tmp_path))
+    assert result.mapping.paths["request"] == "request"
+    assert result.summary.metrics["sufficiency"].ok == 1 and server.calls == 2
+    said = [note for note in result.notes if "before the rest of the first chunk was read" in note]
+    assert said == ["note: 1 call(s) made for the first row before the rest of the first chunk was read were not made again by the "
+                    "run: a column first seen further on changed the prompts; the replies are cached"]
+
+
+def test_a_malformed_line_after_the_first_rows_is_named_and_the_call_made_ahead_is_not_paid_again(server, tmp_path):
+    from ragjudge.errors import InputError
+
+    rows = [{"id": i, "request": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(150)]
+    source = tmp_path / "rows.jsonl"
+    _write(source, rows)
+    good = source.read_text(encoding="utf-8")
+    source.write_text(good.replace('{"id": 140,', '{"id": 140 ', 1), encoding="utf-8")
+    with pytest.raises(InputError, match=r"line 141: not valid JSON"):
+        evaluate(str(source), _config(server, tmp_path, cache=True))
+    assert server.calls == 1  # the first row's call had gone ahead; its reply is in the cache
+    source.write_text(good, encoding="utf-8")
+    result = evaluate(str(source), _config(server, tmp_path, cache=True))
+    assert result.summary.metrics["sufficiency"].ok == 150 and server.calls == 150  # the first row's reply came from the cache
