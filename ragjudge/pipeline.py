@@ -87,6 +87,11 @@ def choose(total: int | None, limit: int | None, sample: int | None, seed: int =
 
 
 HEAD_ROWS = 100  # a JSON Lines file's rows read before its first row's calls go ahead (they hold the 50 the mapping looks at)
+# seconds the reading waits once the first row's calls are handed to the loop thread, unless the
+# first is answered sooner: sending it takes the loop thread 7 ms alone, and 60 to 90 ms while the
+# rest of the chunk was read beside it, the two threads taking turns for the interpreter (2 cores;
+# bench/README.md, figure 1c). Within the probe's round trip, so no later than the reading before it
+FIRST_SEND_S = 0.03
 JOBS_AHEAD = 2  # jobs started beyond the one being finished and written
 JOB_ROWS_MIN = 1_000
 
@@ -111,6 +116,7 @@ def _read_ahead(scorer: Scorer, source: str, name: str, flag_fields: frozenset[s
     first row (``Scorer.submit(ahead=True)``) once its first ``HEAD_ROWS`` rows are read and
     planned: the run's first call, the probe, then goes out while the rest of the first chunk is
     read, and the first row takes its verdict when its own job makes the same call (issue 51).
+    The reading waits ``FIRST_SEND_S`` for the loop thread to send that call alone.
     The job is None, and nothing goes ahead, with ``--sample`` (its rows are chosen from the
     count), labels (checked on the whole first chunk), a batch or a panel, and when the first
     rows' plan fails (the whole chunk's plan then says why, before any call). A malformed line
@@ -132,6 +138,7 @@ def _read_ahead(scorer: Scorer, source: str, name: str, flag_fields: frozenset[s
         scorer.model.prepare()
         before()
         job = scorer.submit(RowChunk(head[:1], plan.first.columns), plan.mapping, ahead=True)
+        scorer.model.answered.wait(FIRST_SEND_S)  # the loop thread sends it alone: reading beside it took turns for the interpreter
 
     def chunks() -> Iterator[Any]:
         rest = next(lists, []) if len(head) == HEAD_ROWS else []
