@@ -88,7 +88,7 @@ def choose(total: int | None, limit: int | None, sample: int | None, seed: int =
 
 HEAD_ROWS = 100  # a JSON Lines file's rows read before its first row's calls go ahead (they hold the 50 the mapping looks at)
 # seconds the reading waits once the first row's calls are handed to the loop thread, unless the
-# first is answered sooner: sending it takes the loop thread 7 ms alone, and 60 to 90 ms while the
+# first is answered (or needs no call) sooner: sending it takes the loop thread 7 ms alone, and 60 to 90 ms while the
 # rest of the chunk was read beside it, the two threads taking turns for the interpreter (2 cores;
 # bench/README.md, figure 1c). Within the probe's round trip, so no later than the reading before it
 FIRST_SEND_S = 0.03
@@ -108,6 +108,12 @@ def _no_rows() -> Any:
     import pandas as pd
 
     return pd.DataFrame()
+
+
+def _trace_rows(chunk: Any) -> bool:
+    """Whether ``chunk`` holds rows read from traces (a trace's later rows read its first row's
+    verdicts, so its jobs must not overlap)."""
+    return {"trace_id", "trace_first_row"} <= set(map(str, getattr(chunk, "columns", ())))
 
 
 def _read_ahead(scorer: Scorer, source: str, name: str, flag_fields: frozenset[str], sample: int | None,
@@ -134,11 +140,11 @@ def _read_ahead(scorer: Scorer, source: str, name: str, flag_fields: frozenset[s
         plan = RunPlan.of(scorer, RowChunk(head), name, flag_fields, scorer_notes=False) if head else None
     except (InputError, ConfigError):
         plan = None
-    if plan is not None and plan.mapping is not None and not {"trace_id", "trace_first_row"} <= set(plan.first.columns):
+    if plan is not None and plan.mapping is not None and not _trace_rows(plan.first):
         scorer.model.prepare()
         before()
         job = scorer.submit(RowChunk(head[:1], plan.first.columns), plan.mapping, ahead=True)
-        scorer.model.answered.wait(FIRST_SEND_S)  # the loop thread sends it alone: reading beside it took turns for the interpreter
+        scorer.until_answered(job, FIRST_SEND_S)  # the loop thread sends it alone
 
     def chunks() -> Iterator[Any]:
         rest = next(lists, []) if len(head) == HEAD_ROWS else []
@@ -284,8 +290,7 @@ def score_source(
         # job's stragglers, its framing, its writing or the next chunk's reading, and after the
         # last reply only the last job is left to frame (issue 51). Jobs finish in order, so the
         # output's order is the input's. A trace's chunks go one by one (see Scorer.submit).
-        columns = set(map(str, getattr(plan.first, "columns", ())))
-        overlap = opened is None and not {"trace_id", "trace_first_row"} <= columns
+        overlap = opened is None and not _trace_rows(plan.first)
         step = job_rows(scorer.config) if overlap else None
         ids = IdWatch(id_column(mapping))
         if as_rows and hasattr(scorer.model, "prepare"):

@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import sys
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -315,6 +316,12 @@ class Scorer:
         rows, notes, mapping = self._rows(frame, mapping)
         future = _loop.submit(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start), in_turn, ahead))
         return Job(frame, future, notes, resolved, start)
+
+    def until_answered(self, job: "Job", timeout: float) -> None:
+        """Wait at most ``timeout`` seconds, until the run's first call has an answer or ``job``
+        is done: the loop thread makes the first calls alone (a thread working beside it takes
+        turns with it for the interpreter)."""
+        _until_answered(self.model, job.future, timeout)
 
     def drop(self, job: "Job") -> list[str]:
         """Wait for a job submitted ``ahead`` (its verdicts are not kept); returns a note for its
@@ -812,16 +819,20 @@ def removed_note(rows: int) -> str:
             "judging (column removed_instructions; judge.strip_instructions: false keeps them)")
 
 
-def _until_answered(model: Any, future: Any) -> None:
-    """Wait until ``model``'s first call has an answer (``Model.answered``) or ``future`` is done.
-    Until then ragjudge's loop thread is making the run's first calls; importing pandas beside
-    them would make the two threads take turns for the interpreter and delay those calls (on a
-    2-core machine the first call came 0.13 s after its job was submitted instead of 0.02 s)."""
+def _until_answered(model: Any, future: Any, timeout: float | None = None) -> None:
+    """Wait until ``model``'s first call has an answer (``Model.answered``), ``future`` is done, or
+    ``timeout`` seconds have passed. Until then ragjudge's loop thread is making the run's first
+    calls; importing pandas or reading beside them would make the two threads take turns for the
+    interpreter and delay those calls (on a 2-core machine the first call came 0.13 s after its
+    job was submitted instead of 0.02 s)."""
     answered = getattr(model, "answered", None)
     if answered is None:
         return
-    while not answered.wait(0.01) and not future.done():
-        pass
+    deadline = None if timeout is None else time.monotonic() + timeout
+    step = 0.01 if timeout is None else 0.002
+    while not answered.wait(step) and not future.done():
+        if deadline is not None and time.monotonic() >= deadline:
+            return
 
 
 def row_dicts(frame: Any) -> list[dict[str, Any]]:
