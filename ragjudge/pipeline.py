@@ -116,8 +116,7 @@ def _trace_rows(chunk: Any) -> bool:
     return {"trace_id", "trace_first_row"} <= set(map(str, getattr(chunk, "columns", ())))
 
 
-def _read_ahead(scorer: Scorer, source: str, name: str, flag_fields: frozenset[str], sample: int | None,
-                before: Callable[[], None]) -> tuple[Iterator[Any], Any]:
+def _read_ahead(scorer: Scorer, source: str, name: str, flag_fields: frozenset[str], sample: int | None) -> tuple[Iterator[Any], Any]:
     """A JSON Lines file's chunks (as ``jsonl_chunks`` gives them), and the job started on its
     first row (``Scorer.submit(ahead=True)``) once its first ``HEAD_ROWS`` rows are read and
     planned: the run's first call, the probe, then goes out while the rest of the first chunk is
@@ -126,8 +125,9 @@ def _read_ahead(scorer: Scorer, source: str, name: str, flag_fields: frozenset[s
     The job is None, and nothing goes ahead, with ``--sample`` (its rows are chosen from the
     count), labels (checked on the whole first chunk), a batch or a panel, and when the first
     rows' plan fails (the whole chunk's plan then says why, before any call). A malformed line
-    after the first ``HEAD_ROWS`` is reported once that call is answered (its reply is cached).
-    ``before()`` is called before that call is made (a Ctrl-C from then on is the run's)."""
+    after the first ``HEAD_ROWS`` rows, or a mapping the whole chunk refuses, is said at once: the
+    call made ahead is then cancelled (a reply already in is cached), and so it is by a Ctrl-C
+    before the whole first chunk is planned, which stops the run at once as before."""
     config = scorer.config
     size = config.chunk_size
     labelled = any(column and metric in config.metrics for metric, column in (config.labels or {}).items())
@@ -142,7 +142,6 @@ def _read_ahead(scorer: Scorer, source: str, name: str, flag_fields: frozenset[s
         plan = None
     if plan is not None and plan.mapping is not None and not _trace_rows(plan.first):
         scorer.model.prepare()
-        before()
         job = scorer.submit(RowChunk(head[:1], plan.first.columns), plan.mapping, ahead=True)
         scorer.until_answered(job, FIRST_SEND_S)  # the loop thread sends it alone
 
@@ -226,10 +225,6 @@ def score_source(
         if hear:
             hear(Note(note))
 
-    def catch_signals() -> None:  # once calls can go out: a Ctrl-C then ends the run with every row written
-        if handle_signals and not installed and threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                installed.append((sig, signal.signal(sig, lambda *_: scorer.interrupt())))
 
     try:
         if not is_frame and source == "-" and sample is not None:  # stdin is read once: to count its rows for a sample, keep it
@@ -247,13 +242,18 @@ def score_source(
         if is_frame:
             chunks = _frame_chunks(source, scorer.config.chunk_size)
         elif as_rows:
-            chunks, ahead = _read_ahead(scorer, source, name, flag_fields, sample, catch_signals)
+            chunks, ahead = _read_ahead(scorer, source, name, flag_fields, sample)
         else:
             from ragjudge.io import iter_chunks
 
             chunks = iter_chunks(source, fmt, scorer.config.chunk_size)
         plan = RunPlan.of(scorer, chunks, name, flag_fields, scorer_notes=False,
                           empty=source.iloc[:0] if is_frame else RowChunk([]) if as_rows else _no_rows())
+        # from here (before the mapping is said) a Ctrl-C ends the run with every row written; before, it
+        # stops at once (a pipe may hold the first chunk back), the first row's call made ahead with it
+        if handle_signals and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                installed.append((sig, signal.signal(sig, lambda *_: scorer.interrupt())))
         for note in plan.notes:
             say(note)
         mapping = plan.mapping
@@ -261,7 +261,6 @@ def score_source(
         if writer is not None:
             writer.record = {**run_record(scorer.config, id_column(mapping), [judge.name for judge in scorer.judges]),  # report, compare
                              **(recorded or {})}
-        catch_signals()
         if hear:
             rows = len(source) if is_frame else count_rows(source, fmt)
             if chosen is not None:  # --limit / --sample: the rows to judge, not the rows read
@@ -322,7 +321,9 @@ def score_source(
         summary.interrupted = scorer.interrupted
         summary.budget_reached = scorer.model.budget_reached
     except BaseException as exc:
-        for job in [ahead, *jobs] if ahead is not None else jobs:
+        if ahead is not None:  # the first row's call made ahead: the error is not kept waiting for it
+            ahead.cancel()
+        for job in jobs:
             if isinstance(exc, Exception):  # bad input further on: the chunk in flight still lands in the cache
                 try:
                     scorer.finish(job)

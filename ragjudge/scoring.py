@@ -335,9 +335,11 @@ class Scorer:
         if not unclaimed:
             return []
         cost = _cost(unclaimed)
-        spent = "" if cost is None else f" (USD {cost:.4f})"
-        return [f"note: {len(unclaimed)} call(s) made for the first row before the rest of the first chunk was read{spent} "
-                "were not made again by the run: a column first seen further on changed the prompts; the replies are cached"]
+        spent = "" if cost is None else f"; USD {cost:.4f}, counted toward judge.max_cost but not in the table or its summary"
+        replies = "their replies are cached" if all(v.status == OK for v in unclaimed) else "; ".join(
+            dict.fromkeys(f"{v.error}" for v in unclaimed if v.status != OK))
+        return [f"note: {len(unclaimed)} call(s) made for the first row before the rest of the first chunk was read were not made "
+                f"again by the run (a column first seen further on changed the prompts): {replies}{spent}"]
 
     def finish(self, job: "Job") -> Scored:
         """The ``Scored`` of a ``submit``ted job, waited for (a KeyboardInterrupt cancels it)."""

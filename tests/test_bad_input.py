@@ -343,3 +343,23 @@ def test_every_malformed_csv_names_its_line_from_stdin_too(run_cli, tmp_path):
     result = run_cli(["score", "-", "--input-format", "csv", "-m", "sufficiency"], stdin=text.encode())
     assert result.code == 2
     assert "<stdin>: line 12 (record 6): malformed CSV: 4 fields where the header has 3" in result.stderr
+
+
+@pytest.mark.parametrize("bad", ['{not json\n', None], ids=["malformed-line", "no-such-column"])
+def test_a_run_that_fails_before_its_first_row_writes_nothing_to_stdout(run_cli, tmp_path, bad):
+    # a breaker's find: -o - --format json printed the array's "[" before the error, once the writer was made before the input was read
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": 1, "request": "q", "context": ["c"]}\n' + (bad or ""), encoding="utf-8")
+    mapped = [] if bad else ["--map", "request=nosuch"]
+    result = run_cli(["score", str(source), "-m", "sufficiency", "-o", "-", "--format", "json", *mapped])
+    assert result.code == 2 and ("line 2: not valid JSON" if bad else "nosuch") in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_json_table_with_no_row_is_still_an_empty_array(tmp_path):
+    from ragjudge.io import TableWriter
+
+    out = tmp_path / "out.json"
+    writer = TableWriter(str(out), "json")
+    writer.close()
+    assert out.read_text(encoding="utf-8") == "[\n]\n"

@@ -3,6 +3,7 @@ says so and what running the command again does."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -129,7 +130,9 @@ def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monke
 
 def _interrupted_at_the_first_call(tmp_path, rows, out, *options: str) -> tuple[int, str]:
     """``ragjudge score`` on ``rows`` as a process against a fake judge that answers in 30 s, sent
-    Ctrl-C while its first call (it goes alone) is in flight: its exit code and stderr."""
+    Ctrl-C while its first call (it goes alone) is in flight, once the input's first chunk is
+    planned (the mapping said): its exit code and stderr. (A JSON Lines file's first call goes
+    ahead of that; a Ctrl-C before it stops the run at once, as ``test_a_ctrl_c_while_a_pipe_holds_the_first_chunk_back_stops_at_once``.)"""
     import signal
     import time
 
@@ -143,6 +146,51 @@ def _interrupted_at_the_first_call(tmp_path, rows, out, *options: str) -> tuple[
         while server.in_flight < 1 and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.05)
         assert server.in_flight == 1  # the run's first call (it goes alone, and takes 30 s): Ctrl-C while it is in flight
+        said = []
+        for line in process.stderr:  # type: ignore[union-attr]
+            said.append(line)
+            if line.startswith("columns:"):
+                break
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
-    return process.returncode, stderr
+    return process.returncode, "".join(said) + stderr
+
+
+def test_a_ctrl_c_while_a_pipe_holds_the_first_chunk_back_stops_at_once(tmp_path):
+    # a breaker's find: with the signal handlers set before the first row's call went ahead, a Ctrl-C
+    # while stdin or a pipe held back the rest of the first chunk only marked the run interrupted, and
+    # the run waited for the writer of the pipe (forever, for one that never ends)
+    import signal
+    import threading
+    import time
+
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    fifo = tmp_path / "rows.jsonl"
+    os.mkfifo(fifo)
+    rows = [{"id": i, "request": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(150)]
+    done = threading.Event()
+
+    def feed():  # the first 150 rows, then the pipe stays open, without an end, until the test is over
+        with open(fifo, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(row) + "\n" for row in rows)
+            handle.flush()
+            done.wait(120)
+
+    threading.Thread(target=feed, daemon=True).start()
+    try:
+        with FakeJudgeServer() as server:
+            process = subprocess.Popen([sys.executable, "-m", "ragjudge", "score", str(fifo), "-m", "sufficiency", "-o", str(tmp_path / "out.jsonl"),
+                                        "--model", "openai/fake", "--api-base", server.url, "--no-cache"],
+                                       cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 180
+            while server.calls < 1 and time.monotonic() < deadline and process.poll() is None:
+                time.sleep(0.05)
+            assert server.calls == 1  # the first row's call went ahead; the run now waits for the rest of the first chunk
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=60)
+    finally:
+        done.set()
+    assert process.returncode == 130
+    assert stderr.strip().splitlines()[-1] == "interrupted: nothing more was written (a Ctrl-C while judging still writes every row)"
+    assert not (tmp_path / "out.jsonl").exists()

@@ -207,12 +207,13 @@ def test_a_call_made_ahead_that_the_whole_first_chunk_does_not_make_is_said(serv
     assert result.summary.metrics["sufficiency"].ok == 1 and server.calls == 2
     said = [note for note in result.notes if "before the rest of the first chunk was read" in note]
     assert said == ["note: 1 call(s) made for the first row before the rest of the first chunk was read were not made again by the "
-                    "run: a column first seen further on changed the prompts; the replies are cached"]
+                    "run (a column first seen further on changed the prompts): their replies are cached"]  # no price: no USD
 
 
-def test_a_malformed_line_after_the_first_rows_is_named_and_the_call_made_ahead_is_not_paid_again(server, tmp_path):
+def test_a_malformed_line_after_the_first_rows_is_named_and_an_answered_call_made_ahead_is_not_paid_again(server, tmp_path, monkeypatch):
     from ragjudge.errors import InputError
 
+    monkeypatch.setattr(pipeline, "FIRST_SEND_S", 60.0)  # the reading waits for the first call's answer (it comes at once)
     rows = [{"id": i, "request": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(150)]
     source = tmp_path / "rows.jsonl"
     _write(source, rows)
@@ -224,3 +225,21 @@ def test_a_malformed_line_after_the_first_rows_is_named_and_the_call_made_ahead_
     source.write_text(good, encoding="utf-8")
     result = evaluate(str(source), _config(server, tmp_path, cache=True))
     assert result.summary.metrics["sufficiency"].ok == 150 and server.calls == 150  # the first row's reply came from the cache
+
+
+def test_a_malformed_line_after_the_first_rows_is_not_kept_waiting_for_the_call_made_ahead(tmp_path, monkeypatch):
+    # a breaker's find: the error waited for the first row's call made ahead (122 s with a first call that hung)
+    from ragjudge.errors import InputError
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    monkeypatch.setattr(pipeline, "FIRST_SEND_S", 2.0)  # time enough for that call to reach the server, however loaded the machine
+
+    rows = [{"id": i, "request": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(150)]
+    source = tmp_path / "rows.jsonl"
+    _write(source, rows)
+    source.write_text(source.read_text(encoding="utf-8").replace('{"id": 140,', '{"id": 140 ', 1), encoding="utf-8")
+    with FakeJudgeServer() as server:
+        server.hang_first, server.hang_seconds = 1, 60.0
+        with pytest.raises(InputError, match=r"line 141: not valid JSON"):
+            evaluate(str(source), _config(server, tmp_path))
+        assert server.calls == 1 and server.in_flight == 1  # said while the first row's call still hangs: it was not waited for

@@ -236,19 +236,15 @@ class JsonWriter(TableWriter):
 
     fmt = "json"
 
-    def __init__(self, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> None:
-        super().__init__(path, fmt, column_types)
-        self._buffer.write(b"[")
-
     def _write(self, df: pd.DataFrame) -> None:
         if not len(df):
             return
         for line in _json_lines(df):  # each line one record, its numbers exactly as written
-            self._buffer.write((b"," if self._rows else b"") + b"\n" + line.encode("utf-8"))
+            self._buffer.write((b"," if self._rows else b"[") + b"\n" + line.encode("utf-8"))
             self._rows += 1
 
-    def _finish(self) -> None:
-        self._buffer.write(b"\n]\n")
+    def _finish(self) -> None:  # the array opens with its first row: a run that fails before it writes nothing to stdout
+        self._buffer.write((b"" if self._rows else b"[") + b"\n]\n")
 
 
 class CsvWriter(TableWriter):
