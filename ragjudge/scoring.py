@@ -325,8 +325,9 @@ class Scorer:
 
     def drop(self, job: "Job") -> list[str]:
         """Wait for a job submitted ``ahead`` (its verdicts are not kept); returns a note for its
-        calls that no row of the run made again: their replies are cached and their cost (USD)
-        counts toward ``judge.max_cost``, but the output and the summary do not hold them."""
+        calls that no row of the run made again: their replies (cached when ok; else the error)
+        and cost (USD, counted toward ``judge.max_cost``), which the output and its summary do
+        not hold."""
         try:
             _loop.wait(job.future)
         except (asyncio.CancelledError, concurrent.futures.CancelledError):
@@ -335,7 +336,7 @@ class Scorer:
         if not unclaimed:
             return []
         cost = _cost(unclaimed)
-        spent = "" if cost is None else f"; USD {cost:.4f}, counted toward judge.max_cost but not in the table or its summary"
+        spent = f"; USD {cost:.4f}, counted toward judge.max_cost but not in the table or its summary" if cost else ""
         replies = "their replies are cached" if all(v.status == OK for v in unclaimed) else "; ".join(
             dict.fromkeys(f"{v.error}" for v in unclaimed if v.status != OK))
         return [f"note: {len(unclaimed)} call(s) made for the first row before the rest of the first chunk was read were not made "

@@ -210,6 +210,34 @@ def test_a_call_made_ahead_that_the_whole_first_chunk_does_not_make_is_said(serv
                     "run (a column first seen further on changed the prompts): their replies are cached"]  # no price: no USD
 
 
+def test_the_price_of_a_call_made_ahead_that_no_row_made_again_is_said(server, tmp_path):
+    rows = [{"id": i, "question": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(120)]
+    rows.append({"id": 120, "request": "Asked as a request?", "context": ["A passage."]})
+    source = tmp_path / "rows.jsonl"
+    _write(source, rows)
+    config = load_config(None, {"judge": {"model": "openai/fake-judge", "api_base": server.url, "price": {"input_per_mtok": 1000.0,
+                                          "output_per_mtok": 1000.0}}, "cache": {"enabled": False}, "metrics": ["sufficiency"]})
+    result = evaluate(str(source), config)
+    said = [note for note in result.notes if "before the rest of the first chunk was read" in note]
+    cost = result.summary.cost_usd
+    assert server.calls == 2 and cost is not None and cost > 0  # row 120's own call, in the summary
+    assert len(said) == 1 and said[0].endswith("counted toward judge.max_cost but not in the table or its summary")
+    assert "their replies are cached; USD 0." in said[0]
+
+
+def test_a_call_made_ahead_that_failed_and_that_no_row_made_again_is_said_with_its_error(server, tmp_path):
+    # a breaker's find: the note called a 401's reply cached
+    rows = [{"id": i, "question": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(120)]
+    rows.append({"id": 120, "request": "Asked as a request?", "context": ["A passage."]})
+    source = tmp_path / "rows.jsonl"
+    _write(source, rows)
+    server.auth_error = True
+    result = evaluate(str(source), _config(server, tmp_path))
+    assert result.exit_code == 3 and server.calls == 1  # the call made ahead was the run's probe: the key is refused once
+    said = [note for note in result.notes if "before the rest of the first chunk was read" in note]
+    assert len(said) == 1 and "authentication failed" in said[0] and "cached" not in said[0]
+
+
 def test_a_malformed_line_after_the_first_rows_is_named_and_an_answered_call_made_ahead_is_not_paid_again(server, tmp_path, monkeypatch):
     from ragjudge.errors import InputError
 
