@@ -412,9 +412,9 @@ class Model:
         return verdict
 
     def unclaimed(self) -> list[Verdict]:
-        """The verdicts of the calls made ahead (``AHEAD``) that no row has made since: each
-        reply is cached and its cost is in ``spent``, but no row holds it. Read once the calls
-        are done (``Scorer.drop``)."""
+        """The verdicts of the calls made ahead (``AHEAD``) that no row has made since: their cost
+        is in ``spent`` and an ok reply is cached, but no row holds them. Read once the calls are
+        done (``Scorer.drop``)."""
         return [made.result() for made in self._ahead.values() if made.done() and not made.cancelled() and made.exception() is None]
 
     # -- the call ----------------------------------------------------------------------

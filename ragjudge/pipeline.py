@@ -225,7 +225,6 @@ def score_source(
         if hear:
             hear(Note(note))
 
-
     try:
         if not is_frame and source == "-" and sample is not None:  # stdin is read once: to count its rows for a sample, keep it
             import pandas as pd
