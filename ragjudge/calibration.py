@@ -17,6 +17,15 @@ so chunks of a table add up (``merge``) and no row is kept: the figures are the 
 code ours because ``ppi-python`` needs every row in memory and brings numba, statsmodels,
 scikit-learn and gdown with it (tests check this module against its values).
 
+Where PPI++'s pass-rate interval has no width (its variance is 0 up to rounding), a rule
+stands in under which a better judge never gets a wider interval (issue 60): every label the
+same (``lam`` is then 0 whatever the judge, and ppi_py gives [1.00, 1.00] or, with a judge of one
+verdict, NaN): the labels' own Wilson interval, for every judge alike; the judge agreeing with
+every label and giving every unlabelled row one verdict: the narrowest of the intervals of the
+tables one disagreement away (``_one_disagreement_away``). A judge of one verdict on every row
+(no variance: ppi_py's ``lam`` is 0/0) gets ``lam`` 0, the labels alone, as ppi_py's ``lam=0``.
+Everywhere else, perfect agreement and perfect disagreement included, the figures are ppi_py's.
+
 The interval assumes the labelled rows are a random sample of the rows judged (label a random
 subset, not the hard ones). Below ``MIN_LABELS`` labelled rows (or with no unlabelled row) no
 interval is given: the normal approximation is not trusted there.
@@ -89,8 +98,7 @@ class RateStats:
             out.estimate, out.low, out.high, out.lam, out.standard_error = mean_y, mean_y - spread, mean_y + spread, 0.0, spread / z
             out.labels_interval = (out.low, out.high)
             if self.syy == self.sy:  # 0/1 labels: a pass rate
-                var_y = max(self.syy / n - mean_y ** 2, 0.0)
-                _bounded(out, self.sy, n, var_y, var_y, alpha)
+                _bounded(out, self.sy, n, spread, max(self.syy / n - mean_y ** 2, 0.0), alpha)
             return out
         mean_y, mean_h, mean_u = self.sy / n, self.sh / n, self.uh / big_n
         var_y = max(self.syy / n - mean_y ** 2, 0.0)
@@ -109,16 +117,51 @@ class RateStats:
         out.standard_error = spread / z
         out.labels_interval = (mean_y - labels_spread, mean_y + labels_spread)
         if self.syy == self.sy and 0.0 <= mean_y <= 1.0:  # 0/1 labels: a pass rate
-            _bounded(out, self.sy, n, rectifier, var_y, alpha)
+            if spread <= _NO_WIDTH and var_y > 0.0:
+                _one_disagreement_away(out, self, alpha)
+            else:
+                _bounded(out, self.sy, n, spread, var_y, alpha)
         return out
 
+    def _flipped(self, label: float) -> "RateStats":
+        """These sums with the judge's verdict on one labelled row whose label is ``label`` (0/1)
+        turned against it (the row agreed): the table one disagreement away."""
+        h = 1.0 - label
+        return RateStats(**{**{f.name: getattr(self, f.name) for f in fields(self)}, "sh": self.sh - label + h,
+                            "shh": self.shh - label + h, "syh": self.syh - label, "agree": self.agree - 1})
 
-def _bounded(out: "Corrected", passed: float, n: int, rectifier: float, var_y: float, alpha: float) -> None:
-    """A pass rate's interval kept where the normal approximation holds: where every label (or
-    every label less the judge's part) is the same, the variance it sees is 0 and the interval
-    would have no width (40 of 40 labels yes gave [1.00, 1.00]); the labels' own Wilson interval
-    (scipy) stands in, with the labels' mean. Every interval is then kept within 0..1."""
-    if rectifier == 0.0 or var_y == 0.0:
+
+_NO_WIDTH = 1e-12  # a spread at or below it is an interval with no width (0 up to rounding)
+
+
+def _one_disagreement_away(out: "Corrected", stats: RateStats, alpha: float) -> None:
+    """A pass rate whose PPI++ interval has no width though the labels vary: the judge agreed
+    with every label (``lam`` 1) and gave every unlabelled row the same verdict, so neither part
+    of the variance sees anything (ppi_py: [1.00, 1.00] for 22 of 40 labels yes, all agreed, and
+    1,000 unlabelled rows all yes). The interval is the narrowest (within 0..1) of those the same
+    table gets with one labelled row's verdict turned against its label (a yes label judged no,
+    or a no label judged yes): every table that agrees one label less gets one at least as wide,
+    so a better judge never gets a wider interval. The estimate stays PPI++'s, which each of
+    those intervals holds (from 2 labelled rows on, z * sqrt((n - 1) / n^2) > 1 / n)."""
+    candidates = []
+    for label in (1.0, 0.0):
+        found = stats._flipped(label).corrected(alpha)
+        if found.low is not None and found.high is not None:
+            candidates.append((min(found.high, 1.0) - max(found.low, 0.0), max(found.low, 0.0), min(found.high, 1.0), found.standard_error))
+    _, low, high, standard_error = min(candidates)
+    assert out.estimate is not None
+    out.low, out.high, out.standard_error = min(low, out.estimate), max(high, out.estimate), standard_error
+    if out.labels_interval is not None:
+        out.labels_interval = (max(out.labels_interval[0], 0.0), min(out.labels_interval[1], 1.0))
+
+
+def _bounded(out: "Corrected", passed: float, n: int, spread: float, var_y: float, alpha: float) -> None:
+    """A pass rate's interval kept where the normal approximation holds: where every label is the
+    same, the variance PPI++ sees is 0 whatever the judge (``lam`` 0: the judge cannot be told
+    from the labels) and the interval would have no width (40 of 40 labels yes gave [1.00,
+    1.00]); the labels' own Wilson interval (scipy) stands in, with the labels' mean, for every
+    judge alike. Every interval is then kept within 0..1."""
+    if spread <= _NO_WIDTH and var_y == 0.0:
         from scipy.stats import binomtest
 
         wilson = binomtest(int(round(passed)), n).proportion_ci(confidence_level=1 - alpha, method="wilson")

@@ -160,3 +160,77 @@ def test_a_zero_floor_holds_on_the_corrected_gate_without_labels():
     (check,) = [c for c in zero.checks if c.check.value == "pass_rate"]
     assert zero.exit_code == 0 and line(check) == "PASS sufficiency: pass rate 0.30 >= 0.00 (3 of 10 ok rows passed)"
     assert check_gate(_labelled_summary(case, 0.01)).exit_code == 1  # any floor above it still needs the labels
+
+
+# -- degenerate tables (issue 60, item 1): ppi_py's values, or the documented rule where it gives none --------
+
+DEGENERATE = {case["name"]: case for case in REFERENCE["degenerate"]}
+
+
+def _width(found) -> float:
+    return found.high - found.low
+
+
+@pytest.mark.parametrize("name", ["perfect agreement", "one disagreement", "perfect disagreement", "the judge yes on every row",
+                                  "the judge yes on every labelled row"])
+def test_degenerate_tables_with_an_interval_get_ppi_pys(name):
+    # a judge agreeing with 40 of 40 labels (22 yes) gave the labels' Wilson 0.550 [0.398, 0.693] with lam 0; ppi_py 0.650 [0.620, 0.680]
+    case = DEGENERATE[name]
+    found = _stats(case["labels"], case["judged"], case["unlabelled"]).corrected()
+    assert found.estimate == pytest.approx(case["tuned"]["estimate"], abs=1e-9)
+    assert (found.low, found.high) == (pytest.approx(case["tuned"]["low"], abs=1e-9), pytest.approx(case["tuned"]["high"], abs=1e-9))
+    if name == "perfect agreement":
+        assert found.lam == 1.0 and (round(found.estimate, 3), round(found.low, 3), round(found.high, 3)) == (0.65, 0.62, 0.68)
+
+
+def test_a_judge_of_one_verdict_gets_the_labels_alone_where_ppi_py_gives_nan():
+    # both all yes: ppi_py's tuned lam is 0/0 (NaN); ragjudge takes lam 0, ppi_py's own labels-alone figure, then Wilson for its zero width
+    from scipy.stats import binomtest
+
+    case = DEGENERATE["both all yes"]
+    assert case["tuned"]["low"] is None and case["labels_alone"] == {"estimate": 1.0, "low": 1.0, "high": 1.0}
+    found = _stats(case["labels"], case["judged"], case["unlabelled"]).corrected()
+    wilson = binomtest(40, 40).proportion_ci(confidence_level=0.95, method="wilson")
+    assert (found.lam, found.estimate, found.low, found.high) == (0.0, 1.0, float(wilson.low), 1.0)
+
+
+def test_labels_all_the_same_get_their_wilson_interval_whatever_the_judge():
+    # ppi_py: [1, 1] for both judges (lam 0: the labels carry no covariance); the rule: the labels' Wilson, the same for both
+    agreeing, one_off = DEGENERATE["labels all yes, the judge agreeing"], DEGENERATE["labels all yes"]
+    assert agreeing["tuned"]["low"] == agreeing["tuned"]["high"] == one_off["tuned"]["low"] == one_off["tuned"]["high"] == 1.0
+    better = _stats(agreeing["labels"], agreeing["judged"], agreeing["unlabelled"]).corrected()
+    worse = _stats(one_off["labels"], one_off["judged"], one_off["unlabelled"]).corrected()
+    assert better.to_dict() == {**worse.to_dict(), "agreement": 1.0, "judge": better.judge} and round(better.low, 3) == 0.912 and better.high == 1.0
+
+
+def _flip(labels, judged, label):
+    """``judged`` with the verdict on the first row labelled ``label`` that agrees turned against it."""
+    out = list(judged)
+    i = next(i for i, (y, h) in enumerate(zip(labels, judged)) if y == label and h == y)
+    out[i] = 1.0 - label
+    return out
+
+
+def test_a_judge_agreeing_with_every_label_never_gets_a_wider_interval_than_one_that_does_not():
+    # ppi_py gives no width where the judge agrees and every unlabelled row is yes: the rule (narrowest one disagreement away)
+    for name in ("perfect agreement", "perfect agreement, every unlabelled row yes"):
+        case = DEGENERATE[name]
+        labels, judged, unlabelled = case["labels"], case["judged"], case["unlabelled"]
+        best = _stats(labels, judged, unlabelled).corrected()
+        assert best.low <= best.estimate <= best.high and _width(best) > 0.0
+        for first in (1.0, 0.0):
+            once = _flip(labels, judged, first)
+            assert _width(best) <= _width(_stats(labels, once, unlabelled).corrected()) + 1e-12
+    case = DEGENERATE["perfect agreement, every unlabelled row yes"]
+    assert case["tuned"] == {"estimate": 1.0, "low": 1.0, "high": 1.0}
+    found = _stats(case["labels"], case["judged"], case["unlabelled"]).corrected()
+    assert (found.estimate, found.high, found.lam) == (1.0, 1.0, 1.0) and 0.95 < found.low < 1.0
+
+
+def test_a_gate_on_the_corrected_rate_passes_a_judge_that_agrees_with_every_label():
+    # issue 60: 40 of 40 agreeing gave 0.550 [0.398, 0.693] and failed --gate-on corrected at 0.6; ppi_py's lower bound is 0.620
+    from ragjudge.gate import check_gate
+
+    case = DEGENERATE["perfect agreement"]
+    (check,) = [c for c in check_gate(_labelled_summary(case, 0.6)).checks if c.check.value == "corrected_pass_rate"]
+    assert check.passed and check.value == pytest.approx(case["tuned"]["low"], abs=1e-9)
