@@ -413,6 +413,9 @@ def _fit_text(found: Any) -> str:
 
     lines.append("  chosen on every row: " + (", ".join(f"{key} {shown(found.start.get(key))} -> {shown(value)}" for key, value in changes.items())
                                                or "no change"))
+    if found.held is not None and "threshold" in found.start:
+        lines.append(f"  pass mark tried from {found.held[0]:g} to {found.held[1]:g} only: your labels pass at the judge's mark, and there "
+                     f"they pass as at {found.start['threshold']:g}")
     if found.untried:
         lines.append(f"  not tried (no verdict moves with them on these rows): {', '.join(found.untried)}"
                      + ("; yes_threshold and fact_threshold need replies scored with one set (--set sufficiency.yes_threshold=0.5)"

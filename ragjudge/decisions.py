@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.cache import reading
-from ragjudge.calibration import label_pass
+from ragjudge.calibration import label_pass, label_rating
 from ragjudge.counting import has_path, row_ids
 from ragjudge.errors import InputError
 from ragjudge.judges import judge_class, make_judges
@@ -238,6 +238,7 @@ class Fit:
     moved: str | None = None  # the setting the stability figures move
     better: bool = False
     untried: list[str] = field(default_factory=list)  # settings that change no verdict on these rows (P(yes) not read, a check that never applies)
+    held: tuple[float, float] | None = None  # the pass marks tried, lowest and highest: those at which the labels pass as at the start
 
     @property
     def changes(self) -> dict[str, Any]:
@@ -257,6 +258,12 @@ def start_settings(config: Any, metric: str) -> dict[str, Any]:
     return out
 
 
+def same_labels(ratings: list[float], mark: float, start: float) -> bool:
+    """Whether every rating of ``ratings`` passes at ``mark`` as it does at ``start`` (a label
+    passes at the verdicts' own mark: a pass mark that passes other labels redefines them)."""
+    return all((rating >= mark) == (rating >= start) for rating in ratings)
+
+
 def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOLDS, seed: int = 0) -> Fit:
     """Choose ``metric``'s decision settings on the labels in ``label_column`` of ``frame`` (see
     the module docstring). Raises ``InputError`` for a metric with no decision settings, a
@@ -269,7 +276,7 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
                          f"{', '.join(map(str, frame.columns))}")
     low, high = config.scale(metric)
     binary = (float(low), float(high)) == (0.0, 1.0)
-    default_threshold = config.label_threshold(metric)  # people's pass mark: fixed, whatever the judge's becomes
+    default_threshold = config.label_threshold(metric)  # the labels' pass mark: the verdicts' one the rows were scored with
     cells = row_ids(frame, label_column)
     scale = (float(low), float(high))
     labelled = [i for i, cell in enumerate(cells) if label_pass(cell, binary, default_threshold, scale) is not None]
@@ -292,7 +299,12 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     labels = [label_pass(cells[labelled[i]], binary, default_threshold, scale) == 1.0 for i in have]
     decisions = Decisions(rows, config, metric)
     knobs = []
+    ratings = sorted({label_rating(cells[labelled[i]], scale) or 0.0 for i in have}) if not binary else []
     for knob in KNOBS[metric]:
+        if knob.key == "threshold":  # the labels pass at the written mark too: only marks at which they pass as now
+            kept = tuple(c for c in knob.candidates if same_labels(ratings, c, default_threshold))
+            out.held = (kept[0], kept[-1]) if kept else None
+            knob = Knob(knob.key, kept, knob.numeric)
         if knob.key in ASKS_LOGPROBS and start.get(knob.key) is not None:  # off would change the request: the replies are not cached
             knob = Knob(knob.key, tuple(c for c in knob.candidates if c is not None), knob.numeric)
         if len({tuple(decisions(_key({**start, knob.key: c}))) for c in knob.candidates}) > 1:

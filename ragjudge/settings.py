@@ -147,17 +147,14 @@ class _ConfigBase(RawConfig):
         return level_of(found.needs if found is not None else judge_class(metric).needs)
 
     def label_threshold(self, metric: str) -> float:
-        """The pass mark of ``metric``'s labels (a 1..5 rating passes at it): the metric's own
-        reference pass mark (completeness 3, Azure's), whatever ``thresholds`` the judge is given,
-        so that calibrating the judge's pass mark (``ragjudge calibrate``, the embedded judge's 2.9)
-        never moves what people's labels mean."""
-        found = self.definition(metric)
-        if found is not None:
-            return float(found.default_threshold)
-        try:
-            return float(judge_class(metric).default_threshold)
-        except KeyError:  # a metric the config does not define: its threshold as set
-            return float(self.thresholds.get(metric, 0.5))
+        """The pass mark of ``metric``'s labels (a 1..5 rating passes at it): the very mark its
+        verdicts pass at (``threshold``), wherever that comes from (``--threshold``, the config
+        file, a config ``ragjudge calibrate`` wrote), so that a label and the verdict it corrects
+        mean the same pass (issue 60: with ``--threshold completeness=4``, ratings of 3 passed at
+        the reference mark 3 and corrected a judge's 0.00 to 1.00). ``ragjudge calibrate`` keeps
+        what the labels mean by moving the pass mark only where its labelled rows pass as they do
+        at the mark it starts from (``ragjudge.decisions.fit``)."""
+        return float(self.threshold(metric))
 
     def threshold(self, metric: str) -> float:
         """The pass threshold of ``metric`` (a row passes at score >= threshold): the one set,

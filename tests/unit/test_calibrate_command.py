@@ -136,6 +136,32 @@ def test_calibrate_chooses_completeness_pass_mark_against_ratings(run_score, run
                                                "thresholds": {"completeness": 1.6}}
 
 
+def test_calibrate_moves_the_pass_mark_only_where_the_labels_pass_as_they_did(run_score, run_cli, judge, cache_dir, tmp_path):
+    # a label passes at the judge's own mark (issue 60): the fake judge scores 5, 2 and 1, people rate 5, 3 and 1.8, and
+    # calibrate wrote "threshold 3 -> 1.6", where a rating of 1.8 passes: the next run corrected by labels of another meaning
+    answer = "The tower is in Paris. It is tall. It is old."
+    rows = [{"id": f"r{i}", "request": f"Tell me about tower {i}", "context": ["x"], "expected_response": answer,
+             "response": [answer, "The tower is in Paris.", "Nothing here."][i % 3] + f" ({i})", "human": [5, 3, 1.8][i % 3]}
+            for i in range(30)]
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    assert run_score(table, metric=["completeness"], min_pass_rate=["0"], quiet=True).code == 0
+    out = tmp_path / "my-judge.yaml"
+    done = run_cli(["calibrate", table, "--labels", "completeness=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "-o", str(out)], judge=False)
+    assert done.code == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[3:5] == [
+        "  chosen on every row: threshold 3 -> 2",  # the middle of 1.9..2.0: above the 1.8 rating and the 1s, at or below the 2s
+        "  pass mark tried from 1.9 to 3 only: your labels pass at the judge's mark, and there they pass as at 3",
+    ]
+    assert yaml.safe_load(out.read_text())["thresholds"] == {"completeness": 2.0}
+    # scored with the written mark, the labels pass as they did at 3: the 5s and 3s, not the 1.8s
+    summary = tmp_path / "s.json"
+    assert run_score(table, config=str(out), metric=["completeness"], labels=["completeness=human"], min_pass_rate=["0"],
+                     summary_json=str(summary)).code == 0
+    corrected = json.loads(summary.read_text())["metrics"]["completeness"]["corrected"]["pass_rate"]
+    assert (corrected["labels_only"], corrected["agreement"]) == (2 / 3, 1.0)
+
+
 def test_calibrate_refuses_a_panel_naming_how_to_calibrate_its_members(run_cli, cache_dir, tmp_path):
     table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 25, True, "yes", 0))
     config = tmp_path / "panel.yaml"

@@ -237,12 +237,22 @@ def test_labels_of_the_wrong_kind_are_exit_2_before_any_call(run_score, judge, t
     assert run.code == 2 and "row 1 of " in run.error and " holds 60, not a 1..5 rating" in run.error and judge.calls == 0
 
 
-def test_rating_labels_pass_at_the_reference_mark_whatever_the_judges_threshold(run_score, tmp_path):
-    # calibrate moved thresholds.completeness to 1.0, and with it the labels' own pass mark: corrected 1.00 [1.00, 1.00]
-    good = {"request": "Where is the tower?", "context": ["The tower is in Paris."], "expected_response": "The tower is in Paris.",
-            "response": "The tower is in Paris."}
-    rows = [{**good, "id": f"r{i}", "rating": [1, 2, 4, 5][i % 4] if i < 40 else None} for i in range(80)]
-    source = write_jsonl(tmp_path / "in.jsonl", rows)
+def test_rating_labels_pass_at_the_judges_own_mark_given_by_a_flag(run_score, tmp_path):
+    # issue 60: --threshold completeness=4, every judge score below it, every rating 3: the judge's 0.00 was corrected
+    # to 1.00 [0.91, 1.00] (the ratings passed at the reference mark 3) and --gate-on corrected passed
+    answer = "The tower is in Paris. It is tall. It is old."
+    rows = [{"id": f"r{i}", "request": "Tell me about the tower", "context": ["x"], "expected_response": answer,
+             "response": f"The tower is in Paris. ({i})", "rating": 3 if i < 40 else None} for i in range(120)]  # judged 2: one statement of 3
+    summary = tmp_path / "s.json"
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["completeness"], labels=["completeness=rating"],
+                    min_pass_rate=["completeness=0.5"], threshold=["completeness=4"], gate_on="corrected", summary_json=str(summary))
+    metric = json.loads(summary.read_text())["metrics"]["completeness"]
+    corrected = metric["corrected"]["pass_rate"]
+    assert (metric["pass_rate"], corrected["labels_only"], corrected["estimate"], corrected["interval"][0]) == (0.0, 0.0, 0.0, 0.0)
+    assert run.code == 1  # the lower bound 0.00 < 0.50: the gate fails, as the judge's own rate does
+    # the same labels at the judge's marks 1, 3 and 5: ratings 1, 2, 4 and 5 pass at each mark as the verdicts do
+    rows = [{**rows[0], "id": f"r{i}", "rating": [1, 2, 4, 5][i % 4] if i < 40 else None} for i in range(80)]
+    source = write_jsonl(tmp_path / "marks.jsonl", rows)
     found = []
     for threshold in ("1", "3", "5"):
         summary = tmp_path / f"s{threshold}.json"
@@ -250,7 +260,24 @@ def test_rating_labels_pass_at_the_reference_mark_whatever_the_judges_threshold(
                         summary_json=str(summary))
         assert run.code == 0, run.error
         found.append(json.loads(summary.read_text())["metrics"]["completeness"]["corrected"]["pass_rate"]["labels_only"])
-    assert found == [0.5, 0.5, 0.5]  # ratings 4 and 5 pass at 3, the reference mark, in every run
+    assert found == [1.0, 0.5, 0.25]  # was [0.5, 0.5, 0.5]: every run at the reference mark 3
+
+
+def test_rating_labels_pass_at_the_judges_own_mark_given_by_the_config_file(run_score, tmp_path):
+    # the other way: thresholds.completeness 2 in the file, the judge's 2 passes, people's 2 failed at the reference mark 3:
+    # the judge's 1.00 was corrected to 0.00 and --gate-on corrected failed a gate every label and verdict pass
+    answer = "The tower is in Paris. It is tall. It is old."
+    rows = [{"id": f"r{i}", "request": "Tell me about the tower", "context": ["x"], "expected_response": answer,
+             "response": f"The tower is in Paris. ({i})", "rating": 2 if i < 40 else None} for i in range(120)]
+    config = tmp_path / "judge.yaml"
+    config.write_text("thresholds:\n  completeness: 2\n")
+    summary = tmp_path / "s.json"
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", rows), config=str(config), metric=["completeness"], labels=["completeness=rating"],
+                    min_pass_rate=["completeness=0.5"], gate_on="corrected", summary_json=str(summary))
+    metric = json.loads(summary.read_text())["metrics"]["completeness"]
+    corrected = metric["corrected"]["pass_rate"]
+    assert (metric["pass_rate"], corrected["labels_only"], corrected["estimate"]) == (1.0, 1.0, 1.0)
+    assert run.code == 0 and corrected["interval"][0] > 0.9
 
 
 def test_a_fully_labelled_table_gives_the_labels_rate_and_interval(run_score, tmp_path):
