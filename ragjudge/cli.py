@@ -392,7 +392,8 @@ def calibrate(
         typer.echo(_fit_text(found))
     better = [found for found in fits if found.better]
     if not better:
-        typer.echo("nothing written: no metric's fitted settings beat the settings you scored with out of fold")
+        typer.echo("nothing written: " + ("no metric's labels could be fitted (see above)" if all(found.refused for found in fits) else
+                                          "no metric's fitted settings beat the settings you scored with out of fold"))
         raise typer.Exit(1)
     where, _ = options.overrides({"model": model, "api_base": api_base, "cache_dir": cache_dir})  # the flag table's keys, nested
     _write_calibrated(output, config, better, where, set_)
@@ -405,8 +406,10 @@ def _fit_text(found: Any) -> str:
         return "-" if value is None else f"{value:.2f}" + ("" if not interval else f" [{interval[0]:.2f}, {interval[1]:.2f}]")
 
     lines = [f"{found.metric}: {found.n} labelled rows with a cached reply" + (f" ({found.missing} labelled rows without one left out)" if found.missing else ""),
-             f"  agreement with your labels, settings you scored with: {share(found.before, found.before_interval)}",
-             f"  out of fold ({len(found.per_fold)} folds), settings fitted on the other folds: {share(found.after, found.after_interval)}"]
+             f"  agreement with your labels, settings you scored with: {share(found.before, found.before_interval)}"]
+    if found.refused is not None:
+        return "\n".join([*lines, f"  not fitted: {found.refused}"])
+    lines.append(f"  out of fold ({len(found.per_fold)} folds), settings fitted on the other folds: {share(found.after, found.after_interval)}")
     changes = found.changes
     def shown(value: Any) -> str:
         return "off" if value is None else f"{value:g}" if isinstance(value, float) else str(value)

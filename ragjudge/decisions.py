@@ -238,6 +238,7 @@ class Fit:
     moved: str | None = None  # the setting the stability figures move
     better: bool = False
     untried: list[str] = field(default_factory=list)  # settings that change no verdict on these rows (P(yes) not read, a check that never applies)
+    refused: str | None = None  # why nothing was fitted (labels of one class, or too few of one to fold): nothing is written
     held: tuple[float, float] | None = None  # the pass marks tried, lowest and highest: those at which the labels pass as at the start
 
     @property
@@ -262,6 +263,24 @@ def same_labels(ratings: list[float], mark: float, start: float) -> bool:
     """Whether every rating of ``ratings`` passes at ``mark`` as it does at ``start`` (a label
     passes at the verdicts' own mark: a pass mark that passes other labels redefines them)."""
     return all((rating >= mark) == (rating >= start) for rating in ratings)
+
+
+def _one_class(labels: list[bool], k: int, binary: bool, mark: float) -> str | None:
+    """Why labels of one class (or with fewer than ``k`` of the smaller, one a fold) fit nothing,
+    None where they can: a setting that passes every row agrees with every label that is a pass
+    (every rating a pass gave pass mark 1.5 and out-of-fold agreement 1.00), and a fold with no
+    label of a class cannot tell a setting that gets that class wrong."""
+    passes = sum(labels)
+    kinds = ("yes", "no") if binary else (f"a pass (rating >= {mark:g})", f"a fail (rating < {mark:g})")
+    fewer, count = (kinds[0], passes) if passes <= len(labels) - passes else (kinds[1], len(labels) - passes)
+    if count == 0:
+        other = kinds[1] if fewer == kinds[0] else kinds[0]
+        return (f"every one of the {len(labels)} labels is {other}: a setting that decides every row so agrees with all of them, "
+                f"and no agreement tells settings apart; label rows that are {fewer} too (at least {k}, one a fold)")
+    if count < k:
+        return (f"only {count} of the {len(labels)} labels are {fewer}, fewer than the {k} folds (each needs one); label more "
+                f"such rows (or give fewer --folds, at least 2)")
+    return None
 
 
 def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOLDS, seed: int = 0) -> Fit:
@@ -298,6 +317,7 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     rows = [rows[i] for i in have]
     labels = [label_pass(cells[labelled[i]], binary, default_threshold, scale) == 1.0 for i in have]
     decisions = Decisions(rows, config, metric)
+    out.refused = _one_class(labels, k, binary, default_threshold)
     knobs = []
     ratings = sorted({label_rating(cells[labelled[i]], scale) or 0.0 for i in have}) if not binary else []
     for knob in KNOBS[metric]:
@@ -314,6 +334,9 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     everyone = list(range(len(rows)))
     right = _agreement(decisions(_key(start)), labels, everyone)
     out.before, out.before_interval = right / len(rows), wilson(right, len(rows))
+    if out.refused is not None:  # one class: any setting that passes (or fails) every row agrees with all of them
+        out.chosen = dict(start)
+        return out
     fold = folds(labels, k, seed)
     oof_right = 0
     for f in range(k):

@@ -162,6 +162,45 @@ def test_calibrate_moves_the_pass_mark_only_where_the_labels_pass_as_they_did(ru
     assert (corrected["labels_only"], corrected["agreement"]) == (2 / 3, 1.0)
 
 
+def _completeness_table(run_score, tmp_path, ratings) -> str:
+    """30 rows the fake judge scores 5, 2 and 1 in turn, rated ``ratings`` (one a row), scored at the default mark 3."""
+    answer = "The tower is in Paris. It is tall. It is old."
+    rows = [{"id": f"r{i}", "request": f"Tell me about tower {i}", "context": ["x"], "expected_response": answer,
+             "response": [answer, "The tower is in Paris.", "Nothing here."][i % 3] + f" ({i})", "human": rating}
+            for i, rating in enumerate(ratings)]
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    assert run_score(table, metric=["completeness"], min_pass_rate=["0"], quiet=True).code == 0
+    return table
+
+
+def test_calibrate_on_labels_of_one_class_writes_nothing_and_says_why(run_score, run_cli, judge, cache_dir, tmp_path):
+    # issue 60: every rating a pass wrote "threshold 3 -> 1.5" with out-of-fold agreement 1.00 (a mark that passes every row)
+    table = _completeness_table(run_score, tmp_path, [4] * 30)
+    out = tmp_path / "my-judge.yaml"
+    done = run_cli(["calibrate", table, "--labels", "completeness=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "-o", str(out)], judge=False)
+    assert done.code == 1 and not out.exists()
+    assert done.stdout.splitlines()[1:] == [
+        "  agreement with your labels, settings you scored with: 0.33 [0.19, 0.51]",
+        "  not fitted: every one of the 30 labels is a pass (rating >= 3): a setting that decides every row so agrees with all of "
+        "them, and no agreement tells settings apart; label rows that are a fail (rating < 3) too (at least 5, one a fold)",
+        "nothing written: no metric's labels could be fitted (see above)",
+    ]
+
+
+def test_calibrate_with_fewer_labels_of_a_class_than_folds_writes_nothing_and_says_why(run_score, run_cli, judge, cache_dir, tmp_path):
+    # the other shape: 3 fails among 30 ratings cannot put one in each of 5 folds; with --folds 3 they can, and it fits
+    table = _completeness_table(run_score, tmp_path, [1 if i in (2, 5, 8) else 4 for i in range(30)])
+    out = tmp_path / "my-judge.yaml"
+    command = ["calibrate", table, "--labels", "completeness=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir, "-o", str(out)]
+    done = run_cli(command, judge=False)
+    assert done.code == 1 and not out.exists()
+    assert done.stdout.splitlines()[2] == ("  not fitted: only 3 of the 30 labels are a fail (rating < 3), fewer than the 5 folds (each "
+                                           "needs one); label more such rows (or give fewer --folds, at least 2)")
+    done = run_cli([*command, "--folds", "3"], judge=False)
+    assert done.code == 0 and "not fitted" not in done.stdout and out.exists()
+
+
 def test_calibrate_refuses_a_panel_naming_how_to_calibrate_its_members(run_cli, cache_dir, tmp_path):
     table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 25, True, "yes", 0))
     config = tmp_path / "panel.yaml"
