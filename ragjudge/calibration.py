@@ -58,6 +58,8 @@ class RateStats:
     uh: float = 0.0
     uhh: float = 0.0
     unreadable: int = 0  # rows whose label cell held something that is no label (text, a rating off the scale): left out
+    on_errors: int = 0  # labelled rows the metric gave no verdict (status error): left out, and counted
+    on_skipped: int = 0  # labelled rows the metric skipped (nothing to judge, not sampled): left out, and counted
 
     def add(self, judged: float, label: float | None) -> None:
         """One row judged ok: the judge's ``judged`` value and the row's ``label`` (None: unlabelled)."""
@@ -87,7 +89,8 @@ class RateStats:
         judge = (self.sh + self.uh) / total if total else None
         labels_mean = self.sy / n if n else None
         out = Corrected(labelled=n, unlabelled=big_n, judge=judge, labels_only=labels_mean,
-                        agreement=self.agree / n if n else None, unreadable=self.unreadable)
+                        agreement=self.agree / n if n else None, unreadable=self.unreadable, on_errors=self.on_errors,
+                        on_skipped=self.on_skipped)
         if n < MIN_LABELS:
             out.needed = MIN_LABELS - n
             return out
@@ -182,7 +185,8 @@ class Corrected:
     ``judge``'s own mean over every row, the labels' own mean (``labels_only``) and interval
     (``labels_interval``, what the labels alone give), the judge's ``agreement`` with the labels
     (share of labelled rows), PPI++'s tuning ``lam`` (0: the labels alone; 1: plain PPI), and the
-    estimate's ``standard_error``."""
+    estimate's ``standard_error``; ``unreadable``, ``on_errors`` and ``on_skipped``: the label
+    cells left out for holding no label, or for rows whose verdict is an error or a skip."""
 
     labelled: int
     unlabelled: int
@@ -197,6 +201,8 @@ class Corrected:
     needed: int | None = None
     standard_error: float | None = None  # of ``estimate``: the interval is estimate +- z * standard_error
     unreadable: int = 0  # label cells that held no readable label (left out, as unlabelled rows are not)
+    on_errors: int = 0  # labelled rows whose verdict is an error (left out: no verdict to correct)
+    on_skipped: int = 0  # labelled rows the metric skipped (left out likewise)
 
     @property
     def valid(self) -> bool:
@@ -207,7 +213,8 @@ class Corrected:
         return {"estimate": self.estimate, "interval": None if self.low is None else [self.low, self.high],
                 "labelled": self.labelled, "unlabelled": self.unlabelled, "judge": self.judge, "labels_only": self.labels_only,
                 "labels_interval": None if self.labels_interval is None else list(self.labels_interval), "agreement": self.agreement,
-                "lam": self.lam, "labels_needed": self.needed, "standard_error": self.standard_error, "labels_unreadable": self.unreadable}
+                "lam": self.lam, "labels_needed": self.needed, "standard_error": self.standard_error, "labels_unreadable": self.unreadable,
+                "labels_on_errors": self.on_errors, "labels_on_skipped": self.on_skipped}
 
 
 def difference(before: Corrected, after: Corrected, alpha: float = 0.05) -> dict[str, Any]:

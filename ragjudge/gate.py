@@ -134,7 +134,14 @@ class MetricSummary:
     def add_label(self, verdict: Any, label: Any) -> None:
         """Count one counted row's ``label`` (a cell of ``label_column``; None: unlabelled) against
         its ok ``verdict`` (``ragjudge.calibration``): the pass, and the score on a scale."""
-        if self.label_column is None or verdict.status != "ok":
+        if self.label_column is None:
+            return
+        if verdict.status != "ok":  # no verdict to correct: the label is left out, and counted
+            if not blank(label):
+                if verdict.status == "skipped":
+                    self.label_pass.on_skipped += 1
+                else:
+                    self.label_pass.on_errors += 1
             return
         found = label_pass(label, self.binary, self.threshold if self.label_threshold is None else self.label_threshold, self.label_scale)
         if found is None and not blank(label):  # a cell that holds no label (text, a rating off the scale): left out, and counted

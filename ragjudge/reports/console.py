@@ -95,6 +95,9 @@ def corrected_lines(summary: Summary) -> list[str]:
         if rate.unreadable:
             what = "yes/no label" if metric.binary else (f"{metric.label_scale[0]:g}..{metric.label_scale[1]:g} rating" if metric.label_scale else "rating")
             unreadable = f"; {rate.unreadable} cell(s) of '{metric.label_column}' hold no {what}, left out"
+        if rate.on_errors or rate.on_skipped:
+            unreadable += (f"; {rate.on_errors + rate.on_skipped} labelled row(s) without an ok verdict left out ("
+                           + ", ".join(f"{count} {what}" for count, what in ((rate.on_errors, "error"), (rate.on_skipped, "skipped")) if count) + ")")
         if rate.low is None:
             out.append(f"{name}: {rate.labelled} labelled ok rows in '{metric.label_column}': {rate.needed} more give a corrected pass "
                        f"rate (the judge's {judge}{agreement}){unreadable}")

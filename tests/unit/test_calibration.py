@@ -234,3 +234,21 @@ def test_a_gate_on_the_corrected_rate_passes_a_judge_that_agrees_with_every_labe
     case = DEGENERATE["perfect agreement"]
     (check,) = [c for c in check_gate(_labelled_summary(case, 0.6)).checks if c.check.value == "corrected_pass_rate"]
     assert check.passed and check.value == pytest.approx(case["tuned"]["low"], abs=1e-9)
+
+
+def test_labels_lost_to_errors_are_said_where_they_leave_too_few_for_an_interval():
+    # issue 60 item 4, another shape: 35 labelled rows, 10 of them errored, gave "25 labelled ok rows: 5 more give ..." and no word of the 10
+    from ragjudge.gate import MetricSummary, Summary
+    from ragjudge.reports.console import corrected_lines
+    from ragjudge.types import Verdict
+
+    metric = MetricSummary("sufficiency", 0.5, label_column="human")
+    for i in range(60):
+        verdict = Verdict.failed("sufficiency", "HTTP 400") if 25 <= i < 35 else Verdict("sufficiency", "ok", score=1.0, passed=True, rationale="r")
+        metric.add(verdict, f"r{i}", i)
+        metric.add_label(verdict, "yes" if i < 35 else ("" if i < 40 else None))  # blank and missing cells are no labels
+    found = metric.corrected()["pass_rate"]
+    assert (found.labelled, found.on_errors, found.on_skipped, found.needed) == (25, 10, 0, 5)
+    (line,) = corrected_lines(Summary(rows=60, metrics={"sufficiency": metric}))
+    assert line == ("sufficiency: 25 labelled ok rows in 'human': 5 more give a corrected pass rate (the judge's 1.00, agreement 1.00); "
+                    "10 labelled row(s) without an ok verdict left out (10 error)")

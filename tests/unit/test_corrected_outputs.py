@@ -333,3 +333,29 @@ def test_every_command_that_reads_labels_refuses_what_score_refuses(run_score, r
     assert calibrated.code == 2 and said in calibrated.stderr
     missing = run_cli(["report", str(scored), "--labels", "sufficiency=nosuch", "-o", str(tmp_path / "r.html")], judge=False)
     assert missing.code == 2 and "--labels sufficiency=nosuch:" in missing.stderr and "has no column 'nosuch'" in missing.stderr
+
+
+def test_labels_on_rows_without_an_ok_verdict_are_counted_and_said(run_score, judge, tmp_path):
+    # issue 60: labels on rows that errored were dropped without a word; 3 rows fail (HTTP 400), 2 have no request (skipped)
+    from ragjudge.transports.base import BAD_REQUEST, TransportError
+
+    rows = [{**(YES if i % 4 else NO), "id": f"r{i}", "human": "yes" if i % 4 else "no"} for i in range(40)]  # every row labelled
+    rows += [{"id": f"s{i}", "request": "", "context": ["x"], "human": "yes"} for i in range(2)]
+    judge.errors.extend([TransportError(BAD_REQUEST, "HTTP 400: bad request", 0.0, 400) for _ in range(3)])
+    summary, scored = tmp_path / "s.json", tmp_path / "out.parquet"
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], labels=["sufficiency=human"], min_pass_rate=["0"],
+                    set_=["gate.max_error_rate=1"], summary_json=str(summary), output=str(scored))
+    metric = json.loads(summary.read_text())["metrics"]["sufficiency"]
+    rate = metric["corrected"]["pass_rate"]
+    assert (metric["error"], metric["skipped"], rate["labelled"], rate["labels_on_errors"], rate["labels_on_skipped"]) == (3, 2, 37, 3, 2)
+    (line,) = corrected_lines(run.result.summary)
+    assert line.startswith("sufficiency: corrected pass rate ") and " from 37 labelled rows ('human')" in line
+    assert line.endswith("; 5 labelled row(s) without an ok verdict left out (3 error, 2 skipped)")
+    # the scored table read back counts them the same (ragjudge report, compare)
+    import pandas as pd
+
+    from ragjudge.counting import summarize
+    from ragjudge.settings import load_config
+
+    again = summarize(pd.read_parquet(scored), load_config(None, {"labels": {"sufficiency": "human"}}), ["sufficiency"])
+    assert again.metrics["sufficiency"].corrected()["pass_rate"].to_dict() == rate
