@@ -16,8 +16,11 @@ another way (``advance``):
    lines sent fewer than three times, and the next round's (completeness's coverage calls
    follow the statements calls the last round answered; an unreadable reply's re-ask follows it);
 3. **submit**: those calls as one batch (50,000 lines at most each), the manifest saved before
-   the batch is created (a process killed between upload and create has its batch found by its
-   input file, never created twice);
+   the batch is created; a create that got no answer (a 5xx, a gateway's 504, a process killed
+   before it saved the id) has its batch looked for in the provider's listing before anything is
+   submitted again (``_made_before``): found, it is collected; ruled out, its calls go again;
+   neither, the run stops (``BatchUnsure``, exit 3) unless ``--batch-resubmit`` accepts the risk
+   of a second batch billed twice;
 4. with nothing left to find, the run finishes as a warm re-run: the final pass answers every
    call from the replies (priced at the batch price, then cached) or the cache.
 
@@ -56,6 +59,12 @@ class BatchAPIError(RagjudgeError):
     """The batch API refused or failed a request that is not a call (upload, create, poll). Exit 3."""
 
     exit_code = EXIT_JUDGE_ERRORS
+
+
+class BatchUnsure(BatchAPIError):
+    """A batch whose create got no answer may exist at the provider, and its listing cannot rule
+    it out: its calls are not submitted again (they would be billed twice) unless the run says
+    so (``--batch-resubmit``). Exit 3."""
 
 
 @dataclass(frozen=True)
@@ -195,7 +204,7 @@ def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, tr
                                   "again)")
         manifest.data["run"] = _run_record(request, config)
         while True:
-            _loop.run(collect(manifest, client, wait, judge.batch_poll, hear))
+            _loop.run(collect(manifest, client, wait, judge.batch_poll, hear, bool(getattr(request, "batch_resubmit", False))))
             still = manifest.open_batches()
             if still:
                 return _pending(manifest, submitted, still)
@@ -333,25 +342,52 @@ async def submit(manifest: Manifest, client: Any, wanted: dict[str, Any]) -> lis
     return ids
 
 
-async def _create(manifest: Manifest, client: Any, entry: dict[str, Any]) -> dict[str, Any]:
-    """Create the batch of ``entry``'s uploaded file (or find the one created by a process
-    killed before it saved the id); save its id."""
+async def _create(manifest: Manifest, client: Any, entry: dict[str, Any], resubmit: bool = False) -> dict[str, Any]:
+    """Create the batch of ``entry``'s uploaded file, or find the one an earlier create made
+    without its answer reaching this process (a 5xx, a gateway's 504, a process killed before it
+    saved the id: ``_made_before``); save its id. ``resubmit``: create it again where the
+    provider's listing cannot rule an earlier one out (else ``BatchUnsure``)."""
     made = None
     if entry.get("create_tried"):
-        made = await _call(client.find(entry["input_file_id"]))
+        made = await _made_before(manifest, client, entry, resubmit)
     if made is None:
         entry["create_tried"] = True
         manifest.save()
         try:
             made = await _call(client.create(entry["input_file_id"], {"made_by": "ragjudge", "round": str(entry["round"])}))
-        except BatchAPIError:  # a 5xx or a dropped connection: the batch may have been made all the same
-            made = await _call(client.find(entry["input_file_id"]))
+        except BatchAPIError as failed:  # a 5xx or a dropped connection: the batch may have been made all the same
+            made = await _made_before(manifest, client, entry, False, failed)
             if made is None:
                 raise
+    _made(manifest, entry, made)
+    return made
+
+
+def _made(manifest: Manifest, entry: dict[str, Any], made: dict[str, Any]) -> None:
+    """Write down the id and status of ``entry``'s batch, ``made``."""
     entry["id"] = made["id"]
     entry["status"] = made.get("status")
     manifest.save()
-    return made
+
+
+async def _made_before(manifest: Manifest, client: Any, entry: dict[str, Any], resubmit: bool,
+                       failed: BatchAPIError | None = None) -> dict[str, Any] | None:
+    """The batch an earlier create of ``entry`` made, looked for in the provider's listing
+    (``client.search``: OpenAI's by the input file, Anthropic's by the results' custom_ids), or
+    None where the listing rules it out. Where it cannot (a batch of as many requests still
+    running, a listing that does not reach back far enough) raises ``BatchUnsure`` naming the
+    risk and ``--batch-resubmit``, unless ``resubmit``. ``failed``: the create's own error, said
+    in the message."""
+    ids = [cid for cid, call in manifest.calls.items() if call.get("batch") == entry["input_file_id"]]
+    found, doubt = await _call(client.search(entry, ids))
+    if found is not None or doubt is None or resubmit:
+        return found
+    what = f"the create of the batch of round {entry.get('round')} ({len(ids)} call(s)) " + (
+        f"failed ({failed})" if failed is not None else "got no answer")
+    raise BatchUnsure(f"{what}, and the provider may have made that batch all the same: {doubt}. Submitting its calls again could "
+                      "make a second batch, billed twice, so nothing was submitted: run the same command again later (a batch that "
+                      "has ended is checked by its requests' custom ids), or add --batch-resubmit (batch_resubmit=True in Python) to "
+                      f"submit them again and accept that risk. Manifest: {manifest.path}")
 
 
 async def _call(coro: Any) -> Any:
@@ -362,7 +398,8 @@ async def _call(coro: Any) -> Any:
     except TransportError as err:
         if err.kind in base.FATAL:
             raise ProviderFatalError(f"batch API: {err}") from None
-        raise BatchAPIError(f"batch API: {err}; run the same command again to retry (nothing is submitted twice)") from None
+        raise BatchAPIError(f"batch API: {err}; run the same command again to retry (a batch made without its answer is "
+                            "looked for first)") from None
 
 
 def _never_sent(manifest: Manifest, entry: dict[str, Any]) -> None:
@@ -375,9 +412,11 @@ def _never_sent(manifest: Manifest, entry: dict[str, Any]) -> None:
     manifest.save()
 
 
-async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear: Any = None) -> None:
+async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear: Any = None, resubmit: bool = False) -> None:
     """Poll the open batches; read the finished ones' files into the manifest; with ``wait``,
-    until none is open (``poll`` seconds apart), telling ``hear`` each ``BatchProgress``."""
+    until none is open (``poll`` seconds apart), telling ``hear`` each ``BatchProgress``. An
+    entry whose create got no answer is looked for first (``_made_before``; ``resubmit``: its
+    calls are submitted again where an earlier batch cannot be ruled out)."""
     while True:
         still = manifest.open_batches()
         if not still:
@@ -386,10 +425,15 @@ async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear
         states = []
         for entry in still:
             if entry.get("id") is None and not client.holds(entry["input_file_id"]):
-                _never_sent(manifest, entry)  # Anthropic's requests are inline: lost with the process that was to send them
-                continue
-            if entry.get("id") is None:
-                made = await _create(manifest, client, entry)
+                # Anthropic's requests are inline, lost with the process that was to send them: never sent, unless a create
+                # was tried (its batch may exist: looked for first)
+                made = await _made_before(manifest, client, entry, resubmit) if entry.get("create_tried") else None
+                if made is None:
+                    _never_sent(manifest, entry)
+                    continue
+                _made(manifest, entry, made)
+            elif entry.get("id") is None:
+                made = await _create(manifest, client, entry, resubmit)
             else:
                 made = await _call(client.get(entry["id"]))
             status, count, completed, failed = client.status(made)

@@ -69,12 +69,20 @@ class FakeJudgeServer:
     ``batch_expire`` (its last N lines expire, the batch ends "expired"), ``batch_failures`` (the
     next N batches fail whole, with line errors in ``errors``), ``batch_shuffle`` (output lines
     in reverse order), ``batch_429`` (the next N creates get a 429), ``batch_lost_creates`` (the
-    next N creates make the batch but answer 500). ``batch_submitted`` counts each custom_id
-    submitted, ``batch_answered`` the lines answered, ``batch_creates`` the creates received.
-    Anthropic's Message Batches likewise: ``POST /v1/messages/batches`` (requests inline, the
-    ``x-api-key`` and ``anthropic-version`` headers required), ``GET /v1/messages/batches/{id}``
-    and its ``/results``, with the same knobs (an error line is an ``api_error``; no batch fails
-    whole).
+    next N creates make the batch but answer ``batch_lost_status``, 500 by default; 504 as a
+    gateway that timed out), ``batch_refused_creates`` (the next N creates answer
+    ``batch_lost_status`` and make nothing), ``batch_not_found_polls`` (a batch just created answers
+    404 to its first N polls, as a provider whose read side lags its write side),
+    ``batch_list_page`` (the most batches one page of a listing holds). ``foreign_batches(n,
+    size)`` makes n batches of ``size`` lines as another process on the same account would.
+    ``batch_submitted`` counts each custom_id submitted, ``batch_answered`` the lines answered,
+    ``batch_creates`` the creates received, ``batch_lists`` the listing pages served. The listing,
+    ``GET /v1/batches`` (``limit``, ``after``: newest first, ``has_more``, ``last_id``), gives each
+    batch's ``created_at`` (Unix seconds). Anthropic's Message Batches likewise: ``POST
+    /v1/messages/batches`` (requests inline, the ``x-api-key`` and ``anthropic-version`` headers
+    required), ``GET /v1/messages/batches`` (``limit``, ``after_id``; ``created_at`` in RFC 3339),
+    ``GET /v1/messages/batches/{id}`` and its ``/results``, with the same knobs (an error line is an
+    ``api_error``; no batch fails whole).
     """
 
     def __init__(self, latency: float = 0.0, rate_429: float = 0.0, rate_500: float = 0.0, retry_after: float = 0.01,
@@ -121,6 +129,11 @@ class FakeJudgeServer:
         self.batch_shuffle = False  # output lines in another order than the input (reversed)
         self.batch_429 = 0  # this many creates (the next) answer 429 with Retry-After
         self.batch_lost_creates = 0  # this many creates (the next) make the batch, then answer 500 (its id never reaches the client)
+        self.batch_lost_status = 500  # the status of a lost or refused create (504: a gateway's timeout)
+        self.batch_refused_creates = 0  # this many creates (the next) answer batch_lost_status and make nothing
+        self.batch_not_found_polls = 0  # a batch just created answers 404 to this many polls first
+        self.batch_list_page = 100  # the most batches one page of a listing holds (and the default limit: 20, as the providers')
+        self.batch_lists = 0  # listing pages served
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_submitted: Counter[str] = Counter()  # custom_id -> times submitted in a batch
@@ -282,26 +295,72 @@ class FakeJudgeServer:
         data = self.files.get(body.get("input_file_id"))
         if data is None:
             return self._error(web, 400, "invalid_request_error", "input_file_id not found")
+        if self.batch_refused_creates > 0:
+            self.batch_refused_creates -= 1
+            return self._lost(web)
         lines = [json.loads(line) for line in data.splitlines() if line.strip()]
-        for line in lines:
-            self.batch_submitted[line["custom_id"]] += 1
-        batch_id = f"batch_fake_{len(self.batches) + 1}"
-        batch = {"id": batch_id, "object": "batch", "endpoint": body.get("endpoint"), "input_file_id": body["input_file_id"],
-                 "completion_window": body.get("completion_window"), "status": "validating", "output_file_id": None,
-                 "error_file_id": None, "errors": None, "metadata": body.get("metadata"),
-                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
-        self.batches[batch_id] = {"object": batch, "lines": lines, "polls": 0, "fail": self.batch_failures > 0}
-        if self.batch_failures > 0:
-            self.batch_failures -= 1
+        batch = self._make_batch(lines, body["input_file_id"], body.get("endpoint"), body.get("metadata"))
         if self.batch_lost_creates > 0:
             self.batch_lost_creates -= 1
-            return self._error(web, 500, "server_error", "The server had an error while creating the batch.")
+            return self._lost(web)
         return web.json_response(batch)
+
+    def _lost(self, web):
+        """The answer of a create that was lost on its way back (or refused): ``batch_lost_status``."""
+        if self.batch_lost_status == 504:
+            self.statuses[504] += 1
+            return web.Response(status=504, text="<html><body><h1>504 Gateway Time-out</h1></body></html>", content_type="text/html")
+        return self._error(web, self.batch_lost_status, "server_error", "The server had an error while creating the batch.")
+
+    def _make_batch(self, lines: list[dict[str, Any]], input_file_id: str | None, endpoint: Any = None, metadata: Any = None,
+                    anthropic: bool = False) -> dict[str, Any]:
+        """Record a batch of ``lines`` (OpenAI's object, or with ``anthropic`` a Message Batch) and return its object."""
+        from datetime import datetime, timezone
+
+        for line in lines:
+            self.batch_submitted[line["custom_id"]] += 1
+        number = len(self.batches) + 1
+        if anthropic:
+            batch = {"id": f"msgbatch_fake_{number}", "type": "message_batch", "processing_status": "in_progress", "results_url": None,
+                     "created_at": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+                     "request_counts": {"processing": len(lines), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}}
+        else:
+            batch = {"id": f"batch_fake_{number}", "object": "batch", "endpoint": endpoint, "input_file_id": input_file_id,
+                     "completion_window": "24h", "status": "validating", "output_file_id": None, "created_at": int(time.time()),
+                     "error_file_id": None, "errors": None, "metadata": metadata,
+                     "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
+        self.batches[batch["id"]] = {"object": batch, "lines": lines, "polls": 0, "fail": self.batch_failures > 0 and not anthropic,
+                                     "anthropic": anthropic, "hidden": self.batch_not_found_polls}
+        if self.batch_failures > 0 and not anthropic:
+            self.batch_failures -= 1
+        return batch
+
+    def foreign_batches(self, count: int, size: int = 3, anthropic: bool = False) -> None:
+        """Make ``count`` batches of ``size`` lines each, as another process on the same account
+        would (their custom_ids ``other-N-I``; each counted in ``batch_submitted``)."""
+        for n in range(count):
+            lines = [{"custom_id": f"other-{len(self.batches)}-{i}", "method": "POST", "url": "/v1/chat/completions",
+                      "body": {"model": "fake", "messages": [{"role": "user", "content": f"other {n} {i}"}]},
+                      "params": {"model": "fake", "max_tokens": 16, "messages": [{"role": "user", "content": f"other {n} {i}"}]}}
+                     for i in range(size)]
+            self._make_batch(lines, f"file-other-{len(self.batches)}", "/v1/chat/completions", anthropic=anthropic)
+
+    def end_batches(self) -> None:
+        """End every batch still running, as the provider does in time (each answered as a poll past ``batch_polls`` answers it)."""
+        for entry in self.batches.values():
+            entry["polls"] = max(entry["polls"], self.batch_polls) + 1
+            if entry["anthropic"]:
+                self._end_message_batch(entry)
+            elif entry["object"]["status"] in ("validating", "in_progress"):
+                self._finish_batch(entry)
 
     def _polled(self, web, request, not_found: str) -> tuple[dict[str, Any] | None, Any]:
         """The batch the request names, its poll counted; or None and the 404 (``not_found``: the
         protocol's error code) to answer with."""
         entry = self.batches.get(request.match_info["batch_id"])
+        if entry is not None and entry.get("hidden", 0) > 0:  # just created: not yet seen by the read side (batch_not_found_polls)
+            entry["hidden"] -= 1
+            entry = None
         if entry is None:
             return None, self._error(web, 404, not_found, "No such batch")
         entry["polls"] += 1
@@ -323,12 +382,32 @@ class FakeJudgeServer:
                 batch["request_counts"]["completed"] = done
         return web.json_response(batch)
 
+    def _listing(self, request, anthropic: bool, cursor: str) -> dict[str, Any]:
+        """One page of the batches of one protocol, newest first: at most ``limit`` (and
+        ``batch_list_page``), after the batch the ``cursor`` parameter names."""
+        self.batch_lists += 1
+        limit = min(int(request.query.get("limit", "20")), self.batch_list_page)
+        newest = [entry["object"] for entry in reversed(list(self.batches.values())) if entry["anthropic"] == anthropic]
+        after = request.query.get(cursor)
+        if after is not None:
+            ids = [batch["id"] for batch in newest]
+            newest = newest[ids.index(after) + 1:] if after in ids else []
+        page = newest[:limit]
+        return {"data": page, "has_more": len(newest) > limit, "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None}
+
     async def _list_batches(self, request):
         from aiohttp import web
 
-        limit = int(request.query.get("limit", "20"))
-        newest = [entry["object"] for entry in reversed(list(self.batches.values()))][:limit]
-        return web.json_response({"object": "list", "data": newest, "has_more": len(self.batches) > limit})
+        return web.json_response({"object": "list", **self._listing(request, False, "after")})
+
+    async def _list_message_batches(self, request):
+        from aiohttp import web
+
+        if request.headers.get("anthropic-version") is None or not request.headers.get("x-api-key"):
+            return web.json_response({"type": "error", "error": {"type": "authentication_error", "message": "x-api-key and "
+                                                                  "anthropic-version are required"}}, status=401)
+        return web.json_response(self._listing(request, True, "after_id"))
 
     def _finish_batch(self, entry: dict[str, Any]) -> None:
         """Answer a batch's lines: a failed batch answers none; otherwise the first
@@ -398,13 +477,13 @@ class FakeJudgeServer:
             self.batch_429 -= 1
             return self._error(web, 429, "rate_limit_error", "Too many batches being created.", retry=True)
         body = await request.json()
-        lines = body.get("requests") or []
-        for line in lines:
-            self.batch_submitted[line["custom_id"]] += 1
-        batch_id = f"msgbatch_fake_{len(self.batches) + 1}"
-        batch = {"id": batch_id, "type": "message_batch", "processing_status": "in_progress", "results_url": None,
-                 "request_counts": {"processing": len(lines), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}}
-        self.batches[batch_id] = {"object": batch, "lines": lines, "polls": 0, "fail": False, "anthropic": True}
+        if self.batch_refused_creates > 0:
+            self.batch_refused_creates -= 1
+            return self._lost(web)
+        batch = self._make_batch(body.get("requests") or [], None, anthropic=True)
+        if self.batch_lost_creates > 0:
+            self.batch_lost_creates -= 1
+            return self._lost(web)
         return web.json_response(batch)
 
     async def _get_message_batch(self, request):
@@ -413,8 +492,14 @@ class FakeJudgeServer:
         entry, missing = self._polled(web, request, "not_found_error")
         if entry is None:
             return missing
+        if entry["polls"] > self.batch_polls:
+            self._end_message_batch(entry)
+        return web.json_response(entry["object"])
+
+    def _end_message_batch(self, entry: dict[str, Any]) -> None:
+        """End a Message Batch still in progress: its results written, its counts and ``results_url`` set."""
         batch = entry["object"]
-        if batch["processing_status"] == "in_progress" and entry["polls"] > self.batch_polls:
+        if batch["processing_status"] == "in_progress":
             results = []
             counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
 
@@ -444,7 +529,6 @@ class FakeJudgeServer:
             self.files[batch["id"] + "/results"] = b"".join(json.dumps(item).encode() + b"\n" for item in results)
             batch.update(processing_status="ended", request_counts=counts,
                          results_url=f"{self.url[:-3]}/v1/messages/batches/{batch['id']}/results")
-        return web.json_response(batch)
 
     async def _message_batch_results(self, request):
         from aiohttp import web
@@ -466,6 +550,7 @@ class FakeJudgeServer:
         app.router.add_get("/v1/batches", self._list_batches)
         app.router.add_get("/v1/batches/{batch_id}", self._get_batch)
         app.router.add_post("/v1/messages/batches", self._create_message_batch)
+        app.router.add_get("/v1/messages/batches", self._list_message_batches)
         app.router.add_get("/v1/messages/batches/{batch_id}", self._get_message_batch)
         app.router.add_get("/v1/messages/batches/{batch_id}/results", self._message_batch_results)
         app.router.add_get("/v1/stats", self._stats)
