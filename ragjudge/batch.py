@@ -8,8 +8,9 @@ another way (``advance``):
 
 1. **collect**: the batches the manifest (``ragjudge.transports.batch.Manifest``) names as
    open are polled once (``--batch-wait``: until each is done, ``judge.batch_poll`` seconds
-   apart); a finished one's output and error files are read into the manifest's replies and the
-   calls' states;
+   apart; a batch that answers 404 within ``NOT_FOUND_GRACE_S`` of its create is polled again);
+   a finished one's output and error files are read into the manifest's replies and the calls'
+   states;
 2. **find**: the run's rows are judged once more (``pipeline.score_source``, nothing written)
    with a transport that answers from the replies and writes down every call still to make
    (``BatchTransport``): the calls not in the cache and not answered, the failed and expired
@@ -35,6 +36,7 @@ import asyncio
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,8 @@ from ragjudge.prices import TokenCounter, cost
 from ragjudge.cache import default_cache_dir
 
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
+NOT_FOUND_GRACE_S = 600.0  # a batch that answers 404 within this many seconds of its create is polled again (a lagging read side)
+UNSEEN = "just created, not found yet"  # the status of a batch just created that its provider does not show yet
 
 
 class BatchAPIError(RagjudgeError):
@@ -364,10 +368,29 @@ async def _create(manifest: Manifest, client: Any, entry: dict[str, Any], resubm
 
 
 def _made(manifest: Manifest, entry: dict[str, Any], made: dict[str, Any]) -> None:
-    """Write down the id and status of ``entry``'s batch, ``made``."""
+    """Write down the id and status of ``entry``'s batch, ``made``, and when this process learnt
+    it (``created``, Unix seconds: a 404 soon after is polled again, ``_poll``)."""
     entry["id"] = made["id"]
     entry["status"] = made.get("status")
+    entry.setdefault("created", time.time())
     manifest.save()
+
+
+async def _poll(client: Any, entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The batch object of ``entry`` (``client.get``), or None for a batch created less than
+    ``NOT_FOUND_GRACE_S`` seconds ago that answers 404: a provider's read side may lag its
+    write side (anthropics/anthropic-sdk-python#1432), so it is polled again. A 404 later than
+    that raises ``ProviderFatalError`` (exit 3) as before, naming how long ago it was created."""
+    try:
+        return await client.get(entry["id"])
+    except TransportError as err:
+        if err.kind != base.NOT_FOUND:
+            raise _error_of(err) from None
+        age = time.time() - float(entry.get("created") or entry.get("submitted_at") or 0.0)
+        if age < NOT_FOUND_GRACE_S:
+            return None
+        raise ProviderFatalError(f"batch API: batch {entry['id']} is not found ({err}) {age:.0f} s after it was created: check "
+                                 "that the key and the API base are those that submitted it") from None
 
 
 async def _made_before(manifest: Manifest, client: Any, entry: dict[str, Any], resubmit: bool,
@@ -396,10 +419,15 @@ async def _call(coro: Any) -> Any:
     try:
         return await coro
     except TransportError as err:
-        if err.kind in base.FATAL:
-            raise ProviderFatalError(f"batch API: {err}") from None
-        raise BatchAPIError(f"batch API: {err}; run the same command again to retry (a batch made without its answer is "
-                            "looked for first)") from None
+        raise _error_of(err) from None
+
+
+def _error_of(err: TransportError) -> RagjudgeError:
+    """A batch API request's ``TransportError`` as the error the run raises."""
+    if err.kind in base.FATAL:
+        return ProviderFatalError(f"batch API: {err}")
+    return BatchAPIError(f"batch API: {err}; run the same command again to retry (a batch made without its answer is looked for "
+                         "first)")
 
 
 def _never_sent(manifest: Manifest, entry: dict[str, Any]) -> None:
@@ -435,7 +463,14 @@ async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear
             elif entry.get("id") is None:
                 made = await _create(manifest, client, entry, resubmit)
             else:
-                made = await _call(client.get(entry["id"]))
+                made = await _poll(client, entry)
+            if made is None:  # just created and not shown yet: polled again
+                count = int(entry.get("calls") or 0)
+                entry["status"], entry["counts"] = UNSEEN, [count, 0]
+                total += count
+                states.append(UNSEEN)
+                manifest.save()
+                continue
             status, count, completed, failed = client.status(made)
             entry["status"], entry["counts"] = status, [count, completed + failed]
             done, total = done + completed + failed, total + count

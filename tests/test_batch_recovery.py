@@ -147,3 +147,47 @@ def test_batch_resubmit_without_batch_is_named(table):
 
     with pytest.raises(ConfigError, match=r"batch_resubmit=True submits again .* add judge.batch: true"):
         run(ScoreRequest(table, batch_resubmit=True), load_config(None, {"judge": {"model": "openai/gpt-4o-mini"}}))
+
+
+# -- item 7: a transient 404 right after create ---------------------------------------------------
+
+def test_batch_wait_polls_again_a_batch_that_answers_404_right_after_its_create(server, table, tmp_path):
+    """The issue's case (anthropics/anthropic-sdk-python#1432): --batch-wait ended with exit 3 and no table."""
+    server.batch_not_found_polls = 2  # each batch: its first two polls answer 404
+    heard = []
+    out = tmp_path / "scored.jsonl"
+    outcome = run(ScoreRequest(table, output=str(out), batch_wait=True), config(server, tmp_path / "cache"), on_event=heard.append)
+    assert outcome.exit_code == 0
+    assert list(read(out)["completeness_status"]) == ["ok"] * 4 and list(read(out)["sufficiency_status"]) == ["ok"] * 4
+    assert server.statuses[404] == 4 and server.batch_creates == 2 and set(server.batch_submitted.values()) == {1}
+    statuses = [e.status for e in heard if type(e).__name__ == "BatchProgress"]
+    assert statuses.count("just created, not found yet") == 4 and statuses[-1] == "completed"
+
+
+def test_anthropic_batch_answering_404_on_the_next_run_is_still_pending(server, table, tmp_path, monkeypatch):
+    """The second shape: no --batch-wait; the run after the submit meets the 404, says the batch is
+    not found yet and exits 4 (it was exit 3), and a later run collects."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    server.batch_not_found_polls = 1
+    out = tmp_path / "scored.jsonl"
+    assert run(ScoreRequest(table, output=str(out)), claude(server, tmp_path / "cache")).exit_code == 4
+    second = run(ScoreRequest(table, output=str(out)), claude(server, tmp_path / "cache"))
+    assert second.exit_code == 4 and server.statuses[404] == 1
+    assert "batch: 8 call(s) still in 1 open batch(es): msgbatch_fake_1: just created, not found yet (0/8 done)" in second.batch.lines
+    outcome = claude_finish(server, table, out, tmp_path / "cache")
+    assert outcome.exit_code == 0 and set(server.batch_submitted.values()) == {1} and len(server.batch_submitted) == 12
+
+
+def test_a_batch_that_answers_404_long_after_its_create_is_still_an_error(server, table, tmp_path):
+    """The bound: a batch created an hour ago that answers 404 is gone (another key or endpoint), exit 3 naming it."""
+    from ragjudge.errors import ProviderFatalError
+
+    out = tmp_path / "scored.jsonl"
+    assert run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache")).exit_code == 4
+    path = out.parent / (out.name + ".batch") / "manifest.json"
+    data = json.loads(path.read_text())
+    data["batches"][0]["created"] -= 3600
+    path.write_text(json.dumps(data))
+    server.batches.pop("batch_fake_1")
+    with pytest.raises(ProviderFatalError, match=r"batch batch_fake_1 is not found \(HTTP 404.*\) 36\d\d s after it was created"):
+        run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache"))
