@@ -8,16 +8,20 @@ another way (``advance``):
 
 1. **collect**: the batches the manifest (``ragjudge.transports.batch.Manifest``) names as
    open are polled once (``--batch-wait``: until each is done, ``judge.batch_poll`` seconds
-   apart); a finished one's output and error files are read into the manifest's replies and the
-   calls' states;
+   apart; a batch that answers 404 within ``NOT_FOUND_GRACE_S`` of its create is polled again);
+   a finished one's output and error files are read into the manifest's replies and the calls'
+   states;
 2. **find**: the run's rows are judged once more (``pipeline.score_source``, nothing written)
    with a transport that answers from the replies and writes down every call still to make
    (``BatchTransport``): the calls not in the cache and not answered, the failed and expired
    lines sent fewer than three times, and the next round's (completeness's coverage calls
    follow the statements calls the last round answered; an unreadable reply's re-ask follows it);
 3. **submit**: those calls as one batch (50,000 lines at most each), the manifest saved before
-   the batch is created (a process killed between upload and create has its batch found by its
-   input file, never created twice);
+   the batch is created; a create that got no answer (a 5xx, a gateway's 504, a process killed
+   before it saved the id) has its batch looked for in the provider's listing before anything is
+   submitted again (``_made_before``): found, it is collected; ruled out, its calls go again;
+   neither, the run stops (``BatchUnsure``, exit 3) unless ``--batch-resubmit`` accepts the risk
+   of a second batch billed twice;
 4. with nothing left to find, the run finishes as a warm re-run: the final pass answers every
    call from the replies (priced at the batch price, then cached) or the cache.
 
@@ -32,6 +36,7 @@ import asyncio
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,12 +55,20 @@ from ragjudge.prices import TokenCounter, cost
 from ragjudge.cache import default_cache_dir
 
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
+NOT_FOUND_GRACE_S = 600.0  # a batch that answers 404 within this many seconds of its create is polled again (a lagging read side)
+UNSEEN = "just created, not found yet"  # the status of a batch just created that its provider does not show yet
 
 
 class BatchAPIError(RagjudgeError):
     """The batch API refused or failed a request that is not a call (upload, create, poll). Exit 3."""
 
     exit_code = EXIT_JUDGE_ERRORS
+
+
+class BatchUnsure(BatchAPIError):
+    """A batch whose create got no answer may exist at the provider, and its listing cannot rule
+    it out: its calls are not submitted again (they would be billed twice) unless the run says
+    so (``--batch-resubmit``). Exit 3."""
 
 
 @dataclass(frozen=True)
@@ -195,7 +208,7 @@ def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, tr
                                   "again)")
         manifest.data["run"] = _run_record(request, config)
         while True:
-            _loop.run(collect(manifest, client, wait, judge.batch_poll, hear))
+            _loop.run(collect(manifest, client, wait, judge.batch_poll, hear, bool(getattr(request, "batch_resubmit", False))))
             still = manifest.open_batches()
             if still:
                 return _pending(manifest, submitted, still)
@@ -333,25 +346,71 @@ async def submit(manifest: Manifest, client: Any, wanted: dict[str, Any]) -> lis
     return ids
 
 
-async def _create(manifest: Manifest, client: Any, entry: dict[str, Any]) -> dict[str, Any]:
-    """Create the batch of ``entry``'s uploaded file (or find the one created by a process
-    killed before it saved the id); save its id."""
+async def _create(manifest: Manifest, client: Any, entry: dict[str, Any], resubmit: bool = False) -> dict[str, Any]:
+    """Create the batch of ``entry``'s uploaded file, or find the one an earlier create made
+    without its answer reaching this process (a 5xx, a gateway's 504, a process killed before it
+    saved the id: ``_made_before``); save its id. ``resubmit``: create it again where the
+    provider's listing cannot rule an earlier one out (else ``BatchUnsure``)."""
     made = None
     if entry.get("create_tried"):
-        made = await _call(client.find(entry["input_file_id"]))
+        made = await _made_before(manifest, client, entry, resubmit)
     if made is None:
         entry["create_tried"] = True
         manifest.save()
         try:
             made = await _call(client.create(entry["input_file_id"], {"made_by": "ragjudge", "round": str(entry["round"])}))
-        except BatchAPIError:  # a 5xx or a dropped connection: the batch may have been made all the same
-            made = await _call(client.find(entry["input_file_id"]))
+        except BatchAPIError as failed:  # a 5xx or a dropped connection: the batch may have been made all the same
+            made = await _made_before(manifest, client, entry, False, failed)
             if made is None:
                 raise
+    _made(manifest, entry, made)
+    return made
+
+
+def _made(manifest: Manifest, entry: dict[str, Any], made: dict[str, Any]) -> None:
+    """Write down the id and status of ``entry``'s batch, ``made``, and when this process learnt
+    it (``created``, Unix seconds: a 404 soon after is polled again, ``_poll``)."""
     entry["id"] = made["id"]
     entry["status"] = made.get("status")
+    entry.setdefault("created", time.time())
     manifest.save()
-    return made
+
+
+async def _poll(client: Any, entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The batch object of ``entry`` (``client.get``), or None for a batch created less than
+    ``NOT_FOUND_GRACE_S`` seconds ago that answers 404: a provider's read side may lag its
+    write side (anthropics/anthropic-sdk-python#1432), so it is polled again. A 404 later than
+    that raises ``ProviderFatalError`` (exit 3) as before, naming how long ago it was created."""
+    try:
+        return await client.get(entry["id"])
+    except TransportError as err:
+        if err.kind != base.NOT_FOUND:
+            raise _error_of(err) from None
+        age = time.time() - float(entry.get("created") or entry.get("submitted_at") or 0.0)
+        if age < NOT_FOUND_GRACE_S:
+            return None
+        raise ProviderFatalError(f"batch API: batch {entry['id']} is not found ({err}) {age:.0f} s after it was created: check "
+                                 "that the key and the API base are those that submitted it") from None
+
+
+async def _made_before(manifest: Manifest, client: Any, entry: dict[str, Any], resubmit: bool,
+                       failed: BatchAPIError | None = None) -> dict[str, Any] | None:
+    """The batch an earlier create of ``entry`` made, looked for in the provider's listing
+    (``client.search``: OpenAI's by the input file, Anthropic's by the results' custom_ids), or
+    None where the listing rules it out. Where it cannot (a batch of as many requests still
+    running, a listing that does not reach back far enough) raises ``BatchUnsure`` naming the
+    risk and ``--batch-resubmit``, unless ``resubmit``. ``failed``: the create's own error, said
+    in the message."""
+    ids = [cid for cid, call in manifest.calls.items() if call.get("batch") == entry["input_file_id"]]
+    found, doubt = await _call(client.search(entry, ids))
+    if found is not None or doubt is None or resubmit:
+        return found
+    what = f"the create of the batch of round {entry.get('round')} ({len(ids)} call(s)) " + (
+        f"failed ({failed})" if failed is not None else "got no answer")
+    raise BatchUnsure(f"{what}, and the provider may have made that batch all the same: {doubt}. Submitting its calls again could "
+                      "make a second batch, billed twice, so nothing was submitted: run the same command again later (a batch that "
+                      "has ended is checked by its requests' custom ids), or add --batch-resubmit (batch_resubmit=True in Python) to "
+                      f"submit them again and accept that risk. Manifest: {manifest.path}")
 
 
 async def _call(coro: Any) -> Any:
@@ -360,9 +419,15 @@ async def _call(coro: Any) -> Any:
     try:
         return await coro
     except TransportError as err:
-        if err.kind in base.FATAL:
-            raise ProviderFatalError(f"batch API: {err}") from None
-        raise BatchAPIError(f"batch API: {err}; run the same command again to retry (nothing is submitted twice)") from None
+        raise _error_of(err) from None
+
+
+def _error_of(err: TransportError) -> RagjudgeError:
+    """A batch API request's ``TransportError`` as the error the run raises."""
+    if err.kind in base.FATAL:
+        return ProviderFatalError(f"batch API: {err}")
+    return BatchAPIError(f"batch API: {err}; run the same command again to retry (a batch made without its answer is looked for "
+                         "first)")
 
 
 def _never_sent(manifest: Manifest, entry: dict[str, Any]) -> None:
@@ -375,9 +440,11 @@ def _never_sent(manifest: Manifest, entry: dict[str, Any]) -> None:
     manifest.save()
 
 
-async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear: Any = None) -> None:
+async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear: Any = None, resubmit: bool = False) -> None:
     """Poll the open batches; read the finished ones' files into the manifest; with ``wait``,
-    until none is open (``poll`` seconds apart), telling ``hear`` each ``BatchProgress``."""
+    until none is open (``poll`` seconds apart), telling ``hear`` each ``BatchProgress``. An
+    entry whose create got no answer is looked for first (``_made_before``; ``resubmit``: its
+    calls are submitted again where an earlier batch cannot be ruled out)."""
     while True:
         still = manifest.open_batches()
         if not still:
@@ -386,12 +453,24 @@ async def collect(manifest: Manifest, client: Any, wait: bool, poll: float, hear
         states = []
         for entry in still:
             if entry.get("id") is None and not client.holds(entry["input_file_id"]):
-                _never_sent(manifest, entry)  # Anthropic's requests are inline: lost with the process that was to send them
-                continue
-            if entry.get("id") is None:
-                made = await _create(manifest, client, entry)
+                # Anthropic's requests are inline, lost with the process that was to send them: never sent, unless a create
+                # was tried (its batch may exist: looked for first)
+                made = await _made_before(manifest, client, entry, resubmit) if entry.get("create_tried") else None
+                if made is None:
+                    _never_sent(manifest, entry)
+                    continue
+                _made(manifest, entry, made)
+            elif entry.get("id") is None:
+                made = await _create(manifest, client, entry, resubmit)
             else:
-                made = await _call(client.get(entry["id"]))
+                made = await _poll(client, entry)
+            if made is None:  # just created and not shown yet: polled again
+                count = int(entry.get("calls") or 0)
+                entry["status"], entry["counts"] = UNSEEN, [count, 0]
+                total += count
+                states.append(UNSEEN)
+                manifest.save()
+                continue
             status, count, completed, failed = client.status(made)
             entry["status"], entry["counts"] = status, [count, completed + failed]
             done, total = done + completed + failed, total + count

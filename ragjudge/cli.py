@@ -142,6 +142,7 @@ def score(
     max_cost: Annotated[Optional[float], typer.Option(help="Budget in USD: once spent, no new call starts and the remaining rows are errors 'budget reached' (exit 3); a re-run pays only for those.", rich_help_panel="Cost")] = None,
     batch: Annotated[Optional[bool], typer.Option("--batch", help="Judge through the provider's batch API (OpenAI-compatible models, Anthropic's): half the price, replies within 24 hours. Submits the calls not cached, writes a manifest beside the output (or in the cache folder) and exits 4; the same command again collects and finishes (docs/batch.md).", rich_help_panel="Cost")] = None,
     batch_wait: Annotated[bool, typer.Option("--batch-wait", help="With --batch: wait for the batches (a progress bar of the provider's counts), then finish the run.", rich_help_panel="Cost")] = False,
+    batch_resubmit: Annotated[bool, typer.Option("--batch-resubmit", help="With --batch: submit again the calls of a batch whose create got no answer (a 5xx, a gateway's 504) even where the provider's listing cannot rule out that it was made; the risk: a second batch, billed twice. Without it such a run stops (exit 3) and says so.", rich_help_panel="Cost")] = False,
     batch_fallback: Annotated[Optional[str], typer.Option(help="With --batch: resubmit (default) a call the batch failed or let expire, up to 3 times, or judge it directly at the full price (direct).", rich_help_panel="Cost")] = None,
     engine: Annotated[str, typer.Option(help="local (default), or ray: score on a Ray cluster with Ray Data; OUTPUT may then be a folder of Parquet files.", rich_help_panel="Ray")] = "local",
     ray_address: Annotated[Optional[str], typer.Option(help="With --engine ray: the cluster's address (default: start a local one).", rich_help_panel="Ray")] = None,
@@ -592,11 +593,12 @@ def config_show(name: Annotated[str, typer.Argument(help="default (every key wit
 def batch_collect(
     manifest: Annotated[str, typer.Argument(help="The manifest.json a `score --batch` run printed (or its batch folder).")],
     batch_wait: Annotated[bool, typer.Option("--batch-wait", help="Wait for the batches (a progress bar), then finish the run.")] = False,
+    batch_resubmit: Annotated[bool, typer.Option("--batch-resubmit", help="Submit again the calls of a batch whose create got no answer even where the provider's listing cannot rule out that it was made (the risk: billed twice).")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Only errors and a failing gate's lines.")] = False,
 ) -> None:
     """Collect the batches of a `score --batch` run and finish it, with the run's own request and
     config as the manifest records them: exit 4 while its batches run, else the run's exit code."""
-    request, config = recorded_request(manifest, batch_wait)
+    request, config = recorded_request(manifest, batch_wait, batch_resubmit)
     console = make_console()
     progress = None if quiet else _progress(console)
     _collect_less()

@@ -22,6 +22,7 @@ import time
 from collections import Counter, deque
 from typing import Any
 
+from ragjudge.fakebatches import FakeBatches
 from ragjudge.transports.fake_rule import _items, _section, _words, fake_logprobs, fault_of, heuristic_reply  # noqa: F401 (the rule lives beside the in-process fake)
 
 
@@ -30,7 +31,7 @@ from ragjudge.transports.fake_rule import _items, _section, _words, fake_logprob
 from ragjudge.transports.fake import FakeTransport  # noqa: E402,F401
 
 
-class FakeJudgeServer:
+class FakeJudgeServer(FakeBatches):
     """Run the fake server in a background thread; ``url`` is its OpenAI base URL.
 
     Attributes may be changed while it runs: ``latency`` (s), ``rate_429``, ``rate_500``
@@ -69,12 +70,20 @@ class FakeJudgeServer:
     ``batch_expire`` (its last N lines expire, the batch ends "expired"), ``batch_failures`` (the
     next N batches fail whole, with line errors in ``errors``), ``batch_shuffle`` (output lines
     in reverse order), ``batch_429`` (the next N creates get a 429), ``batch_lost_creates`` (the
-    next N creates make the batch but answer 500). ``batch_submitted`` counts each custom_id
-    submitted, ``batch_answered`` the lines answered, ``batch_creates`` the creates received.
-    Anthropic's Message Batches likewise: ``POST /v1/messages/batches`` (requests inline, the
-    ``x-api-key`` and ``anthropic-version`` headers required), ``GET /v1/messages/batches/{id}``
-    and its ``/results``, with the same knobs (an error line is an ``api_error``; no batch fails
-    whole).
+    next N creates make the batch but answer ``batch_lost_status``, 500 by default; 504 as a
+    gateway that timed out), ``batch_refused_creates`` (the next N creates answer
+    ``batch_lost_status`` and make nothing), ``batch_not_found_polls`` (a batch just created answers
+    404 to its first N polls, as a provider whose read side lags its write side),
+    ``batch_list_page`` (the most batches one page of a listing holds). ``foreign_batches(n,
+    size)`` makes n batches of ``size`` lines as another process on the same account would.
+    ``batch_submitted`` counts each custom_id submitted, ``batch_answered`` the lines answered,
+    ``batch_creates`` the creates received, ``batch_lists`` the listing pages served. The listing,
+    ``GET /v1/batches`` (``limit``, ``after``: newest first, ``has_more``, ``last_id``), gives each
+    batch's ``created_at`` (Unix seconds). Anthropic's Message Batches likewise: ``POST
+    /v1/messages/batches`` (requests inline, the ``x-api-key`` and ``anthropic-version`` headers
+    required), ``GET /v1/messages/batches`` (``limit``, ``after_id``; ``created_at`` in RFC 3339),
+    ``GET /v1/messages/batches/{id}`` and its ``/results``, with the same knobs (an error line is an
+    ``api_error``; no batch fails whole).
     """
 
     def __init__(self, latency: float = 0.0, rate_429: float = 0.0, rate_500: float = 0.0, retry_after: float = 0.01,
@@ -121,6 +130,11 @@ class FakeJudgeServer:
         self.batch_shuffle = False  # output lines in another order than the input (reversed)
         self.batch_429 = 0  # this many creates (the next) answer 429 with Retry-After
         self.batch_lost_creates = 0  # this many creates (the next) make the batch, then answer 500 (its id never reaches the client)
+        self.batch_lost_status = 500  # the status of a lost or refused create (504: a gateway's timeout)
+        self.batch_refused_creates = 0  # this many creates (the next) answer batch_lost_status and make nothing
+        self.batch_not_found_polls = 0  # a batch just created answers 404 to this many polls first
+        self.batch_list_page = 100  # the most batches one page of a listing holds (and the default limit: 20, as the providers')
+        self.batch_lists = 0  # listing pages served
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_submitted: Counter[str] = Counter()  # custom_id -> times submitted in a batch
@@ -250,210 +264,6 @@ class FakeJudgeServer:
         kind = {401: "invalid_request_error", 429: "rate_limit_error" if code != "insufficient_quota" else "insufficient_quota"}.get(status, "server_error")
         return web.json_response({"error": {"message": message, "type": kind, "code": code}}, status=status, headers=headers)
 
-    # -- the Batch API ---------------------------------------------------------------
-    async def _upload(self, request):
-        from aiohttp import web
-
-        form = await request.post()
-        upload = form.get("file")
-        if form.get("purpose") != "batch" or upload is None:
-            return self._error(web, 400, "invalid_request_error", "purpose must be batch, with a file")
-        data = upload.file.read() if hasattr(upload, "file") else bytes(upload)
-        file_id = f"file-fake-{len(self.files) + 1}"
-        self.files[file_id] = data
-        return web.json_response({"id": file_id, "object": "file", "bytes": len(data), "purpose": "batch"})
-
-    async def _content(self, request):
-        from aiohttp import web
-
-        data = self.files.get(request.match_info["file_id"])
-        if data is None:
-            return self._error(web, 404, "not_found", "No such file")
-        return web.Response(body=data, content_type="application/octet-stream")
-
-    async def _create_batch(self, request):
-        from aiohttp import web
-
-        self.batch_creates += 1
-        body = await request.json()
-        if self.batch_429 > 0:
-            self.batch_429 -= 1
-            return self._error(web, 429, "rate_limit_exceeded", "Too many batches being created.", retry=True)
-        data = self.files.get(body.get("input_file_id"))
-        if data is None:
-            return self._error(web, 400, "invalid_request_error", "input_file_id not found")
-        lines = [json.loads(line) for line in data.splitlines() if line.strip()]
-        for line in lines:
-            self.batch_submitted[line["custom_id"]] += 1
-        batch_id = f"batch_fake_{len(self.batches) + 1}"
-        batch = {"id": batch_id, "object": "batch", "endpoint": body.get("endpoint"), "input_file_id": body["input_file_id"],
-                 "completion_window": body.get("completion_window"), "status": "validating", "output_file_id": None,
-                 "error_file_id": None, "errors": None, "metadata": body.get("metadata"),
-                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
-        self.batches[batch_id] = {"object": batch, "lines": lines, "polls": 0, "fail": self.batch_failures > 0}
-        if self.batch_failures > 0:
-            self.batch_failures -= 1
-        if self.batch_lost_creates > 0:
-            self.batch_lost_creates -= 1
-            return self._error(web, 500, "server_error", "The server had an error while creating the batch.")
-        return web.json_response(batch)
-
-    def _polled(self, web, request, not_found: str) -> tuple[dict[str, Any] | None, Any]:
-        """The batch the request names, its poll counted; or None and the 404 (``not_found``: the
-        protocol's error code) to answer with."""
-        entry = self.batches.get(request.match_info["batch_id"])
-        if entry is None:
-            return None, self._error(web, 404, not_found, "No such batch")
-        entry["polls"] += 1
-        return entry, None
-
-    async def _get_batch(self, request):
-        from aiohttp import web
-
-        entry, missing = self._polled(web, request, "not_found")
-        if entry is None:
-            return missing
-        batch = entry["object"]
-        if batch["status"] in ("validating", "in_progress"):
-            if entry["polls"] > self.batch_polls:
-                self._finish_batch(entry)
-            else:
-                batch["status"] = "in_progress"
-                done = len(entry["lines"]) * entry["polls"] // (self.batch_polls + 1)
-                batch["request_counts"]["completed"] = done
-        return web.json_response(batch)
-
-    async def _list_batches(self, request):
-        from aiohttp import web
-
-        limit = int(request.query.get("limit", "20"))
-        newest = [entry["object"] for entry in reversed(list(self.batches.values()))][:limit]
-        return web.json_response({"object": "list", "data": newest, "has_more": len(self.batches) > limit})
-
-    def _finish_batch(self, entry: dict[str, Any]) -> None:
-        """Answer a batch's lines: a failed batch answers none; otherwise the first
-        ``batch_line_errors`` lines (across batches) get a 500, the last ``batch_expire`` expire, the others a completion."""
-        batch, lines = entry["object"], entry["lines"]
-        if entry["fail"]:
-            batch["status"] = "failed"
-            batch["errors"] = {"object": "list", "data": [{"code": "invalid_request", "message": "The request body is malformed.",
-                                                           "param": "body", "line": i + 1} for i in range(min(2, len(lines)))]}
-            return
-        out, errors = [], []
-        for position, name, kind, completion in self._outcomes(lines, lambda line: line["body"]):
-            if kind == "expired":
-                errors.append({"id": f"batch_req_{position}", "custom_id": name, "response": None,
-                               "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}})
-            elif kind == "rejected":
-                errors.append({"id": f"batch_req_{position}", "custom_id": name, "error": None,
-                               "response": {"status_code": 400, "request_id": f"req_{position}",
-                                            "body": {"error": {"message": self.reject_message, "type": "invalid_request_error"}}}})
-            elif kind == "error":
-                errors.append({"id": f"batch_req_{position}", "custom_id": name, "error": None,
-                               "response": {"status_code": 500, "request_id": f"req_{position}",
-                                            "body": {"error": {"message": "The server had an error.", "type": "server_error"}}}})
-            else:
-                out.append({"id": f"batch_req_{position}", "custom_id": name, "error": None,
-                            "response": {"status_code": 200, "request_id": f"req_{position}", "body": completion}})
-        if self.batch_shuffle:
-            out.reverse()
-        counts = batch["request_counts"]
-        counts["completed"], counts["failed"] = len(out), len(errors)
-        for kind, items in (("output_file_id", out), ("error_file_id", errors)):
-            if items:
-                file_id = f"file-fake-{len(self.files) + 1}"
-                self.files[file_id] = b"".join(json.dumps(item).encode() + b"\n" for item in items)
-                batch[kind] = file_id
-        batch["status"] = "expired" if self.batch_expire and lines else "completed"
-
-    def _outcomes(self, lines: list[dict[str, Any]], body_of: Any) -> list[tuple[int, str, str, Any]]:
-        """Each line's fate when its batch ends: (position, custom_id, "ok" | "error" | "expired" |
-        "rejected", the chat completion of an ok line): the last ``batch_expire`` lines expire, a
-        line with ``response_format`` is rejected (a 400) under ``reject_response_format``, the
-        next ``batch_line_errors`` lines answered get an error, the others the rule's reply."""
-        out = []
-        expire_from = len(lines) - self.batch_expire
-        for position, line in enumerate(lines):
-            if position >= expire_from:
-                out.append((position, line["custom_id"], "expired", None))
-            elif self.reject_response_format and body_of(line).get("response_format"):
-                out.append((position, line["custom_id"], "rejected", None))
-            elif self.batch_line_errors > 0:
-                self.batch_line_errors -= 1
-                out.append((position, line["custom_id"], "error", None))
-            else:
-                self.batch_answered += 1
-                out.append((position, line["custom_id"], "ok", self._completion(body_of(line), 10**6 + self.batch_answered)))
-        return out
-
-    # -- Anthropic's Message Batches ----------------------------------------------------
-    async def _create_message_batch(self, request):
-        from aiohttp import web
-
-        self.batch_creates += 1
-        if request.headers.get("anthropic-version") is None or not request.headers.get("x-api-key"):
-            return web.json_response({"type": "error", "error": {"type": "authentication_error", "message": "x-api-key and "
-                                                                  "anthropic-version are required"}}, status=401)
-        if self.batch_429 > 0:
-            self.batch_429 -= 1
-            return self._error(web, 429, "rate_limit_error", "Too many batches being created.", retry=True)
-        body = await request.json()
-        lines = body.get("requests") or []
-        for line in lines:
-            self.batch_submitted[line["custom_id"]] += 1
-        batch_id = f"msgbatch_fake_{len(self.batches) + 1}"
-        batch = {"id": batch_id, "type": "message_batch", "processing_status": "in_progress", "results_url": None,
-                 "request_counts": {"processing": len(lines), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}}
-        self.batches[batch_id] = {"object": batch, "lines": lines, "polls": 0, "fail": False, "anthropic": True}
-        return web.json_response(batch)
-
-    async def _get_message_batch(self, request):
-        from aiohttp import web
-
-        entry, missing = self._polled(web, request, "not_found_error")
-        if entry is None:
-            return missing
-        batch = entry["object"]
-        if batch["processing_status"] == "in_progress" and entry["polls"] > self.batch_polls:
-            results = []
-            counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
-
-            def chat(line: dict[str, Any]) -> dict[str, Any]:
-                params = line["params"]
-                system = [{"role": "system", "content": params["system"]}] if params.get("system") else []
-                return {"model": params.get("model"), "max_tokens": params.get("max_tokens"), "messages": system + params["messages"]}
-
-            for _, name, kind, completion in self._outcomes(entry["lines"], chat):
-                if kind == "ok":
-                    choice, usage = completion["choices"][0], completion.get("usage") or {}
-                    message = {"id": f"msg_{name[:12]}", "type": "message", "role": "assistant", "model": completion["model"],
-                               "content": [{"type": "text", "text": choice["message"]["content"]}],
-                               "stop_reason": "max_tokens" if choice["finish_reason"] == "length" else "end_turn",
-                               "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)}}
-                    results.append({"custom_id": name, "result": {"type": "succeeded", "message": message}})
-                    counts["succeeded"] += 1
-                elif kind == "error":
-                    results.append({"custom_id": name, "result": {"type": "errored", "error": {"type": "error", "error": {
-                        "type": "api_error", "message": "Internal server error"}}}})
-                    counts["errored"] += 1
-                else:
-                    results.append({"custom_id": name, "result": {"type": "expired"}})
-                    counts["expired"] += 1
-            if self.batch_shuffle:
-                results.reverse()
-            self.files[batch["id"] + "/results"] = b"".join(json.dumps(item).encode() + b"\n" for item in results)
-            batch.update(processing_status="ended", request_counts=counts,
-                         results_url=f"{self.url[:-3]}/v1/messages/batches/{batch['id']}/results")
-        return web.json_response(batch)
-
-    async def _message_batch_results(self, request):
-        from aiohttp import web
-
-        data = self.files.get(request.match_info["batch_id"] + "/results")
-        if data is None:
-            return self._error(web, 404, "not_found_error", "No results yet")
-        return web.Response(body=data, content_type="application/x-jsonl")
-
     def _app(self):
         from aiohttp import web
 
@@ -466,6 +276,7 @@ class FakeJudgeServer:
         app.router.add_get("/v1/batches", self._list_batches)
         app.router.add_get("/v1/batches/{batch_id}", self._get_batch)
         app.router.add_post("/v1/messages/batches", self._create_message_batch)
+        app.router.add_get("/v1/messages/batches", self._list_message_batches)
         app.router.add_get("/v1/messages/batches/{batch_id}", self._get_message_batch)
         app.router.add_get("/v1/messages/batches/{batch_id}/results", self._message_batch_results)
         app.router.add_get("/v1/stats", self._stats)

@@ -86,6 +86,9 @@ class ScoreRequest:
     ``phoenix_trace_id`` (the spans of ``phoenix:PROJECT`` read), ``judge_error_traces`` (judge the
     rows of traces in state ERROR, as MLflow's scorer does). ``batch_wait``: with ``judge.batch``,
     wait for the batches and finish the run (else submit and stop, exit 4; ``ragjudge.batch``).
+    ``batch_resubmit``: with ``judge.batch``, submit again the calls of a batch whose create got
+    no answer where the provider's listing cannot rule out that it was made (the risk: billed
+    twice; without it the run stops, exit 3, ``ragjudge.batch.BatchUnsure``).
     ``flag_fields``: the fields
     ``--map`` set (a mapped column that is missing is an error naming the flag);
     ``row_events``: ``on_event`` hears each row's verdicts (``Row``); ``keep_table``: the
@@ -128,6 +131,7 @@ class ScoreRequest:
     phoenix_end: str | None = None
     phoenix_trace_id: tuple[str, ...] = ()
     batch_wait: bool = False
+    batch_resubmit: bool = False
     flag_fields: frozenset[str] = frozenset()
     row_events: bool = False
     keep_table: bool = False
@@ -182,7 +186,7 @@ class ScoreRequest:
         ``ConfigError`` (exit 2) naming the option and the fix:
 
         - rows: ``limit`` with ``sample``, either below 1, ``seed`` without ``sample``;
-        - the budget (``judge.max_cost``) for a model with no known price; ``batch_wait`` without ``judge.batch``;
+        - the budget (``judge.max_cost``) for a model with no known price; ``batch_wait`` or ``batch_resubmit`` without ``judge.batch``;
         - outputs: an unknown format, ``format`` or ``output_format`` with no table to write,
           ``format`` that contradicts the output's suffix, files that collide, a report to stdout,
           a baseline that is missing or cannot be compared, regression gates without one;
@@ -201,6 +205,9 @@ class ScoreRequest:
         if self.batch_wait and not config.judge.batch:
             raise ConfigError(f"{names.about('batch_wait', True)} waits for the batches of a batch run: add "
                               f"{'--batch' if self.cli else 'judge.batch: true'}, or leave it out")
+        if self.batch_resubmit and not config.judge.batch:
+            raise ConfigError(f"{names.about('batch_resubmit', True)} submits again the calls of a batch run whose create got no "
+                              f"answer: add {'--batch' if self.cli else 'judge.batch: true'}, or leave it out")
         check_regression_gates(self.max_regressions, self.max_drop, names)
         source = self.source if isinstance(self.source, str) else ""
         check_outputs(source, self.output, self.summary_json, self.format, self.output_format, junit=self.junit,
@@ -317,15 +324,16 @@ def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:
     return ScoreRequest(**{k: v for k, v in given.items() if v is not None or k in ("seed",)})
 
 
-def recorded_request(manifest: str, batch_wait: bool = False) -> tuple[ScoreRequest, Config]:
+def recorded_request(manifest: str, batch_wait: bool = False, batch_resubmit: bool = False) -> tuple[ScoreRequest, Config]:
     """The ``ScoreRequest`` and ``Config`` of the batch run whose manifest is at ``manifest``
-    (``ragjudge batch collect``; ``ragjudge.batch.recorded_run``), ``batch_wait`` as given.
+    (``ragjudge batch collect``; ``ragjudge.batch.recorded_run``), ``batch_wait`` and
+    ``batch_resubmit`` as given.
     Raises ``ConfigError`` (exit 2) for a manifest that cannot be read."""
     recorded, config = recorded_run(manifest)
     known = {f.name for f in fields(ScoreRequest)}
-    given = {name: value for name, value in recorded.items() if name in known and name not in ("batch_wait", "handle_signals", "batch_folder")}
+    given = {name: value for name, value in recorded.items() if name in known and name not in ("batch_wait", "batch_resubmit", "handle_signals", "batch_folder")}
     folder = manifest if os.path.isdir(manifest) else os.path.dirname(os.path.abspath(manifest))
-    return (ScoreRequest(**{**given, "batch_wait": batch_wait, "handle_signals": True, "batch_folder": os.path.abspath(folder)}),
+    return (ScoreRequest(**{**given, "batch_wait": batch_wait, "batch_resubmit": batch_resubmit, "handle_signals": True, "batch_folder": os.path.abspath(folder)}),
             load_config(None, config))
 
 

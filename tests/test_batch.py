@@ -494,10 +494,10 @@ def test_ctrl_c_while_waiting_says_the_batch_runs_on_and_how_to_collect(run_cli,
 
     real = batch_run.collect
 
-    def interrupted(manifest, client, wait, poll, hear=None):  # Ctrl-C reaches the main thread while it waits on the batch
+    def interrupted(manifest, client, wait, poll, hear=None, *rest):  # Ctrl-C reaches the main thread while it waits on the batch
         if wait and manifest.open_batches():
             raise KeyboardInterrupt
-        return real(manifest, client, wait, poll, hear)
+        return real(manifest, client, wait, poll, hear, *rest)
 
     monkeypatch.setattr(batch_run, "collect", interrupted)
     out = tmp_path / "scored.jsonl"

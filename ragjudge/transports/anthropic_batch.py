@@ -14,7 +14,10 @@ The protocol, mapped by hand (``anthropic-version: 2023-06-01``, the key in ``x-
 The judge's JSON is asked for by the prompt, which spells it out (the Messages API has no
 ``response_format``; a direct call through litellm maps it to a tool). The batch has no input
 file: ``upload`` keeps the lines in this process until ``create`` sends them, so a process killed
-between the two leaves a batch entry that is submitted again, never twice (it was never sent).
+between the two leaves a batch entry that is submitted again, never twice (it was never sent). A
+create sent without its answer coming back is looked for in ``GET /v1/messages/batches``
+(``search``): an ended batch by its results' custom ids; a running one of as many requests cannot
+be ruled out.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 from ragjudge import prices
 from ragjudge.transports import base
 from ragjudge.transports.base import TransportError, endpoint
-from ragjudge.transports.openai_batch import OpenAIBatches
+from ragjudge.transports.openai_batch import LIST_PAGE, OpenAIBatches
 from ragjudge.types import Reply, Usage
 from ragjudge.transports.openai_http import loads
 
@@ -105,9 +108,40 @@ class AnthropicBatches(OpenAIBatches):
     async def get(self, batch_id: str) -> dict[str, Any]:
         return self._shaped(await self._http("GET", f"/v1/messages/batches/{batch_id}"))
 
-    async def find(self, input_file_id: str) -> dict[str, Any] | None:
-        """None: a Message Batch names no input file (a create that failed is made again)."""
-        return None
+    async def _page(self, cursor: str | None) -> tuple[list[dict[str, Any]], bool]:
+        """One page of ``GET /v1/messages/batches``, newest first, after the batch ``cursor``
+        (``after_id``): (batches, has_more)."""
+        params = {"limit": str(LIST_PAGE), **({"after_id": cursor} if cursor else {})}
+        answer = await self._http("GET", "/v1/messages/batches", params=params)
+        return list(answer.get("data") or []), bool(answer.get("has_more"))
+
+    @staticmethod
+    def _created(item: dict[str, Any]) -> float:
+        """A Message Batch's ``created_at`` (RFC 3339) in Unix seconds (infinity where unreadable)."""
+        from datetime import datetime
+
+        try:
+            return datetime.fromisoformat(str(item["created_at"]).replace("Z", "+00:00")).timestamp()
+        except (KeyError, ValueError):
+            return float("inf")
+
+    async def _owns(self, item: dict[str, Any], entry: dict[str, Any], ids: list[str]) -> bool | None:
+        """Whether the Message Batch ``item`` is ``entry``'s (a Message Batch has no input file
+        and no metadata): an ended one by its results' custom_ids (every one of ``ids`` among
+        them); one still running cannot be read, so it is not ruled out (None) when it holds as
+        many requests as ``ids``, and ruled out (False) otherwise."""
+        counts = item.get("request_counts") or {}
+        total = sum(int(counts.get(k) or 0) for k in ("processing", "succeeded", "errored", "canceled", "expired"))
+        if item.get("processing_status") == "ended" and item.get("results_url"):
+            named = {line[0] for line in self.results(await self.content(str(item["results_url"])))}
+            return set(ids) <= named
+        return None if total == len(ids) else False
+
+    async def search(self, entry: dict[str, Any], ids: list[str]) -> tuple[dict[str, Any] | None, str | None]:
+        """As ``OpenAIBatches.search``, over ``GET /v1/messages/batches``; a batch found is
+        returned in OpenAI's shape (``_shaped``)."""
+        found, doubt = await super().search(entry, ids)
+        return (self._shaped(found) if found is not None else None), doubt
 
     async def content(self, file_id: str) -> bytes:
         """The results at ``file_id`` (the batch's ``results_url``)."""

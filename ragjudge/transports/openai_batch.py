@@ -11,8 +11,10 @@ The protocol, mapped by hand as ``openai_http`` maps chat completions:
   ``error_file_id``, ``errors``);
 - ``GET {api_base}/batches/{id}``: its status (validating, in_progress, finalizing,
   completed, failed, expired, cancelling, cancelled);
-- ``GET {api_base}/batches?limit=100``: the latest batches (a batch created by a process
-  killed before it wrote the batch's id down is found by its input file);
+- ``GET {api_base}/batches?limit=100&after=ID``: the batches, newest first, a page at a time
+  (``has_more``, ``created_at`` in Unix seconds): a batch whose create got no answer (a 5xx, a
+  gateway's 504, a process killed before it wrote the id down) is looked for by its input file
+  back to the time its entry was written (``search``);
 - ``GET {api_base}/files/{id}/content``: an output or error file, one line a call:
   ``{"custom_id", "response": {"status_code", "body"}, "error"}``.
 
@@ -34,6 +36,9 @@ RETRIES = 5
 BACKOFF_S = 0.5
 CHAT_URL = "/v1/chat/completions"
 DONE = frozenset({"completed", "failed", "expired", "cancelled"})  # a batch in one of these states changes no more
+LIST_PAGES = 50  # listing pages (of 100 batches) read at most looking for a batch whose create got no answer
+LIST_PAGE = 100  # batches a listing page asks for (OpenAI's and Anthropic's most)
+CLOCK_SLACK_S = 900.0  # how far this machine's clock may be ahead of the provider's when the listing is read back to a time
 
 
 def serves(settings: Any) -> bool:
@@ -119,7 +124,7 @@ class OpenAIBatches:
     async def create(self, input_file_id: str, metadata: dict[str, str]) -> dict[str, Any]:
         """Create a batch of the calls in ``input_file_id``; returns the batch object. Only a 429
         is retried here: after a 5xx or a dropped connection the batch may exist (the caller looks
-        for it with ``find`` before creating another)."""
+        for it with ``search`` before creating another)."""
         return await self._http("POST", "/batches", json={"input_file_id": input_file_id, "endpoint": CHAT_URL,
                                                           "completion_window": "24h", "metadata": metadata},
                                 retry=frozenset({base.RATE_LIMIT}))
@@ -128,13 +133,57 @@ class OpenAIBatches:
         """The batch object of ``batch_id`` (its ``status``, ``request_counts``, files)."""
         return await self._http("GET", f"/batches/{batch_id}")
 
-    async def find(self, input_file_id: str) -> dict[str, Any] | None:
-        """The batch made from ``input_file_id`` among the latest 100, or None."""
-        answer = await self._http("GET", "/batches", params={"limit": "100"})
-        for item in answer.get("data") or []:
-            if item.get("input_file_id") == input_file_id:
-                return item
-        return None
+    async def search(self, entry: dict[str, Any], ids: list[str]) -> tuple[dict[str, Any] | None, str | None]:
+        """Look for the batch of ``entry`` (a manifest's batch entry: ``input_file_id``,
+        ``submitted_at`` in Unix seconds, written before the upload) whose create may have been
+        made without its answer reaching this process; ``ids``: the custom_ids of its calls.
+        Reads the provider's listing, newest first, a page at a time (``LIST_PAGES`` at most),
+        back to ``submitted_at`` less ``CLOCK_SLACK_S``. Returns ``(batch, None)`` when found;
+        ``(None, None)`` when ruled out (the listing reached back past that time, or ended);
+        ``(None, why)`` when it cannot be ruled out (``why``: a listed batch that may be it, or
+        a listing that stopped short). Raises ``TransportError``."""
+        since = float(entry.get("submitted_at") or 0.0) - CLOCK_SLACK_S
+        doubt: str | None = None
+        cursor: str | None = None
+        for _ in range(LIST_PAGES):
+            data, more = await self._page(cursor)
+            for item in data:
+                if self._created(item) < since:
+                    return None, doubt
+                owned = await self._owns(item, entry, ids)
+                if owned:
+                    return item, None
+                if owned is None and doubt is None:
+                    doubt = (f"batch {item.get('id')} (created {item.get('created_at')}, {len(ids)} requests, like this one's) is still "
+                             "running, and its requests cannot be read until it ends")
+            if more and not data:  # more said to follow, none given: the listing cannot be read further back
+                return None, doubt or "the provider's listing of batches stopped short of the time this batch was written down"
+            if not more:
+                return None, doubt
+            cursor = str(data[-1].get("id"))
+        from datetime import datetime, timezone
+
+        back = datetime.fromtimestamp(since + CLOCK_SLACK_S, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return None, doubt or (f"the provider's listing of batches did not reach back to {back} within {LIST_PAGES} pages of "
+                               f"{LIST_PAGE} batches")
+
+    async def _page(self, cursor: str | None) -> tuple[list[dict[str, Any]], bool]:
+        """One page of the listing, newest first, after the batch ``cursor``: (batches, has_more)."""
+        params = {"limit": str(LIST_PAGE), **({"after": cursor} if cursor else {})}
+        answer = await self._http("GET", "/batches", params=params)
+        return list(answer.get("data") or []), bool(answer.get("has_more"))
+
+    @staticmethod
+    def _created(item: dict[str, Any]) -> float:
+        """A listed batch's ``created_at`` in Unix seconds (infinity where it gives none: never older than a time)."""
+        try:
+            return float(item["created_at"])
+        except (KeyError, TypeError, ValueError):
+            return float("inf")
+
+    async def _owns(self, item: dict[str, Any], entry: dict[str, Any], ids: list[str]) -> bool | None:
+        """Whether the listed batch ``item`` is ``entry``'s: made from its input file."""
+        return item.get("input_file_id") == entry.get("input_file_id")
 
     async def content(self, file_id: str) -> bytes:
         """The bytes of an output or error file."""
