@@ -220,10 +220,10 @@ def score_source(
     installed: list[tuple[int, Any]] = []
     notes: list[str] = []
 
-    def say(note: str) -> None:
+    def say(note: str, warning: bool = False) -> None:
         notes.append(note)
         if hear:
-            hear(Note(note))
+            hear(Note(note, warning))
 
     try:
         if not is_frame and source == "-" and sample is not None:  # stdin is read once: to count its rows for a sample, keep it
@@ -338,6 +338,8 @@ def score_source(
         for sig, previous in installed:
             signal.signal(sig, previous)
         scorer.close()
+    for note in scorer.cache_notes():  # replies a full disk kept out of the cache: their verdicts stand (shown with -q too)
+        say(note, warning=True)
     if summary.rows_with_removed_instructions:
         say(removed_note(summary.rows_with_removed_instructions))
     for name, metric in summary.metrics.items():

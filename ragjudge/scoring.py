@@ -169,6 +169,7 @@ class Scorer:
         check_budget(config, KEYWORDS)  # judge.max_cost with no known price could never trip: refused before anything is spent
         self.config = config
         self.cache = None
+        self._not_kept: tuple[int, int, str, str] | None = None  # the cache's writes that failed (``cache_notes``)
         if config.cache.enabled:
             self.cache = ResponseCache(config.cache.dir)
         try:
@@ -720,8 +721,24 @@ class Scorer:
 
     def _close_cache(self) -> None:
         if self.cache is not None:
-            self.cache.close()
-            self.cache = None
+            cache, self.cache = self.cache, None
+            try:
+                cache.close()
+            finally:
+                if cache.not_kept:
+                    self._not_kept = (cache.not_kept, cache.written, str(cache.directory), cache.write_error or "")
+
+    def cache_notes(self) -> list[str]:
+        """Once the scorer is closed: one warning when the response cache could not write some
+        replies (a full disk, an I/O error; ``ragjudge.cache.ResponseCache.flush``), with their
+        count, else nothing. Their verdicts stand (the cache is a side store; the run's exit code
+        is the gate's); only a re-run pays for those calls again."""
+        if self._not_kept is None:
+            return []
+        lost, written, folder, error = self._not_kept
+        return [f"warning: the response cache in {folder} could not keep {lost} of {lost + written} replies ({error}); their "
+                "verdicts are in this run's outputs, but a re-run pays for those calls again: free space there, choose another "
+                "folder with --cache-dir, or run with --no-cache"]
 
     def __enter__(self) -> "Scorer":
         return self
