@@ -208,6 +208,10 @@ class _Budget(Exception):
     """``judge.max_cost`` is spent: no new call starts."""
 
 
+class _Stopped(Exception):
+    """The run was interrupted (``Model.interrupt``): no new request leaves, a retry included."""
+
+
 class _Failed(Exception):
     def __init__(self, message: str | Reason, usage: Usage, fatal: ProviderFatalError | None = None) -> None:
         super().__init__(message.value if isinstance(message, Reason) else message)
@@ -249,6 +253,7 @@ class Model:
         self.api_base: str | None = endpoint(settings, self.provider_model)
         self.fatal: ProviderFatalError | None = None
         self.stopping = False
+        self.on_wire = 0  # requests sent whose answer is awaited now (``interrupt`` lets them finish: ``Scorer.interrupt``)
         self.calls = 0
         self._memory: OrderedDict[str, Verdict] = OrderedDict()
         self._prefetched: dict[str, Any] = {}  # key -> cached reply or None (not cached), from ``prefetch``
@@ -583,10 +588,13 @@ class Model:
                 raise _Budget()
             if self._pacer.rpm:
                 await self._pacer.wait()
+            if self.stopping:  # interrupted while this call waited (a slot, the pace, a retry's back-off): not sent
+                raise _Stopped()
             attempts += 1
             self.calls += 1
             if attempts > 1:
                 self.retries += 1
+            self.on_wire += 1
             try:
                 return await self.transport.complete(request)
             except TransportError as err:
@@ -601,6 +609,7 @@ class Model:
                     raise fatal from None
                 raise
             finally:
+                self.on_wire -= 1
                 if first:
                     first = False
                     self.answered.set()
@@ -625,6 +634,8 @@ class Model:
                 raise _Failed(str(fatal) if attempts else f"not run: {fatal}", _requests(attempts), fatal) from None
             except _Budget:
                 raise _Failed(BUDGET, _requests(attempts)) from None
+            except _Stopped:
+                raise _Failed(Reason.INTERRUPTED, _requests(attempts)) from None
             except (TransportError, _Again) as err:
                 raise _Failed(f"judge call failed: {err}", _requests(attempts)) from None
         raise AssertionError("unreachable")
@@ -653,7 +664,10 @@ class Model:
         return f"judge call failed: {err}"
 
     def interrupt(self) -> None:
-        """Stop starting calls: later calls return "interrupted" verdicts."""
+        """Stop starting calls: later calls return "interrupted" verdicts, and no request leaves
+        after this (a call waiting for a slot, its pace or a retry's back-off included). A request
+        already sent (``on_wire``) goes on: its reply is counted and cached as any other
+        (``Scorer.interrupt`` waits a grace for them)."""
         self.stopping = True
 
     async def aclose(self) -> None:
@@ -731,6 +745,10 @@ class PanelModel:
     @property
     def stopping(self) -> bool:
         return any(model.stopping for _, model in self.members)
+
+    @property
+    def on_wire(self) -> int:
+        return sum(model.on_wire for _, model in self.members)
 
     def prefetch(self, calls: list[Call]) -> None:
         """Nothing: each member looks its calls up as it makes them."""

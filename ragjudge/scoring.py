@@ -113,6 +113,10 @@ class Scored:
 
 
 
+# seconds an interrupt (Ctrl-C, SIGTERM: ``Scorer.interrupt``) waits for the requests already sent, so that
+# their replies, paid for, are counted and cached rather than paid again by the re-run; short enough to end
+# before a container's SIGKILL (docker stop: 10 s after SIGTERM). A second interrupt stops at once
+INTERRUPT_GRACE_S = 5.0
 BLOCK = 64  # rows prepared together, their cache keys looked up in one read (``Model.prefetch``)
 
 
@@ -363,11 +367,29 @@ class Scorer:
         return self._scored(frame, records, verdicts, notes, resolved, start)
 
     def interrupt(self) -> None:
-        """Stop: calls in flight are cancelled and every unfinished row becomes an error row
-        "interrupted", now and in later calls. Safe from any thread and from a signal handler."""
+        """Stop: no request leaves after it (``Model.interrupt``), and every row not finished
+        becomes an error row "interrupted", now and in later calls. The requests already sent get
+        ``INTERRUPT_GRACE_S`` (5 s) to bring their replies, which are counted (calls, tokens,
+        cost) and cached as any other, so a re-run does not pay for them again; then whatever is
+        unfinished is cancelled. A second interrupt cancels at once. Safe from any thread and
+        from a signal handler."""
+        again = self.interrupted
         self.interrupted = True
         self.model.interrupt()
-        _loop.call_soon(self._cancel)
+        _loop.call_soon(self._cancel if again else self._wind_down)
+
+    def _wind_down(self) -> None:
+        """On the loop: cancel what is unfinished once no request is in flight, or after the grace."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + INTERRUPT_GRACE_S
+
+        def look() -> None:
+            if self.model.on_wire and loop.time() < deadline:
+                loop.call_later(0.02, look)
+            else:
+                self._cancel()
+
+        look()
 
     def _cancel(self) -> None:
         for task in list(self._tasks):

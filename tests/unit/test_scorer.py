@@ -73,3 +73,69 @@ def test_a_scored_frame_written_by_pandas_is_read_back_by_plain_pandas(tmp_path)
     assert list(back.columns) == list(scored.frame.columns) and len(back) == 4
     assert [list(v) for v in back["sufficiency_missing"]] == [list(v) for v in scored.frame["sufficiency_missing"]]
 
+
+
+def _interrupted(scorer, frame, ready, times: int = 1):
+    """``frame`` scored by ``scorer``, interrupted ``times`` (a second interrupt stops at once) as
+    soon as ``ready()`` holds (polled while the calls run): the ``Scored``."""
+    import time
+
+    job = scorer.submit(frame)
+    deadline = time.monotonic() + 120
+    while not ready() and time.monotonic() < deadline and not job.future.done():
+        time.sleep(0.002)
+    assert ready()
+    for _ in range(times):
+        scorer.interrupt()
+    return scorer.finish(job)
+
+
+def _cached(folder) -> int:
+    from ragjudge.cache import ResponseCache
+
+    cache = ResponseCache(folder)
+    try:
+        return cache.info()["entries"]
+    finally:
+        cache.close()
+
+
+def _landmarks(n: int):
+    import pandas as pd
+
+    from helpers import landmark_rows
+
+    return pd.DataFrame(landmark_rows(n))
+
+
+# peer report (issue 60 item 17): SIGTERM cancelled the calls already sent, so the re-run paid their replies again
+# (44 calls for 40 rows)
+def test_an_interrupt_waits_for_the_calls_in_flight_and_caches_their_replies(tmp_path):
+    frame = _landmarks(20)
+    settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "concurrency": 2}, "cache": {"dir": str(tmp_path)}}
+    first_judge = FakeTransport(latency=0.3)
+    with Scorer(**settings, transport=first_judge) as scorer:
+        first = _interrupted(scorer, frame, lambda: scorer.model.on_wire == 2)  # the probe answered, two calls in flight
+    ok = int((first.frame["sufficiency_status"] == "ok").sum())
+    assert ok >= 3 and first_judge.calls == ok == first.summary.provider_calls == _cached(tmp_path)  # each request sent: its reply kept
+    assert set(first.frame.loc[first.frame["sufficiency_status"] != "ok", "sufficiency_error"]) == {"interrupted"}
+    again = FakeTransport()
+    with Scorer(**settings, transport=again) as scorer:
+        second = scorer.score(frame)
+    assert (second.frame["sufficiency_status"] == "ok").all()
+    assert again.calls == 20 - ok and first_judge.calls + again.calls == 20  # no reply paid twice
+
+
+# issue 60 item 17, a second shape: a row's samples in flight at the interrupt (judge.samples) were cancelled with it
+def test_an_interrupt_keeps_the_samples_in_flight(tmp_path):
+    frame = _landmarks(4)
+    settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "concurrency": 3, "samples": 3}, "cache": {"dir": str(tmp_path)}}
+    first_judge = FakeTransport(latency=0.3)
+    with Scorer(**settings, transport=first_judge) as scorer:
+        first = _interrupted(scorer, frame, lambda: scorer.model.on_wire == 3)
+    assert first_judge.calls == first.summary.provider_calls == _cached(tmp_path) >= 4
+    again = FakeTransport()
+    with Scorer(**settings, transport=again) as scorer:
+        scorer.score(frame)
+    assert first_judge.calls + again.calls == 4 * 3  # every sample paid once
+
