@@ -72,6 +72,9 @@ MEMORY = 4096  # replies kept in memory per model, so a repeated call within a r
 PROBE_GRACE_S = 0.5  # seconds the other calls wait for the probe's answer at most (bench/README.md, figure 1c)
 # set in a task whose calls are made ahead of the rows that will claim them (``Model.call``)
 AHEAD: ContextVar[bool] = ContextVar("ragjudge_call_ahead", default=False)
+# set by a row's chain of calls (``Scorer._chain``): a list the usage of its calls cancelled by an interrupt is added
+# to (the requests sent, a reply already received before a re-ask), so the row's "interrupted" verdict counts them
+CANCELLED: ContextVar[list[Usage] | None] = ContextVar("ragjudge_cancelled_usage", default=None)
 REASK = (
     "Your reply could not be read as the requested JSON object. Reply again with only that "
     "JSON object, with every required key."
@@ -509,6 +512,9 @@ class Model:
         for attempt in range(2):
             try:
                 reply = await self._send(call, messages, probe and attempt == 0, key, attempt)
+            except asyncio.CancelledError:
+                _cancelled(usage)  # the first reply of a re-ask, received and paid
+                raise
             except _Failed as failure:
                 usage = usage + failure.usage
                 if failure.fatal is not None and self.fatal is None:
@@ -638,6 +644,9 @@ class Model:
                 raise _Failed(Reason.INTERRUPTED, _requests(attempts)) from None
             except (TransportError, _Again) as err:
                 raise _Failed(f"judge call failed: {err}", _requests(attempts)) from None
+            except asyncio.CancelledError:
+                _cancelled(_requests(attempts))  # the requests sent for it, the one cancelled in flight included
+                raise
         raise AssertionError("unreachable")
 
     def _message(self, err: TransportError) -> str:
@@ -803,6 +812,13 @@ def prepaid(transport: Any, request: Request) -> bool:
     ``ragjudge.transports.batch``): the budget never refuses it."""
     check = getattr(transport, "prepaid", None)
     return bool(check(request)) if check is not None else False
+
+
+def _cancelled(usage: Usage) -> None:
+    """Add ``usage``, spent on a call being cancelled, to its row's ``CANCELLED`` list."""
+    spent = CANCELLED.get()
+    if spent is not None and usage.calls:
+        spent.append(usage)
 
 
 def _requests(attempts: int) -> Usage:

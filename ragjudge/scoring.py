@@ -45,7 +45,7 @@ from typing import Any
 from ragjudge import _loop, diagnosis, local
 from ragjudge.counting import count_row, label_cells, metric_summary
 from ragjudge.gate import Summary
-from ragjudge.model import AHEAD, Model, PanelModel
+from ragjudge.model import AHEAD, CANCELLED, Model, PanelModel
 from ragjudge.judges.panel import PANEL_COLUMNS, decide as panel_decide, panel_values, tempered
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
@@ -617,7 +617,7 @@ class Scorer:
         except asyncio.CancelledError:
             for task in tasks:
                 task.cancel()
-            return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
+            return _interrupted(judge.name, call.mode, _usage_of(tasks))
         return panel_decide(judge.name, verdicts, model.names, [m.provider_model for _, m in model.members], settings.panel_rule,
                             settings.quorum, judge.threshold, judge.kind == BINARY)
 
@@ -628,6 +628,9 @@ class Scorer:
         spent = Usage()
         paid = False
         samples = self.config.judge.samples
+        drawing: list[asyncio.Future] = []
+        lost: list[Usage] = []  # what this chain's calls cancelled in flight had cost (``model.CANCELLED``)
+        unset = CANCELLED.set(lost)
         try:
             call = tempered(call, temperature, samples)
             while not call.final:
@@ -641,12 +644,17 @@ class Scorer:
             if samples == 1:
                 verdict = judge.decide(await model.call(call, judge.parse), call)
             else:
-                drawn = await asyncio.gather(*(model.call(call, judge.parse, sample) for sample in range(samples)))
+                drawing = [asyncio.ensure_future(model.call(call, judge.parse, sample)) for sample in range(samples)]
+                drawn = await asyncio.gather(*drawing)
                 verdict = judge.combine([judge.decide(v, call) for v in drawn])
-        except asyncio.CancelledError:
-            return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
+        except asyncio.CancelledError:  # interrupted: what the calls made so far were paid is counted all the same
+            for task in drawing:
+                task.cancel()
+            return _interrupted(judge.name, call.mode, sum(lost, spent + _usage_of(drawing)))
         except Exception as exc:  # noqa: BLE001 - a transport, parser or judge that raises something unplanned: this row's error
             return unexpected(judge.name, exc, call.mode, spent)
+        finally:
+            CANCELLED.reset(unset)
         verdict.usage = spent + verdict.usage
         if paid:
             verdict.cached = False
@@ -767,6 +775,24 @@ class Scorer:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _usage_of(tasks: list[asyncio.Future]) -> Usage:
+    """The usage of the verdicts that ``tasks`` (calls, or a panel's members) brought back."""
+    total = Usage()
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is None:
+            total = total + task.result().usage
+    return total
+
+
+def _interrupted(metric: str, mode: str | None, spent: Usage) -> Verdict:
+    """The verdict "interrupted" of a row whose calls were cancelled, carrying what its replies
+    already received cost (``spent``: counted in calls, tokens and cost; ``M_cached`` false)."""
+    verdict = Verdict.failed(metric, Reason.INTERRUPTED, mode=mode, usage=spent)
+    if spent.calls:
+        verdict.cached = False
+    return verdict
 
 
 @dataclass

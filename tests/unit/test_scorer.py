@@ -139,3 +139,53 @@ def test_an_interrupt_keeps_the_samples_in_flight(tmp_path):
         scorer.score(frame)
     assert first_judge.calls + again.calls == 4 * 3  # every sample paid once
 
+
+# peer report (issue 60 item 18): Ctrl-C reported 'provider calls: 6' when 12 replies had come back (and were cached):
+# a row interrupted between completeness's two calls dropped what its first call had cost
+def test_an_interrupted_row_counts_the_replies_it_received(tmp_path):
+    frame = _landmarks(12)
+    settings = {"metrics": ["completeness"], "judge": {"model": "openai/fake-judge", "concurrency": 2}, "cache": {"dir": str(tmp_path)}}
+    judge = FakeTransport(latency=0.5)
+    judge.price_per_token = 1e-6
+    with Scorer(**settings, transport=judge) as scorer:
+        # twice: the second interrupt cancels the two calls in flight (second steps among them) at once
+        scored = _interrupted(scorer, frame, lambda: judge.calls >= 5 and scorer.model.on_wire == 2, times=2)
+        spent = scorer.model.spent
+    assert scored.summary.provider_calls == judge.calls  # every request: those cancelled in flight too
+    assert _cached(tmp_path) == judge.calls - 2 >= 3  # every reply received (the two cancelled brought none)
+    assert scored.summary.cost_usd == pytest.approx(spent) and spent > 0
+    assert scored.frame["completeness_cost_usd"].sum() == pytest.approx(spent)  # the table's rows hold it too
+
+
+# issue 60 item 18, a second shape: a row's samples already answered when the rest were cancelled were not counted
+def test_an_interrupted_row_counts_its_samples_already_answered(tmp_path):
+    frame = _landmarks(1)
+    settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "concurrency": 2, "samples": 3}, "cache": {"dir": str(tmp_path)}}
+    judge = FakeTransport(latency=0.5)
+    judge.price_per_token = 1e-6
+    with Scorer(**settings, transport=judge) as scorer:
+        # the probe (sample 0) answered, samples 1 and 2 in flight: two interrupts cancel them
+        scored = _interrupted(scorer, frame, lambda: judge.calls == 3 and scorer.model.on_wire == 2, times=2)
+        spent = scorer.model.spent
+    assert list(scored.frame["sufficiency_error"]) == ["interrupted"]
+    assert _cached(tmp_path) == 1 and scored.summary.provider_calls == 3  # the reply received; the three requests sent
+    assert scored.summary.cost_usd == pytest.approx(spent) and spent > 0
+    assert list(scored.frame["sufficiency_cached"]) == [False] and scored.frame["sufficiency_prompt_tokens"].iloc[0] > 0
+
+
+# issue 60 item 18, a third shape: an unreadable reply, paid, then its re-ask cancelled in flight: the first reply's
+# tokens and cost were dropped with the re-ask
+def test_an_interrupted_re_ask_counts_the_reply_it_asked_again_about(tmp_path):
+    settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge"}, "cache": {"dir": str(tmp_path)}}
+    judge = FakeTransport(latency=0.5)
+    judge.price_per_token = 1e-6
+    judge.replies.append("no JSON here")
+    with Scorer(**settings, transport=judge) as scorer:
+        scored = _interrupted(scorer, _landmarks(1), lambda: judge.calls == 2 and scorer.model.on_wire == 1, times=2)
+        spent = scorer.model.spent
+    assert list(scored.frame["sufficiency_error"]) == ["interrupted"]
+    assert scored.summary.provider_calls == 2 and _cached(tmp_path) == 0
+    assert spent > 0 and scored.summary.cost_usd == pytest.approx(spent)
+    first_prompt = sum(len(str(m["content"])) for m in judge.requests[0]["messages"]) // 4  # as the fake counts the first reply's
+    assert scored.frame["sufficiency_prompt_tokens"].iloc[0] == first_prompt > 0
+    assert scored.frame["sufficiency_completion_tokens"].iloc[0] == len("no JSON here") // 4
