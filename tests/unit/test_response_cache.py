@@ -46,3 +46,26 @@ def test_a_full_cache_keeps_every_verdict_the_judge_gave_and_the_gates_exit_code
     assert warnings == [f"warning: the response cache in {tmp_path / 'cache'} could not keep {200 - kept} of 200 replies "
                         "(OperationalError: database or disk is full); their verdicts are in this run's outputs, but a re-run pays "
                         "for those calls again: free space there, choose another folder with --cache-dir, or run with --no-cache"]
+
+
+# issue 60 item 5: a batch that cannot be stored whole is stored as far as it fits, and writing resumes once there is room
+def test_a_full_cache_keeps_what_fits_counts_the_rest_and_writes_again_once_there_is_room(tmp_path):
+    import diskcache
+
+    from ragjudge.cache import ResponseCache
+
+    responses = _filling_cache(tmp_path, free_pages=3)
+    cache = ResponseCache(tmp_path)
+    for i in range(300):
+        cache.set(f"key {i}", {"verdict": {"rationale": "r" * 300}, "raw": "x" * 200})
+    cache.flush()  # never raises
+    assert 0 < cache.written < 300 and cache.written + cache.not_kept == 300
+    assert cache.write_error == "OperationalError: database or disk is full"
+    kept = cache.written
+    cache._cache._sql("PRAGMA max_page_count = 1000000")  # room again (this connection's limit raised)
+    for i in range(300, 310):
+        cache.set(f"key {i}", {"verdict": {"rationale": "r"}, "raw": "x"})
+    cache.close()
+    assert (cache.written, cache.not_kept) == (kept + 10, 300 - kept)
+    with diskcache.Cache(str(responses)) as stored:
+        assert len(stored) == kept + 10 and "key 309" in stored
