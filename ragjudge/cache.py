@@ -12,6 +12,14 @@ per reply cost about 0.1 ms of CPU each, bench figure 1c); a reply not yet store
 from the batch, and ``flush``/``close`` store the rest, so a run that ends or is
 interrupted keeps every reply; only a process killed outright loses up to ``WRITE_BATCH``
 of them. Culling to the size limit runs when the cache is closed, not on every write.
+
+The cache is a side store: a write that fails (a full disk, SQLite's "database or disk is full",
+a file past the process's size limit, an I/O error) never fails the run or a row. A batch that
+cannot be stored is stored one reply at a time, as far as it fits; the replies that could not
+be (``not_kept``, the first error in ``write_error``) are only not cached: their verdicts stand,
+and the run says so once (``ragjudge.scoring.Scorer.cache_notes``). See
+grantjenks/python-diskcache#112 for how diskcache reports a full disk (an ``OperationalError``
+from SQLite, or an ``OSError`` for a value kept in a file).
 """
 
 from __future__ import annotations
@@ -157,6 +165,13 @@ class ResponseCache:
 
         self.directory = Path(directory) if directory else default_cache_dir()
         self._pending: dict[str, dict[str, Any]] = {}
+        self.written = 0  # replies given to ``set`` and written
+        self.not_kept = 0  # replies given to ``set`` that could not be written (a full disk, an I/O error)
+        self.write_error: str | None = None  # the first such write's error, as SQLite or the OS said it
+        # what a write that fails raises: SQLite's errors ("database or disk is full", "disk I/O error", "attempt
+        # to write a readonly database"), an OSError for a value diskcache keeps in a file, diskcache's Timeout
+        # for a lock another process held past its timeout
+        self._write_errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError, diskcache.Timeout)
         self._reader: Any = None  # read-only SQLite connection of get_many (False: not usable)
         try:
             self._cache = diskcache.Cache(str(self.directory / "responses"), size_limit=SIZE_LIMIT_BYTES, cull_limit=0)
@@ -235,13 +250,35 @@ class ResponseCache:
             self.flush()
 
     def flush(self) -> None:
-        """Store every reply kept by ``set`` and not written yet, in one transaction."""
+        """Store every reply kept by ``set`` and not written yet, in one transaction. Never
+        raises for a write that fails (a full disk, an I/O error, a lock held too long: ``_write_errors``): the batch is
+        then stored one reply at a time until one fails, and the replies not stored are counted
+        in ``not_kept`` (the first error in ``write_error``); they are only not cached."""
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
-        with self._cache.transact():
-            for key, value in pending.items():
+        try:
+            with self._cache.transact():
+                for key, value in pending.items():
+                    self._cache.set(key, value)
+            self.written += len(pending)
+            return
+        except self._write_errors as exc:
+            self._failed(exc)
+        left = len(pending)
+        for key, value in pending.items():  # as many as still fit (a reply is a few hundred bytes)
+            try:
                 self._cache.set(key, value)
+            except self._write_errors as exc:
+                self._failed(exc)
+                break
+            left -= 1
+            self.written += 1
+        self.not_kept += left
+
+    def _failed(self, exc: BaseException) -> None:
+        if self.write_error is None:
+            self.write_error = f"{type(exc).__name__}: {exc}"
 
     def info(self) -> dict[str, Any]:
         """{'directory': str, 'entries': int, 'size_bytes': int, 'models': [(path, bytes)]}:
@@ -258,12 +295,17 @@ class ResponseCache:
         return int(self._cache.clear())
 
     def close(self) -> None:
-        """Store what is pending, cull to the size limit (least recently stored first), close."""
+        """Store what is pending, cull to the size limit (least recently stored first), close.
+        A write that fails here is counted as ``flush`` counts it; a cull that fails (a full
+        disk) is left for the next run."""
         try:
             if self._reader:
                 self._reader.close()
             self._reader = None
             self.flush()
-            self._cache.cull()
+            try:
+                self._cache.cull()
+            except self._write_errors as exc:
+                self._failed(exc)
         finally:
             self._cache.close()

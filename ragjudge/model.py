@@ -72,6 +72,9 @@ MEMORY = 4096  # replies kept in memory per model, so a repeated call within a r
 PROBE_GRACE_S = 0.5  # seconds the other calls wait for the probe's answer at most (bench/README.md, figure 1c)
 # set in a task whose calls are made ahead of the rows that will claim them (``Model.call``)
 AHEAD: ContextVar[bool] = ContextVar("ragjudge_call_ahead", default=False)
+# set by a row's chain of calls (``Scorer._chain``): a list the usage of its calls cancelled by an interrupt is added
+# to (the requests sent, a reply already received before a re-ask), so the row's "interrupted" verdict counts them
+CANCELLED: ContextVar[list[Usage] | None] = ContextVar("ragjudge_cancelled_usage", default=None)
 REASK = (
     "Your reply could not be read as the requested JSON object. Reply again with only that "
     "JSON object, with every required key."
@@ -208,6 +211,10 @@ class _Budget(Exception):
     """``judge.max_cost`` is spent: no new call starts."""
 
 
+class _Stopped(Exception):
+    """The run was interrupted (``Model.interrupt``): no new request leaves, a retry included."""
+
+
 class _Failed(Exception):
     def __init__(self, message: str | Reason, usage: Usage, fatal: ProviderFatalError | None = None) -> None:
         super().__init__(message.value if isinstance(message, Reason) else message)
@@ -249,6 +256,7 @@ class Model:
         self.api_base: str | None = endpoint(settings, self.provider_model)
         self.fatal: ProviderFatalError | None = None
         self.stopping = False
+        self.on_wire = 0  # requests sent whose answer is awaited now (``interrupt`` lets them finish: ``Scorer.interrupt``)
         self.calls = 0
         self._memory: OrderedDict[str, Verdict] = OrderedDict()
         self._prefetched: dict[str, Any] = {}  # key -> cached reply or None (not cached), from ``prefetch``
@@ -504,6 +512,9 @@ class Model:
         for attempt in range(2):
             try:
                 reply = await self._send(call, messages, probe and attempt == 0, key, attempt)
+            except asyncio.CancelledError:
+                _cancelled(usage)  # the first reply of a re-ask, received and paid
+                raise
             except _Failed as failure:
                 usage = usage + failure.usage
                 if failure.fatal is not None and self.fatal is None:
@@ -583,10 +594,13 @@ class Model:
                 raise _Budget()
             if self._pacer.rpm:
                 await self._pacer.wait()
+            if self.stopping:  # interrupted while this call waited (a slot, the pace, a retry's back-off): not sent
+                raise _Stopped()
             attempts += 1
             self.calls += 1
             if attempts > 1:
                 self.retries += 1
+            self.on_wire += 1
             try:
                 return await self.transport.complete(request)
             except TransportError as err:
@@ -601,6 +615,7 @@ class Model:
                     raise fatal from None
                 raise
             finally:
+                self.on_wire -= 1
                 if first:
                     first = False
                     self.answered.set()
@@ -625,8 +640,13 @@ class Model:
                 raise _Failed(str(fatal) if attempts else f"not run: {fatal}", _requests(attempts), fatal) from None
             except _Budget:
                 raise _Failed(BUDGET, _requests(attempts)) from None
+            except _Stopped:
+                raise _Failed(Reason.INTERRUPTED, _requests(attempts)) from None
             except (TransportError, _Again) as err:
                 raise _Failed(f"judge call failed: {err}", _requests(attempts)) from None
+            except asyncio.CancelledError:
+                _cancelled(_requests(attempts))  # the requests sent for it, the one cancelled in flight included
+                raise
         raise AssertionError("unreachable")
 
     def _message(self, err: TransportError) -> str:
@@ -653,7 +673,10 @@ class Model:
         return f"judge call failed: {err}"
 
     def interrupt(self) -> None:
-        """Stop starting calls: later calls return "interrupted" verdicts."""
+        """Stop starting calls: later calls return "interrupted" verdicts, and no request leaves
+        after this (a call waiting for a slot, its pace or a retry's back-off included). A request
+        already sent (``on_wire``) goes on: its reply is counted and cached as any other
+        (``Scorer.interrupt`` waits a grace for them)."""
         self.stopping = True
 
     async def aclose(self) -> None:
@@ -732,6 +755,10 @@ class PanelModel:
     def stopping(self) -> bool:
         return any(model.stopping for _, model in self.members)
 
+    @property
+    def on_wire(self) -> int:
+        return sum(model.on_wire for _, model in self.members)
+
     def prefetch(self, calls: list[Call]) -> None:
         """Nothing: each member looks its calls up as it makes them."""
 
@@ -785,6 +812,13 @@ def prepaid(transport: Any, request: Request) -> bool:
     ``ragjudge.transports.batch``): the budget never refuses it."""
     check = getattr(transport, "prepaid", None)
     return bool(check(request)) if check is not None else False
+
+
+def _cancelled(usage: Usage) -> None:
+    """Add ``usage``, spent on a call being cancelled, to its row's ``CANCELLED`` list."""
+    spent = CANCELLED.get()
+    if spent is not None and usage.calls:
+        spent.append(usage)
 
 
 def _requests(attempts: int) -> Usage:

@@ -21,7 +21,7 @@ from ragjudge.records import Mapping
 from ragjudge.settings import Config
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces import open_source
-from ragjudge.scoring import Scorer, as_frame, removed_note
+from ragjudge.scoring import INTERRUPT_GRACE_S, Scorer, as_frame, removed_note
 from ragjudge.traces.spans import reader_notes
 from ragjudge.io import count_records, detect_format, is_many, jsonl_chunks, jsonl_rows, raise_as_given, readable, RowChunk, spool_stdin, TableWriter
 
@@ -220,10 +220,10 @@ def score_source(
     installed: list[tuple[int, Any]] = []
     notes: list[str] = []
 
-    def say(note: str) -> None:
+    def say(note: str, warning: bool = False) -> None:
         notes.append(note)
         if hear:
-            hear(Note(note))
+            hear(Note(note, warning))
 
     try:
         if not is_frame and source == "-" and sample is not None:  # stdin is read once: to count its rows for a sample, keep it
@@ -251,8 +251,16 @@ def score_source(
         # from here (before the mapping is said) a Ctrl-C ends the run with every row written; before, it
         # stops at once (a pipe may hold the first chunk back), the first row's call made ahead with it
         if handle_signals and threading.current_thread() is threading.main_thread():
+            def stop(*_: Any) -> None:  # the first: the requests in flight get a grace (Scorer.interrupt); the next: at once
+                first = not scorer.interrupted
+                in_flight = scorer.model.on_wire
+                scorer.interrupt()
+                if first and in_flight:
+                    say(f"interrupted: no new call starts; waiting up to {INTERRUPT_GRACE_S:g} s for the {in_flight} call(s) in flight, "
+                        "whose replies are counted and cached (interrupt again to stop at once)", warning=True)
+
             for sig in (signal.SIGINT, signal.SIGTERM):
-                installed.append((sig, signal.signal(sig, lambda *_: scorer.interrupt())))
+                installed.append((sig, signal.signal(sig, stop)))
         for note in plan.notes:
             say(note)
         mapping = plan.mapping
@@ -338,6 +346,8 @@ def score_source(
         for sig, previous in installed:
             signal.signal(sig, previous)
         scorer.close()
+    for note in scorer.cache_notes():  # replies a full disk kept out of the cache: their verdicts stand (shown with -q too)
+        say(note, warning=True)
     if summary.rows_with_removed_instructions:
         say(removed_note(summary.rows_with_removed_instructions))
     for name, metric in summary.metrics.items():

@@ -43,7 +43,8 @@ class Start:
 @dataclass(frozen=True)
 class Note:
     """A line for the reader: how the input was read and mapped, a warning, a note.
-    ``warning``: it says an output will not be written as asked (shown even with ``-q``)."""
+    ``warning``: it says an output will not be written as asked, or replies were not cached as
+    they should be (shown even with ``-q``)."""
 
     text: str
     warning: bool = False

@@ -526,8 +526,9 @@ def evaluate(
     error rows, and a fatal one (auth, quota, not found) stops the run with ``summary.fatal``
     set (exit 3). With ``judge.batch`` (and not ``batch_wait=True``), a call that submits to
     the provider's batch API, or finds its batches still running, raises ``BatchSubmitted``
-    (exit 4): call again to collect. With ``handle_signals``, Ctrl-C / SIGTERM stops new calls; unfinished rows
-    get status error, reason 'interrupted'. ``limit`` judges the first rows only, ``sample`` a
+    (exit 4): call again to collect. With ``handle_signals``, Ctrl-C / SIGTERM stops new calls, waits up to
+    ``scoring.INTERRUPT_GRACE_S`` (5 s) for the calls in flight (their replies counted and cached; a second signal: at
+    once), and unfinished rows get status error, reason 'interrupted'. ``limit`` judges the first rows only, ``sample`` a
     random choice of rows (``seed``); the others are written with status skipped, reason "not
     sampled", and count in no rate. ``traces``: a ``ragjudge.traces.TraceOptions`` for a trace
     source (its fields as the request's ``mlflow_*`` and ``expected_*_attribute``).

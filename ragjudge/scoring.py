@@ -45,7 +45,7 @@ from typing import Any
 from ragjudge import _loop, diagnosis, local
 from ragjudge.counting import count_row, label_cells, metric_summary
 from ragjudge.gate import Summary
-from ragjudge.model import AHEAD, Model, PanelModel
+from ragjudge.model import AHEAD, CANCELLED, Model, PanelModel
 from ragjudge.judges.panel import PANEL_COLUMNS, decide as panel_decide, panel_values, tempered
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
@@ -113,6 +113,10 @@ class Scored:
 
 
 
+# seconds an interrupt (Ctrl-C, SIGTERM: ``Scorer.interrupt``) waits for the requests already sent, so that
+# their replies, paid for, are counted and cached rather than paid again by the re-run; short enough to end
+# before a container's SIGKILL (docker stop: 10 s after SIGTERM). A second interrupt stops at once
+INTERRUPT_GRACE_S = 5.0
 BLOCK = 64  # rows prepared together, their cache keys looked up in one read (``Model.prefetch``)
 
 
@@ -169,6 +173,7 @@ class Scorer:
         check_budget(config, KEYWORDS)  # judge.max_cost with no known price could never trip: refused before anything is spent
         self.config = config
         self.cache = None
+        self._not_kept: tuple[int, int, str, str] | None = None  # the cache's writes that failed (``cache_notes``)
         if config.cache.enabled:
             self.cache = ResponseCache(config.cache.dir)
         try:
@@ -362,11 +367,29 @@ class Scorer:
         return self._scored(frame, records, verdicts, notes, resolved, start)
 
     def interrupt(self) -> None:
-        """Stop: calls in flight are cancelled and every unfinished row becomes an error row
-        "interrupted", now and in later calls. Safe from any thread and from a signal handler."""
+        """Stop: no request leaves after it (``Model.interrupt``), and every row not finished
+        becomes an error row "interrupted", now and in later calls. The requests already sent get
+        ``INTERRUPT_GRACE_S`` (5 s) to bring their replies, which are counted (calls, tokens,
+        cost) and cached as any other, so a re-run does not pay for them again; then whatever is
+        unfinished is cancelled. A second interrupt cancels at once. Safe from any thread and
+        from a signal handler."""
+        again = self.interrupted
         self.interrupted = True
         self.model.interrupt()
-        _loop.call_soon(self._cancel)
+        _loop.call_soon(self._cancel if again else self._wind_down)
+
+    def _wind_down(self) -> None:
+        """On the loop: cancel what is unfinished once no request is in flight, or after the grace."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + INTERRUPT_GRACE_S
+
+        def look() -> None:
+            if self.model.on_wire and loop.time() < deadline:
+                loop.call_later(0.02, look)
+            else:
+                self._cancel()
+
+        look()
 
     def _cancel(self) -> None:
         for task in list(self._tasks):
@@ -594,7 +617,7 @@ class Scorer:
         except asyncio.CancelledError:
             for task in tasks:
                 task.cancel()
-            return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
+            return _interrupted(judge.name, call.mode, _usage_of(tasks))
         return panel_decide(judge.name, verdicts, model.names, [m.provider_model for _, m in model.members], settings.panel_rule,
                             settings.quorum, judge.threshold, judge.kind == BINARY)
 
@@ -605,6 +628,9 @@ class Scorer:
         spent = Usage()
         paid = False
         samples = self.config.judge.samples
+        drawing: list[asyncio.Future] = []
+        lost: list[Usage] = []  # what this chain's calls cancelled in flight had cost (``model.CANCELLED``)
+        unset = CANCELLED.set(lost)
         try:
             call = tempered(call, temperature, samples)
             while not call.final:
@@ -618,12 +644,17 @@ class Scorer:
             if samples == 1:
                 verdict = judge.decide(await model.call(call, judge.parse), call)
             else:
-                drawn = await asyncio.gather(*(model.call(call, judge.parse, sample) for sample in range(samples)))
+                drawing = [asyncio.ensure_future(model.call(call, judge.parse, sample)) for sample in range(samples)]
+                drawn = await asyncio.gather(*drawing)
                 verdict = judge.combine([judge.decide(v, call) for v in drawn])
-        except asyncio.CancelledError:
-            return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
+        except asyncio.CancelledError:  # interrupted: what the calls made so far were paid is counted all the same
+            for task in drawing:
+                task.cancel()
+            return _interrupted(judge.name, call.mode, sum(lost, spent + _usage_of(drawing)))
         except Exception as exc:  # noqa: BLE001 - a transport, parser or judge that raises something unplanned: this row's error
             return unexpected(judge.name, exc, call.mode, spent)
+        finally:
+            CANCELLED.reset(unset)
         verdict.usage = spent + verdict.usage
         if paid:
             verdict.cached = False
@@ -720,14 +751,48 @@ class Scorer:
 
     def _close_cache(self) -> None:
         if self.cache is not None:
-            self.cache.close()
-            self.cache = None
+            cache, self.cache = self.cache, None
+            try:
+                cache.close()
+            finally:
+                if cache.not_kept:
+                    self._not_kept = (cache.not_kept, cache.written, str(cache.directory), cache.write_error or "")
+
+    def cache_notes(self) -> list[str]:
+        """Once the scorer is closed: one warning when the response cache could not write some
+        replies (a full disk, an I/O error; ``ragjudge.cache.ResponseCache.flush``), with their
+        count, else nothing. Their verdicts stand (the cache is a side store; the run's exit code
+        is the gate's); only a re-run pays for those calls again."""
+        if self._not_kept is None:
+            return []
+        lost, written, folder, error = self._not_kept
+        return [f"warning: the response cache in {folder} could not keep {lost} of {lost + written} replies ({error}); their "
+                "verdicts are in this run's outputs, but a re-run pays for those calls again: free space there, choose another "
+                "folder with --cache-dir, or run with --no-cache"]
 
     def __enter__(self) -> "Scorer":
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _usage_of(tasks: list[asyncio.Future]) -> Usage:
+    """The usage of the verdicts that ``tasks`` (calls, or a panel's members) brought back."""
+    total = Usage()
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is None:
+            total = total + task.result().usage
+    return total
+
+
+def _interrupted(metric: str, mode: str | None, spent: Usage) -> Verdict:
+    """The verdict "interrupted" of a row whose calls were cancelled, carrying what its replies
+    already received cost (``spent``: counted in calls, tokens and cost; ``M_cached`` false)."""
+    verdict = Verdict.failed(metric, Reason.INTERRUPTED, mode=mode, usage=spent)
+    if spent.calls:
+        verdict.cached = False
+    return verdict
 
 
 @dataclass

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, read_jsonl, write_jsonl
 from helpers import GROUNDED, _ok, _summary
 from helpers import LANDMARK_ROW as ROW
@@ -194,3 +196,36 @@ def test_a_ctrl_c_while_a_pipe_holds_the_first_chunk_back_stops_at_once(tmp_path
     assert process.returncode == 130
     assert stderr.strip().splitlines()[-1] == "interrupted: nothing more was written (a Ctrl-C while judging still writes every row)"
     assert not (tmp_path / "out.jsonl").exists()
+
+
+# peer report (issue 60 item 17): SIGTERM cancelled the calls already sent, so their replies were paid again on the
+# re-run (44 calls for 40 rows)
+@pytest.mark.slow  # starts two ragjudge processes against a judge at 1 s a call
+def test_sigterm_lets_the_calls_in_flight_answer_and_the_rerun_pays_no_call_twice(tmp_path):
+    import signal
+    import time
+
+    from ragjudge.fakeserver import FakeJudgeServer
+
+    source = write_jsonl(tmp_path / "in.jsonl", [{"id": f"r{i}", "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}."]}
+                                                         for i in range(40)])
+    command = [sys.executable, "-m", "ragjudge", "score", source, "-m", "sufficiency", "-o", str(tmp_path / "out.jsonl"), "--model",
+               "openai/fake", "--cache-dir", str(tmp_path / "cache"), "--concurrency", "2", "--summary-json", str(tmp_path / "summary.json"), "--min-pass-rate", "0"]
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}
+    with FakeJudgeServer(latency=1.0) as server:
+        process = subprocess.Popen([*command, "--api-base", server.url], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 180
+        while not (server.calls >= 3 and server.in_flight == 2) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+        assert server.in_flight == 2  # the probe answered, two calls out
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+        first = server.calls
+        summary = json.loads((tmp_path / "summary.json").read_text())
+        assert process.returncode == 130
+        done = [row for row in read_jsonl(tmp_path / "out.jsonl") if row["sufficiency_status"] == "ok"]
+        assert len(done) == first == summary["provider_calls"]  # each request sent brought its verdict, counted
+        assert "waiting up to 5 s for the 2 call(s) in flight" in stderr
+        again = subprocess.run([*command, "--api-base", server.url], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert server.calls == 40  # the re-run paid only for the rows not judged: no reply paid twice

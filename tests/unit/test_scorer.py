@@ -73,3 +73,119 @@ def test_a_scored_frame_written_by_pandas_is_read_back_by_plain_pandas(tmp_path)
     assert list(back.columns) == list(scored.frame.columns) and len(back) == 4
     assert [list(v) for v in back["sufficiency_missing"]] == [list(v) for v in scored.frame["sufficiency_missing"]]
 
+
+
+def _interrupted(scorer, frame, ready, times: int = 1):
+    """``frame`` scored by ``scorer``, interrupted ``times`` (a second interrupt stops at once) as
+    soon as ``ready()`` holds (polled while the calls run): the ``Scored``."""
+    import time
+
+    job = scorer.submit(frame)
+    deadline = time.monotonic() + 120
+    while not ready() and time.monotonic() < deadline and not job.future.done():
+        time.sleep(0.002)
+    assert ready()
+    for _ in range(times):
+        scorer.interrupt()
+    return scorer.finish(job)
+
+
+def _cached(folder) -> int:
+    from ragjudge.cache import ResponseCache
+
+    cache = ResponseCache(folder)
+    try:
+        return cache.info()["entries"]
+    finally:
+        cache.close()
+
+
+def _landmarks(n: int):
+    import pandas as pd
+
+    from helpers import landmark_rows
+
+    return pd.DataFrame(landmark_rows(n))
+
+
+# peer report (issue 60 item 17): SIGTERM cancelled the calls already sent, so the re-run paid their replies again
+# (44 calls for 40 rows)
+def test_an_interrupt_waits_for_the_calls_in_flight_and_caches_their_replies(tmp_path):
+    frame = _landmarks(20)
+    settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "concurrency": 2}, "cache": {"dir": str(tmp_path)}}
+    first_judge = FakeTransport(latency=0.3)
+    with Scorer(**settings, transport=first_judge) as scorer:
+        first = _interrupted(scorer, frame, lambda: scorer.model.on_wire == 2)  # the probe answered, two calls in flight
+    ok = int((first.frame["sufficiency_status"] == "ok").sum())
+    assert ok >= 3 and first_judge.calls == ok == first.summary.provider_calls == _cached(tmp_path)  # each request sent: its reply kept
+    assert set(first.frame.loc[first.frame["sufficiency_status"] != "ok", "sufficiency_error"]) == {"interrupted"}
+    again = FakeTransport()
+    with Scorer(**settings, transport=again) as scorer:
+        second = scorer.score(frame)
+    assert (second.frame["sufficiency_status"] == "ok").all()
+    assert again.calls == 20 - ok and first_judge.calls + again.calls == 20  # no reply paid twice
+
+
+# issue 60 item 17, a second shape: a row's samples in flight at the interrupt (judge.samples) were cancelled with it
+def test_an_interrupt_keeps_the_samples_in_flight(tmp_path):
+    frame = _landmarks(4)
+    settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "concurrency": 3, "samples": 3}, "cache": {"dir": str(tmp_path)}}
+    first_judge = FakeTransport(latency=0.3)
+    with Scorer(**settings, transport=first_judge) as scorer:
+        first = _interrupted(scorer, frame, lambda: scorer.model.on_wire == 3)
+    assert first_judge.calls == first.summary.provider_calls == _cached(tmp_path) >= 4
+    again = FakeTransport()
+    with Scorer(**settings, transport=again) as scorer:
+        scorer.score(frame)
+    assert first_judge.calls + again.calls == 4 * 3  # every sample paid once
+
+
+# peer report (issue 60 item 18): Ctrl-C reported 'provider calls: 6' when 12 replies had come back (and were cached):
+# a row interrupted between completeness's two calls dropped what its first call had cost
+def test_an_interrupted_row_counts_the_replies_it_received(tmp_path):
+    frame = _landmarks(12)
+    settings = {"metrics": ["completeness"], "judge": {"model": "openai/fake-judge", "concurrency": 2}, "cache": {"dir": str(tmp_path)}}
+    judge = FakeTransport(latency=0.5)
+    judge.price_per_token = 1e-6
+    with Scorer(**settings, transport=judge) as scorer:
+        # twice: the second interrupt cancels the two calls in flight (second steps among them) at once
+        scored = _interrupted(scorer, frame, lambda: judge.calls >= 5 and scorer.model.on_wire == 2, times=2)
+        spent = scorer.model.spent
+    assert scored.summary.provider_calls == judge.calls  # every request: those cancelled in flight too
+    assert _cached(tmp_path) == judge.calls - 2 >= 3  # every reply received (the two cancelled brought none)
+    assert scored.summary.cost_usd == pytest.approx(spent) and spent > 0
+    assert scored.frame["completeness_cost_usd"].sum() == pytest.approx(spent)  # the table's rows hold it too
+
+
+# issue 60 item 18, a second shape: a row's samples already answered when the rest were cancelled were not counted
+def test_an_interrupted_row_counts_its_samples_already_answered(tmp_path):
+    frame = _landmarks(1)
+    settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "concurrency": 2, "samples": 3}, "cache": {"dir": str(tmp_path)}}
+    judge = FakeTransport(latency=0.5)
+    judge.price_per_token = 1e-6
+    with Scorer(**settings, transport=judge) as scorer:
+        # the probe (sample 0) answered, samples 1 and 2 in flight: two interrupts cancel them
+        scored = _interrupted(scorer, frame, lambda: judge.calls == 3 and scorer.model.on_wire == 2, times=2)
+        spent = scorer.model.spent
+    assert list(scored.frame["sufficiency_error"]) == ["interrupted"]
+    assert _cached(tmp_path) == 1 and scored.summary.provider_calls == 3  # the reply received; the three requests sent
+    assert scored.summary.cost_usd == pytest.approx(spent) and spent > 0
+    assert list(scored.frame["sufficiency_cached"]) == [False] and scored.frame["sufficiency_prompt_tokens"].iloc[0] > 0
+
+
+# issue 60 item 18, a third shape: an unreadable reply, paid, then its re-ask cancelled in flight: the first reply's
+# tokens and cost were dropped with the re-ask
+def test_an_interrupted_re_ask_counts_the_reply_it_asked_again_about(tmp_path):
+    settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge"}, "cache": {"dir": str(tmp_path)}}
+    judge = FakeTransport(latency=0.5)
+    judge.price_per_token = 1e-6
+    judge.replies.append("no JSON here")
+    with Scorer(**settings, transport=judge) as scorer:
+        scored = _interrupted(scorer, _landmarks(1), lambda: judge.calls == 2 and scorer.model.on_wire == 1, times=2)
+        spent = scorer.model.spent
+    assert list(scored.frame["sufficiency_error"]) == ["interrupted"]
+    assert scored.summary.provider_calls == 2 and _cached(tmp_path) == 0
+    assert spent > 0 and scored.summary.cost_usd == pytest.approx(spent)
+    first_prompt = sum(len(str(m["content"])) for m in judge.requests[0]["messages"]) // 4  # as the fake counts the first reply's
+    assert scored.frame["sufficiency_prompt_tokens"].iloc[0] == first_prompt > 0
+    assert scored.frame["sufficiency_completion_tokens"].iloc[0] == len("no JSON here") // 4
