@@ -24,6 +24,7 @@ decides that. Exit 2 is a usage error of the script itself (an unknown subcomman
 from __future__ import annotations
 
 import argparse
+import glob
 import hashlib
 import io
 import json
@@ -194,9 +195,11 @@ def run_url(run_id: str | int) -> str:
 
 
 def digest(target: str) -> str:
-    """12 hex digits of SHA-256 over ``target``'s bytes: a file's content, a folder's files (their
-    relative paths and contents, sorted), else the text itself (a bundled config's name, a trace
-    source such as ``mlflow:EXPERIMENT``); ``none`` for ""."""
+    """12 hex digits of SHA-256 over ``target``'s bytes: a file's content, a folder's files or a
+    glob's matches (their paths and contents, sorted), else the text itself (a bundled config's
+    name, a trace source such as ``mlflow:EXPERIMENT``, whose content is on a server); ``none``
+    for "". Only the restore keys' order depends on it: what is saved is keyed by the cache's
+    own content (``cache_fingerprint``)."""
     if not target:
         return "none"
     hasher = hashlib.sha256()
@@ -206,6 +209,11 @@ def digest(target: str) -> str:
     elif path.is_dir():
         for child in sorted(p for p in path.rglob("*") if p.is_file()):
             hasher.update(child.relative_to(path).as_posix().encode() + b"\0" + child.read_bytes())
+    elif any(ch in target for ch in "*?["):
+        matched = sorted(p for p in glob.glob(target, recursive=True) if Path(p).is_file())
+        hasher.update(target.encode() + b"\0")
+        for child in matched:
+            hasher.update(Path(child).as_posix().encode() + b"\0" + Path(child).read_bytes())
     else:
         hasher.update(target.encode())
     return hasher.hexdigest()[:12]
@@ -227,18 +235,41 @@ def judge_model(config: str, model: str) -> str:
 
 
 def cache_key(table: str, config: str, model: str, runner_os: str) -> tuple[str, list[str]]:
-    """``(key, restore_keys)`` of the response cache for actions/cache: the runner's OS, the judge
-    model, the config file's hash and the table's hash. An unchanged run finds its own key (no
-    provider call at all); a changed table restores the newest cache of the same model and config
-    (only changed rows are judged), then of the same model. Cached replies are keyed by their
-    whole prompt inside ragjudge, so a restored older cache never answers a changed prompt."""
+    """``(key, restore_keys)`` of the response cache for actions/cache/restore: the runner's OS,
+    the judge model, the config file's hash and the table's hash (``digest``). No cache is
+    saved under ``key`` itself: the score step saves one under ``key-FINGERPRINT`` (the cache's
+    own content, ``cache_fingerprint``) when the run added replies, so the first restore key,
+    ``key-``, finds the newest, fullest cache of this very table, config and model, whatever
+    the table's form (a glob or a trace source grown since, a run whose judges failed for some
+    rows). Then the newest cache of the same model and config (only changed rows are judged),
+    then of the same model. Cached replies are keyed by their whole prompt inside ragjudge, so a
+    restored older cache never answers a changed prompt."""
 
     def slug(text: str) -> str:
         return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:80]
 
     by_model = f"{CACHE_PREFIX}-{slug(runner_os or 'runner')}-{slug(judge_model(config, model))}-"
     by_config = f"{by_model}{digest(config)}-"
-    return by_config + digest(table), [by_config, by_model]
+    key = by_config + digest(table)
+    return key, [key + "-", by_config, by_model]
+
+
+def cache_entries(cache_dir: str) -> set[str]:
+    """The keys of the response cache ragjudge keeps under ``cache_dir`` (its diskcache in
+    ``cache_dir/responses``, opened with diskcache itself); empty when there is none."""
+    folder = Path(cache_dir) / "responses"
+    if not cache_dir or not (folder / "cache.db").is_file():
+        return set()
+    import diskcache
+
+    with diskcache.Cache(str(folder)) as cache:
+        return {str(key) for key in cache.iterkeys()}
+
+
+def cache_fingerprint(entries: set[str]) -> str:
+    """12 hex digits of SHA-256 over the sorted cache keys ``entries``: the same replies, the
+    same fingerprint, so two runs that cached the same replies save one cache."""
+    return hashlib.sha256("\n".join(sorted(entries)).encode()).hexdigest()[:12]
 
 
 def find_baseline(api: GitHub, name: str, payload: dict[str, Any]) -> dict | None:
@@ -337,13 +368,31 @@ def score() -> int:
         return 2
     folder = out_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    command = score_command(folder, wired("baseline"), wired("cache-dir"))
+    cache_dir = wired("cache-dir")
+    restored = cache_entries(cache_dir)
+    command = score_command(folder, wired("baseline"), cache_dir)
     log("running " + shlex.join(["ragjudge", *command[3:]]))
     code = subprocess.run(command, check=False).returncode
     log(f"ragjudge score exited {code} ({EXITS.get(code, 'unexpected')})")
-    set_outputs({"exit-code": str(code), "dir": str(folder),
-                 **{name: str(folder / file) if (folder / file).exists() else "" for name, file in OUTPUT_FILES.items()}})
+    outputs = {"exit-code": str(code), "dir": str(folder),
+               **{name: str(folder / file) if (folder / file).exists() else "" for name, file in OUTPUT_FILES.items()}}
+    outputs["cache-save-key"] = save_key(restored, cache_entries(cache_dir), wired("cache-key"))
+    set_outputs(outputs)
     return 0
+
+
+def save_key(restored: set[str], entries: set[str], key: str) -> str:
+    """The key to save the response cache under after the run: ``key-FINGERPRINT`` when the run
+    added replies to the ``restored`` ones (``entries`` holds keys that were not there), ""
+    when it added none (every reply came from the cache, or every call failed): nothing new to
+    pay for again, nothing saved. A log line says which."""
+    added = len(entries - restored)
+    if not key or not added:
+        log(f"response cache: no new reply ({len(entries)} cached); not saved again")
+        return ""
+    chosen = f"{key}-{cache_fingerprint(entries)}"
+    log(f"response cache: {added} new repl{'y' if added == 1 else 'ies'} ({len(entries)} cached); saved as {chosen}")
+    return chosen
 
 
 # -- comment ---------------------------------------------------------------------------------------

@@ -57,6 +57,7 @@ class ActionRun:
     outputs: dict[str, dict[str, str]]
     action_outputs: dict[str, str]
     missing: set[str] = field(default_factory=set)  # steps.S.outputs.O read after S ran without writing O
+    skipped: list[str] = field(default_factory=list)  # the steps whose if: was false
 
 
 class ActionRunner:
@@ -66,6 +67,7 @@ class ActionRunner:
     def __init__(self, tmp_path: Path, github: FakeGitHub, judge_url: str):
         self.tmp, self.github, self.judge_url = tmp_path, github, judge_url
         self.caches: dict[str, Path] = {}
+        self.saved: list[str] = []  # the keys actions/cache/save stored, in order
         self.workspace = tmp_path / "workspace"
         self.workspace.mkdir()
         self.runs = 0
@@ -95,6 +97,8 @@ class ActionRunner:
         env.pop("GITHUB_TOKEN", None)
         outputs: dict[str, dict[str, str]] = {}
         missing: set[str] = set()
+        outcomes: dict[str, str] = {}
+        skipped: list[str] = []
         log, code = [], None
         for index, step in enumerate(ACTION["runs"]["steps"]):
             ident = step.get("id", f"step{index}")
@@ -104,6 +108,10 @@ class ActionRunner:
                 return self._fill(str(value), known, missing, ran=outputs)
 
             uses = step.get("uses", "")
+            if "if" in step and not self._condition(str(step["if"]), {**context, **{
+                    f"steps.{s}.outputs.{k}": v for s, o in outputs.items() for k, v in o.items()}, **outcomes}):
+                skipped.append(ident)
+                continue
             with_ = {k: fill(v) for k, v in (step.get("with") or {}).items()}
             if uses.startswith("actions/setup-python@"):
                 outputs[ident] = {"python-path": sys.executable}
@@ -112,8 +120,10 @@ class ActionRunner:
             elif uses.startswith("actions/cache/restore@"):
                 outputs[ident] = self._restore(with_)
             elif uses.startswith("actions/cache/save@"):
+                assert with_["key"], "actions/cache/save needs a key"
                 if with_["key"] not in self.caches and Path(with_["path"]).exists():
                     self.caches[with_["key"]] = Path(shutil.copytree(with_["path"], self.tmp / "caches" / f"{len(self.caches)}"))
+                    self.saved.append(with_["key"])
                 outputs[ident] = {}
             elif uses.startswith("actions/upload-artifact@"):
                 folder = Path(with_["path"])
@@ -134,11 +144,26 @@ class ActionRunner:
                     break
             else:
                 raise AssertionError(f"action.yml step {ident} uses {uses}, which this runner does not play")
+            outcomes[f"steps.{ident}.outcome"] = "success"
         else:
             code = 0
         context.update({f"steps.{s}.outputs.{k}": v for s, o in outputs.items() for k, v in o.items()})
         action_outputs = {name: self._fill(spec["value"], context, set()) for name, spec in ACTION["outputs"].items()}
-        return ActionRun(code, "\n".join(log), outputs, action_outputs, missing)
+        return ActionRun(code, "\n".join(log), outputs, action_outputs, missing, skipped)
+
+    @staticmethod
+    def _condition(condition: str, known: dict[str, str]) -> bool:
+        """An ``if:`` of the forms action.yml uses (a bare expression or one in ``${{ }}``)."""
+        condition = EXPRESSION.sub(lambda m: m.group(1), condition).strip()
+        result = True
+        for term in (t.strip() for t in condition.split("&&")):
+            if term in ("always()", "success()"):
+                continue
+            match = re.fullmatch(r"(steps\.[\w-]+\.(?:outcome|outputs\.[\w-]+))\s*(==|!=)\s*'([^']*)'", term)
+            assert match, f"action.yml: an if: this runner cannot read: {condition}"
+            value = known.get(match.group(1), "")
+            result = result and ((value == match.group(3)) == (match.group(2) == "=="))
+        return result
 
     def _fill(self, text: str, context: dict[str, str], missing: set[str], ran: dict | None = None) -> str:
         def value(match: re.Match) -> str:
@@ -171,7 +196,8 @@ class ActionRunner:
                     break
         if found is not None:
             shutil.copytree(found, with_["path"], dirs_exist_ok=True)
-        return {"cache-hit": "true" if exact else "false"}
+        matched = next((k for k, v in self.caches.items() if v == found), "") if found is not None else ""
+        return {"cache-hit": "true" if exact else "false", "cache-primary-key": with_["key"], "cache-matched-key": matched}
 
 
 def _read_outputs(text: str) -> dict[str, str]:
@@ -232,8 +258,10 @@ def test_main_then_two_pushes_to_a_pull_request_one_comment_a_baseline_a_free_re
 
     first = runner.run(inputs, "pull_request", pr=7, branch="feature")
     assert first.code == 0, first.log
-    assert server.calls == judged  # same table, config and model: the cache's own key, no provider call
-    assert first.outputs["cache"] == {"cache-hit": "true"}
+    assert server.calls == judged  # same table, config and model: main's cache of this table, no provider call
+    assert first.outputs["cache"]["cache-matched-key"] == main.outputs["score"]["cache-save-key"] == runner.saved[0]
+    assert runner.saved[0].startswith(first.outputs["prepare"]["cache-key"] + "-")
+    assert "save" in first.skipped and len(runner.saved) == 1  # no new reply: nothing saved again
     assert f"ragjudge: baseline: scored.parquet of https://github.test/{github.repo}/actions/runs/9001" in first.log
     assert "--baseline" in first.log and "--max-regressions 0" in first.log
     [ours] = bot_comments(github, 7)
@@ -251,7 +279,9 @@ def test_main_then_two_pushes_to_a_pull_request_one_comment_a_baseline_a_free_re
     assert second.code == 1, second.log  # the action ends with ragjudge's exit code: the job fails
     assert second.action_outputs["exit-code"] == "1"
     assert server.calls == judged + 2  # the older cache of the same model and config answered the six unchanged rows
-    assert second.outputs["cache"] == {"cache-hit": "false"}
+    assert second.outputs["cache"]["cache-matched-key"] == runner.saved[0]  # by the config's prefix: another table's
+    assert "save" not in second.skipped and runner.saved[1] == second.outputs["score"]["cache-save-key"]
+    assert "ragjudge: response cache: 2 new replies (10 cached); saved as " in second.log
     [again] = bot_comments(github, 7)
     assert again["id"] == ours["id"] and len(github.comments[7]) == 4  # edited, not a second comment
     assert len(github.requests("POST")) == 1 and len(github.requests("PATCH")) == 1
@@ -266,6 +296,61 @@ def test_main_then_two_pushes_to_a_pull_request_one_comment_a_baseline_a_free_re
         assert call.headers.get("x-github-api-version") == "2022-11-28" or call.server == "blob"
     assert [c for c in github.calls if c.server == "blob" and "authorization" in c.headers] == []
     assert not (main.missing & first.missing & second.missing)  # every step output action.yml reads is written
+
+
+@pytest.mark.slow  # the action's steps as processes, several runs
+def test_a_run_whose_judges_failed_for_some_rows_saves_what_it_paid_and_the_next_run_saves_the_rest(runner, server):
+    # issue 60 item 8a: the cache was saved under an exact key after a run with exit 3, and never
+    # again (a saved key is never overwritten): every later run paid the failed rows again
+    write_jsonl(runner.workspace / "eval.jsonl", rows(8))
+    inputs = {"table": "eval.jsonl", "metrics": "sufficiency", "args": "--max-retries 0"}
+    server.errors.extend([(500, "server_error", "The server had an error.", {})] * 3)  # three calls fail, not retried
+    failed = runner.run(inputs)
+    assert failed.code == 3 and server.calls == 8, failed.log
+    second = runner.run(inputs)
+    assert second.code == 0 and server.calls == 8 + 3  # only the three failed rows are paid
+    third = runner.run(inputs)
+    assert third.code == 0 and server.calls == 11, third.log  # nothing paid again (on the old key: 3 more on every run)
+    assert "ragjudge: response cache: 5 new replies (5 cached); saved as " in failed.log
+    assert "ragjudge: response cache: 3 new replies (8 cached); saved as " in second.log
+    assert "ragjudge: response cache: no new reply (8 cached); not saved again" in third.log
+    assert runner.saved == [failed.outputs["score"]["cache-save-key"], second.outputs["score"]["cache-save-key"]]
+    assert second.outputs["cache"]["cache-matched-key"] == runner.saved[0]
+    assert third.outputs["cache"]["cache-matched-key"] == runner.saved[1] and "save" in third.skipped
+
+
+@pytest.mark.slow  # the action's steps as processes, several runs
+def test_a_glob_table_that_grew_saves_the_new_rows_replies_once(runner, server):
+    # issue 60 item 8b: a glob (as a trace source) was keyed by its text, so the rows of a file added
+    # after the first run were paid on every run
+    (runner.workspace / "evals").mkdir()
+    write_jsonl(runner.workspace / "evals" / "a.jsonl", rows(4))
+    inputs = {"table": "evals/*.jsonl", "metrics": "sufficiency"}
+    assert runner.run(inputs).code == 0 and server.calls == 4
+    more = [{**row, "id": f"b{i}", "request": f"Which city has tower {i}?"} for i, row in enumerate(rows(3))]
+    write_jsonl(runner.workspace / "evals" / "b.jsonl", more)
+    grown = runner.run(inputs)
+    assert grown.code == 0 and server.calls == 4 + 3, grown.log
+    again = runner.run(inputs)
+    assert again.code == 0 and server.calls == 7, again.log  # on the old key: 3 more on every run
+    assert len(runner.saved) == 2
+    assert again.outputs["cache"]["cache-matched-key"] == runner.saved[1] and "save" in again.skipped
+
+
+def test_the_save_key_follows_the_caches_content_and_is_empty_without_a_new_reply(tmp_path):
+    script = load_script()
+    assert script.save_key({"a", "b"}, {"a", "b"}, "K") == ""  # every reply from the cache
+    assert script.save_key(set(), set(), "K") == ""  # every call failed: nothing to keep
+    key = script.save_key({"a"}, {"a", "b"}, "K")
+    assert key == "K-" + script.cache_fingerprint({"b", "a"}) and key != script.save_key({"a"}, {"a", "c"}, "K")
+    assert script.save_key({"b"}, {"a", "b"}, "K") == key  # the same replies, the same key
+    # a glob's key follows the files it matches, not only its text
+    (tmp_path / "t").mkdir()
+    write_jsonl(tmp_path / "t" / "a.jsonl", rows(2))
+    pattern = str(tmp_path / "t" / "*.jsonl")
+    before = script.digest(pattern)
+    write_jsonl(tmp_path / "t" / "b.jsonl", rows(1))
+    assert script.digest(pattern) != before and script.digest("mlflow:evals") == script.digest("mlflow:evals")
 
 
 def _zip_names(artifact: dict) -> list[str]:
@@ -348,17 +433,17 @@ def test_the_cache_key_is_stable_and_changes_with_the_config_the_model_and_the_t
     config.write_text("judge:\n  model: openai/gpt-4o-mini\n")
     key, restore = script.cache_key(table, str(config), "", "Linux")
     assert (key, restore) == script.cache_key(table, str(config), "", "Linux")  # same inputs, same key, run after run
-    assert key.startswith(restore[0]) and restore[0].startswith(restore[1])
-    assert restore[1] == "ragjudge-v1-Linux-openai_gpt-4o-mini-"
+    assert restore[0] == key + "-" and key.startswith(restore[1]) and restore[1].startswith(restore[2])
+    assert restore[2] == "ragjudge-v1-Linux-openai_gpt-4o-mini-"
     assert script.cache_key(table, str(config), "openai/gpt-4o-mini", "Linux") == (key, restore)  # the model the config names
     config.write_text("judge:\n  model: openai/gpt-4o-mini\n  temperature: 0.5\n")
     changed, changed_restore = script.cache_key(table, str(config), "", "Linux")
-    assert changed != key and changed_restore[0] != restore[0] and changed_restore[1] == restore[1]
+    assert changed != key and changed_restore[1] != restore[1] and changed_restore[2] == restore[2]
     other_model, _ = script.cache_key(table, str(config), "anthropic/claude-sonnet-4-5", "Linux")
     assert "anthropic_claude-sonnet-4-5" in other_model and other_model != changed
     write_jsonl(tmp_path / "eval.jsonl", rows(5))
     new_table, new_restore = script.cache_key(table, str(config), "", "Linux")
-    assert new_table != changed and new_restore == changed_restore  # a changed table restores the same config's cache
+    assert new_table != changed and new_restore[1:] == changed_restore[1:]  # a changed table restores the same config's cache
     assert script.cache_key(table, "", "", "Linux")[0].split("-")[-2] == "none"
 
 
