@@ -389,6 +389,24 @@ def test_a_read_only_token_warns_and_the_job_ends_with_the_gates_code(runner, gi
     assert github.comments == {}
 
 
+@pytest.mark.slow  # the action's steps as processes
+def test_the_comment_and_the_job_summary_ping_no_one_and_link_nowhere_from_the_data(runner, github):
+    # issue 60 item 9 (esphome/devices.esphome.io#1649): failing rows' ids went into the comment as
+    # live @mentions, autolinks and issue references
+    table = rows(4, bad={1, 2})
+    table[1]["id"], table[2]["id"] = "@octocat", "see https://evil.example/x [here](http://evil.example) #7"
+    write_jsonl(runner.workspace / "eval.jsonl", table)
+    done = runner.run({"table": "eval.jsonl", "metrics": "sufficiency"}, "pull_request", pr=11, branch="feature")
+    assert done.code == 1, done.log
+    [ours] = bot_comments(github, 11)
+    summary = (runner.tmp / "job1" / "step_summary.md").read_text(encoding="utf-8")
+    for text in (ours["body"], summary):
+        assert "| sufficiency | @&#8203;octocat | 0 |" in text
+        assert "| sufficiency | see https:&#8203;//evil.example/x [here]\\(http:&#8203;//evil.example) #&#8203;7 | 0 |" in text
+        assert [live for live in ("@octocat", "https://evil", "](http://evil", "#7") if live in text] == []
+    assert f"[run 9001](https://github.test/{github.repo}/actions/runs/9001)" in ours["body"]  # the comment's own links stay links
+
+
 def test_a_bad_input_ends_the_job_with_exit_2_and_the_comment_says_so(runner, github):
     done = runner.run({"table": "missing.jsonl"}, "pull_request", pr=9, branch="feature")
     assert done.code == 2
