@@ -17,8 +17,9 @@ Each subcommand writes its outputs to ``GITHUB_OUTPUT`` (printed as ``name=value
 set) and exits 0 when it did its work, whatever the gate said: ``score`` hands ragjudge's exit code
 on as the output ``exit-code`` so that the artifacts and the comment are written first, and the
 action's last step exits with it. GitHub's REST API is reached with httpx (a dependency of
-litellm, so in ragjudge's lock); an API error is a warning in the log, never a failed job: the gate
-decides that. Exit 2 is a usage error of the script itself (an unknown subcommand, no ``table``).
+litellm, so in ragjudge's lock); an API error (a status that is not 2xx, no answer at all, an
+answer that is not GitHub's JSON such as a proxy's sign-in page) is a warning in the log that
+says which, never a failed job: the gate decides that. Exit 2 is a usage error of the script itself (an unknown subcommand, no ``table``).
 """
 
 from __future__ import annotations
@@ -52,7 +53,24 @@ EXITS = {0: "every gate passed", 1: "a quality gate failed", 2: "bad input, conf
 
 class GitHubError(Exception):
     """A request to GitHub's REST API that failed: the message names the request, the status and
-    GitHub's own message."""
+    GitHub's own message. ``status``: the HTTP status of an answer that was not 2xx, 200 (or
+    another 2xx) for an answer that was not the JSON asked for (a proxy's login page), None when
+    no answer came (a refused connection, a name that does not resolve, a timeout)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    def hint(self, permission: str) -> str:
+        """What the log says after this failure's message: a missing permission (``permission``,
+        as the job's ``permissions:`` names it) only where GitHub answered 401, 403 or 404, as it
+        does for a token without it; else that the API was not reached, or answered what no
+        permission explains (a page that is not JSON, a 5xx)."""
+        if self.status in (401, 403, 404):
+            return f"; the job needs permissions: {permission}"
+        if self.status is None:
+            return "; GitHub's API was not reached (GITHUB_API_URL, a proxy or the network), not a missing permission"
+        return "; not a missing permission (GitHub or a proxy in between answered so)"
 
 
 # -- the environment GitHub Actions gives a step ------------------------------------------------
@@ -141,24 +159,40 @@ class GitHub:
         try:
             response = self.client.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
-            raise GitHubError(f"{method} {path}: {exc}") from exc
+            raise GitHubError(f"{method} {self.client.base_url.join(path)}: no answer ({type(exc).__name__}: {exc})") from exc
         if response.status_code >= 300:
             try:
                 message = response.json().get("message", "")
-            except ValueError:
-                message = response.text[:200]
-            raise GitHubError(f"{method} {response.request.url.path}: {response.status_code} {message}".rstrip())
+            except (ValueError, AttributeError):
+                message = " ".join(response.text[:200].split())
+            raise GitHubError(f"{method} {response.request.url.path}: {response.status_code} {message}".rstrip(), response.status_code)
         return response
+
+    def data(self, method: str, path: str, **kwargs: Any) -> tuple[Any, Any]:
+        """``(the JSON of the answer, the response)`` of ``request``; ``GitHubError`` when a 2xx
+        answer is not JSON (a proxy's or a captive portal's HTML page answers 200)."""
+        response = self.request(method, path, **kwargs)
+        try:
+            return response.json(), response
+        except ValueError:
+            kind = response.headers.get("content-type", "no content type").split(";")[0]
+            start = " ".join(response.text[:80].split())
+            raise GitHubError(f"{method} {response.request.url.path}: {response.status_code} answered {kind}, not JSON "
+                              f"(a proxy's or a login page?): {start!r}", response.status_code) from None
 
     def pages(self, path: str, params: dict[str, Any], key: str | None = None) -> Iterator[dict]:
         """Every item of a listing, page after page (100 a page, following the ``Link`` header's
-        ``next``, at most ``PAGES`` pages); ``key`` names the list in an object answer."""
+        ``next``, at most ``PAGES`` pages); ``key`` names the list in an object answer.
+        ``GitHubError`` when a page is not such a list."""
         url: str | None = path
         query: dict[str, Any] | None = {**params, "per_page": 100}
         for _ in range(PAGES):
-            response = self.request("GET", url, params=query)
-            data = response.json()
-            yield from (data[key] if key else data)
+            data, response = self.data("GET", url, params=query)
+            found = data.get(key) if key and isinstance(data, dict) else (None if key else data)
+            if not isinstance(found, list) or not all(isinstance(item, dict) for item in found):
+                raise GitHubError(f"GET {response.request.url.path}: {response.status_code} answered JSON that is not a list of "
+                                  f"{key or 'items'}", response.status_code)
+            yield from found
             url, query = response.links.get("next", {}).get("url"), None
             if not url:
                 return
@@ -167,16 +201,24 @@ class GitHub:
         return self.pages(f"repos/{self.repo}/issues/{number}/comments", {})
 
     def create_comment(self, number: int, body: str) -> dict:
-        return self.request("POST", f"repos/{self.repo}/issues/{number}/comments", json={"body": body}).json()
+        return self.object("POST", f"repos/{self.repo}/issues/{number}/comments", json={"body": body})
 
     def update_comment(self, comment_id: int, body: str) -> dict:
-        return self.request("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}", json={"body": body}).json()
+        return self.object("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}", json={"body": body})
 
     def artifacts(self, name: str) -> Iterator[dict]:
         return self.pages(f"repos/{self.repo}/actions/artifacts", {"name": name}, key="artifacts")
 
     def repository(self) -> dict:
-        return self.request("GET", f"repos/{self.repo}").json()
+        return self.object("GET", f"repos/{self.repo}")
+
+    def object(self, method: str, path: str, **kwargs: Any) -> dict:
+        """The JSON object of ``data``; ``GitHubError`` when the answer is JSON but no object."""
+        data, response = self.data(method, path, **kwargs)
+        if not isinstance(data, dict):
+            raise GitHubError(f"{method} {response.request.url.path}: {response.status_code} answered JSON that is not an object",
+                              response.status_code)
+        return data
 
     def download(self, url: str) -> bytes:
         return self.request("GET", url).content
@@ -323,9 +365,13 @@ def prepare() -> int:
     else:
         try:
             found = fetch_baseline(github(token), name, event(), temp / "ragjudge-baseline")
-        except (GitHubError, zipfile.BadZipFile, KeyError) as exc:
-            warn(f"no baseline: reading the default branch's artifact '{name}' failed ({exc}); the job needs "
-                 "permissions: actions: read. The run goes on without a comparison")
+        except GitHubError as exc:
+            warn(f"no baseline: reading the default branch's artifact '{name}' failed ({exc}){exc.hint('actions: read')}. "
+                 "The run goes on without a comparison")
+            found = None
+        except (zipfile.BadZipFile, KeyError, TypeError) as exc:
+            warn(f"no baseline: the default branch's artifact '{name}' could not be read ({type(exc).__name__}: {exc}). "
+                 "The run goes on without a comparison")
             found = None
         if found:
             outputs["baseline"], outputs["baseline-run-url"] = str(found[0]), found[1]
@@ -454,8 +500,8 @@ def comment() -> int:
         try:
             done, written = upsert_comment(github(token), int(number), head, comment_body(head, summary, wired("exit-code"), links))
         except GitHubError as exc:
-            warn(f"the pull request comment could not be written ({exc}); the job needs permissions: pull-requests: write, "
-                 "and a pull request from a fork gets a read-only token")
+            hint = exc.hint("pull-requests: write, and a pull request from a fork gets a read-only token")
+            warn(f"the pull request comment could not be written ({exc}){hint}")
             return 0
         log(f"pull request comment {done}: {written.get('html_url', '')}")
         set_outputs({"comment-url": written.get("html_url", "")})

@@ -29,7 +29,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, write_jsonl
-from fake_github import FakeGitHub
+from fake_github import LOGIN_PAGE, FakeGitHub
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 SCRIPT = ROOT / "scripts" / "ci_action.py"
@@ -413,6 +413,74 @@ def test_a_bad_input_ends_the_job_with_exit_2_and_the_comment_says_so(runner, gi
     [ours] = bot_comments(github, 9)
     assert ours["body"].startswith("<!-- ragjudge: ragjudge-scored -->\n## ragjudge: exit 2 (bad input, config or usage)")
     assert done.outputs["score"]["scored"] == ""
+
+
+# -- GitHub's API not reached, or answering what it should not: warnings, never a failed step -------------
+
+
+def _helper_env(monkeypatch, tmp_path: Path, api_url: str, repo: str, token: str) -> Path:
+    """The environment the prepare and comment steps get on a pull request (number 12), the
+    API at ``api_url``; returns the GITHUB_OUTPUT file."""
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 12, "head": {"sha": "a" * 40}},
+                                 "repository": {"id": 101, "default_branch": "main"}}))
+    output = tmp_path / "output"
+    output.write_text("")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "summary.md").write_text("## ragjudge: gate passed\n")
+    for name, value in {"GITHUB_API_URL": api_url, "GITHUB_REPOSITORY": repo, "GITHUB_TOKEN": token, "GITHUB_EVENT_NAME": "pull_request",
+                        "GITHUB_EVENT_PATH": str(event), "GITHUB_OUTPUT": str(output), "GITHUB_RUN_ID": "77", "RUNNER_OS": "Linux",
+                        "RUNNER_TEMP": str(tmp_path), "INPUT_TABLE": "eval.jsonl", "INPUT_MODEL": "openai/fake-judge",
+                        "STEP_DIR": str(tmp_path / "out"), "STEP_EXIT_CODE": "0"}.items():
+        monkeypatch.setenv(name, value)
+    return output
+
+
+ANSWERED = "; not a missing permission (GitHub or a proxy in between answered so)"
+
+
+@pytest.mark.parametrize("answer, said", [
+    # a proxy's sign-in page, with 200 (issue 60 item 10): JSONDecodeError before
+    ((200, "text/html; charset=utf-8", LOGIN_PAGE),
+     "200 answered text/html, not JSON (a proxy's or a login page?): '<!DOCTYPE html> <html><head><title>Sign in - Corporate Proxy</title></head><body'"),
+    # JSON, but not GitHub's shape: KeyError and TypeError before
+    ((200, "application/json", '{"status": "ok"}'), "200 answered JSON that is not a list of {}"),
+    # a gateway's error page: no permission explains it
+    ((502, "text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>"), "502 <html><body><h1>502 Bad Gateway</h1></body></html>"),
+])
+def test_an_api_answer_that_is_not_githubs_is_a_warning_in_prepare_and_comment(github, tmp_path, monkeypatch, capsys, answer, said):
+    script = load_script()
+    output = _helper_env(monkeypatch, tmp_path, github.url, github.repo, github.token)
+    github.answer_all = answer
+    assert script.main(["prepare"]) == 0
+    assert script.main(["comment"]) == 0
+    log = capsys.readouterr().out
+    outputs = _read_outputs(output.read_text())
+    assert outputs["baseline"] == "" and outputs["cache-key"] and "comment-url" not in outputs
+    assert (f"::warning::ragjudge: no baseline: reading the default branch's artifact 'ragjudge-scored' failed "
+            f"(GET /repos/{github.repo}/actions/artifacts: {said.format('artifacts')}){ANSWERED}. The run goes on without a comparison\n") in log
+    assert (f"::warning::ragjudge: the pull request comment could not be written (GET /repos/{github.repo}/issues/12/comments: "
+            f"{said.format('items')}){ANSWERED}\n") in log
+    assert "permissions:" not in log and "Traceback" not in log
+
+
+def test_a_refused_connection_is_a_warning_that_names_no_permission(tmp_path, monkeypatch, capsys):
+    # issue 60 item 10: a refused connection was reported as a missing permission
+    import socket
+
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    _helper_env(monkeypatch, tmp_path, f"http://127.0.0.1:{port}", "octo/rag", "ghs-test-token-0000")
+    script = load_script()
+    assert script.main(["prepare"]) == 0 and script.main(["comment"]) == 0
+    log = capsys.readouterr().out
+    not_reached = "; GitHub's API was not reached (GITHUB_API_URL, a proxy or the network), not a missing permission"
+    assert (f"::warning::ragjudge: no baseline: reading the default branch's artifact 'ragjudge-scored' failed (GET "
+            f"http://127.0.0.1:{port}/repos/octo/rag/actions/artifacts: no answer (ConnectError: ") in log
+    assert (f"::warning::ragjudge: the pull request comment could not be written (GET http://127.0.0.1:{port}/repos/octo/rag/issues/12/"
+            "comments: no answer (ConnectError: ") in log
+    assert log.count(not_reached) == 2 and "permissions:" not in log
 
 
 # -- the baseline: the default branch's newest scored table ---------------------------------------------
