@@ -298,14 +298,21 @@ def cache_key(table: str, config: str, model: str, runner_os: str) -> tuple[str,
 
 def cache_entries(cache_dir: str) -> set[str]:
     """The keys of the response cache ragjudge keeps under ``cache_dir`` (its diskcache in
-    ``cache_dir/responses``, opened with diskcache itself); empty when there is none."""
+    ``cache_dir/responses``, opened with diskcache itself); empty when there is none or it
+    cannot be read (a damaged file: a log line says so)."""
+    import sqlite3
+
     folder = Path(cache_dir) / "responses"
     if not cache_dir or not (folder / "cache.db").is_file():
         return set()
     import diskcache
 
-    with diskcache.Cache(str(folder)) as cache:
-        return {str(key) for key in cache.iterkeys()}
+    try:
+        with diskcache.Cache(str(folder)) as cache:
+            return {str(key) for key in cache.iterkeys()}
+    except (OSError, sqlite3.Error) as exc:  # a damaged cache: ragjudge says so itself; nothing to save from it
+        log(f"response cache: {folder} cannot be read ({exc}); taken as empty")
+        return set()
 
 
 def cache_fingerprint(entries: set[str]) -> str:

@@ -344,6 +344,11 @@ def test_the_save_key_follows_the_caches_content_and_is_empty_without_a_new_repl
     key = script.save_key({"a"}, {"a", "b"}, "K")
     assert key == "K-" + script.cache_fingerprint({"b", "a"}) and key != script.save_key({"a"}, {"a", "c"}, "K")
     assert script.save_key({"b"}, {"a", "b"}, "K") == key  # the same replies, the same key
+    # a damaged cache is taken as empty, so the score step still hands on ragjudge's exit code
+    damaged = tmp_path / "damaged" / "responses"
+    damaged.mkdir(parents=True)
+    (damaged / "cache.db").write_bytes(b"not a database" * 100)
+    assert script.cache_entries(str(tmp_path / "damaged")) == set() and script.cache_entries(str(tmp_path / "nowhere")) == set()
     # a glob's key follows the files it matches, not only its text
     (tmp_path / "t").mkdir()
     write_jsonl(tmp_path / "t" / "a.jsonl", rows(2))
