@@ -17,13 +17,15 @@ Each subcommand writes its outputs to ``GITHUB_OUTPUT`` (printed as ``name=value
 set) and exits 0 when it did its work, whatever the gate said: ``score`` hands ragjudge's exit code
 on as the output ``exit-code`` so that the artifacts and the comment are written first, and the
 action's last step exits with it. GitHub's REST API is reached with httpx (a dependency of
-litellm, so in ragjudge's lock); an API error is a warning in the log, never a failed job: the gate
-decides that. Exit 2 is a usage error of the script itself (an unknown subcommand, no ``table``).
+litellm, so in ragjudge's lock); an API error (a status that is not 2xx, no answer at all, an
+answer that is not GitHub's JSON such as a proxy's sign-in page) is a warning in the log that
+says which, never a failed job: the gate decides that. Exit 2 is a usage error of the script itself (an unknown subcommand, no ``table``).
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import hashlib
 import io
 import json
@@ -51,7 +53,24 @@ EXITS = {0: "every gate passed", 1: "a quality gate failed", 2: "bad input, conf
 
 class GitHubError(Exception):
     """A request to GitHub's REST API that failed: the message names the request, the status and
-    GitHub's own message."""
+    GitHub's own message. ``status``: the HTTP status of an answer that was not 2xx, 200 (or
+    another 2xx) for an answer that was not the JSON asked for (a proxy's login page), None when
+    no answer came (a refused connection, a name that does not resolve, a timeout)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    def hint(self, permission: str) -> str:
+        """What the log says after this failure's message: a missing permission (``permission``,
+        as the job's ``permissions:`` names it) only where GitHub answered 401, 403 or 404, as it
+        does for a token without it; else that the API was not reached, or answered what no
+        permission explains (a page that is not JSON, a 5xx)."""
+        if self.status in (401, 403, 404):
+            return f"; the job needs permissions: {permission}"
+        if self.status is None:
+            return "; GitHub's API was not reached (GITHUB_API_URL, a proxy or the network), not a missing permission"
+        return "; not a missing permission (GitHub or a proxy in between answered so)"
 
 
 # -- the environment GitHub Actions gives a step ------------------------------------------------
@@ -140,24 +159,40 @@ class GitHub:
         try:
             response = self.client.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
-            raise GitHubError(f"{method} {path}: {exc}") from exc
+            raise GitHubError(f"{method} {self.client.base_url.join(path)}: no answer ({type(exc).__name__}: {exc})") from exc
         if response.status_code >= 300:
             try:
                 message = response.json().get("message", "")
-            except ValueError:
-                message = response.text[:200]
-            raise GitHubError(f"{method} {response.request.url.path}: {response.status_code} {message}".rstrip())
+            except (ValueError, AttributeError):
+                message = " ".join(response.text[:200].split())
+            raise GitHubError(f"{method} {response.request.url.path}: {response.status_code} {message}".rstrip(), response.status_code)
         return response
+
+    def data(self, method: str, path: str, **kwargs: Any) -> tuple[Any, Any]:
+        """``(the JSON of the answer, the response)`` of ``request``; ``GitHubError`` when a 2xx
+        answer is not JSON (a proxy's or a captive portal's HTML page answers 200)."""
+        response = self.request(method, path, **kwargs)
+        try:
+            return response.json(), response
+        except ValueError:
+            kind = response.headers.get("content-type", "no content type").split(";")[0]
+            start = " ".join(response.text[:80].split())
+            raise GitHubError(f"{method} {response.request.url.path}: {response.status_code} answered {kind}, not JSON "
+                              f"(a proxy's or a login page?): {start!r}", response.status_code) from None
 
     def pages(self, path: str, params: dict[str, Any], key: str | None = None) -> Iterator[dict]:
         """Every item of a listing, page after page (100 a page, following the ``Link`` header's
-        ``next``, at most ``PAGES`` pages); ``key`` names the list in an object answer."""
+        ``next``, at most ``PAGES`` pages); ``key`` names the list in an object answer.
+        ``GitHubError`` when a page is not such a list."""
         url: str | None = path
         query: dict[str, Any] | None = {**params, "per_page": 100}
         for _ in range(PAGES):
-            response = self.request("GET", url, params=query)
-            data = response.json()
-            yield from (data[key] if key else data)
+            data, response = self.data("GET", url, params=query)
+            found = data.get(key) if key and isinstance(data, dict) else (None if key else data)
+            if not isinstance(found, list) or not all(isinstance(item, dict) for item in found):
+                raise GitHubError(f"GET {response.request.url.path}: {response.status_code} answered JSON that is not a list of "
+                                  f"{key or 'items'}", response.status_code)
+            yield from found
             url, query = response.links.get("next", {}).get("url"), None
             if not url:
                 return
@@ -166,16 +201,24 @@ class GitHub:
         return self.pages(f"repos/{self.repo}/issues/{number}/comments", {})
 
     def create_comment(self, number: int, body: str) -> dict:
-        return self.request("POST", f"repos/{self.repo}/issues/{number}/comments", json={"body": body}).json()
+        return self.object("POST", f"repos/{self.repo}/issues/{number}/comments", json={"body": body})
 
     def update_comment(self, comment_id: int, body: str) -> dict:
-        return self.request("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}", json={"body": body}).json()
+        return self.object("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}", json={"body": body})
 
     def artifacts(self, name: str) -> Iterator[dict]:
         return self.pages(f"repos/{self.repo}/actions/artifacts", {"name": name}, key="artifacts")
 
     def repository(self) -> dict:
-        return self.request("GET", f"repos/{self.repo}").json()
+        return self.object("GET", f"repos/{self.repo}")
+
+    def object(self, method: str, path: str, **kwargs: Any) -> dict:
+        """The JSON object of ``data``; ``GitHubError`` when the answer is JSON but no object."""
+        data, response = self.data(method, path, **kwargs)
+        if not isinstance(data, dict):
+            raise GitHubError(f"{method} {response.request.url.path}: {response.status_code} answered JSON that is not an object",
+                              response.status_code)
+        return data
 
     def download(self, url: str) -> bytes:
         return self.request("GET", url).content
@@ -194,9 +237,11 @@ def run_url(run_id: str | int) -> str:
 
 
 def digest(target: str) -> str:
-    """12 hex digits of SHA-256 over ``target``'s bytes: a file's content, a folder's files (their
-    relative paths and contents, sorted), else the text itself (a bundled config's name, a trace
-    source such as ``mlflow:EXPERIMENT``); ``none`` for ""."""
+    """12 hex digits of SHA-256 over ``target``'s bytes: a file's content, a folder's files or a
+    glob's matches (their paths and contents, sorted), else the text itself (a bundled config's
+    name, a trace source such as ``mlflow:EXPERIMENT``, whose content is on a server); ``none``
+    for "". Only the restore keys' order depends on it: what is saved is keyed by the cache's
+    own content (``cache_fingerprint``)."""
     if not target:
         return "none"
     hasher = hashlib.sha256()
@@ -206,6 +251,11 @@ def digest(target: str) -> str:
     elif path.is_dir():
         for child in sorted(p for p in path.rglob("*") if p.is_file()):
             hasher.update(child.relative_to(path).as_posix().encode() + b"\0" + child.read_bytes())
+    elif any(ch in target for ch in "*?["):
+        matched = sorted(p for p in glob.glob(target, recursive=True) if Path(p).is_file())
+        hasher.update(target.encode() + b"\0")
+        for child in matched:
+            hasher.update(Path(child).as_posix().encode() + b"\0" + Path(child).read_bytes())
     else:
         hasher.update(target.encode())
     return hasher.hexdigest()[:12]
@@ -227,18 +277,48 @@ def judge_model(config: str, model: str) -> str:
 
 
 def cache_key(table: str, config: str, model: str, runner_os: str) -> tuple[str, list[str]]:
-    """``(key, restore_keys)`` of the response cache for actions/cache: the runner's OS, the judge
-    model, the config file's hash and the table's hash. An unchanged run finds its own key (no
-    provider call at all); a changed table restores the newest cache of the same model and config
-    (only changed rows are judged), then of the same model. Cached replies are keyed by their
-    whole prompt inside ragjudge, so a restored older cache never answers a changed prompt."""
+    """``(key, restore_keys)`` of the response cache for actions/cache/restore: the runner's OS,
+    the judge model, the config file's hash and the table's hash (``digest``). No cache is
+    saved under ``key`` itself: the score step saves one under ``key-FINGERPRINT`` (the cache's
+    own content, ``cache_fingerprint``) when the run added replies, so the first restore key,
+    ``key-``, finds the newest, fullest cache of this very table, config and model, whatever
+    the table's form (a glob or a trace source grown since, a run whose judges failed for some
+    rows). Then the newest cache of the same model and config (only changed rows are judged),
+    then of the same model. Cached replies are keyed by their whole prompt inside ragjudge, so a
+    restored older cache never answers a changed prompt."""
 
     def slug(text: str) -> str:
         return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:80]
 
     by_model = f"{CACHE_PREFIX}-{slug(runner_os or 'runner')}-{slug(judge_model(config, model))}-"
     by_config = f"{by_model}{digest(config)}-"
-    return by_config + digest(table), [by_config, by_model]
+    key = by_config + digest(table)
+    return key, [key + "-", by_config, by_model]
+
+
+def cache_entries(cache_dir: str) -> set[str]:
+    """The keys of the response cache ragjudge keeps under ``cache_dir`` (its diskcache in
+    ``cache_dir/responses``, opened with diskcache itself); empty when there is none or it
+    cannot be read (a damaged file: a log line says so)."""
+    import sqlite3
+
+    folder = Path(cache_dir) / "responses"
+    if not cache_dir or not (folder / "cache.db").is_file():
+        return set()
+    import diskcache
+
+    try:
+        with diskcache.Cache(str(folder)) as cache:
+            return {str(key) for key in cache.iterkeys()}
+    except (OSError, sqlite3.Error) as exc:  # a damaged cache: ragjudge says so itself; nothing to save from it
+        log(f"response cache: {folder} cannot be read ({exc}); taken as empty")
+        return set()
+
+
+def cache_fingerprint(entries: set[str]) -> str:
+    """12 hex digits of SHA-256 over the sorted cache keys ``entries``: the same replies, the
+    same fingerprint, so two runs that cached the same replies save one cache."""
+    return hashlib.sha256("\n".join(sorted(entries)).encode()).hexdigest()[:12]
 
 
 def find_baseline(api: GitHub, name: str, payload: dict[str, Any]) -> dict | None:
@@ -292,9 +372,13 @@ def prepare() -> int:
     else:
         try:
             found = fetch_baseline(github(token), name, event(), temp / "ragjudge-baseline")
-        except (GitHubError, zipfile.BadZipFile, KeyError) as exc:
-            warn(f"no baseline: reading the default branch's artifact '{name}' failed ({exc}); the job needs "
-                 "permissions: actions: read. The run goes on without a comparison")
+        except GitHubError as exc:
+            warn(f"no baseline: reading the default branch's artifact '{name}' failed ({exc}){exc.hint('actions: read')}. "
+                 "The run goes on without a comparison")
+            found = None
+        except (zipfile.BadZipFile, KeyError, TypeError) as exc:
+            warn(f"no baseline: the default branch's artifact '{name}' could not be read ({type(exc).__name__}: {exc}). "
+                 "The run goes on without a comparison")
             found = None
         if found:
             outputs["baseline"], outputs["baseline-run-url"] = str(found[0]), found[1]
@@ -337,13 +421,31 @@ def score() -> int:
         return 2
     folder = out_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    command = score_command(folder, wired("baseline"), wired("cache-dir"))
+    cache_dir = wired("cache-dir")
+    restored = cache_entries(cache_dir)
+    command = score_command(folder, wired("baseline"), cache_dir)
     log("running " + shlex.join(["ragjudge", *command[3:]]))
     code = subprocess.run(command, check=False).returncode
     log(f"ragjudge score exited {code} ({EXITS.get(code, 'unexpected')})")
-    set_outputs({"exit-code": str(code), "dir": str(folder),
-                 **{name: str(folder / file) if (folder / file).exists() else "" for name, file in OUTPUT_FILES.items()}})
+    outputs = {"exit-code": str(code), "dir": str(folder),
+               **{name: str(folder / file) if (folder / file).exists() else "" for name, file in OUTPUT_FILES.items()}}
+    outputs["cache-save-key"] = save_key(restored, cache_entries(cache_dir), wired("cache-key"))
+    set_outputs(outputs)
     return 0
+
+
+def save_key(restored: set[str], entries: set[str], key: str) -> str:
+    """The key to save the response cache under after the run: ``key-FINGERPRINT`` when the run
+    added replies to the ``restored`` ones (``entries`` holds keys that were not there), ""
+    when it added none (every reply came from the cache, or every call failed): nothing new to
+    pay for again, nothing saved. A log line says which."""
+    added = len(entries - restored)
+    if not key or not added:
+        log(f"response cache: no new reply ({len(entries)} cached); not saved again")
+        return ""
+    chosen = f"{key}-{cache_fingerprint(entries)}"
+    log(f"response cache: {added} new repl{'y' if added == 1 else 'ies'} ({len(entries)} cached); saved as {chosen}")
+    return chosen
 
 
 # -- comment ---------------------------------------------------------------------------------------
@@ -405,8 +507,8 @@ def comment() -> int:
         try:
             done, written = upsert_comment(github(token), int(number), head, comment_body(head, summary, wired("exit-code"), links))
         except GitHubError as exc:
-            warn(f"the pull request comment could not be written ({exc}); the job needs permissions: pull-requests: write, "
-                 "and a pull request from a fork gets a read-only token")
+            hint = exc.hint("pull-requests: write, and a pull request from a fork gets a read-only token")
+            warn(f"the pull request comment could not be written ({exc}){hint}")
             return 0
         log(f"pull request comment {done}: {written.get('html_url', '')}")
         set_outputs({"comment-url": written.get("html_url", "")})

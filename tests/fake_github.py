@@ -12,8 +12,9 @@ the endpoints ``scripts/ci_action.py`` calls, with GitHub's shapes, and nothing 
 
 Every request needs ``Authorization: Bearer TOKEN`` (or ``token TOKEN``), else 401 "Bad
 credentials"; ``read_only = True`` answers writes with 403 "Resource not accessible by
-integration", as the token of a pull request from a fork does. ``calls`` records every request
-(method, path, query, headers, JSON body) to both servers."""
+integration", as the token of a pull request from a fork does. ``answer_all = (status,
+content_type, body)`` answers every API request so, as a proxy or a captive portal in between
+does (``LOGIN_PAGE``: its HTML sign-in page, with 200). ``calls`` records every request (method, path, query, headers, JSON body) to both servers."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 BOT = {"login": "github-actions[bot]", "type": "Bot"}
+LOGIN_PAGE = "<!DOCTYPE html>\n<html><head><title>Sign in - Corporate Proxy</title></head><body><form>...</form></body></html>\n"
 
 
 @dataclass
@@ -50,6 +52,7 @@ class FakeGitHub:
     default_branch: str = "main"
     page_size: int = 100
     read_only: bool = False
+    answer_all: tuple[int, str, str] | None = None
     comments: dict[int, list[dict]] = field(default_factory=dict)
     artifacts: list[dict] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
@@ -139,6 +142,15 @@ def _handler(fake: FakeGitHub, server: str):
                 fake.calls.append(Call(method, parts.path, query, {k.lower(): v for k, v in self.headers.items()}, body, server))
             if server == "blob":
                 return self._blob(parts.path)
+            if fake.answer_all:
+                status, content_type, text = fake.answer_all
+                page = text.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+                return
             auth = self.headers.get("Authorization", "")
             if auth not in (f"Bearer {fake.token}", f"token {fake.token}"):
                 return self._send(401, {"message": "Bad credentials"})

@@ -415,6 +415,25 @@ def test_control_characters_never_reach_annotations_or_the_markdown_raw():
     assert "judge `fake\ufffd[1m`, input `in\ufffd.jsonl`" in text
 
 
+# issue 60 item 9 (esphome/devices.esphome.io#1649): a rationale or a row id posted live @mentions and links
+def test_mentions_links_and_references_from_the_data_are_inert_in_the_markdown_summary():
+    from ragjudge.reports import markdown
+
+    m = MetricSummary("sufficiency", 0.5, min_pass_rate=1.0)
+    m.add(Verdict(metric="sufficiency", status="ok", score=0.0, passed=False,
+                  rationale="Ask @octocat or @acme/legal; see https://evil.example/x, www.evil.example and [docs](http://x.test) ![i](y)",
+                  missing=["mail ops@corp.example", "fixed in #12, GH-3 and acme/app#4"]), "@row-owner", 0)
+    summary = Summary(rows=1, metrics={"sufficiency": m}, judge_model="judge`model")
+    text = markdown.render(summary, check_gate(summary), "in`put.jsonl")
+    z = "&#8203;"
+    assert (f"| sufficiency | @{z}row-owner | 0 | Ask @{z}octocat or @{z}acme/legal; see https:{z}//evil.example/x, www{z}.evil.example "
+            f"and [docs]\\(http:{z}//x.test) ![i]\\(y) | mail ops@{z}corp.example; fixed in #{z}12, GH{z}-3 and acme/app#{z}4 |") in text
+    for live in ("@octocat", "@acme", "@row-owner", "https://", "http://", "www.evil", "](", "#12", "GH-3", "@corp"):
+        assert live not in text, live
+    # a backtick in a code span's text no longer ends it early: the span's fence is longer
+    assert "judge ``judge`model``, input ``in`put.jsonl``." in text
+
+
 # peer report (issue 29 item 16): terminal escapes in annotations and the step summary
 def test_an_escape_in_a_row_id_stays_out_of_a_ci_run_log_and_job_summary(run_cli, tmp_path, monkeypatch):
     step = tmp_path / "step.md"

@@ -29,7 +29,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, write_jsonl
-from fake_github import FakeGitHub
+from fake_github import LOGIN_PAGE, FakeGitHub
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 SCRIPT = ROOT / "scripts" / "ci_action.py"
@@ -57,6 +57,7 @@ class ActionRun:
     outputs: dict[str, dict[str, str]]
     action_outputs: dict[str, str]
     missing: set[str] = field(default_factory=set)  # steps.S.outputs.O read after S ran without writing O
+    skipped: list[str] = field(default_factory=list)  # the steps whose if: was false
 
 
 class ActionRunner:
@@ -66,6 +67,7 @@ class ActionRunner:
     def __init__(self, tmp_path: Path, github: FakeGitHub, judge_url: str):
         self.tmp, self.github, self.judge_url = tmp_path, github, judge_url
         self.caches: dict[str, Path] = {}
+        self.saved: list[str] = []  # the keys actions/cache/save stored, in order
         self.workspace = tmp_path / "workspace"
         self.workspace.mkdir()
         self.runs = 0
@@ -95,6 +97,8 @@ class ActionRunner:
         env.pop("GITHUB_TOKEN", None)
         outputs: dict[str, dict[str, str]] = {}
         missing: set[str] = set()
+        outcomes: dict[str, str] = {}
+        skipped: list[str] = []
         log, code = [], None
         for index, step in enumerate(ACTION["runs"]["steps"]):
             ident = step.get("id", f"step{index}")
@@ -104,6 +108,10 @@ class ActionRunner:
                 return self._fill(str(value), known, missing, ran=outputs)
 
             uses = step.get("uses", "")
+            if "if" in step and not self._condition(str(step["if"]), {**context, **{
+                    f"steps.{s}.outputs.{k}": v for s, o in outputs.items() for k, v in o.items()}, **outcomes}):
+                skipped.append(ident)
+                continue
             with_ = {k: fill(v) for k, v in (step.get("with") or {}).items()}
             if uses.startswith("actions/setup-python@"):
                 outputs[ident] = {"python-path": sys.executable}
@@ -112,8 +120,10 @@ class ActionRunner:
             elif uses.startswith("actions/cache/restore@"):
                 outputs[ident] = self._restore(with_)
             elif uses.startswith("actions/cache/save@"):
+                assert with_["key"], "actions/cache/save needs a key"
                 if with_["key"] not in self.caches and Path(with_["path"]).exists():
                     self.caches[with_["key"]] = Path(shutil.copytree(with_["path"], self.tmp / "caches" / f"{len(self.caches)}"))
+                    self.saved.append(with_["key"])
                 outputs[ident] = {}
             elif uses.startswith("actions/upload-artifact@"):
                 folder = Path(with_["path"])
@@ -134,11 +144,26 @@ class ActionRunner:
                     break
             else:
                 raise AssertionError(f"action.yml step {ident} uses {uses}, which this runner does not play")
+            outcomes[f"steps.{ident}.outcome"] = "success"
         else:
             code = 0
         context.update({f"steps.{s}.outputs.{k}": v for s, o in outputs.items() for k, v in o.items()})
         action_outputs = {name: self._fill(spec["value"], context, set()) for name, spec in ACTION["outputs"].items()}
-        return ActionRun(code, "\n".join(log), outputs, action_outputs, missing)
+        return ActionRun(code, "\n".join(log), outputs, action_outputs, missing, skipped)
+
+    @staticmethod
+    def _condition(condition: str, known: dict[str, str]) -> bool:
+        """An ``if:`` of the forms action.yml uses (a bare expression or one in ``${{ }}``)."""
+        condition = EXPRESSION.sub(lambda m: m.group(1), condition).strip()
+        result = True
+        for term in (t.strip() for t in condition.split("&&")):
+            if term in ("always()", "success()"):
+                continue
+            match = re.fullmatch(r"(steps\.[\w-]+\.(?:outcome|outputs\.[\w-]+))\s*(==|!=)\s*'([^']*)'", term)
+            assert match, f"action.yml: an if: this runner cannot read: {condition}"
+            value = known.get(match.group(1), "")
+            result = result and ((value == match.group(3)) == (match.group(2) == "=="))
+        return result
 
     def _fill(self, text: str, context: dict[str, str], missing: set[str], ran: dict | None = None) -> str:
         def value(match: re.Match) -> str:
@@ -171,7 +196,8 @@ class ActionRunner:
                     break
         if found is not None:
             shutil.copytree(found, with_["path"], dirs_exist_ok=True)
-        return {"cache-hit": "true" if exact else "false"}
+        matched = next((k for k, v in self.caches.items() if v == found), "") if found is not None else ""
+        return {"cache-hit": "true" if exact else "false", "cache-primary-key": with_["key"], "cache-matched-key": matched}
 
 
 def _read_outputs(text: str) -> dict[str, str]:
@@ -232,8 +258,10 @@ def test_main_then_two_pushes_to_a_pull_request_one_comment_a_baseline_a_free_re
 
     first = runner.run(inputs, "pull_request", pr=7, branch="feature")
     assert first.code == 0, first.log
-    assert server.calls == judged  # same table, config and model: the cache's own key, no provider call
-    assert first.outputs["cache"] == {"cache-hit": "true"}
+    assert server.calls == judged  # same table, config and model: main's cache of this table, no provider call
+    assert first.outputs["cache"]["cache-matched-key"] == main.outputs["score"]["cache-save-key"] == runner.saved[0]
+    assert runner.saved[0].startswith(first.outputs["prepare"]["cache-key"] + "-")
+    assert "save" in first.skipped and len(runner.saved) == 1  # no new reply: nothing saved again
     assert f"ragjudge: baseline: scored.parquet of https://github.test/{github.repo}/actions/runs/9001" in first.log
     assert "--baseline" in first.log and "--max-regressions 0" in first.log
     [ours] = bot_comments(github, 7)
@@ -251,7 +279,9 @@ def test_main_then_two_pushes_to_a_pull_request_one_comment_a_baseline_a_free_re
     assert second.code == 1, second.log  # the action ends with ragjudge's exit code: the job fails
     assert second.action_outputs["exit-code"] == "1"
     assert server.calls == judged + 2  # the older cache of the same model and config answered the six unchanged rows
-    assert second.outputs["cache"] == {"cache-hit": "false"}
+    assert second.outputs["cache"]["cache-matched-key"] == runner.saved[0]  # by the config's prefix: another table's
+    assert "save" not in second.skipped and runner.saved[1] == second.outputs["score"]["cache-save-key"]
+    assert "ragjudge: response cache: 2 new replies (10 cached); saved as " in second.log
     [again] = bot_comments(github, 7)
     assert again["id"] == ours["id"] and len(github.comments[7]) == 4  # edited, not a second comment
     assert len(github.requests("POST")) == 1 and len(github.requests("PATCH")) == 1
@@ -266,6 +296,66 @@ def test_main_then_two_pushes_to_a_pull_request_one_comment_a_baseline_a_free_re
         assert call.headers.get("x-github-api-version") == "2022-11-28" or call.server == "blob"
     assert [c for c in github.calls if c.server == "blob" and "authorization" in c.headers] == []
     assert not (main.missing & first.missing & second.missing)  # every step output action.yml reads is written
+
+
+@pytest.mark.slow  # the action's steps as processes, several runs
+def test_a_run_whose_judges_failed_for_some_rows_saves_what_it_paid_and_the_next_run_saves_the_rest(runner, server):
+    # issue 60 item 8a: the cache was saved under an exact key after a run with exit 3, and never
+    # again (a saved key is never overwritten): every later run paid the failed rows again
+    write_jsonl(runner.workspace / "eval.jsonl", rows(8))
+    inputs = {"table": "eval.jsonl", "metrics": "sufficiency", "args": "--max-retries 0"}
+    server.errors.extend([(500, "server_error", "The server had an error.", {})] * 3)  # three calls fail, not retried
+    failed = runner.run(inputs)
+    assert failed.code == 3 and server.calls == 8, failed.log
+    second = runner.run(inputs)
+    assert second.code == 0 and server.calls == 8 + 3  # only the three failed rows are paid
+    third = runner.run(inputs)
+    assert third.code == 0 and server.calls == 11, third.log  # nothing paid again (on the old key: 3 more on every run)
+    assert "ragjudge: response cache: 5 new replies (5 cached); saved as " in failed.log
+    assert "ragjudge: response cache: 3 new replies (8 cached); saved as " in second.log
+    assert "ragjudge: response cache: no new reply (8 cached); not saved again" in third.log
+    assert runner.saved == [failed.outputs["score"]["cache-save-key"], second.outputs["score"]["cache-save-key"]]
+    assert second.outputs["cache"]["cache-matched-key"] == runner.saved[0]
+    assert third.outputs["cache"]["cache-matched-key"] == runner.saved[1] and "save" in third.skipped
+
+
+@pytest.mark.slow  # the action's steps as processes, several runs
+def test_a_glob_table_that_grew_saves_the_new_rows_replies_once(runner, server):
+    # issue 60 item 8b: a glob (as a trace source) was keyed by its text, so the rows of a file added
+    # after the first run were paid on every run
+    (runner.workspace / "evals").mkdir()
+    write_jsonl(runner.workspace / "evals" / "a.jsonl", rows(4))
+    inputs = {"table": "evals/*.jsonl", "metrics": "sufficiency"}
+    assert runner.run(inputs).code == 0 and server.calls == 4
+    more = [{**row, "id": f"b{i}", "request": f"Which city has tower {i}?"} for i, row in enumerate(rows(3))]
+    write_jsonl(runner.workspace / "evals" / "b.jsonl", more)
+    grown = runner.run(inputs)
+    assert grown.code == 0 and server.calls == 4 + 3, grown.log
+    again = runner.run(inputs)
+    assert again.code == 0 and server.calls == 7, again.log  # on the old key: 3 more on every run
+    assert len(runner.saved) == 2
+    assert again.outputs["cache"]["cache-matched-key"] == runner.saved[1] and "save" in again.skipped
+
+
+def test_the_save_key_follows_the_caches_content_and_is_empty_without_a_new_reply(tmp_path):
+    script = load_script()
+    assert script.save_key({"a", "b"}, {"a", "b"}, "K") == ""  # every reply from the cache
+    assert script.save_key(set(), set(), "K") == ""  # every call failed: nothing to keep
+    key = script.save_key({"a"}, {"a", "b"}, "K")
+    assert key == "K-" + script.cache_fingerprint({"b", "a"}) and key != script.save_key({"a"}, {"a", "c"}, "K")
+    assert script.save_key({"b"}, {"a", "b"}, "K") == key  # the same replies, the same key
+    # a damaged cache is taken as empty, so the score step still hands on ragjudge's exit code
+    damaged = tmp_path / "damaged" / "responses"
+    damaged.mkdir(parents=True)
+    (damaged / "cache.db").write_bytes(b"not a database" * 100)
+    assert script.cache_entries(str(tmp_path / "damaged")) == set() and script.cache_entries(str(tmp_path / "nowhere")) == set()
+    # a glob's key follows the files it matches, not only its text
+    (tmp_path / "t").mkdir()
+    write_jsonl(tmp_path / "t" / "a.jsonl", rows(2))
+    pattern = str(tmp_path / "t" / "*.jsonl")
+    before = script.digest(pattern)
+    write_jsonl(tmp_path / "t" / "b.jsonl", rows(1))
+    assert script.digest(pattern) != before and script.digest("mlflow:evals") == script.digest("mlflow:evals")
 
 
 def _zip_names(artifact: dict) -> list[str]:
@@ -304,12 +394,98 @@ def test_a_read_only_token_warns_and_the_job_ends_with_the_gates_code(runner, gi
     assert github.comments == {}
 
 
+@pytest.mark.slow  # the action's steps as processes
+def test_the_comment_and_the_job_summary_ping_no_one_and_link_nowhere_from_the_data(runner, github):
+    # issue 60 item 9 (esphome/devices.esphome.io#1649): failing rows' ids went into the comment as
+    # live @mentions, autolinks and issue references
+    table = rows(4, bad={1, 2})
+    table[1]["id"], table[2]["id"] = "@octocat", "see https://evil.example/x [here](http://evil.example) #7"
+    write_jsonl(runner.workspace / "eval.jsonl", table)
+    done = runner.run({"table": "eval.jsonl", "metrics": "sufficiency"}, "pull_request", pr=11, branch="feature")
+    assert done.code == 1, done.log
+    [ours] = bot_comments(github, 11)
+    summary = (runner.tmp / "job1" / "step_summary.md").read_text(encoding="utf-8")
+    for text in (ours["body"], summary):
+        assert "| sufficiency | @&#8203;octocat | 0 |" in text
+        assert "| sufficiency | see https:&#8203;//evil.example/x [here]\\(http:&#8203;//evil.example) #&#8203;7 | 0 |" in text
+        assert [live for live in ("@octocat", "https://evil", "](http://evil", "#7") if live in text] == []
+    assert f"[run 9001](https://github.test/{github.repo}/actions/runs/9001)" in ours["body"]  # the comment's own links stay links
+
+
 def test_a_bad_input_ends_the_job_with_exit_2_and_the_comment_says_so(runner, github):
     done = runner.run({"table": "missing.jsonl"}, "pull_request", pr=9, branch="feature")
     assert done.code == 2
     [ours] = bot_comments(github, 9)
     assert ours["body"].startswith("<!-- ragjudge: ragjudge-scored -->\n## ragjudge: exit 2 (bad input, config or usage)")
     assert done.outputs["score"]["scored"] == ""
+
+
+# -- GitHub's API not reached, or answering what it should not: warnings, never a failed step -------------
+
+
+def _helper_env(monkeypatch, tmp_path: Path, api_url: str, repo: str, token: str) -> Path:
+    """The environment the prepare and comment steps get on a pull request (number 12), the
+    API at ``api_url``; returns the GITHUB_OUTPUT file."""
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 12, "head": {"sha": "a" * 40}},
+                                 "repository": {"id": 101, "default_branch": "main"}}))
+    output = tmp_path / "output"
+    output.write_text("")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "summary.md").write_text("## ragjudge: gate passed\n")
+    for name, value in {"GITHUB_API_URL": api_url, "GITHUB_REPOSITORY": repo, "GITHUB_TOKEN": token, "GITHUB_EVENT_NAME": "pull_request",
+                        "GITHUB_EVENT_PATH": str(event), "GITHUB_OUTPUT": str(output), "GITHUB_RUN_ID": "77", "RUNNER_OS": "Linux",
+                        "RUNNER_TEMP": str(tmp_path), "INPUT_TABLE": "eval.jsonl", "INPUT_MODEL": "openai/fake-judge",
+                        "STEP_DIR": str(tmp_path / "out"), "STEP_EXIT_CODE": "0"}.items():
+        monkeypatch.setenv(name, value)
+    return output
+
+
+ANSWERED = "; not a missing permission (GitHub or a proxy in between answered so)"
+
+
+@pytest.mark.parametrize("answer, said", [
+    # a proxy's sign-in page, with 200 (issue 60 item 10): JSONDecodeError before
+    ((200, "text/html; charset=utf-8", LOGIN_PAGE),
+     "200 answered text/html, not JSON (a proxy's or a login page?): '<!DOCTYPE html> <html><head><title>Sign in - Corporate Proxy</title></head><body'"),
+    # JSON, but not GitHub's shape: KeyError and TypeError before
+    ((200, "application/json", '{"status": "ok"}'), "200 answered JSON that is not a list of {}"),
+    # a gateway's error page: no permission explains it
+    ((502, "text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>"), "502 <html><body><h1>502 Bad Gateway</h1></body></html>"),
+])
+def test_an_api_answer_that_is_not_githubs_is_a_warning_in_prepare_and_comment(github, tmp_path, monkeypatch, capsys, answer, said):
+    script = load_script()
+    output = _helper_env(monkeypatch, tmp_path, github.url, github.repo, github.token)
+    github.answer_all = answer
+    assert script.main(["prepare"]) == 0
+    assert script.main(["comment"]) == 0
+    log = capsys.readouterr().out
+    outputs = _read_outputs(output.read_text())
+    assert outputs["baseline"] == "" and outputs["cache-key"] and "comment-url" not in outputs
+    assert (f"::warning::ragjudge: no baseline: reading the default branch's artifact 'ragjudge-scored' failed "
+            f"(GET /repos/{github.repo}/actions/artifacts: {said.format('artifacts')}){ANSWERED}. The run goes on without a comparison\n") in log
+    assert (f"::warning::ragjudge: the pull request comment could not be written (GET /repos/{github.repo}/issues/12/comments: "
+            f"{said.format('items')}){ANSWERED}\n") in log
+    assert "permissions:" not in log and "Traceback" not in log
+
+
+def test_a_refused_connection_is_a_warning_that_names_no_permission(tmp_path, monkeypatch, capsys):
+    # issue 60 item 10: a refused connection was reported as a missing permission
+    import socket
+
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    _helper_env(monkeypatch, tmp_path, f"http://127.0.0.1:{port}", "octo/rag", "ghs-test-token-0000")
+    script = load_script()
+    assert script.main(["prepare"]) == 0 and script.main(["comment"]) == 0
+    log = capsys.readouterr().out
+    not_reached = "; GitHub's API was not reached (GITHUB_API_URL, a proxy or the network), not a missing permission"
+    assert (f"::warning::ragjudge: no baseline: reading the default branch's artifact 'ragjudge-scored' failed (GET "
+            f"http://127.0.0.1:{port}/repos/octo/rag/actions/artifacts: no answer (ConnectError: ") in log
+    assert (f"::warning::ragjudge: the pull request comment could not be written (GET http://127.0.0.1:{port}/repos/octo/rag/issues/12/"
+            "comments: no answer (ConnectError: ") in log
+    assert log.count(not_reached) == 2 and "permissions:" not in log
 
 
 # -- the baseline: the default branch's newest scored table ---------------------------------------------
@@ -348,17 +524,17 @@ def test_the_cache_key_is_stable_and_changes_with_the_config_the_model_and_the_t
     config.write_text("judge:\n  model: openai/gpt-4o-mini\n")
     key, restore = script.cache_key(table, str(config), "", "Linux")
     assert (key, restore) == script.cache_key(table, str(config), "", "Linux")  # same inputs, same key, run after run
-    assert key.startswith(restore[0]) and restore[0].startswith(restore[1])
-    assert restore[1] == "ragjudge-v1-Linux-openai_gpt-4o-mini-"
+    assert restore[0] == key + "-" and key.startswith(restore[1]) and restore[1].startswith(restore[2])
+    assert restore[2] == "ragjudge-v1-Linux-openai_gpt-4o-mini-"
     assert script.cache_key(table, str(config), "openai/gpt-4o-mini", "Linux") == (key, restore)  # the model the config names
     config.write_text("judge:\n  model: openai/gpt-4o-mini\n  temperature: 0.5\n")
     changed, changed_restore = script.cache_key(table, str(config), "", "Linux")
-    assert changed != key and changed_restore[0] != restore[0] and changed_restore[1] == restore[1]
+    assert changed != key and changed_restore[1] != restore[1] and changed_restore[2] == restore[2]
     other_model, _ = script.cache_key(table, str(config), "anthropic/claude-sonnet-4-5", "Linux")
     assert "anthropic_claude-sonnet-4-5" in other_model and other_model != changed
     write_jsonl(tmp_path / "eval.jsonl", rows(5))
     new_table, new_restore = script.cache_key(table, str(config), "", "Linux")
-    assert new_table != changed and new_restore == changed_restore  # a changed table restores the same config's cache
+    assert new_table != changed and new_restore[1:] == changed_restore[1:]  # a changed table restores the same config's cache
     assert script.cache_key(table, "", "", "Linux")[0].split("-")[-2] == "none"
 
 

@@ -4,12 +4,15 @@ table per metric (ok, error, skipped, pass rate, threshold, mean score), the wor
 rows (at most 10) with their rationale, the diagnosis counts (sufficiency x completeness) with
 their shares, tokens and cost, and the comparison with a baseline (the regressed rows' ids, how the
 diagnosis counts moved).
-Rendered from the Jinja2 template ``templates/summary.md.j2``.
+Rendered from the Jinja2 template ``templates/summary.md.j2``. Text from the data or a judge is
+escaped (``_md``: no HTML, no table break) and made inert (``neutral``: no @mention, link or
+issue reference), as the pull request comment of the GitHub Action posts this text.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary
@@ -23,15 +26,51 @@ from ragjudge.io import write_atomic
 WORST_SHOWN = 10
 
 
+# Text from the data or a judge's rationale must not ping people or link anywhere in a pull
+# request comment or a job summary (esphome/devices.esphome.io#1649): a zero-width space
+# (U+200B, as the entity &#8203;) breaks what GitHub would turn into a mention (@name, @org/team)
+# or an email link (a@b.c), an autolink (scheme://, www.), an issue reference (#12, GH-12,
+# owner/repo#12); an inline link or image ``[text](url)`` loses its ``(`` (``]\\(``). The
+# text reads the same; raw HTML and ``<url>`` are escaped already.
+_ZWSP = "\u200b"  # written as the entity &#8203; once every rule has run (no rule then sees its '#')
+_NEUTRAL = [
+    (re.compile(r"@"), "@" + _ZWSP),
+    (re.compile(r"(?<=:)(?=//)"), _ZWSP),
+    (re.compile(r"(?i)(?<=\bwww)(?=\.)"), _ZWSP),
+    (re.compile(r"#(?=\d)"), "#" + _ZWSP),
+    (re.compile(r"(?i)\b(GH)-(?=\d)"), r"\1" + _ZWSP + "-"),
+    (re.compile(r"\]\("), "]\\("),
+]
+
+
+def neutral(text: str) -> str:
+    """``text`` (Markdown-escaped already) with its mentions, links and references made inert
+    (``_NEUTRAL``); it renders as the same characters."""
+    for pattern, replacement in _NEUTRAL:
+        text = pattern.sub(replacement, text)
+    return text.replace(_ZWSP, "&#8203;")
+
+
 def _md(value: Any) -> str:
     """``value`` as text safe inside a Markdown table cell: one line, pipes and HTML escaped,
-    control characters replaced (U+FFFD, as in JUnit), API keys redacted."""
+    control characters replaced (U+FFFD, as in JUnit), API keys redacted, mentions and links
+    made inert (``neutral``)."""
     import html
 
     if isinstance(value, list):
         value = "; ".join(map(str, value))
     text = " ".join(printable(redact(str("" if value is None else value))).split())
-    return html.escape(text, quote=False).replace("|", "\\|")
+    return neutral(html.escape(text, quote=False).replace("|", "\\|"))
+
+
+def _code(value: Any) -> str:
+    """``value`` as one Markdown code span (in which nothing is a mention or a link): one line,
+    control characters replaced, fenced by more backticks than any run of them inside, so that
+    no backtick in the value ends the span early (CommonMark 6.1)."""
+    text = " ".join(printable(redact(str("" if value is None else value))).split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _rate(value: float | None) -> str:
@@ -45,6 +84,7 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
     env = Environment(loader=PackageLoader("ragjudge.reports", "templates"), undefined=StrictUndefined, autoescape=False,
                       keep_trailing_newline=True, trim_blocks=False)
     env.filters["md"] = _md
+    env.filters["code"] = _code
     env.filters["rows"] = lambda number: count_of(int(number))
     env.filters["printable"] = lambda value: printable(str(value))
     worst = sorted(({**row, "metric": name} for name, m in summary.metrics.items() for row in m.worst),
