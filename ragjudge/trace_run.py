@@ -17,7 +17,6 @@ from typing import Any
 from ragjudge.errors import ConfigError
 from ragjudge.options import CLI, Names
 from ragjudge.traces import OTEL_SOURCES, TraceOptions, TraceSource, mlflow as mt, otel as ot, source_kind
-from ragjudge.catalog import describe
 from ragjudge.reports.summary import summary_dict
 from ragjudge.reports import html
 from ragjudge.io import write_atomic, write_table
@@ -137,11 +136,6 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
                     feedback_names=dict(feedback_names or {}))
 
 
-def span_metrics(config: Any) -> list[str]:
-    """The metrics of ``config`` judged per retriever span: those that read the context."""
-    return [item["name"] for item in describe(config) if "context" in item["needs"]]
-
-
 def after_run(run: TraceRun, result: Any, config: Any) -> None:
     """Log the run's verdicts as MLflow feedback (``--mlflow-log-feedback``) and put what was
     logged into ``result.sinks["mlflow"]`` (the summary JSON): ``feedback_logged``,
@@ -158,7 +152,7 @@ def after_run(run: TraceRun, result: Any, config: Any) -> None:
         run.run_id = mt.start_run(run.tracking_uri, experiment, None if experiment else first)
     except Exception as err:  # noqa: BLE001 - the verdicts are written; the run's record in MLflow is extra
         run.say(f"mlflow: the run was not made: {_reason(err)}", failed=True)
-    log = mt.log_feedback(result.table, run.tracking_uri, summary=result.summary, span_metrics=span_metrics(config),
+    log = mt.log_feedback(result.table, run.tracking_uri, summary=result.summary, config=config,
                           names=run.feedback_names, run_id=run.run_id)
     run.feedback = log
     result.sinks["mlflow"] = {"tracking_uri": run.tracking_uri, "feedback_logged": log.logged, "feedback_replaced": log.replaced,
@@ -186,13 +180,12 @@ def phoenix_sinks(run: TraceRun, result: Any, config: Any) -> None:
     if result.table is None or not (run.phoenix_endpoint or run.annotations):
         return
 
-    metrics = span_metrics(config)
     sink: dict[str, Any] = result.sinks.setdefault("phoenix", {})
     if run.phoenix_endpoint:
         try:
-            log = ot.log_annotations(result.table, run.phoenix_endpoint, span_metrics=metrics)
+            log = ot.log_annotations(result.table, run.phoenix_endpoint, config=config)
         except Exception as err:  # noqa: BLE001 - Phoenix went away after the check: every annotation counted as failed
-            spans, traces = ot.annotation_frames(result.table, span_metrics=metrics)
+            spans, traces = ot.annotation_frames(result.table, config=config)
             log = ot.AnnotationLog(failed=len(spans) + len(traces), failures=[_reason(err)])
         sink.update(endpoint=run.phoenix_endpoint, annotations_logged=log.logged, annotations_failed=log.failed,
                     annotations_failures=log.failures[:20])
@@ -202,7 +195,7 @@ def phoenix_sinks(run: TraceRun, result: Any, config: Any) -> None:
         run.say(said, failed=bool(log.failed))
     if run.annotations:
         try:
-            done = ot.write_annotations(result.table, run.annotations, span_metrics=metrics)
+            done = ot.write_annotations(result.table, run.annotations, config=config)
         except Exception as err:  # noqa: BLE001 - the scored table is the record; the annotations file is extra
             sink["annotations_file_error"] = _reason(err)
             run.say(f"phoenix: the annotations were not written to {run.annotations}: {_reason(err)}", failed=True)
@@ -235,7 +228,7 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
                                                mapping=result.mapping))
         try:
             run_id = mt.log_run(document, run.tracking_uri, experiment, scored, report, run.feedback,
-                                trace_id=None if experiment else first, run_id=run.run_id, names=run.feedback_names)
+                                trace_id=None if experiment else first, run_id=run.run_id, names=run.feedback_names, config=config)
         except Exception as err:  # noqa: BLE001 - the verdicts are written; the run's record in MLflow is extra
             run.say(f"mlflow: the run was not logged: {str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__}", failed=True)
             result.sinks.setdefault("mlflow", {})["run_error"] = run.lines[-1]

@@ -334,6 +334,46 @@ def test_feedback_lands_on_each_span_and_a_rerun_replaces_it(rows, store, server
     assert len(now) == 3 and {a.source.source_id for a in now} == {"openai:/other-judge"}
 
 
+# issue 60 item 14: what a sink logs of a metric comes from the metric's definition, not from a list of names: the
+# binary groundedness (it reads the context) went to MLflow as 1/0, on the trace (SPAN_METRICS and a test of
+# metric == "sufficiency" decided the level and the yes/no value)
+def test_a_binary_metric_that_reads_the_context_is_a_yes_no_feedback_on_each_span(rows, store, server, tmp_path):
+    import ragjudge
+
+    nested = rows[rows["trace_id"] == store["ids"]["nested"]].reset_index(drop=True)
+    scored = ragjudge.score(nested, metrics=["groundedness"], model="openai/fake-judge", api_base=server.url,
+                            cache={"dir": str(tmp_path / "c")})
+    frame = scored.frame
+    assert list(frame["groundedness_status"]) == ["ok", "ok"] and set(frame["groundedness_score"]) <= {0.0, 1.0}
+    log = mt.log_feedback(frame, store["uri"], summary=scored.summary)
+    assert (log.logged, log.failed) == (2, 0)
+    mine = {a.span_id: a for a in _ours(store["ids"]["nested"]) if a.name == "retrieval_groundedness"}  # MLflow's scorer's name
+    assert set(mine) == set(frame["span_id"]) and len(mine) == 2  # one per retriever span, none on the trace
+    for _, row in frame.iterrows():
+        assert mine[row["span_id"]].value == ("yes" if row["groundedness_score"] == 1.0 else "no")
+
+
+# issue 60 item 14, a second shape: a metric of the config's own (a 1..5 scale that reads the passages, no MLflow name)
+# was logged once per trace; it is a number on each span, named after the metric
+def test_a_config_metric_is_logged_as_its_definition_says(rows, store, server, tmp_path):
+    import ragjudge
+    from helpers import SCALE, config_file
+
+    config = ragjudge.load_config(config_file(tmp_path, SCALE), metrics=["faithful_1to5"], model="openai/fake-judge",
+                                  api_base=server.url, cache={"dir": str(tmp_path / "c")})
+    nested = rows[rows["trace_id"] == store["ids"]["nested"]].reset_index(drop=True)
+    frame = ragjudge.score(nested, config=config).frame
+    assert list(frame["faithful_1to5_status"]) == ["ok", "ok"]
+    log = mt.log_feedback(frame, store["uri"], config=config)
+    assert (log.logged, log.failed) == (2, 0)
+    mine = {a.span_id: a for a in _ours(store["ids"]["nested"]) if a.name == "faithful_1to5"}
+    assert set(mine) == set(frame["span_id"])
+    for _, row in frame.iterrows():
+        assert mine[row["span_id"]].value == int(row["faithful_1to5_score"]) and 1 <= mine[row["span_id"]].value <= 5
+    with pytest.raises(ConfigError, match="faithful_1to5"):  # without the config that defines it: said, nothing logged
+        mt.log_feedback(frame, store["uri"])
+
+
 def test_an_error_row_logs_its_error_and_a_dead_store_loses_no_verdict(rows, store, server, tmp_path):
     frame = _scored(rows, server, tmp_path).frame
     textless = frame[frame["trace_id"] == store["ids"]["textless"]].copy()

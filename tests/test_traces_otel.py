@@ -271,6 +271,40 @@ def test_annotation_frames_pass_phoenix_clients_validation(tmp_path, otlp_file):
         assert {t["result"]["score"] for t in traces} == {4.0}
 
 
+# issue 60 item 14: a metric's level and label come from its definition: the binary groundedness (it reads the context)
+# went to Phoenix once per trace with no label (SPAN_METRICS and the yes/no test named sufficiency only)
+def test_a_binary_metric_that_reads_the_context_is_a_labelled_span_annotation(otlp_file):
+    scored = scored_rows(otel.read_otlp_file(otlp_file))
+    has_span = scored["span_id"].notna()
+    scored["groundedness_status"] = ["ok" if h else "skipped" for h in has_span]
+    scored["groundedness_score"] = [0.0 if i == 0 else 1.0 for i in range(len(scored))]
+    spans, traces = otel.annotation_frames(scored, metrics=["groundedness"])
+    assert traces.empty
+    assert [(r.span_id, r.name, r.label, r.score) for r in spans.itertuples()] == [
+        (scored["span_id"][0], "groundedness", "no", 0.0), (scored["span_id"][1], "groundedness", "yes", 1.0)]
+
+
+# issue 60 item 14, a second shape: a metric of the config's own, a 1..5 scale that reads the passages, goes on each
+# span with its score and no label; one the config does not define is refused by name, nothing written
+def test_a_config_metric_is_annotated_as_its_definition_says(tmp_path, otlp_file):
+    import ragjudge
+    from helpers import SCALE, config_file
+
+    config = ragjudge.load_config(config_file(tmp_path, SCALE))
+    scored = scored_rows(otel.read_otlp_file(otlp_file))
+    has_span = scored["span_id"].notna()
+    scored["faithful_1to5_status"] = ["ok" if h else "skipped" for h in has_span]
+    scored["faithful_1to5_score"] = [5.0 if h else None for h in has_span]
+    spans, traces = otel.annotation_frames(scored, metrics=["faithful_1to5", "completeness"], config=config)
+    assert [(r.name, r.label, r.score) for r in spans.itertuples()] == [("faithful_1to5", None, 5.0)] * 2
+    assert set(spans["span_id"]) == set(scored["span_id"].dropna())
+    assert set(traces["name"]) == {"completeness"} and set(traces["label"]) == {None}  # a scale: no label
+    path = tmp_path / "annotations.parquet"
+    with pytest.raises(ConfigError, match="faithful_1to5"):
+        otel.write_annotations(scored, path)  # the default config does not define it
+    assert not path.exists()
+
+
 def test_error_verdicts_are_sent_but_left_out_of_the_file(tmp_path, otlp_file):
     pytest.importorskip("phoenix.client")
     from phoenix.client.utils.annotation_helpers import _chunk_span_annotations_dataframe
