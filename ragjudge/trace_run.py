@@ -30,8 +30,9 @@ def otel_hint(names: Names = CLI) -> str:
 class TraceRun:
     """A run whose input is a trace source: its ``kind``, the ``options`` it is read with, and
     whether the verdicts go back as MLflow feedback (``log_feedback``, to ``tracking_uri``), as
-    Phoenix span annotations (``phoenix_endpoint``, checked reachable) or to an annotations
-    table (``annotations``, a file path)."""
+    Phoenix span annotations (``phoenix_endpoint``, checked reachable: set only when
+    ``--phoenix-log-annotations`` asks for it, never by reading ``phoenix:PROJECT``) or to an
+    annotations table (``annotations``, a file path)."""
 
     source: str
     kind: TraceSource
@@ -61,16 +62,22 @@ class TraceRun:
 def plan(source: str, input_format: str | None, tracking_uri: str | None, filter_string: str | None, max_traces: int | None,
          log_feedback: bool, engine: str = "local", expected_facts: str | None = None, expected_response: str | None = None,
          phoenix_endpoint: str | None = None, annotations: str | None = None, feedback_names: dict[str, str] | None = None,
-         judge_error_traces: bool = False, phoenix_filters: dict[str, Any] | None = None, names: Names = CLI) -> TraceRun | None:
+         judge_error_traces: bool = False, phoenix_filters: dict[str, Any] | None = None, names: Names = CLI,
+         phoenix_log: bool = False) -> TraceRun | None:
     """The trace run of ``ragjudge score SOURCE`` (None: a table run), checked before any
     judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
     or ``--mlflow-log-feedback`` on a table or on OpenTelemetry traces, ``--mlflow-log-feedback``
     without a tracking store, ``--expected-facts-attribute``/``--expected-response-attribute``/
-    ``--phoenix-endpoint``/``--annotations`` on a table or on MLflow traces, an annotations file
-    of another suffix than ``.parquet``/``.jsonl``/``.csv``, Phoenix's client not installed, a
-    trace source with ``--engine ray``, ``--mlflow-max-traces`` below 1. ``InputError`` (exit
-    2) for a store or a Phoenix that cannot be reached. ``PHOENIX_COLLECTOR_ENDPOINT`` stands
-    for ``--phoenix-endpoint`` on OpenTelemetry traces only (a table run ignores it). ``names``:
+    ``--phoenix-endpoint``/``--phoenix-log-annotations``/``--annotations`` on a table or on
+    MLflow traces, ``--phoenix-endpoint`` on a trace file without ``--phoenix-log-annotations``
+    (it would only say where to write), an annotations file of another suffix than
+    ``.parquet``/``.jsonl``/``.csv``, Phoenix's client not installed, a trace source with
+    ``--engine ray``, ``--mlflow-max-traces`` below 1. ``InputError`` (exit 2) for a store or a
+    Phoenix that cannot be reached. Reading never implies writing: the verdicts go to Phoenix
+    only with ``phoenix_log`` (``--phoenix-log-annotations``), as MLflow's go only with
+    ``--mlflow-log-feedback``; ``phoenix:PROJECT`` reads from ``--phoenix-endpoint``.
+    ``PHOENIX_COLLECTOR_ENDPOINT`` stands for ``--phoenix-endpoint`` on OpenTelemetry traces
+    only (a table run ignores it). ``names``:
     how the messages name the options (``ragjudge.options.Names``: the flags, or a Python call's
     keyword arguments)."""
     n = names
@@ -87,7 +94,8 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
         raise ConfigError(f"{n('mlflow_feedback_name')} names the feedback {n('mlflow_log_feedback')} logs: add {n.flag_on('mlflow_log_feedback')}")
     otel_given = [n(flag) for flag, value in (("expected_facts_attribute", expected_facts),
                                               ("expected_response_attribute", expected_response),
-                                              ("phoenix_endpoint", phoenix_endpoint), ("annotations", annotations))
+                                              ("phoenix_endpoint", phoenix_endpoint), ("annotations", annotations),
+                                              ("phoenix_log_annotations", phoenix_log or None))
                   if value is not None]
     def only(flags: list[str]) -> str:
         """``--a works`` / ``--a, --b work``."""
@@ -126,10 +134,19 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
     if otel:
         if annotations is not None and not annotations.lower().endswith((".parquet", ".pq", ".jsonl", ".ndjson", ".csv")):
             raise ConfigError(f"the annotations file {annotations} should end in .parquet, .jsonl or .csv")
-        if phoenix_endpoint or os.environ.get(ot.ENDPOINT_ENV) or kind.name == "phoenix-project":
-            endpoint = ot.endpoint_or_fail(phoenix_endpoint)  # phoenix:PROJECT: where to read it, and its annotations go back there
-            ot.check_endpoint(endpoint)  # unreachable, or no client: exit 2 naming the fix, before any judging
-    extra = {"endpoint": endpoint, **filters} if kind.name == "phoenix-project" else {}
+        project = kind.name == "phoenix-project"
+        if phoenix_endpoint and not project and not phoenix_log:
+            raise ConfigError(f"{n('phoenix_endpoint')} on {kind.name} spans only says where to log the verdicts, which a run does "
+                              f"only when asked: add {n.flag_on('phoenix_log_annotations')} (or leave {n('phoenix_endpoint')} out)")
+        read_from = None
+        if project:  # where to read it; its verdicts go back there only with --phoenix-log-annotations
+            read_from = ot.endpoint_or_fail(phoenix_endpoint, f"reading {source}")
+            ot.check_endpoint(read_from)
+        if phoenix_log:
+            endpoint = read_from or ot.endpoint_or_fail(phoenix_endpoint)
+            if endpoint != read_from:
+                ot.check_endpoint(endpoint)  # unreachable, or no client: exit 2 naming the fix, before any judging
+    extra = {"endpoint": read_from, **filters} if kind.name == "phoenix-project" else {}
     options = TraceOptions(tracking_uri, filter_string, max_traces, extra=extra, expected_facts=expected_facts,
                            expected_response=expected_response, judge_error_traces=judge_error_traces)
     return TraceRun(source, kind, options, log_feedback, uri or tracking_uri, phoenix_endpoint=endpoint, annotations=annotations,
