@@ -178,6 +178,13 @@ def after_run(run: TraceRun, result: Any, config: Any) -> None:
     if log.failed:
         said += f"; {log.failed} not logged: " + "; ".join(log.failures[:3]) + (" ..." if len(log.failures) > 3 else "")
     run.say(said, failed=bool(log.failed))
+    if run.run_id:  # the run's traces, as MLflow's evaluation links them: its run page lists them, search_traces(run_id=) finds them
+        traces = [t for t in dict.fromkeys(result.table["trace_id"]) if isinstance(t, str)] if "trace_id" in result.table else []
+        linked, why = mt.link_traces(run.run_id, traces, run.tracking_uri)
+        result.sinks["mlflow"]["traces_linked"] = linked
+        if why is not None:
+            result.sinks["mlflow"]["traces_link_error"] = why
+            run.say(f"mlflow: {len(traces) - linked} of {len(traces)} trace(s) not linked to run {run.run_id}: {why}", failed=True)
 
 
 def _reason(err: BaseException) -> str:
@@ -251,7 +258,9 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
             result.sinks.setdefault("mlflow", {})["run_error"] = run.lines[-1]
             run_id = None
     if run_id:
-        run.say(f"mlflow: run {run_id} logged (summary, scored table and report as artifacts)")
+        linked = result.sinks.get("mlflow", {}).get("traces_linked")
+        run.say(f"mlflow: run {run_id} logged (summary, scored table and report as artifacts"
+                f"{f'; {linked} trace(s) linked' if linked else ''})")
         result.sinks.setdefault("mlflow", {})["run_id"] = run_id
     if wanted.summary_json and wanted.summary_json != "-" and os.path.isfile(wanted.summary_json):
         with open(wanted.summary_json, encoding="utf-8") as handle:

@@ -374,6 +374,21 @@ def test_a_config_metric_is_logged_as_its_definition_says(rows, store, server, t
         mt.log_feedback(frame, store["uri"])
 
 
+# issue 60 item 13, a second shape of the unlinked run: linking from Python, past MLflow's 100 ids a call, twice (one link
+# each), and to a store that does not answer (said, not raised)
+def test_link_traces_links_each_trace_once_past_mlflows_100_a_call(store):
+    run_id = mt.start_run(store["uri"], store["experiment"])
+    real = [store["ids"][k] for k in ("two", "nested", "dicts")]
+    padded = [*real, *(f"tr-{i:032x}" for i in range(147)), real[0]]  # 150 ids with a repeat: two calls of at most 100
+    assert mt.link_traces(run_id, padded, store["uri"]) == (150, None)
+    assert mt.link_traces(run_id, real, store["uri"]) == (3, None)  # again: no second link
+    found = mlflow.search_traces(run_id=run_id, return_type="list")
+    assert sorted(t.info.trace_id for t in found) == sorted(real)
+    dead = f"http://127.0.0.1:{_free_port()}"
+    linked, why = mt.link_traces(run_id, real, dead)
+    assert linked == 0 and why and dead in why
+
+
 def test_an_error_row_logs_its_error_and_a_dead_store_loses_no_verdict(rows, store, server, tmp_path):
     frame = _scored(rows, server, tmp_path).frame
     textless = frame[frame["trace_id"] == store["ids"]["textless"]].copy()

@@ -672,6 +672,29 @@ def start_run(tracking_uri: str | None = None, experiment: str | None = None, tr
     return run.info.run_id
 
 
+LINKS_PER_CALL = 100  # MLflow's MAX_TRACE_LINKS_PER_REQUEST: trace ids one link_traces_to_run call takes
+
+
+def link_traces(run_id: str, trace_ids: Iterable[str], tracking_uri: str | None = None) -> tuple[int, str | None]:
+    """Link ``trace_ids`` to the run ``run_id`` as MLflow's own evaluation links the traces it
+    judged (``MlflowClient.link_traces_to_run``, ``LINKS_PER_CALL`` a call): the run's page lists
+    them and ``mlflow.search_traces(run_id=...)`` finds them. Returns (traces linked, why the
+    rest were not, or None); raises nothing: an MLflow without the call (before 3.2) or a store
+    that refuses says why, and the feedback and the run are kept all the same."""
+    ids = list(dict.fromkeys(str(t) for t in trace_ids if t))
+    linked = 0
+    try:
+        mlflow_client = client(tracking_uri)
+        for start in range(0, len(ids), LINKS_PER_CALL):
+            mlflow_client.link_traces_to_run(ids[start:start + LINKS_PER_CALL], run_id)
+            linked += len(ids[start:start + LINKS_PER_CALL])
+    except AttributeError:
+        return linked, "this MLflow cannot link traces to a run (MlflowClient.link_traces_to_run came in MLflow 3.2)"
+    except Exception as err:  # noqa: BLE001 - the feedback is logged; the link is the run page's view of it
+        return linked, _first_line(err)
+    return linked, None
+
+
 def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | None = None, scored_path: str | None = None,
             report_path: str | None = None, feedback: FeedbackLog | None = None, run_name: str | None = None,
             trace_id: str | None = None, run_id: str | None = None, names: dict[str, str] | None = None,
@@ -737,5 +760,5 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
 
 
 __all__ = ["COLUMNS", "FeedbackLog", "feedback_name", "model_uri", "start_run", "read_source", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file",
-           "log_feedback", "log_run", "read_experiment", "read_trace_file", "read_traces", "search", "trace_view",
+           "link_traces", "log_feedback", "log_run", "read_experiment", "read_trace_file", "read_traces", "search", "trace_view",
            "tracking_uri_or_fail"]
