@@ -26,7 +26,7 @@ from typing import Any
 from ragjudge.compat import ajudge_row, judge_row
 from ragjudge.records import request_text, response_text
 from ragjudge.traces.spans import request_of, response_of, trace_rows
-from ragjudge.traces.mlflow import trace_view
+from ragjudge.traces.mlflow import judged_by, model_uri, trace_view
 
 __all__ = ["CONTEXT_SUFFICIENCY_FEEDBACK_NAME", "Feedback", "RetrievalSufficiency", "ais_context_sufficient", "is_context_sufficient",
            "response_completeness", "retrieval_sufficiency"]
@@ -57,7 +57,10 @@ def _row(request: Any, context: Any, expected_facts: Any, expected_response: Any
 
 
 def _metadata(judged: Any) -> dict[str, str]:
-    out = {"judge": "ragjudge", "judge_model": str(judged.get("judge_model") or "")}
+    """A feedback's metadata, in the keys ``ragjudge score --mlflow-log-feedback`` writes
+    (``judged_by``: ragjudge and its version; ``mode``, ``missing`` as JSON), with the row's
+    ``judge_model``, ``ground_truth`` and ``cached``."""
+    out = {"judged_by": judged_by(), "judge_model": str(judged.get("judge_model") or "")}
     for key in ("mode", "ground_truth"):
         if judged.get(f"sufficiency_{key}"):
             out[key] = str(judged[f"sufficiency_{key}"])
@@ -83,7 +86,7 @@ def to_feedback(judged: Any, name: str | None = None) -> Any:
     error = None if status == "ok" else str(judged.get("sufficiency_error") or status)
     fields = {"name": name or CONTEXT_SUFFICIENCY_FEEDBACK_NAME, "value": value, "rationale": judged.get("sufficiency_rationale"),
               "error": error, "metadata": _metadata(judged)}
-    model = str(judged.get("judge_model") or "")
+    model = model_uri(str(judged.get("judge_model") or ""))  # MLflow's form, openai:/gpt-4o-mini, as the command writes it
     try:
         from mlflow.entities import AssessmentSource, Feedback as MlflowFeedback
     except ImportError:
@@ -97,8 +100,10 @@ def is_context_sufficient(*, request: str, context: Any, expected_facts: list[st
     dicts, or any object, judged as its JSON text) holds what ``request`` needs to state the
     expected response (or, without one, the expected facts). Returns a feedback: ``value``
     "yes"/"no", ``rationale``, ``name`` (default ``context_sufficiency``), ``error`` (why no
-    verdict: no expectations, a provider failure) and ``metadata`` (mode, ground truth used,
-    missing facts, judge model). ``model``: a litellm model string or MLflow's
+    verdict: no expectations, a provider failure), ``source`` (``LLM_JUDGE``, the judge model
+    in MLflow's form, ``openai:/gpt-4o-mini``, as ``ragjudge score --mlflow-log-feedback``
+    writes it) and ``metadata`` (``judged_by``: ragjudge and its version; mode, ground truth
+    used, missing facts, judge model). ``model``: a litellm model string or MLflow's
     ``provider:/model``; default the configured judge (``ragjudge.compat.configure``)."""
     judged = judge_row("sufficiency", _row(request, context, expected_facts, expected_response), model=model, **MLFLOW_SETTINGS)
     return to_feedback(judged, name)
@@ -173,9 +178,9 @@ def _completeness_feedback(inputs: Any, outputs: Any, expectations: dict[str, An
     score = judged.get("completeness_score")
     fields = {"name": name, "value": None if status != "ok" else (int(score) if float(score).is_integer() else float(score)),
               "rationale": judged.get("completeness_rationale"), "error": None if status == "ok" else str(judged.get("completeness_error") or status),
-              "metadata": {"judge": "ragjudge", "judge_model": str(judged.get("judge_model") or ""),
+              "metadata": {"judged_by": judged_by(), "judge_model": str(judged.get("judge_model") or ""),
                            "missing": json.dumps(list(judged.get("completeness_missing") or []), ensure_ascii=False)}}
-    model_id = str(judged.get("judge_model") or "")
+    model_id = model_uri(str(judged.get("judge_model") or ""))
     from mlflow.entities import AssessmentSource, Feedback as MlflowFeedback
 
     return MlflowFeedback(**fields, source=AssessmentSource(source_type="LLM_JUDGE", source_id=model_id))

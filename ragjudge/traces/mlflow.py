@@ -83,6 +83,12 @@ def model_uri(model: str) -> str:
     return f"{provider}:/{name}"
 
 
+def judged_by() -> str:
+    """The ``judged_by`` metadata of every feedback ragjudge writes (the command's and
+    ``ragjudge.compat.mlflow``'s alike): ``ragjudge`` and its version."""
+    return f"ragjudge {__version__}"
+
+
 def needs_mlflow() -> None:
     """``ConfigError`` (exit 2) with the install line when MLflow is not installed."""
     _mlflow()
@@ -478,7 +484,7 @@ def _feedback(row: dict[str, Any], metric: str, span_id: str | None, model: str,
         "completion_tokens": str(_cell(row, f"{metric}_completion_tokens") or 0),
         "cost_usd": "" if cost is None else str(cost),
         "metric": metric,
-        "judged_by": f"ragjudge {__version__}",
+        "judged_by": judged_by(),
     }
     if run_id:
         metadata[SOURCE_RUN_ID] = run_id
@@ -759,6 +765,6 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
     return run_id
 
 
-__all__ = ["COLUMNS", "FeedbackLog", "feedback_name", "model_uri", "start_run", "read_source", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file",
+__all__ = ["COLUMNS", "FeedbackLog", "feedback_name", "model_uri", "start_run", "read_source", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file", "judged_by",
            "link_traces", "log_feedback", "log_run", "read_experiment", "read_trace_file", "read_traces", "search", "trace_view",
            "tracking_uri_or_fail"]
