@@ -708,3 +708,27 @@ def test_the_scorers_register_serialize_and_run_as_mlflow_loads_them(store, corr
         compat.configure()
     assert len(feedbacks) == 2 and all(f.value in ("yes", "no") and f.span_id for f in feedbacks)  # one per retriever span
     assert complete.name == "response_completeness" and complete.value in (1, 2, 3, 4, 5) and complete.error is None
+
+
+# issue 60 item 13: RetrievalSufficiency(model=...).register() dropped the model: the registered scorer judged with the
+# default. It is kept in what MLflow serializes, and the scorer MLflow rebuilds judges with it
+def test_a_registered_scorer_keeps_its_model(store, corrected, server, tmp_path, monkeypatch):
+    from mlflow.genai.scorers import get_scorer
+
+    from ragjudge import compat
+    from ragjudge.compat.mlflow import RetrievalSufficiency
+
+    monkeypatch.setenv("MLFLOW_SERVER_ENABLE_CUSTOM_SCORERS", "true")
+    exp = mlflow.MlflowClient(store["uri"]).get_experiment_by_name("corrections").experiment_id
+    RetrievalSufficiency(model="openai:/kept-judge").register(name="sufficiency_kept", experiment_id=exp)
+    RetrievalSufficiency().register(name="sufficiency_default", experiment_id=exp)  # a second shape: no model, the default
+    compat.configure(model="openai/fake-judge", api_base=server.url, cache={"dir": str(tmp_path / "c")})
+    try:
+        trace = mlflow.get_trace(corrected)
+        kept = get_scorer(name="sufficiency_kept", experiment_id=exp)(trace=trace)
+        default = get_scorer(name="sufficiency_default", experiment_id=exp)(trace=trace)
+    finally:
+        compat.configure()
+    assert len(kept) == 2 and {f.source.source_id for f in kept} == {"openai:/kept-judge"}
+    assert {f.metadata["judge_model"] for f in kept} == {"openai/kept-judge"}
+    assert len(default) == 2 and {f.source.source_id for f in default} == {"openai:/fake-judge"}

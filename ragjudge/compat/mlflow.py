@@ -214,6 +214,23 @@ def _make_registrable() -> tuple[Any, Any]:
 retrieval_sufficiency, response_completeness = _make_registrable()
 
 
+def _sufficiency_with_model(model: str) -> Any:
+    """The decorator scorer ``retrieval_sufficiency`` judging with ``model``: the model is the
+    default of its keyword ``model``, which MLflow keeps in the signature it serializes
+    (``call_signature``) and never passes (it passes only ``inputs``, ``outputs``,
+    ``expectations``, ``trace``), so the registered scorer, rebuilt from its code where it runs,
+    judges with it."""
+    from mlflow.genai.scorers import scorer
+
+    def retrieval_sufficiency(*, inputs=None, outputs=None, expectations=None, trace=None, model=None):  # noqa: ANN001, ANN202 - MLflow's shape
+        from ragjudge.compat.mlflow import _score_trace
+
+        return _score_trace(trace, inputs, outputs, expectations, "retrieval_sufficiency", model)
+
+    retrieval_sufficiency.__kwdefaults__ = {**(retrieval_sufficiency.__kwdefaults__ or {}), "model": model}
+    return scorer(name="retrieval_sufficiency")(retrieval_sufficiency)
+
+
 def _make_scorer_class() -> Any:
     try:
         from mlflow.genai.scorers import Scorer
@@ -249,8 +266,11 @@ def _make_scorer_class() -> Any:
         def register(self, *, name: str | None = None, experiment_id: str | None = None) -> Any:
             """Register the scorer with MLflow (for its production monitoring): as the decorator
             scorer ``retrieval_sufficiency``, which MLflow can serialize (a class scorer it
-            cannot). The judge model is the compat default where the scorer runs."""
-            return retrieval_sufficiency.register(name=name or self.name, experiment_id=experiment_id)
+            cannot). It judges with this scorer's ``model`` where it runs (kept in the
+            serialized signature); without one, with the compat default there
+            (``ragjudge.compat.configure``)."""
+            chosen = _sufficiency_with_model(self.model) if self.model else retrieval_sufficiency
+            return chosen.register(name=name or self.name, experiment_id=experiment_id)
 
     return RetrievalSufficiency
 
