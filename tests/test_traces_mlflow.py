@@ -732,3 +732,25 @@ def test_a_registered_scorer_keeps_its_model(store, corrected, server, tmp_path,
     assert len(kept) == 2 and {f.source.source_id for f in kept} == {"openai:/kept-judge"}
     assert {f.metadata["judge_model"] for f in kept} == {"openai/kept-judge"}
     assert len(default) == 2 and {f.source.source_id for f in default} == {"openai:/fake-judge"}
+
+
+# issue 60 item 13: .start() is refused by open-source MLflow; the limit is documented with MLflow's own message
+# (docs/from-mlflow.md), which this holds true: a change in MLflow fails here and the page is revisited
+def test_monitoring_a_registered_scorer_is_refused_as_the_page_says(store, corrected, monkeypatch):
+    from mlflow.exceptions import MlflowException
+    from mlflow.genai.scorers import ScorerSamplingConfig
+
+    from ragjudge.compat.mlflow import RetrievalSufficiency
+
+    monkeypatch.setenv("MLFLOW_SERVER_ENABLE_CUSTOM_SCORERS", "true")
+    exp = mlflow.MlflowClient(store["uri"]).get_experiment_by_name("corrections").experiment_id
+    registered = RetrievalSufficiency(model="openai:/gpt-4o-mini").register(name="sufficiency_monitor", experiment_id=exp)
+    with pytest.raises(MlflowException) as refused:
+        registered.start(experiment_id=exp, sampling_config=ScorerSamplingConfig(sample_rate=0.5))
+    message = str(refused.value)
+    assert message == ("Scorer 'sufficiency_monitor' does not use a gateway model. Automatic evaluation is only supported for "
+                       "scorers that use gateway models.")
+    from conftest import ROOT
+
+    page = (ROOT / "docs" / "from-mlflow.md").read_text()
+    assert message.replace("sufficiency_monitor", "retrieval_sufficiency") in page

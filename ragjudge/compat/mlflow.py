@@ -268,7 +268,11 @@ def _make_scorer_class() -> Any:
             scorer ``retrieval_sufficiency``, which MLflow can serialize (a class scorer it
             cannot). It judges with this scorer's ``model`` where it runs (kept in the
             serialized signature); without one, with the compat default there
-            (``ragjudge.compat.configure``)."""
+            (``ragjudge.compat.configure``). MLflow's monitoring (``.start()`` on what this
+            returns) is refused by open-source MLflow (3.17): "Scorer 'retrieval_sufficiency'
+            does not use a gateway model. Automatic evaluation is only supported for scorers that
+            use gateway models." (its online scoring runs only scorers whose serialized form
+            names a ``gateway:/`` model; a code scorer has none; docs/from-mlflow.md)."""
             chosen = _sufficiency_with_model(self.model) if self.model else retrieval_sufficiency
             return chosen.register(name=name or self.name, experiment_id=experiment_id)
 
