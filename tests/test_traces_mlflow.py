@@ -679,6 +679,27 @@ def test_the_compat_scorer_reads_a_trace_without_expectations_as_the_command_doe
     assert feedback.error is None and feedback.value in ("yes", "no") and feedback.metadata["mode"] == "reference_free"
 
 
+# issue 60 item 13: compat judged ERROR traces while the command skipped them: one default, the command's; asked, both judge
+def test_the_compat_scorers_skip_an_error_trace_as_the_command_does(store, read_three_ways, server, tmp_path):
+    from ragjudge import compat
+    from ragjudge.compat.mlflow import RetrievalSufficiency, response_completeness
+
+    compat.configure(model="openai/fake-judge", api_base=server.url, cache={"dir": str(tmp_path / "c")})
+    try:
+        trace = mlflow.get_trace(read_three_ways["error"])
+        before = server.calls
+        (skipped,) = RetrievalSufficiency()(trace=trace)
+        unrated = response_completeness(trace=trace, expectations={"expected_facts": ["Paris is the capital of France."]})
+        assert server.calls == before  # no judge call for either
+        (judged,) = RetrievalSufficiency(judge_error_traces=True)(trace=trace)
+    finally:
+        compat.configure()
+    assert skipped.value is None and skipped.error.error_message.startswith("trace state ERROR: skipped, as ragjudge score skips it")
+    assert skipped.span_id == trace.search_spans(span_type="RETRIEVER")[0].span_id
+    assert unrated.value is None and unrated.error.error_message.startswith("trace state ERROR: skipped")  # a second shape: per trace
+    assert judged.error is None and judged.value in ("yes", "no")
+
+
 def _jsonl(path):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from ragjudge.compat import ajudge_row, judge_row
 from ragjudge.records import request_text, response_text
-from ragjudge.traces.spans import request_of, response_of, trace_rows
+from ragjudge.traces.spans import JUDGED_STATES, request_of, response_of, trace_rows
 from ragjudge.traces.mlflow import judged_by, model_uri, trace_view
 
 __all__ = ["CONTEXT_SUFFICIENCY_FEEDBACK_NAME", "Feedback", "RetrievalSufficiency", "ais_context_sufficient", "is_context_sufficient",
@@ -125,12 +125,24 @@ def _passages_of(outputs: Any) -> Any:
     return None
 
 
-def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, Any] | None, name: str, model: str | None) -> Any:
+def _skipped(reason: str) -> str:
+    """Why a trace is not judged: its state, skipped as ``ragjudge score`` skips it."""
+    return (f"{reason}: skipped, as ragjudge score skips it; RetrievalSufficiency(judge_error_traces=True) and "
+            "ragjudge score --judge-error-traces judge it, as MLflow's scorer does")
+
+
+def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, Any] | None, name: str, model: str | None,
+                 judge_error_traces: bool = False) -> Any:
     expectations = dict(expectations or {})
     rows: list[dict[str, Any]] = []
     if trace is not None:
         for found in trace_rows(trace_view(trace)):
             if found.get("span_id") is None:
+                continue
+            if found.get("trace_skip_reason") and not judge_error_traces:  # one default with the command: an ERROR trace is skipped
+                feedback = to_feedback({"sufficiency_status": "skipped", "sufficiency_error": _skipped(found["trace_skip_reason"])}, name)
+                feedback.span_id = found["span_id"]
+                rows.append({"span_id": found["span_id"], "feedback": feedback})
                 continue
             rows.append({"span_id": found["span_id"], "request": found["request"], "context": found["context"],
                          "expected_facts": expectations.get("expected_facts", found.get("expected_facts")),
@@ -144,6 +156,9 @@ def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, 
     feedbacks = []
     for row in rows:
         span_id = row.pop("span_id")
+        if "feedback" in row:
+            feedbacks.append(row["feedback"])
+            continue
         if row["request"] is not None and not isinstance(row["request"], str):
             row["request"] = json.dumps(row["request"], ensure_ascii=False, default=str)
         # without expectations the trace is judged reference-free, as `ragjudge score` judges the same trace (MLflow judges it
@@ -163,8 +178,10 @@ def _completeness_feedback(inputs: Any, outputs: Any, expectations: dict[str, An
     from the trace's root span and expectations as ``ragjudge score`` reads them."""
     expectations = dict(expectations or {})
     request, response = request_text(inputs), response_text(outputs)
+    skip = None
     if trace is not None:
         view = trace_view(trace)
+        skip = None if view.state in JUDGED_STATES else f"trace state {view.state}"  # as the command skips it
         root = view.root
         if root is not None:
             request, response = request_of(root.inputs), response_of(root.outputs)
@@ -173,7 +190,8 @@ def _completeness_feedback(inputs: Any, outputs: Any, expectations: dict[str, An
     row = {"request": request if isinstance(request, str) or request is None else json.dumps(request, default=str),
            "response": response if isinstance(response, str) or response is None else json.dumps(response, default=str),
            "expected_facts": expectations.get("expected_facts"), "expected_response": expectations.get("expected_response")}
-    judged = judge_row("completeness", row, model=model)
+    judged = judge_row("completeness", row, model=model) if skip is None else \
+        {"completeness_status": "skipped", "completeness_error": _skipped(skip).replace("RetrievalSufficiency(judge_error_traces=True) and ", "")}
     status = judged.get("completeness_status")
     score = judged.get("completeness_score")
     fields = {"name": name, "value": None if status != "ok" else (int(score) if float(score).is_integer() else float(score)),
@@ -243,10 +261,15 @@ def _make_scorer_class() -> Any:
         top-level retriever span of the trace gets its own feedback (``span_id`` set), as
         MLflow's does; a record without a retriever span is judged on ``outputs["retrieved_context"]``;
         a trace without expectations is judged reference-free, as ``ragjudge score`` judges it.
-        ``model``: a litellm model string or MLflow's ``provider:/model``."""
+        ``model``: a litellm model string or MLflow's ``provider:/model``. A trace in state
+        ERROR (its app raised) is skipped, as ``ragjudge score`` skips it: one feedback per
+        retriever span whose ``error`` says so; ``judge_error_traces=True`` judges it, as MLflow's
+        scorer and ``ragjudge score --judge-error-traces`` do (the registered decorator scorers
+        skip it too)."""
 
         name: str = "retrieval_sufficiency"
         model: str | None = None
+        judge_error_traces: bool = False
         required_columns: set[str] = {"inputs", "trace"}  # as MLflow's RetrievalSufficiency declares them
 
         def validate_columns(self, columns: set[str]) -> None:
@@ -261,7 +284,7 @@ def _make_scorer_class() -> Any:
 
         def __call__(self, *, inputs: Any = None, outputs: Any = None, expectations: dict[str, Any] | None = None,
                      trace: Any = None) -> Any:
-            return _score_trace(trace, inputs, outputs, expectations, self.name, self.model)
+            return _score_trace(trace, inputs, outputs, expectations, self.name, self.model, self.judge_error_traces)
 
         def register(self, *, name: str | None = None, experiment_id: str | None = None) -> Any:
             """Register the scorer with MLflow (for its production monitoring): as the decorator
