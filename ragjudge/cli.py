@@ -88,9 +88,9 @@ SCORE_EPILOG = """Examples:
 
   ragjudge score mlflow:my-rag-app --mlflow-log-feedback   (MLflow traces in, feedback out; docs/from-mlflow.md)
 
-  ragjudge score phoenix:default --phoenix-endpoint http://localhost:6006   (a Phoenix project in, annotations out; docs/from-phoenix.md)
+  ragjudge score phoenix:default --phoenix-endpoint http://localhost:6006 --phoenix-log-annotations   (a Phoenix project in, annotations out; docs/from-phoenix.md)
 
-  ragjudge score traces.json --phoenix-endpoint http://localhost:6006   (OTLP JSON in, Phoenix annotations out)
+  ragjudge score traces.json --phoenix-endpoint http://localhost:6006 --phoenix-log-annotations   (OTLP JSON in, Phoenix annotations out)
 
 Exit codes: 0 gate passed, 1 a gate failed (pass rate, skip rate, diagnosis share, or against \
 --baseline: regressions, pass-rate drop), 2 usage/config/input error or an output cut short (a \
@@ -165,8 +165,9 @@ def score(
     mlflow_feedback_name: Annotated[list[str], typer.Option(help="METRIC=NAME: the name of METRIC's feedback (default: MLflow's own scorer's, retrieval_sufficiency for sufficiency; response_completeness); repeat for more.", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = [],
     expected_facts_attribute: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: the span attribute holding the expected facts, root span first; dotted names reach into a JSON attribute, e.g. metadata.expected_facts (default: none, reference-free).", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = None,
     expected_response_attribute: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: the span attribute holding the expected response, e.g. metadata.expected_response.", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = None,
-    phoenix_endpoint: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: log each verdict as a span annotation in Phoenix at this URL (default: PHOENIX_COLLECTOR_ENDPOINT), replacing ragjudge's earlier one; checked before judging.", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = None,
-    annotations: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: write the verdicts as Phoenix's annotation tables (.parquet, .jsonl or .csv; trace annotations beside it as NAME.traces.SUFFIX).", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = None,
+    phoenix_endpoint: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: the Phoenix server at this URL (default: PHOENIX_COLLECTOR_ENDPOINT) that phoenix:PROJECT is read from and --phoenix-log-annotations logs to; checked before judging.", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = None,
+    phoenix_log_annotations: Annotated[bool, typer.Option("--phoenix-log-annotations", help="With OpenTelemetry traces: log each verdict as an annotation in Phoenix at --phoenix-endpoint, replacing ragjudge's earlier one (reading phoenix:PROJECT writes nothing without it).", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = False,
+    annotations: Annotated[Optional[str], typer.Option(help="With OpenTelemetry traces: write the verdicts as Phoenix's annotation tables (.parquet, .jsonl or .csv; trace annotations beside it as NAME.traces.SUFFIX), to load later; nothing is sent to Phoenix unless --phoenix-log-annotations is given too.", rich_help_panel="Traces (MLflow, OpenTelemetry, Phoenix)")] = None,
 ) -> None:
     """Score a RAG evaluation table with LLM judges and gate on the result."""
     given = dict(locals())

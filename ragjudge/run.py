@@ -65,7 +65,7 @@ __all__ = ["RunOutcome", "ScoreRequest", "evaluate", "recorded_request", "reques
 
 _TRACE_OPTIONS = ("mlflow_tracking_uri", "mlflow_filter", "mlflow_max_traces", "mlflow_log_feedback", "mlflow_feedback_name",
                   "expected_facts_attribute", "expected_response_attribute", "phoenix_endpoint", "annotations", "judge_error_traces",
-                  "phoenix_start", "phoenix_end", "phoenix_trace_id")
+                  "phoenix_start", "phoenix_end", "phoenix_trace_id", "phoenix_log_annotations")
 
 @dataclass(frozen=True)
 class ScoreRequest:
@@ -82,7 +82,8 @@ class ScoreRequest:
     earlier, with its gates ``max_regressions`` and ``max_drop``. ``engine``: ``local`` or
     ``ray`` (``ray_address``, ``ray_actors``). ``dry_run``: count calls, tokens and cost, make
     none. Traces: ``mlflow_*`` (MLflow traces in, feedback out), ``expected_*_attribute``,
-    ``phoenix_endpoint``, ``annotations`` (OpenTelemetry traces), ``phoenix_start``, ``phoenix_end``,
+    ``phoenix_endpoint`` (where Phoenix is), ``phoenix_log_annotations`` (send the verdicts there:
+    reading never writes without it), ``annotations`` (OpenTelemetry traces), ``phoenix_start``, ``phoenix_end``,
     ``phoenix_trace_id`` (the spans of ``phoenix:PROJECT`` read), ``judge_error_traces`` (judge the
     rows of traces in state ERROR, as MLflow's scorer does). ``batch_wait``: with ``judge.batch``,
     wait for the batches and finish the run (else submit and stop, exit 4; ``ragjudge.batch``).
@@ -130,6 +131,7 @@ class ScoreRequest:
     phoenix_start: str | None = None
     phoenix_end: str | None = None
     phoenix_trace_id: tuple[str, ...] = ()
+    phoenix_log_annotations: bool = False
     batch_wait: bool = False
     batch_resubmit: bool = False
     flag_fields: frozenset[str] = frozenset()
@@ -413,7 +415,7 @@ def _plan_traces(request: ScoreRequest, config: Any) -> Any:
                 request.mlflow_log_feedback, request.engine, request.expected_facts_attribute, request.expected_response_attribute,
                 request.phoenix_endpoint, request.annotations, names, request.judge_error_traces,
                 {"start_time": request.phoenix_start, "end_time": request.phoenix_end, "trace_ids": list(request.phoenix_trace_id)},
-                names=request.names)
+                names=request.names, phoenix_log=request.phoenix_log_annotations)
 
 
 def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable[[Any], None] | None) -> RunOutcome:
@@ -441,7 +443,8 @@ def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable
     skipped = [request.names.about(name, value) for name, value in (("output", request.output), ("junit", request.junit), ("markdown", request.markdown),
                                                        ("html", request.html), ("baseline", request.baseline),
                                                        ("mlflow_log_feedback", request.mlflow_log_feedback or None),
-                                                       ("phoenix_endpoint", request.phoenix_endpoint), ("annotations", request.annotations))
+                                                       ("phoenix_log_annotations", request.phoenix_log_annotations or None),
+                                                       ("annotations", request.annotations))
                if value is not None]
     if skipped:
         report["notes"].append(f"note: a dry run writes and logs nothing but {request.names('summary_json')}: {', '.join(skipped)} checked, "

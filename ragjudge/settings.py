@@ -28,7 +28,7 @@ from ragjudge.config import METRICS, BadEntry, RawConfig, _describe, load_as
 from ragjudge.errors import ConfigError
 from ragjudge.judges import BUILT_IN, bundled_definitions, bundled_names, judge_class
 from ragjudge.judges.definitions import Extension, JudgeDefinition
-from ragjudge.types import level_of
+from ragjudge.types import MetricShape, level_of
 
 __all__ = ["Config", "load_config"]
 
@@ -145,6 +145,17 @@ class _ConfigBase(RawConfig):
         (``ragjudge.types.level_of``). Raises ``KeyError`` for a metric it does not know."""
         found = self.definition(metric)
         return level_of(found.needs if found is not None else judge_class(metric).needs)
+
+    def shape(self, metric: str) -> MetricShape:
+        """What the trace sinks need of ``metric``'s definition (``ragjudge.types.MetricShape``):
+        its level (``level``), whether it is binary (its ``kind``) and the feedback name of
+        MLflow's scorer of the same judgment (``mlflow_name``). Raises ``KeyError`` for a metric
+        it does not know."""
+        found = self.definition(metric)
+        if found is not None:
+            return MetricShape(level=level_of(found.needs), binary=found.kind == "binary", mlflow_name=found.mlflow_name)
+        judge = judge_class(metric)
+        return MetricShape(level=level_of(judge.needs), binary=judge.kind == "binary", mlflow_name=judge.mlflow_name)
 
     def label_threshold(self, metric: str) -> float:
         """The pass mark of ``metric``'s labels (a 1..5 rating passes at it): the very mark its

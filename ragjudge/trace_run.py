@@ -17,7 +17,6 @@ from typing import Any
 from ragjudge.errors import ConfigError
 from ragjudge.options import CLI, Names
 from ragjudge.traces import OTEL_SOURCES, TraceOptions, TraceSource, mlflow as mt, otel as ot, source_kind
-from ragjudge.catalog import describe
 from ragjudge.reports.summary import summary_dict
 from ragjudge.reports import html
 from ragjudge.io import write_atomic, write_table
@@ -31,8 +30,9 @@ def otel_hint(names: Names = CLI) -> str:
 class TraceRun:
     """A run whose input is a trace source: its ``kind``, the ``options`` it is read with, and
     whether the verdicts go back as MLflow feedback (``log_feedback``, to ``tracking_uri``), as
-    Phoenix span annotations (``phoenix_endpoint``, checked reachable) or to an annotations
-    table (``annotations``, a file path)."""
+    Phoenix span annotations (``phoenix_endpoint``, checked reachable: set only when
+    ``--phoenix-log-annotations`` asks for it, never by reading ``phoenix:PROJECT``) or to an
+    annotations table (``annotations``, a file path)."""
 
     source: str
     kind: TraceSource
@@ -62,16 +62,22 @@ class TraceRun:
 def plan(source: str, input_format: str | None, tracking_uri: str | None, filter_string: str | None, max_traces: int | None,
          log_feedback: bool, engine: str = "local", expected_facts: str | None = None, expected_response: str | None = None,
          phoenix_endpoint: str | None = None, annotations: str | None = None, feedback_names: dict[str, str] | None = None,
-         judge_error_traces: bool = False, phoenix_filters: dict[str, Any] | None = None, names: Names = CLI) -> TraceRun | None:
+         judge_error_traces: bool = False, phoenix_filters: dict[str, Any] | None = None, names: Names = CLI,
+         phoenix_log: bool = False) -> TraceRun | None:
     """The trace run of ``ragjudge score SOURCE`` (None: a table run), checked before any
     judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
     or ``--mlflow-log-feedback`` on a table or on OpenTelemetry traces, ``--mlflow-log-feedback``
     without a tracking store, ``--expected-facts-attribute``/``--expected-response-attribute``/
-    ``--phoenix-endpoint``/``--annotations`` on a table or on MLflow traces, an annotations file
-    of another suffix than ``.parquet``/``.jsonl``/``.csv``, Phoenix's client not installed, a
-    trace source with ``--engine ray``, ``--mlflow-max-traces`` below 1. ``InputError`` (exit
-    2) for a store or a Phoenix that cannot be reached. ``PHOENIX_COLLECTOR_ENDPOINT`` stands
-    for ``--phoenix-endpoint`` on OpenTelemetry traces only (a table run ignores it). ``names``:
+    ``--phoenix-endpoint``/``--phoenix-log-annotations``/``--annotations`` on a table or on
+    MLflow traces, ``--phoenix-endpoint`` on a trace file without ``--phoenix-log-annotations``
+    (it would only say where to write), an annotations file of another suffix than
+    ``.parquet``/``.jsonl``/``.csv``, Phoenix's client not installed, a trace source with
+    ``--engine ray``, ``--mlflow-max-traces`` below 1. ``InputError`` (exit 2) for a store or a
+    Phoenix that cannot be reached. Reading never implies writing: the verdicts go to Phoenix
+    only with ``phoenix_log`` (``--phoenix-log-annotations``), as MLflow's go only with
+    ``--mlflow-log-feedback``; ``phoenix:PROJECT`` reads from ``--phoenix-endpoint``.
+    ``PHOENIX_COLLECTOR_ENDPOINT`` stands for ``--phoenix-endpoint`` on OpenTelemetry traces
+    only (a table run ignores it). ``names``:
     how the messages name the options (``ragjudge.options.Names``: the flags, or a Python call's
     keyword arguments)."""
     n = names
@@ -88,7 +94,8 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
         raise ConfigError(f"{n('mlflow_feedback_name')} names the feedback {n('mlflow_log_feedback')} logs: add {n.flag_on('mlflow_log_feedback')}")
     otel_given = [n(flag) for flag, value in (("expected_facts_attribute", expected_facts),
                                               ("expected_response_attribute", expected_response),
-                                              ("phoenix_endpoint", phoenix_endpoint), ("annotations", annotations))
+                                              ("phoenix_endpoint", phoenix_endpoint), ("annotations", annotations),
+                                              ("phoenix_log_annotations", phoenix_log or None))
                   if value is not None]
     def only(flags: list[str]) -> str:
         """``--a works`` / ``--a, --b work``."""
@@ -127,19 +134,23 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
     if otel:
         if annotations is not None and not annotations.lower().endswith((".parquet", ".pq", ".jsonl", ".ndjson", ".csv")):
             raise ConfigError(f"the annotations file {annotations} should end in .parquet, .jsonl or .csv")
-        if phoenix_endpoint or os.environ.get(ot.ENDPOINT_ENV) or kind.name == "phoenix-project":
-            endpoint = ot.endpoint_or_fail(phoenix_endpoint)  # phoenix:PROJECT: where to read it, and its annotations go back there
-            ot.check_endpoint(endpoint)  # unreachable, or no client: exit 2 naming the fix, before any judging
-    extra = {"endpoint": endpoint, **filters} if kind.name == "phoenix-project" else {}
+        project = kind.name == "phoenix-project"
+        if phoenix_endpoint and not project and not phoenix_log:
+            raise ConfigError(f"{n('phoenix_endpoint')} on {kind.name} spans only says where to log the verdicts, which a run does "
+                              f"only when asked: add {n.flag_on('phoenix_log_annotations')} (or leave {n('phoenix_endpoint')} out)")
+        read_from = None
+        if project:  # where to read it; its verdicts go back there only with --phoenix-log-annotations
+            read_from = ot.endpoint_or_fail(phoenix_endpoint, f"reading {source}")
+            ot.check_endpoint(read_from)
+        if phoenix_log:
+            endpoint = read_from or ot.endpoint_or_fail(phoenix_endpoint)
+            if endpoint != read_from:
+                ot.check_endpoint(endpoint)  # unreachable, or no client: exit 2 naming the fix, before any judging
+    extra = {"endpoint": read_from, **filters} if kind.name == "phoenix-project" else {}
     options = TraceOptions(tracking_uri, filter_string, max_traces, extra=extra, expected_facts=expected_facts,
                            expected_response=expected_response, judge_error_traces=judge_error_traces)
     return TraceRun(source, kind, options, log_feedback, uri or tracking_uri, phoenix_endpoint=endpoint, annotations=annotations,
                     feedback_names=dict(feedback_names or {}))
-
-
-def span_metrics(config: Any) -> list[str]:
-    """The metrics of ``config`` judged per retriever span: those that read the context."""
-    return [item["name"] for item in describe(config) if "context" in item["needs"]]
 
 
 def after_run(run: TraceRun, result: Any, config: Any) -> None:
@@ -158,7 +169,7 @@ def after_run(run: TraceRun, result: Any, config: Any) -> None:
         run.run_id = mt.start_run(run.tracking_uri, experiment, None if experiment else first)
     except Exception as err:  # noqa: BLE001 - the verdicts are written; the run's record in MLflow is extra
         run.say(f"mlflow: the run was not made: {_reason(err)}", failed=True)
-    log = mt.log_feedback(result.table, run.tracking_uri, summary=result.summary, span_metrics=span_metrics(config),
+    log = mt.log_feedback(result.table, run.tracking_uri, summary=result.summary, config=config,
                           names=run.feedback_names, run_id=run.run_id)
     run.feedback = log
     result.sinks["mlflow"] = {"tracking_uri": run.tracking_uri, "feedback_logged": log.logged, "feedback_replaced": log.replaced,
@@ -167,6 +178,13 @@ def after_run(run: TraceRun, result: Any, config: Any) -> None:
     if log.failed:
         said += f"; {log.failed} not logged: " + "; ".join(log.failures[:3]) + (" ..." if len(log.failures) > 3 else "")
     run.say(said, failed=bool(log.failed))
+    if run.run_id:  # the run's traces, as MLflow's evaluation links them: its run page lists them, search_traces(run_id=) finds them
+        traces = [t for t in dict.fromkeys(result.table["trace_id"]) if isinstance(t, str)] if "trace_id" in result.table else []
+        linked, why = mt.link_traces(run.run_id, traces, run.tracking_uri)
+        result.sinks["mlflow"]["traces_linked"] = linked
+        if why is not None:
+            result.sinks["mlflow"]["traces_link_error"] = why
+            run.say(f"mlflow: {len(traces) - linked} of {len(traces)} trace(s) not linked to run {run.run_id}: {why}", failed=True)
 
 
 def _reason(err: BaseException) -> str:
@@ -186,13 +204,12 @@ def phoenix_sinks(run: TraceRun, result: Any, config: Any) -> None:
     if result.table is None or not (run.phoenix_endpoint or run.annotations):
         return
 
-    metrics = span_metrics(config)
     sink: dict[str, Any] = result.sinks.setdefault("phoenix", {})
     if run.phoenix_endpoint:
         try:
-            log = ot.log_annotations(result.table, run.phoenix_endpoint, span_metrics=metrics)
+            log = ot.log_annotations(result.table, run.phoenix_endpoint, config=config)
         except Exception as err:  # noqa: BLE001 - Phoenix went away after the check: every annotation counted as failed
-            spans, traces = ot.annotation_frames(result.table, span_metrics=metrics)
+            spans, traces = ot.annotation_frames(result.table, config=config)
             log = ot.AnnotationLog(failed=len(spans) + len(traces), failures=[_reason(err)])
         sink.update(endpoint=run.phoenix_endpoint, annotations_logged=log.logged, annotations_failed=log.failed,
                     annotations_failures=log.failures[:20])
@@ -202,7 +219,7 @@ def phoenix_sinks(run: TraceRun, result: Any, config: Any) -> None:
         run.say(said, failed=bool(log.failed))
     if run.annotations:
         try:
-            done = ot.write_annotations(result.table, run.annotations, span_metrics=metrics)
+            done = ot.write_annotations(result.table, run.annotations, config=config)
         except Exception as err:  # noqa: BLE001 - the scored table is the record; the annotations file is extra
             sink["annotations_file_error"] = _reason(err)
             run.say(f"phoenix: the annotations were not written to {run.annotations}: {_reason(err)}", failed=True)
@@ -235,13 +252,15 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
                                                mapping=result.mapping))
         try:
             run_id = mt.log_run(document, run.tracking_uri, experiment, scored, report, run.feedback,
-                                trace_id=None if experiment else first, run_id=run.run_id, names=run.feedback_names)
+                                trace_id=None if experiment else first, run_id=run.run_id, names=run.feedback_names, config=config)
         except Exception as err:  # noqa: BLE001 - the verdicts are written; the run's record in MLflow is extra
             run.say(f"mlflow: the run was not logged: {str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__}", failed=True)
             result.sinks.setdefault("mlflow", {})["run_error"] = run.lines[-1]
             run_id = None
     if run_id:
-        run.say(f"mlflow: run {run_id} logged (summary, scored table and report as artifacts)")
+        linked = result.sinks.get("mlflow", {}).get("traces_linked")
+        run.say(f"mlflow: run {run_id} logged (summary, scored table and report as artifacts"
+                f"{f'; {linked} trace(s) linked' if linked else ''})")
         result.sinks.setdefault("mlflow", {})["run_id"] = run_id
     if wanted.summary_json and wanted.summary_json != "-" and os.path.isfile(wanted.summary_json):
         with open(wanted.summary_json, encoding="utf-8") as handle:

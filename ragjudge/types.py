@@ -20,6 +20,21 @@ OK, ERROR, SKIPPED = "ok", "error", "skipped"
 SPAN, TRACE = "span", "trace"  # a judge's level on rows read from traces: one verdict per retriever span, or per trace
 
 
+@dataclass(frozen=True)
+class MetricShape:
+    """What the trace sinks (MLflow feedback, Phoenix annotations) need of a metric, read from
+    its definition (``Judge.shape``, ``Config.shape``), never from its name: ``level`` (``SPAN``:
+    one verdict per retriever span, logged on that span; ``TRACE``: one per trace, logged on the
+    trace), ``binary`` (a yes/no verdict, score 1.0/0.0: logged as the label ``yes``/``no``;
+    else a score on a scale, logged as the number) and ``mlflow_name`` (the feedback name of
+    MLflow's built-in scorer of the same judgment, e.g. ``retrieval_sufficiency``; None where
+    MLflow has none: the feedback is then named after the metric)."""
+
+    level: str = TRACE
+    binary: bool = True
+    mlflow_name: str | None = None
+
+
 def level_of(needs: "tuple[str, ...] | list[str]") -> str:
     """A judge's level from the fields it ``needs``: ``span`` when it reads the retrieved context
     (one verdict per retriever span of a trace), else ``trace`` (one verdict per trace)."""

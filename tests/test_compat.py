@@ -41,6 +41,25 @@ def test_is_context_sufficient_returns_a_feedback_yes_and_no(judge):
         assert isinstance(yes, Feedback) and yes.source.source_type == "LLM_JUDGE"
 
 
+# issue 60 item 13: compat wrote the source as openai/fake-judge and metadata judge: ragjudge, the command line
+# openai:/fake-judge and judged_by: one form, MLflow's, the command's
+def test_a_compat_feedback_names_its_judge_as_the_commands_feedback_does(judge):
+    pytest.importorskip("mlflow")
+    from ragjudge import __version__
+
+    feedback = is_context_sufficient(request="What is the capital of France?", context=PARIS,
+                                     expected_facts=["Paris is the capital of France."], model="openai/fake-judge")
+    assert feedback.source.source_id == "openai:/fake-judge"
+    assert feedback.metadata["judged_by"] == f"ragjudge {__version__}" and "judge" not in feedback.metadata
+    # a second shape: the response_completeness scorer's feedback, the same form
+    from ragjudge.compat.mlflow import response_completeness
+
+    rated = response_completeness(inputs={"question": "What is the capital of France?"}, outputs="Paris is the capital of France.",
+                                  expectations={"expected_facts": ["Paris is the capital of France."]})
+    assert rated.error is None and 1 <= rated.value <= 5
+    assert rated.source.source_id == "openai:/fake-judge" and rated.metadata["judged_by"] == f"ragjudge {__version__}"
+
+
 def test_is_context_sufficient_without_expectations_is_refused_as_mlflow_does(judge):
     feedback = is_context_sufficient(request="What is the capital of France?", context=PARIS)
     assert feedback.value is None and "no expected_facts or expected_response" in str(feedback.error)
@@ -181,7 +200,8 @@ def test_a_real_mlflow_genai_evaluate_run_logs_ragjudge_feedback(judge, tmp_path
     for trace in traces:
         query = trace.data.spans[0].inputs["query"]
         feedback = [a for a in trace.info.assessments if a.name == "retrieval_sufficiency"]
-        assert len(feedback) == 1 and feedback[0].metadata["judge"] == "ragjudge" and feedback[0].span_id
+        assert len(feedback) == 1 and feedback[0].metadata["judged_by"].startswith("ragjudge ") and feedback[0].span_id
+        assert feedback[0].source.source_id == "openai:/fake-judge"  # issue 60 item 13: as the command writes it
         found[query] = feedback[0].value
     assert found == {"What is the capital of France?": "yes", "What are all the MLflow components?": "no"}
 

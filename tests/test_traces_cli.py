@@ -188,6 +188,11 @@ def test_the_feedback_and_the_run_are_where_mlflows_own_views_look(run_cli, stor
             assert feedback.metadata["judged_by"].startswith("ragjudge ")
     runs = client.search_runs([store["experiment"]], filter_string="tags.`mlflow.runType` = 'genai_evaluate'")
     assert run_id in {r.info.run_id for r in runs}
+    # issue 60 item 13: the run listed no trace in MLflow's UI (search_traces(run_id=...) gave 0; MLflow's own evaluate
+    # links every trace it judged): each trace read is linked, the error trace too (its row is in the table)
+    linked = mlflow.search_traces(run_id=run_id, return_type="list")
+    assert sorted(t.info.trace_id for t in linked) == sorted(ids.values()) and summary["mlflow"]["traces_linked"] == 4
+    assert "4 trace(s) linked" in first.stderr
     history = client.get_metric_history(run_id, "retrieval_sufficiency/mean")
     assert [m.value for m in history] == [summary["metrics"]["sufficiency"]["mean_score"]]
     assert client.get_metric_history(run_id, "response_completeness/mean")[0].value == summary["metrics"]["completeness"]["mean_score"]

@@ -334,6 +334,61 @@ def test_feedback_lands_on_each_span_and_a_rerun_replaces_it(rows, store, server
     assert len(now) == 3 and {a.source.source_id for a in now} == {"openai:/other-judge"}
 
 
+# issue 60 item 14: what a sink logs of a metric comes from the metric's definition, not from a list of names: the
+# binary groundedness (it reads the context) went to MLflow as 1/0, on the trace (SPAN_METRICS and a test of
+# metric == "sufficiency" decided the level and the yes/no value)
+def test_a_binary_metric_that_reads_the_context_is_a_yes_no_feedback_on_each_span(rows, store, server, tmp_path):
+    import ragjudge
+
+    nested = rows[rows["trace_id"] == store["ids"]["nested"]].reset_index(drop=True)
+    scored = ragjudge.score(nested, metrics=["groundedness"], model="openai/fake-judge", api_base=server.url,
+                            cache={"dir": str(tmp_path / "c")})
+    frame = scored.frame
+    assert list(frame["groundedness_status"]) == ["ok", "ok"] and set(frame["groundedness_score"]) <= {0.0, 1.0}
+    log = mt.log_feedback(frame, store["uri"], summary=scored.summary)
+    assert (log.logged, log.failed) == (2, 0)
+    mine = {a.span_id: a for a in _ours(store["ids"]["nested"]) if a.name == "retrieval_groundedness"}  # MLflow's scorer's name
+    assert set(mine) == set(frame["span_id"]) and len(mine) == 2  # one per retriever span, none on the trace
+    for _, row in frame.iterrows():
+        assert mine[row["span_id"]].value == ("yes" if row["groundedness_score"] == 1.0 else "no")
+
+
+# issue 60 item 14, a second shape: a metric of the config's own (a 1..5 scale that reads the passages, no MLflow name)
+# was logged once per trace; it is a number on each span, named after the metric
+def test_a_config_metric_is_logged_as_its_definition_says(rows, store, server, tmp_path):
+    import ragjudge
+    from helpers import SCALE, config_file
+
+    config = ragjudge.load_config(config_file(tmp_path, SCALE), metrics=["faithful_1to5"], model="openai/fake-judge",
+                                  api_base=server.url, cache={"dir": str(tmp_path / "c")})
+    nested = rows[rows["trace_id"] == store["ids"]["nested"]].reset_index(drop=True)
+    frame = ragjudge.score(nested, config=config).frame
+    assert list(frame["faithful_1to5_status"]) == ["ok", "ok"]
+    log = mt.log_feedback(frame, store["uri"], config=config)
+    assert (log.logged, log.failed) == (2, 0)
+    mine = {a.span_id: a for a in _ours(store["ids"]["nested"]) if a.name == "faithful_1to5"}
+    assert set(mine) == set(frame["span_id"])
+    for _, row in frame.iterrows():
+        assert mine[row["span_id"]].value == int(row["faithful_1to5_score"]) and 1 <= mine[row["span_id"]].value <= 5
+    with pytest.raises(ConfigError, match="faithful_1to5"):  # without the config that defines it: said, nothing logged
+        mt.log_feedback(frame, store["uri"])
+
+
+# issue 60 item 13, a second shape of the unlinked run: linking from Python, past MLflow's 100 ids a call, twice (one link
+# each), and to a store that does not answer (said, not raised)
+def test_link_traces_links_each_trace_once_past_mlflows_100_a_call(store):
+    run_id = mt.start_run(store["uri"], store["experiment"])
+    real = [store["ids"][k] for k in ("two", "nested", "dicts")]
+    padded = [*real, *(f"tr-{i:032x}" for i in range(147)), real[0]]  # 150 ids with a repeat: two calls of at most 100
+    assert mt.link_traces(run_id, padded, store["uri"]) == (150, None)
+    assert mt.link_traces(run_id, real, store["uri"]) == (3, None)  # again: no second link
+    found = mlflow.search_traces(run_id=run_id, return_type="list")
+    assert sorted(t.info.trace_id for t in found) == sorted(real)
+    dead = f"http://127.0.0.1:{_free_port()}"
+    linked, why = mt.link_traces(run_id, real, dead)
+    assert linked == 0 and why and dead in why
+
+
 def test_an_error_row_logs_its_error_and_a_dead_store_loses_no_verdict(rows, store, server, tmp_path):
     frame = _scored(rows, server, tmp_path).frame
     textless = frame[frame["trace_id"] == store["ids"]["textless"]].copy()
@@ -624,6 +679,27 @@ def test_the_compat_scorer_reads_a_trace_without_expectations_as_the_command_doe
     assert feedback.error is None and feedback.value in ("yes", "no") and feedback.metadata["mode"] == "reference_free"
 
 
+# issue 60 item 13: compat judged ERROR traces while the command skipped them: one default, the command's; asked, both judge
+def test_the_compat_scorers_skip_an_error_trace_as_the_command_does(store, read_three_ways, server, tmp_path):
+    from ragjudge import compat
+    from ragjudge.compat.mlflow import RetrievalSufficiency, response_completeness
+
+    compat.configure(model="openai/fake-judge", api_base=server.url, cache={"dir": str(tmp_path / "c")})
+    try:
+        trace = mlflow.get_trace(read_three_ways["error"])
+        before = server.calls
+        (skipped,) = RetrievalSufficiency()(trace=trace)
+        unrated = response_completeness(trace=trace, expectations={"expected_facts": ["Paris is the capital of France."]})
+        assert server.calls == before  # no judge call for either
+        (judged,) = RetrievalSufficiency(judge_error_traces=True)(trace=trace)
+    finally:
+        compat.configure()
+    assert skipped.value is None and skipped.error.error_message.startswith("trace state ERROR: skipped, as ragjudge score skips it")
+    assert skipped.span_id == trace.search_spans(span_type="RETRIEVER")[0].span_id
+    assert unrated.value is None and unrated.error.error_message.startswith("trace state ERROR: skipped")  # a second shape: per trace
+    assert judged.error is None and judged.value in ("yes", "no")
+
+
 def _jsonl(path):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -653,3 +729,49 @@ def test_the_scorers_register_serialize_and_run_as_mlflow_loads_them(store, corr
         compat.configure()
     assert len(feedbacks) == 2 and all(f.value in ("yes", "no") and f.span_id for f in feedbacks)  # one per retriever span
     assert complete.name == "response_completeness" and complete.value in (1, 2, 3, 4, 5) and complete.error is None
+
+
+# issue 60 item 13: RetrievalSufficiency(model=...).register() dropped the model: the registered scorer judged with the
+# default. It is kept in what MLflow serializes, and the scorer MLflow rebuilds judges with it
+def test_a_registered_scorer_keeps_its_model(store, corrected, server, tmp_path, monkeypatch):
+    from mlflow.genai.scorers import get_scorer
+
+    from ragjudge import compat
+    from ragjudge.compat.mlflow import RetrievalSufficiency
+
+    monkeypatch.setenv("MLFLOW_SERVER_ENABLE_CUSTOM_SCORERS", "true")
+    exp = mlflow.MlflowClient(store["uri"]).get_experiment_by_name("corrections").experiment_id
+    RetrievalSufficiency(model="openai:/kept-judge").register(name="sufficiency_kept", experiment_id=exp)
+    RetrievalSufficiency().register(name="sufficiency_default", experiment_id=exp)  # a second shape: no model, the default
+    compat.configure(model="openai/fake-judge", api_base=server.url, cache={"dir": str(tmp_path / "c")})
+    try:
+        trace = mlflow.get_trace(corrected)
+        kept = get_scorer(name="sufficiency_kept", experiment_id=exp)(trace=trace)
+        default = get_scorer(name="sufficiency_default", experiment_id=exp)(trace=trace)
+    finally:
+        compat.configure()
+    assert len(kept) == 2 and {f.source.source_id for f in kept} == {"openai:/kept-judge"}
+    assert {f.metadata["judge_model"] for f in kept} == {"openai/kept-judge"}
+    assert len(default) == 2 and {f.source.source_id for f in default} == {"openai:/fake-judge"}
+
+
+# issue 60 item 13: .start() is refused by open-source MLflow; the limit is documented with MLflow's own message
+# (docs/from-mlflow.md), which this holds true: a change in MLflow fails here and the page is revisited
+def test_monitoring_a_registered_scorer_is_refused_as_the_page_says(store, corrected, monkeypatch):
+    from mlflow.exceptions import MlflowException
+    from mlflow.genai.scorers import ScorerSamplingConfig
+
+    from ragjudge.compat.mlflow import RetrievalSufficiency
+
+    monkeypatch.setenv("MLFLOW_SERVER_ENABLE_CUSTOM_SCORERS", "true")
+    exp = mlflow.MlflowClient(store["uri"]).get_experiment_by_name("corrections").experiment_id
+    registered = RetrievalSufficiency(model="openai:/gpt-4o-mini").register(name="sufficiency_monitor", experiment_id=exp)
+    with pytest.raises(MlflowException) as refused:
+        registered.start(experiment_id=exp, sampling_config=ScorerSamplingConfig(sample_rate=0.5))
+    message = str(refused.value)
+    assert message == ("Scorer 'sufficiency_monitor' does not use a gateway model. Automatic evaluation is only supported for "
+                       "scorers that use gateway models.")
+    from conftest import ROOT
+
+    page = (ROOT / "docs" / "from-mlflow.md").read_text()
+    assert message.replace("sufficiency_monitor", "retrieval_sufficiency") in page

@@ -230,6 +230,50 @@ def test_other_frame_is_refused():
     assert not otel.is_phoenix_frame(pd.DataFrame({"span_id": ["x"]}))
 
 
+# issue 60 item 12: the docs' get_spans_dataframe read 1,000 of 2,240 spans (375 of 840 rows, a trace cut in half) and
+# nothing said so. A table with a trace missing a parent span of its own is said to be cut, in a warning and a note
+def test_a_span_table_with_a_trace_cut_short_is_said(spans, tmp_path):
+    frame = phoenix_like_frame(spans)
+    whole = otel.read_phoenix_frame(frame)
+    root = next(i for i in frame.index[frame["parent_id"] == "None"] if (frame["parent_id"] == i).any())  # one with a child
+    cut = frame.drop(index=[root])  # a trace without its root: what a read stopped at a limit leaves
+    with pytest.warns(otel.CutTracesWarning, match=r"1 of the 3 traces in this DataFrame lack a parent span .*read_project") as said:
+        rows = otel.read_phoenix_frame(cut)
+    assert len(said) == 1 and len(rows) == len(whole)  # every row there, and said: its request and response are gone
+    assert rows["request"].isna().sum() == whole["request"].isna().sum() + 1
+    assert any("read_project" in note for note in rows.attrs["ragjudge_notes"])
+    cut.to_parquet(tmp_path / "cut.parquet")  # saved: the run's notes say it
+    assert any("lack a parent span" in note for note in otel.read_phoenix_file(tmp_path / "cut.parquet").attrs["ragjudge_notes"])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # whole traces: nothing said
+        otel.read_phoenix_frame(frame)
+
+
+# issue 60 item 12, a second shape: whole traces, but exactly the 1,000 spans where get_spans_dataframe stops
+def test_a_span_table_of_exactly_get_spans_dataframes_limit_is_said(spans):
+    import warnings
+
+    frame = phoenix_like_frame(spans)
+    assert len(frame) == 5  # three whole traces
+
+    def copies(n):  # n copies of the three traces, each with new trace ids
+        return pd.concat([frame.assign(**{"context.trace_id": [f"{k:04x}" + t[4:] for t in frame["context.trace_id"]]})
+                          for k in range(n)], ignore_index=True)
+
+    with pytest.warns(otel.CutTracesWarning) as said:
+        rows = otel.read_phoenix_frame(copies(200))
+    assert [str(w.message) for w in said] == [
+        "note: this DataFrame holds exactly 1,000 spans, where Phoenix's get_spans_dataframe stops unless given a limit: the "
+        "project may hold more; read the whole project: ragjudge score phoenix:PROJECT, or "
+        "ragjudge.traces.otel.read_project(PROJECT, ENDPOINT) in Python"]
+    assert len(rows) == 600
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(otel.read_phoenix_frame(copies(199))) == 597  # 995 spans: nothing said
+
+
 # -- annotations --------------------------------------------------------------------------------
 def scored_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """A read table as ragjudge's scoring leaves it: sufficiency per span, completeness per trace."""
@@ -269,6 +313,40 @@ def test_annotation_frames_pass_phoenix_clients_validation(tmp_path, otlp_file):
         (traces,) = list(_chunk_trace_annotations_dataframe(dataframe=trace_table))
         assert sorted(t["trace_id"] for t in traces) == sorted(scored["trace_id"])
         assert {t["result"]["score"] for t in traces} == {4.0}
+
+
+# issue 60 item 14: a metric's level and label come from its definition: the binary groundedness (it reads the context)
+# went to Phoenix once per trace with no label (SPAN_METRICS and the yes/no test named sufficiency only)
+def test_a_binary_metric_that_reads_the_context_is_a_labelled_span_annotation(otlp_file):
+    scored = scored_rows(otel.read_otlp_file(otlp_file))
+    has_span = scored["span_id"].notna()
+    scored["groundedness_status"] = ["ok" if h else "skipped" for h in has_span]
+    scored["groundedness_score"] = [0.0 if i == 0 else 1.0 for i in range(len(scored))]
+    spans, traces = otel.annotation_frames(scored, metrics=["groundedness"])
+    assert traces.empty
+    assert [(r.span_id, r.name, r.label, r.score) for r in spans.itertuples()] == [
+        (scored["span_id"][0], "groundedness", "no", 0.0), (scored["span_id"][1], "groundedness", "yes", 1.0)]
+
+
+# issue 60 item 14, a second shape: a metric of the config's own, a 1..5 scale that reads the passages, goes on each
+# span with its score and no label; one the config does not define is refused by name, nothing written
+def test_a_config_metric_is_annotated_as_its_definition_says(tmp_path, otlp_file):
+    import ragjudge
+    from helpers import SCALE, config_file
+
+    config = ragjudge.load_config(config_file(tmp_path, SCALE))
+    scored = scored_rows(otel.read_otlp_file(otlp_file))
+    has_span = scored["span_id"].notna()
+    scored["faithful_1to5_status"] = ["ok" if h else "skipped" for h in has_span]
+    scored["faithful_1to5_score"] = [5.0 if h else None for h in has_span]
+    spans, traces = otel.annotation_frames(scored, metrics=["faithful_1to5", "completeness"], config=config)
+    assert [(r.name, r.label, r.score) for r in spans.itertuples()] == [("faithful_1to5", None, 5.0)] * 2
+    assert set(spans["span_id"]) == set(scored["span_id"].dropna())
+    assert set(traces["name"]) == {"completeness"} and set(traces["label"]) == {None}  # a scale: no label
+    path = tmp_path / "annotations.parquet"
+    with pytest.raises(ConfigError, match="faithful_1to5"):
+        otel.write_annotations(scored, path)  # the default config does not define it
+    assert not path.exists()
 
 
 def test_error_verdicts_are_sent_but_left_out_of_the_file(tmp_path, otlp_file):
@@ -444,6 +522,21 @@ def test_a_phoenix_project_is_read_whole_page_by_page(phoenix, big_project, in_p
     assert sorted(rows["request"]) == sorted(f"Where is landmark {i}?" for i in range(600))
 
 
+# issue 60 item 12: the docs' get_spans_dataframe snippet read 1,000 of a project's spans and said nothing; read_project
+# reads them all, and the cut table is said
+@pytest.mark.slow  # a Phoenix server
+def test_read_project_reads_every_span_where_the_dataframe_stops_at_its_limit(phoenix, big_project):
+    from phoenix.client import Client
+
+    frame = Client(base_url=phoenix).spans.get_spans_dataframe(project_identifier="big")
+    assert len(frame) == 1000  # of 1,200
+    with pytest.warns(otel.CutTracesWarning, match="exactly 1,000 spans"):
+        partial = otel.read_phoenix_frame(frame)
+    rows = otel.read_project("big", phoenix)
+    assert len(rows) == 600 and rows["request"].notna().all() and rows["trace_id"].nunique() == 600
+    assert len(partial) < 600
+
+
 @pytest.mark.slow  # a Phoenix server
 def test_a_time_window_reads_its_traces_whole(phoenix, big_project):
     # a window that cut a trace gave rows skipped "parent span not in trace"
@@ -462,7 +555,7 @@ def test_a_time_window_reads_its_traces_whole(phoenix, big_project):
 def test_phoenix_project_on_the_command_line_judges_and_annotates(run_cli, phoenix, in_phoenix, otlp_file, tmp_path):
     out = tmp_path / "scored.jsonl"
     result = run_cli(["score", "phoenix:default", "--phoenix-endpoint", phoenix, "-m", "sufficiency", "--min-pass-rate", "0",
-                      "-o", str(out), "--expected-facts-attribute", "metadata.expected_facts"])
+                      "-o", str(out), "--expected-facts-attribute", "metadata.expected_facts", "--phoenix-log-annotations"])
     assert result.code == 0, result.stderr
     expected = _rows(otel.read_otlp_file(otlp_file, expected_facts="metadata.expected_facts"))
     got = [json.loads(line) for line in out.read_text().splitlines()]
@@ -473,6 +566,32 @@ def test_phoenix_project_on_the_command_line_judges_and_annotates(run_cli, phoen
     assert missing.code == 2 and "has no project 'no-such-project'" in missing.stderr
     table = run_cli(["score", str(otlp_file), "--phoenix-start", "2026-01-01T00:00:00Z", "-m", "sufficiency"])
     assert table.code == 2 and "--phoenix-start: it chooses the spans read from a Phoenix project" in table.stderr
+
+
+# issue 60 item 12: phoenix:PROJECT always wrote back, --annotations FILE ("instead") too: a trial run with another judge
+# overwrote every kept verdict. Reading implies no writing: only --phoenix-log-annotations sends them
+@pytest.mark.slow  # a Phoenix server
+def test_reading_a_phoenix_project_writes_nothing_back_unless_asked(run_cli, phoenix, in_phoenix, tmp_path):
+    from phoenix.client import Client
+
+    def kept():
+        found = Client(base_url=phoenix).spans.get_span_annotations_dataframe(
+            span_ids=list(in_phoenix["context.span_id"]), project_identifier="default").reset_index()
+        found = found[found["annotation_name"] == "sufficiency"]
+        return sorted((row["span_id"], row["metadata"]["judge_model"]) for _, row in found.iterrows())
+
+    common = ["score", "phoenix:default", "--phoenix-endpoint", phoenix, "-m", "sufficiency", "--min-pass-rate", "0"]
+    first = run_cli([*common, "--phoenix-log-annotations"])
+    assert first.code == 0 and "annotation(s) logged to" in first.stderr, first.stderr
+    before = kept()
+    assert len(before) == 2 and {model for _, model in before} == {"openai/fake-judge"}
+    path = tmp_path / "trial.parquet"
+    trial = run_cli([*common, "--model", "openai/trial-judge", "--annotations", str(path)])  # a trial with another judge
+    assert trial.code == 0 and "logged to" not in trial.stderr and "written to" in trial.stderr, trial.stderr
+    assert kept() == before  # the kept verdicts stand
+    assert set(pd.read_parquet(path)["metadata"].map(lambda m: m["judge_model"])) == {"openai/trial-judge"}
+    plain = run_cli([*common, "--model", "openai/trial-judge"])  # nor does a plain read
+    assert plain.code == 0 and "phoenix:" not in plain.stderr and kept() == before, plain.stderr
 
 
 def test_the_phoenix_server_lock_hashes_every_package():

@@ -133,7 +133,10 @@ def test_bad_input_exits_2_naming_the_fix(run_cli, tmp_path, otlp_file, server, 
     cases = [
         (["score", str(empty)], "holds OTLP requests but no span"),
         (["score", str(other)], "attributes found: gen_ai.*, traceloop.*"),
-        (["score", str(otlp_file), "--phoenix-endpoint", dead], f"Phoenix at {dead} cannot be reached"),
+        (["score", str(otlp_file), "--phoenix-endpoint", dead, "--phoenix-log-annotations"], f"Phoenix at {dead} cannot be reached"),
+        # issue 60 item 12: an address alone asks nothing of a trace file; writing back is asked for by name
+        (["score", str(otlp_file), "--phoenix-endpoint", dead], "add --phoenix-log-annotations"),
+        (["score", str(table), "--phoenix-log-annotations"], "--phoenix-log-annotations works on OpenTelemetry traces"),
         (["score", str(table), "--phoenix-endpoint", dead], "--phoenix-endpoint works on OpenTelemetry traces"),
         (["score", str(table), "--annotations", "a.parquet"], "--annotations works on OpenTelemetry traces"),
         (["score", str(table), "--expected-facts-attribute", "metadata.x"], "--expected-facts-attribute works on OpenTelemetry"),
@@ -148,11 +151,14 @@ def test_bad_input_exits_2_naming_the_fix(run_cli, tmp_path, otlp_file, server, 
         assert result.code == 2 and said in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr
     assert server.calls == 0  # every case refused before any judging
-    monkeypatch.setenv(otel.ENDPOINT_ENV, dead)  # the environment's endpoint is checked as the option is
-    result = run_cli(["score", str(otlp_file)])
+    monkeypatch.setenv(otel.ENDPOINT_ENV, dead)  # the environment's endpoint is checked as the option is, when logging is asked
+    result = run_cli(["score", str(otlp_file), "--phoenix-log-annotations"])
     assert result.code == 2 and f"Phoenix at {dead} cannot be reached" in result.stderr and server.calls == 0
     table_run = run_cli(["score", str(table), "-m", "sufficiency"])  # a table run ignores the environment's endpoint
     assert table_run.code in (0, 1) and server.calls == 1, table_run.stderr
+    # issue 60 item 12: nor does a trace run that does not ask to log: the environment names a server, it asks for nothing
+    quiet = run_cli(["score", str(otlp_file), "-m", "sufficiency", "--min-pass-rate", "0"])
+    assert quiet.code == 0 and "phoenix:" not in quiet.stderr and server.calls == 3, quiet.stderr
 
 
 def test_phoenix_going_away_after_the_check_loses_no_verdict(run_cli, tmp_path, otlp_file, monkeypatch):
@@ -160,7 +166,7 @@ def test_phoenix_going_away_after_the_check_loses_no_verdict(run_cli, tmp_path, 
     monkeypatch.delenv(otel.ENDPOINT_ENV, raising=False)
     dead = f"http://127.0.0.1:{_free_port()}"
     monkeypatch.setattr(phoenix_reader, "probe", lambda url, timeout=5.0: None)  # answered the check, then went away
-    result, rows, summary = _score(run_cli, otlp_file, tmp_path, *FACTS, "--phoenix-endpoint", dead,
+    result, rows, summary = _score(run_cli, otlp_file, tmp_path, *FACTS, "--phoenix-endpoint", dead, "--phoenix-log-annotations",
                                    "--annotations", str(tmp_path / "a.parquet"))
     assert result.code == summary["exit_code"] and result.code in (0, 1), result.stderr
     assert len(rows) == 3 and sum(r["sufficiency_status"] == "ok" for r in rows) == 2  # every verdict kept
@@ -179,7 +185,7 @@ def test_two_runs_leave_one_ragjudge_annotation_per_judged_span(run_cli, tmp_pat
     monkeypatch.delenv(otel.ENDPOINT_ENV, raising=False)
     saved = tmp_path / "from-phoenix.parquet"
     in_phoenix.to_parquet(saved)  # the server's own span DataFrame, saved
-    first, rows, summary = _score(run_cli, otlp_file, tmp_path, *FACTS, "--phoenix-endpoint", phoenix)
+    first, rows, summary = _score(run_cli, otlp_file, tmp_path, *FACTS, "--phoenix-endpoint", phoenix, "--phoenix-log-annotations")
     assert first.code in (0, 1), first.stderr
     judged = [r["span_id"] for r in rows if r["sufficiency_status"] == "ok"]
     traces = [r["trace_id"] for r in rows if r["completeness_status"] == "ok" and r["trace_first_row"]]
@@ -189,7 +195,7 @@ def test_two_runs_leave_one_ragjudge_annotation_per_judged_span(run_cli, tmp_pat
     assert f"phoenix: 3 annotation(s) logged to {phoenix}" in first.stderr
     # the second run reads Phoenix's own span table and finds the endpoint in the environment
     monkeypatch.setenv(otel.ENDPOINT_ENV, phoenix + "/v1/traces")
-    second, again, summary = _score(run_cli, saved, tmp_path, *FACTS, name="again.jsonl")
+    second, again, summary = _score(run_cli, saved, tmp_path, *FACTS, "--phoenix-log-annotations", name="again.jsonl")
     assert second.code == first.code and summary["phoenix"]["annotations_logged"] == 3, second.stderr
     assert _picked(again) == _picked(rows)
     client = Client(base_url=phoenix)

@@ -25,8 +25,8 @@ from typing import Any
 
 from ragjudge.compat import ajudge_row, judge_row
 from ragjudge.records import request_text, response_text
-from ragjudge.traces.spans import request_of, response_of, trace_rows
-from ragjudge.traces.mlflow import trace_view
+from ragjudge.traces.spans import JUDGED_STATES, request_of, response_of, trace_rows
+from ragjudge.traces.mlflow import judged_by, model_uri, trace_view
 
 __all__ = ["CONTEXT_SUFFICIENCY_FEEDBACK_NAME", "Feedback", "RetrievalSufficiency", "ais_context_sufficient", "is_context_sufficient",
            "response_completeness", "retrieval_sufficiency"]
@@ -57,7 +57,10 @@ def _row(request: Any, context: Any, expected_facts: Any, expected_response: Any
 
 
 def _metadata(judged: Any) -> dict[str, str]:
-    out = {"judge": "ragjudge", "judge_model": str(judged.get("judge_model") or "")}
+    """A feedback's metadata, in the keys ``ragjudge score --mlflow-log-feedback`` writes
+    (``judged_by``: ragjudge and its version; ``mode``, ``missing`` as JSON), with the row's
+    ``judge_model``, ``ground_truth`` and ``cached``."""
+    out = {"judged_by": judged_by(), "judge_model": str(judged.get("judge_model") or "")}
     for key in ("mode", "ground_truth"):
         if judged.get(f"sufficiency_{key}"):
             out[key] = str(judged[f"sufficiency_{key}"])
@@ -83,7 +86,7 @@ def to_feedback(judged: Any, name: str | None = None) -> Any:
     error = None if status == "ok" else str(judged.get("sufficiency_error") or status)
     fields = {"name": name or CONTEXT_SUFFICIENCY_FEEDBACK_NAME, "value": value, "rationale": judged.get("sufficiency_rationale"),
               "error": error, "metadata": _metadata(judged)}
-    model = str(judged.get("judge_model") or "")
+    model = model_uri(str(judged.get("judge_model") or ""))  # MLflow's form, openai:/gpt-4o-mini, as the command writes it
     try:
         from mlflow.entities import AssessmentSource, Feedback as MlflowFeedback
     except ImportError:
@@ -97,8 +100,10 @@ def is_context_sufficient(*, request: str, context: Any, expected_facts: list[st
     dicts, or any object, judged as its JSON text) holds what ``request`` needs to state the
     expected response (or, without one, the expected facts). Returns a feedback: ``value``
     "yes"/"no", ``rationale``, ``name`` (default ``context_sufficiency``), ``error`` (why no
-    verdict: no expectations, a provider failure) and ``metadata`` (mode, ground truth used,
-    missing facts, judge model). ``model``: a litellm model string or MLflow's
+    verdict: no expectations, a provider failure), ``source`` (``LLM_JUDGE``, the judge model
+    in MLflow's form, ``openai:/gpt-4o-mini``, as ``ragjudge score --mlflow-log-feedback``
+    writes it) and ``metadata`` (``judged_by``: ragjudge and its version; mode, ground truth
+    used, missing facts, judge model). ``model``: a litellm model string or MLflow's
     ``provider:/model``; default the configured judge (``ragjudge.compat.configure``)."""
     judged = judge_row("sufficiency", _row(request, context, expected_facts, expected_response), model=model, **MLFLOW_SETTINGS)
     return to_feedback(judged, name)
@@ -120,12 +125,24 @@ def _passages_of(outputs: Any) -> Any:
     return None
 
 
-def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, Any] | None, name: str, model: str | None) -> Any:
+def _skipped(reason: str) -> str:
+    """Why a trace is not judged: its state, skipped as ``ragjudge score`` skips it."""
+    return (f"{reason}: skipped, as ragjudge score skips it; RetrievalSufficiency(judge_error_traces=True) and "
+            "ragjudge score --judge-error-traces judge it, as MLflow's scorer does")
+
+
+def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, Any] | None, name: str, model: str | None,
+                 judge_error_traces: bool = False) -> Any:
     expectations = dict(expectations or {})
     rows: list[dict[str, Any]] = []
     if trace is not None:
         for found in trace_rows(trace_view(trace)):
             if found.get("span_id") is None:
+                continue
+            if found.get("trace_skip_reason") and not judge_error_traces:  # one default with the command: an ERROR trace is skipped
+                feedback = to_feedback({"sufficiency_status": "skipped", "sufficiency_error": _skipped(found["trace_skip_reason"])}, name)
+                feedback.span_id = found["span_id"]
+                rows.append({"span_id": found["span_id"], "feedback": feedback})
                 continue
             rows.append({"span_id": found["span_id"], "request": found["request"], "context": found["context"],
                          "expected_facts": expectations.get("expected_facts", found.get("expected_facts")),
@@ -139,6 +156,9 @@ def _score_trace(trace: Any, inputs: Any, outputs: Any, expectations: dict[str, 
     feedbacks = []
     for row in rows:
         span_id = row.pop("span_id")
+        if "feedback" in row:
+            feedbacks.append(row["feedback"])
+            continue
         if row["request"] is not None and not isinstance(row["request"], str):
             row["request"] = json.dumps(row["request"], ensure_ascii=False, default=str)
         # without expectations the trace is judged reference-free, as `ragjudge score` judges the same trace (MLflow judges it
@@ -158,8 +178,10 @@ def _completeness_feedback(inputs: Any, outputs: Any, expectations: dict[str, An
     from the trace's root span and expectations as ``ragjudge score`` reads them."""
     expectations = dict(expectations or {})
     request, response = request_text(inputs), response_text(outputs)
+    skip = None
     if trace is not None:
         view = trace_view(trace)
+        skip = None if view.state in JUDGED_STATES else f"trace state {view.state}"  # as the command skips it
         root = view.root
         if root is not None:
             request, response = request_of(root.inputs), response_of(root.outputs)
@@ -168,14 +190,15 @@ def _completeness_feedback(inputs: Any, outputs: Any, expectations: dict[str, An
     row = {"request": request if isinstance(request, str) or request is None else json.dumps(request, default=str),
            "response": response if isinstance(response, str) or response is None else json.dumps(response, default=str),
            "expected_facts": expectations.get("expected_facts"), "expected_response": expectations.get("expected_response")}
-    judged = judge_row("completeness", row, model=model)
+    judged = judge_row("completeness", row, model=model) if skip is None else \
+        {"completeness_status": "skipped", "completeness_error": _skipped(skip).replace("RetrievalSufficiency(judge_error_traces=True) and ", "")}
     status = judged.get("completeness_status")
     score = judged.get("completeness_score")
     fields = {"name": name, "value": None if status != "ok" else (int(score) if float(score).is_integer() else float(score)),
               "rationale": judged.get("completeness_rationale"), "error": None if status == "ok" else str(judged.get("completeness_error") or status),
-              "metadata": {"judge": "ragjudge", "judge_model": str(judged.get("judge_model") or ""),
+              "metadata": {"judged_by": judged_by(), "judge_model": str(judged.get("judge_model") or ""),
                            "missing": json.dumps(list(judged.get("completeness_missing") or []), ensure_ascii=False)}}
-    model_id = str(judged.get("judge_model") or "")
+    model_id = model_uri(str(judged.get("judge_model") or ""))
     from mlflow.entities import AssessmentSource, Feedback as MlflowFeedback
 
     return MlflowFeedback(**fields, source=AssessmentSource(source_type="LLM_JUDGE", source_id=model_id))
@@ -209,6 +232,23 @@ def _make_registrable() -> tuple[Any, Any]:
 retrieval_sufficiency, response_completeness = _make_registrable()
 
 
+def _sufficiency_with_model(model: str) -> Any:
+    """The decorator scorer ``retrieval_sufficiency`` judging with ``model``: the model is the
+    default of its keyword ``model``, which MLflow keeps in the signature it serializes
+    (``call_signature``) and never passes (it passes only ``inputs``, ``outputs``,
+    ``expectations``, ``trace``), so the registered scorer, rebuilt from its code where it runs,
+    judges with it."""
+    from mlflow.genai.scorers import scorer
+
+    def retrieval_sufficiency(*, inputs=None, outputs=None, expectations=None, trace=None, model=None):  # noqa: ANN001, ANN202 - MLflow's shape
+        from ragjudge.compat.mlflow import _score_trace
+
+        return _score_trace(trace, inputs, outputs, expectations, "retrieval_sufficiency", model)
+
+    retrieval_sufficiency.__kwdefaults__ = {**(retrieval_sufficiency.__kwdefaults__ or {}), "model": model}
+    return scorer(name="retrieval_sufficiency")(retrieval_sufficiency)
+
+
 def _make_scorer_class() -> Any:
     try:
         from mlflow.genai.scorers import Scorer
@@ -221,10 +261,15 @@ def _make_scorer_class() -> Any:
         top-level retriever span of the trace gets its own feedback (``span_id`` set), as
         MLflow's does; a record without a retriever span is judged on ``outputs["retrieved_context"]``;
         a trace without expectations is judged reference-free, as ``ragjudge score`` judges it.
-        ``model``: a litellm model string or MLflow's ``provider:/model``."""
+        ``model``: a litellm model string or MLflow's ``provider:/model``. A trace in state
+        ERROR (its app raised) is skipped, as ``ragjudge score`` skips it: one feedback per
+        retriever span whose ``error`` says so; ``judge_error_traces=True`` judges it, as MLflow's
+        scorer and ``ragjudge score --judge-error-traces`` do (the registered decorator scorers
+        skip it too)."""
 
         name: str = "retrieval_sufficiency"
         model: str | None = None
+        judge_error_traces: bool = False
         required_columns: set[str] = {"inputs", "trace"}  # as MLflow's RetrievalSufficiency declares them
 
         def validate_columns(self, columns: set[str]) -> None:
@@ -239,13 +284,20 @@ def _make_scorer_class() -> Any:
 
         def __call__(self, *, inputs: Any = None, outputs: Any = None, expectations: dict[str, Any] | None = None,
                      trace: Any = None) -> Any:
-            return _score_trace(trace, inputs, outputs, expectations, self.name, self.model)
+            return _score_trace(trace, inputs, outputs, expectations, self.name, self.model, self.judge_error_traces)
 
         def register(self, *, name: str | None = None, experiment_id: str | None = None) -> Any:
             """Register the scorer with MLflow (for its production monitoring): as the decorator
             scorer ``retrieval_sufficiency``, which MLflow can serialize (a class scorer it
-            cannot). The judge model is the compat default where the scorer runs."""
-            return retrieval_sufficiency.register(name=name or self.name, experiment_id=experiment_id)
+            cannot). It judges with this scorer's ``model`` where it runs (kept in the
+            serialized signature); without one, with the compat default there
+            (``ragjudge.compat.configure``). MLflow's monitoring (``.start()`` on what this
+            returns) is refused by open-source MLflow (3.17): "Scorer 'retrieval_sufficiency'
+            does not use a gateway model. Automatic evaluation is only supported for scorers that
+            use gateway models." (its online scoring runs only scorers whose serialized form
+            names a ``gateway:/`` model; a code scorer has none; docs/from-mlflow.md)."""
+            chosen = _sufficiency_with_model(self.model) if self.model else retrieval_sufficiency
+            return chosen.register(name=name or self.name, experiment_id=experiment_id)
 
     return RetrievalSufficiency
 

@@ -19,7 +19,7 @@ import statistics
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from ragjudge.types import ERROR, OK, SKIPPED, Call, ParseError, Reply, Usage, Verdict, clean, level_of
+from ragjudge.types import ERROR, OK, SKIPPED, Call, MetricShape, ParseError, Reply, Usage, Verdict, clean, level_of
 
 __all__ = ["OK", "ERROR", "SKIPPED", "Call", "ParseError", "Reply", "Usage", "Verdict", "Judge"]
 
@@ -37,7 +37,9 @@ class Judge:
     (``binary``: score 1.0 yes / 0.0 no; ``scale``: a number in ``scale``), ``scale`` (lowest,
     highest score), ``default_threshold`` (a row passes at score >= threshold), ``needs``
     (the canonical fields a row must have), ``inputs`` (every field it reads, that the
-    examples of ``extend.NAME`` may give), ``description`` and ``Settings`` (the pydantic
+    examples of ``extend.NAME`` may give), ``description``, ``mlflow_name`` (the feedback name
+    of MLflow's built-in scorer of the same judgment, which ``--mlflow-log-feedback`` logs it
+    under; None: the metric's name) and ``Settings`` (the pydantic
     model of its own settings, read from the config's section ``NAME:``; None when it has
     none).
 
@@ -54,6 +56,7 @@ class Judge:
     needs: ClassVar[tuple[str, ...]] = ()
     inputs: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
+    mlflow_name: ClassVar[str | None] = None
     Settings: ClassVar[Any] = None
 
     def __init__(self, settings: Any, threshold: float | None = None, extension: Any = None, options: Any = None) -> None:
@@ -68,6 +71,11 @@ class Judge:
         """``span`` when the judge reads the retrieved context (one verdict per retriever span of
         a trace), else ``trace`` (one verdict per trace): ``ragjudge.types.level_of``."""
         return level_of(self.needs)
+
+    def shape(self) -> MetricShape:
+        """What the trace sinks need of this metric (``ragjudge.types.MetricShape``): its
+        ``level``, whether it is ``binary`` (``kind``), and ``mlflow_name``."""
+        return MetricShape(level=self.level, binary=self.kind == BINARY, mlflow_name=self.mlflow_name)
 
     def base_version(self) -> str:
         """The prompt version before any extension (a judge with several prompts picks one)."""

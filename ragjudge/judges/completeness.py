@@ -160,6 +160,9 @@ class CompletenessJudge(Judge):
     inputs = ("request", "response", "expected_response", "expected_facts")
     Settings = CompletenessSettings
     description = "how much of the ground truth's key information the response contains (1..5)"
+    # MLflow's own `completeness` judges the request's parts, not a ground truth: the name of the reference followed,
+    # Azure's ResponseCompletenessEvaluator
+    mlflow_name = "response_completeness"
 
     def prepare(self, record) -> Call | Verdict:
         """The first judge call for ``record``: the coverage call when the row has expected

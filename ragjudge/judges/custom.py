@@ -209,6 +209,7 @@ class CustomJudge(Judge):
         self.default_threshold = definition.default_threshold  # type: ignore[misc]
         self.needs = tuple(_FIELD.get(n, n) for n in definition.needs)  # type: ignore[misc]
         self.description = definition.description  # type: ignore[misc]
+        self.mlflow_name = definition.mlflow_name  # type: ignore[misc]
         digest = hashlib.sha256(definition.digest_json().encode("utf-8")).hexdigest()[:12]
         self._custom_version = f"custom-{digest}"
         super().__init__(settings, threshold)

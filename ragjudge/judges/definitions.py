@@ -104,7 +104,10 @@ class JudgeDefinition(Strict):
     verdict is yes only when every claim is, and ``M_missing`` lists the unsupported ones
     (binary only). ``examples``: few-shot examples, shown as earlier turns of the conversation;
     each verdict yes/no (true/false) for a binary judge, a number from min to max on a scale.
-    Any of these that is wrong raises ``ValueError`` naming the judge (a ``ConfigError``, exit
+    ``mlflow_name``: the feedback name of MLflow's built-in scorer of the same judgment
+    (``retrieval_groundedness``), under which ``--mlflow-log-feedback`` logs the verdicts so
+    that MLflow's own views see them (default: the judge's name); not part of the prompt
+    version. Any of these that is wrong raises ``ValueError`` naming the judge (a ``ConfigError``, exit
     2, once the config is read).
     """
 
@@ -122,6 +125,7 @@ class JudgeDefinition(Strict):
     integer: bool | None = None
     claims: bool = False
     examples: list[Example] = Field(default_factory=list)
+    mlflow_name: str | None = Field(default=None, min_length=1)
 
     @field_validator("name", mode="before")
     @classmethod
@@ -172,8 +176,9 @@ class JudgeDefinition(Strict):
 
     def digest_json(self) -> str:
         """The definition as JSON for its prompt version's hash: ``integer`` only when set, so
-        that definitions written before it keep their version (and their cache)."""
-        return self.model_dump_json(exclude={"integer"} if self.integer is None else None)
+        that definitions written before it keep their version (and their cache); never
+        ``mlflow_name``, which names the feedback, not the judgment."""
+        return self.model_dump_json(exclude={"integer", "mlflow_name"} if self.integer is None else {"mlflow_name"})
 
     @property
     def default_threshold(self) -> float:

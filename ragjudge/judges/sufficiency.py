@@ -231,6 +231,7 @@ class SufficiencyJudge(Judge):
     needs = ("request", "context")
     inputs = ("request", "context", "passages", "expected_facts", "expected_response")
     description = "does the retrieved context hold enough to answer the request (grounded with a reference, else reference-free)"
+    mlflow_name = "retrieval_sufficiency"  # MLflow's RetrievalSufficiency scorer's feedback
     Settings = SufficiencySettings
 
     def __init__(self, settings: Any, threshold: float | None = None, extension: Any = None, options: Any = None) -> None:

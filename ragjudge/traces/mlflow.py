@@ -43,29 +43,35 @@ from typing import Any, Iterable
 
 from ragjudge.panel import without_members
 from ragjudge.errors import ConfigError, InputError
-from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, rows_frame
+from ragjudge.traces.spans import COLUMNS, SpanView, TraceView, metric_shapes, rows_frame
+from ragjudge.types import SPAN, MetricShape
 from ragjudge import __version__
 
 INSTALL = 'pip install ".[mlflow]" in a ragjudge checkout'
 STORE_HINT = "set MLFLOW_TRACKING_URI or pass --mlflow-tracking-uri (e.g. http://localhost:5000 or sqlite:///mlflow.db)"
 PAGE_SIZE = 500  # traces per search_traces call (the SQL store's own cap is far above)
-SPAN_METRICS = ("sufficiency",)  # metrics judged per retriever span; the others once per trace
 MARKER = "ragjudge"  # metadata key on every feedback ragjudge logs: how a re-run finds its own
 EXPECTATIONS = ("expected_facts", "expected_response")
-# each metric's feedback name: that of MLflow's built-in scorer of the same judgment, so MLflow's
-# own views, filters and metrics (``retrieval_sufficiency/mean``) see it; completeness against a
-# ground truth has none (MLflow's ``completeness`` judges the request's parts), so it takes its
-# reference's name, Azure's ResponseCompletenessEvaluator; ``names`` renames
-FEEDBACK_NAMES = {"sufficiency": "retrieval_sufficiency", "groundedness": "retrieval_groundedness", "completeness": "response_completeness"}
 SOURCE_RUN_ID = "mlflow.assessment.sourceRunId"  # MLflow's metadata key linking an assessment to its run
 RUN_TYPE = ("mlflow.runType", "genai_evaluate")  # the tag MLflow's evaluation-runs view lists a run by
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "cost_usd")
 
 
-def feedback_name(metric: str, names: dict[str, str] | None = None) -> str:
-    """The feedback name of ``metric``: ``names``' (``--mlflow-feedback-name``), else MLflow's
-    built-in scorer's (``FEEDBACK_NAMES``), else the metric's own."""
-    return (names or {}).get(metric) or FEEDBACK_NAMES.get(metric, metric)
+def feedback_name(metric: str, names: dict[str, str] | None = None, shape: MetricShape | None = None) -> str:
+    """The feedback name of ``metric``: ``names``' (``--mlflow-feedback-name``), else that of
+    MLflow's built-in scorer of the same judgment, from the metric's definition (``shape``, the
+    judge's ``mlflow_name``: ``retrieval_sufficiency``, ``retrieval_groundedness``,
+    ``response_completeness``; default: from the default config, ``metric_shapes``), so that
+    MLflow's own views, filters and metrics (``retrieval_sufficiency/mean``) see it; else the
+    metric's own."""
+    if (names or {}).get(metric):
+        return names[metric]  # type: ignore[index]
+    if shape is None:
+        try:
+            shape = metric_shapes([metric])[metric]
+        except ConfigError:  # a metric the default config does not define: its own name
+            return metric
+    return shape.mlflow_name or metric
 
 
 def model_uri(model: str) -> str:
@@ -75,6 +81,12 @@ def model_uri(model: str) -> str:
         return model
     provider, _, name = model.partition("/")
     return f"{provider}:/{name}"
+
+
+def judged_by() -> str:
+    """The ``judged_by`` metadata of every feedback ragjudge writes (the command's and
+    ``ragjudge.compat.mlflow``'s alike): ``ragjudge`` and its version."""
+    return f"ragjudge {__version__}"
 
 
 def needs_mlflow() -> None:
@@ -442,16 +454,19 @@ def _cell(row: dict[str, Any], key: str) -> Any:
     return None if pd.isna(value) else value
 
 
-def _value(metric: str, score: float) -> Any:
-    if metric == "sufficiency":
+def _value(shape: MetricShape, score: float) -> Any:
+    """A verdict's score as MLflow's judges give their value: ``yes``/``no`` for a binary metric
+    (score 1.0/0.0, as MLflow's ``CategoricalRating``), the number for a scale."""
+    if shape.binary:
         return "yes" if score >= 0.5 else "no"
     return int(score) if float(score).is_integer() else float(score)
 
 
 def _feedback(row: dict[str, Any], metric: str, span_id: str | None, model: str, prompt_versions: dict[str, str],
-              name: str | None = None, run_id: str | None = None) -> Any:
-    """One row's verdict of ``metric`` as an MLflow ``Feedback`` named ``name`` (default:
-    ``feedback_name``), linked to the run ``run_id``, or None when it has none (skipped)."""
+              name: str | None = None, run_id: str | None = None, shape: MetricShape | None = None) -> Any:
+    """One row's verdict of ``metric`` (of ``shape``: default from the default config) as an
+    MLflow ``Feedback`` named ``name`` (default: ``feedback_name``), linked to the run
+    ``run_id``, or None when it has none (skipped)."""
     from mlflow.entities import AssessmentError, AssessmentSource, AssessmentSourceType, Feedback
 
     status = _cell(row, f"{metric}_status")
@@ -469,16 +484,17 @@ def _feedback(row: dict[str, Any], metric: str, span_id: str | None, model: str,
         "completion_tokens": str(_cell(row, f"{metric}_completion_tokens") or 0),
         "cost_usd": "" if cost is None else str(cost),
         "metric": metric,
-        "judged_by": f"ragjudge {__version__}",
+        "judged_by": judged_by(),
     }
     if run_id:
         metadata[SOURCE_RUN_ID] = run_id
-    name = name or feedback_name(metric)
+    shape = shape if shape is not None else metric_shapes([metric])[metric]
+    name = name or feedback_name(metric, shape=shape)
     source = AssessmentSource(source_type=AssessmentSourceType.LLM_JUDGE, source_id=model_uri(model))
     if status == "error":
         error = AssessmentError(error_code="RAGJUDGE_ERROR", error_message=str(_cell(row, f"{metric}_error") or "no verdict"))
         return Feedback(name=name, error=error, source=source, rationale="", metadata=metadata, span_id=span_id)
-    return Feedback(name=name, value=_value(metric, float(_cell(row, f"{metric}_score"))), source=source,
+    return Feedback(name=name, value=_value(shape, float(_cell(row, f"{metric}_score"))), source=source,
                     rationale=str(_cell(row, f"{metric}_rationale") or ""), metadata=metadata, span_id=span_id)
 
 
@@ -507,16 +523,20 @@ def _assessments(tracing: Any, trace_ids: list[str], size: int = 200) -> dict[st
 
 def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None = None,
                  prompt_versions: dict[str, str] | None = None, metrics: Iterable[str] | None = None,
-                 span_metrics: Iterable[str] = SPAN_METRICS, workers: int | None = None, summary: Any = None,
+                 config: Any = None, workers: int | None = None, summary: Any = None,
                  names: dict[str, str] | None = None, run_id: str | None = None) -> FeedbackLog:
     """Log each verdict of ``scored`` (a scored rows table of ``read_traces``: ``trace_id``,
     ``span_id``, ``trace_first_row``, ``NAME_status``/``_score``/``_rationale``/``_error``/
     ``_missing``/``_prompt_tokens``/``_completion_tokens``/``_cost_usd``, ``sufficiency_mode``)
     as an MLflow ``Feedback`` on its trace.
 
-    Name: MLflow's built-in scorer's for the same judgment (``retrieval_sufficiency``; completeness,
-    which MLflow has not against a ground truth, ``response_completeness``; ``feedback_name``), or ``names``' (metric -> name); value ``"yes"``/``"no"``
-    for sufficiency, the score (1..5 for completeness) for the others; the rationale; source
+    What is logged of each metric comes from its definition in ``config`` (a ``ragjudge.Config``;
+    default: the default config, with the built-in and bundled metrics; ``metric_shapes``), never
+    from its name. Name: MLflow's built-in scorer's for the same judgment (the judge's
+    ``mlflow_name``: ``retrieval_sufficiency``, ``retrieval_groundedness``; completeness, which
+    MLflow has not against a ground truth, ``response_completeness``; ``feedback_name``), or
+    ``names``' (metric -> name); value ``"yes"``/``"no"`` for a binary metric (sufficiency,
+    groundedness), the score (1..5 for completeness) for a scale; the rationale; source
     ``LLM_JUDGE`` with ``model`` (default: the ``judge_model`` column) as its id, in MLflow's
     form (``openai:/gpt-4o-mini``); metadata ``ragjudge``, ``judged_by`` (ragjudge and its
     version), ``metric``, ``prompt_version`` (from ``prompt_versions``, metric -> version),
@@ -525,8 +545,9 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
     MLflow's ``mlflow.assessment.sourceRunId`` (the run's evaluation views find it). An error row
     logs a Feedback whose ``error`` holds the reason, and so does a judged trace without a
     retriever span for a span-level metric (on the trace, as MLflow's scorer logs its "No
-    retrieval context found"); another skipped row logs nothing. ``span_metrics`` are logged on their row's retriever
-    span (``span_id``); the others once per trace, from the row flagged ``trace_first_row``.
+    retrieval context found"); another skipped row logs nothing. A metric that reads the context
+    (level ``span``: sufficiency, groundedness) is logged on its row's retriever span
+    (``span_id``); the others once per trace, from the row flagged ``trace_first_row``.
 
     A re-run replaces: ragjudge's earlier feedback of that name on that span is updated in
     place (``update_assessment``), or overridden (a new one with ``overrides``, the old marked
@@ -536,7 +557,8 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
     Failures raise nothing: each is counted with its reason in the ``FeedbackLog``; a store
     that cannot be reached fails every feedback with that reason. ``ConfigError`` when no
     tracking store is given (``tracking_uri_or_fail``); ``InputError`` for a table without a
-    ``trace_id`` column (not read from traces). ``summary`` (the run's ``ragjudge.gate.Summary``)
+    ``trace_id`` column (not read from traces); ``ConfigError`` for a metric ``config`` does not
+    define. ``summary`` (the run's ``ragjudge.gate.Summary``)
     gives the prompt versions and the judge model when ``prompt_versions``/``model`` are not given."""
     _mlflow()
     from mlflow.tracing.client import TracingClient
@@ -547,7 +569,7 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
         raise InputError("this table has no trace_id column: feedback goes to MLflow traces, so score rows read from them "
                          "(ragjudge.traces.mlflow.read_traces, or ragjudge score mlflow:EXPERIMENT)")
     chosen = list(metrics) if metrics is not None else _metrics(frame)
-    span_level = set(span_metrics)
+    shapes = metric_shapes(chosen, config)
     if prompt_versions is None and summary is not None:
         prompt_versions = {name: m.prompt_version for name, m in summary.metrics.items()}
     if model is None and summary is not None and summary.judge_model:
@@ -565,7 +587,7 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
         judge_model = model or str(_cell(row, "judge_model") or "ragjudge")
         first = _cell(row, "trace_first_row")
         for metric in chosen:
-            on_span = metric in span_level
+            on_span = shapes[metric].level == SPAN
             if not on_span and first is not None and not bool(first):
                 continue  # a trace-level metric: judged and logged once, on the trace's first row
             span_id = _cell(row, "span_id") if on_span else None
@@ -576,7 +598,8 @@ def log_feedback(scored: Any, tracking_uri: str | None = None, model: str | None
             if on_span and not _cell(row, "span_id") and _cell(row, f"{metric}_status") == "skipped" and not _cell(row, "trace_skip_reason"):
                 # a judged trace with no retriever span: an error feedback on the trace, as MLflow's scorer logs one
                 source = {**row, f"{metric}_status": "error"}
-            feedback = _feedback(source, metric, span_id or None, judge_model, versions, feedback_name(metric, names), run_id)
+            feedback = _feedback(source, metric, span_id or None, judge_model, versions, feedback_name(metric, names, shapes[metric]),
+                                 run_id, shapes[metric])
             if feedback is not None:
                 cached = _cell(row, f"{metric}_cached") is True
                 plan.setdefault(str(trace_id), []).append((span_id or None, feedback, cached))
@@ -655,14 +678,39 @@ def start_run(tracking_uri: str | None = None, experiment: str | None = None, tr
     return run.info.run_id
 
 
+LINKS_PER_CALL = 100  # MLflow's MAX_TRACE_LINKS_PER_REQUEST: trace ids one link_traces_to_run call takes
+
+
+def link_traces(run_id: str, trace_ids: Iterable[str], tracking_uri: str | None = None) -> tuple[int, str | None]:
+    """Link ``trace_ids`` to the run ``run_id`` as MLflow's own evaluation links the traces it
+    judged (``MlflowClient.link_traces_to_run``, ``LINKS_PER_CALL`` a call): the run's page lists
+    them and ``mlflow.search_traces(run_id=...)`` finds them. Returns (traces linked, why the
+    rest were not, or None); raises nothing: an MLflow without the call (before 3.2) or a store
+    that refuses says why, and the feedback and the run are kept all the same."""
+    ids = list(dict.fromkeys(str(t) for t in trace_ids if t))
+    linked = 0
+    try:
+        mlflow_client = client(tracking_uri)
+        for start in range(0, len(ids), LINKS_PER_CALL):
+            mlflow_client.link_traces_to_run(ids[start:start + LINKS_PER_CALL], run_id)
+            linked += len(ids[start:start + LINKS_PER_CALL])
+    except AttributeError:
+        return linked, "this MLflow cannot link traces to a run (MlflowClient.link_traces_to_run came in MLflow 3.2)"
+    except Exception as err:  # noqa: BLE001 - the feedback is logged; the link is the run page's view of it
+        return linked, _first_line(err)
+    return linked, None
+
+
 def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | None = None, scored_path: str | None = None,
             report_path: str | None = None, feedback: FeedbackLog | None = None, run_name: str | None = None,
-            trace_id: str | None = None, run_id: str | None = None, names: dict[str, str] | None = None) -> str:
+            trace_id: str | None = None, run_id: str | None = None, names: dict[str, str] | None = None,
+            config: Any = None) -> str:
     """Log a run's summary as an MLflow run of ``experiment`` (name or id; default: the
     experiment of ``trace_id``), or into the run ``run_id`` made by ``start_run``, and return
     the run's id. Besides ragjudge's own metrics, each metric's mean as MLflow's evaluation logs
     it for its feedback (``retrieval_sufficiency/mean``: the share of "yes"; ``response_completeness/mean``;
-    named as the feedback is, ``names``).
+    named as the feedback is: ``names``, else the metric's ``mlflow_name`` in ``config``,
+    default the default config).
 
     ``summary``: the ``--summary-json`` document (``ragjudge.reports.summary.summary_dict``) or a
     ``ragjudge.gate.Summary``. Metrics: ``rows``, ``cost_usd``, ``exit_code``,
@@ -690,7 +738,11 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
             values[f"{name}.{key}"] = m.get(key)
         params[f"{name}.prompt_version"] = m.get("prompt_version") or ""
         params[f"{name}.threshold"] = m.get("threshold")
-        values[f"{feedback_name(name, names)}/mean"] = m.get("mean_score")  # as MLflow's evaluation aggregates its feedback
+        try:
+            shape: MetricShape | None = metric_shapes([name], config)[name]
+        except ConfigError:  # a metric the config does not define: its feedback is named after it
+            shape = MetricShape()
+        values[f"{feedback_name(name, names, shape)}/mean"] = m.get("mean_score")  # as MLflow's evaluation aggregates its feedback
     if feedback is not None:
         values.update({"feedback.logged": feedback.logged, "feedback.replaced": feedback.replaced,
                        "feedback.failed": feedback.failed})
@@ -713,6 +765,6 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
     return run_id
 
 
-__all__ = ["COLUMNS", "FEEDBACK_NAMES", "FeedbackLog", "feedback_name", "model_uri", "start_run", "read_source", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file",
-           "log_feedback", "log_run", "read_experiment", "read_trace_file", "read_traces", "search", "trace_view",
+__all__ = ["COLUMNS", "FeedbackLog", "feedback_name", "model_uri", "start_run", "read_source", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file", "judged_by",
+           "link_traces", "log_feedback", "log_run", "read_experiment", "read_trace_file", "read_traces", "search", "trace_view",
            "tracking_uri_or_fail"]

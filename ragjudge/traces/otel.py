@@ -6,7 +6,8 @@ public face of four modules, one concern each.
 - ``otlp``: OTLP JSON as the OpenTelemetry Collector's file exporter writes it
   (``read_otlp_file``);
 - ``phoenix``: Phoenix's span DataFrame, a saved span table and a live project
-  (``read_phoenix_frame``, ``read_phoenix_file``, ``read_phoenix_project``), and the connection
+  (``read_phoenix_frame``, ``read_phoenix_file``, ``read_project``: a whole project, for Python;
+  a table cut at a limit is said, ``CutTracesWarning``), and the connection
   to a Phoenix server (``endpoint_or_fail``, ``probe``, ``check_endpoint``);
 - ``phoenix_sink``: verdicts as Phoenix span and trace annotations (``log_annotations``,
   ``write_annotations``, ``annotation_frames``);
@@ -29,7 +30,8 @@ from typing import Any
 from ragjudge.traces.forms import is_otlp_file, is_phoenix_file, is_phoenix_frame
 from ragjudge.traces.openinference import trace_files
 from ragjudge.traces.otlp import read_otlp_file
-from ragjudge.traces.phoenix import ENDPOINT_ENV, check_endpoint, endpoint_or_fail, probe, read_phoenix_file, read_phoenix_frame
+from ragjudge.traces.phoenix import (ENDPOINT_ENV, CutTracesWarning, check_endpoint, endpoint_or_fail, probe, read_phoenix_file,
+                                     read_phoenix_frame, read_project)
 from ragjudge.traces.phoenix_sink import AnnotationLog, annotation_frames, log_annotations, trace_annotations_path, write_annotations
 from ragjudge.traces.spans import COLUMNS
 
@@ -44,6 +46,6 @@ def read_traces(source: Any, expected_facts: str | None = None, expected_respons
     return read_phoenix_frame(source, expected_facts, expected_response)
 
 
-__all__ = ["AnnotationLog", "COLUMNS", "ENDPOINT_ENV", "annotation_frames", "check_endpoint", "endpoint_or_fail", "is_otlp_file",
+__all__ = ["AnnotationLog", "COLUMNS", "CutTracesWarning", "ENDPOINT_ENV", "annotation_frames", "check_endpoint", "endpoint_or_fail", "is_otlp_file",
            "is_phoenix_file", "is_phoenix_frame", "log_annotations", "probe", "read_otlp_file", "read_phoenix_file", "read_phoenix_frame",
-           "read_traces", "trace_annotations_path", "trace_files", "write_annotations"]
+           "read_project", "read_traces", "trace_annotations_path", "trace_files", "write_annotations"]

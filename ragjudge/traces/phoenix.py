@@ -16,6 +16,8 @@ for Phoenix's client not installed (the ``[phoenix]`` extra).
 from __future__ import annotations
 
 import os
+import warnings
+from types import SimpleNamespace
 from typing import Any, Iterator
 
 from ragjudge.errors import ConfigError, InputError
@@ -26,6 +28,7 @@ from ragjudge.traces.forms import (
     is_phoenix_file,
     is_phoenix_frame,
 )
+from ragjudge.traces.spans import NOTES
 from ragjudge.traces.openinference import (
     SPAN_KIND,
     Span,
@@ -39,6 +42,14 @@ from ragjudge.traces.openinference import (
 )
 
 INSTALL_PHOENIX = 'pip install ".[phoenix]" in a ragjudge checkout'
+
+
+SPANS_DATAFRAME_LIMIT = 1000  # phoenix.client's spans.get_spans_dataframe(limit=1000): where its read stops unless told otherwise
+
+
+class CutTracesWarning(UserWarning):
+    """A Phoenix span table that looks cut at a limit (``read_phoenix_frame``): it holds exactly
+    ``SPANS_DATAFRAME_LIMIT`` spans, or traces whose spans name a parent it does not hold."""
 
 
 ENDPOINT_ENV = "PHOENIX_COLLECTOR_ENDPOINT"
@@ -92,7 +103,32 @@ def read_phoenix_frame(frame: Any, expected_facts: str | None = None, expected_r
     spans = _phoenix_spans(frame, where)
     if not spans:
         raise InputError(f"{where} holds no span: query Phoenix for the project's spans (get_spans_dataframe(project_identifier=...))")
-    return rows_of_spans(spans, where, expected_facts, expected_response, phoenix=True)
+    rows = rows_of_spans(spans, where, expected_facts, expected_response, phoenix=True)
+    for note in _cut_notes(spans, where, len(frame)):
+        warnings.warn(note, CutTracesWarning, stacklevel=2)
+        rows.attrs.setdefault(NOTES, []).append(note)
+    return rows
+
+
+def _cut_notes(spans: list[Span], where: str, read: int | None = None) -> list[str]:
+    """What says that ``spans`` (``read`` of them in one table) stop at a limit: exactly
+    ``SPANS_DATAFRAME_LIMIT`` read, and traces with a span whose parent (in the same trace) is
+    not among them: a trace cut in half, its rows short of the root's request and response or
+    of a retriever. Empty for whole traces."""
+    held = {(s.trace_id, s.span_id) for s in spans}
+    cut = {s.trace_id for s in spans if s.parent_id and (s.trace_id, s.parent_id) not in held}
+    said = []
+    if read == SPANS_DATAFRAME_LIMIT:
+        said.append(f"{where} holds exactly {SPANS_DATAFRAME_LIMIT:,} spans, where Phoenix's get_spans_dataframe stops unless "
+                    "given a limit: the project may hold more")
+    if cut:
+        traces = len({s.trace_id for s in spans})
+        said.append(f"{len(cut)} of the {traces} traces in {where} lack a parent span of theirs: cut short, as a read stopped at a "
+                    "limit leaves them (their rows may miss the request, the response or a retriever)")
+    if said:
+        said[-1] += ("; read the whole project: ragjudge score phoenix:PROJECT, or ragjudge.traces.otel.read_project(PROJECT, "
+                     "ENDPOINT) in Python")
+    return [f"note: {text}" for text in said]
 
 
 def _phoenix_spans(frame: Any, where: str) -> list[Span]:
@@ -138,7 +174,9 @@ def read_phoenix_file(path: str | os.PathLike[str], expected_facts: str | None =
     spans = [span for name, shown in files for span in read_in_set(_phoenix_file_spans, name, shown, len(files))]
     if not spans:
         raise InputError(f"{where} holds no span: query Phoenix for the project's spans (get_spans_dataframe(project_identifier=...))")
-    return rows_of_spans(spans, where, expected_facts, expected_response, phoenix=True)
+    rows = rows_of_spans(spans, where, expected_facts, expected_response, phoenix=True)
+    rows.attrs.setdefault(NOTES, []).extend(_cut_notes(spans, where, len(spans)))  # said by the run, as its other notes
+    return rows
 
 
 def _phoenix_file_spans(path: str, shown: str) -> list[Span]:
@@ -216,7 +254,7 @@ def read_phoenix_project(source: str, options: Any) -> Any:
     if not project:
         raise ConfigError("phoenix:PROJECT needs the project's name or id, e.g. phoenix:default")
     extra = dict(getattr(options, "extra", None) or {})
-    url = endpoint_or_fail(extra.get("endpoint"))
+    url = endpoint_or_fail(extra.get("endpoint"), f"reading {PROJECT_PREFIX}{project}")
     client = check_endpoint(url)
     start, end = _when(extra.get("start_time"), "--phoenix-start"), _when(extra.get("end_time"), "--phoenix-end")
     asked = [str(t) for t in extra.get("trace_ids") or []]
@@ -234,6 +272,22 @@ def read_phoenix_project(source: str, options: Any) -> Any:
         raise InputError(f"Phoenix project {project!r} at {url} has no span{' in that window' if start or end or asked else ''}")
     where = f"Phoenix project {project!r}"
     return rows_of_spans([_v1_span(raw) for raw in whole], where, options.expected_facts, options.expected_response, phoenix=True)
+
+
+def read_project(project: str, endpoint: str | None = None, *, start_time: Any = None, end_time: Any = None,
+                 trace_ids: list[str] | None = None, expected_facts: str | None = None, expected_response: str | None = None) -> Any:
+    """Every span of the Phoenix project ``project`` (its name or id) at ``endpoint`` (default:
+    ``PHOENIX_COLLECTOR_ENDPOINT``) -> the rows table: what ``ragjudge score phoenix:PROJECT``
+    reads (``read_phoenix_project``), for Python. Page after page to the end, where
+    ``Client().spans.get_spans_dataframe(project_identifier=...)`` stops at 1,000 spans and
+    cuts a trace in half; ``start_time``/``end_time`` (ISO 8601 text or ``datetime``) and
+    ``trace_ids`` choose traces, each read whole. ``expected_facts``/``expected_response``:
+    attribute names, as ``read_traces`` takes them. ``InputError`` for a server that does not
+    answer or a project it does not hold; ``ConfigError`` without an endpoint or Phoenix's
+    client (the ``[phoenix]`` extra)."""
+    options = SimpleNamespace(extra={"endpoint": endpoint, "start_time": start_time, "end_time": end_time, "trace_ids": list(trace_ids or [])},
+                              expected_facts=expected_facts, expected_response=expected_response)
+    return read_phoenix_project(project if project.startswith(PROJECT_PREFIX) else PROJECT_PREFIX + project, options)
 
 
 def _when(value: Any, flag: str) -> Any:
@@ -258,13 +312,13 @@ def _all_spans(client: Any, project: str, **filters: Any) -> list[dict[str, Any]
     return list(client.spans.get_spans(project_identifier=project, limit=sys.maxsize, **{k: v for k, v in filters.items() if v}))
 
 
-def endpoint_or_fail(endpoint: str | None = None) -> str:
+def endpoint_or_fail(endpoint: str | None = None, what: str = "logging annotations to Phoenix") -> str:
     """``endpoint``, else ``PHOENIX_COLLECTOR_ENDPOINT``, as Phoenix's base URL (a trailing
-    ``/v1/traces``, the OTLP collector path, is dropped); ``ConfigError`` naming the fix when
-    there is none."""
+    ``/v1/traces``, the OTLP collector path, is dropped); ``ConfigError`` naming ``what`` needs
+    it and the fix when there is none."""
     url = endpoint or os.environ.get(ENDPOINT_ENV)
     if not url:
-        raise ConfigError(f"logging annotations to Phoenix needs its address: {ENDPOINT_HINT}")
+        raise ConfigError(f"{what} needs Phoenix's address: {ENDPOINT_HINT}")
     url = url.rstrip("/")
     if url.endswith("/v1/traces"):
         url = url[: -len("/v1/traces")]
@@ -306,5 +360,5 @@ def check_endpoint(url: str, timeout: float = 5.0) -> Any:
     return phoenix
 
 
-__all__ = ["check_endpoint", "endpoint_or_fail", "is_phoenix_file", "probe", "read_phoenix_file", "read_phoenix_frame",
-           "read_phoenix_project", "read_phoenix_source"]  # is_phoenix_file: the sniff of the phoenix trace source
+__all__ = ["CutTracesWarning", "SPANS_DATAFRAME_LIMIT", "check_endpoint", "endpoint_or_fail", "is_phoenix_file", "probe",
+           "read_phoenix_file", "read_phoenix_frame", "read_phoenix_project", "read_phoenix_source", "read_project"]  # is_phoenix_file: the sniff of the phoenix trace source

@@ -2,8 +2,9 @@
 
 ``log_annotations`` sends each verdict of a scored table to Phoenix through its own client
 (``arize-phoenix-client``): span-level metrics (sufficiency) as span annotations on their
-retriever span, the others (completeness) once per trace as trace annotations; name the
-metric's, label ``yes``/``no`` (sufficiency) or none, score (1/0, or 1..5), the rationale as
+retriever span, the others (completeness) once per trace as trace annotations, as the
+metric's definition says (its needs, its kind); name the metric's, label ``yes``/``no`` (a
+binary metric: sufficiency, groundedness) or none (a scale), score (1/0, or 1..5), the rationale as
 explanation, annotator kind ``LLM``, identifier ``ragjudge``: Phoenix keeps one annotation per
 (span, name, identifier) and updates it in place, so a re-run replaces and never duplicates,
 and a person's annotation of the same name (no identifier) is left alone. ``write_annotations``
@@ -26,9 +27,8 @@ from ragjudge.panel import without_members
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.traces.openinference import is_missing, plain_value
 from ragjudge.traces.phoenix import check_endpoint, endpoint_or_fail
-
-SPAN_METRICS = ("sufficiency",)  # judged per retriever span; the others once per trace
-
+from ragjudge.traces.spans import metric_shapes
+from ragjudge.types import SPAN, MetricShape
 
 IDENTIFIER = "ragjudge"  # Phoenix's upsert key (span or trace, name, identifier): a re-run updates
 
@@ -48,9 +48,10 @@ def _metrics(columns: Iterable[Any]) -> list[str]:
     return without_members([c[: -len("_status")] for c in columns if c.endswith("_status") and f"{c[: -len('_status')]}_score" in columns])
 
 
-def _annotation(row: dict[str, Any], metric: str, model: str | None) -> dict[str, Any] | None:
+def _annotation(row: dict[str, Any], metric: str, model: str | None, shape: MetricShape) -> dict[str, Any] | None:
     """One verdict as Phoenix's annotation fields (name, label, score, explanation,
-    metadata, identifier, annotator_kind), or None for a skipped row."""
+    metadata, identifier, annotator_kind), or None for a skipped row; a binary metric
+    (``shape``) gets the label ``yes``/``no``, a scale none."""
     status = _cell(row, f"{metric}_status")
     if status not in ("ok", "error"):
         return None
@@ -67,42 +68,46 @@ def _annotation(row: dict[str, Any], metric: str, model: str | None) -> dict[str
                 "explanation": str(_cell(row, f"{metric}_error") or "no verdict"), "metadata": metadata,
                 "identifier": IDENTIFIER, "annotator_kind": ANNOTATOR_KIND}
     score = float(_cell(row, f"{metric}_score"))
-    label = ("yes" if score >= 0.5 else "no") if metric == "sufficiency" else None
+    label = ("yes" if score >= 0.5 else "no") if shape.binary else None
     return {"name": metric, "label": label, "score": score, "explanation": str(_cell(row, f"{metric}_rationale") or "") or None,
             "metadata": metadata, "identifier": IDENTIFIER, "annotator_kind": ANNOTATOR_KIND}
 
 
-def annotation_frames(scored: Any, metrics: Iterable[str] | None = None, span_metrics: Iterable[str] = SPAN_METRICS,
+def annotation_frames(scored: Any, metrics: Iterable[str] | None = None, config: Any = None,
                       model: str | None = None, errors: bool = True) -> tuple[Any, Any]:
     """A scored rows table -> (span annotations, trace annotations), two DataFrames in the
     shape Phoenix's ``log_span_annotations_dataframe`` / ``log_trace_annotations_dataframe``
     accept: ``span_id`` (or ``trace_id``), ``name``, ``annotator_kind`` (``LLM``), ``label``,
     ``score``, ``explanation``, ``metadata`` (``source``, ``judge_model``, ``mode``,
-    ``missing`` as JSON, ``status``), ``identifier`` (``ragjudge``). ``span_metrics`` go on
-    their row's retriever span; the others once per trace (the row flagged
-    ``trace_first_row``). Skipped rows give nothing; an error row gives label ``error`` with
-    the reason as explanation and no score (``errors=False``: nothing).
-    ``InputError`` for a table without ``trace_id``/``span_id``."""
+    ``missing`` as JSON, ``status``), ``identifier`` (``ragjudge``). Each metric's level and
+    kind come from its definition in ``config`` (a ``ragjudge.Config``; default: the default
+    config, with the built-in and bundled metrics; ``ragjudge.traces.spans.metric_shapes``): a
+    metric that reads the context (sufficiency, groundedness) goes on its row's retriever span,
+    the others once per trace (the row flagged ``trace_first_row``); a binary metric is labelled
+    ``yes``/``no``, a scale has no label. Skipped rows give nothing; an error row gives label
+    ``error`` with the reason as explanation and no score (``errors=False``: nothing).
+    ``InputError`` for a table without ``trace_id``/``span_id``; ``ConfigError`` for a metric
+    ``config`` does not define."""
     import pandas as pd
 
     if "trace_id" not in scored.columns or "span_id" not in scored.columns:
         raise InputError("this table has no trace_id/span_id columns: annotations go to Phoenix spans, so score rows "
                          "read from traces (ragjudge.traces.otel.read_traces)")
     chosen = list(metrics) if metrics is not None else _metrics(scored.columns)
-    on_span = set(span_metrics)
+    shapes = metric_shapes(chosen, config)
     span_rows, trace_rows_ = [], []
     for row in scored.to_dict("records"):
         for metric in chosen:
-            if metric in on_span:
+            if shapes[metric].level == SPAN:
                 span_id = _cell(row, "span_id")
-                found = _annotation(row, metric, model) if span_id else None
+                found = _annotation(row, metric, model, shapes[metric]) if span_id else None
                 if found and (errors or found["label"] != "error"):
                     span_rows.append({"span_id": str(span_id), **found})
             else:
                 first = _cell(row, "trace_first_row")
                 trace_id = _cell(row, "trace_id")
                 if trace_id and (first is None or bool(first)):
-                    found = _annotation(row, metric, model)
+                    found = _annotation(row, metric, model, shapes[metric])
                     if found and (errors or found["label"] != "error"):
                         trace_rows_.append({"trace_id": str(trace_id), **found})
     fields = ["name", "annotator_kind", "label", "score", "explanation", "metadata", "identifier"]
@@ -134,7 +139,7 @@ def _write(frame: Any, path: Path) -> None:
 
 
 def write_annotations(scored: Any, path: str | os.PathLike[str], metrics: Iterable[str] | None = None,
-                      span_metrics: Iterable[str] = SPAN_METRICS, model: str | None = None) -> dict[str, Any]:
+                      config: Any = None, model: str | None = None) -> dict[str, Any]:
     """Write the annotations of ``scored`` (``annotation_frames``) for Phoenix: span
     annotations to ``path``, trace annotations (when there are any) to
     ``trace_annotations_path(path)``; ``.parquet`` or ``.jsonl`` (``.csv``: metadata as JSON
@@ -143,8 +148,8 @@ def write_annotations(scored: Any, path: str | os.PathLike[str], metrics: Iterab
     out (``log_annotations`` sends them, label ``error`` without a score): a file's score
     column reads a missing score back as NaN, which Phoenix's client cannot send. Returns
     ``{"spans": N, "traces": N, "errors_left_out": N, "paths": [...]}``."""
-    spans, traces = annotation_frames(scored, metrics, span_metrics, model, errors=False)
-    every = annotation_frames(scored, metrics, span_metrics, model)
+    spans, traces = annotation_frames(scored, metrics, config, model, errors=False)
+    every = annotation_frames(scored, metrics, config, model)
     path = Path(path)
     written = [path]
     _write(spans, path)
@@ -179,7 +184,7 @@ def _data(frame: Any, id_key: str) -> list[dict[str, Any]]:
 
 
 def log_annotations(scored: Any, endpoint: str | None = None, metrics: Iterable[str] | None = None,
-                    span_metrics: Iterable[str] = SPAN_METRICS, model: str | None = None,
+                    config: Any = None, model: str | None = None,
                     chunk: int = 100, timeout: float = 5.0) -> AnnotationLog:
     """Send the verdicts of ``scored`` to Phoenix at ``endpoint`` (``endpoint_or_fail``) as
     annotations (``annotation_frames``) through ``phoenix.client.Client``:
@@ -189,7 +194,7 @@ def log_annotations(scored: Any, endpoint: str | None = None, metrics: Iterable[
     in ``timeout`` s; a chunk Phoenix refuses (e.g. a span it does not hold) is counted in
     ``failed`` with the reason, never raised."""
     url = endpoint_or_fail(endpoint)
-    spans, traces = annotation_frames(scored, metrics, span_metrics, model)
+    spans, traces = annotation_frames(scored, metrics, config, model)
     phoenix = check_endpoint(url, timeout)
     result = AnnotationLog()
     for frame, id_key, send in ((spans, "span_id", lambda items: phoenix.spans.log_span_annotations(span_annotations=items, sync=True)),

@@ -43,8 +43,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ragjudge.errors import ConfigError
 from ragjudge.records import is_missing, normalise_context
-from ragjudge.types import TraceStatus, clean
+from ragjudge.settings import load_config
+from ragjudge.types import MetricShape, TraceStatus, clean
 
 RETRIEVER = "RETRIEVER"
 NO_RETRIEVER = "no retriever span"
@@ -352,3 +354,20 @@ def trace_status(row: dict[str, Any]) -> TraceStatus | None:
     first = row["trace_first_row"]
     return TraceStatus(str(row["trace_id"]), True if is_missing(first) else bool(first), text("trace_skip_reason"),
                        text("span_skip_reason"), text("span_error"))
+
+
+def metric_shapes(metrics: Iterable[str], config: Any = None) -> dict[str, MetricShape]:
+    """Each of ``metrics`` -> its ``ragjudge.types.MetricShape`` (level, binary, MLflow's
+    feedback name) from its definition in ``config`` (a ``ragjudge.Config``; default: the
+    default config, ``ragjudge.load_config()``: the built-in and bundled metrics): what the
+    trace sinks log per span or per trace, as a yes/no label or a score. ``ConfigError`` naming
+    the metric for one ``config`` does not define (a custom judge: give the run's config)."""
+    config = load_config() if config is None else config
+    shapes = {}
+    for metric in metrics:
+        try:
+            shapes[metric] = config.shape(metric)
+        except KeyError:
+            raise ConfigError(f"the scored table holds the metric '{metric}', which the config does not define: "
+                              "give the run's config (config=...), whose judges: section defines it") from None
+    return shapes

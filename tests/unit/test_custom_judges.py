@@ -307,9 +307,36 @@ def test_a_definition_without_integer_keeps_its_prompt_version():
 
     definition = _definition(UNIT_SCALE)
     judge = CustomJudge(definition, JudgeSettings())
-    digest = hashlib.sha256(definition.model_dump_json(exclude={"integer"}).encode("utf-8")).hexdigest()[:12]
+    # (mlflow_name, issue 60 item 14, came later still: it names the feedback, never the judgment)
+    digest = hashlib.sha256(definition.model_dump_json(exclude={"integer", "mlflow_name"}).encode("utf-8")).hexdigest()[:12]
     assert judge.version == f"custom-{digest}"
     assert CustomJudge(_definition(UNIT_SCALE + "    integer: false\n"), JudgeSettings()).version != judge.version
+
+
+# issue 60 item 14: the MLflow feedback name a definition gives is no part of its prompt version (its cache stays)
+def test_an_mlflow_name_keeps_the_prompt_version_and_names_the_shape():
+    from ragjudge.config import JudgeSettings
+    from ragjudge.judges.custom import CustomJudge
+    from ragjudge.types import TRACE, MetricShape
+
+    plain = CustomJudge(_definition(UNIT_SCALE), JudgeSettings())
+    named = CustomJudge(_definition(UNIT_SCALE + "    mlflow_name: my_feedback\n"), JudgeSettings())
+    assert named.version == plain.version
+    assert named.shape() == MetricShape(level=TRACE, binary=False, mlflow_name="my_feedback")  # needs the response only
+    assert plain.shape().mlflow_name is None
+
+
+# issue 60 item 14: each metric's level, kind and MLflow name, from its definition (what the trace sinks read)
+def test_the_config_gives_each_metrics_shape_from_its_definition():
+    import ragjudge
+    from ragjudge.types import SPAN, TRACE, MetricShape
+
+    config = ragjudge.load_config()
+    assert config.shape("sufficiency") == MetricShape(SPAN, True, "retrieval_sufficiency")
+    assert config.shape("groundedness") == MetricShape(SPAN, True, "retrieval_groundedness")
+    assert config.shape("completeness") == MetricShape(TRACE, False, "response_completeness")
+    with pytest.raises(KeyError):
+        config.shape("relevance")  # not defined here
 
 
 ODD = """\
