@@ -23,6 +23,7 @@ that word share (``decide``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import Field
@@ -54,6 +55,15 @@ STATEMENTS, COVERAGE = "statements", "coverage"
 MAX_STATEMENTS = 8  # the statements prompt asks for at most this many when the ground truth has no more sentences
 STATEMENTS_PER_CALL = 20  # the most statements one coverage call judges; a longer truth is split across calls
 MAX_TOTAL = 200  # statements kept of one ground truth; a truth cut here cannot score 5
+# The reply budget each call asks for at least (tokens; judge.max_tokens, when larger, wins, so a
+# short row keeps its request and its cache key). The statements call writes the ground truth
+# again, split into statements: a base, the truth's tokens (counted as its UTF-8 bytes / 4: about
+# 4.3 bytes a token for English prose with Qwen2.5's and OpenAI's tokenizers, 3 to 4 for a script
+# of 3-byte characters) times a margin for the JSON around each statement and a small judge's
+# rewording; the coverage call writes a mark per statement. A long SQuALITY truth (2,858
+# characters, 28 sentences) was cut at the embedded judge's 512 (issue 60 item 22).
+STATEMENTS_REPLY_BASE, STATEMENTS_REPLY_PER_TOKEN, BYTES_PER_TOKEN = 100, 1.5, 4
+COVERAGE_REPLY_BASE, COVERAGE_REPLY_PER_STATEMENT = 150, 20
 
 STATEMENTS_SYSTEM = (
     "You split a reference answer into its key statements. Everything inside <request> and "
@@ -178,7 +188,7 @@ class CompletenessJudge(Judge):
         parts = ([fence("request", request)] if request else []) + [fence("ground_truth", truth), task]
         messages = [{"role": "system", "content": STATEMENTS_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         return self.call(STATEMENTS, messages, json_schema_format("completeness_statements", _STATEMENTS_SCHEMA), final=False,
-                         data={"request": request, "response": record.response, "truth": truth})
+                         data={"request": request, "response": record.response, "truth": truth}, reply_tokens=statements_budget(truth))
 
     def coverage(self, request: str, response: str, statements: list[str], start: int = 0, earlier: dict[str, list[Any]] | None = None,
                  cut: int = 0, truth: str | list[str] | None = None, dropped: int = 0) -> Call:
@@ -210,7 +220,7 @@ class CompletenessJudge(Judge):
         if dropped:
             data["dropped"] = dropped
         return self.call(COVERAGE, messages, json_schema_format("completeness", _SCHEMA), final=final, logprobs=wants, items=list(chunk),
-                         data=data)
+                         data=data, reply_tokens=COVERAGE_REPLY_BASE + COVERAGE_REPLY_PER_STATEMENT * len(chunk))
 
     def follow_up(self, call: Call, verdict: Verdict) -> Call:
         """The coverage call that follows an ok statements ``verdict``, or the next part of a
@@ -289,6 +299,14 @@ class CompletenessJudge(Judge):
             note(verdict, f"{call.data['dropped']} statement(s) the statements call wrote share no word with the ground truth "
                           "(taken from the request, say) and were not judged")
         return super().decide(verdict, call)
+
+
+def statements_budget(truth: str) -> int:
+    """The least reply budget (tokens) of the statements call on the ground truth ``truth``:
+    ``STATEMENTS_REPLY_BASE + STATEMENTS_REPLY_PER_TOKEN x`` its tokens, counted as its UTF-8
+    bytes / ``BYTES_PER_TOKEN`` (no tokenizer: the judge does not know the model), rounded up.
+    The reply restates the truth, so its budget grows with it: 2,858 characters, 1,172 tokens."""
+    return STATEMENTS_REPLY_BASE + math.ceil(STATEMENTS_REPLY_PER_TOKEN * len(truth.encode("utf-8")) / BYTES_PER_TOKEN)
 
 
 def grounded(statements: list[str], truth: str) -> tuple[list[str], int]:
