@@ -23,7 +23,6 @@ that word share (``decide``).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from pydantic import Field
@@ -45,6 +44,7 @@ from ragjudge.judges.base import (
     load_reply,
     schema_of,
     numbered,
+    reply_budget,
     score_distribution,
 )
 from ragjudge.judges.words import evidence_shares, quote_match
@@ -56,13 +56,12 @@ MAX_STATEMENTS = 8  # the statements prompt asks for at most this many when the 
 STATEMENTS_PER_CALL = 20  # the most statements one coverage call judges; a longer truth is split across calls
 MAX_TOTAL = 200  # statements kept of one ground truth; a truth cut here cannot score 5
 # The reply budget each call asks for at least (tokens; judge.max_tokens, when larger, wins, so a
-# short row keeps its request and its cache key). The statements call writes the ground truth
-# again, split into statements: a base, the truth's tokens (counted as its UTF-8 bytes / 4: about
-# 4.3 bytes a token for English prose with Qwen2.5's and OpenAI's tokenizers, 3 to 4 for a script
-# of 3-byte characters) times a margin for the JSON around each statement and a small judge's
-# rewording; the coverage call writes a mark per statement. A long SQuALITY truth (2,858
-# characters, 28 sentences) was cut at the embedded judge's 512 (issue 60 item 22).
-STATEMENTS_REPLY_BASE, STATEMENTS_REPLY_PER_TOKEN, BYTES_PER_TOKEN = 100, 1.5, 4
+# short row keeps its request and its cache key; base.reply_budget). The statements call writes
+# the ground truth again, split into statements: a base and its tokens times a margin for the
+# JSON around each statement and a small judge's rewording; the coverage call writes a mark per
+# statement. A long SQuALITY truth (2,858 characters, 28 sentences) was cut at the embedded
+# judge's 512 (issue 60 item 22).
+STATEMENTS_REPLY_BASE, STATEMENTS_REPLY_PER_TOKEN = 100, 1.5
 COVERAGE_REPLY_BASE, COVERAGE_REPLY_PER_STATEMENT = 150, 20
 
 STATEMENTS_SYSTEM = (
@@ -304,9 +303,9 @@ class CompletenessJudge(Judge):
 def statements_budget(truth: str) -> int:
     """The least reply budget (tokens) of the statements call on the ground truth ``truth``:
     ``STATEMENTS_REPLY_BASE + STATEMENTS_REPLY_PER_TOKEN x`` its tokens, counted as its UTF-8
-    bytes / ``BYTES_PER_TOKEN`` (no tokenizer: the judge does not know the model), rounded up.
-    The reply restates the truth, so its budget grows with it: 2,858 characters, 1,172 tokens."""
-    return STATEMENTS_REPLY_BASE + math.ceil(STATEMENTS_REPLY_PER_TOKEN * len(truth.encode("utf-8")) / BYTES_PER_TOKEN)
+    bytes / 4 (``base.reply_budget``). The reply restates the truth, so its budget grows with it:
+    2,858 characters (2,874 bytes), 1,178 tokens."""
+    return reply_budget(truth, STATEMENTS_REPLY_BASE, STATEMENTS_REPLY_PER_TOKEN)
 
 
 def grounded(statements: list[str], truth: str) -> tuple[list[str], int]:

@@ -82,3 +82,18 @@ def test_the_statements_budget_counts_bytes_so_other_scripts_get_theirs():
     chinese = judge.prepare(EvalRecord(index=0, request="q", response="r", expected_response="\u5b57" * 400))
     assert (english.reply_tokens, chinese.reply_tokens) == (250, 550)
     assert completeness.statements_budget("") == 100
+
+
+def test_a_claims_judge_on_the_longest_response_is_judged_at_the_embedded_judges_budget(run_score, judge, tmp_path):
+    # the bundled groundedness judge writes the response again, claim by claim, each with a reason:
+    # the longest SQuALITY response (3,019 characters) as its own passage was cut at 512
+    rows = read_jsonl(shared_file("squality_completeness_dev.jsonl"))
+    response = max(rows, key=lambda r: (len(r["response"]), r["id"]))["response"]
+    row = {"id": "long", "request": "What happens in the story?", "context": [response], "response": response}
+    out = tmp_path / "out.jsonl"
+    run = run_score(write_jsonl(tmp_path / "in.jsonl", [row]), metric=["groundedness"], config=LOCAL, output=str(out), min_pass_rate=["0"])
+    scored = read_jsonl(out)[0]
+    assert run.code == 0, run.error
+    assert (scored["groundedness_status"], scored["groundedness_score"]) == ("ok", 1.0), scored["groundedness_error"]
+    # 150 + 1.5 x 3,019 bytes / 4 + 40 x its 37 sentences (a reason each)
+    assert [r["max_tokens"] for r in judge.requests] == [2763]
