@@ -6,6 +6,8 @@ cuts a reply at max_tokens as a provider does (4 characters a token)."""
 
 from __future__ import annotations
 
+import json
+
 from conftest import read_jsonl, shared_file, write_jsonl
 from ragjudge.config import JudgeSettings
 from ragjudge.judges import completeness
@@ -97,3 +99,15 @@ def test_a_claims_judge_on_the_longest_response_is_judged_at_the_embedded_judges
     assert (scored["groundedness_status"], scored["groundedness_score"]) == ("ok", 1.0), scored["groundedness_error"]
     # 150 + 1.5 x 3,019 bytes / 4 + 40 x its 37 sentences (a reason each)
     assert [r["max_tokens"] for r in judge.requests] == [2763]
+
+
+def test_the_dry_runs_most_output_tokens_count_each_calls_own_budget(run_score, judge, tmp_path):
+    # the upper bound was calls x judge.max_tokens: 2 x 512 for a statements call that may write 1,178
+    row = _longest_squality_rows(1)[0]
+    summary = tmp_path / "dry.json"
+    dry = run_score(write_jsonl(tmp_path / "in.jsonl", [row]), metric=["completeness"], config=LOCAL, dry_run=True,
+                    summary_json=str(summary))
+    assert dry.code == 0 and judge.calls == 0
+    figures = json.loads(summary.read_text())["dry_run"]["metrics"]["completeness"]
+    # the statements call's 1,178 and the coverage call's 512 (rendered from 8 of the truth's sentences: 150 + 8 x 20 = 310 < 512)
+    assert (figures["calls"], figures["max_completion_tokens"]) == (2, 1178 + 512)
