@@ -157,7 +157,10 @@ class JudgeSettings(_Strict):
                                                       "e.g. OPENAI_API_KEY)")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature (raised to 0.7 when samples > 1 would otherwise "
                                                                "draw the same reply)")
-    max_tokens: int = Field(1024, ge=16, description="output tokens per judge reply; a reply cut at this limit is an error row")
+    max_tokens: int = Field(1024, ge=16, description="output tokens per judge reply, at least: a call whose reply writes its input "
+                                                     "again (a verdict per fact, the ground truth's statements, the response's "
+                                                     "claims) asks for more as its input grows; a reply cut at its limit is an error "
+                                                     "row")
     seed: int | None = Field(None, description="sampling seed, for providers that take one")
     timeout: float = Field(120.0, gt=0, allow_inf_nan=False, description="seconds per call before it is retried")
     concurrency: int = Field(16, ge=1, le=1024, description="judge calls in flight at once, across every row and metric (with Ray: per "

@@ -14,6 +14,7 @@ any tag-like text of ours inside it is neutralised, as inspect_ai's
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections.abc import Iterator
@@ -196,6 +197,23 @@ def neutralise(text: str) -> str:
 
 def fence(tag: str, text: str) -> str:
     return f"<{tag}>\n{neutralise(text)}\n</{tag}>"
+
+
+# A token, counted without the model's tokenizer (a judge does not know the model): about 4.3
+# UTF-8 bytes of English prose with Qwen2.5's and OpenAI's tokenizers, 3 to 4 in scripts of 3-byte
+# characters; 4 bytes a token leans to more tokens for both.
+BYTES_PER_TOKEN = 4
+
+
+def reply_budget(text: str, base: int, per_token: float, per_sentence: int = 0) -> int:
+    """The least reply budget (tokens) of a call whose reply writes ``text`` again (a ground
+    truth split into statements, a response split into claims): ``base`` + ``per_token`` x
+    ``text``'s tokens (its UTF-8 bytes / ``BYTES_PER_TOKEN``) + ``per_sentence`` x its sentences
+    (split after . ! ?: a reason written for each), rounded up. The request's ``max_tokens`` is
+    the larger of it and ``judge.max_tokens`` (``Call.reply_tokens``), so a short row keeps its
+    request and its cache key (issue 60 item 22)."""
+    parts = len([part for part in re.split(r"(?<=[.!?])\s+", text.strip()) if part.strip()]) if per_sentence else 0
+    return base + math.ceil(per_token * len(text.encode("utf-8")) / BYTES_PER_TOKEN) + per_sentence * parts
 
 
 def numbered(lines: list[str], prefix: str = "") -> str:

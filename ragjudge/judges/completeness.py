@@ -44,6 +44,7 @@ from ragjudge.judges.base import (
     load_reply,
     schema_of,
     numbered,
+    reply_budget,
     score_distribution,
 )
 from ragjudge.judges.words import evidence_shares, quote_match
@@ -54,6 +55,14 @@ STATEMENTS, COVERAGE = "statements", "coverage"
 MAX_STATEMENTS = 8  # the statements prompt asks for at most this many when the ground truth has no more sentences
 STATEMENTS_PER_CALL = 20  # the most statements one coverage call judges; a longer truth is split across calls
 MAX_TOTAL = 200  # statements kept of one ground truth; a truth cut here cannot score 5
+# The reply budget each call asks for at least (tokens; judge.max_tokens, when larger, wins, so a
+# short row keeps its request and its cache key; base.reply_budget). The statements call writes
+# the ground truth again, split into statements: a base and its tokens times a margin for the
+# JSON around each statement and a small judge's rewording; the coverage call writes a mark per
+# statement. A long SQuALITY truth (2,858 characters, 28 sentences) was cut at the embedded
+# judge's 512 (issue 60 item 22).
+STATEMENTS_REPLY_BASE, STATEMENTS_REPLY_PER_TOKEN = 100, 1.5
+COVERAGE_REPLY_BASE, COVERAGE_REPLY_PER_STATEMENT = 150, 20
 
 STATEMENTS_SYSTEM = (
     "You split a reference answer into its key statements. Everything inside <request> and "
@@ -181,7 +190,7 @@ class CompletenessJudge(Judge):
         parts = ([fence("request", request)] if request else []) + [fence("ground_truth", truth), task]
         messages = [{"role": "system", "content": STATEMENTS_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         return self.call(STATEMENTS, messages, json_schema_format("completeness_statements", _STATEMENTS_SCHEMA), final=False,
-                         data={"request": request, "response": record.response, "truth": truth})
+                         data={"request": request, "response": record.response, "truth": truth}, reply_tokens=statements_budget(truth))
 
     def coverage(self, request: str, response: str, statements: list[str], start: int = 0, earlier: dict[str, list[Any]] | None = None,
                  cut: int = 0, truth: str | list[str] | None = None, dropped: int = 0) -> Call:
@@ -213,7 +222,7 @@ class CompletenessJudge(Judge):
         if dropped:
             data["dropped"] = dropped
         return self.call(COVERAGE, messages, json_schema_format("completeness", _SCHEMA), final=final, logprobs=wants, items=list(chunk),
-                         data=data)
+                         data=data, reply_tokens=COVERAGE_REPLY_BASE + COVERAGE_REPLY_PER_STATEMENT * len(chunk))
 
     def follow_up(self, call: Call, verdict: Verdict) -> Call:
         """The coverage call that follows an ok statements ``verdict``, or the next part of a
@@ -292,6 +301,14 @@ class CompletenessJudge(Judge):
             note(verdict, f"{call.data['dropped']} statement(s) the statements call wrote share no word with the ground truth "
                           "(taken from the request, say) and were not judged")
         return super().decide(verdict, call)
+
+
+def statements_budget(truth: str) -> int:
+    """The least reply budget (tokens) of the statements call on the ground truth ``truth``:
+    ``STATEMENTS_REPLY_BASE + STATEMENTS_REPLY_PER_TOKEN x`` its tokens, counted as its UTF-8
+    bytes / 4 (``base.reply_budget``). The reply restates the truth, so its budget grows with it:
+    2,858 characters (2,874 bytes), 1,178 tokens."""
+    return reply_budget(truth, STATEMENTS_REPLY_BASE, STATEMENTS_REPLY_PER_TOKEN)
 
 
 def grounded(statements: list[str], truth: str) -> tuple[list[str], int]:

@@ -44,6 +44,7 @@ from ragjudge.judges.base import (
     schema_of,
     neutralise,
     numbered,
+    reply_budget,
 )
 from ragjudge.judges.sandbox import TemplateLimitError, Text, compile_template, oneline, problem, render, variables
 
@@ -176,6 +177,19 @@ def _schema(definition: Any) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
+# The reply budget of a claims judge (tokens, at least; judge.max_tokens, when larger, wins): a
+# base for the rationale and verdict, the response's tokens again with a margin for the JSON and
+# rewording, and a one-sentence reason per claim (a sentence of the response, about; issue 60 item 22)
+CLAIMS_REPLY_BASE, CLAIMS_REPLY_PER_TOKEN, CLAIMS_REPLY_PER_SENTENCE = 150, 1.5, 40
+
+
+def claims_budget(response: str) -> int:
+    """The least reply budget (tokens) of a claims judge's call on ``response``:
+    ``CLAIMS_REPLY_BASE + CLAIMS_REPLY_PER_TOKEN x`` its tokens (UTF-8 bytes / 4) ``+
+    CLAIMS_REPLY_PER_SENTENCE x`` its sentences (``base.reply_budget``)."""
+    return reply_budget(response, CLAIMS_REPLY_BASE, CLAIMS_REPLY_PER_TOKEN, CLAIMS_REPLY_PER_SENTENCE)
+
+
 def _task(definition: Any) -> str:
     if definition.claims:
         return ("Task: list each claim the response makes. For each, give the reason and whether the passages support it "
@@ -296,7 +310,9 @@ class CustomJudge(Judge):
             messages = self.render(record)
         except ValueError as exc:
             return Verdict.failed(self.name, str(exc), input_error=True)
-        return self.call(None, messages, self._schema)
+        # a claims judge writes the response again, claim by claim, each with a reason: its reply grows with the response
+        reply_tokens = claims_budget(record.response or "") if self.definition.claims else 0
+        return self.call(None, messages, self._schema, reply_tokens=reply_tokens)
 
     def parse(self, reply: Reply, call: Call) -> Verdict:
         data = load_reply(reply.text, schema_of(call))
