@@ -134,7 +134,7 @@ def score(
     markdown: Annotated[Optional[str], typer.Option(help="Write a Markdown summary (appended to GitHub's job summary too when GITHUB_STEP_SUMMARY is set).", rich_help_panel="Reports")] = None,
     html: Annotated[Optional[str], typer.Option(help="Write the HTML report of the run: one self-contained file with charts and every row's reasons.", rich_help_panel="Reports")] = None,
     no_step_summary: Annotated[bool, typer.Option("--no-step-summary", help="Do not append the Markdown summary to GITHUB_STEP_SUMMARY.", rich_help_panel="Reports")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Read, map and check the input, render every prompt and look it up in the cache; print the calls, tokens and cost a run would take. Makes no call, writes no table.", rich_help_panel="Reports")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Read, map and check the input, render every prompt and look it up in the cache; print the calls, tokens and cost a run would take. Makes no call, writes no table. Exits 2 where the run would before any verdict (nothing to judge, every input unusable), else 0.", rich_help_panel="Reports")] = False,
     print_config: Annotated[bool, typer.Option("--print-config", help="Print the config this run would use (the file, --set and the flags laid over the defaults), each value with where it came from, and exit; reads no input.", rich_help_panel="Reports")] = False,
     limit: Annotated[Optional[int], typer.Option(help="Judge the first N rows only; the rest are written as skipped, 'not sampled'.", rich_help_panel="Input and outputs")] = None,
     sample: Annotated[Optional[int], typer.Option(help="Judge a random N rows (reproducible with --seed); the rest are written as skipped, 'not sampled'.", rich_help_panel="Input and outputs")] = None,
@@ -295,8 +295,8 @@ def compare_command(
     current: Annotated[str, typer.Argument(help="The scored table of this run.")],
     metric: Annotated[list[str], typer.Option("-m", "--metric", help="Metric to compare; repeat for more (default: every metric of the tables, which must hold the same ones; else name them).")] = [],
     by: Annotated[Optional[str], typer.Option(help="Break the comparison down by this column of the current table.")] = None,
-    max_regressions: Annotated[Optional[int], typer.Option(help="Fail when more rows than this passed in the baseline and fail now or are not judged now (error, skipped).")] = None,
-    max_drop: Annotated[Optional[float], typer.Option(help="Fail when a pass rate is lower than the baseline's by more than this (0..1).")] = None,
+    max_regressions: Annotated[Optional[int], typer.Option(help="Fail when more rows than this passed in the baseline and fail now or are not judged now (error, skipped). Default: the bound the current table records of its run (a Parquet file scored with --baseline --max-regressions), else none.")] = None,
+    max_drop: Annotated[Optional[float], typer.Option(help="Fail when a pass rate is lower than the baseline's by more than this (0..1). Default: the bound the current table records, else none.")] = None,
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config that defines metrics of your own (for their scale); default: the judges a Parquet table records.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     by_position: Annotated[bool, typer.Option("--by-position", help="Match the rows by position, not by id (both tables list the same rows in the same order).")] = False,
@@ -320,6 +320,17 @@ def compare_command(
     report = compare.compare(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=ids or "id",
                      levels=levels_of_config(settings, metric or compare.metrics_of(cur)), id_required=ids is not None,
                      config=settings)
+    # the regression gates the current run recorded (score --baseline ... --max-regressions): applied as report --baseline
+    # applies them, each flag given in place of its recorded bound
+    recorded = next((found for path, found in records if path == current), {}).get("regression")
+    recorded = {key: value for key, value in recorded.items() if key in ("max_regressions", "max_drop")
+                and isinstance(value, (int, float)) and not isinstance(value, bool)} if isinstance(recorded, dict) else {}
+    given = {"max_regressions": max_regressions, "max_drop": max_drop}
+    taken = {key: value for key, value in recorded.items() if given[key] is None}
+    max_regressions, max_drop = (given[key] if given[key] is not None else recorded.get(key) for key in ("max_regressions", "max_drop"))
+    if taken:
+        typer.echo(f"note: the regression gates {current} records of its run: "
+                   + ", ".join(f"--{key.replace('_', '-')} {value}" for key, value in taken.items()) + " (a flag given replaces its own)", err=True)
     options.check_regression_gates(max_regressions, max_drop)
     results = compare.checks(report, max_regressions, max_drop)
     report["gate_lines"] = gate_lines(results)

@@ -46,6 +46,7 @@ class MetricEstimate:
     skipped_by: dict[str, int] = field(default_factory=dict)
     cache_hits: int = 0
     over_input_limit: int = 0  # rows whose prompt is past the model's input limit: error rows, no call
+    input_errors: int = 0  # rows to judge whose input is unusable (an error row, no call): counted in to_judge
     calls: int = 0
     prompt_tokens: int = 0
     expected_completion_tokens: int = 0
@@ -161,7 +162,7 @@ def _together(items: list[MetricEstimate]) -> MetricEstimate:
     """One metric's figures over every member of a panel: its rows as each member sees them (the
     first's), the calls, tokens, cache hits and cost of all of them (cost unknown when a
     member's price is)."""
-    out = MetricEstimate(**{name: getattr(items[0], name) for name in ("rows", "to_judge", "skipped", "over_input_limit")},
+    out = MetricEstimate(**{name: getattr(items[0], name) for name in ("rows", "to_judge", "skipped", "over_input_limit", "input_errors")},
                          skipped_by=dict(items[0].skipped_by))
     for name in ("cache_hits", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
         setattr(out, name, sum(getattr(item, name) for item in items))
@@ -175,7 +176,7 @@ def _total(figures: dict[str, MetricEstimate], rows: int) -> MetricEstimate:
     """The figures of every metric added up (``rows``: the input's)."""
     total = MetricEstimate()
     for item in figures.values():
-        for name in ("rows", "to_judge", "skipped", "cache_hits", "over_input_limit", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
+        for name in ("rows", "to_judge", "skipped", "cache_hits", "over_input_limit", "input_errors", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
             setattr(total, name, getattr(total, name) + getattr(item, name))
     total.rows = rows
     unknown = any(i.cost_low is None for i in figures.values())
@@ -204,6 +205,7 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: An
             _skip(item, call.error or "skipped")
         else:
             item.to_judge += 1  # an answer without a call: an input error, or an empty retrieval's "no"
+            item.input_errors += call.status == "error" and call.input_error
         return
     item.to_judge += 1
     samples = scorer.config.judge.samples
@@ -273,4 +275,5 @@ def render(report: dict[str, Any]) -> list[str]:
         this = "batch" if report.get("batch") else "direct"
         lines.append(f"cost by API: direct {usd(both['direct']['low'], both['direct']['high'])}; batch API (--batch) "
                      f"{usd(both['batch']['low'], both['batch']['high'])}; this run: {this}")
+    lines += report.get("gate_lines") or []  # what the run would fail on, as it would say it (ragjudge.run's dry run)
     return lines

@@ -131,6 +131,29 @@ class MetricSummary:
             self.ground_truth[used] = self.ground_truth.get(used, 0) + 1
         self.usage = self.usage + verdict.usage
 
+    def drop_error(self, verdict: Any, ident: Any = None, index: int | None = None) -> None:
+        """Undo ``add`` of an error ``verdict`` whose row was judged again and counted anew (a
+        test rerun by pytest-rerunfailures): the row leaves ``rows``, ``error`` and its reason's
+        count, and the error ids; the calls it made and their cost stay in ``usage``. Raises
+        ``ValueError`` for a verdict that is not an error, or when no error is counted."""
+        if verdict.status != "error" or self.error < 1:
+            raise ValueError(f"{self.metric}: no error counted to drop (status {verdict.status}, {self.error} error(s))")
+        self.rows -= 1
+        self.error -= 1
+        reason = (verdict.error or "error")[:300]
+        if self.errors_by.get(reason, 0) > 1:
+            self.errors_by[reason] -= 1
+        else:
+            self.errors_by.pop(reason, None)
+        self.input_errors -= verdict.input_error
+        self.interrupted -= verdict.reason is Reason.INTERRUPTED
+        self.unpaid -= verdict.reason is Reason.BUDGET_REACHED
+        name = row_name(ident, self.rows if index is None else index)
+        if name in self.ids["error"]:
+            self.ids["error"].remove(name)
+        if verdict.cached:
+            self.cached -= 1
+
     def add_label(self, verdict: Any, label: Any) -> None:
         """Count one counted row's ``label`` (a cell of ``label_column``; None: unlabelled) against
         its ok ``verdict`` (``ragjudge.calibration``): the pass, and the score on a scale."""

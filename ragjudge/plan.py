@@ -101,8 +101,11 @@ def check_needs(judges: list[Any], mapping: Mapping, asked: bool) -> list[str]:
     """Each judge's needed fields (``Judge.needs``) against ``mapping``. When the metrics were
     ``asked`` for (``metrics`` set in the config, ``-m``), a judge that needs a field no column
     holds raises ``InputError`` (exit 2) naming the field and the ``--map`` to set; for metrics
-    run by default, the same is returned as a note (it will judge no row)."""
+    run by default, the same is returned as a note (it will judge no row). The hints suggest
+    no column for two fields (``Mapping.suggestions`` over every missing field)."""
     notes = []
+    missing = [need.split("|")[0] for judge in judges for need in judge.needs  # the fields the hints below name: one column each
+               if need.split("|")[0] in FIELDS and not any(mapping.paths.get(name) for name in need.split("|"))]
     for judge in judges:
         for need in judge.needs:
             fields = need.split("|")
@@ -114,7 +117,7 @@ def check_needs(judges: list[Any], mapping: Mapping, asked: bool) -> list[str]:
                 continue
             else:
                 article = "an" if fields[0][0] in "aeiou" else "a"
-                message = f"{judge.name} needs {article} {' or '.join(fields)} column and none was found{mapping.hint(fields[0])}"
+                message = f"{judge.name} needs {article} {' or '.join(fields)} column and none was found{mapping.hint(fields[0], missing)}"
             if asked:
                 raise InputError(message)
             notes.append(f"note: {message}; {judge.name} will judge no row")

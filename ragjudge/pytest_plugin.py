@@ -15,6 +15,8 @@
   verdict. An item passes when its verdict passed, fails showing the verdict (score, threshold,
   passed), the rationale and the missing facts, fails on a judge error, and is skipped when the
   row was skipped (the reason shown). Its verdict is in its ``user_properties`` (JUnit properties).
+  A rerun of an item (pytest-rerunfailures' ``--reruns``) whose row and metric got a judge error
+  judges them again (``Table.retry``); the summary counts the row once, with its last verdict.
 - **A terminal summary**: per metric, the pass rate over what the session judged; then the judge,
   the provider calls, the verdicts from the cache and the cost (USD).
 """
@@ -136,6 +138,9 @@ class TableError(Exception):
     """A table that could not be read, scored or judged: its message is the whole report."""
 
 
+_PROPERTIES = ("metric", "status", "score", "passed", "rationale", "cached")  # each item's user_properties
+
+
 class JudgedItem(pytest.Item):
     """One row and metric of a collected table: passes when the row's verdict passed."""
 
@@ -144,17 +149,26 @@ class JudgedItem(pytest.Item):
         self.table = table
         self.position = position
         self.metric = metric
+        self.ran = False  # whether runtest ran before: a rerun (pytest-rerunfailures) judges an error again
         self.add_marker("ragjudge")
 
     def runtest(self) -> None:
         table = self.table
+        session = self.config.stash[_STATE].session
+        if self.ran:  # a rerun: an error read before is judged again, not read again
+            try:
+                table.retry(session, self.position, self.metric)
+            except RagjudgeError as exc:
+                raise TableError(f"{table.path.name}: {exc}") from None
+        self.ran = True
+        self.user_properties[:] = [p for p in self.user_properties if p[0] not in _PROPERTIES]  # this run's, not the last's
         positions = metrics = None
         if not table.scored:  # the first of the table's items to run: every selected row and metric, in one call
             mine = [item for item in self.session.items if isinstance(item, JudgedItem) and item.table is table]
             positions = sorted({item.position for item in mine} | {self.position})
             metrics = [m for m in table.metrics if m == self.metric or any(item.metric == m for item in mine)]
         try:
-            table.score(self.config.stash[_STATE].session, positions, metrics)  # once; later calls raise what it raised
+            table.score(session, positions, metrics)  # once; later calls raise what it raised
         except RagjudgeError as exc:
             raise TableError(f"{table.path.name}: {exc}") from None
         verdict = table.verdict(self.position, self.metric)

@@ -90,25 +90,39 @@ class Mapping:
     warnings: tuple[str, ...] = ()
     unused: tuple[str, ...] = ()  # the input's columns no field reads
     columns: tuple[str, ...] = ()  # every column of the input
+    id_like: str | None = None  # the unused column the note on ids suggests for --map id= (``id_like``)
 
-    def suggest(self, name: str) -> str | None:
-        """The unused column whose name is closest to field ``name`` or one of its aliases
-        (None when every column is used)."""
+    def suggest(self, name: str, wanted: list[str] | None = None) -> str | None:
+        """The unused column to suggest for field ``name`` among the fields ``wanted`` (None:
+        ``name`` alone): ``suggestions``; None when no column is left for it."""
+        return self.suggestions(wanted or [name]).get(name)
+
+    def suggestions(self, wanted: list[str]) -> dict[str, str]:
+        """field -> the unused column to suggest for it, for the fields ``wanted`` (those the
+        run's hints name), one column for one field at most: so that following every hint never
+        makes two fields read one column (a context judged against itself as its ground truth).
+        The column the note on ids names (``id_like``) is left out; the fields are matched by
+        the name likeness (difflib's ratio) of a column to the field or one of its aliases, the
+        likeliest pair first; a field left without a column gets no suggestion."""
         import difflib
 
         def plain(text: str) -> str:
             return "".join(ch if ch.isalnum() else "_" for ch in text.lower())
 
-        names = [name, *ALIASES[name], *MORE_ALIASES[name]]
-        best, score = None, -1.0
-        for column in self.unused:
-            ratio = max(difflib.SequenceMatcher(None, plain(column), plain(n)).ratio() for n in names)
-            if ratio > score:
-                best, score = column, ratio
-        return best
+        free = [column for column in self.unused if column != self.id_like]
+        pairs = sorted(((max(difflib.SequenceMatcher(None, plain(column), plain(n)).ratio()
+                             for n in (name, *ALIASES[name], *MORE_ALIASES[name])), -FIELDS.index(name), -i, name, column)
+                        for name in dict.fromkeys(wanted) for i, column in enumerate(free)), reverse=True)
+        chosen: dict[str, str] = {}
+        for *_, name, column in pairs:
+            if name not in chosen and column not in chosen.values():
+                chosen[name] = column
+        return chosen
 
-    def hint(self, name: str) -> str:
-        """What to do about field ``name`` being unmapped: the unused columns and the closest one."""
+    def hint(self, name: str, wanted: list[str] | None = None) -> str:
+        """What to do about field ``name`` being unmapped: the unused columns and the one
+        suggested for it among the fields ``wanted`` (every field the run's hints name; None:
+        ``name`` alone; ``suggestions``: no column is suggested for two of them)."""
         if len(self.columns) == 1:  # a CSV saved with another separator reads as one column named by the whole header
             sep = next((s for s in (";", "\t", "|") if s in self.columns[0]), None)
             if sep is not None:
@@ -116,9 +130,11 @@ class Mapping:
                 return (f"; the input has one column, {self.columns[0]!r}: a header separated by {shown}. CSV is read separated by "
                         "commas: save the file comma-separated (pandas: df.to_csv(path, index=False); a spreadsheet: 'CSV, comma "
                         "delimited'), or as JSON Lines")
-        column = self.suggest(name)
-        if column is None:
+        column = self.suggest(name, wanted)
+        if not self.unused:
             return "; every column of the input is already read for another field"
+        if column is None:  # each column not read is the likelier one for another field
+            return f"; columns not read: {', '.join(self.unused)}; set --map {name}=COLUMN (or columns.{name} in the config)"
         return f"; columns not read: {', '.join(self.unused)}; if {column!r} holds it, set --map {name}={column} (or columns.{name} in the config)"
 
     def describe(self) -> str:
@@ -228,12 +244,36 @@ def resolve_mapping(
         origins[name] = "alias" if found else "none"
     used = {path.split(".", 1)[0] for path in paths.values() if path} | {path for path in paths.values() if path}
     unused = tuple(c for c in columns if c not in used)
+    named = None
     if paths.get("id") is None:
         named = id_like(unused, sample)
         if named is not None:
             warnings.append(f"note: no id column; '{named}' looks like one (a different value in each row): set --map id={named} "
                             "(or columns.id in the config) to name the rows by it; reports call them row 1, row 2 ... otherwise")
-    return Mapping(paths, origins, tuple(warnings), unused, tuple(columns))
+    warnings += shared_column_notes(paths, origins)
+    return Mapping(paths, origins, tuple(warnings), unused, tuple(columns), named)
+
+
+def shared_column_notes(paths: dict[str, str | None], origins: dict[str, str]) -> list[str]:
+    """A warning for each column (or dotted path) that two or more fields read (``paths``:
+    field -> column; ``origins``: how each was chosen): a context read as the ground truth too
+    is judged against itself (sufficiency 1.00), a response read as the ground truth is complete
+    by construction. The run goes on: a table may mean it (the id read as the request, say)."""
+    readers: dict[str, list[str]] = {}
+    for name in FIELDS:
+        if paths.get(name):
+            readers.setdefault(str(paths[name]), []).append(name)
+    notes = []
+    for column, names in readers.items():
+        if len(names) > 1:
+            how = ", ".join(f"{name} ({_ORIGIN_WORDS.get(origins.get(name, ''), origins.get(name, ''))})" for name in names)
+            notes.append(f"warning: {' and '.join(names)} {'both' if len(names) == 2 else 'all'} read the column '{column}': {how}; a judge that compares them "
+                         "compares the column with itself (a context read as its own ground truth is sufficient by construction): "
+                         "map each field to its own column (--map FIELD=COLUMN, or columns: in the config)")
+    return notes
+
+
+_ORIGIN_WORDS = {"flag": "--map", "config": "columns: in the config", "column": "its own name", "alias": "an alias"}
 
 
 _ID_NAME = re.compile(r"^(?:[a-z]?id|ids?|uuid|guid|key|idx|.+[_\- .]id|id[_\- .].+|(?:row|example|sample|question|query|item|record|case|doc)_?(?:id|key|no|num|number|index))$")

@@ -55,6 +55,8 @@ from ragjudge.settings import Config, load_config
 from ragjudge.options import pairs
 from ragjudge.trace_run import after_outputs, after_run, plan
 from ragjudge.estimate import estimate
+from ragjudge.gate import Check, Kind, exit_code
+from ragjudge.reports.gate_text import lines as gate_lines
 from ragjudge.reports.summary import write_summary_json
 from ragjudge.ray import evaluate_on_ray
 from ragjudge.batch import advance, recorded_run
@@ -81,7 +83,7 @@ class ScoreRequest:
     (``step_summary``, when ``GITHUB_STEP_SUMMARY`` is set). ``baseline``: a table scored
     earlier, with its gates ``max_regressions`` and ``max_drop``. ``engine``: ``local`` or
     ``ray`` (``ray_address``, ``ray_actors``). ``dry_run``: count calls, tokens and cost, make
-    none. Traces: ``mlflow_*`` (MLflow traces in, feedback out), ``expected_*_attribute``,
+    none (exit 2 where the run would exit 2 before any verdict: ``dry_run_checks``). Traces: ``mlflow_*`` (MLflow traces in, feedback out), ``expected_*_attribute``,
     ``phoenix_endpoint`` (where Phoenix is), ``phoenix_log_annotations`` (send the verdicts there:
     reading never writes without it), ``annotations`` (OpenTelemetry traces), ``phoenix_start``, ``phoenix_end``,
     ``phoenix_trace_id`` (the spans of ``phoenix:PROJECT`` read), ``judge_error_traces`` (judge the
@@ -449,9 +451,27 @@ def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable
     if skipped:
         report["notes"].append(f"note: a dry run writes and logs nothing but {request.names('summary_json')}: {', '.join(skipped)} checked, "
                                "not used")
+    checks = dry_run_checks(report)
+    code = exit_code(checks)
+    report["exit_code"] = code
+    report["gate_lines"] = [f"{line} (the run would exit {code})" for line in gate_lines(checks)]
     if request.summary_json:
         write_summary_json(request.summary_json, {"dry_run": report})
-    return RunOutcome(request, 0, estimate=report)
+    return RunOutcome(request, code, estimate=report)
+
+
+def dry_run_checks(report: dict[str, Any]) -> list[Check]:
+    """The run-wide checks a dry run's figures (``ragjudge.estimate``'s report) already decide,
+    as the run's gate would make them (``ragjudge.gate.check_gate``): nothing would be judged
+    (every metric skips every row, or the input has none: exit 2), or every row a metric would
+    judge has an unusable input (exit 2). The gates on verdicts (pass rates, errors) wait for the
+    run; so the dry run exits 0 or 2, as the run would for these."""
+    metrics = list(report["metrics"].values())
+    if all(m["to_judge"] == 0 for m in metrics):
+        return [Check(None, Kind.NOTHING_JUDGED, False, counts={"rows": report["rows"]})]
+    if all(m["to_judge"] == m["input_errors"] for m in metrics):
+        return [Check(None, Kind.UNUSABLE_INPUT, False, counts={"rows": max(m["input_errors"] for m in metrics)})]
+    return []
 
 
 def _trace_rows_file(traces: Any) -> str:

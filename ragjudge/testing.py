@@ -45,6 +45,7 @@ from ragjudge.config import RawConfig, _deep_merge, read_file, validate
 from ragjudge.settings import Config, load_config
 from ragjudge.plan import resolve
 from ragjudge.scoring import Scorer
+from ragjudge.types import Reason
 
 __all__ = ["ProjectConfig", "Session", "Table", "VerdictError", "activate", "assert_complete", "assert_passes", "assert_sufficient",
            "configure", "current", "deactivate", "describe_verdict", "project_config"]
@@ -110,11 +111,14 @@ class Session:
                 self._scorer = Scorer(self.config)
             return self._scorer
 
-    def score(self, frame: Any, metrics: list[str] | None = None, asked: bool = True) -> Any:
+    def score(self, frame: Any, metrics: list[str] | None = None, asked: bool = True, again: list[tuple[Any, Any, int]] = ()) -> Any:
         """Score ``frame`` (a DataFrame or a list of dicts) with ``metrics`` (None: the
         scorer's own) in one ``Scorer`` call, and add its summary to ``summary``. ``asked``:
         whether a metric that needs a column the frame lacks is an ``InputError`` (True) or a
-        note (``Scorer.only``). Returns ``Scored``."""
+        note (``Scorer.only``). ``again``: the error verdicts these rows had, each ``(verdict,
+        row id, position)``, when they are judged again (a rerun test): those rows leave the
+        summary's counts (``MetricSummary.drop_error``; their calls and cost stay), so that each
+        row counts once, with its last verdict. Returns ``Scored``."""
         scorer = self.scorer()
         if metrics is not None and list(metrics) != [j.name for j in scorer.judges]:
             key = (tuple(metrics), asked)
@@ -125,6 +129,9 @@ class Session:
         scored = scorer.score(frame)
         with self._lock:
             self.summary = scored.summary if self.summary is None else self.summary.merge(scored.summary)
+            for verdict, ident, position in again:
+                self.summary.metrics[verdict.metric].drop_error(verdict, ident, position)
+                self.summary.rows -= 1
         return scored
 
     def close(self) -> None:
@@ -419,8 +426,9 @@ class Table:
     id becomes ``:`` and a repeated id gets ``#2``, ``#3``...), the ``metrics`` of the session
     config, and, once ``score`` has run, each row's verdicts. Read with ``read``."""
 
-    def __init__(self, path: Path, frame: Any, names: list[str], metrics: list[str], asked: bool) -> None:
+    def __init__(self, path: Path, frame: Any, names: list[str], metrics: list[str], asked: bool, id_column: str | None = "id") -> None:
         self.path = path
+        self._id_column = id_column
         self.frame = frame
         self.names = names
         self.metrics = metrics
@@ -451,7 +459,7 @@ class Table:
             name = " ".join(row_name(ident, index).replace("::", ":").split()) or f"row {index + 1}"
             seen[name] = seen.get(name, 0) + 1
             names.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
-        return cls(path, frame, names, list(config.metrics), "metrics" in config.model_fields_set)
+        return cls(path, frame, names, list(config.metrics), "metrics" in config.model_fields_set, mapping.paths.get("id"))
 
     def score(self, session: Session, positions: list[int] | None = None, metrics: list[str] | None = None) -> None:
         """Score the rows at ``positions`` (None: every row) with ``metrics`` (None: every metric
@@ -477,6 +485,26 @@ class Table:
                 self._thresholds[metric] = scored.summary.metrics[metric].threshold
                 for position, verdict in zip(positions, table_verdicts(scored.frame, metric)):
                     self._verdicts[(position, metric)] = verdict
+
+    def retry(self, session: Session, position: int, metric: str) -> bool:
+        """Judge again what the row at ``position`` read as ``metric``'s error: a rerun of its
+        test (pytest-rerunfailures' ``--reruns``) retries the judge rather than reading the
+        stored error. When the row's verdict is an error, that row and metric alone are judged
+        again, in one ``Scorer`` call, and the new verdict replaces it (the error leaves the
+        session's counts, ``Session.score``'s ``again``; an unusable input makes no call and
+        gives its error again, as does a judge stopped for the session by an authentication,
+        permission or quota error). An error of a spent budget (``judge.max_cost``) is not
+        retried, nor a table whose scoring raised (unusable input or settings: the same again).
+        Returns whether the row was judged again; raises what the scoring raises."""
+        with self._lock:
+            old = self._verdicts.get((position, metric))
+            if old is None or old.status != "error" or old.reason is Reason.BUDGET_REACHED:
+                return False
+            rows = self.frame.iloc[[position]].reset_index(drop=True)
+            ident = row_ids(self.frame, self._id_column)[position]
+            scored = session.score(rows, metrics=[metric], asked=self.asked, again=[(old, ident, position)])
+            self._verdicts[(position, metric)] = table_verdicts(scored.frame, metric)[0]
+            return True
 
     def verdict(self, position: int, metric: str) -> Any:
         """The ``Verdict`` of the row at ``position`` for ``metric`` (``score`` first; None for

@@ -185,10 +185,18 @@ def write_jsonl(path, rows) -> str:
     return str(path)
 
 
+def shared_missing(name: str) -> str:
+    """Why a test that reads the shared data file ``name`` is skipped (pytest's ``-rs``, on in
+    pyproject.toml's addopts, prints it in the summary): the file it looked for and where the
+    folder comes from."""
+    return (f"shared data not present: {SHARED_DATA / name} (the folder RAGJUDGE_SHARED_DATA names, else shared/data beside "
+            "the checkout; not part of the repository)")
+
+
 def shared_file(name: str) -> Path:
     path = SHARED_DATA / name
     if not path.exists():
-        pytest.skip(f"shared data not present: {path}")
+        raise pytest.skip.Exception(shared_missing(name), _use_item_location=True)  # -rs names the test, not this line
     return path
 
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 import pytest
 
-from conftest import SAMPLE, SHARED_DATA, write_jsonl
+from conftest import SAMPLE, SHARED_DATA, shared_missing, write_jsonl
 
 import ragjudge
 from ragjudge.diagnosis import CELLS, cell, counts, diagnose, of_frame, shares
@@ -300,7 +300,7 @@ def test_the_markdown_summary_shows_the_movement_against_a_baseline(run_score, t
 # -- the sample rows ------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not (SHARED_DATA / "clapnq_sufficiency_dev.jsonl").exists(), reason="needs the shared data")
+@pytest.mark.skipif(not (SHARED_DATA / "clapnq_sufficiency_dev.jsonl").exists(), reason=shared_missing("clapnq_sufficiency_dev.jsonl"))
 def test_the_whole_sample_rows_are_what_the_script_builds():
     import importlib.util
 

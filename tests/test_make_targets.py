@@ -3,7 +3,11 @@ the tests and names the browser tests it skipped, and how to install what they n
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
+
+import pytest
 
 from conftest import ROOT
 
@@ -30,3 +34,20 @@ def test_ci_runs_the_readmes_test_command_and_it_installs_the_browser_first():
     install = next(i for i, line in enumerate(planned) if line == "bash scripts/browser.sh install")
     tests = next(i for i, line in enumerate(planned) if "-m pytest -q" in line)
     assert install < tests and "bash scripts/browser.sh check" in planned[tests]
+
+
+# issue 60 item 21: make test reported 5 skips without a reason (the shared data folder absent)
+@pytest.mark.slow
+def test_without_the_shared_data_the_summary_says_why_each_test_is_skipped(tmp_path):
+    absent = tmp_path / "no-shared-data"
+    env = {**os.environ, "RAGJUDGE_SHARED_DATA": str(absent), "PYTHONPATH": str(ROOT)}
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_scoring.py",
+                          "tests/test_diagnosis.py::test_the_whole_sample_rows_are_what_the_script_builds"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stdout[-2000:]
+    skipped = [line for line in ran.stdout.splitlines() if line.startswith("SKIPPED")]  # pytest's -rs, from pyproject.toml's addopts
+    why = "(the folder RAGJUDGE_SHARED_DATA names, else shared/data beside the checkout; not part of the repository)"
+    assert len(skipped) == 3 and all(why in line for line in skipped), ran.stdout[-2000:]
+    assert [line.split(": ")[0].split()[-1].split(":")[0] for line in skipped] == ["tests/unit/test_scoring.py"] * 2 + ["tests/test_diagnosis.py"]
+    assert f"shared data not present: {absent / 'squad2_goldremoved_sufficiency_dev.jsonl'} " in skipped[0]
+    assert f"shared data not present: {absent / 'clapnq_sufficiency_dev.jsonl'} " in skipped[2]  # a skipif's reason too

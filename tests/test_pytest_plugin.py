@@ -260,3 +260,49 @@ def test_without_config_the_plugin_judges_nothing_and_prints_nothing(pytester, m
     result.assert_outcomes(passed=1)
     result.stdout.no_fnmatch_line("*ragjudge*")
     assert score_calls == []
+
+
+def _reruns():
+    """``-p pytest_rerunfailures`` (the inner sessions load no plugin by themselves), the plugin installed: a test dependency."""
+    pytest.importorskip("pytest_rerunfailures", reason="pytest-rerunfailures is not installed (pip install '.[test]')")
+    return ("-p", "pytest_rerunfailures")
+
+
+def test_a_rerun_of_an_item_whose_judge_erred_judges_it_again(project, pytester, server):
+    # issue 60 item 16: the rerun read the stored error and made no call, so `--reruns` could not retry a judge error
+    project()
+    server.errors.append((400, "invalid_request_error", "The model is overloaded, try again.", {}))  # not retried by the client
+    result = run(pytester, *_reruns(), "--reruns", "1", "-k", "r1 and sufficiency", "-rA")
+    result.assert_outcomes(passed=1, deselected=6)
+    assert result.parseoutcomes()["rerun"] == 1
+    result.stdout.fnmatch_lines_random(["PASSED evals/eval.jsonl::r1::sufficiency"])
+    assert server.calls == 2  # the error, then the rerun's call
+    # each row counts once, with its last verdict; the failed call still counts among the calls
+    result.stdout.fnmatch_lines(["sufficiency: pass rate 1.00 (1 of 1 ok rows passed)",
+                                 "judge openai/fake-judge: 2 provider call(s), 0 verdict(s) from the cache, *"])
+
+
+def test_a_rerun_after_the_retries_ran_out_judges_the_row_again_and_junit_shows_the_last_verdict(project, pytester, server):
+    # a second shape: a transient fault (429s) outlasts the client's retries (judge.max_retries, 6), so the row's verdict is an
+    # error; the rerun judges it again, and the item's properties are the rerun's verdict alone
+    project('metrics = ["sufficiency"]\n')
+    server.errors.extend([(429, "rate_limit_exceeded", "Rate limit reached.", {"Retry-After": "0"})] * 7)
+    result = run(pytester, *_reruns(), "--reruns", "2", "-k", "r1", "-rA", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=1, deselected=3)
+    assert result.parseoutcomes()["rerun"] == 1
+    assert server.calls == 7 + 1
+    result.stdout.fnmatch_lines(["sufficiency: pass rate 1.00 (1 of 1 ok rows passed)",
+                                 "judge openai/fake-judge: 8 provider call(s), 0 verdict(s) from the cache, *"])
+    # JUnit: one case per attempt, each with its own verdict's properties (not the last attempt's added to the first's)
+    attempts = [[(p.get("name"), p.get("value")) for p in case.iter("property")] for case in ET.parse(pytester.path / "junit.xml").iter("testcase")]
+    assert [[name for name, _ in shown] for shown in attempts] == [["metric", "status", "score", "passed", "rationale", "cached"]] * 2
+    assert [(dict(shown)["status"], dict(shown)["passed"]) for shown in attempts] == [("error", "None"), ("ok", "True")]
+
+
+def test_without_a_rerun_an_errored_item_fails_and_stays_one_error(project, pytester, server):
+    project('metrics = ["sufficiency"]\n')
+    server.errors.append((400, "invalid_request_error", "The model is overloaded, try again.", {}))
+    result = run(pytester, "-k", "r1")
+    result.assert_outcomes(failed=1, deselected=3)
+    assert server.calls == 1
+    result.stdout.fnmatch_lines(["sufficiency: pass rate - (0 of 0 ok rows passed, 1 error(s))"])

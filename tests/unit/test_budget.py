@@ -131,3 +131,31 @@ def test_the_local_engine_reads_a_folder_or_a_glob_whose_meta_is_an_integer_then
     assert {r["sufficiency_status"] for r in written} == {"ok"}
     dry = run_score(source, metric=["sufficiency"], sample=4, dry_run=True)
     assert dry.code == 0 and "dry run: 5 rows" in dry.text and "4 rows to judge" in dry.text
+
+
+# issue 60 item 21: --dry-run exited 0 where the run would exit 2 (nothing would be judged)
+def test_a_dry_run_that_would_judge_nothing_exits_2_as_the_run_does(run_score, tmp_path, judge):
+    source = write_jsonl(tmp_path / "in.jsonl", [{"request": "What is the capital of Spain?", "retrieved": ["Madrid is."]}] * 2)
+    summary = tmp_path / "s.json"
+    assert run_score(source).code == 2  # the run: every row skipped by every metric
+    dry = run_score(source, dry_run=True, summary_json=str(summary))
+    assert dry.code == 2 and judge.calls == 0
+    assert dry.lines[-1] == ("FAIL nothing was judged: every row was skipped by every metric (2 rows); check the input and the column "
+                             "mapping (the 'columns:' line; -q hides it) (the run would exit 2)")
+    written = json.loads(summary.read_text())["dry_run"]
+    assert written["exit_code"] == 2 and written["gate_lines"] == [dry.lines[-1]]
+    mapped = run_score(source, dry_run=True, map=["context=retrieved"])  # sufficiency would judge both rows
+    assert mapped.code == 0 and not mapped.result["gate_lines"]
+
+
+def test_a_dry_run_whose_every_row_has_an_unusable_input_exits_2_as_the_run_does(run_score, tmp_path, judge):
+    # a second shape: rows to judge, each an input error (passages with no text): the run judges none and exits 2
+    source = write_jsonl(tmp_path / "in.jsonl", [{"request": "q", "context": [{"doc_uri": "a"}]}, {"request": "r", "context": [{"id": "b"}]}])
+    assert run_score(source, metric=["sufficiency"]).code == 2
+    dry = run_score(source, metric=["sufficiency"], dry_run=True)
+    assert dry.code == 2 and judge.calls == 0
+    assert dry.lines[-1] == ("FAIL nothing could be judged: every judged row has an unusable input (2 rows; the M_error column says "
+                             "why) (the run would exit 2)")
+    assert dry.result["metrics"]["sufficiency"]["input_errors"] == 2
+    one_good = write_jsonl(tmp_path / "good.jsonl", [{"request": "q", "context": [{"doc_uri": "a"}]}, {"request": "r", "context": ["b"]}])
+    assert run_score(one_good, metric=["sufficiency"], dry_run=True).code == 0

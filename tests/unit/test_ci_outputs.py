@@ -161,3 +161,41 @@ def test_the_markdown_names_the_regressed_rows_at_most_20_a_metric(run_score, tm
     assert f"- sufficiency (25): {listed} and 5 more\n" in markdown.read_text()
     run_score(write_jsonl(tmp_path / "same.jsonl", rows(30)), metric=["sufficiency"], baseline=str(baseline), markdown=str(markdown))
     assert "Regressed rows" not in markdown.read_text()
+
+
+# issue 60 item 20: score --baseline run1 --max-regressions 0 exited 1 and report said so, but compare run1 run2 exited 0 with
+# no gate line, although run2's Parquet file records max_regressions: 0
+def test_compare_applies_the_regression_gate_the_current_table_records(run_score, run_cli, tmp_path):
+    baseline = tmp_path / "run1.parquet"
+    run_score(write_jsonl(tmp_path / "old.jsonl", rows(10, bad={1})), metric=["sufficiency"], output=str(baseline), quiet=True)
+    current = tmp_path / "run2.parquet"
+    scored = run_score(write_jsonl(tmp_path / "new.jsonl", rows(10, bad={1, 2, 3})), metric=["sufficiency"], min_pass_rate=["0"],
+                       output=str(current), baseline=str(baseline), max_regressions=0, quiet=True)
+    assert scored.code == 1
+    compared = run_cli(["compare", str(baseline), str(current)], judge=False)
+    assert compared.code == 1
+    assert "FAIL sufficiency: 2 regressed row(s) > 0 (passed in the baseline, fail now; 0 improved)" in compared.stdout
+    assert f"note: the regression gates {current} records of its run: --max-regressions 0" in compared.stderr
+    as_json = json.loads(run_cli(["compare", str(baseline), str(current), "--json"], judge=False).stdout)
+    assert as_json["gate_lines"] == ["FAIL sufficiency: 2 regressed row(s) > 0 (passed in the baseline, fail now; 0 improved)"]
+    given = run_cli(["compare", str(baseline), str(current), "--max-regressions", "2"], judge=False)  # a flag replaces its bound
+    assert given.code == 0 and "PASS sufficiency: 2 regressed row(s) <= 2" in given.stdout and "records" not in given.stderr
+
+
+def test_compare_applies_a_recorded_drop_beside_a_regressions_flag(run_score, run_cli, tmp_path):
+    # a second shape: the run gated the pass rate's drop (--max-drop 0.1); compare given only --max-regressions kept no drop gate
+    baseline = tmp_path / "run1.parquet"
+    run_score(write_jsonl(tmp_path / "old.jsonl", rows(10, bad={1})), metric=["sufficiency"], output=str(baseline), quiet=True)
+    current = tmp_path / "run2.parquet"
+    scored = run_score(write_jsonl(tmp_path / "new.jsonl", rows(10, bad={1, 2, 3})), metric=["sufficiency"], min_pass_rate=["0"],
+                       output=str(current), baseline=str(baseline), max_drop=0.1, quiet=True)
+    assert scored.code == 1  # 0.90 -> 0.70: a drop of 0.20
+    compared = run_cli(["compare", str(baseline), str(current), "--max-regressions", "5"], judge=False)
+    assert compared.code == 1
+    lines = [line for line in compared.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    assert lines[0] == "PASS sufficiency: 2 regressed row(s) <= 5 (passed in the baseline, fail now; 0 improved)"
+    assert lines[1].startswith("FAIL sufficiency: pass rate dropped 0.20 > 0.10")
+    assert f"note: the regression gates {current} records of its run: --max-drop 0.1 (a flag given replaces its own)" in compared.stderr
+    # a table that records no gate (CSV, or a run without one) is compared with the flags alone, as before
+    plain = run_cli(["compare", str(baseline), str(baseline)], judge=False)
+    assert plain.code == 0 and "PASS" not in plain.stdout and "FAIL" not in plain.stdout and plain.stderr == ""

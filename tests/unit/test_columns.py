@@ -4,6 +4,8 @@ column's suggestion: tests/unit/test_id_column.py; the command line's messages: 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import read_jsonl, write_jsonl
@@ -46,3 +48,45 @@ def test_a_csv_saved_with_another_separator_is_named_as_such(run_score, tmp_path
     assert (f"sufficiency needs a request column and none was found; the input has one column, {header}: a header separated by "
             f"{shown}. CSV is read separated by commas: save the file comma-separated") in result.text
     assert "--map" not in result.text
+
+
+# issue 60 item 19: retrieved and gold, no --map: the notes suggested --map context=retrieved, --map response=retrieved and
+# --map expected_response=retrieved; followed, sufficiency judged the context against itself (1.00) without a word
+def test_no_column_is_suggested_for_two_fields(run_score, tmp_path):
+    rows = [{"request": "What is the capital of Spain?", "retrieved": ["Paris is the capital of France."],
+             "gold": "Madrid is the capital of Spain."}]
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows))
+    suggested = re.findall(r"set --map (\w+)=([a-z_]+)\b", result.text)
+    assert sorted(suggested) == [("context", "retrieved"), ("expected_response", "gold")]
+    assert "columns not read: retrieved, gold; set --map response=COLUMN" in result.text  # no column left for it: none named
+
+
+def test_two_fields_reading_one_column_are_warned_of(run_score, tmp_path):
+    rows = [{"request": "What is the capital of Spain?", "retrieved": ["Paris is the capital of France."],
+             "gold": "Madrid is the capital of Spain."}]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    same = run_score(source, metric=["sufficiency"], map=["context=retrieved", "expected_response=retrieved"], min_pass_rate=["0"])
+    assert same.code == 0 and same.result.summary.metrics["sufficiency"].pass_rate == 1.0  # the column against itself
+    assert ("warning: context and expected_response both read the column 'retrieved': context (--map), expected_response (--map); "
+            "a judge that compares them compares the column with itself") in same.text
+    own = run_score(source, metric=["sufficiency"], map=["context=retrieved", "expected_response=gold"], min_pass_rate=["0"])
+    assert own.result.summary.metrics["sufficiency"].pass_rate == 0.0 and "both read" not in own.text
+
+
+def test_a_column_read_by_its_own_name_and_by_the_config_is_warned_of(run_score, tmp_path):
+    # a second shape: no flag at all; the config maps the ground truth to the column the context is read from by its name
+    rows = [{"request": "What is the capital of Spain?", "context": ["Paris is the capital of France."]}]
+    config = tmp_path / "c.yaml"
+    config.write_text("columns:\n  expected_facts: context\n", encoding="utf-8")
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], config=str(config), min_pass_rate=["0"])
+    assert ("warning: context and expected_facts both read the column 'context': context (its own name), "
+            "expected_facts (columns: in the config)") in result.text
+
+
+def test_the_column_the_id_note_names_is_not_suggested_for_a_field(run_score, tmp_path):
+    # a second shape of one column for two fields: the id note says --map id=item_key, and the request's hint named item_key too
+    rows = [{"item_key": f"k{i}", "body": f"What is {i} + {i}?", "passages": [f"{i} + {i} is {2 * i}."], "answer": f"{2 * i}",
+             "reference": f"{i} + {i} is {2 * i}."} for i in range(3)]
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows))
+    assert "set --map id=item_key" in result.text
+    assert re.findall(r"set --map request=([a-z_]+)\b", result.text) == ["body"], result.text
