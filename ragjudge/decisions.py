@@ -26,6 +26,7 @@ from typing import Any
 
 from ragjudge.cache import reading
 from ragjudge.calibration import label_pass, label_rating
+from ragjudge.config import FIELDS
 from ragjudge.counting import has_path, row_ids
 from ragjudge.errors import InputError
 from ragjudge.judges import judge_class, make_judges
@@ -81,7 +82,8 @@ def cached_replies(frame: Any, config: Any, metric: str) -> list[Cached]:
     rows were scored with; a different model or prompt finds nothing). Makes no call: the
     response cache (``judge.cache_dir``) is only read. A row answered without a call (an empty
     retrieval, say) keeps that verdict. Raises ``InputError`` for a panel of judges (each member is
-    a model of its own: calibrate them one by one)."""
+    a model of its own: calibrate them one by one), and for a field the metric needs that no
+    column holds (a table scored with ``--map``, calibrated without it), naming the field."""
     if config.judge.panel:
         raise InputError("calibrate chooses one judge model's settings, and this config has a panel (judge.panel): calibrate each "
                          "member alone, with a config without judge.panel and --model MEMBER (a member's replies are cached under its model)")
@@ -89,7 +91,17 @@ def cached_replies(frame: Any, config: Any, metric: str) -> list[Cached]:
     scorer = Scorer(config.model_copy(update={"metrics": [metric]}))
     try:
         judge = make_judges(scorer.config)[0]
-        records = scorer.records(frame, scorer.resolve(frame))
+        mapping = scorer.resolve(frame)
+        unmapped = [need.split("|") for need in judge.needs
+                    if need.split("|")[0] in FIELDS and not any(mapping.paths.get(name) for name in need.split("|"))]
+        if unmapped:  # no row can find its reply (a table scored with --map, calibrated without it): name the mapping
+            fields = " and ".join(" or ".join(need) for need in unmapped)
+            unread = [column for column in mapping.unused if column not in set(config.labels.values())]
+            raise InputError(f"calibrate {metric}: no column of the table is mapped to the {fields} {metric} needs (columns not read: "
+                             f"{', '.join(unread) or '(none)'}), so no row's cached reply can be found: calibrate reads the table as "
+                             f"score did; give it the --map you scored with (e.g. --map {unmapped[0][0]}=COLUMN, or the config's "
+                             "columns:)")
+        records = scorer.records(frame, mapping)
         out = []
         for position, record in enumerate(records):
             call = judge.prepare(record)
@@ -309,7 +321,7 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
                          f"{MIN_ROWS}: label more rows")
     if len(have) < MIN_ROWS:
         raise InputError(f"calibrate {metric}: {len(have)} labelled row(s) have a cached reply ({len(labelled)} labelled); it needs at "
-                         f"least {MIN_ROWS}: score the table first (ragjudge score ... with the same model, --api-base and config), then "
+                         f"least {MIN_ROWS}: score the table first (ragjudge score ... with the same model, --api-base, --map and config), then "
                          "calibrate")
     if k > len(have):
         raise InputError(f"--folds {k}: more folds than the {len(have)} labelled rows with a cached reply; give at most {len(have)} "

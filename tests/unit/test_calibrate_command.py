@@ -98,7 +98,7 @@ def test_calibrate_without_cached_replies_says_to_score_first(run_cli, cache_dir
                     "-o", str(tmp_path / "x.yaml")], judge=False)
     assert done.code == 2
     assert ("calibrate sufficiency: 0 labelled row(s) have a cached reply (25 labelled); it needs at least 20: score the table first "
-            "(ragjudge score ... with the same model, --api-base and config), then calibrate") in done.stderr
+            "(ragjudge score ... with the same model, --api-base, --map and config), then calibrate") in done.stderr
 
 
 def test_suggest_lists_the_unlabelled_rows_nearest_the_decision(run_score, run_cli, judge, cache_dir, tmp_path):
@@ -199,6 +199,27 @@ def test_calibrate_with_fewer_labels_of_a_class_than_folds_writes_nothing_and_sa
                                            "needs one); label more such rows (or give fewer --folds, at least 2)")
     done = run_cli([*command, "--folds", "3"], judge=False)
     assert done.code == 0 and "not fitted" not in done.stdout and out.exists()
+
+
+def test_calibrate_on_a_table_scored_with_map_names_the_mapping_it_lacks(run_score, run_cli, judge, cache_dir, tmp_path):
+    # issue 60 item 21: scored with --map request=ask, calibrate without it said "0 labelled row(s) have a cached reply (25
+    # labelled) ... score the table first"; the table was scored, the missing piece is the mapping
+    rows = [{"id": f"r{i}", "ask": f"Where is the tower {i}?", "blob": [f"The tower {i} is in Paris." if i % 2 else "Nothing."],
+             "human": "yes" if i % 2 else "no"} for i in range(25)]
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    assert run_score(table, metric=["sufficiency"], min_pass_rate=["0"], map=["request=ask", "context=blob"], quiet=True).code == 0
+    command = ["calibrate", table, "--labels", "sufficiency=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+               "-o", str(tmp_path / "x.yaml")]
+    done = run_cli(command, judge=False)
+    assert done.code == 2 and done.stderr.strip() == (
+        "error: calibrate sufficiency: no column of the table is mapped to the request and context sufficiency needs (columns not "
+        "read: ask, blob), so no row's cached reply can be found: calibrate reads the table as score did; give it the --map you "
+        "scored with (e.g. --map request=COLUMN, or the config's columns:)")
+    # the other shape: the request mapped, the context not (an empty retrieval would be judged without a call)
+    done = run_cli([*command, "--map", "request=ask"], judge=False)
+    assert done.code == 2 and "mapped to the context sufficiency needs (columns not read: blob)" in done.stderr
+    done = run_cli([*command, "--map", "request=ask", "--map", "context=blob"], judge=False)
+    assert done.stdout.startswith("sufficiency: 25 labelled rows with a cached reply"), done.stderr
 
 
 def test_calibrate_refuses_a_panel_naming_how_to_calibrate_its_members(run_cli, cache_dir, tmp_path):
