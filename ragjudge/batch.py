@@ -403,6 +403,8 @@ async def _made_before(manifest: Manifest, client: Any, entry: dict[str, Any], r
     risk and ``--batch-resubmit``, unless ``resubmit``. ``failed``: the create's own error, said
     in the message."""
     ids = [cid for cid, call in manifest.calls.items() if call.get("batch") == entry["input_file_id"]]
+    if not ids:  # no call waits on it: nothing to find, nothing to send twice
+        return None
     found, doubt = await _call(client.search(entry, ids))
     if found is not None or doubt is None or resubmit:
         return found
