@@ -198,6 +198,7 @@ def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, tr
     inner = transport if transport is not None else choose(judge, str(config.cache.dir) if config.cache.dir else None)
     client = client_for(judge)
     wait = bool(getattr(request, "batch_wait", False))
+    resubmit = bool(getattr(request, "batch_resubmit", False))
     submitted = 0
     try:
         for key, now in (("model", inner.provider_model), ("api_base", client.base)):
@@ -208,7 +209,7 @@ def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, tr
                                   "again)")
         manifest.data["run"] = _run_record(request, config)
         while True:
-            _loop.run(collect(manifest, client, wait, judge.batch_poll, hear, bool(getattr(request, "batch_resubmit", False))))
+            _loop.run(collect(manifest, client, wait, judge.batch_poll, hear, resubmit))
             still = manifest.open_batches()
             if still:
                 return _pending(manifest, submitted, still)
@@ -216,7 +217,7 @@ def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, tr
             if not wanted:
                 break
             _check_budget(judge, inner.provider_model, wanted)
-            ids = _loop.run(submit(manifest, client, wanted))
+            ids = _loop.run(submit(manifest, client, wanted, resubmit))
             submitted += len(wanted)
             if hear:
                 hear(Note(f"batch: submitted {len(wanted)} call(s) in {', '.join(ids)} (round {manifest.batches[-1]['round']})"))
@@ -329,10 +330,10 @@ def find(request: Any, config: Any, manifest: Manifest, inner: Any, reply: Any, 
     return finder.wanted
 
 
-async def submit(manifest: Manifest, client: Any, wanted: dict[str, Any]) -> list[str]:
+async def submit(manifest: Manifest, client: Any, wanted: dict[str, Any], resubmit: bool = False) -> list[str]:
     """Upload ``wanted`` (custom_id -> ``Request``) and create its batches (``MAX_LINES`` lines
-    each); the manifest is saved after the upload and again after the create. Returns the
-    batches' ids."""
+    each); the manifest is saved after the upload and again after the create (``_create``;
+    ``resubmit``: as there). Returns the batches' ids."""
     number = 1 + max((int(b.get("round") or 0) for b in manifest.batches), default=0)
     lines = [client.line(cid, request) for cid, request in wanted.items()]
     ids = []
@@ -341,7 +342,7 @@ async def submit(manifest: Manifest, client: Any, wanted: dict[str, Any]) -> lis
         file_id = await _call(client.upload(part))
         entry: dict[str, Any] = {"id": None, "input_file_id": file_id, "round": number, "status": "uploaded"}
         manifest.submitted(entry, [line["custom_id"] for line in part])
-        await _create(manifest, client, entry)
+        await _create(manifest, client, entry, resubmit)
         ids.append(entry["id"])
     return ids
 
@@ -360,8 +361,8 @@ async def _create(manifest: Manifest, client: Any, entry: dict[str, Any], resubm
         try:
             made = await _call(client.create(entry["input_file_id"], {"made_by": "ragjudge", "round": str(entry["round"])}))
         except BatchAPIError as failed:  # a 5xx or a dropped connection: the batch may have been made all the same
-            made = await _made_before(manifest, client, entry, False, failed)
-            if made is None:
+            made = await _made_before(manifest, client, entry, resubmit, failed)
+            if made is None:  # ruled out, or the risk accepted: the next run submits again (never in a loop here)
                 raise
     _made(manifest, entry, made)
     return made
@@ -402,6 +403,8 @@ async def _made_before(manifest: Manifest, client: Any, entry: dict[str, Any], r
     risk and ``--batch-resubmit``, unless ``resubmit``. ``failed``: the create's own error, said
     in the message."""
     ids = [cid for cid, call in manifest.calls.items() if call.get("batch") == entry["input_file_id"]]
+    if not ids:  # no call waits on it: nothing to find, nothing to send twice
+        return None
     found, doubt = await _call(client.search(entry, ids))
     if found is not None or doubt is None or resubmit:
         return found

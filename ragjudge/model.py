@@ -13,7 +13,8 @@ Every call goes through ``Model.call``, in this order:
    call; the others start once its first attempt has an answer or ``PROBE_GRACE_S`` (0.5 s)
    after it started, whichever comes first (an auth error comes back in the connection's
    set-up and one round trip; a judge's answer takes the model's time, which the others need
-   not wait for); a timeout is that row's problem; a refused connection or an auth,
+   not wait for; a grace the loop thread was held through, the probe perhaps unsent, starts
+   again: ``_release_after``); a timeout is that row's problem; a refused connection or an auth,
    permission, not-found or quota error stops the run: ``fatal``. An error slower than the
    grace meets the calls already sent (at most ``judge.concurrency``, each refused at no
    charge); none is sent after it, and the rows never sent say "not run: ...";
@@ -70,6 +71,7 @@ BACKOFF_MAX_S = 30.0
 MISSING = object()  # not prefetched
 MEMORY = 4096  # replies kept in memory per model, so a repeated call within a run is not paid twice
 PROBE_GRACE_S = 0.5  # seconds the other calls wait for the probe's answer at most (bench/README.md, figure 1c)
+PROBE_LATE_S = 0.05  # a grace timer this late found the loop thread held (the probe perhaps never sent): the grace starts again
 # set in a task whose calls are made ahead of the rows that will claim them (``Model.call``)
 AHEAD: ContextVar[bool] = ContextVar("ragjudge_call_ahead", default=False)
 # set by a row's chain of calls (``Scorer._chain``): a list the usage of its calls cancelled by an interrupt is added
@@ -471,8 +473,8 @@ class Model:
         probe = not self._probe_started
         if probe:
             self._probe_started = True
-            # the others go at the probe's answer, or after the grace (a timer, not a wait per call)
-            asyncio.get_running_loop().call_later(PROBE_GRACE_S, self._probe_done.set)
+            # the others go at the probe's answer, or after the grace (a timer, not a wait per call) of a loop thread free to send it
+            _release_after(asyncio.get_running_loop(), self._probe_done, PROBE_GRACE_S)
         elif not self._probe_done.is_set():
             await self._probe_done.wait()
         try:
@@ -779,6 +781,26 @@ class PanelModel:
         """Close every member (``Model.aclose``)."""
         for _, model in self.members:
             await model.aclose()
+
+
+def _release_after(loop: asyncio.AbstractEventLoop, event: asyncio.Event, grace: float) -> None:
+    """Set ``event`` (the probe's, ``Model._fetch``) ``grace`` seconds from now, unless it is set
+    by then. A timer that fires more than ``PROBE_LATE_S`` late found the loop thread held (a
+    panel's run imported pandas on the main thread while its members' first calls were out): the
+    probe may not even have been sent, or its answer, a 401 say, waits unread, so the grace starts
+    again rather than letting the queued calls go before that answer (issue 60 item 15: a member
+    with a bad key was called 16 times, its concurrency, instead of once)."""
+    due = loop.time() + grace
+
+    def release() -> None:
+        if event.is_set():
+            return
+        if loop.time() - due > PROBE_LATE_S:
+            _release_after(loop, event, grace)
+            return
+        event.set()
+
+    loop.call_later(grace, release)
 
 
 def asked_wait(after: float | None, step: float) -> float:

@@ -191,3 +191,16 @@ def test_a_batch_that_answers_404_long_after_its_create_is_still_an_error(server
     server.batches.pop("batch_fake_1")
     with pytest.raises(ProviderFatalError, match=r"batch batch_fake_1 is not found \(HTTP 404.*\) 36\d\d s after it was created"):
         run(ScoreRequest(table, output=str(out)), config(server, tmp_path / "cache"))
+
+
+def test_batch_resubmit_given_before_the_504_leaves_the_resubmit_to_the_next_run(server, table, tmp_path, monkeypatch):
+    """With --batch-resubmit already given, a 504 on the create is said as it is (exit 3, not the
+    warning the flag answers), and nothing is created again in that process; the next run submits."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    server.batch_lost_creates, server.batch_lost_status = 1, 504
+    out = tmp_path / "scored.jsonl"
+    with pytest.raises(Exception, match="HTTP 504") as raised:
+        run(ScoreRequest(table, output=str(out), batch_resubmit=True), claude(server, tmp_path / "cache"))
+    assert not isinstance(raised.value, BatchUnsure) and server.batch_creates == 1
+    assert run(ScoreRequest(table, output=str(out), batch_resubmit=True), claude(server, tmp_path / "cache")).exit_code == 4
+    assert server.batch_creates == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 import ragjudge
 from conftest import SAMPLE, read_jsonl
@@ -169,3 +170,67 @@ def test_panel_given_once_per_member_is_one_panel(run_cli, tmp_path, server):
     assert result.code == 0, result.stderr
     members = json.loads(summary.read_text())["metrics"]["sufficiency"]["panel"]["members"]
     assert [m["model"] for m in members.values()] == ["openai/fake-judge", "openai/fake-strict"]
+
+
+def _starved_after_the_probe(server, model_name: str, rows: int = 24, concurrency: int = 16):
+    """``rows`` calls to ``model_name`` through ``Model`` against the loopback server, the loop
+    thread held for longer than the probe's grace as the probe was handed to the transport (as
+    a pandas import on the main thread held it in a panel's run: issue 60 item 15). Returns the
+    verdicts' errors."""
+    import asyncio
+    import time
+
+    from ragjudge import _loop, load_config
+    from ragjudge.model import PROBE_GRACE_S, Model
+    from ragjudge.types import Call, Verdict
+
+    settings = load_config(None, {"judge": {"model": f"openai/{model_name}", "api_base": server.url, "concurrency": concurrency}}).judge
+    model = Model(settings)
+    calls = [Call(metric="m", version="v", mode=None, messages=[{"role": "user", "content": f"q{i}"}], response_format=None)
+             for i in range(rows)]
+
+    async def go():
+        tasks = [asyncio.ensure_future(model.call(call, lambda reply, _: Verdict(metric="m", status="ok", score=1.0))) for call in calls]
+        await asyncio.sleep(0)  # each call's first step: the probe is handed to the transport, the others wait on it
+        assert server.model_calls[model_name] == 0
+        time.sleep(PROBE_GRACE_S + 0.5)  # the loop thread held before the probe left: its grace runs out unused
+        return await asyncio.gather(*tasks)
+
+    try:
+        return [str(v.error) for v in _loop.run(go())]
+    finally:
+        _loop.run(model.aclose())
+
+
+def test_a_401_that_came_back_while_the_loop_was_held_stops_the_queued_calls(server):
+    # issue 60 item 15: the member with a bad key was called 16 times (its concurrency) instead of once
+    server.model_faults = {"fake-broken": (0, ["401"])}
+    errors = _starved_after_the_probe(server, "fake-broken")
+    assert server.model_calls["fake-broken"] == 1
+    assert sorted(e[:30] for e in errors) == ["authentication failed for open"] + ["not run: authentication failed"] * 23
+
+
+@pytest.mark.slow  # two ragjudge processes (~4 s each)
+def test_a_member_with_a_bad_key_is_called_once_a_run_with_the_others_cached_or_not(server, tmp_path):
+    """The issue's command run twice: the first run caches the other members' replies; in the second
+    their rows are decided at once while pandas is imported beside the bad member's probe. It was
+    called 1 time, then 16."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    server.model_faults = {"fake-broken": (0, ["401"])}
+    command = [sys.executable, "-m", "ragjudge", "score", SOURCE, "-m", "sufficiency", "--panel",
+               "openai/fake-judge,openai/fake-lenient,openai/fake-broken", "--api-base", server.url, "--cache-dir",
+               str(tmp_path / "cache"), "--min-pass-rate", "0", "-q"]
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}
+    called = []
+    for _ in range(2):
+        before = server.model_calls["fake-broken"]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+        called.append(server.model_calls["fake-broken"] - before)
+    assert called == [1, 1]
+    assert server.model_calls["fake-judge"] == server.model_calls["fake-lenient"] == 24  # the second run's replies from the cache
