@@ -132,8 +132,9 @@ def test_a_fast_path_run_never_imports_litellm(server, tmp_path):
 @pytest.mark.slow  # two ragjudge processes, calls held in flight (~8 s each)
 def test_ctrl_c_cancels_calls_in_flight(tmp_path, transport):
     # Every call would take 60 s: the probe goes first, the others PROBE_GRACE_S after it (it
-    # has no answer by then). Ctrl-C while 4 are in flight must not wait for them, and writes
-    # every row, each interrupted. (This test used to wait at most 30 s for 4 calls in flight
+    # has no answer by then). Ctrl-C while 4 are in flight waits for them only the grace
+    # (scoring.INTERRUPT_GRACE_S, 5 s: issue 60 item 17), then cancels them, and writes every row,
+    # each interrupted. (This test used to wait at most 30 s for 4 calls in flight
     # and go on without them: it interrupted the probe, and on a loaded machine the command
     # before it had read its input.)
     from ragjudge.fakeserver import FakeJudgeServer
@@ -157,7 +158,7 @@ def test_ctrl_c_cancels_calls_in_flight(tmp_path, transport):
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
         assert process.returncode == 130, stderr
-        assert time.monotonic() - started < 10  # the 60-second calls were not waited for
+        assert time.monotonic() - started < 25  # the grace, not the 60-second calls
     written = read_jsonl(out)
     assert [str(r["sufficiency_error"]) for r in written] == ["interrupted"] * 8
 

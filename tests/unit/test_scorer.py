@@ -189,3 +189,20 @@ def test_an_interrupted_re_ask_counts_the_reply_it_asked_again_about(tmp_path):
     first_prompt = sum(len(str(m["content"])) for m in judge.requests[0]["messages"]) // 4  # as the fake counts the first reply's
     assert scored.frame["sufficiency_prompt_tokens"].iloc[0] == first_prompt > 0
     assert scored.frame["sufficiency_completion_tokens"].iloc[0] == len("no JSON here") // 4
+
+
+# issue 60 item 18, a fourth shape: a panel's members interrupted between completeness's two calls: what each member's
+# first call cost was dropped with the panel's verdict
+def test_an_interrupted_panel_row_counts_its_members_replies(tmp_path):
+    settings = {"metrics": ["completeness"], "cache": {"dir": str(tmp_path)},
+                "judge": {"model": "openai/fake-judge", "panel": ["openai/fake-judge", "openai/fake-lenient"]}}
+    judge = FakeTransport(latency=0.5)
+    judge.price_per_token = 1e-6
+    with Scorer(**settings, transport=judge) as scorer:
+        calls = lambda: sum(member.calls for member in judge.members.values())  # noqa: E731
+        # each member's first call answered, its second in flight: two interrupts cancel them
+        scored = _interrupted(scorer, _landmarks(1), lambda: calls() == 4 and scorer.model.on_wire == 2, times=2)
+        spent = scorer.model.spent
+    assert list(scored.frame["completeness_error"]) == ["interrupted"]
+    assert _cached(tmp_path) == 2 and scored.summary.provider_calls == 4  # two replies received; four requests sent
+    assert spent > 0 and scored.summary.cost_usd == pytest.approx(spent)
