@@ -344,6 +344,7 @@ def test_the_save_key_follows_the_caches_content_and_is_empty_without_a_new_repl
     script = load_script()
     assert script.save_key({"a", "b"}, {"a", "b"}, "K") == ""  # every reply from the cache
     assert script.save_key(set(), set(), "K") == ""  # every call failed: nothing to keep
+    assert script.save_key(set(), {"a"}, "") == ""  # outside the action: no key to save under
     key = script.save_key({"a"}, {"a", "b"}, "K")
     assert key == "K-" + script.cache_fingerprint({"b", "a"}) and key != script.save_key({"a"}, {"a", "c"}, "K")
     assert script.save_key({"b"}, {"a", "b"}, "K") == key  # the same replies, the same key
