@@ -19,7 +19,8 @@ on as the output ``exit-code`` so that the artifacts and the comment are written
 action's last step exits with it. GitHub's REST API is reached with httpx (a dependency of
 litellm, so in ragjudge's lock); an API error (a status that is not 2xx, no answer at all, an
 answer that is not GitHub's JSON such as a proxy's sign-in page) is a warning in the log that
-says which, never a failed job: the gate decides that. Exit 2 is a usage error of the script itself (an unknown subcommand, no ``table``).
+says which, never a failed job: the gate decides that. Exit 2 is a usage error of the script
+itself (an unknown subcommand, no ``table``).
 """
 
 from __future__ import annotations
@@ -440,7 +441,10 @@ def save_key(restored: set[str], entries: set[str], key: str) -> str:
     when it added none (every reply came from the cache, or every call failed): nothing new to
     pay for again, nothing saved. A log line says which."""
     added = len(entries - restored)
-    if not key or not added:
+    if not key:
+        log("response cache: no cache key (the prepare step's cache-key output), so not saved")
+        return ""
+    if not added:
         log(f"response cache: no new reply ({len(entries)} cached); not saved again")
         return ""
     chosen = f"{key}-{cache_fingerprint(entries)}"

@@ -7,11 +7,13 @@ as the baseline, the response cache's key, and the exit code the job ends with.
 environment its ``env:`` gives (``${{ inputs.* }}``, ``${{ steps.*.outputs.* }}`` and
 ``${{ github.token }}`` filled in) and the variables GitHub Actions sets (``GITHUB_OUTPUT`` read
 back as the step's outputs); the steps that ``uses:`` an action are played by what that action
-does here: ``actions/cache/restore`` and ``actions/cache/save`` with a key and restore keys over
-``caches`` (a saved key is never overwritten), ``actions/upload-artifact`` as an artifact of the
-run's branch on the fake API. Not played: ``setup-python`` and the install step (this
-environment's Python already has ragjudge), and ``if:`` conditions (no script step fails here, so
-every step runs)."""
+does here: ``actions/cache/restore`` (the key exactly, else the newest cache that the key, then
+each restore key, is a prefix of) and ``actions/cache/save`` over ``caches`` (a saved key is never
+overwritten), ``actions/upload-artifact`` as an artifact of the run's branch on the fake API. A
+step's ``if:`` is played for the forms ``action.yml`` uses (``always()``, ``success()``,
+``steps.S.outcome`` and ``steps.S.outputs.O`` compared with ``==`` or ``!=`` to a quoted text,
+joined by ``&&``); a skipped step writes no output. Not played: ``setup-python`` and the install
+step (this environment's Python already has ragjudge)."""
 
 from __future__ import annotations
 
@@ -184,7 +186,8 @@ class ActionRunner:
         return EXPRESSION.sub(value, text)
 
     def _restore(self, with_: dict[str, str]) -> dict[str, str]:
-        prefixes = [line.strip() for line in with_.get("restore-keys", "").splitlines() if line.strip()]
+        # as actions/cache: the key exactly, then the key as a prefix, then each restore key as one
+        prefixes = [with_["key"]] + [line.strip() for line in with_.get("restore-keys", "").splitlines() if line.strip()]
         found, exact = None, False
         if with_["key"] in self.caches:
             found, exact = self.caches[with_["key"]], True
@@ -341,6 +344,7 @@ def test_the_save_key_follows_the_caches_content_and_is_empty_without_a_new_repl
     script = load_script()
     assert script.save_key({"a", "b"}, {"a", "b"}, "K") == ""  # every reply from the cache
     assert script.save_key(set(), set(), "K") == ""  # every call failed: nothing to keep
+    assert script.save_key(set(), {"a"}, "") == ""  # outside the action: no key to save under
     key = script.save_key({"a"}, {"a", "b"}, "K")
     assert key == "K-" + script.cache_fingerprint({"b", "a"}) and key != script.save_key({"a"}, {"a", "c"}, "K")
     assert script.save_key({"b"}, {"a", "b"}, "K") == key  # the same replies, the same key
