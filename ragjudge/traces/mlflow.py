@@ -11,16 +11,20 @@ span (the table's shape, which retriever spans count and how each cell is read:
 - the DataFrame ``mlflow.search_traces()`` returns (``frame_from_search``);
 - a file of exported traces, as MLflow serialises them (``Trace.to_json()``): one trace's JSON
   per line, or a JSON array of them (``read_trace_file``; ``is_trace_file`` tells one by its
-  shape).
+  shape);
+- an ``EvaluationDataset`` made from traces (``frame_from_dataset``: each record's trace read
+  from the store, the record's expectations kept).
 
 The request, response and expectations come as MLflow's ``RetrievalSufficiency`` scorer takes
 them: the root span's inputs and outputs, and the trace's valid expectation assessments named
 ``expected_facts`` and ``expected_response`` (the first of each name).
 
 Sink: ``log_feedback`` writes each verdict of a scored table back as an MLflow ``Feedback`` on
-its trace (span-level metrics on their retriever span), replacing ragjudge's earlier feedback
-of the same name on the same span or trace; ``log_run`` logs the run's summary as an MLflow
-run of the experiment, with the scored table and the report as artifacts.
+its trace (span-level metrics on their retriever span, as each metric's definition says),
+replacing ragjudge's earlier feedback of the same name on the same span or trace;
+``link_traces`` links the traces to the run as MLflow's evaluation does; ``log_run`` logs the
+run's summary as an MLflow run of the experiment, with the scored table and the report as
+artifacts.
 
 Errors (``ragjudge.errors``, exit 2): ``ConfigError`` for MLflow not installed and for no
 tracking store given; ``InputError`` for a store that cannot be reached, an experiment that
