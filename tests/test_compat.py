@@ -60,6 +60,19 @@ def test_a_compat_feedback_names_its_judge_as_the_commands_feedback_does(judge):
     assert rated.source.source_id == "openai:/fake-judge" and rated.metadata["judged_by"] == f"ragjudge {__version__}"
 
 
+# issue 60 item 13: is_context_sufficient(context=None) raised "sufficiency needs a context column": a one-row call has no
+# columns. A needed argument given as None is a feedback whose error names it, no call made
+def test_a_needed_argument_given_as_none_is_named_in_the_feedback(judge):
+    feedback = is_context_sufficient(request="What is the capital of France?", context=None,
+                                     expected_facts=["Paris is the capital of France."])
+    assert feedback.value is None and judge.calls == 0
+    assert "no context given (context=None): sufficiency needs it" in str(feedback.error)
+    # a second shape: Azure's evaluator without a response, the same rule through the same row call
+    result = ResponseCompletenessEvaluator()(response=None, ground_truth="Paris is the capital of France.")
+    assert math.isnan(result["response_completeness"]) and result["response_completeness_result"] == "fail"
+    assert "no response given (response=None)" in result["response_completeness_reason"] and judge.calls == 0
+
+
 def test_is_context_sufficient_without_expectations_is_refused_as_mlflow_does(judge):
     feedback = is_context_sufficient(request="What is the capital of France?", context=PARIS)
     assert feedback.value is None and "no expected_facts or expected_response" in str(feedback.error)

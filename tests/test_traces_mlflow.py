@@ -374,6 +374,29 @@ def test_a_config_metric_is_logged_as_its_definition_says(rows, store, server, t
         mt.log_feedback(frame, store["uri"])
 
 
+# issue 60 item 13: read_traces(EvaluationDataset) raised TypeError. A dataset made from traces is read as those traces,
+# with the dataset's expectations; one with records made from no trace is refused by name, nothing judged
+def test_an_evaluation_dataset_made_from_traces_reads_its_traces(rows, store):
+    from mlflow.genai.datasets import create_dataset
+
+    two, nested = store["ids"]["two"], store["ids"]["nested"]
+    dataset = create_dataset(name="from-traces", experiment_id=[store["experiment"]])
+    dataset.merge_records([mlflow.get_trace(two), mlflow.get_trace(nested)])
+    dataset.merge_records([{"inputs": {"question": "Capital of Spain?"}, "expectations": {"expected_response": "Madrid."},
+                            "source": {"source_type": "TRACE", "source_data": {"trace_id": nested}}}])
+    got = mt.read_traces(dataset, store["uri"])
+    expected = rows[rows["trace_id"].isin([two, nested])]
+    assert sorted(zip(got["trace_id"], got["span_id"])) == sorted(zip(expected["trace_id"], expected["span_id"]))
+    assert set(got.loc[got["trace_id"] == two, "expected_facts"].map(tuple)) == {tuple(FACTS)}  # the trace's, kept in the record
+    assert set(got.loc[got["trace_id"] == nested, "expected_response"]) == {"Madrid."}  # the dataset's expectation
+    # a second shape: a record made from no trace; and an object that is no trace source at all
+    dataset.merge_records([{"inputs": {"question": "Hello?"}, "expectations": {"expected_response": "Hi."}}])
+    with pytest.raises(InputError, match=r"holds 1 of its \d+ record\(s\) made from no trace"):
+        mt.read_traces(dataset, store["uri"])
+    with pytest.raises(InputError, match="a int is no trace source"):
+        mt.read_traces(42, store["uri"])
+
+
 # issue 60 item 13, a second shape of the unlinked run: linking from Python, past MLflow's 100 ids a call, twice (one link
 # each), and to a store that does not answer (said, not raised)
 def test_link_traces_links_each_trace_once_past_mlflows_100_a_call(store):

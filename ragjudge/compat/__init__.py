@@ -95,20 +95,42 @@ def _missing(value: Any) -> bool:
         return False
 
 
+def _lacking(metric: str, scorer: Any, row: dict[str, Any]) -> Judged | None:
+    """The result of a row without a field its judge needs (``context=None``): skipped, the
+    error naming the argument, as a table's row without it is skipped, no call made; None
+    when the row has every field (a table would have no such column, an error about columns
+    that a one-row call has not)."""
+    for judge in scorer.judges:
+        for need in judge.needs:
+            names = need.split("|")
+            if any(name in row for name in names) and all(row.get(name) is None for name in names):
+                given = " or ".join(names)
+                out = Judged({f"{metric}_status": "skipped", f"{metric}_score": None, f"{metric}_missing": [],
+                              f"{metric}_error": f"no {given} given ({'=None, '.join(names)}=None): {metric} needs it; nothing was judged",
+                              "judge_model": scorer.config.judge.model})
+                out["metric"], out["notes"] = metric, []
+                return out
+    return None
+
+
 def judge_row(metric: str, row: dict[str, Any], *, model: str | None = None, **settings: Any) -> Judged:
     """Judge one row (canonical field names: ``request``, ``context``, ``expected_facts``,
     ``expected_response``, ``response``) with ``metric``, on the scorer kept for ``model`` and
     ``settings`` (``sufficiency={"mode": "grounded"}`` etc.). Blocks; works inside a running
-    event loop (the calls run on ragjudge's own). Raises ``InputError`` / ``ConfigError`` as
-    ``Scorer`` does; a provider failure is an error status in the result."""
+    event loop (the calls run on ragjudge's own). A field the judge needs given as None
+    (``context=None``) gives a skipped result whose error names it, no call made. Raises
+    ``InputError`` / ``ConfigError`` as ``Scorer`` does; a provider failure is an error status
+    in the result."""
     scorer = _scorer(metric, model, settings)
-    return _judged(metric, scorer.score(_frame(row)))
+    lacking = _lacking(metric, scorer, row)
+    return lacking if lacking is not None else _judged(metric, scorer.score(_frame(row)))
 
 
 async def ajudge_row(metric: str, row: dict[str, Any], *, model: str | None = None, **settings: Any) -> Judged:
     """``judge_row`` for async code: ``await ajudge_row(...)`` from any event loop."""
     scorer = _scorer(metric, model, settings)
-    return _judged(metric, await scorer.ascore(_frame(row)))
+    lacking = _lacking(metric, scorer, row)
+    return lacking if lacking is not None else _judged(metric, await scorer.ascore(_frame(row)))
 
 
 @atexit.register

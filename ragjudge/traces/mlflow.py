@@ -11,16 +11,20 @@ span (the table's shape, which retriever spans count and how each cell is read:
 - the DataFrame ``mlflow.search_traces()`` returns (``frame_from_search``);
 - a file of exported traces, as MLflow serialises them (``Trace.to_json()``): one trace's JSON
   per line, or a JSON array of them (``read_trace_file``; ``is_trace_file`` tells one by its
-  shape).
+  shape);
+- an ``EvaluationDataset`` made from traces (``frame_from_dataset``: each record's trace read
+  from the store, the record's expectations kept).
 
 The request, response and expectations come as MLflow's ``RetrievalSufficiency`` scorer takes
 them: the root span's inputs and outputs, and the trace's valid expectation assessments named
 ``expected_facts`` and ``expected_response`` (the first of each name).
 
 Sink: ``log_feedback`` writes each verdict of a scored table back as an MLflow ``Feedback`` on
-its trace (span-level metrics on their retriever span), replacing ragjudge's earlier feedback
-of the same name on the same span or trace; ``log_run`` logs the run's summary as an MLflow
-run of the experiment, with the scored table and the report as artifacts.
+its trace (span-level metrics on their retriever span, as each metric's definition says),
+replacing ragjudge's earlier feedback of the same name on the same span or trace;
+``link_traces`` links the traces to the run as MLflow's evaluation does; ``log_run`` logs the
+run's summary as an MLflow run of the experiment, with the scored table and the report as
+artifacts.
 
 Errors (``ragjudge.errors``, exit 2): ``ConfigError`` for MLflow not installed and for no
 tracking store given; ``InputError`` for a store that cannot be reached, an experiment that
@@ -223,6 +227,43 @@ def frame_from_traces(traces: Iterable[Any]) -> Any:
     return rows_frame(views, notes)
 
 
+def is_dataset(source: Any) -> bool:
+    """Whether ``source`` is an MLflow ``EvaluationDataset`` (``mlflow.genai.datasets``): told by
+    its records' frame, ``to_df()``, and ``merge_records``, without importing MLflow."""
+    return callable(getattr(source, "to_df", None)) and callable(getattr(source, "merge_records", None))
+
+
+def frame_from_dataset(dataset: Any, tracking_uri: str | None = None) -> Any:
+    """An MLflow ``EvaluationDataset`` -> the rows table of the traces its records were made
+    from (``merge_records(traces)``: source type ``TRACE``, the trace id as source id), each
+    read from the tracking store (``tracking_uri_or_fail``), with the record's expectations
+    (``expected_facts``, ``expected_response``) over the trace's own: the dataset's are the
+    ones kept. ``InputError`` naming the fix for records made from no trace (their inputs hold
+    no retrieval to judge: score ``dataset.to_df()`` as a table, its columns mapped), and for a
+    trace the store no longer holds."""
+    records = dataset.to_df()
+    kinds = records["source_type"].astype(str).str.upper() if "source_type" in records.columns else None
+    from_traces = records[kinds == "TRACE"] if kinds is not None else records.iloc[0:0]
+    others = len(records) - len(from_traces)
+    if others:
+        raise InputError(f"this MLflow EvaluationDataset holds {others} of its {len(records)} record(s) made from no trace "
+                         "(source type other than TRACE): a record's inputs hold no retrieved context to judge; read the traces "
+                         "(mlflow:EXPERIMENT) or score dataset.to_df() as a table, mapping its columns (--map / columns:)")
+    mlflow_client = client(tracking_uri)
+    views = []
+    for record in from_traces.to_dict("records"):
+        trace_id = str(record["source_id"])
+        try:
+            trace = mlflow_client.get_trace(trace_id, display=False)
+        except Exception as err:  # noqa: BLE001 - MLflow's not-found and the store's own: one line naming the trace
+            raise InputError(f"this MLflow EvaluationDataset's record of trace {trace_id}: the trace cannot be read ({_first_line(err)})") from None
+        view = trace_view(trace)
+        kept = record.get("expectations") if isinstance(record.get("expectations"), dict) else {}
+        view.expectations.update({k: v for k, v in kept.items() if k in EXPECTATIONS and v is not None})
+        views.append(view)
+    return rows_frame(views, [])
+
+
 def frame_from_search(frame: Any) -> Any:
     """The DataFrame ``mlflow.search_traces()`` returns (its ``trace`` column: ``Trace``
     objects or their JSON) -> the rows table. ``InputError`` for another DataFrame."""
@@ -399,13 +440,20 @@ def read_experiment(experiment: str, tracking_uri: str | None = None, filter_str
 def read_traces(source: Any, tracking_uri: str | None = None, filter_string: str | None = None,
                 max_traces: int | None = None) -> Any:
     """Any trace source -> the rows table: ``"mlflow:EXPERIMENT"`` (a store), a path to an
-    exported trace file, the DataFrame of ``mlflow.search_traces()``, or ``Trace`` objects."""
+    exported trace file, the DataFrame of ``mlflow.search_traces()``, ``Trace`` objects, or an
+    ``EvaluationDataset`` made from traces (``frame_from_dataset``, read from ``tracking_uri``).
+    ``InputError`` for anything else."""
     if isinstance(source, str) and source.startswith("mlflow:"):
         return read_experiment(source[len("mlflow:"):], tracking_uri, filter_string, max_traces)
     if isinstance(source, (str, os.PathLike)):
         return read_trace_file(source)
     if hasattr(source, "columns"):
         return frame_from_search(source)
+    if is_dataset(source):
+        return frame_from_dataset(source, tracking_uri)
+    if not hasattr(source, "__iter__"):
+        raise InputError(f"a {type(source).__name__} is no trace source: give mlflow:EXPERIMENT, a file of exported traces, "
+                         "the DataFrame of mlflow.search_traces(), Trace objects or an EvaluationDataset made from traces")
     return frame_from_traces(source)
 
 
@@ -765,6 +813,6 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
     return run_id
 
 
-__all__ = ["COLUMNS", "FeedbackLog", "feedback_name", "model_uri", "start_run", "read_source", "client", "experiment_id", "frame_from_search", "frame_from_traces", "is_trace_file", "judged_by",
+__all__ = ["COLUMNS", "FeedbackLog", "feedback_name", "model_uri", "start_run", "read_source", "client", "experiment_id", "frame_from_dataset", "frame_from_search", "frame_from_traces", "is_dataset", "is_trace_file", "judged_by",
            "link_traces", "log_feedback", "log_run", "read_experiment", "read_trace_file", "read_traces", "search", "trace_view",
            "tracking_uri_or_fail"]
