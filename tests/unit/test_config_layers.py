@@ -250,3 +250,13 @@ def test_every_unknown_key_of_a_config_is_named_in_one_run(run_score, tmp_path):
     config.write_text("judge:\n  modle: x\n  concurency: 4\n", encoding="utf-8")
     assert run_score(source, config=str(config), set_=["cache.dri=y"]).error.startswith(
         f"{config}: unknown keys 'judge.modle', 'judge.concurency';")
+
+
+def test_every_unknown_metric_of_a_config_is_named_in_one_run(run_score, tmp_path):
+    # item 23's two typos, in metric names: metrics and thresholds each misspell one; the run named the first alone
+    source = write_jsonl(tmp_path / "in.jsonl", [GOOD])
+    config = tmp_path / "c.yaml"
+    config.write_text("metrics: [sufficency]\nthresholds:\n  completness: 2\n", encoding="utf-8")
+    assert run_score(source, config=str(config)).error == (
+        f"{config}: unknown metric 'sufficency'; did you mean 'sufficiency'? (known metrics: sufficiency, completeness, groundedness or a "
+        "judge defined in the config); also unknown: 'completness' in thresholds (did you mean 'completeness'?)")
