@@ -19,6 +19,7 @@ from typing import Any
 
 from ragjudge.calibration import label_rating, label_yes_no
 from ragjudge.errors import InputError
+from ragjudge.types import count_of
 from ragjudge.counting import unit_rows
 from ragjudge.judges import judge_class
 
@@ -256,7 +257,7 @@ def _fmt(value: Any) -> str:
 
 def render(report: dict[str, Any]) -> str:
     """A plain-text rendering of ``agreement()``'s report."""
-    lines = [f"{report['metric']} vs {report['labels']}: {report['rows']} rows; excluded: "
+    lines = [f"{report['metric']} vs {report['labels']}: {count_of(report['rows'])}; excluded: "
              + ", ".join(f"{k} {v}" for k, v in report["excluded"].items())]
     if "pairwise" in report:
         if report.get("matched_by") == "position":

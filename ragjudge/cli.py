@@ -732,6 +732,24 @@ def _leave_at_once() -> bool:
     return all(thread.daemon or thread is threading.current_thread() for thread in threading.enumerate())
 
 
+# an option users try for one of ours, by what it does rather than how it is spelt (click's own
+# "did you mean" goes by spelling: --report got --format): the first of ours the command has
+MEANT_OPTIONS = {"--report": ("--html", "--output"), "--html-report": ("--html", "--output"), "--html": ("--output",),
+                 "--report-html": ("--html", "--output")}
+
+
+def _meant_option(exc: Exception) -> None:
+    """Point click's "no such option" error ``exc`` at the option meant (``MEANT_OPTIONS``) where
+    the command has one; any other error is left as it is."""
+    # Typer's own copy of click raises it (typer._click): known by its name and attributes
+    if type(exc).__name__ != "NoSuchOption" or getattr(exc, "ctx", None) is None or getattr(exc, "option_name", None) not in MEANT_OPTIONS:
+        return
+    have = {name for param in exc.ctx.command.params for name in getattr(param, "opts", [])}
+    meant = [name for name in MEANT_OPTIONS[exc.option_name] if name in have][:1]
+    if meant:
+        exc.possibilities = meant  # type: ignore[attr-defined]
+
+
 def main() -> None:
     """Console entry point: run the app, map ``RagjudgeError`` to one line and its exit code."""
     _SAID.clear()  # what an earlier call in this process said is not this one's
@@ -747,6 +765,7 @@ def main() -> None:
     except KeyboardInterrupt:
         code = 130
     except Exception as exc:  # usage errors from Typer's click and the like
+        _meant_option(exc)
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):
             try:
                 if sys.stderr is not None:  # click would write to stdout instead

@@ -30,7 +30,7 @@ from ragjudge.counting import check_labels, has_path, row_ids, SPAN, summarize, 
 from ragjudge.diagnosis import CELLS, counts, of_table
 from ragjudge.gate import Check, Kind
 from ragjudge.records import id_like
-from ragjudge.types import Reason
+from ragjudge.types import Reason, count_of
 
 LISTED = 50  # regressed and improved row ids listed per metric (the counts stay whole)
 
@@ -470,13 +470,13 @@ def _p(value: float | None) -> str:
 
 def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
     """The comparison as text for a terminal."""
-    out = [f"{report['rows']} rows matched by {report['matched_by']}; only in the baseline: {report['only_in_baseline']['count']}, "
+    out = [f"{count_of(report['rows'])} matched by {report['matched_by']}; only in the baseline: {report['only_in_baseline']['count']}, "
            f"only in the current table: {report['only_in_current']['count']}"]
     out += [f"warning: {w}" for w in report["warnings"]]
     for metric, m in report["metrics"].items():
         change = _change(m["change"])
         unjudged = f" ({m['unjudged']} of them not judged now)" if m.get("unjudged") else ""
-        text = (f"{metric}: pass rate {_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} ({change}) on {m['pairs']} rows ok in both; "
+        text = (f"{metric}: pass rate {_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} ({change}) on {count_of(m['pairs'])} ok in both; "
                 f"{m['regressed']} regressed{unjudged}, {m['improved']} improved (McNemar p {_p(m['mcnemar_p'])})")
         if "wilcoxon_p" in m:
             text += f"; mean score {_rate(m['baseline_mean_score'])} -> {_rate(m['mean_score'])} (Wilcoxon p {_p(m['wilcoxon_p'])})"

@@ -594,7 +594,9 @@ def _has(data: Any, loc: tuple[Any, ...]) -> bool:
 def _describe(err: ValidationError, source: str, overrides: dict[str, Any] | None = None, flags: dict[str, str] | None = None, *,
               data: Any = None, setter: Callable[[str], str | None] | None = None) -> str:
     """One line for the first validation error: the key (or what set it), what it should be and
-    what it was; no internal paths, no union branch (``data``: the values validated). What set
+    what it was; no internal paths, no union branch (``data``: the values validated). An unknown
+    key is named with every other unknown key set in the same place (the file, or the same
+    option), so that each typo is found in one run. What set
     it: ``setter`` (dotted key -> the option, or ``--set KEY``, that set it; None for the file
     or a default), else ``flags`` (dotted key -> option) for a key that ``overrides`` gives."""
     first, loc = _shown(err, data)
@@ -604,14 +606,22 @@ def _describe(err: ValidationError, source: str, overrides: dict[str, Any] | Non
         loc, detail = loc + entry.keys, entry.detail
     where = _where(loc)
     prefix = "" if source == "options" else f"{source}: "
-    dotted = ".".join(str(p) for p in loc if not isinstance(p, int))
-    by = None
-    if setter is not None and dotted:
-        by = setter(dotted)
-    elif flags and dotted in flags and overrides is not None and _has(overrides, loc):
-        by = flags[dotted]
-    if first["type"] == "extra_forbidden":
-        return f"{f'{by}: ' if by else prefix}unknown key '{where}'; `ragjudge config show` lists every key"
+
+    def set_by(loc: tuple[Any, ...]) -> str | None:
+        dotted = ".".join(str(p) for p in loc if not isinstance(p, int))
+        if setter is not None and dotted:
+            return setter(dotted)
+        if flags and dotted in flags and overrides is not None and _has(overrides, loc):
+            return flags[dotted]
+        return None
+
+    by = set_by(loc)
+    if first["type"] == "extra_forbidden":  # every unknown key set in the same place, in one message: each typo in one run
+        unknown = [where, *(_where(keys) for keys in (_keys(data, tuple(other["loc"]))[0] for other in err.errors()[1:]
+                                                      if other["type"] == "extra_forbidden") if set_by(keys) == by)]
+        unknown = list(dict.fromkeys(unknown))
+        return (f"{f'{by}: ' if by else prefix}unknown key{'s' if len(unknown) > 1 else ''} {', '.join(repr(k) for k in unknown)}; "
+                "`ragjudge config show` lists every key")
     message = str(first["msg"]).removeprefix("Value error, ")
     if not first["loc"]:  # a check across keys: its message names what it is about
         return f"{by}: {message}" if by else prefix + message

@@ -99,7 +99,7 @@ def markdown() -> str:
         "",
         "Put the settings you change in a YAML file and pass it with `-c FILE` / `--config FILE` (or name a bundled one: `-c local`, "
         "`-c mlflow`); command-line flags override the file. `ragjudge config show > my.yaml` prints every key with its "
-        "default, to start from. An unknown key is an error that names it.",
+        "default, to start from. An unknown key is an error that names it (each unknown key of the file, in one message; a metric misspelt gets the closest name).",
         "",
         "```yaml",
         "judge:",

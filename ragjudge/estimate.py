@@ -259,16 +259,16 @@ def render(report: dict[str, Any]) -> list[str]:
         reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(m["skipped_by"].items(), key=lambda x: -x[1]))
         over = (f"{count_of(m['over_input_limit'])} over the model's input limit (error rows, no call); "
                 if m.get("over_input_limit") else "")
-        lines.append(f"{name}: {m['to_judge']} rows to judge, {m['skipped']} skipped{f' ({reasons})' if reasons else ''}, "
-                     f"{m['cache_hits']} cache hits; {over}{m['calls']} calls to make; prompt tokens {m['prompt_tokens']}; "
+        lines.append(f"{name}: {count_of(m['to_judge'])} to judge, {m['skipped']} skipped{f' ({reasons})' if reasons else ''}, "
+                     f"{count_of(m['cache_hits'], 'cache hit')}; {over}{count_of(m['calls'], 'call')} to make; prompt tokens {m['prompt_tokens']}; "
                      f"completion tokens about {m['expected_completion_tokens']}, at most {m['max_completion_tokens']}; "
                      f"cost {usd(m['cost_low'], m['cost_high'])}")
     for name, member in (report.get("members") or {}).items():
         m = member["total"]
-        lines.append(f"panel member {name} ({member['model']}): {m['cache_hits']} cache hits; {m['calls']} calls to make; prompt tokens "
+        lines.append(f"panel member {name} ({member['model']}): {count_of(m['cache_hits'], 'cache hit')}; {count_of(m['calls'], 'call')} to make; prompt tokens "
                      f"{m['prompt_tokens']}; cost {usd(m['cost_low'], m['cost_high'])}")
     total = report["total"]
-    lines.append(f"total: {total['calls']} calls, {total['prompt_tokens']} prompt tokens ({report['tokens']}), "
+    lines.append(f"total: {count_of(total['calls'], 'call')}, {count_of(total['prompt_tokens'], 'prompt token')} ({report['tokens']}), "
                  f"cost {usd(total['cost_low'], total['cost_high'])}")
     both = report.get("cost_by_api")
     if both and "batch" in both and "direct" in both and both["batch"] != both["direct"]:

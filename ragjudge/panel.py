@@ -194,12 +194,12 @@ class PanelCounts:
             rate = "-" if m.pass_rate is None else f"{m.pass_rate:.2f}"
             cost = "cost unknown" if m.cost_usd is None else f"${m.cost_usd:.4f}"
             worst = max(m.errors_by.items(), key=lambda item: item[1], default=None)
-            failing = "" if worst is None else f"; most often: {worst[0]} ({worst[1]} rows)"
+            failing = "" if worst is None else f"; most often: {worst[0]} ({_rows(worst[1])})"
             out.append(f"{metric}: panel {name} pass rate {rate} ({m.ok} ok, {m.error} errors, {cost}){failing}")
         pairs = ", ".join(f"{key} {'-' if value is None else f'{value:.2f}'}" for key, value in self.agreement().items())
         kappa = "-" if self.kappa is None else f"{self.kappa:.2f}"
-        out.append(f"{metric}: panel agreement {pairs}; Fleiss' kappa {kappa} over {self.full_rows} rows every member answered; "
-                   f"{self.split} rows where the members disagree")
+        out.append(f"{metric}: panel agreement {pairs}; Fleiss' kappa {kappa} over {_rows(self.full_rows)} every member answered; "
+                   f"{_rows(self.split)} where the members disagree")
         return out
 
     def agreement(self) -> dict[str, float | None]:
@@ -231,3 +231,8 @@ def members_of(details: Any) -> list[dict[str, Any]] | None:
 
 
 __all__ = ["PANEL", "RULES", "MemberCounts", "PanelCounts", "default_quorum", "fleiss_kappa", "member_name", "members_of", "without_members"]
+
+
+def _rows(number: int) -> str:
+    """``number`` rows as a reader writes them: "1 row", "2 rows" (this module imports no other of ours)."""
+    return f"{number} row{'' if number == 1 else 's'}"

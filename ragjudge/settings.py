@@ -19,6 +19,7 @@ as before the split. A run (``Scorer``, ``evaluate``, the CLI) uses this ``Confi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,8 @@ class _ConfigBase(RawConfig):
                  (("gate.max_error_rate", gate.max_error_rate), ("gate.max_skip_rate", gate.max_skip_rate), ("gate.gate_on", gate.gate_on))]
         allowed = [("gate.allow_unjudged", [m for m in gate.allow_unjudged if m != "diagnosis"])]
         every = "'*' is allowed only as the all-metrics key of gate.min_pass_rate / max_error_rate / max_skip_rate"
+        first: tuple[tuple[str, ...], str] | None = None  # the first unknown metric: the key it is named at, and its message
+        also: list[str] = []  # the unknown metrics after it
         for where, keys in (("metrics", self.metrics), ("thresholds", list(self.thresholds)), ("gate.min_pass_rate", list(gate.min_pass_rate)),
                             *keyed, *allowed, ("labels", list(self.labels))):
             for name in keys:
@@ -103,10 +106,17 @@ class _ConfigBase(RawConfig):
                                    f"({', '.join(f'thresholds.{m}' for m in run)}); {every}")
                 if name in known or name == "*":
                     continue
-                if where == "metrics":
-                    raise bad(key, f"unknown metric '{name}'; use {', '.join(known)} or a judge defined in the config")
-                raise bad(key, f"unknown metric '{name}' in {where}; this run judges {', '.join(self.metrics)} (known metrics: "
-                               f"{', '.join(known)} or a judge defined in the config)")
+                hint = _did_you_mean(name, known)
+                if first is not None:  # each unknown metric in one message: every typo found in one run
+                    also.append(f"'{name}' in {where}" + (f" ({hint})" if hint else ""))
+                elif where == "metrics":
+                    first = (key, f"unknown metric '{name}'" + (f"; {hint} (known metrics: {', '.join(known)} or a judge defined in the "
+                                                                "config)" if hint else f"; use {', '.join(known)} or a judge defined in the config"))
+                else:
+                    first = (key, f"unknown metric '{name}' in {where}; this run judges {', '.join(self.metrics)}{f'; {hint}' if hint else ''} "
+                                  f"(known metrics: {', '.join(known)} or a judge defined in the config)")
+        if first is not None:
+            raise bad(first[0], first[1] + (f"; also unknown: {', '.join(also)}" if also else ""))
         unlabelled = [m for m in self.metrics if gate.gates_on(m) == "corrected" and m not in self.labels and self.min_pass_rate(m) > 0]
         if unlabelled:  # the bound the gate applies, on labels there are not
             raise bad(("gate", "gate_on"), f"gate.gate_on: corrected gates on label-corrected pass rates, and {', '.join(unlabelled)} "
@@ -199,3 +209,16 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     bad value came from.
     """
     return load_as(Config, path, overrides, flags=flags, **settings)
+
+
+def _did_you_mean(name: str, known: list[str]) -> str:
+    """The fix for an unknown metric ``name`` among the ``known`` ones, as the gate's flags say it:
+    the closest name (difflib), or for several names in one (``sufficiency,completeness``) one
+    ``-m`` each; empty when no name is close."""
+    import difflib
+
+    parts = [part.strip() for part in re.split(r"[,\s]+", name) if part.strip()]
+    if len(parts) > 1 and all(part in known for part in parts):
+        return f"one metric per -m: {' '.join(f'-m {part}' for part in parts)} (metrics: [{', '.join(parts)}] in a config)"
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"did you mean '{close[0]}'?" if close else ""

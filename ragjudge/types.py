@@ -88,6 +88,16 @@ def count_of(number: int, noun: str = "row", plural: str | None = None) -> str:
     return f"{number} {noun if number == 1 else (plural or noun + 's')}"
 
 
+def score_text(value: float) -> str:
+    """A judge's score (or a label's rating) as every line shows one: rounded half up to 2
+    decimals as written (2.755 is 2.76, though the float 2.755 is 2.75499...), trailing zeros
+    dropped (1, 0.5, 4.48)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    shown = Decimal(repr(float(value))).quantize(Decimal("0.01"), ROUND_HALF_UP).normalize()
+    return format(shown + 0, "f")  # + 0: -0 is 0; "f": 1E+1 is 10
+
+
 def distinct(value: float, limit: float, digits: int = 2) -> tuple[str, str]:
     """``value`` and ``limit`` printed with the fewest decimals (at least ``digits``, at most 6)
     that show them unequal when they are: a comparison never reads "0.95 < 0.95", nor "-0 <= 0"."""

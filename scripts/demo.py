@@ -17,6 +17,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from ragjudge.types import score_text
+
 COMMAND = [
     "score", "sample_data/demo.jsonl", "-c", "local", "-v",
     "-o", "out/demo_scored.parquet", "--summary-json", "out/demo_summary.json", "--html", "out/demo_report.html",
@@ -47,7 +49,7 @@ def _judge_said(row, metric: str) -> tuple[str, bool | None]:
     score, passed = row[f"{metric}_score"], bool(row[f"{metric}_passed"])
     if metric == "sufficiency":
         return ("yes" if passed else "no"), passed
-    return (f"{score:.2f} of 5, {'pass' if passed else 'fail'}" if pd.notna(score) else "no score"), passed
+    return (f"{score_text(score)} of 5, {'pass' if passed else 'fail'}" if pd.notna(score) else "no score"), passed
 
 
 LABELS = {"sufficiency": "label_sufficient", "completeness": "label_completeness"}  # the sample data's label of each metric
@@ -72,11 +74,9 @@ def _people_said(row, metric: str) -> tuple[str, bool | None]:
         if built:
             return f"label {'yes' if label else 'no'} ({built[0] if label else built[1]})", bool(label)
         return f"people {'yes' if label else 'no'}", bool(label)
-    from decimal import ROUND_HALF_UP, Decimal
-
     rating = float(value)
-    shown = Decimal(str(value)).quantize(Decimal("0.01"), ROUND_HALF_UP)  # as written in the data: 2.755 is 2.76, not 2.75
-    return f"people {shown} of 5, {'pass' if rating >= 3 else 'fail'} at 3", rating >= 3
+    # as the judge's score and ragjudge score -v show one: 2.755 is 2.76 in every line, not 2.755 in one and 2.75 in another
+    return f"people {score_text(rating)} of 5, {'pass' if rating >= 3 else 'fail'} at 3", rating >= 3
 
 
 def show_labels(path: str = "out/demo_scored.parquet") -> tuple[int, int]:

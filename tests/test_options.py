@@ -139,3 +139,17 @@ def test_a_keyed_flag_given_twice_with_two_values_is_refused(flags, message):
     assert message in str(refused.value)
     same = {key: values[:1] * 2 for key, values in given.items()}  # the same value twice says the same thing: taken
     load_layers(None, same)
+
+
+# issue 60 item 23: --report suggested --format rather than --html
+def test_an_option_tried_for_one_of_ours_is_pointed_at_it(run_cli, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [{"request": "q", "context": ["c"]}])
+    tried = run_cli(["score", source, "--report", "r.html"], judge=False)
+    assert tried.code == 2 and "No such option: --report (Possible options: --html)" in tried.stderr
+    # a second shape: report writes HTML with -o; --html there meant -o/--output
+    scored = tmp_path / "scored.jsonl"
+    scored.write_text('{"id": "r1", "sufficiency_status": "ok", "sufficiency_score": 1.0, "sufficiency_passed": true}\n', encoding="utf-8")
+    report = run_cli(["report", str(scored), "--html", "r.html"], judge=False)
+    assert report.code == 2 and "No such option: --html (Possible options: --output)" in report.stderr
+    other = run_cli(["score", source, "--formt", "json"], judge=False)  # a misspelling keeps click's own suggestion
+    assert other.code == 2 and "--format" in other.stderr

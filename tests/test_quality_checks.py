@@ -302,11 +302,46 @@ def test_the_demo_prints_each_verdict_beside_its_label(tmp_path, capsys):
         "  clap-1: sufficiency: judge yes; people yes  agrees",
         "  gr-1: sufficiency: judge yes; label no (built with its gold paragraph removed)  DIFFERS",
         "  sq-1: completeness: judge 4.48 of 5, pass; people 1.15 of 5, fail at 3  DIFFERS",
-        "  sq-2: completeness: judge 2.00 of 5, fail; people 2.76 of 5, fail at 3  agrees",
+        "  sq-2: completeness: judge 2 of 5, fail; people 2.76 of 5, fail at 3  agrees",
         "  whole-1: sufficiency: judge error; label no (built with another question's passage)",
-        "  whole-1: completeness: judge 1.00 of 5, fail; no label",
+        "  whole-1: completeness: judge 1 of 5, fail; no label",
         "demo: the offline judge agrees with the labels on 2 of 4 verdicts here (its agreement on the labelled development rows, out of fold: docs/quality.md)",
     ]
+
+
+# issue 60 item 23: one demo score printed as 2.755 (the -v line) and 2.75 (the demo's line beside its label)
+def test_a_score_reads_the_same_in_the_verbose_line_and_the_demo(tmp_path, capsys):
+    import pandas as pd
+
+    from ragjudge.reports.terminal import verdict_printer
+    from ragjudge.types import Verdict
+
+    class Lines:
+        def __init__(self):
+            self.lines = []
+
+        def print(self, text, **_):
+            self.lines.append(text)
+
+        def made(self):
+            return self
+
+    console = Lines()
+    verdict_printer(console, None)(0, "sq-3", [Verdict(metric="completeness", status="ok", score=2.755, passed=False)])
+    frame = pd.DataFrame([{"id": "sq-3", "slice": "squality_completeness_dev", "label_sufficient": None, "label_completeness": 2.755,
+                           "sufficiency_status": "skipped", "sufficiency_score": None, "sufficiency_passed": None,
+                           "completeness_status": "ok", "completeness_score": 2.755, "completeness_passed": False}])
+    frame.to_parquet(tmp_path / "scored.parquet")
+    _demo().show_labels(str(tmp_path / "scored.parquet"))
+    assert console.lines == ["sq-3: completeness 2.76 FAILED"]
+    assert "  sq-3: completeness: judge 2.76 of 5, fail; people 2.76 of 5, fail at 3  agrees" in capsys.readouterr().err.splitlines()
+
+
+def test_score_text_rounds_half_up_as_written_and_drops_trailing_zeros():
+    # a second shape: the float 0.125 is exact and 1.005 is 1.00499...; each is shown as written, rounded half up
+    from ragjudge.types import score_text
+
+    assert [score_text(x) for x in (2.755, 1.005, 0.125, 1.0, 0.5, 4.48, -0.0, 10.0)] == ["2.76", "1.01", "0.13", "1", "0.5", "4.48", "0", "10"]
 
 
 def test_the_demo_rows_carry_their_labels_and_each_judged_verdict_is_printed_beside_one(run_score, tmp_path, capsys):

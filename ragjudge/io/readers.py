@@ -16,7 +16,7 @@ import pandas as pd
 from ragjudge.errors import InputError
 from ragjudge.io.arrow import _to_arrow
 from ragjudge.io.formats import _name, _open_binary, _stdin, detect_format, is_many, source_files
-from ragjudge.io.rows import jsonl_rows
+from ragjudge.io.rows import json_error, jsonl_rows
 from ragjudge.io.sources import conform_frame, unified_schema
 from ragjudge.types import clean
 
@@ -249,7 +249,7 @@ def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
             raise InputError(f"{_name(path)}: JSON nested too deeply to read") from None
         except json.JSONDecodeError as exc:
             raise InputError(
-                f"{_name(path)}: line {exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                f"{_name(path)}: line {exc.lineno}: not valid JSON ({json_error(exc)}); "
                 "a .json file must hold one array of objects (use .jsonl for one object per line)"
             ) from None
         except UnicodeDecodeError:

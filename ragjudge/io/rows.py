@@ -20,6 +20,14 @@ from ragjudge.errors import InputError
 from ragjudge.io.formats import _name, _open_binary
 from ragjudge.types import clean
 
+
+def json_error(exc: json.JSONDecodeError) -> str:
+    """What is wrong with a JSON text and where, as a message says it: ``Expecting ',' delimiter
+    at column 17``; json's own messages that end in "at" (``Unterminated string starting at``)
+    say it once."""
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+
+
 NAN = float("nan")  # what a DataFrame of Python objects holds for a key a row lacks
 
 
@@ -50,7 +58,7 @@ def jsonl_rows(path: str, chunk_size: int, first: int | None = None) -> Iterator
                 raise InputError(f"{_name(path)}: line {lineno}: JSON nested too deeply to read") from None
             except json.JSONDecodeError as exc:
                 raise InputError(
-                    f"{_name(path)}: line {lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                    f"{_name(path)}: line {lineno}: not valid JSON ({json_error(exc)}); "
                     "each line must hold one JSON object"
                 ) from None
             if not isinstance(obj, dict):

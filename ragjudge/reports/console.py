@@ -128,7 +128,7 @@ def diagnosis_line(summary: Summary) -> str | None:
         return "diagnosis: no row has both a sufficiency and a completeness verdict ok (a row needs a context, a response and a ground truth)"
     shares = summary.diagnosis_shares()
     cells = ", ".join(f"{name} {count}" + ("" if shares[name] is None else f" ({shares[name]:.2f})") for name, count in summary.diagnosis.items())
-    return f"diagnosis ({summary.diagnosed} rows with both verdicts ok): {cells}"
+    return f"diagnosis ({count_of(summary.diagnosed)} with both verdicts ok): {cells}"
 
 
 def _one_line(text: str | None, width: int = 100) -> str:

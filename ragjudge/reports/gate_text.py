@@ -36,7 +36,7 @@ def _text(c: Check) -> str | None:
         if not c.failed:
             return None
         a, b = distinct(c.value, c.bound)
-        return f"{name}: skip rate {a} > {b} ({n['skipped']} of {n['rows']} rows skipped){_why_skipped(n['skipped_by'])}"
+        return f"{name}: skip rate {a} > {b} ({n['skipped']} of {count_of(n['rows'])} skipped){_why_skipped(n['skipped_by'])}"
     if kind is Kind.NO_ROW_JUDGED:
         if n.get("error"):
             measured = f"no row ok ({n['error']} error(s))"
@@ -90,11 +90,11 @@ def _text(c: Check) -> str | None:
         a, b = distinct(c.value, c.bound)
         if n.get("unjudged"):
             return (f"{name}: pass rate dropped {a} {'>' if c.failed else '<='} {b} ({_rate(n['gated_baseline_pass_rate'])} -> "
-                    f"{_rate(n['gated_pass_rate'])} on the {n['gated_rows']} rows ok in the baseline, a row not judged now counted as "
+                    f"{_rate(n['gated_pass_rate'])} on the {count_of(n['gated_rows'])} ok in the baseline, a row not judged now counted as "
                     f"failing: {n['unjudged']} passed then; {_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on the "
-                    f"{n['pairs']} rows ok in both)")
+                    f"{count_of(n['pairs'])} ok in both)")
         return (f"{name}: pass rate dropped {a} {'>' if c.failed else '<='} {b} "
-                f"({_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on {n['pairs']} rows ok in both)")
+                f"({_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on {count_of(n['pairs'])} ok in both)")
     if kind is Kind.DIAGNOSIS_SHARE:
         if c.passed is None:
             return f"diagnosis {name}: no row has a diagnosis (sufficiency and completeness both ok), so its bound was not applied"
@@ -102,7 +102,7 @@ def _text(c: Check) -> str | None:
             return (f"diagnosis {name}: no row has a diagnosis (sufficiency and completeness both ok), so the bound set on it "
                     "(--max-diagnosis) measured nothing; allow it: gate.allow_unjudged: [diagnosis]")
         a, b = distinct(c.value, c.bound)
-        return f"diagnosis {name}: share {a} {'>' if c.failed else '<='} {b} ({n['count']} of {n['diagnosed']} rows with a diagnosis)"
+        return f"diagnosis {name}: share {a} {'>' if c.failed else '<='} {b} ({n['count']} of {count_of(n['diagnosed'])} with a diagnosis)"
     raise AssertionError(kind)
 
 
@@ -125,7 +125,7 @@ def line(c: Check) -> str | None:
     elif c.check is Kind.NOTHING_JUDGED:
         text += "; check the input and the column mapping (the 'columns:' line; -q hides it)"
     elif c.check is Kind.UNUSABLE_INPUT:
-        text = f"nothing could be judged: every judged row has an unusable input ({c.counts['rows']} rows; the M_error column says why)"
+        text = f"nothing could be judged: every judged row has an unusable input ({count_of(c.counts['rows'])}; the M_error column says why)"
     mark = "SKIP" if c.passed is None else ("PASS" if c.passed else "FAIL")
     return f"{mark} {text}"
 

@@ -6,7 +6,7 @@ is imported only when a console is made."""
 from __future__ import annotations
 
 from ragjudge.reports.gate_text import marked
-from ragjudge.types import count_of, Reason
+from ragjudge.types import count_of, Reason, score_text
 
 import sys
 from typing import Any
@@ -99,7 +99,7 @@ def verdict_printer(console: Any, progress: Any) -> Any:
             if v.status == "ok":
                 mark = "passed" if v.passed else "FAILED"
                 why = _one_line(v.rationale, 90)
-                parts.append(f"{v.metric} {v.score:g} {mark}" + (f" ({why})" if why else ""))
+                parts.append(f"{v.metric} {score_text(v.score)} {mark}" + (f" ({why})" if why else ""))
             else:
                 parts.append(f"{v.metric} {v.status}: {_one_line(v.error, 200)}")
         target = progress.bar.console if progress is not None and progress.bar is not None else console
@@ -232,7 +232,7 @@ class Progress:
             rate = self.done / max(now - self.started - waited_for_model(), 1e-9)  # the time spent judging, not waiting for a turn
             of = f"/{self.total}" if self.total else ""
             left = f", about {(self.total - self.done) / rate / 60:.1f} min left" if self.total and rate > 0 else ""
-            self.console.print(f"judged {self.done}{of} rows ({_rate(rate)} rows/s{left}; {spent} so far)", highlight=False)
+            self.console.print(f"judged {self.done}{of} {'row' if (self.total or self.done) == 1 else 'rows'} ({_rate(rate)} rows/s{left}; {spent} so far)", highlight=False)
 
     def batch(self, done: int, total: int, status: str) -> None:
         """``--batch-wait``: the open batches' calls ``done`` of ``total`` as the provider counts

@@ -221,3 +221,42 @@ def test_the_fix_for_a_metric_not_asked_for_is_a_run_that_works(run_score, tmp_p
     assert refused.error.endswith("it judges sufficiency, and -m replaces that list: to judge groundedness too, give -m sufficiency -m groundedness")
     run = run_score(source, metric=["sufficiency", "groundedness"], min_pass_rate=["groundedness=0.5"])
     assert run.code == 0 and set(run.result.summary.metrics) == {"sufficiency", "groundedness"}
+
+
+# issue 60 item 23: -m sufficency got no "did you mean" (the gate flags did)
+def test_a_misspelt_metric_gets_the_closest_name(run_score, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [GOOD])
+    assert run_score(source, metric=["sufficency"]).error == (
+        "-m/--metric: unknown metric 'sufficency'; did you mean 'sufficiency'? (known metrics: sufficiency, completeness, groundedness "
+        "or a judge defined in the config)")
+    # a second shape: two metrics in one -m, and a misspelt metric under a config's thresholds
+    assert "one metric per -m: -m sufficiency -m completeness" in run_score(source, metric=["sufficiency,completeness"]).error
+    config = tmp_path / "c.yaml"
+    config.write_text("thresholds:\n  completness: 2\n", encoding="utf-8")
+    assert "unknown metric 'completness' in thresholds; this run judges sufficiency, completeness; did you mean 'completeness'? (known" \
+        in run_score(source, config=str(config)).error
+    assert run_score(source, metric=["nothing_like_it"]).error == (
+        "-m/--metric: unknown metric 'nothing_like_it'; use sufficiency, completeness, groundedness or a judge defined in the config")
+
+
+# issue 60 item 23: a config with two typos named one per run
+def test_every_unknown_key_of_a_config_is_named_in_one_run(run_score, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [GOOD])
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  modle: x\ncache:\n  dri: y\n", encoding="utf-8")
+    assert run_score(source, config=str(config)).error == (
+        f"{config}: unknown keys 'judge.modle', 'cache.dri'; `ragjudge config show` lists every key")
+    # a second shape: two typos in one section, beside a --set of a third: the file's two in one message, named by the file
+    config.write_text("judge:\n  modle: x\n  concurency: 4\n", encoding="utf-8")
+    assert run_score(source, config=str(config), set_=["cache.dri=y"]).error.startswith(
+        f"{config}: unknown keys 'judge.modle', 'judge.concurency';")
+
+
+def test_every_unknown_metric_of_a_config_is_named_in_one_run(run_score, tmp_path):
+    # item 23's two typos, in metric names: metrics and thresholds each misspell one; the run named the first alone
+    source = write_jsonl(tmp_path / "in.jsonl", [GOOD])
+    config = tmp_path / "c.yaml"
+    config.write_text("metrics: [sufficency]\nthresholds:\n  completness: 2\n", encoding="utf-8")
+    assert run_score(source, config=str(config)).error == (
+        f"{config}: unknown metric 'sufficency'; did you mean 'sufficiency'? (known metrics: sufficiency, completeness, groundedness or a "
+        "judge defined in the config); also unknown: 'completness' in thresholds (did you mean 'completeness'?)")

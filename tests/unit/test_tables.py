@@ -340,3 +340,16 @@ def test_a_run_record_changed_after_the_first_chunk_is_the_one_in_the_parquet_fi
     writer.close()
     assert json.loads(pq.read_table(path).schema.metadata[writers.RECORD_KEY]) == {"gate": {"min_pass_rate": 0.9}}
     assert pq.read_table(path).column("id").to_pylist() == [f"r{i}" for i in range(9)]
+
+
+# issue 60 item 23: "at at column": json's own message ends in "at" ("Unterminated string starting at")
+def test_a_json_error_names_its_column_once(run_score, tmp_path):
+    lines = tmp_path / "in.jsonl"
+    lines.write_text('{"request": "q", "context": "x"}\n{"request": "q", "context": "no end}', encoding="utf-8")  # no newline at the end
+    assert run_score(str(lines)).error == (f"{lines}: line 2: not valid JSON (Unterminated string starting at column 29); each line must "
+                                           "hold one JSON object")
+    # a second shape: a .json file (one array), read whole by another reader
+    whole = tmp_path / "in.json"
+    whole.write_text('[{"request": "q", "context": "a\tb"}]\n', encoding="utf-8")
+    error = run_score(str(whole)).error
+    assert "not valid JSON (Invalid control character at column 32)" in error and "at at" not in error
