@@ -30,3 +30,15 @@ def test_ci_runs_the_readmes_test_command_and_it_installs_the_browser_first():
     install = next(i for i, line in enumerate(planned) if line == "bash scripts/browser.sh install")
     tests = next(i for i, line in enumerate(planned) if "-m pytest -q" in line)
     assert install < tests and "bash scripts/browser.sh check" in planned[tests]
+
+
+# issue 60 item 11: every declared lower bound is tested, in make test, bounded
+def test_make_test_runs_the_unit_tier_at_the_lowest_versions_the_ranges_allow_after_checking_them():
+    planned = subprocess.run(["make", "-n", "test", "BIN=/nonexistent/bin"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert "unit-newest || status=1" in planned and "unit-lowest || status=1" in planned
+    lowest = subprocess.run(["make", "-n", "unit-lowest", "BIN=/nonexistent/bin"], cwd=ROOT, capture_output=True, text=True).stdout.splitlines()
+    install = next(i for i, line in enumerate(lowest) if "--resolution lowest-direct -e ." in line)
+    check = lowest.index(".venv-lowest/bin/python scripts/lower_bounds.py")
+    tier = next(i for i, line in enumerate(lowest) if "-m pytest" in line)
+    assert lowest[install - 1].startswith("rm -rf .venv-lowest")  # afresh: what an earlier run left never raises a version
+    assert install < check < tier and lowest[tier].startswith("timeout ") and lowest[tier].endswith("tests/unit")
