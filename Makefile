@@ -90,14 +90,15 @@ unit-newest:
 # The unit tier in .venv-lowest, made afresh: ragjudge installed at the lowest versions pyproject's ranges allow
 # (uv's lowest-direct resolution: each direct dependency at its lower bound, theirs the newest they allow), with the
 # test extra's pytest, hypothesis and markdown-it-py at theirs; scripts/lower_bounds.py first fails on any direct dependency installed
-# above its declared bound (a bound no resolution reaches is one no test ran). Bounded: about a minute to install
+# above its declared bound (a bound no resolution reaches is one no test ran); tests/test_dependency_bounds.py runs there
+# too (the command itself, and a retry on Phoenix's tenacity). Bounded: about a minute to install
 # from uv's cache, then the unit tier (timeout 20 minutes).
 unit-lowest: install-test
 	@$(PIP) install --quiet "uv==$(UV_VERSION)"
 	@rm -rf .venv-lowest && $(BIN)/uv venv --quiet --python $(PYTHON) .venv-lowest
 	@$(BIN)/uv pip install --quiet --python .venv-lowest/bin/python --resolution lowest-direct -e . $$($(BIN)/python scripts/lower_bounds.py --print)
 	@.venv-lowest/bin/python scripts/lower_bounds.py
-	@timeout 1200 .venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/unit
+	@timeout 1200 .venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/unit tests/test_dependency_bounds.py
 
 # The fast loop for development: lint, then the tests that leave out the embedded model and the
 # slow ones (marker slow: Ray, Phoenix, the browser, big MLflow stores, ragjudge processes; see

@@ -13,7 +13,7 @@ import sys
 import pytest
 from packaging.version import Version
 
-from conftest import PHOENIX_VENV, ROOT
+from conftest import PHOENIX_VENV, ROOT, write_jsonl
 
 BESIDE_PHOENIX = """
 import importlib.metadata, json
@@ -95,3 +95,18 @@ def test_the_lowest_install_takes_pyprojects_own_test_tools():
     printed = subprocess.run([sys.executable, str(ROOT / "scripts" / "lower_bounds.py"), "--print"], capture_output=True, text=True, check=True)
     test = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
     assert printed.stdout.split() == [text for text in test if text.startswith(("pytest>", "hypothesis>", "markdown-it-py>"))]
+
+
+def test_a_command_runs_and_only_version_prints_the_version(run_cli, tmp_path):
+    """Issue 60 item 11: typer 0.12 beside click 8.5.1 (both inside the old ranges) ran ``--version``'s
+    callback for every command: ``ragjudge score`` printed 'ragjudge 0.1.0', judged nothing, wrote
+    nothing and exited 0. typer>=0.16 (make unit-lowest runs this file at 0.16.0): two rows scored ok
+    and written, the version only when asked, ``score --help`` listing its options."""
+    rows = [{"id": f"r{i}", "request": "Where is the tower?", "context": ["The tower is in Paris."]} for i in (1, 2)]
+    source, out = write_jsonl(tmp_path / "in.jsonl", rows), tmp_path / "out.jsonl"
+    result = run_cli(["score", source, "-m", "sufficiency", "-o", str(out), "--min-pass-rate", "0"])
+    assert result.code == 0 and "ragjudge 0.1.0" not in result.stdout, result.stdout + result.stderr
+    assert [(row["id"], row["sufficiency_status"]) for row in map(json.loads, out.read_text().splitlines())] == [("r1", "ok"), ("r2", "ok")]
+    assert run_cli(["--version"], judge=False).stdout.strip() == "ragjudge 0.1.0"
+    shown = run_cli(["score", "--help"], judge=False)
+    assert shown.code == 0 and "--model" in shown.stdout and "--min-pass-rate" in shown.stdout

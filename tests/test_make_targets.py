@@ -41,4 +41,4 @@ def test_make_test_runs_the_unit_tier_at_the_lowest_versions_the_ranges_allow_af
     check = lowest.index(".venv-lowest/bin/python scripts/lower_bounds.py")
     tier = next(i for i, line in enumerate(lowest) if "-m pytest" in line)
     assert lowest[install - 1].startswith("rm -rf .venv-lowest")  # afresh: what an earlier run left never raises a version
-    assert install < check < tier and lowest[tier].startswith("timeout ") and lowest[tier].endswith("tests/unit")
+    assert install < check < tier and lowest[tier].startswith("timeout ") and lowest[tier].endswith("tests/unit tests/test_dependency_bounds.py")
