@@ -73,8 +73,9 @@ test: lint browser install-phoenix
 		$(MAKE) --no-print-directory unit-lowest || status=1; \
 		$(MAKE) --no-print-directory extras-coexist || status=1; exit $$status
 
-# Installing the [mlflow] extra beside a user's own full MLflow (another 3.x), pandas 3 and a current pyarrow changes none
-# of them (scripts/extras_coexist.py: pip's dry run in a fresh environment).
+# Installing ragjudge beside what a user has changes and downgrades none of it (scripts/extras_coexist.py: pip's dry run
+# in a fresh environment each): the [mlflow] extra beside a full MLflow (another 3.x), pandas 3 and a current pyarrow;
+# the core beside a newer litellm (1.110.2) and rich 15; the [phoenix] extra beside the Phoenix server (tenacity 9.1.4).
 extras-coexist: install-test
 	@$(BIN)/python scripts/extras_coexist.py
 
