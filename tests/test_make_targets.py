@@ -51,3 +51,15 @@ def test_without_the_shared_data_the_summary_says_why_each_test_is_skipped(tmp_p
     assert [line.split(": ")[0].split()[-1].split(":")[0] for line in skipped] == ["tests/unit/test_scoring.py"] * 2 + ["tests/test_diagnosis.py"]
     assert f"shared data not present: {absent / 'squad2_goldremoved_sufficiency_dev.jsonl'} " in skipped[0]
     assert f"shared data not present: {absent / 'clapnq_sufficiency_dev.jsonl'} " in skipped[2]  # a skipif's reason too
+
+
+# issue 60 item 11: every declared lower bound is tested, in make test, bounded
+def test_make_test_runs_the_unit_tier_at_the_lowest_versions_the_ranges_allow_after_checking_them():
+    planned = subprocess.run(["make", "-n", "test", "BIN=/nonexistent/bin"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert "unit-newest || status=1" in planned and "unit-lowest || status=1" in planned
+    lowest = subprocess.run(["make", "-n", "unit-lowest", "BIN=/nonexistent/bin"], cwd=ROOT, capture_output=True, text=True).stdout.splitlines()
+    install = next(i for i, line in enumerate(lowest) if "--resolution lowest-direct -e ." in line)
+    check = lowest.index(".venv-lowest/bin/python scripts/lower_bounds.py")
+    tier = next(i for i, line in enumerate(lowest) if "-m pytest" in line)
+    assert lowest[install - 1].startswith("rm -rf .venv-lowest")  # afresh: what an earlier run left never raises a version
+    assert install < check < tier and lowest[tier].startswith("timeout ") and lowest[tier].endswith("tests/unit tests/test_dependency_bounds.py")

@@ -187,3 +187,29 @@ def test_a_cancellation_while_the_woken_call_goes_first_keeps_the_reply_and_stop
     assert outcome == ["waiter in", "the reply", "next call cancelled"]
     assert isinstance(first, asyncio.CancelledError) and second is None
     assert fake.calls == 0  # the follow-up was never sent
+
+
+def test_the_backoff_doubles_from_the_first_step_with_its_jitter_up_to_the_cap_on_every_tenacity(monkeypatch):
+    """Issue 60 item 11: ``multiplier=`` exists from tenacity 9.2.1 only; on 8.2 to 9.1.4 (Phoenix's)
+    making the backoff raised TypeError and every retried call became a row error. Before retry n
+    the wait is min(0.5 * 2**(n-1) + uniform(0, 0.5), 30) s, on the lowest tenacity the range allows
+    (make unit-lowest) as on the locked one, and no deprecation warning (``initial=`` warns on 9.2)."""
+    import random
+    import warnings
+
+    from tenacity import RetryCallState
+
+    from ragjudge import model
+
+    monkeypatch.setattr(model, "BACKOFF_INITIAL_S", 0.5)
+    monkeypatch.setattr(model, "BACKOFF_MAX_S", 30.0)
+    random.seed(7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wait = model._backoff()
+    state = RetryCallState(None, None, (), {})
+    for n, (low, high) in enumerate([(0.5, 1.0), (1.0, 1.5), (2.0, 2.5), (4.0, 4.5), (8.0, 8.5), (16.0, 16.5), (30.0, 30.0), (30.0, 30.0)], 1):
+        state.attempt_number = n
+        waits = [wait(state) for _ in range(50)]
+        assert low <= min(waits) and max(waits) <= high, (n, min(waits), max(waits))
+        assert high == low or max(waits) - min(waits) > 0.25 * model.BACKOFF_INITIAL_S  # the jitter is there
