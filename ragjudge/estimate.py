@@ -11,7 +11,8 @@ Tokens: prompt tokens are counted with the judge model's tokenizer where litellm
 for it (OpenAI's models through tiktoken, Anthropic's), else estimated at 4 characters a
 token (said so). A coverage call that follows an uncached statements call cannot be rendered
 yet: its prompt is estimated from the expected response's sentences. Completion tokens:
-an expected figure per kind of call, and the upper bound ``max_tokens`` per call. Cost: USD
+an expected figure per kind of call, and the upper bound: the ``max_tokens`` each call asks for
+(``judge.max_tokens``, or the call's larger reply budget, ``budget``). Cost: USD
 from ``judge.price`` or litellm's price table, as a range (expected to upper bound), or
 "unknown price"; at the batch API's price with ``judge.batch`` (``--batch``), and the total at
 both prices either way (``cost_by_api``).
@@ -97,11 +98,9 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
                         _row(scorer, judge, record, item, judged.counter, judged.seen, judged.model, judged.temperature)
             start += len(records)
         samples = scorer.config.judge.samples
-        max_tokens = scorer.config.judge.max_tokens
         for judged in judges:
             price = judged.price
             for item in judged.figures.values():
-                item.max_completion_tokens = item.calls * max_tokens
                 if price is None:
                     item.cost_low = item.cost_high = None
                 else:
@@ -224,6 +223,7 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: An
             item.calls += 1
             item.prompt_tokens += counter(call.messages)
             item.expected_completion_tokens += _expected(call, 8)
+            item.max_completion_tokens += budget(model, call)
         # the next call cannot be rendered before this one's reply: rendered from the reference's sentences
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", record.expected_response or "") if s.strip()][:8]
         call = judge.follow_up(call, Verdict(metric=judge.name, status="ok", details={"statements": sentences or ["(statement)"]}))
@@ -247,6 +247,14 @@ def _final(model: Any, call: Call, item: MetricEstimate, counter: Any, seen: set
         item.calls += 1
         item.prompt_tokens += counter(call.messages)
         item.expected_completion_tokens += _expected(call, len(call.items))
+        item.max_completion_tokens += budget(model, call)
+
+
+def budget(model: Any, call: Call) -> int:
+    """The most output tokens ``call`` may be billed: the ``max_tokens`` its request asks for,
+    ``judge.max_tokens`` or the call's own larger budget (``Call.reply_tokens``: a reply that
+    writes its input again; docs/judges.md#reply-budget)."""
+    return max(model.settings.max_tokens, call.reply_tokens)
 
 
 def render(report: dict[str, Any]) -> list[str]:

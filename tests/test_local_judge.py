@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from conftest import SAMPLE, read_jsonl, write_jsonl
+from conftest import SAMPLE, read_jsonl, shared_file, write_jsonl
 
 HAVE_LOCAL = importlib.util.find_spec("xllamacpp") is not None
 if not HAVE_LOCAL and os.environ.get("CI") == "true":
@@ -100,6 +100,27 @@ def test_embedded_judge_scores_completeness_in_two_calls(run_cli, tmp_path, mode
     assert scored["completeness_score"] != round(scored["completeness_score"])
     result = run_cli(args, judge=False)
     assert "provider calls: 0" in result.stderr and read_jsonl(out)[0]["completeness_cached"] is True
+
+
+@needs_local
+@pytest.mark.local_model
+def test_embedded_judge_judges_a_longest_ground_truth_at_its_default_settings(run_cli, tmp_path, model_dir):
+    # issue 60 item 22: of the three longest SQuALITY truths, the third (2,645 characters, 571 of the
+    # model's tokens) ended "reply truncated at max_tokens=512", an error row: its statements reply
+    # is 594 tokens (measured on 2026-12-07; the longest truth's reply stayed under 512 through the command)
+    rows = read_jsonl(shared_file("squality_completeness_dev.jsonl"))
+    row = next(r for r in rows if r["id"] == "squality-30004-q0-bart-dpr")
+    longest = sorted({len(r["expected_response"]) for r in rows}, reverse=True)
+    assert longest[:3] == [2858, 2699, 2645] and len(row["expected_response"]) == 2645
+    source = write_jsonl(tmp_path / "in.jsonl", [{k: row[k] for k in ("id", "request", "response", "expected_response")}])
+    out = tmp_path / "out.jsonl"
+    args = ["score", source, "-c", "configs/local.yaml", "-m", "completeness", "-o", str(out), "--min-pass-rate", "0", "--cache-dir", model_dir]
+    result = run_cli(args, judge=False)
+    assert result.code == 0, result.stderr
+    scored = read_jsonl(out)[0]
+    assert scored["completeness_status"] == "ok", scored["completeness_error"]
+    assert 1.0 <= scored["completeness_score"] <= 5.0 and scored["completeness_rationale"]
+    assert scored["completeness_completion_tokens"] > 512  # the statements reply alone was cut there before
 
 
 def test_missing_custom_model_file_is_exit_2(run_cli, tmp_path, monkeypatch):
