@@ -23,6 +23,7 @@ from collections import Counter, deque
 from typing import Any
 
 from ragjudge.fakebatches import FakeBatches
+from ragjudge.fakedecisions import FakeDecisions
 from ragjudge.transports.fake_rule import _items, _section, _words, fake_logprobs, fault_of, heuristic_reply  # noqa: F401 (the rule lives beside the in-process fake)
 
 
@@ -31,7 +32,7 @@ from ragjudge.transports.fake_rule import _items, _section, _words, fake_logprob
 from ragjudge.transports.fake import FakeTransport  # noqa: E402,F401
 
 
-class FakeJudgeServer(FakeBatches):
+class FakeJudgeServer(FakeBatches, FakeDecisions):
     """Run the fake server in a background thread; ``url`` is its OpenAI base URL.
 
     Attributes may be changed while it runs: ``latency`` (s), ``rate_429``, ``rate_500``
@@ -84,6 +85,10 @@ class FakeJudgeServer(FakeBatches):
     required), ``GET /v1/messages/batches`` (``limit``, ``after_id``; ``created_at`` in RFC 3339),
     ``GET /v1/messages/batches/{id}`` and its ``/results``, with the same knobs (an error line is an
     ``api_error``; no batch fails whole).
+
+    Decision models (``FakeDecisions``, ``ragjudge.fakedecisions``, where its knobs are listed):
+    OpenAI's Decisions API, ``POST /v1/decisions``, and the System One API of Jev and Solar
+    Decide, ``POST /v1/systemone`` and ``GET /v1/models``.
     """
 
     def __init__(self, latency: float = 0.0, rate_429: float = 0.0, rate_500: float = 0.0, retry_after: float = 0.01,
@@ -140,6 +145,7 @@ class FakeJudgeServer(FakeBatches):
         self.batch_submitted: Counter[str] = Counter()  # custom_id -> times submitted in a batch
         self.batch_answered = 0  # lines answered with a completion
         self.batch_creates = 0  # POST /v1/batches received (429s included)
+        self._init_decisions()  # the decision-model endpoints' knobs (ragjudge.fakedecisions)
         self._failures: Counter[int] = Counter()
         self._random = random.Random(seed)
         self._port = port
@@ -280,6 +286,7 @@ class FakeJudgeServer(FakeBatches):
         app.router.add_get("/v1/messages/batches/{batch_id}", self._get_message_batch)
         app.router.add_get("/v1/messages/batches/{batch_id}/results", self._message_batch_results)
         app.router.add_get("/v1/stats", self._stats)
+        self._decision_routes(app)
         return app
 
     async def _start(self) -> None:

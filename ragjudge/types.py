@@ -316,3 +316,70 @@ class Verdict:
 
 # the fields a cached verdict restores (the rest are this run's: usage, cached, raw, agreement, reason)
 _FROM_CACHE = frozenset(f.name for f in fields(Verdict)) - {"usage", "cached", "raw", "agreement", "reason"}
+
+
+# -- decision models (issue 61): typed questions in, answers with probabilities out ----------------
+# The wire protocols (OpenAI Decisions, System One) are mapped in ragjudge.transports.decision_models;
+# /work/shared/protocols/decision-models.md (sections 1-3) gives both. No judge asks these yet.
+PREDICATE, CHOICE, SCORE, REFUSAL = "predicate", "choice", "score", "refusal"
+
+
+@dataclass(frozen=True)
+class Question:
+    """One typed question to a decision model, provider-neutral.
+
+    ``id``: the caller's key (System One's question id; OpenAI's ``name``); answers come back
+    under it. ``kind``: ``PREDICATE`` (yes/no: OpenAI's ``predicate``, System One's ``noul``),
+    ``CHOICE`` or ``SCORE``. ``instructions``: the question's text. ``yes_means`` /
+    ``no_means`` (predicate only): what yes and no mean (System One's ``criteria.true`` /
+    ``criteria.false``; OpenAI has no such fields, so they are appended to its instructions as
+    text, as LangChain's port does). ``options`` (choice): ``(value, description or None)``
+    pairs, 2..255. ``levels`` (score): ``(label, description or None)`` pairs, lowest first,
+    2..10 (System One sends one text per level: ``"label: description"``, or the label alone).
+    """
+
+    id: str
+    kind: str
+    instructions: str
+    yes_means: str | None = None
+    no_means: str | None = None
+    options: tuple[tuple[Any, str | None], ...] = ()
+    levels: tuple[tuple[str, str | None], ...] = ()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A decision model's answer to one ``Question`` (same ``id``).
+
+    ``kind``: the question's kind, or ``REFUSAL`` (OpenAI declined this question inside a 200:
+    no probability, never a verdict). ``probability``: P(yes) in 0..1 for a predicate.
+    ``choice``: the most probable option value. ``score``: the expected zero-based level (a
+    float between levels, Σ level·p). ``probabilities``: ``(option value, p)`` pairs for a
+    choice, or ``(zero-based level, p)`` pairs lowest first for a score; each sums to 1.
+    ``confidence``: the provider's concentration measure in 0..1 (choice and score only; not a
+    calibrated probability of being right)."""
+
+    id: str
+    kind: str
+    probability: float | None = None
+    choice: Any = None
+    score: float | None = None
+    probabilities: tuple[tuple[Any, float], ...] = ()
+    confidence: float | None = None
+
+
+@dataclass(frozen=True)
+class DecisionReply:
+    """A decision model's reply to one request: ``answers`` keyed by question id, in question
+    order; ``model`` as the provider reports it (a versioned id for a System One alias);
+    ``input_tokens`` (all input, cached included), ``cached_tokens`` (of those, read from the
+    provider's cache; OpenAI's ``input_tokens_details.cached_tokens``, 0 where the protocol has
+    none) and ``output_tokens`` (reported; unbilled by every provider); ``request_id`` from
+    the response header (``x-request-id``, ``x-typesafe-request-id``) or None."""
+
+    answers: dict[str, Answer]
+    model: str
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    request_id: str | None = None
