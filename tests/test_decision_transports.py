@@ -410,3 +410,58 @@ def test_solar_example_s3_27_options_are_refused(fake):
     assert "body.questions.topic.criteria: choice questions accept 2 to 26 options" in str(sent.value)
     reply = ask(SystemOne("jev-latest", api_base=fake.url), "x", [Question("topic", CHOICE, "Which topic?", options=options)])
     assert reply.answers["topic"].choice == "topic0"  # Jev takes up to 255
+
+
+def test_a_predicates_yes_and_no_meanings_go_into_openais_instructions(fake):
+    question = Question("is_urgent", PREDICATE, "Does this convey urgency?", yes_means="Explicitly time-sensitive", no_means="No urgency expressed")
+    ask(OpenAIDecisions("gpt-6-luna", api_base=fake.url), "x", [question])
+    assert fake.requests[0]["questions"] == [{"type": "predicate", "name": "is_urgent", "instructions":
+                                              "Does this convey urgency?\nYes means: Explicitly time-sensitive\nNo means: No urgency expressed"}]
+
+
+@pytest.mark.parametrize("protocol", ["openai", "systemone"])
+def test_a_distribution_not_summing_to_one_is_a_server_error(fake, protocol):
+    question = Question("c", CHOICE, "?", options=(("a", None), ("b", None)))
+    if protocol == "openai":
+        fake.decision_replies.append({"model": "gpt-6-luna", "usage": O1_RESPONSE["usage"], "answers": [
+            {"type": "choice", "name": "c", "choice": "a", "confidence": 0.5,
+             "probabilities": [{"value": "a", "probability": 0.6}, {"value": "b", "probability": 0.6}]}]})
+        transport = OpenAIDecisions("gpt-6-luna", api_base=fake.url)
+    else:
+        fake.decision_replies.append({"model": "jev-1.13.0", "usage": {"input_tokens": 3, "output_tokens": 1}, "answers": {
+            "c": {"type": "choice", "choice": "a", "confidence": 0.5, "probabilities": {"a": 0.6, "b": 0.6}}}})
+        transport = SystemOne("jev-latest", api_base=fake.url)
+    err = failure(transport, "x", [question])
+    assert err.kind == base.SERVER and "the probabilities of 'c' sum to 1.2, not 1" in str(err)
+
+
+def test_an_openai_score_reply_missing_a_level_is_a_server_error(fake):
+    fake.decision_replies.append({"model": "gpt-6-luna", "usage": O1_RESPONSE["usage"], "answers": [
+        {"type": "score", "name": "s", "score": 0.5, "confidence": 0.5,
+         "probabilities": [{"value": 0, "label": "a", "probability": 0.5}, {"value": 1, "label": "b", "probability": 0.5}]}]})
+    err = failure(OpenAIDecisions("gpt-6-luna", api_base=fake.url), "x", [Question("s", SCORE, "?", levels=(("a", None), ("b", None), ("c", None)))])
+    assert err.kind == base.SERVER and "score levels [0, 1] for 3 levels" in str(err)
+
+
+@pytest.mark.slow
+def test_python_m_ragjudge_fakeserver_serves_both_decision_protocols():
+    import os
+    import subprocess
+    import sys
+    import urllib.request
+
+    from conftest import ROOT
+
+    process = subprocess.Popen([sys.executable, "-m", "ragjudge.fakeserver", "--port", "0"], stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        url = process.stdout.readline().strip()
+        models = json.load(urllib.request.urlopen(url + "/models", timeout=30))
+        assert [model["name"] for model in models["models"]] == ["jev-latest", "jev-preview", "jev-1.13.0", "solar-decide", "solar-decide-flash"]
+        reply = ask(SystemOne("jev-latest", api_base=url), "x", [Question("q", PREDICATE, "?")])
+        assert (reply.model, reply.answers["q"].probability) == ("jev-1.13.0", 0.8)
+        reply = ask(OpenAIDecisions("gpt-6-luna", api_base=url), "x", [Question("q", PREDICATE, "?")])
+        assert (reply.model, reply.answers["q"].probability) == ("gpt-6-luna", 0.8)
+    finally:
+        process.terminate()
+        process.wait(30)

@@ -26,8 +26,10 @@ example pairs of section 10):
   the token limit), 422 ``detail: [{loc, msg}]`` (``BAD_REQUEST`` naming the field), 429 and 529
   (overloaded) ``RATE_LIMIT`` / ``SERVER``, retried after ``retry-after``.
 
-A body that is not the protocol's reply, or answers that do not match the questions, is a
-``SERVER`` error (retried), never a verdict.
+A body that is not the protocol's reply, answers that do not match the questions (their
+number, names, ids or kinds; a score's levels), a probability outside 0..1 or a distribution not
+summing to 1 (within 0.01), is a ``SERVER`` error (retried), never a verdict; so is an answer
+type neither protocol publishes.
 """
 
 from __future__ import annotations
@@ -178,6 +180,20 @@ def _probability(value: Any) -> float:
     return p
 
 
+SUM_TOLERANCE = 0.01  # promptfoo's check of a distribution's sum (section 1.3); MLflow's is 1e-3
+
+
+def _distribution(pairs: tuple[tuple[Any, float], ...], question: Question) -> tuple[tuple[Any, float], ...]:
+    """``pairs`` checked: a score's levels exactly 0..N-1 for its N levels, the probabilities
+    summing to 1 within ``SUM_TOLERANCE``; raises ``ValueError`` (a malformed reply) otherwise."""
+    if question.kind == SCORE and [level for level, _ in pairs] != list(range(len(question.levels))):
+        raise ValueError(f"score levels {[level for level, _ in pairs]} for {len(question.levels)} levels")
+    total = sum(p for _, p in pairs)
+    if abs(total - 1.0) > SUM_TOLERANCE:
+        raise ValueError(f"the probabilities of {question.id!r} sum to {total:g}, not 1")
+    return pairs
+
+
 class OpenAIDecisions(_DecisionHTTP):
     """OpenAI's Decisions API (section 1). ``model``: e.g. ``gpt-6-luna``; ``api_base``: else
     ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE``, else OpenAI's; ``api_key_env``: else ``OPENAI_API_KEY``."""
@@ -218,12 +234,13 @@ class OpenAIDecisions(_DecisionHTTP):
             elif kind == PREDICATE:
                 out[question.id] = Answer(question.id, PREDICATE, probability=_probability(answer["probability"]))
             elif kind == CHOICE:
+                pairs = tuple((p["value"], _probability(p["probability"])) for p in answer["probabilities"])
                 out[question.id] = Answer(question.id, CHOICE, choice=answer["choice"], confidence=answer.get("confidence"),
-                                          probabilities=tuple((p["value"], _probability(p["probability"])) for p in answer["probabilities"]))
+                                          probabilities=_distribution(pairs, question))
             else:
+                pairs = tuple(sorted((int(p["value"]), _probability(p["probability"])) for p in answer["probabilities"]))
                 out[question.id] = Answer(question.id, SCORE, score=float(answer["score"]), confidence=answer.get("confidence"),
-                                          probabilities=tuple((int(p["value"]), _probability(p["probability"]))
-                                                              for p in sorted(answer["probabilities"], key=lambda p: int(p["value"]))))
+                                          probabilities=_distribution(pairs, question))
         usage = data["usage"]
         return DecisionReply(out, str(data.get("model") or self.name), int(usage["input_tokens"]),
                              int((usage.get("input_tokens_details") or {}).get("cached_tokens") or 0), int(usage.get("output_tokens") or 0))
@@ -280,13 +297,13 @@ class SystemOne(_DecisionHTTP):
             if kind == PREDICATE:
                 out[q.id] = Answer(q.id, PREDICATE, probability=_probability(answer["noul"]))
             elif kind == CHOICE:
+                pairs = tuple((value, _probability(p)) for value, p in answer["probabilities"].items())
                 out[q.id] = Answer(q.id, CHOICE, choice=answer["choice"], confidence=answer.get("confidence"),
-                                   probabilities=tuple((value, _probability(p)) for value, p in answer["probabilities"].items()))
+                                   probabilities=_distribution(pairs, q))
             else:
-                levels = sorted((int(level), _probability(p)) for level, p in answer["probabilities"].items())
-                if [level for level, _ in levels] != list(range(len(q.levels))):
-                    raise ValueError(f"score levels {[level for level, _ in levels]} for {len(q.levels)} levels")
-                out[q.id] = Answer(q.id, SCORE, score=float(answer["score"]), confidence=answer.get("confidence"), probabilities=tuple(levels))
+                pairs = tuple(sorted((int(level), _probability(p)) for level, p in answer["probabilities"].items()))
+                out[q.id] = Answer(q.id, SCORE, score=float(answer["score"]), confidence=answer.get("confidence"),
+                                   probabilities=_distribution(pairs, q))
         usage = data["usage"]
         return DecisionReply(out, str(data.get("model") or self.name), int(usage["input_tokens"]), 0, int(usage.get("output_tokens") or 0))
 
