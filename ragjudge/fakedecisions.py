@@ -12,11 +12,13 @@ cached, output 0; System One: 4 output tokens a question, reported as the provid
 
 Knobs (attributes, changed while it runs): ``decision_faults`` (a queue: the next requests fail
 in turn with ``"429"`` (OpenAI: ``retry-after-ms``; System One: ``retry-after``, both from the
-server's ``retry_after``), ``"500"``, ``"529"`` (System One's overloaded), ``"401"``,
-``"max_tokens"`` (System One's ``max_tokens_exceeded``, a 400 with no message)),
-``decision_refuse`` (OpenAI question names answered with a ``refusal``), ``systemone_max_tokens``
-(a System One body over that many tokens is ``max_tokens_exceeded``), ``auth_error`` (the
-server's: every call 401). Without faults the servers validate as published: OpenAI 400s in its
+server's ``retry_after``), ``"500"``, ``"529"`` (System One's overloaded, with ``retry-after``;
+OpenAI answers it as a 500), ``"401"``, ``"max_tokens"`` (System One's ``max_tokens_exceeded``,
+a 400 with no message)); the server's ``rate_429`` and ``rate_500`` (shares of requests drawn
+from its ``seed`` as its chat calls draw them, ``--rate-429`` / ``--rate-500`` on the command
+line; System One answers the second kind 529, OpenAI 500); ``decision_refuse`` (OpenAI question
+names answered with a ``refusal``); ``systemone_max_tokens`` (a System One body over that many
+tokens is ``max_tokens_exceeded``); ``auth_error`` (the server's: every call 401). Without faults the servers validate as published: OpenAI 400s in its
 ``error`` envelope (1-200 questions, 2-255 choices, 2-10 levels, ``model`` and ``input``); System
 One 403 without an ``Authorization`` header, 400 ``{"detail": {"error_type", "message"}}`` for an
 unknown model, 422 ``{"detail": [{"loc", "msg"}]}`` for a schema error (unknown fields, a missing
@@ -69,6 +71,21 @@ class FakeDecisions:
             await asyncio.sleep(self.latency)
         return body
 
+    def _next_fault(self, body: Any, overloaded: str) -> str | None:
+        """The request's fault: the next of ``decision_faults``, else one drawn as chat calls
+        draw theirs (``rate_429``; ``rate_500``, answered ``overloaded``: "500" or System One's
+        "529"; one body fails at most ``max_failures_per_request`` times), else None."""
+        if self.decision_faults:
+            return self.decision_faults.popleft()
+        if not self.rate_429 and not self.rate_500:
+            return None
+        key = hash(json.dumps(body, sort_keys=True))
+        draw = self._random.random()
+        if self._failures[key] >= self.max_failures_per_request or draw >= self.rate_429 + self.rate_500:
+            return None
+        self._failures[key] += 1
+        return "429" if draw < self.rate_429 else overloaded
+
     def _reply(self, web: Any, body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Any:
         self.statuses[status] += 1
         return web.json_response(body, status=status, headers=headers)
@@ -85,7 +102,7 @@ class FakeDecisions:
         from aiohttp import web
 
         body = await self._received(request)
-        fault = self.decision_faults.popleft() if self.decision_faults else None
+        fault = self._next_fault(body, "500")
         if fault == "429":
             return self._openai_error(web, 429, "rate_limit_exceeded", f"Rate limit reached for {body.get('model')}.")
         if fault in ("500", "529"):
@@ -131,7 +148,7 @@ class FakeDecisions:
         body = await self._received(request)
         if not request.headers.get("Authorization"):
             return self._detail(web, 403, "Not authenticated")
-        fault = self.decision_faults.popleft() if self.decision_faults else None
+        fault = self._next_fault(body, "529")
         if fault == "401" or self.auth_error:
             return self._detail(web, 401, {"error_type": "authentication_error", "message": "Invalid API key"})
         if fault == "429":

@@ -1,4 +1,6 @@
-"""A local fake OpenAI-compatible chat server for tests, benchmarks and offline trials.
+"""A local fake OpenAI-compatible chat server for tests, benchmarks and offline trials (with
+OpenAI's and Anthropic's batch APIs, ``ragjudge.fakebatches``, and the decision-model APIs of
+OpenAI and System One, ``ragjudge.fakedecisions``).
 
 It answers ``POST /v1/chat/completions`` with a judge reply computed by a crude, visible
 rule (word overlap; see ``heuristic_reply``), after a fixed ``latency`` in seconds, and can
@@ -361,7 +363,7 @@ def main() -> None:
     import sys
     import time
 
-    parser = argparse.ArgumentParser(description="Fake OpenAI-compatible judge server (tests, benchmarks).")
+    parser = argparse.ArgumentParser(description="Fake OpenAI-compatible judge server, with batch and decision-model APIs (tests, benchmarks).")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per call")
     parser.add_argument("--rate-429", type=float, default=0.0)

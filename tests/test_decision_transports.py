@@ -465,3 +465,16 @@ def test_python_m_ragjudge_fakeserver_serves_both_decision_protocols():
     finally:
         process.terminate()
         process.wait(30)
+
+
+@pytest.mark.parametrize(("protocol", "second"), [("openai", 500), ("systemone", 529)])
+def test_the_servers_failure_rates_reach_the_decision_endpoints(fake, protocol, second):
+    transport_of = {"openai": lambda: OpenAIDecisions("gpt-6-luna", api_base=fake.url), "systemone": lambda: SystemOne("jev-latest", api_base=fake.url)}
+    fake.rate_429, fake.rate_500 = 1.0, 0.0
+    questions = [Question("q", PREDICATE, "?")]
+    errors = [failure(transport_of[protocol](), "x", questions) for _ in range(fake.max_failures_per_request)]
+    assert [(err.kind, err.status, err.retry_after) for err in errors] == [(base.RATE_LIMIT, 429, 0.01)] * 3
+    assert ask(transport_of[protocol](), "x", questions).answers["q"].probability == 0.8  # a transient fault: the same body then passes
+    fake.rate_429, fake.rate_500 = 0.0, 1.0
+    err = failure(transport_of[protocol](), "another", questions)
+    assert (err.kind, err.status, err.retry_after) == (base.SERVER, second, 0.01) and err.kind in base.RETRYABLE
