@@ -478,3 +478,17 @@ def test_the_servers_failure_rates_reach_the_decision_endpoints(fake, protocol, 
     fake.rate_429, fake.rate_500 = 0.0, 1.0
     err = failure(transport_of[protocol](), "another", questions)
     assert (err.kind, err.status, err.retry_after) == (base.SERVER, second, 0.01) and err.kind in base.RETRYABLE
+
+
+def test_no_server_and_a_slow_server_are_retryable_connect_and_timeout_errors(fake):
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    err = failure(SystemOne("jev-latest", api_base=f"http://127.0.0.1:{port}/v1"), "x", [Question("q", PREDICATE, "?")])
+    assert err.kind == base.CONNECT and err.kind in base.RETRYABLE
+    fake.latency = 5.0
+    with pytest.raises(TransportError) as slow:
+        ask(OpenAIDecisions("gpt-6-luna", api_base=fake.url), "x", [Question("q", PREDICATE, "?")], timeout=0.2)
+    assert slow.value.kind == base.TIMEOUT and str(slow.value) == f"no reply within 0.2 s from {fake.url}"

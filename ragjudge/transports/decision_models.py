@@ -94,6 +94,10 @@ class _DecisionHTTP:
     def default_key_env(self) -> str:
         return "OPENAI_API_KEY"
 
+    def prepare(self) -> None:
+        """Import aiohttp now, in the calling thread (as ``OpenAIHTTPTransport.prepare``)."""
+        import aiohttp  # noqa: F401
+
     def _read_headers(self) -> dict[str, str]:
         if self._headers is None:
             key = os.environ.get(self.key_env)
