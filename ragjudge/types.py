@@ -5,6 +5,8 @@
   by a judge and sent by the model chokepoint, which reads none of its metric-specific parts.
 - ``Reply``: what a transport returns for one request (text, finish reason, log-probabilities, usage).
 - ``Verdict``: one judge's result for one row and metric (status ok / error / skipped).
+- ``Question``, ``Answer``, ``DecisionReply``: typed questions to a decision model and its
+  answers with probabilities (``ragjudge.transports.decision_models``; no judge asks them yet).
 
 None of these imports anything heavy; the cache stores a ``Verdict``'s fields as plain data.
 """

@@ -320,7 +320,7 @@ def _systemone_question(q: Question) -> dict[str, Any]:
     if q.kind == PREDICATE and (q.yes_means or q.no_means):  # Solar Decide refuses an explicit null: omit what is not given
         out["criteria"] = {word: text for word, text in (("true", q.yes_means), ("false", q.no_means)) if text}
     elif q.kind == CHOICE:
-        out["criteria"] = {str(value): text for value, text in q.options}
+        out["criteria"] = {json.dumps(value) if isinstance(value, bool) else str(value): text for value, text in q.options}  # labels are text
     elif q.kind == SCORE:
         out["criteria"] = [f"{label}: {text}" if text else label for label, text in q.levels]
     return out
