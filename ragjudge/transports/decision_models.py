@@ -43,7 +43,7 @@ from typing import Any
 from ragjudge.http_errors import parse_retry_after, redact
 from ragjudge.transports import base
 from ragjudge.transports.base import OPENAI_BASE, TransportError
-from ragjudge.transports.openai_http import _SESSIONS, _one_line, _snippet, _status_error, dumps, loads
+from ragjudge.transports.openai_http import _one_line, _snippet, _status_error, dumps, loads, loop_session, release_session
 from ragjudge.types import CHOICE, PREDICATE, REFUSAL, SCORE, Answer, DecisionReply, Question
 
 TYPESAFE_BASE = "https://api.typesafe.ai/v1"
@@ -108,15 +108,7 @@ class _DecisionHTTP:
 
     async def _client(self) -> Any:
         if self._session is None:
-            import aiohttp
-
-            loop = id(asyncio.get_running_loop())
-            entry = _SESSIONS.get(loop)
-            if entry is None or entry[0].closed:
-                connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
-                entry = _SESSIONS[loop] = [aiohttp.ClientSession(connector=connector, json_serialize=json.dumps), 0]
-            entry[1] += 1
-            self._session = entry[0]
+            self._session = loop_session()
         return self._session
 
     async def _post(self, body: dict[str, Any], timeout: float) -> tuple[Any, Any]:
@@ -166,15 +158,9 @@ class _DecisionHTTP:
         raise NotImplementedError
 
     async def aclose(self) -> None:
-        if self._session is None:
-            return
-        session, self._session = self._session, None
-        for loop, entry in list(_SESSIONS.items()):
-            if entry[0] is session:
-                entry[1] -= 1
-                if entry[1] <= 0:
-                    _SESSIONS.pop(loop, None)
-                    await session.close()
+        if self._session is not None:
+            session, self._session = self._session, None
+            await release_session(session)
 
 
 def _probability(value: Any) -> float:

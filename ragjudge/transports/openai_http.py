@@ -31,6 +31,31 @@ PREFIX = "openai/"
 _SESSIONS: dict[int, list[Any]] = {}
 
 
+def loop_session() -> Any:
+    """The aiohttp ``ClientSession`` of the running event loop, made on first use (one connection
+    pool per loop, shared by every transport of ours on it: chat and decision calls), counted once
+    more for the caller; give it back with ``release_session``. Call from a coroutine."""
+    import aiohttp
+
+    loop = id(asyncio.get_running_loop())
+    entry = _SESSIONS.get(loop)
+    if entry is None or entry[0].closed:
+        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
+        entry = _SESSIONS[loop] = [aiohttp.ClientSession(connector=connector, json_serialize=json.dumps), 0]
+    entry[1] += 1
+    return entry[0]
+
+
+async def release_session(session: Any) -> None:
+    """One user fewer of ``session`` (from ``loop_session``); the last one closes it."""
+    for loop, entry in list(_SESSIONS.items()):
+        if entry[0] is session:
+            entry[1] -= 1
+            if entry[1] <= 0:
+                _SESSIONS.pop(loop, None)
+                await session.close()
+
+
 def fast_model(settings: Any) -> str | None:
     """The name to send when ``settings.model`` takes the fast path, else None: ``openai/NAME``
     (not a reasoning model, whose parameters litellm maps), or a bare name that litellm's table
@@ -102,15 +127,7 @@ class OpenAIHTTPTransport:
 
     async def _client(self) -> Any:
         if self._session is None:
-            import aiohttp
-
-            loop = id(asyncio.get_running_loop())
-            entry = _SESSIONS.get(loop)
-            if entry is None or entry[0].closed:
-                connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30)
-                entry = _SESSIONS[loop] = [aiohttp.ClientSession(connector=connector, json_serialize=json.dumps), 0]
-            entry[1] += 1
-            self._session = entry[0]
+            self._session = loop_session()
         return self._session
 
     def body(self, request: Request) -> dict[str, Any]:
@@ -152,15 +169,9 @@ class OpenAIHTTPTransport:
         return reply_of(data, self.name)
 
     async def aclose(self) -> None:
-        if self._session is None:
-            return
-        session, self._session = self._session, None
-        for loop, entry in list(_SESSIONS.items()):
-            if entry[0] is session:
-                entry[1] -= 1
-                if entry[1] <= 0:
-                    _SESSIONS.pop(loop, None)
-                    await session.close()
+        if self._session is not None:
+            session, self._session = self._session, None
+            await release_session(session)
 
 
 def reply_of(data: Any, name: str, batch: bool = False, provider: str = "openai") -> Reply:
