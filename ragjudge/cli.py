@@ -478,6 +478,9 @@ def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, outp
     if len(wanted) > 1:
         raise RagjudgeError("--suggest ranks the rows of one metric: give one --labels METRIC=COLUMN")
     chosen, how = decisions.suggest(frame, settings, metric, column, count)
+    if not chosen:  # an empty table to label helps no one: say why, as calibrate says why it writes no config
+        typer.echo(f"nothing written: {metric}: {how}", err=True)
+        raise typer.Exit(1)
     rows = frame.iloc[chosen].copy()
     if column not in rows.columns:
         rows[column] = None
