@@ -90,3 +90,17 @@ def test_the_column_the_id_note_names_is_not_suggested_for_a_field(run_score, tm
     result = run_score(write_jsonl(tmp_path / "in.jsonl", rows))
     assert "set --map id=item_key" in result.text
     assert re.findall(r"set --map request=([a-z_]+)\b", result.text) == ["body"], result.text
+
+
+def test_a_mapped_column_in_another_case_is_named(run_score, tmp_path):
+    # --map context=Context on a table whose column is 'context' listed the columns and no fix; the same for a dotted path
+    rows = [{"id": "a", "request": "Where is the tower?", "context": ["The tower is in Paris."], "meta": {"gold": "Paris"}}]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    wrong = run_score(source, metric=["sufficiency"], map=["context=Context"])
+    assert wrong.code == 2 and wrong.error == (
+        f"column 'Context' (for context) not found in {source}; did you mean 'context'? (column names are case-sensitive); "
+        "available: id, request, context, meta; set --map context=COLUMN")
+    dotted = run_score(source, metric=["sufficiency"], map=["expected_response=META.gold"])
+    assert dotted.code == 2 and "not found in" in dotted.error and "did you mean 'meta.gold'? (column names are case-sensitive)" in dotted.error
+    unlike = run_score(source, metric=["sufficiency"], map=["context=passages"])  # no column like it: no guess
+    assert unlike.code == 2 and "did you mean" not in unlike.error
