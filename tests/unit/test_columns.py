@@ -104,3 +104,19 @@ def test_a_mapped_column_in_another_case_is_named(run_score, tmp_path):
     assert dotted.code == 2 and "not found in" in dotted.error and "did you mean 'meta.gold'? (column names are case-sensitive)" in dotted.error
     unlike = run_score(source, metric=["sufficiency"], map=["context=passages"])  # no column like it: no guess
     assert unlike.code == 2 and "did you mean" not in unlike.error
+
+
+def test_every_missing_field_gets_its_map_in_one_message(run_score, tmp_path):
+    # a table with 'Question' and 'Context' took one run per field: the error named --map request=Question, then the next
+    # run --map context=Context; now one message gives both, never one column for two fields
+    rows = [{"ID": "a", "Question": "Where is x?", "Context": ["x is in y."], "Answer": "y"}]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    result = run_score(source, metric=["sufficiency"])
+    assert result.code == 2 and result.error.endswith(
+        "if 'Question' holds it, set --map request=Question (or columns.request in the config); if these columns hold them, every "
+        "field at once: --map request=Question --map context=Context")
+    fixed = run_score(source, metric=["sufficiency"], map=["request=Question", "context=Context"], min_pass_rate=["0"])
+    assert fixed.code == 0, fixed.text
+    # a second shape: one field missing: no 'every field at once' (it would repeat the hint)
+    one = run_score(source, metric=["sufficiency"], map=["request=Question"])
+    assert one.code == 2 and "every field at once" not in one.error and "set --map context=Context" in one.error
