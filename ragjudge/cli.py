@@ -331,6 +331,10 @@ def compare_command(
     if taken:
         typer.echo(f"note: the regression gates {current} records of its run: "
                    + ", ".join(f"--{key.replace('_', '-')} {value}" for key, value in taken.items()) + " (a flag given replaces its own)", err=True)
+    if max_regressions is None and max_drop is None and not any(path == current for path, _ in records):
+        # a CSV or JSON Lines table keeps no record of its run: no gate is applied, and that is said, as report says it
+        typer.echo(f"note: {current} does not record its run's regression gates (a Parquet file written by ragjudge score does): "
+                   "no regression gate is applied; give --max-regressions and --max-drop to gate", err=True)
     options.check_regression_gates(max_regressions, max_drop)
     results = compare.checks(report, max_regressions, max_drop)
     report["gate_lines"] = gate_lines(results)
@@ -474,6 +478,9 @@ def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, outp
     if len(wanted) > 1:
         raise RagjudgeError("--suggest ranks the rows of one metric: give one --labels METRIC=COLUMN")
     chosen, how = decisions.suggest(frame, settings, metric, column, count)
+    if not chosen:  # an empty table to label helps no one: say why, as calibrate says why it writes no config
+        typer.echo(f"nothing written: {metric}: {how}", err=True)
+        raise typer.Exit(1)
     rows = frame.iloc[chosen].copy()
     if column not in rows.columns:
         rows[column] = None

@@ -376,7 +376,8 @@ def suggest(frame: Any, config: Any, metric: str, label_column: str | None, coun
     ``yes_threshold`` or 0.5, each fact's least P(supported) likewise; a 1..5 score to the pass
     mark), then rows whose samples disagree; ties in table order. Also returns how they were
     ranked, in words (a yes/no metric whose replies carry no P(yes) can only be listed in table
-    order, and says so)."""
+    order, and says so); where no row is chosen, why (every row labelled, or no unlabelled row
+    with an ok cached verdict)."""
     low, high = config.scale(metric)
     binary = (float(low), float(high)) == (0.0, 1.0)
     threshold = float(config.threshold(metric))
@@ -408,6 +409,11 @@ def suggest(frame: Any, config: Any, metric: str, label_column: str | None, coun
     else:
         how = (f"in table order: the cached replies carry no P(yes) (score with {metric}.yes_threshold set, e.g. --set "
                f"{metric}.yes_threshold=0.5, to rank rows by the judge's certainty)")
+    if not unlabelled:
+        how = f"every one of the {len(frame)} row(s) carries a label in '{label_column}': no row is left to label"
+    elif not ranked:
+        how = (f"none of the {len(unlabelled)} unlabelled row(s) has an ok verdict of {metric} in the cache: score the table first "
+               "(ragjudge score ... with the same model, --api-base, --map and config)")
     return [unlabelled[position] for _, _, position in ranked[:count]], how
 
 

@@ -119,9 +119,19 @@ def check_needs(judges: list[Any], mapping: Mapping, asked: bool) -> list[str]:
                 article = "an" if fields[0][0] in "aeiou" else "a"
                 message = f"{judge.name} needs {article} {' or '.join(fields)} column and none was found{mapping.hint(fields[0], missing)}"
             if asked:
-                raise InputError(message)
+                raise InputError(message + _all_at_once(mapping, missing))
             notes.append(f"note: {message}; {judge.name} will judge no row")
     return notes
+
+
+def _all_at_once(mapping: Mapping, missing: list[str]) -> str:
+    """Where several needed fields have no column and a column is suggested for each of two or
+    more: every suggested ``--map`` in one line, so that one fix is one run (it named one field a
+    run: 'Question', then 'Context', then ...)."""
+    found = mapping.suggestions(list(dict.fromkeys(missing)))
+    if len(found) < 2:
+        return ""
+    return "; if these columns hold them, every field at once: " + " ".join(f"--map {name}={column}" for name, column in found.items())
 
 
 def resolve(frame: Any, columns: Any, source: str = "input", flag_fields: frozenset[str] = frozenset()) -> Mapping:

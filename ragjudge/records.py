@@ -207,8 +207,11 @@ def resolve_mapping(
             how = f"--map {name}=COLUMN" if name in flag_fields else f"columns.{name} in the config"
             head = explicit.split(".", 1)[0]
             if explicit not in columns and head not in columns:
+                # a column named in another case (--map context=Context for 'context'): name it, the closest fix
+                same = [str(c) for c in columns if str(c).casefold() in (explicit.casefold(), head.casefold())]
+                hint = f"did you mean '{same[0]}{explicit[len(head):] if same[0].casefold() == head.casefold() else ''}'? (column names are case-sensitive); " if same else ""
                 raise InputError(
-                    f"column '{explicit}' (for {name}) not found in {source}; available: {available}; "
+                    f"column '{explicit}' (for {name}) not found in {source}; {hint}available: {available}; "
                     f"set {how}"
                 )
             if explicit not in columns and "." in explicit and sample:

@@ -344,8 +344,10 @@ class Scorer:
         spent = f"; USD {cost:.4f}, counted toward judge.max_cost but not in the table or its summary" if cost else ""
         replies = "their replies are cached" if all(v.status == OK for v in unclaimed) else "; ".join(
             dict.fromkeys(f"{v.error}" for v in unclaimed if v.status != OK))
+        why = ("the run was interrupted before its rows took them" if self.interrupted
+               else "a column first seen further on changed the prompts")
         return [f"note: {len(unclaimed)} call(s) made for the first row before the rest of the first chunk was read were not made "
-                f"again by the run (a column first seen further on changed the prompts): {replies}{spent}"]
+                f"again by the run ({why}): {replies}{spent}"]
 
     def finish(self, job: "Job") -> Scored:
         """The ``Scored`` of a ``submit``ted job, waited for (a KeyboardInterrupt cancels it)."""

@@ -214,11 +214,19 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
 def _did_you_mean(name: str, known: list[str]) -> str:
     """The fix for an unknown metric ``name`` among the ``known`` ones, as the gate's flags say it:
     the closest name (difflib), or for several names in one (``sufficiency,completeness``) one
-    ``-m`` each; empty when no name is close."""
+    ``-m`` each (a misspelt part read as its closest name, and said so; a quoted ``-m`` dropped);
+    empty when no name is close."""
     import difflib
 
-    parts = [part.strip() for part in re.split(r"[,\s]+", name) if part.strip()]
-    if len(parts) > 1 and all(part in known for part in parts):
-        return f"one metric per -m: {' '.join(f'-m {part}' for part in parts)} (metrics: [{', '.join(parts)}] in a config)"
+    parts = [part.strip() for part in re.split(r"[,\s]+", name) if part.strip() and part.strip() not in ("-m", "--metric")]
+    if len(parts) > 1:  # a list in one -m (or a quoted "a -m b"): each part, misspelt ones read as the closest name
+        fixed = {part: part if part in known else next(iter(difflib.get_close_matches(part, known, n=1)), None) for part in parts}
+        if all(fixed.values()):
+            names = list(dict.fromkeys(fixed[part] for part in parts))
+            read_as = [f"'{part}' read as '{fixed[part]}'" for part in parts if fixed[part] != part]
+            return (f"one metric per -m: {' '.join(f'-m {m}' for m in names)} (metrics: [{', '.join(names)}] in a config)"
+                    + (f"; {', '.join(read_as)}" if read_as else ""))
+        unknown = [part for part in parts if not fixed[part]]
+        return f"one metric per -m; {', '.join(repr(part) for part in unknown)} is not a metric"
     close = difflib.get_close_matches(name, known, n=1)
     return f"did you mean '{close[0]}'?" if close else ""

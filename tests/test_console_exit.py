@@ -152,3 +152,28 @@ def test_a_closed_or_full_stderr_keeps_the_run_and_its_exit_code(server, tmp_pat
     assert done.stdout == ""
     if code == 0:
         assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == list(range(30))
+
+
+# a breaker's find: Ctrl-C in the first second of `python -m ragjudge score ...` (while ragjudge.cli is imported, before the
+# command's own handlers) printed a KeyboardInterrupt traceback from inside pydantic's import and died by SIGINT
+BREAK_IN_IMPORT = """
+import os, runpy, signal, sys
+class Interrupt:
+    def find_spec(self, name, path, target=None):
+        if name == "ragjudge.cli":
+            {how}
+        return None
+sys.meta_path.insert(0, Interrupt())
+sys.argv = ["ragjudge", "judges"]
+runpy.run_module("ragjudge", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("how", ["raise KeyboardInterrupt",  # Ctrl-C
+                                 "os.kill(os.getpid(), signal.SIGTERM); [None for _ in range(1000)]"])  # a second shape: SIGTERM
+def test_an_interrupt_while_the_command_starts_is_one_line_and_exit_130(tmp_path, how):
+    script = BREAK_IN_IMPORT.replace("{how}", how)
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "interrupted while ragjudge was starting: nothing was read, called or written\n"
+    assert done.stdout == ""

@@ -271,3 +271,21 @@ def test_a_malformed_line_after_the_first_rows_is_not_kept_waiting_for_the_call_
         with pytest.raises(InputError, match=r"line 141: not valid JSON"):
             evaluate(str(source), _config(server, tmp_path))
         assert server.calls == 1 and server.in_flight == 1  # said while the first row's call still hangs: it was not waited for
+
+
+def test_a_call_made_ahead_and_answered_before_an_interrupt_is_said_as_such(server):
+    # a breaker's find: the note for the first row's call made ahead, answered, and not taken by a row because the run was
+    # interrupted first gave the reason of another case ("a column first seen further on changed the prompts")
+    from ragjudge.pipeline import RowChunk
+
+    rows = [{"id": "a", "request": "Where is the tower?", "context": ["The tower is in Paris."]}]
+    with Scorer(metrics=["sufficiency"], model="openai/fake-judge", api_base=server.url, cache={"enabled": False}) as scorer:
+        plan = scorer.plan(RowChunk(rows).frame())
+        scorer.model.prepare()
+        job = scorer.submit(RowChunk(rows, list(rows[0])), plan.mapping, ahead=True)
+        scorer.until_answered(job, 30)
+        scorer.interrupt()
+        said = scorer.drop(job)
+    assert server.calls == 1
+    assert said == ["note: 1 call(s) made for the first row before the rest of the first chunk was read were not made again by the "
+                    "run (the run was interrupted before its rows took them): their replies are cached"]

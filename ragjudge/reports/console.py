@@ -99,7 +99,7 @@ def corrected_lines(summary: Summary) -> list[str]:
             unreadable += (f"; {rate.on_errors + rate.on_skipped} labelled row(s) without an ok verdict left out ("
                            + ", ".join(f"{count} {what}" for count, what in ((rate.on_errors, "error"), (rate.on_skipped, "skipped")) if count) + ")")
         if rate.low is None:
-            out.append(f"{name}: {rate.labelled} labelled ok rows in '{metric.label_column}': {rate.needed} more give a corrected pass "
+            out.append(f"{name}: {count_of(rate.labelled, 'labelled ok row')} in '{metric.label_column}': {rate.needed} more give a corrected pass "
                        f"rate (the judge's {judge}{agreement}){unreadable}")
             continue
         labels = rate.labels_interval

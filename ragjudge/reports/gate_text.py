@@ -53,12 +53,12 @@ def _text(c: Check) -> str | None:
         return f"{name}: error rate {a} {'>' if c.failed else '<='} {b} ({n['error']} of {n['judged']} judged rows{cause})"
     if kind is Kind.PASS_RATE:
         a, b = distinct(c.value, c.bound)
-        fallback = (f"; the judge's rate: {n['labelled']} labelled rows, {n['needed']} more give a corrected one (gate.few_labels: judge)"
+        fallback = (f"; the judge's rate: {count_of(n['labelled'], 'labelled row')}, {n['needed']} more give a corrected one (gate.few_labels: judge)"
                     if n.get("fallback") else "")
         return f"{name}: pass rate {a} {'<' if c.failed else '>='} {b} ({n['passed']} of {n['ok']} ok rows passed{fallback})"
     if kind is Kind.CORRECTED_PASS_RATE:
         if c.value is None:
-            return (f"{name}: too few labels for a corrected pass rate ({n['labelled']} labelled ok rows in '{n['column']}', "
+            return (f"{name}: too few labels for a corrected pass rate ({count_of(n['labelled'], 'labelled ok row')} in '{n['column']}', "
                     f"{n['needed']} more needed), so gate.min_pass_rate {c.bound:g} was not checked on it: label more rows "
                     "(a random sample), or gate.few_labels: judge to gate on the judge's rate")
         a, b = distinct(c.value, c.bound)

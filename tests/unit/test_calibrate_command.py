@@ -351,3 +351,22 @@ def test_the_search_repeats_its_rounds_until_knobs_that_act_together_settle():
     knobs = [Knob("a", (0, 1, 2)), Knob("b", (0, 1))]
     # round 1: a -> 2 (3 agree), b -> 1 (4); round 2: a -> 0 (6), b stays; round 3 changes nothing
     assert _search(decisions, knobs, {"a": 1, "b": 0}, labels, list(range(6))) == {"a": 0, "b": 1}
+
+
+def test_suggest_with_nothing_to_suggest_writes_nothing_and_says_why(run_score, run_cli, judge, cache_dir, tmp_path):
+    # a breaker's find: with every row labelled, --suggest 5 wrote an empty to_label.csv, exit 0, and blamed the missing P(yes)
+    table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 6, True, "yes", 0))
+    assert run_score(table, metric=["sufficiency"], min_pass_rate=["0"], quiet=True).code == 0
+    out = tmp_path / "to_label.csv"
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "--suggest", "5", "-o", str(out)], judge=False)
+    assert done.code == 1 and not out.exists()
+    assert done.stderr == ("nothing written: sufficiency: every one of the 6 row(s) carries a label in 'human': no row is left to "
+                           "label\n")
+    # a second shape: unlabelled rows, but none judged (an empty cache): it listed none, exit 0
+    unjudged = write_jsonl(tmp_path / "new.jsonl", _rows("u", 4, True, None, 50) + _rows("b", 1, True, "no", 60))
+    done = run_cli(["calibrate", unjudged, "--labels", "sufficiency=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "--suggest", "5", "-o", str(out)], judge=False)
+    assert done.code == 1 and not out.exists()
+    assert done.stderr.startswith("nothing written: sufficiency: none of the 4 unlabelled row(s) has an ok verdict of sufficiency in "
+                                  "the cache: score the table first")

@@ -252,3 +252,23 @@ def test_labels_lost_to_errors_are_said_where_they_leave_too_few_for_an_interval
     (line,) = corrected_lines(Summary(rows=60, metrics={"sufficiency": metric}))
     assert line == ("sufficiency: 25 labelled ok rows in 'human': 5 more give a corrected pass rate (the judge's 1.00, agreement 1.00); "
                     "10 labelled row(s) without an ok verdict left out (10 error)")
+
+
+def test_one_labelled_row_is_one_row_in_the_lines():
+    # "1 labelled ok rows in 'human'" (issue 60 item 23's "1 rows", in the label lines): the count and its noun agree
+    from ragjudge.gate import MetricSummary, Summary, check_gate
+    from ragjudge.reports.console import corrected_lines
+    from ragjudge.types import Verdict
+    from ragjudge.reports.gate_text import line
+
+    case = {"labels": [1.0], "judged": [1.0], "unlabelled": [1.0] * 20}
+    (check,) = [c for c in check_gate(_labelled_summary(case, 0.5)).checks if c.check.value == "corrected_pass_rate"]
+    assert line(check).startswith("FAIL sufficiency: too few labels for a corrected pass rate (1 labelled ok row in 'human', 29 more needed)")
+    (check,) = [c for c in check_gate(_labelled_summary(case, 0.5, few_labels="judge")).checks if c.check.value == "pass_rate"]
+    assert line(check) == ("PASS sufficiency: pass rate 1.00 >= 0.50 (21 of 21 ok rows passed; the judge's rate: 1 labelled row, 29 more "
+                           "give a corrected one (gate.few_labels: judge))")
+    metric = MetricSummary("sufficiency", 0.5, label_column="human")
+    metric.add(Verdict("sufficiency", "ok", score=1.0, passed=True, rationale="r"), "r0", 0)
+    metric.add_label(Verdict("sufficiency", "ok", score=1.0, passed=True, rationale="r"), "yes")
+    (text,) = corrected_lines(Summary(rows=1, metrics={"sufficiency": metric}))
+    assert text.startswith("sufficiency: 1 labelled ok row in 'human': 29 more give a corrected pass rate")

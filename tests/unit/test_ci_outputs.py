@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from conftest import read_jsonl, write_jsonl
 from helpers import ci_rows as rows
@@ -199,3 +200,21 @@ def test_compare_applies_a_recorded_drop_beside_a_regressions_flag(run_score, ru
     # a table that records no gate (CSV, or a run without one) is compared with the flags alone, as before
     plain = run_cli(["compare", str(baseline), str(baseline)], judge=False)
     assert plain.code == 0 and "PASS" not in plain.stdout and "FAIL" not in plain.stdout and plain.stderr == ""
+
+
+# compare of CSV / JSON Lines tables (which record no run) exited 0 with no gate line and no word that the run's
+# --max-regressions 0 could not be read back; report says the same of a CSV table
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_compare_says_a_table_that_records_nothing_gets_no_regression_gate(run_score, run_cli, tmp_path, suffix):
+    baseline = tmp_path / f"run1{suffix}"
+    run_score(write_jsonl(tmp_path / "old.jsonl", rows(10, bad={1})), metric=["sufficiency"], output=str(baseline), quiet=True)
+    current = tmp_path / f"run2{suffix}"
+    scored = run_score(write_jsonl(tmp_path / "new.jsonl", rows(10, bad={1, 2, 3})), metric=["sufficiency"], min_pass_rate=["0"],
+                       output=str(current), baseline=str(baseline), max_regressions=0, quiet=True)
+    assert scored.code == 1
+    compared = run_cli(["compare", str(baseline), str(current)], judge=False)
+    assert compared.code == 0 and "2 regressed" in compared.stdout
+    assert compared.stderr == (f"note: {current} does not record its run's regression gates (a Parquet file written by ragjudge score "
+                               "does): no regression gate is applied; give --max-regressions and --max-drop to gate\n")
+    gated = run_cli(["compare", str(baseline), str(current), "--max-regressions", "0"], judge=False)  # the flag: no note, the gate
+    assert gated.code == 1 and gated.stderr == "" and "FAIL sufficiency: 2 regressed row(s) > 0" in gated.stdout

@@ -90,3 +90,33 @@ def test_the_column_the_id_note_names_is_not_suggested_for_a_field(run_score, tm
     result = run_score(write_jsonl(tmp_path / "in.jsonl", rows))
     assert "set --map id=item_key" in result.text
     assert re.findall(r"set --map request=([a-z_]+)\b", result.text) == ["body"], result.text
+
+
+def test_a_mapped_column_in_another_case_is_named(run_score, tmp_path):
+    # --map context=Context on a table whose column is 'context' listed the columns and no fix; the same for a dotted path
+    rows = [{"id": "a", "request": "Where is the tower?", "context": ["The tower is in Paris."], "meta": {"gold": "Paris"}}]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    wrong = run_score(source, metric=["sufficiency"], map=["context=Context"])
+    assert wrong.code == 2 and wrong.error == (
+        f"column 'Context' (for context) not found in {source}; did you mean 'context'? (column names are case-sensitive); "
+        "available: id, request, context, meta; set --map context=COLUMN")
+    dotted = run_score(source, metric=["sufficiency"], map=["expected_response=META.gold"])
+    assert dotted.code == 2 and "not found in" in dotted.error and "did you mean 'meta.gold'? (column names are case-sensitive)" in dotted.error
+    unlike = run_score(source, metric=["sufficiency"], map=["context=passages"])  # no column like it: no guess
+    assert unlike.code == 2 and "did you mean" not in unlike.error
+
+
+def test_every_missing_field_gets_its_map_in_one_message(run_score, tmp_path):
+    # a table with 'Question' and 'Context' took one run per field: the error named --map request=Question, then the next
+    # run --map context=Context; now one message gives both, never one column for two fields
+    rows = [{"ID": "a", "Question": "Where is x?", "Context": ["x is in y."], "Answer": "y"}]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    result = run_score(source, metric=["sufficiency"])
+    assert result.code == 2 and result.error.endswith(
+        "if 'Question' holds it, set --map request=Question (or columns.request in the config); if these columns hold them, every "
+        "field at once: --map request=Question --map context=Context")
+    fixed = run_score(source, metric=["sufficiency"], map=["request=Question", "context=Context"], min_pass_rate=["0"])
+    assert fixed.code == 0, fixed.text
+    # a second shape: one field missing: no 'every field at once' (it would repeat the hint)
+    one = run_score(source, metric=["sufficiency"], map=["request=Question"])
+    assert one.code == 2 and "every field at once" not in one.error and "set --map context=Context" in one.error

@@ -260,3 +260,16 @@ def test_every_unknown_metric_of_a_config_is_named_in_one_run(run_score, tmp_pat
     assert run_score(source, config=str(config)).error == (
         f"{config}: unknown metric 'sufficency'; did you mean 'sufficiency'? (known metrics: sufficiency, completeness, groundedness or a "
         "judge defined in the config); also unknown: 'completness' in thresholds (did you mean 'completeness'?)")
+
+
+# a hostile -m: a comma list with a typo in it, a quoted "-m a -m b", a list with a non-metric;
+# before, the first got "did you mean 'sufficiency'?" (dropping completeness), the second no hint
+def test_a_metric_list_with_a_typo_gets_one_m_each_with_the_typo_named(run_score, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [GOOD])
+    assert run_score(source, metric=["sufficiency,completness"]).error == (
+        "-m/--metric: unknown metric 'sufficiency,completness'; one metric per -m: -m sufficiency -m completeness (metrics: "
+        "[sufficiency, completeness] in a config); 'completness' read as 'completeness' (known metrics: sufficiency, completeness, "
+        "groundedness or a judge defined in the config)")
+    assert "; one metric per -m: -m sufficiency -m completeness (metrics: [sufficiency, completeness] in a config); 'sufficency' read " \
+        "as 'sufficiency' (known" in run_score(source, metric=["sufficency -m completeness"]).error
+    assert "; one metric per -m; 'xyzzy' is not a metric (known" in run_score(source, metric=["sufficiency,xyzzy"]).error

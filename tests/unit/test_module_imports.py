@@ -70,7 +70,9 @@ def own_imports_in_functions() -> list[tuple[str, int, str]]:
 def test_own_modules_are_imported_in_functions_only_where_they_load_a_heavy_library():
     found = own_imports_in_functions()
     assert any(name.startswith("ragjudge.io") for _, _, name in found)  # the scan sees the lazy imports there are
-    stray = [f"{where}:{line} imports {name}" for where, line, name in found if not name.startswith(LAZY_OURS)]
+    # __main__ imports the command line inside console: a Ctrl-C during that import is one line and exit 130, not a traceback
+    stray = [f"{where}:{line} imports {name}" for where, line, name in found
+             if not name.startswith(LAZY_OURS) and (where, name) != ("ragjudge/__main__.py", "ragjudge.cli")]
     assert stray == [], "import these at the module's top:\n" + "\n".join(stray)
 
 
