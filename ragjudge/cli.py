@@ -418,7 +418,7 @@ def _fit_text(found: Any) -> str:
     def share(value: float | None, interval: list[float] | None) -> str:
         return "-" if value is None else f"{value:.2f}" + ("" if not interval else f" [{interval[0]:.2f}, {interval[1]:.2f}]")
 
-    lines = [f"{found.metric}: {found.n} labelled rows with a cached reply" + (f" ({found.missing} labelled rows without one left out)" if found.missing else ""),
+    lines = [f"{found.metric}: {found.n} labelled rows with a cached reply" + (f" (left out: {found.left_out()})" if found.missing else ""),
              f"  agreement with your labels, settings you scored with: {share(found.before, found.before_interval)}"]
     if found.refused is not None:
         return "\n".join([*lines, f"  not fitted: {found.refused}"])

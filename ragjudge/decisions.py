@@ -20,6 +20,7 @@ rate's interval (``ragjudge.calibration``) most are those the judge is least sur
 
 from __future__ import annotations
 
+from collections import Counter
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,12 +69,15 @@ KNOBS: dict[str, list[Knob]] = {
 @dataclass
 class Cached:
     """One row's cached reply: the ``judge`` and final ``call`` that asked for it and the raw
-    ``verdict`` (before any decision); ``verdict`` None when the cache holds no usable reply."""
+    ``verdict`` (before any decision); ``verdict`` None when the cache holds no usable reply.
+    ``unjudged``: why the metric gives the row no verdict without any call (its ``skipped`` or
+    input ``error`` reason, e.g. "no context"), None for a row it judges."""
 
     position: int
     judge: Any
     call: Call | None
     verdict: Verdict | None
+    unjudged: str | None = None
 
 
 def cached_replies(frame: Any, config: Any, metric: str) -> list[Cached]:
@@ -106,7 +110,8 @@ def cached_replies(frame: Any, config: Any, metric: str) -> list[Cached]:
         for position, record in enumerate(records):
             call = judge.prepare(record)
             if isinstance(call, Verdict):
-                out.append(Cached(position, judge, None, call if call.status == "ok" else None))
+                out.append(Cached(position, judge, None, call if call.status == "ok" else None,
+                                  None if call.status == "ok" else call.error or call.status))
                 continue
             while call is not None and not call.final:
                 first = scorer.model.peek(call)
@@ -252,6 +257,16 @@ class Fit:
     untried: list[str] = field(default_factory=list)  # settings that change no verdict on these rows (P(yes) not read, a check that never applies)
     refused: str | None = None  # why nothing was fitted (labels of one class, or too few of one to fold): nothing is written
     held: tuple[float, float] | None = None  # the pass marks tried, lowest and highest: those at which the labels pass as at the start
+    unjudged: dict[str, int] = field(default_factory=dict)  # of the ``missing``: rows the metric judges not at all, by reason ("no context": 8)
+
+    def left_out(self) -> str:
+        """The labelled rows without a verdict, said by why: those the metric does not judge (by
+        reason) and those with no cached reply; "" when none is left out."""
+        parts = [f"{count} that {self.metric} does not judge ({reason})" for reason, count in self.unjudged.items()]
+        uncached = self.missing - sum(self.unjudged.values())
+        if uncached:
+            parts.append(f"{uncached} without a cached reply")
+        return "; ".join(parts)
 
     @property
     def changes(self) -> dict[str, Any]:
@@ -316,13 +331,18 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     have = [i for i, row in enumerate(rows) if row.verdict is not None]
     start = start_settings(config, metric)
     out = Fit(metric, len(have), len(labelled) - len(have), start)
+    out.unjudged = dict(Counter(row.unjudged for row in rows if row.verdict is None and row.unjudged is not None).most_common())
     if len(labelled) < MIN_ROWS:
         raise InputError(f"calibrate {metric}: {len(labelled)} row(s) of {len(frame)} carry a label in '{label_column}'; it needs at least "
                          f"{MIN_ROWS}: label more rows")
     if len(have) < MIN_ROWS:
-        raise InputError(f"calibrate {metric}: {len(have)} labelled row(s) have a cached reply ({len(labelled)} labelled); it needs at "
-                         f"least {MIN_ROWS}: score the table first (ragjudge score ... with the same model, --api-base, --map and config), then "
-                         "calibrate")
+        uncached = out.missing - sum(out.unjudged.values())
+        todo = ([f"label more rows that {metric} judges"] if out.unjudged else []) + (
+            ["score the table first (ragjudge score ... with the same model, --api-base, --map and config), then calibrate"]
+            if uncached else [])
+        raise InputError(f"calibrate {metric}: {len(have)} labelled row(s) have a cached reply ({len(labelled)} labelled"
+                         + (f"; left out: {out.left_out()}" if out.unjudged else "") + f"); it needs at least {MIN_ROWS}: "
+                         + "; ".join(todo))
     if k > len(have):
         raise InputError(f"--folds {k}: more folds than the {len(have)} labelled rows with a cached reply; give at most {len(have)} "
                          f"(default {FOLDS})")

@@ -351,3 +351,34 @@ def test_the_search_repeats_its_rounds_until_knobs_that_act_together_settle():
     knobs = [Knob("a", (0, 1, 2)), Knob("b", (0, 1))]
     # round 1: a -> 2 (3 agree), b -> 1 (4); round 2: a -> 0 (6), b stays; round 3 changes nothing
     assert _search(decisions, knobs, {"a": 1, "b": 0}, labels, list(range(6))) == {"a": 0, "b": 1}
+
+
+def test_calibrate_names_labelled_rows_the_metric_skips_not_as_unscored(run_score, run_cli, judge, cache_dir, tmp_path):
+    # found trying the README as a new user: the sample table scored, ratings on all 32 rows, of which completeness skips 24
+    # (no response): calibrate said "8 labelled row(s) have a cached reply (32 labelled) ... score the table first", of a
+    # table just scored; no scoring gives those rows a reply: the fix is labels on rows the metric judges
+    answer = "The tower is in Paris. It is tall. It is old."
+    rows = [{"id": f"r{i}", "request": f"Tell me about tower {i}", "context": ["x"], "expected_response": answer,
+             "human": 4 if i % 2 else 1} | ({"response": f"The tower is in Paris. ({i})"} if i < 8 else {}) for i in range(30)]
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    assert run_score(table, metric=["completeness"], min_pass_rate=["0"], quiet=True).code == 0
+    done = run_cli(["calibrate", table, "--labels", "completeness=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 2
+    assert done.stderr.strip() == (
+        "error: calibrate completeness: 8 labelled row(s) have a cached reply (30 labelled; left out: 22 that completeness does not "
+        "judge (no response)); it needs at least 20: label more rows that completeness judges")
+
+
+def test_calibrate_says_why_each_labelled_row_left_out_is(run_score, run_cli, judge, cache_dir, tmp_path):
+    # the other shape, where calibrate goes on: 60 rows scored, 5 more labelled rows with no context (sufficiency skips them)
+    # and 3 labelled rows never scored; the first line said "(8 labelled rows without one left out)" of both kinds alike
+    table = _scored(run_score, judge, tmp_path)
+    rows = [json.loads(line) for line in Path(table).read_text().splitlines()]
+    rows += [{"id": f"e{i}", "request": f"Where is the tower {i}?", "human": "yes"} for i in range(5)]  # (an empty list is judged: no)
+    rows += _rows("n", 3, True, "no", 900)  # labelled, never scored: no cached reply
+    table = write_jsonl(tmp_path / "more.jsonl", rows)
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--set", YES_THRESHOLD[0], "--model", "openai/fake-judge",
+                    "--cache-dir", cache_dir, "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.stdout.splitlines()[0] == ("sufficiency: 60 labelled rows with a cached reply (left out: 5 that sufficiency does not "
+                                           "judge (no context); 3 without a cached reply)"), done.stderr
