@@ -199,3 +199,19 @@ def test_compare_applies_a_recorded_drop_beside_a_regressions_flag(run_score, ru
     # a table that records no gate (CSV, or a run without one) is compared with the flags alone, as before
     plain = run_cli(["compare", str(baseline), str(baseline)], judge=False)
     assert plain.code == 0 and "PASS" not in plain.stdout and "FAIL" not in plain.stdout and plain.stderr == ""
+
+
+def test_compare_with_a_misspelt_metric_says_did_you_mean(run_score, run_cli, tmp_path):
+    # found trying the README as a new user: score -m sufficency and the gate flags say "did you mean 'sufficiency'?";
+    # compare -m sufficency said only "the baseline table has no sufficency columns (...); it holds sufficiency"
+    source = write_jsonl(tmp_path / "in.jsonl", rows(10, bad={1}))
+    run_score(source, metric=["sufficiency"], output=str(tmp_path / "base.parquet"), quiet=True)
+    base = str(tmp_path / "base.parquet")
+    typo = run_cli(["compare", base, base, "-m", "sufficency"], judge=False)
+    assert typo.code == 2 and typo.stderr.strip() == ("error: the baseline table has no sufficency columns (sufficency_status, sufficency_passed); "
+                                             "did you mean 'sufficiency'? (it holds sufficiency)")
+    # the other shape: another case of the same name is suggested; a name like none the table holds lists what it holds
+    assert "did you mean 'sufficiency'?" in run_cli(["compare", base, base, "-m", "Sufficiency"], judge=False).stderr
+    far = run_cli(["compare", base, base, "-m", "groundedness"], judge=False)
+    assert far.code == 2 and far.stderr.strip() == ("error: the baseline table has no groundedness columns (groundedness_status, groundedness_passed); "
+                                           "it holds sufficiency")
