@@ -342,7 +342,11 @@ def compare_command(
 
   ragjudge calibrate scored.parquet --labels sufficiency=human -c my.yaml -o my-judge.yaml
 
-  ragjudge calibrate scored.parquet --labels sufficiency=human -c my.yaml --suggest 50 -o to_label.csv""")
+  ragjudge calibrate scored.parquet --labels sufficiency=human -c my.yaml --suggest 50 -o to_label.csv
+
+Exit codes: 0 the config written (with --suggest: the rows to label), 1 nothing written (no fitted setting beats the \
+settings you scored with out of fold, or the labels cannot be fitted: one class, or fewer of one than --folds; \
+each line says why), 2 bad input or usage (fewer than 20 labelled rows, or with a cached reply; no labels column; a bad -o).""")
 def calibrate(
     table: Annotated[str, typer.Argument(help="The table you scored (its input or the scored table), with your labels in a column.")],
     labels: Annotated[list[str], typer.Option(help="METRIC=COLUMN: the column of your labels for METRIC (sufficiency: yes/no; completeness: a 1..5 rating); repeat for more.")],
@@ -492,7 +496,10 @@ def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, outp
 
   ragjudge report scored.jsonl --by system --title "Nightly eval"
 
-  ragjudge report scored.parquet --baseline main.scored.parquet""")
+  ragjudge report scored.parquet --baseline main.scored.parquet
+
+Exit codes: 0 the report written, whether its gate passed or failed (the verdict is in the report; ragjudge score and \
+ragjudge compare exit by the gate), 2 bad input or usage (an unreadable table, a bad -c or --labels, an unwritable -o).""")
 def report(
     scored: Annotated[str, typer.Argument(help="A table scored by `ragjudge score` (any format).")],
     output: Annotated[str, typer.Option("-o", "--output", help="The HTML file to write.")] = "report.html",

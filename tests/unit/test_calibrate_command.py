@@ -382,3 +382,36 @@ def test_calibrate_says_why_each_labelled_row_left_out_is(run_score, run_cli, ju
                     "--cache-dir", cache_dir, "-o", str(tmp_path / "x.yaml")], judge=False)
     assert done.stdout.splitlines()[0] == ("sufficiency: 60 labelled rows with a cached reply (left out: 5 that sufficiency does not "
                                            "judge (no context); 3 without a cached reply)"), done.stderr
+
+
+def _help(run_cli, command: str) -> str:
+    """``ragjudge COMMAND --help`` as one line of words (the box drawing and wrapping taken out)."""
+    import re
+
+    return " ".join(re.sub("[│╭╮╰╯─]", " ", run_cli([command, "--help"], judge=False).stdout).split())
+
+
+def test_calibrate_help_gives_the_exit_codes_it_exits_with(run_score, run_cli, judge, cache_dir, tmp_path):
+    # found trying the README as a new user: calibrate on labels of one class exits 1, and neither its --help nor the README's
+    # exit-code table (1: "a quality gate failed") said what 1 means from calibrate
+    shown = _help(run_cli, "calibrate")
+    assert ("Exit codes: 0 the config written (with --suggest: the rows to label), 1 nothing written (no fitted setting beats the "
+            "settings you scored with out of fold, or the labels cannot be fitted: one class, or fewer of one than --folds; each line "
+            "says why), 2 bad input or usage") in shown
+    table = _completeness_table(run_score, tmp_path, [4] * 30)  # one class: exit 1, as the help says
+    done = run_cli(["calibrate", table, "--labels", "completeness=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 1 and done.stdout.splitlines()[-1] == "nothing written: no metric's labels could be fitted (see above)"
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "`ragjudge calibrate`: nothing written" in readme
+
+
+def test_report_help_says_it_exits_0_whatever_the_gate(run_score, run_cli, judge, tmp_path):
+    # the other shape: report writes the report of a failing gate and exits 0, and its --help named no exit code
+    assert ("Exit codes: 0 the report written, whether its gate passed or failed (the verdict is in the report; ragjudge score and "
+            "ragjudge compare exit by the gate), 2 bad input or usage") in _help(run_cli, "report")
+    table = _completeness_table(run_score, tmp_path, [4] * 30)
+    scored = tmp_path / "scored.parquet"
+    assert run_score(table, metric=["completeness"], output=str(scored), quiet=True).code == 1  # the default gate fails
+    done = run_cli(["report", str(scored), "-o", str(tmp_path / "r.html")], judge=False)
+    assert done.code == 0 and (tmp_path / "r.html").exists()
