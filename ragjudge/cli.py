@@ -441,7 +441,9 @@ def _fit_text(found: Any) -> str:
                      + ("; yes_threshold and fact_threshold need replies scored with one set (--set sufficiency.yes_threshold=0.5)"
                         if {"yes_threshold", "fact_threshold"} <= set(found.untried) else ""))  # the replies carry no probability at all
     if found.stability:
-        lines.append(f"  stability: agreement with {found.moved} moved " + ", ".join(f"{delta}: {value:.2f}" for delta, value in found.stability.items()))
+        lines.append(f"  stability: agreement with {found.moved} moved " + ", ".join(f"{delta}: {value:.2f}" for delta, value in found.stability.items())
+                     + (f" ({', '.join(found.beyond)}: past what {found.moved} may hold, {found.span[0]:g} to {found.span[1]:g}; not measured)"
+                        if found.beyond else ""))
     if not found.better:
         lines.append("  not written: no better than the settings you scored with out of fold")
     return "\n".join(lines)

@@ -55,14 +55,15 @@ class Knob:
     key: str
     candidates: tuple[Any, ...]
     numeric: bool = True  # moved by +-0.02 and +-0.05 for the stability figures
+    bounds: tuple[float, float] = (0.01, 1.0)  # the lowest and highest value the setting may hold (2 decimals): a move past them is not measured
 
 
 KNOBS: dict[str, list[Knob]] = {
-    "sufficiency": [Knob("yes_threshold", (None, *PROBABILITY)), Knob("fact_threshold", (None, *PROBABILITY)),
-                    Knob("fact_evidence", tuple(SHARE)), Knob("quote_check", (None, 0.0, *_grid(0.5, 1.0, 0.1))),
-                    Knob("request_evidence", tuple(SHARE))],
-    "completeness": [Knob("threshold", tuple(_grid(1.0, 5.0, 0.1))), Knob("statement_evidence", tuple(SHARE)),
-                     Knob("evidence_weight", tuple(SHARE))],
+    "sufficiency": [Knob("yes_threshold", (None, *PROBABILITY), bounds=(0.01, 0.99)),  # (0, 1), as the judge's options take them
+                    Knob("fact_threshold", (None, *PROBABILITY), bounds=(0.01, 0.99)), Knob("fact_evidence", tuple(SHARE)),
+                    Knob("quote_check", (None, 0.0, *_grid(0.5, 1.0, 0.1)), bounds=(0.0, 1.0)), Knob("request_evidence", tuple(SHARE))],
+    "completeness": [Knob("threshold", tuple(_grid(1.0, 5.0, 0.1)), bounds=(1.0, 5.0)), Knob("statement_evidence", tuple(SHARE)),
+                     Knob("evidence_weight", tuple(SHARE), bounds=(0.0, 1.0))],
 }
 
 
@@ -253,6 +254,8 @@ class Fit:
     per_fold: list[dict[str, Any]] = field(default_factory=list)
     stability: dict[str, float] = field(default_factory=dict)
     moved: str | None = None  # the setting the stability figures move
+    beyond: list[str] = field(default_factory=list)  # the moves (+0.02, +0.05) past the values the setting may hold (``span``): not measured
+    span: tuple[float, float] | None = None  # the lowest and highest value the setting moved may hold
     better: bool = False
     untried: list[str] = field(default_factory=list)  # settings that change no verdict on these rows (P(yes) not read, a check that never applies)
     refused: str | None = None  # why nothing was fitted (labels of one class, or too few of one to fold): nothing is written
@@ -356,9 +359,9 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
         if knob.key == "threshold":  # the labels pass at the written mark too: only marks at which they pass as now
             kept = tuple(c for c in knob.candidates if same_labels(ratings, c, default_threshold))
             out.held = (kept[0], kept[-1]) if kept else None
-            knob = Knob(knob.key, kept, knob.numeric)
+            knob = Knob(knob.key, kept, knob.numeric, knob.bounds)
         if knob.key in ASKS_LOGPROBS and start.get(knob.key) is not None:  # off would change the request: the replies are not cached
-            knob = Knob(knob.key, tuple(c for c in knob.candidates if c is not None), knob.numeric)
+            knob = Knob(knob.key, tuple(c for c in knob.candidates if c is not None), knob.numeric, knob.bounds)
         if len({tuple(decisions(_key({**start, knob.key: c}))) for c in knob.candidates}) > 1:
             knobs.append(knob)
         else:
@@ -383,8 +386,12 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     moved = next((knob for knob in knobs if knob.numeric and isinstance(out.chosen.get(knob.key), float)), None)
     if moved is not None:
         out.moved = moved.key
+        low, high = out.span = moved.bounds  # past them, a value no config may hold (request_evidence 1.02, a pass mark 5.05)
         for delta in (-0.05, -0.02, 0.02, 0.05):
             value = round(out.chosen[moved.key] + delta, 2)
+            if not low <= value <= high:
+                out.beyond.append(f"{delta:+.2f}")
+                continue
             passes = decisions(_key({**out.chosen, moved.key: value}))
             out.stability[f"{delta:+.2f}"] = _agreement(passes, labels, everyone) / len(rows)
     return out

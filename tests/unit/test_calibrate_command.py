@@ -415,3 +415,48 @@ def test_report_help_says_it_exits_0_whatever_the_gate(run_score, run_cli, judge
     assert run_score(table, metric=["completeness"], output=str(scored), quiet=True).code == 1  # the default gate fails
     done = run_cli(["report", str(scored), "-o", str(tmp_path / "r.html")], judge=False)
     assert done.code == 0 and (tmp_path / "r.html").exists()
+
+
+def test_stability_never_measures_a_setting_past_what_it_may_hold(run_score, run_cli, judge, cache_dir, tmp_path):
+    # found trying docs/calibration.md as a new user: the stability line moved request_evidence 1 to "+0.02: 0.62, +0.05: 0.62",
+    # the agreement of request_evidence 1.02 and 1.05, which no config may hold (0..1]; here the shape that asserts the figures:
+    # people say yes where P(yes) is 0.97, no where it is 0.94, so calibrate chooses yes_threshold 0.95, the highest it
+    # searches; +0.05 is yes_threshold 1.0, which the judge refuses (0 < yes_threshold < 1): it printed a figure for it
+    rows = []
+    for group, p_yes, label, start in (("a", 0.97, "yes", 0), ("b", 0.94, "no", 100)):
+        judge.p_yes = p_yes
+        part = _rows(group, 15, True, label, start)
+        assert run_score(write_jsonl(tmp_path / f"{group}.jsonl", part), metric=["sufficiency"], set_=YES_THRESHOLD, min_pass_rate=["0"],
+                         quiet=True).code == 0
+        rows += part
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "my-judge.yaml"
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--set", YES_THRESHOLD[0], "--model", "openai/fake-judge",
+                    "--cache-dir", cache_dir, "-o", str(out)], judge=False)
+    assert done.code == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "  chosen on every row: yes_threshold 0.5 -> 0.95" in lines
+    assert ("  stability: agreement with yes_threshold moved -0.05: 0.50, -0.02: 0.50, +0.02: 1.00 (+0.05: past what yes_threshold "
+            "may hold, 0.01 to 0.99; not measured)") in lines
+
+
+def test_the_searched_settings_state_the_bounds_their_judge_options_take():
+    # the other shape, for every setting calibrate moves: the bounds it measures within are values the judge's options accept,
+    # and a step past them is refused there (so a figure for it would be of a setting no config can hold)
+    import pydantic
+    import pytest
+
+    from ragjudge.decisions import KNOBS
+    from ragjudge.judges.completeness import CompletenessSettings
+    from ragjudge.judges.sufficiency import SufficiencySettings
+
+    for metric, options in (("sufficiency", SufficiencySettings), ("completeness", CompletenessSettings)):
+        for knob in KNOBS[metric]:
+            if knob.key == "threshold":
+                assert knob.bounds == (1.0, 5.0)  # the 1..5 scale
+                continue
+            low, high = knob.bounds
+            options(**{knob.key: low}), options(**{knob.key: high})
+            for beyond in (round(low - 0.01, 2), round(high + 0.01, 2)):
+                with pytest.raises(pydantic.ValidationError):
+                    options(**{knob.key: beyond})
