@@ -35,7 +35,7 @@ from ragjudge.estimate import render as estimate_lines
 from ragjudge.gate import exit_code
 from ragjudge.http_errors import redact
 from ragjudge.plan import Note, Progress, Row, Start
-from ragjudge.reports.gate_text import lines as gate_lines
+from ragjudge.reports.gate_text import lines as gate_lines, verdict_line
 from ragjudge.reports.html import from_table, write
 from ragjudge.reports.terminal import Progress as _progress
 from ragjudge.reports.terminal import make_console, verdict_printer
@@ -334,8 +334,11 @@ def compare_command(
     options.check_regression_gates(max_regressions, max_drop)
     results = compare.checks(report, max_regressions, max_drop)
     report["gate_lines"] = gate_lines(results)
+    code = exit_code(results)
     typer.echo(json.dumps(report, indent=2) if json_output else compare.render(report, report["gate_lines"]))
-    raise typer.Exit(exit_code(results))
+    if results and not json_output:  # the closing line score and report's gate end with: the exit code said, not left to $?
+        typer.echo(verdict_line(code))
+    raise typer.Exit(code)
 
 
 @app.command(epilog="""Examples:

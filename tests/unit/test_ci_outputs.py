@@ -215,3 +215,24 @@ def test_compare_with_a_misspelt_metric_says_did_you_mean(run_score, run_cli, tm
     far = run_cli(["compare", base, base, "-m", "groundedness"], judge=False)
     assert far.code == 2 and far.stderr.strip() == ("error: the baseline table has no groundedness columns (groundedness_status, groundedness_passed); "
                                            "it holds sufficiency")
+
+
+def test_compare_ends_with_the_gates_verdict_and_exit_code_as_score_does(run_score, run_cli, tmp_path):
+    # found trying the README as a new user: score --baseline ... ends "gate failed (exit 1)"; compare of the same tables
+    # printed its FAIL line and exited 1 with no closing line (the run's verdict left to $?)
+    baseline = tmp_path / "run1.parquet"
+    run_score(write_jsonl(tmp_path / "old.jsonl", rows(10, bad={1})), metric=["sufficiency"], output=str(baseline), quiet=True)
+    current = tmp_path / "run2.parquet"
+    scored = run_score(write_jsonl(tmp_path / "new.jsonl", rows(10, bad={1, 2, 3})), metric=["sufficiency"], min_pass_rate=["0"],
+                       output=str(current), baseline=str(baseline), max_regressions=0, quiet=True)
+    assert scored.code == 1
+    failed = run_cli(["compare", str(baseline), str(current)], judge=False)
+    assert failed.code == 1 and failed.stdout.splitlines()[-2:] == [
+        "FAIL sufficiency: 2 regressed row(s) > 0 (passed in the baseline, fail now; 0 improved)", "gate failed (exit 1)"]
+    # the other shape: a bound given that passes ends "gate passed"; no bound at all gates nothing and says no verdict;
+    # --json stays JSON alone
+    passed = run_cli(["compare", str(baseline), str(current), "--max-regressions", "2"], judge=False)
+    assert passed.code == 0 and passed.stdout.splitlines()[-1] == "gate passed"
+    ungated = run_cli(["compare", str(baseline), str(baseline)], judge=False)
+    assert ungated.code == 0 and not ungated.stdout.splitlines()[-1].startswith("gate ")
+    assert json.loads(run_cli(["compare", str(baseline), str(current), "--json"], judge=False).stdout)["gate_lines"]
