@@ -381,6 +381,12 @@ def calibrate(
         raise ConfigError("--folds is for fitting settings; --suggest lists rows to label and folds nothing: give one of them")
     if suggest is None and not output.lower().endswith((".yaml", ".yml")):
         raise ConfigError(f"-o {output}: calibrate writes a YAML config; name it .yaml (with --suggest, -o is the table of rows to label)")
+    if suggest is not None and output != "-":
+        from ragjudge.io.formats import SUFFIXES
+
+        if os.path.splitext(output)[1].lower() not in SUFFIXES:  # calibrate has no --format: the suffix says it
+            raise ConfigError(f"-o {output}: with --suggest, -o is the table of rows to label; name it "
+                              f"{', '.join(sorted(SUFFIXES))} (or - for stdout); the config calibrate writes is without --suggest")
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise ConfigError(f"-o {output}: the folder {folder} does not exist or cannot be written; choose another path")

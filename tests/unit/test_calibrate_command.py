@@ -460,3 +460,17 @@ def test_the_searched_settings_state_the_bounds_their_judge_options_take():
             for beyond in (round(low - 0.01, 2), round(high + 0.01, 2)):
                 with pytest.raises(pydantic.ValidationError):
                     options(**{knob.key: beyond})
+
+
+def test_suggest_to_a_file_of_no_table_format_names_calibrates_own_fix_before_any_work(run_cli, tmp_path):
+    # found trying docs/calibration.md as a new user: calibrate --suggest 3 -o x.yaml read the table, ranked the rows, then said
+    # "cannot tell the format of 'x.yaml' ...; give ragjudge score --format jsonl|csv|parquet|json" (calibrate has no --format)
+    table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 3, True, "yes", 0))
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--suggest", "3", "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 2 and done.stderr.strip() == (
+        f"error: -o {tmp_path / 'x.yaml'}: with --suggest, -o is the table of rows to label; name it .csv, .json, .jsonl, .ndjson, "
+        ".parquet, .pq (or - for stdout); the config calibrate writes is without --suggest")
+    # the other shape: a suffix of no format at all, on a table that does not exist: the -o is named first, nothing is read
+    done = run_cli(["calibrate", str(tmp_path / "absent.jsonl"), "--labels", "sufficiency=human", "--suggest", "3",
+                    "-o", str(tmp_path / "rows.txt")], judge=False)
+    assert done.code == 2 and "with --suggest, -o is the table of rows to label" in done.stderr and "--format" not in done.stderr
