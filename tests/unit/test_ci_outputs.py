@@ -236,3 +236,29 @@ def test_compare_ends_with_the_gates_verdict_and_exit_code_as_score_does(run_sco
     ungated = run_cli(["compare", str(baseline), str(baseline)], judge=False)
     assert ungated.code == 0 and not ungated.stdout.splitlines()[-1].startswith("gate ")
     assert json.loads(run_cli(["compare", str(baseline), str(current), "--json"], judge=False).stdout)["gate_lines"]
+
+
+def _failing(score: float, threshold: float):
+    """A summary with one completeness row failing at ``score`` (pass mark ``threshold``)."""
+    from ragjudge.gate import MetricSummary, Summary
+
+    metric = MetricSummary("completeness", threshold, rows=1, ok=1,
+                           worst=[{"row": 0, "id": "r0", "score": score, "rationale": "why", "missing": []}])
+    return Summary(rows=1, metrics={"completeness": metric})
+
+
+def test_failing_rows_show_the_score_as_the_verbose_line_and_the_demo_do():
+    # found in `make demo` on a clean clone: the row scored 2.501 read "completeness 2.5 FAILED" (-v), "judge 2.5 of 5" (the
+    # demo's lines) and "score 2.501" in the failing rows under the gate: one score, two texts (issue 60 item 23's kind)
+    from ragjudge.reports.annotations import commands
+    from ragjudge.reports.console import _add_worst
+
+    shown: list[str] = []
+    _add_worst(shown, _failing(2.501, 2.9).metrics, 5)
+    assert shown == ["  completeness r0: score 2.5: why"]
+    assert "score 2.5 (threshold 2.9). why" in commands(_failing(2.501, 2.9), "in.jsonl", "jsonl")[0]  # the GitHub annotation
+    # the other shape: a score just under the pass mark keeps the digits that show it fails (2.899 is not "2.9" at 2.9)
+    shown = []
+    _add_worst(shown, _failing(2.899, 2.9).metrics, 5)
+    assert shown == ["  completeness r0: score 2.899: why"]
+    assert "score 2.899 (threshold 2.9)" in commands(_failing(2.899, 2.9), "in.jsonl", "jsonl")[0]
