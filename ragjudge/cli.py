@@ -35,7 +35,7 @@ from ragjudge.estimate import render as estimate_lines
 from ragjudge.gate import exit_code
 from ragjudge.http_errors import redact
 from ragjudge.plan import Note, Progress, Row, Start
-from ragjudge.reports.gate_text import lines as gate_lines
+from ragjudge.reports.gate_text import lines as gate_lines, verdict_line
 from ragjudge.reports.html import from_table, write
 from ragjudge.reports.terminal import Progress as _progress
 from ragjudge.reports.terminal import make_console, verdict_printer
@@ -338,15 +338,22 @@ def compare_command(
     options.check_regression_gates(max_regressions, max_drop)
     results = compare.checks(report, max_regressions, max_drop)
     report["gate_lines"] = gate_lines(results)
+    code = exit_code(results)
     typer.echo(json.dumps(report, indent=2) if json_output else compare.render(report, report["gate_lines"]))
-    raise typer.Exit(exit_code(results))
+    if results and not json_output:  # the closing line score and report's gate end with: the exit code said, not left to $?
+        typer.echo(verdict_line(code))
+    raise typer.Exit(code)
 
 
 @app.command(epilog="""Examples:
 
   ragjudge calibrate scored.parquet --labels sufficiency=human -c my.yaml -o my-judge.yaml
 
-  ragjudge calibrate scored.parquet --labels sufficiency=human -c my.yaml --suggest 50 -o to_label.csv""")
+  ragjudge calibrate scored.parquet --labels sufficiency=human -c my.yaml --suggest 50 -o to_label.csv
+
+Exit codes: 0 the config written (with --suggest: the rows to label), 1 nothing written (no fitted setting beats the \
+settings you scored with out of fold, or the labels cannot be fitted: one class, or fewer of one than --folds; \
+each line says why), 2 bad input or usage (fewer than 20 labelled rows, or with a cached reply; no labels column; a bad -o).""")
 def calibrate(
     table: Annotated[str, typer.Argument(help="The table you scored (its input or the scored table), with your labels in a column.")],
     labels: Annotated[list[str], typer.Option(help="METRIC=COLUMN: the column of your labels for METRIC (sufficiency: yes/no; completeness: a 1..5 rating); repeat for more.")],
@@ -378,6 +385,12 @@ def calibrate(
         raise ConfigError("--folds is for fitting settings; --suggest lists rows to label and folds nothing: give one of them")
     if suggest is None and not output.lower().endswith((".yaml", ".yml")):
         raise ConfigError(f"-o {output}: calibrate writes a YAML config; name it .yaml (with --suggest, -o is the table of rows to label)")
+    if suggest is not None and output != "-":
+        from ragjudge.io.formats import SUFFIXES
+
+        if os.path.splitext(output)[1].lower() not in SUFFIXES:  # calibrate has no --format: the suffix says it
+            raise ConfigError(f"-o {output}: with --suggest, -o is the table of rows to label; name it "
+                              f"{', '.join(sorted(SUFFIXES))} (or - for stdout); the config calibrate writes is without --suggest")
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise ConfigError(f"-o {output}: the folder {folder} does not exist or cannot be written; choose another path")
@@ -422,7 +435,7 @@ def _fit_text(found: Any) -> str:
     def share(value: float | None, interval: list[float] | None) -> str:
         return "-" if value is None else f"{value:.2f}" + ("" if not interval else f" [{interval[0]:.2f}, {interval[1]:.2f}]")
 
-    lines = [f"{found.metric}: {found.n} labelled rows with a cached reply" + (f" ({found.missing} labelled rows without one left out)" if found.missing else ""),
+    lines = [f"{found.metric}: {found.n} labelled rows with a cached reply" + (f" (left out: {found.left_out()})" if found.missing else ""),
              f"  agreement with your labels, settings you scored with: {share(found.before, found.before_interval)}"]
     if found.refused is not None:
         return "\n".join([*lines, f"  not fitted: {found.refused}"])
@@ -441,7 +454,9 @@ def _fit_text(found: Any) -> str:
                      + ("; yes_threshold and fact_threshold need replies scored with one set (--set sufficiency.yes_threshold=0.5)"
                         if {"yes_threshold", "fact_threshold"} <= set(found.untried) else ""))  # the replies carry no probability at all
     if found.stability:
-        lines.append(f"  stability: agreement with {found.moved} moved " + ", ".join(f"{delta}: {value:.2f}" for delta, value in found.stability.items()))
+        lines.append(f"  stability: agreement with {found.moved} moved " + ", ".join(f"{delta}: {value:.2f}" for delta, value in found.stability.items())
+                     + (f" ({', '.join(found.beyond)}: past what {found.moved} may hold, {found.span[0]:g} to {found.span[1]:g}; not measured)"
+                        if found.beyond else ""))
     if not found.better:
         lines.append("  not written: no better than the settings you scored with out of fold")
     return "\n".join(lines)
@@ -499,7 +514,10 @@ def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, outp
 
   ragjudge report scored.jsonl --by system --title "Nightly eval"
 
-  ragjudge report scored.parquet --baseline main.scored.parquet""")
+  ragjudge report scored.parquet --baseline main.scored.parquet
+
+Exit codes: 0 the report written, whether its gate passed or failed (the verdict is in the report; ragjudge score and \
+ragjudge compare exit by the gate), 2 bad input or usage (an unreadable table, a bad -c or --labels, an unwritable -o).""")
 def report(
     scored: Annotated[str, typer.Argument(help="A table scored by `ragjudge score` (any format).")],
     output: Annotated[str, typer.Option("-o", "--output", help="The HTML file to write.")] = "report.html",

@@ -20,6 +20,7 @@ fails, 2 for tables that cannot be compared (no metric in common, duplicate ids)
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -333,7 +334,10 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     for metric in metrics:
         for table, have in (("baseline", have_b), ("current", have_c)):
             if metric not in have:
-                raise InputError(f"the {table} table has no {metric} columns ({metric}_status, {metric}_passed); it holds {', '.join(have) or 'no metric'}")
+                close = difflib.get_close_matches(metric, have, n=1)  # -m sufficency: the gate's flags' did-you-mean
+                raise InputError(f"the {table} table has no {metric} columns ({metric}_status, {metric}_passed)"
+                                 + (f"; did you mean '{close[0]}'? (it holds {', '.join(have)})" if close else
+                                    f"; it holds {', '.join(have) or 'no metric'}"))
     if not metrics:
         raise InputError("the tables hold no scored metric (no M_status and M_passed columns); compare tables written by ragjudge score")
     for metric, column in (config.labels.items() if config is not None else ()):

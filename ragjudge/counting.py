@@ -365,8 +365,11 @@ def check_labels(config: Any, frame: Any, name: str = "input", metrics: Sequence
         if metric not in (config.metrics if metrics is None else metrics) or not column:
             continue
         if not has_path(frame, column):
+            import difflib
+
+            close = difflib.get_close_matches(column, columns, n=1)  # --labels sufficiency=humna: the column meant first
             raise InputError(f"--labels {metric}={column}: {name} has no column '{column}' (labels.{metric}); its columns: "
-                             f"{', '.join(columns)}")
+                             f"{', '.join(columns)}" + (f"; did you mean '{close[0]}'?" if close else ""))
         low, high = (float(v) for v in config.scale(metric))
         binary, mark = (low, high) == (0.0, 1.0), config.label_threshold(metric)
         for position, cell in enumerate(row_ids(frame, column)):  # a label of the wrong kind, in the rows read first

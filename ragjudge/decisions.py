@@ -20,6 +20,7 @@ rate's interval (``ragjudge.calibration``) most are those the judge is least sur
 
 from __future__ import annotations
 
+from collections import Counter
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,26 +55,30 @@ class Knob:
     key: str
     candidates: tuple[Any, ...]
     numeric: bool = True  # moved by +-0.02 and +-0.05 for the stability figures
+    bounds: tuple[float, float] = (0.01, 1.0)  # the lowest and highest value the setting may hold (2 decimals): a move past them is not measured
 
 
 KNOBS: dict[str, list[Knob]] = {
-    "sufficiency": [Knob("yes_threshold", (None, *PROBABILITY)), Knob("fact_threshold", (None, *PROBABILITY)),
-                    Knob("fact_evidence", tuple(SHARE)), Knob("quote_check", (None, 0.0, *_grid(0.5, 1.0, 0.1))),
-                    Knob("request_evidence", tuple(SHARE))],
-    "completeness": [Knob("threshold", tuple(_grid(1.0, 5.0, 0.1))), Knob("statement_evidence", tuple(SHARE)),
-                     Knob("evidence_weight", tuple(SHARE))],
+    "sufficiency": [Knob("yes_threshold", (None, *PROBABILITY), bounds=(0.01, 0.99)),  # (0, 1), as the judge's options take them
+                    Knob("fact_threshold", (None, *PROBABILITY), bounds=(0.01, 0.99)), Knob("fact_evidence", tuple(SHARE)),
+                    Knob("quote_check", (None, 0.0, *_grid(0.5, 1.0, 0.1)), bounds=(0.0, 1.0)), Knob("request_evidence", tuple(SHARE))],
+    "completeness": [Knob("threshold", tuple(_grid(1.0, 5.0, 0.1)), bounds=(1.0, 5.0)), Knob("statement_evidence", tuple(SHARE)),
+                     Knob("evidence_weight", tuple(SHARE), bounds=(0.0, 1.0))],
 }
 
 
 @dataclass
 class Cached:
     """One row's cached reply: the ``judge`` and final ``call`` that asked for it and the raw
-    ``verdict`` (before any decision); ``verdict`` None when the cache holds no usable reply."""
+    ``verdict`` (before any decision); ``verdict`` None when the cache holds no usable reply.
+    ``unjudged``: why the metric gives the row no verdict without any call (its ``skipped`` or
+    input ``error`` reason, e.g. "no context"), None for a row it judges."""
 
     position: int
     judge: Any
     call: Call | None
     verdict: Verdict | None
+    unjudged: str | None = None
 
 
 def cached_replies(frame: Any, config: Any, metric: str) -> list[Cached]:
@@ -106,7 +111,8 @@ def cached_replies(frame: Any, config: Any, metric: str) -> list[Cached]:
         for position, record in enumerate(records):
             call = judge.prepare(record)
             if isinstance(call, Verdict):
-                out.append(Cached(position, judge, None, call if call.status == "ok" else None))
+                out.append(Cached(position, judge, None, call if call.status == "ok" else None,
+                                  None if call.status == "ok" else call.error or call.status))
                 continue
             while call is not None and not call.final:
                 first = scorer.model.peek(call)
@@ -248,10 +254,22 @@ class Fit:
     per_fold: list[dict[str, Any]] = field(default_factory=list)
     stability: dict[str, float] = field(default_factory=dict)
     moved: str | None = None  # the setting the stability figures move
+    beyond: list[str] = field(default_factory=list)  # the moves (+0.02, +0.05) past the values the setting may hold (``span``): not measured
+    span: tuple[float, float] | None = None  # the lowest and highest value the setting moved may hold
     better: bool = False
     untried: list[str] = field(default_factory=list)  # settings that change no verdict on these rows (P(yes) not read, a check that never applies)
     refused: str | None = None  # why nothing was fitted (labels of one class, or too few of one to fold): nothing is written
     held: tuple[float, float] | None = None  # the pass marks tried, lowest and highest: those at which the labels pass as at the start
+    unjudged: dict[str, int] = field(default_factory=dict)  # of the ``missing``: rows the metric judges not at all, by reason ("no context": 8)
+
+    def left_out(self) -> str:
+        """The labelled rows without a verdict, said by why: those the metric does not judge (by
+        reason) and those with no cached reply; "" when none is left out."""
+        parts = [f"{count} that {self.metric} does not judge ({reason})" for reason, count in self.unjudged.items()]
+        uncached = self.missing - sum(self.unjudged.values())
+        if uncached:
+            parts.append(f"{uncached} without a cached reply")
+        return "; ".join(parts)
 
     @property
     def changes(self) -> dict[str, Any]:
@@ -316,13 +334,18 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     have = [i for i, row in enumerate(rows) if row.verdict is not None]
     start = start_settings(config, metric)
     out = Fit(metric, len(have), len(labelled) - len(have), start)
+    out.unjudged = dict(Counter(row.unjudged for row in rows if row.verdict is None and row.unjudged is not None).most_common())
     if len(labelled) < MIN_ROWS:
         raise InputError(f"calibrate {metric}: {len(labelled)} row(s) of {len(frame)} carry a label in '{label_column}'; it needs at least "
                          f"{MIN_ROWS}: label more rows")
     if len(have) < MIN_ROWS:
-        raise InputError(f"calibrate {metric}: {len(have)} labelled row(s) have a cached reply ({len(labelled)} labelled); it needs at "
-                         f"least {MIN_ROWS}: score the table first (ragjudge score ... with the same model, --api-base, --map and config), then "
-                         "calibrate")
+        uncached = out.missing - sum(out.unjudged.values())
+        todo = ([f"label more rows that {metric} judges"] if out.unjudged else []) + (
+            ["score the table first (ragjudge score ... with the same model, --api-base, --map and config), then calibrate"]
+            if uncached else [])
+        raise InputError(f"calibrate {metric}: {len(have)} labelled row(s) have a cached reply ({len(labelled)} labelled"
+                         + (f"; left out: {out.left_out()}" if out.unjudged else "") + f"); it needs at least {MIN_ROWS}: "
+                         + "; ".join(todo))
     if k > len(have):
         raise InputError(f"--folds {k}: more folds than the {len(have)} labelled rows with a cached reply; give at most {len(have)} "
                          f"(default {FOLDS})")
@@ -336,9 +359,9 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
         if knob.key == "threshold":  # the labels pass at the written mark too: only marks at which they pass as now
             kept = tuple(c for c in knob.candidates if same_labels(ratings, c, default_threshold))
             out.held = (kept[0], kept[-1]) if kept else None
-            knob = Knob(knob.key, kept, knob.numeric)
+            knob = Knob(knob.key, kept, knob.numeric, knob.bounds)
         if knob.key in ASKS_LOGPROBS and start.get(knob.key) is not None:  # off would change the request: the replies are not cached
-            knob = Knob(knob.key, tuple(c for c in knob.candidates if c is not None), knob.numeric)
+            knob = Knob(knob.key, tuple(c for c in knob.candidates if c is not None), knob.numeric, knob.bounds)
         if len({tuple(decisions(_key({**start, knob.key: c}))) for c in knob.candidates}) > 1:
             knobs.append(knob)
         else:
@@ -363,8 +386,12 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     moved = next((knob for knob in knobs if knob.numeric and isinstance(out.chosen.get(knob.key), float)), None)
     if moved is not None:
         out.moved = moved.key
+        low, high = out.span = moved.bounds  # past them, a value no config may hold (request_evidence 1.02, a pass mark 5.05)
         for delta in (-0.05, -0.02, 0.02, 0.05):
             value = round(out.chosen[moved.key] + delta, 2)
+            if not low <= value <= high:
+                out.beyond.append(f"{delta:+.2f}")
+                continue
             passes = decisions(_key({**out.chosen, moved.key: value}))
             out.stability[f"{delta:+.2f}"] = _agreement(passes, labels, everyone) / len(rows)
     return out

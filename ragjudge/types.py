@@ -121,6 +121,15 @@ def against(value: float, limit: float, digits: int = 2) -> str:
     return repr(value)
 
 
+def score_against(value: float, limit: float) -> str:
+    """A failing (or passing) row's score as ``score_text`` shows it (2.501 is 2.5, as ``ragjudge
+    score -v`` and the demo print it), with more decimals only where that text would compare with
+    the pass mark ``limit`` otherwise than the score does (2.899 against 2.9 is "2.899", not 2.9)."""
+    shown = score_text(value)
+    same = (float(shown) < limit) == (value < limit) and (float(shown) == limit) == (value == limit)
+    return shown if same else against(value, limit, 3)
+
+
 @dataclass(frozen=True)
 class Usage:
     """What the provider calls behind one verdict cost.

@@ -13,6 +13,7 @@ from typing import Any
 from ragjudge.gate import Summary
 from ragjudge.reports import printable
 from ragjudge.http_errors import redact
+from ragjudge.types import score_against
 
 SHOWN = 10
 
@@ -88,7 +89,7 @@ def commands(summary: Summary, source: str, fmt: str | None) -> list[str]:
         where = f"file={_escape_property(source)},line={lines[row['row']]}," if row["row"] in lines else ""
         title = _escape_property(redact(f"ragjudge {name} failed: {row['id']}"))
         missing = f" Missing: {'; '.join(row['missing'])}" if row["missing"] else ""
-        message = redact(f"score {row['score']:g} (threshold {summary.metrics[name].threshold:g}). {row['rationale'] or ''}{missing}".strip())
+        message = redact(f"score {score_against(row['score'], summary.metrics[name].threshold)} (threshold {summary.metrics[name].threshold:g}). {row['rationale'] or ''}{missing}".strip())
         out.append(f"::error {where}title={title}::{_escape_data(message)}")
     if total > len(shown):
         out.append(f"::notice title=ragjudge::{total - len(shown)} more failing row(s) not annotated; see the scored table or the summary")

@@ -3,7 +3,7 @@ gate fails, the failing rows."""
 
 from __future__ import annotations
 
-from ragjudge.types import count_of
+from ragjudge.types import count_of, score_against
 
 import re
 
@@ -146,7 +146,7 @@ def _add_worst(shown: list[str], metrics: dict[str, Any], most: int) -> int:
     for name, m in metrics.items():
         for row in m.worst:
             if len(shown) < most:
-                shown.append(f"  {name} {_one_line(row['id'])}: score {row['score']:g}: {_one_line(row['rationale']) or '(no rationale)'}")
+                shown.append(f"  {name} {_one_line(row['id'])}: score {score_against(row['score'], m.threshold)}: {_one_line(row['rationale']) or '(no rationale)'}")
                 added += 1
     return added
 

@@ -370,3 +370,126 @@ def test_suggest_with_nothing_to_suggest_writes_nothing_and_says_why(run_score, 
     assert done.code == 1 and not out.exists()
     assert done.stderr.startswith("nothing written: sufficiency: none of the 4 unlabelled row(s) has an ok verdict of sufficiency in "
                                   "the cache: score the table first")
+
+
+def test_calibrate_names_labelled_rows_the_metric_skips_not_as_unscored(run_score, run_cli, judge, cache_dir, tmp_path):
+    # found trying the README as a new user: the sample table scored, ratings on all 32 rows, of which completeness skips 24
+    # (no response): calibrate said "8 labelled row(s) have a cached reply (32 labelled) ... score the table first", of a
+    # table just scored; no scoring gives those rows a reply: the fix is labels on rows the metric judges
+    answer = "The tower is in Paris. It is tall. It is old."
+    rows = [{"id": f"r{i}", "request": f"Tell me about tower {i}", "context": ["x"], "expected_response": answer,
+             "human": 4 if i % 2 else 1} | ({"response": f"The tower is in Paris. ({i})"} if i < 8 else {}) for i in range(30)]
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    assert run_score(table, metric=["completeness"], min_pass_rate=["0"], quiet=True).code == 0
+    done = run_cli(["calibrate", table, "--labels", "completeness=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 2
+    assert done.stderr.strip() == (
+        "error: calibrate completeness: 8 labelled row(s) have a cached reply (30 labelled; left out: 22 that completeness does not "
+        "judge (no response)); it needs at least 20: label more rows that completeness judges")
+
+
+def test_calibrate_says_why_each_labelled_row_left_out_is(run_score, run_cli, judge, cache_dir, tmp_path):
+    # the other shape, where calibrate goes on: 60 rows scored, 5 more labelled rows with no context (sufficiency skips them)
+    # and 3 labelled rows never scored; the first line said "(8 labelled rows without one left out)" of both kinds alike
+    table = _scored(run_score, judge, tmp_path)
+    rows = [json.loads(line) for line in Path(table).read_text().splitlines()]
+    rows += [{"id": f"e{i}", "request": f"Where is the tower {i}?", "human": "yes"} for i in range(5)]  # (an empty list is judged: no)
+    rows += _rows("n", 3, True, "no", 900)  # labelled, never scored: no cached reply
+    table = write_jsonl(tmp_path / "more.jsonl", rows)
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--set", YES_THRESHOLD[0], "--model", "openai/fake-judge",
+                    "--cache-dir", cache_dir, "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.stdout.splitlines()[0] == ("sufficiency: 60 labelled rows with a cached reply (left out: 5 that sufficiency does not "
+                                           "judge (no context); 3 without a cached reply)"), done.stderr
+
+
+def _help(run_cli, command: str) -> str:
+    """``ragjudge COMMAND --help`` as one line of words (the box drawing and wrapping taken out)."""
+    import re
+
+    return " ".join(re.sub("[│╭╮╰╯─]", " ", run_cli([command, "--help"], judge=False).stdout).split())
+
+
+def test_calibrate_help_gives_the_exit_codes_it_exits_with(run_score, run_cli, judge, cache_dir, tmp_path):
+    # found trying the README as a new user: calibrate on labels of one class exits 1, and neither its --help nor the README's
+    # exit-code table (1: "a quality gate failed") said what 1 means from calibrate
+    shown = _help(run_cli, "calibrate")
+    assert ("Exit codes: 0 the config written (with --suggest: the rows to label), 1 nothing written (no fitted setting beats the "
+            "settings you scored with out of fold, or the labels cannot be fitted: one class, or fewer of one than --folds; each line "
+            "says why), 2 bad input or usage") in shown
+    table = _completeness_table(run_score, tmp_path, [4] * 30)  # one class: exit 1, as the help says
+    done = run_cli(["calibrate", table, "--labels", "completeness=human", "--model", "openai/fake-judge", "--cache-dir", cache_dir,
+                    "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 1 and done.stdout.splitlines()[-1] == "nothing written: no metric's labels could be fitted (see above)"
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "`ragjudge calibrate`: nothing written" in readme
+
+
+def test_report_help_says_it_exits_0_whatever_the_gate(run_score, run_cli, judge, tmp_path):
+    # the other shape: report writes the report of a failing gate and exits 0, and its --help named no exit code
+    assert ("Exit codes: 0 the report written, whether its gate passed or failed (the verdict is in the report; ragjudge score and "
+            "ragjudge compare exit by the gate), 2 bad input or usage") in _help(run_cli, "report")
+    table = _completeness_table(run_score, tmp_path, [4] * 30)
+    scored = tmp_path / "scored.parquet"
+    assert run_score(table, metric=["completeness"], output=str(scored), quiet=True).code == 1  # the default gate fails
+    done = run_cli(["report", str(scored), "-o", str(tmp_path / "r.html")], judge=False)
+    assert done.code == 0 and (tmp_path / "r.html").exists()
+
+
+def test_stability_never_measures_a_setting_past_what_it_may_hold(run_score, run_cli, judge, cache_dir, tmp_path):
+    # found trying docs/calibration.md as a new user: the stability line moved request_evidence 1 to "+0.02: 0.62, +0.05: 0.62",
+    # the agreement of request_evidence 1.02 and 1.05, which no config may hold (0..1]; here the shape that asserts the figures:
+    # people say yes where P(yes) is 0.97, no where it is 0.94, so calibrate chooses yes_threshold 0.95, the highest it
+    # searches; +0.05 is yes_threshold 1.0, which the judge refuses (0 < yes_threshold < 1): it printed a figure for it
+    rows = []
+    for group, p_yes, label, start in (("a", 0.97, "yes", 0), ("b", 0.94, "no", 100)):
+        judge.p_yes = p_yes
+        part = _rows(group, 15, True, label, start)
+        assert run_score(write_jsonl(tmp_path / f"{group}.jsonl", part), metric=["sufficiency"], set_=YES_THRESHOLD, min_pass_rate=["0"],
+                         quiet=True).code == 0
+        rows += part
+    table = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "my-judge.yaml"
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--set", YES_THRESHOLD[0], "--model", "openai/fake-judge",
+                    "--cache-dir", cache_dir, "-o", str(out)], judge=False)
+    assert done.code == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "  chosen on every row: yes_threshold 0.5 -> 0.95" in lines
+    assert ("  stability: agreement with yes_threshold moved -0.05: 0.50, -0.02: 0.50, +0.02: 1.00 (+0.05: past what yes_threshold "
+            "may hold, 0.01 to 0.99; not measured)") in lines
+
+
+def test_the_searched_settings_state_the_bounds_their_judge_options_take():
+    # the other shape, for every setting calibrate moves: the bounds it measures within are values the judge's options accept,
+    # and a step past them is refused there (so a figure for it would be of a setting no config can hold)
+    import pydantic
+    import pytest
+
+    from ragjudge.decisions import KNOBS
+    from ragjudge.judges.completeness import CompletenessSettings
+    from ragjudge.judges.sufficiency import SufficiencySettings
+
+    for metric, options in (("sufficiency", SufficiencySettings), ("completeness", CompletenessSettings)):
+        for knob in KNOBS[metric]:
+            if knob.key == "threshold":
+                assert knob.bounds == (1.0, 5.0)  # the 1..5 scale
+                continue
+            low, high = knob.bounds
+            options(**{knob.key: low}), options(**{knob.key: high})
+            for beyond in (round(low - 0.01, 2), round(high + 0.01, 2)):
+                with pytest.raises(pydantic.ValidationError):
+                    options(**{knob.key: beyond})
+
+
+def test_suggest_to_a_file_of_no_table_format_names_calibrates_own_fix_before_any_work(run_cli, tmp_path):
+    # found trying docs/calibration.md as a new user: calibrate --suggest 3 -o x.yaml read the table, ranked the rows, then said
+    # "cannot tell the format of 'x.yaml' ...; give ragjudge score --format jsonl|csv|parquet|json" (calibrate has no --format)
+    table = write_jsonl(tmp_path / "in.jsonl", _rows("a", 3, True, "yes", 0))
+    done = run_cli(["calibrate", table, "--labels", "sufficiency=human", "--suggest", "3", "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 2 and done.stderr.strip() == (
+        f"error: -o {tmp_path / 'x.yaml'}: with --suggest, -o is the table of rows to label; name it .csv, .json, .jsonl, .ndjson, "
+        ".parquet, .pq (or - for stdout); the config calibrate writes is without --suggest")
+    # the other shape: a suffix of no format at all, on a table that does not exist: the -o is named first, nothing is read
+    done = run_cli(["calibrate", str(tmp_path / "absent.jsonl"), "--labels", "sufficiency=human", "--suggest", "3",
+                    "-o", str(tmp_path / "rows.txt")], judge=False)
+    assert done.code == 2 and "with --suggest, -o is the table of rows to label" in done.stderr and "--format" not in done.stderr

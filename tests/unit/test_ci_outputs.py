@@ -218,3 +218,66 @@ def test_compare_says_a_table_that_records_nothing_gets_no_regression_gate(run_s
                                "does): no regression gate is applied; give --max-regressions and --max-drop to gate\n")
     gated = run_cli(["compare", str(baseline), str(current), "--max-regressions", "0"], judge=False)  # the flag: no note, the gate
     assert gated.code == 1 and gated.stderr == "" and "FAIL sufficiency: 2 regressed row(s) > 0" in gated.stdout
+
+
+def test_compare_with_a_misspelt_metric_says_did_you_mean(run_score, run_cli, tmp_path):
+    # found trying the README as a new user: score -m sufficency and the gate flags say "did you mean 'sufficiency'?";
+    # compare -m sufficency said only "the baseline table has no sufficency columns (...); it holds sufficiency"
+    source = write_jsonl(tmp_path / "in.jsonl", rows(10, bad={1}))
+    run_score(source, metric=["sufficiency"], output=str(tmp_path / "base.parquet"), quiet=True)
+    base = str(tmp_path / "base.parquet")
+    typo = run_cli(["compare", base, base, "-m", "sufficency"], judge=False)
+    assert typo.code == 2 and typo.stderr.strip() == ("error: the baseline table has no sufficency columns (sufficency_status, sufficency_passed); "
+                                             "did you mean 'sufficiency'? (it holds sufficiency)")
+    # the other shape: another case of the same name is suggested; a name like none the table holds lists what it holds
+    assert "did you mean 'sufficiency'?" in run_cli(["compare", base, base, "-m", "Sufficiency"], judge=False).stderr
+    far = run_cli(["compare", base, base, "-m", "groundedness"], judge=False)
+    assert far.code == 2 and far.stderr.strip() == ("error: the baseline table has no groundedness columns (groundedness_status, groundedness_passed); "
+                                           "it holds sufficiency")
+
+
+def test_compare_ends_with_the_gates_verdict_and_exit_code_as_score_does(run_score, run_cli, tmp_path):
+    # found trying the README as a new user: score --baseline ... ends "gate failed (exit 1)"; compare of the same tables
+    # printed its FAIL line and exited 1 with no closing line (the run's verdict left to $?)
+    baseline = tmp_path / "run1.parquet"
+    run_score(write_jsonl(tmp_path / "old.jsonl", rows(10, bad={1})), metric=["sufficiency"], output=str(baseline), quiet=True)
+    current = tmp_path / "run2.parquet"
+    scored = run_score(write_jsonl(tmp_path / "new.jsonl", rows(10, bad={1, 2, 3})), metric=["sufficiency"], min_pass_rate=["0"],
+                       output=str(current), baseline=str(baseline), max_regressions=0, quiet=True)
+    assert scored.code == 1
+    failed = run_cli(["compare", str(baseline), str(current)], judge=False)
+    assert failed.code == 1 and failed.stdout.splitlines()[-2:] == [
+        "FAIL sufficiency: 2 regressed row(s) > 0 (passed in the baseline, fail now; 0 improved)", "gate failed (exit 1)"]
+    # the other shape: a bound given that passes ends "gate passed"; no bound at all gates nothing and says no verdict;
+    # --json stays JSON alone
+    passed = run_cli(["compare", str(baseline), str(current), "--max-regressions", "2"], judge=False)
+    assert passed.code == 0 and passed.stdout.splitlines()[-1] == "gate passed"
+    ungated = run_cli(["compare", str(baseline), str(baseline)], judge=False)
+    assert ungated.code == 0 and not ungated.stdout.splitlines()[-1].startswith("gate ")
+    assert json.loads(run_cli(["compare", str(baseline), str(current), "--json"], judge=False).stdout)["gate_lines"]
+
+
+def _failing(score: float, threshold: float):
+    """A summary with one completeness row failing at ``score`` (pass mark ``threshold``)."""
+    from ragjudge.gate import MetricSummary, Summary
+
+    metric = MetricSummary("completeness", threshold, rows=1, ok=1,
+                           worst=[{"row": 0, "id": "r0", "score": score, "rationale": "why", "missing": []}])
+    return Summary(rows=1, metrics={"completeness": metric})
+
+
+def test_failing_rows_show_the_score_as_the_verbose_line_and_the_demo_do():
+    # found in `make demo` on a clean clone: the row scored 2.501 read "completeness 2.5 FAILED" (-v), "judge 2.5 of 5" (the
+    # demo's lines) and "score 2.501" in the failing rows under the gate: one score, two texts (issue 60 item 23's kind)
+    from ragjudge.reports.annotations import commands
+    from ragjudge.reports.console import _add_worst
+
+    shown: list[str] = []
+    _add_worst(shown, _failing(2.501, 2.9).metrics, 5)
+    assert shown == ["  completeness r0: score 2.5: why"]
+    assert "score 2.5 (threshold 2.9). why" in commands(_failing(2.501, 2.9), "in.jsonl", "jsonl")[0]  # the GitHub annotation
+    # the other shape: a score just under the pass mark keeps the digits that show it fails (2.899 is not "2.9" at 2.9)
+    shown = []
+    _add_worst(shown, _failing(2.899, 2.9).metrics, 5)
+    assert shown == ["  completeness r0: score 2.899: why"]
+    assert "score 2.899 (threshold 2.9)" in commands(_failing(2.899, 2.9), "in.jsonl", "jsonl")[0]

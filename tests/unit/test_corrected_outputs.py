@@ -186,6 +186,18 @@ def test_a_labels_column_the_table_lacks_is_exit_2_naming_it(run_score, tmp_path
     assert run.error.startswith("--labels sufficiency=humn: ") and "has no column 'humn' (labels.sufficiency); its columns: " in run.error
 
 
+
+def test_a_misspelt_labels_column_gets_the_closest_column_named(run_score, run_cli, tmp_path):
+    # found trying docs/calibration.md as a new user: --labels sufficiency=humna listed the 40 columns of a scored table and
+    # no suggestion, where -m sufficency gets "did you mean"
+    run = run_score(_table(tmp_path), metric=["sufficiency"], labels=["sufficiency=humn"], min_pass_rate=["0"])
+    assert run.code == 2 and run.error.endswith("; did you mean 'human'?")
+    # the other shape: calibrate (its own reading of the labels) says the same; a name like no column gets no suggestion
+    done = run_cli(["calibrate", _table(tmp_path), "--labels", "sufficiency=humna", "-o", str(tmp_path / "x.yaml")], judge=False)
+    assert done.code == 2 and done.stderr.strip().endswith("; did you mean 'human'?")
+    far = run_score(_table(tmp_path), metric=["sufficiency"], labels=["sufficiency=verdict_by_people"], min_pass_rate=["0"])
+    assert far.code == 2 and "did you mean" not in far.error
+
 def test_zero_one_labels_as_a_csv_holds_them_are_read(run_score, tmp_path):
     # a 0/1 column with gaps comes back from CSV as "1.0" / "0.0": every cell counted as no label
     import pandas as pd
