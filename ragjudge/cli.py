@@ -44,6 +44,7 @@ from ragjudge.reports.terminal import report as print_report
 from ragjudge.run import recorded_request, request_of, run
 from ragjudge.settings import load_config
 from ragjudge.io import read_record, TableWriter, write_atomic
+from ragjudge.io.formats import SUFFIXES
 
 app = typer.Typer(
     name="ragjudge",
@@ -386,8 +387,6 @@ def calibrate(
     if suggest is None and not output.lower().endswith((".yaml", ".yml")):
         raise ConfigError(f"-o {output}: calibrate writes a YAML config; name it .yaml (with --suggest, -o is the table of rows to label)")
     if suggest is not None and output != "-":
-        from ragjudge.io.formats import SUFFIXES
-
         if os.path.splitext(output)[1].lower() not in SUFFIXES:  # calibrate has no --format: the suffix says it
             raise ConfigError(f"-o {output}: with --suggest, -o is the table of rows to label; name it "
                               f"{', '.join(sorted(SUFFIXES))} (or - for stdout); the config calibrate writes is without --suggest")

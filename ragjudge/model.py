@@ -819,13 +819,23 @@ _BACKOFF: Any = None
 
 def _backoff() -> Any:
     """tenacity's exponential backoff with jitter (made on the first retry, and again when
-    ``BACKOFF_INITIAL_S`` or ``BACKOFF_MAX_S`` changed)."""
+    ``BACKOFF_INITIAL_S`` or ``BACKOFF_MAX_S`` changed): before retry n (n = 1, 2, ...) it waits
+    ``min(BACKOFF_INITIAL_S * 2**(n-1) + uniform(0, BACKOFF_INITIAL_S), BACKOFF_MAX_S)`` seconds
+    (Google Cloud's retry strategy, which tenacity follows).
+
+    tenacity 9.2 renamed the first factor ``initial=`` to ``multiplier=`` (``initial=`` warns there);
+    every release from 8.2 to 9.1 (Phoenix's server keeps 9.1.4) knows only ``initial=``, and
+    ``multiplier=`` raised TypeError on each retry there (issue 60 item 11): the name is taken from
+    the installed release's signature."""
     global _BACKOFF
     if _BACKOFF is None or _BACKOFF[0] != (BACKOFF_INITIAL_S, BACKOFF_MAX_S):
+        import inspect
+
         from tenacity import wait_exponential_jitter
 
+        factor = "multiplier" if "multiplier" in inspect.signature(wait_exponential_jitter).parameters else "initial"
         _BACKOFF = ((BACKOFF_INITIAL_S, BACKOFF_MAX_S),
-                    wait_exponential_jitter(multiplier=BACKOFF_INITIAL_S, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S))
+                    wait_exponential_jitter(**{factor: BACKOFF_INITIAL_S}, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S))
     return _BACKOFF[1]
 
 
