@@ -16,7 +16,10 @@ replaced), per metric ``M``: ``M_score`` (float64; sufficiency 1.0/0.0, complete
 ``M_error``, ``M_missing`` (list of strings), ``M_raw`` (the judge's reply, kept on error
 rows), ``M_cached`` (bool), ``M_prompt_tokens``, ``M_completion_tokens`` (int64),
 ``M_cost_usd`` (float64, USD; null when the model has no price), ``M_tokens_estimated``
-(bool: the reply reported no token counts, so they were estimated), with ``judge.samples`` > 1
+(bool: the reply reported no token counts, so they were estimated), ``M_probability`` (float64
+in 0..1: P(yes) of a binary metric, P(pass) of a scored one; null where the judge gives no
+probability), for a scored metric ``M_distribution`` (list of float64: each level's probability,
+lowest first) and ``M_confidence`` (float64, the provider's concentration measure), with ``judge.samples`` > 1
 ``M_agreement`` (float64), then each judge's own columns (``sufficiency_mode``,
 ``sufficiency_p_yes``), ``diagnosis`` (string, when both sufficiency and completeness are judged:
 ok / generation / retrieval / beyond_context, null unless both are ok; ``ragjudge.diagnosis``),
@@ -76,7 +79,10 @@ COMMON_COLUMNS = {
     "completion_tokens": "int64",
     "cost_usd": "float64",
     "tokens_estimated": "bool",
+    "probability": "float64",
 }
+# a scored metric's (``Judge.kind`` scale) columns beyond the common ones: suffix -> type
+SCALE_COLUMNS = {"distribution": "list<float64>", "confidence": "float64"}
 
 
 def arrow_type(name: str) -> Any:
@@ -92,7 +98,7 @@ def _pandas_array(values: list[Any], kind: str) -> Any:
     import numpy as np
     import pandas as pd
 
-    if kind == "list<string>":  # Python lists in an object column: an Arrow list dtype's Parquet metadata is not read back by
+    if kind.startswith("list<"):  # Python lists in an object column: an Arrow list dtype's Parquet metadata is not read back by
         out = np.empty(len(values), dtype=object)  # plain pandas ("data type 'list<item: string>[pyarrow]' not understood")
         out[:] = [list(v) if v is not None else None for v in values]
         return out
@@ -226,6 +232,9 @@ class Scorer:
         for judge in self.judges:
             for suffix, kind in COMMON_COLUMNS.items():
                 types[f"{judge.name}_{suffix}"] = kind
+            if judge.kind != BINARY:
+                for suffix, kind in SCALE_COLUMNS.items():
+                    types[f"{judge.name}_{suffix}"] = kind
             if self.config.judge.samples > 1:
                 types[f"{judge.name}_agreement"] = "float64"
             if self.config.judge.panel:
@@ -685,7 +694,11 @@ class Scorer:
                 f"{name}_completion_tokens": [v.usage.completion_tokens if c else None for v, c in zip(column, called)],
                 f"{name}_cost_usd": [v.usage.cost_usd if c else None for v, c in zip(column, called)],
                 f"{name}_tokens_estimated": [v.usage.estimated if c else None for v, c in zip(column, called)],
+                f"{name}_probability": [v.probability for v in column],
             }
+            if judge.kind != BINARY:
+                values[f"{name}_distribution"] = [list(v.distribution) if v.distribution is not None else None for v in column]
+                values[f"{name}_confidence"] = [v.confidence for v in column]
             if self.config.judge.samples > 1:
                 values[f"{name}_agreement"] = [v.agreement for v in column]
             if self.config.judge.panel:

@@ -213,7 +213,8 @@ class Reply:
 
 
 # the Verdict fields kept in the response cache (usage, raw and flags of one run are not)
-_CACHED_FIELDS = ("metric", "status", "score", "passed", "rationale", "error", "missing", "mode", "details", "input_error")
+_CACHED_FIELDS = ("metric", "status", "score", "passed", "rationale", "error", "missing", "mode", "details", "input_error", "probability",
+                  "distribution", "confidence")
 
 
 @dataclass(frozen=True)
@@ -265,6 +266,14 @@ class Verdict:
     ``input_error``: the error lies in the row's input (an unusable context); no call was made.
     ``details``: judge-specific data (per-fact flags, probabilities). ``reason``: a ``Reason``
     when the row's status stems from one (its text is ``error``), else None.
+
+    Probabilities, where the judge gives them (a decision model; the embedded judge; a chat judge
+    whose reply carries log-probabilities of the verdict token), else None: ``probability`` in
+    0..1 is P(yes) for a binary metric and P(pass) (the probability mass of the levels at or
+    above the threshold) for a scored one; ``distribution`` (scored metrics) the probability of
+    each level of the scale, lowest first (completeness: five values summing to 1);
+    ``confidence`` (scored metrics) the provider's concentration measure in 0..1, not a
+    calibrated probability of being right.
     """
 
     metric: str
@@ -282,6 +291,9 @@ class Verdict:
     input_error: bool = False
     usage: Usage = field(default_factory=Usage)
     reason: Reason | None = None
+    probability: float | None = None
+    distribution: tuple[float, ...] | None = None
+    confidence: float | None = None
 
     @classmethod
     def skipped(cls, metric: str, reason: str | Reason, mode: str | None = None) -> "Verdict":

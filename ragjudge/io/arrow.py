@@ -124,11 +124,14 @@ def _json_default(value: Any) -> Any:
 
 
 def arrow_type(name: str) -> Any:
-    """A column type name (``float64``, ``bool``, ``string``, ``int64``, ``list<string>``) as pyarrow's."""
+    """A column type name (``float64``, ``bool``, ``string``, ``int64``, ``list<string>``,
+    ``list<float64>``) as pyarrow's."""
     import pyarrow as pa
 
     simple = {"float64": pa.float64(), "bool": pa.bool_(), "string": pa.string(), "int64": pa.int64()}
-    return pa.list_(pa.string()) if name == "list<string>" else simple[name]
+    if name.startswith("list<"):
+        return pa.list_(simple[name[5:-1]])
+    return simple[name]
 
 
 def _has_empty_struct(kind: Any) -> bool:
