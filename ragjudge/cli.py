@@ -151,6 +151,7 @@ def score(
     baseline: Annotated[Optional[str], typer.Option(help="A table scored earlier (the last accepted run): compare with it and gate on regressions.", rich_help_panel="Gate")] = None,
     max_regressions: Annotated[Optional[int], typer.Option(help="With --baseline: fail when more rows than this passed in the baseline and fail now or are not judged now (error, skipped).", rich_help_panel="Gate")] = None,
     max_drop: Annotated[Optional[float], typer.Option(help="With --baseline: fail when a pass rate is lower than the baseline's by more than this (0..1).", rich_help_panel="Gate")] = None,
+    alpha: Annotated[Optional[float], typer.Option(help="With --baseline --max-drop: fail only when the drop is also significant at this level (McNemar's exact test, p <= ALPHA; 0.05), so that noise passes. Default: the bound alone.", rich_help_panel="Gate")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.", rich_help_panel="Judge")] = False,
     cache_dir: Annotated[Optional[str], typer.Option(help="Response cache folder (default: the per-user cache folder).", rich_help_panel="Judge")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress, mapping or summary table; only errors and a failing gate's lines (with --dry-run: the estimate alone).", rich_help_panel="Reports")] = False,
@@ -298,6 +299,8 @@ def compare_command(
     by: Annotated[Optional[str], typer.Option(help="Break the comparison down by this column of the current table.")] = None,
     max_regressions: Annotated[Optional[int], typer.Option(help="Fail when more rows than this passed in the baseline and fail now or are not judged now (error, skipped). Default: the bound the current table records of its run (a Parquet file scored with --baseline --max-regressions), else none.")] = None,
     max_drop: Annotated[Optional[float], typer.Option(help="Fail when a pass rate is lower than the baseline's by more than this (0..1). Default: the bound the current table records, else none.")] = None,
+    alpha: Annotated[Optional[float], typer.Option(help="Fail --max-drop only when the drop is also significant at this level (McNemar's exact test, p <= ALPHA; with --by, each slice's drop is gated too, its p adjusted across the slices), and call a slice changed at it. Default: the level the current table records, else the bound alone (slices called changed at 0.05).")] = None,
+    correction: Annotated[str, typer.Option(help="With --by: how the slices' p-values are adjusted for testing them together: holm (Holm's step-down, the family-wise error) or bh (Benjamini-Hochberg, the false discovery rate).")] = "holm",
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config that defines metrics of your own (for their scale); default: the judges a Parquet table records.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     by_position: Annotated[bool, typer.Option("--by-position", help="Match the rows by position, not by id (both tables list the same rows in the same order).")] = False,
@@ -318,17 +321,14 @@ def compare_command(
     scales = {item["name"]: item["kind"] == "scale" for item in catalog.describe(settings)}
     base, cur = read_table(baseline), read_table(current)
     ids = settings.columns.id or recorded_id  # --map id= (or -c's columns.id) first
-    report = compare.compare(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=ids or "id",
-                     levels=levels_of_config(settings, metric or compare.metrics_of(cur)), id_required=ids is not None,
-                     config=settings)
     # the regression gates the current run recorded (score --baseline ... --max-regressions): applied as report --baseline
     # applies them, each flag given in place of its recorded bound
     recorded = next((found for path, found in records if path == current), {}).get("regression")
-    recorded = {key: value for key, value in recorded.items() if key in ("max_regressions", "max_drop")
+    recorded = {key: value for key, value in recorded.items() if key in ("max_regressions", "max_drop", "alpha")
                 and isinstance(value, (int, float)) and not isinstance(value, bool)} if isinstance(recorded, dict) else {}
-    given = {"max_regressions": max_regressions, "max_drop": max_drop}
+    given = {"max_regressions": max_regressions, "max_drop": max_drop, "alpha": alpha}
     taken = {key: value for key, value in recorded.items() if given[key] is None}
-    max_regressions, max_drop = (given[key] if given[key] is not None else recorded.get(key) for key in ("max_regressions", "max_drop"))
+    max_regressions, max_drop, alpha = (given[key] if given[key] is not None else recorded.get(key) for key in ("max_regressions", "max_drop", "alpha"))
     if taken:
         typer.echo(f"note: the regression gates {current} records of its run: "
                    + ", ".join(f"--{key.replace('_', '-')} {value}" for key, value in taken.items()) + " (a flag given replaces its own)", err=True)
@@ -336,8 +336,11 @@ def compare_command(
         # a CSV or JSON Lines table keeps no record of its run: no gate is applied, and that is said, as report says it
         typer.echo(f"note: {current} does not record its run's regression gates (a Parquet file written by ragjudge score does): "
                    "no regression gate is applied; give --max-regressions and --max-drop to gate", err=True)
-    options.check_regression_gates(max_regressions, max_drop)
-    results = compare.checks(report, max_regressions, max_drop)
+    options.check_regression_gates(max_regressions, max_drop, alpha=alpha)
+    report = compare.compare(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=ids or "id",
+                     levels=levels_of_config(settings, metric or compare.metrics_of(cur)), id_required=ids is not None,
+                     config=settings, correction=correction, alpha=alpha)
+    results = compare.checks(report, max_regressions, max_drop, alpha)
     report["gate_lines"] = gate_lines(results)
     code = exit_code(results)
     typer.echo(json.dumps(report, indent=2) if json_output else compare.render(report, report["gate_lines"]))

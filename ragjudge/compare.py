@@ -226,20 +226,81 @@ def _pvalue_wilcoxon(before: list[float], after: list[float]) -> float | None:
     return float(wilcoxon(differences).pvalue)
 
 
+CONFIDENCE = 0.95  # the intervals' level
+RESAMPLES = 9999  # bootstrap resamples per interval (scipy's default)
+SEED = 0  # the bootstrap's seed: the same tables give the same intervals
+CORRECTIONS = ("holm", "bh")  # across the slices of --by: Holm's step-down (the family-wise error), Benjamini-Hochberg (the false discovery rate)
+ALPHA = 0.05  # the level a slice's change is called significant at when --alpha is not given
+
+
+def paired_interval(before: list[float], after: list[float], *, resamples: int = RESAMPLES, seed: int = SEED) -> list[float] | None:
+    """The ``CONFIDENCE`` (95%) bootstrap interval ``[low, high]`` of the paired change
+    ``mean(after) - mean(before)``: ``before[i]`` and ``after[i]`` are one row's values in the
+    two runs (1.0 / 0.0 for passed / failed, or scores), resampled together (rows, not runs).
+    scipy's ``bootstrap`` (``paired=True``, percentile method, ``resamples`` resamples, the
+    generator ``numpy.random.default_rng(seed)``), so the same tables give the same interval.
+    None with fewer than two pairs (no spread to resample); ``[d, d]`` when every row changed
+    by the same ``d`` (no change at all included)."""
+    if len(before) < 2:
+        return None
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    x, y = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    differences = y - x
+    if np.all(differences == differences[0]):  # a degenerate resampling: every resample is the same change
+        return [float(differences[0]), float(differences[0])]
+    found = bootstrap((x, y), lambda b, a, axis=-1: np.mean(a - b, axis=axis), paired=True, vectorized=True,
+                      n_resamples=resamples, batch=max(1, 2_000_000 // len(x)), confidence_level=CONFIDENCE,
+                      method="percentile", rng=np.random.default_rng(seed))
+    return [float(found.confidence_interval.low), float(found.confidence_interval.high)]
+
+
+def adjusted(pvalues: list[float | None], correction: str = "holm") -> list[float | None]:
+    """``pvalues`` (one per slice; None: a slice with no test, left out of the family and
+    kept None) adjusted for testing them together: ``holm``, Holm's step-down (Holm 1979,
+    "A simple sequentially rejective multiple test procedure"; controls the family-wise error
+    rate), or ``bh``, Benjamini-Hochberg's step-up (1995; controls the false discovery rate,
+    ``scipy.stats.false_discovery_control``). The values of ``statsmodels.stats.multitest.
+    multipletests(method='holm' / 'fdr_bh')``. Raises ``ValueError`` for another correction."""
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction {correction!r}: give one of {', '.join(CORRECTIONS)}")
+    tested = [i for i, p in enumerate(pvalues) if p is not None]
+    out: list[float | None] = [None] * len(pvalues)
+    if not tested:
+        return out
+    ps = [float(pvalues[i]) for i in tested]  # type: ignore[arg-type]
+    if correction == "bh":
+        from scipy.stats import false_discovery_control
+
+        found = [float(p) for p in false_discovery_control(ps, method="bh")]
+    else:
+        m, running, found = len(ps), 0.0, [0.0] * len(ps)
+        for rank, k in enumerate(sorted(range(m), key=lambda k: ps[k])):  # smallest first: times m, m - 1, ..., kept monotone
+            running = max(running, min(1.0, (m - rank) * ps[k]))
+            found[k] = running
+    for i, p in zip(tested, found):
+        out[i] = p
+    return out
+
+
 def _column(table: Any, name: str) -> list[Any]:
     """A column's cells, or None for each row where the table has no such column (a hand-made
     table without ``M_score`` or ``M_error``)."""
     return table[name].tolist() if name in table.columns else [None] * len(table)
 
 
-def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> dict[str, Any]:
+def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str], resamples: int = RESAMPLES) -> dict[str, Any]:
     """One metric's comparison over the matched rows (``ids``). A row that passed in the
     baseline and is not judged now (an error, or skipped for its input; a row left out by
     ``--limit`` / ``--sample``, "not sampled", is no row of this run) is a regression:
     ``regressed`` and ``regressed_ids`` hold it, ``unjudged`` and ``unjudged_ids`` say which.
     The pass rates, their ``change`` and McNemar's test are over the rows ok in both; the
     gates' drop (``gated_*``) is over the rows ok in the baseline, a row not judged now
-    counting as failing."""
+    counting as failing. ``change_interval`` (and ``mean_score_interval`` beside
+    ``mean_score_change`` on a scale): the change's paired bootstrap interval
+    (``paired_interval``) over the rows ok in both; ``gated_mcnemar_p`` (with rows not judged
+    now): McNemar's test of the gated drop, those rows counted as regressions."""
     status_b, status_c = base[f"{metric}_status"].tolist(), cur[f"{metric}_status"].tolist()
     passed_b, passed_c = base[f"{metric}_passed"].tolist(), cur[f"{metric}_passed"].tolist()
     score_b, score_c = _column(base, f"{metric}_score"), _column(cur, f"{metric}_score")
@@ -276,14 +337,35 @@ def _metric(base: Any, cur: Any, metric: str, scale: bool, ids: list[str]) -> di
         "status_changed": len(changed),
         "status_changed_ids": changed[:LISTED],
         "mcnemar_p": _pvalue_mcnemar(len(flipped), len(improved)),
+        "change_interval": paired_interval([float(passed_b[i]) for i in both], [float(passed_c[i]) for i in both], resamples=resamples),
     }
+    if unjudged:  # the gated drop's own test: McNemar's over the rows ok in the baseline, a row not judged now counted as failing
+        out["gated_mcnemar_p"] = _pvalue_mcnemar(len(regressed), len(improved))
     if scale:
         scored = [i for i in both if not _missing(score_b[i]) and not _missing(score_c[i])]  # a hand-edited table may blank one
         before, after = [float(score_b[i]) for i in scored], [float(score_c[i]) for i in scored]
         out["baseline_mean_score"] = sum(before) / len(before) if before else None
         out["mean_score"] = sum(after) / len(after) if after else None
+        out["mean_score_change"] = out["mean_score"] - out["baseline_mean_score"] if before else None
+        out["mean_score_interval"] = paired_interval(before, after, resamples=resamples)
         out["wilcoxon_p"] = _pvalue_wilcoxon(before, after)
     return out
+
+
+def _correct(groups: dict[str, dict[str, Any]], correction: str, alpha: float) -> list[str]:
+    """Adjust each slice's p-values of ``groups`` across the slices (``adjusted``): adds
+    ``mcnemar_p_adjusted`` (and ``wilcoxon_p_adjusted``, ``gated_mcnemar_p_adjusted``) and
+    ``significant`` (McNemar's adjusted p at most ``alpha``) to each; returns the slices that
+    changed significantly."""
+    names = list(groups)
+    for key in ("mcnemar_p", "wilcoxon_p", "gated_mcnemar_p"):
+        if any(key in groups[name] for name in names):
+            for name, p in zip(names, adjusted([groups[name].get(key) for name in names], correction)):
+                groups[name][f"{key}_adjusted"] = p
+    for name in names:
+        p = groups[name]["mcnemar_p_adjusted"]
+        groups[name]["significant"] = p is not None and p <= alpha
+    return [name for name in names if groups[name]["significant"]]
 
 
 def _corrected(base: Any, cur: Any, metric: str, config: Any, id_column: str | None) -> dict[str, Any]:
@@ -300,7 +382,8 @@ def _corrected(base: Any, cur: Any, metric: str, config: Any, id_column: str | N
 def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: str | None = None, scales: dict[str, bool] | None = None,
             by_position: bool = False, hint: str = " (or match them by position: --by-position)",
             names: tuple[str, str] = ("the baseline table", "the current table"), *, id_column: str | None = "id",
-            levels: dict[str, str] | None = None, id_required: bool = False, config: Any = None) -> dict[str, Any]:
+            levels: dict[str, str] | None = None, id_required: bool = False, config: Any = None, correction: str = "holm",
+            alpha: float | None = None, resamples: int = RESAMPLES) -> dict[str, Any]:
     """The comparison of two scored tables (pandas DataFrames written by ``ragjudge score``).
 
     ``metrics``: the ones to compare (default: those both tables hold; they must hold the same
@@ -320,7 +403,15 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     ``ragjudge.counting.unit_rows``), as the run's summary counts it. ``config``: the run's
     ``ragjudge.settings.Config``; a metric with a labels column there (``--labels METRIC=COLUMN``)
     gets ``corrected``: each table's label-corrected pass rate (and mean score on a scale) over
-    the matched rows, and their difference with its 95% interval (``ragjudge.calibration``)."""
+    the matched rows, and their difference with its 95% interval (``ragjudge.calibration``).
+    Every change has its 95% paired bootstrap interval (``change_interval``,
+    ``mean_score_interval``; ``resamples`` resamples, seeded). With ``by``, each slice's
+    p-values are adjusted across the slices by ``correction`` (``holm`` or ``bh``, ``adjusted``):
+    ``*_adjusted`` beside the raw values, ``significant`` per slice and the metric's
+    ``significant_slices`` at ``alpha`` (default ``ALPHA``, 0.05); the report records
+    ``correction`` and ``alpha``. Raises ``InputError`` for another correction."""
+    if correction not in CORRECTIONS:
+        raise InputError(f"--correction {correction}: give holm (Holm's step-down, the default) or bh (Benjamini-Hochberg)")
     for name, table in (("baseline", baseline), ("current", current)):
         if len(table) == 0:
             raise InputError(f"the {name} table has no rows; compare two tables written by ragjudge score")
@@ -349,7 +440,9 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
                     raise InputError(f"--labels {metric}={column}: the {name} table has no column '{column}'; give each table its "
                                      "labels column (the labels of one run's responses are not the other's)")
                 check_labels(config, table.head(config.chunk_size), f"the {name} table", [metric])  # as score checks them
-    report: dict[str, Any] = {"warnings": [], "metrics": {}}
+    report: dict[str, Any] = {"warnings": [], "metrics": {}, "alpha": alpha, "confidence": CONFIDENCE}
+    if by:
+        report["by"], report["correction"] = by, correction
     ids_b, ids_c = (None, None) if by_position else (_ids(baseline, "baseline", hint, id_column, id_required),
                                                             _ids(current, "current", hint, id_column, id_required))
     if ids_b is not None and ids_c is not None:
@@ -391,7 +484,7 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
         keep = [k for k, i in enumerate(at_c) if i in units]
         b, c = base.iloc[keep].reset_index(drop=True), cur.iloc[keep].reset_index(drop=True)
         kept = [common[k] for k in keep]
-        figures = _metric(b, c, metric, scale, kept)
+        figures = _metric(b, c, metric, scale, kept, resamples)
         if config is not None and config.labels.get(metric):
             figures["corrected"] = _corrected(b, c, metric, config, id_column)
         if by:
@@ -399,8 +492,9 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
             for value in sorted({str(v) for v in c[by].tolist()}):
                 rows = [i for i, v in enumerate(c[by].tolist()) if str(v) == value]
                 groups[value] = _metric(b.iloc[rows].reset_index(drop=True), c.iloc[rows].reset_index(drop=True), metric, scale,
-                                        [kept[i] for i in rows])
+                                        [kept[i] for i in rows], resamples)
             figures["by"] = groups
+            figures["significant_slices"] = _correct(groups, correction, ALPHA if alpha is None else alpha)
         report["metrics"][metric] = figures
     report["diagnosis"] = _diagnosis_moves(baseline, current, at_b, at_c, common)
     return report
@@ -425,13 +519,45 @@ def _diagnosis_moves(baseline: Any, current: Any, at_b: list[int], at_c: list[in
             "moved": {key: len(moved[key]) for key in order}, "moved_ids": {key: moved[key][:LISTED] for key in order}}
 
 
-def checks(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None) -> list[Any]:
+def _drop_check(metric: str, m: dict[str, Any], max_drop: float, alpha: float | None, where: dict[str, Any] | None = None) -> Check | None:
+    """The ``pass_rate_drop`` check of one metric's (or slice's) figures ``m``; None when no
+    change was measured. With ``alpha`` it fails only when the drop exceeds ``max_drop`` and
+    McNemar's test of it (adjusted across the slices for a slice) is at most ``alpha``."""
+    unjudged = m.get("unjudged", 0)
+    change = m["gated_change"] if unjudged else m["change"]
+    if change is None:
+        return None
+    drop = -change
+    counts = {"baseline_pass_rate": m["baseline_pass_rate"], "pass_rate": m["pass_rate"], "pairs": m["pairs"], "unjudged": unjudged,
+              "interval": m.get("change_interval")}
+    if unjudged:
+        counts.update(gated_rows=m["gated_rows"], gated_baseline_pass_rate=m["gated_baseline_pass_rate"],
+                      gated_pass_rate=m["gated_pass_rate"])
+    past = drop > max_drop
+    passed = not past
+    if alpha is not None:
+        key = "gated_mcnemar_p" if unjudged else "mcnemar_p"
+        p = m.get(f"{key}_adjusted", m.get(key)) if where else m.get(key)
+        counts.update(alpha=alpha, p=p, adjusted=bool(where) and f"{key}_adjusted" in m, past=past)
+        passed = passed or p is None or p > alpha  # a drop past the bound that could be noise passes
+    if where:
+        counts.update(where)
+    return Check(metric, Kind.PASS_RATE_DROP, passed, drop, max_drop, counts)
+
+
+def checks(report: dict[str, Any], max_regressions: int | None = None, max_drop: float | None = None,
+           alpha: float | None = None) -> list[Any]:
     """The regression gates on ``report``, as ``ragjudge.gate.Check`` results (per metric:
     ``nothing_compared`` when a gate is asked for and no row is ok in both tables,
     ``regressions`` against ``max_regressions``,
     ``pass_rate_drop`` against ``max_drop``). A row that passed in the baseline and is not
     judged now (error, skipped) counts as a regression and, for the drop, as failing now: a run
-    that errors where it used to pass has not shown that nothing got worse."""
+    that errors where it used to pass has not shown that nothing got worse.
+
+    ``alpha`` (``--alpha``, 0..1): a drop fails only when it exceeds ``max_drop`` and McNemar's
+    exact test of it has p at most ``alpha`` (a drop that noise explains passes); with ``by`` in
+    the report each slice's drop is gated too, on its p-value adjusted across the slices
+    (``report['correction']``). Without ``alpha`` the gates are the bounds alone, per metric."""
     out = []
     for metric, m in report["metrics"].items():
         unjudged = m.get("unjudged", 0)
@@ -442,14 +568,13 @@ def checks(report: dict[str, Any], max_regressions: int | None = None, max_drop:
         if max_regressions is not None:
             out.append(Check(metric, Kind.REGRESSIONS, m["regressed"] <= max_regressions, m["regressed"], max_regressions,
                              {"regressed": m["regressed"], "improved": m["improved"], "unjudged": unjudged}))
-        change = m["gated_change"] if unjudged else m["change"]
-        if max_drop is not None and change is not None:
-            drop = -change
-            counts = {"baseline_pass_rate": m["baseline_pass_rate"], "pass_rate": m["pass_rate"], "pairs": m["pairs"], "unjudged": unjudged}
-            if unjudged:
-                counts.update(gated_rows=m["gated_rows"], gated_baseline_pass_rate=m["gated_baseline_pass_rate"],
-                              gated_pass_rate=m["gated_pass_rate"])
-            out.append(Check(metric, Kind.PASS_RATE_DROP, drop <= max_drop, drop, max_drop, counts))
+        if max_drop is not None and (check := _drop_check(metric, m, max_drop, alpha)) is not None:
+            out.append(check)
+        if max_drop is not None and alpha is not None:
+            for value, g in m.get("by", {}).items():
+                if g["pairs"] and (check := _drop_check(metric, g, max_drop, alpha, {"by": report.get("by"), "slice": value,
+                                                                                       "correction": report.get("correction")})):
+                    out.append(check)
     return out
 
 
@@ -480,10 +605,11 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
     for metric, m in report["metrics"].items():
         change = _change(m["change"])
         unjudged = f" ({m['unjudged']} of them not judged now)" if m.get("unjudged") else ""
-        text = (f"{metric}: pass rate {_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} ({change}) on {count_of(m['pairs'])} ok in both; "
-                f"{m['regressed']} regressed{unjudged}, {m['improved']} improved (McNemar p {_p(m['mcnemar_p'])})")
+        text = (f"{metric}: pass rate {_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])} ({change}{_interval(m.get('change_interval'), True)}) "
+                f"on {count_of(m['pairs'])} ok in both; {m['regressed']} regressed{unjudged}, {m['improved']} improved (McNemar p {_p(m['mcnemar_p'])})")
         if "wilcoxon_p" in m:
-            text += f"; mean score {_rate(m['baseline_mean_score'])} -> {_rate(m['mean_score'])} (Wilcoxon p {_p(m['wilcoxon_p'])})"
+            text += (f"; mean score {_rate(m['baseline_mean_score'])} -> {_rate(m['mean_score'])} "
+                     f"({_change(m.get('mean_score_change'))}{_interval(m.get('mean_score_interval'), True)}, Wilcoxon p {_p(m['wilcoxon_p'])})")
         out.append(text)
         out += corrected_lines(m.get("corrected"))
         if m["regressed_ids"]:
@@ -495,12 +621,45 @@ def render(report: dict[str, Any], lines: list[str] | None = None) -> str:
             out.append(f"  improved: {', '.join(m['improved_ids'])}" + (" ..." if m["improved"] > len(m["improved_ids"]) else ""))
         if m["status_changed"]:
             out.append(f"  status changed (ok / error / skipped): {m['status_changed']} row(s)")
-        for group, g in m.get("by", {}).items():
-            out.append(f"  {group}: {_rate(g['baseline_pass_rate'])} -> {_rate(g['pass_rate'])} on {g['pairs']}; {g['regressed']} regressed, "
-                       f"{g['improved']} improved")
+        out += slice_lines(report, m)
     out += diagnosis_lines(report)
     out += lines or []
     return "\n".join(out)
+
+
+def change_lines(report: dict[str, Any]) -> list[str]:
+    """Each metric's change against the baseline as one line (pass rate and, on a scale, mean
+    score, each change with its 95% paired bootstrap interval and its p-value), then its slices
+    (``slice_lines``): what the HTML report lists."""
+    out = []
+    for metric, m in report["metrics"].items():
+        text = (f"{metric} against the baseline: pass rate {_rate(m['baseline_pass_rate'])} -> {_rate(m['pass_rate'])}, change "
+                f"{_change(m['change'])}{_interval(m.get('change_interval'), True)} (95%) on {count_of(m['pairs'])} ok in both, McNemar p {_p(m['mcnemar_p'])}")
+        if "wilcoxon_p" in m:
+            text += (f"; mean score {_rate(m['baseline_mean_score'])} -> {_rate(m['mean_score'])}, change {_change(m.get('mean_score_change'))}"
+                     f"{_interval(m.get('mean_score_interval'), True)}, Wilcoxon p {_p(m['wilcoxon_p'])}")
+        out.append(text)
+        out += [f"{metric} by {report.get('by')}:{line[1:]}" for line in slice_lines(report, m)]
+    return out
+
+
+def slice_lines(report: dict[str, Any], m: dict[str, Any]) -> list[str]:
+    """A metric's slices (``--by``) as text lines: per slice the pass rates, the change with its
+    95% interval, the rows that regressed and improved, McNemar's p raw and adjusted across the
+    slices (``*`` marks a significant change); then the slices that changed significantly."""
+    if not m.get("by"):
+        return []
+    correction, alpha = report.get("correction", "holm"), report.get("alpha") or ALPHA
+    out = []
+    for group, g in m["by"].items():
+        mark = " *" if g.get("significant") else ""
+        out.append(f"  {group}: {_rate(g['baseline_pass_rate'])} -> {_rate(g['pass_rate'])} ({_change(g['change'])}"
+                   f"{_interval(g.get('change_interval'), True)}) on {g['pairs']}; {g['regressed']} regressed, {g['improved']} improved "
+                   f"(McNemar p {_p(g['mcnemar_p'])}, adjusted {_p(g.get('mcnemar_p_adjusted'))}){mark}")
+    changed = m.get("significant_slices", [])
+    out.append(f"  changed significantly ({correction}-adjusted p <= {alpha:g}, across {len(m['by'])} slices): "
+               + (", ".join(changed) if changed else "none"))
+    return out
 
 
 def _interval(pair: list[float] | None, signed: bool = False) -> str:
@@ -545,15 +704,17 @@ REGRESSED_SHOWN = 20  # regressed row ids the Markdown summary names per metric 
 
 
 def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> dict[str, Any]:
-    """What the Markdown summary shows of ``report``: per metric the pass rates, their change and
-    p-value, and the ids of the rows that regressed (the first ``REGRESSED_SHOWN``, with how many
+    """What the Markdown summary shows of ``report``: per metric the pass rates, their change with
+    its 95% interval and p-value, the slices of ``--by`` (``slice_lines``), and the ids of the rows that regressed (the first ``REGRESSED_SHOWN``, with how many
     more), the diagnosis counts and the comparison's gate lines."""
     return {
         "baseline": baseline,
         "tests": "McNemar",
         "metrics": [{"name": metric, "baseline_pass_rate": _rate(m["baseline_pass_rate"]), "pass_rate": _rate(m["pass_rate"]),
-                     "change": _change(m["change"]), "regressed": m["regressed"], "improved": m["improved"],
+                     "change": _change(m["change"]), "interval": _interval(m.get("change_interval"), True).strip() or "-",
+                     "regressed": m["regressed"], "improved": m["improved"],
                      "p_value": _p(m["mcnemar_p"])} for metric, m in report["metrics"].items()],
+        "slices": [f"{metric} by {report.get('by')}:{line[1:]}" for metric, m in report["metrics"].items() for line in slice_lines(report, m)],
         "corrected": [f"{metric}:{line[1:]}" for metric, m in report["metrics"].items() for line in corrected_lines(m.get("corrected"))],
         "diagnosis": None if not report.get("diagnosis") else [
             {"name": name, "baseline": report["diagnosis"]["baseline"][name], "current": count,
@@ -567,4 +728,4 @@ def markdown_view(report: dict[str, Any], baseline: str, lines: list[str]) -> di
     }
 
 
-__all__ = ["compare", "checks", "corrected_lines", "render", "markdown_view", "metrics_of"]
+__all__ = ["adjusted", "compare", "checks", "corrected_lines", "paired_interval", "render", "markdown_view", "metrics_of", "slice_lines"]

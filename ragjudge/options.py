@@ -596,9 +596,12 @@ def check_engine(engine: str, ray_actors: int | None = None, names: Names = CLI)
         raise ConfigError(f"{names.given('ray_actors', ray_actors)}: give a number of actors, 1 or more")
 
 
-def check_regression_gates(max_regressions: int | None, max_drop: float | None, names: Names = CLI) -> None:
+def check_regression_gates(max_regressions: int | None, max_drop: float | None, names: Names = CLI, alpha: float | None = None) -> None:
     """Refuse regression gates that cannot mean anything: a negative count, a drop outside
-    0..1 or not a number."""
+    0..1 or not a number, a significance level ``alpha`` not strictly between 0 and 1."""
+    if alpha is not None and not (math.isfinite(alpha) and 0.0 < alpha < 1.0):
+        raise ConfigError(f"{names.given('alpha', alpha)}: give a significance level between 0 and 1 (0.05: a drop that noise "
+                          "would show one time in twenty or less fails)")
     if max_regressions is not None and max_regressions < 0:
         raise ConfigError(f"{names.given('max_regressions', max_regressions)}: give a number of rows, 0 or more")
     if max_drop is not None and not (math.isfinite(max_drop) and 0.0 <= max_drop <= 1.0):

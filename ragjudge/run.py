@@ -120,6 +120,7 @@ class ScoreRequest:
     baseline: str | None = None
     max_regressions: int | None = None
     max_drop: float | None = None
+    alpha: float | None = None
     mlflow_tracking_uri: str | None = None
     mlflow_filter: str | None = None
     mlflow_max_traces: int | None = None
@@ -167,13 +168,14 @@ class ScoreRequest:
     def wanted(self, step_summary: bool | None = None) -> Wanted:
         """The outputs asked for, as ``ragjudge.reports.outputs.finish`` writes them."""
         return Wanted(self.name, self.input_format, self.output, self.summary_json, self.junit, self.markdown, self.html,
-                      self.step_summary if step_summary is None else step_summary, self.baseline, self.max_regressions, self.max_drop)
+                      self.step_summary if step_summary is None else step_summary, self.baseline, self.max_regressions, self.max_drop,
+                      self.alpha)
 
     def recorded(self) -> dict[str, Any]:
         """What a scored Parquet file records of this request beside the config
         (``options.run_record``): the regression gates given with ``baseline``, for
         ``ragjudge report --baseline`` to apply as the run did."""
-        bounds = {"max_regressions": self.max_regressions, "max_drop": self.max_drop}
+        bounds = {"max_regressions": self.max_regressions, "max_drop": self.max_drop, "alpha": self.alpha}
         given = {key: value for key, value in bounds.items() if value is not None}
         return {"regression": given} if self.baseline and given else {}
 
@@ -212,7 +214,7 @@ class ScoreRequest:
         if self.batch_resubmit and not config.judge.batch:
             raise ConfigError(f"{names.about('batch_resubmit', True)} submits again the calls of a batch run whose create got no "
                               f"answer: add {'--batch' if self.cli else 'judge.batch: true'}, or leave it out")
-        check_regression_gates(self.max_regressions, self.max_drop, names)
+        check_regression_gates(self.max_regressions, self.max_drop, names, self.alpha)
         source = self.source if isinstance(self.source, str) else ""
         check_outputs(source, self.output, self.summary_json, self.format, self.output_format, junit=self.junit,
                       markdown=self.markdown, html=self.html, baseline=self.baseline,

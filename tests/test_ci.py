@@ -146,7 +146,7 @@ def test_a_row_that_passed_in_the_baseline_and_is_not_judged_now_is_a_regression
     assert lines(checks(report, max_regressions=2))[0].startswith("PASS sufficiency: 2 regressed row(s) <= 2")
     assert lines(checks(report, max_drop=0.28)) == [
         "FAIL sufficiency: pass rate dropped 0.29 > 0.28 (0.86 -> 0.57 on the 7 rows ok in the baseline, a row not judged now counted "
-        "as failing: 2 passed then; 1.00 -> 1.00 on the 4 rows ok in both)"]
+        "as failing: 2 passed then; 1.00 -> 1.00 on the 4 rows ok in both, change 95% [+0.00, +0.00])"]
     assert lines(checks(report, max_drop=0.3))[0].startswith("PASS sufficiency: pass rate dropped 0.29 <= 0.30")
     text = render(report).splitlines()
     assert text[1].endswith("on 4 rows ok in both; 2 regressed (2 of them not judged now), 0 improved (McNemar p -)")
@@ -172,7 +172,7 @@ def test_a_drop_of_exactly_the_bound_passes_and_the_drop_counts_every_row_ok_in_
     after = table([("ok", i < 7) for i in range(10)])
     m = compare(before, after)["metrics"]["sufficiency"]
     assert m["change"] == -0.1
-    assert lines(checks(compare(before, after), max_drop=0.1)) == ["PASS sufficiency: pass rate dropped 0.10 <= 0.10 (0.80 -> 0.70 on 10 rows ok in both)"]
+    assert lines(checks(compare(before, after), max_drop=0.1)) == ["PASS sufficiency: pass rate dropped 0.10 <= 0.10 (0.80 -> 0.70 on 10 rows ok in both, change 95% [-0.30, +0.00])"]
     # 10 rows ok in the baseline (0-4 pass, 5-9 fail); now 0 and 5-9 err: 0.5 -> 0.4 over those 10, not over 0-4 alone
     before = table([("ok", i < 5) for i in range(10)])
     after = table([("error", None) if i == 0 or i >= 5 else ("ok", True) for i in range(10)])
@@ -222,7 +222,7 @@ def test_compare_means_leave_out_a_blank_score_and_never_print_minus_zero():
     m = report["metrics"]["completeness"]
     assert m["baseline_mean_score"] == pytest.approx(3.0) and m["mean_score"] == pytest.approx(2.5)  # rows b and c
     text = render(report)
-    assert "pass rate 0.67 -> 0.67 (+0.00)" in text and "mean score 3.00 -> 2.50" in text and "nan" not in text
+    assert "pass rate 0.67 -> 0.67 (+0.00 [+0.00, +0.00])" in text and "mean score 3.00 -> 2.50" in text and "nan" not in text
 
 
 @pytest.mark.parametrize("change, shown", [(0.0, "+0.00"), (-0.0, "+0.00"), (-1 / 300, "-0.0033"), (1 / 300, "+0.0033"), (-0.25, "-0.25"),

@@ -88,13 +88,20 @@ def _text(c: Check) -> str | None:
         return f"{name}: {c.value} regressed row(s) {'>' if c.failed else '<='} {c.bound} ({why}; {n['improved']} improved)"
     if kind is Kind.PASS_RATE_DROP:
         a, b = distinct(c.value, c.bound)
+        past = n.get("past", c.failed)  # with --alpha a drop past the bound may pass (noise)
+        if n.get("slice") is not None:
+            name = f"{name} ({n['by']} = {n['slice']})"
         if n.get("unjudged"):
-            return (f"{name}: pass rate dropped {a} {'>' if c.failed else '<='} {b} ({_rate(n['gated_baseline_pass_rate'])} -> "
+            text = (f"{name}: pass rate dropped {a} {'>' if past else '<='} {b} ({_rate(n['gated_baseline_pass_rate'])} -> "
                     f"{_rate(n['gated_pass_rate'])} on the {count_of(n['gated_rows'])} ok in the baseline, a row not judged now counted as "
                     f"failing: {n['unjudged']} passed then; {_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on the "
-                    f"{count_of(n['pairs'])} ok in both)")
-        return (f"{name}: pass rate dropped {a} {'>' if c.failed else '<='} {b} "
-                f"({_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on {count_of(n['pairs'])} ok in both)")
+                    f"{count_of(n['pairs'])} ok in both{_interval(n.get('interval'))})")
+        else:
+            text = (f"{name}: pass rate dropped {a} {'>' if past else '<='} {b} "
+                    f"({_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on {count_of(n['pairs'])} ok in both{_interval(n.get('interval'))})")
+        if "alpha" in n:
+            text += _significance(n, past)
+        return text
     if kind is Kind.DIAGNOSIS_SHARE:
         if c.passed is None:
             return f"diagnosis {name}: no row has a diagnosis (sufficiency and completeness both ok), so its bound was not applied"
@@ -104,6 +111,30 @@ def _text(c: Check) -> str | None:
         a, b = distinct(c.value, c.bound)
         return f"diagnosis {name}: share {a} {'>' if c.failed else '<='} {b} ({n['count']} of {count_of(n['diagnosed'])} with a diagnosis)"
     raise AssertionError(kind)
+
+
+def _signed(value: float) -> str:
+    return f"{round(value, 2) + 0.0:+.2f}"  # + 0.0: a rounded -0.0 is 0.0
+
+
+def _interval(pair: list[float] | None) -> str:
+    """A change's 95% interval, as the drop lines print it (nothing without one)."""
+    return "" if not pair else f", change 95% [{_signed(pair[0])}, {_signed(pair[1])}]"
+
+
+def _significance(n: dict, past: bool) -> str:
+    """What ``--alpha`` decided of a drop: its McNemar p-value (adjusted across the slices for a
+    slice) against alpha, and, for a drop past the bound that noise explains, that it passes."""
+    p = n.get("p")
+    test = f"McNemar p {'adjusted (' + n['correction'] + ') ' if n.get('adjusted') else ''}"
+    if p is None:
+        said = f"; no row changed its verdict, so no test (alpha {n['alpha']:g})"
+    else:
+        shown = f"{p:.3g}" if p >= 0.001 else f"{p:.1e}"
+        said = f"; {test}{shown} {'<=' if p <= n['alpha'] else '>'} alpha {n['alpha']:g}"
+    if past and (p is None or p > n["alpha"]):
+        said += ": not significant, so the drop passes"
+    return said
 
 
 def _nothing_why(rows: int) -> str:

@@ -34,6 +34,7 @@ from ragjudge.reports.console import corrected_lines, panel_lines
 from ragjudge.panel import PANEL
 from ragjudge.reports.gate_text import marked, verdict_line
 from ragjudge.compare import checks as regression_checks, compare, corrected_lines as comparison_corrected, metrics_of as found, typed
+from ragjudge.compare import change_lines
 from ragjudge.settings import Config
 from ragjudge.records import _lookup, _text, resolve_mapping
 from ragjudge.diagnosis import of_table
@@ -297,6 +298,7 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
                                                for line in comparison_corrected(figures.get("corrected"))],
         panel=panel_lines(summary),
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
+        changes=change_lines(comparison) if comparison else [],
         warnings=[f"warning: against the baseline: {w}" for w in (comparison or {}).get("warnings", [])] + list(notes or []),
         data=_json_for_script({"metrics": metrics, "counts": counts(summary), "rows": rows_data(frame, metrics, mapping, by, comparison)}),
     )
@@ -340,7 +342,8 @@ def from_table(frame: Any, config: Any, *, source: str | None = None, by: str | 
         if said is not None:
             said.extend(f"warning: {w}" for w in comparison["warnings"])
         if regression and gate is not None:
-            gate = with_regressions(gate, regression_checks(comparison, regression.get("max_regressions"), regression.get("max_drop")))
+            gate = with_regressions(gate, regression_checks(comparison, regression.get("max_regressions"), regression.get("max_drop"),
+                                                                regression.get("alpha")))
     scales = {item["name"]: tuple(item["scale"]) for item in describe(config)}
     assert gate is not None
     return build(frame, summary, gate, title=title, source=source, by=by, baseline=baseline, comparison=comparison, mapping=mapping,

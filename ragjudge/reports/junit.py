@@ -97,7 +97,8 @@ def build(frame: Any, summary: Summary, seconds: float, comparison: dict[str, An
             text = line(check)
             if text is None:
                 continue
-            case = TestCase(f"{check.metric or 'run'}: {check.check.value}", classname="gate", time=0.0)
+            where = f" ({check.counts['by']} = {check.counts['slice']})" if check.counts.get("slice") is not None else ""  # a slice's own gate
+            case = TestCase(f"{check.metric or 'run'}{where}: {check.check.value}", classname="gate", time=0.0)
             if check.passed is False:
                 case.result = [Failure(_text(failure(check) or text), "gate")]
             elif check.passed is None:

@@ -33,6 +33,7 @@ class Wanted:
     baseline: str | None = None
     max_regressions: int | None = None
     max_drop: float | None = None
+    alpha: float | None = None  # --alpha: a drop past max_drop fails only when significant at it
 
 
 @dataclass
@@ -62,8 +63,8 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
         scales = {item["name"]: item["kind"] == "scale" for item in describe(config)}
         comparison = compare(read_table(wanted.baseline), result.table, metrics=list(result.summary.metrics), scales=scales,
                              hint=SCORE_HINT, names=(f"--baseline {wanted.baseline}", "the scored table"), id_column=ids, levels=units,
-                             id_required=config.columns.id is not None, config=config)
-        checks = regression_checks(comparison, wanted.max_regressions, wanted.max_drop)
+                             id_required=config.columns.id is not None, config=config, alpha=wanted.alpha)
+        checks = regression_checks(comparison, wanted.max_regressions, wanted.max_drop, wanted.alpha)
         gate = with_regressions(gate, checks)
         lines = render(comparison, []).splitlines()
         comparison = {**comparison, "baseline": wanted.baseline, "gate_lines": gate_lines(checks)}
