@@ -224,6 +224,11 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: An
             item.prompt_tokens += counter(call.messages)
             item.expected_completion_tokens += _expected(call, 8)
             item.max_completion_tokens += budget(model, call)
+        ahead = getattr(judge, "unanswered", None)
+        if ahead is not None:  # the judge renders the calls it expects after a reply not known yet (sufficient_k's search)
+            for later in ahead(call):
+                _final(model, tempered(later, temperature, samples), item, counter, seen, 1, cached=True)
+            return
         # the next call cannot be rendered before this one's reply: rendered from the reference's sentences
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", record.expected_response or "") if s.strip()][:8]
         call = judge.follow_up(call, Verdict(metric=judge.name, status="ok", details={"statements": sentences or ["(statement)"]}))
