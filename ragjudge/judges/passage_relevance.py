@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from ragjudge.strict import Strict
+from ragjudge.types import PREDICATE, Question
 from ragjudge.judges.base import (
     OK,
     SCALE,
@@ -156,8 +157,6 @@ class PassageRelevanceJudge(Judge):
         passage, ``passage_N`` (``ragjudge.types.Question``). Not sent yet: a ``Call`` carries
         messages only until the decision-model protocol lands (issue 61); the judge's ``parse``
         then reads ``Answer.probability`` per passage as it reads P(true) now."""
-        from ragjudge.types import PREDICATE, Question
-
         return [Question(id=f"passage_{n}", kind=PREDICATE,
                          instructions=f"Is passage {n} relevant to the request: does it hold information that helps answer it?",
                          yes_means="the passage helps answer the request", no_means="the passage is about something else or does not help")

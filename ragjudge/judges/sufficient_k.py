@@ -94,7 +94,8 @@ class SufficientKJudge(Judge):
         if isinstance(first, Verdict):
             if first.status == OK:  # an empty retrieval: nothing is sufficient
                 return Verdict(metric=METRIC, status=OK, score=0.0, passed=self.passes(0.0), rationale=first.rationale, mode=first.mode,
-                               details={"k": None, "n": 0, "never": True, "monotone": True, "probes": [], "saved": 0})
+                               details={"k": None, "n": 0, "never": True, "monotone": True, "probes": [], "saved": 0,
+                                        "prefixes": {"k": None, "n": 0, "monotone": True, "passage_tokens": []}})
             return first.copy(metric=METRIC)
         n = len(record.passages)
         return self._probe(first, record, n, {"n": n, "lo": 0, "hi": n, "probes": [], "stage": SEARCH})
@@ -186,16 +187,17 @@ class SufficientKJudge(Judge):
         monotone = not any(ok_short and not ok_long for short, ok_short in probes for long, ok_long in probes
                            if short < long) if sufficient else True
         never = k is None
-        saved = 0
-        if k is not None and record is not None:
-            saved = sum(math.ceil(len(p.text.encode("utf-8")) / BYTES_PER_TOKEN) for p in record.passages[k:])
+        tokens = [math.ceil(len(p.text.encode("utf-8")) / BYTES_PER_TOKEN) for p in record.passages] if record is not None else []
+        saved = sum(tokens[k:]) if k is not None else 0
         score = 1.0 if k is not None and k <= self.options.top_k else 0.0
         said = ("no prefix is sufficient: the whole context is not" if never else
                 f"sufficient by k = {k} of {n} passages" + ("" if monotone else "; not monotone: a longer prefix was judged insufficient"))
         out = Verdict(metric=METRIC, status=OK, score=score, rationale=f"{said}. {whole.rationale}" if whole.rationale else said,
                       mode=whole.mode, missing=list(whole.missing) if never else [],
                       details={"k": k, "n": n, "never": never, "monotone": monotone, "saved": saved,
-                               "probes": [[a, b] for a, b in probes]})
+                               "probes": [[a, b] for a, b in probes],
+                               # what the summary counts (ragjudge.prefixes.PrefixCounts): the k distribution, tokens a top-k saves
+                               "prefixes": {"k": k, "n": n, "monotone": monotone, "passage_tokens": tokens}})
         out.usage, out.cached, out.raw = verdict.usage, verdict.cached, verdict.raw
         return super().decide(out, call)
 

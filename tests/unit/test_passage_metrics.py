@@ -219,3 +219,36 @@ def test_a_dry_run_counts_the_search_calls(run_score, tmp_path, judge):
     assert figures["sufficient_k"]["calls"] == 3 * 5
     assert figures["passage_relevance"]["calls"] == 3
     assert judge.calls == 0
+
+
+def test_the_summary_gives_the_k_distribution_and_the_tokens_a_top_k_would_save(run_score, tmp_path, judge):
+    rows = gold_rows(10, 10, seed=3)
+    rows[9]["context"] = [f"Rainfall in district x-{j} was measured." for j in range(10)]  # never sufficient
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    summary, markdown = tmp_path / "s.json", tmp_path / "s.md"
+    result = run_score(source, metric=["sufficient_k"], min_pass_rate=["0"], summary_json=str(summary), markdown=str(markdown))
+    assert result.code == 0, result.text
+    figures = json.loads(summary.read_text())["metrics"]["sufficient_k"]["sufficient_k"]
+    golds = sorted(row["gold"] for row in rows[:9])
+    assert figures["rows"] == 10 and figures["never"] == 1 and figures["never_share"] == 0.1
+    assert figures["by_k"] == {str(k): golds.count(k) for k in sorted(set(golds))}
+    assert figures["sufficient_by"][str(golds[-1])] == 0.9 and figures["k_for_90"] == golds[-1]
+    tokens = [[math.ceil(len(p.encode()) / 4) for p in row["context"]] for row in rows]
+    assert figures["tokens"] == sum(map(sum, tokens))
+    assert figures["tokens_saved_at_k_for_90"] == sum(sum(t[golds[-1]:]) for t in tokens)
+    line = next(text for text in markdown.read_text().splitlines() if text.startswith("- sufficient_k: 90% of 10 rows"))
+    assert f"sufficient by k = {golds[-1]}; the retriever returned 10 passages" in line and "never sufficient 1 row (0.10)" in line
+
+
+def test_passage_relevance_has_one_predicate_per_passage_ready_for_a_decision_model():
+    # not sent yet: a Call carries messages only until the decision-model protocol lands (issue 61)
+    from ragjudge.judges.passage_relevance import PassageRelevanceJudge
+    from ragjudge.records import EvalRecord, Passage
+    from ragjudge.settings import load_config
+    from ragjudge.types import PREDICATE
+
+    judge = PassageRelevanceJudge(load_config(None).judge)
+    call = judge.prepare(EvalRecord(0, request="Who?", passages=[Passage("a"), Passage("b"), Passage("c")]))
+    questions = judge.questions(call)
+    assert [q.id for q in questions] == ["passage_1", "passage_2", "passage_3"] and {q.kind for q in questions} == {PREDICATE}
+    assert "passage 2" in questions[1].instructions
