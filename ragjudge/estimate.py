@@ -4,7 +4,8 @@ The input is read, mapped and checked exactly as a real run does (bad input is t
 2), every prompt is rendered and looked up in the response cache, and per metric it counts
 the rows to judge, the rows skipped (with the reasons), the cache hits, the rows whose prompt
 is past the model's known input limit (error rows in a run, no call) and the calls to make
-(completeness's statements calls included, once per distinct ground truth). No provider is
+(completeness's statements calls included, once per distinct ground truth; sufficient_k's search
+as a row whose first passage suffices makes it: ``SufficientKJudge.unanswered``). No provider is
 called and no table is written.
 
 Tokens: prompt tokens are counted with the judge model's tokenizer where litellm ships one

@@ -60,7 +60,9 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
     and completeness is 1 + 4 x (covered share), rounded. A judge defined in YAML
     (``judge_NAME``, its ``schema`` given) is answered from the response's sentences found in
     the passages: each is a claim, supported as a fact is; the verdict is yes when all are; a
-    scale's score is its lowest plus the supported share of its range, rounded. ``model``: the
+    scale's score is its lowest plus the supported share of its range, rounded. Passage relevance
+    (``passage_relevance``): a passage is relevant when it holds the request's share of content
+    words a fact needs to be supported. ``model``: the
     judge model asked; its name sets the shares (``leaning``: lenient, strict)."""
     fact_share, statement_share = leaning(model)
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
@@ -118,7 +120,7 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
 def fake_logprobs(content: str, p_yes: float = 0.8, p_true: float = 0.9, p_scores: dict[int, float] | None = None) -> dict[str, Any]:
     """Token log-probabilities for ``content``: every token certain, except the verdict
     value, where "yes" gets probability ``p_yes`` and "no" the rest (``p_true`` likewise for
-    each "supported" and "covered"), and the completeness score, spread as ``p_scores`` when set."""
+    each "supported", "covered" and "relevant"), and the completeness score, spread as ``p_scores`` when set."""
     import math
 
     tokens: list[dict[str, Any]] = []

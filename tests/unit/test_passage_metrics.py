@@ -252,3 +252,31 @@ def test_passage_relevance_has_one_predicate_per_passage_ready_for_a_decision_mo
     questions = judge.questions(call)
     assert [q.id for q in questions] == ["passage_1", "passage_2", "passage_3"] and {q.kind for q in questions} == {PREDICATE}
     assert "passage 2" in questions[1].instructions
+
+
+@pytest.mark.parametrize("metric", ["passage_relevance", "sufficient_k"])
+def test_a_panel_combines_each_members_own_verdict(run_score, tmp_path, metric):
+    import statistics
+
+    from conftest import SAMPLE
+
+    source = str(SAMPLE / "rag_eval.jsonl")
+    members = {"fake_judge": "openai/fake-judge", "fake_lenient": "openai/fake-lenient", "fake_strict": "openai/fake-strict"}
+    alone = {}
+    for name, model in members.items():
+        out = tmp_path / f"{name}.jsonl"
+        assert run_score(source, metric=[metric], model=model, output=str(out), min_pass_rate=["0"], no_cache=True).code == 0
+        alone[name] = read_jsonl(out)
+    out = tmp_path / "panel.jsonl"
+    result = run_score(source, metric=[metric], output=str(out), min_pass_rate=["0"], set_=[f"judge.panel={json.dumps(list(members.values()))}"])
+    assert result.code == 0, result.text
+    rows = read_jsonl(out)
+    judged = [i for i, row in enumerate(rows) if row[f"{metric}_status"] == "ok"]
+    assert judged
+    differ = 0
+    for i in judged:
+        scores = [alone[name][i][f"{metric}_score"] for name in members]
+        assert [rows[i][f"{metric}_panel_{name}_score"] for name in members] == scores
+        assert rows[i][f"{metric}_score"] == statistics.median_low(scores)
+        differ += len(set(scores)) > 1
+    assert differ >= 1  # the members disagree on some row
