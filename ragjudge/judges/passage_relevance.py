@@ -164,8 +164,10 @@ class PassageRelevanceJudge(Judge):
 
     def parse(self, reply: Reply, call: Call) -> Verdict:
         """The reply -> an ok ``Verdict`` with ``details["relevant"]`` (one flag per passage, in
-        order) and, when log-probabilities were asked, ``details["p_relevant"]``. Raises
-        ``ParseError`` when a passage is left unjudged (omitted, numbered outside 1..N, or
+        order) and, when log-probabilities were asked, ``details["p_relevant"]``. A reply that
+        lists only passages it marks relevant (each once, numbered) leaves the others not
+        relevant, and the rationale says so. Raises ``ParseError`` when a passage is left
+        unjudged otherwise (omitted beside a passage marked not relevant, numbered outside 1..N,
         judged twice with different marks): the chokepoint asks again, then the row is an error."""
         data = load_reply(reply.text, schema_of(call))
         count = len(call.items)
@@ -174,9 +176,12 @@ class PassageRelevanceJudge(Judge):
             raise ParseError("the reply judges no passage")
         flags, entry_items, problems = read_items(entries, "passage", "relevant", count, conflict_unjudged=True)
         unjudged = [i + 1 for i, flag in enumerate(flags) if flag is None]
-        if unjudged:
+        listed_relevant = not problems and all(flag is not False for flag in flags)
+        if unjudged and not listed_relevant:
             why = f"; {'; '.join(problems)}" if problems else ""
             raise ParseError(f"passage(s) {', '.join(map(str, unjudged))} of {count} not judged{why}")
+        # a reply that lists only passages it marks relevant (the embedded 1.5B judge does): the others are not relevant
+        flags = [bool(flag) for flag in flags]
         reasons = [""] * count
         for entry, index in zip(entries, entry_items):
             if index is not None and isinstance(entry, dict) and entry.get("reason"):
@@ -190,8 +195,9 @@ class PassageRelevanceJudge(Judge):
                     p[index] = value  # type: ignore[index]
                 details["p_relevant"] = p
         relevant = [i + 1 for i, flag in enumerate(flags) if flag]
+        unlisted = f"; passage(s) {', '.join(map(str, unjudged))} not listed, so not relevant" if unjudged else ""
         rationale = (f"{len(relevant)} of {count} passages relevant" + (f" ({', '.join(map(str, relevant))})" if relevant else "")
-                     + "".join(f"; {i}: {reasons[i - 1]}" for i in relevant[:3] if reasons[i - 1]))
+                     + unlisted + "".join(f"; {i}: {reasons[i - 1]}" for i in relevant[:3] if reasons[i - 1]))
         return Verdict(metric=METRIC, status=OK, score=None, rationale=rationale, details=details)
 
     def decide(self, verdict: Verdict, call: Call) -> Verdict:

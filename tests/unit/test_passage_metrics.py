@@ -71,14 +71,26 @@ def test_passage_relevance_places_each_mark_by_its_number_not_its_position(run_s
 
 
 def test_a_reply_that_leaves_a_passage_unjudged_is_asked_again_then_an_error(run_score, tmp_path, judge):
-    partial = json.dumps({"passages": [{"passage": 1, "relevant": True, "reason": "x"}]})
+    partial = json.dumps({"passages": [{"passage": 1, "relevant": False, "reason": "x"}, {"passage": 3, "relevant": True, "reason": "y"}]})
     judge.replies.extend([partial, partial])
-    rows = [{"id": "a", "request": "Who founded it?", "context": ["one", "two"]}]
+    rows = [{"id": "a", "request": "Who founded it?", "context": ["one", "two", "three"]}]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance"], min_pass_rate=["0"], max_error_rate=["1"], output=str(out))
+    written = read_jsonl(out)[0]
+    assert written["passage_relevance_status"] == "error" and judge.calls == 2
+    assert "passage(s) 2 of 3 not judged" in written["passage_relevance_error"]
+
+
+# the embedded 1.5B judge, on CLAPNQ rows (bench/passages.py): it listed only the passage it found relevant, and every row was an error
+def test_a_reply_that_lists_only_the_relevant_passages_leaves_the_others_not_relevant(run_score, tmp_path, judge):
+    judge.replies.append(json.dumps({"passages": [{"passage": 3, "relevant": True, "reason": "names the founder"}]}))
+    rows = [{"id": "a", "request": "Who founded it?", "context": ["one", "two", "three", "four"]}]
     out = tmp_path / "out.jsonl"
     run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance"], min_pass_rate=["0"], output=str(out))
     written = read_jsonl(out)[0]
-    assert written["passage_relevance_status"] == "error" and judge.calls == 2
-    assert "passage(s) 2 of 2 not judged" in written["passage_relevance_error"]
+    assert written["passage_relevance_status"] == "ok" and judge.calls == 1
+    assert written["passage_relevance_verdicts"] == ["no", "no", "yes", "no"] and written["passage_relevance_first_relevant"] == 3
+    assert "passage(s) 1, 2, 4 not listed, so not relevant" in written["passage_relevance_rationale"]
 
 
 def test_passage_relevance_reads_each_passage_probability_with_a_yes_threshold(run_score, tmp_path, judge):
