@@ -58,6 +58,22 @@ def build(data: Path, rows: int, passages: int, seed: int) -> list[dict]:
     return built
 
 
+def build_squad(data: Path, rows: int, seed: int) -> list[dict]:
+    """SQuAD 2.0 gold-removed rows whose gold paragraph was kept (``label_sufficient`` true): two
+    paragraphs of one article, the one the annotators' answer span is in (``gold_answers``) and
+    another; ``gold_rank`` is the rank of the one holding an answer."""
+    every = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kept = [r for r in every if r["label_sufficient"] is True]
+    chosen = random.Random(seed).sample(kept, min(rows, len(kept)))
+    built = []
+    for row in chosen:
+        holds = [any(a.lower() in p.lower() for a in row["gold_answers"]) for p in row["context"]]
+        if holds.count(True) != 1:
+            continue
+        built.append({"id": row["id"], "request": row["request"], "context": row["context"], "gold_rank": holds.index(True) + 1})
+    return built
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "clapnq_sufficiency_dev.jsonl"))
@@ -67,15 +83,19 @@ def main() -> None:
     parser.add_argument("--config", default=str(ROOT / "configs" / "local.yaml"))
     parser.add_argument("--cache-dir", default=str(Path(tempfile.gettempdir()) / "ragjudge-bench-passages"))
     parser.add_argument("--out", default=None, help="the scored table (JSON Lines); default: a temporary file")
+    parser.add_argument("--squad", default=None, help="passage_relevance alone on SQuAD 2.0 gold-removed rows that kept their gold "
+                                                      "paragraph (squad2_goldremoved_sufficiency_dev.jsonl): the answer's paragraph "
+                                                      "against another of its article")
     args = parser.parse_args()
 
-    rows = build(Path(args.data), args.rows, args.passages, args.seed)
+    rows = build_squad(Path(args.squad), args.rows, args.seed) if args.squad else build(Path(args.data), args.rows, args.passages, args.seed)
     work = Path(tempfile.mkdtemp(prefix="ragjudge-passages-"))
     source = work / "rows.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = Path(args.out) if args.out else work / "scored.jsonl"
     summary = work / "summary.json"
-    command = [sys.executable, "-m", "ragjudge", "score", str(source), "-c", args.config, "-m", "passage_relevance", "-m", "sufficient_k",
+    metrics = ["-m", "passage_relevance"] if args.squad else ["-m", "passage_relevance", "-m", "sufficient_k"]
+    command = [sys.executable, "-m", "ragjudge", "score", str(source), "-c", args.config, *metrics,
                "--set", "passage_relevance.yes_threshold=0.5", "--min-pass-rate", "0", "--max-error-rate", "1", "--cache-dir", args.cache_dir,
                "-o", str(out), "--summary-json", str(summary), "-q"]
     started = time.monotonic()
@@ -105,7 +125,8 @@ def main() -> None:
     odd = sum(1 for r in k_rows if r["sufficient_k_monotone"] is False)
     beyond = [len((r["sufficient_k_probes"] or "").split()) - 1 for r in k_rows]
 
-    print(f"rows {len(rows)} ({args.passages} passages each, gold at a random rank; seed {args.seed}); judge {args.config}; "
+    shape = "SQuAD 2.0: the answer's paragraph and another of its article" if args.squad else f"{args.passages} passages each, gold at a random rank"
+    print(f"rows {len(rows)} ({shape}; seed {args.seed}); judge {args.config}; "
           f"{took:.0f} s; provider calls {figures.get('provider_calls')}")
     print("passage_relevance (passage_relevance.yes_threshold 0.5):")
     print(f"  rows ok {relevance_rows} of {len(rows)}")
@@ -118,6 +139,8 @@ def main() -> None:
 
         auc = mannwhitneyu(p_gold, p_other).statistic / (len(p_gold) * len(p_other))
         print(f"  AUC of P(relevant)     {auc:.2f} ({len(p_gold)} gold, {len(p_other)} other passages)")
+    if args.squad:
+        return
     print("sufficient_k (the sufficiency settings of the config):")
     print(f"  rows ok {len(k_rows)} of {len(rows)}")
     print(f"  k = gold rank          {wilson(equal, len(k_rows))}")
