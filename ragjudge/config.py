@@ -47,6 +47,9 @@ from ragjudge.panel import RULES as PANEL_RULES, default_quorum, member_name
 METRICS: tuple[str, ...] = _metrics.names()
 """The built-in metrics, each a section of the config named after it: ``ragjudge.metrics.BUILT_IN``,
 the one registry (its judges, in this order)."""
+DEFAULT_METRICS: tuple[str, ...] = _metrics.defaults()
+"""The built-in metrics a run judges when none is named (``Metric.default``); the gate's default
+bounds and a single ``min_pass_rate`` number name these, and any other metric the config names."""
 FIELDS: tuple[str, ...] = ("id", "request", "context", "expected_facts", "expected_response", "response")
 
 BUNDLED: tuple[str, ...] = ("default", "local", "mlflow")
@@ -79,7 +82,7 @@ MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "suff
                          "mode": "sufficiency", "ground_truth": "sufficiency",  # these never were judge keys: flat keywords only
                          "quote_check": "sufficiency", "request_evidence": "sufficiency", "statement_evidence": "completeness", "evidence_weight": "completeness"}
 
-__all__ = ["BUNDLED", "FIELDS", "METRICS", "MOVED", "PANEL_RULES", "BadEntry", "CacheSettings", "Columns", "GateSettings", "JudgeSettings",
+__all__ = ["BUNDLED", "DEFAULT_METRICS", "FIELDS", "METRICS", "MOVED", "PANEL_RULES", "BadEntry", "CacheSettings", "Columns", "GateSettings", "JudgeSettings",
            "PanelMember", "Price", "RawConfig",
            "bundled_config", "load_as", "read_raw_config", "read_file", "validate"]
 
@@ -270,7 +273,7 @@ class GateSettings(_Strict):
     judged rows) and the skip-rate ceiling (0..1, per metric: skipped / all rows; 1.0 never
     fails), e.g. 0.1 to fail a run where a retriever left many rows without context."""
 
-    min_pass_rate: dict[str, float] = Field(default_factory=lambda: {m: 1.0 for m in METRICS},
+    min_pass_rate: dict[str, float] = Field(default_factory=lambda: {m: 1.0 for m in DEFAULT_METRICS},
                                             description="per metric, the lowest pass rate over ok rows that passes the gate (0..1); a "
                                                         "single number applies to every metric")
     max_error_rate: float | dict[str, float] = Field(0.0, description="per metric, the highest share of judged rows with status error "
@@ -308,7 +311,7 @@ class GateSettings(_Strict):
     @classmethod
     def _scalar_applies_to_all(cls, value: Any) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return {m: float(value) for m in METRICS}
+            return {m: float(value) for m in DEFAULT_METRICS}
         return value
 
     @field_validator("min_pass_rate")
@@ -370,7 +373,7 @@ class _RawConfigBase(_Strict):
     columns: Columns = Field(default_factory=Columns, description="where each canonical field is in the input")
     judge: JudgeSettings = Field(default_factory=JudgeSettings, description="the judge model and how it is called")
     metrics: list[str] = Field(default_factory=lambda: list(_metrics.defaults()), min_length=1,
-                               description="the metrics to judge: sufficiency, completeness, groundedness or a judge defined under judges:")
+                               description="the metrics to judge: sufficiency, completeness, passage_relevance, sufficient_k, groundedness or a judge defined under judges:")
     thresholds: dict[str, float] = Field(default_factory=dict,
                                          description="per metric, a row passes at score >= threshold (sufficiency: 1.0 yes / 0.0 no; "
                                                      "completeness: 1..5, Azure AI Evaluation's scale)")
@@ -438,7 +441,7 @@ class _RawConfigBase(_Strict):
         every = rate if isinstance(rate, (int, float)) and not isinstance(rate, bool) else (rate.get("*") if isinstance(rate, dict) else None)
         named = [k for k in rate if k != "*"] if isinstance(rate, dict) else []
         if every is not None:
-            names = list(METRICS)
+            names = list(DEFAULT_METRICS)
             metrics = data.get("metrics")
             names += [m for m in metrics if isinstance(m, str)] if isinstance(metrics, list) else []
             judges = data.get("judges")

@@ -4,7 +4,8 @@ The input is read, mapped and checked exactly as a real run does (bad input is t
 2), every prompt is rendered and looked up in the response cache, and per metric it counts
 the rows to judge, the rows skipped (with the reasons), the cache hits, the rows whose prompt
 is past the model's known input limit (error rows in a run, no call) and the calls to make
-(completeness's statements calls included, once per distinct ground truth). No provider is
+(completeness's statements calls included, once per distinct ground truth; sufficient_k's search
+as a row whose first passage suffices makes it: ``SufficientKJudge.unanswered``). No provider is
 called and no table is written.
 
 Tokens: prompt tokens are counted with the judge model's tokenizer where litellm ships one
@@ -224,6 +225,11 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: An
             item.prompt_tokens += counter(call.messages)
             item.expected_completion_tokens += _expected(call, 8)
             item.max_completion_tokens += budget(model, call)
+        ahead = getattr(judge, "unanswered", None)
+        if ahead is not None:  # the judge renders the calls it expects after a reply not known yet (sufficient_k's search)
+            for later in ahead(call):
+                _final(model, tempered(later, temperature, samples), item, counter, seen, 1, cached=True)
+            return
         # the next call cannot be rendered before this one's reply: rendered from the reference's sentences
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", record.expected_response or "") if s.strip()][:8]
         call = judge.follow_up(call, Verdict(metric=judge.name, status="ok", details={"statements": sentences or ["(statement)"]}))

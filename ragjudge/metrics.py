@@ -31,6 +31,11 @@ BUILT_IN: tuple[Metric, ...] = (
     Metric("sufficiency", "ragjudge.judges.sufficiency", "SufficiencyJudge",
            "sufficiency's own settings: probability thresholds, the evidence check, the order of the reply"),
     Metric("completeness", "ragjudge.judges.completeness", "CompletenessJudge", "completeness's own settings: how the score is read"),
+    Metric("passage_relevance", "ragjudge.judges.passage_relevance", "PassageRelevanceJudge",
+           "passage_relevance's own settings: the k of the score, the ks of the precision columns, a probability threshold",
+           default=False),
+    Metric("sufficient_k", "ragjudge.judges.sufficient_k", "SufficientKJudge",
+           "sufficient_k's own settings: the top-k a row must be sufficient by, the check of the search", default=False),
 )
 
 

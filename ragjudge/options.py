@@ -32,7 +32,7 @@ from ragjudge.transports import resolve_model
 from ragjudge import prices
 from ragjudge.judges import bundled_names
 from ragjudge.settings import Config
-from ragjudge.config import FIELDS, METRICS, RawConfig, read_file, validate
+from ragjudge.config import DEFAULT_METRICS, FIELDS, METRICS, RawConfig, read_file, validate
 from ragjudge.io import FORMATS, read_record, SUFFIXES
 
 _JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost",
@@ -478,7 +478,7 @@ def _check_flag_metrics(data: dict[str, Any], sources: dict[str, str], held: Seq
                                   + f" It holds {', '.join(held) or 'no metric'}; a setting for another metric applies to nothing")
         return
     metrics = data.get("metrics")
-    run = [str(m) for m in metrics] if isinstance(metrics, list) and metrics else list(METRICS)
+    run = [str(m) for m in metrics] if isinstance(metrics, list) and metrics else list(DEFAULT_METRICS)
     if "*" in run:  # no metric: the config's own check says so
         return
     for metric, where in _flag_metrics(data, sources):

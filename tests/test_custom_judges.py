@@ -16,6 +16,8 @@ def test_judges_lists_built_in_bundled_and_configured_metrics(run_cli, tmp_path)
     assert "sufficiency (built-in, default): yes/no, pass at >= 0.5; needs request, context" in result.stdout
     assert "completeness (built-in, default): 1..5, pass at >= 3; needs response, expected_response|expected_facts" in result.stdout
     assert "groundedness (bundled): yes/no, pass at >= 0.5; needs context, response" in result.stdout
+    assert "passage_relevance (built-in): 0..1, pass at >= 0.5; needs request, context" in result.stdout  # judged when named (issue 63)
+    assert "sufficient_k (built-in): yes/no, pass at >= 0.5; needs request, context" in result.stdout
     assert "faithful_1to5 (config): 1..5, pass at >= 4; needs context, response" in result.stdout
 
 

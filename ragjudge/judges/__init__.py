@@ -75,7 +75,21 @@ def make_judges(config: Any) -> list[Any]:
             cls = judge_class(name)
             extension = config.extend.get(name)
             options = getattr(config, name, None)
+            shared = {other: _section(config, other) for other in getattr(cls, "shares", ())}
             judges.append(cls(config.judge, config.thresholds.get(name, cls.default_threshold),
                               extension=None if extension is None else Extension.model_validate(extension),
-                              options=None if options is None or cls.Settings is None else cls.Settings.model_validate(options)))
+                              options=None if options is None or cls.Settings is None else cls.Settings.model_validate(options),
+                              **({"shared": shared} if shared else {})))
     return judges
+
+
+def _section(config: Any, name: str) -> tuple[Any, Any, float]:
+    """What a judge that makes the built-in metric ``name``'s calls (``Judge.shares``: sufficient_k
+    makes sufficiency's) needs to make them as that metric does, so that they share its cache
+    keys and decisions: ``name``'s extension, own settings and threshold in ``config``."""
+    cls = judge_class(name)
+    extension = config.extend.get(name)
+    options = getattr(config, name, None)
+    return (None if extension is None else Extension.model_validate(extension),
+            None if options is None or cls.Settings is None else cls.Settings.model_validate(options),
+            config.thresholds.get(name, cls.default_threshold))

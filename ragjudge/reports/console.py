@@ -64,7 +64,7 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     text = diagnosis_line(summary)
     if text:
         console.print(text, highlight=False, markup=False, soft_wrap=True)
-    for text in [*corrected_lines(summary), *panel_lines(summary)]:
+    for text in [*corrected_lines(summary), *panel_lines(summary), *prefix_lines(summary)]:
         console.print(text, highlight=False, markup=False, soft_wrap=True)
     usage = summary.usage
     cost = usage.cost_usd
@@ -116,6 +116,13 @@ def panel_lines(summary: Summary) -> list[str]:
     cost and most common failure, then the members' pairwise agreement and Fleiss' kappa
     (``ragjudge.panel.PanelCounts.lines``); none without a panel."""
     return [line for name, m in summary.metrics.items() if m.panel is not None for line in m.panel.lines(name)]
+
+
+def prefix_lines(summary: Summary) -> list[str]:
+    """Per metric that counts prefixes (``sufficient_k``), the distribution of the smallest
+    sufficient k, the tokens a top-k of the size that makes 90% of rows sufficient would save,
+    and the rows never sufficient (``ragjudge.prefixes.PrefixCounts.lines``); none otherwise."""
+    return [line for name, m in summary.metrics.items() if m.prefixes is not None for line in m.prefixes.lines(name)]
 
 
 def diagnosis_line(summary: Summary) -> str | None:

@@ -30,7 +30,7 @@ from typing import Any
 
 from ragjudge.counting import _texts, first_rows, id_column, levels_of_config, panel_cells, row_names, summarize, unit_rows, SPAN
 from ragjudge.gate import check_gate, GateResult, Summary, with_regressions
-from ragjudge.reports.console import corrected_lines, panel_lines
+from ragjudge.reports.console import corrected_lines, panel_lines, prefix_lines
 from ragjudge.panel import PANEL
 from ragjudge.reports.gate_text import marked, verdict_line
 from ragjudge.compare import checks as regression_checks, compare, corrected_lines as comparison_corrected, metrics_of as found, typed
@@ -297,6 +297,7 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
         corrected=corrected_lines(summary) + [f"{metric} against the baseline:{line[1:]}" for metric, figures in (comparison or {}).get("metrics", {}).items()
                                                for line in comparison_corrected(figures.get("corrected"))],
         panel=panel_lines(summary),
+        prefixes=prefix_lines(summary),
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
         changes=change_lines(comparison) if comparison else [],
         warnings=[f"warning: against the baseline: {w}" for w in (comparison or {}).get("warnings", [])] + list(notes or []),

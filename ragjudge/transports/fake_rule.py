@@ -60,7 +60,9 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
     and completeness is 1 + 4 x (covered share), rounded. A judge defined in YAML
     (``judge_NAME``, its ``schema`` given) is answered from the response's sentences found in
     the passages: each is a claim, supported as a fact is; the verdict is yes when all are; a
-    scale's score is its lowest plus the supported share of its range, rounded. ``model``: the
+    scale's score is its lowest plus the supported share of its range, rounded. Passage relevance
+    (``passage_relevance``): a passage is relevant when it holds the request's share of content
+    words a fact needs to be supported. ``model``: the
     judge model asked; its name sets the shares (``leaning``: lenient, strict)."""
     fact_share, statement_share = leaning(model)
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
@@ -72,6 +74,13 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
         # not one of ragjudge's prompts (e.g. another tool's judge in a side-by-side
         # benchmark): a generic yes/no reply in the common {"rationale", "result"} shape
         return {"rationale": "Generic reply from the fake judge server.", "result": "yes"}
+    if schema_name == "passage_relevance":  # a passage is relevant when it holds the request's words as a fact's supporting passage does
+        request = _words(_section(user, "request"))
+        marks = []
+        for number, passage in enumerate(_items(_section(user, "context")), start=1):
+            share = len(request & _words(passage)) / len(request) if request else 0.0
+            marks.append({"passage": number, "relevant": share >= fact_share, "reason": f"{share:.0%} of the request's words"})
+        return {"passages": marks}
     if schema_name is None:
         schema_name = "completeness_statements" if "<ground_truth>" in user else "completeness" if "<statements>" in user else (
             "sufficiency_grounded" if "<expected_facts>" in user else "sufficiency_reference_free")
@@ -111,7 +120,7 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
 def fake_logprobs(content: str, p_yes: float = 0.8, p_true: float = 0.9, p_scores: dict[int, float] | None = None) -> dict[str, Any]:
     """Token log-probabilities for ``content``: every token certain, except the verdict
     value, where "yes" gets probability ``p_yes`` and "no" the rest (``p_true`` likewise for
-    each "supported" and "covered"), and the completeness score, spread as ``p_scores`` when set."""
+    each "supported", "covered" and "relevant"), and the completeness score, spread as ``p_scores`` when set."""
     import math
 
     tokens: list[dict[str, Any]] = []
@@ -119,7 +128,8 @@ def fake_logprobs(content: str, p_yes: float = 0.8, p_true: float = 0.9, p_score
         entry = {"token": piece, "logprob": 0.0, "top_logprobs": [{"token": piece, "logprob": 0.0}]}
         before = "".join(t["token"] for t in tokens).replace(" ", "")
         for words, key, p in ((("yes", "no"), '"verdict":"', p_yes), (("true", "false"), '"supported":', p_true),
-                              (("true", "false"), '"covered":', p_true)):
+                              (("true", "false"), '"covered":', p_true),
+                              (("true", "false"), '"relevant":', p_true)):
             if piece in words and before.endswith(key):
                 entry["top_logprobs"] = [{"token": words[0], "logprob": math.log(p)}, {"token": words[1], "logprob": math.log(1 - p)}]
                 entry["logprob"] = entry["top_logprobs"][0 if piece == words[0] else 1]["logprob"]

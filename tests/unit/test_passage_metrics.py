@@ -1,0 +1,294 @@
+"""Issue 63: ``passage_relevance`` (a verdict per passage, in retrieved order, from one call; the
+rank metrics) and ``sufficient_k`` (the smallest sufficient prefix by binary search with the
+sufficiency judge, its whole-context call shared with the sufficiency metric), against the
+in-process fake judge: its word-overlap rule, or scripted replies."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+
+from conftest import read_jsonl, write_jsonl
+
+
+def gold_rows(count: int, n: int, seed: int = 7) -> list[dict]:
+    """Rows of ``n`` passages, one of them (at a random rank, kept as ``gold``) answering the
+    request, the others another subject's: the fake judge finds the request's words in it alone."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(count):
+        gold = rng.randint(1, n)
+        passages = [f"Rainfall in district {i}-{j} was measured by volunteers last spring." for j in range(1, n + 1)]
+        passages[gold - 1] = f"The harbour of Velmor{i} was founded by the merchant Asta{i} in 1402."
+        rows.append({"id": f"r{i}", "request": f"Who founded the harbour of Velmor{i}?", "context": passages, "gold": gold})
+    return rows
+
+
+def reference_free(verdict: str) -> str:
+    return json.dumps({"needed": "who", "verdict": verdict, "quote": "NONE" if verdict == "no" else "passage", "rationale": "scripted"})
+
+
+def passage_count(request: dict) -> int:
+    """The passages a sufficiency request numbers in its <context>."""
+    prompt = request["messages"][1]["content"]
+    context = prompt.split("<context>\n", 1)[1].split("\n</context>", 1)[0]
+    return sum(1 for line in context.splitlines() if line.startswith("["))
+
+
+# -- passage_relevance ------------------------------------------------------------------------
+
+def test_passage_relevance_gives_one_verdict_per_passage_in_retrieved_order_and_the_rank_metrics(run_score, tmp_path, judge):
+    rows = gold_rows(6, 8)
+    out = tmp_path / "out.jsonl"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance"], min_pass_rate=["0"], output=str(out))
+    assert result.code == 0, result.text
+    assert judge.calls == 6  # one call per row, every passage numbered in it
+    for row, written in zip(rows, read_jsonl(out)):
+        gold = row["gold"]
+        assert written["passage_relevance_verdicts"] == ["yes" if rank == gold else "no" for rank in range(1, 9)]
+        assert written["passage_relevance_first_relevant"] == gold
+        assert written["passage_relevance_reciprocal_rank"] == pytest.approx(1 / gold)
+        for k in (1, 3, 5):
+            assert written[f"passage_relevance_precision_at_{k}"] == pytest.approx((1 if gold <= k else 0) / k)
+        assert written["passage_relevance_score"] == pytest.approx((1 if gold <= 3 else 0) / 3)  # precision@3, the default k
+
+
+def test_passage_relevance_places_each_mark_by_its_number_not_its_position(run_score, tmp_path, judge):
+    judge.replies.append(json.dumps({"passages": [{"passage": 3, "relevant": True, "reason": "names it"},
+                                                  {"passage": 1, "relevant": False, "reason": "other subject"},
+                                                  {"passage": 2, "relevant": True, "reason": "a part"}]}))
+    rows = [{"id": "a", "request": "Who founded it?", "context": ["one", "two", "three"]}]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance"], min_pass_rate=["0"], output=str(out))
+    written = read_jsonl(out)[0]
+    assert written["passage_relevance_verdicts"] == ["no", "yes", "yes"]
+    assert written["passage_relevance_first_relevant"] == 2 and written["passage_relevance_reciprocal_rank"] == 0.5
+    assert written["passage_relevance_precision_at_1"] == 0.0 and written["passage_relevance_precision_at_3"] == pytest.approx(2 / 3)
+    assert written["passage_relevance_precision_at_5"] == pytest.approx(2 / 5)  # trec_eval's P@5 on 3 passages
+
+
+def test_a_reply_that_leaves_a_passage_unjudged_is_asked_again_then_an_error(run_score, tmp_path, judge):
+    partial = json.dumps({"passages": [{"passage": 1, "relevant": False, "reason": "x"}, {"passage": 3, "relevant": True, "reason": "y"}]})
+    judge.replies.extend([partial, partial])
+    rows = [{"id": "a", "request": "Who founded it?", "context": ["one", "two", "three"]}]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance"], min_pass_rate=["0"], max_error_rate=["1"], output=str(out))
+    written = read_jsonl(out)[0]
+    assert written["passage_relevance_status"] == "error" and judge.calls == 2
+    assert "passage(s) 2 of 3 not judged" in written["passage_relevance_error"]
+
+
+# the embedded 1.5B judge, on CLAPNQ rows (bench/passages.py): it listed only the passage it found relevant, and every row was an error
+def test_a_reply_that_lists_only_the_relevant_passages_leaves_the_others_not_relevant(run_score, tmp_path, judge):
+    judge.replies.append(json.dumps({"passages": [{"passage": 3, "relevant": True, "reason": "names the founder"}]}))
+    rows = [{"id": "a", "request": "Who founded it?", "context": ["one", "two", "three", "four"]}]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance"], min_pass_rate=["0"], output=str(out))
+    written = read_jsonl(out)[0]
+    assert written["passage_relevance_status"] == "ok" and judge.calls == 1
+    assert written["passage_relevance_verdicts"] == ["no", "no", "yes", "no"] and written["passage_relevance_first_relevant"] == 3
+    assert "passage(s) 1, 2, 4 not listed, so not relevant" in written["passage_relevance_rationale"]
+
+
+def test_passage_relevance_reads_each_passage_probability_with_a_yes_threshold(run_score, tmp_path, judge):
+    judge.p_true = 0.7  # the fake gives P(true) 0.7 at every "relevant" token, whatever it wrote
+    config = tmp_path / "c.yaml"
+    config.write_text("passage_relevance:\n  yes_threshold: 0.8\n  k: 1\n  at_k: [2]\n")
+    rows = gold_rows(1, 4)
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance"], config=str(config), min_pass_rate=["0"],
+              output=str(out))
+    written = read_jsonl(out)[0]
+    assert judge.requests[0]["logprobs"] is True
+    assert written["passage_relevance_p_relevant"] == ["0.700"] * 4
+    assert written["passage_relevance_verdicts"] == ["no"] * 4  # 0.7 < 0.8: no passage is relevant, the gold one turned
+    assert "probability check: 1 passage mark(s) turned" in written["passage_relevance_rationale"]
+    assert written["passage_relevance_first_relevant"] is None and written["passage_relevance_reciprocal_rank"] == 0.0
+    assert "passage_relevance_precision_at_2" in written and "passage_relevance_precision_at_3" not in written
+
+
+def test_the_gate_bounds_the_share_of_rows_whose_precision_at_k_reaches_the_threshold(run_score, tmp_path, judge):
+    rows = gold_rows(6, 8)
+    top = sum(1 for row in rows if row["gold"] == 1)  # precision@1 is 1 on these rows only
+    config = tmp_path / "c.yaml"
+    config.write_text("passage_relevance:\n  k: 1\n")
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    failing = run_score(source, metric=["passage_relevance"], config=str(config), min_pass_rate=[f"passage_relevance={top / 6 + 0.01}"])
+    assert failing.code == 1, failing.text
+    passing = run_score(source, metric=["passage_relevance"], config=str(config), min_pass_rate=[f"passage_relevance={top / 6}"])
+    assert passing.code == 0, passing.text
+
+
+def test_an_empty_retrieval_is_no_relevant_passage_without_a_call(run_score, tmp_path, judge):
+    rows = [{"id": "a", "request": "Who?", "context": []}, {"id": "b", "context": ["x"]}]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance", "sufficient_k"], min_pass_rate=["0"],
+              output=str(out))
+    first, second = read_jsonl(out)
+    assert judge.calls == 0
+    assert first["passage_relevance_score"] == 0.0 and first["passage_relevance_verdicts"] == []
+    assert first["sufficient_k_never"] is True and first["sufficient_k_k"] is None and first["sufficient_k_passed"] is False
+    assert second["passage_relevance_status"] == "skipped" and second["sufficient_k_status"] == "skipped"
+    assert second["passage_relevance_error"] == "no request" == second["sufficient_k_error"]
+
+
+# -- sufficient_k -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 16])
+def test_sufficient_k_is_the_gold_passage_rank_within_the_call_bound_beyond_the_cached_whole_context(run_score, tmp_path, judge, n):
+    rows = gold_rows(8, n, seed=n)
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    first = run_score(source, metric=["sufficiency"], min_pass_rate=["0"])
+    assert first.code == 0 and judge.calls == 8  # the whole context's calls, cached
+    judge.requests.clear()
+    out = tmp_path / "out.jsonl"
+    result = run_score(source, metric=["sufficient_k"], min_pass_rate=["0"], output=str(out))
+    assert result.code == 0, result.text
+    assert all(passage_count(request) < n for request in judge.requests)  # the whole context is never asked again
+    per_row: dict[str, int] = {}
+    for request in judge.requests:
+        row = next(r["id"] for r in rows if f"Velmor{r['id'][1:]}?" in request["messages"][1]["content"])
+        per_row[row] = per_row.get(row, 0) + 1
+    bound = math.ceil(math.log2(n)) + 1
+    assert max(per_row.values(), default=0) <= bound
+    for row, written in zip(rows, read_jsonl(out)):
+        assert written["sufficient_k_k"] == row["gold"], written["sufficient_k_probes"]
+        assert written["sufficient_k_passages"] == n and written["sufficient_k_never"] is False and written["sufficient_k_monotone"] is True
+        assert written["sufficient_k_passed"] is (row["gold"] <= 5)  # top_k 5
+        saved = sum(math.ceil(len(p.encode()) / 4) for p in row["context"][row["gold"]:])
+        assert written["sufficient_k_tokens_saved"] == saved
+
+
+def test_sufficiency_and_sufficient_k_together_pay_for_the_whole_context_once(run_score, tmp_path, judge):
+    rows = gold_rows(4, 8)
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    run_score(source, metric=["sufficiency", "sufficient_k"], min_pass_rate=["0"], output=str(out))
+    whole = [request for request in judge.requests if passage_count(request) == 8]
+    assert len(whole) == 4  # one per row, shared by both metrics
+    written = read_jsonl(out)
+    assert [r["sufficient_k_k"] for r in written] == [row["gold"] for row in rows]
+    assert all(r["sufficiency_passed"] for r in written)
+
+
+def test_a_row_whose_whole_context_is_insufficient_is_never_sufficient_after_one_call(run_score, tmp_path, judge):
+    rows = [{"id": "a", "request": "Who founded the harbour of Velmor?", "context": ["Rain fell.", "Snow fell.", "Hail fell."]}]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficient_k"], min_pass_rate=["0"], output=str(out))
+    written = read_jsonl(out)[0]
+    assert judge.calls == 1
+    assert written["sufficient_k_never"] is True and written["sufficient_k_k"] is None and written["sufficient_k_score"] == 0.0
+    assert written["sufficient_k_probes"] == "3:no" and written["sufficient_k_tokens_saved"] == 0
+
+
+def test_a_longer_prefix_judged_insufficient_flags_the_row_not_monotone(run_score, tmp_path, judge):
+    # 8 passages: whole yes; 4 yes; 2 no; 3 yes -> k = 3; the check asks the middle of 4..8, 6: no
+    judge.replies.extend(reference_free(v) for v in ["yes", "yes", "no", "yes", "no"])
+    rows = [{"id": "a", "request": "Who founded it?", "context": [f"passage {i}" for i in range(1, 9)]}]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficient_k"], min_pass_rate=["0"], output=str(out))
+    written = read_jsonl(out)[0]
+    assert [passage_count(r) for r in judge.requests] == [8, 4, 2, 3, 6]
+    assert written["sufficient_k_probes"] == "8:yes 4:yes 2:no 3:yes 6:no"
+    assert written["sufficient_k_k"] == 3 and written["sufficient_k_monotone"] is False
+    assert "not monotone" in written["sufficient_k_rationale"]
+
+
+def test_without_the_check_a_row_makes_only_the_search(run_score, tmp_path, judge):
+    judge.replies.extend(reference_free(v) for v in ["yes", "yes", "no", "yes"])
+    config = tmp_path / "c.yaml"
+    config.write_text("sufficient_k:\n  check: false\n  top_k: 2\n")
+    rows = [{"id": "a", "request": "Who founded it?", "context": [f"passage {i}" for i in range(1, 9)]}]
+    out = tmp_path / "out.jsonl"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficient_k"], config=str(config), output=str(out))
+    written = read_jsonl(out)[0]
+    assert judge.calls == 4 and written["sufficient_k_k"] == 3 and written["sufficient_k_monotone"] is True
+    assert written["sufficient_k_passed"] is False and result.code == 1  # k 3 > top_k 2: the row fails the gate
+
+
+def test_sufficient_k_judges_its_prefixes_with_the_sufficiency_section(run_score, tmp_path, judge):
+    # quote_check 1.0: the fake's quote "passage N" is not in the passages, so every yes becomes no, as sufficiency decides it
+    config = tmp_path / "c.yaml"
+    config.write_text("sufficiency:\n  quote_check: 1.0\n")
+    rows = gold_rows(2, 4)
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency", "sufficient_k"], config=str(config), min_pass_rate=["0"],
+              output=str(out))
+    for written in read_jsonl(out):
+        assert written["sufficiency_passed"] is False and written["sufficient_k_never"] is True
+    assert judge.calls == 2
+
+
+def test_a_dry_run_counts_the_search_calls(run_score, tmp_path, judge):
+    rows = gold_rows(3, 10)
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficient_k", "passage_relevance"], dry_run=True)
+    assert result.code == 0, result.text
+    figures = result.result["metrics"]
+    # the whole context, then the search of a row whose first passage suffices (5, 2, 1) and the check (7)
+    assert figures["sufficient_k"]["calls"] == 3 * 5
+    assert figures["passage_relevance"]["calls"] == 3
+    assert judge.calls == 0
+
+
+def test_the_summary_gives_the_k_distribution_and_the_tokens_a_top_k_would_save(run_score, tmp_path, judge):
+    rows = gold_rows(10, 10, seed=3)
+    rows[9]["context"] = [f"Rainfall in district x-{j} was measured." for j in range(10)]  # never sufficient
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    summary, markdown = tmp_path / "s.json", tmp_path / "s.md"
+    result = run_score(source, metric=["sufficient_k"], min_pass_rate=["0"], summary_json=str(summary), markdown=str(markdown))
+    assert result.code == 0, result.text
+    figures = json.loads(summary.read_text())["metrics"]["sufficient_k"]["sufficient_k"]
+    golds = sorted(row["gold"] for row in rows[:9])
+    assert figures["rows"] == 10 and figures["never"] == 1 and figures["never_share"] == 0.1
+    assert figures["by_k"] == {str(k): golds.count(k) for k in sorted(set(golds))}
+    assert figures["sufficient_by"][str(golds[-1])] == 0.9 and figures["k_for_90"] == golds[-1]
+    tokens = [[math.ceil(len(p.encode()) / 4) for p in row["context"]] for row in rows]
+    assert figures["tokens"] == sum(map(sum, tokens))
+    assert figures["tokens_saved_at_k_for_90"] == sum(sum(t[golds[-1]:]) for t in tokens)
+    line = next(text for text in markdown.read_text().splitlines() if text.startswith("- sufficient_k: 90% of 10 rows"))
+    assert f"sufficient by k = {golds[-1]}; the retriever returned 10 passages" in line and "never sufficient 1 row (0.10)" in line
+
+
+def test_passage_relevance_has_one_predicate_per_passage_ready_for_a_decision_model():
+    # not sent yet: a Call carries messages only until the decision-model protocol lands (issue 61)
+    from ragjudge.judges.passage_relevance import PassageRelevanceJudge
+    from ragjudge.records import EvalRecord, Passage
+    from ragjudge.settings import load_config
+    from ragjudge.types import PREDICATE
+
+    judge = PassageRelevanceJudge(load_config(None).judge)
+    call = judge.prepare(EvalRecord(0, request="Who?", passages=[Passage("a"), Passage("b"), Passage("c")]))
+    questions = judge.questions(call)
+    assert [q.id for q in questions] == ["passage_1", "passage_2", "passage_3"] and {q.kind for q in questions} == {PREDICATE}
+    assert "passage 2" in questions[1].instructions
+
+
+@pytest.mark.parametrize("metric", ["passage_relevance", "sufficient_k"])
+def test_a_panel_combines_each_members_own_verdict(run_score, tmp_path, metric):
+    import statistics
+
+    from conftest import SAMPLE
+
+    source = str(SAMPLE / "rag_eval.jsonl")
+    members = {"fake_judge": "openai/fake-judge", "fake_lenient": "openai/fake-lenient", "fake_strict": "openai/fake-strict"}
+    alone = {}
+    for name, model in members.items():
+        out = tmp_path / f"{name}.jsonl"
+        assert run_score(source, metric=[metric], model=model, output=str(out), min_pass_rate=["0"], no_cache=True).code == 0
+        alone[name] = read_jsonl(out)
+    out = tmp_path / "panel.jsonl"
+    result = run_score(source, metric=[metric], output=str(out), min_pass_rate=["0"], set_=[f"judge.panel={json.dumps(list(members.values()))}"])
+    assert result.code == 0, result.text
+    rows = read_jsonl(out)
+    judged = [i for i, row in enumerate(rows) if row[f"{metric}_status"] == "ok"]
+    assert judged
+    differ = 0
+    for i in judged:
+        scores = [alone[name][i][f"{metric}_score"] for name in members]
+        assert [rows[i][f"{metric}_panel_{name}_score"] for name in members] == scores
+        assert rows[i][f"{metric}_score"] == statistics.median_low(scores)
+        differ += len(set(scores)) > 1
+    assert differ >= 1  # the members disagree on some row
