@@ -229,3 +229,18 @@ def test_score_with_a_baseline_and_alpha_writes_the_interval_and_p_value_everywh
     assert "| sufficiency | 1.00 | 0.83 | -0.17 | [-0.42, +0.00] | 2 | 0 | 0.5 |" in markdown and "McNemar p 0.5 &gt; alpha 0.05" in markdown
     html = out["report.html"].read_text()
     assert "change -0.17 [-0.42, +0.00] (95%) on 12 rows ok in both, McNemar p 0.5" in html
+
+
+def test_compare_applies_the_level_a_run_recorded_with_its_drop_gate(run_score, run_cli, tmp_path):
+    from helpers import ci_rows as rows
+
+    baseline, current = tmp_path / "run1.parquet", tmp_path / "run2.parquet"
+    run_score(write_jsonl(tmp_path / "old.jsonl", rows(12)), metric=["sufficiency"], output=str(baseline), quiet=True)
+    run_score(write_jsonl(tmp_path / "new.jsonl", rows(12, bad={1, 2})), metric=["sufficiency"], min_pass_rate=["0"], quiet=True,
+              output=str(current), baseline=str(baseline), max_drop=0.1, alpha=0.05)
+    compared = run_cli(["compare", str(baseline), str(current)], judge=False)
+    assert f"note: the regression gates {current} records of its run: --max-drop 0.1, --alpha 0.05" in compared.stderr
+    assert compared.code == 0 and "McNemar p 0.5 > alpha 0.05: not significant, so the drop passes" in compared.stdout
+    # a flag given replaces the recorded level: at 0.6, p 0.5 is significant and the drop fails
+    stricter = run_cli(["compare", str(baseline), str(current), "--alpha", "0.6"], judge=False)
+    assert stricter.code == 1 and "FAIL sufficiency: pass rate dropped 0.17 > 0.10" in stricter.stdout
