@@ -53,13 +53,13 @@ FAMILY_BH = [0.029333333333333333, 0.05333333333333334, 0.05333333333333334, 0.0
     ([0.01, 0.04, 0.03], "holm", [0.03, 0.06, 0.06]), ([0.01, 0.04, 0.03], "bh", [0.03, 0.04, 0.04]),
 ])
 def test_adjusted_p_values_reproduce_statsmodels_multipletests(pvalues, correction, expected):
-    from ragjudge.compare import adjusted
+    from ragjudge.significance import adjusted
 
     assert adjusted(pvalues, correction) == pytest.approx(expected, abs=1e-9, rel=0)
 
 
 def test_a_slice_with_no_test_is_left_out_of_the_family():
-    from ragjudge.compare import adjusted
+    from ragjudge.significance import adjusted
 
     # no row of the second slice changed its verdict: three tests, not four (0.01 * 3, not * 4)
     assert adjusted([0.01, None, 0.04, 0.03], "holm") == pytest.approx([0.03, None, 0.06, 0.06], abs=1e-9)
@@ -86,7 +86,8 @@ def test_compare_by_a_column_gives_raw_and_adjusted_p_values_and_the_slices_that
 def test_every_change_has_the_interval_of_scipys_bootstrap_with_the_same_seed():
     from scipy.stats import bootstrap
 
-    from ragjudge.compare import compare, RESAMPLES, SEED
+    from ragjudge.compare import compare
+    from ragjudge.significance import RESAMPLES, SEED
 
     base, cur = _sliced()
     base["completeness_status"], cur["completeness_status"] = "ok", "ok"
@@ -115,7 +116,7 @@ def test_every_change_has_the_interval_of_scipys_bootstrap_with_the_same_seed():
 
 
 def test_an_interval_needs_two_pairs_and_no_change_is_a_point():
-    from ragjudge.compare import paired_interval
+    from ragjudge.significance import paired_interval
 
     assert paired_interval([1.0], [0.0]) is None
     assert paired_interval([1.0, 0.0, 1.0], [1.0, 0.0, 1.0]) == [0.0, 0.0]
