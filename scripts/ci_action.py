@@ -408,11 +408,11 @@ def score_command(folder: Path, baseline: str, cache_dir: str) -> list[str]:
         command += ["--cache-dir", cache_dir]
     if baseline:
         command += ["--baseline", baseline]
-        for option in ("max-regressions", "max-drop"):
+        for option in ("max-regressions", "max-drop", "alpha"):
             if given(option):
                 command += [f"--{option}", given(option)]
-    elif given("max-regressions") or given("max-drop"):
-        log("no baseline, so max-regressions and max-drop are not applied on this run")
+    elif given("max-regressions") or given("max-drop") or given("alpha"):
+        log("no baseline, so max-regressions, max-drop and alpha are not applied on this run")
     return command + shlex.split(given("args"))
 
 

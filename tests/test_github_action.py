@@ -246,12 +246,13 @@ def test_main_then_two_pushes_to_a_pull_request_one_comment_a_baseline_a_free_re
     for n in range(3):
         github.add_comment(7, f"a reviewer's note {n}")
     write_jsonl(runner.workspace / "eval.jsonl", rows(8))
-    inputs = {"table": "eval.jsonl", "metrics": "sufficiency", "min-pass-rate": "sufficiency=0.5", "max-regressions": "0"}
+    inputs = {"table": "eval.jsonl", "metrics": "sufficiency", "min-pass-rate": "sufficiency=0.5", "max-regressions": "0",
+              "max-drop": "0.1", "alpha": "0.05"}
 
     main = runner.run(inputs, "push", branch="main")
     assert main.code == 0, main.log
     assert "ragjudge: no baseline: no artifact 'ragjudge-scored' from the default branch yet" in main.log
-    assert "ragjudge: no baseline, so max-regressions and max-drop are not applied on this run" in main.log
+    assert "ragjudge: no baseline, so max-regressions, max-drop and alpha are not applied on this run" in main.log
     assert "ragjudge: no pull request comment: not a pull request (event push)" in main.log
     assert github.requests("POST") == [] and github.requests("PATCH") == []
     assert [a["name"] for a in github.artifacts] == ["ragjudge-scored"]
@@ -266,12 +267,12 @@ def test_main_then_two_pushes_to_a_pull_request_one_comment_a_baseline_a_free_re
     assert runner.saved[0].startswith(first.outputs["prepare"]["cache-key"] + "-")
     assert "save" in first.skipped and len(runner.saved) == 1  # no new reply: nothing saved again
     assert f"ragjudge: baseline: scored.parquet of https://github.test/{github.repo}/actions/runs/9001" in first.log
-    assert "--baseline" in first.log and "--max-regressions 0" in first.log
+    assert "--baseline" in first.log and "--max-regressions 0" in first.log and "--alpha 0.05" in first.log
     [ours] = bot_comments(github, 7)
     assert len(github.comments[7]) == 4 and [c["body"] for c in github.comments[7][:3]] == [f"a reviewer's note {n}" for n in range(3)]
     body = ours["body"]
     assert body.startswith("<!-- ragjudge: ragjudge-scored -->\n## ragjudge: gate passed\n")
-    assert "### Against the baseline" in body and "| sufficiency | 1.00 | 1.00 | +0.00 | 0 | 0 | - |" in body
+    assert "### Against the baseline" in body and "| sufficiency | 1.00 | 1.00 | +0.00 | [+0.00, +0.00] | 0 | 0 | - |" in body
     assert f"[run 9002](https://github.test/{github.repo}/actions/runs/9002)" in body
     assert first.outputs["upload"]["artifact-url"] in body and f"(https://github.test/{github.repo}/actions/runs/9001)" in body
     assert first.action_outputs["comment-url"] == ours["html_url"]
@@ -291,7 +292,10 @@ def test_main_then_two_pushes_to_a_pull_request_one_comment_a_baseline_a_free_re
     body = again["body"]
     assert body.startswith("<!-- ragjudge: ragjudge-scored -->\n## ragjudge: gate failed (exit 1)")
     assert "- FAIL sufficiency: 2 regressed row(s) &gt; 0 (passed in the baseline, fail now; 0 improved)" in body
-    assert "| sufficiency | 1.00 | 0.75 | -0.25 | 2 | 0 |" in body and "- sufficiency (2): r2, r4" in body
+    assert "| sufficiency | 1.00 | 0.75 | -0.25 | [-0.62, +0.00] | 2 | 0 | 0.5 |" in body and "- sufficiency (2): r2, r4" in body
+    # a drop of 0.25 on 8 rows is past --max-drop 0.1, but 2 regressions of 8 are no evidence at --alpha 0.05: that gate passes
+    assert ("- PASS sufficiency: pass rate dropped 0.25 &gt; 0.10 (1.00 -&gt; 0.75 on 8 rows ok in both, change 95% [-0.62, +0.00]); "
+            "McNemar p 0.5 &gt; alpha 0.05: not significant, so the drop passes") in body
     assert f"[run 9003](https://github.test/{github.repo}/actions/runs/9003)" in body and "run 9002" not in body
     # the baseline stays the default branch's run, never the pull request's own artifacts
     assert f"scored.parquet of https://github.test/{github.repo}/actions/runs/9001" in second.log
