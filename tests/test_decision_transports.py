@@ -222,10 +222,19 @@ def test_a_reply_with_the_answers_out_of_order_is_a_server_error(fake):
     assert err.kind == base.SERVER and "1 answers to 2 questions" in str(err)
 
 
-def test_no_key_is_a_no_key_error(fake, monkeypatch):
+def test_no_key_is_a_no_key_error_at_the_providers_own_base(fake, monkeypatch):
     monkeypatch.delenv("TYPESAFE_API_KEY")
-    err = failure(SystemOne("jev-latest", api_base=fake.url), "x", [Question("q", PREDICATE, "?")])
+    err = failure(SystemOne("jev-latest"), "x", [Question("q", PREDICATE, "?")])  # raised before anything is sent
     assert err.kind == base.NO_KEY and "TYPESAFE_API_KEY" in str(err) and fake.decision_calls == 0
+
+
+def test_a_custom_api_base_needs_no_key_unless_a_key_variable_is_named(fake, monkeypatch):
+    # as the chat transport: a local server at a custom api_base may need none
+    monkeypatch.delenv("TYPESAFE_API_KEY")
+    reply = ask(SystemOne("jev-latest", api_base=fake.url), "x", [Question("q", PREDICATE, "?")])
+    assert reply.answers["q"].probability == fake.p_yes and fake.decision_calls == 1
+    err = failure(SystemOne("jev-latest", api_base=fake.url, api_key_env="MY_JEV_KEY"), "x", [Question("q", PREDICATE, "?")])
+    assert err.kind == base.NO_KEY and "MY_JEV_KEY" in str(err) and fake.decision_calls == 1
 
 
 # -- section 10.2: TypeSafe Jev (System One) ----------------------------------------------------------

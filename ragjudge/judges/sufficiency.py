@@ -58,6 +58,7 @@ from ragjudge.judges.base import (
     note,
     numbered,
 )
+from ragjudge.judges.questions import DECISION, decide_predicate, predicate_verdict, sufficiency_questions
 from ragjudge.judges.words import detect_language, evidence_share, evidence_shares, quote_match, quotes_nothing, stop_words
 
 __all__ = ["SufficiencyJudge", "SufficiencySettings", "parse", "detect_language", "evidence_share", "evidence_shares", "stop_words"]
@@ -281,7 +282,13 @@ class SufficiencyJudge(Judge):
         data = {"ground_truth": used, "request": record.request} if mode == REFERENCE_FREE else {"ground_truth": used}
         # a verdict per fact: the reply grows with the facts (sixty facts were cut at max_tokens 1024, vibrantlabsai/ragas#1150)
         reply_tokens = REPLY_BASE_TOKENS + REPLY_TOKENS_PER_FACT * len(facts) if mode == GROUNDED else 0
-        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data=data, reply_tokens=reply_tokens)
+        # a decision model's view (ragjudge.judges.questions): the fields this metric reads, its predicate and one per fact
+        state: dict[str, Any] = {"request": record.request, "context": passages}
+        if used:
+            state[used] = facts if used == "expected_facts" else facts[0]
+        questions = sufficiency_questions(facts, used == "expected_facts")
+        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data=data, reply_tokens=reply_tokens,
+                         questions=questions, state=state)
 
     def ground_truth(self, record) -> tuple[list[str], str | None]:
         """What a grounded ``record`` is judged against: (the facts, one per line of the prompt,
@@ -298,6 +305,8 @@ class SufficiencyJudge(Judge):
         """Judge reply -> ok ``Verdict`` (score 1.0 / 0.0). Raises ``ParseError`` when the reply
         has no readable verdict. In grounded mode the per-fact verdicts decide; the overall
         ``verdict`` field is used only when no fact list came back."""
+        if reply.answers is not None:  # a decision model: P(yes) of the row's predicate (and each fact's)
+            return predicate_verdict(reply, call, call.items if len(call.questions) > 1 else [])
         verdict = parse(reply.text, call)
         if call.logprobs:
             if call.mode == REFERENCE_FREE:
@@ -318,6 +327,8 @@ class SufficiencyJudge(Judge):
         if call.data.get("ground_truth"):  # after the cache: a cached verdict says it too
             verdict.details = {**(verdict.details or {}), "ground_truth": call.data["ground_truth"]}
         details = verdict.details or {}
+        if details.get(DECISION):  # a decision model's P(yes) decides at yes_threshold (0.5 unless set)
+            return super().decide(decide_predicate(verdict, self.options.yes_threshold, self.options.fact_threshold), call)
         written = verdict.score
         cut = self.options.yes_threshold
         p_yes = details.get("p_yes")

@@ -76,7 +76,8 @@ class Request:
     log-probabilities (with the 10 top candidates); ``response_format``: an OpenAI
     ``json_schema`` format, or None to send none; ``timeout`` in seconds. ``key``: the call's
     cache key and ``ask`` 0, or 1 for the re-ask of an unreadable reply (not sent; a transport
-    that names its calls, the batch's, reads them)."""
+    that names its calls, the batch's, reads them). ``questions`` and ``state``: what a decision
+    model is asked (``transports.decision_models.DecisionTransport``); a chat transport ignores them."""
 
     messages: list[dict[str, Any]]
     temperature: float
@@ -88,6 +89,8 @@ class Request:
     extra: dict[str, Any] = field(default_factory=dict)
     key: str | None = None
     ask: int = 0
+    questions: list[Any] = field(default_factory=list)  # a decision model's request: its typed questions (``types.Question``)
+    state: Any = None  # and the row's fields they are asked about (a decision model reads these, not ``messages``)
 
 
 def chat_body(model: str, request: Request) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """Decision models over aiohttp: typed questions in (``ragjudge.types.Question``), answers with
 probabilities out (``DecisionReply``), mapped by hand as ``openai_http`` maps chat completions.
 
-NOT USED YET: no judge asks questions of these transports and no ``--model`` prefix reaches them
-(issue 61 item 1 only; the judges, the CLI, the cache and the prices come next).
+``--model openai-decisions/MODEL`` and ``--model systemone/MODEL`` reach them through
+``DecisionTransport`` (the ``Transport`` the model chokepoint calls: a ``Request``'s ``questions``
+and ``state`` in, a ``Reply`` with ``answers`` out, priced at ``ragjudge.prices.DECISION_PRICES``);
+``ragjudge.model.DecisionModel`` asks every metric of a row in one request.
 
 Two protocols, as published (/work/shared/protocols/decision-models.md, sections 1-3 and the
 example pairs of section 10):
@@ -40,11 +42,12 @@ import os
 from dataclasses import replace
 from typing import Any
 
+from ragjudge import prices
 from ragjudge.http_errors import parse_retry_after, redact
 from ragjudge.transports import base
 from ragjudge.transports.base import OPENAI_BASE, TransportError
 from ragjudge.transports.openai_http import _one_line, _snippet, _status_error, dumps, loads, loop_session, release_session
-from ragjudge.types import CHOICE, PREDICATE, REFUSAL, SCORE, Answer, DecisionReply, Question
+from ragjudge.types import CHOICE, PREDICATE, REFUSAL, SCORE, Answer, DecisionReply, Question, Reply, Usage, decision_model  # noqa: F401 - re-exported
 
 TYPESAFE_BASE = "https://api.typesafe.ai/v1"
 UPSTAGE_BASE = "https://api.upstage.ai/v1"
@@ -88,6 +91,7 @@ class _DecisionHTTP:
         self.where = (api_base or self.default_base).rstrip("/")
         self.url = self.where + self.path
         self.key_env = api_key_env or self.default_key_env()
+        self.explicit_key_env = api_key_env is not None
         self._session: Any = None
         self._headers: dict[str, str] | None = None
 
@@ -101,6 +105,8 @@ class _DecisionHTTP:
     def _read_headers(self) -> dict[str, str]:
         if self._headers is None:
             key = os.environ.get(self.key_env)
+            if not key and self.api_base and not self.explicit_key_env:
+                key = "no-key-needed"  # a local server at a custom api_base needs none (as the chat transport does)
             if not key:
                 raise TransportError(base.NO_KEY, f"no API key in {self.key_env}")
             self._headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
@@ -343,3 +349,36 @@ def systemone_error(status: int, raw: bytes, headers: Any) -> TransportError:
     if status >= 500 or status in (408, 409):  # 529: overloaded
         return TransportError(base.SERVER, line, after, status)
     return TransportError(base.BAD_REQUEST, line, status=status)
+
+
+class DecisionTransport:
+    """The ``Transport`` of a decision model (``--model openai-decisions/gpt-6-luna``,
+    ``systemone/jev-latest``, ``systemone/solar-decide``): ``complete(request)`` asks the
+    request's ``questions`` about its ``state`` in one request and returns a ``Reply`` with no
+    text and the ``answers`` keyed by question id; ``usage`` counts the input tokens (output is
+    free) priced by ``ragjudge.prices`` (cached input at its own price). ``settings``:
+    ``JudgeSettings`` (``model``, ``api_base``, ``api_key_env``)."""
+
+    free = False
+    cacheable = True
+
+    def __init__(self, settings: Any) -> None:
+        provider, _, name = settings.model.partition("/")
+        kind = OpenAIDecisions if provider == "openai-decisions" else SystemOne
+        self.client = kind(name, settings.api_base, settings.api_key_env)
+        self.provider_model = self.client.provider_model
+        self.where = self.client.where
+        self.provider = provider
+
+    def prepare(self) -> None:
+        self.client.prepare()
+
+    async def complete(self, request: Any) -> Any:
+        if not request.questions:
+            raise TransportError(base.BAD_REQUEST, "a decision model judges by questions; this metric asks none")
+        reply = await self.client.decide(request.state, list(request.questions), request.timeout)
+        cost = prices.cost(self.provider, [reply.model, self.client.name], reply.input_tokens, 0, reply.cached_tokens)
+        return Reply(None, "stop", usage=Usage(reply.input_tokens, 0, cost, 1), answers=reply.answers)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()

@@ -1,0 +1,133 @@
+"""Decision models as judges (issue 61 items 2, 3, 5, 6) against the fake server's decision APIs
+(``ragjudge.fakedecisions``) over loopback: every metric of a row in one request, P(yes) and the
+completeness distribution in the table, verdicts following ``yes_threshold``, cost from input
+tokens only, a refusal as that metric's error row, 429/529 retried after the server's delay, and
+a metric added later paying only for its own questions."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from ragjudge.prices import DECISION_PRICES
+from ragjudge.scoring import Scorer
+from ragjudge.types import Reason
+
+PROTOCOLS = ["openai-decisions/gpt-6-luna", "systemone/jev-latest"]
+
+
+@pytest.fixture
+def fake(server):
+    server.keep_requests = True
+    server.retry_after = 0.01
+    return server
+
+
+def rows(n: int) -> pd.DataFrame:
+    return pd.DataFrame([{"request": f"What is fact {i}?", "context": [f"Passage {i} says fact {i} is true."], "response": f"Fact {i} is true.",
+                          "expected_facts": [f"fact {i} is true", f"fact {i} is old"]} for i in range(n)])
+
+
+def score(fake, model, frame, metrics=("sufficiency", "completeness"), cache=None, **settings):
+    cache = {"enabled": False} if cache is None else {"dir": cache}
+    with Scorer(metrics=list(metrics), model=model, api_base=fake.url, cache=cache, **settings) as scorer:
+        return scorer.score(frame).frame
+
+
+def questions_of(body) -> list[str]:
+    asked = body["questions"]
+    return sorted(asked) if isinstance(asked, dict) else sorted(q["name"] for q in asked)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_a_thousand_rows_with_both_metrics_are_a_thousand_calls(fake, model):
+    fake.p_yes = 0.8
+    out = score(fake, model, rows(1000))
+    assert fake.decision_calls == 1000
+    assert (out["sufficiency_status"] == "ok").all() and (out["completeness_status"] == "ok").all()
+    assert out["sufficiency_probability"].tolist() == [0.8] * 1000
+    # the fake's score levels weigh 1..5: p = (1, 2, 3, 4, 5) / 15, expected zero-based level 40/15 = 2.667, score 3.667
+    assert out["completeness_distribution"].iloc[0] == pytest.approx([1 / 15, 2 / 15, 3 / 15, 4 / 15, 5 / 15], abs=1e-6)
+    assert out["completeness_score"].iloc[0] == pytest.approx(1 + 40 / 15, abs=1e-3)
+    assert out["completeness_probability"].iloc[0] == pytest.approx(12 / 15, abs=1e-6)  # P(pass): levels 3, 4 and 5 at threshold 3
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_one_request_carries_every_metrics_questions_and_the_union_of_their_fields(fake, model):
+    score(fake, model, rows(3))
+    assert fake.decision_calls == 3
+    body = fake.requests[0]
+    assert questions_of(body) == ["completeness", "sufficiency", "sufficiency.fact_1", "sufficiency.fact_2"]
+    state = body["state"] if "state" in body else __import__("json").loads(body["input"])
+    assert sorted(state) == ["context", "expected_facts", "request", "response"]
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+@pytest.mark.parametrize(("p_yes", "threshold", "verdict"), [(0.8, None, 1.0), (0.8, 0.85, 0.0), (0.3, 0.25, 1.0), (0.3, None, 0.0)])
+def test_the_verdict_follows_yes_threshold_on_p_yes(fake, model, p_yes, threshold, verdict):
+    fake.p_yes = p_yes
+    options = {} if threshold is None else {"sufficiency": {"yes_threshold": threshold}}
+    out = score(fake, model, rows(2), metrics=("sufficiency",), **options)
+    assert out["sufficiency_score"].tolist() == [verdict, verdict]
+    assert out["sufficiency_probability"].tolist() == [p_yes, p_yes]
+    # each fact's own P(yes) against fact_threshold (0.5 unless set): missing_facts keeps its meaning
+    assert out["sufficiency_missing"].iloc[0] == ([] if p_yes >= 0.5 else ["fact 0 is true", "fact 0 is old"])
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_cost_counts_input_tokens_only_at_the_models_price(fake, model):
+    out = score(fake, model, rows(4))
+    price = DECISION_PRICES[model]["input_cost_per_token"]
+    tokens = out["sufficiency_prompt_tokens"] + out["completeness_prompt_tokens"]
+    cost = out["sufficiency_cost_usd"] + out["completeness_cost_usd"]
+    assert (tokens > 0).all() and (out["sufficiency_completion_tokens"] == 0).all() and (out["completeness_completion_tokens"] == 0).all()
+    assert cost.tolist() == pytest.approx((tokens * price).tolist(), rel=1e-3)
+
+
+def test_cached_input_is_priced_at_its_own_rate(fake):
+    fake.decision_cached_tokens = 10**9  # every input token cached: OpenAI Decisions charges nothing for them
+    out = score(fake, "openai-decisions/gpt-6-luna", rows(2), metrics=("sufficiency",))
+    assert (out["sufficiency_prompt_tokens"] > 0).all() and out["sufficiency_cost_usd"].tolist() == [0.0, 0.0]
+
+
+def test_judge_price_overrides_the_table(fake):
+    out = score(fake, "systemone/jev-latest", rows(1), metrics=("sufficiency",), judge={"price": {"input_per_mtok": 1.0, "output_per_mtok": 5.0}})
+    assert out["sufficiency_cost_usd"].iloc[0] == pytest.approx(out["sufficiency_prompt_tokens"].iloc[0] * 1e-6)
+
+
+def test_a_refusal_is_that_metrics_error_row_never_a_verdict(fake):
+    fake.decision_refuse = {"sufficiency"}
+    out = score(fake, "openai-decisions/gpt-6-luna", rows(2))
+    assert out["sufficiency_status"].tolist() == ["error", "error"]
+    assert out["sufficiency_error"].tolist() == [Reason.REFUSED.value] * 2 and out["sufficiency_score"].isna().all()
+    assert out["completeness_status"].tolist() == ["ok", "ok"]  # the row's other metric keeps its verdict
+    assert fake.decision_calls == 2
+
+
+@pytest.mark.parametrize(("model", "fault"), [("openai-decisions/gpt-6-luna", "429"), ("systemone/jev-latest", "429"),
+                                              ("systemone/jev-latest", "529")])
+def test_429_and_529_are_retried_after_the_servers_delay(fake, model, fault):
+    fake.decision_faults.extend([fault, fault])
+    out = score(fake, model, rows(1))
+    assert out["sufficiency_status"].tolist() == ["ok"] and out["completeness_status"].tolist() == ["ok"]
+    assert fake.decision_calls == 3 and fake.statuses[int(fault)] == 2
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_a_metric_added_later_pays_only_for_its_own_questions(fake, model, tmp_path):
+    cache = str(tmp_path / "cache")
+    score(fake, model, rows(3), metrics=("sufficiency",), cache=cache)
+    assert fake.decision_calls == 3 and all(questions_of(body)[0] == "sufficiency" for body in fake.requests)
+    fake.requests.clear()
+    out = score(fake, model, rows(3), cache=cache)
+    assert fake.decision_calls == 6
+    assert [questions_of(body) for body in fake.requests] == [["completeness"]] * 3
+    assert out["sufficiency_cached"].tolist() == [True] * 3 and out["completeness_cached"].tolist() == [False] * 3
+
+
+def test_a_request_is_split_only_past_the_protocols_limit_of_questions(fake):
+    many = pd.DataFrame([{"request": "q?", "context": ["p"], "response": "r", "expected_facts": [f"fact {i}" for i in range(199)]}])
+    out = score(fake, "openai-decisions/gpt-6-luna", many)  # 1 + 199 sufficiency questions, then completeness's: 201 > 200
+    assert fake.decision_calls == 2 and [len(body["questions"]) for body in fake.requests] == [200, 1]
+    assert out["sufficiency_status"].tolist() == ["ok"] and out["completeness_status"].tolist() == ["ok"]
