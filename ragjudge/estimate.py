@@ -245,6 +245,9 @@ def _final(model: Any, call: Call, item: MetricEstimate, counter: Any, seen: set
             continue
         seen.add(key)
         item.calls += 1
+        if hasattr(model, "request_tokens"):  # a decision model: its questions and state are the input; output is free
+            item.prompt_tokens += model.request_tokens(call)
+            continue
         item.prompt_tokens += counter(call.messages)
         item.expected_completion_tokens += _expected(call, len(call.items))
         item.max_completion_tokens += budget(model, call)

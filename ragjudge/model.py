@@ -855,6 +855,15 @@ class DecisionModel(Model):
             questions=[asdict(q) for q in call.questions], state=call.state)
         return key
 
+    def request_tokens(self, call: Call) -> int:
+        """The input tokens of ``call``'s request as the dry run and ``--max-cost`` count them: its
+        questions and state as JSON text, 4 characters a token (the providers publish no tokenizer)."""
+        import json
+        from dataclasses import asdict
+
+        text = json.dumps({"state": call.state, "questions": [asdict(q) for q in call.questions]}, ensure_ascii=False)
+        return max(1, len(text) // 4)
+
     def too_long(self, messages: list[dict[str, Any]]) -> str | None:
         """None: the chat messages are not sent (the provider refuses a state past its limit)."""
         return None

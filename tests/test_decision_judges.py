@@ -131,3 +131,10 @@ def test_a_request_is_split_only_past_the_protocols_limit_of_questions(fake):
     out = score(fake, "openai-decisions/gpt-6-luna", many)  # 1 + 199 sufficiency questions, then completeness's: 201 > 200
     assert fake.decision_calls == 2 and [len(body["questions"]) for body in fake.requests] == [200, 1]
     assert out["sufficiency_status"].tolist() == ["ok"] and out["completeness_status"].tolist() == ["ok"]
+
+
+def test_the_dry_run_counts_a_decision_requests_input_and_no_output(run_cli):
+    result = run_cli(["score", "sample_data/demo.jsonl", "--dry-run", "--model", "openai-decisions/gpt-6-luna", "-m", "sufficiency"])
+    assert result.code == 0, result.stderr
+    line = next(line for line in (result.stdout + result.stderr).splitlines() if line.startswith("sufficiency:"))
+    assert "6 calls to make" in line and "completion tokens about 0, at most 0" in line and "prompt tokens 0;" not in line
