@@ -138,3 +138,36 @@ def test_the_dry_run_counts_a_decision_requests_input_and_no_output(run_cli):
     assert result.code == 0, result.stderr
     line = next(line for line in (result.stdout + result.stderr).splitlines() if line.startswith("sufficiency:"))
     assert "6 calls to make" in line and "completion tokens about 0, at most 0" in line and "prompt tokens 0;" not in line
+
+
+JUDGES = [{"name": "polite", "needs": ["response"], "kind": "binary", "prompt": "Is the response polite?\n{{ response }}"},
+          {"name": "clarity", "needs": ["response"], "kind": "scale", "min": 1, "max": 5, "prompt": "How clear is the response?\n{{ response }}"}]
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_a_custom_yaml_judge_asks_a_predicate_or_a_five_level_score(fake, model):
+    fake.p_yes = 0.3
+    out = score(fake, model, rows(2), metrics=("polite", "clarity"), judges=JUDGES)
+    assert fake.decision_calls == 2  # both custom metrics of a row in one request
+    assert questions_of(fake.requests[0]) == ["clarity", "polite"]
+    assert out["polite_probability"].tolist() == [0.3, 0.3] and out["polite_score"].tolist() == [0.0, 0.0]
+    assert out["clarity_score"].iloc[0] == pytest.approx(1 + 40 / 15, abs=1e-3)
+    assert out["clarity_probability"].iloc[0] == pytest.approx(12 / 15, abs=1e-6)  # P(pass): levels 3..5 at the middle of 1..5
+
+
+def test_completeness_without_facts_is_one_score_question_about_the_expected_response(fake):
+    frame = pd.DataFrame([{"request": "Where?", "context": ["Paris."], "response": "Paris.", "expected_response": "It is in Paris."}])
+    out = score(fake, "systemone/jev-latest", frame, metrics=("completeness",))
+    assert fake.decision_calls == 1 and out["completeness_status"].tolist() == ["ok"]
+    assert fake.requests[0]["state"]["expected_response"] == "It is in Paris."
+
+
+@pytest.mark.parametrize(("frame", "requests"), [(rows(2), 2), (pd.DataFrame([{"request": "Where?", "context": ["Paris."], "response": "Paris.",
+                                                                               "expected_response": "It is in Paris."}] * 2), 1)],
+                         ids=["facts", "response"])
+def test_a_panel_mixes_decision_and_chat_members(fake, frame, requests):
+    panel = [{"model": "openai/fake-judge"}, {"model": "openai-decisions/gpt-6-luna"}]
+    out = score(fake, "openai/fake-judge", frame, judge={"panel": panel})
+    assert (out["sufficiency_status"] == "ok").all() and (out["completeness_status"] == "ok").all()
+    assert fake.decision_calls == requests  # the decision member asks a row's two metrics in one request (two alike rows: once)
+    assert out["sufficiency_panel_gpt_6_luna_score"].notna().all() and out["completeness_panel_gpt_6_luna_score"].notna().all()

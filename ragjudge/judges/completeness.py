@@ -23,6 +23,7 @@ that word share (``decide``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import Field
@@ -187,15 +188,25 @@ class CompletenessJudge(Judge):
         request = record.request or ""
         if self.decides():  # a decision model: one score question over the row (ragjudge.judges.questions)
             return self.decision_call(record)
+        decision = self.decision_call(record)  # a panel mixing chat and decision members: the first call carries the question too
         if record.expected_facts:
             facts = list(record.expected_facts)
-            return self.coverage(request, record.response, facts[:MAX_TOTAL], cut=max(0, len(facts) - MAX_TOTAL), truth=facts)
+            return self.asking(self.coverage(request, record.response, facts[:MAX_TOTAL], cut=max(0, len(facts) - MAX_TOTAL), truth=facts),
+                               decision)
         truth = record.expected_response or ""
         task = STATEMENTS_TASK if len(sentences(truth)) <= MAX_STATEMENTS else STATEMENTS_TASK_ALL  # a short truth keeps its prompt (and key)
         parts = ([fence("request", request)] if request else []) + [fence("ground_truth", truth), task]
         messages = [{"role": "system", "content": STATEMENTS_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-        return self.call(STATEMENTS, messages, json_schema_format("completeness_statements", _STATEMENTS_SCHEMA), final=False,
-                         data={"request": request, "response": record.response, "truth": truth}, reply_tokens=statements_budget(truth))
+        return self.asking(self.call(STATEMENTS, messages, json_schema_format("completeness_statements", _STATEMENTS_SCHEMA), final=False,
+                                     data={"request": request, "response": record.response, "truth": truth},
+                                     reply_tokens=statements_budget(truth)), decision)
+
+    @staticmethod
+    def asking(call: Call, decision: Call) -> Call:
+        """``call`` (a chat call) carrying ``decision``'s question and state as well, for a decision
+        member of a panel (``follow_up`` then ends its chain at its answer)."""
+        call.questions, call.state = decision.questions, decision.state
+        return call
 
     def decides(self) -> bool:
         """True when a decision model judges (``judge.model``, or every member of a panel, is one)."""
@@ -248,6 +259,8 @@ class CompletenessJudge(Judge):
         """The coverage call that follows an ok statements ``verdict``, or the next part of a
         ground truth judged in several coverage calls."""
         details = verdict.details or {}
+        if details.get(DECISION):  # a decision member answered the first call's question: that answer is final
+            return replace(call, final=True)
         if call.mode == COVERAGE:
             earlier = dict(call.data.get("earlier") or {})
             count = len(call.items)
