@@ -183,9 +183,11 @@ class SufficiencySettings(Strict):
 
     yes_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="reference-free: yes when P(yes) at the verdict token, read "
                                                                           "from token log-probabilities, is at least this (0..1); null: "
-                                                                          "the written verdict")
+                                                                          "the written verdict. A decision model (every mode): yes when "
+                                                                          "its P(yes) is at least this; null: 0.5")
     fact_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="grounded: a fact is supported when P(true) at its "
-                                                                           "'supported' token is at least this (0..1)")
+                                                                           "'supported' token is at least this (0..1). A decision "
+                                                                           "model: when its P(yes) for the fact is; null: 0.5")
     fact_evidence: float | None = Field(None, gt=0.0, le=1.0, description="grounded: a fact is supported only if this share (0..1] of "
                                                                           "its content words occur in the passages (stop words of the "
                                                                           "detected language dropped); null: trust the judge alone")
