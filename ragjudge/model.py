@@ -218,11 +218,12 @@ class _Stopped(Exception):
 
 
 class _Failed(Exception):
-    def __init__(self, message: str | Reason, usage: Usage, fatal: ProviderFatalError | None = None) -> None:
+    def __init__(self, message: str | Reason, usage: Usage, fatal: ProviderFatalError | None = None, kind: str | None = None) -> None:
         super().__init__(message.value if isinstance(message, Reason) else message)
         self.reason = message if isinstance(message, Reason) else None
         self.usage = usage
         self.fatal = fatal
+        self.kind = kind  # the transport error's kind, where one ended the call
 
 
 class Ledger:
@@ -647,7 +648,7 @@ class Model:
             except _Stopped:
                 raise _Failed(Reason.INTERRUPTED, _requests(attempts)) from None
             except (TransportError, _Again) as err:
-                raise _Failed(f"judge call failed: {err}", _requests(attempts)) from None
+                raise _Failed(f"judge call failed: {err}", _requests(attempts), kind=getattr(err, "kind", None)) from None
             except asyncio.CancelledError:
                 _cancelled(_requests(attempts))  # the requests sent for it, the one cancelled in flight included
                 raise
@@ -834,7 +835,8 @@ class DecisionModel(Model):
     panels and the scorer's chains use it unchanged.
 
     Every metric of a row goes in one request (``group``, called by the scorer for each row),
-    split only past the protocol's limit of questions (OpenAI's 200); each metric's verdict is
+    split only past the protocol's limits: OpenAI's 200 questions, and a System One request over
+    the model's token limit (``max_tokens_exceeded``: each metric is then asked alone); each metric's verdict is
     cached under its own key (``key``: the model, its API base, the metric, its prompt version,
     its own questions and the fields it reads), so a metric added later pays for its own
     questions only. A request's input tokens and cost are shared among its metrics by their
@@ -900,7 +902,11 @@ class DecisionModel(Model):
         except _Failed as failure:
             usage = Usage() if found.paid else failure.usage
             found.paid = True
-            raise _Failed(failure.reason or str(failure), usage, failure.fatal) from None
+            if failure.kind == base.TOKENS_EXCEEDED:  # the row's request is over the model's token limit: this metric asked alone
+                reply = await super()._send(call, messages, probe, key, ask)
+                reply.usage = reply.usage + usage
+                return reply
+            raise _Failed(failure.reason or str(failure), usage, failure.fatal, failure.kind) from None
         return found.share(reply, call)
 
     async def _ask(self, call: Call, parse: Callable[[Reply, Call], Verdict], probe: bool, key: str | None = None) -> tuple[Verdict, bool]:

@@ -6,6 +6,8 @@ a metric added later paying only for its own questions."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -59,7 +61,7 @@ def test_one_request_carries_every_metrics_questions_and_the_union_of_their_fiel
     assert fake.decision_calls == 3
     body = fake.requests[0]
     assert questions_of(body) == ["completeness", "sufficiency", "sufficiency.fact_1", "sufficiency.fact_2"]
-    state = body["state"] if "state" in body else __import__("json").loads(body["input"])
+    state = body["state"] if "state" in body else json.loads(body["input"])
     assert sorted(state) == ["context", "expected_facts", "request", "response"]
 
 
@@ -171,3 +173,21 @@ def test_a_panel_mixes_decision_and_chat_members(fake, frame, requests):
     assert (out["sufficiency_status"] == "ok").all() and (out["completeness_status"] == "ok").all()
     assert fake.decision_calls == requests  # the decision member asks a row's two metrics in one request (two alike rows: once)
     assert out["sufficiency_panel_gpt_6_luna_score"].notna().all() and out["completeness_panel_gpt_6_luna_score"].notna().all()
+
+
+def test_a_row_over_system_ones_token_limit_asks_its_metrics_apart(fake):
+    score(fake, "systemone/jev-latest", rows(1))
+    together = fake.requests[0]
+    fake.requests.clear()
+    fake.decision_calls = 0
+    alone = score(fake, "systemone/jev-latest", rows(1), metrics=("sufficiency",))
+    # a ceiling between the one metric's request and the row's: the row's request is refused, each metric alone is not
+    fake.systemone_max_tokens = (len(json.dumps(together)) // 4 + len(json.dumps(fake.requests[0])) // 4) // 2
+    fake.requests.clear()
+    fake.decision_calls = 0
+    out = score(fake, "systemone/jev-latest", rows(1))
+    assert alone["sufficiency_status"].tolist() == ["ok"]
+    assert fake.decision_calls == 3 and sorted(questions_of(body) for body in fake.requests[1:]) == [
+        ["completeness"], ["sufficiency", "sufficiency.fact_1", "sufficiency.fact_2"]]
+    assert out["sufficiency_status"].tolist() == ["ok"] and out["completeness_status"].tolist() == ["ok"]
+    assert out["sufficiency_cost_usd"].iloc[0] > 0 and out["completeness_cost_usd"].iloc[0] > 0

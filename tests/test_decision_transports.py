@@ -328,11 +328,11 @@ def test_each_system_one_fault_maps_to_its_kind_with_the_servers_delay(fake, fau
 def test_max_tokens_exceeded_names_the_token_limit(fake):
     fake.decision_faults.append("max_tokens")
     err = failure(SystemOne("jev-latest", api_base=fake.url), "x", [Question("q", PREDICATE, "?")])
-    assert (err.kind, err.status) == (base.BAD_REQUEST, 400)
+    assert (err.kind, err.status) == (base.TOKENS_EXCEEDED, 400)
     assert str(err) == "HTTP 400: the request is over the model's token limit (max_tokens_exceeded)"
     fake.systemone_max_tokens = 100  # the ceiling itself, not a scripted fault: a state past it
     err = failure(SystemOne("jev-latest", api_base=fake.url), "word " * 200, [Question("q", PREDICATE, "?")])
-    assert (err.kind, err.status) == (base.BAD_REQUEST, 400) and "max_tokens_exceeded" in str(err)
+    assert (err.kind, err.status) == (base.TOKENS_EXCEEDED, 400) and "max_tokens_exceeded" in str(err)
     assert ask(SystemOne("jev-latest", api_base=fake.url), "word " * 20, [Question("q", PREDICATE, "?")]).answers["q"].probability == 0.8
 
 

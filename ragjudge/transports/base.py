@@ -23,6 +23,7 @@ CONNECT = "connect"              # the connection was refused or the host unknow
 DISCONNECTED = "disconnected"    # a connection dropped mid-request: retried
 RESPONSE_FORMAT = "response_format"  # 400 rejecting response_format: asked once more without it
 BAD_REQUEST = "bad_request"      # another 4xx: the row fails
+TOKENS_EXCEEDED = "tokens_exceeded"  # a decision request over the model's token limit (System One): a row's metrics asked apart, else the row fails
 OTHER = "other"                  # anything else: the row fails
 PENDING = "pending"              # the call was handed to a provider's batch: no reply yet, the row waits (not retried)
 

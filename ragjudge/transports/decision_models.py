@@ -24,7 +24,7 @@ example pairs of section 10):
   with ``criteria: {"true", "false"}``, ``choice`` with ``criteria: {option: description}``,
   ``score`` with ``criteria: [level, ...]`` lowest first); answers keyed by id. Errors: 401
   ``AUTH``, 403 ``PERMISSION``, 400 ``detail: {error_type, message}`` (``Unknown model``:
-  ``NOT_FOUND``, fatal; ``max_tokens_exceeded`` / ``tokens_exceeded``: ``BAD_REQUEST`` naming
+  ``NOT_FOUND``, fatal; ``max_tokens_exceeded`` / ``tokens_exceeded``: ``TOKENS_EXCEEDED`` naming
   the token limit), 422 ``detail: [{loc, msg}]`` (``BAD_REQUEST`` naming the field), 429 and 529
   (overloaded) ``RATE_LIMIT`` / ``SERVER``, retried after ``retry-after``.
 
@@ -46,7 +46,7 @@ from ragjudge import prices
 from ragjudge.http_errors import parse_retry_after, redact
 from ragjudge.transports import base
 from ragjudge.transports.base import OPENAI_BASE, TransportError
-from ragjudge.transports.openai_http import _one_line, _snippet, _status_error, dumps, loads, loop_session, release_session
+from ragjudge.transports.openai_http import _one_line, _snippet, _status_error, dumps, loads, loop_session, release_session, status_error
 from ragjudge.types import CHOICE, PREDICATE, REFUSAL, SCORE, Answer, DecisionReply, Question, Reply, Usage, decision_model  # noqa: F401 - re-exported
 
 TYPESAFE_BASE = "https://api.typesafe.ai/v1"
@@ -337,18 +337,11 @@ def systemone_error(status: int, raw: bytes, headers: Any) -> TransportError:
     if error_type in ("max_tokens_exceeded", "tokens_exceeded"):
         message = f"the request is over the model's token limit ({error_type}){': ' + message if message else ''}"
     line = redact(f"HTTP {status}: {' '.join(message.split()) or error_type or 'no message'}")[:300]
-    after = parse_retry_after(headers)
-    if status == 401:
-        return TransportError(base.AUTH, line, status=status)
-    if status == 403:
-        return TransportError(base.PERMISSION, line, status=status)
-    if status == 404 or (status == 400 and "unknown model" in message.lower()):
+    if status == 400 and "unknown model" in message.lower():
         return TransportError(base.NOT_FOUND, line, status=status)
-    if status == 429:
-        return TransportError(base.RATE_LIMIT, line, after, status)
-    if status >= 500 or status in (408, 409):  # 529: overloaded
-        return TransportError(base.SERVER, line, after, status)
-    return TransportError(base.BAD_REQUEST, line, status=status)
+    if error_type in ("max_tokens_exceeded", "tokens_exceeded"):  # a row's metrics are then asked apart (``DecisionModel``)
+        return TransportError(base.TOKENS_EXCEEDED, line, status=status)
+    return status_error(status, line, parse_retry_after(headers), message)  # 529 (overloaded): SERVER, after its retry-after
 
 
 class DecisionTransport:
