@@ -413,7 +413,9 @@ class DecisionReply:
     ``input_tokens`` (all input, cached included), ``cached_tokens`` (of those, read from the
     provider's cache; OpenAI's ``input_tokens_details.cached_tokens``, 0 where the protocol has
     none) and ``output_tokens`` (reported; unbilled by every provider); ``request_id`` from
-    the response header (``x-request-id``, ``x-typesafe-request-id``) or None."""
+    the response header (``x-request-id``, ``x-typesafe-request-id``) or None; ``cost_usd``: USD
+    of the input tokens at the model's price (``ragjudge.prices``; cached ones at their own
+    price, output free), None where the model has no known price."""
 
     answers: dict[str, Answer]
     model: str
@@ -421,3 +423,4 @@ class DecisionReply:
     cached_tokens: int = 0
     output_tokens: int = 0
     request_id: str | None = None
+    cost_usd: float | None = None

@@ -514,3 +514,22 @@ def test_no_server_and_a_slow_server_are_retryable_connect_and_timeout_errors(fa
 def test_boolean_choice_values_are_sent_to_system_one_as_json_labels(fake):
     ask(SystemOne("jev-latest", api_base=fake.url), "x", [Question("c", CHOICE, "?", options=((True, "yes"), (False, None)))])
     assert fake.requests[0]["questions"]["c"]["criteria"] == {"true": "yes", "false": None}
+
+
+@pytest.mark.parametrize(("model", "cached", "usd"), [
+    ("gpt-6-luna", 0, 74 * 0.10e-6),
+    ("gpt-6-luna", 50, 24 * 0.10e-6),  # cached input is free on OpenAI Decisions
+])
+def test_an_openai_reply_is_priced_from_its_input_tokens(fake, model, cached, usd):
+    usage = {**O1_RESPONSE["usage"], "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0}}
+    fake.decision_replies.append({**O1_RESPONSE, "usage": usage})
+    reply = ask(OpenAIDecisions(model, api_base=fake.url), O1_REQUEST["input"], O1_QUESTIONS)
+    assert reply.cost_usd == pytest.approx(usd)
+
+
+@pytest.mark.parametrize(("model", "usd"), [("jev-latest", 120 * 0.042e-6), ("solar-decide", 120 * 0.10e-6), ("solar-decide-flash", None)])  # no published price
+def test_a_system_one_reply_is_priced_from_its_input_tokens_only(fake, model, usd):
+    fake.decision_replies.append({"model": "jev-1.13.0" if model == "jev-latest" else model, "answers": {"q": {"type": "noul", "noul": 0.9}},
+                                  "usage": {"input_tokens": 120, "output_tokens": 40}})
+    reply = ask(SystemOne(model, api_base=fake.url), "x", [Question("q", PREDICATE, "?")])
+    assert reply.output_tokens == 40 and (reply.cost_usd == pytest.approx(usd) if usd is not None else reply.cost_usd is None)

@@ -154,8 +154,8 @@ class _DecisionHTTP:
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise TransportError(base.SERVER, f"HTTP 200 with a body that is not a decision reply ({exc}): "
                                               f"{_snippet(dumps(data) if isinstance(data, (dict, list)) else str(data).encode())}") from None
-        request_id = headers.get(self.request_id_header)
-        return reply if request_id is None else replace(reply, request_id=request_id)
+        cost = prices.cost(self.provider_model.partition("/")[0], [reply.model, self.name], reply.input_tokens, 0, reply.cached_tokens)
+        return replace(reply, request_id=headers.get(self.request_id_header), cost_usd=cost)
 
     def body(self, state: Any, questions: list[Question], safety_identifier: str | None = None) -> dict[str, Any]:
         raise NotImplementedError
@@ -370,8 +370,7 @@ class DecisionTransport:
         if not request.questions:
             raise TransportError(base.BAD_REQUEST, "a decision model judges by questions; this metric asks none")
         reply = await self.client.decide(request.state, list(request.questions), request.timeout)
-        cost = prices.cost(self.provider, [reply.model, self.client.name], reply.input_tokens, 0, reply.cached_tokens)
-        return Reply(None, "stop", usage=Usage(reply.input_tokens, 0, cost, 1), answers=reply.answers)
+        return Reply(None, "stop", usage=Usage(reply.input_tokens, 0, reply.cost_usd, 1), answers=reply.answers)
 
     async def aclose(self) -> None:
         await self.client.aclose()
