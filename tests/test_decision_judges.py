@@ -135,11 +135,18 @@ def test_a_request_is_split_only_past_the_protocols_limit_of_questions(fake):
     assert out["sufficiency_status"].tolist() == ["ok"] and out["completeness_status"].tolist() == ["ok"]
 
 
-def test_the_dry_run_counts_a_decision_requests_input_and_no_output(run_cli):
-    result = run_cli(["score", "sample_data/demo.jsonl", "--dry-run", "--model", "openai-decisions/gpt-6-luna", "-m", "sufficiency"])
+def test_the_dry_run_counts_a_decision_requests_input_and_no_output_and_one_call_a_row(run_cli, fake, tmp_path):
+    given = ["sample_data/demo.jsonl", "--model", "systemone/jev-latest", "--api-base", fake.url]
+    result = run_cli(["score", *given, "--dry-run"])
     assert result.code == 0, result.stderr
-    line = next(line for line in (result.stdout + result.stderr).splitlines() if line.startswith("sufficiency:"))
+    lines = (result.stdout + result.stderr).splitlines()
+    line = next(line for line in lines if line.startswith("sufficiency:"))
     assert "6 calls to make" in line and "completion tokens about 0, at most 0" in line and "prompt tokens 0;" not in line
+    total = next(line for line in lines if line.startswith("total:"))
+    assert not any(line.startswith("cost by API") for line in lines)  # no batch API to price
+    made = run_cli(["score", *given, "-o", str(tmp_path / "out.jsonl"), "--min-pass-rate", "0"])
+    assert made.code == 0, made.stderr
+    assert total.startswith(f"total: {fake.decision_calls} calls,") and fake.decision_calls == 8  # the run made what the dry run said
 
 
 JUDGES = [{"name": "polite", "needs": ["response"], "kind": "binary", "prompt": "Is the response polite?\n{{ response }}"},
