@@ -198,3 +198,12 @@ def test_a_row_over_system_ones_token_limit_asks_its_metrics_apart(fake):
         ["completeness"], ["sufficiency", "sufficiency.fact_1", "sufficiency.fact_2"]]
     assert out["sufficiency_status"].tolist() == ["ok"] and out["completeness_status"].tolist() == ["ok"]
     assert out["sufficiency_cost_usd"].iloc[0] > 0 and out["completeness_cost_usd"].iloc[0] > 0
+
+
+def test_max_cost_counts_a_decision_requests_input(fake):
+    # the first request's input alone passes a budget of a millionth of a dollar: no request starts after it
+    out = score(fake, "openai-decisions/gpt-6-luna", rows(5), judge={"max_cost": 1e-6, "concurrency": 1})
+    assert fake.decision_calls == 1
+    assert out["sufficiency_status"].tolist() == ["ok"] + ["error"] * 4
+    assert out["sufficiency_error"].tolist()[1:] == [Reason.BUDGET_REACHED.value] * 4
+    assert out["completeness_error"].tolist()[1:] == [Reason.BUDGET_REACHED.value] * 4
