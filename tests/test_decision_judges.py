@@ -207,3 +207,15 @@ def test_max_cost_counts_a_decision_requests_input(fake):
     assert out["sufficiency_status"].tolist() == ["ok"] + ["error"] * 4
     assert out["sufficiency_error"].tolist()[1:] == [Reason.BUDGET_REACHED.value] * 4
     assert out["completeness_error"].tolist()[1:] == [Reason.BUDGET_REACHED.value] * 4
+
+
+def test_openais_base_url_from_the_environment_reaches_the_decisions_api_and_its_cache_key(fake, monkeypatch):
+    from ragjudge.config import JudgeSettings
+    from ragjudge.model import model_for
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+    model = model_for(JudgeSettings(model="openai-decisions/gpt-6-luna"))
+    assert (model.api_base, model.transport.where) == (fake.url, fake.url)
+    with Scorer(metrics=["sufficiency"], model="openai-decisions/gpt-6-luna", cache={"enabled": False}) as scorer:
+        out = scorer.score(rows(1)).frame
+    assert out["sufficiency_status"].tolist() == ["ok"] and fake.decision_calls == 1

@@ -132,7 +132,7 @@ OPENAI_BASE = "https://api.openai.com/v1"
 def endpoint(settings: Any, provider_model: str) -> str | None:
     """The API base a call of ``settings.model`` (resolved as ``provider_model``) goes to,
     wherever it was given: ``judge.api_base`` (flag or config), else the provider's
-    environment variable (``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` for ``openai/...``,
+    environment variable (``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` for ``openai/...`` and ``openai-decisions/...``,
     ``PROVIDER_API_BASE`` / ``PROVIDER_BASE_URL`` for another provider, as litellm reads
     them); None for the provider's own default (OpenAI's URL given in the environment counts
     as that) and for the embedded judge. Part of the cache key."""
@@ -141,7 +141,7 @@ def endpoint(settings: Any, provider_model: str) -> str | None:
     provider = provider_model.partition("/")[0]
     if provider == "local" or not provider:
         return None
-    if provider == "openai":
+    if provider in ("openai", "openai-decisions"):  # OpenAI's Decisions API reads OpenAI's variables (transports.decision_models)
         found = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
         return None if not found or found.rstrip("/") == OPENAI_BASE else found
     name = provider.upper().replace("-", "_")
