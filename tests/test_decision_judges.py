@@ -219,3 +219,12 @@ def test_openais_base_url_from_the_environment_reaches_the_decisions_api_and_its
     with Scorer(metrics=["sufficiency"], model="openai-decisions/gpt-6-luna", cache={"enabled": False}) as scorer:
         out = scorer.score(rows(1)).frame
     assert out["sufficiency_status"].tolist() == ["ok"] and fake.decision_calls == 1
+
+
+def test_a_custom_scale_a_decision_model_cannot_answer_is_an_error_row_naming_why(fake):
+    judges = [{"name": "tone", "needs": ["response"], "kind": "scale", "min": 0, "max": 1, "threshold": 0.7,
+               "prompt": "How warm is the tone?\n{{ response }}"}]
+    out = score(fake, "systemone/jev-latest", rows(2), metrics=("sufficiency", "tone"), judges=judges)
+    assert out["tone_status"].tolist() == ["error", "error"] and out["sufficiency_status"].tolist() == ["ok", "ok"]
+    assert all("this metric asks none" in text for text in out["tone_error"])
+    assert fake.decision_calls == 2  # nothing sent for tone
