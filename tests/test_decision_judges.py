@@ -228,3 +228,22 @@ def test_a_custom_scale_a_decision_model_cannot_answer_is_an_error_row_naming_wh
     assert out["tone_status"].tolist() == ["error", "error"] and out["sufficiency_status"].tolist() == ["ok", "ok"]
     assert all("this metric asks none" in text for text in out["tone_error"])
     assert fake.decision_calls == 2  # nothing sent for tone
+
+
+def test_a_grounded_rows_question_names_its_ground_truth_and_the_domains_instructions(fake):
+    extend = {"sufficiency": {"instructions": "Prices must carry their currency."},
+              "completeness": {"instructions": "Dates count as key information."}}
+    score(fake, "systemone/jev-latest", rows(1), extend=extend)
+    asked = fake.requests[0]["questions"]
+    assert "`expected_facts` shows what a full answer contains" in asked["sufficiency"]["instructions"]
+    assert asked["sufficiency"]["instructions"].endswith("Prices must carry their currency.")
+    assert asked["completeness"]["instructions"].endswith("Dates count as key information.")
+    assert "Prices" not in asked["sufficiency.fact_1"]["instructions"]
+
+
+def test_render_shows_a_decision_models_request(run_cli):
+    result = run_cli(["render", "sample_data/demo.jsonl", "-m", "sufficiency", "--row", "1", "--model", "systemone/jev-latest"])
+    assert result.code == 0, result.stderr
+    body = json.loads(result.stdout.split("\n", 2)[2])
+    assert body["model"] == "jev-latest" and list(body["questions"]) == ["sufficiency"]
+    assert sorted(body["state"]) == ["context", "expected_response", "request"]

@@ -220,7 +220,7 @@ class CompletenessJudge(Judge):
         state: dict[str, Any] = {"request": record.request or "", "response": record.response,
                                  used: list(record.expected_facts) if record.expected_facts else record.expected_response}
         messages = [{"role": "user", "content": DECISION_NOTE}]  # never sent: a decision model reads questions and state
-        return self.call(COVERAGE, messages, None, questions=[completeness_question(used)], state=state,
+        return self.call(COVERAGE, messages, None, questions=[completeness_question(used, self.domain())], state=state,
                          data={"response": record.response})
 
     def coverage(self, request: str, response: str, statements: list[str], start: int = 0, earlier: dict[str, list[Any]] | None = None,

@@ -53,18 +53,27 @@ COMPLETENESS_LEVELS: tuple[tuple[str, str], ...] = (
 )
 
 
-def sufficiency_questions(facts: list[str], per_fact: bool) -> list[Question]:
-    """The row's predicate, then one per fact (ids ``sufficiency.fact_1``...) when ``per_fact``."""
-    out = [Question("sufficiency", PREDICATE, SUFFICIENCY_INSTRUCTIONS, SUFFICIENCY_YES, SUFFICIENCY_NO)]
+def sufficiency_questions(facts: list[str], per_fact: bool, truth_field: str | None = None, domain: list[str] | None = None) -> list[Question]:
+    """The row's predicate, then one per fact (ids ``sufficiency.fact_1``...) when ``per_fact``.
+    ``truth_field``: the state's field holding what a full answer contains (grounded rows);
+    ``domain``: the config's ``extend.sufficiency`` prompt parts, appended to the row's question."""
+    instructions = SUFFICIENCY_INSTRUCTIONS
+    if truth_field:
+        instructions += f" `{truth_field}` shows what a full answer contains: the context must hold all of it."
+    if domain:
+        instructions += "\n\n" + "\n\n".join(domain)
+    out = [Question("sufficiency", PREDICATE, instructions, SUFFICIENCY_YES, SUFFICIENCY_NO)]
     if per_fact:
         out += [Question(f"sufficiency.fact_{i}", PREDICATE, FACT_INSTRUCTIONS.format(fact=" ".join(fact.split())), FACT_YES, FACT_NO)
                 for i, fact in enumerate(facts, 1)]
     return out
 
 
-def completeness_question(truth_field: str) -> Question:
-    """The five-level score question; ``truth_field``: ``expected_facts`` or ``expected_response``."""
-    return Question("completeness", SCORE, COMPLETENESS_INSTRUCTIONS.format(truth=truth_field), levels=COMPLETENESS_LEVELS)
+def completeness_question(truth_field: str, domain: list[str] | None = None) -> Question:
+    """The five-level score question; ``truth_field``: ``expected_facts`` or ``expected_response``;
+    ``domain``: the config's ``extend.completeness`` prompt parts, appended to its instructions."""
+    instructions = COMPLETENESS_INSTRUCTIONS.format(truth=truth_field) + ("\n\n" + "\n\n".join(domain) if domain else "")
+    return Question("completeness", SCORE, instructions, levels=COMPLETENESS_LEVELS)
 
 
 def custom_question(name: str, instructions: str, binary: bool, levels: int = 5) -> Question:

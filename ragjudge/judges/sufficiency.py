@@ -288,7 +288,7 @@ class SufficiencyJudge(Judge):
         state: dict[str, Any] = {"request": record.request, "context": passages}
         if used:
             state[used] = facts if used == "expected_facts" else facts[0]
-        questions = sufficiency_questions(facts, used == "expected_facts")
+        questions = sufficiency_questions(facts, used == "expected_facts", used, self.domain())
         return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data=data, reply_tokens=reply_tokens,
                          questions=questions, state=state)
 
