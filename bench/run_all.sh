@@ -13,6 +13,7 @@ PY="${PYTHON:-../.venv/bin/python}"
 "$PY" ray_scale.py
 "$PY" corrected_rates.py
 "$PY" batch.py --rows 1000
+"$PY" decisions.py
 "$PY" embedded.py
 bash mlflow_side_by_side.sh --rows 5000 --timeout 1200
 "$PY" mlflow_traces.py --traces 200

@@ -47,6 +47,7 @@ from ragjudge.pipeline import score_source
 from ragjudge.plan import Note, events
 from ragjudge.transports import base, choose, resolve_model
 from ragjudge.transports.base import TransportError
+from ragjudge.types import decision_model
 from ragjudge.transports.batch import FAILED, OPEN, BatchTransport, Manifest
 from ragjudge.transports.openai_batch import DONE, OpenAIBatches, serves
 from ragjudge.transports.anthropic_batch import AnthropicBatches
@@ -110,6 +111,10 @@ def check(request: Any, config: Any) -> None:
         raise ConfigError(f"{flag} runs on the local engine: leave out {names.given('engine', request.engine)}")
     if config.judge.panel:
         raise ConfigError(f"{flag} judges with one model (judge.model); a panel (judge.panel) is not batched: leave out one of them")
+    if decision_model(config.judge.model):
+        raise ConfigError(f"{flag}: {config.judge.model} is a decision model, and its endpoint has no batch API (OpenAI's Batch API "
+                          "does not take /v1/decisions; System One has none); it asks every metric of a row in one call already: "
+                          "leave out --batch")
     if client_for(config.judge) is None:
         raise ConfigError(f"{flag}: {config.judge.model} is not served by a batch API ragjudge speaks; it batches OpenAI-compatible "
                           "models (openai/..., Azure OpenAI's v1 endpoint as --api-base) and Anthropic's (anthropic/...): choose one, "

@@ -16,7 +16,8 @@ from ragjudge.settings import Config
 from ragjudge.judges import BUILT_IN, bundled_definitions, make_judges
 from ragjudge.plan import RunPlan
 from ragjudge.records import EMPTY_ROW, to_records
-from ragjudge.types import Verdict
+from ragjudge.types import Verdict, decision_model
+from ragjudge.transports.decision_models import DecisionTransport
 from ragjudge import local
 
 
@@ -45,7 +46,8 @@ def describe(config: Config) -> list[dict[str, Any]]:
 
 def render(source: str, config: Config, metric: str, row: int, flag_fields: frozenset[str] = frozenset(), input_format: str | None = None) -> str:
     """The messages ``metric``'s judge would receive for row ``row`` (1-based) of ``source``,
-    as text: each message with its role, then the call's settings. A row the judge would not
+    as text: each message with its role, then the call's settings (a decision model: the
+    request's JSON body, its questions and state). A row the judge would not
     call for says why (skipped, input error). Raises ``InputError`` for a row out of range and
     for unusable input, as ``ragjudge score`` would."""
     from ragjudge.io import iter_chunks
@@ -78,6 +80,11 @@ def _show(judge: Any, record: Any, row: int, mapping: str) -> str:
     if isinstance(call, Verdict):
         what = call.error if call.status != "ok" else f"{call.score:g} ({call.rationale})"
         lines.append(f"# no call: {call.status}: {what}")
+        return "\n".join(lines) + "\n"
+    if decision_model(judge.settings.model):  # a decision model reads the questions and the state, as its request sends them
+        body = DecisionTransport(judge.settings).client.body(call.state, call.questions)
+        lines.append(f"# the request to {judge.settings.model} (this metric's questions; a row's metrics share one request)")
+        lines.append(json.dumps(body, indent=2, ensure_ascii=False))
         return "\n".join(lines) + "\n"
     lines.append(f"# call 1: prompt version {call.version}, temperature {call.temperature:g}, "
                  f"log-probabilities {'asked' if call.logprobs else 'not asked'}, reply format {_format_name(call)}")

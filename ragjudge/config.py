@@ -149,8 +149,10 @@ class JudgeSettings(_Strict):
     documentation (``docs/configuration.md`` and ``configs/default.yaml`` are generated from
     them). A metric's own settings are in its section (``sufficiency:``, ``completeness:``)."""
 
-    model: str = Field("openai/gpt-4o-mini", description="the judge model: any litellm model string, or local/qwen2.5-coder-1.5b for the "
-                                                         "embedded offline judge")
+    model: str = Field("openai/gpt-4o-mini", description="the judge model: any litellm model string, local/qwen2.5-coder-1.5b for the "
+                                                         "embedded offline judge, or a decision model (openai-decisions/gpt-6-luna, "
+                                                         "systemone/jev-latest, systemone/solar-decide: every metric of a row in one call, "
+                                                         "docs/judges.md#decision-models)")
     transport: Literal["auto", "litellm"] = Field("auto", description="auto: OpenAI-compatible models (openai/..., with or without "
                                                   "api_base) over ragjudge's own aiohttp client (a fraction of litellm's CPU per call), "
                                                   "the others through litellm; litellm: every model through litellm. Verdicts, cache "

@@ -89,6 +89,7 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         for chunk in plan.chunks():
             records = scorer.records(chunk, plan.mapping)
             for offset, record in enumerate(records):
+                before = [sum(item.calls for item in judged.figures.values()) for judged in judges]
                 for judge in scorer.judges:
                     for judged in judges:  # each member of a panel makes its own calls
                         item = judged.figures[judge.name]
@@ -97,6 +98,8 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
                             _skip(item, "not sampled")
                             continue
                         _row(scorer, judge, record, item, judged.counter, judged.seen, judged.model, judged.temperature)
+                for judged, made in zip(judges, before):  # a decision model asks a row's metrics in one request
+                    judged.requests += sum(item.calls for item in judged.figures.values()) > made
             start += len(records)
         samples = scorer.config.judge.samples
         for judged in judges:
@@ -110,10 +113,12 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
                     item.cost_high = (item.prompt_tokens * per_in + item.max_completion_tokens * per_out) / 1e6
         figures = {name: _together([judged.figures[name] for judged in judges]) for name in judges[0].figures}
         total = _total(figures, start)
+        if all(judged.decides for judged in judges):  # one request a row and member, whatever its metrics' calls
+            total.calls = sum(judged.requests for judged in judges)
         first = judges[0]
         prices = {judged.price for judged in judges}
         both = {}  # the total at the direct price and at the batch API's (half), whichever this run pays
-        for kind, batch in (("direct", False), ("batch", True)):
+        for kind, batch in (("direct", False),) + ((("batch", True),) if not any(judged.decides for judged in judges) else ()):
             ranges = []
             for judged in judges:
                 rates, own = judged.model.price(batch), _total(judged.figures, start)
@@ -156,7 +161,8 @@ class _Judged:
         self.counter = model.counter()
         self.price = model.price()
         self.seen: set[str] = set()
-
+        self.decides = hasattr(model, "request_tokens")  # a decision model (``model.DecisionModel``): no batch API
+        self.requests = 0  # rows it makes a call for: a decision model's requests
 
 def _together(items: list[MetricEstimate]) -> MetricEstimate:
     """One metric's figures over every member of a panel: its rows as each member sees them (the
@@ -251,6 +257,9 @@ def _final(model: Any, call: Call, item: MetricEstimate, counter: Any, seen: set
             continue
         seen.add(key)
         item.calls += 1
+        if hasattr(model, "request_tokens"):  # a decision model: its questions and state are the input; output is free
+            item.prompt_tokens += model.request_tokens(call)
+            continue
         item.prompt_tokens += counter(call.messages)
         item.expected_completion_tokens += _expected(call, len(call.items))
         item.max_completion_tokens += budget(model, call)

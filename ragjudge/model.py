@@ -59,7 +59,7 @@ from typing import Any
 
 from ragjudge.errors import ProviderFatalError
 from ragjudge.http_errors import RETRY_AFTER_MAX_S
-from ragjudge.transports import base, choose, endpoint, resolve_model
+from ragjudge.transports import base, choose, decision_model, endpoint, resolve_model
 from ragjudge.transports.base import Request, TransportError
 from ragjudge.types import OK, Call, ParseError, Reason, Reply, Usage, Verdict, clean_text
 from ragjudge import prices
@@ -218,11 +218,12 @@ class _Stopped(Exception):
 
 
 class _Failed(Exception):
-    def __init__(self, message: str | Reason, usage: Usage, fatal: ProviderFatalError | None = None) -> None:
+    def __init__(self, message: str | Reason, usage: Usage, fatal: ProviderFatalError | None = None, kind: str | None = None) -> None:
         super().__init__(message.value if isinstance(message, Reason) else message)
         self.reason = message if isinstance(message, Reason) else None
         self.usage = usage
         self.fatal = fatal
+        self.kind = kind  # the transport error's kind, where one ended the call
 
 
 class Ledger:
@@ -583,6 +584,8 @@ class Model:
             timeout=self.settings.timeout,
             key=key,
             ask=ask,
+            questions=call.questions,
+            state=call.state,
         )
         attempts = 0
         first = probe
@@ -645,7 +648,7 @@ class Model:
             except _Stopped:
                 raise _Failed(Reason.INTERRUPTED, _requests(attempts)) from None
             except (TransportError, _Again) as err:
-                raise _Failed(f"judge call failed: {err}", _requests(attempts)) from None
+                raise _Failed(f"judge call failed: {err}", _requests(attempts), kind=getattr(err, "kind", None)) from None
             except asyncio.CancelledError:
                 _cancelled(_requests(attempts))  # the requests sent for it, the one cancelled in flight included
                 raise
@@ -673,6 +676,10 @@ class Model:
         if err.kind == base.CONNECT:
             return f"cannot connect to {model}{where}: {err}"
         return f"judge call failed: {err}"
+
+    def group(self, calls: list[Call]) -> None:
+        """Nothing: a chat model makes each of a row's calls on its own (``DecisionModel.group``
+        asks a row's metrics in one request)."""
 
     def interrupt(self) -> None:
         """Stop starting calls: later calls return "interrupted" verdicts, and no request leaves
@@ -713,7 +720,7 @@ class PanelModel:
         for member in settings.panel:
             own = settings.member(member)
             given = transport.for_model(resolve_model(own)) if hasattr(transport, "for_model") else transport
-            self.members.append((member.label, Model(own, cache, given, self.ledger)))
+            self.members.append((member.label, model_for(own, cache, given, self.ledger)))
         self.provider_model = "panel: " + ", ".join(model.provider_model for _, model in self.members)
         self.transport = self.members[0][1].transport
 
@@ -764,6 +771,11 @@ class PanelModel:
     def prefetch(self, calls: list[Call]) -> None:
         """Nothing: each member looks its calls up as it makes them."""
 
+    def group(self, calls: list[Call]) -> None:
+        """Each member groups a row's calls as its kind does (``Model.group``, ``DecisionModel.group``)."""
+        for _, model in self.members:
+            model.group(calls)
+
     def peek(self, call: Call, sample: int = 0, key: str | None = None) -> Verdict | None:
         """None: a panel's verdict is its members' (each member's ``call`` reads its own cache)."""
         return None
@@ -781,6 +793,146 @@ class PanelModel:
         """Close every member (``Model.aclose``)."""
         for _, model in self.members:
             await model.aclose()
+
+
+class _Group:
+    """The calls of one row that a decision model asks in one request (``DecisionModel.group``):
+    the first member to be sent sends every member's questions about the union of their
+    states; the others take their answers from that reply."""
+
+    def __init__(self, members: list[Call]) -> None:
+        self.members = members
+        self.task: asyncio.Future | None = None
+        self.paid = False  # the request's count (calls, retries) goes to the first member that takes the reply
+
+    def union(self) -> Call:
+        """One ``Call`` asking every member's questions about every field any member reads."""
+        first = self.members[0]
+        state: dict[str, Any] = {}
+        for member in self.members:
+            state.update(member.state)
+        return Call(first.metric, first.version, first.mode, first.messages, None, questions=[q for m in self.members for q in m.questions],
+                    state=state)
+
+    def share(self, reply: Reply, call: Call) -> Reply:
+        """``call``'s part of the row's ``reply``: its own answers, and its share of the input
+        tokens and cost by its share of the questions (the request, calls and retries, counted once)."""
+        asked = sum(len(m.questions) for m in self.members)
+        mine = len(call.questions) / asked if asked else 0.0
+        usage = reply.usage
+        share = Usage(round(usage.prompt_tokens * mine), 0, None if usage.cost_usd is None else usage.cost_usd * mine,
+                      0 if self.paid else usage.calls, 0 if self.paid else usage.retries, usage.estimated)
+        self.paid = True
+        answers = reply.answers or {}
+        return Reply(None, reply.finish_reason, usage=share, answers={q.id: answers[q.id] for q in call.questions if q.id in answers})
+
+
+class DecisionModel(Model):
+    """The chokepoint for a decision model (``--model openai-decisions/...``, ``systemone/...``;
+    ``ragjudge.transports.decision_models``): a ``Call``'s ``questions`` about its ``state`` are
+    sent, never its chat messages; ``call(call, parse)`` gives the metric's ``Verdict`` as
+    ``Model.call`` does (cache, limits, retries after the servers' delays, the budget), so
+    panels and the scorer's chains use it unchanged.
+
+    Every metric of a row goes in one request (``group``, called by the scorer for each row),
+    split only past the protocol's limits: OpenAI's 200 questions, and a System One request over
+    the model's token limit (``max_tokens_exceeded``: each metric is then asked alone); each metric's verdict is
+    cached under its own key (``key``: the model, its API base, the metric, its prompt version,
+    its own questions and the fields it reads), so a metric added later pays for its own
+    questions only. A request's input tokens and cost are shared among its metrics by their
+    number of questions; its call is counted once."""
+
+    LIMITS = {"openai-decisions": 200}  # questions a request takes (System One has no count limit: its token budget)
+
+    def key(self, call: Call, sample: int = 0) -> str:
+        """The cache key of ``call``: model, API base, metric, prompt version, the metric's own
+        questions and the row fields it reads (``call.state``). Not the chat messages."""
+        memo = call.memo.get((id(self), sample))
+        if memo is not None:
+            return memo
+        from dataclasses import asdict
+
+        key = call.memo[(id(self), sample)] = cache_key(
+            model=self.provider_model, api_base=self.api_base, metric=call.metric, prompt_version=call.version, sample=sample,
+            questions=[asdict(q) for q in call.questions], state=call.state)
+        return key
+
+    def request_tokens(self, call: Call) -> int:
+        """The input tokens of ``call``'s request as the dry run and ``--max-cost`` count them: its
+        questions and state as JSON text, 4 characters a token (the providers publish no tokenizer)."""
+        import json
+        from dataclasses import asdict
+
+        text = json.dumps({"state": call.state, "questions": [asdict(q) for q in call.questions]}, ensure_ascii=False)
+        return max(1, len(text) // 4)
+
+    def too_long(self, messages: list[dict[str, Any]]) -> str | None:
+        """None: the chat messages are not sent (the provider refuses a state past its limit)."""
+        return None
+
+    def group(self, calls: list[Call]) -> None:
+        """Ask ``calls`` (one row's, each a metric's) in one request: the first sent sends them all;
+        a new request only where the next metric's questions would pass the protocol's limit."""
+        asked = [call for call in calls if call.questions]
+        if len(asked) < 2:
+            return
+        limit = self.LIMITS.get(self.provider_model.partition("/")[0])
+        groups: list[list[Call]] = [[]]
+        count = 0
+        for call in asked:
+            if groups[-1] and limit is not None and count + len(call.questions) > limit:
+                groups.append([])
+                count = 0
+            groups[-1].append(call)
+            count += len(call.questions)
+        for members in groups:
+            if len(members) > 1:
+                found = _Group(members)
+                for call in members:
+                    call.memo[(id(self), "group")] = found
+
+    async def _send(self, call: Call, messages: list[dict[str, Any]], probe: bool, key: str | None = None, ask: int = 0) -> Reply:
+        found: _Group | None = call.memo.get((id(self), "group"))
+        if found is None:
+            return await super()._send(call, messages, probe, key, ask)
+        if found.task is None:
+            found.task = asyncio.ensure_future(super()._send(found.union(), messages, probe, None, ask))
+        try:
+            reply = await asyncio.shield(found.task)
+        except _Failed as failure:
+            usage = Usage() if found.paid else failure.usage
+            found.paid = True
+            if failure.kind == base.TOKENS_EXCEEDED:  # the row's request is over the model's token limit: this metric asked alone
+                reply = await super()._send(call, messages, probe, key, ask)
+                reply.usage = reply.usage + usage
+                return reply
+            raise _Failed(failure.reason or str(failure), usage, failure.fatal, failure.kind) from None
+        return found.share(reply, call)
+
+    async def _ask(self, call: Call, parse: Callable[[Reply, Call], Verdict], probe: bool, key: str | None = None) -> tuple[Verdict, bool]:
+        """The request (``_send``: the row's, where grouped), then ``parse`` of the metric's answers;
+        no re-ask (a malformed reply is a server error, retried by ``_send``)."""
+        try:
+            reply = await self._send(call, [], probe, key, 0)
+        except _Failed as failure:
+            if failure.fatal is not None and self.fatal is None:
+                self.fatal = failure.fatal
+            return Verdict.failed(call.metric, failure.reason or str(failure), mode=call.mode, usage=failure.usage), False
+        reply.usage = self._priced(reply.usage)
+        self.spent += reply.usage.cost_usd or 0.0
+        try:
+            verdict = parse(reply, call)
+        except ParseError as exc:
+            return Verdict.failed(call.metric, f"unreadable decision reply: {exc}", mode=call.mode, usage=reply.usage), True
+        verdict.usage = reply.usage
+        return verdict, True
+
+
+def model_for(settings: Any, cache: Any = None, transport: Any = None, ledger: Ledger | None = None) -> Model:
+    """The chokepoint for ``settings.model``: a ``DecisionModel`` for a decision model, else a ``Model``."""
+    if decision_model(settings.model):
+        return DecisionModel(settings, cache, transport, ledger)
+    return Model(settings, cache, transport, ledger)
 
 
 def _release_after(loop: asyncio.AbstractEventLoop, event: asyncio.Event, grace: float) -> None:

@@ -47,9 +47,27 @@ def table() -> dict[str, Any]:
         return {}
 
 
+# The decision models' prices (USD per token; /work/shared/protocols/decision-models.md sections 0, 1.5, 2, 3),
+# which litellm's table does not have: input only, output free. OpenAI Decisions: $0.10 / 1M input, cache reads free
+# [apidog][dart-live]; TypeSafe Jev: $0.042 / 1M input [ts-models]; Upstage Solar Decide: $0.10 / 1M input, cached input
+# at the same $0.10 [up-model]. ``judge.price`` overrides them.
+_LUNA = {"input_cost_per_token": 0.10e-6, "output_cost_per_token": 0.0, "cache_read_input_token_cost": 0.0, "max_input_tokens": 1_050_000}
+_JEV = {"input_cost_per_token": 0.042e-6, "output_cost_per_token": 0.0, "max_input_tokens": 64_000}
+_SOLAR = {"input_cost_per_token": 0.10e-6, "output_cost_per_token": 0.0, "cache_read_input_token_cost": 0.10e-6, "max_input_tokens": 524_288}
+DECISION_PRICES: dict[str, dict[str, Any]] = {
+    "openai-decisions/gpt-6-luna": _LUNA,
+    **{f"systemone/{name}": _JEV for name in ("jev-latest", "jev-preview", "jev-1.13.0")},
+    "systemone/solar-decide": _SOLAR,
+}
+
+
 def entry(provider: str, name: str) -> dict[str, Any] | None:
     """The price-table row of ``name`` served by ``provider``: ``provider/name``, else ``name``
-    when that row is the same provider's; None when the table has neither."""
+    when that row is the same provider's; None when the table has neither. The decision
+    models' rows (``DECISION_PRICES``) come first."""
+    own = DECISION_PRICES.get(f"{provider}/{name}")
+    if own is not None:
+        return own
     rows = table()
     found = rows.get(f"{provider}/{name}")
     if found is None:

@@ -48,7 +48,7 @@ from typing import Any
 from ragjudge import _loop, diagnosis, local
 from ragjudge.counting import count_row, label_cells, metric_summary
 from ragjudge.gate import Summary
-from ragjudge.model import AHEAD, CANCELLED, Model, PanelModel
+from ragjudge.model import AHEAD, CANCELLED, PanelModel, model_for
 from ragjudge.judges.panel import PANEL_COLUMNS, decide as panel_decide, panel_values, tempered
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
@@ -183,7 +183,7 @@ class Scorer:
         if config.cache.enabled:
             self.cache = ResponseCache(config.cache.dir)
         try:
-            self.model: Any = PanelModel(config.judge, self.cache, transport) if config.judge.panel else Model(config.judge, self.cache, transport)
+            self.model: Any = PanelModel(config.judge, self.cache, transport) if config.judge.panel else model_for(config.judge, self.cache, transport)
         except BaseException:
             self._close_cache()
             raise
@@ -532,6 +532,7 @@ class Scorer:
 
     async def _row(self, row: list[Verdict | Call], on_progress: Any, reporter: Any = None, record: Any = None) -> list[Verdict]:
         calls = [(judge, item) for judge, item in zip(self.judges, row) if isinstance(item, Call)]
+        self.model.group([item for _, item in calls])  # a decision model asks the row's metrics in one request
         if len(calls) == 1:  # one call: made in this row's own task (an interrupt cancels it here)
             task = asyncio.current_task()
             assert task is not None

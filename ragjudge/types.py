@@ -6,7 +6,7 @@
 - ``Reply``: what a transport returns for one request (text, finish reason, log-probabilities, usage).
 - ``Verdict``: one judge's result for one row and metric (status ok / error / skipped).
 - ``Question``, ``Answer``, ``DecisionReply``: typed questions to a decision model and its
-  answers with probabilities (``ragjudge.transports.decision_models``; no judge asks them yet).
+  answers with probabilities (``ragjudge.transports.decision_models``, ``ragjudge.judges.questions``).
 
 None of these imports anything heavy; the cache stores a ``Verdict``'s fields as plain data.
 """
@@ -190,6 +190,10 @@ class Call:
     passages: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
     reply_tokens: int = 0  # the reply this call needs at least (tokens): the chokepoint raises max_tokens to it
+    # a decision model's view of the same call (issue 61): the typed questions this metric asks, and the row's fields
+    # it reads (a JSON-able dict, the request's ``state``); a chat model reads neither, a decision model only these
+    questions: "list[Question]" = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
     # the chokepoint's memo of this call: its cache key per (model, sample), and look-ups that missed
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -201,8 +205,10 @@ class Reply:
     with ``content``: tokens with ``top_logprobs``; None unless asked for), ``usage``
     (tokens and cost of this one request, ``calls`` 1; ``estimated`` when the reply reported
     no token counts, which the chokepoint then estimates), ``reasoning`` (the message's
-    ``reasoning_content`` / ``reasoning`` text of a reasoning model, else None) and ``batch``
-    (True: the reply came through the provider's batch API, priced at its batch price)."""
+    ``reasoning_content`` / ``reasoning`` text of a reasoning model, else None), ``batch``
+    (True: the reply came through the provider's batch API, priced at its batch price) and
+    ``answers`` (a decision model's reply: the ``Answer`` to each of the call's questions, keyed
+    by question id; ``text`` is then None)."""
 
     text: str | None
     finish_reason: str | None = None
@@ -210,6 +216,7 @@ class Reply:
     usage: Usage = field(default_factory=lambda: Usage(calls=1))
     reasoning: str | None = None
     batch: bool = False
+    answers: "dict[str, Answer] | None" = None  # a decision model's answers to the call's questions (keyed by id); None for chat
 
 
 # the Verdict fields kept in the response cache (usage, raw and flags of one run are not)
@@ -235,12 +242,14 @@ class Reason(str, Enum):
     """Why a row has no verdict, where code acts on it (the closed set; ``Verdict.reason``). Its
     value is the text shown in ``M_error``: ``interrupted`` (a Ctrl-C or a stop), ``budget
     reached`` (``judge.max_cost`` spent), ``not sampled`` (left out by ``--limit`` / ``--sample``),
-    ``SAME_TRACE`` (a trace-level metric on a trace's later row, which gets the first row's verdict)."""
+    ``SAME_TRACE`` (a trace-level metric on a trace's later row, which gets the first row's verdict),
+    ``refused`` (a decision model declined to answer the metric's question: an error, never a verdict)."""
 
     INTERRUPTED = "interrupted"
     BUDGET_REACHED = "budget reached"
     NOT_SAMPLED = "not sampled"
     SAME_TRACE = "judged on the trace's first row"  # a trace-level metric on a trace's other rows, until its verdict is copied
+    REFUSED = "refused"  # a decision model declined the metric's question (OpenAI's ``refusal`` answer): no verdict
 
     @classmethod
     def read(cls, status: str | None, error: str | None) -> "Reason | None":
@@ -343,8 +352,14 @@ _FROM_CACHE = frozenset(f.name for f in fields(Verdict)) - {"usage", "cached", "
 
 # -- decision models (issue 61): typed questions in, answers with probabilities out ----------------
 # The wire protocols (OpenAI Decisions, System One) are mapped in ragjudge.transports.decision_models;
-# /work/shared/protocols/decision-models.md (sections 1-3) gives both. No judge asks these yet.
+# /work/shared/protocols/decision-models.md (sections 1-3) gives both; ragjudge.judges.questions asks them.
 PREDICATE, CHOICE, SCORE, REFUSAL = "predicate", "choice", "score", "refusal"
+DECISION_PREFIXES = ("openai-decisions/", "systemone/")
+
+
+def decision_model(model: str) -> bool:
+    """True when ``model`` (``--model``) names a decision model: ``openai-decisions/...`` or ``systemone/...``."""
+    return model.startswith(DECISION_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -398,7 +413,9 @@ class DecisionReply:
     ``input_tokens`` (all input, cached included), ``cached_tokens`` (of those, read from the
     provider's cache; OpenAI's ``input_tokens_details.cached_tokens``, 0 where the protocol has
     none) and ``output_tokens`` (reported; unbilled by every provider); ``request_id`` from
-    the response header (``x-request-id``, ``x-typesafe-request-id``) or None."""
+    the response header (``x-request-id``, ``x-typesafe-request-id``) or None; ``cost_usd``: USD
+    of the input tokens at the model's price (``ragjudge.prices``; cached ones at their own
+    price, output free), None where the model has no known price."""
 
     answers: dict[str, Answer]
     model: str
@@ -406,3 +423,4 @@ class DecisionReply:
     cached_tokens: int = 0
     output_tokens: int = 0
     request_id: str | None = None
+    cost_usd: float | None = None

@@ -209,6 +209,8 @@ def test_batch_fallback_direct_judges_failed_lines_directly(server, table, tmp_p
     pytest.param(["--no-cache"], "--batch judges from the response cache, and it is off", id="no_cache"),
     pytest.param(["--model", "mistral/mistral-small-latest"], "is not served by a batch API ragjudge speaks", id="another_provider"),
     pytest.param(["--panel", "openai/a,openai/b"], "a panel (judge.panel) is not batched: leave out one of them", id="panel"),
+    pytest.param(["--model", "openai-decisions/gpt-6-luna"], "is a decision model, and its endpoint has no batch API", id="decisions"),
+    pytest.param(["--model", "systemone/jev-latest"], "is a decision model, and its endpoint has no batch API", id="systemone"),
 ])
 def test_batch_refuses_what_it_cannot_do(run_cli, table, args, message):
     result = run_cli(["score", table, "--batch", *args])

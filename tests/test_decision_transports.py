@@ -222,10 +222,19 @@ def test_a_reply_with_the_answers_out_of_order_is_a_server_error(fake):
     assert err.kind == base.SERVER and "1 answers to 2 questions" in str(err)
 
 
-def test_no_key_is_a_no_key_error(fake, monkeypatch):
+def test_no_key_is_a_no_key_error_at_the_providers_own_base(fake, monkeypatch):
     monkeypatch.delenv("TYPESAFE_API_KEY")
-    err = failure(SystemOne("jev-latest", api_base=fake.url), "x", [Question("q", PREDICATE, "?")])
+    err = failure(SystemOne("jev-latest"), "x", [Question("q", PREDICATE, "?")])  # raised before anything is sent
     assert err.kind == base.NO_KEY and "TYPESAFE_API_KEY" in str(err) and fake.decision_calls == 0
+
+
+def test_a_custom_api_base_needs_no_key_unless_a_key_variable_is_named(fake, monkeypatch):
+    # as the chat transport: a local server at a custom api_base may need none
+    monkeypatch.delenv("TYPESAFE_API_KEY")
+    reply = ask(SystemOne("jev-latest", api_base=fake.url), "x", [Question("q", PREDICATE, "?")])
+    assert reply.answers["q"].probability == fake.p_yes and fake.decision_calls == 1
+    err = failure(SystemOne("jev-latest", api_base=fake.url, api_key_env="MY_JEV_KEY"), "x", [Question("q", PREDICATE, "?")])
+    assert err.kind == base.NO_KEY and "MY_JEV_KEY" in str(err) and fake.decision_calls == 1
 
 
 # -- section 10.2: TypeSafe Jev (System One) ----------------------------------------------------------
@@ -319,11 +328,11 @@ def test_each_system_one_fault_maps_to_its_kind_with_the_servers_delay(fake, fau
 def test_max_tokens_exceeded_names_the_token_limit(fake):
     fake.decision_faults.append("max_tokens")
     err = failure(SystemOne("jev-latest", api_base=fake.url), "x", [Question("q", PREDICATE, "?")])
-    assert (err.kind, err.status) == (base.BAD_REQUEST, 400)
+    assert (err.kind, err.status) == (base.TOKENS_EXCEEDED, 400)
     assert str(err) == "HTTP 400: the request is over the model's token limit (max_tokens_exceeded)"
     fake.systemone_max_tokens = 100  # the ceiling itself, not a scripted fault: a state past it
     err = failure(SystemOne("jev-latest", api_base=fake.url), "word " * 200, [Question("q", PREDICATE, "?")])
-    assert (err.kind, err.status) == (base.BAD_REQUEST, 400) and "max_tokens_exceeded" in str(err)
+    assert (err.kind, err.status) == (base.TOKENS_EXCEEDED, 400) and "max_tokens_exceeded" in str(err)
     assert ask(SystemOne("jev-latest", api_base=fake.url), "word " * 20, [Question("q", PREDICATE, "?")]).answers["q"].probability == 0.8
 
 
@@ -505,3 +514,22 @@ def test_no_server_and_a_slow_server_are_retryable_connect_and_timeout_errors(fa
 def test_boolean_choice_values_are_sent_to_system_one_as_json_labels(fake):
     ask(SystemOne("jev-latest", api_base=fake.url), "x", [Question("c", CHOICE, "?", options=((True, "yes"), (False, None)))])
     assert fake.requests[0]["questions"]["c"]["criteria"] == {"true": "yes", "false": None}
+
+
+@pytest.mark.parametrize(("model", "cached", "usd"), [
+    ("gpt-6-luna", 0, 74 * 0.10e-6),
+    ("gpt-6-luna", 50, 24 * 0.10e-6),  # cached input is free on OpenAI Decisions
+])
+def test_an_openai_reply_is_priced_from_its_input_tokens(fake, model, cached, usd):
+    usage = {**O1_RESPONSE["usage"], "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0}}
+    fake.decision_replies.append({**O1_RESPONSE, "usage": usage})
+    reply = ask(OpenAIDecisions(model, api_base=fake.url), O1_REQUEST["input"], O1_QUESTIONS)
+    assert reply.cost_usd == pytest.approx(usd)
+
+
+@pytest.mark.parametrize(("model", "usd"), [("jev-latest", 120 * 0.042e-6), ("solar-decide", 120 * 0.10e-6), ("solar-decide-flash", None)])  # no published price
+def test_a_system_one_reply_is_priced_from_its_input_tokens_only(fake, model, usd):
+    fake.decision_replies.append({"model": "jev-1.13.0" if model == "jev-latest" else model, "answers": {"q": {"type": "noul", "noul": 0.9}},
+                                  "usage": {"input_tokens": 120, "output_tokens": 40}})
+    reply = ask(SystemOne(model, api_base=fake.url), "x", [Question("q", PREDICATE, "?")])
+    assert reply.output_tokens == 40 and (reply.cost_usd == pytest.approx(usd) if usd is not None else reply.cost_usd is None)

@@ -46,6 +46,8 @@ from ragjudge.judges.base import (
     numbered,
     reply_budget,
 )
+from ragjudge.types import Question
+from ragjudge.judges.questions import DECISION, custom_question, decide_predicate, pass_probability, predicate_verdict, score_verdict
 from ragjudge.judges.sandbox import TemplateLimitError, Text, compile_template, oneline, problem, render, variables
 
 # the template's variables: the canonical fields, as fenced text
@@ -312,9 +314,29 @@ class CustomJudge(Judge):
             return Verdict.failed(self.name, str(exc), input_error=True)
         # a claims judge writes the response again, claim by claim, each with a reason: its reply grows with the response
         reply_tokens = claims_budget(record.response or "") if self.definition.claims else 0
-        return self.call(None, messages, self._schema, reply_tokens=reply_tokens)
+        return self.call(None, messages, self._schema, reply_tokens=reply_tokens, questions=self.questions(messages[-1]["content"].removesuffix("\n\n" + _task(self.definition))))
+
+    def questions(self, prompt: str) -> list[Question]:
+        """What a decision model is asked (``ragjudge.judges.questions``): the rendered prompt (the row's
+        fields in it) as a predicate for a binary judge, or as a score of five levels "1".."5" for a
+        whole 1..5 scale; none for another scale or a claims judge (a decision model cannot judge those)."""
+        if self.definition.claims:
+            return []
+        if self.kind == BINARY:
+            return [custom_question(self.name, prompt, True)]
+        if tuple(self.scale) == (1.0, 5.0) and self.definition.whole:
+            return [custom_question(self.name, prompt, False)]
+        return []
+
+    def decide(self, verdict: Verdict, call: Call) -> Verdict:
+        """A decision model's verdict: yes at P(yes) >= 0.5 (binary), or P(pass) at the threshold (1..5); then ``passed``."""
+        if verdict.status == OK and (verdict.details or {}).get(DECISION):
+            verdict = decide_predicate(verdict, None, None) if self.kind == BINARY else pass_probability(verdict, self.threshold, self.scale[0])
+        return super().decide(verdict, call)
 
     def parse(self, reply: Reply, call: Call) -> Verdict:
+        if reply.answers is not None:  # a decision model: P(yes), or 1 + the expected level of five
+            return predicate_verdict(reply, call, []) if self.kind == BINARY else score_verdict(reply, call, self.scale[0])
         data = load_reply(reply.text, schema_of(call))
         rationale = data.get("rationale")
         rationale = str(rationale).strip() if rationale else None

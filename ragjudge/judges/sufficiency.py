@@ -58,6 +58,7 @@ from ragjudge.judges.base import (
     note,
     numbered,
 )
+from ragjudge.judges.questions import DECISION, decide_predicate, predicate_verdict, sufficiency_questions
 from ragjudge.judges.words import detect_language, evidence_share, evidence_shares, quote_match, quotes_nothing, stop_words
 
 __all__ = ["SufficiencyJudge", "SufficiencySettings", "parse", "detect_language", "evidence_share", "evidence_shares", "stop_words"]
@@ -182,9 +183,11 @@ class SufficiencySettings(Strict):
 
     yes_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="reference-free: yes when P(yes) at the verdict token, read "
                                                                           "from token log-probabilities, is at least this (0..1); null: "
-                                                                          "the written verdict")
+                                                                          "the written verdict. A decision model (every mode): yes when "
+                                                                          "its P(yes) is at least this; null: 0.5")
     fact_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="grounded: a fact is supported when P(true) at its "
-                                                                           "'supported' token is at least this (0..1)")
+                                                                           "'supported' token is at least this (0..1). A decision "
+                                                                           "model: when its P(yes) for the fact is; null: 0.5")
     fact_evidence: float | None = Field(None, gt=0.0, le=1.0, description="grounded: a fact is supported only if this share (0..1] of "
                                                                           "its content words occur in the passages (stop words of the "
                                                                           "detected language dropped); null: trust the judge alone")
@@ -281,7 +284,13 @@ class SufficiencyJudge(Judge):
         data = {"ground_truth": used, "request": record.request} if mode == REFERENCE_FREE else {"ground_truth": used}
         # a verdict per fact: the reply grows with the facts (sixty facts were cut at max_tokens 1024, vibrantlabsai/ragas#1150)
         reply_tokens = REPLY_BASE_TOKENS + REPLY_TOKENS_PER_FACT * len(facts) if mode == GROUNDED else 0
-        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data=data, reply_tokens=reply_tokens)
+        # a decision model's view (ragjudge.judges.questions): the fields this metric reads, its predicate and one per fact
+        state: dict[str, Any] = {"request": record.request, "context": passages}
+        if used:
+            state[used] = facts if used == "expected_facts" else facts[0]
+        questions = sufficiency_questions(facts, used == "expected_facts", used, self.domain())
+        return self.call(mode, messages, schema, logprobs=logprobs, items=facts, passages=passages, data=data, reply_tokens=reply_tokens,
+                         questions=questions, state=state)
 
     def ground_truth(self, record) -> tuple[list[str], str | None]:
         """What a grounded ``record`` is judged against: (the facts, one per line of the prompt,
@@ -298,6 +307,8 @@ class SufficiencyJudge(Judge):
         """Judge reply -> ok ``Verdict`` (score 1.0 / 0.0). Raises ``ParseError`` when the reply
         has no readable verdict. In grounded mode the per-fact verdicts decide; the overall
         ``verdict`` field is used only when no fact list came back."""
+        if reply.answers is not None:  # a decision model: P(yes) of the row's predicate (and each fact's)
+            return predicate_verdict(reply, call, call.items if len(call.questions) > 1 else [])
         verdict = parse(reply.text, call)
         if call.logprobs:
             if call.mode == REFERENCE_FREE:
@@ -318,6 +329,8 @@ class SufficiencyJudge(Judge):
         if call.data.get("ground_truth"):  # after the cache: a cached verdict says it too
             verdict.details = {**(verdict.details or {}), "ground_truth": call.data["ground_truth"]}
         details = verdict.details or {}
+        if details.get(DECISION):  # a decision model's P(yes) decides at yes_threshold (0.5 unless set)
+            return super().decide(decide_predicate(verdict, self.options.yes_threshold, self.options.fact_threshold), call)
         written = verdict.score
         cut = self.options.yes_threshold
         p_yes = details.get("p_yes")

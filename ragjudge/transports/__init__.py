@@ -17,16 +17,21 @@ from ragjudge.transports.base import OPENAI_BASE, endpoint  # re-exported: their
 from ragjudge.transports.openai_http import fast_model, OpenAIHTTPTransport, PREFIX
 from ragjudge.transports.litellm import LitellmTransport
 from ragjudge.transports.local import LocalTransport
+from ragjudge.transports.decision_models import DecisionTransport, decision_model
 
-__all__ = ["OPENAI_BASE", "choose", "endpoint", "resolve_model"]
+__all__ = ["OPENAI_BASE", "choose", "decision_model", "endpoint", "resolve_model"]
 
 
 def choose(settings: Any, cache_dir: str | None = None) -> Any:
     """The transport for ``settings.model``: the embedded judge for ``local/...``; with
     ``judge.transport: auto``, the aiohttp fast path for OpenAI-compatible models
-    (``openai_http.fast_model``); litellm for every other provider."""
+    (``openai_http.fast_model``); a decision model (``openai-decisions/...``, ``systemone/...``:
+    ``decision_models.DecisionTransport``); litellm for every other provider."""
     if settings.model.startswith("local/"):
         return LocalTransport(settings, cache_dir)
+
+    if decision_model(settings.model):
+        return DecisionTransport(settings)
 
     if fast_model(settings) is not None:
         return OpenAIHTTPTransport(settings)
@@ -37,7 +42,7 @@ def choose(settings: Any, cache_dir: str | None = None) -> Any:
 def resolve_model(settings: Any) -> str:
     """``provider/model`` for ``settings.model`` as its transport resolves it (part of the
     cache key), without building the transport. Raises ``ConfigError`` for an unknown provider."""
-    if settings.model.startswith("local/"):
+    if settings.model.startswith("local/") or decision_model(settings.model):
         return settings.model
 
     name = fast_model(settings)

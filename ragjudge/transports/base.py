@@ -23,6 +23,7 @@ CONNECT = "connect"              # the connection was refused or the host unknow
 DISCONNECTED = "disconnected"    # a connection dropped mid-request: retried
 RESPONSE_FORMAT = "response_format"  # 400 rejecting response_format: asked once more without it
 BAD_REQUEST = "bad_request"      # another 4xx: the row fails
+TOKENS_EXCEEDED = "tokens_exceeded"  # a decision request over the model's token limit (System One): a row's metrics asked apart, else the row fails
 OTHER = "other"                  # anything else: the row fails
 PENDING = "pending"              # the call was handed to a provider's batch: no reply yet, the row waits (not retried)
 
@@ -76,7 +77,8 @@ class Request:
     log-probabilities (with the 10 top candidates); ``response_format``: an OpenAI
     ``json_schema`` format, or None to send none; ``timeout`` in seconds. ``key``: the call's
     cache key and ``ask`` 0, or 1 for the re-ask of an unreadable reply (not sent; a transport
-    that names its calls, the batch's, reads them)."""
+    that names its calls, the batch's, reads them). ``questions`` and ``state``: what a decision
+    model is asked (``transports.decision_models.DecisionTransport``); a chat transport ignores them."""
 
     messages: list[dict[str, Any]]
     temperature: float
@@ -88,6 +90,8 @@ class Request:
     extra: dict[str, Any] = field(default_factory=dict)
     key: str | None = None
     ask: int = 0
+    questions: list[Any] = field(default_factory=list)  # a decision model's request: its typed questions (``types.Question``)
+    state: Any = None  # and the row's fields they are asked about (a decision model reads these, not ``messages``)
 
 
 def chat_body(model: str, request: Request) -> dict[str, Any]:
@@ -128,7 +132,7 @@ OPENAI_BASE = "https://api.openai.com/v1"
 def endpoint(settings: Any, provider_model: str) -> str | None:
     """The API base a call of ``settings.model`` (resolved as ``provider_model``) goes to,
     wherever it was given: ``judge.api_base`` (flag or config), else the provider's
-    environment variable (``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` for ``openai/...``,
+    environment variable (``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` for ``openai/...`` and ``openai-decisions/...``,
     ``PROVIDER_API_BASE`` / ``PROVIDER_BASE_URL`` for another provider, as litellm reads
     them); None for the provider's own default (OpenAI's URL given in the environment counts
     as that) and for the embedded judge. Part of the cache key."""
@@ -137,7 +141,7 @@ def endpoint(settings: Any, provider_model: str) -> str | None:
     provider = provider_model.partition("/")[0]
     if provider == "local" or not provider:
         return None
-    if provider == "openai":
+    if provider in ("openai", "openai-decisions"):  # OpenAI's Decisions API reads OpenAI's variables (transports.decision_models)
         found = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
         return None if not found or found.rstrip("/") == OPENAI_BASE else found
     name = provider.upper().replace("-", "_")

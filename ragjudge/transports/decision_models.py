@@ -1,8 +1,10 @@
 """Decision models over aiohttp: typed questions in (``ragjudge.types.Question``), answers with
 probabilities out (``DecisionReply``), mapped by hand as ``openai_http`` maps chat completions.
 
-NOT USED YET: no judge asks questions of these transports and no ``--model`` prefix reaches them
-(issue 61 item 1 only; the judges, the CLI, the cache and the prices come next).
+``--model openai-decisions/MODEL`` and ``--model systemone/MODEL`` reach them through
+``DecisionTransport`` (the ``Transport`` the model chokepoint calls: a ``Request``'s ``questions``
+and ``state`` in, a ``Reply`` with ``answers`` out, priced at ``ragjudge.prices.DECISION_PRICES``);
+``ragjudge.model.DecisionModel`` asks every metric of a row in one request.
 
 Two protocols, as published (/work/shared/protocols/decision-models.md, sections 1-3 and the
 example pairs of section 10):
@@ -22,7 +24,7 @@ example pairs of section 10):
   with ``criteria: {"true", "false"}``, ``choice`` with ``criteria: {option: description}``,
   ``score`` with ``criteria: [level, ...]`` lowest first); answers keyed by id. Errors: 401
   ``AUTH``, 403 ``PERMISSION``, 400 ``detail: {error_type, message}`` (``Unknown model``:
-  ``NOT_FOUND``, fatal; ``max_tokens_exceeded`` / ``tokens_exceeded``: ``BAD_REQUEST`` naming
+  ``NOT_FOUND``, fatal; ``max_tokens_exceeded`` / ``tokens_exceeded``: ``TOKENS_EXCEEDED`` naming
   the token limit), 422 ``detail: [{loc, msg}]`` (``BAD_REQUEST`` naming the field), 429 and 529
   (overloaded) ``RATE_LIMIT`` / ``SERVER``, retried after ``retry-after``.
 
@@ -40,11 +42,12 @@ import os
 from dataclasses import replace
 from typing import Any
 
+from ragjudge import prices
 from ragjudge.http_errors import parse_retry_after, redact
 from ragjudge.transports import base
 from ragjudge.transports.base import OPENAI_BASE, TransportError
-from ragjudge.transports.openai_http import _one_line, _snippet, _status_error, dumps, loads, loop_session, release_session
-from ragjudge.types import CHOICE, PREDICATE, REFUSAL, SCORE, Answer, DecisionReply, Question
+from ragjudge.transports.openai_http import _one_line, _snippet, _status_error, dumps, loads, loop_session, release_session, status_error
+from ragjudge.types import CHOICE, PREDICATE, REFUSAL, SCORE, Answer, DecisionReply, Question, Reply, Usage, decision_model  # noqa: F401 - re-exported
 
 TYPESAFE_BASE = "https://api.typesafe.ai/v1"
 UPSTAGE_BASE = "https://api.upstage.ai/v1"
@@ -88,6 +91,7 @@ class _DecisionHTTP:
         self.where = (api_base or self.default_base).rstrip("/")
         self.url = self.where + self.path
         self.key_env = api_key_env or self.default_key_env()
+        self.explicit_key_env = api_key_env is not None
         self._session: Any = None
         self._headers: dict[str, str] | None = None
 
@@ -101,6 +105,8 @@ class _DecisionHTTP:
     def _read_headers(self) -> dict[str, str]:
         if self._headers is None:
             key = os.environ.get(self.key_env)
+            if not key and self.api_base and not self.explicit_key_env:
+                key = "no-key-needed"  # a local server at a custom api_base needs none (as the chat transport does)
             if not key:
                 raise TransportError(base.NO_KEY, f"no API key in {self.key_env}")
             self._headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
@@ -148,8 +154,8 @@ class _DecisionHTTP:
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise TransportError(base.SERVER, f"HTTP 200 with a body that is not a decision reply ({exc}): "
                                               f"{_snippet(dumps(data) if isinstance(data, (dict, list)) else str(data).encode())}") from None
-        request_id = headers.get(self.request_id_header)
-        return reply if request_id is None else replace(reply, request_id=request_id)
+        cost = prices.cost(self.provider_model.partition("/")[0], [reply.model, self.name], reply.input_tokens, 0, reply.cached_tokens)
+        return replace(reply, request_id=headers.get(self.request_id_header), cost_usd=cost)
 
     def body(self, state: Any, questions: list[Question], safety_identifier: str | None = None) -> dict[str, Any]:
         raise NotImplementedError
@@ -331,15 +337,40 @@ def systemone_error(status: int, raw: bytes, headers: Any) -> TransportError:
     if error_type in ("max_tokens_exceeded", "tokens_exceeded"):
         message = f"the request is over the model's token limit ({error_type}){': ' + message if message else ''}"
     line = redact(f"HTTP {status}: {' '.join(message.split()) or error_type or 'no message'}")[:300]
-    after = parse_retry_after(headers)
-    if status == 401:
-        return TransportError(base.AUTH, line, status=status)
-    if status == 403:
-        return TransportError(base.PERMISSION, line, status=status)
-    if status == 404 or (status == 400 and "unknown model" in message.lower()):
+    if status == 400 and "unknown model" in message.lower():
         return TransportError(base.NOT_FOUND, line, status=status)
-    if status == 429:
-        return TransportError(base.RATE_LIMIT, line, after, status)
-    if status >= 500 or status in (408, 409):  # 529: overloaded
-        return TransportError(base.SERVER, line, after, status)
-    return TransportError(base.BAD_REQUEST, line, status=status)
+    if error_type in ("max_tokens_exceeded", "tokens_exceeded"):  # a row's metrics are then asked apart (``DecisionModel``)
+        return TransportError(base.TOKENS_EXCEEDED, line, status=status)
+    return status_error(status, line, parse_retry_after(headers), message)  # 529 (overloaded): SERVER, after its retry-after
+
+
+class DecisionTransport:
+    """The ``Transport`` of a decision model (``--model openai-decisions/gpt-6-luna``,
+    ``systemone/jev-latest``, ``systemone/solar-decide``): ``complete(request)`` asks the
+    request's ``questions`` about its ``state`` in one request and returns a ``Reply`` with no
+    text and the ``answers`` keyed by question id; ``usage`` counts the input tokens (output is
+    free) priced by ``ragjudge.prices`` (cached input at its own price). ``settings``:
+    ``JudgeSettings`` (``model``, ``api_base``, ``api_key_env``)."""
+
+    free = False
+    cacheable = True
+
+    def __init__(self, settings: Any) -> None:
+        provider, _, name = settings.model.partition("/")
+        kind = OpenAIDecisions if provider == "openai-decisions" else SystemOne
+        self.client = kind(name, settings.api_base, settings.api_key_env)
+        self.provider_model = self.client.provider_model
+        self.where = self.client.where
+        self.provider = provider
+
+    def prepare(self) -> None:
+        self.client.prepare()
+
+    async def complete(self, request: Any) -> Any:
+        if not request.questions:
+            raise TransportError(base.BAD_REQUEST, "a decision model judges by questions; this metric asks none")
+        reply = await self.client.decide(request.state, list(request.questions), request.timeout)
+        return Reply(None, "stop", usage=Usage(reply.input_tokens, 0, reply.cost_usd, 1), answers=reply.answers)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()

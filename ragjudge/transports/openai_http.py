@@ -246,7 +246,17 @@ def _status_error(status: int, raw: bytes, headers: Any) -> TransportError:
     except (ValueError, AttributeError):
         message = raw[:200].decode("utf-8", "replace")
     line = redact(f"HTTP {status}: {' '.join(message.split()) or 'no message'}")[:300]
-    after = parse_retry_after(headers)
+    if status == 400 and base.rejects_response_format(message):
+        return TransportError(base.RESPONSE_FORMAT, line, status=status)
+    return status_error(status, line, parse_retry_after(headers), message, code)
+
+
+def status_error(status: int, line: str, after: float | None, message: str = "", code: str = "") -> TransportError:
+    """The kind of an HTTP error ``status`` as every transport of ours maps it (the chat
+    completions' and the decision models'): 401 ``AUTH``, 403 ``PERMISSION``, 404 ``NOT_FOUND``,
+    429 ``RATE_LIMIT`` after ``after`` seconds (or the message's "retry in Ns"; ``QUOTA`` when the
+    account's quota is spent), 5xx, 408 and 409 ``SERVER``, any other ``BAD_REQUEST``. ``line``:
+    the error's one line (keys redacted); ``message`` and ``code``: the body's, read for a 429."""
     if status == 401:
         return TransportError(base.AUTH, line, status=status)
     if status == 403:
@@ -259,6 +269,4 @@ def _status_error(status: int, raw: bytes, headers: Any) -> TransportError:
         return TransportError(base.RATE_LIMIT, line, after if after is not None else retry_hint(message), status)
     if status >= 500 or status in (408, 409):
         return TransportError(base.SERVER, line, after, status)
-    if status == 400 and base.rejects_response_format(message):
-        return TransportError(base.RESPONSE_FORMAT, line, status=status)
     return TransportError(base.BAD_REQUEST, line, status=status)

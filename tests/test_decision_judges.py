@@ -1,0 +1,249 @@
+"""Decision models as judges (issue 61 items 2, 3, 5, 6) against the fake server's decision APIs
+(``ragjudge.fakedecisions``) over loopback: every metric of a row in one request, P(yes) and the
+completeness distribution in the table, verdicts following ``yes_threshold``, cost from input
+tokens only, a refusal as that metric's error row, 429/529 retried after the server's delay, and
+a metric added later paying only for its own questions."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from ragjudge.prices import DECISION_PRICES
+from ragjudge.scoring import Scorer
+from ragjudge.types import Reason
+
+PROTOCOLS = ["openai-decisions/gpt-6-luna", "systemone/jev-latest"]
+
+
+@pytest.fixture
+def fake(server):
+    server.keep_requests = True
+    server.retry_after = 0.01
+    return server
+
+
+def rows(n: int) -> pd.DataFrame:
+    return pd.DataFrame([{"request": f"What is fact {i}?", "context": [f"Passage {i} says fact {i} is true."], "response": f"Fact {i} is true.",
+                          "expected_facts": [f"fact {i} is true", f"fact {i} is old"]} for i in range(n)])
+
+
+def score(fake, model, frame, metrics=("sufficiency", "completeness"), cache=None, **settings):
+    cache = {"enabled": False} if cache is None else {"dir": cache}
+    with Scorer(metrics=list(metrics), model=model, api_base=fake.url, cache=cache, **settings) as scorer:
+        return scorer.score(frame).frame
+
+
+def questions_of(body) -> list[str]:
+    asked = body["questions"]
+    return sorted(asked) if isinstance(asked, dict) else sorted(q["name"] for q in asked)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_a_thousand_rows_with_both_metrics_are_a_thousand_calls(fake, model):
+    fake.p_yes = 0.8
+    out = score(fake, model, rows(1000))
+    assert fake.decision_calls == 1000
+    assert (out["sufficiency_status"] == "ok").all() and (out["completeness_status"] == "ok").all()
+    assert out["sufficiency_probability"].tolist() == [0.8] * 1000
+    # the fake's score levels weigh 1..5: p = (1, 2, 3, 4, 5) / 15, expected zero-based level 40/15 = 2.667, score 3.667
+    assert out["completeness_distribution"].iloc[0] == pytest.approx([1 / 15, 2 / 15, 3 / 15, 4 / 15, 5 / 15], abs=1e-6)
+    assert out["completeness_score"].iloc[0] == pytest.approx(1 + 40 / 15, abs=1e-3)
+    assert out["completeness_probability"].iloc[0] == pytest.approx(12 / 15, abs=1e-6)  # P(pass): levels 3, 4 and 5 at threshold 3
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_one_request_carries_every_metrics_questions_and_the_union_of_their_fields(fake, model):
+    score(fake, model, rows(3))
+    assert fake.decision_calls == 3
+    body = fake.requests[0]
+    assert questions_of(body) == ["completeness", "sufficiency", "sufficiency.fact_1", "sufficiency.fact_2"]
+    state = body["state"] if "state" in body else json.loads(body["input"])
+    assert sorted(state) == ["context", "expected_facts", "request", "response"]
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+@pytest.mark.parametrize(("p_yes", "threshold", "verdict"), [(0.8, None, 1.0), (0.8, 0.85, 0.0), (0.3, 0.25, 1.0), (0.3, None, 0.0)])
+def test_the_verdict_follows_yes_threshold_on_p_yes(fake, model, p_yes, threshold, verdict):
+    fake.p_yes = p_yes
+    options = {} if threshold is None else {"sufficiency": {"yes_threshold": threshold}}
+    out = score(fake, model, rows(2), metrics=("sufficiency",), **options)
+    assert out["sufficiency_score"].tolist() == [verdict, verdict]
+    assert out["sufficiency_probability"].tolist() == [p_yes, p_yes]
+    # each fact's own P(yes) against fact_threshold (0.5 unless set): missing_facts keeps its meaning
+    assert out["sufficiency_missing"].iloc[0] == ([] if p_yes >= 0.5 else ["fact 0 is true", "fact 0 is old"])
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_cost_counts_input_tokens_only_at_the_models_price(fake, model):
+    out = score(fake, model, rows(4))
+    price = DECISION_PRICES[model]["input_cost_per_token"]
+    tokens = out["sufficiency_prompt_tokens"] + out["completeness_prompt_tokens"]
+    cost = out["sufficiency_cost_usd"] + out["completeness_cost_usd"]
+    assert (tokens > 0).all() and (out["sufficiency_completion_tokens"] == 0).all() and (out["completeness_completion_tokens"] == 0).all()
+    assert cost.tolist() == pytest.approx((tokens * price).tolist(), rel=1e-3)
+
+
+def test_cached_input_is_priced_at_its_own_rate(fake):
+    fake.decision_cached_tokens = 10**9  # every input token cached: OpenAI Decisions charges nothing for them
+    out = score(fake, "openai-decisions/gpt-6-luna", rows(2), metrics=("sufficiency",))
+    assert (out["sufficiency_prompt_tokens"] > 0).all() and out["sufficiency_cost_usd"].tolist() == [0.0, 0.0]
+
+
+def test_judge_price_overrides_the_table(fake):
+    out = score(fake, "systemone/jev-latest", rows(1), metrics=("sufficiency",), judge={"price": {"input_per_mtok": 1.0, "output_per_mtok": 5.0}})
+    assert out["sufficiency_cost_usd"].iloc[0] == pytest.approx(out["sufficiency_prompt_tokens"].iloc[0] * 1e-6)
+
+
+def test_a_refusal_is_that_metrics_error_row_never_a_verdict(fake):
+    fake.decision_refuse = {"sufficiency"}
+    out = score(fake, "openai-decisions/gpt-6-luna", rows(2))
+    assert out["sufficiency_status"].tolist() == ["error", "error"]
+    assert out["sufficiency_error"].tolist() == [Reason.REFUSED.value] * 2 and out["sufficiency_score"].isna().all()
+    assert out["completeness_status"].tolist() == ["ok", "ok"]  # the row's other metric keeps its verdict
+    assert fake.decision_calls == 2
+
+
+@pytest.mark.parametrize(("model", "fault"), [("openai-decisions/gpt-6-luna", "429"), ("systemone/jev-latest", "429"),
+                                              ("systemone/jev-latest", "529")])
+def test_429_and_529_are_retried_after_the_servers_delay(fake, model, fault):
+    fake.decision_faults.extend([fault, fault])
+    out = score(fake, model, rows(1))
+    assert out["sufficiency_status"].tolist() == ["ok"] and out["completeness_status"].tolist() == ["ok"]
+    assert fake.decision_calls == 3 and fake.statuses[int(fault)] == 2
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_a_metric_added_later_pays_only_for_its_own_questions(fake, model, tmp_path):
+    cache = str(tmp_path / "cache")
+    score(fake, model, rows(3), metrics=("sufficiency",), cache=cache)
+    assert fake.decision_calls == 3 and all(questions_of(body)[0] == "sufficiency" for body in fake.requests)
+    fake.requests.clear()
+    out = score(fake, model, rows(3), cache=cache)
+    assert fake.decision_calls == 6
+    assert [questions_of(body) for body in fake.requests] == [["completeness"]] * 3
+    assert out["sufficiency_cached"].tolist() == [True] * 3 and out["completeness_cached"].tolist() == [False] * 3
+
+
+def test_a_request_is_split_only_past_the_protocols_limit_of_questions(fake):
+    many = pd.DataFrame([{"request": "q?", "context": ["p"], "response": "r", "expected_facts": [f"fact {i}" for i in range(199)]}])
+    out = score(fake, "openai-decisions/gpt-6-luna", many)  # 1 + 199 sufficiency questions, then completeness's: 201 > 200
+    assert fake.decision_calls == 2 and [len(body["questions"]) for body in fake.requests] == [200, 1]
+    assert out["sufficiency_status"].tolist() == ["ok"] and out["completeness_status"].tolist() == ["ok"]
+
+
+def test_the_dry_run_counts_a_decision_requests_input_and_no_output_and_one_call_a_row(run_cli, fake, tmp_path):
+    given = ["sample_data/demo.jsonl", "--model", "systemone/jev-latest", "--api-base", fake.url]
+    result = run_cli(["score", *given, "--dry-run"])
+    assert result.code == 0, result.stderr
+    lines = (result.stdout + result.stderr).splitlines()
+    line = next(line for line in lines if line.startswith("sufficiency:"))
+    assert "6 calls to make" in line and "completion tokens about 0, at most 0" in line and "prompt tokens 0;" not in line
+    total = next(line for line in lines if line.startswith("total:"))
+    assert not any(line.startswith("cost by API") for line in lines)  # no batch API to price
+    made = run_cli(["score", *given, "-o", str(tmp_path / "out.jsonl"), "--min-pass-rate", "0"])
+    assert made.code == 0, made.stderr
+    assert total.startswith(f"total: {fake.decision_calls} calls,") and fake.decision_calls == 8  # the run made what the dry run said
+
+
+JUDGES = [{"name": "polite", "needs": ["response"], "kind": "binary", "prompt": "Is the response polite?\n{{ response }}"},
+          {"name": "clarity", "needs": ["response"], "kind": "scale", "min": 1, "max": 5, "prompt": "How clear is the response?\n{{ response }}"}]
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_a_custom_yaml_judge_asks_a_predicate_or_a_five_level_score(fake, model):
+    fake.p_yes = 0.3
+    out = score(fake, model, rows(2), metrics=("polite", "clarity"), judges=JUDGES)
+    assert fake.decision_calls == 2  # both custom metrics of a row in one request
+    assert questions_of(fake.requests[0]) == ["clarity", "polite"]
+    assert out["polite_probability"].tolist() == [0.3, 0.3] and out["polite_score"].tolist() == [0.0, 0.0]
+    assert out["clarity_score"].iloc[0] == pytest.approx(1 + 40 / 15, abs=1e-3)
+    assert out["clarity_probability"].iloc[0] == pytest.approx(12 / 15, abs=1e-6)  # P(pass): levels 3..5 at the middle of 1..5
+
+
+def test_completeness_without_facts_is_one_score_question_about_the_expected_response(fake):
+    frame = pd.DataFrame([{"request": "Where?", "context": ["Paris."], "response": "Paris.", "expected_response": "It is in Paris."}])
+    out = score(fake, "systemone/jev-latest", frame, metrics=("completeness",))
+    assert fake.decision_calls == 1 and out["completeness_status"].tolist() == ["ok"]
+    assert fake.requests[0]["state"]["expected_response"] == "It is in Paris."
+
+
+@pytest.mark.parametrize(("frame", "requests"), [(rows(2), 2), (pd.DataFrame([{"request": "Where?", "context": ["Paris."], "response": "Paris.",
+                                                                               "expected_response": "It is in Paris."}] * 2), 1)],
+                         ids=["facts", "response"])
+def test_a_panel_mixes_decision_and_chat_members(fake, frame, requests):
+    panel = [{"model": "openai/fake-judge"}, {"model": "openai-decisions/gpt-6-luna"}]
+    out = score(fake, "openai/fake-judge", frame, judge={"panel": panel})
+    assert (out["sufficiency_status"] == "ok").all() and (out["completeness_status"] == "ok").all()
+    assert fake.decision_calls == requests  # the decision member asks a row's two metrics in one request (two alike rows: once)
+    assert out["sufficiency_panel_gpt_6_luna_score"].notna().all() and out["completeness_panel_gpt_6_luna_score"].notna().all()
+
+
+def test_a_row_over_system_ones_token_limit_asks_its_metrics_apart(fake):
+    score(fake, "systemone/jev-latest", rows(1))
+    together = fake.requests[0]
+    fake.requests.clear()
+    fake.decision_calls = 0
+    alone = score(fake, "systemone/jev-latest", rows(1), metrics=("sufficiency",))
+    # a ceiling between the one metric's request and the row's: the row's request is refused, each metric alone is not
+    fake.systemone_max_tokens = (len(json.dumps(together)) // 4 + len(json.dumps(fake.requests[0])) // 4) // 2
+    fake.requests.clear()
+    fake.decision_calls = 0
+    out = score(fake, "systemone/jev-latest", rows(1))
+    assert alone["sufficiency_status"].tolist() == ["ok"]
+    assert fake.decision_calls == 3 and sorted(questions_of(body) for body in fake.requests[1:]) == [
+        ["completeness"], ["sufficiency", "sufficiency.fact_1", "sufficiency.fact_2"]]
+    assert out["sufficiency_status"].tolist() == ["ok"] and out["completeness_status"].tolist() == ["ok"]
+    assert out["sufficiency_cost_usd"].iloc[0] > 0 and out["completeness_cost_usd"].iloc[0] > 0
+
+
+def test_max_cost_counts_a_decision_requests_input(fake):
+    # the first request's input alone passes a budget of a millionth of a dollar: no request starts after it
+    out = score(fake, "openai-decisions/gpt-6-luna", rows(5), judge={"max_cost": 1e-6, "concurrency": 1})
+    assert fake.decision_calls == 1
+    assert out["sufficiency_status"].tolist() == ["ok"] + ["error"] * 4
+    assert out["sufficiency_error"].tolist()[1:] == [Reason.BUDGET_REACHED.value] * 4
+    assert out["completeness_error"].tolist()[1:] == [Reason.BUDGET_REACHED.value] * 4
+
+
+def test_openais_base_url_from_the_environment_reaches_the_decisions_api_and_its_cache_key(fake, monkeypatch):
+    from ragjudge.config import JudgeSettings
+    from ragjudge.model import model_for
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+    model = model_for(JudgeSettings(model="openai-decisions/gpt-6-luna"))
+    assert (model.api_base, model.transport.where) == (fake.url, fake.url)
+    with Scorer(metrics=["sufficiency"], model="openai-decisions/gpt-6-luna", cache={"enabled": False}) as scorer:
+        out = scorer.score(rows(1)).frame
+    assert out["sufficiency_status"].tolist() == ["ok"] and fake.decision_calls == 1
+
+
+def test_a_custom_scale_a_decision_model_cannot_answer_is_an_error_row_naming_why(fake):
+    judges = [{"name": "tone", "needs": ["response"], "kind": "scale", "min": 0, "max": 1, "threshold": 0.7,
+               "prompt": "How warm is the tone?\n{{ response }}"}]
+    out = score(fake, "systemone/jev-latest", rows(2), metrics=("sufficiency", "tone"), judges=judges)
+    assert out["tone_status"].tolist() == ["error", "error"] and out["sufficiency_status"].tolist() == ["ok", "ok"]
+    assert all("this metric asks none" in text for text in out["tone_error"])
+    assert fake.decision_calls == 2  # nothing sent for tone
+
+
+def test_a_grounded_rows_question_names_its_ground_truth_and_the_domains_instructions(fake):
+    extend = {"sufficiency": {"instructions": "Prices must carry their currency."},
+              "completeness": {"instructions": "Dates count as key information."}}
+    score(fake, "systemone/jev-latest", rows(1), extend=extend)
+    asked = fake.requests[0]["questions"]
+    assert "`expected_facts` shows what a full answer contains" in asked["sufficiency"]["instructions"]
+    assert asked["sufficiency"]["instructions"].endswith("Prices must carry their currency.")
+    assert asked["completeness"]["instructions"].endswith("Dates count as key information.")
+    assert "Prices" not in asked["sufficiency.fact_1"]["instructions"]
+
+
+def test_render_shows_a_decision_models_request(run_cli):
+    result = run_cli(["render", "sample_data/demo.jsonl", "-m", "sufficiency", "--row", "1", "--model", "systemone/jev-latest"])
+    assert result.code == 0, result.stderr
+    body = json.loads(result.stdout.split("\n", 2)[2])
+    assert body["model"] == "jev-latest" and list(body["questions"]) == ["sufficiency"]
+    assert sorted(body["state"]) == ["context", "expected_response", "request"]
