@@ -31,6 +31,8 @@ BUILT_IN: tuple[Metric, ...] = (
     Metric("sufficiency", "ragjudge.judges.sufficiency", "SufficiencyJudge",
            "sufficiency's own settings: probability thresholds, the evidence check, the order of the reply"),
     Metric("completeness", "ragjudge.judges.completeness", "CompletenessJudge", "completeness's own settings: how the score is read"),
+    Metric("abstention", "ragjudge.judges.abstention", "AbstentionJudge", "abstention's own settings: the probability threshold",
+           default=False),
 )
 
 

@@ -82,7 +82,7 @@ def test_the_registry_is_what_the_config_and_the_judges_read():
     from ragjudge.judges import BUILT_IN, judge_class
     from ragjudge.settings import Config
 
-    assert METRICS == metrics.names() == tuple(BUILT_IN) == ("sufficiency", "completeness")
+    assert METRICS == metrics.names() == tuple(BUILT_IN) == ("sufficiency", "completeness", "abstention")
     for metric in metrics.BUILT_IN:
         assert RawConfig.model_fields[metric.name].description == metric.about
         assert Config.model_fields[metric.name].annotation is judge_class(metric.name).Settings
