@@ -31,6 +31,7 @@ from ragjudge.types import SPAN, TRACE, Reason, Usage, Verdict, level_of
 from ragjudge.records import _as_list, _lookup
 from ragjudge.config import METRICS
 from ragjudge.diagnosis import counts, of_table
+from ragjudge import audit as _audit
 from ragjudge.panel import PANEL
 from ragjudge.calibration import blank, label_pass
 from ragjudge.errors import InputError
@@ -282,6 +283,11 @@ def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str
     summary.diagnosis = None if found is None else counts(found)
     summary.max_diagnosis = dict(config.gate.max_diagnosis)
     summary.allow_undiagnosed = bool({"diagnosis", "*"} & set(config.gate.allow_unjudged))
+    cells = _audit.of_table(frame)
+    if cells is not None or config.gate.max_rate:
+        summary.audit = _audit.Audit(max_rate=dict(config.gate.max_rate), target_accuracy=config.gate.target_accuracy)
+        if cells is not None:
+            summary.audit.add(cells, _audit.scores_of(frame, config.gate.app_confidence))
     return summary
 
 

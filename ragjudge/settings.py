@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import Field, ValidationError, create_model, model_validator
 
 from ragjudge.config import METRICS, BadEntry, RawConfig, _describe, load_as
+from ragjudge import metrics as _metrics
 from ragjudge.errors import ConfigError
 from ragjudge.judges import BUILT_IN, bundled_definitions, bundled_names, judge_class
 from ragjudge.judges.definitions import Extension, JudgeDefinition
@@ -97,7 +98,7 @@ class _ConfigBase(RawConfig):
                 key = (*where.split("."), *([] if where in ("metrics", "gate.allow_unjudged") else [name]))
                 if name == "*" and where == "metrics":
                     raise bad(key, f"'*' in metrics is not a metric; name each metric to judge "
-                                   f"({' '.join(f'-m {m}' for m in METRICS)}, or metrics: [{', '.join(METRICS)}]); {every}")
+                                   f"({' '.join(f'-m {m}' for m in _metrics.defaults())}, or metrics: [{', '.join(_metrics.defaults())}]); {every}")
                 if name == "*" and where == "labels":
                     raise bad(key, f"'*' in labels is not a metric; give each metric its own labels column (labels.sufficiency: COLUMN); {every}")
                 if name == "*" and where == "thresholds":

@@ -54,3 +54,10 @@ def test_yes_threshold_decides_on_p_yes_read_from_the_verdict_token(tmp_path, ru
     assert frame["abstention_score"].tolist() == [0.0, 0.0]
     assert frame["abstention_rationale"].tolist()[0].startswith("probability check: P(yes) 0.80 < yes_threshold 0.9, so no")
     assert json.loads(json.dumps(frame["abstention_probability"].tolist())) == [0.8, 0.8]  # the fake spreads 0.8 on yes at every verdict token
+
+
+def test_abstentions_pass_rate_is_no_quality_so_its_default_floor_is_zero(tmp_path, run_score):
+    # its pass rate is the share declined: the default floor of 1.0 the other metrics have would fail every run that answers
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", ROWS[1:2]), metric=["abstention"])
+    assert done.code == 0, done.text
+    assert "PASS abstention: pass rate 0.00 >= 0.00" in done.text

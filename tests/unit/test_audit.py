@@ -1,0 +1,158 @@
+"""The abstention audit (``ragjudge.audit``): each row's cell of sufficient / insufficient x
+answered correctly / answered incorrectly / abstained, its counts and intervals in the summary,
+the gate's ``max_rate`` bounds, and the selective-generation curve.
+
+The rows are constructed, each with a known cell, from the bundled SQuAD 2.0 rows (the shared
+data): a *sufficient* row is an answerable question with its own paragraph, whose gold answer
+occurs word for word in one passage (``squad2_unanswerable_sufficiency_dev.jsonl``, label
+sufficient); an *insufficient* row is an answerable question whose gold paragraph was removed,
+none of whose gold answer's words occur in the passages left
+(``squad2_goldremoved_sufficiency_dev.jsonl``). The responses are constructed too: the gold
+answer (answers correctly), another row's gold answer sharing no word with it (answers wrongly),
+or "I don't know" (declines). The judge is the fake judge (``ragjudge.transports.fake_rule``),
+whose visible word-overlap rule decides each of these constructions as constructed.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from scipy.stats import binomtest
+
+from conftest import read_jsonl, shared_file, write_jsonl
+from ragjudge.audit import CELLS, Audit, curve, lines
+from ragjudge.transports.fake_rule import _words
+
+DECLINE = "I don't know; the passages do not say."
+# rows per cell, all different, so that a swap of two cells cannot pass
+BUILT = {"sufficient_correct": 5, "sufficient_incorrect": 3, "sufficient_abstained": 2,
+         "insufficient_correct": 1, "insufficient_incorrect": 4, "insufficient_abstained": 6}
+METRICS = ["sufficiency", "completeness", "abstention"]
+
+
+def _pools() -> tuple[list[dict], list[dict]]:
+    """(sufficient rows, insufficient rows) of the SQuAD 2.0 files, each with its gold answer as the
+    expected response, chosen by the rules of the module docstring."""
+    sufficient = []
+    for row in read_jsonl(shared_file("squad2_unanswerable_sufficiency_dev.jsonl")):
+        answer = (row.get("gold_answers") or [None])[0]
+        if row["label_sufficient"] and answer and _words(answer) and any(answer in passage for passage in row["context"]):
+            sufficient.append({**row, "expected_response": answer})
+    insufficient = [row for row in read_jsonl(shared_file("squad2_goldremoved_sufficiency_dev.jsonl"))
+                    if not row["label_sufficient"] and row["expected_response"] and _words(row["expected_response"])
+                    and not _words(row["expected_response"]) & _words(" ".join(row["context"]))]
+    return sufficient, insufficient
+
+
+def _wrong(answer: str, others: list[str]) -> str:
+    """Another gold answer sharing no word with ``answer``."""
+    return next(other for other in others if not _words(other) & _words(answer))
+
+
+def build() -> tuple[list[dict], list[str | None]]:
+    """The constructed rows and the cell each was built for (None: a row with no response)."""
+    sufficient, insufficient = _pools()
+    answers = [row["expected_response"] for row in sufficient + insufficient]
+    rows, cells = [], []
+    pools = {"sufficient": iter(sufficient), "insufficient": iter(insufficient)}
+    for name, count in BUILT.items():
+        side, outcome = name.split("_")
+        for _ in range(count):
+            row = next(pools[side])
+            truth = row["expected_response"]
+            response = truth if outcome == "correct" else _wrong(truth, answers) if outcome == "incorrect" else DECLINE
+            rows.append({"id": row["id"], "request": row["request"], "context": row["context"], "expected_response": truth,
+                         "response": response, "confidence": 0.9 if side == "sufficient" else 0.2})
+            cells.append(name)
+    row = next(pools["sufficient"])
+    rows.append({"id": row["id"], "request": row["request"], "context": row["context"], "expected_response": row["expected_response"],
+                 "response": None, "confidence": 0.5})
+    cells.append(None)
+    return rows, cells
+
+
+def test_every_constructed_row_falls_in_its_cell_and_every_count_equals_the_construction(tmp_path, run_score):
+    rows, built = build()
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, output=str(out), summary_json=str(summary),
+                     min_pass_rate=["0"])
+    assert done.code == 0, done.text
+    assert [row["audit"] for row in read_jsonl(out)] == built
+    document = json.loads(summary.read_text())["audit"]
+    assert document["rows"] == 21  # the row without a response has no cell
+    assert {name: cell["count"] for name, cell in document["cells"].items()} == BUILT
+    interval = binomtest(6, 21).proportion_ci(confidence_level=0.95, method="wilson")
+    assert document["cells"]["insufficient_abstained"]["share"] == pytest.approx(6 / 21)
+    assert document["cells"]["insufficient_abstained"]["interval"] == pytest.approx([interval.low, interval.high])
+    assert document["rates"]["answered_insufficient"] | {"interval": None} == {"value": 5 / 11, "count": 5, "rows": 11, "interval": None,
+                                                                                "max": None}
+    assert document["rates"]["abstained_sufficient"]["value"] == 2 / 10
+    assert lines(done.result.summary.audit)[:3] == ["abstention audit (21 rows):", "  sufficient   correct 5 (24%), incorrect 3 (14%), abstained 2 (10%)",
+                                                   "  insufficient correct 1 (5%), incorrect 4 (19%), abstained 6 (29%)"]
+
+
+@pytest.mark.parametrize(("bound", "code"), [("0.2", 0), ("0.19", 1)])
+def test_the_over_abstention_gate_fails_above_its_bound_and_passes_at_it(tmp_path, run_score, bound, code):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], max_rate=[f"abstained_sufficient={bound}"])
+    assert done.code == code, done.text
+    assert f"audit abstained_sufficient: rate 0.20 {'<=' if code == 0 else '>'} {bound if code else '0.20'} (2 declined of 10 rows with a sufficient context)" in done.text
+
+
+@pytest.mark.parametrize(("bound", "code"), [(str(5 / 11), 0), ("0.45", 1)])
+def test_the_answered_insufficient_gate_fails_above_its_bound_and_passes_at_it(tmp_path, run_score, bound, code):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], max_rate=[f"answered_insufficient={bound}"])
+    assert done.code == code, done.text
+    assert f"audit answered_insufficient: rate {'0.45 <= 0.45' if code == 0 else '0.455 > 0.450'} (5 answered of 11 rows with an insufficient context)" in done.text
+
+
+def test_a_rate_bound_without_the_audits_metrics_measures_nothing_and_fails(tmp_path, run_score):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], min_pass_rate=["0"], max_rate=["answered_insufficient=0.5"])
+    assert done.code == 1
+    assert ("audit answered_insufficient: no row with an insufficient context has sufficiency, abstention and completeness verdicts ok, "
+            "so the bound set on it (--max-rate) measured nothing") in done.text
+
+
+def test_an_unknown_rate_is_refused_with_exit_2(tmp_path, run_score):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, max_rate=["hallucinated=0.1"])
+    assert done.code == 2 and "unknown rate 'hallucinated'" in done.error
+
+
+def test_the_curve_reproduces_a_hand_computed_example():
+    cells = ["sufficient_correct", "sufficient_incorrect", "insufficient_incorrect", "insufficient_abstained", "insufficient_correct", None]
+    scores = [0.9, 0.8, 0.3, 0.2, 0.6, 0.1]  # the last row has no cell: not on the curve
+    found = curve(cells, scores, target=0.6)
+    # by hand: at t the rule answers the rows the application answered with score >= t
+    # t=0.2: A B C E answered of 5 (D declined): coverage 0.8, accuracy 2/4; t=0.3 the same (C's 0.3 >= 0.3);
+    # t=0.6: A B E, 0.6, 2/3; t=0.8: A B, 0.4, 1/2; t=0.9: A, 0.2, 1
+    assert [(p["threshold"], p["coverage"], p["accuracy"], p["answered"]) for p in found["points"]] == [
+        (0.2, 0.8, 0.5, 4), (0.3, 0.8, 0.5, 4), (0.6, 0.6, 2 / 3, 3), (0.8, 0.4, 0.5, 2), (0.9, 0.2, 1.0, 1)]
+    assert found["rows"] == 5 and found["reaches"] == 0.6  # the lowest threshold whose accuracy >= 0.6
+    assert curve(cells, scores, target=1.0)["reaches"] == 0.9 and curve(cells, scores, target=0.5)["reaches"] == 0.2
+    assert curve(cells, [None] * 6) is None
+
+
+def test_the_curve_on_the_applications_confidence_column(tmp_path, run_score):
+    rows, _ = build()
+    summary = tmp_path / "summary.json"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], summary_json=str(summary),
+                     app_confidence="confidence", target_accuracy=0.6)
+    assert done.code == 0, done.text
+    found = json.loads(summary.read_text())["audit"]["curve"]
+    # by hand: 21 rows with a cell; at 0.2 every answered row (5 + 3 + 1 + 4 = 13, 6 right); at 0.9 the sufficient ones (8, 5 right)
+    assert [(p["threshold"], p["answered"], p["coverage"], p["accuracy"]) for p in found["points"]] == [
+        (0.2, 13, 13 / 21, 6 / 13), (0.9, 8, 8 / 21, 5 / 8)]
+    assert found["reaches"] == 0.9 and found["target"] == 0.6
+
+
+def test_audits_of_chunks_merge_to_the_audit_of_the_whole():
+    a, b = Audit(max_rate={"answered_insufficient": 0.1}), Audit()
+    a.add(["sufficient_correct", None], [0.5, 0.1])
+    b.add(["insufficient_incorrect", "sufficient_correct"], [None, 0.7])
+    merged = a.merge(b)
+    assert merged.counts == {**dict.fromkeys(CELLS, 0), "sufficient_correct": 2, "insufficient_incorrect": 1}
+    assert merged.scored == [("sufficient_correct", 0.5), ("sufficient_correct", 0.7)] and merged.max_rate == {"answered_insufficient": 0.1}
