@@ -731,7 +731,10 @@ class Scorer:
         if diagnosed is not None:
             summary.diagnosis = diagnosis.counts(diagnosed)
         if audited is not None:
-            scores = audit.scores_of(out, self.config.gate.app_confidence)
+            confidence = self.config.gate.app_confidence
+            if confidence and confidence not in out.columns:
+                raise InputError(f"--app-confidence: the input has no column '{confidence}' (its columns: {', '.join(map(str, frame.columns))})")
+            scores = audit.scores_of(out, confidence)
             summary.audit.add(audited, scores)
         notes.extend(dict.fromkeys(note for record in records for note in record.notes))
         if summary.rows_with_removed_instructions and resolved:

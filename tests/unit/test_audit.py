@@ -156,3 +156,23 @@ def test_audits_of_chunks_merge_to_the_audit_of_the_whole():
     merged = a.merge(b)
     assert merged.counts == {**dict.fromkeys(CELLS, 0), "sufficient_correct": 2, "insufficient_incorrect": 1}
     assert merged.scored == [("sufficient_correct", 0.5), ("sufficient_correct", 0.7)] and merged.max_rate == {"answered_insufficient": 0.1}
+
+
+def test_the_markdown_summary_and_pr_comment_hold_the_audit_table(tmp_path, run_score):
+    rows, _ = build()
+    markdown = tmp_path / "summary.md"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], markdown=str(markdown),
+                     app_confidence="confidence", target_accuracy=0.6)
+    assert done.code == 0, done.text
+    text = markdown.read_text()
+    low, high = binomtest(5, 21).proportion_ci(confidence_level=0.95, method="wilson")
+    assert "### Abstention audit (21 rows with sufficiency, abstention and completeness ok)" in text
+    assert f"| sufficient | 5 (24%, {low:.0%}-{high:.0%}) |" in text
+    assert "- answered_insufficient: 45.5% (5 of 11)\n- abstained_sufficient: 20.0% (2 of 10)\n" in text
+    assert "- selective generation: accuracy 60% reached at threshold 0.9" in text
+
+
+def test_an_app_confidence_column_the_input_lacks_is_refused_with_exit_2(tmp_path, run_score):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], app_confidence="certainty")
+    assert done.code == 2 and "--app-confidence: the input has no column 'certainty'" in done.error, done.text
