@@ -3,7 +3,7 @@ answered correctly / answered incorrectly / abstained, its counts and intervals 
 the gate's ``max_rate`` bounds, and the selective-generation curve.
 
 The rows are constructed, each with a known cell, from the bundled SQuAD 2.0 rows (the shared
-data): a *sufficient* row is an answerable question with its own paragraph, whose gold answer
+data; ``helpers.audit_rows``): a *sufficient* row is an answerable question with its own paragraph, whose gold answer
 occurs word for word in one passage (``squad2_unanswerable_sufficiency_dev.jsonl``, label
 sufficient); an *insufficient* row is an answerable question whose gold paragraph was removed,
 none of whose gold answer's words occur in the passages left
@@ -20,56 +20,11 @@ import json
 import pytest
 from scipy.stats import binomtest
 
-from conftest import read_jsonl, shared_file, write_jsonl
+from conftest import read_jsonl, write_jsonl
+from helpers import AUDIT_BUILT as BUILT, audit_rows as build
 from ragjudge.audit import CELLS, Audit, curve, lines
-from ragjudge.transports.fake_rule import _words
 
-DECLINE = "I don't know; the passages do not say."
-# rows per cell, all different, so that a swap of two cells cannot pass
-BUILT = {"sufficient_correct": 5, "sufficient_incorrect": 3, "sufficient_abstained": 2,
-         "insufficient_correct": 1, "insufficient_incorrect": 4, "insufficient_abstained": 6}
 METRICS = ["sufficiency", "completeness", "abstention"]
-
-
-def _pools() -> tuple[list[dict], list[dict]]:
-    """(sufficient rows, insufficient rows) of the SQuAD 2.0 files, each with its gold answer as the
-    expected response, chosen by the rules of the module docstring."""
-    sufficient = []
-    for row in read_jsonl(shared_file("squad2_unanswerable_sufficiency_dev.jsonl")):
-        answer = (row.get("gold_answers") or [None])[0]
-        if row["label_sufficient"] and answer and _words(answer) and any(answer in passage for passage in row["context"]):
-            sufficient.append({**row, "expected_response": answer})
-    insufficient = [row for row in read_jsonl(shared_file("squad2_goldremoved_sufficiency_dev.jsonl"))
-                    if not row["label_sufficient"] and row["expected_response"] and _words(row["expected_response"])
-                    and not _words(row["expected_response"]) & _words(" ".join(row["context"]))]
-    return sufficient, insufficient
-
-
-def _wrong(answer: str, others: list[str]) -> str:
-    """Another gold answer sharing no word with ``answer``."""
-    return next(other for other in others if not _words(other) & _words(answer))
-
-
-def build() -> tuple[list[dict], list[str | None]]:
-    """The constructed rows and the cell each was built for (None: a row with no response)."""
-    sufficient, insufficient = _pools()
-    answers = [row["expected_response"] for row in sufficient + insufficient]
-    rows, cells = [], []
-    pools = {"sufficient": iter(sufficient), "insufficient": iter(insufficient)}
-    for name, count in BUILT.items():
-        side, outcome = name.split("_")
-        for _ in range(count):
-            row = next(pools[side])
-            truth = row["expected_response"]
-            response = truth if outcome == "correct" else _wrong(truth, answers) if outcome == "incorrect" else DECLINE
-            rows.append({"id": row["id"], "request": row["request"], "context": row["context"], "expected_response": truth,
-                         "response": response, "confidence": 0.9 if side == "sufficient" else 0.2})
-            cells.append(name)
-    row = next(pools["sufficient"])
-    rows.append({"id": row["id"], "request": row["request"], "context": row["context"], "expected_response": row["expected_response"],
-                 "response": None, "confidence": 0.5})
-    cells.append(None)
-    return rows, cells
 
 
 def test_every_constructed_row_falls_in_its_cell_and_every_count_equals_the_construction(tmp_path, run_score):
