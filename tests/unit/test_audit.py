@@ -131,3 +131,23 @@ def test_an_app_confidence_column_the_input_lacks_is_refused_with_exit_2(tmp_pat
     rows, _ = build()
     done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], app_confidence="certainty")
     assert done.code == 2 and "--app-confidence: the input has no column 'certainty'" in done.error, done.text
+
+
+# issue 66 item 5: per trace, the sufficiency of its retrieved spans together, crossed with the root's response
+def test_a_trace_gets_one_cell_from_its_spans_together_on_its_first_row():
+    import pandas as pd
+
+    from ragjudge.audit import of_frame
+
+    ok = lambda passed: {"status": "ok", "passed": passed}  # noqa: E731
+    spans = [  # trace, first row, sufficiency of the span, abstention and completeness (copied onto every span of the trace)
+        ("t1", True, ok(False), ok(False), ok(False)),  # t1: one span sufficient of two -> sufficient; answered wrongly
+        ("t1", False, ok(True), ok(False), ok(False)),
+        ("t2", True, ok(False), ok(True), {"status": "skipped", "passed": None}),  # t2: no span sufficient; declined (no completeness needed)
+        ("t2", False, ok(False), ok(True), {"status": "skipped", "passed": None}),
+        ("t3", True, {"status": "error", "passed": None}, ok(False), ok(True)),  # t3: its one span in error: no cell
+    ]
+    frame = pd.DataFrame([{"trace_id": t, "trace_first_row": first,
+                           **{f"{m}_{k}": v for m, verdict in zip(("sufficiency", "abstention", "completeness"), verdicts) for k, v in verdict.items()}}
+                          for t, first, *verdicts in spans])
+    assert of_frame(frame) == ["sufficient_incorrect", None, "insufficient_abstained", None, None]
