@@ -76,12 +76,15 @@ def verdict_of(status: Any, passed: Any) -> bool | None:
     return bool(passed)
 
 
-def of_frame(frame: Any, source: Any = None) -> list[str | None] | None:
+def of_frame(frame: Any, source: Any = None, labels: dict[str, list[bool | None]] | None = None) -> list[str | None] | None:
     """Each row's audit cell in a scored table (pandas DataFrame with ``M_status`` and ``M_passed``
     of sufficiency, abstention and completeness); None when a metric's columns are missing. A
     traces table (``trace_id``, ``trace_first_row``; in ``source``, the input rows of the same
     index, when ``frame`` holds the verdicts only) gets cells on each trace's first row, from the
-    trace's sufficiency (``ragjudge.diagnosis.diagnose``'s trace rule)."""
+    trace's sufficiency (``ragjudge.diagnosis.diagnose``'s trace rule). ``labels``: per metric, each
+    row's label as passed / failed (None: unlabelled; ``ragjudge.counting.label_passes``): where a
+    row has one, it decides in place of the judge's verdict (a completeness label: whether the answer
+    was correct)."""
     names = [f"{m}_{c}" for m in METRICS for c in ("status", "passed")]
     if not all(name in frame.columns for name in names):
         return None
@@ -91,6 +94,8 @@ def of_frame(frame: Any, source: Any = None) -> list[str | None] | None:
         traces = [c for c in TRACE_COLUMNS if c in source.columns and c not in frame.columns]
         frame = pd.concat([source[traces], frame], axis=1) if traces else frame
     pairs = {m: list(zip(frame[f"{m}_status"].tolist(), frame[f"{m}_passed"].tolist())) for m in METRICS}
+    for metric, passes in (labels or {}).items():
+        pairs[metric] = [("ok", label) if label is not None else pair for pair, label in zip(pairs[metric], passes)]
     if all(name in frame.columns for name in TRACE_COLUMNS):
         # the trace's sufficiency on its first row: the diagnosis's trace rule crossed with an always-complete response
         found = diagnose(pairs["sufficiency"], [("ok", True)] * len(frame), frame["trace_id"].tolist(), frame["trace_first_row"].tolist())
@@ -100,12 +105,12 @@ def of_frame(frame: Any, source: Any = None) -> list[str | None] | None:
     return [cell(s, verdict_of(*a), verdict_of(*c)) for s, a, c in zip(sufficient, pairs["abstention"], pairs["completeness"])]
 
 
-def of_table(frame: Any) -> list[str | None] | None:
+def of_table(frame: Any, labels: dict[str, list[bool | None]] | None = None) -> list[str | None] | None:
     """Each row's cell in a scored table read back: its ``audit`` column, else worked out from the
-    verdict columns (``of_frame``); None when it has neither."""
+    verdict columns (``of_frame``, with ``labels``); None when it has neither."""
     if COLUMN in frame.columns:
         return [None if _missing(v) else str(v) for v in frame[COLUMN].tolist()]
-    return of_frame(frame)
+    return of_frame(frame, labels=labels)
 
 
 def scores_of(frame: Any, column: str | None = None) -> list[float | None]:

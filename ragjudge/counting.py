@@ -136,6 +136,23 @@ def label_cells(frame: Any, config: Any, metrics: Sequence[str]) -> list[list[An
     return [[cells[metric][i] for metric in metrics] for i in range(len(frame))]
 
 
+def label_passes(frame: Any, config: Any, metrics: Sequence[str]) -> dict[str, list[bool | None]]:
+    """Per metric of ``metrics`` with a labels column (``config.labels``), each row's label as
+    passed (True) / failed (False) (``calibration.label_pass``: yes/no, or a rating at the metric's
+    label threshold), None where the row has no label: what the abstention audit takes in place of
+    the judge's verdict (``ragjudge.audit.of_frame``)."""
+    out: dict[str, list[bool | None]] = {}
+    for metric in metrics:
+        column = (getattr(config, "labels", None) or {}).get(metric)
+        if not column or not has_path(frame, column):
+            continue
+        low, high = (float(v) for v in config.scale(metric))
+        binary, mark = (low, high) == (0.0, 1.0), config.label_threshold(metric)
+        passes = [label_pass(cell, binary, mark, (low, high)) for cell in row_ids(frame, column)]
+        out[metric] = [None if p is None else p == 1.0 for p in passes]
+    return out
+
+
 def _label_threshold(config: Any, metric: str) -> float | None:
     """Where ``metric``'s rating labels pass (``Config.label_threshold``); None for a config that cannot say."""
     try:
@@ -283,7 +300,7 @@ def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str
     summary.diagnosis = None if found is None else counts(found)
     summary.max_diagnosis = dict(config.gate.max_diagnosis)
     summary.allow_undiagnosed = bool({"diagnosis", "*"} & set(config.gate.allow_unjudged))
-    cells = _audit.of_table(frame)
+    cells = _audit.of_table(frame, label_passes(frame, config, _audit.METRICS))
     if cells is not None or config.gate.max_rate:
         summary.audit = _audit.Audit(max_rate=dict(config.gate.max_rate), target_accuracy=config.gate.target_accuracy)
         if cells is not None:

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragjudge import _loop, audit, diagnosis, local
-from ragjudge.counting import count_row, label_cells, metric_summary
+from ragjudge.counting import count_row, label_cells, label_passes, metric_summary
 from ragjudge.gate import Summary
 from ragjudge.model import AHEAD, CANCELLED, Model, PanelModel
 from ragjudge.judges.panel import PANEL_COLUMNS, decide as panel_decide, panel_values, tempered
@@ -719,7 +719,8 @@ class Scorer:
             diagnosed = diagnosis.of_frame(pd.DataFrame(columns, index=frame.index), frame)
         if diagnosed is not None:
             columns[diagnosis.COLUMN] = _pandas_array(diagnosed, "string")
-        audited = audit.of_frame(pd.DataFrame(columns, index=frame.index), frame) if self._audited() else None
+        audited = (audit.of_frame(pd.DataFrame(columns, index=frame.index), frame, label_passes(frame, self.config, audit.METRICS))
+                   if self._audited() else None)
         if audited is not None:
             columns[audit.COLUMN] = _pandas_array(audited, "string")
         columns["removed_instructions"] = _pandas_array([list(r.removed) for r in records], "list<string>")

@@ -151,3 +151,16 @@ def test_a_trace_gets_one_cell_from_its_spans_together_on_its_first_row():
                            **{f"{m}_{k}": v for m, verdict in zip(("sufficiency", "abstention", "completeness"), verdicts) for k, v in verdict.items()}}
                           for t, first, *verdicts in spans])
     assert of_frame(frame) == ["sufficient_incorrect", None, "insufficient_abstained", None, None]
+
+
+def test_a_correctness_label_decides_in_place_of_completeness_where_a_row_has_one(tmp_path, run_score):
+    rows, built = build()
+    flip = {built.index("insufficient_correct"): 1, built.index("sufficient_incorrect"): 5}  # human ratings 1..5: wrong, right
+    rows = [{**row, "human": flip.get(i)} for i, row in enumerate(rows)]  # every other row unlabelled: the judge decides
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], labels=["completeness=human"],
+                     output=str(out), summary_json=str(summary))
+    assert done.code == 0, done.text
+    expected = {**BUILT, "insufficient_correct": 0, "insufficient_incorrect": 5, "sufficient_incorrect": 2, "sufficient_correct": 6}
+    assert {name: cell["count"] for name, cell in json.loads(summary.read_text())["audit"]["cells"].items()} == expected
+    assert [row["audit"] for row in read_jsonl(out)].count("sufficient_correct") == 6
