@@ -164,3 +164,19 @@ def test_a_correctness_label_decides_in_place_of_completeness_where_a_row_has_on
     expected = {**BUILT, "insufficient_correct": 0, "insufficient_incorrect": 5, "sufficient_incorrect": 2, "sufficient_correct": 6}
     assert {name: cell["count"] for name, cell in json.loads(summary.read_text())["audit"]["cells"].items()} == expected
     assert [row["audit"] for row in read_jsonl(out)].count("sufficient_correct") == 6
+
+
+def test_a_scored_table_read_back_counts_the_same_audit(tmp_path, run_score):
+    # ragjudge report, --html from a table, compare: every output counts through ragjudge.counting.summarize
+    import pandas as pd
+
+    from ragjudge import load_config
+    from ragjudge.counting import summarize
+
+    rows, _ = build()
+    out = tmp_path / "out.parquet"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], output=str(out))
+    config = load_config(None, {"metrics": METRICS, "gate": {"max_rate": {"abstained_sufficient": 0.1}}})
+    again = summarize(pd.read_parquet(out), config, METRICS).audit
+    assert again.counts == done.result.summary.audit.counts == BUILT
+    assert again.rate("abstained_sufficient") == (2, 10) and again.max_rate == {"abstained_sufficient": 0.1}
