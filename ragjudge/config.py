@@ -42,6 +42,7 @@ from ragjudge import metrics as _metrics
 from ragjudge.errors import ConfigError
 from ragjudge.strict import Strict as _Strict
 from ragjudge.diagnosis import parse_bounds
+from ragjudge.audit import parse_bounds as parse_rates
 from ragjudge.panel import RULES as PANEL_RULES, default_quorum, member_name
 
 METRICS: tuple[str, ...] = _metrics.names()
@@ -275,7 +276,7 @@ class GateSettings(_Strict):
     judged rows) and the skip-rate ceiling (0..1, per metric: skipped / all rows; 1.0 never
     fails), e.g. 0.1 to fail a run where a retriever left many rows without context."""
 
-    min_pass_rate: dict[str, float] = Field(default_factory=lambda: {m: 1.0 for m in DEFAULT_METRICS},
+    min_pass_rate: dict[str, float] = Field(default_factory=lambda: {m.name: m.min_pass_rate for m in _metrics.BUILT_IN},
                                             description="per metric, the lowest pass rate over ok rows that passes the gate (0..1); a "
                                                         "single number applies to every metric")
     max_error_rate: float | dict[str, float] = Field(0.0, description="per metric, the highest share of judged rows with status error "
@@ -287,6 +288,19 @@ class GateSettings(_Strict):
                                             description="per diagnosis (ok, generation, retrieval, beyond_context), the highest share "
                                                         "among the rows with a diagnosis that passes the gate (0..1), e.g. {retrieval: 0.1}; "
                                                         "none by default")
+    max_rate: dict[str, float] = Field(default_factory=dict,
+                                       description="the abstention audit's rates (answered_insufficient: answered among the rows whose "
+                                                   "context was insufficient; abstained_sufficient: declined among the rows whose context "
+                                                   "was sufficient), each the highest share that passes the gate (0..1), e.g. "
+                                                   "{answered_insufficient: 0.1}; needs sufficiency, abstention and completeness; none by "
+                                                   "default")
+    target_accuracy: float | None = Field(None, gt=0.0, le=1.0,
+                                          description="the abstention audit's selective-generation curve: the accuracy among answered "
+                                                      "rows asked for; the summary names the lowest threshold on the score that reaches it "
+                                                      "(0..1]; null: the curve alone")
+    app_confidence: str | None = Field(None, description="the input column holding the application's own confidence in its response "
+                                                         "(a number per row): the score of the abstention audit's curve in place of the "
+                                                         "sufficiency probability; null: the sufficiency probability")
 
     allow_unjudged: list[str] = Field(default_factory=list,
                                       description="metrics (or 'diagnosis', or '*' for all) whose bounds may measure nothing: "
@@ -349,6 +363,16 @@ class GateSettings(_Strict):
         """``max_skip_rate`` for ``metric`` (0..1): its own, else the key "*", else 1.0."""
         return _per_metric(self.max_skip_rate, metric, 1.0)
 
+    @field_validator("max_rate")
+    @classmethod
+    def _known_rates(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, bound in value.items():
+            try:
+                parse_rates({name: bound})
+            except ValueError as exc:
+                raise BadEntry((name,), str(exc).removeprefix(f"{name}: "), str(exc)) from None
+        return parse_rates(value)
+
     @field_validator("max_diagnosis")
     @classmethod
     def _known_diagnoses(cls, value: dict[str, float]) -> dict[str, float]:
@@ -375,7 +399,7 @@ class _RawConfigBase(_Strict):
     columns: Columns = Field(default_factory=Columns, description="where each canonical field is in the input")
     judge: JudgeSettings = Field(default_factory=JudgeSettings, description="the judge model and how it is called")
     metrics: list[str] = Field(default_factory=lambda: list(_metrics.defaults()), min_length=1,
-                               description="the metrics to judge: sufficiency, completeness, passage_relevance, sufficient_k, groundedness or a judge defined under judges:")
+                               description="the metrics to judge: sufficiency, completeness, passage_relevance, sufficient_k, abstention, groundedness or a judge defined under judges:")
     thresholds: dict[str, float] = Field(default_factory=dict,
                                          description="per metric, a row passes at score >= threshold (sufficiency: 1.0 yes / 0.0 no; "
                                                      "completeness: 1..5, Azure AI Evaluation's scale)")

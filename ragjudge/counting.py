@@ -31,6 +31,7 @@ from ragjudge.types import SPAN, TRACE, Reason, Usage, Verdict, level_of
 from ragjudge.records import _as_list, _lookup
 from ragjudge.config import METRICS
 from ragjudge.diagnosis import counts, of_table
+from ragjudge import audit as _audit
 from ragjudge.panel import PANEL
 from ragjudge.calibration import blank, label_pass
 from ragjudge.errors import InputError
@@ -133,6 +134,23 @@ def label_cells(frame: Any, config: Any, metrics: Sequence[str]) -> list[list[An
         return None
     cells = {metric: row_ids(frame, column) if column else [None] * len(frame) for metric, column in columns.items()}
     return [[cells[metric][i] for metric in metrics] for i in range(len(frame))]
+
+
+def label_passes(frame: Any, config: Any, metrics: Sequence[str]) -> dict[str, list[bool | None]]:
+    """Per metric of ``metrics`` with a labels column (``config.labels``), each row's label as
+    passed (True) / failed (False) (``calibration.label_pass``: yes/no, or a rating at the metric's
+    label threshold), None where the row has no label: what the abstention audit takes in place of
+    the judge's verdict (``ragjudge.audit.of_frame``)."""
+    out: dict[str, list[bool | None]] = {}
+    for metric in metrics:
+        column = (getattr(config, "labels", None) or {}).get(metric)
+        if not column or not has_path(frame, column):
+            continue
+        low, high = (float(v) for v in config.scale(metric))
+        binary, mark = (low, high) == (0.0, 1.0), config.label_threshold(metric)
+        passes = [label_pass(cell, binary, mark, (low, high)) for cell in row_ids(frame, column)]
+        out[metric] = [None if p is None else p == 1.0 for p in passes]
+    return out
 
 
 def _label_threshold(config: Any, metric: str) -> float | None:
@@ -282,6 +300,11 @@ def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str
     summary.diagnosis = None if found is None else counts(found)
     summary.max_diagnosis = dict(config.gate.max_diagnosis)
     summary.allow_undiagnosed = bool({"diagnosis", "*"} & set(config.gate.allow_unjudged))
+    cells = _audit.of_table(frame, label_passes(frame, config, _audit.METRICS))
+    if cells is not None or config.gate.max_rate:
+        summary.audit = _audit.Audit(max_rate=dict(config.gate.max_rate), target_accuracy=config.gate.target_accuracy)
+        if cells is not None:
+            summary.audit.add(cells, _audit.scores_of(frame, config.gate.app_confidence))
     return summary
 
 

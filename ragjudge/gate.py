@@ -304,6 +304,7 @@ class Summary:
     max_diagnosis: dict[str, float] = field(default_factory=dict)  # gate.max_diagnosis: diagnosis -> highest share
     cache: bool = True  # the run read and wrote the response cache (False: --no-cache)
     allow_undiagnosed: bool = False  # gate.allow_unjudged lists 'diagnosis': a max_diagnosis bound may find no row with a diagnosis
+    audit: Any = None  # ragjudge.audit.Audit: the abstention audit; None: not sufficiency, abstention and completeness all judged
 
     @property
     def diagnosed(self) -> int:
@@ -343,6 +344,7 @@ class Summary:
             max_diagnosis=self.max_diagnosis or other.max_diagnosis,
             cache=self.cache and other.cache,
             allow_undiagnosed=self.allow_undiagnosed or other.allow_undiagnosed,
+            audit=self.audit.merge(other.audit) if self.audit is not None and other.audit is not None else self.audit or other.audit,
         )
 
 
@@ -377,6 +379,7 @@ class Kind(str, Enum):
     PASS_RATE_DROP = "pass_rate_drop"
     DIAGNOSIS_SHARE = "diagnosis_share"
     CORRECTED_PASS_RATE = "corrected_pass_rate"
+    AUDIT_RATE = "audit_rate"
 
 
 @dataclass(frozen=True)
@@ -401,7 +404,7 @@ class Check:
 
 
 _PASS_GATES = (Kind.SKIP_RATE, Kind.PASS_RATE, Kind.NOTHING_COMPARED, Kind.REGRESSIONS, Kind.PASS_RATE_DROP, Kind.DIAGNOSIS_SHARE,
-               Kind.NO_ROW_JUDGED, Kind.CORRECTED_PASS_RATE)
+               Kind.NO_ROW_JUDGED, Kind.CORRECTED_PASS_RATE, Kind.AUDIT_RATE)
 
 
 def exit_code(checks: list[Check]) -> int:
@@ -482,7 +485,7 @@ def check_gate(summary: Summary) -> GateResult:
                          {"unpaid": {name: m.unpaid for name, m in summary.metrics.items()}, "cache": summary.cache}))
     if summary.fatal:
         run.append(Check(None, Kind.JUDGE_STOPPED, False, detail=summary.fatal))
-    checks = run + per_metric + diagnosis_checks(summary)
+    checks = run + per_metric + diagnosis_checks(summary) + audit_checks(summary)
     return GateResult(checks, exit_code(checks))
 
 
@@ -520,6 +523,21 @@ def diagnosis_checks(summary: Summary) -> list[Check]:
             continue
         share = count / diagnosed
         out.append(Check(name, Kind.DIAGNOSIS_SHARE, not share > bound, share, bound, counts))
+    return out
+
+
+def audit_checks(summary: Summary) -> list[Check]:
+    """``gate.max_rate`` applied to the abstention audit (``ragjudge.audit``): per bounded rate an
+    ``AUDIT_RATE`` check (metric: the rate's name) that fails when the rate is above the bound (equal
+    passes); a bound whose rate has no row (no audit, or no row on its side of the table) fails, as a
+    bound that measured nothing."""
+    audit = summary.audit
+    out = []
+    for name, bound in (getattr(audit, "max_rate", None) or {}).items():
+        count, rows = audit.rate(name)
+        counts = {"count": count, "rows": rows}
+        out.append(Check(name, Kind.AUDIT_RATE, False, None, bound, counts) if not rows
+                   else Check(name, Kind.AUDIT_RATE, not count / rows > bound, count / rows, bound, counts))
     return out
 
 

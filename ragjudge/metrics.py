@@ -18,13 +18,15 @@ class Metric:
     """One built-in metric: its ``name`` (``-m NAME``, the config section ``NAME:``, the output
     columns ``NAME_*``), the ``module`` holding its judge and the judge's class name (``judge``),
     what its config section holds (``about``, said in the docs and ``ragjudge config show``),
-    and whether a run judges it when no metric is named (``default``)."""
+    whether a run judges it when no metric is named (``default``), and the pass-rate floor of the gate
+    by default (``min_pass_rate``; 0.0 for a metric whose pass is not a quality, as abstention's)."""
 
     name: str
     module: str
     judge: str
     about: str
     default: bool = True
+    min_pass_rate: float = 1.0
 
 
 BUILT_IN: tuple[Metric, ...] = (
@@ -36,6 +38,8 @@ BUILT_IN: tuple[Metric, ...] = (
            default=False),
     Metric("sufficient_k", "ragjudge.judges.sufficient_k", "SufficientKJudge",
            "sufficient_k's own settings: the top-k a row must be sufficient by, the check of the search", default=False),
+    Metric("abstention", "ragjudge.judges.abstention", "AbstentionJudge", "abstention's own settings: the probability threshold",
+           default=False, min_pass_rate=0.0),
 )
 
 

@@ -30,6 +30,7 @@ from ragjudge.compare import check_baseline, metrics_of
 from ragjudge.counting import has_path
 from ragjudge.transports import resolve_model
 from ragjudge import prices
+from ragjudge import metrics as _metrics
 from ragjudge.judges import bundled_names
 from ragjudge.settings import Config
 from ragjudge.config import DEFAULT_METRICS, FIELDS, METRICS, RawConfig, read_file, validate
@@ -62,6 +63,9 @@ FLAG_TABLE: tuple[Flag, ...] = (
     Flag("gate.max_error_rate", "--max-error-rate", "max_error_rate", "rates"),
     Flag("gate.max_skip_rate", "--max-skip-rate", "max_skip_rate", "rates"),
     Flag("gate.max_diagnosis", "--max-diagnosis", "max_diagnosis", "numbers"),
+    Flag("gate.max_rate", "--max-rate", "max_rate", "numbers"),
+    Flag("gate.target_accuracy", "--target-accuracy", "target_accuracy"),
+    Flag("gate.app_confidence", "--app-confidence", "app_confidence"),
     Flag("labels", "--labels", "labels", "texts"),
     Flag("gate.gate_on", "--gate-on", "gate_on"),
     Flag("cache.enabled", "--no-cache", "no_cache", "off"),

@@ -45,8 +45,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ragjudge import _loop, diagnosis, local
-from ragjudge.counting import count_row, label_cells, metric_summary
+from ragjudge import _loop, audit, diagnosis, local
+from ragjudge.counting import count_row, label_cells, label_passes, metric_summary
 from ragjudge.gate import Summary
 from ragjudge.model import AHEAD, CANCELLED, PanelModel, model_for
 from ragjudge.judges.panel import PANEL_COLUMNS, decide as panel_decide, panel_values, tempered
@@ -245,6 +245,8 @@ class Scorer:
             types.update(judge.columns())
         if self._diagnosed():
             types[diagnosis.COLUMN] = "string"
+        if self._audited():
+            types[audit.COLUMN] = "string"
         types["removed_instructions"] = "list<string>"
         types["judge_model"] = "string"
         return types
@@ -254,6 +256,10 @@ class Scorer:
         """The judge as the ``judge_model`` column and the summary name it: ``judge.model``, or
         with a panel ``panel: MODEL, MODEL, ...`` (``JudgeSettings.judge_model``)."""
         return self.config.judge.judge_model
+
+    def _audited(self) -> bool:
+        """Whether the run judges sufficiency, abstention and completeness: the abstention audit."""
+        return set(audit.METRICS) <= {judge.name for judge in self.judges}
 
     def _diagnosed(self) -> bool:
         names = {judge.name for judge in self.judges}
@@ -714,6 +720,10 @@ class Scorer:
             diagnosed = diagnosis.of_frame(pd.DataFrame(columns, index=frame.index), frame)
         if diagnosed is not None:
             columns[diagnosis.COLUMN] = _pandas_array(diagnosed, "string")
+        audited = (audit.of_frame(pd.DataFrame(columns, index=frame.index), frame, label_passes(frame, self.config, audit.METRICS))
+                   if self._audited() else None)
+        if audited is not None:
+            columns[audit.COLUMN] = _pandas_array(audited, "string")
         columns["removed_instructions"] = _pandas_array([list(r.removed) for r in records], "list<string>")
         columns["judge_model"] = _pandas_array([self.judge_model] * len(records), "string")
         kept = frame.drop(columns=[c for c in frame.columns if str(c) in types])
@@ -722,6 +732,12 @@ class Scorer:
         summary = self._summary(records, verdicts, start, frame)
         if diagnosed is not None:
             summary.diagnosis = diagnosis.counts(diagnosed)
+        if audited is not None:
+            confidence = self.config.gate.app_confidence
+            if confidence and confidence not in out.columns:
+                raise InputError(f"--app-confidence: the input has no column '{confidence}' (its columns: {', '.join(map(str, frame.columns))})")
+            scores = audit.scores_of(out, confidence)
+            summary.audit.add(audited, scores)
         notes.extend(dict.fromkeys(note for record in records for note in record.notes))
         if summary.rows_with_removed_instructions and resolved:
             notes.append(removed_note(summary.rows_with_removed_instructions))
@@ -738,6 +754,8 @@ class Scorer:
             cache=config.cache.enabled,
             diagnosis=dict.fromkeys(diagnosis.CELLS, 0) if self._diagnosed() else None,
             allow_undiagnosed=bool({"diagnosis", "*"} & set(config.gate.allow_unjudged)),
+            audit=audit.Audit(max_rate=dict(config.gate.max_rate), target_accuracy=config.gate.target_accuracy)
+            if self._audited() or config.gate.max_rate else None,
         )
 
     def _summary(self, records: list[EvalRecord], verdicts: list[list[Verdict]], start: int = 0, frame: Any = None) -> Summary:

@@ -13,13 +13,14 @@ import time
 import pandas as pd
 import pytest
 
-from conftest import ROOT, SAMPLE, read_jsonl, write_jsonl
+from conftest import ROOT, SAMPLE, read_jsonl, shared_file, write_jsonl
 from ragjudge.config import JudgeSettings
 from ragjudge.gate import MetricSummary, Summary
 from ragjudge.judges.sufficiency import SufficiencyJudge, SufficiencySettings
 from ragjudge.records import EvalRecord, Passage
 from ragjudge.transports import resolve_model
 from ragjudge.types import Verdict
+from ragjudge.transports.fake_rule import _words
 
 
 # -- Rows: a file imports one under the name it uses (``from helpers import city_rows as rows``) ---
@@ -402,3 +403,52 @@ def phoenix_like_frame(spans) -> pd.DataFrame:
             record["attributes.retrieval.documents"] = [docs[n] for n in sorted(docs)]
         records.append(record)
     return pd.DataFrame(records[::-1]).set_index("context.span_id", drop=False)  # newest first, as Phoenix
+
+
+# -- The abstention audit's constructed rows (tests/unit/test_audit.py, tests/test_report.py): from the
+# bundled SQuAD 2.0 rows, each built for a known cell (the rules: tests/unit/test_audit.py's docstring)
+AUDIT_DECLINE = "I don't know; the passages do not say."
+# rows per cell, all different, so that a swap of two cells cannot pass
+AUDIT_BUILT = {"sufficient_correct": 5, "sufficient_incorrect": 3, "sufficient_abstained": 2,
+               "insufficient_correct": 1, "insufficient_incorrect": 4, "insufficient_abstained": 6}
+
+
+def _audit_pools() -> tuple[list[dict], list[dict]]:
+    """(sufficient rows, insufficient rows) of the SQuAD 2.0 files, each with its gold answer as the
+    expected response, chosen by the rules of tests/unit/test_audit.py's docstring."""
+    sufficient = []
+    for row in read_jsonl(shared_file("squad2_unanswerable_sufficiency_dev.jsonl")):
+        answer = (row.get("gold_answers") or [None])[0]
+        if row["label_sufficient"] and answer and _words(answer) and any(answer in passage for passage in row["context"]):
+            sufficient.append({**row, "expected_response": answer})
+    insufficient = [row for row in read_jsonl(shared_file("squad2_goldremoved_sufficiency_dev.jsonl"))
+                    if not row["label_sufficient"] and row["expected_response"] and _words(row["expected_response"])
+                    and not _words(row["expected_response"]) & _words(" ".join(row["context"]))]
+    return sufficient, insufficient
+
+
+def _audit_wrong(answer: str, others: list[str]) -> str:
+    """Another gold answer sharing no word with ``answer``."""
+    return next(other for other in others if not _words(other) & _words(answer))
+
+
+def audit_rows() -> tuple[list[dict], list[str | None]]:
+    """The constructed rows and the cell each was built for (None: a row with no response)."""
+    sufficient, insufficient = _audit_pools()
+    answers = [row["expected_response"] for row in sufficient + insufficient]
+    rows, cells = [], []
+    pools = {"sufficient": iter(sufficient), "insufficient": iter(insufficient)}
+    for name, count in AUDIT_BUILT.items():
+        side, outcome = name.split("_")
+        for _ in range(count):
+            row = next(pools[side])
+            truth = row["expected_response"]
+            response = truth if outcome == "correct" else _audit_wrong(truth, answers) if outcome == "incorrect" else AUDIT_DECLINE
+            rows.append({"id": row["id"], "request": row["request"], "context": row["context"], "expected_response": truth,
+                         "response": response, "confidence": 0.9 if side == "sufficient" else 0.2})
+            cells.append(name)
+    row = next(pools["sufficient"])
+    rows.append({"id": row["id"], "request": row["request"], "context": row["context"], "expected_response": row["expected_response"],
+                 "response": None, "confidence": 0.5})
+    cells.append(None)
+    return rows, cells

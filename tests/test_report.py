@@ -345,3 +345,25 @@ def test_the_report_gates_what_its_run_gated_the_metrics_it_judged_and_its_regre
 
 def read_rows(path: str) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+# -- issue 66 item 2: the abstention audit's grid ------------------------------------------------
+@needs_browser
+def test_the_audit_grid_shows_each_cell_and_its_link_filters_the_rows(browser, run_score, tmp_path):
+    from helpers import AUDIT_BUILT, audit_rows
+
+    rows, cells = audit_rows()
+    report = tmp_path / "report.html"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency", "completeness", "abstention"], min_pass_rate=["0"],
+                     html=str(report))
+    assert done.code == 0, done.text
+    open_report(browser, report)
+    grid = browser.find_elements("css selector", "#audit-matrix td")
+    assert [td.get_attribute("data-audit") for td in grid] == list(AUDIT_BUILT)  # the 2 x 3 layout, sufficient first
+    assert {td.get_attribute("data-audit"): td.find_element("css selector", ".n").text for td in grid} == \
+        {name: str(count) for name, count in AUDIT_BUILT.items()}
+    browser.find_element("css selector", '#audit-matrix a[data-audit="insufficient_incorrect"]').click()
+    assert [row.get_attribute("data-id") for row in rows_shown(browser)] == \
+        [row["id"] for row, cell in zip(rows, cells) if cell == "insufficient_incorrect"]
+    assert browser.find_element("id", "audit").get_attribute("value") == "insufficient_incorrect"
+    assert browser.current_url.endswith("#audit=insufficient_incorrect")
+

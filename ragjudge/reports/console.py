@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ragjudge.gate import GateResult, Kind, Summary
+from ragjudge.audit import lines as audit_lines
 from ragjudge.reports.gate_text import marked
 from ragjudge.http_errors import redact
 
@@ -64,7 +65,8 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     text = diagnosis_line(summary)
     if text:
         console.print(text, highlight=False, markup=False, soft_wrap=True)
-    for text in [*corrected_lines(summary), *panel_lines(summary), *prefix_lines(summary)]:
+    for text in [*corrected_lines(summary), *panel_lines(summary), *prefix_lines(summary),
+                 *(audit_lines(summary.audit) if summary.audit is not None else [])]:
         console.print(text, highlight=False, markup=False, soft_wrap=True)
     usage = summary.usage
     cost = usage.cost_usd

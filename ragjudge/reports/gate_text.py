@@ -110,6 +110,14 @@ def _text(c: Check) -> str | None:
                     "(--max-diagnosis) measured nothing; allow it: gate.allow_unjudged: [diagnosis]")
         a, b = distinct(c.value, c.bound)
         return f"diagnosis {name}: share {a} {'>' if c.failed else '<='} {b} ({n['count']} of {count_of(n['diagnosed'])} with a diagnosis)"
+    if kind is Kind.AUDIT_RATE:
+        side = "an insufficient" if name == "answered_insufficient" else "a sufficient"
+        if c.value is None:
+            return (f"audit {name}: no row with {side} context has sufficiency, abstention and completeness verdicts ok, so the "
+                    "bound set on it (--max-rate) measured nothing")
+        a, b = distinct(c.value, c.bound)
+        what = "answered" if name == "answered_insufficient" else "declined"
+        return f"audit {name}: rate {a} {'>' if c.failed else '<='} {b} ({n['count']} {what} of {count_of(n['rows'])} with {side} context)"
     raise AssertionError(kind)
 
 

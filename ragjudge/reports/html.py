@@ -11,6 +11,9 @@ opens from a CI artifact or an email, with no server and no network.
   sufficiency passed / failed by completeness passed / failed, each cell its rows and share
   among the rows with a diagnosis, and a link that filters the row table to its rows (the
   filter ``diagnosis``, also set by the address's ``#diagnosis=NAME``).
+- With sufficiency, abstention and completeness judged, the abstention audit's 2 x 3 grid
+  (``ragjudge.audit``): context sufficient / insufficient by answered correctly / incorrectly /
+  abstained, each cell its rows and share, linked to the filter ``audit`` (``#audit=NAME``).
 - A row table (rows rendered by a small inline script from JSON data, a page at a time, so
   that 10,000 rows open and filter at once): search, filters by metric, status, passed, group
   and regressed, sort by score; a row opens to show the request, the numbered passages, the
@@ -38,6 +41,7 @@ from ragjudge.compare import change_lines
 from ragjudge.settings import Config
 from ragjudge.records import _lookup, _text, resolve_mapping
 from ragjudge.diagnosis import of_table
+from ragjudge.audit import of_table as audit_of_table
 from ragjudge.catalog import describe
 from ragjudge.errors import InputError
 from ragjudge.io import write_atomic
@@ -208,6 +212,7 @@ def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = Non
     regressed = {metric: set(figures["regressed_ids"]) for metric, figures in (comparison or {}).get("metrics", {}).items()}
 
     diagnosed = of_table(frame)
+    audited = audit_of_table(frame)
     panels = {metric: panel_cells(frame, metric) for metric in metrics}
     records = frame.to_dict("records")
     names = row_names(frame, id_column(mapping))
@@ -221,6 +226,7 @@ def rows_data(frame: Any, metrics: list[str], mapping: Any, by: str | None = Non
         facts = _texts(field("expected_facts")) or ([_text(field("expected_response"))] if _text(field("expected_response")) else [])
         entry = {
             "d": None if diagnosed is None else diagnosed[i],
+            "a": None if audited is None else audited[i],
             "n": i + 1, "id": name, "group": None if not by or _missing(row.get(by)) else str(row.get(by)),
             "request": _text(field("request")), "passages": _texts(field("context")), "response": _text(field("response")),
             "facts": facts, "removed": _texts(row.get("removed_instructions")), "m": {},
@@ -249,6 +255,16 @@ def _matrix(summary: Summary) -> dict[str, Any] | None:
     shares = summary.diagnosis_shares()
     return {"rows": summary.diagnosed,
             **{name: {"count": count, "share": "-" if shares[name] is None else f"{shares[name]:.2f}"} for name, count in summary.diagnosis.items()}}
+
+
+def _audit_grid(summary: Summary) -> dict[str, Any] | None:
+    """The abstention audit's 2 x 3 grid (None: no audit): the audited rows, and per cell its rows
+    and share of them (``ragjudge.audit``)."""
+    audit = summary.audit
+    if audit is None:
+        return None
+    n = audit.rows
+    return {"rows": n, **{name: {"count": count, "share": f"{count / n:.2f}" if n else "-"} for name, count in audit.counts.items()}}
 
 
 def _json_for_script(data: Any) -> str:
@@ -294,6 +310,7 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
         charts=charts(frame, metrics, by, baseline, comparison, scales, levels),
         by=by, has_baseline=comparison is not None,
         diagnosis=_matrix(summary),
+        audit=_audit_grid(summary),
         corrected=corrected_lines(summary) + [f"{metric} against the baseline:{line[1:]}" for metric, figures in (comparison or {}).get("metrics", {}).items()
                                                for line in comparison_corrected(figures.get("corrected"))],
         panel=panel_lines(summary),

@@ -15,6 +15,7 @@ import os
 import re
 from typing import Any
 
+from ragjudge.audit import lines as audit_lines
 from ragjudge.gate import GateResult, Summary
 from ragjudge.reports.console import corrected_lines, panel_lines, prefix_lines
 from ragjudge.reports.gate_text import marked, verdict_line
@@ -104,9 +105,29 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
         prefixes=prefix_lines(summary),
         diagnosis=None if summary.diagnosis is None else {"rows": summary.diagnosed, "cells": [
             {"name": name, "count": count, "share": _rate(summary.diagnosis_shares()[name])} for name, count in summary.diagnosis.items()]},
+        audit=_audit(summary.audit),
         prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
         cost="unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}", calls=summary.provider_calls,
     )
+
+
+def _audit(audit: Any) -> dict[str, Any] | None:
+    """The abstention audit's 2 x 3 table for the template (``ragjudge.audit``): per side, each
+    cell's count with its share of the audited rows and Wilson 95% interval; the rates' lines."""
+    if audit is None:
+        return None
+    table = audit.to_dict()
+
+    def text(name: str) -> str:
+        cell = table["cells"][name]
+        if not cell["count"]:
+            return "0"
+        low, high = cell["interval"]
+        return f"{cell['count']} ({cell['share']:.0%}, {low:.0%}-{high:.0%})"
+
+    sides = [{"name": side, **{outcome: text(f"{side}_{outcome}") for outcome in ("correct", "incorrect", "abstained")}}
+             for side in ("sufficient", "insufficient")]
+    return {"rows": table["rows"], "sides": sides, "rates": [line.strip() for line in audit_lines(audit)[3:]]}
 
 
 def write(path: str, text: str) -> None:

@@ -18,7 +18,9 @@ def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None)
     or response lost sentences addressed to the judge; the gate's verdict,
     lines and failures; the exit code; ``diagnosis`` (null unless both sufficiency and
     completeness were judged): ``rows`` with a diagnosis, ``counts`` and ``shares`` (among those
-    rows, 0..1; null without such rows) per diagnosis, and the ``max`` shares gated."""
+    rows, 0..1; null without such rows) per diagnosis, and the ``max`` shares gated; ``audit`` (null
+    unless sufficiency, abstention and completeness were judged: ``ragjudge.audit.Audit.to_dict``):
+    the abstention audit's cells, rates and selective-generation curve."""
     return {
         "rows": summary.rows,
         "judge_model": summary.judge_model,
@@ -30,6 +32,7 @@ def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None)
         "tokens_estimated": summary.usage.estimated,
         "rows_with_removed_instructions": summary.rows_with_removed_instructions,
         "diagnosis": diagnosis_dict(summary),
+        "audit": None if summary.audit is None else summary.audit.to_dict(),
         "cost_usd": summary.cost_usd,
         "fatal": summary.fatal,
         "interrupted": summary.interrupted,

@@ -52,12 +52,18 @@ def fault_of(faults: dict[str, tuple[int, list[str]]], model: str, answered: int
     return kinds[min(answered - plan[0], len(kinds) - 1)] if kinds else None
 
 
+# the abstention rule's declining phrases (the fake judge's, not a quality figure)
+DECLINES = re.compile(r"\b(i do not know|i don't know|i cannot (?:answer|tell|say)|i can't (?:answer|tell|say)|not (?:stated|mentioned|given) in|"
+                      r"no information|unable to answer|cannot be answered|could you (?:give|provide))", re.IGNORECASE)
+
+
 def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, schema: dict[str, Any] | None = None,
                     model: str = "") -> dict[str, Any]:
     """A deterministic judge reply by word overlap: a fact is supported when >= 60% of its
     content words occur in one passage; the ground truth's statements are its sentences (at
     most 8 when the prompt asks for at most 8); a statement is covered when >= 50% of its content words occur in the response,
-    and completeness is 1 + 4 x (covered share), rounded. A judge defined in YAML
+    and completeness is 1 + 4 x (covered share), rounded; abstention is yes when the response holds one
+    of ``DECLINES``' phrases. A judge defined in YAML
     (``judge_NAME``, its ``schema`` given) is answered from the response's sentences found in
     the passages: each is a claim, supported as a fact is; the verdict is yes when all are; a
     scale's score is its lowest plus the supported share of its range, rounded. Passage relevance
@@ -70,6 +76,9 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
         user = " ".join(part.get("text", "") for part in user if isinstance(part, dict))
     if schema_name and schema_name.startswith("judge_"):
         return _custom_reply(user, (schema or {}).get("properties") or {})
+    if schema_name == "abstention":  # declined when the response says so in one of a few common phrases
+        declined = bool(DECLINES.search(_section(user, "response")))
+        return {"verdict": "yes" if declined else "no", "rationale": "A declining phrase." if declined else "No declining phrase."}
     if "<request>" not in user and "<ground_truth>" not in user and "<statements>" not in user:
         # not one of ragjudge's prompts (e.g. another tool's judge in a side-by-side
         # benchmark): a generic yes/no reply in the common {"rationale", "result"} shape

@@ -82,7 +82,8 @@ def test_the_registry_is_what_the_config_and_the_judges_read():
     from ragjudge.judges import BUILT_IN, judge_class
     from ragjudge.settings import Config
 
-    assert METRICS == metrics.names() == tuple(BUILT_IN) == ("sufficiency", "completeness", "passage_relevance", "sufficient_k")
+    assert METRICS == metrics.names() == tuple(BUILT_IN) == ("sufficiency", "completeness", "passage_relevance", "sufficient_k",
+                                                                  "abstention")
     assert metrics.defaults() == ("sufficiency", "completeness")  # issue 63's metrics are judged when named
     for metric in metrics.BUILT_IN:
         assert RawConfig.model_fields[metric.name].description == metric.about

@@ -1,0 +1,256 @@
+"""The abstention audit: what the application did when the context was, or was not, enough.
+
+Every row judged ``ok`` by sufficiency, abstention and completeness falls in one cell of
+sufficient / insufficient x answered correctly / answered incorrectly / abstained, the table of
+Joren et al., "Sufficient Context: A New Lens on Retrieval Augmented Generation Systems" (ICLR
+2025, section 4):
+
+| sufficiency | abstention | completeness | ``audit`` cell | meaning |
+|---|---|---|---|---|
+| passed | failed (answered) | passed | ``sufficient_correct`` | the context held the answer and the response gave it |
+| passed | failed (answered) | failed | ``sufficient_incorrect`` | the context held it; the response got it wrong |
+| passed | passed (declined) | any | ``sufficient_abstained`` | over-abstention: it could have answered |
+| failed | failed (answered) | passed | ``insufficient_correct`` | answered right without the context's support (parametric knowledge) |
+| failed | failed (answered) | failed | ``insufficient_incorrect`` | answered without support, and wrongly: the hallucination the study measured |
+| failed | passed (declined) | any | ``insufficient_abstained`` | abstained as it should |
+
+A row whose sufficiency or abstention verdict is not ok, or that answered with no ok completeness
+verdict, has no cell (null): nothing is inferred from a verdict not given. Rows read from traces:
+the trace's sufficiency is that of its retrieved spans together (``ragjudge.diagnosis``' trace
+rule: sufficient when any span is), crossed with the root's response on the trace's first row.
+
+Two rates, each a share of its own row of the table, are what ``gate.max_rate`` bounds:
+``answered_insufficient`` (answered, right or wrong, among the insufficient rows) and
+``abstained_sufficient`` (declined among the sufficient rows). Each count's share comes with its
+Wilson 95% interval (scipy's ``binomtest``, as ``ragjudge.decisions.wilson``).
+
+The selective-generation curve (``curve``, section 5 of the study): given a score per row (the
+sufficiency probability, or the application's own confidence), a rule that abstains below a
+threshold ``t`` answers a row when the application answered it and its score is ``>= t``;
+coverage is the share of audited rows answered, accuracy the share answered correctly among them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ragjudge.diagnosis import TRACE_COLUMNS, diagnose
+
+SUFFICIENT, INSUFFICIENT = "sufficient", "insufficient"
+CORRECT, INCORRECT, ABSTAINED = "correct", "incorrect", "abstained"
+CELLS = tuple(f"{s}_{o}" for s in (SUFFICIENT, INSUFFICIENT) for o in (CORRECT, INCORRECT, ABSTAINED))
+RATES = ("answered_insufficient", "abstained_sufficient")
+COLUMN = "audit"
+METRICS = ("sufficiency", "abstention", "completeness")
+
+
+def cell(sufficient: bool | None, declined: bool | None, correct: bool | None) -> str | None:
+    """The audit cell of one row (one of ``CELLS``), or None when a needed verdict is missing:
+    ``sufficient`` (sufficiency passed), ``declined`` (abstention passed), ``correct`` (completeness
+    passed, or the row's correctness label; not needed for a declined row)."""
+    if sufficient is None or declined is None or (not declined and correct is None):
+        return None
+    side = SUFFICIENT if sufficient else INSUFFICIENT
+    return f"{side}_{ABSTAINED if declined else CORRECT if correct else INCORRECT}"
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(math.isnan(value))
+    except (TypeError, ValueError):
+        return str(value) in ("<NA>", "nan", "None")
+
+
+def verdict_of(status: Any, passed: Any) -> bool | None:
+    """A table's ``(status, passed)`` as passed (True) / failed (False), or None when the status is
+    not ok (a table read back from CSV holds text)."""
+    if _missing(status) or str(status).strip() != "ok" or _missing(passed):
+        return None
+    if isinstance(passed, str):
+        text = passed.strip().lower()
+        return True if text in ("true", "1", "1.0") else False if text in ("false", "0", "0.0") else None
+    return bool(passed)
+
+
+def of_frame(frame: Any, source: Any = None, labels: dict[str, list[bool | None]] | None = None) -> list[str | None] | None:
+    """Each row's audit cell in a scored table (pandas DataFrame with ``M_status`` and ``M_passed``
+    of sufficiency, abstention and completeness); None when a metric's columns are missing. A
+    traces table (``trace_id``, ``trace_first_row``; in ``source``, the input rows of the same
+    index, when ``frame`` holds the verdicts only) gets cells on each trace's first row, from the
+    trace's sufficiency (``ragjudge.diagnosis.diagnose``'s trace rule). ``labels``: per metric, each
+    row's label as passed / failed (None: unlabelled; ``ragjudge.counting.label_passes``): where a
+    row has one, it decides in place of the judge's verdict (a completeness label: whether the answer
+    was correct)."""
+    names = [f"{m}_{c}" for m in METRICS for c in ("status", "passed")]
+    if not all(name in frame.columns for name in names):
+        return None
+    if source is not None:
+        import pandas as pd
+
+        traces = [c for c in TRACE_COLUMNS if c in source.columns and c not in frame.columns]
+        frame = pd.concat([source[traces], frame], axis=1) if traces else frame
+    pairs = {m: list(zip(frame[f"{m}_status"].tolist(), frame[f"{m}_passed"].tolist())) for m in METRICS}
+    for metric, passes in (labels or {}).items():
+        pairs[metric] = [("ok", label) if label is not None else pair for pair, label in zip(pairs[metric], passes)]
+    if all(name in frame.columns for name in TRACE_COLUMNS):
+        # the trace's sufficiency on its first row: the diagnosis's trace rule crossed with an always-complete response
+        found = diagnose(pairs["sufficiency"], [("ok", True)] * len(frame), frame["trace_id"].tolist(), frame["trace_first_row"].tolist())
+        sufficient = [None if d is None else d == "ok" for d in found]
+    else:
+        sufficient = [verdict_of(*p) for p in pairs["sufficiency"]]
+    return [cell(s, verdict_of(*a), verdict_of(*c)) for s, a, c in zip(sufficient, pairs["abstention"], pairs["completeness"])]
+
+
+def of_table(frame: Any, labels: dict[str, list[bool | None]] | None = None) -> list[str | None] | None:
+    """Each row's cell in a scored table read back: its ``audit`` column, else worked out from the
+    verdict columns (``of_frame``, with ``labels``); None when it has neither."""
+    if COLUMN in frame.columns:
+        return [None if _missing(v) else str(v) for v in frame[COLUMN].tolist()]
+    return of_frame(frame, labels=labels)
+
+
+def scores_of(frame: Any, column: str | None = None) -> list[float | None]:
+    """Each row's score for the curve: ``column`` (the application's own confidence) when given,
+    else the sufficiency probability (``sufficiency_probability``, else ``sufficiency_p_yes``);
+    None where a row has none."""
+    names = [column] if column else ["sufficiency_probability", "sufficiency_p_yes"]
+    out: list[float | None] = [None] * len(frame)
+    for name in names:
+        if name in frame.columns:
+            for i, value in enumerate(frame[name].tolist()):
+                if out[i] is None and not _missing(value):
+                    out[i] = float(value)
+    return out
+
+
+def wilson(count: int, n: int) -> list[float] | None:
+    """The Wilson 95% interval of ``count`` of ``n`` (scipy's ``binomtest``), None for n = 0."""
+    if not n:
+        return None
+    from scipy.stats import binomtest
+
+    interval = binomtest(count, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return [float(interval.low), float(interval.high)]
+
+
+def curve(cells: Sequence[str | None], scores: Sequence[float | None], target: float | None = None) -> dict[str, Any] | None:
+    """The selective-generation curve over the rows with a cell and a score: for each threshold
+    ``t`` (each distinct score, lowest first; at the lowest, the rule abstains on nothing), a point
+    ``{"threshold": t, "coverage": share of the rows answered by the application with score >= t,
+    "accuracy": share answered correctly among those (None when none), "answered": count}``.
+    ``target``: the accuracy asked for; ``"reaches"`` is then the lowest threshold (the most
+    coverage) whose accuracy is at least ``target`` (None when none does). None when no row has
+    both a cell and a score."""
+    rows = [(float(s), c) for c, s in zip(cells, scores) if c is not None and s is not None]
+    if not rows:
+        return None
+    points = []
+    for t in sorted({s for s, _ in rows}):
+        answered = [c for s, c in rows if s >= t and not c.endswith(ABSTAINED)]
+        right = sum(1 for c in answered if c.endswith(f"_{CORRECT}"))
+        points.append({"threshold": t, "coverage": len(answered) / len(rows), "accuracy": right / len(answered) if answered else None,
+                       "answered": len(answered)})
+    reaches = next((p["threshold"] for p in points if target is not None and p["accuracy"] is not None and p["accuracy"] >= target), None)
+    return {"rows": len(rows), "points": points, "target": target, "reaches": reaches}
+
+
+@dataclass
+class Audit:
+    """A run's (or one chunk's) audit: rows per cell (every one of ``CELLS``), and the cells and
+    scores of the rows with a score (for ``curve``); ``max_rate`` the gate's bounds (rate name ->
+    the highest share that passes); ``target_accuracy`` the curve's target."""
+
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CELLS, 0))
+    scored: list[tuple[str, float]] = field(default_factory=list)
+    max_rate: dict[str, float] = field(default_factory=dict)
+    target_accuracy: float | None = None
+
+    def add(self, cells: Sequence[str | None], scores: Sequence[float | None] | None = None) -> None:
+        """Count ``cells`` (one per row; None: no cell) and keep each celled row's score."""
+        for i, name in enumerate(cells):
+            if name is None:
+                continue
+            self.counts[name] += 1
+            if scores is not None and scores[i] is not None:
+                self.scored.append((name, float(scores[i])))  # type: ignore[arg-type]
+
+    def merge(self, other: "Audit") -> "Audit":
+        return Audit({k: self.counts.get(k, 0) + other.counts.get(k, 0) for k in CELLS}, [*self.scored, *other.scored],
+                     self.max_rate or other.max_rate, self.target_accuracy if self.target_accuracy is not None else other.target_accuracy)
+
+    @property
+    def rows(self) -> int:
+        """Rows with a cell."""
+        return sum(self.counts.values())
+
+    def side(self, name: str) -> int:
+        """Rows with a cell on one side (``sufficient`` / ``insufficient``)."""
+        return sum(self.counts[f"{name}_{o}"] for o in (CORRECT, INCORRECT, ABSTAINED))
+
+    def rate(self, name: str) -> tuple[int, int]:
+        """A rate of ``RATES`` as (count, of rows): ``answered_insufficient`` answered among the
+        insufficient rows, ``abstained_sufficient`` declined among the sufficient rows."""
+        if name == "answered_insufficient":
+            return self.counts["insufficient_correct"] + self.counts["insufficient_incorrect"], self.side(INSUFFICIENT)
+        if name == "abstained_sufficient":
+            return self.counts["sufficient_abstained"], self.side(SUFFICIENT)
+        raise KeyError(name)
+
+    def curve(self) -> dict[str, Any] | None:
+        return curve([c for c, _ in self.scored], [s for _, s in self.scored], self.target_accuracy)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The table for the summary JSON: per cell its count, share of the audited rows and Wilson
+        interval; per rate its value, count, rows and interval; the curve (None without scores)."""
+        n = self.rows
+        cells = {k: {"count": v, "share": v / n if n else None, "interval": wilson(v, n)} for k, v in self.counts.items()}
+        rates = {}
+        for name in RATES:
+            count, of = self.rate(name)
+            rates[name] = {"value": count / of if of else None, "count": count, "rows": of, "interval": wilson(count, of),
+                           "max": self.max_rate.get(name)}
+        return {"rows": n, "cells": cells, "rates": rates, "curve": self.curve()}
+
+
+def parse_bounds(value: Any) -> dict[str, float]:
+    """``gate.max_rate`` checked: rate name (``RATES``) -> the highest share (0..1) that passes.
+    Raises ``ValueError`` naming an unknown rate or a share out of range."""
+    out: dict[str, float] = {}
+    for name, bound in dict(value or {}).items():
+        if name not in RATES:
+            raise ValueError(f"unknown rate '{name}'; use one of: {', '.join(RATES)}")
+        if not 0.0 <= float(bound) <= 1.0:
+            raise ValueError(f"{name}: {bound} is not between 0 and 1")
+        out[name] = float(bound)
+    return out
+
+
+def lines(audit: "Audit") -> list[str]:
+    """The console's audit lines: the 2 x 3 table's counts and shares, then the two rates."""
+    n = audit.rows
+    if not n:
+        return ["abstention audit: no row has sufficiency, abstention and completeness all ok"]
+
+    def share(v: int, of: int) -> str:
+        return f"{v} ({v / of:.0%})" if of else f"{v}"
+
+    out = [f"abstention audit ({n} rows):"]
+    for side in (SUFFICIENT, INSUFFICIENT):
+        out.append(f"  {side:<12} correct {share(audit.counts[f'{side}_correct'], n)}, incorrect {share(audit.counts[f'{side}_incorrect'], n)}, "
+                   f"abstained {share(audit.counts[f'{side}_abstained'], n)}")
+    for name in RATES:
+        count, of = audit.rate(name)
+        out.append(f"  {name}: {count / of:.1%} ({count} of {of})" if of else f"  {name}: no row")
+    found = audit.curve()
+    if found and found["target"] is not None:
+        out.append(f"  selective generation: accuracy {found['target']:.0%} reached at threshold {found['reaches']:g}" if found["reaches"] is not None
+                   else f"  selective generation: no threshold reaches accuracy {found['target']:.0%}")
+    return out
+
+
+__all__ = ["ABSTAINED", "Audit", "CELLS", "COLUMN", "CORRECT", "INCORRECT", "RATES", "cell", "curve", "lines", "of_frame", "of_table",
+           "parse_bounds", "scores_of", "verdict_of", "wilson"]

@@ -1,0 +1,182 @@
+"""The abstention audit (``ragjudge.audit``): each row's cell of sufficient / insufficient x
+answered correctly / answered incorrectly / abstained, its counts and intervals in the summary,
+the gate's ``max_rate`` bounds, and the selective-generation curve.
+
+The rows are constructed, each with a known cell, from the bundled SQuAD 2.0 rows (the shared
+data; ``helpers.audit_rows``): a *sufficient* row is an answerable question with its own paragraph, whose gold answer
+occurs word for word in one passage (``squad2_unanswerable_sufficiency_dev.jsonl``, label
+sufficient); an *insufficient* row is an answerable question whose gold paragraph was removed,
+none of whose gold answer's words occur in the passages left
+(``squad2_goldremoved_sufficiency_dev.jsonl``). The responses are constructed too: the gold
+answer (answers correctly), another row's gold answer sharing no word with it (answers wrongly),
+or "I don't know" (declines). The judge is the fake judge (``ragjudge.transports.fake_rule``),
+whose visible word-overlap rule decides each of these constructions as constructed.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from scipy.stats import binomtest
+
+from conftest import read_jsonl, write_jsonl
+from helpers import AUDIT_BUILT as BUILT, audit_rows as build
+from ragjudge.audit import CELLS, Audit, curve, lines
+
+METRICS = ["sufficiency", "completeness", "abstention"]
+
+
+def test_every_constructed_row_falls_in_its_cell_and_every_count_equals_the_construction(tmp_path, run_score):
+    rows, built = build()
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, output=str(out), summary_json=str(summary),
+                     min_pass_rate=["0"])
+    assert done.code == 0, done.text
+    assert [row["audit"] for row in read_jsonl(out)] == built
+    document = json.loads(summary.read_text())["audit"]
+    assert document["rows"] == 21  # the row without a response has no cell
+    assert {name: cell["count"] for name, cell in document["cells"].items()} == BUILT
+    interval = binomtest(6, 21).proportion_ci(confidence_level=0.95, method="wilson")
+    assert document["cells"]["insufficient_abstained"]["share"] == pytest.approx(6 / 21)
+    assert document["cells"]["insufficient_abstained"]["interval"] == pytest.approx([interval.low, interval.high])
+    assert document["rates"]["answered_insufficient"] | {"interval": None} == {"value": 5 / 11, "count": 5, "rows": 11, "interval": None,
+                                                                                "max": None}
+    assert document["rates"]["abstained_sufficient"]["value"] == 2 / 10
+    assert lines(done.result.summary.audit)[:3] == ["abstention audit (21 rows):", "  sufficient   correct 5 (24%), incorrect 3 (14%), abstained 2 (10%)",
+                                                   "  insufficient correct 1 (5%), incorrect 4 (19%), abstained 6 (29%)"]
+
+
+@pytest.mark.parametrize(("bound", "code"), [("0.2", 0), ("0.19", 1)])
+def test_the_over_abstention_gate_fails_above_its_bound_and_passes_at_it(tmp_path, run_score, bound, code):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], max_rate=[f"abstained_sufficient={bound}"])
+    assert done.code == code, done.text
+    assert f"audit abstained_sufficient: rate 0.20 {'<=' if code == 0 else '>'} {bound if code else '0.20'} (2 declined of 10 rows with a sufficient context)" in done.text
+
+
+@pytest.mark.parametrize(("bound", "code"), [(str(5 / 11), 0), ("0.45", 1)])
+def test_the_answered_insufficient_gate_fails_above_its_bound_and_passes_at_it(tmp_path, run_score, bound, code):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], max_rate=[f"answered_insufficient={bound}"])
+    assert done.code == code, done.text
+    assert f"audit answered_insufficient: rate {'0.45 <= 0.45' if code == 0 else '0.455 > 0.450'} (5 answered of 11 rows with an insufficient context)" in done.text
+
+
+def test_a_rate_bound_without_the_audits_metrics_measures_nothing_and_fails(tmp_path, run_score):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], min_pass_rate=["0"], max_rate=["answered_insufficient=0.5"])
+    assert done.code == 1
+    assert ("audit answered_insufficient: no row with an insufficient context has sufficiency, abstention and completeness verdicts ok, "
+            "so the bound set on it (--max-rate) measured nothing") in done.text
+
+
+def test_an_unknown_rate_is_refused_with_exit_2(tmp_path, run_score):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, max_rate=["hallucinated=0.1"])
+    assert done.code == 2 and "unknown rate 'hallucinated'" in done.error
+
+
+def test_the_curve_reproduces_a_hand_computed_example():
+    cells = ["sufficient_correct", "sufficient_incorrect", "insufficient_incorrect", "insufficient_abstained", "insufficient_correct", None]
+    scores = [0.9, 0.8, 0.3, 0.2, 0.6, 0.1]  # the last row has no cell: not on the curve
+    found = curve(cells, scores, target=0.6)
+    # by hand: at t the rule answers the rows the application answered with score >= t
+    # t=0.2: A B C E answered of 5 (D declined): coverage 0.8, accuracy 2/4; t=0.3 the same (C's 0.3 >= 0.3);
+    # t=0.6: A B E, 0.6, 2/3; t=0.8: A B, 0.4, 1/2; t=0.9: A, 0.2, 1
+    assert [(p["threshold"], p["coverage"], p["accuracy"], p["answered"]) for p in found["points"]] == [
+        (0.2, 0.8, 0.5, 4), (0.3, 0.8, 0.5, 4), (0.6, 0.6, 2 / 3, 3), (0.8, 0.4, 0.5, 2), (0.9, 0.2, 1.0, 1)]
+    assert found["rows"] == 5 and found["reaches"] == 0.6  # the lowest threshold whose accuracy >= 0.6
+    assert curve(cells, scores, target=1.0)["reaches"] == 0.9 and curve(cells, scores, target=0.5)["reaches"] == 0.2
+    assert curve(cells, [None] * 6) is None
+
+
+def test_the_curve_on_the_applications_confidence_column(tmp_path, run_score):
+    rows, _ = build()
+    summary = tmp_path / "summary.json"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], summary_json=str(summary),
+                     app_confidence="confidence", target_accuracy=0.6)
+    assert done.code == 0, done.text
+    found = json.loads(summary.read_text())["audit"]["curve"]
+    # by hand: 21 rows with a cell; at 0.2 every answered row (5 + 3 + 1 + 4 = 13, 6 right); at 0.9 the sufficient ones (8, 5 right)
+    assert [(p["threshold"], p["answered"], p["coverage"], p["accuracy"]) for p in found["points"]] == [
+        (0.2, 13, 13 / 21, 6 / 13), (0.9, 8, 8 / 21, 5 / 8)]
+    assert found["reaches"] == 0.9 and found["target"] == 0.6
+
+
+def test_audits_of_chunks_merge_to_the_audit_of_the_whole():
+    a, b = Audit(max_rate={"answered_insufficient": 0.1}), Audit()
+    a.add(["sufficient_correct", None], [0.5, 0.1])
+    b.add(["insufficient_incorrect", "sufficient_correct"], [None, 0.7])
+    merged = a.merge(b)
+    assert merged.counts == {**dict.fromkeys(CELLS, 0), "sufficient_correct": 2, "insufficient_incorrect": 1}
+    assert merged.scored == [("sufficient_correct", 0.5), ("sufficient_correct", 0.7)] and merged.max_rate == {"answered_insufficient": 0.1}
+
+
+def test_the_markdown_summary_and_pr_comment_hold_the_audit_table(tmp_path, run_score):
+    rows, _ = build()
+    markdown = tmp_path / "summary.md"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], markdown=str(markdown),
+                     app_confidence="confidence", target_accuracy=0.6)
+    assert done.code == 0, done.text
+    text = markdown.read_text()
+    low, high = binomtest(5, 21).proportion_ci(confidence_level=0.95, method="wilson")
+    assert "### Abstention audit (21 rows with sufficiency, abstention and completeness ok)" in text
+    assert f"| sufficient | 5 (24%, {low:.0%}-{high:.0%}) |" in text
+    assert "- answered_insufficient: 45.5% (5 of 11)\n- abstained_sufficient: 20.0% (2 of 10)\n" in text
+    assert "- selective generation: accuracy 60% reached at threshold 0.9" in text
+
+
+def test_an_app_confidence_column_the_input_lacks_is_refused_with_exit_2(tmp_path, run_score):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], app_confidence="certainty")
+    assert done.code == 2 and "--app-confidence: the input has no column 'certainty'" in done.error, done.text
+
+
+# issue 66 item 5: per trace, the sufficiency of its retrieved spans together, crossed with the root's response
+def test_a_trace_gets_one_cell_from_its_spans_together_on_its_first_row():
+    import pandas as pd
+
+    from ragjudge.audit import of_frame
+
+    ok = lambda passed: {"status": "ok", "passed": passed}  # noqa: E731
+    spans = [  # trace, first row, sufficiency of the span, abstention and completeness (copied onto every span of the trace)
+        ("t1", True, ok(False), ok(False), ok(False)),  # t1: one span sufficient of two -> sufficient; answered wrongly
+        ("t1", False, ok(True), ok(False), ok(False)),
+        ("t2", True, ok(False), ok(True), {"status": "skipped", "passed": None}),  # t2: no span sufficient; declined (no completeness needed)
+        ("t2", False, ok(False), ok(True), {"status": "skipped", "passed": None}),
+        ("t3", True, {"status": "error", "passed": None}, ok(False), ok(True)),  # t3: its one span in error: no cell
+    ]
+    frame = pd.DataFrame([{"trace_id": t, "trace_first_row": first,
+                           **{f"{m}_{k}": v for m, verdict in zip(("sufficiency", "abstention", "completeness"), verdicts) for k, v in verdict.items()}}
+                          for t, first, *verdicts in spans])
+    assert of_frame(frame) == ["sufficient_incorrect", None, "insufficient_abstained", None, None]
+
+
+def test_a_correctness_label_decides_in_place_of_completeness_where_a_row_has_one(tmp_path, run_score):
+    rows, built = build()
+    flip = {built.index("insufficient_correct"): 1, built.index("sufficient_incorrect"): 5}  # human ratings 1..5: wrong, right
+    rows = [{**row, "human": flip.get(i)} for i, row in enumerate(rows)]  # every other row unlabelled: the judge decides
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], labels=["completeness=human"],
+                     output=str(out), summary_json=str(summary))
+    assert done.code == 0, done.text
+    expected = {**BUILT, "insufficient_correct": 0, "insufficient_incorrect": 5, "sufficient_incorrect": 2, "sufficient_correct": 6}
+    assert {name: cell["count"] for name, cell in json.loads(summary.read_text())["audit"]["cells"].items()} == expected
+    assert [row["audit"] for row in read_jsonl(out)].count("sufficient_correct") == 6
+
+
+def test_a_scored_table_read_back_counts_the_same_audit(tmp_path, run_score):
+    # ragjudge report, --html from a table, compare: every output counts through ragjudge.counting.summarize
+    import pandas as pd
+
+    from ragjudge import load_config
+    from ragjudge.counting import summarize
+
+    rows, _ = build()
+    out = tmp_path / "out.parquet"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], output=str(out))
+    config = load_config(None, {"metrics": METRICS, "gate": {"max_rate": {"abstained_sufficient": 0.1}}})
+    again = summarize(pd.read_parquet(out), config, METRICS).audit
+    assert again.counts == done.result.summary.audit.counts == BUILT
+    assert again.rate("abstained_sufficient") == (2, 10) and again.max_rate == {"abstained_sufficient": 0.1}
