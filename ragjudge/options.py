@@ -30,7 +30,6 @@ from ragjudge.compare import check_baseline, metrics_of
 from ragjudge.counting import has_path
 from ragjudge.transports import resolve_model
 from ragjudge import prices
-from ragjudge import metrics as _metrics
 from ragjudge.judges import bundled_names
 from ragjudge.settings import Config
 from ragjudge.config import DEFAULT_METRICS, FIELDS, METRICS, RawConfig, read_file, validate
