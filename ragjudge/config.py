@@ -327,7 +327,7 @@ class GateSettings(_Strict):
     @classmethod
     def _scalar_applies_to_all(cls, value: Any) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return {m: float(value) for m in DEFAULT_METRICS}
+            return {m: float(value) for m in METRICS}
         return value
 
     @field_validator("min_pass_rate")
@@ -467,7 +467,7 @@ class _RawConfigBase(_Strict):
         every = rate if isinstance(rate, (int, float)) and not isinstance(rate, bool) else (rate.get("*") if isinstance(rate, dict) else None)
         named = [k for k in rate if k != "*"] if isinstance(rate, dict) else []
         if every is not None:
-            names = list(DEFAULT_METRICS)
+            names = list(METRICS)
             metrics = data.get("metrics")
             names += [m for m in metrics if isinstance(m, str)] if isinstance(metrics, list) else []
             judges = data.get("judges")
