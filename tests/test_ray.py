@@ -51,6 +51,22 @@ def test_ray_gives_the_verdicts_and_summary_of_a_local_run(run_cli, tmp_path):
     assert _without_timing(json.loads(ray_summary.read_text())) == _without_timing(json.loads(local_summary.read_text()))
 
 
+def test_ray_gives_the_per_passage_verdicts_and_the_k_distribution_of_a_local_run(run_cli, tmp_path):
+    # issue 63: passage_relevance's and sufficient_k's columns, and the summary's k counts added over Ray's blocks
+    source = str(SAMPLE / "rag_eval.jsonl")
+    metrics = ["-m", "passage_relevance", "-m", "sufficient_k", "--min-pass-rate", "0", "--no-cache"]
+    local_out, ray_out = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    local_summary, ray_summary = tmp_path / "local.json", tmp_path / "ray.json"
+    local = run_cli(["score", source, "-o", str(local_out), "--summary-json", str(local_summary), *metrics])
+    on_ray = run_cli(["score", source, "-o", str(ray_out), "--summary-json", str(ray_summary), *metrics, "--engine", "ray", "--ray-actors", "2"])
+    assert local.code == on_ray.code == 0, on_ray.stderr
+    fields = ["id", "passage_relevance_verdicts", "passage_relevance_reciprocal_rank", "sufficient_k_k", "sufficient_k_probes"]
+    assert [[r[f] for f in fields] for r in read_jsonl(ray_out)] == [[r[f] for f in fields] for r in read_jsonl(local_out)]
+    local_doc, ray_doc = json.loads(local_summary.read_text()), json.loads(ray_summary.read_text())
+    assert ray_doc["metrics"]["sufficient_k"]["sufficient_k"] == local_doc["metrics"]["sufficient_k"]["sufficient_k"]
+    assert local_doc["metrics"]["sufficient_k"]["sufficient_k"]["rows"] > 0
+
+
 def test_the_output_folder_has_the_scorers_schema(run_cli, tmp_path):
     import pyarrow as pa
     import pyarrow.dataset as dataset
