@@ -220,7 +220,9 @@ class SufficiencyJudge(Judge):
     (grounded: the evidence check) and ``sufficiency.quote_check`` (reference-free: a yes needs
     its quote in the passages): ``SufficiencySettings``.
     Its own columns: ``sufficiency_mode`` (grounded / reference_free) and, when a probability
-    threshold is set, ``sufficiency_p_yes`` (P(yes), or the least P(supported) of the facts).
+    threshold is set, ``sufficiency_p_yes`` (P(yes), or the least P(supported) of the facts): the
+    older name of ``sufficiency_probability`` (``Verdict.probability``, filled by ``decide``),
+    kept with the same values for the tables and scripts that read it.
     """
 
     name = METRIC
@@ -312,7 +314,11 @@ class SufficiencyJudge(Judge):
         ``sufficiency.fact_threshold`` to each fact's P(supported), the
         ``sufficiency.fact_evidence`` check (grounded), the ``sufficiency.quote_check``
         (reference-free: ``check_quote``), then the pass threshold. Runs after the cache, so
-        changing these settings needs no new calls."""
+        changing these settings needs no new calls. Sets ``verdict.probability`` (0..1) to P(yes)
+        where it was read: reference-free, P(yes) / (P(yes) + P(no)) at the verdict token;
+        grounded with ``fact_threshold``, the least of the facts' P(supported) (the row is yes only
+        if every fact is); None where the reply carried no log-probabilities. It is the judge's
+        probability before the evidence, quote and request checks, which can turn a yes into no."""
         if verdict.status != OK:
             return verdict
         if call.data.get("ground_truth"):  # after the cache: a cached verdict says it too
@@ -340,6 +346,9 @@ class SufficiencyJudge(Judge):
             if verdict.score != written:
                 note(verdict, f"probability check: {len(verdict.missing)} fact(s) with P(supported) < fact_threshold {fact_cut:g}, so no"
                               if verdict.missing else f"probability check: every fact has P(supported) >= fact_threshold {fact_cut:g}, so yes")
+        p_read = (verdict.details or {}).get("p_yes")
+        if p_read is not None:  # P(yes) where it was read (the row's, or the least of the facts'), before the checks below
+            verdict.probability = float(p_read)
         share_cut = self.options.fact_evidence
         if share_cut is not None and call.mode == GROUNDED and call.items:
             shares = evidence_shares(call.items, call.passages)
