@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ragjudge.gate import GateResult, Summary
-from ragjudge.reports.console import corrected_lines, panel_lines
+from ragjudge.reports.console import corrected_lines, panel_lines, probability_lines
 from ragjudge.reports.gate_text import marked, verdict_line
 from ragjudge.reports import printable
 from ragjudge.types import count_of
@@ -101,6 +101,7 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
         comparison=comparison,
         corrected=corrected_lines(summary),
         panel=panel_lines(summary),
+        probabilities=probability_lines(summary),
         diagnosis=None if summary.diagnosis is None else {"rows": summary.diagnosed, "cells": [
             {"name": name, "count": count, "share": _rate(summary.diagnosis_shares()[name])} for name, count in summary.diagnosis.items()]},
         prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
