@@ -310,7 +310,8 @@ class SufficiencyJudge(Judge):
         return verdict
 
     def decide(self, verdict: Verdict, call: Call) -> Verdict:
-        """Apply ``sufficiency.yes_threshold`` to P(yes) where it was read,
+        """Apply ``sufficiency.yes_threshold`` to P(yes) where it was read (from the verdict token's
+        log-probabilities, else the verdict's own ``probability``, as a decision model gives it),
         ``sufficiency.fact_threshold`` to each fact's P(supported), the
         ``sufficiency.fact_evidence`` check (grounded), the ``sufficiency.quote_check``
         (reference-free: ``check_quote``), then the pass threshold. Runs after the cache, so
@@ -327,6 +328,8 @@ class SufficiencyJudge(Judge):
         written = verdict.score
         cut = self.options.yes_threshold
         p_yes = details.get("p_yes")
+        if p_yes is None and verdict.probability is not None:  # a judge that gives P(yes) itself (a decision model's predicate)
+            p_yes = verdict.probability
         if cut is not None and p_yes is not None:
             verdict.score = 1.0 if p_yes >= cut else 0.0
             if verdict.score != written:  # the rationale argues for the written verdict: say so
@@ -346,7 +349,7 @@ class SufficiencyJudge(Judge):
             if verdict.score != written:
                 note(verdict, f"probability check: {len(verdict.missing)} fact(s) with P(supported) < fact_threshold {fact_cut:g}, so no"
                               if verdict.missing else f"probability check: every fact has P(supported) >= fact_threshold {fact_cut:g}, so yes")
-        p_read = (verdict.details or {}).get("p_yes")
+        p_read = (verdict.details or {}).get("p_yes", p_yes)
         if p_read is not None:  # P(yes) where it was read (the row's, or the least of the facts'), before the checks below
             verdict.probability = float(p_read)
         share_cut = self.options.fact_evidence
