@@ -312,7 +312,7 @@ class ProbabilityStats:
     """Running sums of a metric's verdict probabilities (``Verdict.probability``: P(yes) of a
     binary metric, P(pass) of a scored one, 0..1) over the rows judged ok with one: their count
     and sum (the mean), and on the rows with a readable label the calibration curve's sums per
-    equal-width bin (``CURVE_BINS`` bins of P; a P of 1.0 falls in the last) and the Brier score's
+    equal-width bin (``bins``, default ``CURVE_BINS``, bins of P; a P of 1.0 falls in the last) and the Brier score's
     sum of squared errors (P against the labelled pass, 0/1). Chunks add up (``merge``); no row is
     kept. The curve is the reliability diagram of DeGroot and Fienberg (1983) / Niculescu-Mizil and
     Caruana (2005), binned as scikit-learn's ``calibration_curve(strategy="uniform")``; the Brier
@@ -322,9 +322,15 @@ class ProbabilityStats:
     sp: float = 0.0
     labelled: int = 0  # of them, rows with a readable label
     brier: float = 0.0  # the sum of (P - label)^2 over the labelled rows
-    bin_n: list[int] = field(default_factory=lambda: [0] * CURVE_BINS)
-    bin_p: list[float] = field(default_factory=lambda: [0.0] * CURVE_BINS)
-    bin_yes: list[int] = field(default_factory=lambda: [0] * CURVE_BINS)
+    bin_n: list[int] = field(default_factory=list)
+    bin_p: list[float] = field(default_factory=list)
+    bin_yes: list[int] = field(default_factory=list)
+    bins: int = CURVE_BINS  # equal-width bins of P over 0..1
+
+    def __post_init__(self) -> None:
+        self.bin_n = self.bin_n or [0] * self.bins
+        self.bin_p = self.bin_p or [0.0] * self.bins
+        self.bin_yes = self.bin_yes or [0] * self.bins
 
     def add(self, p: float) -> None:
         """One ok row's probability ``p`` (0..1)."""
@@ -334,7 +340,7 @@ class ProbabilityStats:
     def add_label(self, p: float, label: float) -> None:
         """One ok row's probability ``p`` and its labelled pass ``label`` (1.0 yes / pass, 0.0 no / fail)."""
         p, y = float(p), float(label)
-        at = min(int(p * CURVE_BINS), CURVE_BINS - 1)
+        at = min(int(p * self.bins), self.bins - 1)
         self.labelled += 1
         self.brier += (p - y) ** 2
         self.bin_n[at] += 1
@@ -344,7 +350,7 @@ class ProbabilityStats:
     def merge(self, other: "ProbabilityStats") -> "ProbabilityStats":
         return ProbabilityStats(self.n + other.n, self.sp + other.sp, self.labelled + other.labelled, self.brier + other.brier,
                                 [a + b for a, b in zip(self.bin_n, other.bin_n)], [a + b for a, b in zip(self.bin_p, other.bin_p)],
-                                [a + b for a, b in zip(self.bin_yes, other.bin_yes)])
+                                [a + b for a, b in zip(self.bin_yes, other.bin_yes)], self.bins)
 
     @property
     def mean(self) -> float | None:
@@ -362,7 +368,7 @@ class ProbabilityStats:
             if not count:
                 continue
             ci = binomtest(self.bin_yes[at], count).proportion_ci(confidence_level=0.95, method="wilson")
-            out.append({"low": at / CURVE_BINS, "high": (at + 1) / CURVE_BINS, "rows": count, "mean_probability": self.bin_p[at] / count,
+            out.append({"low": at / self.bins, "high": (at + 1) / self.bins, "rows": count, "mean_probability": self.bin_p[at] / count,
                         "observed": self.bin_yes[at] / count, "interval": [float(ci.low), float(ci.high)]})
         return out
 
