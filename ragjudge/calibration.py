@@ -34,7 +34,7 @@ interval is given: the normal approximation is not trusted there.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from statistics import NormalDist
 from typing import Any
 
@@ -304,4 +304,81 @@ def label_yes_no(value: Any) -> bool | None:
     return found
 
 
-__all__ = ["MIN_LABELS", "Corrected", "RateStats", "blank", "difference", "label_pass", "label_rating", "label_yes_no"]
+CURVE_BINS = 10  # the calibration curve's equal-width bins of P over 0..1
+
+
+@dataclass
+class ProbabilityStats:
+    """Running sums of a metric's verdict probabilities (``Verdict.probability``: P(yes) of a
+    binary metric, P(pass) of a scored one, 0..1) over the rows judged ok with one: their count
+    and sum (the mean), and on the rows with a readable label the calibration curve's sums per
+    equal-width bin (``bins``, default ``CURVE_BINS``, bins of P; a P of 1.0 falls in the last) and the Brier score's
+    sum of squared errors (P against the labelled pass, 0/1). Chunks add up (``merge``); no row is
+    kept. The curve is the reliability diagram of DeGroot and Fienberg (1983) / Niculescu-Mizil and
+    Caruana (2005), binned as scikit-learn's ``calibration_curve(strategy="uniform")``; the Brier
+    score is Brier (1950)'s mean squared error of the probabilities."""
+
+    n: int = 0  # ok rows with a probability
+    sp: float = 0.0
+    labelled: int = 0  # of them, rows with a readable label
+    brier: float = 0.0  # the sum of (P - label)^2 over the labelled rows
+    bin_n: list[int] = field(default_factory=list)
+    bin_p: list[float] = field(default_factory=list)
+    bin_yes: list[int] = field(default_factory=list)
+    bins: int = CURVE_BINS  # equal-width bins of P over 0..1
+
+    def __post_init__(self) -> None:
+        self.bin_n = self.bin_n or [0] * self.bins
+        self.bin_p = self.bin_p or [0.0] * self.bins
+        self.bin_yes = self.bin_yes or [0] * self.bins
+
+    def add(self, p: float) -> None:
+        """One ok row's probability ``p`` (0..1)."""
+        self.n += 1
+        self.sp += float(p)
+
+    def add_label(self, p: float, label: float) -> None:
+        """One ok row's probability ``p`` and its labelled pass ``label`` (1.0 yes / pass, 0.0 no / fail)."""
+        p, y = float(p), float(label)
+        at = min(int(p * self.bins), self.bins - 1)
+        self.labelled += 1
+        self.brier += (p - y) ** 2
+        self.bin_n[at] += 1
+        self.bin_p[at] += p
+        self.bin_yes[at] += int(y)
+
+    def merge(self, other: "ProbabilityStats") -> "ProbabilityStats":
+        return ProbabilityStats(self.n + other.n, self.sp + other.sp, self.labelled + other.labelled, self.brier + other.brier,
+                                [a + b for a, b in zip(self.bin_n, other.bin_n)], [a + b for a, b in zip(self.bin_p, other.bin_p)],
+                                [a + b for a, b in zip(self.bin_yes, other.bin_yes)], self.bins)
+
+    @property
+    def mean(self) -> float | None:
+        """The mean probability over the ok rows with one; None without such rows."""
+        return self.sp / self.n if self.n else None
+
+    def curve(self) -> list[dict[str, Any]]:
+        """The calibration curve: per non-empty bin, ``low`` and ``high`` (its edges), ``rows``
+        (labelled rows in it), ``mean_probability`` (their mean P), ``observed`` (the share labelled
+        yes / pass) and ``interval`` (its Wilson 95% interval, scipy's ``binomtest``)."""
+        from scipy.stats import binomtest
+
+        out = []
+        for at, count in enumerate(self.bin_n):
+            if not count:
+                continue
+            ci = binomtest(self.bin_yes[at], count).proportion_ci(confidence_level=0.95, method="wilson")
+            out.append({"low": at / self.bins, "high": (at + 1) / self.bins, "rows": count, "mean_probability": self.bin_p[at] / count,
+                        "observed": self.bin_yes[at] / count, "interval": [float(ci.low), float(ci.high)]})
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """``rows`` and ``mean``; with labelled rows, ``labelled``, ``brier`` (0..1, lower is better;
+        always saying the base rate scores base x (1 - base)) and ``curve``."""
+        out: dict[str, Any] = {"rows": self.n, "mean": self.mean}
+        if self.labelled:
+            out.update(labelled=self.labelled, brier=self.brier / self.labelled, curve=self.curve())
+        return out
+
+
+__all__ = ["MIN_LABELS", "Corrected", "ProbabilityStats", "RateStats", "blank", "difference", "label_pass", "label_rating", "label_yes_no"]

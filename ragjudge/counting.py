@@ -205,11 +205,12 @@ def _texts(value: Any) -> list[str]:
 
 def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
     """Each row's verdict of ``metric``, read back from a scored table's columns (``M_status``,
-    ``M_score``, ``M_passed``, ``M_rationale``, ``M_error``, ``M_missing``, ``M_cached``, tokens
-    and ``M_cost_usd``; the ``Reason`` from the status and error, ``Reason.read``; with a panel of
+    ``M_score``, ``M_passed``, ``M_rationale``, ``M_error``, ``M_missing``, ``M_cached``, tokens,
+    ``M_cost_usd`` and ``M_probability``; the ``Reason`` from the status and error, ``Reason.read``; with a panel of
     judges, its members' results from ``M_panel_NAME_*`` and ``M_panel_agreement``, in ``details``)."""
     panels = panel_cells(frame, metric)
-    names = ("status", "score", "passed", "rationale", "error", "missing", "cached", "prompt_tokens", "completion_tokens", "cost_usd")
+    names = ("status", "score", "passed", "rationale", "error", "missing", "cached", "prompt_tokens", "completion_tokens", "cost_usd",
+             "probability")
     columns = {c: frame[f"{metric}_{c}"].tolist() if f"{metric}_{c}" in frame.columns else [None] * len(frame) for c in names}
     out = []
     for i in range(len(frame)):
@@ -223,7 +224,8 @@ def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
         out.append(Verdict(metric=metric, status=get("status") or "skipped", score=get("score"),
                            passed=None if passed is None else bool(passed), rationale=get("rationale"), error=get("error"),
                            missing=_texts(get("missing")), cached=get("cached"), usage=usage,
-                           reason=Reason.read(get("status"), get("error")), details=panels[i] if panels else None))
+                           reason=Reason.read(get("status"), get("error")), details=panels[i] if panels else None,
+                           probability=None if get("probability") is None else float(get("probability"))))
     return out
 
 

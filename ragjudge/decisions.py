@@ -424,6 +424,7 @@ def suggest(frame: Any, config: Any, metric: str, label_column: str | None, coun
         if verdict.status != "ok" or verdict.score is None:
             continue
         p_yes = (verdict.details or {}).get("p_yes") if isinstance(verdict.details, dict) else None
+        p_yes = verdict.probability if p_yes is None else p_yes  # a judge that gives P(yes) itself (a decision model)
         read += p_yes is not None
         distance = abs(float(p_yes) - cut) if binary and p_yes is not None else (
             0.5 if binary else abs(float(verdict.score) - threshold) / max(float(high) - float(low), 1.0))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ragjudge.calibration import Corrected, RateStats, blank, label_pass, label_rating
+from ragjudge.calibration import Corrected, ProbabilityStats, RateStats, blank, label_pass, label_rating
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
 from ragjudge.types import Reason, Usage
 from ragjudge.diagnosis import shares
@@ -76,6 +76,7 @@ class MetricSummary:
     few_labels: str = "fail"  # gate.few_labels: with too few labels for an interval, fail (fail) or gate on the judge (judge)
     panel: PanelCounts | None = None  # with a panel of judges (judge.panel): each member's counts, their agreement and kappa
     prefixes: PrefixCounts | None = None  # sufficient_k: rows per smallest sufficient k, tokens a top-k saves (ragjudge.prefixes)
+    probability: ProbabilityStats = field(default_factory=ProbabilityStats)  # ok verdicts' probabilities; with labels, the calibration curve
 
     @property
     def pass_rate(self) -> float | None:
@@ -100,6 +101,8 @@ class MetricSummary:
             self.ok += 1
             self.score_thousandths += round(float(verdict.score) * 1000)
             self.passed += bool(verdict.passed)
+            if verdict.probability is not None:
+                self.probability.add(verdict.probability)
             if not verdict.passed:
                 outcome = "failed"
                 self._keep_worst({"row": index + 1, "id": row_name(ident, index), "score": verdict.score,
@@ -177,6 +180,8 @@ class MetricSummary:
         if found is None and not blank(label):  # a cell that holds no label (text, a rating off the scale): left out, and counted
             self.label_pass.unreadable += 1
         self.label_pass.add(1.0 if verdict.passed else 0.0, found)
+        if found is not None and verdict.probability is not None:
+            self.probability.add_label(verdict.probability, found)
         if not self.binary:
             self.label_score.add(float(verdict.score), label_rating(label, self.label_scale))
 
@@ -199,7 +204,8 @@ class MetricSummary:
                                binary=self.binary, label_scale=self.label_scale or other.label_scale,
                                label_threshold=self.label_threshold if self.label_threshold is not None else other.label_threshold,
                                label_pass=self.label_pass.merge(other.label_pass),
-                               label_score=self.label_score.merge(other.label_score), gate_on=self.gate_on, few_labels=self.few_labels)
+                               label_score=self.label_score.merge(other.label_score), gate_on=self.gate_on, few_labels=self.few_labels,
+                               probability=self.probability.merge(other.probability))
         for name in ("rows", "ok", "error", "input_errors", "interrupted", "unsampled", "unpaid", "skipped", "passed", "cached", "score_thousandths"):
             setattr(merged, name, getattr(self, name) + getattr(other, name))
         merged.usage = self.usage + other.usage
@@ -278,6 +284,8 @@ class MetricSummary:
             **({"ground_truth": dict(sorted(self.ground_truth.items()))} if self.ground_truth else {}),
             **({"panel": self.panel.to_dict()} if self.panel is not None else {}),
             **({"sufficient_k": self.prefixes.to_dict()} if self.prefixes is not None else {}),
+            # ok verdicts' probabilities (P(yes) / P(pass)): the mean, and with labels the calibration curve and Brier score
+            **({"probability": self.probability.to_dict()} if self.probability.n else {}),
             **({"corrected": {"labels": self.label_column, **{k: v.to_dict() for k, v in corrected.items()}}}
                if (corrected := self.corrected()) is not None else {}),
         }

@@ -367,3 +367,21 @@ def test_the_audit_grid_shows_each_cell_and_its_link_filters_the_rows(browser, r
     assert browser.find_element("id", "audit").get_attribute("value") == "insufficient_incorrect"
     assert browser.current_url.endswith("#audit=insufficient_incorrect")
 
+
+@needs_browser
+def test_a_judge_with_probabilities_gets_a_histogram_of_p_yes_by_verdict_and_its_calibration_line(browser, tmp_path, run_cli, server):
+    server.p_yes = 0.8  # the verdict token's P(yes); yes_threshold 0.9 turns every verdict into no
+    rows = [{"id": f"r{i}", "request": "Where is the tower?", "context": ["The tower is in Paris."], "human": "yes" if i % 2 else "no"}
+            for i in range(6)]
+    report = tmp_path / "report.html"
+    outcome = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", rows), "-m", "sufficiency", "-o", str(tmp_path / "out.jsonl"),
+                       "--html", str(report), "--min-pass-rate", "0", "--labels", "sufficiency=human", "--set", "sufficiency.yes_threshold=0.9"])
+    assert outcome.code == 0, outcome
+    open_report(browser, report)
+    charts = browser.find_element("css selector", '.charts[data-metric="sufficiency"]')
+    histogram = [svg for svg in charts.find_elements("tag name", "svg") if "P(yes) by verdict" in svg.get_attribute("innerHTML")]
+    assert len(histogram) == 1 and histogram[0].size["height"] > 50  # drawn, not only in the file
+    assert "pass (0)" in histogram[0].get_attribute("innerHTML") and "fail (6)" in histogram[0].get_attribute("innerHTML")
+    line = browser.find_element("id", "probabilities").text
+    assert line == ("sufficiency: mean P(yes) 0.80 over 6 ok rows; against 'human' (6 labelled): Brier 0.340, "
+                    "0.8-0.9: P 0.80, observed 0.50 of 6")

@@ -798,3 +798,36 @@ def test_monitoring_a_registered_scorer_is_refused_as_the_page_says(store, corre
 
     page = (ROOT / "docs" / "from-mlflow.md").read_text()
     assert message.replace("sufficiency_monitor", "retrieval_sufficiency") in page
+
+
+# issue 61 item 4: a verdict's probability goes to MLflow as feedback metadata, under the keys MLflow itself
+# writes for its decision-model judges (make_jev_scorer: jev.*; OpenAI Decisions judges: openai.decisions.*)
+# where the judge is one, else under ragjudge.*
+@pytest.mark.parametrize("model, prefix", [("openai/fake-judge", "ragjudge"), ("systemone/jev-latest", "jev"),
+                                           ("openai-decisions/gpt-6-luna", "openai.decisions")])
+def test_a_verdicts_probability_is_feedback_metadata_under_mlflows_own_keys(rows, store, server, tmp_path, model, prefix):
+    import ragjudge
+
+    server.p_yes, server.p_true = 0.8, 0.7  # P(yes) of a reference-free row, P(supported) of each fact of a grounded one
+    server.p_scores = {3: 0.25, 4: 0.75}
+    judged = rows[rows["trace_skip_reason"].isna()].reset_index(drop=True)
+    scored = ragjudge.score(judged, metrics=["sufficiency", "completeness"], model="openai/fake-judge", api_base=server.url,
+                            cache={"dir": str(tmp_path / "c")}, yes_threshold=0.5, fact_threshold=0.5, expected_score=True)
+    frame = scored.frame
+    frame = frame[frame["trace_id"] == store["ids"]["two"]].reset_index(drop=True)  # a trace no other test removes
+    versions = {name: m.prompt_version for name, m in scored.summary.metrics.items()}
+    logged = mt.log_feedback(frame, store["uri"], model=model, prompt_versions=versions)
+    assert logged.failed == 0, logged.failures
+    two = frame[frame["trace_id"] == store["ids"]["two"]].reset_index(drop=True)
+    by_span = {(a.name, a.span_id): a for a in _ours(store["ids"]["two"])}
+    for _, row in two.iterrows():
+        metadata = by_span[("retrieval_sufficiency", row["span_id"])].metadata
+        p = 0.7 if row["sufficiency_mode"] == "grounded" else 0.8
+        assert row["sufficiency_probability"] == pytest.approx(p)
+        assert json.loads(metadata[f"{prefix}.probability"]) == pytest.approx(p)
+        assert metadata.get(f"{prefix}.model") == (None if prefix == "ragjudge" else model.split("/", 1)[1])
+    completeness = by_span[("response_completeness", None)].metadata
+    assert json.loads(completeness[f"{prefix}.probabilities"]) == pytest.approx({"0": 0.0, "1": 0.0, "2": 0.25, "3": 0.75, "4": 0.0})
+    assert json.loads(completeness[f"{prefix}.probability"]) == pytest.approx(two.loc[0, "completeness_probability"])
+    others = {"ragjudge", "jev", "openai.decisions"} - {prefix}
+    assert not [key for key in completeness if "." in key and key.rsplit(".", 1)[0] in others]  # no other judge kind's keys

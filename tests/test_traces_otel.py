@@ -612,3 +612,35 @@ if __name__ == "__main__":  # write the fixtures for a look: python tests/test_t
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     (out / "traces.jsonl").write_text(otlp_json_lines(make_spans()))
+
+
+# issue 61 item 4: where the judge gave a probability (M_probability), the annotation's score is it: P(yes) of a binary
+# metric, P(pass) of a scale; the label stays the verdict's and the verdict's score goes in the metadata
+def _with_probabilities(scored):
+    scored = scored.copy()
+    scored["sufficiency_probability"] = [0.9 if i == 0 else 0.3 for i in range(len(scored))]
+    scored["completeness_probability"] = 0.75
+    return scored
+
+
+def test_a_verdicts_probability_is_the_annotations_score(otlp_file):
+    scored = _with_probabilities(scored_rows(otel.read_otlp_file(otlp_file)))
+    spans, traces = otel.annotation_frames(scored)
+    assert [(r.label, r.score, json.loads(r.metadata["verdict_score"])) for r in spans.itertuples()] == [("yes", 0.9, 1.0), ("no", 0.3, 0.0)]
+    assert set(traces["score"]) == {0.75} and {json.loads(m["verdict_score"]) for m in traces["metadata"]} == {4.0}
+    plain = otel.annotation_frames(scored_rows(otel.read_otlp_file(otlp_file)))[0]  # no probability: the verdict's score, as before
+    assert list(plain["score"]) == [1.0, 0.0] and not any("verdict_score" in m for m in plain["metadata"])
+
+
+@pytest.mark.slow  # a Phoenix server
+def test_a_verdicts_probability_reaches_phoenix_as_the_score(phoenix, in_phoenix, otlp_file):
+    from phoenix.client import Client
+
+    scored = _with_probabilities(scored_rows(otel.read_otlp_file(otlp_file)))
+    done = otel.log_annotations(scored, phoenix)
+    assert (done.logged, done.failed) == (5, 0), done.failures
+    span_ids = [s for s in scored["span_id"] if s]
+    found = Client(base_url=phoenix).spans.get_span_annotations_dataframe(span_ids=span_ids, project_identifier="default").reset_index()
+    mine = found[found["annotation_name"] == "sufficiency"].set_index("span_id")
+    assert (mine.loc[span_ids[0], "result.score"], mine.loc[span_ids[0], "result.label"]) == (0.9, "yes")
+    assert (mine.loc[span_ids[1], "result.score"], mine.loc[span_ids[1], "result.label"]) == (0.3, "no")

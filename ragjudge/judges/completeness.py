@@ -291,7 +291,11 @@ class CompletenessJudge(Judge):
         ``1 + 4 x`` the covered share (``covered_share``); else ``completeness.expected_score``:
         the probability-weighted mean score; else the written score, lowered to ``1 + round(4 x``
         the covered share``)`` (at most 4) when the evidence check turned a statement missing. Then
-        ``passed``. Runs after the cache, so changing these settings needs no new calls."""
+        ``passed``. Runs after the cache, so changing these settings needs no new calls. Where the
+        score token's log-probabilities were read (``expected_score`` or ``coverage_score``), sets
+        ``verdict.distribution`` (P of each level 1..5) and ``verdict.probability`` (P(pass): the
+        mass at or above the pass threshold): ``score_probabilities``. They describe the written
+        score token, also where ``coverage_score`` makes the score from the statements' marks."""
         if verdict.status != OK:
             return verdict
         if (verdict.details or {}).get(DECISION):  # the expected level is the score; P(pass) at this threshold
@@ -337,7 +341,19 @@ class CompletenessJudge(Judge):
         if call.data.get("dropped"):
             note(verdict, f"{call.data['dropped']} statement(s) the statements call wrote share no word with the ground truth "
                           "(taken from the request, say) and were not judged")
+        if p_score:
+            verdict.distribution, verdict.probability = score_probabilities(p_score, self.threshold)
         return super().decide(verdict, call)
+
+
+def score_probabilities(p_score: dict[Any, float], threshold: float) -> tuple[tuple[float, ...], float]:
+    """The level distribution and P(pass) of a score token's probabilities ``p_score`` (level ->
+    P, as ``base.score_distribution`` reads them at the ``score`` field, G-Eval's reading; keys
+    ints, or their strings once cached): ``(P(1), ..., P(5))``, lowest first, levels absent from
+    the top candidates 0.0, and the mass of the levels at or above ``threshold`` (0..1)."""
+    levels = {int(level): float(p) for level, p in p_score.items()}
+    distribution = tuple(levels.get(level, 0.0) for level in range(1, 6))
+    return distribution, min(1.0, sum(p for level, p in levels.items() if level >= threshold))
 
 
 def statements_budget(truth: str) -> int:

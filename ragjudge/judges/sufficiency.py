@@ -223,7 +223,9 @@ class SufficiencyJudge(Judge):
     (grounded: the evidence check) and ``sufficiency.quote_check`` (reference-free: a yes needs
     its quote in the passages): ``SufficiencySettings``.
     Its own columns: ``sufficiency_mode`` (grounded / reference_free) and, when a probability
-    threshold is set, ``sufficiency_p_yes`` (P(yes), or the least P(supported) of the facts).
+    threshold is set, ``sufficiency_p_yes`` (P(yes), or the least P(supported) of the facts): the
+    older name of ``sufficiency_probability`` (``Verdict.probability``, filled by ``decide``),
+    kept with the same values for the tables and scripts that read it.
     """
 
     name = METRIC
@@ -319,11 +321,16 @@ class SufficiencyJudge(Judge):
         return verdict
 
     def decide(self, verdict: Verdict, call: Call) -> Verdict:
-        """Apply ``sufficiency.yes_threshold`` to P(yes) where it was read,
+        """Apply ``sufficiency.yes_threshold`` to P(yes) where it was read (from the verdict token's
+        log-probabilities, else the verdict's own ``probability``, as a decision model gives it),
         ``sufficiency.fact_threshold`` to each fact's P(supported), the
         ``sufficiency.fact_evidence`` check (grounded), the ``sufficiency.quote_check``
         (reference-free: ``check_quote``), then the pass threshold. Runs after the cache, so
-        changing these settings needs no new calls."""
+        changing these settings needs no new calls. Sets ``verdict.probability`` (0..1) to P(yes)
+        where it was read: reference-free, P(yes) / (P(yes) + P(no)) at the verdict token;
+        grounded with ``fact_threshold``, the least of the facts' P(supported) (the row is yes only
+        if every fact is); None where the reply carried no log-probabilities. It is the judge's
+        probability before the evidence, quote and request checks, which can turn a yes into no."""
         if verdict.status != OK:
             return verdict
         if call.data.get("ground_truth"):  # after the cache: a cached verdict says it too
@@ -334,6 +341,8 @@ class SufficiencyJudge(Judge):
         written = verdict.score
         cut = self.options.yes_threshold
         p_yes = details.get("p_yes")
+        if p_yes is None and verdict.probability is not None:  # a judge that gives P(yes) itself (a decision model's predicate)
+            p_yes = verdict.probability
         if cut is not None and p_yes is not None:
             verdict.score = 1.0 if p_yes >= cut else 0.0
             if verdict.score != written:  # the rationale argues for the written verdict: say so
@@ -353,6 +362,9 @@ class SufficiencyJudge(Judge):
             if verdict.score != written:
                 note(verdict, f"probability check: {len(verdict.missing)} fact(s) with P(supported) < fact_threshold {fact_cut:g}, so no"
                               if verdict.missing else f"probability check: every fact has P(supported) >= fact_threshold {fact_cut:g}, so yes")
+        p_read = (verdict.details or {}).get("p_yes", p_yes)
+        if p_read is not None:  # P(yes) where it was read (the row's, or the least of the facts'), before the checks below
+            verdict.probability = float(p_read)
         share_cut = self.options.fact_evidence
         if share_cut is not None and call.mode == GROUNDED and call.items:
             shares = evidence_shares(call.items, call.passages)

@@ -65,7 +65,7 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     text = diagnosis_line(summary)
     if text:
         console.print(text, highlight=False, markup=False, soft_wrap=True)
-    for text in [*corrected_lines(summary), *panel_lines(summary), *prefix_lines(summary),
+    for text in [*corrected_lines(summary), *panel_lines(summary), *prefix_lines(summary), *probability_lines(summary),
                  *(audit_lines(summary.audit) if summary.audit is not None else [])]:
         console.print(text, highlight=False, markup=False, soft_wrap=True)
     usage = summary.usage
@@ -78,6 +78,27 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
     for passed, line in marked(gate):
         style = None if passed is None else ("green" if passed else "red")
         console.print(line, style=style, highlight=False, markup=False, soft_wrap=True)
+
+
+def probability_lines(summary: Summary) -> list[str]:
+    """Per metric whose judge gave probabilities (``Verdict.probability``), one line: their mean
+    over the ok rows with one and, with labels, the Brier score and the calibration curve's bins
+    (``ragjudge.calibration.ProbabilityStats``), e.g. ``sufficiency: mean P(yes) 0.71 over 40 rows;
+    against 'human' (40 labelled): Brier 0.180, 0.0-0.1: P 0.05, observed 0.00 of 4, ...`` (each bin:
+    its mean P, the share labelled yes, of its rows)."""
+    out = []
+    for name, metric in summary.metrics.items():
+        stats = metric.probability
+        if not stats.n:
+            continue
+        what = "P(yes)" if metric.binary else "P(pass)"
+        line = f"{name}: mean {what} {stats.mean:.2f} over {count_of(stats.n, 'ok row')}"
+        if stats.labelled:
+            bins = ", ".join(f"{b['low']:.1f}-{b['high']:.1f}: P {b['mean_probability']:.2f}, observed {b['observed']:.2f} of {b['rows']}"
+                             for b in stats.curve())
+            line += f"; against '{metric.label_column}' ({stats.labelled} labelled): Brier {stats.brier / stats.labelled:.3f}, {bins}"
+        out.append(line)
+    return out
 
 
 def corrected_lines(summary: Summary) -> list[str]:

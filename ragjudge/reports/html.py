@@ -33,7 +33,7 @@ from typing import Any
 
 from ragjudge.counting import _texts, first_rows, id_column, levels_of_config, panel_cells, row_names, summarize, unit_rows, SPAN
 from ragjudge.gate import check_gate, GateResult, Summary, with_regressions
-from ragjudge.reports.console import corrected_lines, panel_lines, prefix_lines
+from ragjudge.reports.console import corrected_lines, panel_lines, prefix_lines, probability_lines
 from ragjudge.panel import PANEL
 from ragjudge.reports.gate_text import marked, verdict_line
 from ragjudge.compare import checks as regression_checks, compare, corrected_lines as comparison_corrected, metrics_of as found, typed
@@ -150,6 +150,29 @@ def _distribution_chart(scores: list[float], low: float, high: float, title: str
     return _svg(figure)
 
 
+def _probability_chart(yes: list[float], no: list[float], title: str) -> str | None:
+    """A histogram of the verdicts' probabilities (0..1, 10 bins of 0.1), stacked by verdict:
+    the passing rows' and the failing rows'; None without a probability."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    if not yes and not no:
+        return None
+    figure, axes = plt.subplots(figsize=(6.4, 2.4))
+    axes.hist([yes, no], bins=10, range=(0.0, 1.0), stacked=True, color=["#3b6fb6", "#c0392b"],
+              label=[f"pass ({len(yes)})", f"fail ({len(no)})"])
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlim(0.0, 1.0)
+    axes.set_xlabel("probability")
+    axes.set_ylabel("rows")
+    axes.legend(fontsize=8)
+    axes.set_title(title, fontsize=10)
+    return _svg(figure)
+
+
 def _counts(statuses: list[Any], passed: list[Any], rows: list[int]) -> tuple[int, int]:
     ok = [i for i in rows if statuses[i] == "ok"]
     return sum(1 for i in ok if not _missing(passed[i]) and bool(passed[i])), len(ok)
@@ -191,6 +214,13 @@ def charts(frame: Any, metrics: list[str], by: str | None = None, baseline: Any 
         scores = [float(all_scores[i]) for i in everything if statuses[i] == "ok" and not _missing(all_scores[i])]
         if high - low > 1:
             found.append(_distribution_chart(scores, low, high, f"{metric}: scores of ok rows"))
+        if f"{metric}_probability" in frame.columns:  # P(yes) / P(pass) of the ok rows, by verdict
+            probabilities = frame[f"{metric}_probability"].tolist()
+            held = [i for i in everything if statuses[i] == "ok" and not _missing(probabilities[i])]
+            yes = [float(probabilities[i]) for i in held if not _missing(passed[i]) and bool(passed[i])]
+            no = [float(probabilities[i]) for i in held if _missing(passed[i]) or not bool(passed[i])]
+            what = "P(yes)" if high - low <= 1 else "P(pass)"
+            found.append(_probability_chart(yes, no, f"{metric}: {what} by verdict"))
         mode = f"{metric}_mode"
         if mode in frame.columns:
             modes = [None if _missing(v) else str(v) for v in frame[mode].tolist()]
@@ -315,6 +345,7 @@ def build(frame: Any, summary: Summary, gate: GateResult, *, title: str | None =
                                                for line in comparison_corrected(figures.get("corrected"))],
         panel=panel_lines(summary),
         prefixes=prefix_lines(summary),
+        probabilities=probability_lines(summary),
         regressions={metric: figures["regressed"] for metric, figures in (comparison or {}).get("metrics", {}).items()},
         changes=change_lines(comparison) if comparison else [],
         warnings=[f"warning: against the baseline: {w}" for w in (comparison or {}).get("warnings", [])] + list(notes or []),

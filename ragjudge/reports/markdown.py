@@ -17,7 +17,7 @@ from typing import Any
 
 from ragjudge.audit import lines as audit_lines
 from ragjudge.gate import GateResult, Summary
-from ragjudge.reports.console import corrected_lines, panel_lines, prefix_lines
+from ragjudge.reports.console import corrected_lines, panel_lines, prefix_lines, probability_lines
 from ragjudge.reports.gate_text import marked, verdict_line
 from ragjudge.reports import printable
 from ragjudge.types import count_of
@@ -103,6 +103,7 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
         corrected=corrected_lines(summary),
         panel=panel_lines(summary),
         prefixes=prefix_lines(summary),
+        probabilities=probability_lines(summary),
         diagnosis=None if summary.diagnosis is None else {"rows": summary.diagnosed, "cells": [
             {"name": name, "count": count, "share": _rate(summary.diagnosis_shares()[name])} for name, count in summary.diagnosis.items()]},
         audit=_audit(summary.audit),

@@ -510,6 +510,35 @@ def _value(shape: MetricShape, score: float) -> Any:
     return int(score) if float(score).is_integer() else float(score)
 
 
+def probability_metadata(row: dict[str, Any], metric: str, model: str | None) -> dict[str, str]:
+    """A verdict's probabilities as Feedback metadata, under the keys MLflow itself writes for
+    its decision-model judges where the judge is one (``mlflow/genai/scorers/jev.py``'s
+    ``make_jev_scorer`` and ``mlflow/genai/judges/decisions.py``, MLflow 3.17; the protocol notes,
+    ../shared/protocols/decision-models.md section 6.1): ``systemone/MODEL`` (Jev, Solar Decide)
+    -> ``jev.probability``, ``jev.model`` and for a scored metric ``jev.probabilities`` (JSON,
+    zero-based level -> P, as Jev's legend numbers them) and ``jev.confidence``;
+    ``openai-decisions/MODEL`` -> ``openai.decisions.probability``, ``openai.decisions.model``
+    (and ``openai.decisions.probabilities`` / ``.confidence`` likewise); any other judge (the
+    embedded one, a chat judge with log-probabilities) -> ``ragjudge.probability`` (and
+    ``ragjudge.probabilities`` / ``ragjudge.confidence``). Values are strings, numbers written as
+    JSON numbers, as MLflow writes them. Empty where the row has no ``M_probability``."""
+    p = _cell(row, f"{metric}_probability")
+    if p is None:
+        return {}
+    judge = str(model or "")
+    prefix = "jev" if judge.startswith("systemone/") else "openai.decisions" if judge.startswith("openai-decisions/") else "ragjudge"
+    out = {f"{prefix}.probability": json.dumps(float(p))}
+    if prefix != "ragjudge":
+        out[f"{prefix}.model"] = judge.split("/", 1)[1]
+    distribution = _cell(row, f"{metric}_distribution")
+    if distribution is not None and len(distribution):
+        out[f"{prefix}.probabilities"] = json.dumps({str(level): float(q) for level, q in enumerate(distribution)})
+    confidence = _cell(row, f"{metric}_confidence")
+    if confidence is not None:
+        out[f"{prefix}.confidence"] = json.dumps(float(confidence))
+    return out
+
+
 def _feedback(row: dict[str, Any], metric: str, span_id: str | None, model: str, prompt_versions: dict[str, str],
               name: str | None = None, run_id: str | None = None, shape: MetricShape | None = None) -> Any:
     """One row's verdict of ``metric`` (of ``shape``: default from the default config) as an
@@ -536,6 +565,8 @@ def _feedback(row: dict[str, Any], metric: str, span_id: str | None, model: str,
     }
     if run_id:
         metadata[SOURCE_RUN_ID] = run_id
+    if status == "ok":
+        metadata.update(probability_metadata(row, metric, model))
     shape = shape if shape is not None else metric_shapes([metric])[metric]
     name = name or feedback_name(metric, shape=shape)
     source = AssessmentSource(source_type=AssessmentSourceType.LLM_JUDGE, source_id=model_uri(model))
@@ -813,6 +844,6 @@ def log_run(summary: Any, tracking_uri: str | None = None, experiment: str | Non
     return run_id
 
 
-__all__ = ["COLUMNS", "FeedbackLog", "feedback_name", "model_uri", "start_run", "read_source", "client", "experiment_id", "frame_from_dataset", "frame_from_search", "frame_from_traces", "is_dataset", "is_trace_file", "judged_by",
+__all__ = ["COLUMNS", "FeedbackLog", "feedback_name", "model_uri", "probability_metadata", "start_run", "read_source", "client", "experiment_id", "frame_from_dataset", "frame_from_search", "frame_from_traces", "is_dataset", "is_trace_file", "judged_by",
            "link_traces", "log_feedback", "log_run", "read_experiment", "read_trace_file", "read_traces", "search", "trace_view",
            "tracking_uri_or_fail"]

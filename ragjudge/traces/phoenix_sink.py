@@ -4,7 +4,9 @@
 (``arize-phoenix-client``): span-level metrics (sufficiency) as span annotations on their
 retriever span, the others (completeness) once per trace as trace annotations, as the
 metric's definition says (its needs, its kind); name the metric's, label ``yes``/``no`` (a
-binary metric: sufficiency, groundedness) or none (a scale), score (1/0, or 1..5), the rationale as
+binary metric: sufficiency, groundedness) or none (a scale), score (1/0, or 1..5; where the judge
+gave a probability, ``M_probability``: P(yes) of a binary metric, P(pass) of a scale, 0..1, with
+the verdict's own score in the metadata's ``verdict_score``), the rationale as
 explanation, annotator kind ``LLM``, identifier ``ragjudge``: Phoenix keeps one annotation per
 (span, name, identifier) and updates it in place, so a re-run replaces and never duplicates,
 and a person's annotation of the same name (no identifier) is left alone. ``write_annotations``
@@ -69,6 +71,10 @@ def _annotation(row: dict[str, Any], metric: str, model: str | None, shape: Metr
                 "identifier": IDENTIFIER, "annotator_kind": ANNOTATOR_KIND}
     score = float(_cell(row, f"{metric}_score"))
     label = ("yes" if score >= 0.5 else "no") if shape.binary else None
+    probability = _cell(row, f"{metric}_probability")
+    if probability is not None:  # the judge's P(yes) / P(pass) is the score; the verdict's own score stays in the metadata
+        metadata["verdict_score"] = json.dumps(score)
+        score = float(probability)
     return {"name": metric, "label": label, "score": score, "explanation": str(_cell(row, f"{metric}_rationale") or "") or None,
             "metadata": metadata, "identifier": IDENTIFIER, "annotator_kind": ANNOTATOR_KIND}
 
