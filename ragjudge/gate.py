@@ -23,6 +23,7 @@ from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_U
 from ragjudge.types import Reason, Usage
 from ragjudge.diagnosis import shares
 from ragjudge.panel import PanelCounts, members_of
+from ragjudge.cascade import CascadeCounts, cascade_of
 
 EXIT_INTERRUPTED = 130
 IDS_KEPT = 100  # row ids kept per metric and outcome (failed, error, skipped); the counts stay whole
@@ -74,6 +75,7 @@ class MetricSummary:
     gate_on: str = "judge"  # gate.gate_on: what min_pass_rate gates on (judge, or the corrected interval's lower bound)
     few_labels: str = "fail"  # gate.few_labels: with too few labels for an interval, fail (fail) or gate on the judge (judge)
     panel: PanelCounts | None = None  # with a panel of judges (judge.panel): each member's counts, their agreement and kappa
+    cascade: CascadeCounts | None = None  # with a cascade (judge.cascade): per stage the rows judged and decided, calls, cost
 
     @property
     def pass_rate(self) -> float | None:
@@ -126,6 +128,11 @@ class MetricSummary:
             if self.panel is None:
                 self.panel = PanelCounts()
             self.panel.add(members)
+        staged = cascade_of(verdict.details)
+        if staged:
+            if self.cascade is None:
+                self.cascade = CascadeCounts()
+            self.cascade.add(staged)
         used = (verdict.details or {}).get("ground_truth") if isinstance(verdict.details, dict) else None
         if used:
             self.ground_truth[used] = self.ground_truth.get(used, 0) + 1
@@ -206,6 +213,7 @@ class MetricSummary:
         merged.ground_truth = {k: self.ground_truth.get(k, 0) + other.ground_truth.get(k, 0) for k in {**self.ground_truth, **other.ground_truth}}
         merged.worst = sorted(self.worst + other.worst, key=lambda row: (row["score"], row["row"]))[:WORST_KEPT]
         merged.panel = self.panel.merge(other.panel) if self.panel is not None else other.panel
+        merged.cascade = self.cascade.merge(other.cascade) if self.cascade is not None else other.cascade
         return merged
 
     def _keep_worst(self, row: dict[str, Any]) -> None:
@@ -269,6 +277,7 @@ class MetricSummary:
             "skipped_rows": {"count": self.skipped, "ids": self.ids["skipped"]},
             **({"ground_truth": dict(sorted(self.ground_truth.items()))} if self.ground_truth else {}),
             **({"panel": self.panel.to_dict()} if self.panel is not None else {}),
+            **({"cascade": self.cascade.to_dict()} if self.cascade is not None else {}),
             **({"corrected": {"labels": self.label_column, **{k: v.to_dict() for k, v in corrected.items()}}}
                if (corrected := self.corrected()) is not None else {}),
         }

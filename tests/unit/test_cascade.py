@@ -1,0 +1,184 @@
+"""A cascade of judges (issue 62): a cheap first stage decides the rows it is sure of, the next
+stage the rest (``judge.cascade``, ``judge.cascade_band``).
+
+The first stage here is a chat judge read with log-probabilities: the in-process fake transport,
+whose P(yes) is set per row from the row's number (``ROWS``), so that which rows fall in the band
+is known before the run; each stage's own transport counts the calls it saw."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from conftest import read_jsonl, write_jsonl
+from ragjudge import Scorer
+from ragjudge.cascade import CascadeCounts, decide, in_band
+from ragjudge.errors import ConfigError
+from ragjudge.transports.fake import FakeTransport
+from ragjudge.types import Usage, Verdict
+
+CHEAP, STRONG = "openai/fake-cheap", "openai/fake-strong"
+PRICE = 1e-6  # USD per token, every model of the fakes
+
+
+def p_of(number: int) -> float:
+    """Row ``number``'s first-stage P(yes): spread over 0.01..0.99, two decimals."""
+    return round(0.01 + ((number * 37) % 99) / 100, 2)
+
+
+class PerRow(FakeTransport):
+    """The fake judge whose P(yes) is ``p_of`` the row's number, read from 'question N' in the prompt."""
+
+    async def complete(self, request):
+        self.p_yes = p_of(int(re.search(r"question (\d+)", json.dumps(request.messages)).group(1)))
+        return await super().complete(request)
+
+    def for_model(self, provider_model: str) -> "PerRow":
+        member = PerRow(provider_model)
+        member.price_per_token, member.model_faults = self.price_per_token, self.model_faults
+        self.members[provider_model] = member
+        return member
+
+
+def rows(count: int) -> list[dict]:
+    return [{"id": f"r{i}", "request": f"question {i}: what is the capital of place {i}?",
+             "context": [f"Place {i} has the capital city Town{i}." if i % 3 else f"Place {i} is known for its rivers."]}
+            for i in range(count)]
+
+
+def cascade(tmp_path, band, transport=None, stages=(CHEAP, STRONG), count=400, **judge):
+    transport = transport or PerRow()
+    transport.price_per_token = PRICE
+    with Scorer(metrics=["sufficiency"], judge={"cascade": list(stages), "cascade_band": list(band), **judge},
+                cache={"dir": str(tmp_path / "cache")}, transport=transport) as scorer:
+        scored = scorer.score(rows(count))
+    return scored, transport
+
+
+def test_exactly_the_rows_in_the_band_reach_the_second_stage(tmp_path):
+    scored, transport = cascade(tmp_path, (0.3, 0.7))
+    frame = scored.frame
+    band = [i for i in range(400) if 0.3 <= p_of(i) <= 0.7]
+    assert 100 < len(band) < 300  # both stages decide a good share
+    cheap, strong = transport.members[CHEAP], transport.members[STRONG]
+    assert cheap.calls == 400
+    assert strong.calls == len(band)
+    asked = sorted(int(re.search(r"question (\d+)", json.dumps(r["messages"])).group(1)) for r in strong.requests)
+    assert asked == band  # exactly the rows in the band, each once
+    assert all(r["logprobs"] for r in cheap.requests) and not any(r.get("logprobs") for r in strong.requests)
+    assert frame["sufficiency_status"].tolist() == ["ok"] * 400
+    assert frame["sufficiency_cascade_fake_cheap_probability"].tolist() == pytest.approx([p_of(i) for i in range(400)])
+    assert frame["sufficiency_stage"].tolist() == ["fake_strong" if i in band else "fake_cheap" for i in range(400)]
+    reached = frame["sufficiency_cascade_fake_strong_status"]
+    assert reached.isna().tolist() == [i not in band for i in range(400)]
+    for i in (band[0], next(i for i in range(400) if i not in band)):
+        rationale = frame["sufficiency_rationale"][i]
+        if i in band:
+            assert rationale.startswith(f"[fake_strong, after fake_cheap P(yes) {p_of(i):.2f} in the band [0.3, 0.7]] ")
+            assert frame["sufficiency_score"][i] == frame["sufficiency_cascade_fake_strong_score"][i]
+        else:
+            assert rationale.startswith("[fake_cheap] ")
+            assert frame["sufficiency_score"][i] == frame["sufficiency_cascade_fake_cheap_score"][i]
+    counts = scored.summary.metrics["sufficiency"].cascade
+    assert counts.escalated == len(band) and counts.escalated_fraction == pytest.approx(len(band) / 400)
+    assert (counts.stages["fake_cheap"].calls, counts.stages["fake_strong"].calls) == (400, len(band))
+    assert (counts.stages["fake_cheap"].decided, counts.stages["fake_strong"].decided) == (400 - len(band), len(band))
+    for name in ("fake_cheap", "fake_strong"):  # each stage's cost: its calls' own, as its column adds them
+        assert counts.stages[name].cost_usd == pytest.approx(frame[f"sufficiency_cascade_{name}_cost_usd"].sum()) and counts.stages[name].cost_usd > 0
+    assert frame["sufficiency_cost_usd"].sum() == pytest.approx(sum(s.cost_usd for s in counts.stages.values()))
+    assert scored.summary.metrics["sufficiency"].to_dict()["cascade"]["escalated"] == len(band)
+
+
+def test_a_wider_band_pays_only_for_the_newly_escalated_rows(tmp_path):
+    cascade(tmp_path, (0.4, 0.6))
+    scored, transport = cascade(tmp_path, (0.2, 0.8))
+    new = [i for i in range(400) if 0.2 <= p_of(i) <= 0.8 and not 0.4 <= p_of(i) <= 0.6]
+    assert transport.members[CHEAP].calls == 0  # the first stage's replies are all cached
+    assert transport.members[STRONG].calls == len(new)
+    counts = scored.summary.metrics["sufficiency"].cascade
+    assert counts.stages["fake_strong"].calls == len(new)
+    assert counts.escalated == sum(0.2 <= p_of(i) <= 0.8 for i in range(400))
+
+
+def test_a_first_stage_error_goes_to_the_next_stage(tmp_path):
+    transport = PerRow()
+    transport.model_faults = {"fake-cheap": (3, ["401"])}  # the first stage answers 3 rows, then its key is refused
+    scored, _ = cascade(tmp_path, (0.45, 0.55), transport, count=12, concurrency=1)
+    frame = scored.frame
+    assert frame["sufficiency_status"].tolist() == ["ok"] * 12  # every row decided: the strong stage took the rest
+    stages = frame["sufficiency_stage"].tolist()
+    assert stages[:3] == ["fake_strong" if 0.45 <= p_of(i) <= 0.55 else "fake_cheap" for i in range(3)]
+    assert stages[3:] == ["fake_strong"] * 9
+    assert "after fake_cheap error:" in frame["sufficiency_rationale"][5]
+
+
+def test_a_panel_as_last_stage_marks_its_split_rows_to_label(tmp_path):
+    scored, transport = cascade(tmp_path, (0.3, 0.7), stages=(CHEAP, "panel"), count=60,
+                                panel=["openai/fake-judge", "openai/fake-lenient", "openai/fake-strict"])
+    frame = scored.frame
+    escalated = frame["sufficiency_stage"] == "panel"
+    assert escalated.sum() == sum(0.3 <= p_of(i) <= 0.7 for i in range(60)) > 0
+    split = frame["sufficiency_panel_agreement"] < 1.0
+    assert frame["sufficiency_to_label"].tolist() == (escalated & split.fillna(False)).tolist()
+    assert frame["sufficiency_to_label"].sum() > 0
+    assert transport.members["openai/fake-lenient"].calls == escalated.sum()
+    assert scored.summary.metrics["sufficiency"].cascade.to_label == frame["sufficiency_to_label"].sum()
+
+
+def test_max_cost_covers_every_stage(tmp_path):
+    scored, transport = cascade(tmp_path, (0.0, 1.0), count=40, concurrency=1, max_cost=0.002)
+    spent = sum(member.calls for member in transport.members.values())
+    assert 0 < spent < 80
+    assert (scored.frame["sufficiency_error"].fillna("").str.contains("budget reached")).any()
+
+
+@pytest.mark.parametrize("judge, said", [
+    ({"cascade": [CHEAP]}, "at least 2 stages"),
+    ({"cascade": ["panel", STRONG], "panel": ["openai/a", "openai/b"]}, "last stage"),
+    ({"cascade": [CHEAP, "panel"]}, "set judge.panel"),
+    ({"cascade": [CHEAP, "local/qwen2.5-coder-1.5b"]}, "first stage"),
+    ({"cascade": [CHEAP, "other/fake-cheap"]}, "both 'fake_cheap'"),
+    ({"cascade": [CHEAP, STRONG], "batch": True}, "batch API"),
+    ({"cascade": [CHEAP, STRONG], "cascade_band": "0.8,0.2"}, "no band"),
+    ({"cascade": [CHEAP, STRONG], "cascade_band": "0.5"}, "LO,HI"),
+])
+def test_a_cascade_that_cannot_run_is_refused(judge, said):
+    with pytest.raises(ConfigError) as caught:
+        Scorer(metrics=["sufficiency"], judge=judge, cache={"enabled": False}, transport=PerRow())
+    assert said in str(caught.value)
+
+
+def test_the_command_line_takes_the_stages_and_band(run_score, tmp_path, judge):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(30))
+    out = tmp_path / "out.jsonl"
+    judge.p_yes = 0.5
+    result = run_score(source, metric=["sufficiency"], output=str(out), min_pass_rate=["0"], set_=[
+        f"judge.cascade={CHEAP},{STRONG}", "judge.cascade_band=0.45,0.55"])
+    assert result.code == 0, result.text
+    written = read_jsonl(out)
+    assert {row["sufficiency_stage"] for row in written} == {"fake_strong"}  # P(yes) 0.5 for every row: all escalated
+    assert written[0]["judge_model"] == f"cascade: {CHEAP} -> {STRONG}"
+
+
+def test_decide_names_the_stage_and_counts_its_cost():
+    first = Verdict("sufficiency", "ok", score=1.0, passed=True, rationale="r1", probability=0.55, cached=False,
+                    usage=Usage(10, 2, 0.001, 1))
+    second = Verdict("sufficiency", "ok", score=0.0, passed=False, rationale="r2", cached=False, usage=Usage(100, 20, 0.01, 1))
+    out = decide("sufficiency", [("a", "x/a", first), ("b", "x/b", second)], (0.4, 0.6), True)
+    assert (out.score, out.rationale) == (0.0, "[b, after a P(yes) 0.55 in the band [0.4, 0.6]] r2")
+    assert out.usage.cost_usd == pytest.approx(0.011) and out.usage.calls == 2
+    counts = CascadeCounts()
+    counts.add(out.details["cascade"])
+    assert (counts.both, counts.agreed, counts.escalated, counts.to_label) == (1, 0, 1, 0)
+    assert in_band(0.4, (0.4, 0.6)) and in_band(0.6, (0.4, 0.6)) and not in_band(0.61, (0.4, 0.6)) and not in_band(None, (0, 1))
+
+
+@pytest.mark.skip(reason="needs the decision-model judging path (issue 61)")
+def test_a_decision_model_first_stage_and_a_chat_second_stage_over_400_rows(server):
+    """The Done-when of issue 62 against the fake servers: a decision model (``ragjudge.fakedecisions``)
+    as first stage, a chat model as second; exactly the rows whose first-stage probability lies
+    in the band reach the chat server; to be enabled once a decision model judges through
+    ``Scorer._chain`` (issue 61)."""
+    raise AssertionError("enable after the merge of issue 61's decision-model judging path")
