@@ -36,7 +36,7 @@ from ragjudge.config import FIELDS, METRICS, RawConfig, read_file, validate
 from ragjudge.io import FORMATS, read_record, SUFFIXES
 
 _JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost",
-               "panel", "panel_rule", "panel_quorum", "batch", "batch_fallback")
+               "panel", "panel_rule", "panel_quorum", "cascade", "cascade_band", "batch", "batch_fallback")
 
 
 @dataclass(frozen=True)

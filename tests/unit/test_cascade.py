@@ -182,3 +182,31 @@ def test_a_decision_model_first_stage_and_a_chat_second_stage_over_400_rows(serv
     in the band reach the chat server; to be enabled once a decision model judges through
     ``Scorer._chain`` (issue 61)."""
     raise AssertionError("enable after the merge of issue 61's decision-model judging path")
+
+
+def test_to_label_writes_the_rows_the_last_stage_is_unsure_of(run_score, tmp_path, judge):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(30))
+    out, to_label = tmp_path / "out.jsonl", tmp_path / "label.csv"
+    judge.p_yes = 0.5  # every stage unsure: the last stage's P(yes) lies in the band too, when it is read
+    result = run_score(source, metric=["sufficiency"], output=str(out), to_label=str(to_label), min_pass_rate=["0"],
+                       set_=[f"judge.cascade={CHEAP},{STRONG}", "judge.cascade_band=0.45,0.55", "sufficiency.yes_threshold=0.5"])
+    assert result.code == 0, result.text
+    import pandas as pd
+
+    written = pd.read_csv(to_label)
+    assert written["id"].tolist() == [f"r{i}" for i in range(30)]
+    assert written["sufficiency_label"].isna().all() and (written["sufficiency_stage"] == "fake_strong").all()
+    assert f"wrote {to_label}: 30 row(s) still uncertain" in result.text
+    judge.p_yes = 0.9  # the last stage sure of every row: nothing to label
+    result = run_score(source, metric=["sufficiency"], to_label=str(to_label), min_pass_rate=["0"], no_cache=True,
+                       set_=[f"judge.cascade={CHEAP},{STRONG}", "judge.cascade_band=0.45,0.55", "sufficiency.yes_threshold=0.5"])
+    assert result.code == 0 and f"wrote {to_label}: 0 row(s)" in result.text, result.text
+
+
+def test_to_label_without_a_cascade_and_a_cascade_on_ray_are_refused(run_score, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(3))
+    result = run_score(source, metric=["sufficiency"], to_label=str(tmp_path / "l.csv"))
+    assert result.code == 2 and "--to-label" in result.error and "--cascade FIRST,THEN" in result.error
+    result = run_score(source, metric=["sufficiency"], engine="ray", output=str(tmp_path / "o.parquet"),
+                       set_=[f"judge.cascade={CHEAP},{STRONG}"])
+    assert result.code == 2 and "--engine local" in result.error, result.error
