@@ -574,11 +574,15 @@ def check_selection(limit: int | None, sample: int | None, names: Names = CLI) -
 def check_budget(settings: Any, names: Names = CLI) -> None:
     """Refuse ``judge.max_cost`` (``--max-cost``) for a model with no known price before
     anything is spent: spending could not be counted, so the budget could never trip. With a
-    panel (``judge.panel``), every member's model needs a price (``judge.price`` prices them all)."""
+    panel (``judge.panel``), every member's model needs a price (``judge.price`` prices them all);
+    with a cascade (``judge.cascade``), every stage's (the budget covers them all)."""
     if settings.judge.max_cost is None or settings.judge.price is not None:
         return
 
     judges = [settings.judge.member(member) for member in settings.judge.panel] or [settings.judge]
+    if settings.judge.cascade:
+        judges = [settings.judge.stage(stage) for stage in settings.judge.cascade if stage != "panel"] + (
+            judges if "panel" in settings.judge.cascade else [])
     for judge in judges:
         if judge.model.startswith("local/"):
             continue

@@ -128,7 +128,8 @@ def test_a_panel_as_last_stage_marks_its_split_rows_to_label(tmp_path):
 
 
 def test_max_cost_covers_every_stage(tmp_path):
-    scored, transport = cascade(tmp_path, (0.0, 1.0), count=40, concurrency=1, max_cost=0.002)
+    scored, transport = cascade(tmp_path, (0.0, 1.0), count=40, concurrency=1, max_cost=0.002,
+                                price={"input_per_mtok": 1.0, "output_per_mtok": 1.0})
     spent = sum(member.calls for member in transport.members.values())
     assert 0 < spent < 80
     assert (scored.frame["sufficiency_error"].fillna("").str.contains("budget reached")).any()
@@ -210,3 +211,34 @@ def test_to_label_without_a_cascade_and_a_cascade_on_ray_are_refused(run_score, 
     result = run_score(source, metric=["sufficiency"], engine="ray", output=str(tmp_path / "o.parquet"),
                        set_=[f"judge.cascade={CHEAP},{STRONG}"])
     assert result.code == 2 and "--engine local" in result.error, result.error
+
+
+PRICED = "judge.price={input_per_mtok: 1.0, output_per_mtok: 2.0}"
+
+
+def test_the_dry_run_prices_the_later_stages_on_the_escalated_share(run_score, tmp_path, judge):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(30))
+    stages = [f"judge.cascade={CHEAP},{STRONG}", PRICED]
+    guess = run_score(source, metric=["sufficiency"], dry_run=True, set_=[*stages, "judge.cascade_band=0.2,0.8"])
+    assert guess.code == 0, guess.text
+    members = guess.result["members"]
+    assert guess.result["cascade_escalated"] == pytest.approx(0.6)  # nothing cached: the band's width, said as a guess
+    assert "a guess: the band [0.2, 0.8]'s width" in guess.text
+    assert members["fake_cheap"]["total"]["calls"] == 30 and members["fake_strong"]["total"]["calls"] == 18
+    assert guess.result["total"]["cost_high"] == pytest.approx(members["fake_cheap"]["total"]["cost_high"]
+                                                               + members["fake_strong"]["total"]["cost_high"])
+    judge.p_yes = 0.9
+    scored = run_score(source, metric=["sufficiency"], limit=10, min_pass_rate=["0"], set_=[*stages, "judge.cascade_band=0.3,0.7"])
+    assert scored.code == 0, scored.text
+    sampled = run_score(source, metric=["sufficiency"], dry_run=True, set_=[*stages, "judge.cascade_band=0.3,0.7"])
+    assert sampled.result["cascade_escalated"] == 0.0  # the 10 cached first-stage replies: P(yes) 0.9, none in the band
+    assert "the share of the 10 row(s) with a cached first-stage P(yes) in the band [0.3, 0.7]" in sampled.text
+    assert sampled.result["members"]["fake_cheap"]["total"]["calls"] == 20 and sampled.result["members"]["fake_strong"]["total"]["calls"] == 0
+    wider = run_score(source, metric=["sufficiency"], dry_run=True, set_=[*stages, "judge.cascade_band=0.1,0.95"])
+    assert wider.result["cascade_escalated"] == 1.0 and wider.result["members"]["fake_strong"]["total"]["calls"] == 30
+
+
+def test_max_cost_needs_every_stage_priced(run_score, tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", rows(3))
+    result = run_score(source, metric=["sufficiency"], max_cost=1.0, set_=[f"judge.cascade=openai/gpt-4o-mini,{STRONG}"])
+    assert result.code == 2 and "openai/fake-strong has no price" in result.error, result.error
