@@ -242,3 +242,18 @@ def test_max_cost_needs_every_stage_priced(run_score, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", rows(3))
     result = run_score(source, metric=["sufficiency"], max_cost=1.0, set_=[f"judge.cascade=openai/gpt-4o-mini,{STRONG}"])
     assert result.code == 2 and "openai/fake-strong has no price" in result.error, result.error
+
+
+def test_corrected_rates_and_the_gate_read_the_final_verdicts(run_score, tmp_path, judge):
+    labelled = [{**row, "human": "yes" if i % 2 else "no"} for i, row in enumerate(rows(40))]
+    source, out = write_jsonl(tmp_path / "in.jsonl", labelled), tmp_path / "out.jsonl"
+    judge.p_yes = 0.5  # every row escalated: the final verdict is the strong stage's
+    result = run_score(source, metric=["sufficiency"], output=str(out), labels=["sufficiency=human"], min_pass_rate=["0.99"],
+                       set_=[f"judge.cascade={CHEAP},{STRONG}", "judge.cascade_band=0.4,0.6"])
+    written = read_jsonl(out)
+    final = [row["sufficiency_passed"] for row in written]
+    assert {row["sufficiency_stage"] for row in written} == {"fake_strong"}
+    metric = result.result.summary.metrics["sufficiency"]
+    assert metric.passed == sum(final) and metric.corrected()["pass_rate"].agreement == pytest.approx(
+        sum(p == (i % 2 == 1) for i, p in enumerate(final)) / 40)
+    assert result.code == (0 if sum(final) / 40 >= 0.99 else 1)
