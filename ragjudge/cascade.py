@@ -311,5 +311,96 @@ class CascadeCounts:
         }
 
 
-__all__ = ["CASCADE", "STAGE_COLUMNS", "CascadeCounts", "CascadeModel", "StageCounts", "cascade_of", "decide", "escalation", "in_band",
+GRID = tuple(round(i / 40, 3) for i in range(41))  # the band's bounds fit_band tries: 0, 0.025, ..., 1
+
+
+@dataclass
+class BandFit:
+    """The band ``fit_band`` chose, and its figures: ``band`` [LO, HI] (fitted on every row),
+    ``n`` labelled rows; on every row with that band ``agreement`` (0..1, with the later stages'
+    verdicts) and ``escalated`` (share of rows sent on); out of fold (the band fitted on the other
+    folds, judged on each held-out fold) ``oof_agreement`` with its 95% Wilson ``oof_interval``
+    and ``oof_escalated``; ``first_alone``: the first stage's agreement on its own;
+    ``assumed``: rows the band escalates whose later verdict is unknown (not escalated when
+    scored), counted as decided right; ``met``: the target (or budget) was reachable;
+    ``curve``: [(escalated share, agreement)] over the bands tried, the accept-or-escalate curve
+    (the best agreement at each escalated share)."""
+
+    band: tuple[float, float]
+    n: int
+    agreement: float
+    escalated: float
+    oof_agreement: float
+    oof_interval: tuple[float, float]
+    oof_escalated: float
+    first_alone: float
+    assumed: int
+    met: bool
+    curve: list[tuple[float, float]] = field(default_factory=list)
+
+
+def fit_band(probability: list[float], first_right: list[bool], later_right: list[bool | None], *, target: float | None = None,
+             max_escalate: float | None = None, folds: int = 5, seed: int = 0) -> BandFit:
+    """The cascade band for labelled rows: per row the first stage's ``probability`` (P(yes), 0..1),
+    whether its verdict agrees with the label (``first_right``) and whether the later stages'
+    does (``later_right``; None where unknown: counted right, the upper bound an accept-or-escalate
+    study reports, and counted in ``assumed``). Bands [LO, HI] from ``GRID``: with ``target``,
+    the least escalation whose agreement reaches it (else the best agreement, ``met`` False);
+    with ``max_escalate``, the best agreement escalating at most that share; ties to the least
+    escalation, then the narrower band. Out of fold over ``folds`` folds (rows shuffled with
+    ``seed``). Raises ``ValueError`` without exactly one of ``target`` and ``max_escalate``, or
+    with fewer rows than folds. Wilson's interval is scipy's (``binomtest.proportion_ci``)."""
+    import numpy as np
+    from scipy.stats import binomtest
+
+    if (target is None) == (max_escalate is None):
+        raise ValueError("give one of a target agreement and an escalation budget")
+    p = np.asarray(probability, dtype=float)
+    n = len(p)
+    if n < folds:
+        raise ValueError(f"{n} labelled rows for {folds} folds")
+    first = np.asarray(first_right, dtype=bool)
+    known = np.array([v is not None for v in later_right])
+    later = np.array([True if v is None else bool(v) for v in later_right])
+    bands = [(lo, hi) for lo in GRID for hi in GRID if lo <= hi]
+    low = np.array([b[0] for b in bands])[:, None]
+    high = np.array([b[1] for b in bands])[:, None]
+    sent = (p[None, :] >= low) & (p[None, :] <= high)  # band x row
+    right = np.where(sent, later[None, :], first[None, :])
+
+    def choose(rows: Any) -> int:
+        escalated = sent[:, rows].mean(axis=1)
+        agreement = right[:, rows].mean(axis=1)
+        width = (high - low)[:, 0]
+        if target is not None:
+            feasible = agreement >= target - 1e-12
+            if not feasible.any():
+                return int(np.lexsort((width, escalated, -agreement))[0])
+            order = np.lexsort((width, -agreement, escalated))
+        else:
+            feasible = escalated <= max_escalate + 1e-12
+            order = np.lexsort((width, escalated, -agreement))
+        return int(next(i for i in order if feasible[i]))
+
+    shuffled = np.random.default_rng(seed).permutation(n)
+    correct = sent_out = 0
+    for fold in range(folds):
+        held = shuffled[fold::folds]
+        chosen = choose(np.setdiff1d(shuffled, held))
+        correct += int(right[chosen, held].sum())
+        sent_out += int(sent[chosen, held].sum())
+    everything = np.arange(n)
+    chosen = choose(everything)
+    escalated, agreement = sent.mean(axis=1), right.mean(axis=1)
+    met = bool(agreement[chosen] >= target - 1e-12) if target is not None else bool(escalated[chosen] <= max_escalate + 1e-12)
+    interval = binomtest(correct, n).proportion_ci(method="wilson")
+    best: dict[float, float] = {}
+    for e, a in zip(escalated.round(3).tolist(), agreement.tolist()):
+        best[e] = max(best.get(e, 0.0), a)
+    return BandFit(band=bands[chosen], n=n, agreement=float(agreement[chosen]), escalated=float(escalated[chosen]),
+                   oof_agreement=correct / n, oof_interval=(float(interval.low), float(interval.high)), oof_escalated=sent_out / n,
+                   first_alone=float(first.mean()), assumed=int((sent[chosen] & ~known).sum()), met=met, curve=sorted(best.items()))
+
+
+__all__ = ["CASCADE", "GRID", "STAGE_COLUMNS", "BandFit", "CascadeCounts", "CascadeModel", "fit_band", "StageCounts", "cascade_of", "decide", "escalation", "in_band",
            "stage_label", "stage_values", "uncertain"]

@@ -257,3 +257,49 @@ def test_corrected_rates_and_the_gate_read_the_final_verdicts(run_score, tmp_pat
     assert metric.passed == sum(final) and metric.corrected()["pass_rate"].agreement == pytest.approx(
         sum(p == (i % 2 == 1) for i, p in enumerate(final)) / 40)
     assert result.code == (0 if sum(final) / 40 >= 0.99 else 1)
+
+
+def test_fit_band_picks_the_narrowest_band_that_holds_the_first_stage_mistakes():
+    from ragjudge.cascade import fit_band
+
+    probability = [0.1, 0.2, 0.45, 0.5, 0.55, 0.8, 0.9] * 5
+    first_right = [p not in (0.45, 0.5, 0.55) for p in probability]  # the first stage errs on its unsure rows only
+    found = fit_band(probability, first_right, [True] * 35, max_escalate=0.6)  # room on every fold's training rows
+    assert found.band == (0.45, 0.55) and found.agreement == 1.0 and found.escalated == pytest.approx(3 / 7)
+    assert found.first_alone == pytest.approx(4 / 7) and found.assumed == 0 and found.met
+    assert found.oof_agreement == 1.0 and found.oof_escalated == pytest.approx(3 / 7)
+    assert found.oof_interval[0] < 1.0 <= found.oof_interval[1] + 1e-9
+    tight = fit_band(probability, first_right, [True] * 35, max_escalate=0.2)  # one of the three fits in 20%
+    assert tight.escalated == pytest.approx(1 / 7) and tight.agreement == pytest.approx(5 / 7)
+    reached = fit_band(probability, first_right, [None] * 35, target=5 / 7)  # later verdicts unknown: counted right, and said
+    assert reached.escalated == pytest.approx(1 / 7) and reached.assumed == 5 and reached.met
+    assert not fit_band(probability, first_right, [False] * 35, target=0.9).met
+    with pytest.raises(ValueError):
+        fit_band(probability, first_right, [True] * 35)
+
+
+def test_calibrate_cascade_writes_the_fitted_band(run_cli, tmp_path):
+    import pandas as pd
+    import yaml
+
+    from ragjudge import cascade_fit, load_config
+
+    scored, _ = cascade(tmp_path, (0.0, 1.0), stages=(CHEAP, "openai/fake-lenient"), count=120)
+    frame = scored.frame
+    first = frame["sufficiency_cascade_fake_cheap_passed"].astype(bool)
+    unsure = frame["sufficiency_cascade_fake_cheap_probability"].between(0.4, 0.6)
+    frame["human"] = [("no" if f else "yes") if u else ("yes" if f else "no") for f, u in zip(first, unsure)]
+    table, out = tmp_path / "scored.parquet", tmp_path / "cascade.yaml"
+    frame.to_parquet(table)
+    stages = f"judge.cascade={CHEAP},openai/fake-lenient"
+    result = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--set", stages, "--cascade", "--max-escalate", "0.3",
+                      "-o", str(out)], judge=False)
+    assert result.code == 0, result.stderr
+    expected = cascade_fit.band_of(pd.read_parquet(table), load_config(None, {"judge": {"cascade": [CHEAP, "openai/fake-lenient"]},
+                                                                             "metrics": ["sufficiency"]}),
+                                   "sufficiency", "human", max_escalate=0.3)
+    assert yaml.safe_load(out.read_text())["judge"]["cascade_band"] == list(expected.band)
+    assert load_config(str(out)).judge.cascade_band == expected.band and expected.escalated <= 0.3
+    assert f"out of fold: agreement {expected.oof_agreement:.2f}" in result.stdout
+    refused = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--cascade", "-o", str(out)], judge=False)
+    assert refused.code == 2 and "--set judge.cascade=FIRST,THEN" in refused.stderr
