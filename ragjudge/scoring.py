@@ -173,6 +173,9 @@ class Scorer:
         if not config.judge.batch and "batch_fallback" in config.judge.model_fields_set:
             self.notes.append(f"note: judge.batch_fallback ({config.judge.batch_fallback}) decides what a batch does with the calls it "
                               "could not judge; this run calls the model directly: give --batch (judge.batch: true) to use it")
+        if not config.judge.cascade and "cascade_band" in config.judge.model_fields_set:
+            self.notes.append(f"note: judge.cascade_band decides which rows a cascade sends on; this run has one judge "
+                              f"({config.judge.judge_model}): give --cascade FIRST,THEN (judge.cascade)")
         if not config.judge.panel and {"panel_rule", "panel_quorum"} & config.judge.model_fields_set:
             self.notes.append("note: judge.panel_rule and judge.panel_quorum decide a panel's verdicts; this run has one judge "
                               f"({config.judge.model}): give --panel MODEL,MODEL,... (judge.panel)")

@@ -303,3 +303,8 @@ def test_calibrate_cascade_writes_the_fitted_band(run_cli, tmp_path):
     assert f"out of fold: agreement {expected.oof_agreement:.2f}" in result.stdout
     refused = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--cascade", "-o", str(out)], judge=False)
     assert refused.code == 2 and "--set judge.cascade=FIRST,THEN" in refused.stderr
+
+
+def test_a_band_without_a_cascade_is_said(tmp_path):
+    with Scorer(metrics=["sufficiency"], judge={"cascade_band": [0.1, 0.9]}, cache={"enabled": False}, transport=PerRow()) as scorer:
+        assert any("judge.cascade_band decides which rows a cascade sends on" in note for note in scorer.notes)
