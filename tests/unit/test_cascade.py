@@ -308,3 +308,14 @@ def test_calibrate_cascade_writes_the_fitted_band(run_cli, tmp_path):
 def test_a_band_without_a_cascade_is_said(tmp_path):
     with Scorer(metrics=["sufficiency"], judge={"cascade_band": [0.1, 0.9]}, cache={"enabled": False}, transport=PerRow()) as scorer:
         assert any("judge.cascade_band decides which rows a cascade sends on" in note for note in scorer.notes)
+
+
+def test_the_markdown_summary_has_the_cascade_lines(run_score, tmp_path, judge):
+    source, markdown = write_jsonl(tmp_path / "in.jsonl", rows(10)), tmp_path / "summary.md"
+    judge.p_yes = 0.5
+    result = run_score(source, metric=["sufficiency"], markdown=str(markdown), min_pass_rate=["0"], step_summary=False,
+                       set_=[f"judge.cascade={CHEAP},{STRONG}", "judge.cascade_band=0.4,0.6"])
+    assert result.code == 0, result.text
+    text = markdown.read_text()
+    assert "sufficiency: cascade fake_cheap judged 10, decided 0 (10 calls" in text
+    assert "sufficiency: cascade escalated 10 of 10 rows (1.00)" in text
