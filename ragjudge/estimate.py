@@ -327,7 +327,8 @@ def render(report: dict[str, Any]) -> list[str]:
                      f"cost {usd(m['cost_low'], m['cost_high'])}")
     for name, member in (report.get("members") or {}).items():
         m = member["total"]
-        lines.append(f"panel member {name} ({member['model']}): {count_of(m['cache_hits'], 'cache hit')}; {count_of(m['calls'], 'call')} to make; prompt tokens "
+        kind = "cascade stage" if "cascade_escalated" in report else "panel member"
+        lines.append(f"{kind} {name} ({member['model']}): {count_of(m['cache_hits'], 'cache hit')}; {count_of(m['calls'], 'call')} to make; prompt tokens "
                      f"{m['prompt_tokens']}; cost {usd(m['cost_low'], m['cost_high'])}")
     total = report["total"]
     lines.append(f"total: {count_of(total['calls'], 'call')}, {count_of(total['prompt_tokens'], 'prompt token')} ({report['tokens']}), "

@@ -224,6 +224,7 @@ def test_the_dry_run_prices_the_later_stages_on_the_escalated_share(run_score, t
     members = guess.result["members"]
     assert guess.result["cascade_escalated"] == pytest.approx(0.6)  # nothing cached: the band's width, said as a guess
     assert "a guess: the band [0.2, 0.8]'s width" in guess.text
+    assert "cascade stage fake_strong (openai/fake-strong): 0 cache hits; 18 calls to make" in guess.text
     assert members["fake_cheap"]["total"]["calls"] == 30 and members["fake_strong"]["total"]["calls"] == 18
     assert guess.result["total"]["cost_high"] == pytest.approx(members["fake_cheap"]["total"]["cost_high"]
                                                                + members["fake_strong"]["total"]["cost_high"])
