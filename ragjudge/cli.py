@@ -25,7 +25,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ragjudge import __version__, agreement, catalog, compare, decisions, options
+from ragjudge import __version__, agreement, cascade_fit, catalog, compare, decisions, options
 from ragjudge.cache import ResponseCache, cache_exists, default_cache_dir
 from ragjudge.config import _config_path, bundled_config
 from ragjudge.configdoc import effective
@@ -119,6 +119,9 @@ def score(
     panel: Annotated[list[str], typer.Option(metavar="MODEL[,MODEL...]", help="A panel of judge models deciding together instead of --model, e.g. openai/gpt-4o-mini,anthropic/claude-3-5-haiku-latest,gemini/gemini-1.5-flash (or --panel once per member); columns M_panel_NAME_* per member (docs/judges.md).", rich_help_panel="Judge")] = [],
     panel_rule: Annotated[Optional[str], typer.Option(help="How a panel decides: majority (default; a tie is no), all, any, or mean (the lower median of the members' scores).", rich_help_panel="Judge")] = None,
     panel_quorum: Annotated[Optional[int], typer.Option(help="Panel members that must answer for a verdict; below it the row is an error (default: more than half).", rich_help_panel="Judge")] = None,
+    cascade: Annotated[Optional[str], typer.Option(metavar="FIRST,THEN[,...]", help="A cascade of judges instead of --model: FIRST (a judge giving P(yes): the embedded judge, a chat model read with log-probabilities, a decision model) judges every row; a row whose P(yes) lies in --cascade-band goes to THEN (a model, or panel: the --panel members, last only). Columns M_stage, M_cascade_NAME_* (docs/judges.md).", rich_help_panel="Judge")] = None,
+    cascade_band: Annotated[Optional[str], typer.Option(metavar="LO,HI", help="With --cascade: the P(yes) band, bounds included, whose rows go to the next stage (default 0.2,0.8).", rich_help_panel="Judge")] = None,
+    to_label: Annotated[Optional[str], typer.Option(help="With --cascade: write the rows still uncertain after the last stage (its P(yes) in the band, or its panel split) to this table, with an empty M_label column to fill and give back with --labels M=M_label.", rich_help_panel="Input and outputs")] = None,
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, dotted paths allowed (inputs.query); fields: id, request, context, expected_facts, expected_response, response.", rich_help_panel="Input and outputs")] = [],
     format: Annotated[Optional[str], typer.Option("--format", help="Output format jsonl|csv|parquet|json, for -o - (stdout) or a path whose suffix doesn't tell.", rich_help_panel="Input and outputs")] = None,
     input_format: Annotated[Optional[str], typer.Option(help="Format of INPUT, overriding its suffix (stdin is recognised from its first bytes); mlflow-traces: a file of exported MLflow traces; otlp: OTLP JSON; phoenix: a saved Phoenix span table.", rich_help_panel="Input and outputs")] = None,
@@ -358,6 +361,8 @@ def compare_command(
 
   ragjudge calibrate scored.parquet --labels sufficiency=human -c my.yaml --suggest 50 -o to_label.csv
 
+  ragjudge calibrate scored.parquet --labels sufficiency=human -c cascade.yaml --cascade --max-escalate 0.2 -o cascade.yaml
+
 Exit codes: 0 the config written (with --suggest: the rows to label), 1 nothing written (no fitted setting beats the \
 settings you scored with out of fold, or the labels cannot be fitted: one class, or fewer of one than --folds; \
 each line says why), 2 bad input or usage (fewer than 20 labelled rows, or with a cached reply; no labels column; a bad -o).""")
@@ -373,6 +378,9 @@ def calibrate(
     map: Annotated[list[str], typer.Option("--map", help="FIELD=COLUMN, as for score.")] = [],
     folds: Annotated[Optional[int], typer.Option(help="Folds of the cross-validation (stratified by label; default 5).", min=2)] = None,
     suggest: Annotated[Optional[int], typer.Option(help="Instead of fitting: write the N unlabelled rows the judge is least sure of, to label for calibrating (not a random sample: keep them out of the labels the corrected pass rate reads, docs/calibration.md).", min=1)] = None,
+    cascade: Annotated[bool, typer.Option("--cascade", help="Fit the band of the cascade the table was scored with (judge.cascade_band) from the first stage's P(yes) and the labels, out of fold; no judge call (docs/judges.md).")] = False,
+    target_agreement: Annotated[Optional[float], typer.Option(help="With --cascade: the band reaching this agreement with the labels (0..1) at the least escalation.", min=0.0, max=1.0)] = None,
+    max_escalate: Annotated[Optional[float], typer.Option(help="With --cascade: the band with the best agreement escalating at most this share of the rows (0..1), e.g. 0.2.", min=0.0, max=1.0)] = None,
 ) -> None:
     """Choose the judge's decision settings on your labels from the cached replies (no judge call), by cross-validation."""
     wanted = options.pairs(labels, "--labels")
@@ -411,6 +419,10 @@ def calibrate(
     check_labels(settings, frame.head(settings.chunk_size), table, list(wanted))  # as score checks them: a column, labels of the kind
     if suggest is not None:
         _suggest(frame, settings, wanted, suggest, output)
+        return
+    if cascade or target_agreement is not None or max_escalate is not None:
+        _calibrate_cascade(frame, settings, wanted, target_agreement, max_escalate, folds, output, config,
+                           options.overrides({"model": model, "api_base": api_base, "cache_dir": cache_dir})[0], set_, cascade)
         return
     fits, failed = [], []
     for metric, column in wanted.items():  # one metric that cannot be calibrated leaves the others to be
@@ -491,6 +503,40 @@ def _write_calibrated(output: str, config: str | None, fits: list[Any], given: d
         notes.append(f"# {found.metric}: agreement with the labels out of fold {found.after:.2f} against {found.before:.2f} with the settings "
                      f"scored with ({found.n} labelled rows; ragjudge calibrate)")
     write_atomic(output, "\n".join(notes) + "\n" + yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+
+
+def _calibrate_cascade(frame: Any, settings: Any, wanted: dict[str, str], target: float | None, budget: float | None, folds: int | None,
+                       output: str, config: str | None, given: dict[str, Any], sets: list[str], asked: bool) -> None:
+    """calibrate --cascade: the band fitted (``ragjudge.cascade_fit``), printed, and written as
+    judge.cascade_band into the config at ``output`` (exit 1, nothing written, when the target
+    cannot be met)."""
+    import yaml
+
+
+    if not asked:
+        raise ConfigError("--target-agreement and --max-escalate fit a cascade's band: add --cascade")
+    if len(wanted) > 1:
+        raise ConfigError("--cascade fits one band, for one metric: give one --labels METRIC=COLUMN")
+    metric, column = next(iter(wanted.items()))
+    found = cascade_fit.band_of(frame, settings, metric, column, target=target, max_escalate=budget, folds=folds or decisions.FOLDS)
+    for line in cascade_fit.fit_lines(metric, found, target, budget):
+        typer.echo(line)
+    if not found.met:
+        typer.echo("nothing written: the target cannot be met on these rows")
+        raise typer.Exit(1)
+    document: dict[str, Any] = {}
+    if config:
+        with open(_config_path(config), encoding="utf-8") as handle:
+            document = yaml.safe_load(handle) or {}
+    for section, values in given.items():
+        document.setdefault(section, {}).update(values)
+    for assignment in options.set_assignments(sets):
+        options.lay(document, {}, assignment)
+    document.setdefault("judge", {})["cascade_band"] = [float(found.band[0]), float(found.band[1])]
+    note = (f"# {metric}: cascade band fitted on {found.n} labelled rows (ragjudge calibrate --cascade): out of fold agreement "
+            f"{found.oof_agreement:.2f}, escalated {found.oof_escalated:.2f}")
+    write_atomic(output, note + "\n" + yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+    typer.echo(f"wrote {output} (score with -c {output})")
 
 
 def _suggest(frame: Any, settings: Any, wanted: dict[str, str], count: int, output: str) -> None:

@@ -43,7 +43,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.strict import Strict as _Strict
 from ragjudge.diagnosis import parse_bounds
 from ragjudge.audit import parse_bounds as parse_rates
-from ragjudge.panel import RULES as PANEL_RULES, default_quorum, member_name
+from ragjudge.panel import RULES as PANEL_RULES, default_quorum, member_name, stage_label
 
 METRICS: tuple[str, ...] = _metrics.names()
 """The built-in metrics, each a section of the config named after it: ``ragjudge.metrics.BUILT_IN``,
@@ -201,6 +201,14 @@ class JudgeSettings(_Strict):
                                                                  "no), all, any, or mean (the lower median of the members' scores)")
     panel_quorum: int | None = Field(None, ge=1, description="members that must answer for a verdict; below it the row is an error; "
                                                             "null: more than half of the members")
+    cascade: list[str] = Field(default_factory=list, description="a cascade of judges instead of judge.model: the first (a judge that "
+                                                                "gives P(yes): the embedded judge, a chat model with log-probabilities, "
+                                                                "a decision model) judges every row; a row whose P(yes) lies in "
+                                                                "cascade_band goes to the next stage: a model string, or panel (the "
+                                                                "configured judge.panel, last only); at least 2 (docs/judges.md)")
+    cascade_band: tuple[float, float] = Field((0.2, 0.8), description="[LO, HI]: a cascade stage's P(yes) (P(pass) of a score) in this "
+                                                                      "band, bounds included, sends the row to the next stage; the last "
+                                                                      "stage's in it marks the row to label (--to-label)")
 
     @field_validator("panel", mode="before")
     @classmethod
@@ -230,6 +238,52 @@ class JudgeSettings(_Strict):
             seen[member.label] = position
         return value
 
+    @field_validator("cascade", mode="before")
+    @classmethod
+    def _cascade_stages(cls, value: Any) -> Any:  # --cascade a,b: the stages comma-separated
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("cascade_band", mode="before")
+    @classmethod
+    def _band_text(cls, value: Any) -> Any:  # --cascade-band 0.2,0.8
+        if isinstance(value, str):
+            parts = [part.strip() for part in value.split(",")]
+            if len(parts) != 2:
+                raise ValueError(f"a cascade band is LO,HI, two probabilities, e.g. 0.2,0.8 ({value!r})")
+            return parts
+        return value
+
+    @model_validator(mode="after")
+    def _cascade_fits(self) -> "JudgeSettings":
+        low, high = self.cascade_band
+        if not 0.0 <= low <= high <= 1.0:
+            raise BadEntry(("cascade_band",), f"[{low:g}, {high:g}] is no band of probabilities: give LO,HI with 0 <= LO <= HI <= 1, "
+                                              "e.g. 0.2,0.8")
+        if not self.cascade:
+            return self
+        if len(self.cascade) == 1:
+            raise BadEntry(("cascade",), "a cascade needs at least 2 stages (FIRST,THEN); for one judge set judge.model instead")
+        seen: dict[str, int] = {}
+        for position, stage in enumerate(self.cascade):
+            if stage == "panel" and position != len(self.cascade) - 1:
+                raise BadEntry(("cascade", position), "panel decides by its members' votes and gives no P(yes) to escalate on: it can "
+                                                      "only be a cascade's last stage")
+            if stage == "panel" and not self.panel:
+                raise BadEntry(("cascade", position), "the stage 'panel' is the configured panel: set judge.panel (--panel MODEL,MODEL)")
+            if stage.startswith("local/") and position:
+                raise BadEntry(("cascade", position), "the embedded judge can only be a cascade's first stage")
+            label = stage_label(stage)
+            if label in seen:
+                raise BadEntry(("cascade", position), f"stages {seen[label] + 1} and {position + 1} are both '{label}': a stage's "
+                                                      "cache keys are its model's, so the same model twice would decide nothing new")
+            seen[label] = position
+        if self.batch:
+            raise BadEntry(("batch",), "a cascade cannot judge through the batch API: its later stages are asked only once the first "
+                                       "stage's replies are in; run the first stage with --batch alone, then the cascade on its cache")
+        return self
+
     @model_validator(mode="after")
     def _quorum_fits(self) -> "JudgeSettings":
         if self.panel_quorum is not None and self.panel and self.panel_quorum > len(self.panel):
@@ -249,7 +303,21 @@ class JudgeSettings(_Strict):
     def judge_model(self) -> str:
         """The judge as the ``judge_model`` column, the summary and the reports name it: ``model``,
         or with a panel ``panel: MODEL, MODEL, ...``."""
+        if self.cascade:
+            return "cascade: " + " -> ".join(self.stage_model(stage) for stage in self.cascade)
         return "panel: " + ", ".join(member.model for member in self.panel) if self.panel else self.model
+
+    def stage_model(self, stage: str) -> str:
+        """A cascade ``stage`` as the judge names it: its model string, or the panel's ``panel:
+        MODEL, MODEL``."""
+        return "panel: " + ", ".join(member.model for member in self.panel) if stage == "panel" else stage
+
+    def stage(self, stage: str) -> "JudgeSettings":
+        """The settings one cascade ``stage`` (a model string, or ``panel``) is judged with: these,
+        with the stage's model (the panel keeps ``panel``) and no cascade."""
+        if stage == "panel":
+            return self.model_copy(update={"cascade": []})
+        return self.model_copy(update={"model": stage, "panel": [], "cascade": []})
 
     def member(self, member: PanelMember) -> "JudgeSettings":
         """The settings one panel ``member``'s calls are made with: these, with the member's model

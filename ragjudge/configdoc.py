@@ -50,7 +50,7 @@ def _yaml_value(value: Any) -> str:
         return str(int(value))
     if isinstance(value, (int, float)):
         return str(value)
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_yaml_value(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_yaml_value(v)}" for k, v in value.items()) + "}" if value else "{}"

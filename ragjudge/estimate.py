@@ -17,17 +17,23 @@ an expected figure per kind of call, and the upper bound: the ``max_tokens`` eac
 from ``judge.price`` or litellm's price table, as a range (expected to upper bound), or
 "unknown price"; at the batch API's price with ``judge.batch`` (``--batch``), and the total at
 both prices either way (``cost_by_api``).
+
+A cascade (``judge.cascade``) is priced as its first stage's calls on every row plus each later
+stage's on the escalated fraction of them: the share of the rows whose first-stage reply is
+cached with a P(yes) in the band (a sample: score some rows first, e.g. ``--limit 200``), else
+the band's width as a stated guess (``cascade_escalated``, said in the notes).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragjudge.types import Call, Verdict, count_of
 from ragjudge.pipeline import selection
 from ragjudge.model import PanelModel
+from ragjudge.cascade import CascadeModel, in_band
 from ragjudge.judges.panel import tempered
 from ragjudge.scoring import Scorer
 from ragjudge.cache import reading
@@ -78,10 +84,10 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
     config = reading(config)  # no cache yet: no hits, and the dry run makes no folder
     scorer = Scorer(config)
     try:
-        models = scorer.model.members if isinstance(scorer.model, PanelModel) else [(None, scorer.model)]
-        temperatures = [member.temperature for member in scorer.config.judge.panel] or [None]
-        judges = [_Judged(name, model, temperature, {judge.name: MetricEstimate() for judge in scorer.judges})
-                  for (name, model), temperature in zip(models, temperatures)]
+        staged = _stages(scorer)
+        judges = [_Judged(name, model, temperature, {judge.name: MetricEstimate() for judge in scorer.judges}, stage)
+                  for name, model, temperature, stage in staged]
+        read = [0, 0]  # a cascade's first-stage replies cached with a P(yes), and those in the band
         plan = scorer.plan(iter_chunks(source, fmt, scorer.config.chunk_size), "<stdin>" if source == "-" else source, flag_fields)
         chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
         notes: list[str] = list(plan.notes)
@@ -97,11 +103,24 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
                         if chosen is not None and start + offset not in chosen:
                             _skip(item, "not sampled")
                             continue
-                        _row(scorer, judge, record, item, judged.counter, judged.seen, judged.model, judged.temperature)
+                        _row(scorer, judge, record, item, judged.counter, judged.seen, judged.model, judged.temperature,
+                             read if judged.stage == 0 and isinstance(scorer.model, CascadeModel) else None)
                 for judged, made in zip(judges, before):  # a decision model asks a row's metrics in one request
                     judged.requests += sum(item.calls for item in judged.figures.values()) > made
             start += len(records)
         samples = scorer.config.judge.samples
+        escalated = None
+        if isinstance(scorer.model, CascadeModel):
+            band = scorer.model.band
+            escalated = read[1] / read[0] if read[0] else band[1] - band[0]
+            notes.append(f"cascade: the later stages priced on {escalated:.0%} of the rows, "
+                         + (f"the share of the {read[0]} row(s) with a cached first-stage P(yes) in the band [{band[0]:g}, {band[1]:g}]"
+                            if read[0] else f"a guess: the band [{band[0]:g}, {band[1]:g}]'s width (no first-stage reply cached yet; "
+                                            "score a sample first, e.g. --limit 200, for the share of your rows)"))
+            for judged in judges:
+                if judged.stage:
+                    for item in judged.figures.values():
+                        _scale(item, escalated)
         for judged in judges:
             price = judged.price
             for item in judged.figures.values():
@@ -140,7 +159,9 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
             "cost_by_api": both or None,
             "notes": notes,
         }
-        if first.name is not None:  # a panel: each member's own figures
+        if escalated is not None:
+            report["cascade_escalated"] = escalated
+        if first.name is not None:  # a panel or a cascade: each member's or stage's own figures
             report["members"] = {judged.name: {"model": judged.model.provider_model,
                                                "metrics": {name: item.to_dict() for name, item in judged.figures.items()},
                                                "total": _total(judged.figures, start).to_dict()} for judged in judges}
@@ -156,13 +177,37 @@ class _Judged:
     """One judge model's share of a dry run: a panel member's (``name``) or the only model's
     (``name`` None), with its token counter, price and the calls already counted (``seen``)."""
 
-    def __init__(self, name: str | None, model: Any, temperature: float | None, figures: dict[str, MetricEstimate]) -> None:
-        self.name, self.model, self.temperature, self.figures = name, model, temperature, figures
+    def __init__(self, name: str | None, model: Any, temperature: float | None, figures: dict[str, MetricEstimate], stage: int = 0) -> None:
+        self.name, self.model, self.temperature, self.figures, self.stage = name, model, temperature, figures, stage
         self.counter = model.counter()
         self.price = model.price()
         self.seen: set[str] = set()
         self.decides = hasattr(model, "request_tokens")  # a decision model (``model.DecisionModel``): no batch API
         self.requests = 0  # rows it makes a call for: a decision model's requests
+
+
+def _stages(scorer: Any) -> list[tuple[str | None, Any, float | None, int]]:
+    """The models a dry run counts: (name, model, temperature, stage) per panel member, per
+    cascade stage (a panel stage's members each), or the one model (name None, stage 0)."""
+    panel = scorer.config.judge.panel
+    if isinstance(scorer.model, CascadeModel):
+        out: list[tuple[str | None, Any, float | None, int]] = []
+        for stage, (name, model) in enumerate(scorer.model.stages):
+            if isinstance(model, PanelModel):
+                out += [(f"{name}:{label}", member, own.temperature, stage) for (label, member), own in zip(model.members, panel)]
+            else:
+                out.append((name, model, None, stage))
+        return out
+    if isinstance(scorer.model, PanelModel):
+        return [(name, model, own.temperature, 0) for (name, model), own in zip(scorer.model.members, panel)]
+    return [(None, scorer.model, None, 0)]
+
+
+def _scale(item: MetricEstimate, share: float) -> None:
+    """A later cascade stage's figures for ``share`` (0..1) of the rows: its calls, cache hits and tokens."""
+    for name in ("cache_hits", "calls", "prompt_tokens", "expected_completion_tokens", "max_completion_tokens"):
+        setattr(item, name, round(getattr(item, name) * share))
+
 
 def _together(items: list[MetricEstimate]) -> MetricEstimate:
     """One metric's figures over every member of a panel: its rows as each member sees them (the
@@ -202,10 +247,14 @@ def _expected(call: Call, items: int) -> int:
 
 
 def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: Any, seen: set[str], model: Any,
-         temperature: float | None = None) -> None:
+         temperature: float | None = None, read: list[int] | None = None) -> None:
     """Count one row of one metric for ``model`` (a panel member at its own ``temperature``): a
-    verdict without a call, cache hits, and the calls left."""
+    verdict without a call, cache hits, and the calls left. ``read``: for a cascade's first stage
+    (asked with log-probabilities, as ``Scorer._cascade`` asks it), the counts of its cached
+    replies with a P(yes) and of those in the band, added to."""
     call = judge.prepare(record)
+    if read is not None and isinstance(call, Call) and call.final and not call.logprobs:
+        call = replace(call, logprobs=True)
     if isinstance(call, Verdict):
         if call.status == "skipped":
             _skip(item, call.error or "skipped")
@@ -241,6 +290,12 @@ def _row(scorer: Any, judge: Any, record: Any, item: MetricEstimate, counter: An
         call = judge.follow_up(call, Verdict(metric=judge.name, status="ok", details={"statements": sentences or ["(statement)"]}))
         _final(model, tempered(call, temperature, samples), item, counter, seen, samples, cached=False)
         return
+    if read is not None:
+        found = model.peek(call)
+        verdict = judge.decide(found.copy(), call) if found is not None and found.status == "ok" else None
+        if verdict is not None and verdict.probability is not None:
+            read[0] += 1
+            read[1] += in_band(verdict.probability, scorer.model.band)
     _final(model, call, item, counter, seen, samples, cached=True)
 
 
@@ -288,7 +343,8 @@ def render(report: dict[str, Any]) -> list[str]:
                      f"cost {usd(m['cost_low'], m['cost_high'])}")
     for name, member in (report.get("members") or {}).items():
         m = member["total"]
-        lines.append(f"panel member {name} ({member['model']}): {count_of(m['cache_hits'], 'cache hit')}; {count_of(m['calls'], 'call')} to make; prompt tokens "
+        kind = "cascade stage" if "cascade_escalated" in report else "panel member"
+        lines.append(f"{kind} {name} ({member['model']}): {count_of(m['cache_hits'], 'cache hit')}; {count_of(m['calls'], 'call')} to make; prompt tokens "
                      f"{m['prompt_tokens']}; cost {usd(m['cost_low'], m['cost_high'])}")
     total = report["total"]
     lines.append(f"total: {count_of(total['calls'], 'call')}, {count_of(total['prompt_tokens'], 'prompt token')} ({report['tokens']}), "

@@ -24,6 +24,7 @@ from ragjudge.types import Reason, Usage
 from ragjudge.diagnosis import shares
 from ragjudge.panel import PanelCounts, members_of
 from ragjudge.prefixes import PrefixCounts
+from ragjudge.cascade import CascadeCounts, cascade_of
 
 EXIT_INTERRUPTED = 130
 IDS_KEPT = 100  # row ids kept per metric and outcome (failed, error, skipped); the counts stay whole
@@ -77,6 +78,7 @@ class MetricSummary:
     panel: PanelCounts | None = None  # with a panel of judges (judge.panel): each member's counts, their agreement and kappa
     prefixes: PrefixCounts | None = None  # sufficient_k: rows per smallest sufficient k, tokens a top-k saves (ragjudge.prefixes)
     probability: ProbabilityStats = field(default_factory=ProbabilityStats)  # ok verdicts' probabilities; with labels, the calibration curve
+    cascade: CascadeCounts | None = None  # with a cascade (judge.cascade): per stage the rows judged and decided, calls, cost
 
     @property
     def pass_rate(self) -> float | None:
@@ -136,6 +138,11 @@ class MetricSummary:
             if self.prefixes is None:
                 self.prefixes = PrefixCounts()
             self.prefixes.add(figures)
+        staged = cascade_of(verdict.details)
+        if staged:
+            if self.cascade is None:
+                self.cascade = CascadeCounts()
+            self.cascade.add(staged)
         used = (verdict.details or {}).get("ground_truth") if isinstance(verdict.details, dict) else None
         if used:
             self.ground_truth[used] = self.ground_truth.get(used, 0) + 1
@@ -220,6 +227,7 @@ class MetricSummary:
         merged.worst = sorted(self.worst + other.worst, key=lambda row: (row["score"], row["row"]))[:WORST_KEPT]
         merged.panel = self.panel.merge(other.panel) if self.panel is not None else other.panel
         merged.prefixes = self.prefixes.merge(other.prefixes) if self.prefixes is not None else other.prefixes
+        merged.cascade = self.cascade.merge(other.cascade) if self.cascade is not None else other.cascade
         return merged
 
     def _keep_worst(self, row: dict[str, Any]) -> None:
@@ -286,6 +294,7 @@ class MetricSummary:
             **({"sufficient_k": self.prefixes.to_dict()} if self.prefixes is not None else {}),
             # ok verdicts' probabilities (P(yes) / P(pass)): the mean, and with labels the calibration curve and Brier score
             **({"probability": self.probability.to_dict()} if self.probability.n else {}),
+            **({"cascade": self.cascade.to_dict()} if self.cascade is not None else {}),
             **({"corrected": {"labels": self.label_column, **{k: v.to_dict() for k, v in corrected.items()}}}
                if (corrected := self.corrected()) is not None else {}),
         }

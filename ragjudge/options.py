@@ -36,7 +36,7 @@ from ragjudge.config import DEFAULT_METRICS, FIELDS, METRICS, RawConfig, read_fi
 from ragjudge.io import FORMATS, read_record, SUFFIXES
 
 _JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost",
-               "panel", "panel_rule", "panel_quorum", "batch", "batch_fallback")
+               "panel", "panel_rule", "panel_quorum", "cascade", "cascade_band", "batch", "batch_fallback")
 
 
 @dataclass(frozen=True)
@@ -577,11 +577,15 @@ def check_selection(limit: int | None, sample: int | None, names: Names = CLI) -
 def check_budget(settings: Any, names: Names = CLI) -> None:
     """Refuse ``judge.max_cost`` (``--max-cost``) for a model with no known price before
     anything is spent: spending could not be counted, so the budget could never trip. With a
-    panel (``judge.panel``), every member's model needs a price (``judge.price`` prices them all)."""
+    panel (``judge.panel``), every member's model needs a price (``judge.price`` prices them all);
+    with a cascade (``judge.cascade``), every stage's (the budget covers them all)."""
     if settings.judge.max_cost is None or settings.judge.price is not None:
         return
 
     judges = [settings.judge.member(member) for member in settings.judge.panel] or [settings.judge]
+    if settings.judge.cascade:
+        judges = [settings.judge.stage(stage) for stage in settings.judge.cascade if stage != "panel"] + (
+            judges if "panel" in settings.judge.cascade else [])
     for judge in judges:
         if judge.model.startswith("local/"):
             continue

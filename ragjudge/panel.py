@@ -45,6 +45,12 @@ def member_name(model: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", tail.lower()).strip("_") or "judge"
 
 
+def stage_label(stage: str) -> str:
+    """The column-safe name of a cascade stage (``judge.cascade``: a model string, or ``panel``,
+    the configured panel): ``panel``, else ``member_name(stage)`` (columns ``M_cascade_NAME_*``)."""
+    return PANEL if stage == PANEL else member_name(stage)
+
+
 def without_members(names: list[str]) -> list[str]:
     """``names`` (the metrics a scored table's ``NAME_status`` columns suggest) less the panel
     members' (``M_panel_NAME``: the columns ``M_panel_NAME_status`` etc. are ``M``'s)."""
@@ -230,7 +236,8 @@ def members_of(details: Any) -> list[dict[str, Any]] | None:
     return panel.get("members") if isinstance(panel, dict) else None
 
 
-__all__ = ["PANEL", "RULES", "MemberCounts", "PanelCounts", "default_quorum", "fleiss_kappa", "member_name", "members_of", "without_members"]
+__all__ = ["PANEL", "RULES", "MemberCounts", "PanelCounts", "default_quorum", "fleiss_kappa", "member_name", "members_of", "stage_label",
+           "without_members"]
 
 
 def _rows(number: int) -> str:

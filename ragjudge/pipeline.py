@@ -155,6 +155,25 @@ def _read_ahead(scorer: Scorer, source: str, name: str, flag_fields: frozenset[s
     return chunks(), job
 
 
+def to_label_rows(frame: Any, metrics: list[str]) -> Any:
+    """The rows of a scored ``frame`` that a cascade left uncertain for some metric of
+    ``metrics`` (``M_to_label`` true: its last stage's P(yes) in the band, or its panel split),
+    every column kept, with an empty label column ``M_label`` per metric (yes/no, or a rating) to
+    fill and give back with ``--labels M=M_label``."""
+    flags = [frame[f"{metric}_to_label"].fillna(False).astype(bool) for metric in metrics if f"{metric}_to_label" in frame.columns]
+    if not flags:
+        rows = frame.iloc[:0].copy()
+    else:
+        mask = flags[0]
+        for more in flags[1:]:
+            mask = mask | more
+        rows = frame[mask].copy()
+    for metric in metrics:
+        if f"{metric}_label" not in rows.columns:
+            rows[f"{metric}_label"] = None
+    return rows
+
+
 def _frame_chunks(frame: Any, size: int) -> Iterator[Any]:
     for start in range(0, len(frame), size):
         yield frame.iloc[start:start + size]
@@ -178,6 +197,7 @@ def score_source(
     traces: Any = None,
     row_events: bool = True,
     recorded: dict[str, Any] | None = None,
+    to_label: str | None = None,
 ) -> RunResult:
     """Score ``source`` (a path, ``-`` for stdin, a pandas DataFrame, or a trace source read
     with ``traces``, a ``ragjudge.traces.TraceOptions``) with ``config`` on this machine, the
@@ -185,7 +205,8 @@ def score_source(
     describes the arguments. Writes ``output``; returns a ``RunResult``. ``row_events``:
     ``on_event`` hears a ``Row`` as each row's verdicts land. ``recorded``: more of the run's
     settings for a Parquet output to record beside the config's (``options.run_record``): the
-    regression gates of ``--baseline``.
+    regression gates of ``--baseline``. ``to_label``: where to write the rows a cascade's last
+    stage is still unsure of (``to_label_rows``), each with an empty label column per metric.
 
     A JSON Lines file is read as ``io.RowChunk``s: its rows are planned and judged as read, and
     each chunk becomes a DataFrame when its verdicts are framed, so the first calls go out before
@@ -217,6 +238,8 @@ def score_source(
     jobs: list[Any] = []  # chunks submitted and not finished yet
     ahead = None  # the job made on a JSON Lines file's first row while the rest of its first chunk is read
     writer = None
+    labeller = None
+    labelled = 0
     installed: list[tuple[int, Any]] = []
     notes: list[str] = []
 
@@ -238,6 +261,7 @@ def score_source(
             say(note)
         # the output's path is checked (a folder, say) before any call, the first row's included
         writer = TableWriter(output, output_format, scorer.column_types()) if output else None
+        labeller = TableWriter(to_label) if to_label else None
         if is_frame:
             chunks = _frame_chunks(source, scorer.config.chunk_size)
         elif as_rows:
@@ -288,6 +312,11 @@ def score_source(
                     say(note)
             if writer:
                 writer.write(scored.frame)
+            if labeller is not None:
+                nonlocal labelled
+                rows = to_label_rows(scored.frame, [judge.name for judge in scorer.judges])
+                labelled += len(rows)
+                labeller.write(rows)
             if keep_table:
                 kept.append(scored.frame)
 
@@ -322,6 +351,12 @@ def score_source(
             writer.close()
             for note in writer.notes:
                 say(note)
+        if labeller is not None:
+            labeller.close()
+            names = [judge.name for judge in scorer.judges]
+            say(f"wrote {to_label}: {labelled} row(s) still uncertain after the cascade's last stage; label them in "
+                f"{', '.join(f'{name}_label' for name in names)} and give them back with "
+                f"{' '.join(f'--labels {name}={name}_label' for name in names)} (corrected pass rates, ragjudge calibrate --cascade)")
         if ids.note():
             say(ids.note())
         summary.fatal = str(scorer.model.fatal) if scorer.model.fatal is not None else None
@@ -340,6 +375,8 @@ def score_source(
                 job.cancel()
         if writer:
             writer.abort()
+        if labeller is not None:
+            labeller.abort()
         raise_as_given(exc, source, given)  # the pipe the user named, not its copy
         raise
     finally:

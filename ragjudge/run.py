@@ -137,6 +137,7 @@ class ScoreRequest:
     phoenix_log_annotations: bool = False
     batch_wait: bool = False
     batch_resubmit: bool = False
+    to_label: str | None = None
     flag_fields: frozenset[str] = frozenset()
     row_events: bool = False
     keep_table: bool = False
@@ -233,7 +234,16 @@ class ScoreRequest:
             if said is not None and said != self.format:
                 raise ConfigError(f"{names.given('format', self.format)}: {names.given('output', self.output)} is {said} by its suffix; to "
                                   f"write {self.format} under that name give {names.given('output_format', self.format)}")
+        if self.to_label is not None and not config.judge.cascade:
+            raise ConfigError(f"{names.about('to_label', self.to_label)} writes the rows a cascade's last stage is still unsure of: "
+                              f"give the cascade ({'--cascade FIRST,THEN' if self.cli else 'judge.cascade'}), or leave it out "
+                              f"(ragjudge calibrate --suggest N lists the rows one judge is least sure of)")
+        if self.to_label is not None and self.to_label in (self.output, "-"):
+            raise ConfigError(f"{names.about('to_label', self.to_label)}: name a file of its own for the rows to label")
         check_engine(self.engine, self.ray_actors, names)
+        if self.engine == "ray" and config.judge.cascade:
+            raise ConfigError(f"a cascade (judge.cascade) runs with {names.given('engine', 'local')} (the default): with "
+                              f"{names.given('engine', 'ray')} the summary would lose its counts per stage")
         if self.engine == "local":
             given = [names.about(name, getattr(self, name)) for name in ("ray_address", "ray_actors") if getattr(self, name) is not None]
             if given:
@@ -387,7 +397,7 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
                               keep_table=request.reads_table_back or bool(traces and traces.needs_table),
                               handle_signals=request.handle_signals, transport=transport, limit=request.limit, sample=request.sample,
                               seed=request.seed or 0, traces=traces.options if traces else None, row_events=request.row_events,
-                              recorded=request.recorded())
+                              recorded=request.recorded(), to_label=request.to_label)
     if problem:  # said as it was found; kept with the run's notes for a caller without a listener (evaluate)
         result.notes.insert(0, problem)
     if traces is not None:

@@ -48,7 +48,8 @@ from typing import Any
 from ragjudge import _loop, audit, diagnosis, local
 from ragjudge.counting import count_row, label_cells, label_passes, metric_summary
 from ragjudge.gate import Summary
-from ragjudge.model import AHEAD, CANCELLED, PanelModel, model_for
+from ragjudge.model import AHEAD, CANCELLED, Ledger, PanelModel, model_for
+from ragjudge.cascade import STAGE_COLUMNS, CascadeModel, decide as cascade_decide, escalation, stage_label, stage_values
 from ragjudge.judges.panel import PANEL_COLUMNS, decide as panel_decide, panel_values, tempered
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
@@ -63,6 +64,7 @@ from ragjudge.options import check_budget, KEYWORDS
 from ragjudge.config import FIELDS
 from ragjudge.judges import make_judges
 from ragjudge.cache import ResponseCache
+from ragjudge.transports import resolve_model
 from ragjudge.io.rows import RowChunk
 
 # every metric's common columns: suffix -> type
@@ -153,7 +155,7 @@ class Scorer:
             if settings:
                 config = config.updated(settings)
         self.notes: list[str] = list(config.notes)  # keys read from an old place
-        if config.judge.model.startswith("local/") and not config.judge.panel:  # a panel's members are API models
+        if config.judge.model.startswith("local/") and not config.judge.panel and not config.judge.cascade:  # a panel's members are API models
 
             config, filled = local.calibrated(config)
             if filled:
@@ -163,12 +165,17 @@ class Scorer:
         # said when this Scorer scores (``_rows``), not by a dry run, which prices the batch itself
         self._direct_batch = bool(config.judge.batch) and getattr(transport, "manifest", None) is None
 
-        if config.judge.panel and "model" in config.judge.model_fields_set:
+        if config.judge.cascade and "model" in config.judge.model_fields_set:
+            self.notes.append(f"note: judge.model {config.judge.model} is not asked: the cascade's stages judge ({config.judge.judge_model})")
+        elif config.judge.panel and "model" in config.judge.model_fields_set:
             self.notes.append(f"note: judge.model {config.judge.model} is not asked: the panel's members judge "
                               f"({', '.join(member.model for member in config.judge.panel)})")
         if not config.judge.batch and "batch_fallback" in config.judge.model_fields_set:
             self.notes.append(f"note: judge.batch_fallback ({config.judge.batch_fallback}) decides what a batch does with the calls it "
                               "could not judge; this run calls the model directly: give --batch (judge.batch: true) to use it")
+        if not config.judge.cascade and "cascade_band" in config.judge.model_fields_set:
+            self.notes.append(f"note: judge.cascade_band decides which rows a cascade sends on; this run has one judge "
+                              f"({config.judge.judge_model}): give --cascade FIRST,THEN (judge.cascade)")
         if not config.judge.panel and {"panel_rule", "panel_quorum"} & config.judge.model_fields_set:
             self.notes.append("note: judge.panel_rule and judge.panel_quorum decide a panel's verdicts; this run has one judge "
                               f"({config.judge.model}): give --panel MODEL,MODEL,... (judge.panel)")
@@ -183,7 +190,10 @@ class Scorer:
         if config.cache.enabled:
             self.cache = ResponseCache(config.cache.dir)
         try:
-            self.model: Any = PanelModel(config.judge, self.cache, transport) if config.judge.panel else model_for(config.judge, self.cache, transport)
+            if config.judge.cascade:
+                self.model: Any = _cascade_model(config.judge, self.cache, transport)
+            else:
+                self.model = PanelModel(config.judge, self.cache, transport) if config.judge.panel else model_for(config.judge, self.cache, transport)
         except BaseException:
             self._close_cache()
             raise
@@ -237,6 +247,12 @@ class Scorer:
                     types[f"{judge.name}_{suffix}"] = kind
             if self.config.judge.samples > 1:
                 types[f"{judge.name}_agreement"] = "float64"
+            if self.config.judge.cascade:
+                types[f"{judge.name}_stage"] = "string"
+                types[f"{judge.name}_to_label"] = "bool"
+                for stage in self.config.judge.cascade:
+                    for suffix, kind in STAGE_COLUMNS.items():
+                        types[f"{judge.name}_cascade_{stage_label(stage)}_{suffix}"] = kind
             if self.config.judge.panel:
                 types[f"{judge.name}_panel_agreement"] = "float64"
                 for member in self.config.judge.panel:
@@ -617,14 +633,34 @@ class Scorer:
                 await asyncio.sleep(0)
             except asyncio.CancelledError:
                 return Verdict.failed(judge.name, Reason.INTERRUPTED, mode=call.mode)
+        if isinstance(self.model, CascadeModel):
+            return await self._cascade(judge, call)
         if isinstance(self.model, PanelModel):
             return await self._panel(judge, call)
         return await self._chain(judge, call, self.model)
 
-    async def _panel(self, judge: Any, call: Call) -> Verdict:
-        """Every member's verdict of ``call`` (its own calls, cache and samples: ``_chain``),
-        combined by the panel's rule and quorum (``ragjudge.judges.panel.decide``)."""
+    async def _cascade(self, judge: Any, call: Call) -> Verdict:
+        """``call`` judged by the cascade's stages in turn (``ragjudge.cascade``): each stage by
+        ``_chain`` (a panel by ``_panel``), the next asked only while the last one's verdict
+        escalates (an error, no probability, or P(yes) in the band). Every stage but the last is
+        asked with log-probabilities, so that a chat judge's verdict carries P(yes); the last is
+        asked as the judge asks it alone (its cache is a plain run's)."""
         model = self.model
+        results: list[tuple[str, str, Verdict]] = []
+        for position, (name, stage) in enumerate(model.stages):
+            last = position == len(model.stages) - 1
+            asked = call if last or not call.final or call.logprobs else replace(call, logprobs=True)
+            verdict = await (self._panel(judge, asked, stage) if isinstance(stage, PanelModel) else self._chain(judge, asked, stage))
+            results.append((name, stage.provider_model, verdict))
+            if verdict.reason is Reason.INTERRUPTED or last or escalation(verdict, model.band) is None:
+                break
+        return cascade_decide(judge.name, results, model.band, len(results) == len(model.stages))
+
+    async def _panel(self, judge: Any, call: Call, model: Any = None) -> Verdict:
+        """Every member's verdict of ``call`` (its own calls, cache and samples: ``_chain``),
+        combined by the panel's rule and quorum (``ragjudge.judges.panel.decide``). ``model``:
+        the ``PanelModel`` (default: the run's; a cascade's panel stage)."""
+        model = model or self.model
         settings = self.config.judge
         if model.fatal is not None:  # fewer members than the quorum can answer: no member is asked
             return Verdict.failed(judge.name, f"not run: {model.fatal}", mode=call.mode)
@@ -708,6 +744,8 @@ class Scorer:
                 values[f"{name}_confidence"] = [v.confidence for v in column]
             if self.config.judge.samples > 1:
                 values[f"{name}_agreement"] = [v.agreement for v in column]
+            if self.config.judge.cascade:
+                values.update(stage_values(name, [stage_label(stage) for stage in self.config.judge.cascade], column))
             if self.config.judge.panel:
                 values.update(panel_values(name, [m.label for m in self.config.judge.panel], column))
             extra = [judge.values(v) for v in column]
@@ -880,6 +918,26 @@ def _trace_held(judge: Any, record: EvalRecord) -> Verdict | None:
     if _span_level(judge) and trace.span_error:
         return Verdict.failed(judge.name, trace.span_error, input_error=True)
     return None
+
+
+def _cascade_model(settings: Any, cache: Any, transport: Any) -> CascadeModel:
+    """The cascade of ``settings.cascade``: one ``Model`` per stage (a ``PanelModel`` for
+    ``panel``), each with its own cache keys, all sharing one budget (``judge.max_cost``).
+    ``transport``: as ``Model``'s; one with ``for_model`` gives each stage its own."""
+    ledger = Ledger()
+    stages: list[tuple[str, Any]] = []
+    for stage in settings.cascade:
+        own = settings.stage(stage)
+        if stage == "panel":
+            panel = PanelModel(own, cache, transport)
+            panel.ledger = ledger  # every member's budget is the cascade's
+            for _, member in panel.members:
+                member.ledger = ledger
+            stages.append((stage_label(stage), panel))
+            continue
+        given = transport.for_model(resolve_model(own)) if hasattr(transport, "for_model") else transport
+        stages.append((stage_label(stage), model_for(own, cache, given, ledger)))
+    return CascadeModel(stages, settings.cascade_band, ledger)
 
 
 def idle_bounds(config: Config) -> list[str]:

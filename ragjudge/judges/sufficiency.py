@@ -381,6 +381,8 @@ class SufficiencyJudge(Judge):
         request_cut = self.options.request_evidence
         if request_cut is not None and call.mode == REFERENCE_FREE and call.data.get("request"):
             check_request(verdict, str(call.data["request"]), call.passages, request_cut)
+        if verdict.probability is None:  # grounded, log-probabilities read without fact_threshold (a cascade's first stage asks
+            verdict.probability = _p_yes(verdict.details or {})  # for them): the least P(supported) of the facts
         return super().decide(verdict, call)
 
     def _probabilities(self) -> bool:
@@ -397,6 +399,15 @@ class SufficiencyJudge(Judge):
         if self._probabilities():
             out["sufficiency_p_yes"] = (verdict.details or {}).get("p_yes")
         return out
+
+
+def _p_yes(details: dict) -> float | None:
+    """P(yes) of a reply read with log-probabilities: ``p_yes`` (reference-free, or set by
+    ``fact_threshold``), else the least P(supported) of the facts (grounded); None when unread."""
+    if details.get("p_yes") is not None:
+        return float(details["p_yes"])
+    entries = details.get("p_supported") or []
+    return min(entries) if entries and all(p is not None for p in entries) else None
 
 
 def check_quote(verdict: Verdict, passages: list[str], cut: float) -> None:

@@ -137,8 +137,11 @@ def corrected_lines(summary: Summary) -> list[str]:
 def panel_lines(summary: Summary) -> list[str]:
     """Per metric judged by a panel of judges (``judge.panel``), each member's pass rate, counts,
     cost and most common failure, then the members' pairwise agreement and Fleiss' kappa
-    (``ragjudge.panel.PanelCounts.lines``); none without a panel."""
-    return [line for name, m in summary.metrics.items() if m.panel is not None for line in m.panel.lines(name)]
+    (``ragjudge.panel.PanelCounts.lines``); with a cascade (``judge.cascade``), per stage the rows
+    judged and decided, calls and cost, the escalated fraction and the agreement on the escalated
+    rows (``ragjudge.cascade.CascadeCounts.lines``); none without either."""
+    return [*(line for name, m in summary.metrics.items() if m.cascade is not None for line in m.cascade.lines(name)),
+            *(line for name, m in summary.metrics.items() if m.panel is not None for line in m.panel.lines(name))]
 
 
 def prefix_lines(summary: Summary) -> list[str]:
