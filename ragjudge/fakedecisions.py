@@ -55,6 +55,9 @@ class FakeDecisions:
         self.decision_cached_tokens = 0
         self.systemone_max_tokens = 64_000
         self.decision_calls = 0
+        # a predicate's P(yes) per request: a function of the request's input as text (OpenAI's ``input``, System One's
+        # ``state``, JSON text where it is not a string) -> a probability, or None for ``p_yes`` (tests give rows their own P)
+        self.decision_p_yes: Any = None
 
     def _decision_routes(self, app: Any) -> None:
         app.router.add_post("/v1/decisions", self._decisions)
@@ -114,19 +117,27 @@ class FakeDecisions:
             return self._openai_error(web, 400, "invalid_request_error", problem)
         if self.decision_replies:
             return self._reply(web, self.decision_replies.popleft(), headers={"x-request-id": f"req_fake_{self.calls}"})
-        answers = [self._openai_answer(q) for q in body["questions"]]
+        answers = [self._openai_answer(q, self._p_yes_of(body.get("input"))) for q in body["questions"]]
         tokens = len(json.dumps(body)) // 4
         cached = min(self.decision_cached_tokens, tokens)
         usage = {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
                  "output_tokens": 0, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": tokens}
         return self._reply(web, {"model": body["model"], "answers": answers, "usage": usage}, headers={"x-request-id": f"req_fake_{self.calls}"})
 
-    def _openai_answer(self, q: dict[str, Any]) -> dict[str, Any]:
+    def _p_yes_of(self, given: Any) -> float:
+        """P(yes) of the predicates of a request whose input (state) is ``given``: ``decision_p_yes``'s, else ``p_yes``."""
+        if self.decision_p_yes is not None:
+            found = self.decision_p_yes(given if isinstance(given, str) else json.dumps(given))
+            if found is not None:
+                return float(found)
+        return self.p_yes
+
+    def _openai_answer(self, q: dict[str, Any], p_yes: float | None = None) -> dict[str, Any]:
         name = q.get("name")
         if name is not None and name in self.decision_refuse:
             return {"type": "refusal", "name": name}
         if q["type"] == "predicate":
-            return {"type": "predicate", "name": name, "probability": self.p_yes}
+            return {"type": "predicate", "name": name, "probability": self.p_yes if p_yes is None else p_yes}
         if q["type"] == "choice":
             ps = spread([7.0] + [3.0 / (len(q["choices"]) - 1)] * (len(q["choices"]) - 1))
             return {"type": "choice", "name": name, "choice": q["choices"][0]["value"], "confidence": max(ps),
@@ -167,14 +178,14 @@ class FakeDecisions:
             return self._detail(web, 400, {"error_type": "max_tokens_exceeded"})
         if self.decision_replies:
             return self._reply(web, self.decision_replies.popleft(), headers={"x-typesafe-request-id": f"req_fake_{self.calls}"})
-        answers = {key: self._systemone_answer(q) for key, q in body["questions"].items()}
+        answers = {key: self._systemone_answer(q, self._p_yes_of(body.get("state"))) for key, q in body["questions"].items()}
         usage = {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": 4 * len(answers)}
         return self._reply(web, {"model": JEV_MODELS.get(model, model), "answers": answers, "usage": usage},
                            headers={"x-typesafe-request-id": f"req_fake_{self.calls}"})
 
-    def _systemone_answer(self, q: dict[str, Any]) -> dict[str, Any]:
+    def _systemone_answer(self, q: dict[str, Any], p_yes: float | None = None) -> dict[str, Any]:
         if q["type"] == "noul":
-            return {"type": "noul", "noul": self.p_yes}
+            return {"type": "noul", "noul": self.p_yes if p_yes is None else p_yes}
         if q["type"] == "choice":
             options = list(q["criteria"])
             ps = spread([7.0] + [3.0 / (len(options) - 1)] * (len(options) - 1))
