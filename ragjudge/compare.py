@@ -308,10 +308,16 @@ def _correct(groups: dict[str, dict[str, Any]], correction: str, alpha: float) -
     ``significant`` (McNemar's adjusted p at most ``alpha``) to each; returns the slices that
     changed significantly."""
     names = list(groups)
-    for key in ("mcnemar_p", "wilcoxon_p", "gated_mcnemar_p"):
+    for key in ("mcnemar_p", "wilcoxon_p"):
         if any(key in groups[name] for name in names):
             for name, p in zip(names, adjusted([groups[name].get(key) for name in names], correction)):
                 groups[name][f"{key}_adjusted"] = p
+    if any("gated_mcnemar_p" in groups[name] for name in names):
+        # the drops' family: a slice with rows not judged now is tested with them (gated_mcnemar_p), the others as ok in both
+        drops = adjusted([groups[name].get("gated_mcnemar_p", groups[name]["mcnemar_p"]) for name in names], correction)
+        for name, p in zip(names, drops):
+            if "gated_mcnemar_p" in groups[name]:
+                groups[name]["gated_mcnemar_p_adjusted"] = p
     for name in names:
         p = groups[name]["mcnemar_p_adjusted"]
         groups[name]["significant"] = p is not None and p <= alpha
