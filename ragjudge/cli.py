@@ -297,6 +297,8 @@ def agreement_command(
 
   ragjudge compare base.jsonl new.jsonl --by source --json
 
+  ragjudge compare main.scored.parquet scored.parquet --by source --max-drop 0.05 --alpha 0.05
+
 Exit codes: 0 the gates passed, 1 a gate failed, 2 the tables cannot be compared.""")
 def compare_command(
     baseline: Annotated[str, typer.Argument(help="The scored table to compare against (the last accepted run).")],

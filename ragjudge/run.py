@@ -81,7 +81,8 @@ class ScoreRequest:
     (else its suffix, else ``format``, the format for stdout or an unknown suffix), the
     ``summary_json``, ``junit``, ``markdown`` and ``html`` files, GitHub's job summary
     (``step_summary``, when ``GITHUB_STEP_SUMMARY`` is set). ``baseline``: a table scored
-    earlier, with its gates ``max_regressions`` and ``max_drop``. ``engine``: ``local`` or
+    earlier, with its gates ``max_regressions`` and ``max_drop`` (``alpha``: the drop fails only when McNemar's test
+    of it is significant at this level, ``ragjudge.compare.checks``). ``engine``: ``local`` or
     ``ray`` (``ray_address``, ``ray_actors``). ``dry_run``: count calls, tokens and cost, make
     none (exit 2 where the run would exit 2 before any verdict: ``dry_run_checks``). Traces: ``mlflow_*`` (MLflow traces in, feedback out), ``expected_*_attribute``,
     ``phoenix_endpoint`` (where Phoenix is), ``phoenix_log_annotations`` (send the verdicts there:

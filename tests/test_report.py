@@ -205,6 +205,27 @@ def test_report_with_a_baseline_counts_regressions(run_cli, tmp_path):
     assert "regressed" in text and "baseline (n=" in text
 
 
+@needs_browser
+def test_report_with_a_baseline_shows_each_change_with_its_interval_in_the_browser(browser, run_cli, tmp_path):
+    # issue 64 item 1: the HTML report lists each metric's change with its 95% paired bootstrap interval and p-value
+    base, cur = _big_table(40), _big_table(40)
+    base.loc[[1, 2], "sufficiency_passed"] = True
+    cur.loc[[1, 2], "sufficiency_passed"] = False
+    base_path, cur_path = tmp_path / "base.parquet", tmp_path / "cur.parquet"
+    base.to_parquet(base_path)
+    cur.to_parquet(cur_path)
+    report = tmp_path / "r.html"
+    assert run_cli(["report", str(cur_path), "--baseline", str(base_path), "-o", str(report)], judge=False).code == 0
+    open_report(browser, report)
+    shown = [item.text for item in browser.find_elements("css selector", "#changes li")]
+    from ragjudge.compare import compare
+
+    interval = compare(base, cur)["metrics"]["sufficiency"]["change_interval"]
+    assert round(interval[0], 2) == -0.14 and interval[1] == 0.0  # two rows of 36 regressed (-0.056), none improved
+    assert shown == ["sufficiency against the baseline: pass rate 0.67 -> 0.61, change -0.06 [-0.14, +0.00] (95%) on 36 rows ok "
+                     "in both, McNemar p 0.5"]
+
+
 # -- issue 33: the diagnosis matrix -----------------------------------------------------------
 
 
