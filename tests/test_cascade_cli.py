@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import read_jsonl, write_jsonl
 
 
@@ -47,3 +49,48 @@ def test_the_band_decides_which_rows_the_second_model_sees(run_cli, server, tmp_
     assert "sufficiency: cascade escalated 12 of 12 rows (1.00)" in said
     counts = json.loads(summary.read_text())["metrics"]["sufficiency"]["cascade"]
     assert (counts["escalated"], counts["stages"]["fake_strong"]["calls"], counts["stages"]["fake_cheap"]["calls"]) == (12, 12, 0)
+
+
+def test_a_decision_model_first_stage_sends_exactly_the_rows_in_the_band_to_a_chat_second_stage(run_cli, server, tmp_path):
+    """Issue 62's Done-when against the fakes: 400 rows, a decision model (OpenAI Decisions) as the
+    first stage, each row with its own P(yes) ((i % 20) / 20 + 0.025), a chat model second; exactly
+    the rows whose P(yes) lies in the band reach the chat server, ``sufficiency_stage`` says so per
+    row, the summary's escalated fraction and per-stage calls and costs match what the servers saw,
+    and a wider band pays only for the newly escalated rows."""
+    import re
+
+    source, out, summary = _rows(tmp_path, 400), tmp_path / "out.jsonl", tmp_path / "summary.json"
+    p_of = {i: (i % 20) / 20 + 0.025 for i in range(400)}
+    server.decision_p_yes = lambda text: p_of[int(re.search(r"question (\d+):", text).group(1))]
+    server.keep_requests = True
+    stages = "openai-decisions/gpt-6-luna,openai/fake-strong"
+    priced = "judge.price={input_per_mtok: 1.0, output_per_mtok: 2.0}"
+
+    def run(band: str) -> list[dict]:
+        server.requests.clear()
+        result = run_cli(["score", source, "-m", "sufficiency", "--cascade", stages, "--cascade-band", band, "-o", str(out),
+                          "--summary-json", str(summary), "--min-pass-rate", "0", "--set", priced])
+        assert result.code == 0, result.stderr
+        return read_jsonl(out)
+
+    rows = run("0.3,0.7")
+    decided = [request for request in server.requests if "questions" in request]
+    chatted = [request for request in server.requests if "messages" in request]
+    in_band = {i for i, p in p_of.items() if 0.3 <= p <= 0.7}
+    assert len(decided) == 400 and len(in_band) == 160
+    assert sorted(int(re.search(r"question (\d+):", json.dumps(r["messages"])).group(1)) for r in chatted) == sorted(in_band)
+    counts = json.loads(summary.read_text())["metrics"]["sufficiency"]["cascade"]
+    first = next(name for name in counts["stages"] if name != "fake_strong")
+    assert [row["sufficiency_stage"] for row in rows] == ["fake_strong" if i in in_band else first for i in range(400)]
+    assert [row[f"sufficiency_cascade_{first}_probability"] for row in rows] == pytest.approx([p_of[i] for i in range(400)])
+    assert [row["sufficiency_probability"] for i, row in enumerate(rows) if i not in in_band] == \
+        pytest.approx([p_of[i] for i in range(400) if i not in in_band])  # the first stage decided: its P(yes) is the row's
+    assert counts["escalated"] == 160 and counts["stages"][first]["calls"] == 400 and counts["stages"]["fake_strong"]["calls"] == 160
+    assert counts["stages"]["fake_strong"]["cost_usd"] == pytest.approx(sum(r["sufficiency_cascade_fake_strong_cost_usd"] or 0 for r in rows))
+
+    rows = run("0.2,0.8")  # wider: 80 more rows escalated, the first stage's replies and the 160 rows' chat replies cached
+    chatted = [request for request in server.requests if "messages" in request]
+    wider = {i for i, p in p_of.items() if 0.2 <= p <= 0.8}
+    assert not [request for request in server.requests if "questions" in request]
+    assert sorted(int(re.search(r"question (\d+):", json.dumps(r["messages"])).group(1)) for r in chatted) == sorted(wider - in_band)
+    assert {row["sufficiency_stage"] for i, row in enumerate(rows) if i in wider} == {"fake_strong"}

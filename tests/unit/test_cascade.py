@@ -176,15 +176,6 @@ def test_decide_names_the_stage_and_counts_its_cost():
     assert in_band(0.4, (0.4, 0.6)) and in_band(0.6, (0.4, 0.6)) and not in_band(0.61, (0.4, 0.6)) and not in_band(None, (0, 1))
 
 
-@pytest.mark.skip(reason="needs the decision-model judging path (issue 61)")
-def test_a_decision_model_first_stage_and_a_chat_second_stage_over_400_rows(server):
-    """The Done-when of issue 62 against the fake servers: a decision model (``ragjudge.fakedecisions``)
-    as first stage, a chat model as second; exactly the rows whose first-stage probability lies
-    in the band reach the chat server; to be enabled once a decision model judges through
-    ``Scorer._chain`` (issue 61)."""
-    raise AssertionError("enable after the merge of issue 61's decision-model judging path")
-
-
 def test_to_label_writes_the_rows_the_last_stage_is_unsure_of(run_score, tmp_path, judge):
     source = write_jsonl(tmp_path / "in.jsonl", rows(30))
     out, to_label = tmp_path / "out.jsonl", tmp_path / "label.csv"
