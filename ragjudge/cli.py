@@ -363,7 +363,7 @@ def compare_command(
 
   ragjudge calibrate scored.parquet --labels sufficiency=human -c my.yaml --suggest 50 -o to_label.csv
 
-  ragjudge calibrate scored.parquet --labels sufficiency=human -c cascade.yaml --cascade --max-escalate 0.2 -o cascade.yaml
+  ragjudge calibrate scored.parquet --labels sufficiency=human -c cascade.yaml --cascade --max-escalate 0.2 -o cascade.fitted.yaml
 
 Exit codes: 0 the config written (with --suggest: the rows to label), 1 nothing written (no fitted setting beats the \
 settings you scored with out of fold, or the labels cannot be fitted: one class, or fewer of one than --folds; \

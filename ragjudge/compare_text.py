@@ -91,7 +91,10 @@ def slice_lines(report: dict[str, Any], m: dict[str, Any]) -> list[str]:
                    f"{_interval(g.get('change_interval'), True)}) on {g['pairs']}; {g['regressed']} regressed, {g['improved']} improved "
                    f"(McNemar p {_p(g['mcnemar_p'])}, adjusted {_p(g.get('mcnemar_p_adjusted'))}){mark}")
     changed = m.get("significant_slices", [])
-    out.append(f"  changed significantly ({correction}-adjusted p <= {alpha:g}, across {len(m['by'])} slices): "
+    tested = sum(1 for g in m["by"].values() if g.get("mcnemar_p") is not None)  # the family: a slice with no test is left out
+    untested = len(m["by"]) - tested
+    out.append(f"  changed significantly ({correction}-adjusted p <= {alpha:g}, across the {tested} slice(s) with a test"
+               + (f"; {untested} with no changed verdict left out" if untested else "") + "): "
                + (", ".join(changed) if changed else "none"))
     return out
 

@@ -658,7 +658,7 @@ class Model:
         """One line for a fatal error, naming the model, where it was called and the fix."""
         model = self.settings.model
         where = f" at {self.api_base}" if self.api_base else ""
-        env = self.settings.api_key_env
+        env = self.settings.api_key_env or getattr(self.transport, "key_env", None)  # a decision model's own (TYPESAFE_API_KEY...)
         if err.kind == base.AUTH:
             hint = f"set {env}" if env else "check the provider's API key variable"
             return f"authentication failed for {model}{where}: {hint}"

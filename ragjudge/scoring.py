@@ -56,10 +56,10 @@ from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EMPTY_ROW, EvalRecord, Mapping, to_records
 from ragjudge.settings import load_config, Config
 from ragjudge.traces.spans import trace_status
-from ragjudge.types import OK, SPAN, Call, Reason, Usage, Verdict
+from ragjudge.types import OK, SPAN, Call, Reason, Usage, Verdict, decision_model
 from ragjudge.judges.base import BINARY
 from ragjudge.http_errors import redact
-from ragjudge.errors import InputError
+from ragjudge.errors import ConfigError, InputError
 from ragjudge.options import check_budget, KEYWORDS
 from ragjudge.config import FIELDS
 from ragjudge.judges import make_judges
@@ -198,6 +198,11 @@ class Scorer:
             self._close_cache()
             raise
         self._set_judges(config)
+        try:
+            check_decision_metrics(config, self.judges)
+        except BaseException:
+            self._close_cache()
+            raise
         self._asked: bool | None = None  # whether the metrics were asked for (None: the config says, ``check``)
         self.interrupted = False
         self._tasks: set[asyncio.Future] = set()
@@ -918,6 +923,23 @@ def _trace_held(judge: Any, record: EvalRecord) -> Verdict | None:
     if _span_level(judge) and trace.span_error:
         return Verdict.failed(judge.name, trace.span_error, input_error=True)
     return None
+
+
+def check_decision_metrics(config: Config, judges: list[Any]) -> None:
+    """Raise ``ConfigError`` (exit 2) when a decision model (``judge.model``, a panel member or a
+    cascade stage: ``ragjudge.types.decision_model``) would judge a metric whose judge asks it no
+    typed questions (``Judge.asks_questions``), naming the metrics and the model, before any call:
+    every row of it would otherwise be an error."""
+    settings = config.judge
+    models = ([member.model for member in settings.panel] if settings.panel else []) + list(settings.cascade or []) + \
+        ([] if settings.panel or settings.cascade else [settings.model])
+    deciding = [m for m in models if decision_model(m)]
+    unasked = [judge.name for judge in judges if not judge.asks_questions()]
+    if deciding and unasked:
+        raise ConfigError(f"{', '.join(unasked)} cannot be judged by the decision model {deciding[0]}: "
+                          f"{'it asks' if len(unasked) == 1 else 'they ask'} no typed questions (docs/judges.md#decision-models); "
+                          f"judge {'it' if len(unasked) == 1 else 'them'} with a chat model in a run of {'its' if len(unasked) == 1 else 'their'} own, "
+                          "or leave it out (-m)")
 
 
 def _cascade_model(settings: Any, cache: Any, transport: Any) -> CascadeModel:

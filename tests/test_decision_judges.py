@@ -221,13 +221,19 @@ def test_openais_base_url_from_the_environment_reaches_the_decisions_api_and_its
     assert out["sufficiency_status"].tolist() == ["ok"] and fake.decision_calls == 1
 
 
-def test_a_custom_scale_a_decision_model_cannot_answer_is_an_error_row_naming_why(fake):
+def test_a_metric_a_decision_model_cannot_answer_is_refused_before_any_call(fake):
+    # it was an error row on every row ("this metric asks none"), with exit 3 from the command, as if the provider were down
+    from ragjudge.errors import ConfigError
+
     judges = [{"name": "tone", "needs": ["response"], "kind": "scale", "min": 0, "max": 1, "threshold": 0.7,
                "prompt": "How warm is the tone?\n{{ response }}"}]
-    out = score(fake, "systemone/jev-latest", rows(2), metrics=("sufficiency", "tone"), judges=judges)
-    assert out["tone_status"].tolist() == ["error", "error"] and out["sufficiency_status"].tolist() == ["ok", "ok"]
-    assert all("this metric asks none" in text for text in out["tone_error"])
-    assert fake.decision_calls == 2  # nothing sent for tone
+    for settings in ({"model": "systemone/jev-latest"}, {"panel": [{"model": "openai/fake"}, {"model": "systemone/jev-latest"}]},
+                     {"cascade": ["systemone/jev-latest", "openai/fake"]}):
+        with pytest.raises(ConfigError) as info:
+            Scorer(metrics=["sufficiency", "tone"], judges=judges, api_base=fake.url, cache={"enabled": False}, judge=settings)
+        assert str(info.value).startswith("tone cannot be judged by the decision model systemone/jev-latest: it asks no typed questions")
+        assert info.value.exit_code == 2
+    assert fake.decision_calls == 0 and fake.calls == 0
 
 
 def test_a_grounded_rows_question_names_its_ground_truth_and_the_domains_instructions(fake):

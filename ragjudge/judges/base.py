@@ -116,6 +116,13 @@ class Judge:
         is needed (skipped: the row lacks a field; error: its input is unusable)."""
         raise NotImplementedError
 
+    def asks_questions(self) -> bool:
+        """True when this judge can be answered by a decision model: its calls carry typed questions
+        (``Call.questions``, ``ragjudge.judges.questions``). False by default: a run whose judge (or a
+        panel member, or a cascade stage) is a decision model refuses such a metric before any call
+        (``ConfigError``, exit 2; ``ragjudge.scoring.check_decision_metrics``)."""
+        return False
+
     def follow_up(self, call: Call, verdict: Verdict) -> Call:
         """The next call after the ok ``verdict`` of a non-final ``call`` (completeness: the
         coverage call after the ground truth's statements)."""

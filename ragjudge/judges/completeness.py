@@ -177,6 +177,10 @@ class CompletenessJudge(Judge):
     # Azure's ResponseCompletenessEvaluator
     mlflow_name = "response_completeness"
 
+    def asks_questions(self) -> bool:
+        """True: a decision model answers this metric's questions (``ragjudge.judges.questions``)."""
+        return True
+
     def prepare(self, record) -> Call | Verdict:
         """The first judge call for ``record``: the coverage call when the row has expected
         facts, else the statements call (``follow_up`` then renders the coverage call); or a

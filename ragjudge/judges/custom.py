@@ -316,6 +316,11 @@ class CustomJudge(Judge):
         reply_tokens = claims_budget(record.response or "") if self.definition.claims else 0
         return self.call(None, messages, self._schema, reply_tokens=reply_tokens, questions=self.questions(messages[-1]["content"].removesuffix("\n\n" + _task(self.definition))))
 
+    def asks_questions(self) -> bool:
+        """True for a binary judge or a whole 1..5 scale (a predicate, a five-level score); a claims
+        judge or another scale asks a decision model nothing (``questions``)."""
+        return not self.definition.claims and (self.kind == BINARY or (tuple(self.scale) == (1.0, 5.0) and bool(self.definition.whole)))
+
     def questions(self, prompt: str) -> list[Question]:
         """What a decision model is asked (``ragjudge.judges.questions``): the rendered prompt (the row's
         fields in it) as a predicate for a binary judge, or as a score of five levels "1".."5" for a

@@ -248,6 +248,10 @@ class SufficiencyJudge(Judge):
     def base_version(self) -> str:
         return REASONING_FIRST_VERSION if self.reasoning_first else PROMPT_VERSION
 
+    def asks_questions(self) -> bool:
+        """True: a decision model answers this metric's questions (``ragjudge.judges.questions``)."""
+        return True
+
     def prepare(self, record) -> Call | Verdict:
         """Render the judge call for ``record``, or a final ``Verdict`` without a call: error
         for an unusable context, skipped for no request or no context at all, and "no" (0.0,

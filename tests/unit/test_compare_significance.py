@@ -195,7 +195,7 @@ def test_compare_command_gates_on_significance_with_either_correction(run_cli, t
                      "--correction", "bh"], judge=False)
     assert shown.code == 1
     assert "  a: 0.80 -> 0.55 (-0.25 [-0.40, -0.12]) on 40; 10 regressed, 0 improved (McNemar p 0.00195, adjusted 0.00781) *" in shown.stdout
-    assert "  changed significantly (bh-adjusted p <= 0.05, across 4 slices): a" in shown.stdout
+    assert "  changed significantly (bh-adjusted p <= 0.05, across the 4 slice(s) with a test): a" in shown.stdout
     assert "FAIL sufficiency (source = a): pass rate dropped 0.25 > 0.05" in shown.stdout
     as_json = json.loads(run_cli(["compare", str(baseline), str(current), "--by", "source", "--correction", "bh", "--json"],
                                  judge=False).stdout)
@@ -271,3 +271,14 @@ def test_a_slice_with_rows_not_judged_now_is_adjusted_in_one_family_with_the_oth
     # one family of four drops: a's gated p and the others' McNemar p, Holm-adjusted together (b: 0.03125 * 3)
     assert by["a"]["gated_mcnemar_p_adjusted"] == pytest.approx(4 * 2 * 0.5 ** 13, abs=1e-12)
     assert "gated_mcnemar_p_adjusted" not in by["b"] and by["b"]["mcnemar_p_adjusted"] == pytest.approx(0.09375, abs=1e-12)
+
+
+def test_the_slices_line_counts_the_family_it_adjusted_over():
+    # a slice with no changed verdict has no test and is left out of the family: the line said "across 4 slices" where 3 were adjusted
+    from ragjudge.compare_text import slice_lines
+
+    groups = {name: {"baseline_pass_rate": 0.5, "pass_rate": 0.4, "change": -0.1, "pairs": 10, "regressed": 1, "improved": 0,
+                     "mcnemar_p": p, "mcnemar_p_adjusted": None if p is None else min(1.0, 3 * p), "significant": False}
+              for name, p in (("a", 0.01), ("b", 0.2), ("c", None), ("d", 0.5))}
+    text = slice_lines({"correction": "holm", "alpha": 0.05}, {"by": groups, "significant_slices": []})[-1]
+    assert text == "  changed significantly (holm-adjusted p <= 0.05, across the 3 slice(s) with a test; 1 with no changed verdict left out): none"
