@@ -470,7 +470,7 @@ def _fit_text(found: Any) -> str:
                      f"they pass as at {found.start['threshold']:g}")
     if found.untried:
         lines.append(f"  not tried (no verdict moves with them on these rows): {', '.join(found.untried)}"
-                     + ("; yes_threshold and fact_threshold need replies scored with one set (--set sufficiency.yes_threshold=0.5)"
+                     + ("; a chat judge's yes_threshold and fact_threshold need replies scored with one set (--set sufficiency.yes_threshold=0.5)"
                         if {"yes_threshold", "fact_threshold"} <= set(found.untried) else ""))  # the replies carry no probability at all
     if found.stability:
         lines.append(f"  stability: agreement with {found.moved} moved " + ", ".join(f"{delta}: {value:.2f}" for delta, value in found.stability.items())

@@ -113,8 +113,10 @@ def _text(c: Check) -> str | None:
     if kind is Kind.AUDIT_RATE:
         side = "an insufficient" if name == "answered_insufficient" else "a sufficient"
         if c.value is None:
+            unjudged = n.get("unjudged") or []
             return (f"audit {name}: no row with {side} context has sufficiency, abstention and completeness verdicts ok, so the "
-                    "bound set on it (--max-rate) measured nothing")
+                    "bound set on it (--max-rate) measured nothing"
+                    + (f": this run does not judge {' and '.join(unjudged)} (add {' '.join('-m ' + m for m in unjudged)})" if unjudged else ""))
         a, b = distinct(c.value, c.bound)
         what = "answered" if name == "answered_insufficient" else "declined"
         return f"audit {name}: rate {a} {'>' if c.failed else '<='} {b} ({n['count']} {what} of {count_of(n['rows'])} with {side} context)"

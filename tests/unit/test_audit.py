@@ -68,7 +68,8 @@ def test_a_rate_bound_without_the_audits_metrics_measures_nothing_and_fails(tmp_
     done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], min_pass_rate=["0"], max_rate=["answered_insufficient=0.5"])
     assert done.code == 1
     assert ("audit answered_insufficient: no row with an insufficient context has sufficiency, abstention and completeness verdicts ok, "
-            "so the bound set on it (--max-rate) measured nothing") in done.text
+            "so the bound set on it (--max-rate) measured nothing: this run does not judge abstention and completeness "
+            "(add -m abstention -m completeness)") in done.text  # it did not say which metric was missing
 
 
 def test_an_unknown_rate_is_refused_with_exit_2(tmp_path, run_score):
