@@ -6,11 +6,24 @@ Wilcoxon's tests themselves are ``ragjudge.compare``'s.
 
 from __future__ import annotations
 
+from typing import Any
+
 CONFIDENCE = 0.95  # the intervals' level
 RESAMPLES = 9999  # bootstrap resamples per interval (scipy's default)
 SEED = 0  # the bootstrap's seed: the same tables give the same intervals
 CORRECTIONS = ("holm", "bh")  # across the slices of --by: Holm's step-down (the family-wise error), Benjamini-Hochberg (the false discovery rate)
 ALPHA = 0.05  # the level a slice's change is called significant at when --alpha is not given
+
+
+def generator(function: Any, seed: int) -> dict[str, Any]:
+    """``function``'s keyword for a seeded ``numpy.random.Generator``: ``rng`` from scipy 1.15 (SPEC 7),
+    ``random_state`` before it (scipy 1.13 and 1.14, which the declared range allows)."""
+    import inspect
+
+    import numpy as np
+
+    name = "rng" if "rng" in inspect.signature(function).parameters else "random_state"
+    return {name: np.random.default_rng(seed)}
 
 
 def paired_interval(before: list[float], after: list[float], *, resamples: int = RESAMPLES, seed: int = SEED) -> list[float] | None:
@@ -33,7 +46,7 @@ def paired_interval(before: list[float], after: list[float], *, resamples: int =
     # the rows' differences as one sample: the same resampled rows as bootstrap((x, y), ..., paired=True) draws with the
     # same generator (scipy resamples the row indices of paired samples as one sample), half the indexing
     found = bootstrap((differences,), np.mean, vectorized=True, n_resamples=resamples, batch=max(1, 2_000_000 // len(x)),
-                      confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(seed))
+                      confidence_level=CONFIDENCE, method="percentile", **generator(bootstrap, seed))
     return [float(found.confidence_interval.low), float(found.confidence_interval.high)]
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from conftest import write_jsonl
+from ragjudge.significance import generator
 
 
 def _sliced() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -98,7 +99,7 @@ def test_every_change_has_the_interval_of_scipys_bootstrap_with_the_same_seed():
     def expected(x, y):
         found = bootstrap((np.asarray(x, float), np.asarray(y, float)), lambda b, a, axis=-1: np.mean(a - b, axis=axis), paired=True,
                           vectorized=True, n_resamples=RESAMPLES, confidence_level=0.95, method="percentile",
-                          rng=np.random.default_rng(SEED))
+                          **generator(bootstrap, SEED))
         return [found.confidence_interval.low, found.confidence_interval.high]
 
     report = compare(base, cur, by="source")
