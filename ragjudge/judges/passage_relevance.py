@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from ragjudge.ranking import DEFAULT_AT_K
 from ragjudge.strict import Strict
 from ragjudge.types import PREDICATE, Question
 from ragjudge.judges.base import (
@@ -99,7 +100,7 @@ class PassageRelevanceSettings(Strict):
 
     k: int = Field(3, ge=1, description="the k of the row's score: precision@k, the share of the first k passages judged relevant "
                                         "(a row of fewer passages divides by k, as trec_eval's P@k does)")
-    at_k: list[int] = Field([1, 3, 5], description="the ks of the columns passage_relevance_precision_at_K, each a whole number >= 1")
+    at_k: list[int] = Field(list(DEFAULT_AT_K), description="the ks of the columns passage_relevance_precision_at_K (and, with per-passage labels, passage_relevance_ndcg_at_K and _recall_at_K), each a whole number >= 1; --at-k 1,3,5")
     yes_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="a passage is relevant when P(true) at its 'relevant' token, "
                                                                           "read from token log-probabilities, is at least this (0..1); "
                                                                           "null: the written mark")
