@@ -247,3 +247,32 @@ def test_render_shows_a_decision_models_request(run_cli):
     body = json.loads(result.stdout.split("\n", 2)[2])
     assert body["model"] == "jev-latest" and list(body["questions"]) == ["sufficiency"]
     assert sorted(body["state"]) == ["context", "expected_response", "request"]
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_passage_relevance_asks_a_predicate_per_passage_in_the_rows_one_request_with_sufficiency(fake, model):
+    fake.p_yes = 0.7
+    fake.decision_p_question = {"passage_relevance.passage_1": 0.2, "passage_relevance.passage_2": 0.9, "passage_relevance.passage_3": 0.55}
+    frame = pd.DataFrame([{"request": f"Who founded harbour {i}?", "context": ["Rain fell.", f"Asta founded harbour {i}.", "It is old."]}
+                          for i in range(2)])
+    out = score(fake, model, frame, metrics=("sufficiency", "passage_relevance"))
+    assert fake.decision_calls == 2  # one request a row carries both metrics' questions
+    body = fake.requests[0]
+    assert questions_of(body) == ["passage_relevance.passage_1", "passage_relevance.passage_2", "passage_relevance.passage_3", "sufficiency"]
+    state = body["state"] if "state" in body else json.loads(body["input"])
+    assert sorted(state) == ["context", "request"] and state["context"][1] == "Asta founded harbour 0."
+    assert out["passage_relevance_status"].tolist() == ["ok", "ok"] and out["sufficiency_probability"].tolist() == [0.7, 0.7]
+    assert out["passage_relevance_p_relevant"].iloc[0] == ["0.200", "0.900", "0.550"]  # each passage's P(relevant), in order
+    assert out["passage_relevance_verdicts"].iloc[0] == ["no", "yes", "yes"]  # relevant at P >= 0.5
+    assert out["passage_relevance_first_relevant"].tolist() == [2, 2]
+    assert out["passage_relevance_precision_at_3"].iloc[0] == pytest.approx(2 / 3)
+
+
+def test_passage_relevance_under_a_decision_model_follows_yes_threshold_and_a_refusal_is_its_error(fake):
+    fake.decision_p_question = {"passage_relevance.passage_1": 0.2, "passage_relevance.passage_2": 0.9, "passage_relevance.passage_3": 0.55}
+    frame = pd.DataFrame([{"request": "Who founded it?", "context": ["a", "b", "c"]}])
+    out = score(fake, "systemone/jev-latest", frame, metrics=("passage_relevance",), passage_relevance={"yes_threshold": 0.6})
+    assert out["passage_relevance_verdicts"].iloc[0] == ["no", "yes", "no"]
+    fake.decision_refuse = {"passage_relevance.passage_2"}
+    out = score(fake, "openai-decisions/gpt-6-luna", frame, metrics=("passage_relevance",))
+    assert out["passage_relevance_status"].iloc[0] == "error" and out["passage_relevance_error"].iloc[0] == Reason.REFUSED.value

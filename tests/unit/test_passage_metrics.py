@@ -252,8 +252,7 @@ def test_the_summary_gives_the_k_distribution_and_the_tokens_a_top_k_would_save(
     assert f"sufficient by k = {golds[-1]}; the retriever returned 10 passages" in line and "never sufficient 1 row (0.10)" in line
 
 
-def test_passage_relevance_has_one_predicate_per_passage_ready_for_a_decision_model():
-    # not sent yet: a Call carries messages only until the decision-model protocol lands (issue 61)
+def test_passage_relevance_calls_carry_one_predicate_per_passage_for_a_decision_model():
     from ragjudge.judges.passage_relevance import PassageRelevanceJudge
     from ragjudge.records import EvalRecord, Passage
     from ragjudge.settings import load_config
@@ -261,9 +260,9 @@ def test_passage_relevance_has_one_predicate_per_passage_ready_for_a_decision_mo
 
     judge = PassageRelevanceJudge(load_config(None).judge)
     call = judge.prepare(EvalRecord(0, request="Who?", passages=[Passage("a"), Passage("b"), Passage("c")]))
-    questions = judge.questions(call)
-    assert [q.id for q in questions] == ["passage_1", "passage_2", "passage_3"] and {q.kind for q in questions} == {PREDICATE}
-    assert "passage 2" in questions[1].instructions
+    assert [q.id for q in call.questions] == ["passage_relevance.passage_1", "passage_relevance.passage_2", "passage_relevance.passage_3"]
+    assert {q.kind for q in call.questions} == {PREDICATE} and "passage 2 of `context`" in call.questions[1].instructions
+    assert call.state == {"request": "Who?", "context": ["a", "b", "c"]} and judge.questions(call) == call.questions
 
 
 @pytest.mark.parametrize("metric", ["passage_relevance", "sufficient_k"])
