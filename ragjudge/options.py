@@ -66,6 +66,7 @@ FLAG_TABLE: tuple[Flag, ...] = (
     Flag("gate.max_rate", "--max-rate", "max_rate", "numbers"),
     Flag("gate.target_accuracy", "--target-accuracy", "target_accuracy"),
     Flag("gate.app_confidence", "--app-confidence", "app_confidence"),
+    Flag("gate.audit", "--audit", "audit", "list"),
     Flag("labels", "--labels", "labels", "texts"),
     Flag("passage_relevance.at_k", "--at-k", "at_k", "ks"),
     Flag("gate.gate_on", "--gate-on", "gate_on"),
