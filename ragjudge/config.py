@@ -49,6 +49,7 @@ METRICS: tuple[str, ...] = _metrics.names()
 """The built-in metrics, each a section of the config named after it: ``ragjudge.metrics.BUILT_IN``,
 the one registry (its judges, in this order)."""
 DEFAULT_METRICS: tuple[str, ...] = _metrics.defaults()
+AUDIT_METRICS = ("sufficiency", "abstention", "completeness")  # the abstention audit's (ragjudge.audit.METRICS)
 """The built-in metrics a run judges when none is named (``Metric.default``); the gate's default
 bounds and a single ``min_pass_rate`` number name these, and any other metric the config names."""
 FIELDS: tuple[str, ...] = ("id", "request", "context", "expected_facts", "expected_response", "response")
@@ -366,6 +367,11 @@ class GateSettings(_Strict):
                                           description="the abstention audit's selective-generation curve: the accuracy among answered "
                                                       "rows asked for; the summary names the lowest threshold on the score that reaches it "
                                                       "(0..1]; null: the curve alone")
+    audit: list[Literal["abstention"]] = Field(default_factory=list,
+                                               description="audits to run: abstention (--audit abstention) turns the abstention audit on, "
+                                                           "adding to the metrics those of sufficiency, abstention and completeness not "
+                                                           "named (a note says which); the audit is on without it whenever the run judges "
+                                                           "all three")
     app_confidence: str | None = Field(None, description="the input column holding the application's own confidence in its response "
                                                          "(a number per row): the score of the abstention audit's curve in place of the "
                                                          "sufficiency probability; null: the sufficiency probability")
@@ -583,6 +589,18 @@ class _RawConfigBase(_Strict):
     @classmethod
     def _no_repeats(cls, value: list[str]) -> list[str]:
         return list(dict.fromkeys(value))
+
+    @model_validator(mode="after")
+    def _audit_metrics(self) -> Self:
+        # gate.audit: [abstention] (--audit abstention) judges the audit's metrics the run does not name; which were
+        # added is a note. Set without validation so that ``metrics`` stays unset where it was (bounds_set reads that)
+        if "abstention" in self.gate.audit:
+            missing = [m for m in AUDIT_METRICS if m not in self.metrics]
+            if missing:
+                self.__dict__["metrics"] = [*self.metrics, *missing]
+                self._notes = [*self._notes, f"note: --audit abstention added {', '.join(missing)} to the metrics (the audit judges "
+                                             "sufficiency, abstention and completeness)"]
+        return self
 
     def updated(self, overrides: dict[str, Any]) -> Self:
         """A copy (of the same class) with ``overrides`` applied (the keywords ``load_config``

@@ -35,6 +35,7 @@ from ragjudge import audit as _audit
 from ragjudge.panel import PANEL
 from ragjudge.calibration import blank, label_pass
 from ragjudge.errors import InputError
+from ragjudge.ranking import DEFAULT_AT_K, METRIC as PER_PASSAGE, grades
 
 TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
 
@@ -122,7 +123,17 @@ def metric_summary(config: Any, metric: str, threshold: float, prompt_version: s
                          max_skip_rate=config.gate.skip_ceiling(metric), prompt_version=prompt_version, bounds=config.bounds_set(metric),
                          label_column=config.labels.get(metric), binary=scale == (0.0, 1.0), label_scale=scale,
                          label_threshold=_label_threshold(config, metric), gate_on=config.gate.gates_on(metric),
-                         few_labels=config.gate.few_labels)
+                         few_labels=config.gate.few_labels, rank_ks=rank_ks(config, metric))
+
+
+def rank_ks(config: Any, metric: str) -> tuple[int, ...]:
+    """The ks of nDCG@k and recall@k (``passage_relevance.at_k``) when ``metric`` is passage_relevance
+    with a labels column (per-passage labels, ``ragjudge.ranking``); () otherwise."""
+    if metric != PER_PASSAGE or not (getattr(config, "labels", None) or {}).get(metric):
+        return ()
+    options = getattr(config, metric, None)
+    ks = (options.get("at_k") if isinstance(options, dict) else getattr(options, "at_k", None)) or DEFAULT_AT_K
+    return tuple(sorted({int(k) for k in ks}))
 
 
 def label_cells(frame: Any, config: Any, metrics: Sequence[str]) -> list[list[Any]] | None:
@@ -395,6 +406,13 @@ def check_labels(config: Any, frame: Any, name: str = "input", metrics: Sequence
             close = difflib.get_close_matches(column, columns, n=1)  # --labels sufficiency=humna: the column meant first
             raise InputError(f"--labels {metric}={column}: {name} has no column '{column}' (labels.{metric}); its columns: "
                              f"{', '.join(columns)}" + (f"; did you mean '{close[0]}'?" if close else ""))
+        if metric == PER_PASSAGE:  # a list of grades per passage, in retrieved order
+            for position, cell in enumerate(row_ids(frame, column)):
+                if not blank(cell) and grades(cell) is None:
+                    raise InputError(f"--labels {metric}={column}: row {position + 1} of {name} holds {cell!r}, not a list of one "
+                                     "relevance grade per passage (0/1, or graded 0..3, in retrieved order); fix the column or leave "
+                                     "the cell empty (an unlabelled row)")
+            continue
         low, high = (float(v) for v in config.scale(metric))
         binary, mark = (low, high) == (0.0, 1.0), config.label_threshold(metric)
         for position, cell in enumerate(row_ids(frame, column)):  # a label of the wrong kind, in the rows read first

@@ -58,6 +58,8 @@ class FakeDecisions:
         # a predicate's P(yes) per request: a function of the request's input as text (OpenAI's ``input``, System One's
         # ``state``, JSON text where it is not a string) -> a probability, or None for ``p_yes`` (tests give rows their own P)
         self.decision_p_yes: Any = None
+        # a predicate's P(yes) by its question's name (``passage_relevance.passage_2``), over ``decision_p_yes`` and ``p_yes``
+        self.decision_p_question: dict[str, float] = {}
 
     def _decision_routes(self, app: Any) -> None:
         app.router.add_post("/v1/decisions", self._decisions)
@@ -137,7 +139,8 @@ class FakeDecisions:
         if name is not None and name in self.decision_refuse:
             return {"type": "refusal", "name": name}
         if q["type"] == "predicate":
-            return {"type": "predicate", "name": name, "probability": self.p_yes if p_yes is None else p_yes}
+            p = self.decision_p_question.get(name, self.p_yes if p_yes is None else p_yes)
+            return {"type": "predicate", "name": name, "probability": p}
         if q["type"] == "choice":
             ps = spread([7.0] + [3.0 / (len(q["choices"]) - 1)] * (len(q["choices"]) - 1))
             return {"type": "choice", "name": name, "choice": q["choices"][0]["value"], "confidence": max(ps),
@@ -178,7 +181,8 @@ class FakeDecisions:
             return self._detail(web, 400, {"error_type": "max_tokens_exceeded"})
         if self.decision_replies:
             return self._reply(web, self.decision_replies.popleft(), headers={"x-typesafe-request-id": f"req_fake_{self.calls}"})
-        answers = {key: self._systemone_answer(q, self._p_yes_of(body.get("state"))) for key, q in body["questions"].items()}
+        answers = {key: self._systemone_answer(q, self.decision_p_question.get(key, self._p_yes_of(body.get("state"))))
+                   for key, q in body["questions"].items()}
         usage = {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": 4 * len(answers)}
         return self._reply(web, {"model": JEV_MODELS.get(model, model), "answers": answers, "usage": usage},
                            headers={"x-typesafe-request-id": f"req_fake_{self.calls}"})

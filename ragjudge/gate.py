@@ -24,6 +24,7 @@ from ragjudge.types import Reason, Usage
 from ragjudge.diagnosis import shares
 from ragjudge.panel import PanelCounts, members_of
 from ragjudge.prefixes import PrefixCounts
+from ragjudge.ranking import RankCounts, figures as rank_figures, grades
 from ragjudge.cascade import CascadeCounts, cascade_of
 
 EXIT_INTERRUPTED = 130
@@ -76,6 +77,8 @@ class MetricSummary:
     gate_on: str = "judge"  # gate.gate_on: what min_pass_rate gates on (judge, or the corrected interval's lower bound)
     few_labels: str = "fail"  # gate.few_labels: with too few labels for an interval, fail (fail) or gate on the judge (judge)
     panel: PanelCounts | None = None  # with a panel of judges (judge.panel): each member's counts, their agreement and kappa
+    rank_ks: tuple[int, ...] = ()  # passage_relevance with per-passage labels: the ks of nDCG@k and recall@k (ragjudge.ranking)
+    ranks: RankCounts | None = None  # passage_relevance with per-passage labels: the sums of the rows' nDCG@k and recall@k
     prefixes: PrefixCounts | None = None  # sufficient_k: rows per smallest sufficient k, tokens a top-k saves (ragjudge.prefixes)
     probability: ProbabilityStats = field(default_factory=ProbabilityStats)  # ok verdicts' probabilities; with labels, the calibration curve
     cascade: CascadeCounts | None = None  # with a cascade (judge.cascade): per stage the rows judged and decided, calls, cost
@@ -176,6 +179,9 @@ class MetricSummary:
         its ok ``verdict`` (``ragjudge.calibration``): the pass, and the score on a scale."""
         if self.label_column is None:
             return
+        if self.rank_ks:  # a list of grades per passage (passage_relevance): nDCG@k and recall@k, no pass to correct
+            self._add_ranks(verdict, label)
+            return
         if verdict.status != "ok":  # no verdict to correct: the label is left out, and counted
             if not blank(label):
                 if verdict.status == "skipped":
@@ -192,10 +198,25 @@ class MetricSummary:
         if not self.binary:
             self.label_score.add(float(verdict.score), label_rating(label, self.label_scale))
 
+    def _add_ranks(self, verdict: Any, label: Any) -> None:
+        """Count one ok row's per-passage ``label`` (grades in retrieved order): its nDCG@k and
+        recall@k for each k of ``rank_ks``; a cell that is no list of grades, or that has as many
+        grades as the verdict has passages, counts as unreadable."""
+        if verdict.status != "ok" or blank(label):
+            return
+        if self.ranks is None:
+            self.ranks = RankCounts()
+        found = grades(label)
+        judged = (verdict.details or {}).get("relevant") if isinstance(verdict.details, dict) else None
+        if found is None or (judged is not None and len(judged) != len(found)):
+            self.ranks.unreadable += 1
+            return
+        self.ranks.add(rank_figures(found, list(self.rank_ks)))
+
     def corrected(self) -> dict[str, Corrected] | None:
         """The label-corrected pass rate (``pass_rate``) and, on a scale, mean score (``mean_score``);
-        None when the metric has no labels column."""
-        if self.label_column is None:
+        None when the metric has no labels column, or per-passage labels (``rank_ks``: no row pass to correct)."""
+        if self.label_column is None or self.rank_ks:
             return None
         found = {"pass_rate": self.label_pass.corrected()}
         if not self.binary:
@@ -227,6 +248,8 @@ class MetricSummary:
         merged.worst = sorted(self.worst + other.worst, key=lambda row: (row["score"], row["row"]))[:WORST_KEPT]
         merged.panel = self.panel.merge(other.panel) if self.panel is not None else other.panel
         merged.prefixes = self.prefixes.merge(other.prefixes) if self.prefixes is not None else other.prefixes
+        merged.rank_ks = self.rank_ks or other.rank_ks
+        merged.ranks = self.ranks.merge(other.ranks) if self.ranks is not None else other.ranks
         merged.cascade = self.cascade.merge(other.cascade) if self.cascade is not None else other.cascade
         return merged
 
@@ -292,6 +315,8 @@ class MetricSummary:
             **({"ground_truth": dict(sorted(self.ground_truth.items()))} if self.ground_truth else {}),
             **({"panel": self.panel.to_dict()} if self.panel is not None else {}),
             **({"sufficient_k": self.prefixes.to_dict()} if self.prefixes is not None else {}),
+            # passage_relevance against per-passage labels: the mean nDCG@k and recall@k of the labelled rows
+            **({"rank_labels": self.ranks.to_dict()} if self.ranks is not None else {}),
             # ok verdicts' probabilities (P(yes) / P(pass)): the mean, and with labels the calibration curve and Brier score
             **({"probability": self.probability.to_dict()} if self.probability.n else {}),
             **({"cascade": self.cascade.to_dict()} if self.cascade is not None else {}),
@@ -511,7 +536,7 @@ def _pass_rate_check(name: str, m: MetricSummary) -> Check:
     lower bound of the label-corrected pass rate's interval; too few labels fail it, or fall
     back to the judge's rate when ``few_labels: judge`` (the line says so)."""
     counts: dict[str, Any] = {"passed": m.passed, "ok": m.ok}
-    if m.gate_on == "corrected" and m.label_column is not None:
+    if m.gate_on == "corrected" and m.label_column is not None and not m.rank_ks:
         found = m.label_pass.corrected()
         counts.update(labelled=found.labelled, estimate=found.estimate, low=found.low, high=found.high, judge=m.pass_rate,
                       needed=found.needed, column=m.label_column)

@@ -45,7 +45,8 @@ class Flag:
     (``--max-cost``), the command's ``param`` name, and how its value becomes the key's:
     ``value`` as given (None: not given), ``list`` (a repeated option, empty: not given),
     ``numbers`` (METRIC=NUMBER pairs), ``texts`` (METRIC=TEXT pairs), ``rates`` (RATE or METRIC=RATE), ``columns``
-    (FIELD=COLUMN pairs), ``off`` (a switch that sets the key to False)."""
+    (FIELD=COLUMN pairs), ``off`` (a switch that sets the key to False), ``ks`` (whole numbers
+    separated by commas, ``1,3,5``)."""
 
     key: str
     option: str
@@ -65,7 +66,9 @@ FLAG_TABLE: tuple[Flag, ...] = (
     Flag("gate.max_rate", "--max-rate", "max_rate", "numbers"),
     Flag("gate.target_accuracy", "--target-accuracy", "target_accuracy"),
     Flag("gate.app_confidence", "--app-confidence", "app_confidence"),
+    Flag("gate.audit", "--audit", "audit", "list"),
     Flag("labels", "--labels", "labels", "texts"),
+    Flag("passage_relevance.at_k", "--at-k", "at_k", "ks"),
     Flag("gate.gate_on", "--gate-on", "gate_on"),
     Flag("cache.enabled", "--no-cache", "no_cache", "off"),
     Flag("cache.dir", "--cache-dir", "cache_dir"),
@@ -108,6 +111,19 @@ def number(value: str, flag: str) -> float:
         raise ConfigError(f"{flag}: '{value}' is not a number") from None
 
 
+def whole_numbers(value: Any, flag: str) -> list[int]:
+    """``1,3,5`` (or a library caller's list) -> ``[1, 3, 5]``; raises ``ConfigError`` naming ``flag``
+    for an item that is not a whole number >= 1."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    out = []
+    for item in items:
+        text = str(item).strip()
+        if not text.isdigit() or int(text) < 1:
+            raise ConfigError(f"{flag} expects whole numbers >= 1 separated by commas (e.g. 1,3,5), got '{value}'")
+        out.append(int(text))
+    return out
+
+
 def _put(tree: dict[str, Any], key: str, value: Any) -> None:
     *parents, last = key.split(".")
     for part in parents:
@@ -143,6 +159,9 @@ def overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
             texts = pairs(given or [], flag.option)
             if texts:
                 _put(over, flag.key, texts)
+        elif flag.kind == "ks":
+            if given is not None and given != "":
+                _put(over, flag.key, whole_numbers(given, flag.option))
         elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
             _put(over, flag.key, given)  # a library caller's single number: every metric
         elif flag.kind == "rates":
@@ -228,6 +247,9 @@ def flag_assignments(options: dict[str, Any]) -> tuple[list[Assignment], frozens
             out += [Assignment(f"{flag.key}.{k}", number(v, flag.option), flag.option) for k, v in pairs(given or [], flag.option).items()]
         elif flag.kind == "texts":
             out += [Assignment(f"{flag.key}.{k}", v, flag.option) for k, v in pairs(given or [], flag.option).items()]
+        elif flag.kind == "ks":
+            if given is not None and given != "":
+                out.append(Assignment(flag.key, whole_numbers(given, flag.option), flag.option))
         elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
             out.append(Assignment(flag.key, given, flag.option))  # a library caller's single number: every metric
         elif flag.kind == "rates":

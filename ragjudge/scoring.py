@@ -46,7 +46,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragjudge import _loop, audit, diagnosis, local
-from ragjudge.counting import count_row, label_cells, label_passes, metric_summary
+from ragjudge.counting import count_row, label_cells, label_passes, metric_summary, rank_ks
+from ragjudge import ranking
 from ragjudge.gate import Summary
 from ragjudge.model import AHEAD, CANCELLED, Ledger, PanelModel, model_for
 from ragjudge.cascade import STAGE_COLUMNS, CascadeModel, decide as cascade_decide, escalation, stage_label, stage_values
@@ -264,6 +265,9 @@ class Scorer:
                     for suffix, kind in PANEL_COLUMNS.items():
                         types[f"{judge.name}_panel_{member.label}_{suffix}"] = kind
             types.update(judge.columns())
+            for name in (ranking.NDCG, ranking.RECALL):  # passage_relevance against per-passage labels
+                for k in rank_ks(self.config, judge.name):
+                    types[f"{judge.name}_{name}_at_{k}"] = "float64"
         if self._diagnosed():
             types[diagnosis.COLUMN] = "string"
         if self._audited():
@@ -756,6 +760,7 @@ class Scorer:
             extra = [judge.values(v) for v in column]
             for key in judge.columns():
                 values[key] = [item.get(key) for item in extra]
+            values.update(self._rank_values(judge.name, frame, records, column, notes))
             for key, items in values.items():
                 columns[key] = _pandas_array(items, types[key])
         diagnosed = None
@@ -785,6 +790,31 @@ class Scorer:
         if summary.rows_with_removed_instructions and resolved:
             notes.append(removed_note(summary.rows_with_removed_instructions))
         return Scored(out, summary, notes)
+
+    def _rank_values(self, metric: str, frame: Any, records: list[EvalRecord], column: list[Verdict], notes: list[str]) -> dict[str, list[Any]]:
+        """``metric``'s nDCG@k and recall@k per row against its per-passage labels (``--labels
+        passage_relevance=COL``, ``ragjudge.ranking``), for each k of ``at_k``: null on a row not judged
+        ok, unlabelled, or whose label list is not one grade per passage (a note names the first such)."""
+        ks = rank_ks(self.config, metric)
+        if not ks or frame is None:
+            return {}
+        cells = [row[0] for row in label_cells(frame, self.config, [metric]) or [[None]] * len(records)]
+        out: dict[str, list[Any]] = {f"{metric}_{name}_at_{k}": [] for name in (ranking.NDCG, ranking.RECALL) for k in ks}
+        mismatched = []
+        for record, verdict, cell in zip(records, column, cells):
+            found = None if verdict.status != OK else ranking.grades(cell)
+            if found is not None and len(found) != len(record.passages):
+                mismatched.append(f"{record.id if record.id is not None else f'row {record.index + 1}'} "
+                                  f"({len(found)} grades, {len(record.passages)} passages)")
+                found = None
+            figures = ranking.figures(found, list(ks)) if found is not None else None
+            for name in (ranking.NDCG, ranking.RECALL):
+                for k in ks:
+                    out[f"{metric}_{name}_at_{k}"].append(None if figures is None else figures[name][k])
+        if mismatched:
+            notes.append(f"--labels {metric}={self.config.labels[metric]}: {len(mismatched)} row(s) hold a label list that is not one "
+                         f"grade per passage, so no nDCG@k or recall@k: {', '.join(mismatched[:5])}")
+        return out
 
     def new_summary(self) -> Summary:
         """An empty ``Summary`` of this scorer's metrics, thresholds and gate settings."""

@@ -253,3 +253,64 @@ def test_render_shows_a_decision_models_request(run_cli):
     body = json.loads(result.stdout.split("\n", 2)[2])
     assert body["model"] == "jev-latest" and list(body["questions"]) == ["sufficiency"]
     assert sorted(body["state"]) == ["context", "expected_response", "request"]
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_passage_relevance_asks_a_predicate_per_passage_in_the_rows_one_request_with_sufficiency(fake, model):
+    fake.p_yes = 0.7
+    fake.decision_p_question = {"passage_relevance.passage_1": 0.2, "passage_relevance.passage_2": 0.9, "passage_relevance.passage_3": 0.55}
+    frame = pd.DataFrame([{"request": f"Who founded harbour {i}?", "context": ["Rain fell.", f"Asta founded harbour {i}.", "It is old."]}
+                          for i in range(2)])
+    out = score(fake, model, frame, metrics=("sufficiency", "passage_relevance"))
+    assert fake.decision_calls == 2  # one request a row carries both metrics' questions
+    body = fake.requests[0]
+    assert questions_of(body) == ["passage_relevance.passage_1", "passage_relevance.passage_2", "passage_relevance.passage_3", "sufficiency"]
+    state = body["state"] if "state" in body else json.loads(body["input"])
+    assert sorted(state) == ["context", "request"] and state["context"][1] == "Asta founded harbour 0."
+    assert out["passage_relevance_status"].tolist() == ["ok", "ok"] and out["sufficiency_probability"].tolist() == [0.7, 0.7]
+    assert out["passage_relevance_p_relevant"].iloc[0] == ["0.200", "0.900", "0.550"]  # each passage's P(relevant), in order
+    assert out["passage_relevance_verdicts"].iloc[0] == ["no", "yes", "yes"]  # relevant at P >= 0.5
+    assert out["passage_relevance_first_relevant"].tolist() == [2, 2]
+    assert out["passage_relevance_precision_at_3"].iloc[0] == pytest.approx(2 / 3)
+
+
+def test_passage_relevance_under_a_decision_model_follows_yes_threshold_and_a_refusal_is_its_error(fake):
+    fake.decision_p_question = {"passage_relevance.passage_1": 0.2, "passage_relevance.passage_2": 0.9, "passage_relevance.passage_3": 0.55}
+    frame = pd.DataFrame([{"request": "Who founded it?", "context": ["a", "b", "c"]}])
+    out = score(fake, "systemone/jev-latest", frame, metrics=("passage_relevance",), passage_relevance={"yes_threshold": 0.6})
+    assert out["passage_relevance_verdicts"].iloc[0] == ["no", "yes", "no"]
+    fake.decision_refuse = {"passage_relevance.passage_2"}
+    out = score(fake, "openai-decisions/gpt-6-luna", frame, metrics=("passage_relevance",))
+    assert out["passage_relevance_status"].iloc[0] == "error" and out["passage_relevance_error"].iloc[0] == Reason.REFUSED.value
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_abstention_asks_one_predicate_about_the_request_and_response_in_the_rows_request(fake, model):
+    fake.p_yes = 0.7
+    fake.decision_p_question = {"abstention": 0.9}
+    out = score(fake, model, rows(2), metrics=("sufficiency", "completeness", "abstention"))
+    assert fake.decision_calls == 2  # the row's three metrics in one request
+    body = fake.requests[0]
+    assert questions_of(body) == ["abstention", "completeness", "sufficiency", "sufficiency.fact_1", "sufficiency.fact_2"]
+    state = body["state"] if "state" in body else json.loads(body["input"])
+    assert sorted(state) == ["context", "expected_facts", "request", "response"]
+    assert out["abstention_probability"].tolist() == [0.9, 0.9] and out["abstention_score"].tolist() == [1.0, 1.0]
+    assert out["abstention_passed"].tolist() == [True, True]  # declined at P(yes) >= 0.5
+    assert out["audit"].tolist() == ["sufficient_abstained"] * 2
+
+
+@pytest.mark.parametrize(("p_yes", "threshold", "declined"), [(0.3, None, 0.0), (0.3, 0.25, 1.0), (0.8, 0.85, 0.0)])
+def test_abstention_under_a_decision_model_follows_yes_threshold_alone_asking_request_and_response(fake, p_yes, threshold, declined):
+    fake.p_yes = p_yes
+    options = {} if threshold is None else {"abstention": {"yes_threshold": threshold}}
+    out = score(fake, "systemone/jev-latest", rows(1), metrics=("abstention",), **options)
+    assert out["abstention_score"].tolist() == [declined] and out["abstention_probability"].tolist() == [p_yes]
+    body = fake.requests[0]
+    assert sorted(body["state"]) == ["request", "response"] and list(body["questions"]) == ["abstention"]
+    assert "decline to answer `request`" in body["questions"]["abstention"]["instructions"]
+
+
+def test_abstention_skips_a_row_without_a_response_and_sends_nothing_for_it(fake):
+    frame = pd.DataFrame([{"request": "Where?", "context": ["Paris."], "response": None}])
+    out = score(fake, "openai-decisions/gpt-6-luna", frame, metrics=("abstention",), gate={"max_skip_rate": 1.0})
+    assert out["abstention_status"].tolist() == ["skipped"] and fake.decision_calls == 0

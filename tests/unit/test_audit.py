@@ -181,3 +181,41 @@ def test_a_scored_table_read_back_counts_the_same_audit(tmp_path, run_score):
     again = summarize(pd.read_parquet(out), config, METRICS).audit
     assert again.counts == done.result.summary.audit.counts == BUILT
     assert again.rate("abstained_sufficient") == (2, 10) and again.max_rate == {"abstained_sufficient": 0.1}
+
+
+def test_audit_abstention_turns_the_audit_on_adding_the_abstention_metric_with_a_note(tmp_path, run_score):
+    rows, built = build()
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), audit=["abstention"], output=str(out), summary_json=str(summary),
+                     min_pass_rate=["0"])  # no -m: the default metrics, sufficiency and completeness, then abstention
+    assert done.code == 0, done.text
+    assert "--audit abstention added abstention to the metrics" in done.text
+    assert [row["audit"] for row in read_jsonl(out)] == built
+    document = json.loads(summary.read_text())
+    assert set(document["metrics"]) == {"sufficiency", "completeness", "abstention"}
+    assert {name: cell["count"] for name, cell in document["audit"]["cells"].items()} == BUILT
+
+
+def test_audit_abstention_adds_every_audit_metric_the_run_does_not_name(tmp_path, run_score):
+    rows, built = build()
+    out = tmp_path / "out.jsonl"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], audit=["abstention"], output=str(out),
+                     min_pass_rate=["0"])
+    assert done.code == 0, done.text
+    assert "added abstention, completeness to the metrics" in done.text
+    assert [row["audit"] for row in read_jsonl(out)] == built
+
+
+def test_without_audit_abstention_two_of_the_three_metrics_make_no_audit(tmp_path, run_score):
+    rows, _ = build()
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency", "abstention"], output=str(out),
+                     summary_json=str(summary), min_pass_rate=["0"])
+    assert done.code == 0, done.text
+    assert "audit" not in read_jsonl(out)[0] and json.loads(summary.read_text()).get("audit") is None
+
+
+def test_an_unknown_audit_is_refused_with_exit_2(tmp_path, run_score):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), audit=["hallucination"])
+    assert done.code == 2 and "--audit" in done.text and "abstention" in done.text

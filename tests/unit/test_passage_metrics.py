@@ -252,8 +252,7 @@ def test_the_summary_gives_the_k_distribution_and_the_tokens_a_top_k_would_save(
     assert f"sufficient by k = {golds[-1]}; the retriever returned 10 passages" in line and "never sufficient 1 row (0.10)" in line
 
 
-def test_passage_relevance_has_one_predicate_per_passage_ready_for_a_decision_model():
-    # not sent yet: a Call carries messages only until the decision-model protocol lands (issue 61)
+def test_passage_relevance_calls_carry_one_predicate_per_passage_for_a_decision_model():
     from ragjudge.judges.passage_relevance import PassageRelevanceJudge
     from ragjudge.records import EvalRecord, Passage
     from ragjudge.settings import load_config
@@ -261,9 +260,9 @@ def test_passage_relevance_has_one_predicate_per_passage_ready_for_a_decision_mo
 
     judge = PassageRelevanceJudge(load_config(None).judge)
     call = judge.prepare(EvalRecord(0, request="Who?", passages=[Passage("a"), Passage("b"), Passage("c")]))
-    questions = judge.questions(call)
-    assert [q.id for q in questions] == ["passage_1", "passage_2", "passage_3"] and {q.kind for q in questions} == {PREDICATE}
-    assert "passage 2" in questions[1].instructions
+    assert [q.id for q in call.questions] == ["passage_relevance.passage_1", "passage_relevance.passage_2", "passage_relevance.passage_3"]
+    assert {q.kind for q in call.questions} == {PREDICATE} and "passage 2 of `context`" in call.questions[1].instructions
+    assert call.state == {"request": "Who?", "context": ["a", "b", "c"]} and judge.questions(call) == call.questions
 
 
 @pytest.mark.parametrize("metric", ["passage_relevance", "sufficient_k"])
@@ -292,3 +291,85 @@ def test_a_panel_combines_each_members_own_verdict(run_score, tmp_path, metric):
         assert rows[i][f"{metric}_score"] == statistics.median_low(scores)
         differ += len(set(scores)) > 1
     assert differ >= 1  # the members disagree on some row
+
+
+# -- passage_relevance against per-passage labels: nDCG@k and recall@k -------------------------
+
+def test_ndcg_and_recall_at_k_equal_sklearn_and_a_hand_worked_row():
+    from sklearn.metrics import ndcg_score
+
+    from ragjudge.ranking import ndcg_at, recall_at
+
+    grades = [0, 3, 1, 0, 2]
+    # by hand: DCG@3 = 0/1 + 3/log2(3) + 1/2; the ideal order 3, 2, 1: IDCG@3 = 3 + 2/log2(3) + 1/2
+    assert ndcg_at(grades, 3) == pytest.approx((3 / math.log2(3) + 0.5) / (3 + 2 / math.log2(3) + 0.5), abs=1e-12)
+    rng = random.Random(5)
+    for _ in range(200):
+        n = rng.randint(1, 12)
+        labels = [rng.choice([0, 0, 1, 2, 3]) for _ in range(n)]
+        if not any(labels):
+            assert ndcg_at(labels, 3) is None and recall_at(labels, 3) is None
+            continue
+        for k in (1, 3, 5, 10):
+            # the retrieved order as scores, highest first (no ties): sklearn's nDCG with linear gain
+            expected = ndcg_score([labels], [[n - i for i in range(n)]], k=k) if n > 1 else 1.0
+            assert ndcg_at(labels, k) == pytest.approx(expected, abs=1e-9)
+            assert recall_at(labels, k) == pytest.approx(sum(1 for g in labels[:k] if g) / sum(1 for g in labels if g), abs=1e-12)
+
+
+def test_labels_per_passage_give_ndcg_and_recall_per_row_and_their_means_in_the_summary(run_score, tmp_path, judge):
+    from ragjudge.ranking import ndcg_at, recall_at
+
+    rows = gold_rows(4, 5, seed=11)
+    graded = [[0, 1, 0, 0, 0], [2, 0, 3, 0, 1], [0, 0, 0, 0, 0], "[1, 0, 0, 0, 1]"]  # the last as JSON text, as a CSV cell holds it
+    for row, labels in zip(rows, graded):
+        row["human"] = labels
+    out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance"], min_pass_rate=["0"],
+                       labels=["passage_relevance=human"], at_k="1,3", output=str(out), summary_json=str(summary))
+    assert result.code == 0, result.text
+    written = read_jsonl(out)
+    as_lists = [json.loads(g) if isinstance(g, str) else g for g in graded]
+    for labels, row in zip(as_lists, written):
+        for k in (1, 3):
+            assert row[f"passage_relevance_ndcg_at_{k}"] == (None if not any(labels) else pytest.approx(ndcg_at(labels, k)))
+            assert row[f"passage_relevance_recall_at_{k}"] == (None if not any(labels) else pytest.approx(recall_at(labels, k)))
+        assert "passage_relevance_ndcg_at_5" not in row  # --at-k 1,3
+    assert written[0]["passage_relevance_ndcg_at_3"] == pytest.approx(1 / math.log2(3))  # the one relevant passage at rank 2
+    assert written[3]["passage_relevance_recall_at_3"] == 0.5
+    ranks = json.loads(summary.read_text())["metrics"]["passage_relevance"]["rank_labels"]
+    defined = [labels for labels in as_lists if any(labels)]  # the all-zero row has no nDCG: left out of the mean
+    assert ranks["labelled_rows"] == 4 and ranks["unreadable"] == 0
+    assert ranks["ndcg_at_3"] == {"mean": pytest.approx(sum(ndcg_at(g, 3) for g in defined) / 3), "rows": 3}
+    assert ranks["recall_at_1"] == {"mean": pytest.approx(sum(recall_at(g, 1) for g in defined) / 3), "rows": 3}
+    assert "corrected" not in json.loads(summary.read_text())["metrics"]["passage_relevance"]  # no row pass to correct
+
+
+def test_a_label_list_of_another_length_gives_no_ndcg_and_a_note(run_score, tmp_path, judge):
+    rows = gold_rows(2, 4, seed=2)
+    rows[0]["human"], rows[1]["human"] = [1, 0, 0], [0, 0, 1, 0]
+    out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance"], min_pass_rate=["0"],
+                       labels=["passage_relevance=human"], output=str(out), summary_json=str(summary))
+    assert result.code == 0, result.text
+    written = read_jsonl(out)
+    assert written[0]["passage_relevance_ndcg_at_3"] is None and written[1]["passage_relevance_ndcg_at_3"] == pytest.approx(0.5)
+    assert "1 row(s) hold a label list that is not one grade per passage" in result.text and "r0 (3 grades, 4 passages)" in result.text
+    ranks = json.loads(summary.read_text())["metrics"]["passage_relevance"]["rank_labels"]
+    assert ranks["labelled_rows"] == 1 and ranks["unreadable"] == 1
+
+
+def test_a_label_cell_that_is_no_list_of_grades_is_refused_with_exit_2(run_score, tmp_path, judge):
+    rows = gold_rows(2, 3)
+    rows[0]["human"], rows[1]["human"] = [1, 0, 0], "yes"
+    out = tmp_path / "out.jsonl"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["passage_relevance"], labels=["passage_relevance=human"],
+                       output=str(out))
+    assert result.code == 2 and "row 2 of" in result.text and "not a list of one relevance grade per passage" in result.text
+    assert judge.calls == 0
+
+
+@pytest.mark.parametrize("given", ["0,3", "1,x"])
+def test_at_k_that_is_not_whole_numbers_from_1_is_refused_with_exit_2(run_score, tmp_path, judge, given):
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", gold_rows(1, 3)), metric=["passage_relevance"], at_k=given)
+    assert result.code == 2 and "--at-k expects whole numbers >= 1" in result.text and judge.calls == 0
