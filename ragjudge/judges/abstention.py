@@ -75,6 +75,10 @@ class AbstentionJudge(Judge):
     description = "does the response decline to answer (says it does not know, asks for more, refuses)"
     Settings = AbstentionSettings
 
+    def asks_questions(self) -> bool:
+        """True: a decision model answers this metric's questions (``ragjudge.judges.questions``)."""
+        return True
+
     def prepare(self, record) -> Call | Verdict:
         """The row's one call, or a skipped ``Verdict`` when it has no response. A decision model
         reads the call's one predicate (``question``) about its ``request`` and ``response``."""

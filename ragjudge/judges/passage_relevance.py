@@ -137,6 +137,10 @@ class PassageRelevanceJudge(Judge):
     mlflow_name = "retrieval_relevance"  # MLflow's RetrievalRelevance scorer's feedback
     Settings = PassageRelevanceSettings
 
+    def asks_questions(self) -> bool:
+        """True: a decision model answers this metric's questions (``ragjudge.judges.questions``)."""
+        return True
+
     def prepare(self, record: Any) -> Call | Verdict:
         """The call judging every passage of ``record``, or a verdict without a call: an error
         for an unusable context, skipped for no request or no context, and 0.0 (ok, no passage
