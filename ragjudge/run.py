@@ -222,7 +222,7 @@ class ScoreRequest:
                       markdown=self.markdown, html=self.html, baseline=self.baseline,
                       gates_without_baseline=self.max_regressions is not None or self.max_drop is not None,
                       id_column=config.columns.id or "id", names=names, id_required=config.columns.id is not None,
-                      metrics=list(config.metrics), labels=dict(config.labels))
+                      metrics=list(config.metrics), labels=dict(config.labels), to_label=self.to_label)
         if self.baseline and source not in ("", "-"):
             self._check_input_ids(source, config.columns.id or "id")
         if self.output is None:
@@ -239,7 +239,7 @@ class ScoreRequest:
             raise ConfigError(f"{names.about('to_label', self.to_label)} writes the rows a cascade's last stage is still unsure of: "
                               f"give the cascade ({'--cascade FIRST,THEN' if self.cli else 'judge.cascade'}), or leave it out "
                               f"(ragjudge calibrate --suggest N lists the rows one judge is least sure of)")
-        if self.to_label is not None and self.to_label in (self.output, "-"):
+        if self.to_label == "-":  # the input and the other outputs: check_outputs above (one file by its resolved path)
             raise ConfigError(f"{names.about('to_label', self.to_label)}: name a file of its own for the rows to label")
         check_engine(self.engine, self.ray_actors, names)
         if self.engine == "ray" and config.judge.cascade:
@@ -365,7 +365,7 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
     request.check(config)
     step_summary = request.step_summary
     problem = step_summary_problem(request.name, request.output, request.summary_json, request.junit, request.markdown,
-                                   request.html) if step_summary else None
+                                   request.html, request.to_label) if step_summary else None
     if problem:
         step_summary = False
         if on_event:

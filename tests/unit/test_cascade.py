@@ -311,3 +311,40 @@ def test_the_markdown_summary_has_the_cascade_lines(run_score, tmp_path, judge):
     text = markdown.read_text()
     assert "sufficiency: cascade fake_cheap judged 10, decided 0 (10 calls" in text
     assert "sufficiency: cascade escalated 10 of 10 rows (1.00)" in text
+
+
+def test_to_label_naming_the_input_is_refused_before_any_call(run_score, tmp_path, judge):
+    # a bad-input trial's find: --to-label naming the input emptied it, exit 0
+    source = write_jsonl(tmp_path / "victim.jsonl", rows(6))
+    before = open(source, "rb").read()
+    out = tmp_path / "out.jsonl"
+    result = run_score(str(source), metric=["sufficiency"], output=str(out), to_label=str(source),
+                       set_=[f"judge.cascade={CHEAP},{STRONG}"])
+    assert result.code == 2
+    assert result.error == f"--to-label {source} is also the input; the rows to label would replace it: give it another name"
+    assert open(source, "rb").read() == before and not out.exists() and judge.calls == 0
+
+
+def test_to_label_and_an_output_are_compared_as_resolved_paths(run_score, tmp_path, judge, monkeypatch):
+    # a bad-input trial's find: --to-label ./out6.jsonl -o out6.jsonl passed (strings compared) and wiped the table
+    monkeypatch.chdir(tmp_path)
+    write_jsonl(tmp_path / "in.jsonl", rows(6))
+    for to_label, output in (("./out6.jsonl", "out6.jsonl"), (str(tmp_path / "out6.jsonl"), "out6.jsonl")):
+        result = run_score("in.jsonl", metric=["sufficiency"], output=output, to_label=to_label, set_=[f"judge.cascade={CHEAP},{STRONG}"])
+        assert result.code == 2 and result.error == f"--to-label {to_label} is also -o; one would replace the other: give it another name"
+    result = run_score("in.jsonl", metric=["sufficiency"], output="out.jsonl", to_label="./in.jsonl", set_=[f"judge.cascade={CHEAP},{STRONG}"])
+    assert result.code == 2 and "is also the input" in result.error
+    assert judge.calls == 0 and not (tmp_path / "out6.jsonl").exists()
+
+
+def test_same_file_follows_links_and_resolves_paths_not_yet_written(tmp_path, monkeypatch):
+    import os
+
+    from ragjudge.options import same_file
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.jsonl").write_text("{}\n")
+    os.symlink(tmp_path / "a.jsonl", tmp_path / "link.jsonl")
+    os.link(tmp_path / "a.jsonl", tmp_path / "hard.jsonl")
+    assert same_file("link.jsonl", "a.jsonl") and same_file("hard.jsonl", "./a.jsonl")
+    assert same_file("./new.jsonl", str(tmp_path / "new.jsonl")) and not same_file("new.jsonl", "a.jsonl")
