@@ -511,7 +511,7 @@ def _calibrate_cascade(frame: Any, settings: Any, wanted: dict[str, str], target
                        output: str, config: str | None, given: dict[str, Any], sets: list[str], asked: bool) -> None:
     """calibrate --cascade: the band fitted (``ragjudge.cascade_fit``), printed, and written as
     judge.cascade_band into the config at ``output`` (exit 1, nothing written, when the target
-    cannot be met)."""
+    cannot be met or the labels cannot be fitted: one class, ``cascade_fit.NotFitted``)."""
     import yaml
 
 
@@ -520,7 +520,13 @@ def _calibrate_cascade(frame: Any, settings: Any, wanted: dict[str, str], target
     if len(wanted) > 1:
         raise ConfigError("--cascade fits one band, for one metric: give one --labels METRIC=COLUMN")
     metric, column = next(iter(wanted.items()))
-    found = cascade_fit.band_of(frame, settings, metric, column, target=target, max_escalate=budget, folds=folds or decisions.FOLDS)
+    try:
+        found = cascade_fit.band_of(frame, settings, metric, column, target=target, max_escalate=budget, folds=folds or decisions.FOLDS)
+    except cascade_fit.NotFitted as refused:  # as calibrate refuses labels of one class: nothing written, exit 1
+        for line in refused.lines():
+            typer.echo(line)
+        typer.echo("nothing written: the labels could not be fitted (see above)")
+        raise typer.Exit(1) from None
     for line in cascade_fit.fit_lines(metric, found, target, budget):
         typer.echo(line)
     if not found.met:

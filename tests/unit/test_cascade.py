@@ -348,3 +348,20 @@ def test_same_file_follows_links_and_resolves_paths_not_yet_written(tmp_path, mo
     os.link(tmp_path / "a.jsonl", tmp_path / "hard.jsonl")
     assert same_file("link.jsonl", "a.jsonl") and same_file("hard.jsonl", "./a.jsonl")
     assert same_file("./new.jsonl", str(tmp_path / "new.jsonl")) and not same_file("new.jsonl", "a.jsonl")
+
+
+def test_calibrate_cascade_on_labels_of_one_class_writes_nothing_and_says_why(run_cli, tmp_path):
+    # a bad-input trial's find: every label "yes" wrote a band with "out of fold agreement 0.72", exit 0
+    scored, _ = cascade(tmp_path, (0.0, 1.0), stages=(CHEAP, "openai/fake-lenient"), count=40)
+    frame = scored.frame
+    frame["human"] = "yes"
+    table, out = tmp_path / "scored.parquet", tmp_path / "cascade.yaml"
+    frame.to_parquet(table)
+    result = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--set", f"judge.cascade={CHEAP},openai/fake-lenient",
+                      "--cascade", "--max-escalate", "0.3", "-o", str(out)], judge=False)
+    assert result.code == 1 and not out.exists()
+    assert result.stdout.splitlines() == [
+        "sufficiency: 40 labelled rows",
+        "  not fitted: every one of the 40 labels is yes: a setting that decides every row so agrees with all of them, and no "
+        "agreement tells settings apart; label rows that are no too (at least 5, one a fold)",
+        "nothing written: the labels could not be fitted (see above)"]
