@@ -181,6 +181,15 @@ class ScoreRequest:
         given = {key: value for key, value in bounds.items() if value is not None}
         return {"regression": given} if self.baseline and given else {}
 
+    def ignored(self) -> list[str]:
+        """Notes for options this request ignores, said rather than dropped in silence (as
+        ``Scorer`` says ``judge.cascade_band`` without a cascade): ``alpha`` without ``baseline``."""
+        names = self.names
+        if self.alpha is not None and not self.baseline:
+            return [f"note: {names.about('alpha', self.alpha)} tests the drop from a baseline's pass rate; this run has no baseline and "
+                    f"it is ignored: give {names.placeholder('baseline', 'SCORED_TABLE')} with {names('max_drop')}, or leave it out"]
+        return []
+
     def _check_input_ids(self, source: str, column: str) -> None:
         """With ``--baseline``: the input's ids, checked before any judge call as the comparison at
         the end checks them (a null or repeated id is exit 2 naming the rows; a run judged in full
@@ -373,6 +382,9 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
     traces = _plan_traces(request, config)
     if request.dry_run:
         return _dry_run(request, config, traces, on_event)
+    ignored = request.ignored()
+    for note in ignored if on_event else ():
+        on_event(Note(note))
     started = time.monotonic()
     if config.judge.model.startswith("local/"):  # a wait for another process's embedded model is said
 
@@ -401,6 +413,7 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
                               recorded=request.recorded(), to_label=request.to_label)
     if problem:  # said as it was found; kept with the run's notes for a caller without a listener (evaluate)
         result.notes.insert(0, problem)
+    result.notes.extend(ignored)  # said before the judging (below), kept with the run's notes
     if traces is not None:
         after_run(traces, result, config)  # --mlflow-log-feedback, --phoenix-endpoint: before the outputs, which report them
     wanted = request.wanted(step_summary)

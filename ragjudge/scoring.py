@@ -176,6 +176,10 @@ class Scorer:
         if not config.judge.cascade and "cascade_band" in config.judge.model_fields_set:
             self.notes.append(f"note: judge.cascade_band decides which rows a cascade sends on; this run has one judge "
                               f"({config.judge.judge_model}): give --cascade FIRST,THEN (judge.cascade)")
+        if config.judge.panel and config.judge.cascade and "panel" not in config.judge.cascade:
+            self.notes.append(f"note: judge.panel ({', '.join(member.model for member in config.judge.panel)}) is not asked: the cascade's "
+                              f"stages judge ({', '.join(config.judge.cascade)}); name panel as its last stage "
+                              "(--cascade FIRST,panel) to have the panel decide the rows it sends on, or leave --panel out")
         if not config.judge.panel and {"panel_rule", "panel_quorum"} & config.judge.model_fields_set:
             self.notes.append("note: judge.panel_rule and judge.panel_quorum decide a panel's verdicts; this run has one judge "
                               f"({config.judge.model}): give --panel MODEL,MODEL,... (judge.panel)")

@@ -365,3 +365,16 @@ def test_calibrate_cascade_on_labels_of_one_class_writes_nothing_and_says_why(ru
         "  not fitted: every one of the 40 labels is yes: a setting that decides every row so agrees with all of them, and no "
         "agreement tells settings apart; label rows that are no too (at least 5, one a fold)",
         "nothing written: the labels could not be fitted (see above)"]
+
+
+def test_a_panel_the_cascade_does_not_name_is_said_to_be_ignored():
+    # a bad-input trial's find: --panel A,B with --cascade FIRST,THEN (no panel stage) was dropped in silence
+    panel = ["openai/fake-a", "openai/fake-b"]
+    with Scorer(metrics=["sufficiency"], judge={"cascade": [CHEAP, STRONG], "panel": panel}, cache={"enabled": False},
+                transport=PerRow()) as scorer:
+        assert (f"note: judge.panel (openai/fake-a, openai/fake-b) is not asked: the cascade's stages judge ({CHEAP}, {STRONG}); name "
+                "panel as its last stage (--cascade FIRST,panel) to have the panel decide the rows it sends on, or leave --panel out"
+                ) in scorer.notes
+    with Scorer(metrics=["sufficiency"], judge={"cascade": [CHEAP, "panel"], "panel": panel}, cache={"enabled": False},
+                transport=PerRow()) as scorer:
+        assert not any("is not asked" in note for note in scorer.notes)

@@ -283,3 +283,21 @@ def test_the_slices_line_counts_the_family_it_adjusted_over():
               for name, p in (("a", 0.01), ("b", 0.2), ("c", None), ("d", 0.5))}
     text = slice_lines({"correction": "holm", "alpha": 0.05}, {"by": groups, "significant_slices": []})[-1]
     assert text == "  changed significantly (holm-adjusted p <= 0.05, across the 3 slice(s) with a test; 1 with no changed verdict left out): none"
+
+
+def test_compare_says_correction_without_by_and_alpha_without_max_drop_are_ignored(run_cli, tmp_path):
+    # a bad-input trial's find: both were dropped in silence
+    base, cur = _sliced()
+    base.to_csv(tmp_path / "base.csv", index=False)
+    cur.to_csv(tmp_path / "cur.csv", index=False)
+    command = ["compare", str(tmp_path / "base.csv"), str(tmp_path / "cur.csv")]
+    done = run_cli([*command, "--correction", "bh", "--alpha", "0.1"], judge=False)
+    assert done.code == 0, done.stderr
+    assert ("note: --correction bh adjusts the p-values of --by's slices; without --by there are none and it is ignored: give "
+            "--by COLUMN, or leave it out") in done.stderr
+    assert ("note: --alpha 0.1 gates --max-drop's drop (and, with --by, calls a slice changed); with neither it is ignored: give "
+            "--max-drop DROP, or leave it out") in done.stderr
+    used = run_cli([*command, "--correction", "bh", "--alpha", "0.1", "--by", "source"], judge=False)
+    assert used.code == 0 and "--correction bh" not in used.stderr and "--alpha 0.1" not in used.stderr, used.stderr
+    gated = run_cli([*command, "--alpha", "0.1", "--max-drop", "0.5"], judge=False)
+    assert "--alpha 0.1" not in gated.stderr and "--correction" not in gated.stderr, gated.stderr
