@@ -378,3 +378,10 @@ def test_a_panel_the_cascade_does_not_name_is_said_to_be_ignored():
     with Scorer(metrics=["sufficiency"], judge={"cascade": [CHEAP, "panel"], "panel": panel}, cache={"enabled": False},
                 transport=PerRow()) as scorer:
         assert not any("is not asked" in note for note in scorer.notes)
+
+
+def test_a_band_that_is_not_two_numbers_names_the_value_once(run_score, tmp_path):
+    # a bad-input trial's find: "--cascade-band: ... e.g. 0.2,0.8 ('abc') (got 'abc')"
+    source = write_jsonl(tmp_path / "in.jsonl", rows(3))
+    result = run_score(source, metric=["sufficiency"], cascade=f"{CHEAP},{STRONG}", cascade_band="abc")
+    assert result.code == 2 and result.error == "--cascade-band: a cascade band is LO,HI, two probabilities, e.g. 0.2,0.8 ('abc')"
