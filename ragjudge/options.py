@@ -733,6 +733,15 @@ def _check_distinct(source: str, baseline: str | None, outputs: Sequence[tuple[s
             raise ConfigError(f"{subject(field, flag, path)} is also the input; {what} would replace it: give it another name")
 
 
+def ignored_options(alpha: float | None, baseline: str | None, names: Names = CLI) -> list[str]:
+    """Notes for a run's options that it ignores, said rather than dropped in silence (as
+    ``Scorer`` says ``judge.cascade_band`` without a cascade): ``alpha`` without ``baseline``."""
+    if alpha is not None and not baseline:
+        return [f"note: {names.about('alpha', alpha)} tests the drop from a baseline's pass rate; this run has no baseline and it is "
+                f"ignored: give {names.placeholder('baseline', 'SCORED_TABLE')} with {names('max_drop')}, or leave it out"]
+    return []
+
+
 def step_summary_problem(source: str, *outputs: str | None) -> str | None:
     """Why the job summary cannot be appended to the file ``GITHUB_STEP_SUMMARY`` names (it is
     the input or another output, a folder, or in a missing folder), as a warning; None when

@@ -43,6 +43,7 @@ from ragjudge.options import (
     check_regression_gates,
     check_selection,
     output_format,
+    ignored_options,
     step_summary_problem,
 )
 from ragjudge.pipeline import RunResult, score_source
@@ -180,15 +181,6 @@ class ScoreRequest:
         bounds = {"max_regressions": self.max_regressions, "max_drop": self.max_drop, "alpha": self.alpha}
         given = {key: value for key, value in bounds.items() if value is not None}
         return {"regression": given} if self.baseline and given else {}
-
-    def ignored(self) -> list[str]:
-        """Notes for options this request ignores, said rather than dropped in silence (as
-        ``Scorer`` says ``judge.cascade_band`` without a cascade): ``alpha`` without ``baseline``."""
-        names = self.names
-        if self.alpha is not None and not self.baseline:
-            return [f"note: {names.about('alpha', self.alpha)} tests the drop from a baseline's pass rate; this run has no baseline and "
-                    f"it is ignored: give {names.placeholder('baseline', 'SCORED_TABLE')} with {names('max_drop')}, or leave it out"]
-        return []
 
     def _check_input_ids(self, source: str, column: str) -> None:
         """With ``--baseline``: the input's ids, checked before any judge call as the comparison at
@@ -382,12 +374,11 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
     traces = _plan_traces(request, config)
     if request.dry_run:
         return _dry_run(request, config, traces, on_event)
-    ignored = request.ignored()
+    ignored = ignored_options(request.alpha, request.baseline, request.names)
     for note in ignored if on_event else ():
         on_event(Note(note))
     started = time.monotonic()
     if config.judge.model.startswith("local/"):  # a wait for another process's embedded model is said
-
         local.TURNS.note = None if on_event is None else (lambda text: on_event(Note(text)))
     step = None
     if config.judge.batch:  # through the provider's batch API: submit, collect, then finish from the replies
