@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ragjudge.diagnosis import TRACE_COLUMNS, diagnose
+from ragjudge.errors import InputError
 
 SUFFICIENT, INSUFFICIENT = "sufficient", "insufficient"
 CORRECT, INCORRECT, ABSTAINED = "correct", "incorrect", "abstained"
@@ -56,7 +57,8 @@ def cell(sufficient: bool | None, declined: bool | None, correct: bool | None) -
     return f"{side}_{ABSTAINED if declined else CORRECT if correct else INCORRECT}"
 
 
-def _missing(value: Any) -> bool:
+def missing(value: Any) -> bool:
+    """Whether a cell is empty: None, NaN, or pandas' missing value as text (``<NA>``)."""
     if value is None:
         return True
     try:
@@ -68,7 +70,7 @@ def _missing(value: Any) -> bool:
 def verdict_of(status: Any, passed: Any) -> bool | None:
     """A table's ``(status, passed)`` as passed (True) / failed (False), or None when the status is
     not ok (a table read back from CSV holds text)."""
-    if _missing(status) or str(status).strip() != "ok" or _missing(passed):
+    if missing(status) or str(status).strip() != "ok" or missing(passed):
         return None
     if isinstance(passed, str):
         text = passed.strip().lower()
@@ -109,8 +111,25 @@ def of_table(frame: Any, labels: dict[str, list[bool | None]] | None = None) -> 
     """Each row's cell in a scored table read back: its ``audit`` column, else worked out from the
     verdict columns (``of_frame``, with ``labels``); None when it has neither."""
     if COLUMN in frame.columns:
-        return [None if _missing(v) else str(v) for v in frame[COLUMN].tolist()]
+        return [None if missing(v) else str(v) for v in frame[COLUMN].tolist()]
     return of_frame(frame, labels=labels)
+
+
+def check_scores(values: Sequence[Any], column: str, start: int = 0) -> None:
+    """Refuse, before any call, a cell of the application's confidence column (``--app-confidence``
+    ``column``; ``values``: its cells, in row order) that ``scores_of`` cannot read as a number
+    (``float``); a null cell is allowed: that row has no score. Raises ``InputError`` (exit 2)
+    naming the column, the first such row (``row N``, 1-based; ``start``: the position of the
+    first value's row in the table) and the fix."""
+    for i, value in enumerate(values):
+        if missing(value):
+            continue
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"--app-confidence: the column '{column}' holds {value!r} on row {start + i + 1}, not a number: give "
+                             "each row the application's confidence as a number (the audit's curve is drawn over it), or leave the "
+                             "cell null (that row then has no score)") from None
 
 
 def scores_of(frame: Any, column: str | None = None) -> list[float | None]:
@@ -122,7 +141,7 @@ def scores_of(frame: Any, column: str | None = None) -> list[float | None]:
     for name in names:
         if name in frame.columns:
             for i, value in enumerate(frame[name].tolist()):
-                if out[i] is None and not _missing(value):
+                if out[i] is None and not missing(value):
                     out[i] = float(value)
     return out
 

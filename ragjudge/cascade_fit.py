@@ -16,9 +16,24 @@ from typing import Any
 
 from ragjudge.calibration import label_pass
 from ragjudge.cascade import BandFit, fit_band, stage_label
+from ragjudge.decisions import one_class
 from ragjudge.errors import ConfigError, InputError
 
 MIN_ROWS = 20  # labelled rows with a first-stage P(yes) below which no band is fitted
+
+
+class NotFitted(Exception):
+    """Labels no band can be fitted on, as ``ragjudge calibrate`` refuses them (``decisions.one_class``:
+    one class only, or fewer of the smaller than folds): ``n`` labelled rows, ``reason`` the words.
+    ``calibrate --cascade`` then writes nothing, exit 1."""
+
+    def __init__(self, metric: str, n: int, reason: str) -> None:
+        super().__init__(reason)
+        self.metric, self.n, self.reason = metric, n, reason
+
+    def lines(self) -> list[str]:
+        """The refusal for the terminal, as ``calibrate`` prints a metric it did not fit."""
+        return [f"{self.metric}: {self.n} labelled rows", f"  not fitted: {self.reason}"]
 
 
 def band_of(frame: Any, settings: Any, metric: str, column: str, *, target: float | None = None, max_escalate: float | None = None,
@@ -26,7 +41,9 @@ def band_of(frame: Any, settings: Any, metric: str, column: str, *, target: floa
     """The ``BandFit`` of ``metric`` on ``frame`` (a table scored with ``settings.judge.cascade``,
     its labels in ``column``). Raises ``ConfigError`` without a cascade in ``settings`` or without
     exactly one of ``target`` / ``max_escalate``; ``InputError`` for a table without the first
-    stage's columns, or with fewer than ``MIN_ROWS`` labelled rows that have a first-stage P(yes)."""
+    stage's columns, or with fewer than ``MIN_ROWS`` labelled rows that have a first-stage P(yes);
+    ``NotFitted`` for labels of one class, or fewer of the smaller class than ``folds`` (any band
+    agrees with them all: the fit would measure nothing), as plain ``calibrate`` refuses them."""
     stages = settings.judge.cascade
     if not stages:
         raise ConfigError("--cascade fits the band of the cascade the table was scored with: give its config (-c) or "
@@ -43,6 +60,7 @@ def band_of(frame: Any, settings: Any, metric: str, column: str, *, target: floa
     binary = (float(low), float(high)) == (0.0, 1.0)
     cut = float(settings.label_threshold(metric))
     rows = []
+    labels: list[bool] = []  # each row's label as a pass
     for p, first_passed, stage, final, label in zip(frame[probability], frame[passed], frame.get(f"{metric}_stage", [None] * len(frame)),
                                                      frame.get(f"{metric}_passed", [None] * len(frame)), frame[column]):
         found = label_pass(label, binary, cut, (float(low), float(high)))
@@ -50,9 +68,13 @@ def band_of(frame: Any, settings: Any, metric: str, column: str, *, target: floa
             continue
         later = None if _missing(stage) or stage == first or _missing(final) else bool(final) == bool(found)
         rows.append((float(p), bool(first_passed) == bool(found), later))
+        labels.append(bool(found))
     if len(rows) < MIN_ROWS:
         raise InputError(f"{metric}: {len(rows)} labelled row(s) with a first-stage P(yes) in '{column}'; calibrate --cascade needs "
                          f"at least {MIN_ROWS}")
+    refused = one_class(labels, folds, binary, cut)
+    if refused is not None:
+        raise NotFitted(metric, len(rows), refused)
     return fit_band([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], target=target, max_escalate=max_escalate,
                     folds=folds)
 
@@ -77,4 +99,4 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value) or str(value) in ("<NA>", "nan")
 
 
-__all__ = ["MIN_ROWS", "band_of", "fit_lines"]
+__all__ = ["MIN_ROWS", "NotFitted", "band_of", "fit_lines"]

@@ -310,7 +310,7 @@ def compare_command(
     max_regressions: Annotated[Optional[int], typer.Option(help="Fail when more rows than this passed in the baseline and fail now or are not judged now (error, skipped). Default: the bound the current table records of its run (a Parquet file scored with --baseline --max-regressions), else none.")] = None,
     max_drop: Annotated[Optional[float], typer.Option(help="Fail when a pass rate is lower than the baseline's by more than this (0..1). Default: the bound the current table records, else none.")] = None,
     alpha: Annotated[Optional[float], typer.Option(help="Fail --max-drop only when the drop is also significant at this level (McNemar's exact test, p <= ALPHA; with --by, each slice's drop is gated too, its p adjusted across the slices), and call a slice changed at it. Default: the level the current table records, else the bound alone (slices called changed at 0.05).")] = None,
-    correction: Annotated[str, typer.Option(help="With --by: how the slices' p-values are adjusted for testing them together: holm (Holm's step-down, the family-wise error) or bh (Benjamini-Hochberg, the false discovery rate).")] = "holm",
+    correction: Annotated[Optional[str], typer.Option(help="With --by: how the slices' p-values are adjusted for testing them together: holm (Holm's step-down, the family-wise error) or bh (Benjamini-Hochberg, the false discovery rate). Default: holm.")] = None,
     config: Annotated[Optional[str], typer.Option("-c", "--config", help="YAML config that defines metrics of your own (for their scale); default: the judges a Parquet table records.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     by_position: Annotated[bool, typer.Option("--by-position", help="Match the rows by position, not by id (both tables list the same rows in the same order).")] = False,
@@ -347,9 +347,15 @@ def compare_command(
         typer.echo(f"note: {current} does not record its run's regression gates (a Parquet file written by ragjudge score does): "
                    "no regression gate is applied; give --max-regressions and --max-drop to gate", err=True)
     options.check_regression_gates(max_regressions, max_drop, alpha=alpha)
+    if correction is not None and by is None:  # said, as score says a flag it ignores
+        typer.echo(f"note: --correction {correction} adjusts the p-values of --by's slices; without --by there are none and it is "
+                   "ignored: give --by COLUMN, or leave it out", err=True)
+    if given["alpha"] is not None and max_drop is None and by is None:
+        typer.echo(f"note: --alpha {alpha} gates --max-drop's drop (and, with --by, calls a slice changed); with neither it is "
+                   "ignored: give --max-drop DROP, or leave it out", err=True)
     report = compare.compare(base, cur, metrics=metric or None, by=by, scales=scales, by_position=by_position, id_column=ids or "id",
                      levels=levels_of_config(settings, metric or compare.metrics_of(cur)), id_required=ids is not None,
-                     config=settings, correction=correction, alpha=alpha)
+                     config=settings, correction=correction or "holm", alpha=alpha)
     results = compare.checks(report, max_regressions, max_drop, alpha)
     report["gate_lines"] = gate_lines(results)
     code = exit_code(results)
@@ -513,7 +519,7 @@ def _calibrate_cascade(frame: Any, settings: Any, wanted: dict[str, str], target
                        output: str, config: str | None, given: dict[str, Any], sets: list[str], asked: bool) -> None:
     """calibrate --cascade: the band fitted (``ragjudge.cascade_fit``), printed, and written as
     judge.cascade_band into the config at ``output`` (exit 1, nothing written, when the target
-    cannot be met)."""
+    cannot be met or the labels cannot be fitted: one class, ``cascade_fit.NotFitted``)."""
     import yaml
 
 
@@ -522,7 +528,13 @@ def _calibrate_cascade(frame: Any, settings: Any, wanted: dict[str, str], target
     if len(wanted) > 1:
         raise ConfigError("--cascade fits one band, for one metric: give one --labels METRIC=COLUMN")
     metric, column = next(iter(wanted.items()))
-    found = cascade_fit.band_of(frame, settings, metric, column, target=target, max_escalate=budget, folds=folds or decisions.FOLDS)
+    try:
+        found = cascade_fit.band_of(frame, settings, metric, column, target=target, max_escalate=budget, folds=folds or decisions.FOLDS)
+    except cascade_fit.NotFitted as refused:  # as calibrate refuses labels of one class: nothing written, exit 1
+        for line in refused.lines():
+            typer.echo(line)
+        typer.echo("nothing written: the labels could not be fitted (see above)")
+        raise typer.Exit(1) from None
     for line in cascade_fit.fit_lines(metric, found, target, budget):
         typer.echo(line)
     if not found.met:

@@ -747,8 +747,10 @@ def _describe(err: ValidationError, source: str, overrides: dict[str, Any] | Non
     given = first.get("input")
     got = f" (got {given!r})" if isinstance(given, (str, int, float, bool)) or given is None else ""
     if by is not None:  # --set KEY names the entry itself; an option its value as given (--min-pass-rate: completeness: 2.0 ...)
-        return f"{by}: {detail if detail is not None and by.startswith('--set ') else message}{got}"
-    return f"{prefix}invalid value for '{where}': {detail if detail is not None else message}{got}"
+        said = detail if detail is not None and by.startswith('--set ') else message
+        return f"{by}: {said}{'' if repr(given) in said else got}"  # a message that names the value already: once
+    said = detail if detail is not None else message
+    return f"{prefix}invalid value for '{where}': {said}{'' if repr(given) in said else got}"
 
 
 def _unique_keys_loader() -> Any:

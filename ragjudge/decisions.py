@@ -295,7 +295,7 @@ def same_labels(ratings: list[float], mark: float, start: float) -> bool:
     return all((rating >= mark) == (rating >= start) for rating in ratings)
 
 
-def _one_class(labels: list[bool], k: int, binary: bool, mark: float) -> str | None:
+def one_class(labels: list[bool], k: int, binary: bool, mark: float) -> str | None:
     """Why labels of one class (or with fewer than ``k`` of the smaller, one a fold) fit nothing,
     None where they can: a setting that passes every row agrees with every label that is a pass
     (every rating a pass gave pass mark 1.5 and out-of-fold agreement 1.00), and a fold with no
@@ -352,7 +352,7 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     rows = [rows[i] for i in have]
     labels = [label_pass(cells[labelled[i]], binary, default_threshold, scale) == 1.0 for i in have]
     decisions = Decisions(rows, config, metric)
-    out.refused = _one_class(labels, k, binary, default_threshold)
+    out.refused = one_class(labels, k, binary, default_threshold)
     knobs = []
     ratings = sorted({label_rating(cells[labelled[i]], scale) or 0.0 for i in have}) if not binary else []
     for knob in KNOBS[metric]:

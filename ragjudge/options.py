@@ -652,7 +652,7 @@ def output_format(path: str | None, explicit: str | None, shared: str | None) ->
 def check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
                   markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
                   html_flag: str | None = None, id_column: str | None = "id", names: Names = CLI, id_required: bool = False,
-                  metrics: Sequence[str] = (), labels: dict[str, str] | None = None) -> None:
+                  metrics: Sequence[str] = (), labels: dict[str, str] | None = None, to_label: str | None = None) -> None:
     """Refuse, before any judging, outputs that could only fail or collide at the end: an unknown
     format, regression gates without a baseline, a baseline that is missing, is not a scored
     table or could not be compared (a null or repeated id, an unreadable cell), a
@@ -660,7 +660,8 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
     the input, or an output and the baseline) that are one file (``_check_distinct``), both the
     table and the summary on stdout. ``html_flag``: how the HTML file is named, where not as
     ``names`` names ``html`` (``ragjudge report -o``). ``id_required``: the id column was named,
-    so a baseline without it is refused too."""
+    so a baseline without it is refused too. ``to_label``: a cascade's rows to label
+    (``--to-label``), checked against the input and the other outputs as they are."""
     from pathlib import Path
 
     def about(field: str, flag: str, value: Any) -> str:  # Names.about, with the HTML file's own flag
@@ -709,7 +710,7 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
         raise ConfigError(f"{names.given('output', '-')} and {names.given('summary_json', '-')} would both write to stdout; send one of them to a file")
     _check_distinct(source, baseline, (("output", names("output"), output), ("summary_json", names("summary_json"), summary_json),
                                        ("junit", names("junit"), junit), ("markdown", names("markdown"), markdown),
-                                       ("html", html_flag or names("html"), html)), names)
+                                       ("html", html_flag or names("html"), html), ("to_label", names("to_label"), to_label)), names)
     if summary_json and summary_json != "-":
         target = Path(summary_json)
         if target.is_dir():
@@ -718,29 +719,49 @@ def check_outputs(source: str, output: str | None, summary_json: str | None, *fo
             raise ConfigError(f"{names.about('summary_json', summary_json)}: folder does not exist: {target.parent}")
 
 
+def same_file(path: str, other: str) -> bool:
+    """Whether ``path`` and ``other`` name one file: ``os.path.samefile`` where both exist (links
+    and hard links included), else their resolved paths (``Path.resolve``: ``./out.jsonl`` is
+    ``out.jsonl``)."""
+    from pathlib import Path
+
+    if os.path.exists(path) and os.path.exists(other):
+        return os.path.samefile(path, other)
+    return Path(path).resolve() == Path(other).resolve()
+
+
 def _check_distinct(source: str, baseline: str | None, outputs: Sequence[tuple[str, str, str | None]], names: Names = CLI) -> None:
     """``ConfigError`` when two outputs (``(field, flag, path)``) are one file (the last written
     would replace the other), or an output other than the table is the input (the table may
     replace it: it is written after the input is read), or any output is the baseline (the
     comparison at the end would read this run's own file, or a report, instead of it)."""
-    given = [(field, flag, path, os.path.realpath(path)) for field, flag, path in outputs if path and path != "-"]
+    given = [(field, flag, path) for field, flag, path in outputs if path and path != "-"]
 
     def subject(field: str, flag: str, path: str) -> str:
         return names.given(field, path) if names.keywords else f"{flag} {path}"
 
-    for i, (field, flag, path, real) in enumerate(given):
-        for other_field, other_flag, other_path, other_real in given[:i]:
-            if real == other_real:
+    for i, (field, flag, path) in enumerate(given):
+        for other_field, other_flag, other_path in given[:i]:
+            if same_file(path, other_path):
                 also = names.given(other_field, other_path) if names.keywords else other_flag
                 raise ConfigError(f"{subject(field, flag, path)} is also {also}; one would replace the other: give it another name")
-        if baseline and real == os.path.realpath(baseline):
+        if baseline and same_file(path, baseline):
             read = "this run" if field == "output" else (names(field) if not names.keywords else f"the {field} file")
             raise ConfigError(f"{subject(field, flag, path)} is also {names('baseline') if not names.keywords else 'the baseline'}; the "
                               f"comparison would read {read} instead of the baseline: write to another file (and replace the baseline "
                               "once the gate passes)")
-        if field != "output" and source and source != "-" and real == os.path.realpath(source):
-            what = "the summary" if field == "summary_json" else "the report"
+        if field != "output" and source and source != "-" and same_file(path, source):
+            what = {"summary_json": "the summary", "to_label": "the rows to label"}.get(field, "the report")
             raise ConfigError(f"{subject(field, flag, path)} is also the input; {what} would replace it: give it another name")
+
+
+def ignored_options(alpha: float | None, baseline: str | None, names: Names = CLI) -> list[str]:
+    """Notes for a run's options that it ignores, said rather than dropped in silence (as
+    ``Scorer`` says ``judge.cascade_band`` without a cascade): ``alpha`` without ``baseline``."""
+    if alpha is not None and not baseline:
+        return [f"note: {names.about('alpha', alpha)} tests the drop from a baseline's pass rate; this run has no baseline and it is "
+                f"ignored: give {names.placeholder('baseline', 'SCORED_TABLE')} with {names('max_drop')}, or leave it out"]
+    return []
 
 
 def step_summary_problem(source: str, *outputs: str | None) -> str | None:

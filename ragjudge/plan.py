@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragjudge import audit
 from ragjudge.config import FIELDS
 from ragjudge.records import Mapping, resolve_mapping
 from ragjudge.counting import check_labels
@@ -183,6 +184,7 @@ class RunPlan:
             needs = check_needs(judges, self.mapping, wanted) if len(self.first) else []
             if len(self.first):
                 check_labels(config, self.first, name)
+                self._check_confidence()
             self.input_notes = [self.mapping.describe(), *self.mapping.warnings, *needs]
             self.replaced = [str(c) for c in self.first.columns if str(c) in (own or {})]
             if self.replaced:
@@ -193,6 +195,17 @@ class RunPlan:
                                         f"{stale[0]}_passed, ...); this run does not judge {', '.join(stale)}, so the output keeps them "
                                         "as they were, and its summary and gate count only this run's metrics")
         self.notes: list[str] = [*notes, *self.input_notes]
+
+    def _check_confidence(self) -> None:
+        """The application's confidence column (``gate.app_confidence``) of an audited run, on the
+        first chunk before any call (found at the end, it cost every call): a column the input
+        lacks, a cell that is not a number (``audit.check_scores``); ``InputError`` (exit 2)."""
+        column = self.config.gate.app_confidence
+        if not column or not set(audit.METRICS) <= {judge.name for judge in self.judges}:
+            return
+        if column not in self.first.columns:
+            raise InputError(f"--app-confidence: the input has no column '{column}' (its columns: {', '.join(map(str, self.first.columns))})")
+        audit.check_scores(self.first[column].tolist(), column)
 
     @classmethod
     def of(cls, scorer: Any, chunks: Any, name: str = "input", flag_fields: frozenset[str] = frozenset(), *,

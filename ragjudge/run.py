@@ -43,6 +43,7 @@ from ragjudge.options import (
     check_regression_gates,
     check_selection,
     output_format,
+    ignored_options,
     step_summary_problem,
 )
 from ragjudge.pipeline import RunResult, score_source
@@ -222,7 +223,7 @@ class ScoreRequest:
                       markdown=self.markdown, html=self.html, baseline=self.baseline,
                       gates_without_baseline=self.max_regressions is not None or self.max_drop is not None,
                       id_column=config.columns.id or "id", names=names, id_required=config.columns.id is not None,
-                      metrics=list(config.metrics), labels=dict(config.labels))
+                      metrics=list(config.metrics), labels=dict(config.labels), to_label=self.to_label)
         if self.baseline and source not in ("", "-"):
             self._check_input_ids(source, config.columns.id or "id")
         if self.output is None:
@@ -239,7 +240,7 @@ class ScoreRequest:
             raise ConfigError(f"{names.about('to_label', self.to_label)} writes the rows a cascade's last stage is still unsure of: "
                               f"give the cascade ({'--cascade FIRST,THEN' if self.cli else 'judge.cascade'}), or leave it out "
                               f"(ragjudge calibrate --suggest N lists the rows one judge is least sure of)")
-        if self.to_label is not None and self.to_label in (self.output, "-"):
+        if self.to_label == "-":  # the input and the other outputs: check_outputs above (one file by its resolved path)
             raise ConfigError(f"{names.about('to_label', self.to_label)}: name a file of its own for the rows to label")
         check_engine(self.engine, self.ray_actors, names)
         if self.engine == "ray" and config.judge.cascade:
@@ -365,7 +366,7 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
     request.check(config)
     step_summary = request.step_summary
     problem = step_summary_problem(request.name, request.output, request.summary_json, request.junit, request.markdown,
-                                   request.html) if step_summary else None
+                                   request.html, request.to_label) if step_summary else None
     if problem:
         step_summary = False
         if on_event:
@@ -373,9 +374,11 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
     traces = _plan_traces(request, config)
     if request.dry_run:
         return _dry_run(request, config, traces, on_event)
+    ignored = ignored_options(request.alpha, request.baseline, request.names)
+    for note in ignored if on_event else ():
+        on_event(Note(note))
     started = time.monotonic()
     if config.judge.model.startswith("local/"):  # a wait for another process's embedded model is said
-
         local.TURNS.note = None if on_event is None else (lambda text: on_event(Note(text)))
     step = None
     if config.judge.batch:  # through the provider's batch API: submit, collect, then finish from the replies
@@ -401,6 +404,7 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
                               recorded=request.recorded(), to_label=request.to_label)
     if problem:  # said as it was found; kept with the run's notes for a caller without a listener (evaluate)
         result.notes.insert(0, problem)
+    result.notes.extend(ignored)  # said before the judging (below), kept with the run's notes
     if traces is not None:
         after_run(traces, result, config)  # --mlflow-log-feedback, --phoenix-endpoint: before the outputs, which report them
     wanted = request.wanted(step_summary)

@@ -177,6 +177,10 @@ class Scorer:
         if not config.judge.cascade and "cascade_band" in config.judge.model_fields_set:
             self.notes.append(f"note: judge.cascade_band decides which rows a cascade sends on; this run has one judge "
                               f"({config.judge.judge_model}): give --cascade FIRST,THEN (judge.cascade)")
+        if config.judge.panel and config.judge.cascade and "panel" not in config.judge.cascade:
+            self.notes.append(f"note: judge.panel ({', '.join(member.model for member in config.judge.panel)}) is not asked: the cascade's "
+                              f"stages judge ({', '.join(config.judge.cascade)}); name panel as its last stage "
+                              "(--cascade FIRST,panel) to have the panel decide the rows it sends on, or leave --panel out")
         if not config.judge.panel and {"panel_rule", "panel_quorum"} & config.judge.model_fields_set:
             self.notes.append("note: judge.panel_rule and judge.panel_quorum decide a panel's verdicts; this run has one judge "
                               f"({config.judge.model}): give --panel MODEL,MODEL,... (judge.panel)")
@@ -358,7 +362,7 @@ class Scorer:
         if not isinstance(frame, RowChunk):  # a JSON Lines chunk as read: framed when it is finished (``io.rows``)
             frame = as_frame(frame)
         resolved = mapping is None
-        rows, notes, mapping = self._rows(frame, mapping)
+        rows, notes, mapping = self._rows(frame, mapping, start)
         future = _loop.submit(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start), in_turn, ahead))
         return Job(frame, future, notes, resolved, start)
 
@@ -404,7 +408,7 @@ class Scorer:
         """``score`` for async code (Jupyter, web apps): ``await scorer.ascore(df)``."""
         frame = as_frame(frame)
         resolved = mapping is None
-        rows, notes, mapping = self._rows(frame, mapping)
+        rows, notes, mapping = self._rows(frame, mapping, start)
         records, verdicts = await _loop.arun(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start)))
         return self._scored(frame, records, verdicts, notes, resolved, start)
 
@@ -437,14 +441,18 @@ class Scorer:
         for task in list(self._tasks):
             task.cancel()
 
-    def _rows(self, frame: Any, mapping: Mapping | None) -> tuple[list[dict[str, Any]], list[str], Mapping]:
+    def _rows(self, frame: Any, mapping: Mapping | None, start: int = 0) -> tuple[list[dict[str, Any]], list[str], Mapping]:
         notes: list[str] = []
         if mapping is None:
             plan = self.plan(frame, scorer_notes=False)
             mapping, notes = plan.mapping, list(plan.notes)
         if self._direct_batch:
             notes.append(DIRECT_BATCH)
-        return row_dicts(frame), notes, mapping
+        rows = row_dicts(frame)
+        confidence = self.config.gate.app_confidence
+        if confidence and self._audited():
+            audit.check_scores([row.get(confidence) for row in rows], confidence, start)
+        return rows, notes, mapping
 
     async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any, skip: set[int] | None = None,
                      reporter: Any = None, in_turn: bool = False, ahead: bool = False) -> tuple[list[EvalRecord], list[list[Verdict]]]:

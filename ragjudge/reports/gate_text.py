@@ -91,13 +91,16 @@ def _text(c: Check) -> str | None:
         past = n.get("past", c.failed)  # with --alpha a drop past the bound may pass (noise)
         if n.get("slice") is not None:
             name = f"{name} ({n['by']} = {n['slice']})"
+        # a gain is said as one: "rose 0.05", not "dropped -0.05" (it is within any bound)
+        change = (f"pass rate rose {distinct(-c.value, 0.0)[0]}, no drop (bound {b})" if c.value is not None and c.value < 0
+                  else f"pass rate dropped {a} {'>' if past else '<='} {b}")
         if n.get("unjudged"):
-            text = (f"{name}: pass rate dropped {a} {'>' if past else '<='} {b} ({_rate(n['gated_baseline_pass_rate'])} -> "
+            text = (f"{name}: {change} ({_rate(n['gated_baseline_pass_rate'])} -> "
                     f"{_rate(n['gated_pass_rate'])} on the {count_of(n['gated_rows'])} ok in the baseline, a row not judged now counted as "
                     f"failing: {n['unjudged']} passed then; {_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on the "
                     f"{count_of(n['pairs'])} ok in both{_interval(n.get('interval'))})")
         else:
-            text = (f"{name}: pass rate dropped {a} {'>' if past else '<='} {b} "
+            text = (f"{name}: {change} "
                     f"({_rate(n['baseline_pass_rate'])} -> {_rate(n['pass_rate'])} on {count_of(n['pairs'])} ok in both{_interval(n.get('interval'))})")
         if "alpha" in n:
             text += _significance(n, past)

@@ -219,3 +219,23 @@ def test_an_unknown_audit_is_refused_with_exit_2(tmp_path, run_score):
     rows, _ = build()
     done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), audit=["hallucination"])
     assert done.code == 2 and "--audit" in done.text and "abstention" in done.text
+
+
+def test_an_app_confidence_cell_that_is_not_a_number_is_refused_before_any_call(tmp_path, run_score, judge):
+    # a bad-input trial's find: 'high' in the column crashed after every call was paid ("unexpected ValueError", no table)
+    rows, _ = build()
+    rows[1]["confidence"], rows[2]["confidence"], rows[4]["confidence"] = None, "high", "low"
+    out = tmp_path / "out.jsonl"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], app_confidence="confidence",
+                     output=str(out))
+    assert done.code == 2
+    assert done.error == ("--app-confidence: the column 'confidence' holds 'high' on row 3, not a number: give each row the "
+                          "application's confidence as a number (the audit's curve is drawn over it), or leave the cell null "
+                          "(that row then has no score)")
+    assert judge.calls == 0 and not out.exists()
+    rows[2]["confidence"], rows[4]["confidence"] = 0.9, 0.2  # a null cell stays allowed: that row has no score
+    summary = tmp_path / "summary.json"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=METRICS, min_pass_rate=["0"], app_confidence="confidence",
+                     summary_json=str(summary))
+    assert done.code == 0, done.text
+    assert json.loads(summary.read_text())["audit"]["curve"]["rows"] == 20  # 21 rows with a cell, row 2's without a score

@@ -311,3 +311,77 @@ def test_the_markdown_summary_has_the_cascade_lines(run_score, tmp_path, judge):
     text = markdown.read_text()
     assert "sufficiency: cascade fake_cheap judged 10, decided 0 (10 calls" in text
     assert "sufficiency: cascade escalated 10 of 10 rows (1.00)" in text
+
+
+def test_to_label_naming_the_input_is_refused_before_any_call(run_score, tmp_path, judge):
+    # a bad-input trial's find: --to-label naming the input emptied it, exit 0
+    source = write_jsonl(tmp_path / "victim.jsonl", rows(6))
+    before = open(source, "rb").read()
+    out = tmp_path / "out.jsonl"
+    result = run_score(str(source), metric=["sufficiency"], output=str(out), to_label=str(source),
+                       set_=[f"judge.cascade={CHEAP},{STRONG}"])
+    assert result.code == 2
+    assert result.error == f"--to-label {source} is also the input; the rows to label would replace it: give it another name"
+    assert open(source, "rb").read() == before and not out.exists() and judge.calls == 0
+
+
+def test_to_label_and_an_output_are_compared_as_resolved_paths(run_score, tmp_path, judge, monkeypatch):
+    # a bad-input trial's find: --to-label ./out6.jsonl -o out6.jsonl passed (strings compared) and wiped the table
+    monkeypatch.chdir(tmp_path)
+    write_jsonl(tmp_path / "in.jsonl", rows(6))
+    for to_label, output in (("./out6.jsonl", "out6.jsonl"), (str(tmp_path / "out6.jsonl"), "out6.jsonl")):
+        result = run_score("in.jsonl", metric=["sufficiency"], output=output, to_label=to_label, set_=[f"judge.cascade={CHEAP},{STRONG}"])
+        assert result.code == 2 and result.error == f"--to-label {to_label} is also -o; one would replace the other: give it another name"
+    result = run_score("in.jsonl", metric=["sufficiency"], output="out.jsonl", to_label="./in.jsonl", set_=[f"judge.cascade={CHEAP},{STRONG}"])
+    assert result.code == 2 and "is also the input" in result.error
+    assert judge.calls == 0 and not (tmp_path / "out6.jsonl").exists()
+
+
+def test_same_file_follows_links_and_resolves_paths_not_yet_written(tmp_path, monkeypatch):
+    import os
+
+    from ragjudge.options import same_file
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.jsonl").write_text("{}\n")
+    os.symlink(tmp_path / "a.jsonl", tmp_path / "link.jsonl")
+    os.link(tmp_path / "a.jsonl", tmp_path / "hard.jsonl")
+    assert same_file("link.jsonl", "a.jsonl") and same_file("hard.jsonl", "./a.jsonl")
+    assert same_file("./new.jsonl", str(tmp_path / "new.jsonl")) and not same_file("new.jsonl", "a.jsonl")
+
+
+def test_calibrate_cascade_on_labels_of_one_class_writes_nothing_and_says_why(run_cli, tmp_path):
+    # a bad-input trial's find: every label "yes" wrote a band with "out of fold agreement 0.72", exit 0
+    scored, _ = cascade(tmp_path, (0.0, 1.0), stages=(CHEAP, "openai/fake-lenient"), count=40)
+    frame = scored.frame
+    frame["human"] = "yes"
+    table, out = tmp_path / "scored.parquet", tmp_path / "cascade.yaml"
+    frame.to_parquet(table)
+    result = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--set", f"judge.cascade={CHEAP},openai/fake-lenient",
+                      "--cascade", "--max-escalate", "0.3", "-o", str(out)], judge=False)
+    assert result.code == 1 and not out.exists()
+    assert result.stdout.splitlines() == [
+        "sufficiency: 40 labelled rows",
+        "  not fitted: every one of the 40 labels is yes: a setting that decides every row so agrees with all of them, and no "
+        "agreement tells settings apart; label rows that are no too (at least 5, one a fold)",
+        "nothing written: the labels could not be fitted (see above)"]
+
+
+def test_a_panel_the_cascade_does_not_name_is_said_to_be_ignored():
+    # a bad-input trial's find: --panel A,B with --cascade FIRST,THEN (no panel stage) was dropped in silence
+    panel = ["openai/fake-a", "openai/fake-b"]
+    with Scorer(metrics=["sufficiency"], judge={"cascade": [CHEAP, STRONG], "panel": panel}, cache={"enabled": False},
+                transport=PerRow()) as scorer:
+        assert (f"note: judge.panel (openai/fake-a, openai/fake-b) is not asked: the cascade's stages judge ({CHEAP}, {STRONG}); name "
+                "panel as its last stage (--cascade FIRST,panel) to have the panel decide the rows it sends on, or leave --panel out"
+                ) in scorer.notes
+    with Scorer(metrics=["sufficiency"], judge={"cascade": [CHEAP, "panel"], "panel": panel}, cache={"enabled": False},
+                transport=PerRow()) as scorer:
+        assert not any("is not asked" in note for note in scorer.notes)
+
+
+def test_a_band_that_is_not_two_numbers_names_the_value_once(run_score, tmp_path):
+    # a bad-input trial's find: "--cascade-band: ... e.g. 0.2,0.8 ('abc') (got 'abc')"
+    source = write_jsonl(tmp_path / "in.jsonl", rows(3))
+    result = run_score(source, metric=["sufficiency"], cascade=f"{CHEAP},{STRONG}", cascade_band="abc")
+    assert result.code == 2 and result.error == "--cascade-band: a cascade band is LO,HI, two probabilities, e.g. 0.2,0.8 ('abc')"

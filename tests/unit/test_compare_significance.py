@@ -168,7 +168,8 @@ def test_a_real_drop_fails_the_significance_gate_and_the_line_says_its_p_value()
     # b dropped 0.15, past the bound, but its adjusted p 0.094 says noise could do that: it passes, and says why
     assert said[2].startswith("PASS sufficiency (source = b): pass rate dropped 0.15 > 0.05") and said[2].endswith(
         "McNemar p adjusted (holm) 0.0938 > alpha 0.05: not significant, so the drop passes")
-    assert said[4] == ("PASS sufficiency (source = d): pass rate dropped -0.05 <= 0.05 (0.60 -> 0.65 on 40 rows ok in both, change 95% "
+    # a breaker's find: d's gain read "pass rate dropped -0.05 <= 0.05"
+    assert said[4] == ("PASS sufficiency (source = d): pass rate rose 0.05, no drop (bound 0.05) (0.60 -> 0.65 on 40 rows ok in both, change 95% "
                        "[-0.07, +0.20]); McNemar p adjusted (holm) 0.727 > alpha 0.05")
     # without --alpha the gates are as before: the bound alone, per metric, no slice gated
     assert lines(checks(report, max_drop=0.05)) == [
@@ -283,3 +284,32 @@ def test_the_slices_line_counts_the_family_it_adjusted_over():
               for name, p in (("a", 0.01), ("b", 0.2), ("c", None), ("d", 0.5))}
     text = slice_lines({"correction": "holm", "alpha": 0.05}, {"by": groups, "significant_slices": []})[-1]
     assert text == "  changed significantly (holm-adjusted p <= 0.05, across the 3 slice(s) with a test; 1 with no changed verdict left out): none"
+
+
+def test_compare_says_correction_without_by_and_alpha_without_max_drop_are_ignored(run_cli, tmp_path):
+    # a bad-input trial's find: both were dropped in silence
+    base, cur = _sliced()
+    base.to_csv(tmp_path / "base.csv", index=False)
+    cur.to_csv(tmp_path / "cur.csv", index=False)
+    command = ["compare", str(tmp_path / "base.csv"), str(tmp_path / "cur.csv")]
+    done = run_cli([*command, "--correction", "bh", "--alpha", "0.1"], judge=False)
+    assert done.code == 0, done.stderr
+    assert ("note: --correction bh adjusts the p-values of --by's slices; without --by there are none and it is ignored: give "
+            "--by COLUMN, or leave it out") in done.stderr
+    assert ("note: --alpha 0.1 gates --max-drop's drop (and, with --by, calls a slice changed); with neither it is ignored: give "
+            "--max-drop DROP, or leave it out") in done.stderr
+    used = run_cli([*command, "--correction", "bh", "--alpha", "0.1", "--by", "source"], judge=False)
+    assert used.code == 0 and "--correction bh" not in used.stderr and "--alpha 0.1" not in used.stderr, used.stderr
+    gated = run_cli([*command, "--alpha", "0.1", "--max-drop", "0.5"], judge=False)
+    assert "--alpha 0.1" not in gated.stderr and "--correction" not in gated.stderr, gated.stderr
+
+
+def test_a_gain_in_pass_rate_is_said_to_rise_not_to_drop_a_negative_amount():
+    # a bad-input trial's find: compare printed "pass rate dropped -1.00" for a gain
+    from ragjudge.compare import checks, compare
+    from ragjudge.reports.gate_text import lines
+
+    base, cur = _sliced()
+    report = compare(cur, base)  # the tables swapped: 0.61 -> 0.71
+    assert lines(checks(report, max_drop=0.05)) == [
+        "PASS sufficiency: pass rate rose 0.11, no drop (bound 0.05) (0.61 -> 0.71 on 160 rows ok in both, change 95% [+0.04, +0.17])"]

@@ -317,3 +317,13 @@ def test_a_trace_option_on_a_table_is_named_as_the_caller_gave_it(tmp_path):
     assert str(annotations.value) == ("annotations= works on OpenTelemetry traces: give an OTLP JSON file or a saved Phoenix span table "
                                       "(or input_format='otlp' / phoenix), not a table (a table's columns are mapped with columns: in "
                                       "the config)")
+
+
+def test_alpha_without_a_baseline_is_said_to_be_ignored(run_score, tmp_path):
+    # a bad-input trial's find: score --alpha 0.05 with no --baseline was dropped in silence
+    source = _rows(tmp_path / "in.jsonl", 2, 1)
+    done = run_score(source, metric=["groundedness"], min_pass_rate=["0"], alpha=0.05)
+    assert done.code == 0, done.error
+    assert ("note: --alpha tests the drop from a baseline's pass rate; this run has no baseline and it is ignored: give "
+            "--baseline SCORED_TABLE with --max-drop, or leave it out") in done.notes
+    assert not any("--alpha" in note for note in run_score(source, metric=["groundedness"], min_pass_rate=["0"]).notes)
