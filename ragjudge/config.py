@@ -127,6 +127,22 @@ class Price(_Strict):
     output_per_mtok: float = Field(ge=0.0, description="USD per million completion tokens")
 
 
+MODEL_EXAMPLES = {"openai-decisions": "openai-decisions/gpt-6-luna", "systemone": "systemone/jev-latest", "openai": "openai/gpt-4o-mini"}
+
+
+def named_model(value: str) -> str:
+    """``value`` (a judge model string: ``judge.model``, a panel member's, a cascade stage) when
+    it names a model after its provider; raises ``ValueError`` for ``PROVIDER/`` with no model
+    name (``openai-decisions/``, ``systemone/``: the request would send ``"model": ""``), with an
+    example of the provider's (``openai-decisions/gpt-6-luna``, ``systemone/jev-latest``).
+    ``local/`` (the embedded judge) is left as it is."""
+    provider, sep, name = value.partition("/")
+    if sep and provider != "local" and not name.strip():
+        example = MODEL_EXAMPLES.get(provider, f"{provider}/MODEL")
+        raise ValueError(f"no model name after '{provider}/': give one, e.g. {example}")
+    return value
+
+
 class PanelMember(_Strict):
     """One judge of a panel (``judge.panel``): its model and the call settings it does not share
     with ``judge:`` (each unset one is ``judge:``'s). Written as a mapping, or as the bare model
@@ -139,6 +155,11 @@ class PanelMember(_Strict):
     transport: Literal["auto", "litellm"] | None = Field(None, description="auto or litellm for this member; null: judge.transport")
     temperature: float | None = Field(None, ge=0.0, le=2.0, description="the member's sampling temperature; null: judge.temperature")
     concurrency: int | None = Field(None, ge=1, le=1024, description="the member's calls in flight at once; null: judge.concurrency")
+
+    @field_validator("model")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        return named_model(value)
 
     @property
     def label(self) -> str:
@@ -273,6 +294,10 @@ class JudgeSettings(_Strict):
                                                       "only be a cascade's last stage")
             if stage == "panel" and not self.panel:
                 raise BadEntry(("cascade", position), "the stage 'panel' is the configured panel: set judge.panel (--panel MODEL,MODEL)")
+            try:
+                named_model(stage)
+            except ValueError as exc:
+                raise BadEntry(("cascade", position), str(exc)) from None
             if stage.startswith("local/") and position:
                 raise BadEntry(("cascade", position), "the embedded judge can only be a cascade's first stage")
             label = stage_label(stage)
@@ -331,7 +356,8 @@ class JudgeSettings(_Strict):
     @classmethod
     def _mlflow_model_form(cls, value: str) -> str:  # MLflow's "openai:/gpt-4.1-mini" is litellm's "openai/gpt-4.1-mini"
         provider, sep, name = value.partition(":/")
-        return f"{provider}/{name}" if sep and provider.replace("_", "").replace("-", "").isalnum() and name[:1] not in ("", "/") else value
+        value = f"{provider}/{name}" if sep and provider.replace("_", "").replace("-", "").isalnum() and name[:1] not in ("", "/") else value
+        return named_model(value)
 
 
 def _per_metric(value: float | dict[str, float], metric: str, default: float) -> float:

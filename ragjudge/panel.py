@@ -53,8 +53,12 @@ def stage_label(stage: str) -> str:
 
 def without_members(names: list[str]) -> list[str]:
     """``names`` (the metrics a scored table's ``NAME_status`` columns suggest) less the panel
-    members' (``M_panel_NAME``: the columns ``M_panel_NAME_status`` etc. are ``M``'s)."""
-    return [name for name in names if not any(name.startswith(f"{other}_panel_") for other in names if other != name)]
+    members' (``M_panel_NAME``: the columns ``M_panel_NAME_status`` etc. are ``M``'s) and a
+    cascade's stages' (``M_cascade_STAGE``: ``M_cascade_STAGE_status`` etc. are ``M``'s; a row
+    the first stage decided leaves the later stages' cells blank; ``M``'s own columns hold the
+    cascade's final verdict)."""
+    return [name for name in names
+            if not any(name.startswith((f"{other}_panel_", f"{other}_cascade_")) for other in names if other != name)]
 
 
 def default_quorum(members: int) -> int:

@@ -184,3 +184,24 @@ def test_config_file_messages_name_the_key_without_list_indices(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value) == f"{path}: invalid value for 'metrics item 2': should be a valid string (got 3)"
+
+
+# fix b item 3: a model string with no model name after its provider is a usage error (exit 2), never a request
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--model", "openai-decisions/"], "--model: no model name after 'openai-decisions/': give one, e.g. openai-decisions/gpt-6-luna"),
+    (["--model", "systemone/"], "--model: no model name after 'systemone/': give one, e.g. systemone/jev-latest"),
+    (["--model", "systemone/ "], "--model: no model name after 'systemone/': give one, e.g. systemone/jev-latest"),
+    (["--model", "openai/"], "--model: no model name after 'openai/': give one, e.g. openai/gpt-4o-mini"),
+    (["--panel", "openai/fake-judge,openai-decisions/"], "--panel: no model name after 'openai-decisions/': give one, e.g. "
+                                                         "openai-decisions/gpt-6-luna"),
+    (["--cascade", "openai/fake-judge,systemone/"], "no model name after 'systemone/': give one, e.g. systemone/jev-latest"),
+], ids=["openai-decisions", "systemone", "systemone-blank", "openai", "panel-member", "cascade-stage"])
+def test_a_model_string_without_a_model_name_is_a_usage_error_before_any_call(run_cli, server, tmp_path, flags, message):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": "a", "request": "Where?", "context": ["Paris."], "response": "Paris."}\n')
+    result = run_cli(["score", str(source), *flags, "-o", str(tmp_path / "out.jsonl")])
+    assert result.code == 2, result.stderr
+    assert message in result.stderr and server.calls == 0 and server.decision_calls == 0
+    assert not (tmp_path / "out.jsonl").exists()
+    if flags[0] == "--cascade":
+        assert result.stderr.startswith("error: --cascade")

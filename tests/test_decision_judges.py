@@ -107,6 +107,18 @@ def test_a_refusal_is_that_metrics_error_row_never_a_verdict(fake):
     assert fake.decision_calls == 2
 
 
+def test_a_score_outside_its_levels_is_retried_then_the_metrics_error_row_never_a_pass(fake):
+    # issue found on int: a completeness score of 99 (5 levels) became completeness_score 100 and a pass
+    bad = {"model": "gpt-6-luna", "answers": [{"type": "score", "name": None, "score": 99, "confidence": 0.9, "probabilities": [
+        {"value": level, "label": str(level + 1), "probability": 1.0 if level == 4 else 0.0} for level in range(5)]}],
+           "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 0}}
+    fake.decision_replies.extend([bad, bad])
+    out = score(fake, "openai-decisions/gpt-6-luna", rows(1), metrics=("completeness",), judge={"max_retries": 1})
+    assert fake.decision_calls == 2  # retried once, as a server error is
+    assert out["completeness_status"].tolist() == ["error"] and out["completeness_score"].isna().all()
+    assert out["completeness_passed"].isna().all() and "score 99 of 'completeness' outside 0..4" in out["completeness_error"].iloc[0]
+
+
 @pytest.mark.parametrize(("model", "fault"), [("openai-decisions/gpt-6-luna", "429"), ("systemone/jev-latest", "429"),
                                               ("systemone/jev-latest", "529")])
 def test_429_and_529_are_retried_after_the_servers_delay(fake, model, fault):

@@ -460,6 +460,68 @@ def test_an_openai_score_reply_missing_a_level_is_a_server_error(fake):
     assert err.kind == base.SERVER and "score levels [0, 1] for 3 levels" in str(err)
 
 
+FIVE_LEVELS = Question("s", SCORE, "?", levels=tuple((label, None) for label in "abcde"))
+TOP = (0.0, 0.0, 0.0, 0.0, 1.0)  # every probability on level 4: the expected level is 4
+
+
+def score_reply(protocol: str, score, probabilities) -> dict:
+    if protocol == "openai":
+        return {"model": "gpt-6-luna", "usage": O1_RESPONSE["usage"], "answers": [
+            {"type": "score", "name": "s", "score": score, "confidence": 0.5,
+             "probabilities": [{"value": level, "label": "abcde"[level], "probability": p} for level, p in enumerate(probabilities)]}]}
+    return {"model": "jev-1.13.0", "usage": {"input_tokens": 3, "output_tokens": 1}, "answers": {
+        "s": {"type": "score", "score": score, "confidence": 0.5, "probabilities": {str(level): p for level, p in enumerate(probabilities)}}}}
+
+
+def transport_of(protocol: str, fake):
+    return OpenAIDecisions("gpt-6-luna", api_base=fake.url) if protocol == "openai" else SystemOne("jev-latest", api_base=fake.url)
+
+
+@pytest.mark.parametrize("protocol", ["openai", "systemone"])
+@pytest.mark.parametrize(("score", "probabilities", "message"), [
+    (99, (0.0, 0.0, 0.0, 0.0, 1.0), "score 99 of 's' outside 0..4"),
+    (-0.5, (1.0, 0.0, 0.0, 0.0, 0.0), "score -0.5 of 's' outside 0..4"),
+    (0.0, TOP, "score 0 of 's' is not its distribution's expected level 4"),
+    (2.05, (0.0, 0.0, 1.0, 0.0, 0.0), "score 2.05 of 's' is not its distribution's expected level 2"),
+    (True, (0.0, 1.0, 0.0, 0.0, 0.0), "score true is not a number"),
+    ("4", TOP, 'score "4" is not a number'),
+], ids=["above-the-top-level", "below-zero", "contradicting-its-distribution", "past-the-tolerance", "a-bool", "a-string"])
+def test_a_score_outside_its_levels_or_not_its_expected_level_is_a_server_error(fake, protocol, score, probabilities, message):
+    fake.decision_replies.append(score_reply(protocol, score, probabilities))
+    err = failure(transport_of(protocol, fake), "x", [FIVE_LEVELS])
+    assert err.kind == base.SERVER and message in str(err)
+
+
+@pytest.mark.parametrize("protocol", ["openai", "systemone"])
+def test_a_score_within_001_of_its_expected_level_is_an_answer(fake, protocol):
+    # 0.1 * 1 + 0.3 * 2 + 0.6 * 4 = 3.1; the provider may round its score
+    fake.decision_replies.append(score_reply(protocol, 3.105, (0.0, 0.1, 0.3, 0.0, 0.6)))
+    reply = ask(transport_of(protocol, fake), "x", [FIVE_LEVELS])
+    assert reply.answers["s"].score == 3.105 and reply.answers["s"].probabilities[4] == (4, 0.6)
+
+
+@pytest.mark.parametrize("protocol", ["openai", "systemone"])
+@pytest.mark.parametrize(("probability", "message"), [(True, "probability true is not a number"),
+                                                      ("0.9", 'probability "0.9" is not a number'),
+                                                      (None, "probability null is not a number")], ids=["a-bool", "a-string", "null"])
+def test_a_probability_that_is_not_a_json_number_is_a_server_error(fake, protocol, probability, message):
+    if protocol == "openai":
+        fake.decision_replies.append({"model": "gpt-6-luna", "usage": O1_RESPONSE["usage"], "answers": [
+            {"type": "predicate", "name": "p", "probability": probability}]})
+    else:
+        fake.decision_replies.append({"model": "jev-1.13.0", "usage": {"input_tokens": 3, "output_tokens": 1}, "answers": {
+            "p": {"type": "noul", "noul": probability}}})
+    err = failure(transport_of(protocol, fake), "x", [Question("p", PREDICATE, "?")])
+    assert err.kind == base.SERVER and message in str(err)
+
+
+@pytest.mark.parametrize("protocol", ["openai", "systemone"])
+def test_a_distributions_probability_that_is_a_string_is_a_server_error(fake, protocol):
+    fake.decision_replies.append(score_reply(protocol, 4.0, (0.0, 0.0, 0.0, 0.0, "1.0")))
+    err = failure(transport_of(protocol, fake), "x", [FIVE_LEVELS])
+    assert err.kind == base.SERVER and 'probability "1.0" is not a number' in str(err)
+
+
 @pytest.mark.slow
 def test_python_m_ragjudge_fakeserver_serves_both_decision_protocols():
     import os

@@ -86,3 +86,40 @@ def test_scoring_a_scored_table_for_fewer_metrics_says_the_others_are_an_earlier
     assert ("note: the input holds completeness verdicts of an earlier run (completeness_status, completeness_passed, ...); this run does "
             "not judge completeness, so the output keeps them as they were, and its summary and gate count only this run's metrics") in again.notes
     assert list(again.result.summary.metrics) == ["sufficiency"]
+
+
+# fix b item 2: compare and report read a cascade table's metric as M (its final verdict), not M_cascade_<stage>
+@pytest.mark.parametrize("ext", ["jsonl", "parquet"])
+def test_compare_and_report_read_a_cascade_tables_metric_as_its_final_verdict(run_cli, server, tmp_path, ext):
+    import json
+    import re
+
+    rows = [{"id": f"r{i}", "request": f"question {i}: what is the capital of place {i}?",
+             "context": [f"Place {i} has the capital city Town{i}."]} for i in range(6)]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    # P(yes) 0.4 on the even rows: a fail for the decision model alone, in the band for the cascade, whose chat stage passes them
+    server.decision_p_yes = lambda text: 0.95 if int(re.search(r"question (\d+):", text).group(1)) % 2 else 0.4
+    plain, cascade = tmp_path / f"plain.{ext}", tmp_path / f"cascade.{ext}"
+    alone = run_cli(["score", source, "-m", "sufficiency", "--model", "openai-decisions/gpt-6-luna", "-o", str(plain), "--min-pass-rate", "0"])
+    assert alone.code == 0, alone.stderr
+    scored = run_cli(["score", source, "-m", "sufficiency", "--cascade", "openai-decisions/gpt-6-luna,openai/fake-strong",
+                      "--cascade-band", "0.3,0.7", "-o", str(cascade), "--min-pass-rate", "0"])
+    assert scored.code == 0, scored.stderr
+    table = pd.read_parquet(cascade) if ext == "parquet" else pd.DataFrame(read_jsonl(cascade))
+    assert table["sufficiency_stage"].tolist() == ["fake_strong", "gpt_6_luna"] * 3
+    assert table["sufficiency_cascade_fake_strong_status"].isna().tolist() == [False, True] * 3  # the odd rows leave these blank
+
+    better = run_cli(["compare", str(plain), str(cascade), "--json", "--max-regressions", "0"], judge=False)
+    assert better.code == 0, better.stderr
+    found = json.loads(better.stdout)["metrics"]
+    assert list(found) == ["sufficiency"]
+    assert (found["sufficiency"]["baseline_pass_rate"], found["sufficiency"]["pass_rate"], found["sufficiency"]["improved_ids"]) == (
+        0.5, 1.0, ["r0", "r2", "r4"])
+    worse = run_cli(["compare", str(cascade), str(plain), "--json", "--max-regressions", "0"], judge=False)
+    assert worse.code == 1, worse.stderr
+    found = json.loads(worse.stdout)["metrics"]
+    assert list(found) == ["sufficiency"] and found["sufficiency"]["regressed_ids"] == ["r0", "r2", "r4"]
+
+    html = run_cli(["report", str(cascade), "--baseline", str(plain), "-o", str(tmp_path / "r.html")], judge=False)
+    assert html.code == 0, html.stderr
+    assert "sufficiency_cascade" not in (tmp_path / "r.html").read_text()

@@ -29,9 +29,10 @@ example pairs of section 10):
   (overloaded) ``RATE_LIMIT`` / ``SERVER``, retried after ``retry-after``.
 
 A body that is not the protocol's reply, answers that do not match the questions (their
-number, names, ids or kinds; a score's levels), a probability outside 0..1 or a distribution not
-summing to 1 (within 0.01), is a ``SERVER`` error (retried), never a verdict; so is an answer
-type neither protocol publishes.
+number, names, ids or kinds; a score's levels), a probability that is not a JSON number (a bool,
+a string) or lies outside 0..1, a distribution not summing to 1 (within 0.01), a score outside
+0..N-1 for N levels or not its distribution's expected level sum(level * p) (within 0.01), is a
+``SERVER`` error (retried), never a verdict; so is an answer type neither protocol publishes.
 """
 
 from __future__ import annotations
@@ -169,14 +170,38 @@ class _DecisionHTTP:
             await release_session(session)
 
 
+def _number(value: Any, what: str) -> float:
+    """``value`` as a float when the reply gave a JSON number (an int or a float, not a bool nor a
+    string); raises ``ValueError`` (a malformed reply) otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{what} {json.dumps(value)} is not a number")
+    return float(value)
+
+
 def _probability(value: Any) -> float:
-    p = float(value)
+    p = _number(value, "probability")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"probability {p} outside 0..1")
     return p
 
 
 SUM_TOLERANCE = 0.01  # promptfoo's check of a distribution's sum (section 1.3); MLflow's is 1e-3
+SCORE_TOLERANCE = 0.01  # |score - sum(level * p)| in levels; section 10's example pairs agree within 1e-5 (S1: 2.846517 vs 2.846524)
+
+
+def _score(value: Any, pairs: tuple[tuple[Any, float], ...], question: Question) -> float:
+    """A score answer's ``score`` checked against its (checked) distribution ``pairs``: a number in
+    0..N-1 for the question's N levels and the distribution's expected level, sum(level * p),
+    within ``SCORE_TOLERANCE`` (the score is the expected zero-based level: sections 1.3 and
+    2.3, [pf-src], [ts-spec]); raises ``ValueError`` (a malformed reply) otherwise."""
+    score = _number(value, "score")
+    top = len(question.levels) - 1
+    if not 0.0 <= score <= top:
+        raise ValueError(f"score {score:g} of {question.id!r} outside 0..{top}")
+    expected = sum(level * p for level, p in pairs)
+    if abs(score - expected) > SCORE_TOLERANCE:
+        raise ValueError(f"score {score:g} of {question.id!r} is not its distribution's expected level {expected:.4g}")
+    return score
 
 
 def _distribution(pairs: tuple[tuple[Any, float], ...], question: Question) -> tuple[tuple[Any, float], ...]:
@@ -235,8 +260,9 @@ class OpenAIDecisions(_DecisionHTTP):
                                           probabilities=_distribution(pairs, question))
             else:
                 pairs = tuple(sorted((int(p["value"]), _probability(p["probability"])) for p in answer["probabilities"]))
-                out[question.id] = Answer(question.id, SCORE, score=float(answer["score"]), confidence=answer.get("confidence"),
-                                          probabilities=_distribution(pairs, question))
+                pairs = _distribution(pairs, question)
+                out[question.id] = Answer(question.id, SCORE, score=_score(answer["score"], pairs, question), confidence=answer.get("confidence"),
+                                          probabilities=pairs)
         usage = data["usage"]
         return DecisionReply(out, str(data.get("model") or self.name), int(usage["input_tokens"]),
                              int((usage.get("input_tokens_details") or {}).get("cached_tokens") or 0), int(usage.get("output_tokens") or 0))
@@ -298,8 +324,9 @@ class SystemOne(_DecisionHTTP):
                                    probabilities=_distribution(pairs, q))
             else:
                 pairs = tuple(sorted((int(level), _probability(p)) for level, p in answer["probabilities"].items()))
-                out[q.id] = Answer(q.id, SCORE, score=float(answer["score"]), confidence=answer.get("confidence"),
-                                   probabilities=_distribution(pairs, q))
+                pairs = _distribution(pairs, q)
+                out[q.id] = Answer(q.id, SCORE, score=_score(answer["score"], pairs, q), confidence=answer.get("confidence"),
+                                   probabilities=pairs)
         usage = data["usage"]
         return DecisionReply(out, str(data.get("model") or self.name), int(usage["input_tokens"]), 0, int(usage.get("output_tokens") or 0))
 
