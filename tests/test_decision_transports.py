@@ -498,6 +498,11 @@ def test_a_score_within_001_of_its_expected_level_is_an_answer(fake, protocol):
     fake.decision_replies.append(score_reply(protocol, 3.105, (0.0, 0.1, 0.3, 0.0, 0.6)))
     reply = ask(transport_of(protocol, fake), "x", [FIVE_LEVELS])
     assert reply.answers["s"].score == 3.105 and reply.answers["s"].probabilities[4] == (4, 0.6)
+    # the tolerance is 0.01 of the scale, as promptfoo's (4 levels' span: 0.04), since a distribution may sum to 1 within 0.01
+    fake.decision_replies.append(score_reply(protocol, 3.135, (0.0, 0.1, 0.3, 0.0, 0.6)))
+    assert ask(transport_of(protocol, fake), "x", [FIVE_LEVELS]).answers["s"].score == 3.135
+    fake.decision_replies.append(score_reply(protocol, 3.145, (0.0, 0.1, 0.3, 0.0, 0.6)))
+    assert "is not its distribution's expected level" in str(failure(transport_of(protocol, fake), "x", [FIVE_LEVELS]))
 
 
 @pytest.mark.parametrize("protocol", ["openai", "systemone"])
