@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ragjudge.diagnosis import TRACE_COLUMNS, diagnose
+from ragjudge.diagnosis import TRACE_COLUMNS, diagnose, share_bounds
 from ragjudge.errors import InputError
 
 SUFFICIENT, INSUFFICIENT = "sufficient", "insufficient"
@@ -237,15 +237,8 @@ class Audit:
 
 def parse_bounds(value: Any) -> dict[str, float]:
     """``gate.max_rate`` checked: rate name (``RATES``) -> the highest share (0..1) that passes.
-    Raises ``ValueError`` naming an unknown rate or a share out of range."""
-    out: dict[str, float] = {}
-    for name, bound in dict(value or {}).items():
-        if name not in RATES:
-            raise ValueError(f"unknown rate '{name}'; use one of: {', '.join(RATES)}")
-        if not 0.0 <= float(bound) <= 1.0:
-            raise ValueError(f"{name}: {bound} is not between 0 and 1")
-        out[name] = float(bound)
-    return out
+    Raises ``ValueError`` naming an unknown rate or a share out of range (``diagnosis.share_bounds``)."""
+    return share_bounds(value, RATES, "rate")
 
 
 def lines(audit: "Audit") -> list[str]:

@@ -130,10 +130,18 @@ def shares(counted: dict[str, int]) -> dict[str, float | None]:
 def parse_bounds(value: Any) -> dict[str, float]:
     """``gate.max_diagnosis`` checked: diagnosis -> the highest share (0..1) that passes.
     Raises ``ValueError`` naming an unknown diagnosis or a share out of range."""
+    return share_bounds(value, CELLS, "diagnosis")
+
+
+def share_bounds(value: Any, names: tuple[str, ...], what: str) -> dict[str, float]:
+    """``value`` (a mapping of name -> bound) checked as upper bounds on shares: each name one of
+    ``names`` (else ``ValueError`` "unknown WHAT 'NAME'; use one of: ..."), each bound in 0..1;
+    the bounds as floats. ``gate.max_diagnosis`` (``parse_bounds``) and the audit's
+    ``gate.max_rate`` (``ragjudge.audit.parse_bounds``) are read by it."""
     out: dict[str, float] = {}
     for name, bound in dict(value or {}).items():
-        if name not in CELLS:
-            raise ValueError(f"unknown diagnosis '{name}'; use one of: {', '.join(CELLS)}")
+        if name not in names:
+            raise ValueError(f"unknown {what} '{name}'; use one of: {', '.join(names)}")
         if not 0.0 <= float(bound) <= 1.0:
             raise ValueError(f"{name}: {bound} is not between 0 and 1")
         out[name] = float(bound)
