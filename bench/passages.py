@@ -58,6 +58,21 @@ def build(data: Path, rows: int, passages: int, seed: int) -> list[dict]:
     return built
 
 
+def build_human(data: Path, rows: int, seed: int) -> list[dict]:
+    """CLAPNQ rows as they are, one passage each, half of each human label (``label_sufficient``:
+    the annotators found the answer in that passage, or none in its page): per-passage relevance
+    against a human label on the very passage judged. ``gold_rank`` is 1 where the label is true,
+    0 where it is false (no passage holds the answer)."""
+    every = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rng = random.Random(seed)
+    chosen = []
+    for label in (True, False):
+        chosen += rng.sample([r for r in every if r["label_sufficient"] is label], rows // 2)
+    rng.shuffle(chosen)
+    return [{"id": r["id"], "request": r["request"], "context": [str(c) for c in r["context"]][:1],
+             "gold_rank": 1 if r["label_sufficient"] else 0} for r in chosen]
+
+
 def build_squad(data: Path, rows: int, seed: int) -> list[dict]:
     """SQuAD 2.0 gold-removed rows whose gold paragraph was kept (``label_sufficient`` true): two
     paragraphs of one article, the one the annotators' answer span is in (``gold_answers``) and
@@ -86,15 +101,23 @@ def main() -> None:
     parser.add_argument("--squad", default=None, help="passage_relevance alone on SQuAD 2.0 gold-removed rows that kept their gold "
                                                       "paragraph (squad2_goldremoved_sufficiency_dev.jsonl): the answer's paragraph "
                                                       "against another of its article")
+    parser.add_argument("--human", action="store_true", help="passage_relevance alone on CLAPNQ's own rows, one passage each, half of "
+                                                                 "each human label: agreement with the annotators on the passage judged")
     args = parser.parse_args()
 
-    rows = build_squad(Path(args.squad), args.rows, args.seed) if args.squad else build(Path(args.data), args.rows, args.passages, args.seed)
+    if args.squad:
+        rows = build_squad(Path(args.squad), args.rows, args.seed)
+    elif args.human:
+        rows = build_human(Path(args.data), args.rows, args.seed)
+    else:
+        rows = build(Path(args.data), args.rows, args.passages, args.seed)
+    alone = bool(args.squad or args.human)
     work = Path(tempfile.mkdtemp(prefix="ragjudge-passages-"))
     source = work / "rows.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = Path(args.out) if args.out else work / "scored.jsonl"
     summary = work / "summary.json"
-    metrics = ["-m", "passage_relevance"] if args.squad else ["-m", "passage_relevance", "-m", "sufficient_k"]
+    metrics = ["-m", "passage_relevance"] if alone else ["-m", "passage_relevance", "-m", "sufficient_k"]
     command = [sys.executable, "-m", "ragjudge", "score", str(source), "-c", args.config, *metrics,
                "--set", "passage_relevance.yes_threshold=0.5", "--min-pass-rate", "0", "--max-error-rate", "1", "--cache-dir", args.cache_dir,
                "-o", str(out), "--summary-json", str(summary), "-q"]
@@ -117,7 +140,7 @@ def main() -> None:
             marks.append((rank == gold, verdict == "yes"))
             if p is not None:
                 (p_gold if rank == gold else p_other).append(float(p))
-        first_is_gold += row["passage_relevance_first_relevant"] == gold
+        first_is_gold += (row["passage_relevance_first_relevant"] or 0) == gold
     k_rows = [r for r in scored if r.get("sufficient_k_status") == "ok"]
     equal = sum(1 for r in k_rows if r["sufficient_k_k"] == r["gold_rank"])
     within = sum(1 for r in k_rows if r["sufficient_k_k"] is not None and r["sufficient_k_k"] <= r["gold_rank"])
@@ -125,7 +148,9 @@ def main() -> None:
     odd = sum(1 for r in k_rows if r["sufficient_k_monotone"] is False)
     beyond = [len((r["sufficient_k_probes"] or "").split()) - 1 for r in k_rows]
 
-    shape = "SQuAD 2.0: the answer's paragraph and another of its article" if args.squad else f"{args.passages} passages each, gold at a random rank"
+    shape = ("SQuAD 2.0: the answer's paragraph and another of its article" if args.squad else
+             "CLAPNQ rows as they are, one passage each, half of each human label" if args.human else
+             f"{args.passages} passages each, gold at a random rank")
     print(f"rows {len(rows)} ({shape}; seed {args.seed}); judge {args.config}; "
           f"{took:.0f} s; provider calls {figures.get('provider_calls')}")
     print("passage_relevance (passage_relevance.yes_threshold 0.5):")
@@ -139,7 +164,7 @@ def main() -> None:
 
         auc = mannwhitneyu(p_gold, p_other).statistic / (len(p_gold) * len(p_other))
         print(f"  AUC of P(relevant)     {auc:.2f} ({len(p_gold)} gold, {len(p_other)} other passages)")
-    if args.squad:
+    if alone:
         return
     print("sufficient_k (the sufficiency settings of the config):")
     print(f"  rows ok {len(k_rows)} of {len(rows)}")
