@@ -42,14 +42,13 @@ from ragjudge import metrics as _metrics
 from ragjudge.errors import ConfigError
 from ragjudge.strict import Strict as _Strict
 from ragjudge.diagnosis import parse_bounds
-from ragjudge.audit import parse_bounds as parse_rates
+from ragjudge.audit import METRICS as AUDIT_METRICS, parse_bounds as parse_rates
 from ragjudge.panel import RULES as PANEL_RULES, default_quorum, member_name, stage_label
 
 METRICS: tuple[str, ...] = _metrics.names()
 """The built-in metrics, each a section of the config named after it: ``ragjudge.metrics.BUILT_IN``,
 the one registry (its judges, in this order)."""
 DEFAULT_METRICS: tuple[str, ...] = _metrics.defaults()
-AUDIT_METRICS = ("sufficiency", "abstention", "completeness")  # the abstention audit's (ragjudge.audit.METRICS)
 """The built-in metrics a run judges when none is named (``Metric.default``); the gate's default
 bounds and a single ``min_pass_rate`` number name these, and any other metric the config names."""
 FIELDS: tuple[str, ...] = ("id", "request", "context", "expected_facts", "expected_response", "response")
@@ -78,11 +77,9 @@ def _config_path(path: str | Path) -> Path:
 
 
 # the judge settings that moved to their metric's own section (judge.fact_threshold is now
-# sufficiency.fact_threshold); the old keys still load, with a note naming the new place
-MOVED: dict[str, str] = {"yes_threshold": "sufficiency", "fact_threshold": "sufficiency", "fact_evidence": "sufficiency",
-                         "reasoning_first": "sufficiency", "expected_score": "completeness", "coverage_score": "completeness",
-                         "mode": "sufficiency", "ground_truth": "sufficiency",  # these never were judge keys: flat keywords only
-                         "quote_check": "sufficiency", "request_evidence": "sufficiency", "statement_evidence": "completeness", "evidence_weight": "completeness"}
+# sufficiency.fact_threshold), key -> metric: each metric's ``Metric.moved``; the old keys still
+# load, with a note naming the new place
+MOVED: dict[str, str] = {key: metric.name for metric in _metrics.BUILT_IN for key in metric.moved}
 
 __all__ = ["BUNDLED", "DEFAULT_METRICS", "FIELDS", "METRICS", "MOVED", "PANEL_RULES", "BadEntry", "CacheSettings", "Columns", "GateSettings", "JudgeSettings",
            "PanelMember", "Price", "RawConfig",

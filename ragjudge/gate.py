@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ragjudge.audit import METRICS as AUDIT_METRICS
 from ragjudge.calibration import Corrected, ProbabilityStats, RateStats, blank, label_pass, label_rating
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
 from ragjudge.types import Reason, Usage
@@ -578,7 +579,7 @@ def audit_checks(summary: Summary) -> list[Check]:
     for name, bound in (getattr(audit, "max_rate", None) or {}).items():
         count, rows = audit.rate(name)
         counts = {"count": count, "rows": rows,  # the audit's metrics this run does not judge: the fix a bound that measured nothing names
-                  "unjudged": [m for m in ("sufficiency", "abstention", "completeness") if m not in summary.metrics]}
+                  "unjudged": [m for m in AUDIT_METRICS if m not in summary.metrics]}
         out.append(Check(name, Kind.AUDIT_RATE, False, None, bound, counts) if not rows
                    else Check(name, Kind.AUDIT_RATE, not count / rows > bound, count / rows, bound, counts))
     return out

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NDCG, RECALL = "ndcg", "recall"
-METRIC = "passage_relevance"  # the metric whose labels are per passage
 DEFAULT_AT_K = [1, 3, 5]  # passage_relevance.at_k's default
 
 
@@ -126,4 +125,4 @@ class RankCounts:
                 **{f"{name}_at_{k}": {"mean": self.mean(name, k), "rows": self.rows[name].get(k, 0)} for name in (NDCG, RECALL) for k in ks}}
 
 
-__all__ = ["DEFAULT_AT_K", "METRIC", "RankCounts", "dcg", "figures", "grades", "ndcg_at", "recall_at"]
+__all__ = ["DEFAULT_AT_K", "RankCounts", "dcg", "figures", "grades", "ndcg_at", "recall_at"]

@@ -465,12 +465,12 @@ def test_the_searched_settings_state_the_bounds_their_judge_options_take():
     import pydantic
     import pytest
 
-    from ragjudge.decisions import KNOBS
+    from ragjudge.decisions import knobs_of
     from ragjudge.judges.completeness import CompletenessSettings
     from ragjudge.judges.sufficiency import SufficiencySettings
 
     for metric, options in (("sufficiency", SufficiencySettings), ("completeness", CompletenessSettings)):
-        for knob in KNOBS[metric]:
+        for knob in knobs_of(metric):
             if knob.key == "threshold":
                 assert knob.bounds == (1.0, 5.0)  # the 1..5 scale
                 continue
