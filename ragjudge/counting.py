@@ -33,7 +33,7 @@ from ragjudge.config import METRICS
 from ragjudge.diagnosis import counts, of_table
 from ragjudge import audit as _audit
 from ragjudge.panel import PANEL
-from ragjudge.calibration import blank, label_pass
+from ragjudge.corrected_rates import blank, label_pass
 from ragjudge.errors import InputError
 from ragjudge.ranking import DEFAULT_AT_K, grades
 from ragjudge.metrics import find as find_metric

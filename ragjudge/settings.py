@@ -174,7 +174,7 @@ class _ConfigBase(RawConfig):
         mean the same pass (issue 60: with ``--threshold completeness=4``, ratings of 3 passed at
         the reference mark 3 and corrected a judge's 0.00 to 1.00). ``ragjudge calibrate`` keeps
         what the labels mean by moving the pass mark only where its labelled rows pass as they do
-        at the mark it starts from (``ragjudge.decisions.fit``)."""
+        at the mark it starts from (``ragjudge.calibrate.fit``)."""
         return float(self.threshold(metric))
 
     def threshold(self, metric: str) -> float:

@@ -10,7 +10,7 @@ import pandas as pd
 from conftest import read_jsonl, write_jsonl
 from helpers import REF_FREE
 from ragjudge import Scorer
-from ragjudge.decisions import Cached, Decisions, _key, _search, knobs_of
+from ragjudge.calibrate import Cached, Decisions, _key, _search, knobs_of
 from ragjudge.judges import judge_class
 from ragjudge.types import OK, Verdict
 

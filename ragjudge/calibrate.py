@@ -15,7 +15,7 @@ every labelled row. Method as bench/quality.py used for configs/local.yaml (docs
 
 ``suggest`` ranks the unlabelled rows by how near their verdict is to the decision (P(yes) to
 ``yes_threshold``, a score to the pass mark): the labels that would move the corrected pass
-rate's interval (``ragjudge.calibration``) most are those the judge is least sure of.
+rate's interval (``ragjudge.corrected_rates``) most are those the judge is least sure of.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragjudge.cache import reading
-from ragjudge.calibration import label_pass, label_rating
+from ragjudge.corrected_rates import label_pass, label_rating
 from ragjudge.config import FIELDS
 from ragjudge.counting import has_path, row_ids
 from ragjudge import metrics
