@@ -1,5 +1,5 @@
 """Decision models as judges (issue 61 items 2, 3, 5, 6) against the fake server's decision APIs
-(``ragjudge.fakedecisions``) over loopback: every metric of a row in one request, P(yes) and the
+(``ragjudge.fakes.decisions``) over loopback: every metric of a row in one request, P(yes) and the
 completeness distribution in the table, verdicts following ``yes_threshold``, cost from input
 tokens only, a refusal as that metric's error row, 429/529 retried after the server's delay, and
 a metric added later paying only for its own questions."""
