@@ -26,8 +26,13 @@ The row's score is 1.0 when its smallest sufficient k is at most ``sufficient_k.
 k = top_k". ``sufficient_k_tokens_saved`` is the tokens (UTF-8 bytes / 4, ``base.BYTES_PER_TOKEN``)
 of the passages after the first k: what a retriever returning k passages would not send.
 
-Decision models (issue 61): each prefix call is a sufficiency call; its typed question is the
-sufficiency judge's, added where ``SufficiencyJudge.prepare`` builds its call.
+Decision models (issue 61): each prefix call is a sufficiency call, so a decision model is asked
+sufficiency's typed question(s) (``ragjudge.judges.questions.sufficiency_questions``: the row's
+predicate, one per expected fact) about the request and that prefix's passages; the search reads
+each prefix's P(yes) against ``sufficiency.yes_threshold`` as the sufficiency metric does. The
+whole context's call has sufficiency's questions, state and cache key, so in a run of both
+metrics it rides in the row's one request beside the others' questions and is paid once; each
+shorter prefix is a request of its own (its state differs).
 """
 
 from __future__ import annotations
@@ -85,6 +90,11 @@ class SufficientKJudge(Judge):
         super().__init__(settings, threshold, extension, options)
         own_extension, own_options, own_threshold = (shared or {}).get("sufficiency", (None, None, None))
         self.sufficiency = SufficiencyJudge(settings, own_threshold, extension=own_extension, options=own_options)
+
+    def asks_questions(self) -> bool:
+        """True: each probe is a sufficiency call carrying sufficiency's typed questions, which a
+        decision model answers (see the module docstring)."""
+        return self.sufficiency.asks_questions()
 
     def prepare(self, record: Any) -> Call | Verdict:
         """The whole context's sufficiency call (not final: the search follows), or a verdict
