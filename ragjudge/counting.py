@@ -35,7 +35,7 @@ from ragjudge import audit as _audit
 from ragjudge.panel import PANEL
 from ragjudge.corrected_rates import blank, label_pass
 from ragjudge.errors import InputError
-from ragjudge.ranking import DEFAULT_AT_K, grades
+from ragjudge.ranking import grades, ks_of
 from ragjudge.metrics import find as find_metric
 
 TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
@@ -127,21 +127,26 @@ def metric_summary(config: Any, metric: str, threshold: float, prompt_version: s
                          few_labels=config.gate.few_labels, rank_ks=rank_ks(config, metric))
 
 
-def per_passage(metric: str) -> bool:
+def per_passage(metric: str, config: Any = None) -> bool:
     """Whether a cell of ``metric``'s labels column holds one relevance grade per retrieved passage
-    (``Metric.labels``, passage_relevance's), not a label of the row's verdict."""
+    (``Metric.labels``, passage_relevance's; a YAML judge of ``config``'s ``judges:`` with ``per:
+    passage``), not a label of the row's verdict."""
     found = find_metric(metric)
-    return found is not None and found.labels == "passage"
+    if found is not None:
+        return found.labels == "passage"
+    for item in getattr(config, "judges", None) or []:
+        name, per = (item.get("name"), item.get("per")) if isinstance(item, dict) else (getattr(item, "name", None), getattr(item, "per", None))
+        if name == metric:
+            return per == "passage"
+    return False
 
 
 def rank_ks(config: Any, metric: str) -> tuple[int, ...]:
     """The ks of nDCG@k and recall@k (``passage_relevance.at_k``) when ``metric`` is passage_relevance
-    with a labels column (per-passage labels, ``ragjudge.ranking``); () otherwise."""
-    if not per_passage(metric) or not (getattr(config, "labels", None) or {}).get(metric):
+    (or a YAML judge per passage, which takes the run's ``passage_relevance.at_k``) with a labels column (per-passage labels, ``ragjudge.ranking``); () otherwise."""
+    if not per_passage(metric, config) or not (getattr(config, "labels", None) or {}).get(metric):
         return ()
-    options = getattr(config, metric, None)
-    ks = (options.get("at_k") if isinstance(options, dict) else getattr(options, "at_k", None)) or DEFAULT_AT_K
-    return tuple(sorted({int(k) for k in ks}))
+    return tuple(ks_of(getattr(config, metric if find_metric(metric) is not None else "passage_relevance", None)))
 
 
 def label_cells(frame: Any, config: Any, metrics: Sequence[str]) -> list[list[Any]] | None:
@@ -414,7 +419,7 @@ def check_labels(config: Any, frame: Any, name: str = "input", metrics: Sequence
             close = difflib.get_close_matches(column, columns, n=1)  # --labels sufficiency=humna: the column meant first
             raise InputError(f"--labels {metric}={column}: {name} has no column '{column}' (labels.{metric}); its columns: "
                              f"{', '.join(columns)}" + (f"; did you mean '{close[0]}'?" if close else ""))
-        if per_passage(metric):  # a list of grades per passage, in retrieved order
+        if per_passage(metric, config):  # a list of grades per passage, in retrieved order
             for position, cell in enumerate(row_ids(frame, column)):
                 if not blank(cell) and grades(cell) is None:
                     raise InputError(f"--labels {metric}={column}: row {position + 1} of {name} holds {cell!r}, not a list of one "

@@ -163,7 +163,7 @@ class _ConfigBase(RawConfig):
         it does not know."""
         found = self.definition(metric)
         if found is not None:
-            return MetricShape(level=level_of(found.needs), binary=found.kind == "binary", mlflow_name=found.mlflow_name)
+            return MetricShape(level=level_of(found.needs), binary=found.kind == "binary" and not found.per_passage, mlflow_name=found.mlflow_name)
         judge = judge_class(metric)
         return MetricShape(level=level_of(judge.needs), binary=judge.kind == "binary", mlflow_name=judge.mlflow_name)
 

@@ -373,3 +373,18 @@ def test_sufficient_k_under_a_decision_model_follows_sufficiencys_yes_threshold(
     assert out["sufficient_k_k"].tolist() == [3]  # P(yes) 0.6 on the first 3 passages: sufficient at 0.5
     out = score(fake, "systemone/jev-latest", gold_rows([4], 4), metrics=("sufficient_k",), sufficiency={"yes_threshold": 0.7})
     assert out["sufficient_k_k"].tolist() == [4]
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_a_yaml_judge_per_passage_asks_a_decision_model_one_predicate_per_passage(fake, model):
+    judges = [{"name": "names_founder", "needs": ["request", "context"], "per": "passage",
+               "prompt": "Does the passage name who founded the place asked about?\n{{ request }}\n{{ passages }}"}]
+    fake.decision_p_question = {"names_founder.passage_1": 0.1, "names_founder.passage_2": 0.8, "names_founder.passage_3": 0.3}
+    frame = pd.DataFrame([{"request": "Who founded Velmor?", "context": ["one", "two", "three"]}])
+    out = score(fake, model, frame, metrics=("sufficiency", "names_founder"), judges=judges)
+    assert fake.decision_calls == 1  # beside sufficiency's question, in the row's one request
+    assert questions_of(fake.requests[0]) == ["names_founder.passage_1", "names_founder.passage_2", "names_founder.passage_3", "sufficiency"]
+    assert "Answer for passage 2 of the context alone" in json.dumps(fake.requests[0]["questions"])  # the rendered prompt, of passage 2
+    assert out["names_founder_verdicts"].iloc[0] == ["no", "yes", "no"]
+    assert out["names_founder_p_relevant"].iloc[0] == ["0.100", "0.800", "0.300"]
+    assert out["names_founder_first_relevant"].tolist() == [2] and out["names_founder_score"].iloc[0] == pytest.approx(1 / 3)
