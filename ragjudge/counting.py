@@ -253,6 +253,42 @@ def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
     return out
 
 
+def prefix_figures(frame: Any, metric: str, config: Any = None) -> list[dict[str, Any] | None] | None:
+    """Per row of a scored table, ``metric``'s figures as ``sufficient_k`` keeps them in a verdict's
+    ``details["prefixes"]`` (``ragjudge.prefixes.PrefixCounts.add``), read back from its columns
+    ``M_k``, ``M_passages``, ``M_monotone`` and ``M_tokens_saved``: None on a row without them (not
+    judged ok). Each passage's tokens are counted again from the table's context column (``config``'s
+    ``columns.context``, else ``context`` or an alias of it), as the judge counted them; where that
+    column is not there, or its passages are not the row's n whose tokens after k make
+    ``M_tokens_saved``, they are None (the summary then counts that row's k, not its tokens).
+    None for a table without those columns (another metric)."""
+    if not all(f"{metric}_{name}" in frame.columns for name in ("k", "passages", "never")):
+        return None
+    from ragjudge.judges.base import BYTES_PER_TOKEN  # the judges' layer, imported where a table is read back only
+    from ragjudge.prefixes import passage_tokens
+    from ragjudge.records import ALIASES
+
+    def cells(name: str) -> list[Any]:
+        column = f"{metric}_{name}"
+        return [None if _missing(v) else v for v in frame[column].tolist()] if column in frame.columns else [None] * len(frame)
+
+    ks, ns, monotone, saved = cells("k"), cells("passages"), cells("monotone"), cells("tokens_saved")
+    mapped = getattr(getattr(config, "columns", None), "context", None)
+    column = next((c for c in ([mapped] if mapped else ["context", *ALIASES["context"]]) if has_path(frame, c)), None)
+    contexts = row_ids(frame, column) if column else [None] * len(frame)
+    out: list[dict[str, Any] | None] = []
+    for k, n, flag, tail, context in zip(ks, ns, monotone, saved, contexts):
+        if n is None:
+            out.append(None)
+            continue
+        k, n = (None if k is None else int(k)), int(n)
+        tokens: list[int] | None = passage_tokens(_texts(context), BYTES_PER_TOKEN) if column else None
+        if tokens is not None and (len(tokens) != n or (k is not None and tail is not None and sum(tokens[k:]) != int(tail))):
+            tokens = None
+        out.append({"k": k, "n": n, "monotone": _passed(flag), "passage_tokens": tokens})
+    return out
+
+
 def _passed(value: Any) -> bool | None:
     """A pass cell read back: True, False or None; the text a CSV holds ("True", "false") read as such."""
     if value is None:
@@ -312,6 +348,10 @@ def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str
     ids = row_ids(frame, id_column)
     firsts = first_rows(frame)
     columns = [table_verdicts(frame, metric) for metric in metrics]
+    for metric, column in zip(metrics, columns):  # sufficient_k: the k distribution, as the run counted it (ragjudge.prefixes)
+        for verdict, figures in zip(column, prefix_figures(frame, metric, config) or []):
+            if figures is not None and verdict.status == "ok":
+                verdict.details = {**(verdict.details or {}), "prefixes": figures}
     order = [levels[m] for m in metrics]
     labels = label_cells(frame, config, list(metrics))
     for i in range(len(frame)):

@@ -43,6 +43,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ragjudge.prefixes import passage_tokens
 from ragjudge.strict import Strict
 from ragjudge.judges.base import BINARY, BYTES_PER_TOKEN, OK, Call, Judge, Reply, Verdict
 from ragjudge.judges.sufficiency import SufficiencyJudge
@@ -197,7 +198,7 @@ class SufficientKJudge(Judge):
         monotone = not any(ok_short and not ok_long for short, ok_short in probes for long, ok_long in probes
                            if short < long) if sufficient else True
         never = k is None
-        tokens = [math.ceil(len(p.text.encode("utf-8")) / BYTES_PER_TOKEN) for p in record.passages] if record is not None else []
+        tokens = passage_tokens([p.text for p in record.passages], BYTES_PER_TOKEN) if record is not None else []
         saved = sum(tokens[k:]) if k is not None else 0
         score = 1.0 if k is not None and k <= self.options.top_k else 0.0
         said = ("no prefix is sufficient: the whole context is not" if never else
