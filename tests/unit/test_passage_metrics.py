@@ -512,3 +512,15 @@ def test_per_and_k_are_checked_and_leave_other_definitions_versions_as_they_were
         JudgeDefinition.model_validate({**row, "k": 2})
     passage = JudgeDefinition.model_validate({**row, "needs": ["context"], "prompt": "{{ passages }}", "per": "passage"})
     assert '"per":"passage"' in passage.digest_json()
+
+
+def test_a_yaml_judge_per_passage_scores_an_empty_retrieval_0_without_a_call(run_score, tmp_path, judge):
+    config = tmp_path / "c.yaml"
+    config.write_text(PER_PASSAGE)
+    rows = [{"id": "a", "request": "Who founded it?", "context": []}, {"id": "b", "context": []}]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["names_founder"], config=str(config), min_pass_rate=["0"], output=str(out))
+    first, second = read_jsonl(out)
+    assert judge.calls == 0
+    assert first["names_founder_score"] == 0.0 and first["names_founder_verdicts"] == [] and first["names_founder_first_relevant"] is None
+    assert second["names_founder_status"] == "skipped" and second["names_founder_error"] == "no request"  # what else it needs, first
