@@ -28,13 +28,14 @@ from typing import Any
 
 from ragjudge.gate import MetricSummary, Summary, row_name
 from ragjudge.types import SPAN, TRACE, Reason, Usage, Verdict, level_of
-from ragjudge.records import _as_list, _lookup
+from ragjudge.records import ALIASES, _as_list, _lookup
 from ragjudge.config import METRICS
 from ragjudge.diagnosis import counts, of_table
 from ragjudge import audit as _audit
 from ragjudge.panel import PANEL
 from ragjudge.corrected_rates import blank, label_pass
 from ragjudge.errors import InputError
+from ragjudge.prefixes import passage_tokens
 from ragjudge.ranking import grades, ks_of
 from ragjudge.metrics import find as find_metric
 
@@ -264,10 +265,6 @@ def prefix_figures(frame: Any, metric: str, config: Any = None) -> list[dict[str
     None for a table without those columns (another metric)."""
     if not all(f"{metric}_{name}" in frame.columns for name in ("k", "passages", "never")):
         return None
-    from ragjudge.judges.base import BYTES_PER_TOKEN  # the judges' layer, imported where a table is read back only
-    from ragjudge.prefixes import passage_tokens
-    from ragjudge.records import ALIASES
-
     def cells(name: str) -> list[Any]:
         column = f"{metric}_{name}"
         return [None if _missing(v) else v for v in frame[column].tolist()] if column in frame.columns else [None] * len(frame)
@@ -282,7 +279,7 @@ def prefix_figures(frame: Any, metric: str, config: Any = None) -> list[dict[str
             out.append(None)
             continue
         k, n = (None if k is None else int(k)), int(n)
-        tokens: list[int] | None = passage_tokens(_texts(context), BYTES_PER_TOKEN) if column else None
+        tokens: list[int] | None = passage_tokens(_texts(context)) if column else None
         if tokens is not None and (len(tokens) != n or (k is not None and tail is not None and sum(tokens[k:]) != int(tail))):
             tokens = None
         out.append({"k": k, "n": n, "monotone": _passed(flag), "passage_tokens": tokens})

@@ -14,6 +14,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+# A token, counted without the model's tokenizer (a judge does not know the model): about 4.3
+# UTF-8 bytes of English prose with Qwen2.5's and OpenAI's tokenizers, 3 to 4 in scripts of 3-byte
+# characters; 4 bytes a token leans to more tokens for both (``ragjudge.judges.base.BYTES_PER_TOKEN``)
+BYTES_PER_TOKEN = 4
 SHARE = 0.9  # the share of rows the summary's sentence is about: "90% of rows are sufficient by k = 3"
 MAX_K = 100  # tokens saved are kept for a top-k of 1..MAX_K passages
 
@@ -124,10 +128,9 @@ class PrefixCounts:
         return [head + tail + never + odd]
 
 
-def passage_tokens(texts: list[str], bytes_per_token: int) -> list[int]:
-    """Each passage's tokens, counted without a tokenizer: its UTF-8 bytes / ``bytes_per_token``,
-    rounded up (``ragjudge.judges.base.BYTES_PER_TOKEN``)."""
-    return [math.ceil(len(text.encode("utf-8")) / bytes_per_token) for text in texts]
+def passage_tokens(texts: list[str]) -> list[int]:
+    """Each passage's tokens, counted without a tokenizer: its UTF-8 bytes / ``BYTES_PER_TOKEN``, rounded up."""
+    return [math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN) for text in texts]
 
 
-__all__ = ["PrefixCounts", "SHARE", "passage_tokens"]
+__all__ = ["BYTES_PER_TOKEN", "PrefixCounts", "SHARE", "passage_tokens"]

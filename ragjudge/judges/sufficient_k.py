@@ -23,7 +23,7 @@ run's memory (or the cache) without a provider call; its verdict's rationale is 
 
 The row's score is 1.0 when its smallest sufficient k is at most ``sufficient_k.top_k`` (default
 5), else 0.0; ``--min-pass-rate sufficient_k=0.9`` then gates "90% of rows are sufficient by
-k = top_k". ``sufficient_k_tokens_saved`` is the tokens (UTF-8 bytes / 4, ``base.BYTES_PER_TOKEN``)
+k = top_k". ``sufficient_k_tokens_saved`` is the tokens (UTF-8 bytes / 4, ``prefixes.BYTES_PER_TOKEN``)
 of the passages after the first k: what a retriever returning k passages would not send.
 
 Decision models (issue 61): each prefix call is a sufficiency call, so a decision model is asked
@@ -45,7 +45,7 @@ from pydantic import Field
 
 from ragjudge.prefixes import passage_tokens
 from ragjudge.strict import Strict
-from ragjudge.judges.base import BINARY, BYTES_PER_TOKEN, OK, Call, Judge, Reply, Verdict
+from ragjudge.judges.base import BINARY, OK, Call, Judge, Reply, Verdict
 from ragjudge.judges.sufficiency import SufficiencyJudge
 
 METRIC = "sufficient_k"
@@ -198,7 +198,7 @@ class SufficientKJudge(Judge):
         monotone = not any(ok_short and not ok_long for short, ok_short in probes for long, ok_long in probes
                            if short < long) if sufficient else True
         never = k is None
-        tokens = passage_tokens([p.text for p in record.passages], BYTES_PER_TOKEN) if record is not None else []
+        tokens = passage_tokens([p.text for p in record.passages]) if record is not None else []
         saved = sum(tokens[k:]) if k is not None else 0
         score = 1.0 if k is not None and k <= self.options.top_k else 0.0
         said = ("no prefix is sufficient: the whole context is not" if never else
