@@ -77,18 +77,18 @@ def score(rows: list[dict], chunk: int) -> None:
 
 
 def curve(bins: int) -> dict:
-    """The calibration curve of the table written by ``score``: ``ragjudge.calibration.ProbabilityStats``
+    """The calibration curve of the table written by ``score``: ``ragjudge.corrected_rates.ProbabilityStats``
     (the summary's own code) over the rows judged ok with a probability, against ``label_sufficient``;
     per slice and pooled."""
     import pandas as pd
 
-    from ragjudge import calibration
+    from ragjudge import corrected_rates
 
     table = pd.read_parquet(OUT / "table.parquet")
     column = "sufficiency_probability" if table["sufficiency_probability"].notna().any() else "sufficiency_p_yes"
     out = {"rows": len(table), "ok": int((table["sufficiency_status"] == "ok").sum()), "column": column, "slices": {}}
     for name, part in [("pooled", table), *((label, table[table["source_slice"] == label]) for _, label in SLICES)]:
-        stats = calibration.ProbabilityStats(bins=bins)
+        stats = corrected_rates.ProbabilityStats(bins=bins)
         usable = part[(part["sufficiency_status"] == "ok") & part[column].notna()]
         for p, label in zip(usable[column], usable["label_sufficient"]):
             stats.add(float(p))

@@ -4,7 +4,7 @@ the true human pass rate of a whole slice when a random 100 of its rows are labe
 For each human-labelled sufficiency slice of ../shared/data (CLAPNQ, SQuAD 2.0 unanswerable,
 SQuAD 2.0 gold-removed: 250 development rows each, label ``label_sufficient``), every row is
 judged once, then ``--draws`` times a random ``--labelled`` rows keep their human label and the
-rest are treated as unlabelled; ``ragjudge.calibration.RateStats`` gives the corrected pass rate
+rest are treated as unlabelled; ``ragjudge.corrected_rates.RateStats`` gives the corrected pass rate
 and its 95% interval. Printed per slice: the true human pass rate of the slice, the judge's own
 pass rate (its bias), the share of draws whose corrected interval covers the truth, the mean
 interval width, and the labelled rows' own (classical) interval's coverage and width.
@@ -57,7 +57,7 @@ def judged(rows: list[dict], model: str | None, config: str | None) -> list[bool
 
 
 def study(passes: list[bool | None], labels: list[bool], labelled: int, draws: int, seed: int) -> dict[str, float]:
-    from ragjudge.calibration import RateStats
+    from ragjudge.corrected_rates import RateStats
 
     rows = [i for i, p in enumerate(passes) if p is not None]
     truth = sum(labels[i] for i in rows) / len(rows)

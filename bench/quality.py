@@ -15,7 +15,7 @@ accuracy on the rows a threshold was fitted to. The setting to ship is the one f
 rows; where the out-of-fold figure is no better than the written verdicts (or than always
 answering the majority class) the threshold does not generalise, and the script says so.
 
-The settings to ship are ``ragjudge calibrate``'s (``calibrate_figures``: ``ragjudge.decisions.fit``,
+The settings to ship are ``ragjudge calibrate``'s (``calibrate_figures``: ``ragjudge.calibrate.fit``,
 the command's own code, on the same rows from a neutral start; it says whether it reproduces
 configs/local.yaml); the grids below are the figures around them (each check alone, a blend,
 the stability):
@@ -69,15 +69,15 @@ def design_ids(data: Path) -> set[str]:
 
 
 def wilson(k: int, n: int) -> list[float | None]:
-    """The Wilson 95% interval of k of n (``ragjudge.decisions.wilson``, what ``ragjudge calibrate`` prints)."""
-    from ragjudge.decisions import wilson as interval
+    """The Wilson 95% interval of k of n (``ragjudge.calibrate.wilson``, what ``ragjudge calibrate`` prints)."""
+    from ragjudge.calibrate import wilson as interval
 
     return interval(k, n) or [None, None]
 
 
 def folds(labels: list[Any], k: int, seed: int) -> list[int]:
-    """Fold of each row, stratified by label (``ragjudge.decisions.folds``: the folds ``ragjudge calibrate`` uses)."""
-    from ragjudge.decisions import folds as stratified
+    """Fold of each row, stratified by label (``ragjudge.calibrate.folds``: the folds ``ragjudge calibrate`` uses)."""
+    from ragjudge.calibrate import folds as stratified
 
     return stratified(labels, k, seed)
 
@@ -390,7 +390,7 @@ def sufficiency_figures(judged: Judged, data: Path, k: int, seed: int) -> dict[s
     return out
 
 
-# `ragjudge calibrate` chooses the settings to ship (issue 48): its fit (``ragjudge.decisions.fit``) on
+# `ragjudge calibrate` chooses the settings to ship (issue 48): its fit (``ragjudge.calibrate.fit``) on
 # the rows above, from a neutral start, so that a tie cannot keep the shipped value by default. The
 # probability thresholds stay set (unset, the request asks for no log-probabilities: another cache key).
 NEUTRAL = {"sufficiency": ["sufficiency.yes_threshold=0.5", "sufficiency.fact_threshold=0.5", "sufficiency.fact_evidence=null",
@@ -411,7 +411,7 @@ def calibrate_figures(config: str, data: Path, k: int, seed: int, metrics: tuple
     import pandas as pd
 
     from ragjudge import options
-    from ragjudge.decisions import fit, start_settings
+    from ragjudge.calibrate import fit, start_settings
     from ragjudge.errors import RagjudgeError
 
     design = design_ids(data)

@@ -17,14 +17,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ragjudge.calibration import label_rating, label_yes_no
+from ragjudge.corrected_rates import label_rating, label_yes_no
 from ragjudge.errors import InputError
 from ragjudge.types import count_of
 from ragjudge.counting import unit_rows
 from ragjudge.judges import judge_class
 
 
-_as_bool = label_yes_no  # a label as yes / no (None: no label): ragjudge.calibration reads labels for both
+_as_bool = label_yes_no  # a label as yes / no (None: no label): ragjudge.corrected_rates reads labels for both
 _as_float = label_rating  # a label as a finite number (None: no rating)
 
 

@@ -22,7 +22,7 @@ rule: sufficient when any span is), crossed with the root's response on the trac
 Two rates, each a share of its own row of the table, are what ``gate.max_rate`` bounds:
 ``answered_insufficient`` (answered, right or wrong, among the insufficient rows) and
 ``abstained_sufficient`` (declined among the sufficient rows). Each count's share comes with its
-Wilson 95% interval (scipy's ``binomtest``, as ``ragjudge.decisions.wilson``).
+Wilson 95% interval (scipy's ``binomtest``, as ``ragjudge.calibrate.wilson``).
 
 The selective-generation curve (``curve``, section 5 of the study): given a score per row (the
 sufficiency probability, or the application's own confidence), a rule that abstains below a

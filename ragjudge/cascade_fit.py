@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.calibration import label_pass
+from ragjudge.corrected_rates import label_pass
 from ragjudge.cascade import BandFit, fit_band, stage_label
-from ragjudge.decisions import one_class
+from ragjudge.calibrate import one_class
 from ragjudge.errors import ConfigError, InputError
 
 MIN_ROWS = 20  # labelled rows with a first-stage P(yes) below which no band is fitted
 
 
 class NotFitted(Exception):
-    """Labels no band can be fitted on, as ``ragjudge calibrate`` refuses them (``decisions.one_class``:
+    """Labels no band can be fitted on, as ``ragjudge calibrate`` refuses them (``calibrate.one_class``:
     one class only, or fewer of the smaller than folds): ``n`` labelled rows, ``reason`` the words.
     ``calibrate --cascade`` then writes nothing, exit 1."""
 

@@ -25,7 +25,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ragjudge import __version__, agreement, cascade_fit, catalog, compare, decisions, options
+from ragjudge import __version__, agreement, cascade_fit, catalog, compare, options
+from ragjudge import calibrate as decisions  # the module of `ragjudge calibrate`, beside the command of that name below
 from ragjudge.cache import ResponseCache, cache_exists, default_cache_dir
 from ragjudge.config import _config_path, bundled_config
 from ragjudge.configdoc import effective

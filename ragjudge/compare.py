@@ -30,7 +30,7 @@ import difflib
 import re
 from typing import Any
 
-from ragjudge.calibration import difference
+from ragjudge.corrected_rates import difference
 from ragjudge.panel import without_members
 from ragjudge.errors import InputError
 from ragjudge.counting import check_labels, has_path, row_ids, SPAN, summarize, unit_rows
@@ -359,7 +359,7 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     ``ragjudge.counting.unit_rows``), as the run's summary counts it. ``config``: the run's
     ``ragjudge.settings.Config``; a metric with a labels column there (``--labels METRIC=COLUMN``)
     gets ``corrected``: each table's label-corrected pass rate (and mean score on a scale) over
-    the matched rows, and their difference with its 95% interval (``ragjudge.calibration``).
+    the matched rows, and their difference with its 95% interval (``ragjudge.corrected_rates``).
     Every change has its 95% paired bootstrap interval (``change_interval``,
     ``mean_score_interval``; ``resamples`` resamples, seeded). With ``by``, each slice's
     p-values are adjusted across the slices by ``correction`` (``holm`` or ``bh``, ``adjusted``):

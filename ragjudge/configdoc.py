@@ -74,7 +74,7 @@ def default_yaml() -> str:
     lines = [
         "# ragjudge configuration: every key, with its default. Flags override these values.",
         "# Unknown keys are an error that names the key. Generated from the settings' descriptions",
-        "# (ragjudge/config.py, ragjudge/judges/) by scripts/gen_docs.py; docs/configuration.md says the same.",
+        "# (ragjudge/config/, ragjudge/judges/) by scripts/gen_docs.py; docs/configuration.md says the same.",
         "",
     ]
     config = Config()
@@ -136,7 +136,7 @@ def markdown() -> str:
         "  max_error_rate: 0.05                      # --set gate.max_error_rate",
         "```",
         "",
-                "This page is generated from the settings' own descriptions (`ragjudge/config.py`, and each built-in judge's settings "
+                "This page is generated from the settings' own descriptions (`ragjudge/config/`, and each built-in judge's settings "
         "model in `ragjudge/judges/`) by `python scripts/gen_docs.py`;",
         "`configs/default.yaml` is generated from the same source, and a test fails when either drifts.",
         "",

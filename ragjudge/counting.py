@@ -28,14 +28,16 @@ from typing import Any
 
 from ragjudge.gate import MetricSummary, Summary, row_name
 from ragjudge.types import SPAN, TRACE, Reason, Usage, Verdict, level_of
-from ragjudge.records import _as_list, _lookup
+from ragjudge.records import ALIASES, _as_list, _lookup
 from ragjudge.config import METRICS
 from ragjudge.diagnosis import counts, of_table
 from ragjudge import audit as _audit
 from ragjudge.panel import PANEL
-from ragjudge.calibration import blank, label_pass
+from ragjudge.corrected_rates import blank, label_pass
 from ragjudge.errors import InputError
-from ragjudge.ranking import DEFAULT_AT_K, METRIC as PER_PASSAGE, grades
+from ragjudge.prefixes import passage_tokens
+from ragjudge.ranking import grades, ks_of
+from ragjudge.metrics import find as find_metric
 
 TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
 
@@ -126,14 +128,26 @@ def metric_summary(config: Any, metric: str, threshold: float, prompt_version: s
                          few_labels=config.gate.few_labels, rank_ks=rank_ks(config, metric))
 
 
+def per_passage(metric: str, config: Any = None) -> bool:
+    """Whether a cell of ``metric``'s labels column holds one relevance grade per retrieved passage
+    (``Metric.labels``, passage_relevance's; a YAML judge of ``config``'s ``judges:`` with ``per:
+    passage``), not a label of the row's verdict."""
+    found = find_metric(metric)
+    if found is not None:
+        return found.labels == "passage"
+    for item in getattr(config, "judges", None) or []:
+        name, per = (item.get("name"), item.get("per")) if isinstance(item, dict) else (getattr(item, "name", None), getattr(item, "per", None))
+        if name == metric:
+            return per == "passage"
+    return False
+
+
 def rank_ks(config: Any, metric: str) -> tuple[int, ...]:
     """The ks of nDCG@k and recall@k (``passage_relevance.at_k``) when ``metric`` is passage_relevance
-    with a labels column (per-passage labels, ``ragjudge.ranking``); () otherwise."""
-    if metric != PER_PASSAGE or not (getattr(config, "labels", None) or {}).get(metric):
+    (or a YAML judge per passage, which takes the run's ``passage_relevance.at_k``) with a labels column (per-passage labels, ``ragjudge.ranking``); () otherwise."""
+    if not per_passage(metric, config) or not (getattr(config, "labels", None) or {}).get(metric):
         return ()
-    options = getattr(config, metric, None)
-    ks = (options.get("at_k") if isinstance(options, dict) else getattr(options, "at_k", None)) or DEFAULT_AT_K
-    return tuple(sorted({int(k) for k in ks}))
+    return tuple(ks_of(getattr(config, metric if find_metric(metric) is not None else "passage_relevance", None)))
 
 
 def label_cells(frame: Any, config: Any, metrics: Sequence[str]) -> list[list[Any]] | None:
@@ -240,6 +254,38 @@ def table_verdicts(frame: Any, metric: str) -> list[Verdict]:
     return out
 
 
+def prefix_figures(frame: Any, metric: str, config: Any = None) -> list[dict[str, Any] | None] | None:
+    """Per row of a scored table, ``metric``'s figures as ``sufficient_k`` keeps them in a verdict's
+    ``details["prefixes"]`` (``ragjudge.prefixes.PrefixCounts.add``), read back from its columns
+    ``M_k``, ``M_passages``, ``M_monotone`` and ``M_tokens_saved``: None on a row without them (not
+    judged ok). Each passage's tokens are counted again from the table's context column (``config``'s
+    ``columns.context``, else ``context`` or an alias of it), as the judge counted them; where that
+    column is not there, or its passages are not the row's n whose tokens after k make
+    ``M_tokens_saved``, they are None (the summary then counts that row's k, not its tokens).
+    None for a table without those columns (another metric)."""
+    if not all(f"{metric}_{name}" in frame.columns for name in ("k", "passages", "never")):
+        return None
+    def cells(name: str) -> list[Any]:
+        column = f"{metric}_{name}"
+        return [None if _missing(v) else v for v in frame[column].tolist()] if column in frame.columns else [None] * len(frame)
+
+    ks, ns, monotone, saved = cells("k"), cells("passages"), cells("monotone"), cells("tokens_saved")
+    mapped = getattr(getattr(config, "columns", None), "context", None)
+    column = next((c for c in ([mapped] if mapped else ["context", *ALIASES["context"]]) if has_path(frame, c)), None)
+    contexts = row_ids(frame, column) if column else [None] * len(frame)
+    out: list[dict[str, Any] | None] = []
+    for k, n, flag, tail, context in zip(ks, ns, monotone, saved, contexts):
+        if n is None:
+            out.append(None)
+            continue
+        k, n = (None if k is None else int(k)), int(n)
+        tokens: list[int] | None = passage_tokens(_texts(context)) if column else None
+        if tokens is not None and (len(tokens) != n or (k is not None and tail is not None and sum(tokens[k:]) != int(tail))):
+            tokens = None
+        out.append({"k": k, "n": n, "monotone": _passed(flag), "passage_tokens": tokens})
+    return out
+
+
 def _passed(value: Any) -> bool | None:
     """A pass cell read back: True, False or None; the text a CSV holds ("True", "false") read as such."""
     if value is None:
@@ -299,6 +345,10 @@ def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str
     ids = row_ids(frame, id_column)
     firsts = first_rows(frame)
     columns = [table_verdicts(frame, metric) for metric in metrics]
+    for metric, column in zip(metrics, columns):  # sufficient_k: the k distribution, as the run counted it (ragjudge.prefixes)
+        for verdict, figures in zip(column, prefix_figures(frame, metric, config) or []):
+            if figures is not None and verdict.status == "ok":
+                verdict.details = {**(verdict.details or {}), "prefixes": figures}
     order = [levels[m] for m in metrics]
     labels = label_cells(frame, config, list(metrics))
     for i in range(len(frame)):
@@ -406,7 +456,7 @@ def check_labels(config: Any, frame: Any, name: str = "input", metrics: Sequence
             close = difflib.get_close_matches(column, columns, n=1)  # --labels sufficiency=humna: the column meant first
             raise InputError(f"--labels {metric}={column}: {name} has no column '{column}' (labels.{metric}); its columns: "
                              f"{', '.join(columns)}" + (f"; did you mean '{close[0]}'?" if close else ""))
-        if metric == PER_PASSAGE:  # a list of grades per passage, in retrieved order
+        if per_passage(metric, config):  # a list of grades per passage, in retrieved order
             for position, cell in enumerate(row_ids(frame, column)):
                 if not blank(cell) and grades(cell) is None:
                     raise InputError(f"--labels {metric}={column}: row {position + 1} of {name} holds {cell!r}, not a list of one "

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ragjudge.calibration import Corrected, ProbabilityStats, RateStats, blank, label_pass, label_rating
+from ragjudge.audit import METRICS as AUDIT_METRICS
+from ragjudge.corrected_rates import Corrected, ProbabilityStats, RateStats, blank, label_pass, label_rating
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
 from ragjudge.types import Reason, Usage
 from ragjudge.diagnosis import shares
@@ -176,7 +177,7 @@ class MetricSummary:
 
     def add_label(self, verdict: Any, label: Any) -> None:
         """Count one counted row's ``label`` (a cell of ``label_column``; None: unlabelled) against
-        its ok ``verdict`` (``ragjudge.calibration``): the pass, and the score on a scale."""
+        its ok ``verdict`` (``ragjudge.corrected_rates``): the pass, and the score on a scale."""
         if self.label_column is None:
             return
         if self.rank_ks:  # a list of grades per passage (passage_relevance): nDCG@k and recall@k, no pass to correct
@@ -404,7 +405,7 @@ class Kind(str, Enum):
     (per diagnosis, in ``metric``: its share among the rows with one, against ``gate.max_diagnosis``;
     failed when no row has one, unless ``gate.allow_unjudged`` lists diagnosis); ``corrected_pass_rate``
     (``gate.gate_on: corrected``: the lower bound of the label-corrected pass rate's 95% interval,
-    ``ragjudge.calibration``, against ``min_pass_rate``; failed when too few rows are labelled
+    ``ragjudge.corrected_rates``, against ``min_pass_rate``; failed when too few rows are labelled
     unless ``gate.few_labels: judge``); against a baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
 
     SKIP_RATE = "skip_rate"
@@ -578,7 +579,7 @@ def audit_checks(summary: Summary) -> list[Check]:
     for name, bound in (getattr(audit, "max_rate", None) or {}).items():
         count, rows = audit.rate(name)
         counts = {"count": count, "rows": rows,  # the audit's metrics this run does not judge: the fix a bound that measured nothing names
-                  "unjudged": [m for m in ("sufficiency", "abstention", "completeness") if m not in summary.metrics]}
+                  "unjudged": [m for m in AUDIT_METRICS if m not in summary.metrics]}
         out.append(Check(name, Kind.AUDIT_RATE, False, None, bound, counts) if not rows
                    else Check(name, Kind.AUDIT_RATE, not count / rows > bound, count / rows, bound, counts))
     return out

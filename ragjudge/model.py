@@ -806,13 +806,14 @@ class _Group:
         self.paid = False  # the request's count (calls, retries) goes to the first member that takes the reply
 
     def union(self) -> Call:
-        """One ``Call`` asking every member's questions about every field any member reads."""
+        """One ``Call`` asking every member's questions about every field any member reads; a
+        question two members ask (sufficient_k's whole-context probe is sufficiency's) once."""
         first = self.members[0]
         state: dict[str, Any] = {}
         for member in self.members:
             state.update(member.state)
-        return Call(first.metric, first.version, first.mode, first.messages, None, questions=[q for m in self.members for q in m.questions],
-                    state=state)
+        questions = list({q.id: q for m in self.members for q in m.questions}.values())
+        return Call(first.metric, first.version, first.mode, first.messages, None, questions=questions, state=state)
 
     def share(self, reply: Reply, call: Call) -> Reply:
         """``call``'s part of the row's ``reply``: its own answers, and its share of the input

@@ -5,13 +5,19 @@ Plain values and arithmetic, below every other layer, added up over chunks (and 
 the rest of ``ragjudge.gate.Summary`` is. A verdict brings its row's figures in
 ``details["prefixes"]`` (``ragjudge.judges.sufficient_k``): the smallest sufficient k (None: never
 sufficient), the passages retrieved (n), whether the row was monotone in k, and its passages'
-tokens (UTF-8 bytes / 4 each, in retrieved order)."""
+tokens (UTF-8 bytes / 4 each, in retrieved order; None where they are not known: a row read back
+from a scored table whose context column is not there, ``ragjudge.counting.prefix_figures``)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
+# A token, counted without the model's tokenizer (a judge does not know the model): about 4.3
+# UTF-8 bytes of English prose with Qwen2.5's and OpenAI's tokenizers, 3 to 4 in scripts of 3-byte
+# characters; 4 bytes a token leans to more tokens for both (``ragjudge.judges.base.BYTES_PER_TOKEN``)
+BYTES_PER_TOKEN = 4
 SHARE = 0.9  # the share of rows the summary's sentence is about: "90% of rows are sufficient by k = 3"
 MAX_K = 100  # tokens saved are kept for a top-k of 1..MAX_K passages
 
@@ -22,7 +28,9 @@ class PrefixCounts:
     prefix of which was sufficient; ``not_monotone``: rows flagged not monotone; ``by_n``: rows
     per number of passages retrieved; ``tokens``: the tokens of every row's passages;
     ``saved_at``: per top-k (1..``MAX_K``), the tokens of the passages after the first k, summed
-    over rows (what a retriever returning k passages would not send)."""
+    over rows (what a retriever returning k passages would not send); ``sized``: the rows whose
+    passages' tokens are known (every row of a run; a table read back may lack its context), the
+    rows ``tokens`` and ``saved_at`` are over."""
 
     rows: int = 0
     by_k: dict[int, int] = field(default_factory=dict)
@@ -31,6 +39,7 @@ class PrefixCounts:
     by_n: dict[int, int] = field(default_factory=dict)
     tokens: int = 0
     saved_at: dict[int, int] = field(default_factory=dict)
+    sized: int = 0
 
     def add(self, figures: dict[str, Any]) -> None:
         """Count one ok row's ``figures`` (``k``, ``n``, ``monotone``, ``passage_tokens``)."""
@@ -43,7 +52,11 @@ class PrefixCounts:
         self.not_monotone += figures.get("monotone") is False
         n = int(figures.get("n") or 0)
         self.by_n[n] = self.by_n.get(n, 0) + 1
-        tokens = [int(t) for t in figures.get("passage_tokens") or []]
+        given = figures.get("passage_tokens")
+        if given is None:  # tokens not known (a table read back without its context): counted in k, never, n only
+            return
+        self.sized += 1
+        tokens = [int(t) for t in given]
         self.tokens += sum(tokens)
         tail = sum(tokens)
         for top, size in enumerate(tokens[:MAX_K], start=1):
@@ -58,7 +71,7 @@ class PrefixCounts:
             return {key: a.get(key, 0) + b.get(key, 0) for key in sorted({*a, *b})}
         return PrefixCounts(self.rows + other.rows, add(self.by_k, other.by_k), self.never + other.never,
                             self.not_monotone + other.not_monotone, add(self.by_n, other.by_n), self.tokens + other.tokens,
-                            add(self.saved_at, other.saved_at))
+                            add(self.saved_at, other.saved_at), self.sized + other.sized)
 
     def sufficient_by(self, k: int) -> float:
         """The share of the counted rows (0..1) sufficient with their first ``k`` passages."""
@@ -104,13 +117,20 @@ class PrefixCounts:
             head = f"{metric}: fewer than {SHARE:.0%} of {self.rows} rows are sufficient with all their passages"
         else:
             saved = self.saved_at.get(k90, 0)
-            head = (f"{metric}: {SHARE:.0%} of {self.rows} rows are sufficient by k = {k90}; the retriever returned {n} passages "
-                    f"(most rows); a top-{k90} would save {saved / self.rows:,.0f} of {self.tokens / self.rows:,.0f} tokens a row"
-                    + (f" ({saved / self.tokens:.0%})" if self.tokens else ""))
+            head = f"{metric}: {SHARE:.0%} of {self.rows} rows are sufficient by k = {k90}; the retriever returned {n} passages (most rows)"
+            if self.sized:  # per row of those whose passages' tokens are known
+                over = f" (of the {self.sized} rows whose passages the table holds)" if self.sized < self.rows else ""
+                head += (f"; a top-{k90} would save {saved / self.sized:,.0f} of {self.tokens / self.sized:,.0f} tokens a row"
+                         + (f" ({saved / self.tokens:.0%})" if self.tokens else "") + over)
         tail = f" ({shares})" if shares else ""
         never = f"; never sufficient {self.never} row{'s' if self.never != 1 else ''} ({self.never / self.rows:.2f})"
         odd = f"; not monotone {self.not_monotone} row{'s' if self.not_monotone != 1 else ''}" if self.not_monotone else ""
         return [head + tail + never + odd]
 
 
-__all__ = ["PrefixCounts", "SHARE"]
+def passage_tokens(texts: list[str]) -> list[int]:
+    """Each passage's tokens, counted without a tokenizer: its UTF-8 bytes / ``BYTES_PER_TOKEN``, rounded up."""
+    return [math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN) for text in texts]
+
+
+__all__ = ["BYTES_PER_TOKEN", "PrefixCounts", "SHARE", "passage_tokens"]

@@ -26,8 +26,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NDCG, RECALL = "ndcg", "recall"
-METRIC = "passage_relevance"  # the metric whose labels are per passage
 DEFAULT_AT_K = [1, 3, 5]  # passage_relevance.at_k's default
+
+
+def ks_of(options: Any) -> list[int]:
+    """The ks of the precision@k (and nDCG@k, recall@k) columns in a section of settings
+    (``passage_relevance:``, a mapping or an object with ``at_k``), sorted; ``DEFAULT_AT_K`` when
+    it has none. A per-passage YAML judge takes the run's, passage_relevance's (``--at-k``)."""
+    ks = (options.get("at_k") if isinstance(options, dict) else getattr(options, "at_k", None)) or DEFAULT_AT_K
+    return sorted({int(k) for k in ks})
 
 
 def grades(cell: Any) -> list[float] | None:
@@ -126,4 +133,4 @@ class RankCounts:
                 **{f"{name}_at_{k}": {"mean": self.mean(name, k), "rows": self.rows[name].get(k, 0)} for name in (NDCG, RECALL) for k in ks}}
 
 
-__all__ = ["DEFAULT_AT_K", "METRIC", "RankCounts", "dcg", "figures", "grades", "ndcg_at", "recall_at"]
+__all__ = ["DEFAULT_AT_K", "RankCounts", "dcg", "figures", "grades", "ks_of", "ndcg_at", "recall_at"]

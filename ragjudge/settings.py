@@ -163,7 +163,7 @@ class _ConfigBase(RawConfig):
         it does not know."""
         found = self.definition(metric)
         if found is not None:
-            return MetricShape(level=level_of(found.needs), binary=found.kind == "binary", mlflow_name=found.mlflow_name)
+            return MetricShape(level=level_of(found.needs), binary=found.kind == "binary" and not found.per_passage, mlflow_name=found.mlflow_name)
         judge = judge_class(metric)
         return MetricShape(level=level_of(judge.needs), binary=judge.kind == "binary", mlflow_name=judge.mlflow_name)
 
@@ -174,7 +174,7 @@ class _ConfigBase(RawConfig):
         mean the same pass (issue 60: with ``--threshold completeness=4``, ratings of 3 passed at
         the reference mark 3 and corrected a judge's 0.00 to 1.00). ``ragjudge calibrate`` keeps
         what the labels mean by moving the pass mark only where its labelled rows pass as they do
-        at the mark it starts from (``ragjudge.decisions.fit``)."""
+        at the mark it starts from (``ragjudge.calibrate.fit``)."""
         return float(self.threshold(metric))
 
     def threshold(self, metric: str) -> float:

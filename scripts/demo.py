@@ -85,13 +85,13 @@ def show_labels(path: str = "out/demo_scored.parquet") -> tuple[int, int]:
     where the offline judge agrees with people and where not. Returns (agreeing, compared)."""
     import pandas as pd
 
-    from ragjudge.local import CALIBRATED_THRESHOLDS
+    from ragjudge.local import calibrated_thresholds
 
     frame = pd.read_parquet(path)
     agree = compared = 0
     print("demo: each verdict beside the label its sample row carries (label_sufficient: yes/no, a person's or by "
           "construction; label_completeness: a person's rating 1..5, a pass at 3; the judge's pass is at its own "
-          f"threshold, {CALIBRATED_THRESHOLDS['completeness']:g} for the embedded judge's completeness, as docs/quality.md "
+          f"threshold, {calibrated_thresholds()['completeness']:g} for the embedded judge's completeness, as docs/quality.md "
           "compares them):", file=sys.stderr)
     for _, row in frame.iterrows():
         for metric in ("sufficiency", "completeness"):

@@ -1,5 +1,5 @@
 """Write the generated documentation: configs/default.yaml and docs/configuration.md, from the
-settings' descriptions in ragjudge/config.py (a test fails when they drift).
+settings' descriptions in ragjudge/config/ (a test fails when they drift).
 
     python scripts/gen_docs.py
 """

@@ -1,5 +1,5 @@
 """Write tests/data/ppi_reference.json: label-corrected means computed by the reference implementation,
-ppi_py (ppi-python on PyPI), for tests/unit/test_calibration.py to check ragjudge.calibration against.
+ppi_py (ppi-python on PyPI), for tests/unit/test_calibration.py to check ragjudge.corrected_rates against.
 
 Run it where ppi-python is installed (it is no ragjudge dependency: it brings numba, statsmodels,
 scikit-learn and gdown):
@@ -47,7 +47,7 @@ def _table(yes: int, n: int, agree: str, yes_u: int, big_n: int):
 # Degenerate tables (issue 60, item 1): the labels' variance zero, the judge's, both; the judge
 # agreeing with every label, with none. ppi_py's interval there is NaN (the judge's verdicts have
 # no variance: lam is 0/0) or has no width; ragjudge's rule for those is documented in
-# ragjudge.calibration and checked by tests/unit/test_calibration.py.
+# ragjudge.corrected_rates and checked by tests/unit/test_calibration.py.
 DEGENERATE = {
     "labels all yes": (40, 40, "all but one", 650, 1000),
     "labels all yes, the judge agreeing": (40, 40, "all", 650, 1000),

@@ -71,12 +71,17 @@ def test_bundled_model_gets_the_calibrated_settings_unless_the_config_sets_them(
 
     monkeypatch.delenv("RAGJUDGE_LOCAL_MODEL", raising=False)
     shipped = load_config(ROOT / "configs" / "local.yaml")
-    assert {m: {k: getattr(getattr(shipped, m), k) for k in s} for m, s in local.CALIBRATED.items()} == local.CALIBRATED  # the YAML explains these values
-    assert {k: shipped.threshold(k) for k in local.CALIBRATED_THRESHOLDS} == local.CALIBRATED_THRESHOLDS
-    monkeypatch.setattr(local, "CALIBRATED_THRESHOLDS", {"completeness": 3.8})
+    from dataclasses import replace
+
+    from ragjudge import metrics
+
+    calibrated = local.calibrated_settings()
+    assert {m: {k: getattr(getattr(shipped, m), k) for k in s} for m, s in calibrated.items()} == calibrated  # the YAML explains these values
+    assert {k: shipped.threshold(k) for k in local.calibrated_thresholds()} == local.calibrated_thresholds()
+    monkeypatch.setattr(metrics, "BUILT_IN", tuple(replace(m, embedded_threshold=3.8) if m.name == "completeness" else m for m in metrics.BUILT_IN))
     bundled = {"judge": {"model": local.DEFAULT_MODEL}}
     bare, filled = local.calibrated(load_config(None, bundled))
-    assert filled == [f"{m}.{k}={v}" for m, s in sorted(local.CALIBRATED.items()) for k, v in sorted(s.items())] + ["thresholds.completeness=3.8"]
+    assert filled == [f"{m}.{k}={v}" for m, s in sorted(calibrated.items()) for k, v in sorted(s.items())] + ["thresholds.completeness=3.8"]
     assert bare.sufficiency.yes_threshold == 0.85 and bare.sufficiency.fact_evidence == 0.7
     assert (bare.threshold("completeness"), bare.threshold("sufficiency")) == (3.8, 0.5)
     path = tmp_path / "c.yaml"
@@ -162,7 +167,7 @@ def test_the_bundled_model_passes_completeness_at_its_calibrated_mark(run_cli, t
     from ragjudge import local
 
     monkeypatch.delenv("RAGJUDGE_LOCAL_MODEL", raising=False)
-    mark = local.CALIBRATED_THRESHOLDS["completeness"]
+    mark = local.calibrated_thresholds()["completeness"]
     bare = tmp_path / "bare.yaml"
     bare.write_text(f"judge:\n  model: {local.DEFAULT_MODEL}\n")
     shown = run_cli(["judges", "-c", str(bare)], judge=False)

@@ -1,5 +1,5 @@
 """Decision models as judges (issue 61 items 2, 3, 5, 6) against the fake server's decision APIs
-(``ragjudge.fakedecisions``) over loopback: every metric of a row in one request, P(yes) and the
+(``ragjudge.fakes.decisions``) over loopback: every metric of a row in one request, P(yes) and the
 completeness distribution in the table, verdicts following ``yes_threshold``, cost from input
 tokens only, a refusal as that metric's error row, 429/529 retried after the server's delay, and
 a metric added later paying only for its own questions."""
@@ -326,3 +326,65 @@ def test_abstention_skips_a_row_without_a_response_and_sends_nothing_for_it(fake
     frame = pd.DataFrame([{"request": "Where?", "context": ["Paris."], "response": None}])
     out = score(fake, "openai-decisions/gpt-6-luna", frame, metrics=("abstention",), gate={"max_skip_rate": 1.0})
     assert out["abstention_status"].tolist() == ["skipped"] and fake.decision_calls == 0
+
+
+def gold_rows(ranks: list[int], n: int) -> pd.DataFrame:
+    """Rows of ``n`` passages, the one at ``ranks[i]`` (1-based) answering the request, the others another subject's."""
+    out = []
+    for i, gold in enumerate(ranks):
+        passages = [f"Rainfall in district {i}-{j} was measured last spring." for j in range(1, n + 1)]
+        passages[gold - 1] = f"The harbour of Velmor{i} was founded by Asta{i} in 1402."
+        out.append({"id": f"r{i}", "request": f"Who founded the harbour of Velmor{i}?", "context": passages})
+    return pd.DataFrame(out)
+
+
+def gold_in_state(text: str) -> float:
+    """The fake's P(yes) of a sufficiency question: 0.9 when the state's passages hold the founder, else 0.1."""
+    return 0.9 if "founded by Asta" in text else 0.1
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_sufficient_k_under_a_decision_model_asks_sufficiencys_question_on_each_prefix(fake, model):
+    # it was refused before any call ("sufficient_k asks no typed questions", exit 2); each probe is now sufficiency's question
+    from ragjudge.judges.sufficient_k import calls_at_most
+
+    fake.decision_p_yes = gold_in_state
+    ranks, n = [1, 3, 6, 8], 8
+    out = score(fake, model, gold_rows(ranks, n), metrics=("sufficient_k",))
+    assert out["sufficient_k_status"].tolist() == ["ok"] * len(ranks)
+    assert out["sufficient_k_k"].tolist() == ranks
+    assert out["sufficient_k_monotone"].tolist() == [True] * len(ranks)
+    assert fake.decision_calls <= len(ranks) * (1 + calls_at_most(n))  # the whole context, then the search and the check
+    assert all(questions_of(body) == ["sufficiency"] for body in fake.requests)
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_sufficient_k_and_sufficiency_under_a_decision_model_ask_the_whole_context_once(fake, model):
+    fake.decision_p_yes = gold_in_state
+    out = score(fake, model, gold_rows([2], 4), metrics=("sufficiency", "sufficient_k"))
+    assert out["sufficiency_status"].tolist() == ["ok"] and out["sufficient_k_k"].tolist() == [2]
+    wholes = [body for body in fake.requests if "Rainfall in district 0-4" in json.dumps(body)]
+    assert len(wholes) == 1 and questions_of(wholes[0]) == ["sufficiency"]  # one request, the question asked once
+
+
+def test_sufficient_k_under_a_decision_model_follows_sufficiencys_yes_threshold(fake):
+    fake.decision_p_yes = lambda text: 0.9 if "founded by Asta" in text else (0.6 if "0-3" in text else 0.1)
+    out = score(fake, "systemone/jev-latest", gold_rows([4], 4), metrics=("sufficient_k",))
+    assert out["sufficient_k_k"].tolist() == [3]  # P(yes) 0.6 on the first 3 passages: sufficient at 0.5
+    out = score(fake, "systemone/jev-latest", gold_rows([4], 4), metrics=("sufficient_k",), sufficiency={"yes_threshold": 0.7})
+    assert out["sufficient_k_k"].tolist() == [4]
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_a_yaml_judge_per_passage_asks_a_decision_model_one_predicate_per_passage(fake, model):
+    judges = [{"name": "names_founder", "needs": ["request", "context"], "per": "passage",
+               "prompt": "Does the passage name who founded the place asked about?\n{{ request }}\n{{ passages }}"}]
+    fake.decision_p_question = {"names_founder.passage_1": 0.1, "names_founder.passage_2": 0.8, "names_founder.passage_3": 0.3}
+    frame = pd.DataFrame([{"request": "Who founded Velmor?", "context": ["one", "two", "three"]}])
+    out = score(fake, model, frame, metrics=("sufficiency", "names_founder"), judges=judges)
+    assert fake.decision_calls == 1  # beside sufficiency's question, in the row's one request
+    assert questions_of(fake.requests[0]) == ["names_founder.passage_1", "names_founder.passage_2", "names_founder.passage_3", "sufficiency"]
+    assert "Answer for passage 2 of the context alone" in json.dumps(fake.requests[0]["questions"])  # the rendered prompt, of passage 2
+    assert out["names_founder_verdicts"].iloc[0] == ["no", "yes", "no"]
+    assert out["names_founder_p_relevant"].iloc[0] == ["0.100", "0.800", "0.300"]
+    assert out["names_founder_first_relevant"].tolist() == [2] and out["names_founder_score"].iloc[0] == pytest.approx(1 / 3)

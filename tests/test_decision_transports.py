@@ -1,5 +1,5 @@
 """The decision-model transports (``ragjudge.transports.decision_models``, issue 61 item 1) against
-the fake server's decision APIs (``ragjudge.fakedecisions``) over loopback: every example pair of
+the fake server's decision APIs (``ragjudge.fakes.decisions``) over loopback: every example pair of
 /work/shared/protocols/decision-models.md section 10 round-trips (the request built is the
 documented request; the documented response parses to its answers), and each error maps to the
 kind the chokepoint acts on, with the server's delay."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge import metrics
+from ragjudge.ranking import ks_of
 from ragjudge.judges.custom import CustomJudge
 from ragjudge.judges.definitions import Extension, JudgeDefinition
 
@@ -70,7 +71,7 @@ def make_judges(config: Any) -> list[Any]:
             definition = bundled_definitions().get(name)
         if definition is not None:
             threshold = config.thresholds.get(name, definition.default_threshold)
-            judges.append(CustomJudge(definition, config.judge, threshold))
+            judges.append(CustomJudge(definition, config.judge, threshold, at_k=ks_of(getattr(config, "passage_relevance", None))))
         else:
             cls = judge_class(name)
             extension = config.extend.get(name)

@@ -20,6 +20,9 @@ import statistics
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+# a token, counted without the model's tokenizer: 4 UTF-8 bytes (in ragjudge.prefixes, so that a scored table's
+# passages are counted again as the judges count them, ragjudge.counting)
+from ragjudge.prefixes import BYTES_PER_TOKEN
 from ragjudge.types import ERROR, OK, SKIPPED, Call, MetricShape, ParseError, Reply, Usage, Verdict, clean, level_of
 
 __all__ = ["OK", "ERROR", "SKIPPED", "Call", "ParseError", "Reply", "Usage", "Verdict", "Judge"]
@@ -205,11 +208,6 @@ def neutralise(text: str) -> str:
 def fence(tag: str, text: str) -> str:
     return f"<{tag}>\n{neutralise(text)}\n</{tag}>"
 
-
-# A token, counted without the model's tokenizer (a judge does not know the model): about 4.3
-# UTF-8 bytes of English prose with Qwen2.5's and OpenAI's tokenizers, 3 to 4 in scripts of 3-byte
-# characters; 4 bytes a token leans to more tokens for both.
-BYTES_PER_TOKEN = 4
 
 
 def reply_budget(text: str, base: int, per_token: float, per_sentence: int = 0) -> int:

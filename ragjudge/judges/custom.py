@@ -18,12 +18,23 @@ on its examples; any failure there is a config error naming the judge) and judge
 (``CustomJudge``). On a row, any exception a template raises (a limit, ``1/0``, deep
 recursion, ...) makes that row an error naming the judge and the error; the other rows are
 judged.
+
+A definition with ``per: passage`` is judged per passage, as ``passage_relevance`` is: its
+prompt is answered for each numbered passage of ``{{ passages }}`` on its own, one yes/no a
+passage in one call per row (``{"passages": [{"passage": n, "verdict": "yes"|"no", "reason":
+...}]}``); the reading of the reply, the decision (precision@``k``, 0..1) and the columns
+(``NAME_verdicts``, ``NAME_precision_at_K`` for the run's ``passage_relevance.at_k``,
+``NAME_first_relevant``, ``NAME_reciprocal_rank``, ``NAME_p_relevant`` under a decision model)
+are passage_relevance's own functions (``read_marks``, ``decide_marks``, ``mark_columns``,
+``mark_values``). A decision model is asked one predicate per passage
+(``questions.custom_passage_questions``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
 from typing import Any
 
 from jinja2.exceptions import SecurityError, TemplateError, UndefinedError
@@ -46,8 +57,18 @@ from ragjudge.judges.base import (
     numbered,
     reply_budget,
 )
+from ragjudge.ranking import DEFAULT_AT_K
 from ragjudge.types import Question
-from ragjudge.judges.questions import DECISION, custom_question, decide_predicate, pass_probability, predicate_verdict, score_verdict
+from ragjudge.judges.passage_relevance import decide_marks, mark_columns, mark_values, marks_schema, read_marks, with_probabilities
+from ragjudge.judges.questions import (
+    DECISION,
+    custom_passage_questions,
+    custom_question,
+    decide_predicate,
+    pass_probability,
+    predicate_verdict,
+    score_verdict,
+)
 from ragjudge.judges.sandbox import TemplateLimitError, Text, compile_template, oneline, problem, render, variables
 
 # the template's variables: the canonical fields, as fenced text
@@ -159,8 +180,15 @@ def check(definition: Any) -> None:
         raise ValueError(f"judge '{name}': examples are not taken with claims: true")
 
 
+# a judge per passage: its row score is precision@k at this k unless its definition sets ``k``; its reply's budget
+PER_PASSAGE_K, PASSAGE_REPLY_BASE, PASSAGE_REPLY_PER_PASSAGE = 3, 80, 45
+_MARK = "verdict"  # the key of each passage's yes/no in a per-passage judge's reply
+
+
 def _schema(definition: Any) -> dict[str, Any]:
     verdict = {"type": "string", "enum": ["yes", "no"]}
+    if definition.per_passage:
+        return marks_schema(_MARK, verdict)
     if definition.claims:
         claim = {"type": "object", "properties": {"claim": {"type": "string"}, "reason": {"type": "string"}, "supported": {"type": "boolean"}},
                  "required": ["claim", "reason", "supported"], "additionalProperties": False}
@@ -193,6 +221,10 @@ def claims_budget(response: str) -> int:
 
 
 def _task(definition: Any) -> str:
+    if definition.per_passage:
+        return ("Task: answer the question above for each numbered passage inside <context>, on its own: \"verdict\" is \"yes\" if "
+                "the answer is yes for that passage, \"no\" otherwise. Judge every passage, in order, each with a one-sentence reason.\n"
+                'Reply as JSON: {"passages": [{"passage": <passage number>, "verdict": "yes"|"no", "reason": "<one sentence>"}]}')
     if definition.claims:
         return ("Task: list each claim the response makes. For each, give the reason and whether the passages support it "
                 "(\"supported\": true only if a passage states it). Then a one-sentence rationale and the verdict: \"yes\" if every "
@@ -217,7 +249,10 @@ def _named(name: str, text: str | None) -> Text:
 class CustomJudge(Judge):
     """A judge built from a ``JudgeDefinition`` (see the module docstring)."""
 
-    def __init__(self, definition: Any, settings: Any, threshold: float | None = None) -> None:
+    def __init__(self, definition: Any, settings: Any, threshold: float | None = None, at_k: list[int] | None = None) -> None:
+        """``definition``: a ``JudgeDefinition``; ``settings``: the judge settings (``judge:``);
+        ``threshold``: the pass mark (default the definition's); ``at_k``: the ks of a per-passage
+        judge's precision@k columns (the run's ``passage_relevance.at_k``, default 1, 3, 5)."""
         self.definition = definition
         self.name = definition.name  # type: ignore[misc]
         self.kind = definition.kind  # type: ignore[misc]
@@ -232,6 +267,11 @@ class CustomJudge(Judge):
         self._template = compile_template(definition.name, definition.prompt, "prompt")
         self._system = compile_template(definition.name, definition.system, "system") if definition.system else None
         self._schema = json_schema_format(f"judge_{definition.name}", _schema(definition))
+        self.per_passage = bool(definition.per_passage)
+        self.at_k = sorted(set(at_k or DEFAULT_AT_K))
+        if self.per_passage:  # a yes/no per passage; the row's score is precision@k, 0..1
+            self.kind = SCALE  # type: ignore[misc]
+            self.k = definition.k or PER_PASSAGE_K
 
     def base_version(self) -> str:
         """``custom-`` and a hash of the whole definition: any change to it is a new version."""
@@ -305,6 +345,9 @@ class CustomJudge(Judge):
     def prepare(self, record: Any) -> Call | Verdict:
         if record.context_error and "context" in self.needs:
             return Verdict.failed(self.name, record.context_error, input_error=True)
+        if self.per_passage and record.retrieved_nothing and not self._missing(replace(record, passages=[None])):
+            return Verdict(metric=self.name, status=OK, score=0.0, passed=self.passes(0.0), rationale="no passages retrieved",
+                           details={"relevant": []})
         missing = self._missing(record)
         if missing:
             return Verdict.skipped(self.name, missing)
@@ -312,6 +355,11 @@ class CustomJudge(Judge):
             messages = self.render(record)
         except ValueError as exc:
             return Verdict.failed(self.name, str(exc), input_error=True)
+        if self.per_passage:  # one mark per passage, numbered as passage_relevance numbers them
+            texts = [p.text for p in record.passages]
+            prompt = messages[-1]["content"].removesuffix("\n\n" + _task(self.definition))
+            return self.call(None, messages, self._schema, items=texts, questions=custom_passage_questions(self.name, prompt, len(texts)),
+                             reply_tokens=PASSAGE_REPLY_BASE + PASSAGE_REPLY_PER_PASSAGE * len(texts))
         # a claims judge writes the response again, claim by claim, each with a reason: its reply grows with the response
         reply_tokens = claims_budget(record.response or "") if self.definition.claims else 0
         return self.call(None, messages, self._schema, reply_tokens=reply_tokens, questions=self.questions(messages[-1]["content"].removesuffix("\n\n" + _task(self.definition))))
@@ -319,7 +367,7 @@ class CustomJudge(Judge):
     def asks_questions(self) -> bool:
         """True for a binary judge or a whole 1..5 scale (a predicate, a five-level score); a claims
         judge or another scale asks a decision model nothing (``questions``)."""
-        return not self.definition.claims and (self.kind == BINARY or (tuple(self.scale) == (1.0, 5.0) and bool(self.definition.whole)))
+        return self.per_passage or not self.definition.claims and (self.kind == BINARY or (tuple(self.scale) == (1.0, 5.0) and bool(self.definition.whole)))
 
     def questions(self, prompt: str) -> list[Question]:
         """What a decision model is asked (``ragjudge.judges.questions``): the rendered prompt (the row's
@@ -334,12 +382,17 @@ class CustomJudge(Judge):
         return []
 
     def decide(self, verdict: Verdict, call: Call) -> Verdict:
-        """A decision model's verdict: yes at P(yes) >= 0.5 (binary), or P(pass) at the threshold (1..5); then ``passed``."""
+        """A decision model's verdict: yes at P(yes) >= 0.5 (binary), or P(pass) at the threshold (1..5); a judge per
+        passage: precision@k of its marks (``decide_marks``); then ``passed``."""
+        if self.per_passage:
+            return super().decide(decide_marks(verdict, self.k, None), call)
         if verdict.status == OK and (verdict.details or {}).get(DECISION):
             verdict = decide_predicate(verdict, None, None) if self.kind == BINARY else pass_probability(verdict, self.threshold, self.scale[0])
         return super().decide(verdict, call)
 
     def parse(self, reply: Reply, call: Call) -> Verdict:
+        if self.per_passage:  # a mark per passage, read as passage_relevance reads its own
+            return read_marks(reply, call, self.name, flag=_MARK, word="judged yes")
         if reply.answers is not None:  # a decision model: P(yes), or 1 + the expected level of five
             return predicate_verdict(reply, call, []) if self.kind == BINARY else score_verdict(reply, call, self.scale[0])
         data = load_reply(reply.text, schema_of(call))
@@ -373,6 +426,14 @@ class CustomJudge(Judge):
             if self.definition.whole and not score.is_integer():
                 raise ParseError(f"the reply's score {score:g} is not a whole number from {low:g} to {high:g}")
         return Verdict(metric=self.name, status=OK, score=score, rationale=rationale, missing=missing, details=details)
+
+
+    def columns(self) -> dict[str, str]:
+        """A judge per passage: passage_relevance's columns under its own name (``mark_columns``); none otherwise."""
+        return mark_columns(self.name, self.at_k, with_probabilities(self.settings)) if self.per_passage else {}
+
+    def values(self, verdict: Verdict) -> dict[str, Any]:
+        return mark_values(self.name, verdict, self.at_k, with_probabilities(self.settings)) if self.per_passage else {}
 
 
 def _number(value: Any) -> float | None:

@@ -104,6 +104,13 @@ class JudgeDefinition(Strict):
     verdict is yes only when every claim is, and ``M_missing`` lists the unsupported ones
     (binary only). ``examples``: few-shot examples, shown as earlier turns of the conversation;
     each verdict yes/no (true/false) for a binary judge, a number from min to max on a scale.
+    ``per``: ``row`` (default, one verdict a row) or ``passage``: the judge answers its prompt
+    for each retrieved passage on its own, one yes/no a passage in one call per row (the passages
+    numbered, as ``passage_relevance`` judges them), and the row gets passage_relevance's columns
+    (``M_verdicts``, ``M_precision_at_K`` for the run's ``passage_relevance.at_k``,
+    ``M_first_relevant``, ``M_reciprocal_rank``; nDCG@k and recall@k against ``--labels M=COL``) and
+    scores precision@``k`` (default 3), 0..1, passing at ``threshold`` (0.5). Binary, no claims
+    and no examples; ``needs`` must hold ``context``.
     ``mlflow_name``: the feedback name of MLflow's built-in scorer of the same judgment
     (``retrieval_groundedness``), under which ``--mlflow-log-feedback`` logs the verdicts so
     that MLflow's own views see them (default: the judge's name); not part of the prompt
@@ -126,6 +133,8 @@ class JudgeDefinition(Strict):
     claims: bool = False
     examples: list[Example] = Field(default_factory=list)
     mlflow_name: str | None = Field(default=None, min_length=1)
+    per: Literal["row", "passage"] = "row"
+    k: int | None = Field(default=None, ge=1)
 
     @field_validator("name", mode="before")
     @classmethod
@@ -150,6 +159,13 @@ class JudgeDefinition(Strict):
             raise ValueError(f"judge '{self.name}': integer: is taken by kind: scale only")
         if self.integer and not (float(self.min).is_integer() and float(self.max).is_integer()):
             raise ValueError(f"judge '{self.name}': integer: true needs whole numbers for min and max (got {self.min:g}, {self.max:g})")
+        if self.per == "passage":
+            problem = ("kind: binary" if self.kind != "binary" else "no claims: true" if self.claims else
+                       "no examples" if self.examples else None if {"context", "passages"} & set(self.needs) else "context in needs")
+            if problem:
+                raise ValueError(f"judge '{self.name}': per: passage needs {problem} (each passage gets a yes/no mark)")
+        elif self.k is not None:
+            raise ValueError(f"judge '{self.name}': k: is taken with per: passage only (the k of its precision@k score)")
         if self.claims and self.kind != "binary":
             raise ValueError(f"judge '{self.name}': claims: true needs kind: binary")
         for number, example in enumerate(self.examples, 1):
@@ -175,10 +191,16 @@ class JudgeDefinition(Strict):
         return all(float(v).is_integer() for v in (self.min, self.max, self.default_threshold))
 
     def digest_json(self) -> str:
-        """The definition as JSON for its prompt version's hash: ``integer`` only when set, so
-        that definitions written before it keep their version (and their cache); never
+        """The definition as JSON for its prompt version's hash: ``integer``, ``per`` and ``k``
+        only when set, so that definitions written before them keep their version (and their cache); never
         ``mlflow_name``, which names the feedback, not the judgment."""
-        return self.model_dump_json(exclude={"integer", "mlflow_name"} if self.integer is None else {"mlflow_name"})
+        unset = {key for key, default in (("integer", None), ("per", "row"), ("k", None)) if getattr(self, key) == default}
+        return self.model_dump_json(exclude={"mlflow_name", *unset})
+
+    @property
+    def per_passage(self) -> bool:
+        """Whether the judge gives one yes/no per passage (``per: passage``), its row score precision@k (0..1)."""
+        return self.per == "passage"
 
     @property
     def default_threshold(self) -> float:

@@ -75,27 +75,6 @@ TASK = (
     '"reason": "<one sentence>"}]}'
 )
 
-_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "passages": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "passage": {"type": "integer"},
-                    "relevant": {"type": "boolean"},
-                    "reason": {"type": "string"},
-                },
-                "required": ["passage", "relevant", "reason"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    "required": ["passages"],
-    "additionalProperties": False,
-}
-
 
 class PassageRelevanceSettings(Strict):
     """Passage relevance's own settings, the config's section ``passage_relevance:``; each
@@ -158,7 +137,7 @@ class PassageRelevanceJudge(Judge):
         parts = [fence("request", record.request), "<context>\n" + numbered(texts) + "\n</context>", *self.domain(), TASK]
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
         # a decision model's view (ragjudge.judges.questions): one predicate per passage about the request and the passages
-        return self.call(None, messages, json_schema_format("passage_relevance", _SCHEMA), logprobs=self.options.yes_threshold is not None,
+        return self.call(None, messages, json_schema_format("passage_relevance", marks_schema()), logprobs=self.options.yes_threshold is not None,
                          items=texts, reply_tokens=REPLY_BASE_TOKENS + REPLY_TOKENS_PER_PASSAGE * len(texts),
                          questions=passage_questions(len(texts), self.domain()), state={"request": record.request, "context": texts})
 
@@ -169,106 +148,31 @@ class PassageRelevanceJudge(Judge):
 
     def parse(self, reply: Reply, call: Call) -> Verdict:
         """The reply -> an ok ``Verdict`` with ``details["relevant"]`` (one flag per passage, in
-        order) and, when log-probabilities were asked, ``details["p_relevant"]``. A reply that
-        lists only passages it marks relevant (each once, numbered) leaves the others not
-        relevant, and the rationale says so. Raises ``ParseError`` when a passage is left
+        order) and, when log-probabilities were asked, ``details["p_relevant"]`` (``read_marks``).
+        A reply that lists only passages it marks relevant (each once, numbered) leaves the others
+        not relevant, and the rationale says so. Raises ``ParseError`` when a passage is left
         unjudged otherwise (omitted beside a passage marked not relevant, numbered outside 1..N,
         judged twice with different marks): the chokepoint asks again, then the row is an error.
         A decision model's reply: each passage's P(yes) as ``details["p_relevant"]``, relevant at 0.5
         (``decide`` applies ``yes_threshold``); a refused question is the row's error (``refused``)."""
-        if reply.answers is not None:
-            answers = answers_of(reply, call)
-            if isinstance(answers, Verdict):
-                return answers
-            p = [float(answers[q.id].probability) for q in call.questions]  # type: ignore[arg-type]
-            flags = [value >= DEFAULT_YES_THRESHOLD for value in p]
-            return Verdict(metric=METRIC, status=OK, score=None, rationale=f"{sum(flags)} of {len(flags)} passages relevant (P >= 0.5)",
-                           details={"relevant": flags, "reasons": [""] * len(flags), "p_relevant": p, DECISION: True})
-        data = load_reply(reply.text, schema_of(call))
-        count = len(call.items)
-        entries = data.get("passages")
-        if not isinstance(entries, list) or not entries:
-            raise ParseError("the reply judges no passage")
-        flags, entry_items, problems = read_items(entries, "passage", "relevant", count, conflict_unjudged=True)
-        unjudged = [i + 1 for i, flag in enumerate(flags) if flag is None]
-        listed_relevant = not problems and all(flag is not False for flag in flags)
-        if unjudged and not listed_relevant:
-            why = f"; {'; '.join(problems)}" if problems else ""
-            raise ParseError(f"passage(s) {', '.join(map(str, unjudged))} of {count} not judged{why}")
-        # a reply that lists only passages it marks relevant (the embedded 1.5B judge does): the others are not relevant
-        flags = [bool(flag) for flag in flags]
-        reasons = [""] * count
-        for entry, index in zip(entries, entry_items):
-            if index is not None and isinstance(entry, dict) and entry.get("reason"):
-                reasons[index] = " ".join(str(entry["reason"]).split())
-        details: dict[str, Any] = {"relevant": flags, "reasons": reasons}
-        if call.logprobs:
-            found = field_probabilities(reply.logprobs, '"relevant":')
-            if not problems and len(found) == len(entry_items):  # each entry one passage, once: match them
-                p = [None] * count
-                for index, value in zip(entry_items, found):
-                    p[index] = value  # type: ignore[index]
-                details["p_relevant"] = p
-        relevant = [i + 1 for i, flag in enumerate(flags) if flag]
-        unlisted = f"; passage(s) {', '.join(map(str, unjudged))} not listed, so not relevant" if unjudged else ""
-        rationale = (f"{len(relevant)} of {count} passages relevant" + (f" ({', '.join(map(str, relevant))})" if relevant else "")
-                     + unlisted + "".join(f"; {i}: {reasons[i - 1]}" for i in relevant[:3] if reasons[i - 1]))
-        return Verdict(metric=METRIC, status=OK, score=None, rationale=rationale, details=details)
+        return read_marks(reply, call, METRIC)
 
     def decide(self, verdict: Verdict, call: Call) -> Verdict:
         """``passage_relevance.yes_threshold`` on each passage's P(relevant) where it was read,
         then the score (precision@k at ``passage_relevance.k``) and ``passed``. Runs after the
         cache: changing k or the threshold needs no call."""
-        if verdict.status != OK:
-            return verdict
-        details = dict(verdict.details or {})
-        flags = [bool(flag) for flag in details.get("relevant") or []]
-        cut = self.options.yes_threshold
-        p = details.get("p_relevant")
-        if cut is not None and p and len(p) == len(flags) and all(value is not None for value in p):
-            decided = [value >= cut for value in p]
-            turned = sum(1 for a, b in zip(flags, decided) if a != b)
-            if turned:
-                note(verdict, f"probability check: {turned} passage mark(s) turned by P(relevant) against yes_threshold {cut:g}")
-            flags = decided
-        details["relevant"] = flags
-        verdict.details = details
-        verdict.score = precision_at(flags, self.options.k)
-        return super().decide(verdict, call)
+        return super().decide(decide_marks(verdict, self.options.k, self.options.yes_threshold), call)
 
     def _probabilities(self) -> bool:
         """Whether the rows carry P(relevant) per passage: with ``yes_threshold`` set (read from
-        log-probabilities), or a decision model judging (``judge.model``, a panel member or a cascade stage)."""
-        judge = self.settings
-        models = [getattr(judge, "model", None) or "", *(getattr(m, "model", "") for m in getattr(judge, "panel", None) or []),
-                  *(str(stage) for stage in getattr(judge, "cascade", None) or [])]
-        return self.options.yes_threshold is not None or any(decision_model(model) for model in models)
+        log-probabilities), or a decision model judging (``with_probabilities``)."""
+        return self.options.yes_threshold is not None or with_probabilities(self.settings)
 
     def columns(self) -> dict[str, str]:
-        out = {"passage_relevance_verdicts": "list<string>"}
-        if self._probabilities():
-            out["passage_relevance_p_relevant"] = "list<string>"
-        for k in self.options.at_k:
-            out[f"passage_relevance_precision_at_{k}"] = "float64"
-        out["passage_relevance_first_relevant"] = "int64"
-        out["passage_relevance_reciprocal_rank"] = "float64"
-        return out
+        return mark_columns(METRIC, self.options.at_k, self._probabilities())
 
     def values(self, verdict: Verdict) -> dict[str, Any]:
-        if verdict.status != OK:
-            return {}
-        details = verdict.details or {}
-        flags = [bool(flag) for flag in details.get("relevant") or []]
-        out: dict[str, Any] = {"passage_relevance_verdicts": ["yes" if flag else "no" for flag in flags]}
-        if self._probabilities():
-            p = details.get("p_relevant")
-            out["passage_relevance_p_relevant"] = [None if v is None else f"{v:.3f}" for v in p] if p else None
-        for k in self.options.at_k:
-            out[f"passage_relevance_precision_at_{k}"] = precision_at(flags, k)
-        first = first_relevant(flags)
-        out["passage_relevance_first_relevant"] = first
-        out["passage_relevance_reciprocal_rank"] = 1.0 / first if first else 0.0
-        return out
+        return mark_values(METRIC, verdict, self.options.at_k, self._probabilities())
 
 
 def passage_questions(count: int, domain: list[str] | None = None) -> list[Question]:
@@ -283,6 +187,127 @@ def passage_questions(count: int, domain: list[str] | None = None) -> list[Quest
             for n in range(1, count + 1)]
 
 
+# -- per-passage marks, shared with a custom judge judged per passage (``custom.CustomJudge``, ``per: passage``) --
+
+def marks_schema(flag: str = "relevant", mark: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The reply's JSON schema: ``{"passages": [{"passage": n, FLAG: MARK, "reason": ...}]}``;
+    ``mark``: the flag's schema (default a boolean)."""
+    entry = {"type": "object", "properties": {"passage": {"type": "integer"}, flag: mark or {"type": "boolean"}, "reason": {"type": "string"}},
+             "required": ["passage", flag, "reason"], "additionalProperties": False}
+    return {"type": "object", "properties": {"passages": {"type": "array", "items": entry}}, "required": ["passages"],
+            "additionalProperties": False}
+
+
+def read_marks(reply: Reply, call: Call, metric: str, flag: str = "relevant", word: str = "relevant") -> Verdict:
+    """One mark per passage of ``call.items`` (the passages, in retrieved order) from ``reply``:
+    an ok ``Verdict`` of ``metric`` with ``details["relevant"]`` (a flag per passage),
+    ``details["reasons"]`` and, where read, ``details["p_relevant"]`` (P(yes) per passage: a decision
+    model's answers to ``call.questions``, one per passage, or the token log-probabilities at each
+    ``"FLAG":`` when ``call.logprobs``); its score is left to ``decide_marks``. ``flag``: the
+    reply's key of each mark; ``word``: what a marked passage is, in the rationale. A chat reply
+    that lists only the passages it marks yes (each once, numbered) leaves the others no. Raises
+    ``ParseError`` when a passage is left unjudged otherwise; a refused question gives the
+    metric's error verdict (``refused``)."""
+    if reply.answers is not None:
+        answers = answers_of(reply, call)
+        if isinstance(answers, Verdict):
+            return answers
+        p = [float(answers[q.id].probability) for q in call.questions]  # type: ignore[arg-type]
+        flags = [value >= DEFAULT_YES_THRESHOLD for value in p]
+        return Verdict(metric=metric, status=OK, score=None, rationale=f"{sum(flags)} of {len(flags)} passages {word} (P >= 0.5)",
+                       details={"relevant": flags, "reasons": [""] * len(flags), "p_relevant": p, DECISION: True})
+    data = load_reply(reply.text, schema_of(call))
+    count = len(call.items)
+    entries = data.get("passages")
+    if not isinstance(entries, list) or not entries:
+        raise ParseError("the reply judges no passage")
+    flags, entry_items, problems = read_items(entries, "passage", flag, count, conflict_unjudged=True)
+    unjudged = [i + 1 for i, mark in enumerate(flags) if mark is None]
+    listed_relevant = not problems and all(mark is not False for mark in flags)
+    if unjudged and not listed_relevant:
+        why = f"; {'; '.join(problems)}" if problems else ""
+        raise ParseError(f"passage(s) {', '.join(map(str, unjudged))} of {count} not judged{why}")
+    # a reply that lists only passages it marks relevant (the embedded 1.5B judge does): the others are not relevant
+    marks = [bool(mark) for mark in flags]
+    reasons = [""] * count
+    for entry, index in zip(entries, entry_items):
+        if index is not None and isinstance(entry, dict) and entry.get("reason"):
+            reasons[index] = " ".join(str(entry["reason"]).split())
+    details: dict[str, Any] = {"relevant": marks, "reasons": reasons}
+    if call.logprobs:
+        found = field_probabilities(reply.logprobs, f'"{flag}":')
+        if not problems and len(found) == len(entry_items):  # each entry one passage, once: match them
+            p = [None] * count
+            for index, value in zip(entry_items, found):
+                p[index] = value  # type: ignore[index]
+            details["p_relevant"] = p
+    relevant = [i + 1 for i, mark in enumerate(marks) if mark]
+    unlisted = f"; passage(s) {', '.join(map(str, unjudged))} not listed, so not {word}" if unjudged else ""
+    rationale = (f"{len(relevant)} of {count} passages {word}" + (f" ({', '.join(map(str, relevant))})" if relevant else "")
+                 + unlisted + "".join(f"; {i}: {reasons[i - 1]}" for i in relevant[:3] if reasons[i - 1]))
+    return Verdict(metric=metric, status=OK, score=None, rationale=rationale, details=details)
+
+
+def decide_marks(verdict: Verdict, k: int, yes_threshold: float | None) -> Verdict:
+    """An ok ``verdict`` of ``read_marks`` decided: ``yes_threshold`` (None: the marks as read) on
+    each passage's P(yes) where every one was read (a note says how many marks it turned), then
+    its score, precision@``k`` of the marks (0..1). Another verdict is returned as it is."""
+    if verdict.status != OK:
+        return verdict
+    details = dict(verdict.details or {})
+    flags = [bool(flag) for flag in details.get("relevant") or []]
+    p = details.get("p_relevant")
+    if yes_threshold is not None and p and len(p) == len(flags) and all(value is not None for value in p):
+        decided = [value >= yes_threshold for value in p]
+        turned = sum(1 for a, b in zip(flags, decided) if a != b)
+        if turned:
+            note(verdict, f"probability check: {turned} passage mark(s) turned by P(relevant) against yes_threshold {yes_threshold:g}")
+        flags = decided
+    details["relevant"] = flags
+    verdict.details = details
+    verdict.score = precision_at(flags, k)
+    return verdict
+
+
+def with_probabilities(judge: Any) -> bool:
+    """Whether a decision model judges under the judge settings ``judge`` (``judge.model``, a
+    panel member or a cascade stage), so that each passage's mark comes with its P(yes)."""
+    models = [getattr(judge, "model", None) or "", *(getattr(m, "model", "") for m in getattr(judge, "panel", None) or []),
+              *(str(stage) for stage in getattr(judge, "cascade", None) or [])]
+    return any(decision_model(model) for model in models)
+
+
+def mark_columns(metric: str, at_k: list[int], probabilities: bool) -> dict[str, str]:
+    """A per-passage metric's own columns: ``M_verdicts``, ``M_p_relevant`` (with ``probabilities``),
+    ``M_precision_at_K`` for each K of ``at_k``, ``M_first_relevant``, ``M_reciprocal_rank``."""
+    out = {f"{metric}_verdicts": "list<string>"}
+    if probabilities:
+        out[f"{metric}_p_relevant"] = "list<string>"
+    for k in at_k:
+        out[f"{metric}_precision_at_{k}"] = "float64"
+    out[f"{metric}_first_relevant"] = "int64"
+    out[f"{metric}_reciprocal_rank"] = "float64"
+    return out
+
+
+def mark_values(metric: str, verdict: Verdict, at_k: list[int], probabilities: bool) -> dict[str, Any]:
+    """The values of ``mark_columns`` for one row's decided ``verdict`` (none unless it is ok)."""
+    if verdict.status != OK:
+        return {}
+    details = verdict.details or {}
+    flags = [bool(flag) for flag in details.get("relevant") or []]
+    out: dict[str, Any] = {f"{metric}_verdicts": ["yes" if flag else "no" for flag in flags]}
+    if probabilities:
+        p = details.get("p_relevant")
+        out[f"{metric}_p_relevant"] = [None if v is None else f"{v:.3f}" for v in p] if p else None
+    for k in at_k:
+        out[f"{metric}_precision_at_{k}"] = precision_at(flags, k)
+    first = first_relevant(flags)
+    out[f"{metric}_first_relevant"] = first
+    out[f"{metric}_reciprocal_rank"] = 1.0 / first if first else 0.0
+    return out
+
+
 def precision_at(flags: list[bool], k: int) -> float:
     """Precision@k: the relevant passages among the first ``k`` of ``flags`` (in retrieved
     order), divided by ``k`` (trec_eval's ``P_k``: a list shorter than k counts the missing
@@ -295,4 +320,5 @@ def first_relevant(flags: list[bool]) -> int | None:
     return next((i + 1 for i, flag in enumerate(flags) if flag), None)
 
 
-__all__ = ["PassageRelevanceJudge", "PassageRelevanceSettings", "first_relevant", "passage_questions", "precision_at"]
+__all__ = ["PassageRelevanceJudge", "PassageRelevanceSettings", "decide_marks", "first_relevant", "mark_columns", "mark_values", "marks_schema",
+           "passage_questions", "precision_at", "read_marks", "with_probabilities"]

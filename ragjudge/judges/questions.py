@@ -13,7 +13,9 @@ writing text.
   ``ResponseCompletenessEvaluator`` rubric (fully incomplete .. fully complete); the score is
   1 + the expected zero-based level (Σ level·p), the distribution the five levels' probabilities,
   P(pass) the mass of the levels at or above the pass threshold.
-- A custom YAML judge: binary as a predicate, a 1..5 score as a five-level score question.
+- A custom YAML judge: binary as a predicate, a 1..5 score as a five-level score question; one
+  judged per passage (``per: passage``) as one predicate per passage (``NAME.passage_N``), its
+  rendered prompt asked of passage N alone, as passage_relevance asks one per passage.
 
 Each question's id starts with its metric's name, so the metrics of a row can share one
 request. A ``refusal`` answer (OpenAI declines a question) is the metric's error row with reason
@@ -81,6 +83,14 @@ def custom_question(name: str, instructions: str, binary: bool, levels: int = 5)
     if binary:
         return Question(name, PREDICATE, instructions)
     return Question(name, SCORE, instructions, levels=tuple((str(i), None) for i in range(1, levels + 1)))
+
+
+def custom_passage_questions(name: str, instructions: str, count: int) -> list[Question]:
+    """A YAML judge's questions when it judges per passage: one predicate per passage,
+    ``NAME.passage_1`` .. ``_N`` (``count``), each the rendered prompt (``instructions``, the
+    numbered passages in it) asked of that passage alone."""
+    return [Question(f"{name}.passage_{n}", PREDICATE, f"{instructions}\n\nAnswer for passage {n} of the context alone (counting from 1).")
+            for n in range(1, count + 1)]
 
 
 def answers_of(reply: Reply, call: Call) -> dict[str, Answer] | Verdict:

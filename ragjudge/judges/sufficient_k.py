@@ -23,11 +23,16 @@ run's memory (or the cache) without a provider call; its verdict's rationale is 
 
 The row's score is 1.0 when its smallest sufficient k is at most ``sufficient_k.top_k`` (default
 5), else 0.0; ``--min-pass-rate sufficient_k=0.9`` then gates "90% of rows are sufficient by
-k = top_k". ``sufficient_k_tokens_saved`` is the tokens (UTF-8 bytes / 4, ``base.BYTES_PER_TOKEN``)
+k = top_k". ``sufficient_k_tokens_saved`` is the tokens (UTF-8 bytes / 4, ``prefixes.BYTES_PER_TOKEN``)
 of the passages after the first k: what a retriever returning k passages would not send.
 
-Decision models (issue 61): each prefix call is a sufficiency call; its typed question is the
-sufficiency judge's, added where ``SufficiencyJudge.prepare`` builds its call.
+Decision models (issue 61): each prefix call is a sufficiency call, so a decision model is asked
+sufficiency's typed question(s) (``ragjudge.judges.questions.sufficiency_questions``: the row's
+predicate, one per expected fact) about the request and that prefix's passages; the search reads
+each prefix's P(yes) against ``sufficiency.yes_threshold`` as the sufficiency metric does. The
+whole context's call has sufficiency's questions, state and cache key, so in a run of both
+metrics it rides in the row's one request beside the others' questions and is paid once; each
+shorter prefix is a request of its own (its state differs).
 """
 
 from __future__ import annotations
@@ -38,8 +43,9 @@ from typing import Any
 
 from pydantic import Field
 
+from ragjudge.prefixes import passage_tokens
 from ragjudge.strict import Strict
-from ragjudge.judges.base import BINARY, BYTES_PER_TOKEN, OK, Call, Judge, Reply, Verdict
+from ragjudge.judges.base import BINARY, OK, Call, Judge, Reply, Verdict
 from ragjudge.judges.sufficiency import SufficiencyJudge
 
 METRIC = "sufficient_k"
@@ -85,6 +91,11 @@ class SufficientKJudge(Judge):
         super().__init__(settings, threshold, extension, options)
         own_extension, own_options, own_threshold = (shared or {}).get("sufficiency", (None, None, None))
         self.sufficiency = SufficiencyJudge(settings, own_threshold, extension=own_extension, options=own_options)
+
+    def asks_questions(self) -> bool:
+        """True: each probe is a sufficiency call carrying sufficiency's typed questions, which a
+        decision model answers (see the module docstring)."""
+        return self.sufficiency.asks_questions()
 
     def prepare(self, record: Any) -> Call | Verdict:
         """The whole context's sufficiency call (not final: the search follows), or a verdict
@@ -187,7 +198,7 @@ class SufficientKJudge(Judge):
         monotone = not any(ok_short and not ok_long for short, ok_short in probes for long, ok_long in probes
                            if short < long) if sufficient else True
         never = k is None
-        tokens = [math.ceil(len(p.text.encode("utf-8")) / BYTES_PER_TOKEN) for p in record.passages] if record is not None else []
+        tokens = passage_tokens([p.text for p in record.passages]) if record is not None else []
         saved = sum(tokens[k:]) if k is not None else 0
         score = 1.0 if k is not None and k <= self.options.top_k else 0.0
         said = ("no prefix is sufficient: the whole context is not" if never else

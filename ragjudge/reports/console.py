@@ -83,7 +83,7 @@ def print_summary(console: Any, summary: Summary, gate: GateResult) -> None:
 def probability_lines(summary: Summary) -> list[str]:
     """Per metric whose judge gave probabilities (``Verdict.probability``), one line: their mean
     over the ok rows with one and, with labels, the Brier score and the calibration curve's bins
-    (``ragjudge.calibration.ProbabilityStats``), e.g. ``sufficiency: mean P(yes) 0.71 over 40 rows;
+    (``ragjudge.corrected_rates.ProbabilityStats``), e.g. ``sufficiency: mean P(yes) 0.71 over 40 rows;
     against 'human' (40 labelled): Brier 0.180, 0.0-0.1: P 0.05, observed 0.00 of 4, ...`` (each bin:
     its mean P, the share labelled yes, of its rows)."""
     out = []
@@ -104,7 +104,7 @@ def probability_lines(summary: Summary) -> list[str]:
 def corrected_lines(summary: Summary) -> list[str]:
     """Per metric with a labels column (config ``labels:``), its label-corrected pass rate (and
     mean score on a scale) with the 95% interval, beside the judge's own and the labels'
-    (``ragjudge.calibration``), e.g. ``sufficiency: corrected pass rate 0.60 [0.51, 0.68] from
+    (``ragjudge.corrected_rates``), e.g. ``sufficiency: corrected pass rate 0.60 [0.51, 0.68] from
     100 labelled rows ('human'); the judge's 0.69, agreement 0.78; the labels alone [0.50, 0.70]``."""
     out = []
     for name, metric in summary.metrics.items():

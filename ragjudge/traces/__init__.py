@@ -1,5 +1,6 @@
 """Trace sources and sinks: spans -> evaluation rows (``spans``), MLflow traces in and
-feedback out (``mlflow``, the ``[mlflow]`` extra), OpenTelemetry / OpenInference spans in (OTLP
+feedback out (``mlflow``, the ``[mlflow]`` extra: its reader and public face, with the sink in
+``mlflow_sink`` and the client both use in ``mlflow_store``), OpenTelemetry / OpenInference spans in (OTLP
 JSON: ``otlp``; Phoenix's span DataFrame and projects: ``phoenix``; both made rows by
 ``openinference``) and Phoenix annotations out (``phoenix_sink``, the ``[phoenix]`` extra); ``otel``
 is their public face. Importing this package imports neither MLflow, Phoenix nor pandas.
@@ -167,6 +168,6 @@ def open_source(source: Any, input_format: str | None = None, options: TraceOpti
 
 def __getattr__(name: str) -> Any:
     """``ragjudge.traces.mlflow`` (and the other readers) imported on first use."""
-    if name in ("mlflow", "spans", "otel", "otlp", "phoenix", "phoenix_sink", "openinference", "forms"):
+    if name in ("mlflow", "mlflow_sink", "mlflow_store", "spans", "otel", "otlp", "phoenix", "phoenix_sink", "openinference", "forms"):
         return importlib.import_module(f"ragjudge.traces.{name}")
     raise AttributeError(f"module 'ragjudge.traces' has no attribute {name!r}")

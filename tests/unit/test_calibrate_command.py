@@ -339,7 +339,7 @@ def test_the_search_repeats_its_rounds_until_knobs_that_act_together_settle():
     # one round of the coordinate search left the grounded slice at fact_threshold 0.66 and
     # fact_evidence 0.9 from a neutral start (0.89 out of fold), where the two knobs together
     # reach 0.98 (bench/quality.py, 2026-12-05): the first knob was chosen before the second moved
-    from ragjudge.decisions import Knob, _search
+    from ragjudge.calibrate import Knob, _search
 
     agreeing = {(0, 0): 1, (1, 0): 2, (2, 0): 3, (0, 1): 6, (1, 1): 0, (2, 1): 4}  # rows agreeing, of 6, per (a, b)
     labels = [True] * 6
@@ -465,12 +465,12 @@ def test_the_searched_settings_state_the_bounds_their_judge_options_take():
     import pydantic
     import pytest
 
-    from ragjudge.decisions import KNOBS
+    from ragjudge.calibrate import knobs_of
     from ragjudge.judges.completeness import CompletenessSettings
     from ragjudge.judges.sufficiency import SufficiencySettings
 
     for metric, options in (("sufficiency", SufficiencySettings), ("completeness", CompletenessSettings)):
-        for knob in KNOBS[metric]:
+        for knob in knobs_of(metric):
             if knob.key == "threshold":
                 assert knob.bounds == (1.0, 5.0)  # the 1..5 scale
                 continue

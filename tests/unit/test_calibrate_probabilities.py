@@ -10,7 +10,7 @@ import pandas as pd
 from conftest import read_jsonl, write_jsonl
 from helpers import REF_FREE
 from ragjudge import Scorer
-from ragjudge.decisions import KNOBS, Cached, Decisions, _key, _search
+from ragjudge.calibrate import Cached, Decisions, _key, _search, knobs_of
 from ragjudge.judges import judge_class
 from ragjudge.types import OK, Verdict
 
@@ -45,8 +45,8 @@ def test_calibrates_search_fits_yes_threshold_on_such_probabilities(judge):
     labels = [p >= 0.62 for p in ps]
     rows = [Cached(i, made, call, _given(p)) for i, (call, p) in enumerate(zip(calls, ps))]
     decisions = Decisions(rows, _config(), "sufficiency")
-    knob = next(k for k in KNOBS["sufficiency"] if k.key == "yes_threshold")
-    start = {k.key: None for k in KNOBS["sufficiency"]}
+    knob = next(k for k in knobs_of("sufficiency") if k.key == "yes_threshold")
+    start = {k.key: None for k in knobs_of("sufficiency")}
     chosen = _search(decisions, [knob], start, labels, list(range(40)))
     passes = decisions(_key(chosen))
     assert passes == labels  # every label met

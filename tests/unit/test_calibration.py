@@ -1,4 +1,4 @@
-"""Label-corrected rates (``ragjudge.calibration``): the same figures as the reference
+"""Label-corrected rates (``ragjudge.corrected_rates``): the same figures as the reference
 implementation (ppi_py), an interval that covers the true rate where the judge's own rate does
 not, narrower than the labels alone give; chunks add up."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.calibration import MIN_LABELS, RateStats
+from ragjudge.corrected_rates import MIN_LABELS, RateStats
 
 REFERENCE = json.loads((Path(__file__).parent.parent / "data" / "ppi_reference.json").read_text())
 
@@ -134,7 +134,7 @@ def test_labels_that_all_agree_get_the_wilson_interval_and_rates_stay_within_0_a
     # 40 of 40 labels yes gave [1.00, 1.00] and passed a 0.97 gate; 39 of 40 gave [0.92, 1.02]
     from scipy.stats import binomtest
 
-    from ragjudge.calibration import RateStats
+    from ragjudge.corrected_rates import RateStats
 
     stats = RateStats()
     for i in range(120):

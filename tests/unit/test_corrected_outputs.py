@@ -12,7 +12,7 @@ import pytest
 from markupsafe import escape
 
 from conftest import write_jsonl
-from ragjudge.calibration import RateStats
+from ragjudge.corrected_rates import RateStats
 from ragjudge.reports.console import corrected_lines
 
 # the fake judge says yes when the context holds the request's words: 'tower' rows yes, 'moon' rows no
@@ -138,7 +138,7 @@ def test_a_comparison_gives_each_runs_corrected_pass_rate_and_the_change_with_it
 
     import pandas as pd
 
-    from ragjudge.calibration import difference
+    from ragjudge.corrected_rates import difference
 
     run_score(_table(tmp_path), metric=["sufficiency"], min_pass_rate=["0"], output=str(tmp_path / "base.parquet"), quiet=True)
     summary = tmp_path / "s.json"

@@ -307,9 +307,10 @@ def test_a_definition_without_integer_keeps_its_prompt_version():
 
     definition = _definition(UNIT_SCALE)
     judge = CustomJudge(definition, JudgeSettings())
-    # (mlflow_name, issue 60 item 14, came later still: it names the feedback, never the judgment)
-    digest = hashlib.sha256(definition.model_dump_json(exclude={"integer", "mlflow_name"}).encode("utf-8")).hexdigest()[:12]
-    assert judge.version == f"custom-{digest}"
+    # (mlflow_name, issue 60 item 14, came later still: it names the feedback, never the judgment; per and k, issue 63,
+    # later again: left out while unset)
+    digest = hashlib.sha256(definition.model_dump_json(exclude={"integer", "mlflow_name", "per", "k"}).encode("utf-8")).hexdigest()[:12]
+    assert judge.version == f"custom-{digest}" == "custom-708b7a7b2eac"  # the version before per and k
     assert CustomJudge(_definition(UNIT_SCALE + "    integer: false\n"), JudgeSettings()).version != judge.version
 
 

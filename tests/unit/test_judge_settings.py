@@ -151,10 +151,10 @@ def test_the_bundled_configs_use_the_new_keys():
 
 def test_the_config_imports_no_judge():
     # issue 30 item 3: the judges' sections are raw data in ragjudge.config; ragjudge.settings types them
-    tree = ast.parse((ROOT / "ragjudge" / "config.py").read_text(encoding="utf-8"))
-    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    assert sorted(m for m in imported if m and m.startswith("ragjudge.")) == ["ragjudge.audit", "ragjudge.diagnosis", "ragjudge.errors",
+    trees = [ast.parse(path.read_text(encoding="utf-8")) for path in sorted((ROOT / "ragjudge" / "config").glob("*.py"))]  # the package's modules
+    imported = {node.module for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert sorted(m for m in imported if m and m.startswith("ragjudge.") and not m.startswith("ragjudge.config")) == ["ragjudge.audit", "ragjudge.diagnosis", "ragjudge.errors",
                                                                               "ragjudge.panel", "ragjudge.strict"]  # plain values below it only
     from ragjudge.config import METRICS
     from ragjudge.judges import BUILT_IN

@@ -252,6 +252,34 @@ def test_the_summary_gives_the_k_distribution_and_the_tokens_a_top_k_would_save(
     assert f"sufficient by k = {golds[-1]}; the retriever returned 10 passages" in line and "never sufficient 1 row (0.10)" in line
 
 
+def test_a_report_rebuilt_from_the_scored_table_gives_the_runs_k_distribution(run_score, run_cli, tmp_path, judge):
+    import html as html_text
+
+    import pandas as pd
+
+    rows = gold_rows(10, 10, seed=3)
+    for row in rows:  # the gold passage within the first 4 of 10: a top-4 saves tokens
+        row["context"].insert(min(row["gold"], 4) - 1, row["context"].pop(row["gold"] - 1))
+    rows[9]["context"] = [f"Rainfall in district x-{j} was measured." for j in range(10)]  # never sufficient
+    scored, markdown = tmp_path / "scored.jsonl", tmp_path / "s.md"
+    assert run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficient_k"], min_pass_rate=["0"], output=str(scored),
+                     markdown=str(markdown)).code == 0
+    said = next(text for text in markdown.read_text().splitlines() if text.startswith("- sufficient_k: 90% of 10 rows")).removeprefix("- ")
+    said = html_text.unescape(said)
+    assert "a top-4 would save" in said and "tokens a row" in said and "never sufficient 1 row (0.10)" in said
+    report = tmp_path / "r.html"
+    done = run_cli(["report", str(scored), "-o", str(report)], judge=False)
+    assert done.code == 0, done.text
+    assert said in html_text.unescape(report.read_text())  # the run's sentence, tokens a top-k saves included
+    # a table without its context: the k distribution and the never-sufficient share still, no tokens
+    bare = tmp_path / "bare.jsonl"
+    pd.read_json(scored, lines=True).drop(columns=["context"]).to_json(bare, orient="records", lines=True)
+    done = run_cli(["report", str(bare), "-o", str(report)], judge=False)
+    assert done.code == 0, done.text
+    text = html_text.unescape(report.read_text())
+    assert said.split("; a top-")[0] in text and "never sufficient 1 row (0.10)" in text and "tokens a row" not in text
+
+
 def test_passage_relevance_calls_carry_one_predicate_per_passage_for_a_decision_model():
     from ragjudge.judges.passage_relevance import PassageRelevanceJudge
     from ragjudge.records import EvalRecord, Passage
@@ -373,3 +401,126 @@ def test_a_label_cell_that_is_no_list_of_grades_is_refused_with_exit_2(run_score
 def test_at_k_that_is_not_whole_numbers_from_1_is_refused_with_exit_2(run_score, tmp_path, judge, given):
     result = run_score(write_jsonl(tmp_path / "in.jsonl", gold_rows(1, 3)), metric=["passage_relevance"], at_k=given)
     assert result.code == 2 and "--at-k expects whole numbers >= 1" in result.text and judge.calls == 0
+
+
+# -- a YAML judge judged per passage (issue 63 item 3) -------------------------------------------
+
+PER_PASSAGE = """\
+judges:
+  - name: names_founder
+    description: does the passage name who founded the place asked about
+    needs: [request, context]
+    per: passage
+    k: 2
+    prompt: |
+      Does the passage name who founded the place the request asks about?
+      {{ request }}
+      {{ passages }}
+"""
+
+
+def marks(*verdicts: str) -> str:
+    return json.dumps({"passages": [{"passage": n, "verdict": v, "reason": "scripted"} for n, v in enumerate(verdicts, 1)]})
+
+
+def test_a_yaml_judge_per_passage_gives_passage_relevances_columns_from_one_call_a_row(run_score, tmp_path, judge):
+    judge.keep_requests = True
+    judge.replies.extend([marks("no", "yes", "yes", "no"), marks("no", "no", "no", "no")])
+    config = tmp_path / "c.yaml"
+    config.write_text(PER_PASSAGE)
+    rows = [{"id": f"r{i}", "request": f"Who founded Velmor{i}?", "context": ["a", "b", "c", "d"]} for i in range(2)]
+    out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["names_founder"], config=str(config), at_k="1,3",
+                       min_pass_rate=["names_founder=0.5"], output=str(out), summary_json=str(summary), no_cache=True)
+    assert judge.calls == 2  # one call a row
+    first, second = read_jsonl(out)
+    assert first["names_founder_verdicts"] == ["no", "yes", "yes", "no"] and second["names_founder_verdicts"] == ["no"] * 4
+    assert first["names_founder_precision_at_1"] == 0.0 and first["names_founder_precision_at_3"] == pytest.approx(2 / 3)
+    assert "names_founder_precision_at_5" not in first  # the run's ks: --at-k 1,3
+    assert first["names_founder_first_relevant"] == 2 and first["names_founder_reciprocal_rank"] == 0.5
+    assert second["names_founder_first_relevant"] is None and second["names_founder_reciprocal_rank"] == 0.0
+    assert first["names_founder_score"] == 0.5 and first["names_founder_passed"] is True  # precision@2 (k: 2), pass at 0.5
+    assert second["names_founder_score"] == 0.0 and second["names_founder_passed"] is False
+    assert "names_founder_p_relevant" not in first  # a chat judge's written marks: no probability
+    assert "2 of 4 passages judged yes (2, 3)" in first["names_founder_rationale"]
+    assert result.code == 0, result.text  # 1 of 2 rows pass, the floor 0.5
+    body = judge.requests[0]
+    prompt = body["messages"][-1]["content"]
+    assert "[1] a" in prompt and "[4] d" in prompt and '"verdict": "yes"|"no"' in prompt  # the passages numbered, a mark each
+    entry = body["response_format"]["json_schema"]["schema"]["properties"]["passages"]["items"]
+    assert entry["properties"]["verdict"] == {"type": "string", "enum": ["yes", "no"]}
+
+
+def test_a_yaml_judge_per_passage_reads_its_marks_as_passage_relevance_does(run_score, tmp_path, judge):
+    # numbered out of order, and a reply that lists only the passages it marks yes
+    judge.replies.extend([json.dumps({"passages": [{"passage": 3, "verdict": "yes", "reason": "r"}, {"passage": 1, "verdict": "no", "reason": "r"},
+                                                   {"passage": 2, "verdict": "no", "reason": "r"}]}),
+                          json.dumps({"passages": [{"passage": 2, "verdict": "yes", "reason": "r"}]})])
+    config = tmp_path / "c.yaml"
+    config.write_text(PER_PASSAGE)
+    rows = [{"id": f"r{i}", "request": f"Who founded Velmor{i}?", "context": ["a", "b", "c"]} for i in range(2)]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["names_founder"], config=str(config), min_pass_rate=["0"], output=str(out),
+              no_cache=True)
+    first, second = read_jsonl(out)
+    assert first["names_founder_verdicts"] == ["no", "no", "yes"] and second["names_founder_verdicts"] == ["no", "yes", "no"]
+    assert "passage(s) 1, 3 not listed, so not judged yes" in second["names_founder_rationale"]
+
+
+def test_a_yaml_judge_per_passage_takes_per_passage_labels_for_ndcg_and_recall(run_score, tmp_path, judge):
+    from ragjudge.ranking import ndcg_at
+
+    judge.replies.extend([marks("yes", "no", "no"), marks("no", "no", "yes")])
+    config = tmp_path / "c.yaml"
+    config.write_text(PER_PASSAGE)
+    rows = [{"id": "a", "request": "Who founded A?", "context": ["a", "b", "c"], "human": [0, 1, 0]},
+            {"id": "b", "request": "Who founded B?", "context": ["a", "b", "c"], "human": [1, 0, 1]}]
+    out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["names_founder"], config=str(config), min_pass_rate=["0"],
+                       labels=["names_founder=human"], output=str(out), summary_json=str(summary), no_cache=True)
+    assert result.code == 0, result.text
+    first, second = read_jsonl(out)
+    assert first["names_founder_ndcg_at_3"] == pytest.approx(ndcg_at([0, 1, 0], 3)) and first["names_founder_recall_at_1"] == 0.0
+    assert second["names_founder_recall_at_3"] == 1.0
+    ranks = json.loads(summary.read_text())["metrics"]["names_founder"]["rank_labels"]
+    assert ranks["labelled_rows"] == 2 and ranks["recall_at_3"]["rows"] == 2
+    bad = [{**rows[0], "human": "yes"}]
+    refused = run_score(write_jsonl(tmp_path / "bad.jsonl", bad), metric=["names_founder"], config=str(config), labels=["names_founder=human"])
+    assert refused.code == 2 and "not a list of one relevance grade per passage" in refused.text
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("    kind: scale\n", "per: passage needs kind: binary"),
+    ("    claims: true\n", "per: passage needs no claims: true"),
+])
+def test_a_per_passage_definition_that_cannot_mark_passages_is_refused(run_score, tmp_path, judge, extra, message):
+    config = tmp_path / "c.yaml"
+    config.write_text(PER_PASSAGE + extra)
+    result = run_score(write_jsonl(tmp_path / "in.jsonl", gold_rows(1, 2)), metric=["names_founder"], config=str(config))
+    assert result.code == 2 and message in result.text and judge.calls == 0
+
+
+def test_per_and_k_are_checked_and_leave_other_definitions_versions_as_they_were():
+    from ragjudge.judges.definitions import JudgeDefinition
+
+    row = {"name": "tone", "needs": ["response"], "prompt": "Warm?\n{{ response }}"}
+    assert JudgeDefinition.model_validate(row).digest_json() == JudgeDefinition.model_validate(row).model_dump_json(
+        exclude={"integer", "mlflow_name", "per", "k"})  # per and k unset: the hash, so the version and cache, unchanged
+    with pytest.raises(ValueError, match="per: passage needs context in needs"):
+        JudgeDefinition.model_validate({**row, "per": "passage"})
+    with pytest.raises(ValueError, match="k: is taken with per: passage only"):
+        JudgeDefinition.model_validate({**row, "k": 2})
+    passage = JudgeDefinition.model_validate({**row, "needs": ["context"], "prompt": "{{ passages }}", "per": "passage"})
+    assert '"per":"passage"' in passage.digest_json()
+
+
+def test_a_yaml_judge_per_passage_scores_an_empty_retrieval_0_without_a_call(run_score, tmp_path, judge):
+    config = tmp_path / "c.yaml"
+    config.write_text(PER_PASSAGE)
+    rows = [{"id": "a", "request": "Who founded it?", "context": []}, {"id": "b", "context": []}]
+    out = tmp_path / "out.jsonl"
+    run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["names_founder"], config=str(config), min_pass_rate=["0"], output=str(out))
+    first, second = read_jsonl(out)
+    assert judge.calls == 0
+    assert first["names_founder_score"] == 0.0 and first["names_founder_verdicts"] == [] and first["names_founder_first_relevant"] is None
+    assert second["names_founder_status"] == "skipped" and second["names_founder_error"] == "no request"  # what else it needs, first

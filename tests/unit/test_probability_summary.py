@@ -14,7 +14,7 @@ import pytest
 from markupsafe import escape
 
 from conftest import write_jsonl
-from ragjudge.calibration import ProbabilityStats
+from ragjudge.corrected_rates import ProbabilityStats
 
 YES = {"request": "Where is the tower?", "context": ["The tower is in Paris."]}
 NO = {"request": "How far is the moon?", "context": ["The tower is in Paris."]}

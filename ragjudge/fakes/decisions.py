@@ -1,4 +1,4 @@
-"""The fake server's decision-model APIs (``ragjudge.fakeserver.FakeJudgeServer`` is a
+"""The fake server's decision-model APIs (``ragjudge.fakes.server.FakeJudgeServer`` is a
 ``FakeDecisions``): OpenAI's Decisions API (``POST /v1/decisions``) and the System One API of
 TypeSafe's Jev and Upstage's Solar Decide (``POST /v1/systemone``, ``GET /v1/models``), as
 /work/shared/protocols/decision-models.md (sections 1-3, 9) describes them, with a knob for each

@@ -1,4 +1,4 @@
-"""The fake server's batch APIs (``ragjudge.fakeserver.FakeJudgeServer`` is a ``FakeBatches``):
+"""The fake server's batch APIs (``ragjudge.fakes.server.FakeJudgeServer`` is a ``FakeBatches``):
 OpenAI's Batch API (``/v1/files``, ``/v1/batches``; Azure OpenAI's is the same) and Anthropic's
 Message Batches (``/v1/messages/batches``), with the knobs the server's docstring lists (lost,
 refused and rate-limited creates, 404s right after a create, failed, expired and shuffled lines,

@@ -7,7 +7,7 @@ checks after the cache, completeness's pass mark...). So every setting can be tr
 labelled row at no cost: this module reads each row's cached reply once (``cached_replies``),
 decides it again under each candidate setting (``Decisions``), and chooses the settings by
 stratified k-fold cross-validation (``fit``): in each fold a coordinate search (one setting at a
-time, in ``KNOBS`` order, the best agreement on the other folds; among equals the middle of the
+time, in the order of the metric's ``Metric.knobs``, the best agreement on the other folds; among equals the middle of the
 plateau; rounds repeated until one changes nothing) is fitted on the other folds and applied to the held-out fold. The figure reported is
 the out-of-fold agreement with the labels and its Wilson 95% interval (scipy), beside the
 agreement of the settings the rows were scored with; the settings written are those fitted on
@@ -15,20 +15,22 @@ every labelled row. Method as bench/quality.py used for configs/local.yaml (docs
 
 ``suggest`` ranks the unlabelled rows by how near their verdict is to the decision (P(yes) to
 ``yes_threshold``, a score to the pass mark): the labels that would move the corrected pass
-rate's interval (``ragjudge.calibration``) most are those the judge is least sure of.
+rate's interval (``ragjudge.corrected_rates``) most are those the judge is least sure of.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragjudge.cache import reading
-from ragjudge.calibration import label_pass, label_rating
+from ragjudge.corrected_rates import label_pass, label_rating
 from ragjudge.config import FIELDS
 from ragjudge.counting import has_path, row_ids
+from ragjudge import metrics
+from ragjudge.metrics import Knob, find
 from ragjudge.errors import InputError
 from ragjudge.judges import judge_class, make_judges
 from ragjudge.scoring import Scorer
@@ -36,35 +38,6 @@ from ragjudge.types import Call, Verdict
 
 FOLDS = 5
 MIN_ROWS = 20  # labelled rows with a cached reply below which nothing is fitted
-
-
-def _grid(low: float, high: float, step: float) -> list[float]:
-    return [round(low + step * i, 2) for i in range(int(round((high - low) / step)) + 1)]
-
-
-PROBABILITY = _grid(0.05, 0.95, 0.01)
-ASKS_LOGPROBS = ("yes_threshold", "fact_threshold")  # set, the request asks for log-probabilities (a cache key of its own)
-SHARE = [None, *_grid(0.1, 1.0, 0.1)]
-
-
-@dataclass(frozen=True)
-class Knob:
-    """One decision setting: ``key`` in the metric's config section (``threshold``: the metric's
-    pass mark, ``thresholds.<metric>``) and the ``candidates`` tried (None: the setting off)."""
-
-    key: str
-    candidates: tuple[Any, ...]
-    numeric: bool = True  # moved by +-0.02 and +-0.05 for the stability figures
-    bounds: tuple[float, float] = (0.01, 1.0)  # the lowest and highest value the setting may hold (2 decimals): a move past them is not measured
-
-
-KNOBS: dict[str, list[Knob]] = {
-    "sufficiency": [Knob("yes_threshold", (None, *PROBABILITY), bounds=(0.01, 0.99)),  # (0, 1), as the judge's options take them
-                    Knob("fact_threshold", (None, *PROBABILITY), bounds=(0.01, 0.99)), Knob("fact_evidence", tuple(SHARE)),
-                    Knob("quote_check", (None, 0.0, *_grid(0.5, 1.0, 0.1)), bounds=(0.0, 1.0)), Knob("request_evidence", tuple(SHARE))],
-    "completeness": [Knob("threshold", tuple(_grid(1.0, 5.0, 0.1)), bounds=(1.0, 5.0)), Knob("statement_evidence", tuple(SHARE)),
-                     Knob("evidence_weight", tuple(SHARE), bounds=(0.0, 1.0))],
-}
 
 
 @dataclass
@@ -277,11 +250,18 @@ class Fit:
         return {key: value for key, value in self.chosen.items() if self.start.get(key) != value}
 
 
+def knobs_of(metric: str) -> tuple[Knob, ...]:
+    """``metric``'s decision settings, in the order the search tries them (``Metric.knobs`` in
+    ``ragjudge.metrics``); none for a metric that has none, or a custom judge."""
+    found = find(metric)
+    return found.knobs if found is not None else ()
+
+
 def start_settings(config: Any, metric: str) -> dict[str, Any]:
-    """The current value of each of ``metric``'s ``KNOBS`` under ``config``."""
+    """The current value of each of ``metric``'s decision settings (``knobs``) under ``config``."""
     section = getattr(config, metric, None)  # the metric's own section (``Config.sufficiency``)
     out = {}
-    for knob in KNOBS.get(metric, []):
+    for knob in knobs_of(metric):
         if knob.key == "threshold":
             out[knob.key] = float(config.threshold(metric))
         else:
@@ -318,8 +298,9 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     the module docstring). Raises ``InputError`` for a metric with no decision settings, a
     missing labels column, or fewer than ``MIN_ROWS`` labelled rows with a cached reply (score the
     table first, with the config given here)."""
-    if metric not in KNOBS:
-        raise InputError(f"calibrate knows the decision settings of {', '.join(KNOBS)}; {metric} has none to choose")
+    if not knobs_of(metric):
+        known = [m.name for m in metrics.BUILT_IN if m.knobs]
+        raise InputError(f"calibrate knows the decision settings of {', '.join(known)}; {metric} has none to choose")
     if not has_path(frame, label_column):
         raise InputError(f"--labels {metric}={label_column}: the table has no column {label_column!r}; its columns: "
                          f"{', '.join(map(str, frame.columns))}")
@@ -355,13 +336,13 @@ def fit(frame: Any, config: Any, metric: str, label_column: str, *, k: int = FOL
     out.refused = one_class(labels, k, binary, default_threshold)
     knobs = []
     ratings = sorted({label_rating(cells[labelled[i]], scale) or 0.0 for i in have}) if not binary else []
-    for knob in KNOBS[metric]:
+    for knob in knobs_of(metric):
         if knob.key == "threshold":  # the labels pass at the written mark too: only marks at which they pass as now
             kept = tuple(c for c in knob.candidates if same_labels(ratings, c, default_threshold))
             out.held = (kept[0], kept[-1]) if kept else None
-            knob = Knob(knob.key, kept, knob.numeric, knob.bounds)
-        if knob.key in ASKS_LOGPROBS and start.get(knob.key) is not None:  # off would change the request: the replies are not cached
-            knob = Knob(knob.key, tuple(c for c in knob.candidates if c is not None), knob.numeric, knob.bounds)
+            knob = replace(knob, candidates=kept)
+        if knob.logprobs and start.get(knob.key) is not None:  # off would change the request: the replies are not cached
+            knob = replace(knob, candidates=tuple(c for c in knob.candidates if c is not None))
         if len({tuple(decisions(_key({**start, knob.key: c}))) for c in knob.candidates}) > 1:
             knobs.append(knob)
         else:
@@ -445,5 +426,5 @@ def suggest(frame: Any, config: Any, metric: str, label_column: str | None, coun
     return [unlabelled[position] for _, _, position in ranked[:count]], how
 
 
-__all__ = ["FOLDS", "KNOBS", "MIN_ROWS", "Cached", "Decisions", "Fit", "Knob", "cached_replies", "fit", "folds", "start_settings",
+__all__ = ["FOLDS", "MIN_ROWS", "Cached", "Decisions", "Fit", "Knob", "cached_replies", "fit", "folds", "knobs_of", "start_settings",
            "suggest", "wilson"]
