@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from ragjudge.errors import InputError, RagjudgeError
+from ragjudge.errors import InputError
 
 FORMATS = ("jsonl", "csv", "parquet", "json")
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
@@ -49,21 +49,41 @@ def detect_format(path: str, explicit: str | None = None, many: bool = True) -> 
                      "--input-format otlp|phoenix|mlflow-traces)")
 
 
-_PEEKABLE: dict[int, IO[bytes]] = {}
+class _Stdin:
+    """What the readers read of one ``sys.stdin`` (``origin``, held: a freed stream's id() can be
+    reused by the next one): a binary stream that supports ``peek`` (``stream``), replaying the
+    first bytes looked at (``head``, ``stdin_head``) or reading the temporary copy of all of it
+    (``path``, ``spool_stdin``). ``sys.stdin`` itself is never replaced."""
+
+    def __init__(self, origin: Any) -> None:
+        self.origin = origin
+        raw = origin.buffer
+        self.stream: IO[bytes] = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
+        self.head: bytes | None = None
+        self.path: str | None = None
+
+
+_CURRENT: list[_Stdin] = []
+
+
+def _state() -> _Stdin:
+    """The ``_Stdin`` of the current ``sys.stdin`` (a new one when the process's stdin changed:
+    a caller put its own in place; the copy of the one before is closed). ``InputError`` when the
+    process has no stdin (closed: ``<&-``)."""
+    if sys.stdin is None:
+        raise InputError("stdin is closed: pipe the input in (ragjudge score - < rows.jsonl) or give its path")
+    if not _CURRENT or _CURRENT[0].origin is not sys.stdin:
+        for earlier in _CURRENT:
+            if earlier.path is not None:
+                earlier.stream.close()
+        _CURRENT[:] = [_Stdin(sys.stdin)]
+    return _CURRENT[0]
 
 
 def _stdin() -> IO[bytes]:
-    """stdin as a binary stream that supports ``peek`` (for format sniffing). ``InputError``
-    when the process has no stdin (closed: ``<&-``)."""
-    if sys.stdin is None:
-        raise InputError("stdin is closed: pipe the input in (ragjudge score - < rows.jsonl) or give its path")
-    raw = sys.stdin.buffer
-    if hasattr(raw, "peek"):
-        return raw
-    if id(raw) not in _PEEKABLE:
-        _PEEKABLE.clear()
-        _PEEKABLE[id(raw)] = io.BufferedReader(raw)  # type: ignore[arg-type]
-    return _PEEKABLE[id(raw)]
+    """stdin as the readers read it: a binary stream that supports ``peek`` (for format
+    sniffing), from its first byte (``stdin_head``'s replayed, or ``spool_stdin``'s copy)."""
+    return _state().stream
 
 
 class _Replay(io.RawIOBase):
@@ -88,18 +108,14 @@ class _Replay(io.RawIOBase):
         return len(data)
 
 
-# the stream each was made for, held (a freed stream's id() can be reused by the next one), and its value
-_HEADS: list[tuple[Any, bytes]] = []
-_REPLACED: list[Any] = []
-
-
 def stdin_head(size: int = 1 << 16) -> bytes:
     """The first ``size`` bytes of stdin (fewer only at its end), waiting for a slow writer as
-    long as it takes; stdin then reads them again (``peek`` returns only what one read of a
+    long as it takes; the readers then read them again (``peek`` returns only what one read of a
     pipe brought, which a format guess should not hang on)."""
-    if _HEADS and _HEADS[0][0] is sys.stdin:
-        return _HEADS[0][1]
-    source = _stdin()
+    state = _state()
+    if state.head is not None:
+        return state.head
+    source = state.stream
     read = getattr(source, "read1", source.read)
     blocks: list[bytes] = []
     total = 0
@@ -109,29 +125,21 @@ def stdin_head(size: int = 1 << 16) -> bytes:
             break
         blocks.append(block)
         total += len(block)
-    head = b"".join(blocks)
-    _REPLACED.append(sys.stdin)  # kept: a wrapper collected would close the stream the replay reads on from
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(_Replay(head, source), 1 << 16), encoding="utf-8")  # type: ignore[arg-type]
-    _HEADS[:] = [(sys.stdin, head)]
-    return head
-
-
-_SPOOLED: list[tuple[Any, str]] = []
+    state.head = b"".join(blocks)
+    state.stream = io.BufferedReader(_Replay(state.head, source), 1 << 16)  # type: ignore[arg-type]
+    return state.head
 
 
 def spool_stdin() -> str:
-    """Read all of stdin into a temporary file (removed at exit) and make stdin read from it,
-    so that its rows can be counted (``--sample``) and then read as usual. Returns the file's
-    path; called again while stdin is that copy, it returns the same path."""
-    if _SPOOLED and _SPOOLED[0][0] is sys.stdin:
-        return _SPOOLED[0][1]
-    path = _temporary_copy(_stdin(), ".ragjudge-stdin.")
-    copy = io.TextIOWrapper(open(path, "rb"), encoding="utf-8")
-    atexit.register(_remove_spooled, copy, path)
-    for earlier, _ in _SPOOLED:  # an earlier copy that stdin no longer is (a caller put its own stdin back)
-        earlier.close()
-    sys.stdin = copy
-    _SPOOLED[:] = [(copy, path)]
+    """Read all of stdin into a temporary file (removed at exit), which the readers then read
+    as stdin, so that its rows can be counted (``--sample``) and then read as usual. Returns the
+    file's path; called again for the same stdin, it returns the same path."""
+    state = _state()
+    if state.path is not None:
+        return state.path
+    path = _temporary_copy(state.stream, ".ragjudge-stdin.")
+    state.stream, state.path = open(path, "rb"), path
+    atexit.register(_remove_spooled, state.stream, path)
     return path
 
 
@@ -161,19 +169,10 @@ def spool_stream(path: str) -> str:
 def readable(source: Any, fmt: str | None, sample: int | None) -> Any:
     """The path to read ``source`` from: ``source`` itself, or a temporary copy (``spool_stream``)
     of a pipe whose rows must be counted (``sample``) or that is read by seeking (Parquet).
-    Errors about the copy name ``source`` again with ``raise_as_given``. (stdin, ``-``, is copied by
-    ``spool_stdin``.)"""
+    (stdin, ``-``, is copied by ``spool_stdin``.)"""
     if is_stream(source) and (sample is not None or fmt == "parquet"):
         return spool_stream(source)
     return source
-
-
-def raise_as_given(exc: BaseException, copy: Any, given: Any) -> None:
-    """Raise ``exc`` again with the path of ``readable``'s ``copy`` replaced by the ``given`` path
-    the user named (a file they never named, and gone at exit, otherwise); return where ``exc``
-    does not name the copy (the caller raises it as it is)."""
-    if copy is not given and isinstance(exc, RagjudgeError) and str(copy) in str(exc):
-        raise type(exc)(str(exc).replace(str(copy), str(given))) from None
 
 
 def _temporary_copy(stream: IO[bytes], prefix: str) -> str:
@@ -183,7 +182,7 @@ def _temporary_copy(stream: IO[bytes], prefix: str) -> str:
     return handle.name
 
 
-def _remove_spooled(copy: IO[str] | None, path: str) -> None:
+def _remove_spooled(copy: IO[bytes] | None, path: str) -> None:
     """At exit: close stdin's copy (``spool_stdin``), if any, and remove the copied file."""
     if copy is not None:
         copy.close()
@@ -214,8 +213,21 @@ def _open_binary(path: str) -> IO[bytes]:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+class Copy(str):
+    """The path of a temporary copy of a pipe or of stdin (``spool_stream``, ``spool_stdin``), which
+    every message of the readers names as the user named the input (``name``)."""
+
+    name: str
+
+    def __new__(cls, path: str, name: str) -> Copy:
+        copy = super().__new__(cls, path)
+        copy.name = name
+        return copy
+
+
 def _name(path: str) -> str:
-    return "<stdin>" if path == "-" else path
+    """``path`` as messages name it: ``<stdin>`` for ``-``, the user's name for a ``Copy``."""
+    return path.name if isinstance(path, Copy) else "<stdin>" if path == "-" else path
 
 
 def is_many(source: str) -> bool:

@@ -16,10 +16,11 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ragjudge.io.atomic import _output_error, open_atomic
-from ragjudge.io.formats import detect_format
+from ragjudge.io.formats import SUFFIXES, detect_format
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,6 +31,16 @@ if TYPE_CHECKING:
 
 
 RECORD_KEY = b"ragjudge.run"  # the Parquet metadata key of the run's settings (TableWriter.record)
+
+
+def output_format(path: str | None, explicit: str | None, shared: str | None) -> str | None:
+    """The format to write ``path`` in: ``explicit`` (--output-format) wins; ``shared``
+    (--format) applies where the path's suffix cannot tell (stdout, no known suffix)."""
+    if explicit:
+        return explicit
+    if path is not None and (path == "-" or Path(path).suffix.lower() not in SUFFIXES):
+        return shared
+    return None
 
 
 def read_record(path: str) -> dict[str, Any] | None:

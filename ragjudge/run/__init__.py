@@ -12,10 +12,10 @@ inside ``run``, never copies of it. Its steps, in order:
 1. ``ScoreRequest.check(config)``: every rule across the options, for the engine chosen: an
    option an engine cannot honour is refused (``ConfigError``, exit 2, naming it) before any
    judging, never dropped;
-2. a trace source's plan (``ragjudge.trace_run.plan``: its options, the stores it writes to
+2. a trace source's plan (``ragjudge.run.traces.plan``: its options, the stores it writes to
    reached);
-3. the dry run (``ragjudge.estimate``), or the judging: locally (``ragjudge.pipeline``) or on
-   Ray (``ragjudge.ray``);
+3. the dry run (``ragjudge.run.estimate``), or the judging: locally (``ragjudge.run.engine``) or on
+   Ray (``ragjudge.run.ray``);
 4. the trace sinks (MLflow feedback, Phoenix annotations), then every output asked for
    (``ragjudge.reports.outputs.finish``: the baseline and its gates, the summary JSON, JUnit,
    Markdown, the HTML report, GitHub annotations), then the run logged to MLflow.
@@ -32,43 +32,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ragjudge.errors import EXIT_SUBMITTED, BatchSubmitted, ConfigError, RagjudgeError
-from ragjudge.options import (
-    CLI,
-    KEYWORDS,
-    Names,
-    check_budget,
-    check_engine,
-    check_outputs,
-    check_regression_gates,
-    check_selection,
-    output_format,
-    ignored_options,
-    step_summary_problem,
-)
-from ragjudge.pipeline import RunResult, score_source
+from ragjudge.errors import EXIT_SUBMITTED, BatchSubmitted, ConfigError
+from ragjudge.options import CLI, KEYWORDS, Names
+from ragjudge.io import output_format, to_file
+from ragjudge.run.engine import RunResult, score_source
 from ragjudge.plan import Note, events
 from ragjudge.reports.outputs import Finished, Wanted, finish
-from ragjudge.compare import _id_text, check_ids, SCORE_HINT
-from ragjudge.counting import row_ids
-from ragjudge.traces import source_kind
 from ragjudge.settings import Config, load_config
 from ragjudge.options import pairs
-from ragjudge.trace_run import after_outputs, after_run, plan
-from ragjudge.estimate import estimate
+from ragjudge.run.traces import after_outputs, after_run, plan
+from ragjudge.run.estimate import estimate
 from ragjudge.gate import Check, Kind, exit_code
 from ragjudge.reports.gate_text import lines as gate_lines
 from ragjudge.reports.summary import write_summary_json
-from ragjudge.ray import evaluate_on_ray
-from ragjudge.batch import advance, recorded_run
+from ragjudge.run.ray import evaluate_on_ray
+from ragjudge.run.batch import advance, recorded_run
+from ragjudge.run.checks import check, check_batch, ignored_options, step_summary_problem
+from ragjudge.run.source import Source, is_stdin
 from ragjudge import local
-from ragjudge.io import names_folder, suffix_format, write_table
 
 __all__ = ["RunOutcome", "ScoreRequest", "evaluate", "recorded_request", "request_of", "run"]
-
-_TRACE_OPTIONS = ("mlflow_tracking_uri", "mlflow_filter", "mlflow_max_traces", "mlflow_log_feedback", "mlflow_feedback_name",
-                  "expected_facts_attribute", "expected_response_attribute", "phoenix_endpoint", "annotations", "judge_error_traces",
-                  "phoenix_start", "phoenix_end", "phoenix_trace_id", "phoenix_log_annotations")
 
 @dataclass(frozen=True)
 class ScoreRequest:
@@ -90,10 +73,10 @@ class ScoreRequest:
     reading never writes without it), ``annotations`` (OpenTelemetry traces), ``phoenix_start``, ``phoenix_end``,
     ``phoenix_trace_id`` (the spans of ``phoenix:PROJECT`` read), ``judge_error_traces`` (judge the
     rows of traces in state ERROR, as MLflow's scorer does). ``batch_wait``: with ``judge.batch``,
-    wait for the batches and finish the run (else submit and stop, exit 4; ``ragjudge.batch``).
+    wait for the batches and finish the run (else submit and stop, exit 4; ``ragjudge.run.batch``).
     ``batch_resubmit``: with ``judge.batch``, submit again the calls of a batch whose create got
     no answer where the provider's listing cannot rule out that it was made (the risk: billed
-    twice; without it the run stops, exit 3, ``ragjudge.batch.BatchUnsure``).
+    twice; without it the run stops, exit 3, ``ragjudge.run.batch.BatchUnsure``).
     ``flag_fields``: the fields
     ``--map`` set (a mapped column that is missing is an error naming the flag);
     ``row_events``: ``on_event`` hears each row's verdicts (``Row``); ``keep_table``: the
@@ -170,7 +153,7 @@ class ScoreRequest:
 
     def wanted(self, step_summary: bool | None = None) -> Wanted:
         """The outputs asked for, as ``ragjudge.reports.outputs.finish`` writes them."""
-        return Wanted(self.name, self.input_format, self.output, self.summary_json, self.junit, self.markdown, self.html,
+        return Wanted(None if is_stdin(self.source) else self.name, self.input_format, self.output, self.summary_json, self.junit, self.markdown, self.html,
                       self.step_summary if step_summary is None else step_summary, self.baseline, self.max_regressions, self.max_drop,
                       self.alpha)
 
@@ -182,109 +165,17 @@ class ScoreRequest:
         given = {key: value for key, value in bounds.items() if value is not None}
         return {"regression": given} if self.baseline and given else {}
 
-    def _check_input_ids(self, source: str, column: str) -> None:
-        """With ``--baseline``: the input's ids, checked before any judge call as the comparison at
-        the end checks them (a null or repeated id is exit 2 naming the rows; a run judged in full
-        and then refused lost its reports)."""
-        ids = _input_ids(source, self.input_format, column)
-        if ids is not None:
-            check_ids(ids, "input", SCORE_HINT, column)
-
     def check(self, config: Any) -> None:
-        """Every rule across this request's options and ``config``, before any judging; raises
-        ``ConfigError`` (exit 2) naming the option and the fix:
-
-        - rows: ``limit`` with ``sample``, either below 1, ``seed`` without ``sample``;
-        - the budget (``judge.max_cost``) for a model with no known price; ``batch_wait`` or ``batch_resubmit`` without ``judge.batch``;
-        - outputs: an unknown format, ``format`` or ``output_format`` with no table to write,
-          ``format`` that contradicts the output's suffix, files that collide, a report to stdout,
-          a baseline that is missing or cannot be compared, regression gates without one;
-        - the engine: an unknown one, Ray options on the local engine, and what Ray cannot do:
-          stdin, a DataFrame or a trace source, ``-v`` (rows are judged on the actors), an output
-          that reads the table back (JUnit, HTML, baseline) without a file or folder to read,
-          a folder (an existing one, or a name ending in ``/``) to be written in another format
-          than Parquet.
-        """
-        names = self.names  # the command line's flags, or a Python call's keyword arguments
-        check_selection(self.limit, self.sample, names)
-        if self.seed is not None and self.sample is None:
-            raise ConfigError(f"{names('seed')} chooses the rows of {names('sample')}: give {names.placeholder('sample', 'N')} with it, or "
-                              f"leave {names('seed')} out")
-        check_budget(config, names)
-        if self.batch_wait and not config.judge.batch:
-            raise ConfigError(f"{names.about('batch_wait', True)} waits for the batches of a batch run: add "
-                              f"{'--batch' if self.cli else 'judge.batch: true'}, or leave it out")
-        if self.batch_resubmit and not config.judge.batch:
-            raise ConfigError(f"{names.about('batch_resubmit', True)} submits again the calls of a batch run whose create got no "
-                              f"answer: add {'--batch' if self.cli else 'judge.batch: true'}, or leave it out")
-        check_regression_gates(self.max_regressions, self.max_drop, names, self.alpha)
-        source = self.source if isinstance(self.source, str) else ""
-        check_outputs(source, self.output, self.summary_json, self.format, self.output_format, junit=self.junit,
-                      markdown=self.markdown, html=self.html, baseline=self.baseline,
-                      gates_without_baseline=self.max_regressions is not None or self.max_drop is not None,
-                      id_column=config.columns.id or "id", names=names, id_required=config.columns.id is not None,
-                      metrics=list(config.metrics), labels=dict(config.labels), to_label=self.to_label)
-        if self.baseline and source not in ("", "-"):
-            self._check_input_ids(source, config.columns.id or "id")
-        if self.output is None:
-            for field, value in (("format", self.format), ("output_format", self.output_format)):
-                if value is not None:
-                    raise ConfigError(f"{names.given(field, value)} is the format of the scored table, and no table is written: give "
-                                      f"{names.placeholder('output', 'FILE')} (or {names.given('output', '-')} for stdout)")
-        elif self.format is not None and self.output_format is None and self.output != "-":
-            said = suffix_format(self.output)
-            if said is not None and said != self.format:
-                raise ConfigError(f"{names.given('format', self.format)}: {names.given('output', self.output)} is {said} by its suffix; to "
-                                  f"write {self.format} under that name give {names.given('output_format', self.format)}")
-        if self.to_label is not None and not config.judge.cascade:
-            raise ConfigError(f"{names.about('to_label', self.to_label)} writes the rows a cascade's last stage is still unsure of: "
-                              f"give the cascade ({'--cascade FIRST,THEN' if self.cli else 'judge.cascade'}), or leave it out "
-                              f"(ragjudge calibrate --suggest N lists the rows one judge is least sure of)")
-        if self.to_label == "-":  # the input and the other outputs: check_outputs above (one file by its resolved path)
-            raise ConfigError(f"{names.about('to_label', self.to_label)}: name a file of its own for the rows to label")
-        check_engine(self.engine, self.ray_actors, names)
-        if self.engine == "ray" and config.judge.cascade:
-            raise ConfigError(f"a cascade (judge.cascade) runs with {names.given('engine', 'local')} (the default): with "
-                              f"{names.given('engine', 'ray')} the summary would lose its counts per stage")
-        if self.engine == "local":
-            given = [names.about(name, getattr(self, name)) for name in ("ray_address", "ray_actors") if getattr(self, name) is not None]
-            if given:
-                raise ConfigError(f"{', '.join(given)} {'works' if len(given) == 1 else 'work'} with {names.given('engine', 'ray')}; add it, "
-                                  f"or leave {'it' if len(given) == 1 else 'them'} out")
-            return
-        self._check_ray()
-
-    def _check_ray(self) -> None:
-        names = self.names
-        ray, local = names.given("engine", "ray"), names.given("engine", "local")
-        if not isinstance(self.source, str):
-            raise ConfigError(f"{ray} reads files: give a file, folder or glob (a DataFrame is scored with the local engine)")
-        if self.source == "-":
-            raise ConfigError(f"{ray} reads files: give a file, folder or glob (stdin is read by {local})")
-        traces = [names.about(name, getattr(self, name)) for name in _TRACE_OPTIONS if getattr(self, name) not in (None, False, ())]
-        if traces:
-            raise ConfigError(f"{', '.join(traces)}: trace sources are scored with {local} (the default); export the rows to "
-                              "a table for Ray")
-        if self.row_events:
-            if names.keywords:
-                raise ConfigError(f"row_events=True: each row's verdicts are heard (on_event, on_row) as they land on this machine; with "
-                                  f"{ray} rows are judged on the actors: leave it out, and read the verdicts in the scored table")
-            raise ConfigError("-v/--verbose prints each row's verdicts as they land on this machine; with --engine ray rows are judged "
-                              "on the actors: leave -v out, and read the verdicts in the scored table")
-        readers = [names.about(field, getattr(self, field)) for field in ("junit", "html", "baseline") if getattr(self, field)]
-        if readers and (not self.output or self.output == "-"):
-            raise ConfigError(f"{', '.join(readers)} with {ray} read the scored table back: give {names.placeholder('output', 'FILE or FOLDER')}")
-
-        if names_folder(self.output) and self.table_format not in (None, "parquet"):
-            raise ConfigError(f"{ray} writes the folder {self.output} as Parquet files; to write {self.table_format}, name a "
-                              f"file: {names.given('output', self.output.rstrip('/') + '.' + self.table_format)}")
+        """Every rule across this request's options and ``config``, before any judging
+        (``ragjudge.run.checks.check``); raises ``ConfigError`` (exit 2) naming the option and the fix."""
+        check(self, config)
 
 
 @dataclass
 class RunOutcome:
     """What ``run`` did: the ``request``, the ``exit_code`` (0 every gate passed, 1 a gate failed,
     2 nothing could be judged, 3 the judges could not run, 4 submitted to the batch API and not
-    yet judged, 130 interrupted); ``batch`` (``ragjudge.batch.BatchStep``: a batch run's state); ``result``
+    yet judged, 130 interrupted); ``batch`` (``ragjudge.run.batch.BatchStep``: a batch run's state); ``result``
     (``RunResult``: summary, gate, mapping, notes, the table when kept; None for a dry run),
     ``finished`` (the outputs written: the final ``gate`` with the baseline's checks, the
     comparison's lines, the GitHub annotations), ``estimate`` (the dry run's figures),
@@ -309,21 +200,6 @@ class RunOutcome:
         return self.finished.gate if self.finished is not None else None
 
 
-def _input_ids(source: str, input_format: str | None, column: str) -> list[str | None] | None:
-    """The ids of a table file's rows (``column``, as ``counting.row_ids`` reads it), read chunk
-    by chunk; None for a trace source or a table without that column (matched by position)."""
-    from ragjudge.io import iter_chunks
-
-    if source_kind(source, input_format) is not None:
-        return None
-    ids: list[str | None] = []
-    for chunk in iter_chunks(source, input_format, 10_000):
-        if column not in chunk.columns and column.split(".", 1)[0] not in chunk.columns:
-            return None
-        ids += [None if ident is None else _id_text(ident) for ident in row_ids(chunk, column)]
-    return ids
-
-
 def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:
     """The ``ScoreRequest`` of ``ragjudge score``'s options (``options``: by the command's
     parameter names: ``input``, ``output``, ``limit``, ``no_step_summary``, ``verbose``...);
@@ -344,7 +220,7 @@ def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:
 
 def recorded_request(manifest: str, batch_wait: bool = False, batch_resubmit: bool = False) -> tuple[ScoreRequest, Config]:
     """The ``ScoreRequest`` and ``Config`` of the batch run whose manifest is at ``manifest``
-    (``ragjudge batch collect``; ``ragjudge.batch.recorded_run``), ``batch_wait`` and
+    (``ragjudge batch collect``; ``ragjudge.run.batch.recorded_run``), ``batch_wait`` and
     ``batch_resubmit`` as given.
     Raises ``ConfigError`` (exit 2) for a manifest that cannot be read."""
     recorded, config = recorded_run(manifest)
@@ -372,8 +248,20 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
         if on_event:
             on_event(Note(problem, warning=True))
     traces = _plan_traces(request, config)
-    if request.dry_run:
-        return _dry_run(request, config, traces, on_event)
+    if config.judge.batch and not request.dry_run:
+        check_batch(request, config)  # before the input is read: stdin is refused
+    source = Source.of(request.source, request.input_format, request.sample, traces.options if traces else None)
+    try:
+        if request.dry_run:
+            return _dry_run(request, config, source)
+        return _judge(request, config, source, traces, problem, step_summary, on_event, transport)
+    finally:
+        source.close()
+
+
+def _judge(request: ScoreRequest, config: Any, source: Source, traces: Any, problem: str | None, step_summary: bool,
+           on_event: Callable[[Any], None] | None, transport: Any) -> RunOutcome:
+    """The judging of ``run`` (batch, Ray or local), then the trace sinks and the outputs."""
     ignored = ignored_options(request.alpha, request.baseline, request.names)
     for note in ignored if on_event else ():
         on_event(Note(note))
@@ -383,7 +271,7 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
     step = None
     if config.judge.batch:  # through the provider's batch API: submit, collect, then finish from the replies
         try:
-            step = advance(request, config, traces.options if traces else None, on_event, transport)
+            step = advance(request, config, source, on_event, transport)
         except KeyboardInterrupt as exc:  # Ctrl-C while waiting on the batches: they run on, and the line says how to collect them
             if not exc.args:
                 raise
@@ -392,16 +280,14 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
             return RunOutcome(request, EXIT_SUBMITTED, seconds=time.monotonic() - started, batch=step)
         transport = step.transport
     if request.engine == "ray":
-        result, stopped = _on_ray(request, config, on_event)
+        result, stopped = _on_ray(request, config, source, on_event)
         if stopped is not None:
             return RunOutcome(request, 130, stopped=stopped, seconds=time.monotonic() - started)
     else:
-        result = score_source(request.source, config, output=request.output, input_format=request.input_format,
-                              output_format=request.table_format, flag_fields=request.flag_fields, on_event=on_event,
-                              keep_table=request.reads_table_back or bool(traces and traces.needs_table),
+        result = score_source(source, config, output=request.output, output_format=request.table_format, flag_fields=request.flag_fields,
+                              on_event=on_event, keep_table=request.reads_table_back or bool(traces and traces.needs_table),
                               handle_signals=request.handle_signals, transport=transport, limit=request.limit, sample=request.sample,
-                              seed=request.seed or 0, traces=traces.options if traces else None, row_events=request.row_events,
-                              recorded=request.recorded(), to_label=request.to_label)
+                              seed=request.seed or 0, row_events=request.row_events, recorded=request.recorded(), to_label=request.to_label)
     if problem:  # said as it was found; kept with the run's notes for a caller without a listener (evaluate)
         result.notes.insert(0, problem)
     result.notes.extend(ignored)  # said before the judging (below), kept with the run's notes
@@ -418,12 +304,9 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
 
 
 def _plan_traces(request: ScoreRequest, config: Any) -> Any:
-    """The trace run of ``request`` (``ragjudge.trace_run.plan``), None for a table or a DataFrame.
+    """The trace run of ``request`` (``ragjudge.run.traces.plan``), None for a table or a DataFrame.
     ``--mlflow-feedback-name`` must name metrics the run judges (``ConfigError``)."""
     if not isinstance(request.source, str):
-        given = [request.names.about(name, getattr(request, name)) for name in _TRACE_OPTIONS if getattr(request, name) not in (None, False, ())]
-        if given:
-            raise ConfigError(f"{', '.join(given)}: a DataFrame is a table, not traces")
         return None
     names = pairs(list(request.mlflow_feedback_name), request.names("mlflow_feedback_name"))
     for metric in names:
@@ -437,28 +320,11 @@ def _plan_traces(request: ScoreRequest, config: Any) -> Any:
                 names=request.names, phoenix_log=request.phoenix_log_annotations)
 
 
-def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable[[Any], None] | None) -> RunOutcome:
-    """The dry run: the figures of ``ragjudge.estimate`` on the request's rows (a trace source's
-    rows through a temporary copy, removed after), written to ``summary_json`` when asked; the
-    other outputs are checked, not written (a note names them)."""
-    source, input_format = request.source, request.input_format
-    rows_file = None
-    if traces is not None:
-        rows_file = _trace_rows_file(traces)
-        source, input_format = rows_file, None
-    elif not isinstance(source, str):
-        raise ConfigError(f"{request.names.about('dry_run', True)} reads a file or stdin; for a DataFrame, Scorer.plan shows the mapping and notes")
-    try:
-        report = estimate(source, config, input_format, request.flag_fields, request.limit, request.sample, request.seed or 0)
-    except RagjudgeError as exc:  # the message names the user's traces, not the temporary copy of their rows
-        if rows_file is not None:
-            exc.args = (str(exc).replace(rows_file, str(request.source)),)
-        raise
-    finally:
-        if rows_file is not None:
-            import shutil
-
-            shutil.rmtree(os.path.dirname(rows_file), ignore_errors=True)
+def _dry_run(request: ScoreRequest, config: Any, source: Source) -> RunOutcome:
+    """The dry run: the figures of ``ragjudge.run.estimate`` on the request's rows (a trace
+    source's rows as read), written to ``summary_json`` when asked; the other outputs are
+    checked, not written (a note names them)."""
+    report = estimate(source, config, flag_fields=request.flag_fields, limit=request.limit, sample=request.sample, seed=request.seed or 0)
     skipped = [request.names.about(name, value) for name, value in (("output", request.output), ("junit", request.junit), ("markdown", request.markdown),
                                                        ("html", request.html), ("baseline", request.baseline),
                                                        ("mlflow_log_feedback", request.mlflow_log_feedback or None),
@@ -478,7 +344,7 @@ def _dry_run(request: ScoreRequest, config: Any, traces: Any, on_event: Callable
 
 
 def dry_run_checks(report: dict[str, Any]) -> list[Check]:
-    """The run-wide checks a dry run's figures (``ragjudge.estimate``'s report) already decide,
+    """The run-wide checks a dry run's figures (``ragjudge.run.estimate``'s report) already decide,
     as the run's gate would make them (``ragjudge.gate.check_gate``): nothing would be judged
     (every metric skips every row, or the input has none: exit 2), or every row a metric would
     judge has an unusable input (exit 2). The gates on verdicts (pass rates, errors) wait for the
@@ -491,32 +357,14 @@ def dry_run_checks(report: dict[str, Any]) -> list[Check]:
     return []
 
 
-def _trace_rows_file(traces: Any) -> str:
-    """A trace source's rows written to a temporary Parquet file (the dry run reads files), in
-    a folder of its own that the caller removes."""
-    import shutil
-    import tempfile
-
-    rows = traces.kind.open(traces.source, traces.options)  # traces that cannot be read leave no folder behind
-    folder = tempfile.mkdtemp(prefix="ragjudge-traces-")
-    path = os.path.join(folder, "rows.parquet")
-    try:
-        write_table(rows, path)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    return path
-
-
-def _on_ray(request: ScoreRequest, config: Any, on_event: Callable[[Any], None] | None) -> tuple[RunResult | None, str | None]:
-    """The run on Ray (``ragjudge.ray.evaluate_on_ray``) with every option of the request; the
+def _on_ray(request: ScoreRequest, config: Any, source: Source, on_event: Callable[[Any], None] | None) -> tuple[RunResult | None, str | None]:
+    """The run on Ray (``ragjudge.run.ray.evaluate_on_ray``) with every option of the request; the
     scored table read back where an output needs it. Returns the result, or the line of a job
     cancelled by Ctrl-C."""
     hear = events(on_event)
     try:
-        result = evaluate_on_ray(request.source, config, request.output, request.ray_address, request.ray_actors, request.flag_fields,
-                                 (lambda note: hear(Note(note))) if hear else None, input_format=request.input_format,
-                                 output_format=request.table_format, limit=request.limit, sample=request.sample, seed=request.seed or 0,
+        result = evaluate_on_ray(source, config, request.output, request.ray_address, request.ray_actors, request.flag_fields,
+                                 (lambda note: hear(Note(note))) if hear else None, output_format=request.table_format, limit=request.limit, sample=request.sample, seed=request.seed or 0,
                                  recorded=request.recorded())
     except KeyboardInterrupt as exc:
         return None, str(exc) or "interrupted: the Ray job was cancelled"
@@ -525,7 +373,7 @@ def _on_ray(request: ScoreRequest, config: Any, on_event: Callable[[Any], None] 
 
         from ragjudge.io import read_table
 
-        assert request.output and request.output != "-"  # check() refused the others
+        assert to_file(request.output)  # check() refused the others
         result.table = pd.read_parquet(request.output) if os.path.isdir(request.output) else read_table(request.output)
     return result, None
 

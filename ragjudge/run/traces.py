@@ -19,7 +19,7 @@ from ragjudge.options import CLI, Names
 from ragjudge.traces import OTEL_SOURCES, TraceOptions, TraceSource, mlflow as mt, otel as ot, source_kind
 from ragjudge.reports.summary import summary_dict
 from ragjudge.reports import html
-from ragjudge.io import write_atomic, write_table
+from ragjudge.io import to_file, write_atomic, write_table
 
 def otel_hint(names: Names = CLI) -> str:
     """How to give OpenTelemetry traces, the options named as ``names`` says."""
@@ -241,7 +241,7 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
     experiment = run.source[len("mlflow:"):] if run.source.startswith("mlflow:") else None
     first = next((t for t in result.table["trace_id"] if isinstance(t, str)), None) if "trace_id" in result.table else None
     with tempfile.TemporaryDirectory(prefix="ragjudge-mlflow-") as folder:
-        scored = wanted.output if wanted.output and wanted.output != "-" and os.path.isfile(wanted.output) else None
+        scored = wanted.output if to_file(wanted.output) and os.path.isfile(wanted.output) else None
         if scored is None:
             scored = os.path.join(folder, "scored.parquet")
             write_table(result.table, scored)
@@ -262,7 +262,7 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
         run.say(f"mlflow: run {run_id} logged (summary, scored table and report as artifacts"
                 f"{f'; {linked} trace(s) linked' if linked else ''})")
         result.sinks.setdefault("mlflow", {})["run_id"] = run_id
-    if wanted.summary_json and wanted.summary_json != "-" and os.path.isfile(wanted.summary_json):
+    if to_file(wanted.summary_json) and os.path.isfile(wanted.summary_json):
         with open(wanted.summary_json, encoding="utf-8") as handle:
             written = json.load(handle)
         written["mlflow"] = result.sinks.get("mlflow", {})
