@@ -29,15 +29,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ragjudge.errors import EXIT_SUBMITTED, BatchSubmitted, ConfigError
-from ragjudge.options import CLI, KEYWORDS, Names
-from ragjudge.io import output_format, to_file
+from ragjudge.io import to_file
 from ragjudge.run.engine import RunResult, score_source
 from ragjudge.plan import Note, events
-from ragjudge.reports.outputs import Finished, Wanted, finish
+from ragjudge.reports.outputs import Finished, finish
 from ragjudge.settings import Config, load_config
 from ragjudge.options import pairs
 from ragjudge.run.traces import after_outputs, after_run, plan
@@ -47,129 +46,13 @@ from ragjudge.reports.gate_text import lines as gate_lines
 from ragjudge.reports.summary import write_summary_json
 from ragjudge.run.ray import evaluate_on_ray
 from ragjudge.run.batch import advance, recorded_run
-from ragjudge.run.checks import check, check_batch, ignored_options, step_summary_problem
-from ragjudge.run.source import Source, is_stdin
+from ragjudge.run.checks import check_batch, ignored_options, step_summary_problem
+from ragjudge.run.source import Source
+from ragjudge.run.request import BaselineGates, EngineChoice, Outputs, ScoreRequest, Selection, TraceSinks, Wishes
 from ragjudge import local
 
-__all__ = ["RunOutcome", "ScoreRequest", "evaluate", "recorded_request", "request_of", "run"]
-
-@dataclass(frozen=True)
-class ScoreRequest:
-    """What one run is asked to do, besides the config (the judges, the model, the thresholds
-    and gates: ``ragjudge.load_config``).
-
-    Source: ``source`` (a path, a folder or glob, ``-`` for stdin, ``mlflow:EXPERIMENT``, or a
-    pandas DataFrame) and ``input_format`` (overrides the suffix). Rows: ``limit`` (the first
-    N) or ``sample`` (a random N, chosen by ``seed``); the others are written as skipped, "not
-    sampled". Outputs: ``output`` (the scored table; ``-`` for stdout) in ``output_format``
-    (else its suffix, else ``format``, the format for stdout or an unknown suffix), the
-    ``summary_json``, ``junit``, ``markdown`` and ``html`` files, GitHub's job summary
-    (``step_summary``, when ``GITHUB_STEP_SUMMARY`` is set). ``baseline``: a table scored
-    earlier, with its gates ``max_regressions`` and ``max_drop`` (``alpha``: the drop fails only when McNemar's test
-    of it is significant at this level, ``ragjudge.compare.checks``). ``engine``: ``local`` or
-    ``ray`` (``ray_address``, ``ray_actors``). ``dry_run``: count calls, tokens and cost, make
-    none (exit 2 where the run would exit 2 before any verdict: ``dry_run_checks``). Traces: ``mlflow_*`` (MLflow traces in, feedback out), ``expected_*_attribute``,
-    ``phoenix_endpoint`` (where Phoenix is), ``phoenix_log_annotations`` (send the verdicts there:
-    reading never writes without it), ``annotations`` (OpenTelemetry traces), ``phoenix_start``, ``phoenix_end``,
-    ``phoenix_trace_id`` (the spans of ``phoenix:PROJECT`` read), ``judge_error_traces`` (judge the
-    rows of traces in state ERROR, as MLflow's scorer does). ``batch_wait``: with ``judge.batch``,
-    wait for the batches and finish the run (else submit and stop, exit 4; ``ragjudge.run.batch``).
-    ``batch_resubmit``: with ``judge.batch``, submit again the calls of a batch whose create got
-    no answer where the provider's listing cannot rule out that it was made (the risk: billed
-    twice; without it the run stops, exit 3, ``ragjudge.run.batch.BatchUnsure``).
-    ``flag_fields``: the fields
-    ``--map`` set (a mapped column that is missing is an error naming the flag);
-    ``row_events``: ``on_event`` hears each row's verdicts (``Row``); ``keep_table``: the
-    outcome keeps the scored table; ``handle_signals``: Ctrl-C and SIGTERM stop the run and
-    write what was judged (the command line's behaviour); ``cli``: the request is the command
-    line's (``request_of``), so messages name its options as flags (``--limit``), not as these
-    fields, the keyword arguments of a Python call (``limit=``)."""
-
-    source: Any
-    input_format: str | None = None
-    output: str | None = None
-    output_format: str | None = None
-    format: str | None = None
-    summary_json: str | None = None
-    junit: str | None = None
-    markdown: str | None = None
-    html: str | None = None
-    step_summary: bool = False
-    limit: int | None = None
-    sample: int | None = None
-    seed: int | None = None
-    engine: str = "local"
-    ray_address: str | None = None
-    ray_actors: int | None = None
-    dry_run: bool = False
-    baseline: str | None = None
-    max_regressions: int | None = None
-    max_drop: float | None = None
-    alpha: float | None = None
-    mlflow_tracking_uri: str | None = None
-    mlflow_filter: str | None = None
-    mlflow_max_traces: int | None = None
-    mlflow_log_feedback: bool = False
-    mlflow_feedback_name: tuple[str, ...] = ()
-    expected_facts_attribute: str | None = None
-    expected_response_attribute: str | None = None
-    phoenix_endpoint: str | None = None
-    annotations: str | None = None
-    judge_error_traces: bool = False
-    phoenix_start: str | None = None
-    phoenix_end: str | None = None
-    phoenix_trace_id: tuple[str, ...] = ()
-    phoenix_log_annotations: bool = False
-    batch_wait: bool = False
-    batch_resubmit: bool = False
-    to_label: str | None = None
-    flag_fields: frozenset[str] = frozenset()
-    row_events: bool = False
-    keep_table: bool = False
-    handle_signals: bool = False
-    cli: bool = False
-    batch_folder: str | None = None  # ragjudge batch collect: the batch folder of the manifest given (else folder_for's)
-
-    @property
-    def names(self) -> Names:
-        """How messages name this request's options: as flags for the command line's, else as keyword arguments."""
-        return CLI if self.cli else KEYWORDS
-
-    @property
-    def name(self) -> str:
-        """The source as messages name it."""
-        return self.source if isinstance(self.source, str) else "DataFrame"
-
-    @property
-    def table_format(self) -> str | None:
-        """The format the scored table is written in, where its path's suffix does not say it."""
-        return output_format(self.output, self.output_format, self.format)
-
-    @property
-    def reads_table_back(self) -> bool:
-        """Whether an output reads the scored table after the run (JUnit, the HTML report, the
-        baseline's comparison), so the run keeps it."""
-        return bool(self.keep_table or self.junit or self.html or self.baseline)
-
-    def wanted(self, step_summary: bool | None = None) -> Wanted:
-        """The outputs asked for, as ``ragjudge.reports.outputs.finish`` writes them."""
-        return Wanted(None if is_stdin(self.source) else self.name, self.input_format, self.output, self.summary_json, self.junit, self.markdown, self.html,
-                      self.step_summary if step_summary is None else step_summary, self.baseline, self.max_regressions, self.max_drop,
-                      self.alpha)
-
-    def recorded(self) -> dict[str, Any]:
-        """What a scored Parquet file records of this request beside the config
-        (``options.run_record``): the regression gates given with ``baseline``, for
-        ``ragjudge report --baseline`` to apply as the run did."""
-        bounds = {"max_regressions": self.max_regressions, "max_drop": self.max_drop, "alpha": self.alpha}
-        given = {key: value for key, value in bounds.items() if value is not None}
-        return {"regression": given} if self.baseline and given else {}
-
-    def check(self, config: Any) -> None:
-        """Every rule across this request's options and ``config``, before any judging
-        (``ragjudge.run.checks.check``); raises ``ConfigError`` (exit 2) naming the option and the fix."""
-        check(self, config)
-
+__all__ = ["BaselineGates", "EngineChoice", "Outputs", "RunOutcome", "ScoreRequest", "Selection", "TraceSinks", "Wishes", "evaluate",
+           "recorded_request", "request_of", "run"]
 
 @dataclass
 class RunOutcome:
@@ -284,10 +167,9 @@ def _judge(request: ScoreRequest, config: Any, source: Source, traces: Any, prob
         if stopped is not None:
             return RunOutcome(request, 130, stopped=stopped, seconds=time.monotonic() - started)
     else:
-        result = score_source(source, config, output=request.output, output_format=request.table_format, flag_fields=request.flag_fields,
-                              on_event=on_event, keep_table=request.reads_table_back or bool(traces and traces.needs_table),
-                              handle_signals=request.handle_signals, transport=transport, limit=request.limit, sample=request.sample,
-                              seed=request.seed or 0, row_events=request.row_events, recorded=request.recorded(), to_label=request.to_label)
+        wishes = replace(request.wishes, keep_table=request.reads_table_back or bool(traces and traces.needs_table))
+        result = score_source(source, config, request.selection, request.outputs, wishes, flag_fields=request.flag_fields, on_event=on_event,
+                              transport=transport, recorded=request.recorded())
     if problem:  # said as it was found; kept with the run's notes for a caller without a listener (evaluate)
         result.notes.insert(0, problem)
     result.notes.extend(ignored)  # said before the judging (below), kept with the run's notes
@@ -363,9 +245,8 @@ def _on_ray(request: ScoreRequest, config: Any, source: Source, on_event: Callab
     cancelled by Ctrl-C."""
     hear = events(on_event)
     try:
-        result = evaluate_on_ray(source, config, request.output, request.ray_address, request.ray_actors, request.flag_fields,
-                                 (lambda note: hear(Note(note))) if hear else None, output_format=request.table_format, limit=request.limit, sample=request.sample, seed=request.seed or 0,
-                                 recorded=request.recorded())
+        result = evaluate_on_ray(source, config, request.selection, request.outputs, request.engine_choice, flag_fields=request.flag_fields,
+                                 on_note=(lambda note: hear(Note(note))) if hear else None, recorded=request.recorded())
     except KeyboardInterrupt as exc:
         return None, str(exc) or "interrupted: the Ray job was cancelled"
     if request.reads_table_back:  # the per-row reports read the table written

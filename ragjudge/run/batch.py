@@ -53,6 +53,7 @@ from ragjudge.prices import TokenCounter, cost
 from ragjudge.cache import default_cache_dir
 from ragjudge.io.atomic import to_file
 from ragjudge.run.checks import client_for
+from ragjudge.run.request import Wishes
 from ragjudge.run.source import is_stdin
 
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
@@ -289,8 +290,7 @@ def find(request: Any, config: Any, manifest: Manifest, inner: Any, reply: Any, 
     finding ``BatchTransport`` (``reply``: the client's reader of a collected reply), nothing
     written, nothing cached."""
     finder = BatchTransport(inner, manifest, reply, final=False, fallback=config.judge.batch_fallback)
-    score_source(source, config, flag_fields=request.flag_fields, transport=finder, limit=request.limit, sample=request.sample,
-                 seed=request.seed or 0, row_events=False)
+    score_source(source, config, request.selection, wishes=Wishes(), flag_fields=request.flag_fields, transport=finder)
     return finder.wanted
 
 

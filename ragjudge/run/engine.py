@@ -21,6 +21,7 @@ from ragjudge.settings import Config
 from ragjudge.errors import ConfigError, InputError
 from ragjudge.scoring import INTERRUPT_GRACE_S, Scorer, removed_note
 from ragjudge.io import jsonl_chunks, jsonl_rows, RowChunk, TableWriter
+from ragjudge.run.request import Outputs, Selection, Wishes
 from ragjudge.run.source import Source, by_trace
 
 
@@ -214,17 +215,20 @@ def _closing_notes(scorer: Scorer, summary: Summary) -> list[tuple[str, bool]]:
     return notes
 
 
-def score_source(source: Source, config: Config, output: str | None = None, output_format: str | None = None,
-                 flag_fields: frozenset[str] = frozenset(), on_event: Callable[[Event], None] | None = None, keep_table: bool = False,
-                 handle_signals: bool = False, transport: Any = None, limit: int | None = None, sample: int | None = None, seed: int = 0,
-                 *, row_events: bool = True, recorded: dict[str, Any] | None = None, to_label: str | None = None) -> RunResult:
+EVERY_ROW, NO_OUTPUT, HEAR_ROWS = Selection(), Outputs(), Wishes(row_events=True)
+
+
+def score_source(source: Source, config: Config, selection: Selection = EVERY_ROW, outputs: Outputs = NO_OUTPUT,
+                 wishes: Wishes = HEAR_ROWS, *, flag_fields: frozenset[str] = frozenset(),
+                 on_event: Callable[[Event], None] | None = None, transport: Any = None, recorded: dict[str, Any] | None = None) -> RunResult:
     """Score ``source`` (a ``Source``: ``ragjudge.run.source``) with ``config`` on this machine,
-    the options already checked (``ragjudge.run.ScoreRequest.check``): ``ragjudge.run.evaluate``
-    describes the arguments. Writes ``output``; returns a ``RunResult``. ``row_events``:
-    ``on_event`` hears a ``Row`` as each row's verdicts land. ``recorded``: more of the run's
-    settings for a Parquet output to record beside the config's (``options.run_record``): the
-    regression gates of ``--baseline``. ``to_label``: where to write the rows a cascade's last
-    stage is still unsure of (``to_label_rows``), each with an empty label column per metric.
+    the options already checked (``ragjudge.run.checks``): the rows of ``selection``, written to
+    ``outputs`` (the scored table; ``to_label``: the rows a cascade's last stage is still unsure of,
+    ``to_label_rows``), as the caller ``wishes`` (``row_events``: ``on_event`` hears a ``Row`` as
+    each row's verdicts land; ``keep_table``; ``handle_signals``); ``ragjudge.run.evaluate``
+    describes the rest. ``recorded``: more of the run's settings for a Parquet output to record
+    beside the config's (``options.run_record``): the regression gates of ``--baseline``.
+    Returns a ``RunResult``.
 
     A JSON Lines file is read as ``io.RowChunk``s: its rows are planned and judged as read, and
     each chunk becomes a DataFrame when its verdicts are framed, so the first calls go out before
@@ -237,7 +241,7 @@ def score_source(source: Source, config: Config, output: str | None = None, outp
     the input's. A trace's rows go one job at a time (see ``Scorer.submit``)."""
     hear, scorer = on_event, Scorer(config, transport=transport)
     jobs: list[Any] = []  # jobs submitted and not finished yet
-    ahead = outputs = None  # ahead: the job made on a JSON Lines file's first row while the rest of its first chunk is read
+    ahead = written = None  # ahead: the job made on a JSON Lines file's first row while the rest of its first chunk is read
     installed: list[tuple[int, Any]] = []
     notes: list[str] = []
 
@@ -249,24 +253,24 @@ def score_source(source: Source, config: Config, output: str | None = None, outp
     try:
         for note in [*scorer.notes, *source.notes]:  # said before the input is read, as before
             say(note)
-        outputs = _Outputs(scorer, output, output_format, to_label, keep_table)
-        chunks, ahead = _read_ahead(scorer, source, flag_fields, sample) if source.json_lines else (source.chunks(config.chunk_size), None)
+        written = _Outputs(scorer, outputs.output, outputs.table_format, outputs.to_label, wishes.keep_table)
+        chunks, ahead = _read_ahead(scorer, source, flag_fields, selection.sample) if source.json_lines else (source.chunks(config.chunk_size), None)
         plan = RunPlan.of(scorer, chunks, source.name, flag_fields, scorer_notes=False,
                           empty=source.frame.iloc[:0] if source.in_memory else RowChunk([]) if source.json_lines else _no_rows())
         # from here (before the mapping is said) a Ctrl-C ends the run with every row written; before, it
         # stops at once (a pipe may hold the first chunk back), the first row's call made ahead with it
-        installed = _on_signals(scorer, say) if handle_signals else []
+        installed = _on_signals(scorer, say) if wishes.handle_signals else []
         for note in plan.notes:
             say(note)
         mapping = plan.mapping
-        chosen = source.selection(scorer.config.chunk_size, limit, sample, seed)
-        if outputs.writer is not None:
-            outputs.writer.record = {**run_record(scorer.config, id_column(mapping), outputs.metrics), **(recorded or {})}  # report, compare
+        chosen = source.selection(scorer.config.chunk_size, selection.limit, selection.sample, selection.seed)
+        if written.writer is not None:
+            written.writer.record = {**run_record(scorer.config, id_column(mapping), written.metrics), **(recorded or {})}  # report, compare
         if hear:
             rows = source.count()
             hear(Start(rows if chosen is None else len(chosen) if rows is None else min(len(chosen), rows)))  # the rows to judge
         on_rows = (lambda rows, cost: hear(Progress(rows, cost))) if hear else None
-        on_verdicts = (lambda position, ident, verdicts: hear(Row(position, ident, verdicts))) if hear and row_events else None
+        on_verdicts = (lambda position, ident, verdicts: hear(Row(position, ident, verdicts))) if hear and wishes.row_events else None
         summary = scorer.new_summary()
 
         def finished(job: Any) -> None:
@@ -276,7 +280,7 @@ def score_source(source: Source, config: Config, output: str | None = None, outp
             for note in scored.notes:
                 if note not in notes:
                     say(note)
-            outputs.write(scored.frame)
+            written.write(scored.frame)
 
         overlap = not source.grouped and not by_trace(plan.first)
         step = job_rows(scorer.config) if overlap else None
@@ -294,13 +298,13 @@ def score_source(source: Source, config: Config, output: str | None = None, outp
                     finished(jobs.pop(0))
         while jobs:
             finished(jobs.pop(0))
-        for note in [*(scorer.drop(ahead) if ahead is not None else ()), *outputs.close(), *([ids.note()] if ids.note() else [])]:
+        for note in [*(scorer.drop(ahead) if ahead is not None else ()), *written.close(), *([ids.note()] if ids.note() else [])]:
             say(note)
         summary.fatal = str(scorer.model.fatal) if scorer.model.fatal is not None else None
         summary.interrupted = scorer.interrupted
         summary.budget_reached = scorer.model.budget_reached
     except BaseException as exc:
-        _stop(exc, ahead, jobs, scorer, outputs)
+        _stop(exc, ahead, jobs, scorer, written)
         raise
     finally:
         for sig, previous in installed:
@@ -308,11 +312,11 @@ def score_source(source: Source, config: Config, output: str | None = None, outp
         scorer.close()
     for note, warning in _closing_notes(scorer, summary):
         say(note, warning)
-    table = outputs.table(plan.first, source.given_frame) if keep_table else None
+    table = written.table(plan.first, source.given_frame) if wishes.keep_table else None
     return RunResult(summary, check_gate(summary), mapping, table, notes)
 
 
-def _stop(exc: BaseException, ahead: Any, jobs: list[Any], scorer: Scorer, outputs: _Outputs | None) -> None:
+def _stop(exc: BaseException, ahead: Any, jobs: list[Any], scorer: Scorer, written: _Outputs | None) -> None:
     """A run stopped by ``exc``: the first row's call made ahead is cancelled (the error is not kept
     waiting for it); the jobs in flight still land in the cache for bad input further on, or are
     cancelled for Ctrl-C in a script; the files begun are removed."""
@@ -326,5 +330,5 @@ def _stop(exc: BaseException, ahead: Any, jobs: list[Any], scorer: Scorer, outpu
                 job.cancel()
         else:
             job.cancel()
-    if outputs is not None:
-        outputs.abort()
+    if written is not None:
+        written.abort()
