@@ -195,11 +195,7 @@ def _plan_traces(request: ScoreRequest, config: Any) -> Any:
         if metric not in config.metrics:
             raise ConfigError(f"{request.names.given('mlflow_feedback_name', metric + '=...')}: this run does not judge '{metric}'; it judges "
                               f"{', '.join(config.metrics)}")
-    return plan(request.source, request.input_format, request.mlflow_tracking_uri, request.mlflow_filter, request.mlflow_max_traces,
-                request.mlflow_log_feedback, request.engine, request.expected_facts_attribute, request.expected_response_attribute,
-                request.phoenix_endpoint, request.annotations, names, request.judge_error_traces,
-                {"start_time": request.phoenix_start, "end_time": request.phoenix_end, "trace_ids": list(request.phoenix_trace_id)},
-                names=request.names, phoenix_log=request.phoenix_log_annotations)
+    return plan(request.source, request.input_format, request.trace_sinks, request.engine, names, request.names)
 
 
 def _dry_run(request: ScoreRequest, config: Any, source: Source) -> RunOutcome:

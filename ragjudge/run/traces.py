@@ -59,13 +59,11 @@ class TraceRun:
         return bool(self.log_feedback or self.phoenix_endpoint or self.annotations)
 
 
-def plan(source: str, input_format: str | None, tracking_uri: str | None, filter_string: str | None, max_traces: int | None,
-         log_feedback: bool, engine: str = "local", expected_facts: str | None = None, expected_response: str | None = None,
-         phoenix_endpoint: str | None = None, annotations: str | None = None, feedback_names: dict[str, str] | None = None,
-         judge_error_traces: bool = False, phoenix_filters: dict[str, Any] | None = None, names: Names = CLI,
-         phoenix_log: bool = False) -> TraceRun | None:
-    """The trace run of ``ragjudge score SOURCE`` (None: a table run), checked before any
-    judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
+def plan(source: str, input_format: str | None, sinks: Any, engine: str = "local", feedback_names: dict[str, str] | None = None,
+         names: Names = CLI) -> TraceRun | None:
+    """The trace run of ``ragjudge score SOURCE`` (None: a table run), read with the trace options
+    given (``sinks``: a ``ragjudge.run.request.TraceSinks``, the request's options by field name;
+    ``feedback_names``: ``--mlflow-feedback-name``'s pairs), checked before any judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
     or ``--mlflow-log-feedback`` on a table or on OpenTelemetry traces, ``--mlflow-log-feedback``
     without a tracking store, ``--expected-facts-attribute``/``--expected-response-attribute``/
     ``--phoenix-endpoint``/``--phoenix-log-annotations``/``--annotations`` on a table or on
@@ -81,6 +79,11 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
     how the messages name the options (``ragjudge.options.Names``: the flags, or a Python call's
     keyword arguments)."""
     n = names
+    tracking_uri, filter_string, max_traces = sinks["mlflow_tracking_uri"], sinks["mlflow_filter"], sinks["mlflow_max_traces"]
+    log_feedback, judge_error_traces, phoenix_log = bool(sinks["mlflow_log_feedback"]), bool(sinks["judge_error_traces"]), bool(sinks["phoenix_log_annotations"])
+    expected_facts, expected_response = sinks["expected_facts_attribute"], sinks["expected_response_attribute"]
+    phoenix_endpoint, annotations = sinks["phoenix_endpoint"], sinks["annotations"]
+    phoenix_filters = {"start_time": sinks["phoenix_start"], "end_time": sinks["phoenix_end"], "trace_ids": list(sinks["phoenix_trace_id"] or ())}
     kind = source_kind(source, input_format)
     filters = {k: v for k, v in (phoenix_filters or {}).items() if v not in (None, "", [], ())}
     if filters and (kind is None or kind.name != "phoenix-project"):
