@@ -9,11 +9,11 @@ one function that carries it out (``run``) whatever the engine, the source or th
 ``evaluate`` (the library's file-in, file-out call), the dry run and the Ray engine are paths
 inside ``run``, never copies of it. Its steps, in order:
 
-1. ``ScoreRequest.check(config)``: every rule across the options, for the engine chosen: an
-   option an engine cannot honour is refused (``ConfigError``, exit 2, naming it) before any
-   judging, never dropped;
+1. ``ScoreRequest.check(config)`` (``ragjudge.run.checks``): every rule across the options, for
+   the engine chosen: an option an engine cannot honour is refused (``ConfigError``, exit 2,
+   naming it) before any judging, never dropped;
 2. a trace source's plan (``ragjudge.run.traces.plan``: its options, the stores it writes to
-   reached);
+   reached), then the input as one value (``ragjudge.run.source.Source``), which every engine reads;
 3. the dry run (``ragjudge.run.estimate``), or the judging: locally (``ragjudge.run.engine``) or on
    Ray (``ragjudge.run.ray``);
 4. the trace sinks (MLflow feedback, Phoenix annotations), then every output asked for
