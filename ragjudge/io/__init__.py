@@ -22,7 +22,7 @@ from typing import Any
 _HOME = {
     **dict.fromkeys(["arrow_type", "plain_frame", "unify_type"], "arrow"),
     **dict.fromkeys(["STDOUT", "names_folder", "open_atomic", "to_file", "to_stdout", "write_atomic"], "atomic"),
-    **dict.fromkeys(["FORMATS", "SUFFIXES", "count_records", "detect_format", "is_many", "sniff_stdin", "source_files", "spool_stdin", "spool_stream", "is_stream", "readable", "Copy", "suffix_format"],
+    **dict.fromkeys(["FORMATS", "SUFFIXES", "count_records", "detect_format", "is_many", "sniff_stdin", "source_files", "spool_stdin", "spool_stream", "is_stream", "readable", "Copy", "STDIN", "is_stdin", "suffix_format"],
                      "formats"),
     **dict.fromkeys(["chunk_schemas", "chunk_schemas_and_rows", "iter_chunks", "many_chunks", "read_table"], "readers"),
     **dict.fromkeys(["RowChunk", "jsonl_chunks", "jsonl_rows"], "rows"),
@@ -48,5 +48,5 @@ __all__ = [
     "FORMATS", "RowChunk", "SUFFIXES", "TableWriter", "Unifier", "chunk_schemas", "chunk_schemas_and_rows", "conform_frame", "conform_table", "count_records",
     "is_many", "many_chunks", "names_folder", "source_files", "unified_schema", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format",
     "iter_chunks", "jsonl_chunks", "jsonl_rows", "open_atomic", "plain_frame", "read_record", "read_table", "sniff_stdin", "spool_stdin", "spool_stream", "is_stream", "readable", "Copy", "suffix_format", "unify_type", "write_atomic",
-    "write_table", "STDOUT", "to_file", "to_stdout", "output_format",
+    "write_table", "STDOUT", "to_file", "to_stdout", "output_format", "STDIN", "is_stdin",
 ]

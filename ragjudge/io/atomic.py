@@ -10,7 +10,7 @@ from typing import IO
 from ragjudge.errors import InputError, OutputError
 
 
-STDOUT = "-"  # an output's name for stdout (``-o -``, ``--summary-json -``): compared here and in the writers only
+STDOUT = "-"  # an output's name for stdout (``-o -``, ``--summary-json -``): compared in ``to_stdout`` and ``to_file`` only
 
 
 def to_stdout(path: object) -> bool:

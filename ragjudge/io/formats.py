@@ -19,6 +19,14 @@ FORMATS = ("jsonl", "csv", "parquet", "json")
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 
 
+STDIN = "-"  # an input's name for stdin (``ragjudge score -``): compared in ``is_stdin`` only
+
+
+def is_stdin(path: object) -> bool:
+    """Whether the input ``path`` is stdin (``-``); False for anything not a string (a DataFrame)."""
+    return isinstance(path, str) and path == STDIN
+
+
 def suffix_format(path: str) -> str | None:
     """The table format ``path``'s suffix names (``scored.csv``: csv), None for another suffix."""
     return SUFFIXES.get(os.path.splitext(path)[1].lower())
@@ -37,7 +45,7 @@ def detect_format(path: str, explicit: str | None = None, many: bool = True) -> 
         return explicit
     if many and is_many(path):  # a folder or a glob: its files' one format
         return source_files(path)[1]
-    if path == "-":
+    if is_stdin(path):
         return sniff_stdin()
     suffix = Path(path).suffix.lower()
     if suffix in SUFFIXES:
@@ -148,7 +156,7 @@ def is_stream(path: Any) -> bool:
     (``/dev/fd/63``), a named pipe, ``/dev/stdin``. Such a source can be read once only."""
     import stat
 
-    if not isinstance(path, (str, os.PathLike)) or path == "-":
+    if not isinstance(path, (str, os.PathLike)) or is_stdin(path):
         return False
     try:
         mode = os.stat(path).st_mode
@@ -203,7 +211,7 @@ def sniff_stdin() -> str:
 
 
 def _open_binary(path: str) -> IO[bytes]:
-    if path == "-":
+    if is_stdin(path):
         return _stdin()
     try:
         return open(path, "rb")
@@ -227,12 +235,12 @@ class Copy(str):
 
 def _name(path: str) -> str:
     """``path`` as messages name it: ``<stdin>`` for ``-``, the user's name for a ``Copy``."""
-    return path.name if isinstance(path, Copy) else "<stdin>" if path == "-" else path
+    return path.name if isinstance(path, Copy) else "<stdin>" if is_stdin(path) else path
 
 
 def is_many(source: str) -> bool:
     """Whether ``source`` names a folder or a glob (not one file, not stdin)."""
-    if source == "-" or Path(source).is_file():
+    if is_stdin(source) or Path(source).is_file():
         return False
     return Path(source).is_dir() or any(ch in source for ch in "*?[")
 
@@ -275,7 +283,7 @@ def count_records(path: str, fmt: str) -> int | None:
     (one object a line), Parquet from its metadata. None where counting would mean reading
     the whole table into memory (stdin, a JSON array) or the file cannot be read (the reader
     then says why), and for a pipe (``is_stream``), which can be read once only."""
-    if path == "-" or fmt == "json" or is_stream(path):  # a pipe read to count it would be read empty
+    if is_stdin(path) or fmt == "json" or is_stream(path):  # a pipe read to count it would be read empty
         return None
     if is_many(path):
         counts = [count_records(file, fmt) for file in source_files(path, fmt)[0]]

@@ -54,7 +54,7 @@ from ragjudge.cache import default_cache_dir
 from ragjudge.io.atomic import to_file
 from ragjudge.run.checks import client_for
 from ragjudge.run.request import Wishes
-from ragjudge.run.source import is_stdin
+from ragjudge.io import is_stdin
 
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
 NOT_FOUND_GRACE_S = 600.0  # a batch that answers 404 within this many seconds of its create is polled again (a lagging read side)

@@ -24,7 +24,7 @@ from ragjudge.counting import has_path, row_ids
 from ragjudge.errors import ConfigError, RagjudgeError
 from ragjudge.io import FORMATS, names_folder, suffix_format, to_file, to_stdout
 from ragjudge.options import CLI, Names, check_budget
-from ragjudge.run.source import is_stdin
+from ragjudge.io import is_stdin
 from ragjudge.traces import source_kind
 from ragjudge.transports import resolve_model
 from ragjudge.transports.anthropic_batch import AnthropicBatches

@@ -14,7 +14,7 @@ from ragjudge.io import output_format
 from ragjudge.options import CLI, KEYWORDS, Names
 from ragjudge.reports.outputs import Wanted
 from ragjudge.run.checks import TRACE_OPTIONS, check
-from ragjudge.run.source import is_stdin
+from ragjudge.io import is_stdin
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.io import count_records, detect_format, is_many, readable, spool_stdin
-from ragjudge.io.formats import Copy
+from ragjudge.io.formats import Copy, is_stdin
 from ragjudge.scoring import as_frame
 from ragjudge.traces import open_source
 from ragjudge.traces.spans import reader_notes
 
-STDIN = "-"  # the command line's name for stdin (and the only place the engines learn of it)
 
 
 @dataclass
@@ -64,7 +63,7 @@ class Source:
             return cls(given, "DataFrame", frame=as_frame(given))  # columns the scorer can name, or InputError with the fix
         path = os.fspath(given)
         fmt = detect_format(path, input_format)
-        if path == STDIN:
+        if is_stdin(path):
             name = "<stdin>"
             copy = Copy(spool_stdin(), name) if sample is not None else None  # counted first: stdin is read once
             return cls(given, name, fmt, copy or path)
@@ -145,8 +144,3 @@ def by_trace(chunk: Any) -> bool:
     trace run's rows too): a trace's later rows read its first row's verdicts, so its jobs must
     not overlap."""
     return {"trace_id", "trace_first_row"} <= set(map(str, getattr(chunk, "columns", ())))
-
-
-def is_stdin(given: Any) -> bool:
-    """Whether the input ``given`` is stdin (``-``)."""
-    return isinstance(given, str) and given == STDIN
