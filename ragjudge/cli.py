@@ -851,6 +851,8 @@ def main() -> None:
     except RagjudgeError as exc:
         if os.environ.get("RAGJUDGE_DEBUG"):
             raise
+        if isinstance(exc, options.OptionError):  # an option refused below a request (ragjudge report's): named as flags
+            exc.named(options.CLI)
         _say(f"error: {exc}")
         sys.exit(exc.exit_code)
     except typer.Exit as exc:

@@ -7,8 +7,9 @@ for, refused before any judging with a ``ConfigError`` (exit 2) that names the f
 - ``set_overrides``: ``--set KEY=VALUE`` (dotted config keys, values read as YAML), any key of the
   config, applied to the raw config before it is validated (an unknown key is the config's
   usual error naming it).
-- ``names``: how messages name a run's options (``Names``: the command line's flags, ``CLI``, or
-  a Python call's keyword arguments, ``KEYWORDS``); ``check_budget``: ``judge.max_cost`` for a
+- ``names``: ``OptionError``, a refused option that carries its request fields and is named once,
+  as its reader knows it (``Names``: the command line's flags, ``CLI``, or a Python call's
+  keyword arguments, ``KEYWORDS``); ``check_budget``: ``judge.max_cost`` for a
   model with no known price (the ``Scorer`` checks it too). The checks of a run's options are
   ``ragjudge.run.checks``.
 """
@@ -24,6 +25,7 @@ from ragjudge.settings import Config
 from ragjudge.config import DEFAULT_METRICS, FIELDS, METRICS, RawConfig, read_file, validate
 from ragjudge.io import read_record
 from ragjudge.options.names import CLI as CLI, KEYWORDS as KEYWORDS, Names as Names, check_budget as check_budget  # re-exported
+from ragjudge.options.names import OptionError as OptionError, OptionInputError as OptionInputError, said as said  # re-exported
 
 _JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost",
                "panel", "panel_rule", "panel_quorum", "cascade", "cascade_band", "batch", "batch_fallback")

@@ -38,7 +38,7 @@ from ragjudge.run.engine import RunResult, score_source
 from ragjudge.plan import Note, events
 from ragjudge.reports.outputs import Finished, finish
 from ragjudge.settings import Config, load_config
-from ragjudge.options import pairs
+from ragjudge.options import OptionError, pairs, said
 from ragjudge.run.traces import after_outputs, after_run, plan
 from ragjudge.run.estimate import estimate
 from ragjudge.gate import Check, Kind, exit_code
@@ -46,7 +46,7 @@ from ragjudge.reports.gate_text import lines as gate_lines
 from ragjudge.reports.summary import write_summary_json
 from ragjudge.run.ray import evaluate_on_ray
 from ragjudge.run.batch import advance, recorded_run
-from ragjudge.run.checks import check_batch, ignored_options, step_summary_problem
+from ragjudge.run.checks import check, check_batch, ignored_options, step_summary_problem
 from ragjudge.run.source import Source
 from ragjudge.run.request import BaselineGates, EngineChoice, Outputs, ScoreRequest, Selection, TraceSinks, Wishes
 from ragjudge import local
@@ -121,8 +121,16 @@ def run(request: ScoreRequest, config: Any, *, on_event: Callable[[Any], None] |
     events (``Start``, ``Note``, ``Progress``, ``Row``); ``transport``: how calls reach the
     model (tests pass an in-process fake). Raises ``ConfigError`` / ``InputError`` (exit 2)
     before any judging for unusable options or input; provider failures are error rows."""
-    config = Config.of(config)
-    request.check(config)
+    try:
+        return _run(request, Config.of(config), on_event, transport)
+    except OptionError as exc:  # the options named once, as the request's caller knows them: flags, or keyword arguments
+        exc.named(request.names)
+        raise
+
+
+def _run(request: ScoreRequest, config: Any, on_event: Callable[[Any], None] | None, transport: Any) -> RunOutcome:
+    """``run``, its ``OptionError`` not yet named."""
+    check(request, config)
     step_summary = request.step_summary
     problem = step_summary_problem(request.name, request.output, request.summary_json, request.junit, request.markdown,
                                    request.html, request.to_label) if step_summary else None
@@ -190,12 +198,16 @@ def _plan_traces(request: ScoreRequest, config: Any) -> Any:
     ``--mlflow-feedback-name`` must name metrics the run judges (``ConfigError``)."""
     if not isinstance(request.source, str):
         return None
-    names = pairs(list(request.mlflow_feedback_name), request.names("mlflow_feedback_name"))
+    given = list(request.mlflow_feedback_name)
+    try:
+        names = pairs(given, "--mlflow-feedback-name")
+    except ConfigError:  # its message names the option as the reader knows it
+        raise OptionError("mlflow_feedback_name", lambda n: said(lambda: pairs(given, n("mlflow_feedback_name")))) from None
     for metric in names:
         if metric not in config.metrics:
-            raise ConfigError(f"{request.names.given('mlflow_feedback_name', metric + '=...')}: this run does not judge '{metric}'; it judges "
-                              f"{', '.join(config.metrics)}")
-    return plan(request.source, request.input_format, request.trace_sinks, request.engine, names, request.names)
+            raise OptionError("mlflow_feedback_name", lambda n, metric=metric: f"{n.given('mlflow_feedback_name', metric + '=...')}: this run does not "
+                              f"judge '{metric}'; it judges {', '.join(config.metrics)}")
+    return plan(request.source, request.input_format, request.trace_sinks, request.engine, names)
 
 
 def _dry_run(request: ScoreRequest, config: Any, source: Source) -> RunOutcome:

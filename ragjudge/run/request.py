@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragjudge.io import output_format
-from ragjudge.options import CLI, KEYWORDS, Names
+from ragjudge.options import CLI, KEYWORDS, Names, OptionError
 from ragjudge.reports.outputs import Wanted
 from ragjudge.run.checks import TRACE_OPTIONS, check
 from ragjudge.io import is_stdin
@@ -227,5 +227,10 @@ class ScoreRequest:
 
     def check(self, config: Any) -> None:
         """Every rule across this request's options and ``config``, before any judging
-        (``ragjudge.run.checks.check``); raises ``ConfigError`` (exit 2) naming the option and the fix."""
-        check(self, config)
+        (``ragjudge.run.checks.check``); raises ``OptionError`` (exit 2) naming the option and the
+        fix, the option named as ``names`` says."""
+        try:
+            check(self, config)
+        except OptionError as exc:
+            exc.named(self.names)
+            raise
