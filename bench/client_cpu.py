@@ -278,7 +278,7 @@ def warm_up(checkout: Path) -> None:
     written (as on a user's machine after the first run)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = python_path(checkout)
-    subprocess.run([sys.executable, "-c", "import ragjudge.cli, ragjudge.pipeline, ragjudge.scoring, ragjudge.io.writers, "
+    subprocess.run([sys.executable, "-c", "import ragjudge.cli, ragjudge.run.engine, ragjudge.scoring, ragjudge.io.writers, "
                     "ragjudge.transports.openai_http, ragjudge.judges.sufficiency, ragjudge.reports.outputs, aiohttp, pyarrow.parquet"],
                    cwd=checkout, env=env, check=True)
 

@@ -32,7 +32,9 @@ def main() -> None:
 
     from ragjudge.config import read_raw_config as load_config  # the config as read, untyped
     from ragjudge.run import evaluate
-    from ragjudge.ray import evaluate_on_ray
+    from ragjudge.run.ray import evaluate_on_ray
+    from ragjudge.run.request import EngineChoice, Outputs
+    from ragjudge.run.source import Source
 
     source = synthetic_rows(WORK / f"rows_{args.rows}.jsonl", args.rows)
     limit = args.concurrency / args.latency
@@ -54,7 +56,8 @@ def main() -> None:
         try:
             shutil.rmtree(WORK / "ray_out", ignore_errors=True)
             started = time.perf_counter()
-            evaluate_on_ray(str(source), config(args.concurrency // args.actors), output=str(WORK / "ray_out.parquet"), actors=args.actors)
+            evaluate_on_ray(Source.of(str(source)), config(args.concurrency // args.actors), outputs=Outputs(str(WORK / "ray_out.parquet")),
+                            engine=EngineChoice("ray", ray_actors=args.actors))
             on_ray = time.perf_counter() - started
         finally:
             ray.shutdown()

@@ -7,7 +7,7 @@ pull in litellm or pandas):
   ``Scored(frame, summary, notes)``, ``output_schema(input_schema)`` (see ``ragjudge.scoring``)
 - ``score(df, metrics=None, config=None, **settings)`` / ``ascore(...)``: the one-line form
 - ``evaluate(source, config, output=None)`` -> ``RunResult``: a file (or DataFrame) in,
-  a scored file out, with the gate (see ``ragjudge.pipeline``)
+  a scored file out, with the gate (see ``ragjudge.run.engine``)
 - ``load_config(path=None, overrides=None, **settings)`` -> ``Config`` (see ``ragjudge.settings``; ``ragjudge.config`` reads the raw one)
 - ``Config``, ``Verdict``, ``Summary``, ``Usage``, ``RagjudgeError``
 - ``ragjudge.testing``: ``assert_sufficient``, ``assert_complete``, ``assert_passes`` (tests; the
@@ -24,7 +24,7 @@ _LAZY = {
     "score": ("ragjudge.scoring", "score"),
     "ascore": ("ragjudge.scoring", "ascore"),
     "evaluate": ("ragjudge.run", "evaluate"),
-    "RunResult": ("ragjudge.pipeline", "RunResult"),
+    "RunResult": ("ragjudge.run.engine", "RunResult"),
     "load_config": ("ragjudge.settings", "load_config"),
     "Config": ("ragjudge.settings", "Config"),
     "Verdict": ("ragjudge.types", "Verdict"),

@@ -10,7 +10,7 @@ of it either way.
 
 Why it is over 600 lines: it is the command-line contract itself. ``score`` declares about
 fifty options, one line of help each, and every command carries its examples; the logic they
-reach lives in the library (``options``, ``pipeline``, ``trace_run``, ``reports.terminal``)."""
+reach lives in the library (``options``, ``run``, ``reports.terminal``)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from ragjudge.config import _config_path, bundled_config
 from ragjudge.configdoc import effective
 from ragjudge.counting import check_labels, levels_of_config
 from ragjudge.errors import EXIT_USAGE, ConfigError, RagjudgeError
-from ragjudge.estimate import render as estimate_lines
+from ragjudge.run.estimate import render as estimate_lines
 from ragjudge.gate import exit_code
 from ragjudge.http_errors import redact
 from ragjudge.plan import Note, Progress, Row, Start
@@ -43,6 +43,7 @@ from ragjudge.reports.terminal import make_console, verdict_printer
 from ragjudge.reports.terminal import say as _say
 from ragjudge.reports.terminal import report as print_report
 from ragjudge.run import recorded_request, request_of, run
+from ragjudge.run import checks
 from ragjudge.settings import load_config
 from ragjudge.io import read_record, TableWriter, write_atomic
 from ragjudge.io.formats import SUFFIXES
@@ -347,7 +348,7 @@ def compare_command(
         # a CSV or JSON Lines table keeps no record of its run: no gate is applied, and that is said, as report says it
         typer.echo(f"note: {current} does not record its run's regression gates (a Parquet file written by ragjudge score does): "
                    "no regression gate is applied; give --max-regressions and --max-drop to gate", err=True)
-    options.check_regression_gates(max_regressions, max_drop, alpha=alpha)
+    checks.check_regression_gates(max_regressions, max_drop, alpha=alpha)
     if correction is not None and by is None:  # said, as score says a flag it ignores
         typer.echo(f"note: --correction {correction} adjusts the p-values of --by's slices; without --by there are none and it is "
                    "ignored: give --by COLUMN, or leave it out", err=True)
@@ -600,7 +601,7 @@ def report(
     """Write one self-contained HTML report of a scored table: the gate, charts, and every row's reasons."""
     from ragjudge.io import read_table  # pandas
 
-    options.check_outputs(scored, None, None, html=output, html_flag="-o")
+    checks.check_outputs(scored, None, None, html=output, html_flag="-o")
     table = read_table(scored)
     record, notes = (None, []) if config else options.table_record(scored, bool(set_))  # the run's own settings, where recorded
     held = compare.metrics_of(table)
@@ -851,6 +852,8 @@ def main() -> None:
     except RagjudgeError as exc:
         if os.environ.get("RAGJUDGE_DEBUG"):
             raise
+        if isinstance(exc, options.OptionError):  # an option refused below a request (ragjudge report's): named as flags
+            exc.named(options.CLI)
         _say(f"error: {exc}")
         sys.exit(exc.exit_code)
     except typer.Exit as exc:

@@ -164,7 +164,7 @@ def run_score(judge, cache_dir):
         except RagjudgeError as exc:
             return UnitRun(exc.exit_code, notes=[], lines=[], error=str(exc))
         if outcome.result is None:  # a dry run: ``result`` is its estimate, ``lines`` what it prints
-            from ragjudge.estimate import render
+            from ragjudge.run.estimate import render
 
             return UnitRun(outcome.exit_code, outcome.estimate, notes=list(outcome.estimate["notes"]), lines=render(outcome.estimate))
         done = outcome.finished

@@ -1,4 +1,4 @@
-"""Judging through the provider's batch API (``--batch``, ``ragjudge.batch``), against the fake
+"""Judging through the provider's batch API (``--batch``, ``ragjudge.run.batch``), against the fake
 server's OpenAI Batch API (files, batches) and its knobs: submit and exit 4, collect in a later
 process, completeness's two rounds, failed, expired and shuffled lines, a 429 and a lost create,
 the batch price, and verdicts equal to a direct run's on the same replies."""
@@ -247,7 +247,7 @@ def test_a_run_with_every_call_cached_submits_nothing_and_leaves_no_folder(serve
 
 
 def test_dry_run_shows_both_prices_and_counts_at_the_batch_price(tmp_path, table):
-    from ragjudge.estimate import estimate, render
+    from ragjudge.run.estimate import estimate, render
 
     settings = {"model": MODEL, "api_base": "http://127.0.0.1:9/v1"}
     direct_report = estimate(table, load_config(None, {"judge": settings, "cache": {"dir": str(tmp_path / "c")}}))
@@ -492,7 +492,7 @@ def test_a_batch_over_the_budget_is_refused_before_it_is_submitted(run_cli, serv
 
 def test_ctrl_c_while_waiting_says_the_batch_runs_on_and_how_to_collect(run_cli, server, table, tmp_path, monkeypatch):
     # it said "interrupted: nothing more was written (a Ctrl-C while judging still writes every row)"
-    import ragjudge.batch as batch_run
+    import ragjudge.run.batch as batch_run
 
     real = batch_run.collect
 

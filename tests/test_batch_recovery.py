@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ragjudge.batch import BatchUnsure
+from ragjudge.run.batch import BatchUnsure
 from ragjudge.run import ScoreRequest, run
 from test_batch import claude, config, finish, read, rows
 

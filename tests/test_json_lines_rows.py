@@ -15,7 +15,8 @@ import time
 import pyarrow.parquet as pq
 import pytest
 
-from ragjudge import load_config, pipeline
+from ragjudge import load_config
+from ragjudge.run import engine as pipeline
 from ragjudge.io import readers
 from ragjudge.reports.summary import summary_dict
 from ragjudge.run import evaluate
@@ -276,7 +277,7 @@ def test_a_malformed_line_after_the_first_rows_is_not_kept_waiting_for_the_call_
 def test_a_call_made_ahead_and_answered_before_an_interrupt_is_said_as_such(server):
     # a breaker's find: the note for the first row's call made ahead, answered, and not taken by a row because the run was
     # interrupted first gave the reason of another case ("a column first seen further on changed the prompts")
-    from ragjudge.pipeline import RowChunk
+    from ragjudge.run.engine import RowChunk
 
     rows = [{"id": "a", "request": "Where is the tower?", "context": ["The tower is in Paris."]}]
     with Scorer(metrics=["sufficiency"], model="openai/fake-judge", api_base=server.url, cache={"enabled": False}) as scorer:

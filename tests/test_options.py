@@ -74,7 +74,8 @@ def test_set_on_the_command_line_reaches_the_run_and_names_a_bad_key(run_cli, tm
 # issue 30 items 3 and 4: --set and the option checks as library functions
 def test_the_option_checks_are_library_functions_raising_config_errors(tmp_path):
     from ragjudge import load_config
-    from ragjudge.options import check_budget, check_engine, check_outputs, check_regression_gates, check_selection
+    from ragjudge.options import check_budget
+    from ragjudge.run.checks import check_engine, check_outputs, check_regression_gates, check_selection
 
     with pytest.raises(ConfigError, match="--limit and --sample both choose the rows to judge"):
         check_selection(5, 3)

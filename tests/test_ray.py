@@ -142,7 +142,7 @@ def test_bad_input_exits_2_with_the_messages_of_a_local_run(run_cli, tmp_path, s
 
 def test_score_dataset_for_users_who_hold_a_dataset(server, tmp_path):
     from ragjudge import load_config
-    from ragjudge.ray import score_dataset
+    from ragjudge.run.ray import score_dataset
 
     ds = ray.data.from_pandas(pd.DataFrame(rows(12)))
     config = load_config(None, {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "api_base": server.url},

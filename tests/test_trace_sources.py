@@ -273,7 +273,9 @@ def test_stdin_is_told_by_its_first_bytes_however_slowly_they_come(monkeypatch):
     table = _table_line().encode()
     _trickle(monkeypatch, table)
     assert source_kind("-") is None
-    assert sys.stdin.buffer.read() == table  # a table on stdin is read whole after the look
+    from ragjudge.io.formats import _stdin
+
+    assert _stdin().read() == table  # a table on stdin is read whole after the look
 
 
 def test_a_phoenix_table_whose_ids_come_after_a_long_value_is_told_on_stdin(run_cli, tmp_path, server):

@@ -21,13 +21,13 @@ from typing import Any
 # ``arrow``, ``readers`` and ``sources`` import it.
 _HOME = {
     **dict.fromkeys(["arrow_type", "plain_frame", "unify_type"], "arrow"),
-    **dict.fromkeys(["names_folder", "open_atomic", "write_atomic"], "atomic"),
-    **dict.fromkeys(["FORMATS", "SUFFIXES", "count_records", "detect_format", "is_many", "sniff_stdin", "source_files", "spool_stdin", "spool_stream", "is_stream", "readable", "raise_as_given", "suffix_format"],
+    **dict.fromkeys(["STDOUT", "names_folder", "open_atomic", "to_file", "to_stdout", "write_atomic"], "atomic"),
+    **dict.fromkeys(["FORMATS", "SUFFIXES", "count_records", "detect_format", "is_many", "sniff_stdin", "source_files", "spool_stdin", "spool_stream", "is_stream", "readable", "Copy", "STDIN", "is_stdin", "suffix_format"],
                      "formats"),
     **dict.fromkeys(["chunk_schemas", "chunk_schemas_and_rows", "iter_chunks", "many_chunks", "read_table"], "readers"),
     **dict.fromkeys(["RowChunk", "jsonl_chunks", "jsonl_rows"], "rows"),
     **dict.fromkeys(["Unifier", "conform_frame", "conform_table", "unified_schema"], "sources"),
-    **dict.fromkeys(["CsvWriter", "JsonlWriter", "JsonWriter", "TableWriter", "read_record", "write_table"], "writers"),
+    **dict.fromkeys(["CsvWriter", "JsonlWriter", "JsonWriter", "TableWriter", "output_format", "read_record", "write_table"], "writers"),
 }
 
 
@@ -47,6 +47,6 @@ def __dir__() -> list[str]:
 __all__ = [
     "FORMATS", "RowChunk", "SUFFIXES", "TableWriter", "Unifier", "chunk_schemas", "chunk_schemas_and_rows", "conform_frame", "conform_table", "count_records",
     "is_many", "many_chunks", "names_folder", "source_files", "unified_schema", "CsvWriter", "JsonWriter", "JsonlWriter", "arrow_type", "detect_format",
-    "iter_chunks", "jsonl_chunks", "jsonl_rows", "open_atomic", "plain_frame", "read_record", "read_table", "sniff_stdin", "spool_stdin", "spool_stream", "is_stream", "readable", "raise_as_given", "suffix_format", "unify_type", "write_atomic",
-    "write_table",
+    "iter_chunks", "jsonl_chunks", "jsonl_rows", "open_atomic", "plain_frame", "read_record", "read_table", "sniff_stdin", "spool_stdin", "spool_stream", "is_stream", "readable", "Copy", "suffix_format", "unify_type", "write_atomic",
+    "write_table", "STDOUT", "to_file", "to_stdout", "output_format", "STDIN", "is_stdin",
 ]

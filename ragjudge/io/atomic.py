@@ -10,10 +10,24 @@ from typing import IO
 from ragjudge.errors import InputError, OutputError
 
 
+STDOUT = "-"  # an output's name for stdout (``-o -``, ``--summary-json -``): compared in ``to_stdout`` and ``to_file`` only
+
+
+def to_stdout(path: object) -> bool:
+    """Whether the output ``path`` is stdout (``-``)."""
+    return path == STDOUT
+
+
+def to_file(path: object) -> bool:
+    """Whether an output is asked for (``path`` not None nor empty) and is not stdout: a file or
+    a folder to be written."""
+    return bool(path) and path != STDOUT
+
+
 def names_folder(path: str | None) -> bool:
     """Whether the output ``path`` names a folder: an existing folder, or a name that ends in
     ``/`` (``-o scored/``), which is written as a folder or refused, never as a file of that name."""
-    return bool(path) and path != "-" and (str(path).endswith(("/", os.sep)) or os.path.isdir(str(path)))
+    return to_file(path) and (str(path).endswith(("/", os.sep)) or os.path.isdir(str(path)))
 
 
 def open_atomic(path: str) -> tuple[IO[bytes], str | None]:
@@ -58,6 +72,6 @@ def write_atomic(path: str, text: str) -> None:
 
 
 def _output_error(path: str, exc: OSError) -> OutputError:
-    if path == "-" and isinstance(exc, BrokenPipeError):
+    if to_stdout(path) and isinstance(exc, BrokenPipeError):
         return OutputError("stdout was closed before the output was complete (the command reading the pipe stopped early)")
-    return OutputError(f"cannot write {'<stdout>' if path == '-' else path}: {exc.strerror or exc}")
+    return OutputError(f"cannot write {'<stdout>' if to_stdout(path) else path}: {exc.strerror or exc}")

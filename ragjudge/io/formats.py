@@ -13,10 +13,18 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from ragjudge.errors import InputError, RagjudgeError
+from ragjudge.errors import InputError
 
 FORMATS = ("jsonl", "csv", "parquet", "json")
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+
+
+STDIN = "-"  # an input's name for stdin (``ragjudge score -``): compared in ``is_stdin`` only
+
+
+def is_stdin(path: object) -> bool:
+    """Whether the input ``path`` is stdin (``-``); False for anything not a string (a DataFrame)."""
+    return isinstance(path, str) and path == STDIN
 
 
 def suffix_format(path: str) -> str | None:
@@ -37,7 +45,7 @@ def detect_format(path: str, explicit: str | None = None, many: bool = True) -> 
         return explicit
     if many and is_many(path):  # a folder or a glob: its files' one format
         return source_files(path)[1]
-    if path == "-":
+    if is_stdin(path):
         return sniff_stdin()
     suffix = Path(path).suffix.lower()
     if suffix in SUFFIXES:
@@ -49,21 +57,41 @@ def detect_format(path: str, explicit: str | None = None, many: bool = True) -> 
                      "--input-format otlp|phoenix|mlflow-traces)")
 
 
-_PEEKABLE: dict[int, IO[bytes]] = {}
+class _Stdin:
+    """What the readers read of one ``sys.stdin`` (``origin``, held: a freed stream's id() can be
+    reused by the next one): a binary stream that supports ``peek`` (``stream``), replaying the
+    first bytes looked at (``head``, ``stdin_head``) or reading the temporary copy of all of it
+    (``path``, ``spool_stdin``). ``sys.stdin`` itself is never replaced."""
+
+    def __init__(self, origin: Any) -> None:
+        self.origin = origin
+        raw = origin.buffer
+        self.stream: IO[bytes] = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
+        self.head: bytes | None = None
+        self.path: str | None = None
+
+
+_CURRENT: list[_Stdin] = []
+
+
+def _state() -> _Stdin:
+    """The ``_Stdin`` of the current ``sys.stdin`` (a new one when the process's stdin changed:
+    a caller put its own in place; the copy of the one before is closed). ``InputError`` when the
+    process has no stdin (closed: ``<&-``)."""
+    if sys.stdin is None:
+        raise InputError("stdin is closed: pipe the input in (ragjudge score - < rows.jsonl) or give its path")
+    if not _CURRENT or _CURRENT[0].origin is not sys.stdin:
+        for earlier in _CURRENT:
+            if earlier.path is not None:
+                earlier.stream.close()
+        _CURRENT[:] = [_Stdin(sys.stdin)]
+    return _CURRENT[0]
 
 
 def _stdin() -> IO[bytes]:
-    """stdin as a binary stream that supports ``peek`` (for format sniffing). ``InputError``
-    when the process has no stdin (closed: ``<&-``)."""
-    if sys.stdin is None:
-        raise InputError("stdin is closed: pipe the input in (ragjudge score - < rows.jsonl) or give its path")
-    raw = sys.stdin.buffer
-    if hasattr(raw, "peek"):
-        return raw
-    if id(raw) not in _PEEKABLE:
-        _PEEKABLE.clear()
-        _PEEKABLE[id(raw)] = io.BufferedReader(raw)  # type: ignore[arg-type]
-    return _PEEKABLE[id(raw)]
+    """stdin as the readers read it: a binary stream that supports ``peek`` (for format
+    sniffing), from its first byte (``stdin_head``'s replayed, or ``spool_stdin``'s copy)."""
+    return _state().stream
 
 
 class _Replay(io.RawIOBase):
@@ -88,18 +116,14 @@ class _Replay(io.RawIOBase):
         return len(data)
 
 
-# the stream each was made for, held (a freed stream's id() can be reused by the next one), and its value
-_HEADS: list[tuple[Any, bytes]] = []
-_REPLACED: list[Any] = []
-
-
 def stdin_head(size: int = 1 << 16) -> bytes:
     """The first ``size`` bytes of stdin (fewer only at its end), waiting for a slow writer as
-    long as it takes; stdin then reads them again (``peek`` returns only what one read of a
+    long as it takes; the readers then read them again (``peek`` returns only what one read of a
     pipe brought, which a format guess should not hang on)."""
-    if _HEADS and _HEADS[0][0] is sys.stdin:
-        return _HEADS[0][1]
-    source = _stdin()
+    state = _state()
+    if state.head is not None:
+        return state.head
+    source = state.stream
     read = getattr(source, "read1", source.read)
     blocks: list[bytes] = []
     total = 0
@@ -109,29 +133,21 @@ def stdin_head(size: int = 1 << 16) -> bytes:
             break
         blocks.append(block)
         total += len(block)
-    head = b"".join(blocks)
-    _REPLACED.append(sys.stdin)  # kept: a wrapper collected would close the stream the replay reads on from
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(_Replay(head, source), 1 << 16), encoding="utf-8")  # type: ignore[arg-type]
-    _HEADS[:] = [(sys.stdin, head)]
-    return head
-
-
-_SPOOLED: list[tuple[Any, str]] = []
+    state.head = b"".join(blocks)
+    state.stream = io.BufferedReader(_Replay(state.head, source), 1 << 16)  # type: ignore[arg-type]
+    return state.head
 
 
 def spool_stdin() -> str:
-    """Read all of stdin into a temporary file (removed at exit) and make stdin read from it,
-    so that its rows can be counted (``--sample``) and then read as usual. Returns the file's
-    path; called again while stdin is that copy, it returns the same path."""
-    if _SPOOLED and _SPOOLED[0][0] is sys.stdin:
-        return _SPOOLED[0][1]
-    path = _temporary_copy(_stdin(), ".ragjudge-stdin.")
-    copy = io.TextIOWrapper(open(path, "rb"), encoding="utf-8")
-    atexit.register(_remove_spooled, copy, path)
-    for earlier, _ in _SPOOLED:  # an earlier copy that stdin no longer is (a caller put its own stdin back)
-        earlier.close()
-    sys.stdin = copy
-    _SPOOLED[:] = [(copy, path)]
+    """Read all of stdin into a temporary file (removed at exit), which the readers then read
+    as stdin, so that its rows can be counted (``--sample``) and then read as usual. Returns the
+    file's path; called again for the same stdin, it returns the same path."""
+    state = _state()
+    if state.path is not None:
+        return state.path
+    path = _temporary_copy(state.stream, ".ragjudge-stdin.")
+    state.stream, state.path = open(path, "rb"), path
+    atexit.register(_remove_spooled, state.stream, path)
     return path
 
 
@@ -140,7 +156,7 @@ def is_stream(path: Any) -> bool:
     (``/dev/fd/63``), a named pipe, ``/dev/stdin``. Such a source can be read once only."""
     import stat
 
-    if not isinstance(path, (str, os.PathLike)) or path == "-":
+    if not isinstance(path, (str, os.PathLike)) or is_stdin(path):
         return False
     try:
         mode = os.stat(path).st_mode
@@ -161,19 +177,10 @@ def spool_stream(path: str) -> str:
 def readable(source: Any, fmt: str | None, sample: int | None) -> Any:
     """The path to read ``source`` from: ``source`` itself, or a temporary copy (``spool_stream``)
     of a pipe whose rows must be counted (``sample``) or that is read by seeking (Parquet).
-    Errors about the copy name ``source`` again with ``raise_as_given``. (stdin, ``-``, is copied by
-    ``spool_stdin``.)"""
+    (stdin, ``-``, is copied by ``spool_stdin``.)"""
     if is_stream(source) and (sample is not None or fmt == "parquet"):
         return spool_stream(source)
     return source
-
-
-def raise_as_given(exc: BaseException, copy: Any, given: Any) -> None:
-    """Raise ``exc`` again with the path of ``readable``'s ``copy`` replaced by the ``given`` path
-    the user named (a file they never named, and gone at exit, otherwise); return where ``exc``
-    does not name the copy (the caller raises it as it is)."""
-    if copy is not given and isinstance(exc, RagjudgeError) and str(copy) in str(exc):
-        raise type(exc)(str(exc).replace(str(copy), str(given))) from None
 
 
 def _temporary_copy(stream: IO[bytes], prefix: str) -> str:
@@ -183,7 +190,7 @@ def _temporary_copy(stream: IO[bytes], prefix: str) -> str:
     return handle.name
 
 
-def _remove_spooled(copy: IO[str] | None, path: str) -> None:
+def _remove_spooled(copy: IO[bytes] | None, path: str) -> None:
     """At exit: close stdin's copy (``spool_stdin``), if any, and remove the copied file."""
     if copy is not None:
         copy.close()
@@ -204,7 +211,7 @@ def sniff_stdin() -> str:
 
 
 def _open_binary(path: str) -> IO[bytes]:
-    if path == "-":
+    if is_stdin(path):
         return _stdin()
     try:
         return open(path, "rb")
@@ -214,13 +221,26 @@ def _open_binary(path: str) -> IO[bytes]:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+class Copy(str):
+    """The path of a temporary copy of a pipe or of stdin (``spool_stream``, ``spool_stdin``), which
+    every message of the readers names as the user named the input (``name``)."""
+
+    name: str
+
+    def __new__(cls, path: str, name: str) -> Copy:
+        copy = super().__new__(cls, path)
+        copy.name = name
+        return copy
+
+
 def _name(path: str) -> str:
-    return "<stdin>" if path == "-" else path
+    """``path`` as messages name it: ``<stdin>`` for ``-``, the user's name for a ``Copy``."""
+    return path.name if isinstance(path, Copy) else "<stdin>" if is_stdin(path) else path
 
 
 def is_many(source: str) -> bool:
     """Whether ``source`` names a folder or a glob (not one file, not stdin)."""
-    if source == "-" or Path(source).is_file():
+    if is_stdin(source) or Path(source).is_file():
         return False
     return Path(source).is_dir() or any(ch in source for ch in "*?[")
 
@@ -263,7 +283,7 @@ def count_records(path: str, fmt: str) -> int | None:
     (one object a line), Parquet from its metadata. None where counting would mean reading
     the whole table into memory (stdin, a JSON array) or the file cannot be read (the reader
     then says why), and for a pipe (``is_stream``), which can be read once only."""
-    if path == "-" or fmt == "json" or is_stream(path):  # a pipe read to count it would be read empty
+    if is_stdin(path) or fmt == "json" or is_stream(path):  # a pipe read to count it would be read empty
         return None
     if is_many(path):
         counts = [count_records(file, fmt) for file in source_files(path, fmt)[0]]

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ragjudge.errors import InputError
 from ragjudge.io.arrow import _to_arrow
-from ragjudge.io.formats import _name, _open_binary, _stdin, detect_format, is_many, source_files
+from ragjudge.io.formats import _name, _open_binary, _stdin, detect_format, is_many, is_stdin, source_files
 from ragjudge.io.rows import json_error, jsonl_rows
 from ragjudge.io.sources import conform_frame, unified_schema
 from ragjudge.types import clean
@@ -80,7 +80,7 @@ def _check_header(guard: _NulGuard, columns: int) -> None:
 
 def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     stream = _open_binary(path)
-    guard = _NulGuard(stream, _name(path), tempfile.TemporaryFile(prefix=".ragjudge-stdin.") if path == "-" else None)
+    guard = _NulGuard(stream, _name(path), tempfile.TemporaryFile(prefix=".ragjudge-stdin.") if is_stdin(path) else None)
     try:
         import warnings
 
@@ -93,10 +93,10 @@ def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
                     _check_header(guard, len(chunk.columns))
                 if not short and len(chunk.columns) > 1 and chunk.iloc[:, -1].isna().any():
                     short = True  # a null last cell: empty, or a record cut short; the file is read again to tell
-                    if path != "-":  # stdin is told at its end (it cannot be read twice while pandas reads it)
+                    if not is_stdin(path):  # stdin is told at its end (it cannot be read twice while pandas reads it)
                         _refuse_short_record(path)
                 yield chunk.astype(object).where(chunk.notna(), None)
-        if short and path == "-":
+        if short and is_stdin(path):
             _refuse_short_record(path, guard.copy)
     except pd.errors.ParserWarning:
         found = _csv_problem(path, guard.copy)
@@ -117,7 +117,7 @@ def _csv_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
         message = re.sub(r"\bin line (\d+)", r"in record \1 (counting the header)", str(exc).strip())
         raise InputError(f"{_name(path)}: malformed CSV: {message}; check quoting on that record") from None
     finally:
-        if path != "-":
+        if not is_stdin(path):
             stream.close()
         if guard.copy is not None:
             guard.copy.close()
@@ -179,7 +179,7 @@ def _parquet_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    source: Any = io.BytesIO(_stdin().read()) if path == "-" else path
+    source: Any = io.BytesIO(_stdin().read()) if is_stdin(path) else path
     try:
         parquet = pq.ParquetFile(source)
     except FileNotFoundError:
@@ -255,7 +255,7 @@ def _json_chunks(path: str, chunk_size: int) -> Iterator[pd.DataFrame]:
         except UnicodeDecodeError:
             raise InputError(f"{_name(path)}: not UTF-8 text; save the file as UTF-8") from None
     finally:
-        if path != "-":
+        if not is_stdin(path):
             stream.close()
     if not isinstance(data, list):
         raise InputError(f"{_name(path)}: expected a JSON array of objects, got {type(data).__name__}")

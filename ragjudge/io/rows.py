@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ragjudge.errors import InputError
-from ragjudge.io.formats import _name, _open_binary
+from ragjudge.io.formats import _name, _open_binary, is_stdin
 from ragjudge.types import clean
 
 
@@ -77,7 +77,7 @@ def jsonl_rows(path: str, chunk_size: int, first: int | None = None) -> Iterator
         if rows:
             yield rows
     finally:
-        if path != "-":
+        if not is_stdin(path):
             stream.close()
 
 

@@ -16,10 +16,11 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ragjudge.io.atomic import _output_error, open_atomic
-from ragjudge.io.formats import detect_format
+from ragjudge.io.atomic import _output_error, open_atomic, to_stdout
+from ragjudge.io.formats import SUFFIXES, detect_format
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,11 +33,21 @@ if TYPE_CHECKING:
 RECORD_KEY = b"ragjudge.run"  # the Parquet metadata key of the run's settings (TableWriter.record)
 
 
+def output_format(path: str | None, explicit: str | None, shared: str | None) -> str | None:
+    """The format to write ``path`` in: ``explicit`` (--output-format) wins; ``shared``
+    (--format) applies where the path's suffix cannot tell (stdout, no known suffix)."""
+    if explicit:
+        return explicit
+    if path is not None and (to_stdout(path) or Path(path).suffix.lower() not in SUFFIXES):
+        return shared
+    return None
+
+
 def read_record(path: str) -> dict[str, Any] | None:
     """The run's settings a ``TableWriter`` recorded in the Parquet file ``path`` (its
     ``record``), or None: another format, no record, a file that is not Parquet, or a record
     that is not a JSON object."""
-    if path == "-" or not os.path.isfile(path):
+    if to_stdout(path) or not os.path.isfile(path):
         return None
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -69,7 +80,7 @@ class TableWriter:
 
     def __new__(cls, path: str, fmt: str | None = None, column_types: dict[str, str] | None = None) -> TableWriter:
         if cls is TableWriter:
-            name = detect_format(path, fmt, many=False) if (path != "-" or fmt) else "jsonl"
+            name = detect_format(path, fmt, many=False) if (not to_stdout(path) or fmt) else "jsonl"
             cls = {"jsonl": JsonlWriter, "json": JsonWriter, "csv": CsvWriter, "parquet": ParquetWriter}[name]
         return super().__new__(cls)
 
@@ -84,12 +95,12 @@ class TableWriter:
         # the run's settings its verdicts were gated with, kept in a Parquet file's metadata under RECORD_KEY
         # (``ragjudge.options.run_record``), so that ragjudge report and compare gate it as the run did
         self.record: dict[str, Any] | None = None
-        if path == "-":
+        if to_stdout(path):
             self._buffer = sys.stdout.buffer
         else:
             self._buffer, self._tmp = open_atomic(path)
         if self.spooled:
-            folder = None if path == "-" else os.path.dirname(os.path.realpath(path))
+            folder = None if to_stdout(path) else os.path.dirname(os.path.realpath(path))
             self._spool = tempfile.TemporaryFile(prefix=".ragjudge-spool.", dir=folder)
 
     def write(self, df: pd.DataFrame) -> None:
@@ -135,7 +146,7 @@ class TableWriter:
         if self._spool is not None:
             self._spool.close()
             self._spool = None
-        if self.path == "-":
+        if to_stdout(self.path):
             sys.stdout.buffer.flush()
             return
         self._buffer.close()
@@ -340,7 +351,7 @@ class ParquetWriter(TableWriter):
         # wait from the last reply to exit); a chunk that changes the schema ends this, and
         # close() writes the whole file from the spool as before
         self._stream: Any = None  # (pyarrow ParquetWriter, the file's schema, the record in it as JSON, the merged schema then)
-        self._streaming = path != "-"
+        self._streaming = not to_stdout(path)
         self._group: list[Any] = []  # Arrow tables streamed but not yet written as a row group
 
     def _write(self, df: pd.DataFrame) -> None:
@@ -485,7 +496,7 @@ class ParquetWriter(TableWriter):
                 self._group, self._stream = [], None
                 writer.close()
             return
-        if self.path == "-":  # Parquet needs a seekable file: build it in memory, then send it
+        if to_stdout(self.path):  # Parquet needs a seekable file: build it in memory, then send it
             target, self._buffer = self._buffer, io.BytesIO()
             self._write_parquet()
             target.write(self._buffer.getvalue())  # type: ignore[attr-defined]

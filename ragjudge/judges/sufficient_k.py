@@ -123,7 +123,7 @@ class SufficientKJudge(Judge):
 
     def unanswered(self, call: Call) -> list[Call]:
         """The calls the dry run counts after the non-final ``call``, whose reply it cannot know
-        (``ragjudge.estimate``): the rest of the search with every prefix judged sufficient (the
+        (``ragjudge.run.estimate``): the rest of the search with every prefix judged sufficient (the
         path of a row whose first passage suffices: ``ceil(log2(n))`` calls and the check), the
         final repeat of the whole context's call left out (the chokepoint answers it from memory)."""
         calls = []

@@ -32,11 +32,11 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def line_numbers(path: str, fmt: str, rows: set[int]) -> dict[int, int]:
+def line_numbers(path: str | None, fmt: str, rows: set[int]) -> dict[int, int]:
     """Row number (from 1) -> the line of ``path`` it starts on, for ``rows``; JSONL and CSV
-    only (empty for other formats and stdin)."""
+    only (empty for other formats and for stdin, ``path`` None)."""
     found: dict[int, int] = {}
-    if path == "-" or not rows or fmt not in ("jsonl", "csv"):
+    if path is None or not rows or fmt not in ("jsonl", "csv"):
         return found
     last = max(rows)
     try:
@@ -75,7 +75,7 @@ def line_numbers(path: str, fmt: str, rows: set[int]) -> dict[int, int]:
     return found
 
 
-def commands(summary: Summary, source: str, fmt: str | None) -> list[str]:
+def commands(summary: Summary, source: str | None, fmt: str | None) -> list[str]:
     """The workflow commands for ``summary``'s failing and error rows."""
     rows: list[tuple[str, dict[str, Any]]] = []
     for name, m in summary.metrics.items():

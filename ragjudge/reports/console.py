@@ -13,6 +13,7 @@ from ragjudge.gate import GateResult, Kind, Summary
 from ragjudge.audit import lines as audit_lines
 from ragjudge.reports.gate_text import marked
 from ragjudge.http_errors import redact
+from ragjudge.io.atomic import to_file, to_stdout
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -243,8 +244,8 @@ def failing_lines(summary: Summary, output: str | None = None, summary_json: str
         if output:
             names = [name for name, m in metrics.items() if m.failed or m.error] + list(regressed)
             columns = " or ".join(f"{name}_passed is false" for name in names)
-            where.append(f"the rows where {columns} (or the status is error) in {'the table on stdout' if output == '-' else output}")
-        if summary_json and summary_json != "-":
+            where.append(f"the rows where {columns} (or the status is error) in {'the table on stdout' if to_stdout(output) else output}")
+        if to_file(summary_json):
             where.append(f"their ids in {summary_json} (failed_rows, error_rows)")
         lines.append(f"  and {total - covered} more" + (f": {'; '.join(where)}" if where else " (write the scored table with -o to see every row)"))
     return lines

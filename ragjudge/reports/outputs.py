@@ -22,7 +22,7 @@ from ragjudge.io import detect_format
 class Wanted:
     """The outputs asked for: paths (None: not written) and the baseline's gates."""
 
-    source: str
+    source: str | None  # the input as reports name it (a path, "DataFrame"); None for stdin
     input_format: str | None = None
     output: str | None = None
     summary_json: str | None = None
@@ -79,7 +79,7 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
     text = None
     if wanted.markdown or (wanted.step_summary and markdown.step_summary_path()):
         view = markdown_view(comparison, wanted.baseline or "", comparison["gate_lines"]) if comparison else None
-        text = markdown.render(result.summary, gate, None if wanted.source == "-" else wanted.source, view)
+        text = markdown.render(result.summary, gate, wanted.source, view)
     if wanted.markdown and text is not None:
         markdown.write(wanted.markdown, text)
     appended = markdown.append_step_summary(text) if wanted.step_summary and text is not None else None
@@ -87,10 +87,10 @@ def finish(result: Any, config: Any, wanted: Wanted, seconds: float) -> Finished
         from ragjudge.io import read_table
 
         base = read_table(wanted.baseline) if wanted.baseline else None
-        html.write(wanted.html, html.from_table(result.table, config, source=None if wanted.source == "-" else wanted.source, baseline=base,
+        html.write(wanted.html, html.from_table(result.table, config, source=wanted.source, baseline=base,
                                                 summary=result.summary, gate=gate, mapping=result.mapping))
     commands = []
     if github_annotations.wanted() and not gate.passed:
-        fmt = None if wanted.source == "-" else detect_format(wanted.source, wanted.input_format)
+        fmt = None if wanted.source is None else detect_format(wanted.source, wanted.input_format)
         commands = github_annotations.commands(result.summary, wanted.source, fmt)
     return Finished(gate, comparison, lines, commands, appended)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ragjudge.gate import GateResult, Summary
 from ragjudge.reports.gate_text import failures_of, lines_of
-from ragjudge.io import write_atomic
+from ragjudge.io import to_stdout, write_atomic
 
 
 def summary_dict(summary: Summary, gate: GateResult, mapping: str | None = None) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def diagnosis_dict(summary: Summary) -> dict[str, Any] | None:
 def write_summary_json(path: str, document: dict[str, Any]) -> None:
     """Write ``document`` to ``path`` atomically (``-`` for stdout)."""
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    if path == "-":
+    if to_stdout(path):
         import sys
 
         sys.stdout.write(text)

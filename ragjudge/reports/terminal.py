@@ -12,6 +12,7 @@ import sys
 from typing import Any
 from ragjudge.gate import row_name
 from ragjudge.reports.console import _one_line, failing_lines, print_summary
+from ragjudge.io.atomic import to_stdout
 
 
 class _Stderr:
@@ -127,7 +128,7 @@ def report(console: Any, result: Any, done: Any, wanted: Any, quiet: bool, cache
         for line in failing_lines(result.summary, wanted.output, wanted.summary_json, gate=done.gate, comparison=done.comparison):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
     if done.annotations:  # workflow commands: on stdout, unless the scored table goes there
-        stream = sys.stderr if wanted.output == "-" or wanted.summary_json == "-" else sys.stdout
+        stream = sys.stderr if to_stdout(wanted.output) or to_stdout(wanted.summary_json) else sys.stdout
         print("\n".join(done.annotations), file=stream, flush=True)
     if result.summary.interrupted:
         console.print(interrupted_line(result.summary, wanted.output, cache), highlight=False, markup=False, soft_wrap=True)

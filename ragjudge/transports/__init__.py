@@ -4,7 +4,7 @@
 model chokepoint (``ragjudge.model``) owns everything around a request (cache, limits,
 retries). ``openai_http`` is the fast path for OpenAI-compatible servers (aiohttp, no
 litellm); ``litellm`` serves every other provider; ``local`` the embedded judge, in-process.
-A batch run (``ragjudge.batch``) calls through ``batch`` (the manifest, and a transport that
+A batch run (``ragjudge.run.batch``) calls through ``batch`` (the manifest, and a transport that
 answers from a batch's replies), over ``openai_batch`` and ``anthropic_batch`` (the providers'
 batch APIs, aiohttp).
 """

@@ -58,7 +58,7 @@ class AnthropicBatches(OpenAIBatches):
     """Anthropic's Message Batches for ``settings`` (``judge.api_base`` or ``ANTHROPIC_API_BASE``,
     else Anthropic's own; the key from ``judge.api_key_env``, else ``ANTHROPIC_API_KEY``).
     ``provider_model``: the model as resolved (``anthropic/NAME``). The methods ``OpenAIBatches``
-    has, for the driver (``ragjudge.batch``)."""
+    has, for the driver (``ragjudge.run.batch``)."""
 
     provider = "anthropic"
 

@@ -80,7 +80,7 @@ def test_judge_price_fills_the_cost_column(run_score, tmp_path, judge):
 
 def test_a_limit_far_past_the_rows_costs_no_memory(run_score, tmp_path, judge):
     # --limit 100000000 on a 32-row file built a set of 10^8 numbers (18 GB) before judging
-    from ragjudge.pipeline import selection
+    from ragjudge.run.engine import selection
 
     chosen = selection("unused.jsonl", "jsonl", 10_000, limit=100_000_000)
     assert isinstance(chosen, range) and 99_999_999 in chosen and 100_000_000 not in chosen

@@ -340,7 +340,7 @@ def test_to_label_and_an_output_are_compared_as_resolved_paths(run_score, tmp_pa
 def test_same_file_follows_links_and_resolves_paths_not_yet_written(tmp_path, monkeypatch):
     import os
 
-    from ragjudge.options import same_file
+    from ragjudge.run.checks import same_file
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.jsonl").write_text("{}\n")

@@ -289,14 +289,14 @@ def test_a_budget_with_no_price_names_the_config_key_in_python_and_the_flag_on_t
 
 
 def test_every_field_of_the_request_is_checked_or_used_by_run():
-    """A new field must be honoured by every engine or refused: each is named in run.py beyond its declaration."""
+    """A new field must be honoured by every engine or refused: each is named in the run package beyond its declaration."""
     from dataclasses import fields
     from pathlib import Path
 
     import ragjudge.run as module
     from ragjudge.run import ScoreRequest
 
-    text = Path(module.__file__).read_text(encoding="utf-8")
+    text = "".join(path.read_text(encoding="utf-8") for path in Path(module.__file__).parent.glob("*.py"))
     for item in fields(ScoreRequest):
         uses = text.count(f"request.{item.name}") + text.count(f"self.{item.name}") + text.count(f'"{item.name}"')
         assert uses >= 1, item.name

@@ -37,7 +37,8 @@ def test_a_chunk_judged_as_several_jobs_keeps_order_sample_and_row_groups(run_sc
     # gathers the jobs into row groups of 10,000 rows again
     import pyarrow.parquet as pq
 
-    from ragjudge.pipeline import choose, job_rows
+    from ragjudge.run.engine import job_rows
+    from ragjudge.run.source import choose
     from ragjudge import Config
 
     assert job_rows(Config(judge={"concurrency": 1})) == 1_000 and job_rows(Config(judge={"concurrency": 64})) == 1_000

@@ -46,10 +46,10 @@ def test_a_copy_of_stdin_that_stdin_no_longer_is_is_closed(monkeypatch):
 
     monkeypatch.setattr(sys, "stdin", _stdin(b"a\n"))
     spool_stdin()
-    first = sys.stdin
+    first = formats._stdin()  # the copy the readers read as stdin (sys.stdin itself is never replaced)
     monkeypatch.setattr(sys, "stdin", _stdin(b"b\n"))
     path = spool_stdin()
-    assert first.closed and not sys.stdin.closed
-    copy = sys.stdin
+    copy = formats._stdin()
+    assert first.closed and not copy.closed
     formats._remove_spooled(copy, path)  # what the exit does
     assert copy.closed and not os.path.exists(path)

@@ -11,7 +11,7 @@ another way (``advance``):
    apart; a batch that answers 404 within ``NOT_FOUND_GRACE_S`` of its create is polled again);
    a finished one's output and error files are read into the manifest's replies and the calls'
    states;
-2. **find**: the run's rows are judged once more (``pipeline.score_source``, nothing written)
+2. **find**: the run's rows are judged once more (``engine.score_source``, nothing written)
    with a transport that answers from the replies and writes down every call still to make
    (``BatchTransport``): the calls not in the cache and not answered, the failed and expired
    lines sent fewer than three times, and the next round's (completeness's coverage calls
@@ -43,17 +43,18 @@ from typing import Any
 
 from ragjudge import _loop
 from ragjudge.errors import ConfigError, ProviderFatalError, RagjudgeError, EXIT_JUDGE_ERRORS
-from ragjudge.pipeline import score_source
+from ragjudge.run.engine import score_source
 from ragjudge.plan import Note, events
-from ragjudge.transports import base, choose, resolve_model
+from ragjudge.transports import base, choose
 from ragjudge.transports.base import TransportError
-from ragjudge.types import decision_model
 from ragjudge.transports.batch import FAILED, OPEN, BatchTransport, Manifest
-from ragjudge.transports.openai_batch import DONE, OpenAIBatches, serves
-from ragjudge.transports.anthropic_batch import AnthropicBatches
-from ragjudge.transports.anthropic_batch import serves as anthropic_serves
+from ragjudge.transports.openai_batch import DONE
 from ragjudge.prices import TokenCounter, cost
 from ragjudge.cache import default_cache_dir
+from ragjudge.io.atomic import to_file
+from ragjudge.run.checks import client_for
+from ragjudge.run.request import Wishes
+from ragjudge.io import is_stdin
 
 MAX_LINES = 50_000  # OpenAI's limit of requests per batch
 NOT_FOUND_GRACE_S = 600.0  # a batch that answers 404 within this many seconds of its create is polled again (a lagging read side)
@@ -97,53 +98,13 @@ class BatchStep:
     lines: list[str] = field(default_factory=list)
 
 
-def check(request: Any, config: Any) -> None:
-    """Refuse a batch run that cannot be made (``ConfigError``, exit 2, naming the fix): no
-    response cache, stdin or the Ray engine (the rows are read in several passes, on this
-    machine), a model no batch API ragjudge speaks serves (``client_for``)."""
-    names = request.names
-    flag = "--batch" if request.cli else "judge.batch"
-    if not config.cache.enabled:
-        raise ConfigError(f"{flag} judges from the response cache, and it is off: leave out --no-cache (cache.enabled: false)")
-    if request.source == "-":
-        raise ConfigError(f"{flag} reads the input once per round: give a file, not stdin")
-    if request.engine != "local":
-        raise ConfigError(f"{flag} runs on the local engine: leave out {names.given('engine', request.engine)}")
-    if config.judge.panel:
-        raise ConfigError(f"{flag} judges with one model (judge.model); a panel (judge.panel) is not batched: leave out one of them")
-    if decision_model(config.judge.model):
-        raise ConfigError(f"{flag}: {config.judge.model} is a decision model, and its endpoint has no batch API (OpenAI's Batch API "
-                          "does not take /v1/decisions; System One has none); it asks every metric of a row in one call already: "
-                          "leave out --batch")
-    if client_for(config.judge) is None:
-        raise ConfigError(f"{flag}: {config.judge.model} is not served by a batch API ragjudge speaks; it batches OpenAI-compatible "
-                          "models (openai/..., Azure OpenAI's v1 endpoint as --api-base) and Anthropic's (anthropic/...): choose one, "
-                          "or leave out --batch")
-
-
-def client_for(judge: Any) -> Any:
-    """The batch API client of ``judge`` (``JudgeSettings``): OpenAI's protocol for the
-    OpenAI-compatible fast path's models, Anthropic's Message Batches for ``anthropic/...``;
-    None for another provider (or an unknown one)."""
-    if serves(judge):
-        return OpenAIBatches(judge)
-    if "/" not in judge.model or judge.model.startswith("local/"):
-        return None
-
-    try:
-        resolved = resolve_model(judge)
-    except RagjudgeError:
-        return None
-    return AnthropicBatches(judge, resolved) if anthropic_serves(resolved) else None
-
-
 def folder_for(request: Any, config: Any) -> Path:
     """The batch folder of ``request``: the one a collected manifest is in (``batch_folder``), else
     ``OUTPUT.batch`` beside a scored table written to a file,
     else ``batches/DIGEST`` in the cache folder (the digest of the source, the metrics and the model)."""
     if getattr(request, "batch_folder", None):  # batch collect MANIFEST: the folder it names, wherever it was moved or copied
         return Path(request.batch_folder)
-    if request.output and request.output != "-":
+    if to_file(request.output):
         return Path(str(request.output).rstrip("/") + ".batch")
 
     source = os.path.abspath(request.source) if isinstance(request.source, str) else "DataFrame"
@@ -151,16 +112,15 @@ def folder_for(request: Any, config: Any) -> Path:
     return Path(config.cache.dir or default_cache_dir()) / "batches" / digest
 
 
-def advance(request: Any, config: Any, traces: Any = None, on_event: Any = None, transport: Any = None) -> BatchStep:
+def advance(request: Any, config: Any, source: Any, on_event: Any = None, transport: Any = None) -> BatchStep:
     """Take a batch run as far as it goes now (the module docstring's steps); returns the
-    ``BatchStep``. ``traces``: a trace source's options; ``transport``: the transport of direct
-    calls (default: the model's). Raises ``ConfigError`` (``check``), ``BatchAPIError`` /
+    ``BatchStep``. ``source``: the run's ``ragjudge.run.source.Source``; ``transport``: the transport of direct
+    calls (default: the model's); the request checked (``ragjudge.run.checks.check_batch``). Raises ``BatchAPIError`` /
     ``ProviderFatalError`` (exit 3) when the batch API fails outside a call."""
-    check(request, config)
     hear = events(on_event)
     folder = folder_for(request, config)
     with _locked(folder):
-        return _advance(request, config, folder, traces, hear, transport)
+        return _advance(request, config, folder, source, hear, transport)
 
 
 def _locked(folder: Path) -> Any:
@@ -197,7 +157,7 @@ def _locked(folder: Path) -> Any:
     return hold()
 
 
-def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, transport: Any) -> BatchStep:
+def _advance(request: Any, config: Any, folder: Path, source: Any, hear: Any, transport: Any) -> BatchStep:
     judge = config.judge
     manifest = Manifest(folder)
     inner = transport if transport is not None else choose(judge, str(config.cache.dir) if config.cache.dir else None)
@@ -218,7 +178,7 @@ def _advance(request: Any, config: Any, folder: Path, traces: Any, hear: Any, tr
             still = manifest.open_batches()
             if still:
                 return _pending(manifest, submitted, still)
-            wanted = find(request, config, manifest, inner, client.reply, traces)
+            wanted = find(request, config, manifest, inner, client.reply, source)
             if not wanted:
                 break
             _check_budget(judge, inner.provider_model, wanted)
@@ -278,7 +238,7 @@ def recorded_run(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
         raise ConfigError(f"{path}: the run's source was a DataFrame, which a manifest cannot hold: call evaluate() again with it")
     for name in PATH_FIELDS:
         value = fields.get(name)
-        if isinstance(value, str) and value != "-" and ":" not in value.split("/")[0] and not os.path.isabs(value):
+        if isinstance(value, str) and to_file(value) and not is_stdin(value) and ":" not in value.split("/")[0] and not os.path.isabs(value):
             fields[name] = os.path.join(cwd, value)
     cache = config.get("cache") if isinstance(config, dict) else None
     if isinstance(cache, dict) and isinstance(cache.get("dir"), str) and not os.path.isabs(cache["dir"]):
@@ -325,13 +285,12 @@ def _check_budget(judge: Any, provider_model: str, wanted: dict[str, Any]) -> No
                           "--max-cost, or judge fewer rows (--limit N, --sample N)")
 
 
-def find(request: Any, config: Any, manifest: Manifest, inner: Any, reply: Any, traces: Any = None) -> dict[str, Any]:
+def find(request: Any, config: Any, manifest: Manifest, inner: Any, reply: Any, source: Any) -> dict[str, Any]:
     """The calls the run still needs (custom_id -> ``Request``): a pass over the rows with a
     finding ``BatchTransport`` (``reply``: the client's reader of a collected reply), nothing
     written, nothing cached."""
     finder = BatchTransport(inner, manifest, reply, final=False, fallback=config.judge.batch_fallback)
-    score_source(request.source, config, input_format=request.input_format, flag_fields=request.flag_fields, transport=finder,
-                 limit=request.limit, sample=request.sample, seed=request.seed or 0, traces=traces, row_events=False)
+    score_source(source, config, request.selection, wishes=Wishes(), flag_fields=request.flag_fields, transport=finder)
     return finder.wanted
 
 

@@ -39,8 +39,10 @@ from ragjudge.settings import Config
 from ragjudge.options import run_record
 from ragjudge.counting import id_column
 from ragjudge.scoring import Scorer
-from ragjudge.pipeline import choose, RunResult
-from ragjudge.io import names_folder, source_files, SUFFIXES, TableWriter
+from ragjudge.run.engine import RunResult
+from ragjudge.run.request import EngineChoice, Outputs, Selection
+from ragjudge.run.source import Source, choose
+from ragjudge.io import names_folder, source_files, SUFFIXES, TableWriter, to_stdout
 
 FILE, ROW = "__ragjudge_file", "__ragjudge_row"  # where each row came from, dropped before scoring
 ACTOR_CPUS = 0.25  # a scoring actor waits on the network: a quarter of a CPU each leaves room for the readers
@@ -332,24 +334,28 @@ def score_dataset(ds: Any, config: Config, actors: int | None = None, mapping: A
     return _score(ds, config, mapping, actors)
 
 
-def evaluate_on_ray(source: str, config: Config, output: str | None = None, address: str | None = None, actors: int | None = None,
-                    flag_fields: frozenset[str] = frozenset(), on_note: Any = None, *, input_format: str | None = None,
-                    output_format: str | None = None, limit: int | None = None, sample: int | None = None, seed: int = 0,
+EVERY_ROW, NO_OUTPUT, RAY = Selection(), Outputs(), EngineChoice("ray")
+
+
+def evaluate_on_ray(source: Source, config: Config, selection: Selection = EVERY_ROW, outputs: Outputs = NO_OUTPUT,
+                    engine: EngineChoice = RAY, *, flag_fields: frozenset[str] = frozenset(), on_note: Any = None,
                     recorded: dict[str, Any] | None = None) -> Any:
     """``ragjudge score --engine ray`` (through ``ragjudge.run.run``, which checks the options):
-    read ``source`` (a file, folder or glob, in ``input_format`` or its suffixes' format),
-    score it on the Ray cluster at ``address`` (default: a local one), write ``output`` (a
-    folder of Parquet files, or one file when it names one by its suffix or ``output_format``
-    names its format, unless it ends in ``/`` or is a folder: ``io.names_folder``) and return a
-    ``RunResult`` with the merged summary and the gate. ``limit`` / ``sample`` (with ``seed``)
-    choose the rows judged as the local engine chooses them (``pipeline.choose``: the same
-    rows); the others are written as skipped, "not sampled". ``recorded``: as
-    ``pipeline.score_source`` takes it.
+    read ``source`` (a ``ragjudge.run.source.Source``: a file, folder or glob, in its format),
+    score it on the Ray cluster at ``engine.ray_address`` (default: a local one) with
+    ``engine.ray_actors`` actors (default: one a CPU), write ``outputs.output`` (a folder of Parquet
+    files, or one file when it names one by its suffix or ``outputs.table_format`` names its
+    format, unless it ends in ``/`` or is a folder: ``io.names_folder``) and return a
+    ``RunResult`` with the merged summary and the gate. ``selection`` chooses the rows judged as
+    the local engine chooses them (``source.choose``: the same rows); the others are written as
+    skipped, "not sampled". ``recorded``: as
+    ``engine.score_source`` takes it.
     Raises ``InputError`` / ``ConfigError`` (exit 2) as a local run does."""
     import pandas as pd
 
     from ragjudge.io import conform_frame, iter_chunks
-    files, fmt = input_files(source, input_format)
+    output, output_format, address, actors = outputs.output, outputs.table_format, engine.ray_address, engine.ray_actors
+    files, fmt = input_files(source.path, source.format)
     ray = _ray()
     started_here = not ray.is_initialized()
     if started_here:
@@ -360,7 +366,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
         paths = ray.data.from_items([{"index": i, "path": p} for i, p in enumerate(files)])
         schema, origins, counts = _unified_schema(paths, files, fmt, config.chunk_size)
         offsets = [sum(counts[:i]) for i in range(len(counts))]
-        chosen = choose(sum(counts), limit, sample, seed)
+        chosen = choose(sum(counts), selection.limit, selection.sample, selection.seed)
         with Scorer(config) as scorer:  # the driver checks the input and the mapping as a local run does
             first = next(iter_chunks(files[0], fmt, scorer.config.chunk_size), None)
             first = conform_frame(pd.DataFrame() if first is None else first, schema, files[0], origins)
@@ -386,7 +392,7 @@ def evaluate_on_ray(source: str, config: Config, output: str | None = None, addr
             _raise_carried(collector, exc)
             raise
         if output:
-            if not names_folder(output) and (Path(output).suffix.lower() in SUFFIXES or output == "-" or output_format):
+            if not names_folder(output) and (Path(output).suffix.lower() in SUFFIXES or to_stdout(output) or output_format):
                 writer = TableWriter(output, output_format, own)
                 writer.record = {**run_record(config, id_column(mapping), list(summary.metrics)), **(recorded or {})}  # as the local engine's
                 try:

@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.errors import ConfigError
-from ragjudge.options import CLI, Names
+from ragjudge.options import Names, OptionError, said
 from ragjudge.traces import OTEL_SOURCES, TraceOptions, TraceSource, mlflow as mt, otel as ot, source_kind
 from ragjudge.reports.summary import summary_dict
 from ragjudge.reports import html
-from ragjudge.io import write_atomic, write_table
+from ragjudge.io import to_file, write_atomic, write_table
 
-def otel_hint(names: Names = CLI) -> str:
-    """How to give OpenTelemetry traces, the options named as ``names`` says."""
-    return f"give an OTLP JSON file or a saved Phoenix span table (or {names.given('input_format', 'otlp')} / phoenix)"
+def otel_hint(n: Names) -> str:
+    """How to give OpenTelemetry traces, the options named as ``n`` says."""
+    return f"give an OTLP JSON file or a saved Phoenix span table (or {n.given('input_format', 'otlp')} / phoenix)"
 
 
 @dataclass
@@ -59,13 +59,11 @@ class TraceRun:
         return bool(self.log_feedback or self.phoenix_endpoint or self.annotations)
 
 
-def plan(source: str, input_format: str | None, tracking_uri: str | None, filter_string: str | None, max_traces: int | None,
-         log_feedback: bool, engine: str = "local", expected_facts: str | None = None, expected_response: str | None = None,
-         phoenix_endpoint: str | None = None, annotations: str | None = None, feedback_names: dict[str, str] | None = None,
-         judge_error_traces: bool = False, phoenix_filters: dict[str, Any] | None = None, names: Names = CLI,
-         phoenix_log: bool = False) -> TraceRun | None:
-    """The trace run of ``ragjudge score SOURCE`` (None: a table run), checked before any
-    judging. ``ConfigError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
+def plan(source: str, input_format: str | None, sinks: Any, engine: str = "local",
+         feedback_names: dict[str, str] | None = None) -> TraceRun | None:
+    """The trace run of ``ragjudge score SOURCE`` (None: a table run), read with the trace options
+    given (``sinks``: a ``ragjudge.run.request.TraceSinks``, the request's options by field name;
+    ``feedback_names``: ``--mlflow-feedback-name``'s pairs), checked before any judging. ``OptionError`` (exit 2) naming the fix: ``--mlflow-filter``/``--mlflow-max-traces``
     or ``--mlflow-log-feedback`` on a table or on OpenTelemetry traces, ``--mlflow-log-feedback``
     without a tracking store, ``--expected-facts-attribute``/``--expected-response-attribute``/
     ``--phoenix-endpoint``/``--phoenix-log-annotations``/``--annotations`` on a table or on
@@ -77,58 +75,62 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
     only with ``phoenix_log`` (``--phoenix-log-annotations``), as MLflow's go only with
     ``--mlflow-log-feedback``; ``phoenix:PROJECT`` reads from ``--phoenix-endpoint``.
     ``PHOENIX_COLLECTOR_ENDPOINT`` stands for ``--phoenix-endpoint`` on OpenTelemetry traces
-    only (a table run ignores it). ``names``:
-    how the messages name the options (``ragjudge.options.Names``: the flags, or a Python call's
-    keyword arguments)."""
-    n = names
+    only (a table run ignores it)."""
+    tracking_uri, filter_string, max_traces = sinks["mlflow_tracking_uri"], sinks["mlflow_filter"], sinks["mlflow_max_traces"]
+    log_feedback, judge_error_traces, phoenix_log = bool(sinks["mlflow_log_feedback"]), bool(sinks["judge_error_traces"]), bool(sinks["phoenix_log_annotations"])
+    expected_facts, expected_response = sinks["expected_facts_attribute"], sinks["expected_response_attribute"]
+    phoenix_endpoint, annotations = sinks["phoenix_endpoint"], sinks["annotations"]
+    phoenix_filters = {"start_time": sinks["phoenix_start"], "end_time": sinks["phoenix_end"], "trace_ids": list(sinks["phoenix_trace_id"] or ())}
     kind = source_kind(source, input_format)
     filters = {k: v for k, v in (phoenix_filters or {}).items() if v not in (None, "", [], ())}
     if filters and (kind is None or kind.name != "phoenix-project"):
-        flags = ", ".join(n(f"phoenix_{k.split('_')[0] if k != 'trace_ids' else 'trace_id'}") for k in filters)
-        raise ConfigError(f"{flags}: {'it chooses' if len(filters) == 1 else 'they choose'} the spans read from a Phoenix project: "
-                          f"give phoenix:PROJECT (with {n.placeholder('phoenix_endpoint', 'URL')})")
-    mlflow_given = [n(flag) for flag, value in (("mlflow_filter", filter_string), ("mlflow_max_traces", max_traces),
+        given = tuple(f"phoenix_{k.split('_')[0] if k != 'trace_ids' else 'trace_id'}" for k in filters)
+        raise OptionError(given, lambda n: f"{', '.join(map(n, given))}: {'it chooses' if len(filters) == 1 else 'they choose'} the spans "
+                          f"read from a Phoenix project: give phoenix:PROJECT (with {n.placeholder('phoenix_endpoint', 'URL')})")
+    mlflow_given = [flag for flag, value in (("mlflow_filter", filter_string), ("mlflow_max_traces", max_traces),
                                                 ("mlflow_log_feedback", log_feedback or None),
                                                 ("mlflow_feedback_name", feedback_names or None)) if value is not None]
     if feedback_names and not log_feedback:
-        raise ConfigError(f"{n('mlflow_feedback_name')} names the feedback {n('mlflow_log_feedback')} logs: add {n.flag_on('mlflow_log_feedback')}")
-    otel_given = [n(flag) for flag, value in (("expected_facts_attribute", expected_facts),
+        raise OptionError(("mlflow_feedback_name", "mlflow_log_feedback"), lambda n: f"{n('mlflow_feedback_name')} names the feedback {n('mlflow_log_feedback')} logs: add {n.flag_on('mlflow_log_feedback')}")
+    otel_given = [flag for flag, value in (("expected_facts_attribute", expected_facts),
                                               ("expected_response_attribute", expected_response),
                                               ("phoenix_endpoint", phoenix_endpoint), ("annotations", annotations),
                                               ("phoenix_log_annotations", phoenix_log or None))
                   if value is not None]
-    def only(flags: list[str]) -> str:
+    def only(n: Names, fields: list[str]) -> str:
         """``--a works`` / ``--a, --b work``."""
-        return f"{', '.join(flags)} {'works' if len(flags) == 1 else 'work'}"
+        return f"{', '.join(map(n, fields))} {'works' if len(fields) == 1 else 'work'}"
 
     if kind is None:
         if judge_error_traces:
-            raise ConfigError(f"{n('judge_error_traces')} works on traces (mlflow:EXPERIMENT, exported MLflow traces, OTLP, Phoenix), "
+            raise OptionError("judge_error_traces", lambda n: f"{n('judge_error_traces')} works on traces (mlflow:EXPERIMENT, exported MLflow traces, OTLP, Phoenix), "
                               "not on a table")
         if mlflow_given:
-            raise ConfigError(f"{only(mlflow_given)} on traces: give mlflow:EXPERIMENT or a file of exported MLflow traces "
+            raise OptionError(tuple(mlflow_given), lambda n: f"{only(n, mlflow_given)} on traces: give mlflow:EXPERIMENT or a file of exported MLflow traces "
                               f"(or {n.given('input_format', 'mlflow-traces')}), not a table")
         if otel_given:
-            mapped = "columns: in the config" if n.keywords else "--map FIELD=COLUMN"
-            raise ConfigError(f"{only(otel_given)} on OpenTelemetry traces: {otel_hint(n)}, not a table "
-                              f"(a table's columns are mapped with {mapped})")
+            raise OptionError(tuple(otel_given), lambda n: f"{only(n, otel_given)} on OpenTelemetry traces: {otel_hint(n)}, not a table "
+                              f"(a table's columns are mapped with {n.pick('--map FIELD=COLUMN', 'columns: in the config')})")
         return None
     otel = kind.name in OTEL_SOURCES
     if otel and mlflow_given:
-        raise ConfigError(f"{only(mlflow_given)} on MLflow traces, not on {kind.name} spans: "
+        raise OptionError(tuple(mlflow_given), lambda n: f"{only(n, mlflow_given)} on MLflow traces, not on {kind.name} spans: "
                           f"send the verdicts to Phoenix with {n.placeholder('phoenix_endpoint', 'URL')} or {n.placeholder('annotations', 'FILE')}")
     if not otel and otel_given:
-        raise ConfigError(f"{only(otel_given)} on OpenTelemetry traces ({otel_hint(n)}), not on {kind.name}: "
+        raise OptionError(tuple(otel_given), lambda n: f"{only(n, otel_given)} on OpenTelemetry traces ({otel_hint(n)}), not on {kind.name}: "
                           f"MLflow's expectations are read from the trace's assessments, its verdicts sent with {n.flag_on('mlflow_log_feedback')}")
     if max_traces is not None and max_traces < 1:
-        raise ConfigError(f"{n('mlflow_max_traces')} takes a number of traces, at least 1")
+        raise OptionError("mlflow_max_traces", lambda n: f"{n('mlflow_max_traces')} takes a number of traces, at least 1")
     if not otel:  # MLflow's traces need MLflow: said before anything else, the dry run's and a batch's included
         mt.needs_mlflow()
     if engine != "local":
-        raise ConfigError(f"trace sources are scored with {n.given('engine', 'local')} (the default); export the rows to a table for Ray")
+        raise OptionError("engine", lambda n: f"trace sources are scored with {n.given('engine', 'local')} (the default); export the rows to a table for Ray")
     uri = None
     if log_feedback:
-        uri = mt.tracking_uri_or_fail(tracking_uri, n('mlflow_log_feedback'))
+        try:
+            uri = mt.tracking_uri_or_fail(tracking_uri, "--mlflow-log-feedback")
+        except ConfigError:  # its message names the option as the reader knows it
+            raise OptionError("mlflow_log_feedback", lambda n: said(lambda: mt.tracking_uri_or_fail(tracking_uri, n("mlflow_log_feedback")))) from None
         mt.client(uri)  # unreachable: InputError naming the URI, before any judging
     endpoint = None
     if otel:
@@ -136,7 +138,7 @@ def plan(source: str, input_format: str | None, tracking_uri: str | None, filter
             raise ConfigError(f"the annotations file {annotations} should end in .parquet, .jsonl or .csv")
         project = kind.name == "phoenix-project"
         if phoenix_endpoint and not project and not phoenix_log:
-            raise ConfigError(f"{n('phoenix_endpoint')} on {kind.name} spans only says where to log the verdicts, which a run does "
+            raise OptionError(("phoenix_endpoint", "phoenix_log_annotations"), lambda n: f"{n('phoenix_endpoint')} on {kind.name} spans only says where to log the verdicts, which a run does "
                               f"only when asked: add {n.flag_on('phoenix_log_annotations')} (or leave {n('phoenix_endpoint')} out)")
         read_from = None
         if project:  # where to read it; its verdicts go back there only with --phoenix-log-annotations
@@ -241,7 +243,7 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
     experiment = run.source[len("mlflow:"):] if run.source.startswith("mlflow:") else None
     first = next((t for t in result.table["trace_id"] if isinstance(t, str)), None) if "trace_id" in result.table else None
     with tempfile.TemporaryDirectory(prefix="ragjudge-mlflow-") as folder:
-        scored = wanted.output if wanted.output and wanted.output != "-" and os.path.isfile(wanted.output) else None
+        scored = wanted.output if to_file(wanted.output) and os.path.isfile(wanted.output) else None
         if scored is None:
             scored = os.path.join(folder, "scored.parquet")
             write_table(result.table, scored)
@@ -262,7 +264,7 @@ def after_outputs(run: TraceRun, result: Any, config: Any, wanted: Any, exit_cod
         run.say(f"mlflow: run {run_id} logged (summary, scored table and report as artifacts"
                 f"{f'; {linked} trace(s) linked' if linked else ''})")
         result.sinks.setdefault("mlflow", {})["run_id"] = run_id
-    if wanted.summary_json and wanted.summary_json != "-" and os.path.isfile(wanted.summary_json):
+    if to_file(wanted.summary_json) and os.path.isfile(wanted.summary_json):
         with open(wanted.summary_json, encoding="utf-8") as handle:
             written = json.load(handle)
         written["mlflow"] = result.sinks.get("mlflow", {})

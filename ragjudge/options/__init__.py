@@ -7,33 +7,25 @@ for, refused before any judging with a ``ConfigError`` (exit 2) that names the f
 - ``set_overrides``: ``--set KEY=VALUE`` (dotted config keys, values read as YAML), any key of the
   config, applied to the raw config before it is validated (an unknown key is the config's
   usual error naming it).
-- ``check_selection``, ``check_budget``, ``check_regression_gates``, ``check_outputs``,
-  ``check_engine``: the checks of a run's options; their messages name the options as
-  ``names`` says (``Names``: the command line's flags, ``CLI``, or a Python call's keyword
-  arguments, ``KEYWORDS``).
-
-Why it is over 600 lines: every option a run takes is checked here, once, for the command line
-and for Python callers alike (one message per fault, naming the fix in the caller's terms); the
-checks share the flag table and ``Names``, and splitting them would put the same option's rules
-in two places.
+- ``names``: ``OptionError``, a refused option that carries its request fields and is named once,
+  as its reader knows it (``Names``: the command line's flags, ``CLI``, or a Python call's
+  keyword arguments, ``KEYWORDS``); ``check_budget``: ``judge.max_cost`` for a
+  model with no known price (the ``Scorer`` checks it too). The checks of a run's options are
+  ``ragjudge.run.checks``.
 """
 
 from __future__ import annotations
 
-import math
-import os
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from ragjudge.errors import ConfigError
-from ragjudge.compare import check_baseline, metrics_of
-from ragjudge.counting import has_path
-from ragjudge.transports import resolve_model
-from ragjudge import prices
 from ragjudge.judges import bundled_names
 from ragjudge.settings import Config
 from ragjudge.config import DEFAULT_METRICS, FIELDS, METRICS, RawConfig, read_file, validate
-from ragjudge.io import FORMATS, read_record, SUFFIXES
+from ragjudge.io import read_record
+from ragjudge.options.names import CLI as CLI, KEYWORDS as KEYWORDS, Names as Names, check_budget as check_budget  # re-exported
+from ragjudge.options.names import OptionError as OptionError, OptionInputError as OptionInputError, said as said  # re-exported
 
 _JUDGE_KEYS = ("model", "transport", "api_base", "concurrency", "workers", "timeout", "max_retries", "rpm", "samples", "max_cost",
                "panel", "panel_rule", "panel_quorum", "cascade", "cascade_band", "batch", "batch_fallback")
@@ -547,236 +539,3 @@ def load(config: str | None, options: dict[str, Any], sets: Sequence[str] = (), 
 
 
 # the options of `ragjudge score` not named --FIELD (a ScoreRequest field, or the config key judge.max_cost)
-_CLI_NAMES = {"output": "-o", "row_events": "-v/--verbose", "max_cost": "--max-cost"}
-
-
-@dataclass(frozen=True)
-class Names:
-    """How a message names a run's options (``ragjudge.run.ScoreRequest``'s fields): as the
-    command line's flags (``CLI``: ``--limit``, ``--max-drop 2.0``, ``-o``) or, for a request
-    made in Python (``evaluate``, ``ScoreRequest``, ``Scorer``), as its keyword arguments
-    (``KEYWORDS``: ``limit=``, ``max_drop=2.0``, ``output=``; the budget is the config key
-    ``judge.max_cost``)."""
-
-    keywords: bool = False
-
-    def __call__(self, field: str) -> str:
-        """``field`` named: ``--max-drop`` / ``max_drop=``."""
-        if self.keywords:
-            return "judge.max_cost" if field == "max_cost" else f"{field}="
-        return _CLI_NAMES.get(field, "--" + field.replace("_", "-"))
-
-    def given(self, field: str, value: Any) -> str:
-        """``field`` with its ``value``: ``--max-drop 2.0`` / ``max_drop=2.0`` (``format='csv'``)."""
-        return f"{field}={value!r}" if self.keywords else f"{self(field)} {value}"
-
-    def placeholder(self, field: str, text: str) -> str:
-        """``field`` with a value to fill in: ``--sample N`` / ``sample=N``."""
-        return f"{field}={text}" if self.keywords else f"{self(field)} {text}"
-
-    def flag_on(self, field: str) -> str:
-        """A flag that takes no value, set: ``--mlflow-log-feedback`` / ``mlflow_log_feedback=True``."""
-        return f"{field}=True" if self.keywords else self(field)
-
-    def about(self, field: str, value: Any) -> str:
-        """A message's subject: the flag alone (``--junit``; the message says the value) / the
-        keyword with its value (``junit='-'``)."""
-        return self.given(field, value) if self.keywords else self(field)
-
-
-CLI = Names()
-KEYWORDS = Names(keywords=True)
-
-
-def check_selection(limit: int | None, sample: int | None, names: Names = CLI) -> None:
-    """Refuse ``limit`` with ``sample`` (both choose the rows to judge) and either below 1."""
-    if limit is not None and sample is not None:
-        raise ConfigError(f"{names('limit')} and {names('sample')} both choose the rows to judge: give one of them")
-    if (limit is not None and limit < 1) or (sample is not None and sample < 1):
-        raise ConfigError(f"{names('limit')} and {names('sample')} take a number of rows, at least 1")
-
-
-def check_budget(settings: Any, names: Names = CLI) -> None:
-    """Refuse ``judge.max_cost`` (``--max-cost``) for a model with no known price before
-    anything is spent: spending could not be counted, so the budget could never trip. With a
-    panel (``judge.panel``), every member's model needs a price (``judge.price`` prices them all);
-    with a cascade (``judge.cascade``), every stage's (the budget covers them all)."""
-    if settings.judge.max_cost is None or settings.judge.price is not None:
-        return
-
-    judges = [settings.judge.member(member) for member in settings.judge.panel] or [settings.judge]
-    if settings.judge.cascade:
-        judges = [settings.judge.stage(stage) for stage in settings.judge.cascade if stage != "panel"] + (
-            judges if "panel" in settings.judge.cascade else [])
-    for judge in judges:
-        if judge.model.startswith("local/"):
-            continue
-        provider, _, name = resolve_model(judge).partition("/")
-        if (prices.entry(provider, name) or {}).get("input_cost_per_token") is None:
-            raise ConfigError(f"{names('max_cost')}: {judge.model} has no price in litellm's price table, so spending cannot be "
-                              "counted; give one in the config: judge.price: {input_per_mtok: ..., output_per_mtok: ...}")
-
-
-def check_engine(engine: str, ray_actors: int | None = None, names: Names = CLI) -> None:
-    """Refuse an engine other than local or ray, and fewer than 1 Ray actor."""
-    if engine not in ("local", "ray"):
-        raise ConfigError(f"{names.given('engine', engine)}: use local or ray")
-    if engine == "ray" and ray_actors is not None and ray_actors < 1:
-        raise ConfigError(f"{names.given('ray_actors', ray_actors)}: give a number of actors, 1 or more")
-
-
-def check_regression_gates(max_regressions: int | None, max_drop: float | None, names: Names = CLI, alpha: float | None = None) -> None:
-    """Refuse regression gates that cannot mean anything: a negative count, a drop outside
-    0..1 or not a number, a significance level ``alpha`` not strictly between 0 and 1."""
-    if alpha is not None and not (math.isfinite(alpha) and 0.0 < alpha < 1.0):
-        raise ConfigError(f"{names.given('alpha', alpha)}: give a significance level between 0 and 1 (0.05: a drop that noise "
-                          "would show one time in twenty or less fails)")
-    if max_regressions is not None and max_regressions < 0:
-        raise ConfigError(f"{names.given('max_regressions', max_regressions)}: give a number of rows, 0 or more")
-    if max_drop is not None and not (math.isfinite(max_drop) and 0.0 <= max_drop <= 1.0):
-        raise ConfigError(f"{names.given('max_drop', max_drop)}: give a drop in pass rate from 0 to 1 (0.05: five points)")
-
-
-def output_format(path: str | None, explicit: str | None, shared: str | None) -> str | None:
-    """The format to write ``path`` in: ``explicit`` (--output-format) wins; ``shared``
-    (--format) applies where the path's suffix cannot tell (stdout, no known suffix)."""
-    from pathlib import Path
-
-    if explicit:
-        return explicit
-    if path is not None and (path == "-" or Path(path).suffix.lower() not in SUFFIXES):
-        return shared
-    return None
-
-
-def check_outputs(source: str, output: str | None, summary_json: str | None, *formats: str | None, junit: str | None = None,
-                  markdown: str | None = None, html: str | None = None, baseline: str | None = None, gates_without_baseline: bool = False,
-                  html_flag: str | None = None, id_column: str | None = "id", names: Names = CLI, id_required: bool = False,
-                  metrics: Sequence[str] = (), labels: dict[str, str] | None = None, to_label: str | None = None) -> None:
-    """Refuse, before any judging, outputs that could only fail or collide at the end: an unknown
-    format, regression gates without a baseline, a baseline that is missing, is not a scored
-    table or could not be compared (a null or repeated id, an unreadable cell), a
-    report file that is stdout, a folder or in a missing folder, two outputs (or an output and
-    the input, or an output and the baseline) that are one file (``_check_distinct``), both the
-    table and the summary on stdout. ``html_flag``: how the HTML file is named, where not as
-    ``names`` names ``html`` (``ragjudge report -o``). ``id_required``: the id column was named,
-    so a baseline without it is refused too. ``to_label``: a cascade's rows to label
-    (``--to-label``), checked against the input and the other outputs as they are."""
-    from pathlib import Path
-
-    def about(field: str, flag: str, value: Any) -> str:  # Names.about, with the HTML file's own flag
-        return names.given(field, value) if names.keywords else flag
-
-    for fmt in formats:
-        if fmt is not None and fmt not in FORMATS:
-            raise ConfigError(f"unknown format '{fmt}'; use one of: {', '.join(FORMATS)}")
-    if gates_without_baseline and not baseline:
-        raise ConfigError(f"{names('max_regressions')} and {names('max_drop')} compare with a baseline: give "
-                          f"{names.placeholder('baseline', 'SCORED_TABLE')}")
-    if baseline and not Path(baseline).is_file():
-        raise ConfigError(f"{names.given('baseline', baseline)}: no such file" if names.keywords else f"--baseline: no such file: {baseline}")
-    if baseline:  # before any judging: a table that was never scored cannot be a baseline
-        from ragjudge.io import iter_chunks
-
-        first = next(iter(iter_chunks(baseline, None, 1000)), None)
-        if first is None or not metrics_of(first):
-            raise ConfigError(f"{names.given('baseline', baseline)} holds no scored metric (no M_status and M_passed columns); "
-                              f"give a table written by {'evaluate(..., output=...) or ' if names.keywords else ''}ragjudge score -o")
-        held = metrics_of(first)
-        missing = [metric for metric in metrics if metric not in held]
-        if missing:  # found at the end, it cost the whole run (every call paid, no report written)
-            raise ConfigError(f"{names.given('baseline', baseline)} holds no {', '.join(missing)} columns (M_status, M_passed); it holds "
-                              f"{', '.join(held)}: compare with a baseline scored with {', '.join(missing)}, or judge only "
-                              f"{', '.join(held)} ({'metrics: ' + str(held) if names.keywords else ' '.join('-m ' + metric for metric in held)})")
-        for metric, column in (labels or {}).items():
-            if metric in metrics and not has_path(first, column):
-                raise ConfigError(f"{names.given('baseline', baseline)} has no column '{column}' for the labels of {metric} "
-                                  f"(labels.{metric}); give the baseline its labels column (one run's labels are not the other's)")
-        from ragjudge.io import read_table
-
-        check_baseline(read_table(baseline), baseline, id_column, id_required, names.given("baseline", baseline))  # as read at the end
-    for field, flag, path in (("junit", names("junit"), junit), ("markdown", names("markdown"), markdown), ("html", html_flag or names("html"), html)):
-        if path is None:
-            continue
-        if path == "-":
-            raise ConfigError(f"{about(field, flag, path)} writes a file, not stdout: give a file name")
-        if path == "" or Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
-            raise ConfigError(f"{about(field, flag, path)}: cannot write {'there' if names.keywords else repr(path)}: give a file in an existing folder")
-    if output == "" or summary_json == "":
-        raise ConfigError(f"an empty path was given to {names('output')} or {names('summary_json')}")
-    if output and output != "-" and not output.endswith(("/", os.sep)) and not Path(os.path.realpath(output)).parent.is_dir():
-        raise ConfigError(f"{names.about('output', output)}: output folder does not exist: {Path(output).parent}")  # before any call
-    if output == "-" and summary_json == "-":
-        raise ConfigError(f"{names.given('output', '-')} and {names.given('summary_json', '-')} would both write to stdout; send one of them to a file")
-    _check_distinct(source, baseline, (("output", names("output"), output), ("summary_json", names("summary_json"), summary_json),
-                                       ("junit", names("junit"), junit), ("markdown", names("markdown"), markdown),
-                                       ("html", html_flag or names("html"), html), ("to_label", names("to_label"), to_label)), names)
-    if summary_json and summary_json != "-":
-        target = Path(summary_json)
-        if target.is_dir():
-            raise ConfigError(f"{names.given('summary_json', summary_json)} is a folder" if names.keywords else f"--summary-json: {summary_json} is a folder")
-        if not target.resolve().parent.is_dir():
-            raise ConfigError(f"{names.about('summary_json', summary_json)}: folder does not exist: {target.parent}")
-
-
-def same_file(path: str, other: str) -> bool:
-    """Whether ``path`` and ``other`` name one file: ``os.path.samefile`` where both exist (links
-    and hard links included), else their resolved paths (``Path.resolve``: ``./out.jsonl`` is
-    ``out.jsonl``)."""
-    from pathlib import Path
-
-    if os.path.exists(path) and os.path.exists(other):
-        return os.path.samefile(path, other)
-    return Path(path).resolve() == Path(other).resolve()
-
-
-def _check_distinct(source: str, baseline: str | None, outputs: Sequence[tuple[str, str, str | None]], names: Names = CLI) -> None:
-    """``ConfigError`` when two outputs (``(field, flag, path)``) are one file (the last written
-    would replace the other), or an output other than the table is the input (the table may
-    replace it: it is written after the input is read), or any output is the baseline (the
-    comparison at the end would read this run's own file, or a report, instead of it)."""
-    given = [(field, flag, path) for field, flag, path in outputs if path and path != "-"]
-
-    def subject(field: str, flag: str, path: str) -> str:
-        return names.given(field, path) if names.keywords else f"{flag} {path}"
-
-    for i, (field, flag, path) in enumerate(given):
-        for other_field, other_flag, other_path in given[:i]:
-            if same_file(path, other_path):
-                also = names.given(other_field, other_path) if names.keywords else other_flag
-                raise ConfigError(f"{subject(field, flag, path)} is also {also}; one would replace the other: give it another name")
-        if baseline and same_file(path, baseline):
-            read = "this run" if field == "output" else (names(field) if not names.keywords else f"the {field} file")
-            raise ConfigError(f"{subject(field, flag, path)} is also {names('baseline') if not names.keywords else 'the baseline'}; the "
-                              f"comparison would read {read} instead of the baseline: write to another file (and replace the baseline "
-                              "once the gate passes)")
-        if field != "output" and source and source != "-" and same_file(path, source):
-            what = {"summary_json": "the summary", "to_label": "the rows to label"}.get(field, "the report")
-            raise ConfigError(f"{subject(field, flag, path)} is also the input; {what} would replace it: give it another name")
-
-
-def ignored_options(alpha: float | None, baseline: str | None, names: Names = CLI) -> list[str]:
-    """Notes for a run's options that it ignores, said rather than dropped in silence (as
-    ``Scorer`` says ``judge.cascade_band`` without a cascade): ``alpha`` without ``baseline``."""
-    if alpha is not None and not baseline:
-        return [f"note: {names.about('alpha', alpha)} tests the drop from a baseline's pass rate; this run has no baseline and it is "
-                f"ignored: give {names.placeholder('baseline', 'SCORED_TABLE')} with {names('max_drop')}, or leave it out"]
-    return []
-
-
-def step_summary_problem(source: str, *outputs: str | None) -> str | None:
-    """Why the job summary cannot be appended to the file ``GITHUB_STEP_SUMMARY`` names (it is
-    the input or another output, a folder, or in a missing folder), as a warning; None when
-    it can (or the variable is not set)."""
-    from pathlib import Path
-
-    path = os.environ.get("GITHUB_STEP_SUMMARY") or None  # as reports.markdown.step_summary_path reads it (a lower layer than reports)
-    if not path:
-        return None
-    for other in (source, *outputs):
-        if other and other != "-" and os.path.realpath(other) == os.path.realpath(path):
-            return f"warning: GITHUB_STEP_SUMMARY is {path}, which this run also reads or writes; the job summary is not appended to it"
-    if Path(path).is_dir() or not Path(path).resolve().parent.is_dir():
-        return (f"warning: GITHUB_STEP_SUMMARY names {path}, which cannot be written (a folder, or its folder does not exist); "
-                "the job summary is not appended")
-    return None

@@ -31,14 +31,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragjudge.types import Call, Verdict, count_of
-from ragjudge.pipeline import selection
+from ragjudge.run.source import Source
 from ragjudge.model import PanelModel
 from ragjudge.cascade import CascadeModel, in_band
 from ragjudge.judges.panel import tempered
 from ragjudge.scoring import Scorer
 from ragjudge.cache import reading
-from ragjudge.errors import RagjudgeError
-from ragjudge.io import detect_format, raise_as_given, readable, spool_stdin
 
 # expected completion tokens of one call: a base and a part per judged item (fact, statement, claim)
 _EXPECTED = {"grounded": (60, 45), "reference_free": (90, 0), "statements": (20, 25), "coverage": (60, 12), None: (70, 40)}
@@ -68,19 +66,16 @@ class MetricEstimate:
 
 def estimate(source: Any, config: Any, input_format: str | None = None, flag_fields: frozenset[str] = frozenset(),
              limit: int | None = None, sample: int | None = None, seed: int = 0) -> dict[str, Any]:
-    """The dry run of ``ragjudge score`` on ``source`` (a path or ``-``) with ``config``; the
+    """The dry run of ``ragjudge score`` on ``source`` (a ``ragjudge.run.source.Source``, or a path
+    or ``-`` read in ``input_format``) with ``config``; the
     same row selection as the run (``limit``, ``sample``; checked by ``ragjudge.run.ScoreRequest.check``). Returns a dict: ``rows``, per metric
     the ``MetricEstimate`` figures, their totals, ``tokens`` ("counted" or "estimated"),
     ``price`` (USD per million input and output tokens, or None), ``batch`` (the run goes through
     the batch API), ``cost_by_api`` (the total's USD range at the ``direct`` and the ``batch``
     price, each {"low", "high"}; None for an unknown price) and ``notes``. Raises what a
     real run raises for bad input or settings."""
-    from ragjudge.io import iter_chunks
-    fmt = detect_format(source, input_format)
-    if source == "-" and sample is not None:
-        spool_stdin()  # --sample counts the rows first; stdin is read once, into a copy
-    given = source
-    source = readable(source, fmt, sample)  # likewise a pipe (<(command)) to count or to seek
+    if not isinstance(source, Source):
+        source = Source.of(source, input_format, sample)
     config = reading(config)  # no cache yet: no hits, and the dry run makes no folder
     scorer = Scorer(config)
     try:
@@ -88,8 +83,8 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
         judges = [_Judged(name, model, temperature, {judge.name: MetricEstimate() for judge in scorer.judges}, stage)
                   for name, model, temperature, stage in staged]
         read = [0, 0]  # a cascade's first-stage replies cached with a P(yes), and those in the band
-        plan = scorer.plan(iter_chunks(source, fmt, scorer.config.chunk_size), "<stdin>" if source == "-" else source, flag_fields)
-        chosen = selection(source, fmt, scorer.config.chunk_size, limit, sample, seed)
+        plan = scorer.plan(source.chunks(scorer.config.chunk_size), source.name, flag_fields)
+        chosen = source.selection(scorer.config.chunk_size, limit, sample, seed)
         notes: list[str] = list(plan.notes)
         start = 0
         for chunk in plan.chunks():
@@ -166,9 +161,6 @@ def estimate(source: Any, config: Any, input_format: str | None = None, flag_fie
                                                "metrics": {name: item.to_dict() for name, item in judged.figures.items()},
                                                "total": _total(judged.figures, start).to_dict()} for judged in judges}
         return report
-    except RagjudgeError as exc:
-        raise_as_given(exc, source, given)  # the pipe the user named, not its copy
-        raise
     finally:
         scorer.close()
 
