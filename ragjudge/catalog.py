@@ -50,14 +50,14 @@ def render(source: str, config: Config, metric: str, row: int, flag_fields: froz
     request's JSON body, its questions and state). A row the judge would not
     call for says why (skipped, input error). Raises ``InputError`` for a row out of range and
     for unusable input, as ``ragjudge score`` would."""
-    from ragjudge.io import iter_chunks
+    from ragjudge.io import is_stdin, iter_chunks
     config = _settings(config).model_copy(update={"metrics": [metric]})
     judge = make_judges(config)[0]
     if row < 1:
         raise InputError(f"--row {row}: rows are numbered from 1")
     seen = 0
     # as ragjudge score -m refuses it (asked): a need not met is exit 2, not a row skipped
-    plan = RunPlan(config, [judge], iter_chunks(source, input_format, config.chunk_size), "<stdin>" if source == "-" else source,
+    plan = RunPlan(config, [judge], iter_chunks(source, input_format, config.chunk_size), "<stdin>" if is_stdin(source) else source,
                    flag_fields, asked=True)
     mapping = plan.mapping
     for chunk in plan.chunks():
