@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from ragjudge.errors import InputError
+from ragjudge.io.formats import is_stdin
 from ragjudge.settings import Config
 from ragjudge.judges import BUILT_IN, bundled_definitions, make_judges
 from ragjudge.plan import RunPlan
@@ -50,7 +51,7 @@ def render(source: str, config: Config, metric: str, row: int, flag_fields: froz
     request's JSON body, its questions and state). A row the judge would not
     call for says why (skipped, input error). Raises ``InputError`` for a row out of range and
     for unusable input, as ``ragjudge score`` would."""
-    from ragjudge.io import is_stdin, iter_chunks
+    from ragjudge.io import iter_chunks
     config = _settings(config).model_copy(update={"metrics": [metric]})
     judge = make_judges(config)[0]
     if row < 1:
