@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from ragjudge.errors import InputError
+from ragjudge.io.formats import is_stdin
 from ragjudge.settings import Config
 from ragjudge.judges import BUILT_IN, bundled_definitions, make_judges
 from ragjudge.plan import RunPlan
@@ -57,7 +58,7 @@ def render(source: str, config: Config, metric: str, row: int, flag_fields: froz
         raise InputError(f"--row {row}: rows are numbered from 1")
     seen = 0
     # as ragjudge score -m refuses it (asked): a need not met is exit 2, not a row skipped
-    plan = RunPlan(config, [judge], iter_chunks(source, input_format, config.chunk_size), "<stdin>" if source == "-" else source,
+    plan = RunPlan(config, [judge], iter_chunks(source, input_format, config.chunk_size), "<stdin>" if is_stdin(source) else source,
                    flag_fields, asked=True)
     mapping = plan.mapping
     for chunk in plan.chunks():

@@ -11,7 +11,7 @@ describes it, collects its warnings, checks each judge's needed fields (``check_
 notes the input columns the run's own output replaces. A check that fails raises
 ``ConfigError`` / ``InputError`` (exit 2) before any call. (A JSON Lines run plans its first
 rows before the rest of the first chunk is read, and its first row's calls go ahead on that plan,
-``run.engine._read_ahead``; the whole chunk is then planned here as usual.)
+``run.engine.ReadAhead``; the whole chunk is then planned here as usual.)
 
 Events: ``evaluate(on_event=...)`` reports a run as it goes with the typed events below
 (``Start``, ``Note``, ``Progress``, ``Row``), one callback for all of them.

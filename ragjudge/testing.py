@@ -41,7 +41,8 @@ from ragjudge.errors import ConfigError
 from ragjudge.counting import row_ids, row_names, table_verdicts
 from ragjudge.gate import check_gate, row_name
 from ragjudge.reports.gate_text import failures_of
-from ragjudge.config import RawConfig, _deep_merge, read_file, validate
+from ragjudge.config import RawConfig, read_file, validate
+from ragjudge.options import layered
 from ragjudge.settings import Config, load_config
 from ragjudge.plan import resolve
 from ragjudge.scoring import Scorer
@@ -402,10 +403,9 @@ def project_config(pyproject: str | Path | None = None, override: str | Path | N
     listed += [_table_path(cwd / t, "--ragjudge") for t in tables or []]
     if not layers:  # nothing configures ragjudge: ragjudge's defaults, loaded when first used (pydantic and the judges stay unimported)
         return ProjectConfig(None, list(dict.fromkeys(listed)), [], bool(listed))
-    data: dict[str, Any] = {}
     for source, layer in layers:
         validate(RawConfig, layer, source)  # each layer's own keys, named by the layer that holds them
-        data = _deep_merge(data, layer)
+    data, _ = layered(layers)  # as the command line lays its config file (options.layered)
     sources = [source for source, _ in layers]
     config = validate(Config, data, " over ".join(reversed(sources)) or "config")
     return ProjectConfig(config, list(dict.fromkeys(listed)), sources, bool(layers or listed))

@@ -57,7 +57,7 @@ def test_json_lines_judged_as_rows_write_what_the_dataframe_reader_writes(server
     # With a head of 3 rows, the first row's calls go ahead before the rest of the first chunk is read, which
     # adds a column (``topic``, row 6) that the first row's job did not see
     monkeypatch.setattr(pipeline, "JOB_ROWS_MIN", 4)
-    monkeypatch.setattr(pipeline, "HEAD_ROWS", head)
+    monkeypatch.setattr(pipeline.READ_AHEAD, "head_rows", head)
     config = load_config(None, {"judge": {"model": "openai/fake-judge", "api_base": server.url, "concurrency": 1},
                                 "cache": {"enabled": False}, "chunk_size": 7, "metrics": ["sufficiency", "completeness"]})
     ahead = []
@@ -69,7 +69,7 @@ def test_json_lines_judged_as_rows_write_what_the_dataframe_reader_writes(server
     calls = server.calls
     with monkeypatch.context() as patched:  # the same run through the DataFrame reader, as before issue 51
         patched.setattr(pipeline, "jsonl_chunks", readers._jsonl_chunks)
-        patched.setattr(pipeline, "HEAD_ROWS", 10**9)  # and the whole first chunk read before any call
+        patched.setattr(pipeline.READ_AHEAD, "head_rows", 10**9)  # and the whole first chunk read before any call
         as_frames = tmp_path / f"as_frames.{suffix}"
         second = evaluate(str(source), config, output=str(as_frames))
     assert first.summary.rows == second.summary.rows == len(ROWS)
@@ -166,7 +166,7 @@ def _config(server, tmp_path, cache: bool = False):
 
 
 def test_the_first_call_goes_out_before_the_rest_of_the_first_chunk_is_read(server, tmp_path):
-    # issue 51: the run's first call (the probe, which goes alone) leaves once the first HEAD_ROWS rows are
+    # issue 51: the run's first call (the probe, which goes alone) leaves once the first READ_AHEAD.head_rows rows are
     # read and planned, and the rest of the first chunk (here all 300 rows) is read while it is in flight.
     # A pipe gives the rest only once the server has seen a call: a run that read the whole chunk first
     # would make none, and the writer gives up after 30 s
@@ -177,13 +177,13 @@ def test_the_first_call_goes_out_before_the_rest_of_the_first_chunk_is_read(serv
 
     def feed():
         with open(fifo, "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(row) + "\n" for row in rows[:pipeline.HEAD_ROWS])
+            handle.writelines(json.dumps(row) + "\n" for row in rows[:pipeline.READ_AHEAD.head_rows])
             handle.flush()
             deadline = time.monotonic() + 30
             while server.calls == 0 and time.monotonic() < deadline:
                 time.sleep(0.01)
             seen.append(server.calls)
-            handle.writelines(json.dumps(row) + "\n" for row in rows[pipeline.HEAD_ROWS:])
+            handle.writelines(json.dumps(row) + "\n" for row in rows[pipeline.READ_AHEAD.head_rows:])
 
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
@@ -242,7 +242,7 @@ def test_a_call_made_ahead_that_failed_and_that_no_row_made_again_is_said_with_i
 def test_a_malformed_line_after_the_first_rows_is_named_and_an_answered_call_made_ahead_is_not_paid_again(server, tmp_path, monkeypatch):
     from ragjudge.errors import InputError
 
-    monkeypatch.setattr(pipeline, "FIRST_SEND_S", 60.0)  # the reading waits for the first call's answer (it comes at once)
+    monkeypatch.setattr(pipeline.READ_AHEAD, "first_send_s", 60.0)  # the reading waits for the first call's answer (it comes at once)
     rows = [{"id": i, "request": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(150)]
     source = tmp_path / "rows.jsonl"
     _write(source, rows)
@@ -261,7 +261,7 @@ def test_a_malformed_line_after_the_first_rows_is_not_kept_waiting_for_the_call_
     from ragjudge.errors import InputError
     from ragjudge.fakeserver import FakeJudgeServer
 
-    monkeypatch.setattr(pipeline, "FIRST_SEND_S", 2.0)  # time enough for that call to reach the server, however loaded the machine
+    monkeypatch.setattr(pipeline.READ_AHEAD, "first_send_s", 2.0)  # time enough for that call to reach the server, however loaded the machine
 
     rows = [{"id": i, "request": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(150)]
     source = tmp_path / "rows.jsonl"

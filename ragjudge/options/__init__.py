@@ -22,7 +22,7 @@ from typing import Any, Iterator, Sequence
 from ragjudge.errors import ConfigError
 from ragjudge.judges import bundled_names
 from ragjudge.settings import Config
-from ragjudge.config import DEFAULT_METRICS, FIELDS, METRICS, RawConfig, read_file, validate
+from ragjudge.config import DEFAULT_METRICS, FIELDS, METRICS, RawConfig, _deep_merge, read_file, validate
 from ragjudge.io import read_record
 from ragjudge.options.names import CLI as CLI, KEYWORDS as KEYWORDS, Names as Names, check_budget as check_budget  # re-exported
 from ragjudge.options.names import OptionError as OptionError, OptionInputError as OptionInputError, said as said  # re-exported
@@ -373,6 +373,25 @@ def _setter(sources: dict[str, str], key: str) -> str | None:
     return f"--set {key}" if found.startswith("--set ") else found
 
 
+def layered(files: Sequence[tuple[str, dict[str, Any]]], assignments: Sequence[Assignment] = ()) -> tuple[dict[str, Any], dict[str, str]]:
+    """The one config layering of the command line (``load_layers``: the file, ``--set``, the
+    flags), the GitHub Action (which runs it) and the pytest plugin (``testing.project_config``:
+    the YAML file, ``[tool.ragjudge]``, ``--ragjudge-config``), from lowest to highest: the
+    ``files`` (``(name, keys)``, as ``read_file`` gives them), each merged over the ones before
+    section by section (a key it sets replaces that key; the others stay), then the
+    ``assignments`` (``Assignment``: ``--set`` items, the flags), each laid over its key (``lay``:
+    a value replaces a whole section). Returns the keys, not yet validated, and their sources
+    (dotted key -> the name of the layer that set it). Raises ``ConfigError`` (``lay``)."""
+    data: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for name, keys in files:
+        data = _deep_merge(data, keys)
+        sources.update({key: name for key in _leaves(keys)})
+    for assignment in assignments:
+        lay(data, sources, assignment)
+    return data, sources
+
+
 def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str] = (), held: Sequence[str] | None = None,
                 recorded: tuple[str, dict[str, Any]] | None = None) -> Loaded:
     """The run's config in three layers, each laid over the one before key by key (``lay``): the
@@ -387,18 +406,14 @@ def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str]
     ``Loaded``. Raises ``ConfigError`` (exit 2)."""
     flagged, mapped = flag_assignments(options)
     given = set_assignments(list(sets))
-    data: dict[str, Any] = {}
-    sources: dict[str, str] = {}
     name = "options" if config is None else str(config)
+    files: list[tuple[str, dict[str, Any]]] = []
     if config is not None:
-        data = dict(read_file(config))
-        sources.update({key: f"-c {config}" for key in _leaves(data)})
+        files.append((f"-c {config}", read_file(config)))
     elif recorded is not None:
         name = f"the run's settings recorded in {recorded[0]}"
-        data = {key: value for key, value in recorded[1].items() if key in RECORDED}
-        sources.update({key: f"-c {recorded[0]}" for key in _leaves(data)})  # the file layer's, as a config file's
-    for assignment in [*given, *flagged]:
-        lay(data, sources, assignment)
+        files.append((f"-c {recorded[0]}", {key: value for key, value in recorded[1].items() if key in RECORDED}))  # as a config file's
+    data, sources = layered(files, [*given, *flagged])
     _check_flag_metrics(data, sources, held)
     # a bad value is named as what set it (the layering's record): a --set key, the named option, else the file
     settings = validate(Config, data, name, setter=lambda key: _setter(sources, key))

@@ -52,13 +52,6 @@ def selection(source: Any, fmt: str | None, chunk_size: int, limit: int | None =
     return Source(source, source, fmt, source).selection(chunk_size, limit, sample, seed)
 
 
-HEAD_ROWS = 100  # a JSON Lines file's rows read before its first row's calls go ahead (they hold the 50 the mapping looks at)
-# seconds the reading waits once the first row's calls are handed to the loop thread, unless the
-# first is answered (or needs no call) sooner: sending it takes the loop thread 7 ms alone, and 60 to 90 ms while the
-# rest of the chunk was read beside it, the two threads taking turns for the interpreter (2 cores;
-# bench/README.md, figure 1c). Within the probe's round trip, so no later than the reading before it
-FIRST_SEND_S = 0.03
-JOBS_AHEAD = 2  # jobs started beyond the one being finished and written
 JOB_ROWS_MIN = 1_000
 
 
@@ -76,43 +69,63 @@ def _no_rows() -> Any:
     return pd.DataFrame()
 
 
-def _read_ahead(scorer: Scorer, source: Source, flag_fields: frozenset[str], sample: int | None) -> tuple[Iterator[Any], Any]:
-    """A JSON Lines file's chunks (as ``jsonl_chunks`` gives them), and the job started on its
-    first row (``Scorer.submit(ahead=True)``) once its first ``HEAD_ROWS`` rows are read and
-    planned: the run's first call, the probe, then goes out while the rest of the first chunk is
-    read, and the first row takes its verdict when its own job makes the same call (issue 51).
-    The reading waits ``FIRST_SEND_S`` for the loop thread to send that call alone.
-    The job is None, and nothing goes ahead, with ``--sample`` (its rows are chosen from the
+@dataclass
+class ReadAhead:
+    """What the local engine does ahead of need (issue 51; bench/README.md, figures 1c and 4), in
+    one place. ``start`` reads a JSON Lines file's first ``head_rows`` rows (they hold the 50 the
+    mapping looks at), plans them, and starts the job of its first row
+    (``Scorer.submit(ahead=True)``): the run's first call, the probe, then goes out while the rest
+    of the first chunk is read, and the first row takes its verdict when its own job makes the
+    same call. The reading then waits up to ``first_send_s`` seconds for the loop thread to send
+    that call alone, unless it is answered (or needs no call) sooner: sending it takes the loop
+    thread 7 ms alone, and 60 to 90 ms while the rest of the chunk is read beside it, the two
+    threads taking turns for the interpreter (2 cores); 30 ms is within the probe's round trip,
+    so no later than the reading before it. ``score_source`` keeps ``jobs_ahead`` jobs started
+    beyond the one being finished and written, so that the next rows' calls never wait for a
+    job's stragglers, its framing, its writing or the next chunk's reading.
+
+    Nothing goes ahead (``start``'s job is None) with ``--sample`` (its rows are chosen from the
     count), labels (checked on the whole first chunk), a batch or a panel, and when the first
     rows' plan fails (the whole chunk's plan then says why, before any call). A malformed line
-    after the first ``HEAD_ROWS`` rows, or a mapping the whole chunk refuses, is said at once: the
+    after the first ``head_rows`` rows, or a mapping the whole chunk refuses, is said at once: the
     call made ahead is then cancelled (a reply already in is cached), and so it is by a Ctrl-C
     before the whole first chunk is planned, which stops the run at once as before."""
-    config = scorer.config
-    size = config.chunk_size
-    labelled = any(column and metric in config.metrics for metric, column in (config.labels or {}).items())
-    if sample is not None or labelled or config.judge.batch or size <= HEAD_ROWS or not hasattr(scorer.model, "prepare"):
-        return jsonl_chunks(source.path or "", size), None
-    lists = jsonl_rows(source.path or "", size, first=HEAD_ROWS)
-    head = next(lists, [])
-    job = None
-    try:
-        plan = RunPlan.of(scorer, RowChunk(head), source.name, flag_fields, scorer_notes=False) if head else None
-    except (InputError, ConfigError):
-        plan = None
-    if plan is not None and plan.mapping is not None and not by_trace(plan.first):
-        scorer.model.prepare()
-        job = scorer.submit(RowChunk(head[:1], plan.first.columns), plan.mapping, ahead=True)
-        scorer.until_answered(job, FIRST_SEND_S)  # the loop thread sends it alone
 
-    def chunks() -> Iterator[Any]:
-        rest = next(lists, []) if len(head) == HEAD_ROWS else []
-        if head:
-            yield RowChunk(head + rest)
-        for rows in lists:
-            yield RowChunk(rows)
+    head_rows: int = 100
+    first_send_s: float = 0.03
+    jobs_ahead: int = 2
 
-    return chunks(), job
+    def start(self, scorer: Scorer, source: Source, flag_fields: frozenset[str], sample: int | None) -> tuple[Iterator[Any], Any]:
+        """A JSON Lines file's chunks (as ``jsonl_chunks`` gives them), and the job started on its
+        first row (None where nothing goes ahead)."""
+        config = scorer.config
+        size, head_rows = config.chunk_size, self.head_rows
+        labelled = any(column and metric in config.metrics for metric, column in (config.labels or {}).items())
+        if sample is not None or labelled or config.judge.batch or size <= head_rows or not hasattr(scorer.model, "prepare"):
+            return jsonl_chunks(source.path or "", size), None
+        lists = jsonl_rows(source.path or "", size, first=head_rows)
+        head = next(lists, [])
+        job = None
+        try:
+            plan = RunPlan.of(scorer, RowChunk(head), source.name, flag_fields, scorer_notes=False) if head else None
+        except (InputError, ConfigError):
+            plan = None
+        if plan is not None and plan.mapping is not None and not by_trace(plan.first):
+            scorer.model.prepare()
+            job = scorer.submit(RowChunk(head[:1], plan.first.columns), plan.mapping, ahead=True)
+            scorer.until_answered(job, self.first_send_s)  # the loop thread sends it alone
+
+        def chunks() -> Iterator[Any]:
+            rest = next(lists, []) if len(head) == head_rows else []
+            if head:
+                yield RowChunk(head + rest)
+            for rows in lists:
+                yield RowChunk(rows)
+
+        return chunks(), job
+
+
+READ_AHEAD = ReadAhead()  # the engine's; a test sets its fields (monkeypatch.setattr(READ_AHEAD, "head_rows", 3))
 
 
 def to_label_rows(frame: Any, metrics: list[str]) -> Any:
@@ -234,7 +247,7 @@ def score_source(source: Source, config: Config, selection: Selection = EVERY_RO
     each chunk becomes a DataFrame when its verdicts are framed, so the first calls go out before
     pandas is imported (issue 51); the output is the same as from ``io.iter_chunks``' frames.
 
-    A chunk is judged as jobs of ``job_rows`` rows, and up to ``JOBS_AHEAD`` jobs are started
+    A chunk is judged as jobs of ``job_rows`` rows, and up to ``READ_AHEAD.jobs_ahead`` jobs are started
     before the oldest is finished and written: the calls of the next rows never wait for a job's
     stragglers, its framing, its writing or the next chunk's reading, and after the last reply
     only the last job is left to frame (issue 51). Jobs finish in order, so the output's order is
@@ -254,7 +267,7 @@ def score_source(source: Source, config: Config, selection: Selection = EVERY_RO
         for note in [*scorer.notes, *source.notes]:  # said before the input is read, as before
             say(note)
         written = _Outputs(scorer, outputs.output, outputs.table_format, outputs.to_label, wishes.keep_table)
-        chunks, ahead = _read_ahead(scorer, source, flag_fields, selection.sample) if source.json_lines else (source.chunks(config.chunk_size), None)
+        chunks, ahead = READ_AHEAD.start(scorer, source, flag_fields, selection.sample) if source.json_lines else (source.chunks(config.chunk_size), None)
         plan = RunPlan.of(scorer, chunks, source.name, flag_fields, scorer_notes=False,
                           empty=source.frame.iloc[:0] if source.in_memory else RowChunk([]) if source.json_lines else _no_rows())
         # from here (before the mapping is said) a Ctrl-C ends the run with every row written; before, it
@@ -294,7 +307,7 @@ def score_source(source: Source, config: Config, selection: Selection = EVERY_RO
                 skip = None if chosen is None else {i for i in range(len(piece)) if start + i not in chosen}
                 jobs.append(scorer.submit(piece, mapping, on_rows, start, skip, on_verdicts, in_turn=True))
                 start += len(piece)
-                while len(jobs) > (JOBS_AHEAD if overlap else 0):
+                while len(jobs) > (READ_AHEAD.jobs_ahead if overlap else 0):
                     finished(jobs.pop(0))
         while jobs:
             finished(jobs.pop(0))

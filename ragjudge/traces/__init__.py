@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from ragjudge.errors import InputError
 from ragjudge.traces.openinference import trace_files
-from ragjudge.io.formats import is_many, spool_stdin, stdin_head
+from ragjudge.io.formats import is_many, is_stdin, spool_stdin, stdin_head
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def source_kind(source: Any, input_format: str | None = None) -> TraceSource | N
     for kind in SOURCES.values():
         if kind.prefix and text.startswith(kind.prefix):
             return kind
-    if text == "-":
+    if is_stdin(text):
         return _stdin_kind()
     if not os.path.isfile(text):
         return _many_kind(text)

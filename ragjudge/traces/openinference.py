@@ -57,7 +57,7 @@ from ragjudge.traces.spans import (
     trace_rows,
 )
 from ragjudge.types import clean
-from ragjudge.io.formats import spool_stdin
+from ragjudge.io.formats import is_stdin, spool_stdin
 
 SPAN_KIND = "openinference.span.kind"
 
@@ -139,7 +139,7 @@ def trace_files(source: str | os.PathLike[str]) -> tuple[list[tuple[str, str]], 
     import glob as globbing
 
     text = os.fspath(source)
-    if text == "-":
+    if is_stdin(text):
         return [(spool_stdin(), "<stdin>")], "<stdin>"
     path = Path(text)
     if path.is_file():
