@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import zip_longest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,7 +137,7 @@ def main() -> None:
             continue
         relevance_rows += 1
         gold = row["gold_rank"]
-        for rank, (verdict, p) in enumerate(zip(row["passage_relevance_verdicts"], row.get("passage_relevance_p_relevant") or []), 1):
+        for rank, (verdict, p) in enumerate(zip_longest(row["passage_relevance_verdicts"], row.get("passage_relevance_p_relevant") or []), 1):
             marks.append((rank == gold, verdict == "yes"))
             if p is not None:
                 (p_gold if rank == gold else p_other).append(float(p))
