@@ -139,7 +139,7 @@ def test_a_cancellation_while_the_woken_call_goes_first_keeps_the_reply_and_stop
     import asyncio
 
     from ragjudge import _loop, load_config
-    from ragjudge.model import Model, _Limit
+    from ragjudge.model import CallLimit, Model
     from ragjudge.transports.fake import FakeTransport
     from ragjudge.types import Call, Verdict
 
@@ -149,8 +149,8 @@ def test_a_cancellation_while_the_woken_call_goes_first_keeps_the_reply_and_stop
     follow_up = Call(metric="m", version="v", mode=None, messages=[{"role": "user", "content": "next"}], response_format=None)
 
     async def go():
-        limit = _Limit()
-        limit.asked[0] = 1
+        limit = CallLimit()
+        limit.ask(0, 1)
         release = asyncio.Event()
         outcome: list[str] = []
 
@@ -199,7 +199,7 @@ def test_the_backoff_doubles_from_the_first_step_with_its_jitter_up_to_the_cap_o
 
     from tenacity import RetryCallState
 
-    from ragjudge import model
+    from ragjudge.model import retry as model
 
     monkeypatch.setattr(model, "BACKOFF_INITIAL_S", 0.5)
     monkeypatch.setattr(model, "BACKOFF_MAX_S", 30.0)
