@@ -14,7 +14,7 @@ Every call goes through ``Model.call``, in this order:
    after it started, whichever comes first (an auth error comes back in the connection's
    set-up and one round trip; a judge's answer takes the model's time, which the others need
    not wait for; a grace the loop thread was held through, the probe perhaps unsent, starts
-   again: ``_release_after``); a timeout is that row's problem; a refused connection or an auth,
+   again: ``probe.FirstCall``); a timeout is that row's problem; a refused connection or an auth,
    permission, not-found or quota error stops the run: ``fatal``. An error slower than the
    grace meets the calls already sent (at most ``judge.concurrency``, each refused at no
    charge); none is sent after it, and the rows never sent say "not run: ...";
@@ -42,17 +42,18 @@ tokens estimated as the dry run counts them (``Usage.estimated``), priced, and c
 
 The package, by concern: ``chokepoint`` (``Model``: the steps above), ``limits`` (the
 concurrency limit and the pacing), ``retry`` (backoff, the failures a request ends in, the
-budget's ``Ledger``), ``decision`` (``DecisionModel``: a row's metrics in one request;
+budget's ``Ledger``), ``probe`` (``FirstCall``: the first call alone), ``decision`` (``DecisionModel``: a row's metrics in one request;
 ``model_for``) and ``panel_model`` (``PanelModel``: a panel's members seen as one model).
 """
 
 from __future__ import annotations
 
-from ragjudge.model.chokepoint import AHEAD, MEMORY, PROBE_GRACE_S, PROBE_LATE_S, REASK, Model
+from ragjudge.model.chokepoint import AHEAD, MEMORY, REASK, Model
 from ragjudge.model.decision import DecisionModel, model_for
 from ragjudge.model.limits import CallLimit, Pacer
 from ragjudge.model.panel_model import PanelModel
-from ragjudge.model.retry import BACKOFF_INITIAL_S, BACKOFF_MAX_S, BUDGET, CANCELLED, Ledger, asked_wait, prepaid
+from ragjudge.model.probe import PROBE_GRACE_S, PROBE_LATE_S, FirstCall
+from ragjudge.model.retry import BACKOFF_INITIAL_S, BACKOFF_MAX_S, BUDGET, CANCELLED, Ledger, asked_wait
 
 __all__ = ["AHEAD", "BACKOFF_INITIAL_S", "BACKOFF_MAX_S", "BUDGET", "CANCELLED", "MEMORY", "PROBE_GRACE_S", "PROBE_LATE_S",
-           "REASK", "CallLimit", "DecisionModel", "Ledger", "Model", "Pacer", "PanelModel", "asked_wait", "model_for", "prepaid"]
+           "REASK", "CallLimit", "DecisionModel", "FirstCall", "Ledger", "Model", "Pacer", "PanelModel", "asked_wait", "model_for"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -17,9 +16,10 @@ from ragjudge import prices
 from ragjudge.cache import cache_key
 from ragjudge.errors import ProviderFatalError
 from ragjudge.model import retry as backoff  # read at each call: tests lower its BACKOFF_* constants
+from ragjudge.model.probe import FirstCall
 from ragjudge.model.limits import _LIMITS, CallLimit, Pacer, held_cancellation
 from ragjudge.model.retry import (BUDGET, Ledger, _Again, _Budget, _cancelled, _counted, _Failed, _requests,
-                                  _retryable, _Stopped, asked_wait, prepaid)
+                                  _retryable, _Stopped, asked_wait)
 from ragjudge.prices import TokenCounter
 from ragjudge.transports import base, choose, endpoint
 from ragjudge.transports.base import Request, TransportError
@@ -27,8 +27,6 @@ from ragjudge.types import OK, Call, ParseError, Reason, Reply, Usage, Verdict, 
 
 MISSING = object()  # not prefetched
 MEMORY = 4096  # replies kept in memory per model, so a repeated call within a run is not paid twice
-PROBE_GRACE_S = 0.5  # seconds the other calls wait for the probe's answer at most (bench/README.md, figure 1c)
-PROBE_LATE_S = 0.05  # a grace timer this late found the loop thread held (the probe perhaps never sent): the grace starts again
 # set in a task whose calls are made ahead of the rows that will claim them (``Model.call``)
 AHEAD: ContextVar[bool] = ContextVar("ragjudge_call_ahead", default=False)
 REASK = (
@@ -69,11 +67,10 @@ class Model:
         self._prefetched: dict[str, Any] = {}  # key -> cached reply or None (not cached), from ``prefetch``
         self._in_flight: dict[str, asyncio.Future] = {}
         self._ahead: dict[str, asyncio.Future] = {}  # key -> a call made ahead of its row, not claimed yet
-        self._probe_started = False
-        self._probe_done: asyncio.Event | None = None
+        self.first_call = FirstCall()  # the first call goes alone (a bad key costs one call)
         # set (from the loop thread) once the run's first call has an answer, or was never sent: a
         # JSON Lines run imports pandas then, not while the first calls are being made (``Scorer.finish``)
-        self.answered = threading.Event()
+        self.answered = self.first_call.answered
         self._limit: CallLimit | None = None
         self._limits: dict[tuple[str, str | None], CallLimit] = {}
         self._pacer = Pacer(settings.rpm)
@@ -89,9 +86,7 @@ class Model:
         the calls start: a JSON Lines run then imports pandas while its first calls are in flight,
         instead of both imports taking turns on the loop thread (issue 51). Optional: a call
         loads what it needs anyway."""
-        prepare = getattr(self.transport, "prepare", None)
-        if prepare is not None:
-            prepare()
+        self.transport.prepare()
 
     @property
     def spent(self) -> float:
@@ -274,15 +269,7 @@ class Model:
         return verdict
 
     async def _fetch(self, key: str, call: Call, parse: Callable[[Reply, Call], Verdict], sample: int) -> Verdict:
-        if self._probe_done is None:
-            self._probe_done = asyncio.Event()
-        probe = not self._probe_started
-        if probe:
-            self._probe_started = True
-            # the others go at the probe's answer, or after the grace (a timer, not a wait per call) of a loop thread free to send it
-            _release_after(asyncio.get_running_loop(), self._probe_done, PROBE_GRACE_S)
-        elif not self._probe_done.is_set():
-            await self._probe_done.wait()
+        probe = await self.first_call.turn()
         try:
             if self.fatal is not None or self.stopping:
                 reason = f"not run: {self.fatal}" if self.fatal is not None else Reason.INTERRUPTED
@@ -290,9 +277,8 @@ class Model:
             verdict, replied = await self._ask(call, parse, probe, key)
         finally:
             if probe:
-                self._probe_done.set()
-                self.answered.set()
-        if verdict.status == OK and self.cache is not None and getattr(self.transport, "cacheable", True):
+                self.first_call.answer()
+        if verdict.status == OK and self.cache is not None and self.transport.cacheable:
             self.cache.set(key, {"verdict": verdict.to_cache(), "raw": verdict.raw})
         verdict.cached = None if verdict.reason is BUDGET or verdict.input_error else False
         if verdict.status == OK:
@@ -400,7 +386,7 @@ class Model:
             nonlocal attempts, first, request
             if self.fatal is not None:
                 raise self.fatal
-            if self.settings.max_cost is not None and self.spent >= self.settings.max_cost and not prepaid(self.transport, request):
+            if self.settings.max_cost is not None and self.spent >= self.settings.max_cost and not self.transport.prepaid(request):
                 self.budget_reached = True  # checked as each call is about to leave: calls in flight still finish
                 raise _Budget()
             if self._pacer.rpm:
@@ -429,9 +415,7 @@ class Model:
                 self.on_wire -= 1
                 if first:
                     first = False
-                    self.answered.set()
-                    if self._probe_done is not None:
-                        self._probe_done.set()
+                    self.first_call.answer()
 
         async with self._limiter():
             try:
@@ -464,7 +448,7 @@ class Model:
         """One line for a fatal error, naming the model, where it was called and the fix."""
         model = self.settings.model
         where = f" at {self.api_base}" if self.api_base else ""
-        env = self.settings.api_key_env or getattr(self.transport, "key_env", None)  # a decision model's own (TYPESAFE_API_KEY...)
+        env = self.settings.api_key_env or self.transport.key_env  # a decision model's own (TYPESAFE_API_KEY...)
         if err.kind == base.AUTH:
             hint = f"set {env}" if env else "check the provider's API key variable"
             return f"authentication failed for {model}{where}: {hint}"
@@ -502,27 +486,6 @@ class Model:
                 self._limits.pop((self.provider_model, self.api_base), None)
             self._limit = None
         await self.transport.aclose()
-
-
-def _release_after(loop: asyncio.AbstractEventLoop, event: asyncio.Event, grace: float) -> None:
-    """Set ``event`` (the probe's, ``Model._fetch``) ``grace`` seconds from now, unless it is set
-    by then. A timer that fires more than ``PROBE_LATE_S`` late found the loop thread held (a
-    panel's run imported pandas on the main thread while its members' first calls were out): the
-    probe may not even have been sent, or its answer, a 401 say, waits unread, so the grace starts
-    again rather than letting the queued calls go before that answer (issue 60 item 15: a member
-    with a bad key was called 16 times, its concurrency, instead of once)."""
-    due = loop.time() + grace
-
-    def release() -> None:
-        if event.is_set():
-            return
-        if loop.time() - due > PROBE_LATE_S:
-            _release_after(loop, event, grace)
-            return
-        event.set()
-
-    loop.call_later(grace, release)
-
 
 
 def _unpaid(verdict: Verdict) -> Verdict:

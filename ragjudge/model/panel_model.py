@@ -22,8 +22,8 @@ class PanelModel:
     probe, retries and fatal error; they share one budget (``judge.max_cost``, a ``Ledger``).
     ``fatal``: a ``ProviderFatalError`` only when fewer members than the quorum can still
     answer (a member's own fatal error leaves the rows to the others). ``transport``: as
-    ``Model``'s, for every member; one with a ``for_model(provider_model)`` method (the test
-    double ``ragjudge.transports.fake.FakeTransport``) gives each member its own.
+    ``Model``'s, for every member, through its ``for_model`` (the test double,
+    ``ragjudge.transports.fake.FakeTransport``, gives each member its own).
     """
 
     def __init__(self, settings: Any, cache: Any = None, transport: Any = None) -> None:
@@ -34,7 +34,7 @@ class PanelModel:
         self.members: list[tuple[str, Model]] = []
         for member in settings.panel:
             own = settings.member(member)
-            given = transport.for_model(resolve_model(own)) if hasattr(transport, "for_model") else transport
+            given = transport.for_model(resolve_model(own)) if transport is not None else None
             self.members.append((member.label, model_for(own, cache, given, self.ledger)))
         self.provider_model = "panel: " + ", ".join(model.provider_model for _, model in self.members)
         self.transport = self.members[0][1].transport

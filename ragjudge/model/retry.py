@@ -12,7 +12,7 @@ from typing import Any
 from ragjudge.errors import ProviderFatalError
 from ragjudge.http_errors import RETRY_AFTER_MAX_S
 from ragjudge.transports import base
-from ragjudge.transports.base import Request, TransportError
+from ragjudge.transports.base import TransportError
 from ragjudge.types import Reason, Reply, Usage
 
 BACKOFF_INITIAL_S = 0.5
@@ -90,13 +90,6 @@ def _backoff() -> Any:
         _BACKOFF = ((BACKOFF_INITIAL_S, BACKOFF_MAX_S),
                     wait_exponential_jitter(**{factor: BACKOFF_INITIAL_S}, max=BACKOFF_MAX_S, jitter=BACKOFF_INITIAL_S))
     return _BACKOFF[1]
-
-
-def prepaid(transport: Any, request: Request) -> bool:
-    """Whether ``transport`` answers ``request`` with a reply already paid for (a batch's reply,
-    ``ragjudge.transports.batch``): the budget never refuses it."""
-    check = getattr(transport, "prepaid", None)
-    return bool(check(request)) if check is not None else False
 
 
 def _cancelled(usage: Usage) -> None:

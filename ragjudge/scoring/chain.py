@@ -207,7 +207,7 @@ def _interrupted(metric: str, mode: str | None, spent: Usage) -> Verdict:
 def _cascade_model(settings: Any, cache: Any, transport: Any) -> CascadeModel:
     """The cascade of ``settings.cascade``: one ``Model`` per stage (a ``PanelModel`` for
     ``panel``), each with its own cache keys, all sharing one budget (``judge.max_cost``).
-    ``transport``: as ``Model``'s; one with ``for_model`` gives each stage its own."""
+    ``transport``: as ``Model``'s, through its ``for_model`` (the fake's gives each stage its own)."""
     ledger = Ledger()
     stages: list[tuple[str, Any]] = []
     for stage in settings.cascade:
@@ -219,7 +219,7 @@ def _cascade_model(settings: Any, cache: Any, transport: Any) -> CascadeModel:
                 member.ledger = ledger
             stages.append((stage_label(stage), panel))
             continue
-        given = transport.for_model(resolve_model(own)) if hasattr(transport, "for_model") else transport
+        given = transport.for_model(resolve_model(own)) if transport is not None else None
         stages.append((stage_label(stage), model_for(own, cache, given, ledger)))
     return CascadeModel(stages, settings.cascade_band, ledger)
 

@@ -24,6 +24,7 @@ from ragjudge.config import FIELDS
 from ragjudge.judges import make_judges
 from ragjudge.cache import ResponseCache
 from ragjudge.io.rows import RowChunk
+from ragjudge.transports.batch import BatchTransport
 from ragjudge.scoring.chain import Chains, _cascade_model, _cost
 from ragjudge.scoring.intake import as_frame, row_dicts
 from ragjudge.scoring.schema import Frames, Scored
@@ -70,7 +71,7 @@ class Scorer(Frames, TraceOrder, Chains):
         if config.judge.workers > 1:
             self.notes.append("note: --workers (judge.workers) is no longer needed and is ignored: one process makes every call")
         # said when this Scorer scores (``_rows``), not by a dry run, which prices the batch itself
-        self._direct_batch = bool(config.judge.batch) and getattr(transport, "manifest", None) is None
+        self._direct_batch = bool(config.judge.batch) and not isinstance(transport, BatchTransport)
 
         if config.judge.cascade and "model" in config.judge.model_fields_set:
             self.notes.append(f"note: judge.model {config.judge.model} is not asked: the cascade's stages judge ({config.judge.judge_model})")

@@ -373,7 +373,7 @@ def systemone_error(status: int, raw: bytes, headers: Any) -> TransportError:
     return status_error(status, line, parse_retry_after(headers), message)  # 529 (overloaded): SERVER, after its retry-after
 
 
-class DecisionTransport:
+class DecisionTransport(base.Transport):
     """The ``Transport`` of a decision model (``--model openai-decisions/gpt-6-luna``,
     ``systemone/jev-latest``, ``systemone/solar-decide``): ``complete(request)`` asks the
     request's ``questions`` about its ``state`` in one request and returns a ``Reply`` with no
