@@ -8,7 +8,6 @@ import asyncio
 import random
 from collections import OrderedDict
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
@@ -16,6 +15,7 @@ from ragjudge import prices
 from ragjudge.cache import cache_key
 from ragjudge.errors import ProviderFatalError
 from ragjudge.model import retry as backoff  # read at each call: tests lower its BACKOFF_* constants
+from ragjudge.model.ahead import CallsAhead
 from ragjudge.model.probe import FirstCall
 from ragjudge.model.limits import _LIMITS, CallLimit, Pacer, held_cancellation
 from ragjudge.model.retry import (BUDGET, Ledger, _Again, _Budget, _cancelled, _counted, _Failed, _requests,
@@ -27,8 +27,6 @@ from ragjudge.types import OK, Call, ParseError, Reason, Reply, Usage, Verdict, 
 
 MISSING = object()  # not prefetched
 MEMORY = 4096  # replies kept in memory per model, so a repeated call within a run is not paid twice
-# set in a task whose calls are made ahead of the rows that will claim them (``Model.call``)
-AHEAD: ContextVar[bool] = ContextVar("ragjudge_call_ahead", default=False)
 REASK = (
     "Your reply could not be read as the requested JSON object. Reply again with only that "
     "JSON object, with every required key."
@@ -37,7 +35,7 @@ REASK = (
 
 
 class Model:
-    """The chokepoint for one judge model; see the module docstring.
+    """The chokepoint for one judge model; see the docstring of ``ragjudge.model``.
 
     ``settings``: ``JudgeSettings``. ``cache``: a ``ResponseCache`` or None. ``transport``: how
     requests travel (default: chosen from the model string by ``ragjudge.transports``).
@@ -66,7 +64,7 @@ class Model:
         self._memory: OrderedDict[str, Verdict] = OrderedDict()
         self._prefetched: dict[str, Any] = {}  # key -> cached reply or None (not cached), from ``prefetch``
         self._in_flight: dict[str, asyncio.Future] = {}
-        self._ahead: dict[str, asyncio.Future] = {}  # key -> a call made ahead of its row, not claimed yet
+        self._ahead = CallsAhead()  # calls made ahead of their rows, not claimed yet
         self.first_call = FirstCall()  # the first call goes alone (a bad key costs one call)
         # set (from the loop thread) once the run's first call has an answer, or was never sent: a
         # JSON Lines run imports pandas then, not while the first calls are being made (``Scorer.finish``)
@@ -223,10 +221,9 @@ class Model:
         return verdict
 
     def unclaimed(self) -> list[Verdict]:
-        """The verdicts of the calls made ahead (``AHEAD``) that no row has made since: their cost
-        is in ``spent`` and an ok reply is cached, but no row holds them. Read once the calls are
-        done (``Scorer.drop``)."""
-        return [made.result() for made in self._ahead.values() if made.done() and not made.cancelled() and made.exception() is None]
+        """The verdicts of the calls made ahead that no row has made since (``ahead.CallsAhead``;
+        read by ``Scorer.drop``)."""
+        return self._ahead.unclaimed()
 
     # -- the call ----------------------------------------------------------------------
     async def call(self, call: Call, parse: Callable[[Reply, Call], Verdict], sample: int = 0) -> Verdict:
@@ -239,7 +236,7 @@ class Model:
         ``asyncio.CancelledError`` when the task was cancelled (``held_cancellation``)."""
         held_cancellation()
         key = self.key(call, sample)
-        made = self._ahead.pop(key, None) if self._ahead else None
+        made = self._ahead.claim(key)
         if made is not None:  # the first row whose call this is made it ahead: its own, paid, not cached
             return (await asyncio.shield(made)).copy()
         found = self.peek(call, sample, key)
@@ -252,9 +249,7 @@ class Model:
         # calls wait on ``done``
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         self._in_flight[key] = done
-        ahead = AHEAD.get()
-        if ahead:
-            self._ahead[key] = done
+        ahead = self._ahead.start(key, done)
         try:
             verdict = await self._fetch(key, call, parse, sample)
         except BaseException as exc:

@@ -12,6 +12,7 @@ from ragjudge.model import CANCELLED, Ledger, PanelModel, model_for
 from ragjudge.cascade import CascadeModel, decide as cascade_decide, escalation, stage_label
 from ragjudge.judges.panel_rule import decide as panel_decide, tempered
 from ragjudge.records import EMPTY_ROW, EvalRecord
+from ragjudge.settings import Config
 from ragjudge.types import OK, Call, Reason, Usage, Verdict
 from ragjudge.judges.base import BINARY
 from ragjudge.http_errors import redact
@@ -22,6 +23,11 @@ from ragjudge.scoring.trace_order import _trace_held
 class Chains:
     """The ``Scorer``'s part that judges one row: its verdicts settled from the cache, its calls
     made (``_row``), through the model, a panel or a cascade."""
+
+    config: Config
+    judges: list[Any]
+    model: Any
+    _tasks: set[asyncio.Future]
 
     async def _row(self, row: list[Verdict | Call], on_progress: Any, reporter: Any = None, record: Any = None) -> list[Verdict]:
         calls = [(judge, item) for judge, item in zip(self.judges, row) if isinstance(item, Call)]

@@ -14,6 +14,7 @@ from ragjudge.gate import Summary
 from ragjudge.cascade import STAGE_COLUMNS, stage_label, stage_values
 from ragjudge.judges.panel_rule import PANEL_COLUMNS, panel_values
 from ragjudge.records import EvalRecord
+from ragjudge.settings import Config
 from ragjudge.types import OK, Verdict
 from ragjudge.judges.base import BINARY
 from ragjudge.errors import InputError
@@ -79,6 +80,10 @@ class Scored:
 class Frames:
     """The ``Scorer``'s output columns, their schema, and the framing of verdicts into them and
     into a ``Summary`` (reads the scorer's ``config``, ``judges`` and ``model``)."""
+
+    config: Config
+    judges: list[Any]
+    model: Any
 
     def column_types(self) -> dict[str, str]:
         """Every column ``score`` adds, in order: name -> type name (see ``arrow_type``)."""

@@ -40,7 +40,7 @@ BLOCK = 64  # rows prepared together, their cache keys looked up in one read (``
 DIRECT_BATCH = ("note: judge.batch is a run's (ragjudge score, ragjudge.evaluate: docs/batch.md); a Scorer calls the model directly, "
                 "at the direct price")
 class Scorer(Frames, TraceOrder, Chains):
-    """Scores DataFrames of evaluation rows; see the module docstring.
+    """Scores DataFrames of evaluation rows; see the docstring of ``ragjudge.scoring``.
 
     ``config``: a ``Config`` (``load_config``); keyword ``settings`` override it, as
     ``load_config`` takes them (``metrics=["sufficiency"]``, ``model="openai/gpt-4o-mini"``,
