@@ -17,7 +17,7 @@ from ragjudge.errors import ProviderFatalError
 from ragjudge.model import retry as backoff  # read at each call: tests lower its BACKOFF_* constants
 from ragjudge.model.ahead import CallsAhead
 from ragjudge.model.probe import FirstCall
-from ragjudge.model.limits import _LIMITS, CallLimit, Pacer, held_cancellation
+from ragjudge.model.limits import _LIMITS, CallLimit, Pacer
 from ragjudge.model.retry import (BUDGET, Ledger, _Again, _Budget, _cancelled, _counted, _Failed, _requests,
                                   _retryable, _Stopped, asked_wait)
 from ragjudge.prices import TokenCounter
@@ -233,8 +233,8 @@ class Model:
         Returns an ok ``Verdict`` with ``usage``, or an error ``Verdict`` (truncated reply,
         unreadable after one re-ask, a non-retryable provider error, retries exhausted, the
         run stopped) with the raw reply kept. Never raises for a row's failure; raises
-        ``asyncio.CancelledError`` when the task was cancelled (``held_cancellation``)."""
-        held_cancellation()
+        ``asyncio.CancelledError`` when the task was cancelled (``CallLimit.held_cancellation``)."""
+        CallLimit.held_cancellation()
         key = self.key(call, sample)
         made = self._ahead.claim(key)
         if made is not None:  # the first row whose call this is made it ahead: its own, paid, not cached

@@ -34,7 +34,19 @@ class CallLimit:
     """``judge.concurrency`` for every model of one (provider model, API base) on one event loop:
     an ``asyncio.Semaphore`` (calls wait in order of arrival) whose size is the lowest that a live
     model asked for (``ask``; ``leave`` when it closes). A size lowered while its slots are taken
-    takes them back as they come free; ``in_use``: the calls holding a slot."""
+    takes them back as they come free; ``in_use``: the calls holding a slot.
+
+    A call that leaves with its reply and wakes a waiting call lets that call send its request
+    before its own reply is read, cached and decided: two turns of the event loop, the woken
+    call's task and, on Python before 3.12, the task in which aiohttp writes its request body.
+    When replies come back together, new calls then go out as each slot frees, not after the
+    whole burst has been processed (bench/README.md, figure 1c; issue 65, paired on 2 cores: a
+    plain semaphore without it was slower in 5 of 5 runs at C=64 and at C=256). The reply is already received then, so a
+    cancellation that arrives in those two turns does not lose it: it is held, and raised at the
+    task's next call (``held_cancellation``, called by ``Model.call``)."""
+
+    # tasks whose cancellation arrived while they let a woken call go first, with a reply in hand
+    _cancel_at_next_call: "weakref.WeakSet[asyncio.Task]" = weakref.WeakSet()
 
     def __init__(self) -> None:
         self.asked: dict[int, int] = {}
@@ -76,43 +88,27 @@ class CallLimit:
             self._owed -= 1
             return
         self._slots.release()
-        if self._slots.locked() and exc_type is None:  # a waiting call was woken, and this one has its reply
-            await _woken_first()
+        if not self._slots.locked() or exc_type is not None:  # no call was woken, or this one has no reply
+            return
+        cancelled = 0
+        for _ in range(2):  # the woken call goes first
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                cancelled += 1
+        task = asyncio.current_task()
+        if cancelled and task is not None:
+            for _ in range(cancelled):
+                task.uncancel()
+            self._cancel_at_next_call.add(task)
 
-
-# tasks whose cancellation arrived while they let a woken call go first, with a reply in hand:
-# their reply is kept, and the cancellation reaches them at their next call (``Model.call``)
-_CANCEL_AT_NEXT_CALL: "weakref.WeakSet[asyncio.Task]" = weakref.WeakSet()
-
-
-async def _woken_first() -> None:
-    """Let the call just woken for a freed slot send its request before this call's reply is
-    read, cached and decided: two turns of the event loop, the woken call's task and, on Python
-    before 3.12, the task in which aiohttp writes its request body. When replies come back
-    together, new calls then go out as each slot frees, not after the whole burst has been
-    processed (bench/README.md, figure 1c: at C=64, L=100 ms, 597 -> 613 calls/s on 2 cores).
-
-    The reply is already received here, so a cancellation that arrives in these two turns does
-    not lose it: it is held, and raised at the task's next call (``held_cancellation``)."""
-    cancelled = 0
-    for _ in range(2):
-        try:
-            await asyncio.sleep(0)
-        except asyncio.CancelledError:
-            cancelled += 1
-    task = asyncio.current_task()
-    if cancelled and task is not None:
-        for _ in range(cancelled):
-            task.uncancel()
-        _CANCEL_AT_NEXT_CALL.add(task)
-
-
-def held_cancellation() -> None:
-    """Raise the cancellation that ``_woken_first`` held for this task, if any."""
-    task = asyncio.current_task()
-    if task is not None and task in _CANCEL_AT_NEXT_CALL:
-        _CANCEL_AT_NEXT_CALL.discard(task)
-        raise asyncio.CancelledError()
+    @classmethod
+    def held_cancellation(cls) -> None:
+        """Raise the cancellation held for this task while it let a woken call go first, if any."""
+        task = asyncio.current_task()
+        if task is not None and task in cls._cancel_at_next_call:
+            cls._cancel_at_next_call.discard(task)
+            raise asyncio.CancelledError()
 
 
 # one limit per event loop and (provider model, API base)
