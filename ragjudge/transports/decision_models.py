@@ -392,6 +392,11 @@ class DecisionTransport(base.Transport):
         self.where = self.client.where
         self.provider = provider
 
+    @property
+    def key_env(self) -> str:  # type: ignore[override]
+        """The variable the key is read from (``judge.api_key_env``, else the protocol's own)."""
+        return self.client.key_env
+
     def prepare(self) -> None:
         self.client.prepare()
 
