@@ -296,7 +296,7 @@ def _passed(value: Any) -> bool | None:
 
 
 def panel_cells(frame: Any, metric: str) -> list[dict[str, Any] | None] | None:
-    """Per row of a scored table, ``metric``'s panel as ``ragjudge.judges.panel.decide`` keeps it in a
+    """Per row of a scored table, ``metric``'s panel as ``ragjudge.judges.panel_rule.decide`` keeps it in a
     verdict's ``details`` (``{"panel": {"members": [...], "agreement": ...}}``), read back from the
     columns ``M_panel_NAME_{score,passed,status,error,cost_usd}`` and ``M_panel_agreement``; None
     on a row no member judged; None for a table without a panel."""

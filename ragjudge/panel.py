@@ -5,7 +5,7 @@ the rules' names and the default quorum, and the counts the summary keeps of a p
 rate, errors and cost, the members' pairwise agreement and Fleiss' kappa), which add up over
 chunks as the rest of ``ragjudge.gate.Summary`` does.
 
-Rules (``judge.panel_rule``; applied by ``ragjudge.judges.panel.decide``), over the members that answered (status ok):
+Rules (``judge.panel_rule``; applied by ``ragjudge.judges.panel_rule.decide``), over the members that answered (status ok):
 
 - ``majority`` (default): a yes/no metric says yes when more than half of the members say yes
   (a tie is no, as ``judge.samples`` decides); on a scale, the lower median of the members'

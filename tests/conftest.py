@@ -44,8 +44,8 @@ def _isolated(tmp_path, monkeypatch):
     for name in list(os.environ):  # an endpoint from the environment is part of the cache key
         if name.endswith(("_API_BASE", "_BASE_URL")):
             monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr("ragjudge.model.BACKOFF_INITIAL_S", 0.01)
-    monkeypatch.setattr("ragjudge.model.BACKOFF_MAX_S", 0.05)
+    monkeypatch.setattr("ragjudge.model.retry.BACKOFF_INITIAL_S", 0.01)
+    monkeypatch.setattr("ragjudge.model.retry.BACKOFF_MAX_S", 0.05)
 
 
 @pytest.fixture

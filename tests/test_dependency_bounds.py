@@ -19,12 +19,13 @@ BESIDE_PHOENIX = """
 import importlib.metadata, json
 import tenacity
 from ragjudge import _loop, load_config, model as m
+from ragjudge.model import retry
 from ragjudge.transports import base
 from ragjudge.transports.base import TransportError
 from ragjudge.transports.fake import FakeTransport
 from ragjudge.types import Call, Verdict
 
-m.BACKOFF_INITIAL_S, m.BACKOFF_MAX_S = 0.01, 0.05
+retry.BACKOFF_INITIAL_S, retry.BACKOFF_MAX_S = 0.01, 0.05
 fake = FakeTransport()
 fake.errors.extend([TransportError(base.RATE_LIMIT, "HTTP 429", 0.0, 429), TransportError(base.SERVER, "HTTP 500", 0.0, 500),
                     TransportError(base.TIMEOUT, "timed out", 0.0, None)])

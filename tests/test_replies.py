@@ -40,8 +40,8 @@ def test_a_reply_with_no_text_part_is_that_rows_error_naming_the_shape(run_cli, 
 
 def _real_backoff(monkeypatch):
     """The backoff's first steps as shipped (the tests' own is 50 times shorter)."""
-    monkeypatch.setattr("ragjudge.model.BACKOFF_INITIAL_S", 0.25)
-    monkeypatch.setattr("ragjudge.model.BACKOFF_MAX_S", 2.0)
+    monkeypatch.setattr("ragjudge.model.retry.BACKOFF_INITIAL_S", 0.25)
+    monkeypatch.setattr("ragjudge.model.retry.BACKOFF_MAX_S", 2.0)
 
 
 def test_a_server_asking_to_retry_at_once_while_overloaded_gets_the_backoff(run_cli, server, transport, tmp_path, monkeypatch):

@@ -34,7 +34,7 @@ from ragjudge.types import Call, Verdict, count_of
 from ragjudge.run.source import Source
 from ragjudge.model import PanelModel
 from ragjudge.cascade import CascadeModel, in_band
-from ragjudge.judges.panel import tempered
+from ragjudge.judges.panel_rule import tempered
 from ragjudge.scoring import Scorer
 from ragjudge.cache import reading
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from ragjudge.types import Reply
 
@@ -109,21 +109,43 @@ def chat_body(model: str, request: Request) -> dict[str, Any]:
     return out
 
 
-class Transport(Protocol):
-    """How requests reach one model. ``provider_model``: the model as its provider knows it
-    (``provider/model``; part of the cache key). ``where``: the URL or place named in
-    messages. ``free``: its calls cost nothing (the embedded judge)."""
+class Transport:
+    """How requests reach one model; every transport subclasses it. ``provider_model``: the model
+    as its provider knows it (``provider/model``; part of the cache key). ``where``: the URL or
+    place named in messages. ``free``: its calls cost nothing (the embedded judge).
+    ``cacheable``: its replies may be cached (a batch's finding pass: not). ``key_env``: the
+    variable its key is read from, where it is its own (a decision model's), for messages; None:
+    the judge's ``api_key_env``.
+
+    The defaults are a plain transport's: ``prepare`` loads nothing ahead, ``prepaid`` is false
+    for every request, ``for_model`` answers every model with this same transport."""
 
     provider_model: str
     where: str
-    free: bool
+    free: bool = False
+    cacheable: bool = True
+    key_env: str | None = None
+
+    def prepare(self) -> None:
+        """Load what the first call needs (a client library) in the calling thread, before the
+        calls start (``Model.prepare``). Optional: a call loads what it needs anyway."""
+
+    def prepaid(self, request: Request) -> bool:
+        """Whether ``request`` is answered with a reply already paid for (a batch's reply): the
+        budget (``judge.max_cost``) never refuses it."""
+        return False
+
+    def for_model(self, provider_model: str) -> "Transport":
+        """The transport for another model of a panel or cascade (``provider/model``): this one,
+        unless a transport keeps each model apart (the test double, ``FakeTransport``)."""
+        return self
 
     async def complete(self, request: Request) -> Reply:
         """Send ``request``; return its ``Reply`` or raise ``TransportError``."""
-        ...
+        raise NotImplementedError
 
     async def aclose(self) -> None:
-        ...
+        """Close what the transport holds (connections, the embedded model's share)."""
 
 
 OPENAI_BASE = "https://api.openai.com/v1"

@@ -178,7 +178,7 @@ class Manifest:
         self.save()
 
 
-class BatchTransport:
+class BatchTransport(base.Transport):
     """The model's transport in a batch run. ``inner``: the transport of direct calls (its
     ``provider_model`` and endpoint name the cache keys); ``manifest``: the run's ``Manifest``;
     ``reply``: the batch client's reader of a reply's body (-> ``Reply``, at the batch price);

@@ -373,7 +373,7 @@ def systemone_error(status: int, raw: bytes, headers: Any) -> TransportError:
     return status_error(status, line, parse_retry_after(headers), message)  # 529 (overloaded): SERVER, after its retry-after
 
 
-class DecisionTransport:
+class DecisionTransport(base.Transport):
     """The ``Transport`` of a decision model (``--model openai-decisions/gpt-6-luna``,
     ``systemone/jev-latest``, ``systemone/solar-decide``): ``complete(request)`` asks the
     request's ``questions`` about its ``state`` in one request and returns a ``Reply`` with no
@@ -391,6 +391,11 @@ class DecisionTransport:
         self.provider_model = self.client.provider_model
         self.where = self.client.where
         self.provider = provider
+
+    @property
+    def key_env(self) -> str:  # type: ignore[override]
+        """The variable the key is read from (``judge.api_key_env``, else the protocol's own)."""
+        return self.client.key_env
 
     def prepare(self) -> None:
         self.client.prepare()

@@ -25,13 +25,14 @@ import json
 from collections import deque
 from typing import Any
 
+from ragjudge.transports import base
 from ragjudge.transports.base import AUTH, TIMEOUT, TransportError, chat_body
 from ragjudge.transports.fake_rule import fake_logprobs, fault_of, heuristic_reply
 from ragjudge.types import Reply, Usage
 from ragjudge import prices
 
 
-class FakeTransport:
+class FakeTransport(base.Transport):
     """A scripted judge transport (``Scorer(config, transport=FakeTransport())``).
 
     Knobs, named as ``FakeJudgeServer``'s: ``replies`` (a queue of raw reply texts served

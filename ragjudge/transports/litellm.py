@@ -26,7 +26,7 @@ def import_litellm() -> Any:
     return litellm
 
 
-class LitellmTransport:
+class LitellmTransport(base.Transport):
     """``settings``: ``JudgeSettings`` (model, api_base, api_key_env, timeout).
 
     Raises ``ConfigError`` (exit 2) when litellm finds no provider for the model string."""

@@ -14,7 +14,7 @@ from ragjudge.types import Reply, Usage
 from ragjudge import local
 
 
-class LocalTransport:
+class LocalTransport(base.Transport):
     """``settings``: ``JudgeSettings`` (``model`` ``local/NAME``, ``local_model_path``);
     ``cache_dir``: the response cache folder (an older model assembled under it is reused)."""
 

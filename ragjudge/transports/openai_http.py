@@ -81,7 +81,7 @@ def fast_model(settings: Any) -> str | None:
     return name
 
 
-class OpenAIHTTPTransport:
+class OpenAIHTTPTransport(base.Transport):
     """``settings``: ``JudgeSettings`` whose model takes the fast path (``fast_model``)."""
 
     free = False

@@ -103,11 +103,11 @@ def test_clear_drops_replies_not_yet_written(tmp_path):
 
 def test_the_limit_lets_calls_in_by_arrival_and_never_past_capacity():
     from ragjudge import _loop
-    from ragjudge.model import _Limit
+    from ragjudge.model import CallLimit
 
     async def run():
-        limit = _Limit()
-        limit.asked[1] = 2
+        limit = CallLimit()
+        limit.ask(1, 2)
         order, most = [], 0
 
         async def one(i):
@@ -126,11 +126,11 @@ def test_the_limit_lets_calls_in_by_arrival_and_never_past_capacity():
 
 def test_a_waiter_cancelled_before_or_after_it_is_woken_gives_its_slot_on():
     from ragjudge import _loop
-    from ragjudge.model import _Limit
+    from ragjudge.model import CallLimit
 
     async def run():
-        limit = _Limit()
-        limit.asked[1] = 1
+        limit = CallLimit()
+        limit.ask(1, 1)
         await limit.__aenter__()  # the only slot is taken
         waiting = asyncio.ensure_future(limit.__aenter__())
         later = asyncio.ensure_future(limit.__aenter__())
@@ -160,7 +160,7 @@ def test_a_call_computes_its_key_once_and_asks_the_disk_once(tmp_path, monkeypat
     from ragjudge.transports.fake import FakeTransport
     from ragjudge.types import Call, Verdict
 
-    import ragjudge.model as model_module  # where the model computes its keys (imported there from ragjudge.cache)
+    import ragjudge.model.chokepoint as model_module  # where the model computes its keys (imported there from ragjudge.cache)
 
     keys, gets = [], []
     real_key = model_module.cache_key
@@ -373,11 +373,11 @@ def test_a_call_prepared_later_waits_behind_the_calls_already_waiting():
     """Review fault: a call arriving between a slot's release and the woken waiter's turn took the
     slot (rows then finished out of order, and an interrupt left holes); now it queues behind."""
     from ragjudge import _loop
-    from ragjudge.model import _Limit
+    from ragjudge.model import CallLimit
 
     async def run():
-        limit = _Limit()
-        limit.asked[1] = 1
+        limit = CallLimit()
+        limit.ask(1, 1)
         order = []
         await limit.__aenter__()  # this task holds the only slot
 

@@ -139,7 +139,7 @@ def test_a_cancellation_while_the_woken_call_goes_first_keeps_the_reply_and_stop
     import asyncio
 
     from ragjudge import _loop, load_config
-    from ragjudge.model import Model, _Limit
+    from ragjudge.model import CallLimit, Model
     from ragjudge.transports.fake import FakeTransport
     from ragjudge.types import Call, Verdict
 
@@ -149,8 +149,8 @@ def test_a_cancellation_while_the_woken_call_goes_first_keeps_the_reply_and_stop
     follow_up = Call(metric="m", version="v", mode=None, messages=[{"role": "user", "content": "next"}], response_format=None)
 
     async def go():
-        limit = _Limit()
-        limit.asked[0] = 1
+        limit = CallLimit()
+        limit.ask(0, 1)
         release = asyncio.Event()
         outcome: list[str] = []
 
@@ -199,7 +199,7 @@ def test_the_backoff_doubles_from_the_first_step_with_its_jitter_up_to_the_cap_o
 
     from tenacity import RetryCallState
 
-    from ragjudge import model
+    from ragjudge.model import retry as model
 
     monkeypatch.setattr(model, "BACKOFF_INITIAL_S", 0.5)
     monkeypatch.setattr(model, "BACKOFF_MAX_S", 30.0)
@@ -213,3 +213,18 @@ def test_the_backoff_doubles_from_the_first_step_with_its_jitter_up_to_the_cap_o
         waits = [wait(state) for _ in range(50)]
         assert low <= min(waits) and max(waits) <= high, (n, min(waits), max(waits))
         assert high == low or max(waits) - min(waits) > 0.25 * model.BACKOFF_INITIAL_S  # the jitter is there
+
+
+# issue 65 (model split, review of the hasattr gates): ``Model._message`` read ``transport.key_env``
+# with getattr, and the decision transport had none, so a decision model's missing key said
+# "set the provider's API key variable (e.g. OPENAI_API_KEY)" for System One too
+def test_a_decision_models_fatal_error_names_its_own_key_variable(monkeypatch):
+    from ragjudge import load_config
+    from ragjudge.model import model_for
+    from ragjudge.transports import base
+    from ragjudge.transports.base import TransportError
+
+    monkeypatch.delenv("TYPESAFE_API_KEY", raising=False)
+    model = model_for(load_config(None, {"judge": {"model": "systemone/jev-latest"}}).judge)
+    assert model._message(TransportError(base.NO_KEY, "no API key in TYPESAFE_API_KEY")).endswith("set TYPESAFE_API_KEY")
+    assert model._message(TransportError(base.AUTH, "HTTP 401")).endswith("set TYPESAFE_API_KEY")

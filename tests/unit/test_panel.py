@@ -14,7 +14,7 @@ import statistics
 import pytest
 
 from conftest import SAMPLE, read_jsonl
-from ragjudge.judges.panel import decide
+from ragjudge.judges.panel_rule import decide
 from ragjudge.panel import PanelCounts, fleiss_kappa
 from ragjudge.types import Verdict
 
