@@ -280,7 +280,7 @@ def test_passage_relevance_asks_a_predicate_per_passage_in_the_rows_one_request_
     state = body["state"] if "state" in body else json.loads(body["input"])
     assert sorted(state) == ["context", "request"] and state["context"][1] == "Asta founded harbour 0."
     assert out["passage_relevance_status"].tolist() == ["ok", "ok"] and out["sufficiency_probability"].tolist() == [0.7, 0.7]
-    assert out["passage_relevance_p_relevant"].iloc[0] == ["0.200", "0.900", "0.550"]  # each passage's P(relevant), in order
+    assert out["passage_relevance_p_relevant"].iloc[0] == [0.2, 0.9, 0.55]  # each passage's P(relevant), in order
     assert out["passage_relevance_verdicts"].iloc[0] == ["no", "yes", "yes"]  # relevant at P >= 0.5
     assert out["passage_relevance_first_relevant"].tolist() == [2, 2]
     assert out["passage_relevance_precision_at_3"].iloc[0] == pytest.approx(2 / 3)
@@ -386,5 +386,5 @@ def test_a_yaml_judge_per_passage_asks_a_decision_model_one_predicate_per_passag
     assert questions_of(fake.requests[0]) == ["names_founder.passage_1", "names_founder.passage_2", "names_founder.passage_3", "sufficiency"]
     assert "Answer for passage 2 of the context alone" in json.dumps(fake.requests[0]["questions"])  # the rendered prompt, of passage 2
     assert out["names_founder_verdicts"].iloc[0] == ["no", "yes", "no"]
-    assert out["names_founder_p_relevant"].iloc[0] == ["0.100", "0.800", "0.300"]
+    assert out["names_founder_p_relevant"].iloc[0] == [0.1, 0.8, 0.3]
     assert out["names_founder_first_relevant"].tolist() == [2] and out["names_founder_score"].iloc[0] == pytest.approx(1 / 3)

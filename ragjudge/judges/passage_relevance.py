@@ -100,7 +100,7 @@ class PassageRelevanceJudge(Judge):
     docstring). Score: precision@k at ``passage_relevance.k`` (0..1), pass at >= 0.5.
 
     Its own columns: ``passage_relevance_verdicts`` (``yes`` / ``no`` per passage, in retrieved
-    order), ``passage_relevance_p_relevant`` (P(relevant) per passage, as text, when
+    order), ``passage_relevance_p_relevant`` (P(relevant) per passage, numbers 0..1, when
     ``yes_threshold`` is set), ``passage_relevance_precision_at_K`` for each K of ``at_k``,
     ``passage_relevance_first_relevant`` (1-based rank of the first relevant passage; null when
     none is) and ``passage_relevance_reciprocal_rank`` (1 / that rank; 0.0 when none is)."""
@@ -282,7 +282,7 @@ def mark_columns(metric: str, at_k: list[int], probabilities: bool) -> dict[str,
     ``M_precision_at_K`` for each K of ``at_k``, ``M_first_relevant``, ``M_reciprocal_rank``."""
     out = {f"{metric}_verdicts": "list<string>"}
     if probabilities:
-        out[f"{metric}_p_relevant"] = "list<string>"
+        out[f"{metric}_p_relevant"] = "list<float64>"
     for k in at_k:
         out[f"{metric}_precision_at_{k}"] = "float64"
     out[f"{metric}_first_relevant"] = "int64"
@@ -299,7 +299,7 @@ def mark_values(metric: str, verdict: Verdict, at_k: list[int], probabilities: b
     out: dict[str, Any] = {f"{metric}_verdicts": ["yes" if flag else "no" for flag in flags]}
     if probabilities:
         p = details.get("p_relevant")
-        out[f"{metric}_p_relevant"] = [None if v is None else f"{v:.3f}" for v in p] if p else None
+        out[f"{metric}_p_relevant"] = [None if v is None else round(float(v), 4) for v in p] if p else None
     for k in at_k:
         out[f"{metric}_precision_at_{k}"] = precision_at(flags, k)
     first = first_relevant(flags)

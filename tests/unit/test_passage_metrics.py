@@ -103,7 +103,7 @@ def test_passage_relevance_reads_each_passage_probability_with_a_yes_threshold(r
               output=str(out))
     written = read_jsonl(out)[0]
     assert judge.requests[0]["logprobs"] is True
-    assert written["passage_relevance_p_relevant"] == ["0.700"] * 4
+    assert written["passage_relevance_p_relevant"] == [0.7] * 4
     assert written["passage_relevance_verdicts"] == ["no"] * 4  # 0.7 < 0.8: no passage is relevant, the gold one turned
     assert "probability check: 1 passage mark(s) turned" in written["passage_relevance_rationale"]
     assert written["passage_relevance_first_relevant"] is None and written["passage_relevance_reciprocal_rank"] == 0.0
