@@ -1,7 +1,7 @@
 """The unit tier's guard: a test here runs in-process and in well under a second, so it never
 runs a command through Typer or Click (``run_cli``, ``CliRunner``, ``ragjudge.cli.main``), opens
 a network socket (the fake server, Phoenix, GitHub's fake) or starts a process (``subprocess``,
-``os.system``). Each of these fails the test, naming what it did and where such a test goes:
+``os.system``), nor is it marked ``slow``. Each of these fails the test, naming what it did and where such a test goes:
 ``tests/`` (see CONTRIBUTING.md, Tests). The guard is an autouse fixture, so it holds for a
 test's own fixtures too; asyncio's own socket pair (AF_UNIX) is allowed."""
 
@@ -57,7 +57,9 @@ def _fonts_read_once():
 
 
 @pytest.fixture(autouse=True)
-def _unit_tier_guard(monkeypatch):
+def _unit_tier_guard(request, monkeypatch):
+    if request.node.get_closest_marker("slow"):
+        raise TierError(f"a test marked slow: {WHERE}")
     for owner, method in _commands():
         monkeypatch.setattr(owner, method, _refuse("a command run through Typer/Click (run_cli, CliRunner)"))
     monkeypatch.setattr(subprocess.Popen, "__init__", _refuse("a subprocess started"))
