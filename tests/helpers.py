@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, SAMPLE, read_jsonl, shared_file, write_jsonl
+from tiers import MLFLOW_MISSING
 from ragjudge import Scorer
 from ragjudge.config import JudgeSettings
 from ragjudge.gate import MetricSummary, Summary
@@ -281,7 +282,7 @@ def _rag(root_parent=None, content="The Eiffel Tower was built from 1887 to 1889
 
 HAVE_MLFLOW = importlib.util.find_spec("mlflow") is not None
 
-needs_mlflow = pytest.mark.skipif(not HAVE_MLFLOW, reason="the [mlflow] extra is not installed")
+needs_mlflow = pytest.mark.skipif(not HAVE_MLFLOW, reason=MLFLOW_MISSING)  # also makes the test integration (tests/tiers.py)
 
 
 def free_port() -> int:

@@ -75,6 +75,7 @@ def test_every_command_and_option_is_in_the_docs():
     assert missing == []
 
 
+@pytest.mark.integration  # the command's --help through Typer
 def test_every_command_help_has_an_example():
     from typer.testing import CliRunner
 
@@ -242,6 +243,7 @@ def test_reference_page_examples_run_as_shown(page, body, shown, tmp_path, serve
 
 
 # review of main (fixa) item 8: score --help tells the truth
+@pytest.mark.integration  # the command's --help through Typer
 def test_score_help_names_every_kind_of_metric_every_gate_exiting_1_and_a_real_example_file():
     import re
 

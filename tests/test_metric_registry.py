@@ -4,12 +4,15 @@ tests/unit/test_metric_registry.py."""
 
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 import sys
 import textwrap
 
 from conftest import ROOT
+
+pytestmark = pytest.mark.integration  # a fresh Python process
 
 JUDGE = '''
 from ragjudge.judges.base import Judge

@@ -81,6 +81,7 @@ def test_a_cache_on_a_full_file_system_keeps_the_verdicts_and_the_gates_exit_cod
     _check(code, stderr, entries, server, "OperationalError: database or disk is full")
 
 
+@pytest.mark.integration  # another process holds the cache
 def test_reading_many_keys_does_not_wait_for_another_process_writing_the_cache(tmp_path):
     """Review fault: the batched read took SQLite's write lock (diskcache's ``transact``), so a
     warm run waited for, or after 60 s failed behind, another process writing the same cache
@@ -126,6 +127,7 @@ HOLD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.integration  # another process holds the cache
 def test_a_call_that_waits_for_another_process_names_it_once(monkeypatch):
     heard: list[str] = []
     monkeypatch.setattr(local, "TURNS", local._Turns())

@@ -9,6 +9,8 @@ import pytest
 from conftest import ROOT, SAMPLE
 from helpers import HEAVY_OF
 
+pytestmark = pytest.mark.integration  # fresh Python processes: what an import loads
+
 
 def test_import_and_help_do_not_import_litellm_or_pandas():
     code = (
