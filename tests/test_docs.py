@@ -269,3 +269,13 @@ def test_no_page_installs_the_pypi_name_with_an_extra():
     assert found == []
     assert 'pip install ".[mlflow]"' in (ROOT / "docs" / "from-mlflow.md").read_text(encoding="utf-8")
     assert 'pip install ".[phoenix]"' in (ROOT / "docs" / "from-phoenix.md").read_text(encoding="utf-8")
+
+
+def test_contributings_map_of_the_tests_names_every_test_file_and_only_those():
+    # review of main (issue 65 item 6): eight test files were missing from the map
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text[text.index("### Map of the tests"):text.index("\n## ", text.index("### Map of the tests"))]
+    named = set(re.findall(r"`((?:unit/)?test_\w+\.py)`", section))
+    files = {path.relative_to(ROOT / "tests").as_posix() for path in (ROOT / "tests").rglob("test_*.py")}
+    assert sorted(files - named) == [], "test files CONTRIBUTING.md's map of the tests does not name: add each to its subject's row"
+    assert sorted(named - files) == [], "files CONTRIBUTING.md's map of the tests names that are not in tests/"
