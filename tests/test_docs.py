@@ -279,3 +279,21 @@ def test_contributings_map_of_the_tests_names_every_test_file_and_only_those():
     files = {path.relative_to(ROOT / "tests").as_posix() for path in (ROOT / "tests").rglob("test_*.py")}
     assert sorted(files - named) == [], "test files CONTRIBUTING.md's map of the tests does not name: add each to its subject's row"
     assert sorted(named - files) == [], "files CONTRIBUTING.md's map of the tests names that are not in tests/"
+
+
+# issue 65 item 6: score --help was 285 lines at 100 columns
+@pytest.mark.integration  # the command's --help through Typer
+def test_score_help_shows_the_common_options_in_under_160_lines_and_help_all_every_option():
+    from typer.main import get_command
+    from typer.testing import CliRunner
+
+    from ragjudge.cli import app
+
+    command = get_command(app).commands["score"]
+    options = [option for param in command.params for option in param.opts if option.startswith("--")]
+    short = CliRunner().invoke(app, ["score", "--help"], env={"COLUMNS": "100"})
+    full = CliRunner().invoke(app, ["score", "--help-all"], env={"COLUMNS": "100"})
+    assert short.exit_code == full.exit_code == 0
+    assert len(short.output.splitlines()) < 160 and "--help-all" in short.output
+    left_out = [option for option in options if option not in short.output]
+    assert left_out and [option for option in options if option not in full.output] == []
