@@ -262,8 +262,10 @@ def test_the_next_chunk_is_judged_while_the_last_one_finishes(tmp_path):
 def _recording_scorer(concurrency, slow=None):
     """A Scorer over the in-process fake judge (2 ms a call, no cache), and the list of the
     landmark number of each row (``_landmark_rows``) in the order its call was sent. ``slow``:
-    (row, seconds): that row's call takes that long more, and ``("back", row)`` is put in the
-    list when it returns."""
+    (row, seconds, calls): that row's call is held until ``calls`` calls were sent or for
+    ``seconds``, whichever comes first, and ``("back", row)`` is put in the list when it
+    returns (held for a count, not a fixed time, so a loaded machine sends no fewer calls
+    meanwhile: a 1 s wait failed under five other test runs)."""
     import asyncio
 
     from ragjudge import Scorer
@@ -277,7 +279,9 @@ def _recording_scorer(concurrency, slow=None):
         row = int(request.messages[-1]["content"].split("landmark ", 1)[1].split("?")[0])
         sent.append(row)
         if slow is not None and row == slow[0]:
-            await asyncio.sleep(slow[1])
+            held_until = asyncio.get_running_loop().time() + slow[1]
+            while len(sent) < slow[2] and asyncio.get_running_loop().time() < held_until:
+                await asyncio.sleep(0.005)
             reply = await real_complete(request)
             sent.append(("back", row))
             return reply
@@ -311,7 +315,7 @@ def test_a_slow_call_holds_one_place_not_the_job_nor_the_next_job_in_turn():
     waited its turn, so the slots sat idle (5,000 rows with 5% of 429s: 41 s against 19 s before
     jobs went in turn). The window now counts unfinished rows: every other row of both jobs is
     sent while the slow one is out."""
-    scorer, sent = _recording_scorer(concurrency=4, slow=(0, 1.0))
+    scorer, sent = _recording_scorer(concurrency=4, slow=(0, 10.0, 300))
     rows = _landmark_rows(300)
     jobs = [scorer.submit(rows[at:at + 150], start=at, in_turn=True) for at in (0, 150)]
     tables = [scorer.finish(job).frame for job in jobs]
