@@ -101,14 +101,16 @@ unit-lowest: install-test
 	@.venv-lowest/bin/python scripts/lower_bounds.py
 	@timeout 1200 .venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/unit tests/test_dependency_bounds.py
 
-# The fast loop for development: lint, then the tests that leave out the embedded model and the
-# slow ones (marker slow: Ray, Phoenix, the browser, big MLflow stores, ragjudge processes; see
-# CONTRIBUTING.md, Tests). `make test` runs them all.
+# The fast loop for development: lint, then the unit tier and the in-process tier, in one run: every test
+# not marked integration (Typer's command through run_cli, servers, processes, the browser, Ray, MLflow,
+# Phoenix), slow or local_model; a guard fails a test of these tiers that runs a command, opens a network
+# socket or starts a process (tests/tiers.py; CONTRIBUTING.md, Tests). `make test` runs them all.
 check: lint
-	$(BIN)/python -m pytest -q -m "not slow and not local_model" -x
+	$(BIN)/python -m pytest -q -m "not integration and not slow and not local_model" -x
 
 # The unit tier (tests/unit/): judges, gate, records, outputs and Model in-process, against the
-# scripted fake judge (ragjudge/transports/fake.py): no sockets, no Typer, no embedded model.
+# scripted fake judge (ragjudge/transports/fake.py): no sockets, no Typer, no process, no embedded
+# model, nothing marked slow (tests/unit/conftest.py fails a test that tries).
 unit: install-test
 	$(BIN)/python -m pytest -q tests/unit
 

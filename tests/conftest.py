@@ -30,6 +30,42 @@ SHARED_DATA = Path(os.environ.get("RAGJUDGE_SHARED_DATA", ROOT.parent / "shared"
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+IN_PROCESS_WHERE = ("not in-process: mark the test or its module integration (pytestmark = pytest.mark.integration  # why; "
+                    "tests/tiers.py, CONTRIBUTING.md, Tests)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that takes a fixture of ``tiers.INTEGRATION_FIXTURES`` (run_cli, server,
+    transport, phoenix) or needs MLflow (``helpers.needs_mlflow``) is an ``integration`` test:
+    ``make check`` leaves it out."""
+    from tiers import INTEGRATION_FIXTURES, MLFLOW_MISSING
+
+    for item in items:
+        mlflow = any(mark.kwargs.get("reason") == MLFLOW_MISSING for mark in item.iter_markers("skipif"))  # helpers.needs_mlflow
+        if (mlflow or INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ()))) and not item.get_closest_marker("integration"):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fonts_read_once():
+    from tiers import read_fonts_once
+
+    read_fonts_once()
+
+
+@pytest.fixture(autouse=True)
+def _in_process_tier_guard(request, monkeypatch):
+    """A test of the in-process tier (not marked integration, slow or local_model; tests/unit/ has
+    its own guard) runs no command, opens no network socket and starts no process (tests/tiers.py)."""
+    node = request.node
+    if ROOT / "tests" / "unit" in Path(str(node.fspath)).parents or any(
+            node.get_closest_marker(name) for name in ("integration", "slow", "local_model")):
+        return
+    from tiers import guard
+
+    guard(monkeypatch, IN_PROCESS_WHERE)
+
+
 @dataclass
 class CliResult:
     code: int

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import re
 import socket
 import time
 
@@ -14,11 +15,14 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, SAMPLE, read_jsonl, shared_file, write_jsonl
+from tiers import MLFLOW_MISSING
+from ragjudge import Scorer
 from ragjudge.config import JudgeSettings
 from ragjudge.gate import MetricSummary, Summary
 from ragjudge.judges.sufficiency import SufficiencyJudge, SufficiencySettings
 from ragjudge.records import EvalRecord, Passage
 from ragjudge.transports import resolve_model
+from ragjudge.transports.fake import FakeTransport
 from ragjudge.types import Verdict
 from ragjudge.transports.fake_rule import _words
 
@@ -278,7 +282,7 @@ def _rag(root_parent=None, content="The Eiffel Tower was built from 1887 to 1889
 
 HAVE_MLFLOW = importlib.util.find_spec("mlflow") is not None
 
-needs_mlflow = pytest.mark.skipif(not HAVE_MLFLOW, reason="the [mlflow] extra is not installed")
+needs_mlflow = pytest.mark.skipif(not HAVE_MLFLOW, reason=MLFLOW_MISSING)  # also makes the test integration (tests/tiers.py)
 
 
 def free_port() -> int:
@@ -452,3 +456,94 @@ def audit_rows() -> tuple[list[dict], list[str | None]]:
                  "response": None, "confidence": 0.5})
     cells.append(None)
     return rows, cells
+
+
+# -- A cascade whose first stage's P(yes) is known per row (tests/unit/test_cascade.py, tests/test_cascade_cli.py) --
+
+CHEAP, STRONG = "openai/fake-cheap", "openai/fake-strong"
+PRICE = 1e-6  # USD per token, every model of the fakes
+
+
+def p_of(number: int) -> float:
+    """Row ``number``'s first-stage P(yes): spread over 0.01..0.99, two decimals."""
+    return round(0.01 + ((number * 37) % 99) / 100, 2)
+
+
+class PerRow(FakeTransport):
+    """The fake judge whose P(yes) is ``p_of`` the row's number, read from 'question N' in the prompt."""
+
+    async def complete(self, request):
+        self.p_yes = p_of(int(re.search(r"question (\d+)", json.dumps(request.messages)).group(1)))
+        return await super().complete(request)
+
+    def for_model(self, provider_model: str) -> "PerRow":
+        member = PerRow(provider_model)
+        member.price_per_token, member.model_faults = self.price_per_token, self.model_faults
+        self.members[provider_model] = member
+        return member
+
+
+def rows(count: int) -> list[dict]:
+    return [{"id": f"r{i}", "request": f"question {i}: what is the capital of place {i}?",
+             "context": [f"Place {i} has the capital city Town{i}." if i % 3 else f"Place {i} is known for its rivers."]}
+            for i in range(count)]
+
+
+def cascade(tmp_path, band, transport=None, stages=(CHEAP, STRONG), count=400, **judge):
+    transport = transport or PerRow()
+    transport.price_per_token = PRICE
+    with Scorer(metrics=["sufficiency"], judge={"cascade": list(stages), "cascade_band": list(band), **judge},
+                cache={"dir": str(tmp_path / "cache")}, transport=transport) as scorer:
+        scored = scorer.score(rows(count))
+    return scored, transport
+
+
+# -- Paired tables in four slices with known changes (tests/unit/test_compare_significance.py, tests/test_compare_cli.py) --
+
+def sliced_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Four slices of 40 paired rows with known changes: a 0.80 -> 0.55 (10 regressed), b 0.75
+    -> 0.60 (6 regressed), c 0.70 -> 0.625 (3 regressed), d 0.60 -> 0.65 (3 regressed, 5 improved)."""
+    rows_b, rows_c, source = [], [], []
+    for name, before, after in (("a", 32, 22), ("b", 30, 24), ("c", 28, 25), ("d", 24, 26)):
+        passed_b = [True] * before + [False] * (40 - before)
+        passed_c = [False] * 40
+        for i in [(i + 3) % 40 for i in range(40)][:after]:  # the rows passing now: a rotation by 3 rows
+            passed_c[i] = True
+        rows_b, rows_c, source = rows_b + passed_b, rows_c + passed_c, source + [name] * 40
+    ids = [f"r{i}" for i in range(len(source))]
+
+    def table(passed: list[bool]) -> pd.DataFrame:
+        return pd.DataFrame({"id": ids, "source": source, "sufficiency_status": "ok", "sufficiency_passed": passed,
+                             "sufficiency_score": [float(p) for p in passed]})
+
+    return table(rows_b), table(rows_c)
+
+
+
+# -- Labelled rows (tests/unit/test_corrected_outputs.py, tests/test_corrected_outputs_cli.py) --
+
+# the fake judge says yes when the context holds the request's words: 'tower' rows yes, 'moon' rows no
+LABEL_YES = {"request": "Where is the tower?", "context": ["The tower is in Paris."]}
+LABEL_NO = {"request": "How far is the moon?", "context": ["The tower is in Paris."]}
+
+
+def labelled_table(tmp_path, n=120, labelled=60):
+    """Rows the judge passes 3 in 4 times; people agree with it but on every fifth labelled row,
+    where the judge said yes too easily."""
+    rows = []
+    for i in range(n):
+        row = {**(LABEL_YES if i % 4 else LABEL_NO), "id": f"r{i}"}
+        if i < labelled:
+            row["human"] = "no" if i % 4 == 0 or i % 5 == 0 else "yes"
+        rows.append(row)
+    return write_jsonl(tmp_path / "in.jsonl", rows)
+
+
+# -- Our modules imported late (tests/unit/test_module_imports.py, tests/test_startup.py) --
+
+# ours, imported at their top: io reads and writes tables (pandas, pyarrow); compat.mlflow is MLflow's
+# face (its registrable scorers import from their own module inside them: MLflow serializes the function)
+# (``ragjudge.io`` itself loads its names' modules on first use: its formats, rows, atomic and writers
+# modules load no pandas, so that a JSON Lines run's first calls go out before pandas is imported)
+HEAVY_OF = {"ragjudge.io.arrow": "pandas", "ragjudge.io.readers": "pandas", "ragjudge.io.sources": "pandas",
+            "ragjudge.compat.mlflow": "mlflow"}

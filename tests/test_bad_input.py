@@ -81,6 +81,7 @@ def test_parquet_integers_too_large_for_floats_become_text(tmp_path):
     assert len(writer.notes) == 1 and "column 'a' holds values of different types" in writer.notes[0]
 
 
+@pytest.mark.integration  # ragjudge in its own process (a pipe)
 def test_chunked_parquet_to_stdout_widens_too(tmp_path):
     import io as _io
     import subprocess
@@ -299,6 +300,7 @@ def test_header_check_reads_only_a_whole_header():
         _check_header(guard(b'request,"a\nb",context,"a\nb"\nq,1,c,2\n'), 4)
 
 
+@pytest.mark.integration  # ragjudge in its own process (a pipe)
 def test_a_closed_stdout_pipe_is_said_plainly(tmp_path):
     import subprocess
     import sys

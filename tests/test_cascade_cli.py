@@ -5,10 +5,12 @@ the band sent on to the second model, the rows still unsure written to label."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
-
 from conftest import read_jsonl, write_jsonl
+from helpers import CHEAP, cascade
+
 
 
 def _rows(tmp_path, count: int) -> str:
@@ -57,7 +59,6 @@ def test_a_decision_model_first_stage_sends_exactly_the_rows_in_the_band_to_a_ch
     the rows whose P(yes) lies in the band reach the chat server, ``sufficiency_stage`` says so per
     row, the summary's escalated fraction and per-stage calls and costs match what the servers saw,
     and a wider band pays only for the newly escalated rows."""
-    import re
 
     source, out, summary = _rows(tmp_path, 400), tmp_path / "out.jsonl", tmp_path / "summary.json"
     p_of = {i: (i % 20) / 20 + 0.025 for i in range(400)}
@@ -94,3 +95,47 @@ def test_a_decision_model_first_stage_sends_exactly_the_rows_in_the_band_to_a_ch
     assert not [request for request in server.requests if "questions" in request]
     assert sorted(int(re.search(r"question (\d+):", json.dumps(r["messages"])).group(1)) for r in chatted) == sorted(wider - in_band)
     assert {row["sufficiency_stage"] for i, row in enumerate(rows) if i in wider} == {"fake_strong"}
+
+
+def test_calibrate_cascade_writes_the_fitted_band(run_cli, tmp_path):
+    import pandas as pd
+    import yaml
+
+    from ragjudge import cascade_fit, load_config
+
+    scored, _ = cascade(tmp_path, (0.0, 1.0), stages=(CHEAP, "openai/fake-lenient"), count=120)
+    frame = scored.frame
+    first = frame["sufficiency_cascade_fake_cheap_passed"].astype(bool)
+    unsure = frame["sufficiency_cascade_fake_cheap_probability"].between(0.4, 0.6)
+    frame["human"] = [("no" if f else "yes") if u else ("yes" if f else "no") for f, u in zip(first, unsure)]
+    table, out = tmp_path / "scored.parquet", tmp_path / "cascade.yaml"
+    frame.to_parquet(table)
+    stages = f"judge.cascade={CHEAP},openai/fake-lenient"
+    result = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--set", stages, "--cascade", "--max-escalate", "0.3",
+                      "-o", str(out)], judge=False)
+    assert result.code == 0, result.stderr
+    expected = cascade_fit.band_of(pd.read_parquet(table), load_config(None, {"judge": {"cascade": [CHEAP, "openai/fake-lenient"]},
+                                                                             "metrics": ["sufficiency"]}),
+                                   "sufficiency", "human", max_escalate=0.3)
+    assert yaml.safe_load(out.read_text())["judge"]["cascade_band"] == list(expected.band)
+    assert load_config(str(out)).judge.cascade_band == expected.band and expected.escalated <= 0.3
+    assert f"out of fold: agreement {expected.oof_agreement:.2f}" in result.stdout
+    refused = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--cascade", "-o", str(out)], judge=False)
+    assert refused.code == 2 and "--set judge.cascade=FIRST,THEN" in refused.stderr
+
+
+def test_calibrate_cascade_on_labels_of_one_class_writes_nothing_and_says_why(run_cli, tmp_path):
+    # a bad-input trial's find: every label "yes" wrote a band with "out of fold agreement 0.72", exit 0
+    scored, _ = cascade(tmp_path, (0.0, 1.0), stages=(CHEAP, "openai/fake-lenient"), count=40)
+    frame = scored.frame
+    frame["human"] = "yes"
+    table, out = tmp_path / "scored.parquet", tmp_path / "cascade.yaml"
+    frame.to_parquet(table)
+    result = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--set", f"judge.cascade={CHEAP},openai/fake-lenient",
+                      "--cascade", "--max-escalate", "0.3", "-o", str(out)], judge=False)
+    assert result.code == 1 and not out.exists()
+    assert result.stdout.splitlines() == [
+        "sufficiency: 40 labelled rows",
+        "  not fitted: every one of the 40 labels is yes: a setting that decides every row so agrees with all of them, and no "
+        "agreement tells settings apart; label rows that are no too (at least 5, one a fold)",
+        "nothing written: the labels could not be fitted (see above)"]

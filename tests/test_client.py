@@ -204,6 +204,7 @@ def test_rpm_paces_calls_instead_of_a_burst(run_cli, tmp_path, server):
     assert min(gaps) >= 0.9  # evenly spaced, no burst
 
 
+@pytest.mark.integration  # ragjudge in its own process
 def test_exit_leaves_at_once_while_an_embedded_call_still_runs():
     code = (  # a llama.cpp call that runs for a minute, stood in for by a server that sleeps
         "import os, threading, time, ragjudge.local as local, ragjudge.cli as cli\n"

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import ROOT, write_jsonl
 
+pytestmark = pytest.mark.integration  # ragjudge in its own process
+
 ROWS = [{"id": i, "request": f"Where is landmark {i}?", "context": [f"Landmark {i} stands in city {i}." if i % 2 else "The weather was mild."]}
         for i in range(30)]  # half of them sufficient: a bound of 1 fails
 

@@ -15,6 +15,8 @@ from packaging.version import Version
 
 from conftest import PHOENIX_VENV, ROOT, write_jsonl
 
+pytestmark = pytest.mark.integration  # pip and uv in processes
+
 BESIDE_PHOENIX = """
 import importlib.metadata, json
 import tenacity

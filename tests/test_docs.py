@@ -75,6 +75,7 @@ def test_every_command_and_option_is_in_the_docs():
     assert missing == []
 
 
+@pytest.mark.integration  # the command's --help through Typer
 def test_every_command_help_has_an_example():
     from typer.testing import CliRunner
 
@@ -242,6 +243,7 @@ def test_reference_page_examples_run_as_shown(page, body, shown, tmp_path, serve
 
 
 # review of main (fixa) item 8: score --help tells the truth
+@pytest.mark.integration  # the command's --help through Typer
 def test_score_help_names_every_kind_of_metric_every_gate_exiting_1_and_a_real_example_file():
     import re
 
@@ -267,3 +269,31 @@ def test_no_page_installs_the_pypi_name_with_an_extra():
     assert found == []
     assert 'pip install ".[mlflow]"' in (ROOT / "docs" / "from-mlflow.md").read_text(encoding="utf-8")
     assert 'pip install ".[phoenix]"' in (ROOT / "docs" / "from-phoenix.md").read_text(encoding="utf-8")
+
+
+def test_contributings_map_of_the_tests_names_every_test_file_and_only_those():
+    # review of main (issue 65 item 6): eight test files were missing from the map
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text[text.index("### Map of the tests"):text.index("\n## ", text.index("### Map of the tests"))]
+    named = set(re.findall(r"`((?:unit/)?test_\w+\.py)`", section))
+    files = {path.relative_to(ROOT / "tests").as_posix() for path in (ROOT / "tests").rglob("test_*.py")}
+    assert sorted(files - named) == [], "test files CONTRIBUTING.md's map of the tests does not name: add each to its subject's row"
+    assert sorted(named - files) == [], "files CONTRIBUTING.md's map of the tests names that are not in tests/"
+
+
+# issue 65 item 6: score --help was 285 lines at 100 columns
+@pytest.mark.integration  # the command's --help through Typer
+def test_score_help_shows_the_common_options_in_under_160_lines_and_help_all_every_option():
+    from typer.main import get_command
+    from typer.testing import CliRunner
+
+    from ragjudge.cli import app
+
+    command = get_command(app).commands["score"]
+    options = [option for param in command.params for option in param.opts if option.startswith("--")]
+    short = CliRunner().invoke(app, ["score", "--help"], env={"COLUMNS": "100"})
+    full = CliRunner().invoke(app, ["score", "--help-all"], env={"COLUMNS": "100"})
+    assert short.exit_code == full.exit_code == 0
+    assert len(short.output.splitlines()) < 160 and "--help-all" in short.output
+    left_out = [option for option in options if option not in short.output]
+    assert left_out and [option for option in options if option not in full.output] == []

@@ -11,6 +11,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.integration  # the fake judge server itself, on loopback
+
 
 @pytest.fixture
 def busy_port():

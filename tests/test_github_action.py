@@ -33,6 +33,8 @@ import yaml
 from conftest import ROOT, write_jsonl
 from fake_github import LOGIN_PAGE, FakeGitHub
 
+pytestmark = pytest.mark.integration  # the Action's steps as processes against GitHub's fake on loopback
+
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 SCRIPT = ROOT / "scripts" / "ci_action.py"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")

@@ -17,6 +17,8 @@ from ragjudge.gate import check_gate
 from ragjudge.reports.gate_text import failures_of, lines_of
 from ragjudge.types import Reason, Verdict
 
+pytestmark = pytest.mark.integration  # Ctrl-C sent to ragjudge in its own process
+
 
 # peer report (issue 20 item 10): after Ctrl-C while judging
 def test_ctrl_c_while_judging_ends_with_one_line_that_says_what_was_written(tmp_path):

@@ -85,6 +85,7 @@ def test_json_lines_judged_as_rows_write_what_the_dataframe_reader_writes(server
     assert b"\xef\xbf\xbd" in as_rows.read_bytes() or suffix == "parquet"  # the lone surrogate written as U+FFFD
 
 
+@pytest.mark.integration  # ragjudge in its own process
 def test_a_json_lines_run_makes_its_first_call_before_pandas_is_imported(tmp_path):
     # in a fresh interpreter (the test process has pandas already): the fake server, in the same
     # process, notes at each call whether pandas is loaded yet
@@ -117,6 +118,7 @@ def test_a_json_lines_run_makes_its_first_call_before_pandas_is_imported(tmp_pat
     assert seen == {"first": False, "calls": 40, "ok": 40, "pandas_now": True}
 
 
+@pytest.mark.integration  # ragjudge in its own process
 def test_a_json_lines_file_is_judged_while_another_thread_imports_pandas(tmp_path):
     # a breaker's find: a half-imported pandas in sys.modules (another thread's import) was taken for pandas
     # ("partially initialized module 'pandas' has no attribute 'DataFrame'"); the run waits for the import instead
@@ -256,6 +258,7 @@ def test_a_malformed_line_after_the_first_rows_is_named_and_an_answered_call_mad
     assert result.summary.metrics["sufficiency"].ok == 150 and server.calls == 150  # the first row's reply came from the cache
 
 
+@pytest.mark.integration  # ragjudge in its own process
 def test_a_malformed_line_after_the_first_rows_is_not_kept_waiting_for_the_call_made_ahead(tmp_path, monkeypatch):
     # a breaker's find: the error waited for the first row's call made ahead (122 s with a first call that hung)
     from ragjudge.errors import InputError

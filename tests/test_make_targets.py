@@ -11,6 +11,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.integration  # runs make and the CI script
+
 
 # peer report (issue 29 item 17): make test names the browser tests it skipped
 def test_without_chromium_the_test_command_names_what_it_skipped_and_how_to_install_it(tmp_path):

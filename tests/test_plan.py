@@ -174,6 +174,7 @@ def _without_response(tmp_path) -> str:
 
 # -- issue 30 item 5: the layers and the cycles, checked by a tool ------------------------------
 
+@pytest.mark.integration  # lint-imports and the cycle check in processes
 def test_the_import_layers_hold_and_no_modules_import_each_other_in_a_cycle():
     import importlib.util
     import subprocess

@@ -108,6 +108,7 @@ def score_calls(monkeypatch):
     return calls
 
 
+@pytest.mark.integration  # pytest in its own process
 def test_the_entry_point_loads_the_plugin_and_no_ragjudge_turns_it_off(tmp_path):
     import os
     import subprocess

@@ -9,11 +9,13 @@ import resource
 import shutil
 import subprocess
 import sys
+import textwrap
 
 import pytest
-
 from conftest import ROOT, write_jsonl
 from helpers import landmark_rows
+
+from ragjudge import local
 
 COUNT = "import sqlite3, sys; print('entries', sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM Cache').fetchone()[0])"
 
@@ -77,3 +79,68 @@ def test_a_cache_on_a_full_file_system_keeps_the_verdicts_and_the_gates_exit_cod
     mount = f"mount -t tmpfs -o size=320k tmpfs {str(tmp_path / 'cache')!r} && exec \"$0\" \"$@\""
     code, stderr, entries = _score(tmp_path, server, [*prefix, "sh", "-c", mount])
     _check(code, stderr, entries, server, "OperationalError: database or disk is full")
+
+
+@pytest.mark.integration  # another process holds the cache
+def test_reading_many_keys_does_not_wait_for_another_process_writing_the_cache(tmp_path):
+    """Review fault: the batched read took SQLite's write lock (diskcache's ``transact``), so a
+    warm run waited for, or after 60 s failed behind, another process writing the same cache
+    folder. Now the read is a plain read: it is answered while the other process holds the lock."""
+    import subprocess
+    import sys
+
+    from ragjudge.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path)
+    for i in range(100):
+        cache.set(f"k{i}", {"verdict": {"metric": "m", "status": "ok", "score": 1.0}, "raw": None})
+    cache.flush()
+    import diskcache
+
+    cache._cache.close()  # the same folder, with SQLite's wait for a lock at 0.5 s: a read that waited fails fast
+    cache._cache = diskcache.Cache(str(tmp_path / "responses"), timeout=0.5)
+    release = tmp_path / "release"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys, time, pathlib\n"
+         "con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=1)\n"
+         "con.execute('BEGIN IMMEDIATE'); print('locked', flush=True)\n"
+         "end = time.time() + 120\n"
+         "while not pathlib.Path(sys.argv[2]).exists() and time.time() < end: time.sleep(0.01)\n"
+         "con.execute('COMMIT')\n", str(tmp_path / "responses" / "cache.db"), str(release)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        many = cache.get_many([f"k{i}" for i in range(100)] + ["never"])
+        assert len(many) == 101 and many["k5"]["verdict"]["score"] == 1.0 and many["never"] is None
+    finally:
+        release.touch()
+        holder.wait(30)
+    cache.close()
+
+
+HOLD = textwrap.dedent("""
+    import sys, time
+    from ragjudge import local
+    with local.machine_turn():
+        print("held", flush=True)
+        time.sleep(float(sys.argv[1]))
+""")
+
+
+@pytest.mark.integration  # another process holds the cache
+def test_a_call_that_waits_for_another_process_names_it_once(monkeypatch):
+    heard: list[str] = []
+    monkeypatch.setattr(local, "TURNS", local._Turns())
+    local.TURNS.note = heard.append
+    other = subprocess.Popen([sys.executable, "-c", HOLD, "1.0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"  # the other process holds the model now
+        with local.machine_turn():
+            pass
+        with local.machine_turn():  # no wait, nothing said
+            pass
+    finally:
+        other.wait(30)
+    assert heard == [f"embedded judge: waiting for the model, which process {other.pid} (another run of the embedded judge) is using; "
+                     "the two runs take turns call by call, and the time left is estimated from the time spent judging"]
+    assert local.TURNS.waited > 0

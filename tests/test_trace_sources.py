@@ -433,6 +433,7 @@ def test_read_traces_names_the_first_item_that_is_not_a_trace(tmp_path):
         assert str(err.value).startswith(f"{path}{said[len(name):]}" if said.startswith(name) else said), (name, str(err.value))
 
 
+@pytest.mark.integration  # a fresh Python process without MLflow
 @pytest.mark.parametrize("extra", [[], ["--dry-run"], ["--batch"]])
 def test_mlflow_traces_without_mlflow_installed_say_how_to_install_it(tmp_path, extra):
     # a breaker's find: "error: unexpected ModuleNotFoundError: No module named 'mlflow'" (exit 2; exit 1 with RAGJUDGE_DEBUG=1)

@@ -33,6 +33,8 @@ from ragjudge.errors import ConfigError, InputError  # noqa: E402
 from ragjudge.traces import mlflow as mt  # noqa: E402
 from ragjudge.traces.spans import COLUMNS  # noqa: E402
 
+pytestmark = pytest.mark.integration  # MLflow stores (seconds to import and set up)
+
 FACTS = ["Paris is the capital of France", "Paris lies on the Seine"]
 
 

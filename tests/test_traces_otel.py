@@ -376,6 +376,7 @@ def test_endpoint_from_the_environment(monkeypatch):
     assert otel.endpoint_or_fail("http://h:1/") == "http://h:1"
 
 
+@pytest.mark.integration  # a connection refused on loopback
 def test_unreachable_phoenix_is_an_error(otlp_file):
     pytest.importorskip("phoenix.client")
     with socket.socket() as sock:  # a port nobody listens on

@@ -11,51 +11,13 @@ import json
 import re
 
 import pytest
-
 from conftest import read_jsonl, write_jsonl
+from helpers import CHEAP, STRONG, PerRow, cascade, p_of, rows
+
 from ragjudge import Scorer
 from ragjudge.cascade import CascadeCounts, decide, in_band
 from ragjudge.errors import ConfigError
-from ragjudge.transports.fake import FakeTransport
 from ragjudge.types import Usage, Verdict
-
-CHEAP, STRONG = "openai/fake-cheap", "openai/fake-strong"
-PRICE = 1e-6  # USD per token, every model of the fakes
-
-
-def p_of(number: int) -> float:
-    """Row ``number``'s first-stage P(yes): spread over 0.01..0.99, two decimals."""
-    return round(0.01 + ((number * 37) % 99) / 100, 2)
-
-
-class PerRow(FakeTransport):
-    """The fake judge whose P(yes) is ``p_of`` the row's number, read from 'question N' in the prompt."""
-
-    async def complete(self, request):
-        self.p_yes = p_of(int(re.search(r"question (\d+)", json.dumps(request.messages)).group(1)))
-        return await super().complete(request)
-
-    def for_model(self, provider_model: str) -> "PerRow":
-        member = PerRow(provider_model)
-        member.price_per_token, member.model_faults = self.price_per_token, self.model_faults
-        self.members[provider_model] = member
-        return member
-
-
-def rows(count: int) -> list[dict]:
-    return [{"id": f"r{i}", "request": f"question {i}: what is the capital of place {i}?",
-             "context": [f"Place {i} has the capital city Town{i}." if i % 3 else f"Place {i} is known for its rivers."]}
-            for i in range(count)]
-
-
-def cascade(tmp_path, band, transport=None, stages=(CHEAP, STRONG), count=400, **judge):
-    transport = transport or PerRow()
-    transport.price_per_token = PRICE
-    with Scorer(metrics=["sufficiency"], judge={"cascade": list(stages), "cascade_band": list(band), **judge},
-                cache={"dir": str(tmp_path / "cache")}, transport=transport) as scorer:
-        scored = scorer.score(rows(count))
-    return scored, transport
-
 
 def test_exactly_the_rows_in_the_band_reach_the_second_stage(tmp_path):
     scored, transport = cascade(tmp_path, (0.3, 0.7))
@@ -270,33 +232,6 @@ def test_fit_band_picks_the_narrowest_band_that_holds_the_first_stage_mistakes()
         fit_band(probability, first_right, [True] * 35)
 
 
-def test_calibrate_cascade_writes_the_fitted_band(run_cli, tmp_path):
-    import pandas as pd
-    import yaml
-
-    from ragjudge import cascade_fit, load_config
-
-    scored, _ = cascade(tmp_path, (0.0, 1.0), stages=(CHEAP, "openai/fake-lenient"), count=120)
-    frame = scored.frame
-    first = frame["sufficiency_cascade_fake_cheap_passed"].astype(bool)
-    unsure = frame["sufficiency_cascade_fake_cheap_probability"].between(0.4, 0.6)
-    frame["human"] = [("no" if f else "yes") if u else ("yes" if f else "no") for f, u in zip(first, unsure)]
-    table, out = tmp_path / "scored.parquet", tmp_path / "cascade.yaml"
-    frame.to_parquet(table)
-    stages = f"judge.cascade={CHEAP},openai/fake-lenient"
-    result = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--set", stages, "--cascade", "--max-escalate", "0.3",
-                      "-o", str(out)], judge=False)
-    assert result.code == 0, result.stderr
-    expected = cascade_fit.band_of(pd.read_parquet(table), load_config(None, {"judge": {"cascade": [CHEAP, "openai/fake-lenient"]},
-                                                                             "metrics": ["sufficiency"]}),
-                                   "sufficiency", "human", max_escalate=0.3)
-    assert yaml.safe_load(out.read_text())["judge"]["cascade_band"] == list(expected.band)
-    assert load_config(str(out)).judge.cascade_band == expected.band and expected.escalated <= 0.3
-    assert f"out of fold: agreement {expected.oof_agreement:.2f}" in result.stdout
-    refused = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--cascade", "-o", str(out)], judge=False)
-    assert refused.code == 2 and "--set judge.cascade=FIRST,THEN" in refused.stderr
-
-
 def test_a_band_without_a_cascade_is_said(tmp_path):
     with Scorer(metrics=["sufficiency"], judge={"cascade_band": [0.1, 0.9]}, cache={"enabled": False}, transport=PerRow()) as scorer:
         assert any("judge.cascade_band decides which rows a cascade sends on" in note for note in scorer.notes)
@@ -348,23 +283,6 @@ def test_same_file_follows_links_and_resolves_paths_not_yet_written(tmp_path, mo
     os.link(tmp_path / "a.jsonl", tmp_path / "hard.jsonl")
     assert same_file("link.jsonl", "a.jsonl") and same_file("hard.jsonl", "./a.jsonl")
     assert same_file("./new.jsonl", str(tmp_path / "new.jsonl")) and not same_file("new.jsonl", "a.jsonl")
-
-
-def test_calibrate_cascade_on_labels_of_one_class_writes_nothing_and_says_why(run_cli, tmp_path):
-    # a bad-input trial's find: every label "yes" wrote a band with "out of fold agreement 0.72", exit 0
-    scored, _ = cascade(tmp_path, (0.0, 1.0), stages=(CHEAP, "openai/fake-lenient"), count=40)
-    frame = scored.frame
-    frame["human"] = "yes"
-    table, out = tmp_path / "scored.parquet", tmp_path / "cascade.yaml"
-    frame.to_parquet(table)
-    result = run_cli(["calibrate", str(table), "--labels", "sufficiency=human", "--set", f"judge.cascade={CHEAP},openai/fake-lenient",
-                      "--cascade", "--max-escalate", "0.3", "-o", str(out)], judge=False)
-    assert result.code == 1 and not out.exists()
-    assert result.stdout.splitlines() == [
-        "sufficiency: 40 labelled rows",
-        "  not fitted: every one of the 40 labels is yes: a setting that decides every row so agrees with all of them, and no "
-        "agreement tells settings apart; label rows that are no too (at least 5, one a fold)",
-        "nothing written: the labels could not be fitted (see above)"]
 
 
 def test_a_panel_the_cascade_does_not_name_is_said_to_be_ignored():

@@ -12,31 +12,12 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import write_jsonl
+from helpers import sliced_tables as _sliced
+
 from ragjudge.significance import generator
 
-
-def _sliced() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Four slices of 40 paired rows with known changes: a 0.80 -> 0.55 (10 regressed), b 0.75
-    -> 0.60 (6 regressed), c 0.70 -> 0.625 (3 regressed), d 0.60 -> 0.65 (3 regressed, 5 improved)."""
-    rows_b, rows_c, source = [], [], []
-    for name, before, after in (("a", 32, 22), ("b", 30, 24), ("c", 28, 25), ("d", 24, 26)):
-        passed_b = [True] * before + [False] * (40 - before)
-        passed_c = [False] * 40
-        for i in [(i + 3) % 40 for i in range(40)][:after]:  # the rows passing now: a rotation by 3 rows
-            passed_c[i] = True
-        rows_b, rows_c, source = rows_b + passed_b, rows_c + passed_c, source + [name] * 40
-    ids = [f"r{i}" for i in range(len(source))]
-
-    def table(passed: list[bool]) -> pd.DataFrame:
-        return pd.DataFrame({"id": ids, "source": source, "sufficiency_status": "ok", "sufficiency_passed": passed,
-                             "sufficiency_score": [float(p) for p in passed]})
-
-    return table(rows_b), table(rows_c)
-
-
-# McNemar's exact p of the four slices above (10/0, 6/0, 3/0 and 3/5 regressed/improved rows), and statsmodels'
+# McNemar's exact p of the four slices of helpers.sliced_tables (10/0, 6/0, 3/0 and 3/5 regressed/improved rows), and statsmodels'
 # multipletests(p, method="holm" / "fdr_bh")[1] of them
 SLICE_P = [0.001953125, 0.03125, 0.25, 0.7265625]
 HOLM = [0.0078125, 0.09375, 0.5, 0.7265625]
@@ -124,37 +105,6 @@ def test_an_interval_needs_two_pairs_and_no_change_is_a_point():
     assert paired_interval([0.0, 0.0], [1.0, 1.0]) == [1.0, 1.0]
 
 
-def _no_change(rng: np.random.Generator, rows: int = 90) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A table scored twice with no change: each row passes at its slice's rate, independently each time."""
-    source = rng.choice(["a", "b", "c"], rows)
-    rate = np.select([source == "a", source == "b"], [0.8, 0.6], 0.4)
-    ids = [f"r{i}" for i in range(rows)]
-
-    def table() -> pd.DataFrame:
-        return pd.DataFrame({"id": ids, "source": source, "sufficiency_status": "ok", "sufficiency_passed": rng.random(rows) < rate})
-
-    return table(), table()
-
-
-@pytest.mark.slow  # 300 comparisons: about 10 s (make unit runs it)
-def test_a_no_change_table_fails_the_significance_gate_no_more_often_than_alpha():
-    from ragjudge.compare import checks, compare
-    from ragjudge.gate import exit_code
-
-    rng = np.random.default_rng(64)
-    alpha, tables = 0.05, 300
-    failed = failed_by_the_bound = 0
-    for _ in range(tables):
-        base, cur = _no_change(rng)
-        report = compare(base, cur, by="source", alpha=alpha, resamples=99)  # few resamples: the gate reads the p-values alone
-        failed += exit_code(checks(report, max_drop=0.0, alpha=alpha)) == 1  # the metric's drop and each slice's, Holm-adjusted
-        failed_by_the_bound += exit_code(checks(report, max_drop=0.0)) == 1
-    # McNemar's exact test and Holm's correction hold the error at alpha or less (measured: 6 of 300, 0.02)
-    assert failed / tables <= alpha
-    # without --alpha, --max-drop 0 fails 131 of these 300 noisy runs (0.44): what the significance gate is for
-    assert failed_by_the_bound / tables > 0.3
-
-
 def test_a_real_drop_fails_the_significance_gate_and_the_line_says_its_p_value():
     from ragjudge.compare import checks, compare
     from ragjudge.reports.gate_text import lines
@@ -188,27 +138,6 @@ def test_a_drop_of_rows_not_judged_now_is_tested_with_them_as_regressions():
     assert lines(checks(compare(base, cur), max_drop=0.1, alpha=0.05))[0].endswith("McNemar p 0.00781 <= alpha 0.05")
 
 
-def test_compare_command_gates_on_significance_with_either_correction(run_cli, tmp_path):
-    base, cur = _sliced()
-    baseline, current = tmp_path / "base.jsonl", tmp_path / "cur.jsonl"
-    base.to_json(baseline, orient="records", lines=True)
-    cur.to_json(current, orient="records", lines=True)
-    shown = run_cli(["compare", str(baseline), str(current), "--by", "source", "--max-drop", "0.05", "--alpha", "0.05",
-                     "--correction", "bh"], judge=False)
-    assert shown.code == 1
-    assert "  a: 0.80 -> 0.55 (-0.25 [-0.40, -0.12]) on 40; 10 regressed, 0 improved (McNemar p 0.00195, adjusted 0.00781) *" in shown.stdout
-    assert "  changed significantly (bh-adjusted p <= 0.05, across the 4 slice(s) with a test): a" in shown.stdout
-    assert "FAIL sufficiency (source = a): pass rate dropped 0.25 > 0.05" in shown.stdout
-    as_json = json.loads(run_cli(["compare", str(baseline), str(current), "--by", "source", "--correction", "bh", "--json"],
-                                 judge=False).stdout)
-    b = as_json["metrics"]["sufficiency"]["by"]["b"]
-    assert (b["mcnemar_p"], b["mcnemar_p_adjusted"]) == (pytest.approx(0.03125), pytest.approx(0.0625))
-    bad = run_cli(["compare", str(baseline), str(current), "--by", "source", "--correction", "bonferroni"], judge=False)
-    assert bad.code == 2 and "--correction bonferroni: give holm" in bad.stderr
-    level = run_cli(["compare", str(baseline), str(current), "--max-drop", "0.1", "--alpha", "5"], judge=False)
-    assert level.code == 2 and "--alpha 5.0: give a significance level between 0 and 1" in level.stderr
-
-
 def test_score_with_a_baseline_and_alpha_writes_the_interval_and_p_value_everywhere(run_score, tmp_path):
     from helpers import ci_rows as rows
 
@@ -232,21 +161,6 @@ def test_score_with_a_baseline_and_alpha_writes_the_interval_and_p_value_everywh
     assert "| sufficiency | 1.00 | 0.83 | -0.17 | [-0.42, +0.00] | 2 | 0 | 0.5 |" in markdown and "McNemar p 0.5 &gt; alpha 0.05" in markdown
     html = out["report.html"].read_text()
     assert "change -0.17 [-0.42, +0.00] (95%) on 12 rows ok in both, McNemar p 0.5" in html
-
-
-def test_compare_applies_the_level_a_run_recorded_with_its_drop_gate(run_score, run_cli, tmp_path):
-    from helpers import ci_rows as rows
-
-    baseline, current = tmp_path / "run1.parquet", tmp_path / "run2.parquet"
-    run_score(write_jsonl(tmp_path / "old.jsonl", rows(12)), metric=["sufficiency"], output=str(baseline), quiet=True)
-    run_score(write_jsonl(tmp_path / "new.jsonl", rows(12, bad={1, 2})), metric=["sufficiency"], min_pass_rate=["0"], quiet=True,
-              output=str(current), baseline=str(baseline), max_drop=0.1, alpha=0.05)
-    compared = run_cli(["compare", str(baseline), str(current)], judge=False)
-    assert f"note: the regression gates {current} records of its run: --max-drop 0.1, --alpha 0.05" in compared.stderr
-    assert compared.code == 0 and "McNemar p 0.5 > alpha 0.05: not significant, so the drop passes" in compared.stdout
-    # a flag given replaces the recorded level: at 0.6, p 0.5 is significant and the drop fails
-    stricter = run_cli(["compare", str(baseline), str(current), "--alpha", "0.6"], judge=False)
-    assert stricter.code == 1 and "FAIL sufficiency: pass rate dropped 0.17 > 0.10" in stricter.stdout
 
 
 def test_the_rows_only_in_one_table_of_a_large_pair_are_counted_right():
@@ -284,24 +198,6 @@ def test_the_slices_line_counts_the_family_it_adjusted_over():
               for name, p in (("a", 0.01), ("b", 0.2), ("c", None), ("d", 0.5))}
     text = slice_lines({"correction": "holm", "alpha": 0.05}, {"by": groups, "significant_slices": []})[-1]
     assert text == "  changed significantly (holm-adjusted p <= 0.05, across the 3 slice(s) with a test; 1 with no changed verdict left out): none"
-
-
-def test_compare_says_correction_without_by_and_alpha_without_max_drop_are_ignored(run_cli, tmp_path):
-    # a bad-input trial's find: both were dropped in silence
-    base, cur = _sliced()
-    base.to_csv(tmp_path / "base.csv", index=False)
-    cur.to_csv(tmp_path / "cur.csv", index=False)
-    command = ["compare", str(tmp_path / "base.csv"), str(tmp_path / "cur.csv")]
-    done = run_cli([*command, "--correction", "bh", "--alpha", "0.1"], judge=False)
-    assert done.code == 0, done.stderr
-    assert ("note: --correction bh adjusts the p-values of --by's slices; without --by there are none and it is ignored: give "
-            "--by COLUMN, or leave it out") in done.stderr
-    assert ("note: --alpha 0.1 gates --max-drop's drop (and, with --by, calls a slice changed); with neither it is ignored: give "
-            "--max-drop DROP, or leave it out") in done.stderr
-    used = run_cli([*command, "--correction", "bh", "--alpha", "0.1", "--by", "source"], judge=False)
-    assert used.code == 0 and "--correction bh" not in used.stderr and "--alpha 0.1" not in used.stderr, used.stderr
-    gated = run_cli([*command, "--alpha", "0.1", "--max-drop", "0.5"], judge=False)
-    assert "--alpha 0.1" not in gated.stderr and "--correction" not in gated.stderr, gated.stderr
 
 
 def test_a_gain_in_pass_rate_is_said_to_rise_not_to_drop_a_negative_amount():

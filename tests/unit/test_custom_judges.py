@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import read_jsonl, write_jsonl
 from helpers import BINARY, SCALE, config_file, judge_with
 from helpers import CUSTOM_ROWS as ROWS
@@ -56,17 +55,6 @@ def test_a_1_to_5_custom_metric_end_to_end(run_score, tmp_path, judge):
     roles = [m["role"] for m in body["messages"]]
     assert roles == ["system", "user", "assistant", "user"]  # the few-shot example, as an earlier turn
     assert json.loads(body["messages"][2]["content"]) == {"rationale": "Every sentence is stated.", "score": 5.0}
-
-
-def test_custom_metrics_take_samples_and_the_agreement_command(run_score, run_cli, tmp_path, judge):
-    config = config_file(tmp_path, SCALE)
-    out = tmp_path / "out.jsonl"
-    rows = [{**row, "human": human} for row, human in zip(ROWS[:2], (5, 2))]
-    result = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["faithful_1to5"], min_pass_rate=["0"], config=config, output=str(out), samples=3)
-    assert result.code == 0, result.text
-    assert [r["faithful_1to5_agreement"] for r in read_jsonl(out)] == [1.0, 1.0]
-    report = run_cli(["agreement", str(out), "-m", "faithful_1to5", "--labels", "human", "-c", config, "--json"], judge=False)
-    assert json.loads(report.stdout)["overall"]["n"] == 2
 
 
 def test_groundedness_works_with_no_config_of_ones_own(run_score, tmp_path, judge):
@@ -122,24 +110,6 @@ def test_a_template_that_reaches_for_python_internals_fails_cleanly(run_score, t
     result = run_score(write_jsonl(tmp_path / "in.jsonl", ROWS), config=config_file(tmp_path, text))
     assert result.code == 2
     assert "the prompt reaches for something a template may not use" in result.text and "Traceback" not in result.text
-
-
-def test_extending_a_built_in_changes_its_prompt_and_its_version(run_score, run_cli, tmp_path, judge):
-    judge.keep_requests = True
-    rows = [{"id": "a", "request": "Where is it?", "context": ["It is in Paris."], "expected_response": "Paris"}]
-    source = write_jsonl(tmp_path / "in.jsonl", rows)
-    run_score(source, metric=["sufficiency"], min_pass_rate=["0"])
-    extended = config_file(tmp_path, "extend:\n  sufficiency:\n    instructions: A city named alone counts as its country's city too.\n"
-                                     "    examples:\n      - inputs:\n          request: Where?\n          context: [In Lyon.]\n"
-                                     "          expected_facts: [Lyon]\n        verdict: yes\n        rationale: Lyon is stated.\n")
-    result = run_score(source, metric=["sufficiency"], min_pass_rate=["0"], config=extended)
-    assert result.code == 0, result.text
-    assert judge.calls == 2  # a new prompt: not answered from the cache
-    plain, more = (body["messages"][-1]["content"] for body in judge.requests)
-    assert "Instructions for this domain:\nA city named alone counts as its country's city too." in more and "Instructions" not in plain
-    assert "<example>\n<request>\nWhere?\n</request>\n<context>\n[1] In Lyon.\n</context>" in more and "Verdict: yes. Why: Lyon is stated." in more
-    listed = {item["name"]: item["version"] for item in json.loads(run_cli(["judges", "-c", extended, "--json"], judge=False).stdout)}
-    assert listed["sufficiency"].startswith("sufficiency-2026-11-30.1+") and len(listed["sufficiency"]) == len("sufficiency-2026-11-30.1+") + 8
 
 
 def test_a_needed_column_that_is_missing_exits_2(run_score, tmp_path):

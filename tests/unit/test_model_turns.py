@@ -4,37 +4,7 @@ the time spent judging, not waiting (it said "about 1.5 min left" and took five)
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-
 from ragjudge import local
-
-HOLD = textwrap.dedent("""
-    import sys, time
-    from ragjudge import local
-    with local.machine_turn():
-        print("held", flush=True)
-        time.sleep(float(sys.argv[1]))
-""")
-
-
-def test_a_call_that_waits_for_another_process_names_it_once(monkeypatch):
-    heard: list[str] = []
-    monkeypatch.setattr(local, "TURNS", local._Turns())
-    local.TURNS.note = heard.append
-    other = subprocess.Popen([sys.executable, "-c", HOLD, "1.0"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert other.stdout.readline().strip() == "held"  # the other process holds the model now
-        with local.machine_turn():
-            pass
-        with local.machine_turn():  # no wait, nothing said
-            pass
-    finally:
-        other.wait(30)
-    assert heard == [f"embedded judge: waiting for the model, which process {other.pid} (another run of the embedded judge) is using; "
-                     "the two runs take turns call by call, and the time left is estimated from the time spent judging"]
-    assert local.TURNS.waited > 0
 
 
 def test_the_time_left_counts_the_time_spent_judging(monkeypatch):

@@ -6,23 +6,17 @@ heavy library at their top (pandas, pyarrow, MLflow), so that ``ragjudge --help`
 from __future__ import annotations
 
 import ast
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
+from helpers import HEAVY_OF
 
 PACKAGE = Path(__file__).resolve().parents[2] / "ragjudge"
 HEAVY = ("pandas", "pyarrow", "litellm", "mlflow", "ray", "matplotlib", "xllamacpp")
-# ours, imported at their top: io reads and writes tables (pandas, pyarrow); compat.mlflow is MLflow's
-# face (its registrable scorers import from their own module inside them: MLflow serializes the function)
-# (``ragjudge.io`` itself loads its names' modules on first use: its formats, rows, atomic and writers
-# modules load no pandas, so that a JSON Lines run's first calls go out before pandas is imported)
-HEAVY_OF = {"ragjudge.io.arrow": "pandas", "ragjudge.io.readers": "pandas", "ragjudge.io.sources": "pandas",
-            "ragjudge.compat.mlflow": "mlflow"}
+# ours imported inside functions because they load a heavy library: helpers.HEAVY_OF (each is checked
+# to load it: tests/test_startup.py)
 LAZY_OURS = tuple(HEAVY_OF)
-LIGHT_IO = ("ragjudge.io", "ragjudge.io.formats", "ragjudge.io.rows", "ragjudge.io.atomic", "ragjudge.io.writers")
 
 
 def _module(path: Path) -> str:
@@ -101,19 +95,3 @@ def test_the_scan_finds_an_import_inside_a_function(tmp_path, monkeypatch):
     assert [(line, name) for _, line, name in own_imports_in_functions()] == [(2, "ragjudge.gate"), (3, "ragjudge.io.readers"), (4, "ragjudge.options")]
 
 
-@pytest.mark.parametrize("module, heavy", list(HEAVY_OF.items()))
-def test_each_module_imported_late_loads_a_heavy_library(module, heavy):
-    # the exemption holds only while the module is heavy: were it light, it belongs at the top
-    pytest.importorskip(heavy)  # the unit tier also runs where the [mlflow] extra is not installed
-    code = f"import sys, {module}\nprint({heavy!r} in sys.modules)"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert loaded == "True", f"{module} does not load {heavy}: import it at the top where it is used"
-
-
-@pytest.mark.parametrize("module", LIGHT_IO)
-def test_the_modules_a_json_lines_run_reads_its_first_rows_with_load_no_pandas(module):
-    # the local engine plans and judges a JSON Lines file's first rows before pandas is imported
-    # (issue 51): the package and these modules must not import it
-    code = f"import sys, {module}\nprint(sorted(m for m in ('pandas', 'numpy', 'pyarrow') if m in sys.modules))"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert loaded == "[]", f"{module} loads {loaded}"

@@ -5,6 +5,7 @@ speak of the chosen rows, as the summary does (a new-user trial saw "judged 31/3
 from __future__ import annotations
 
 from conftest import write_jsonl
+
 from ragjudge.run import evaluate
 from ragjudge.settings import load_config
 
@@ -37,9 +38,9 @@ def test_a_chunk_judged_as_several_jobs_keeps_order_sample_and_row_groups(run_sc
     # gathers the jobs into row groups of 10,000 rows again
     import pyarrow.parquet as pq
 
+    from ragjudge import Config
     from ragjudge.run.engine import job_rows
     from ragjudge.run.source import choose
-    from ragjudge import Config
 
     assert job_rows(Config(judge={"concurrency": 1})) == 1_000 and job_rows(Config(judge={"concurrency": 64})) == 1_000
     assert job_rows(Config(judge={"concurrency": 256})) == 1_024 and job_rows(Config(judge={"concurrency": 256}, chunk_size=500)) == 500
@@ -56,16 +57,3 @@ def test_a_chunk_judged_as_several_jobs_keeps_order_sample_and_row_groups(run_sc
     assert [pq.ParquetFile(out).metadata.row_group(g).num_rows for g in range(pq.ParquetFile(out).num_row_groups)] == [10_000, 2_500]
 
 
-# issue 60 item 23: "1 rows"
-def test_one_row_reads_one_row_in_the_dry_run_and_the_comparison(run_score, run_cli, tmp_path):
-    source = write_jsonl(tmp_path / "in.jsonl", [{"id": "r1", **ROW}])
-    dry = run_score(source, metric=["sufficiency"], dry_run=True)
-    assert dry.lines[1] == ("sufficiency: 1 row to judge, 0 skipped, 0 cache hits; 1 call to make; prompt tokens "
-                            f"{dry.result['metrics']['sufficiency']['prompt_tokens']}; completion tokens about "
-                            f"{dry.result['metrics']['sufficiency']['expected_completion_tokens']}, at most 1024; cost unknown (no price for this model)")
-    # a second shape: the comparison of two one-row tables
-    scored = tmp_path / "scored.jsonl"
-    run_score(source, metric=["sufficiency"], output=str(scored), quiet=True)
-    text = run_cli(["compare", str(scored), str(scored)], judge=False).stdout.splitlines()
-    assert text[0] == "1 row matched by id; only in the baseline: 0, only in the current table: 0"
-    assert " on 1 row ok in both; 0 regressed, 0 improved" in text[1]
