@@ -109,9 +109,6 @@ class CascadeModel:
         """None: a cascade's verdict is its stages' (each reads its own cache when asked)."""
         return None
 
-    def unclaimed(self) -> list[Verdict]:
-        return [verdict for _, model in self.stages for verdict in model.unclaimed()]
-
     def interrupt(self) -> None:
         for _, model in self.stages:
             model.interrupt()

@@ -9,9 +9,7 @@ one before it judges anything:
 It reads the first chunk (the run's options were checked before: ``ragjudge.run.ScoreRequest.check``), resolves the column mapping,
 describes it, collects its warnings, checks each judge's needed fields (``check_needs``) and
 notes the input columns the run's own output replaces. A check that fails raises
-``ConfigError`` / ``InputError`` (exit 2) before any call. (A JSON Lines run plans its first
-rows before the rest of the first chunk is read, and its first row's calls go ahead on that plan,
-``run.engine.ReadAhead``; the whole chunk is then planned here as usual.)
+``ConfigError`` / ``InputError`` (exit 2) before any call.
 
 Events: ``evaluate(on_event=...)`` reports a run as it goes with the typed events below
 (``Start``, ``Note``, ``Progress``, ``Row``), one callback for all of them.

@@ -41,8 +41,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.counting import row_ids, row_names, table_verdicts
 from ragjudge.gate import check_gate, row_name
 from ragjudge.reports.gate_text import failures_of
-from ragjudge.config import RawConfig, read_file, validate
-from ragjudge.options import layered
+from ragjudge.config import RawConfig, layered, read_file, validate
 from ragjudge.settings import Config, load_config
 from ragjudge.plan import resolve
 from ragjudge.scoring import Scorer
@@ -405,7 +404,7 @@ def project_config(pyproject: str | Path | None = None, override: str | Path | N
         return ProjectConfig(None, list(dict.fromkeys(listed)), [], bool(listed))
     for source, layer in layers:
         validate(RawConfig, layer, source)  # each layer's own keys, named by the layer that holds them
-    data, _ = layered(layers)  # as the command line lays its config file (options.layered)
+    data, _ = layered(layers)  # as the command line lays its config file (config.layered)
     sources = [source for source, _ in layers]
     config = validate(Config, data, " over ".join(reversed(sources)) or "config")
     return ProjectConfig(config, list(dict.fromkeys(listed)), sources, bool(layers or listed))

@@ -135,8 +135,8 @@ def test_ctrl_c_before_judging_says_nothing_was_written(run_cli, tmp_path, monke
 def _interrupted_at_the_first_call(tmp_path, rows, out, *options: str) -> tuple[int, str]:
     """``ragjudge score`` on ``rows`` as a process against a fake judge that answers in 30 s, sent
     Ctrl-C while its first call (it goes alone) is in flight, once the input's first chunk is
-    planned (the mapping said): its exit code and stderr. (A JSON Lines file's first call goes
-    ahead of that; a Ctrl-C before it stops the run at once, as ``test_a_ctrl_c_while_a_pipe_holds_the_first_chunk_back_stops_at_once``.)"""
+    planned (the mapping said): its exit code and stderr. (A Ctrl-C before the first chunk is read
+    stops the run at once, as ``test_a_ctrl_c_while_a_pipe_holds_the_first_chunk_back_stops_at_once``.)"""
     import signal
     import time
 
@@ -161,7 +161,7 @@ def _interrupted_at_the_first_call(tmp_path, rows, out, *options: str) -> tuple[
 
 
 def test_a_ctrl_c_while_a_pipe_holds_the_first_chunk_back_stops_at_once(tmp_path):
-    # a breaker's find: with the signal handlers set before the first row's call went ahead, a Ctrl-C
+    # a breaker's find: with the signal handlers set before the first chunk was read, a Ctrl-C
     # while stdin or a pipe held back the rest of the first chunk only marked the run interrupted, and
     # the run waited for the writer of the pipe (forever, for one that never ends)
     import signal
@@ -173,12 +173,13 @@ def test_a_ctrl_c_while_a_pipe_holds_the_first_chunk_back_stops_at_once(tmp_path
     fifo = tmp_path / "rows.jsonl"
     os.mkfifo(fifo)
     rows = [{"id": i, "request": f"Question {i}?", "context": [f"Passage {i}."]} for i in range(150)]
-    done = threading.Event()
+    done, fed = threading.Event(), threading.Event()
 
     def feed():  # the first 150 rows, then the pipe stays open, without an end, until the test is over
-        with open(fifo, "w", encoding="utf-8") as handle:
+        with open(fifo, "w", encoding="utf-8") as handle:  # opens once ragjudge opens the pipe to read it
             handle.writelines(json.dumps(row) + "\n" for row in rows)
             handle.flush()
+            fed.set()
             done.wait(120)
 
     threading.Thread(target=feed, daemon=True).start()
@@ -187,10 +188,8 @@ def test_a_ctrl_c_while_a_pipe_holds_the_first_chunk_back_stops_at_once(tmp_path
             process = subprocess.Popen([sys.executable, "-m", "ragjudge", "score", str(fifo), "-m", "sufficiency", "-o", str(tmp_path / "out.jsonl"),
                                         "--model", "openai/fake", "--api-base", server.url, "--no-cache"],
                                        cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}, stderr=subprocess.PIPE, text=True)
-            deadline = time.monotonic() + 180
-            while server.calls < 1 and time.monotonic() < deadline and process.poll() is None:
-                time.sleep(0.05)
-            assert server.calls == 1  # the first row's call went ahead; the run now waits for the rest of the first chunk
+            assert fed.wait(180)  # ragjudge reads the pipe; it now waits for the rest of the first chunk
+            time.sleep(0.5)
             process.send_signal(signal.SIGINT)
             _, stderr = process.communicate(timeout=60)
     finally:

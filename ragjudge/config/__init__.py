@@ -19,10 +19,12 @@ subclass of ``RawConfig``, with the same errors.
 Its modules: ``base`` (the names: metrics, fields, bundled configs, moved keys; ``BadEntry``),
 ``judge`` (``judge:``: ``JudgeSettings``, ``PanelMember``, ``Price``), ``raw`` (the file's shape,
 ``RawConfig``, with ``Columns``, ``GateSettings`` and ``CacheSettings``; configs/default.yaml and
-docs/configuration.md are generated from its descriptions), ``reading`` (YAML, overrides,
-validation) and ``messages`` (merging keys; the message that names a bad key where it stands).
-Every name is imported from here (``from ragjudge.config import RawConfig``); the judges' sections, the layering of file,
-``--set`` and flags (``ragjudge.options``) and the typed checks (``ragjudge.settings``) live apart.
+docs/configuration.md are generated from its descriptions), ``layers`` (``layered``: the one
+layering of files or keywords, ``--set`` and flags, for the command line, the Action, the pytest
+plugin and ``load_as``), ``reading`` (YAML, overrides, validation) and ``messages`` (merging keys;
+the message that names a bad key where it stands). Every name is imported from here
+(``from ragjudge.config import RawConfig``); the judges' sections, the flags and ``--set`` items
+as ``Assignment``s (``ragjudge.options``) and the typed checks (``ragjudge.settings``) live apart.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from ragjudge.config.base import BUNDLED, DEFAULT_METRICS, FIELDS, METRICS, MOVE
 from ragjudge.config.judge import MODEL_EXAMPLES, JudgeSettings, PanelMember, Price, named_model  # noqa: F401
 from ragjudge.config.raw import CacheSettings, Columns, GateSettings, RawConfig
 from ragjudge.config.messages import _deep_merge, _describe  # noqa: F401 (imported from here: ragjudge.settings, ragjudge.testing)
+from ragjudge.config.layers import PER_METRIC_KEYS, Assignment, lay, layered
 from ragjudge.config.reading import load_as, read_file, read_raw_config, validate
 from ragjudge.panel import RULES as PANEL_RULES
 
 __all__ = ["BUNDLED", "DEFAULT_METRICS", "FIELDS", "METRICS", "MOVED", "PANEL_RULES", "BadEntry", "CacheSettings", "Columns", "GateSettings", "JudgeSettings",
-           "PanelMember", "Price", "RawConfig",
-           "bundled_config", "load_as", "read_raw_config", "read_file", "validate"]
+           "PER_METRIC_KEYS", "PanelMember", "Price", "RawConfig", "Assignment",
+           "bundled_config", "lay", "layered", "load_as", "read_raw_config", "read_file", "validate"]

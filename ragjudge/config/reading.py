@@ -15,6 +15,7 @@ from pydantic import (
 
 from ragjudge.errors import ConfigError
 from ragjudge.config.base import BUNDLED, _config_path
+from ragjudge.config.layers import layered
 from ragjudge.config.messages import _deep_merge, _describe
 from ragjudge.config.raw import RawConfig, _nest
 
@@ -96,12 +97,9 @@ def load_as(model: type[C], /, path: str | Path | None = None, overrides: dict[s
     ``{"judge.concurrency": "--concurrency"}``) names the option a bad value came from.
     """
     overrides = _deep_merge(_nest(overrides or {}), _nest(settings)) if settings else (_nest(overrides) if overrides else None)
-    data: dict[str, Any] = read_file(path) if path is not None else {}
-    source = "config" if path is None else str(path)
-    if overrides:
-        data = _deep_merge(data, overrides)
-        if path is None:
-            source = "options"
+    files = [(str(path), read_file(path))] if path is not None else []
+    data, _ = layered([*files, *([("options", overrides)] if overrides else [])])  # the file, then the keywords (layers.layered)
+    source = str(path) if path is not None else "options" if overrides else "config"
     return validate(model, data, source, overrides, flags)
 
 def validate(model: type[C], data: dict[str, Any], source: str = "config", given: dict[str, Any] | None = None,

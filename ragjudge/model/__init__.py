@@ -6,9 +6,7 @@ Every call goes through ``Model.call``, in this order:
 1. **cache get**: the on-disk response cache (``ragjudge.cache``), then the replies this
    model already received in this process (the last ``MEMORY`` calls);
 2. **de-duplication**: an identical call already in flight is awaited, not sent again (the
-   row that made it pays; the others get it at no cost). A call made ahead of its row (``ahead.CallsAhead``:
-   a JSON Lines run's first call, sent while the rest of the first chunk is read) is given to
-   the first row that makes it, as that row's own: paid, not cached;
+   row that made it pays; the others get it at no cost);
 3. **the first-call probe**: a run's first uncached call goes alone, so a bad key costs one
    call; the others start once its first attempt has an answer or ``PROBE_GRACE_S`` (0.5 s)
    after it started, whichever comes first (an auth error comes back in the connection's
@@ -42,13 +40,12 @@ tokens estimated as the dry run counts them (``Usage.estimated``), priced, and c
 
 The package, by concern: ``chokepoint`` (``Model``: the steps above), ``limits`` (the
 concurrency limit and the pacing), ``retry`` (backoff, the failures a request ends in, the
-budget's ``Ledger``), ``probe`` (``FirstCall``: the first call alone), ``ahead`` (``CallsAhead``: calls made ahead of their rows), ``decision`` (``DecisionModel``: a row's metrics in one request;
+budget's ``Ledger``), ``probe`` (``FirstCall``: the first call alone), ``decision`` (``DecisionModel``: a row's metrics in one request;
 ``model_for``) and ``panel_model`` (``PanelModel``: a panel's members seen as one model).
 """
 
 from __future__ import annotations
 
-from ragjudge.model.ahead import AHEAD, CallsAhead
 from ragjudge.model.chokepoint import MEMORY, REASK, Model
 from ragjudge.model.decision import DecisionModel, model_for
 from ragjudge.model.limits import CallLimit, Pacer
@@ -56,5 +53,5 @@ from ragjudge.model.panel_model import PanelModel
 from ragjudge.model.probe import PROBE_GRACE_S, PROBE_LATE_S, FirstCall
 from ragjudge.model.retry import BACKOFF_INITIAL_S, BACKOFF_MAX_S, BUDGET, CANCELLED, Ledger, asked_wait
 
-__all__ = ["AHEAD", "BACKOFF_INITIAL_S", "BACKOFF_MAX_S", "BUDGET", "CANCELLED", "MEMORY", "PROBE_GRACE_S", "PROBE_LATE_S",
-           "REASK", "CallLimit", "CallsAhead", "DecisionModel", "FirstCall", "Ledger", "Model", "Pacer", "PanelModel", "asked_wait", "model_for"]
+__all__ = ["BACKOFF_INITIAL_S", "BACKOFF_MAX_S", "BUDGET", "CANCELLED", "MEMORY", "PROBE_GRACE_S", "PROBE_LATE_S",
+           "REASK", "CallLimit", "DecisionModel", "FirstCall", "Ledger", "Model", "Pacer", "PanelModel", "asked_wait", "model_for"]

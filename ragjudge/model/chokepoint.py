@@ -15,7 +15,6 @@ from ragjudge import prices
 from ragjudge.cache import cache_key
 from ragjudge.errors import ProviderFatalError
 from ragjudge.model import retry as backoff  # read at each call: tests lower its BACKOFF_* constants
-from ragjudge.model.ahead import CallsAhead
 from ragjudge.model.probe import FirstCall
 from ragjudge.model.limits import _LIMITS, CallLimit, Pacer
 from ragjudge.model.retry import (BUDGET, Ledger, _Again, _Budget, _cancelled, _counted, _Failed, _requests,
@@ -64,7 +63,6 @@ class Model:
         self._memory: OrderedDict[str, Verdict] = OrderedDict()
         self._prefetched: dict[str, Any] = {}  # key -> cached reply or None (not cached), from ``prefetch``
         self._in_flight: dict[str, asyncio.Future] = {}
-        self._ahead = CallsAhead()  # calls made ahead of their rows, not claimed yet
         self.first_call = FirstCall()  # the first call goes alone (a bad key costs one call)
         # set (from the loop thread) once the run's first call has an answer, or was never sent: a
         # JSON Lines run imports pandas then, not while the first calls are being made (``Scorer.finish``)
@@ -202,8 +200,6 @@ class Model:
         """The verdict for ``call`` without a provider call: from this process's memory or the
         response cache (``cached`` True, no usage); None when it would need a call."""
         key = key or self.key(call, sample)
-        if key in self._ahead:
-            return None  # made ahead of its row: ``call`` gives it to the row as its own
         kept = self._memory.get(key)
         if kept is not None:
             self._memory.move_to_end(key)
@@ -220,11 +216,6 @@ class Model:
         verdict.cached = True
         return verdict
 
-    def unclaimed(self) -> list[Verdict]:
-        """The verdicts of the calls made ahead that no row has made since (``ahead.CallsAhead``;
-        read by ``Scorer.drop``)."""
-        return self._ahead.unclaimed()
-
     # -- the call ----------------------------------------------------------------------
     async def call(self, call: Call, parse: Callable[[Reply, Call], Verdict], sample: int = 0) -> Verdict:
         """One verdict for ``call``: remembered, cached, shared with an identical call in
@@ -236,9 +227,6 @@ class Model:
         ``asyncio.CancelledError`` when the task was cancelled (``CallLimit.held_cancellation``)."""
         CallLimit.held_cancellation()
         key = self.key(call, sample)
-        made = self._ahead.claim(key)
-        if made is not None:  # the first row whose call this is made it ahead: its own, paid, not cached
-            return (await asyncio.shield(made)).copy()
         found = self.peek(call, sample, key)
         if found is not None:
             return found
@@ -249,7 +237,6 @@ class Model:
         # calls wait on ``done``
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         self._in_flight[key] = done
-        ahead = self._ahead.start(key, done)
         try:
             verdict = await self._fetch(key, call, parse, sample)
         except BaseException as exc:
@@ -260,7 +247,7 @@ class Model:
             raise
         finally:
             self._in_flight.pop(key, None)
-        done.set_result(verdict.copy() if ahead else verdict)  # what the row that claims it gets: the reply as made, before this job decides on it
+        done.set_result(verdict)
         return verdict
 
     async def _fetch(self, key: str, call: Call, parse: Callable[[Reply, Call], Verdict], sample: int) -> Verdict:

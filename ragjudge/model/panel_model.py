@@ -95,10 +95,6 @@ class PanelModel:
         """None: a panel's verdict is its members' (each member's ``call`` reads its own cache)."""
         return None
 
-    def unclaimed(self) -> list[Verdict]:
-        """Every member's calls made ahead that no row made again (``Model.unclaimed``)."""
-        return [verdict for _, model in self.members for verdict in model.unclaimed()]
-
     def interrupt(self) -> None:
         """Stop starting calls on every member."""
         for _, model in self.members:

@@ -22,7 +22,8 @@ from typing import Any, Iterator, Sequence
 from ragjudge.errors import ConfigError
 from ragjudge.judges import bundled_names
 from ragjudge.settings import Config
-from ragjudge.config import DEFAULT_METRICS, FIELDS, METRICS, RawConfig, _deep_merge, read_file, validate
+from ragjudge.config import DEFAULT_METRICS, FIELDS, METRICS, read_file, validate
+from ragjudge.config import PER_METRIC_KEYS as PER_METRIC_KEYS, Assignment as Assignment, lay as lay, layered as layered  # re-exported
 from ragjudge.io import read_record
 from ragjudge.options.names import CLI as CLI, KEYWORDS as KEYWORDS, Names as Names, check_budget as check_budget  # re-exported
 from ragjudge.options.names import OptionError as OptionError, OptionInputError as OptionInputError, said as said  # re-exported
@@ -201,19 +202,6 @@ def set_flags(sets: dict[str, Any], prefix: str = "") -> dict[str, str]:
 
 # config keys that take one number for every metric or a number per metric: a per-metric value
 # laid over a single number keeps that number for the other metrics (as the key "*")
-PER_METRIC_KEYS = ("gate.min_pass_rate", "gate.max_error_rate", "gate.max_skip_rate")
-
-
-@dataclass(frozen=True)
-class Assignment:
-    """One value a layer of the config sets: the dotted ``key``, the ``value`` and ``source``,
-    where it came from as a person names it (the file's path, ``--set KEY``, ``--min-pass-rate``)."""
-
-    key: str
-    value: Any
-    source: str
-
-
 def flag_assignments(options: dict[str, Any]) -> tuple[list[Assignment], frozenset[str]]:
     """The values the named options of ``score`` set (``options``: by ``Flag.param``), in the
     order they are laid over the config (``FLAG_TABLE``'s; for a repeated per-metric option,
@@ -282,51 +270,6 @@ def set_assignments(items: Sequence[str]) -> list[Assignment]:
     return out
 
 
-def lay(data: dict[str, Any], sources: dict[str, str], assignment: Assignment) -> None:
-    """Lay ``assignment`` over ``data`` (the config's keys, changed in place; the sections on its
-    path are copied first, so a dict of the caller's is never changed): its value replaces
-    whatever the key held, a whole section included, and the keys below it lose their
-    sources. A per-metric key (``PER_METRIC_KEYS``) holding one number becomes ``{"*": number}``
-    when a metric's own value is laid over it. Raises ``ConfigError`` for a key below one that
-    holds a value (``--set judge=4`` beside ``--model``), naming both."""
-    parts = assignment.key.split(".")
-    tree = data
-    for depth, part in enumerate(parts[:-1]):
-        here = ".".join(parts[:depth + 1])
-        node = tree.get(part)
-        if isinstance(node, dict):
-            node = dict(node)
-        elif node is None:
-            node = {}
-        elif here in PER_METRIC_KEYS and isinstance(node, (int, float)) and not isinstance(node, bool):
-            node = {"*": node}
-        else:
-            setter = sources.get(here, "the config")
-            first = parts[depth + 1]
-            if setter.startswith("--set") and _is_section(here):
-                raise ConfigError(f"{setter}: {here} is a section of the config (keys such as {first}), not a value; set one of its "
-                                  f"keys, e.g. --set {here}.{first}=...")
-            raise ConfigError(f"{assignment.source}: {here} was set to a value by {setter}, so it has no key {first}")
-        tree[part] = node
-        tree = node
-    tree[parts[-1]] = assignment.value
-    prefix = assignment.key + "."
-    for key in [k for k in sources if k.startswith(prefix)]:
-        del sources[key]
-    sources[assignment.key] = assignment.source
-
-
-def _is_section(key: str) -> bool:
-    """Whether the dotted ``key`` is a section of the config (holds keys by default: ``judge``,
-    ``thresholds``), not a value (``judge.concurrency``)."""
-    node: Any = RawConfig().model_dump()
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return isinstance(node, dict)
-
-
 @dataclass(frozen=True)
 class Loaded:
     """A run's config and where each value came from: ``config`` (the validated ``Config``),
@@ -371,25 +314,6 @@ def _setter(sources: dict[str, str], key: str) -> str | None:
     if found.startswith("-c "):
         return None
     return f"--set {key}" if found.startswith("--set ") else found
-
-
-def layered(files: Sequence[tuple[str, dict[str, Any]]], assignments: Sequence[Assignment] = ()) -> tuple[dict[str, Any], dict[str, str]]:
-    """The one config layering of the command line (``load_layers``: the file, ``--set``, the
-    flags), the GitHub Action (which runs it) and the pytest plugin (``testing.project_config``:
-    the YAML file, ``[tool.ragjudge]``, ``--ragjudge-config``), from lowest to highest: the
-    ``files`` (``(name, keys)``, as ``read_file`` gives them), each merged over the ones before
-    section by section (a key it sets replaces that key; the others stay), then the
-    ``assignments`` (``Assignment``: ``--set`` items, the flags), each laid over its key (``lay``:
-    a value replaces a whole section). Returns the keys, not yet validated, and their sources
-    (dotted key -> the name of the layer that set it). Raises ``ConfigError`` (``lay``)."""
-    data: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-    for name, keys in files:
-        data = _deep_merge(data, keys)
-        sources.update({key: name for key in _leaves(keys)})
-    for assignment in assignments:
-        lay(data, sources, assignment)
-    return data, sources
 
 
 def load_layers(config: str | None, options: dict[str, Any], sets: Sequence[str] = (), held: Sequence[str] | None = None,
@@ -463,14 +387,6 @@ def run_record(config: Any, id_path: str | None, judged: Sequence[str] = ()) -> 
     if judged:
         record["judged"] = list(judged)  # not a config key: the metrics a reader of the table counts
     return record
-
-
-def _leaves(tree: dict[str, Any], prefix: str = "") -> list[str]:
-    out = []
-    for key, value in tree.items():
-        dotted = f"{prefix}{key}"
-        out += _leaves(value, dotted + ".") if isinstance(value, dict) and value else [dotted]
-    return out
 
 
 _METRIC_KEYED = ("thresholds", "gate.min_pass_rate", "gate.max_error_rate", "gate.max_skip_rate", "labels")

@@ -18,7 +18,7 @@ from ragjudge.options import run_record
 from ragjudge.plan import Event, Note, Progress, Row, RunPlan, Start
 from ragjudge.records import Mapping
 from ragjudge.settings import Config
-from ragjudge.errors import ConfigError, InputError
+from ragjudge.errors import InputError
 from ragjudge.scoring import INTERRUPT_GRACE_S, Scorer, removed_note
 from ragjudge.io import jsonl_chunks, jsonl_rows, RowChunk, TableWriter
 from ragjudge.run.request import Outputs, Selection, Wishes
@@ -72,57 +72,30 @@ def _no_rows() -> Any:
 @dataclass
 class ReadAhead:
     """What the local engine does ahead of need (issue 51; bench/README.md, figures 1c and 4), in
-    one place. ``start`` reads a JSON Lines file's first ``head_rows`` rows (they hold the 50 the
-    mapping looks at), plans them, and starts the job of its first row
-    (``Scorer.submit(ahead=True)``): the run's first call, the probe, then goes out while the rest
-    of the first chunk is read, and the first row takes its verdict when its own job makes the
-    same call. The reading then waits up to ``first_send_s`` seconds for the loop thread to send
-    that call alone, unless it is answered (or needs no call) sooner: sending it takes the loop
-    thread 7 ms alone, and 60 to 90 ms while the rest of the chunk is read beside it, the two
-    threads taking turns for the interpreter (2 cores); 30 ms is within the probe's round trip,
-    so no later than the reading before it. ``score_source`` keeps ``jobs_ahead`` jobs started
-    beyond the one being finished and written, so that the next rows' calls never wait for a
-    job's stragglers, its framing, its writing or the next chunk's reading.
-
-    Nothing goes ahead (``start``'s job is None) with ``--sample`` (its rows are chosen from the
-    count), labels (checked on the whole first chunk), a batch or a panel, and when the first
-    rows' plan fails (the whole chunk's plan then says why, before any call). A malformed line
-    after the first ``head_rows`` rows, or a mapping the whole chunk refuses, is said at once: the
-    call made ahead is then cancelled (a reply already in is cached), and so it is by a Ctrl-C
-    before the whole first chunk is planned, which stops the run at once as before."""
+    one place. ``start`` reads a JSON Lines file's first ``head_rows`` rows, then the rest of its
+    first chunk. ``score_source`` keeps ``jobs_ahead`` jobs started beyond the one being finished
+    and written, so that the next rows' calls never wait for a job's stragglers, its framing, its
+    writing or the next chunk's reading. (The first row's call made ahead of the rest of the
+    first chunk is gone, issue 65: no call-rate gain in paired runs, bench/README.md figure 1c.)"""
 
     head_rows: int = 100
-    first_send_s: float = 0.03
     jobs_ahead: int = 2
 
-    def start(self, scorer: Scorer, source: Source, flag_fields: frozenset[str], sample: int | None) -> tuple[Iterator[Any], Any]:
-        """A JSON Lines file's chunks (as ``jsonl_chunks`` gives them), and the job started on its
-        first row (None where nothing goes ahead)."""
-        config = scorer.config
-        size, head_rows = config.chunk_size, self.head_rows
-        labelled = any(column and metric in config.metrics for metric, column in (config.labels or {}).items())
-        if sample is not None or labelled or config.judge.batch or size <= head_rows or not hasattr(scorer.model, "prepare"):
-            return jsonl_chunks(source.path or "", size), None
-        lists = jsonl_rows(source.path or "", size, first=head_rows)
-        head = next(lists, [])
-        job = None
-        try:
-            plan = RunPlan.of(scorer, RowChunk(head), source.name, flag_fields, scorer_notes=False) if head else None
-        except (InputError, ConfigError):
-            plan = None
-        if plan is not None and plan.mapping is not None and not by_trace(plan.first):
-            scorer.model.prepare()
-            job = scorer.submit(RowChunk(head[:1], plan.first.columns), plan.mapping, ahead=True)
-            scorer.until_answered(job, self.first_send_s)  # the loop thread sends it alone
+    def start(self, source: Source, size: int) -> Iterator[Any]:
+        """A JSON Lines file's chunks of ``size`` rows (as ``jsonl_chunks`` gives them)."""
+        if size <= self.head_rows:
+            return jsonl_chunks(source.path or "", size)
+        lists = jsonl_rows(source.path or "", size, first=self.head_rows)
 
         def chunks() -> Iterator[Any]:
-            rest = next(lists, []) if len(head) == head_rows else []
+            head = next(lists, [])
+            rest = next(lists, []) if len(head) == self.head_rows else []
             if head:
                 yield RowChunk(head + rest)
             for rows in lists:
                 yield RowChunk(rows)
 
-        return chunks(), job
+        return chunks()
 
 
 READ_AHEAD = ReadAhead()  # the engine's; a test sets its fields (monkeypatch.setattr(READ_AHEAD, "head_rows", 3))
@@ -254,7 +227,7 @@ def score_source(source: Source, config: Config, selection: Selection = EVERY_RO
     the input's. A trace's rows go one job at a time (see ``Scorer.submit``)."""
     hear, scorer = on_event, Scorer(config, transport=transport)
     jobs: list[Any] = []  # jobs submitted and not finished yet
-    ahead = written = None  # ahead: the job made on a JSON Lines file's first row while the rest of its first chunk is read
+    written = None
     installed: list[tuple[int, Any]] = []
     notes: list[str] = []
 
@@ -267,11 +240,11 @@ def score_source(source: Source, config: Config, selection: Selection = EVERY_RO
         for note in [*scorer.notes, *source.notes]:  # said before the input is read, as before
             say(note)
         written = _Outputs(scorer, outputs.output, outputs.table_format, outputs.to_label, wishes.keep_table)
-        chunks, ahead = READ_AHEAD.start(scorer, source, flag_fields, selection.sample) if source.json_lines else (source.chunks(config.chunk_size), None)
+        chunks = READ_AHEAD.start(source, config.chunk_size) if source.json_lines else source.chunks(config.chunk_size)
         plan = RunPlan.of(scorer, chunks, source.name, flag_fields, scorer_notes=False,
                           empty=source.frame.iloc[:0] if source.in_memory else RowChunk([]) if source.json_lines else _no_rows())
         # from here (before the mapping is said) a Ctrl-C ends the run with every row written; before, it
-        # stops at once (a pipe may hold the first chunk back), the first row's call made ahead with it
+        # stops at once (a pipe may hold the first chunk back)
         installed = _on_signals(scorer, say) if wishes.handle_signals else []
         for note in plan.notes:
             say(note)
@@ -311,13 +284,13 @@ def score_source(source: Source, config: Config, selection: Selection = EVERY_RO
                     finished(jobs.pop(0))
         while jobs:
             finished(jobs.pop(0))
-        for note in [*(scorer.drop(ahead) if ahead is not None else ()), *written.close(), *([ids.note()] if ids.note() else [])]:
+        for note in [*written.close(), *([ids.note()] if ids.note() else [])]:
             say(note)
         summary.fatal = str(scorer.model.fatal) if scorer.model.fatal is not None else None
         summary.interrupted = scorer.interrupted
         summary.budget_reached = scorer.model.budget_reached
     except BaseException as exc:
-        _stop(exc, ahead, jobs, scorer, written)
+        _stop(exc, jobs, scorer, written)
         raise
     finally:
         for sig, previous in installed:
@@ -329,12 +302,9 @@ def score_source(source: Source, config: Config, selection: Selection = EVERY_RO
     return RunResult(summary, check_gate(summary), mapping, table, notes)
 
 
-def _stop(exc: BaseException, ahead: Any, jobs: list[Any], scorer: Scorer, written: _Outputs | None) -> None:
-    """A run stopped by ``exc``: the first row's call made ahead is cancelled (the error is not kept
-    waiting for it); the jobs in flight still land in the cache for bad input further on, or are
+def _stop(exc: BaseException, jobs: list[Any], scorer: Scorer, written: _Outputs | None) -> None:
+    """A run stopped by ``exc``: the jobs in flight still land in the cache for bad input further on, or are
     cancelled for Ctrl-C in a script; the files begun are removed."""
-    if ahead is not None:
-        ahead.cancel()
     for job in jobs:
         if isinstance(exc, Exception):
             try:

@@ -5,19 +5,17 @@ interruption and closing. The output columns are ``schema``'s, a row's calls ``c
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from ragjudge import _loop, audit, local
-from ragjudge.model import AHEAD, Model, PanelModel, model_for
+from ragjudge.model import Model, PanelModel, model_for
 from ragjudge.plan import RunPlan, check_needs
 from ragjudge.plan import resolve as resolve_frame
 from ragjudge.records import EvalRecord, Mapping, to_records
 from ragjudge.settings import load_config, Config
 from ragjudge.traces.spans import trace_status
-from ragjudge.types import OK, Call, Reason, Verdict, decision_model
+from ragjudge.types import Call, Reason, Verdict, decision_model
 from ragjudge.errors import ConfigError
 from ragjudge.options import check_budget, KEYWORDS
 from ragjudge.config import FIELDS
@@ -194,7 +192,7 @@ class Scorer(Frames, TraceOrder, Chains):
         return self.finish(self.submit(frame, mapping, on_progress, start, skip, on_row))
 
     def submit(self, frame: Any, mapping: Mapping | None = None, on_progress: Any = None, start: int = 0,
-               skip: set[int] | None = None, on_row: Any = None, *, in_turn: bool = False, ahead: bool = False) -> "Job":
+               skip: set[int] | None = None, on_row: Any = None, *, in_turn: bool = False) -> "Job":
         """Start scoring ``frame`` (``score``'s arguments) and return at once; ``finish(job)``
         waits for it and returns the ``Scored``. The file pipeline submits the next chunk
         before it finishes the last, so that the chunk's last calls, its writing and the next
@@ -203,43 +201,13 @@ class Scorer(Frames, TraceOrder, Chains):
         its own, so such jobs finish in the order submitted (the file pipeline's jobs); other
         jobs and ``score``/``ascore`` calls share the slots with them as they come.
         Finish jobs in the order submitted; a trace source's chunks must not overlap (a trace's
-        later rows read its first row's verdicts). ``ahead``: the job's calls are made ahead of
-        the rows that will make them again (a run's first row, before the rest of its first chunk
-        is read): the first later row to make each call gets its verdict as its own (paid, not
-        cached); such a job is never finished, only ``drop``ped."""
+        later rows read its first row's verdicts)."""
         if not isinstance(frame, RowChunk):  # a JSON Lines chunk as read: framed when it is finished (``io.rows``)
             frame = as_frame(frame)
         resolved = mapping is None
         rows, notes, mapping = self._rows(frame, mapping, start)
-        future = _loop.submit(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start), in_turn, ahead))
+        future = _loop.submit(self._judge(rows, mapping, on_progress, skip, _Reporter(on_row, start), in_turn))
         return Job(frame, future, notes, resolved, start)
-
-    def until_answered(self, job: "Job", timeout: float) -> None:
-        """Wait at most ``timeout`` seconds, until the run's first call has an answer or ``job``
-        is done: the loop thread makes the first calls alone (a thread working beside it takes
-        turns with it for the interpreter)."""
-        _until_answered(self.model, job.future, timeout)
-
-    def drop(self, job: "Job") -> list[str]:
-        """Wait for a job submitted ``ahead`` (its verdicts are not kept); returns a note for its
-        calls that no row of the run made again: their replies (cached when ok; else the error)
-        and cost (USD, counted toward ``judge.max_cost``), which the output and its summary do
-        not hold."""
-        try:
-            _loop.wait(job.future)
-        except (asyncio.CancelledError, concurrent.futures.CancelledError):
-            return []  # interrupted: the rows say so
-        unclaimed = self.model.unclaimed()
-        if not unclaimed:
-            return []
-        cost = _cost(unclaimed)
-        spent = f"; USD {cost:.4f}, counted toward judge.max_cost but not in the table or its summary" if cost else ""
-        replies = "their replies are cached" if all(v.status == OK for v in unclaimed) else "; ".join(
-            dict.fromkeys(f"{v.error}" for v in unclaimed if v.status != OK))
-        why = ("the run was interrupted before its rows took them" if self.interrupted
-               else "a column first seen further on changed the prompts")
-        return [f"note: {len(unclaimed)} call(s) made for the first row before the rest of the first chunk was read were not made "
-                f"again by the run ({why}): {replies}{spent}"]
 
     def finish(self, job: "Job") -> Scored:
         """The ``Scored`` of a ``submit``ted job, waited for (a KeyboardInterrupt cancels it)."""
@@ -302,13 +270,11 @@ class Scorer(Frames, TraceOrder, Chains):
         return rows, notes, mapping
 
     async def _judge(self, rows: list[dict[str, Any]], mapping: Mapping, on_progress: Any, skip: set[int] | None = None,
-                     reporter: Any = None, in_turn: bool = False, ahead: bool = False) -> tuple[list[EvalRecord], list[list[Verdict]]]:
+                     reporter: Any = None, in_turn: bool = False) -> tuple[list[EvalRecord], list[list[Verdict]]]:
         """Every row x metric, concurrently: each row's record is built and its verdicts
         settled (skipped, cached) at once, and a row that needs calls starts them while the
         next rows are prepared. The calls run as tasks that an interrupt cancels (a verdict
-        already received is never lost). ``in_turn``, ``ahead``: see ``submit``."""
-        if ahead:
-            AHEAD.set(True)  # this task's context, copied by the rows' tasks it starts
+        already received is never lost). ``in_turn``: see ``submit``."""
         strip = self.config.judge.strip_instructions
         records: list[EvalRecord] = []
         out: list[Any] = [None] * len(rows)
@@ -507,17 +473,14 @@ def idle_bounds(config: Config) -> list[str]:
     return out
 
 
-def _until_answered(model: Any, future: Any, timeout: float | None = None) -> None:
-    """Wait until ``model``'s first call has an answer (``Model.answered``), ``future`` is done, or
-    ``timeout`` seconds have passed. Until then ragjudge's loop thread is making the run's first
+def _until_answered(model: Any, future: Any) -> None:
+    """Wait until ``model``'s first call has an answer (``Model.answered``) or ``future`` is
+    done. Until then ragjudge's loop thread is making the run's first
     calls; importing pandas or reading beside them would make the two threads take turns for the
     interpreter and delay those calls (on a 2-core machine the first call came 0.13 s after its
     job was submitted instead of 0.02 s)."""
     if not isinstance(model, Model):  # a panel's or a cascade's models: their first calls are their members'
         return
     answered = model.answered
-    deadline = None if timeout is None else time.monotonic() + timeout
-    step = 0.01 if timeout is None else 0.002
-    while not answered.wait(step) and not future.done():
-        if deadline is not None and time.monotonic() >= deadline:
-            return
+    while not answered.wait(0.01) and not future.done():
+        pass
