@@ -85,6 +85,8 @@ def main() -> None:
     parser.add_argument("--config", default=str(ROOT / "configs" / "local.yaml"))
     parser.add_argument("--cache-dir", default=str(Path(tempfile.gettempdir()) / "ragjudge-bench-abstention"))
     parser.add_argument("--out", default=None, help="the scored table (JSON Lines); default: a temporary file")
+    parser.add_argument("--scored", default=None, help="read this scored table (an earlier --out of the same --rows and --seed) "
+                                                       "instead of judging again")
     args = parser.parse_args()
 
     rows = build(Path(args.data), args.rows, args.seed)
@@ -96,15 +98,22 @@ def main() -> None:
     command = [sys.executable, "-m", "ragjudge", "score", str(source), "-c", args.config, "-m", "abstention",
                "--max-error-rate", "1", "--cache-dir", args.cache_dir, "-o", str(out), "--summary-json", str(summary), "-q"]
     started = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if args.scored:
+        out, figures = Path(args.scored), {}
+    else:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if done.returncode not in (0, 1):
+            sys.exit(f"ragjudge score exited {done.returncode}:\n{done.stderr[-3000:]}")
+        figures = json.loads(summary.read_text(encoding="utf-8"))
     took = time.monotonic() - started
-    if done.returncode not in (0, 1):
-        sys.exit(f"ragjudge score exited {done.returncode}:\n{done.stderr[-3000:]}")
     scored = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
-    figures = json.loads(summary.read_text(encoding="utf-8"))
+    labels = {r["id"]: r for r in rows}
+    for row in scored:  # the constructed label and style, from the rows built (an earlier table carries them too)
+        row.setdefault("label_abstained", labels[row["id"]]["label_abstained"])
+        row.setdefault("style", labels[row["id"]]["style"])
 
     judged = [r for r in scored if r.get("abstention_status") == "ok"]
-    said = {r["id"]: r["abstention_verdict"] == "yes" for r in judged}
+    said = {r["id"]: bool(r["abstention_passed"]) for r in judged}  # passed: declined (score 1.0)
     print(f"rows {len(rows)} (SQuAD 2.0 questions, constructed responses: half declines, half answers; seed {args.seed}); "
           f"judge {args.config}; {took:.0f} s; provider calls {figures.get('provider_calls')}")
     print(f"  rows ok {len(judged)} of {len(rows)}")

@@ -102,6 +102,7 @@ def main() -> None:
     parser.add_argument("--squad", default=None, help="passage_relevance alone on SQuAD 2.0 gold-removed rows that kept their gold "
                                                       "paragraph (squad2_goldremoved_sufficiency_dev.jsonl): the answer's paragraph "
                                                       "against another of its article")
+    parser.add_argument("--k-only", action="store_true", help="sufficient_k alone (no passage_relevance call): the k figures only")
     parser.add_argument("--human", action="store_true", help="passage_relevance alone on CLAPNQ's own rows, one passage each, half of "
                                                                  "each human label: agreement with the annotators on the passage judged")
     args = parser.parse_args()
@@ -113,12 +114,13 @@ def main() -> None:
     else:
         rows = build(Path(args.data), args.rows, args.passages, args.seed)
     alone = bool(args.squad or args.human)
+    k_only = args.k_only and not alone
     work = Path(tempfile.mkdtemp(prefix="ragjudge-passages-"))
     source = work / "rows.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = Path(args.out) if args.out else work / "scored.jsonl"
     summary = work / "summary.json"
-    metrics = ["-m", "passage_relevance"] if alone else ["-m", "passage_relevance", "-m", "sufficient_k"]
+    metrics = ["-m", "passage_relevance"] if alone else ["-m", "sufficient_k"] if k_only else ["-m", "passage_relevance", "-m", "sufficient_k"]
     command = [sys.executable, "-m", "ragjudge", "score", str(source), "-c", args.config, *metrics,
                "--set", "passage_relevance.yes_threshold=0.5", "--min-pass-rate", "0", "--max-error-rate", "1", "--cache-dir", args.cache_dir,
                "-o", str(out), "--summary-json", str(summary), "-q"]
@@ -154,17 +156,18 @@ def main() -> None:
              f"{args.passages} passages each, gold at a random rank")
     print(f"rows {len(rows)} ({shape}; seed {args.seed}); judge {args.config}; "
           f"{took:.0f} s; provider calls {figures.get('provider_calls')}")
-    print("passage_relevance (passage_relevance.yes_threshold 0.5):")
-    print(f"  rows ok {relevance_rows} of {len(rows)}")
-    print(f"  per-passage accuracy   {wilson(sum(1 for label, said in marks if label == said), len(marks))}")
-    print(f"  gold passage relevant  {wilson(sum(1 for label, said in marks if label and said), sum(1 for label, _ in marks if label))}")
-    print(f"  other passage relevant {wilson(sum(1 for label, said in marks if not label and said), sum(1 for label, _ in marks if not label))}")
-    print(f"  first relevant is gold {wilson(first_is_gold, relevance_rows)}")
-    if p_gold and p_other:
-        from scipy.stats import mannwhitneyu
+    if not k_only:
+        print("passage_relevance (passage_relevance.yes_threshold 0.5):")
+        print(f"  rows ok {relevance_rows} of {len(rows)}")
+        print(f"  per-passage accuracy   {wilson(sum(1 for label, said in marks if label == said), len(marks))}")
+        print(f"  gold passage relevant  {wilson(sum(1 for label, said in marks if label and said), sum(1 for label, _ in marks if label))}")
+        print(f"  other passage relevant {wilson(sum(1 for label, said in marks if not label and said), sum(1 for label, _ in marks if not label))}")
+        print(f"  first relevant is gold {wilson(first_is_gold, relevance_rows)}")
+        if p_gold and p_other:
+            from scipy.stats import mannwhitneyu
 
-        auc = mannwhitneyu(p_gold, p_other).statistic / (len(p_gold) * len(p_other))
-        print(f"  AUC of P(relevant)     {auc:.2f} ({len(p_gold)} gold, {len(p_other)} other passages)")
+            auc = mannwhitneyu(p_gold, p_other).statistic / (len(p_gold) * len(p_other))
+            print(f"  AUC of P(relevant)     {auc:.2f} ({len(p_gold)} gold, {len(p_other)} other passages)")
     if alone:
         return
     print("sufficient_k (the sufficiency settings of the config):")
