@@ -151,3 +151,23 @@ def test_labels_equal_to_the_judge_on_every_row_give_the_plain_rate_in_the_summa
     assert any(text.startswith("  answered_insufficient corrected by the labels: 45.5% [") and text.endswith("(42 labelled of 42 rows)")
                for text in lines(done.result.summary.audit))
     assert any("audit answered_insufficient: corrected rate 0.45 [" in text for text in done.text.splitlines()), done.text
+
+
+def test_the_docs_worked_example_reproduces_its_hand_computed_figures():
+    labelled = ["insufficient_correct"] * 6 + ["insufficient_abstained"] * 14 + ["sufficient_correct"] * 40
+    judged = ["insufficient_correct"] * 4 + ["insufficient_abstained"] * 16 + ["sufficient_correct"] * 40
+    unlabelled = ["insufficient_correct"] * 10 + ["insufficient_abstained"] * 40 + ["sufficient_correct"] * 90
+    audit = Audit(max_rate={"answered_insufficient": 0.3}, gate_on={"answered_insufficient": "corrected"})
+    audit.add(labelled + unlabelled)
+    audit.add_pairs(judged + unlabelled, labelled + [None] * len(unlabelled))
+    # by hand (docs/abstention-audit.md): lam = 0.06 / ((1 + 60/140) * (14 - 200 * 0.07**2) / 199)
+    lam = 0.06 / ((1 + 60 / 140) * (14 - 200 * 0.07 ** 2) / 199)
+    top = lam * 10 / 140 + 6 / 60 - lam * 4 / 60
+    lam_b = (20 / 60 - (20 / 60) ** 2) / ((1 + 60 / 140) * (70 - 200 * 0.35 ** 2) / 199)
+    bottom = lam_b * 50 / 140 + 20 / 60 - lam_b * 20 / 60
+    assert (round(lam, 3), round(top, 4), round(lam_b, 3), round(bottom, 4)) == (0.642, 0.1031, 0.68, 0.3495)
+    found = audit.corrected("answered_insufficient")
+    assert found.estimate == pytest.approx(top / bottom, abs=1e-12) and round(found.estimate, 3) == 0.295
+    assert audit.rate("answered_insufficient") == (16, 70)
+    check, text = gate(audit)
+    assert check.passed is False and text.startswith("FAIL audit answered_insufficient: corrected rate 0.29 [0.11, 0.44], upper bound 0.44 > 0.30")
