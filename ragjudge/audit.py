@@ -288,6 +288,28 @@ def add_labelled(audit: Audit, frame: Any, source: Any, labels: dict[str, list[b
     audit.add_pairs(judged, [c if labelled else None for c, labelled in zip(cells, both)])
 
 
+def corrected_gate(audit: Audit, name: str, bound: float, counts: dict[str, Any]) -> tuple[bool, float | None] | None:
+    """``max_rate`` ``bound`` on the upper bound of the label-corrected ``name`` rate's 95% interval
+    (``Audit.corrected``; ``gate_on: corrected``), as ``(passed, upper bound)``: passes when the
+    upper bound is at or below ``bound``. Too few labelled rows, no row on the rate's side, or no
+    sufficiency and abstention labels give ``(False, None)``, as the corrected pass rate; None: the
+    uncorrected rate is gated instead (``bound`` 1, which no rate is above, or too few labels under
+    ``few_labels: judge``: ``counts["fallback"]`` then says so). ``counts`` gets the figures the
+    gate's line names (``ragjudge.reports.gate_text``)."""
+    found = audit.corrected(name)
+    counts.update(corrected=True, labelled=0 if found is None else found.labelled, unlabelled=0 if found is None else found.unlabelled,
+                  needed=None if found is None else found.needed, estimate=None if found is None else found.estimate,
+                  low=None if found is None else found.low, high=None if found is None else found.high, no_labels=found is None)
+    if found is not None and found.high is not None:
+        return not found.high > bound, found.high
+    if bound >= 1:
+        return None
+    if audit.few_labels == "judge" and found is not None and found.needed is not None:
+        counts["fallback"] = True
+        return None
+    return False, None
+
+
 def indicators(name: str, cell_name: str) -> tuple[int, int]:
     """A row's cell (one of ``CELLS``) as the 0/1 pair (counted in the ``name`` rate, on its side of
     the table): ``answered_insufficient`` (answered with insufficient context, insufficient context),
@@ -340,5 +362,5 @@ def lines(audit: "Audit") -> list[str]:
     return out
 
 
-__all__ = ["ABSTAINED", "Audit", "CELLS", "COLUMN", "CORRECT", "INCORRECT", "RATES", "add_labelled", "cell", "corrected_text", "curve", "indicators", "lines",
+__all__ = ["ABSTAINED", "Audit", "CELLS", "COLUMN", "CORRECT", "INCORRECT", "RATES", "add_labelled", "cell", "corrected_gate", "corrected_text", "curve", "indicators", "lines",
            "of_config", "of_frame", "of_table", "parse_bounds", "scores_of", "verdict_of", "wilson"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ragjudge.audit import METRICS as AUDIT_METRICS
+from ragjudge.audit import METRICS as AUDIT_METRICS, corrected_gate
 from ragjudge.corrected_rates import Corrected, ProbabilityStats, RateStats, blank, label_pass, label_rating
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
 from ragjudge.types import Reason, Usage
@@ -406,9 +406,8 @@ class Kind(str, Enum):
     failed when no row has one, unless ``gate.allow_unjudged`` lists diagnosis); ``corrected_pass_rate``
     (``gate.gate_on: corrected``: the lower bound of the label-corrected pass rate's 95% interval,
     ``ragjudge.corrected_rates``, against ``min_pass_rate``; failed when too few rows are labelled
-    unless ``gate.few_labels: judge``); ``audit_rate`` (``gate.max_rate`` on an abstention-audit rate)
-    and ``corrected_audit_rate`` (``gate_on: corrected`` for the rate: the upper bound of its label-corrected
-    95% interval against ``max_rate``; too few labels fail it as ``corrected_pass_rate``); against a baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
+    unless ``gate.few_labels: judge``); ``audit_rate``, ``corrected_audit_rate`` (``gate.max_rate``;
+    ``ragjudge.audit.corrected_gate``); against a baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
 
     SKIP_RATE = "skip_rate"
     NO_ROW_JUDGED = "no_row_judged"
@@ -585,33 +584,13 @@ def audit_checks(summary: Summary) -> list[Check]:
         counts = {"count": count, "rows": rows,  # the audit's metrics this run does not judge: the fix a bound that measured nothing names
                   "unjudged": [m for m in AUDIT_METRICS if m not in summary.metrics]}
         if (audit.gate_on or {}).get(name) == "corrected":
-            found = _corrected_rate_check(name, bound, audit, counts)
+            found = corrected_gate(audit, name, bound, counts)
             if found is not None:
-                out.append(found)
+                out.append(Check(name, Kind.CORRECTED_AUDIT_RATE, *found, bound, counts))
                 continue
         out.append(Check(name, Kind.AUDIT_RATE, False, None, bound, counts) if not rows
                    else Check(name, Kind.AUDIT_RATE, not count / rows > bound, count / rows, bound, counts))
     return out
-
-
-def _corrected_rate_check(name: str, bound: float, audit: Any, counts: dict[str, Any]) -> Check | None:
-    """``max_rate`` on the upper bound of the label-corrected rate's 95% interval
-    (``ragjudge.audit.Audit.corrected``), ``gate_on: corrected``: passes when the upper bound is at
-    or below ``bound``. Too few labelled rows (or no sufficiency and abstention labels) fail it, as
-    the corrected pass rate, or (``few_labels: judge``) return None after marking ``counts`` with
-    ``fallback``: the judge's rate is gated, and its line says so."""
-    found = audit.corrected(name)
-    counts.update(corrected=True, labelled=0 if found is None else found.labelled, unlabelled=0 if found is None else found.unlabelled, needed=None if found is None else found.needed,
-                  estimate=None if found is None else found.estimate, low=None if found is None else found.low,
-                  high=None if found is None else found.high, no_labels=found is None)
-    if found is not None and found.high is not None:
-        return Check(name, Kind.CORRECTED_AUDIT_RATE, not found.high > bound, found.high, bound, counts)
-    if bound >= 1:  # no rate is above 1: the bound holds whatever the labels
-        return None
-    if audit.few_labels == "judge" and found is not None and found.needed is not None:
-        counts["fallback"] = True
-        return None
-    return Check(name, Kind.CORRECTED_AUDIT_RATE, False, None, bound, counts)
 
 
 def with_regressions(gate: GateResult, checks: list[Check]) -> GateResult:
