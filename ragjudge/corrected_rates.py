@@ -436,7 +436,10 @@ def ratio_corrected(labelled: Any, unlabelled: Any, alpha: float = 0.05, resampl
     (``ppi_binary_mean``) over the same rows; its ``1 - alpha`` interval the percentile interval of
     a bootstrap that resamples the labelled and the unlabelled rows apart (each with replacement,
     their own count; drawn as multinomial counts of the rows' distinct 0/1 patterns, which is the
-    same resample; numpy's ``default_rng(seed)``), resamples whose denominator is 0 left out. No
+    same resample; numpy's ``default_rng(seed)``), resamples whose denominator is 0 left out; where
+    that interval has no width (every resample gives the same ratio: no labelled row counted, or
+    every one), the labelled rows' own Wilson interval (count among rows, by the labels) stands in, as
+    ``_bounded`` does for a pass rate, so a rate seen 0 times is not known to be exactly 0. No
     interval below ``MIN_LABELS`` labelled rows (``needed``), nor when the denominator's estimate is
     not above 0 (estimate None)."""
     import numpy as np
@@ -468,6 +471,12 @@ def ratio_corrected(labelled: Any, unlabelled: Any, alpha: float = 0.05, resampl
     kept = bottoms > 0
     ratios = tops[kept] / bottoms[kept]
     low, high = np.percentile(ratios, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    counted, rows = int(lab[:, 0].sum()), int(lab[:, 1].sum())
+    if high - low <= _NO_WIDTH and rows:  # every resample the same (e.g. no labelled row counted): the labels' own Wilson interval
+        from scipy.stats import binomtest
+
+        wilson = binomtest(counted, rows).proportion_ci(confidence_level=1 - alpha, method="wilson")
+        low, high = min(float(wilson.low), low), max(float(wilson.high), high)
     out.low, out.high = float(min(max(low, 0.0), out.estimate)), float(max(min(high, 1.0), out.estimate))
     return out
 

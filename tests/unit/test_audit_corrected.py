@@ -171,3 +171,16 @@ def test_the_docs_worked_example_reproduces_its_hand_computed_figures():
     assert audit.rate("answered_insufficient") == (16, 70)
     check, text = gate(audit)
     assert check.passed is False and text.startswith("FAIL audit answered_insufficient: corrected rate 0.29 [0.11, 0.44], upper bound 0.44 > 0.30")
+
+
+def test_a_rate_no_labelled_row_counts_gets_the_labels_wilson_interval_not_one_of_no_width():
+    from scipy.stats import binomtest
+
+    cells = ["sufficient_correct"] * 40 + ["insufficient_abstained"] * 10
+    audit = Audit()
+    audit.add(cells)
+    audit.add_pairs(cells, cells[:35] + [None] * 15)
+    found = audit.corrected("abstained_sufficient")
+    wilson = binomtest(0, 35).proportion_ci(confidence_level=0.95, method="wilson")  # 35 labelled rows, all on the sufficient side
+    assert found.estimate == 0.0 and (found.low, found.high) == pytest.approx((0.0, wilson.high))
+    assert found.high > 0.09  # not [0, 0]: 0 of 35 does not show the rate is 0
