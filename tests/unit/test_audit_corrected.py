@@ -184,3 +184,15 @@ def test_a_rate_no_labelled_row_counts_gets_the_labels_wilson_interval_not_one_o
     wilson = binomtest(0, 35).proportion_ci(confidence_level=0.95, method="wilson")  # 35 labelled rows, all on the sufficient side
     assert found.estimate == 0.0 and (found.low, found.high) == pytest.approx((0.0, wilson.high))
     assert found.high > 0.09  # not [0, 0]: 0 of 35 does not show the rate is 0
+
+
+def test_gate_on_may_name_an_audit_rate_and_too_few_labels_then_fail_its_gate(tmp_path, run_score):
+    rows, _ = build()
+    config = tmp_path / "ragjudge.yaml"
+    config.write_text("gate:\n  gate_on: {answered_insufficient: corrected, '*': judge}\n", encoding="utf-8")
+    labelled = [{**row, "h_suff": "yes", "h_abst": "no"} if i < 5 else row for i, row in enumerate(rows)]
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", labelled), metric=METRICS, min_pass_rate=["0"], config=str(config),
+                     labels=["sufficiency=h_suff", "abstention=h_abst"], max_rate=["answered_insufficient=0.9", "abstained_sufficient=0.9"])
+    assert done.code == 1, done.text
+    assert "FAIL audit answered_insufficient: too few labels for a corrected rate (5 labelled audited rows" in done.text
+    assert "PASS audit abstained_sufficient: rate" in done.text  # gated on the judge: '*': judge
