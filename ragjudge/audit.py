@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ragjudge.corrected_rates import RatioCorrected, ratio_corrected
 from ragjudge.diagnosis import TRACE_COLUMNS, diagnose, share_bounds
 from ragjudge.errors import InputError
 
@@ -187,6 +188,11 @@ class Audit:
     scored: list[tuple[str, float]] = field(default_factory=list)
     max_rate: dict[str, float] = field(default_factory=dict)
     target_accuracy: float | None = None
+    # the rows for the label-corrected rates (``corrected``), when the run has sufficiency and abstention labels: per
+    # row with a judge's cell, (the judge's cell, the labels' cell on a row labelled for both, else None); None: no labels
+    pairs: list[tuple[str, str | None]] | None = None
+    gate_on: dict[str, str] = field(default_factory=dict)  # rate -> gate.gate_on for it (judge / corrected)
+    few_labels: str = "fail"  # gate.few_labels: too few labelled rows fail the corrected gate, or fall back to the judge's rate
 
     def add(self, cells: Sequence[str | None], scores: Sequence[float | None] | None = None) -> None:
         """Count ``cells`` (one per row; None: no cell) and keep each celled row's score."""
@@ -197,9 +203,19 @@ class Audit:
             if scores is not None and scores[i] is not None:
                 self.scored.append((name, float(scores[i])))  # type: ignore[arg-type]
 
+    def add_pairs(self, judged: Sequence[str | None], labelled: Sequence[str | None]) -> None:
+        """Keep, for the corrected rates, each row's cell by the judge's verdicts alone (``judged``;
+        None: no cell, the row is left out) and by the labels where the row is labelled for both
+        sufficiency and abstention (``labelled``; None: unlabelled, or no cell)."""
+        found = self.pairs if self.pairs is not None else []
+        found.extend((j, lab) for j, lab in zip(judged, labelled) if j is not None)
+        self.pairs = found
+
     def merge(self, other: "Audit") -> "Audit":
+        pairs = None if self.pairs is None and other.pairs is None else [*(self.pairs or []), *(other.pairs or [])]
         return Audit({k: self.counts.get(k, 0) + other.counts.get(k, 0) for k in CELLS}, [*self.scored, *other.scored],
-                     self.max_rate or other.max_rate, self.target_accuracy if self.target_accuracy is not None else other.target_accuracy)
+                     self.max_rate or other.max_rate, self.target_accuracy if self.target_accuracy is not None else other.target_accuracy,
+                     pairs, self.gate_on or other.gate_on, self.few_labels)
 
     @property
     def rows(self) -> int:
@@ -219,26 +235,105 @@ class Audit:
             return self.counts["sufficient_abstained"], self.side(SUFFICIENT)
         raise KeyError(name)
 
+    def corrected(self, name: str) -> RatioCorrected | None:
+        """The label-corrected ``name`` rate (``RATES``) with its 95% interval
+        (``corrected_rates.ratio_corrected``: PPI++ means of its count's and its rows' indicators
+        over the same rows, their ratio, a seeded bootstrap interval); None when the run has no
+        sufficiency and abstention labels."""
+        if self.pairs is None:
+            return None
+        if name not in RATES:
+            raise KeyError(name)
+        labelled = [(*indicators(name, lab), *indicators(name, j)) for j, lab in self.pairs if lab is not None]
+        unlabelled = [indicators(name, j) for j, lab in self.pairs if lab is None]
+        return ratio_corrected(labelled, unlabelled)
+
     def curve(self) -> dict[str, Any] | None:
         return curve([c for c, _ in self.scored], [s for _, s in self.scored], self.target_accuracy)
 
     def to_dict(self) -> dict[str, Any]:
         """The table for the summary JSON: per cell its count, share of the audited rows and Wilson
-        interval; per rate its value, count, rows and interval; the curve (None without scores)."""
+        interval; per rate its value, count, rows and interval, and where the run has sufficiency and
+        abstention labels its ``corrected`` rate (``RatioCorrected.to_dict``); the curve (None without scores)."""
         n = self.rows
         cells = {k: {"count": v, "share": v / n if n else None, "interval": wilson(v, n)} for k, v in self.counts.items()}
         rates = {}
         for name in RATES:
             count, of = self.rate(name)
+            found = self.corrected(name)
             rates[name] = {"value": count / of if of else None, "count": count, "rows": of, "interval": wilson(count, of),
-                           "max": self.max_rate.get(name)}
+                           "max": self.max_rate.get(name), **({} if found is None else {"corrected": found.to_dict()})}
         return {"rows": n, "cells": cells, "rates": rates, "curve": self.curve()}
+
+
+def of_config(config: Any) -> Audit:
+    """An empty audit with the run's gate settings (``config.gate``: ``max_rate``,
+    ``target_accuracy``, ``gate_on`` per rate, ``few_labels``)."""
+    gate = config.gate
+    return Audit(max_rate=dict(gate.max_rate), target_accuracy=gate.target_accuracy, gate_on={name: gate.gates_on(name) for name in RATES},
+                 few_labels=gate.few_labels)
+
+
+def add_labelled(audit: Audit, frame: Any, source: Any, labels: dict[str, list[bool | None]], cells: Sequence[str | None]) -> None:
+    """Keep in ``audit`` (``Audit.add_pairs``) the rows for its corrected rates when ``labels``
+    (``ragjudge.counting.label_passes``) has sufficiency and abstention: each row's cell by the
+    judge alone (``of_frame(frame, source)``) and, on a row labelled for both, its cell ``cells``
+    (the labels deciding); nothing without both labels."""
+    if "sufficiency" not in labels or "abstention" not in labels:
+        return
+    judged = of_frame(frame, source)
+    if judged is None:
+        return
+    both = [s is not None and a is not None for s, a in zip(labels["sufficiency"], labels["abstention"])]
+    audit.add_pairs(judged, [c if labelled else None for c, labelled in zip(cells, both)])
+
+
+def corrected_gate(audit: Audit, name: str, bound: float, counts: dict[str, Any]) -> tuple[bool, float | None] | None:
+    """``max_rate`` ``bound`` on the upper bound of the label-corrected ``name`` rate's 95% interval
+    (``Audit.corrected``; ``gate_on: corrected``), as ``(passed, upper bound)``: passes when the
+    upper bound is at or below ``bound``. Too few labelled rows, no row on the rate's side, or no
+    sufficiency and abstention labels give ``(False, None)``, as the corrected pass rate; None: the
+    uncorrected rate is gated instead (``bound`` 1, which no rate is above, or too few labels under
+    ``few_labels: judge``: ``counts["fallback"]`` then says so). ``counts`` gets the figures the
+    gate's line names (``ragjudge.reports.gate_text``)."""
+    found = audit.corrected(name)
+    counts.update(corrected=True, labelled=0 if found is None else found.labelled, unlabelled=0 if found is None else found.unlabelled,
+                  needed=None if found is None else found.needed, estimate=None if found is None else found.estimate,
+                  low=None if found is None else found.low, high=None if found is None else found.high, no_labels=found is None)
+    if found is not None and found.high is not None:
+        return not found.high > bound, found.high
+    if bound >= 1:
+        return None
+    if audit.few_labels == "judge" and found is not None and found.needed is not None:
+        counts["fallback"] = True
+        return None
+    return False, None
+
+
+def indicators(name: str, cell_name: str) -> tuple[int, int]:
+    """A row's cell (one of ``CELLS``) as the 0/1 pair (counted in the ``name`` rate, on its side of
+    the table): ``answered_insufficient`` (answered with insufficient context, insufficient context),
+    ``abstained_sufficient`` (declined with sufficient context, sufficient context)."""
+    side, outcome = (INSUFFICIENT, None) if name == "answered_insufficient" else (SUFFICIENT, ABSTAINED)
+    on_side = cell_name.startswith(f"{side}_")
+    counted = on_side and (not cell_name.endswith(ABSTAINED) if outcome is None else cell_name.endswith(ABSTAINED))
+    return int(counted), int(on_side)
 
 
 def parse_bounds(value: Any) -> dict[str, float]:
     """``gate.max_rate`` checked: rate name (``RATES``) -> the highest share (0..1) that passes.
     Raises ``ValueError`` naming an unknown rate or a share out of range (``diagnosis.share_bounds``)."""
     return share_bounds(value, RATES, "rate")
+
+
+def corrected_text(found: RatioCorrected) -> str:
+    """A corrected rate in words: ``12.0% [5.1%, 20.3%] (40 labelled of 200 rows)``, or why there is none."""
+    rows = f"{found.labelled} labelled of {found.labelled + found.unlabelled} rows"
+    if found.needed is not None:
+        return f"too few labels ({rows}, {found.needed} more needed)"
+    if found.estimate is None:
+        return f"no row on its side of the table ({rows})"
+    return f"{found.estimate:.1%} [{found.low:.1%}, {found.high:.1%}] ({rows})"
 
 
 def lines(audit: "Audit") -> list[str]:
@@ -257,6 +352,9 @@ def lines(audit: "Audit") -> list[str]:
     for name in RATES:
         count, of = audit.rate(name)
         out.append(f"  {name}: {count / of:.1%} ({count} of {of})" if of else f"  {name}: no row")
+        found = audit.corrected(name)
+        if found is not None:
+            out.append(f"  {name} corrected by the labels: {corrected_text(found)}")
     found = audit.curve()
     if found and found["target"] is not None:
         out.append(f"  selective generation: accuracy {found['target']:.0%} reached at threshold {found['reaches']:g}" if found["reaches"] is not None
@@ -264,5 +362,5 @@ def lines(audit: "Audit") -> list[str]:
     return out
 
 
-__all__ = ["ABSTAINED", "Audit", "CELLS", "COLUMN", "CORRECT", "INCORRECT", "RATES", "cell", "curve", "lines", "of_frame", "of_table",
-           "parse_bounds", "scores_of", "verdict_of", "wilson"]
+__all__ = ["ABSTAINED", "Audit", "CELLS", "COLUMN", "CORRECT", "INCORRECT", "RATES", "add_labelled", "cell", "corrected_gate", "corrected_text", "curve", "indicators", "lines",
+           "of_config", "of_frame", "of_table", "parse_bounds", "scores_of", "verdict_of", "wilson"]

@@ -381,4 +381,105 @@ class ProbabilityStats:
         return out
 
 
-__all__ = ["MIN_LABELS", "Corrected", "ProbabilityStats", "RateStats", "blank", "difference", "label_pass", "label_rating", "label_yes_no"]
+
+
+def ppi_binary_mean(n: Any, sy: Any, sh: Any, syh: Any, big_n: Any, uh: Any) -> Any:
+    """PPI++'s point estimate (module docstring: tuned ``lam``, clipped to 0..1) of the mean of a 0/1
+    quantity from its sums: ``n`` labelled rows with ``sy`` labels 1, ``sh`` judge values 1 and
+    ``syh`` rows where both are 1, ``big_n`` unlabelled rows with ``uh`` judge values 1 (for 0/1 the
+    sums of squares are the sums). Works on numbers or numpy arrays alike (one estimate per entry);
+    NaN where ``n`` is 0. With no unlabelled row it is the labels' mean (lam 0, as ``corrected``)."""
+    import numpy as np
+
+    n, sy, sh, syh, big_n, uh = (np.asarray(v, dtype=float) for v in (n, sy, sh, syh, big_n, uh))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_y, mean_h = sy / n, sh / n
+        mean_u = np.where(big_n > 0, uh / np.where(big_n > 0, big_n, 1.0), 0.0)
+        cov_yh = syh / n - mean_y * mean_h
+        total = n + big_n
+        all_mean = (sh + uh) / total
+        var_all = np.maximum((sh + uh - total * all_mean ** 2) / (total - 1), 0.0)  # ddof 1, as numpy's cov
+        ratio = np.where(big_n > 0, n / np.where(big_n > 0, big_n, 1.0), 0.0)
+        lam = np.where((var_all > 0) & (big_n > 0), cov_yh / ((1 + ratio) * np.where(var_all > 0, var_all, 1.0)), 0.0)
+        lam = np.clip(lam, 0.0, 1.0)
+        out = lam * mean_u + (mean_y - lam * mean_h)
+    return out if out.ndim else float(out)
+
+
+@dataclass
+class RatioCorrected:
+    """A label-corrected ratio of two 0/1 means (``ratio_corrected``): ``estimate`` with its 95%
+    interval ``low``..``high`` (None below ``MIN_LABELS`` labelled rows: ``needed`` more give one),
+    ``labelled`` / ``unlabelled`` rows."""
+
+    labelled: int
+    unlabelled: int
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    needed: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"estimate": self.estimate, "interval": None if self.low is None else [self.low, self.high], "labelled": self.labelled,
+                "unlabelled": self.unlabelled, "labels_needed": self.needed}
+
+
+RESAMPLES = 2000  # bootstrap resamples of ``ratio_corrected``'s interval
+SEED = 0  # its generator's seed: the same rows give the same interval
+
+
+def ratio_corrected(labelled: Any, unlabelled: Any, alpha: float = 0.05, resamples: int = RESAMPLES, seed: int = SEED) -> RatioCorrected:
+    """The label-corrected ratio mean(a) / mean(b) of two 0/1 quantities per row (the abstention
+    audit's rates: a row answered with insufficient context, over a row with insufficient context).
+    ``labelled``: rows as ``(a label, b label, a judged, b judged)``; ``unlabelled``: rows as
+    ``(a judged, b judged)`` (0/1 each). The estimate is the ratio of the two PPI++ means
+    (``ppi_binary_mean``) over the same rows; its ``1 - alpha`` interval the percentile interval of
+    a bootstrap that resamples the labelled and the unlabelled rows apart (each with replacement,
+    their own count; drawn as multinomial counts of the rows' distinct 0/1 patterns, which is the
+    same resample; numpy's ``default_rng(seed)``), resamples whose denominator is 0 left out; where
+    that interval has no width (every resample gives the same ratio: no labelled row counted, or
+    every one), the labelled rows' own Wilson interval (count among rows, by the labels) stands in, as
+    ``_bounded`` does for a pass rate, so a rate seen 0 times is not known to be exactly 0. No
+    interval below ``MIN_LABELS`` labelled rows (``needed``), nor when the denominator's estimate is
+    not above 0 (estimate None)."""
+    import numpy as np
+
+    lab = np.asarray(labelled, dtype=float).reshape(-1, 4)
+    unl = np.asarray(unlabelled, dtype=float).reshape(-1, 2)
+    n, big_n = len(lab), len(unl)
+    out = RatioCorrected(labelled=n, unlabelled=big_n)
+    if n < MIN_LABELS:
+        out.needed = MIN_LABELS - n
+        return out
+
+    def means(lab_counts: Any, lab_patterns: Any, unl_counts: Any, unl_patterns: Any) -> tuple[Any, Any]:
+        ya, yb, ha, hb = (lab_counts @ lab_patterns[:, k] for k in range(4))
+        ua, ub = (unl_counts @ unl_patterns[:, k] for k in range(2)) if len(unl_patterns) else (0.0, 0.0)
+        return (ppi_binary_mean(n, ya, ha, lab_counts @ (lab_patterns[:, 0] * lab_patterns[:, 2]), big_n, ua),
+                ppi_binary_mean(n, yb, hb, lab_counts @ (lab_patterns[:, 1] * lab_patterns[:, 3]), big_n, ub))
+
+    lab_patterns, lab_counts = np.unique(lab, axis=0, return_counts=True)
+    unl_patterns, unl_counts = np.unique(unl, axis=0, return_counts=True) if big_n else (np.zeros((0, 2)), np.zeros(0))
+    top, bottom = means(lab_counts.astype(float), lab_patterns, unl_counts.astype(float), unl_patterns)
+    if not bottom > 0:
+        return out
+    out.estimate = float(top / bottom)
+    rng = np.random.default_rng(seed)
+    lab_draws = rng.multinomial(n, lab_counts / n, size=resamples).astype(float)
+    unl_draws = rng.multinomial(big_n, unl_counts / big_n, size=resamples).astype(float) if big_n else np.zeros((resamples, 0))
+    tops, bottoms = means(lab_draws, lab_patterns, unl_draws, unl_patterns)
+    kept = bottoms > 0
+    ratios = tops[kept] / bottoms[kept]
+    low, high = np.percentile(ratios, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    counted, rows = int(lab[:, 0].sum()), int(lab[:, 1].sum())
+    if high - low <= _NO_WIDTH and rows:  # every resample the same (e.g. no labelled row counted): the labels' own Wilson interval
+        from scipy.stats import binomtest
+
+        wilson = binomtest(counted, rows).proportion_ci(confidence_level=1 - alpha, method="wilson")
+        low, high = min(float(wilson.low), low), max(float(wilson.high), high)
+    out.low, out.high = float(min(max(low, 0.0), out.estimate)), float(max(min(high, 1.0), out.estimate))
+    return out
+
+
+__all__ = ["MIN_LABELS", "Corrected", "ProbabilityStats", "RateStats", "RatioCorrected", "blank", "difference", "label_pass", "label_rating",
+           "label_yes_no", "ppi_binary_mean", "ratio_corrected"]

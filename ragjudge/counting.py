@@ -363,11 +363,13 @@ def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str
     summary.diagnosis = None if found is None else counts(found)
     summary.max_diagnosis = dict(config.gate.max_diagnosis)
     summary.allow_undiagnosed = bool({"diagnosis", "*"} & set(config.gate.allow_unjudged))
-    cells = _audit.of_table(frame, label_passes(frame, config, _audit.METRICS))
+    labels = label_passes(frame, config, _audit.METRICS)
+    cells = _audit.of_table(frame, labels)
     if cells is not None or config.gate.max_rate:
-        summary.audit = _audit.Audit(max_rate=dict(config.gate.max_rate), target_accuracy=config.gate.target_accuracy)
+        summary.audit = _audit.of_config(config)
         if cells is not None:
             summary.audit.add(cells, _audit.scores_of(frame, config.gate.app_confidence))
+            _audit.add_labelled(summary.audit, frame, None, labels, cells)
     return summary
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ragjudge.audit import METRICS as AUDIT_METRICS
+from ragjudge.audit import METRICS as AUDIT_METRICS, corrected_gate
 from ragjudge.corrected_rates import Corrected, ProbabilityStats, RateStats, blank, label_pass, label_rating
 from ragjudge.errors import EXIT_GATE_FAILED, EXIT_JUDGE_ERRORS, EXIT_OK, EXIT_USAGE
 from ragjudge.types import Reason, Usage
@@ -406,7 +406,8 @@ class Kind(str, Enum):
     failed when no row has one, unless ``gate.allow_unjudged`` lists diagnosis); ``corrected_pass_rate``
     (``gate.gate_on: corrected``: the lower bound of the label-corrected pass rate's 95% interval,
     ``ragjudge.corrected_rates``, against ``min_pass_rate``; failed when too few rows are labelled
-    unless ``gate.few_labels: judge``); against a baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
+    unless ``gate.few_labels: judge``); ``audit_rate``, ``corrected_audit_rate`` (``gate.max_rate``;
+    ``ragjudge.audit.corrected_gate``); against a baseline (``ragjudge.compare.checks``): ``nothing_compared``, ``regressions``, ``pass_rate_drop``."""
 
     SKIP_RATE = "skip_rate"
     NO_ROW_JUDGED = "no_row_judged"
@@ -423,6 +424,7 @@ class Kind(str, Enum):
     DIAGNOSIS_SHARE = "diagnosis_share"
     CORRECTED_PASS_RATE = "corrected_pass_rate"
     AUDIT_RATE = "audit_rate"
+    CORRECTED_AUDIT_RATE = "corrected_audit_rate"
 
 
 @dataclass(frozen=True)
@@ -447,7 +449,8 @@ class Check:
 
 
 _PASS_GATES = (Kind.SKIP_RATE, Kind.PASS_RATE, Kind.NOTHING_COMPARED, Kind.REGRESSIONS, Kind.PASS_RATE_DROP, Kind.DIAGNOSIS_SHARE,
-               Kind.NO_ROW_JUDGED, Kind.CORRECTED_PASS_RATE, Kind.AUDIT_RATE)
+               Kind.NO_ROW_JUDGED, Kind.CORRECTED_PASS_RATE, Kind.AUDIT_RATE,
+               Kind.CORRECTED_AUDIT_RATE)
 
 
 def exit_code(checks: list[Check]) -> int:
@@ -580,6 +583,11 @@ def audit_checks(summary: Summary) -> list[Check]:
         count, rows = audit.rate(name)
         counts = {"count": count, "rows": rows,  # the audit's metrics this run does not judge: the fix a bound that measured nothing names
                   "unjudged": [m for m in AUDIT_METRICS if m not in summary.metrics]}
+        if (audit.gate_on or {}).get(name) == "corrected":
+            found = corrected_gate(audit, name, bound, counts)
+            if found is not None:
+                out.append(Check(name, Kind.CORRECTED_AUDIT_RATE, *found, bound, counts))
+                continue
         out.append(Check(name, Kind.AUDIT_RATE, False, None, bound, counts) if not rows
                    else Check(name, Kind.AUDIT_RATE, not count / rows > bound, count / rows, bound, counts))
     return out

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, create_model, model_validator
 
+from ragjudge.audit import RATES as AUDIT_RATES
 from ragjudge.config import DEFAULT_METRICS, METRICS, BadEntry, RawConfig, _describe, load_as
 from ragjudge.errors import ConfigError
 from ragjudge.judges import BUILT_IN, bundled_definitions, bundled_names, judge_class
@@ -86,7 +87,7 @@ class _ConfigBase(RawConfig):
         known = [*METRICS, *bundled, *names]
         gate = self.gate
         keyed = [(name, list(value) if isinstance(value, dict) else []) for name, value in
-                 (("gate.max_error_rate", gate.max_error_rate), ("gate.max_skip_rate", gate.max_skip_rate), ("gate.gate_on", gate.gate_on))]
+                 (("gate.max_error_rate", gate.max_error_rate), ("gate.max_skip_rate", gate.max_skip_rate), ("gate.gate_on", {m: v for m, v in gate.gate_on.items() if m not in AUDIT_RATES} if isinstance(gate.gate_on, dict) else gate.gate_on))]
         allowed = [("gate.allow_unjudged", [m for m in gate.allow_unjudged if m != "diagnosis"])]
         every = "'*' is allowed only as the all-metrics key of gate.min_pass_rate / max_error_rate / max_skip_rate"
         first: tuple[tuple[str, ...], str] | None = None  # the first unknown metric: the key it is named at, and its message

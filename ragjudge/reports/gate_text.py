@@ -122,7 +122,26 @@ def _text(c: Check) -> str | None:
                     + (f": this run does not judge {' and '.join(unjudged)} (add {' '.join('-m ' + m for m in unjudged)})" if unjudged else ""))
         a, b = distinct(c.value, c.bound)
         what = "answered" if name == "answered_insufficient" else "declined"
-        return f"audit {name}: rate {a} {'>' if c.failed else '<='} {b} ({n['count']} {what} of {count_of(n['rows'])} with {side} context)"
+        fallback = (f"; the judge's rate: {count_of(n['labelled'], 'labelled row')}, {n['needed']} more give a corrected one (gate.few_labels: judge)"
+                    if n.get("fallback") else "")
+        return f"audit {name}: rate {a} {'>' if c.failed else '<='} {b} ({n['count']} {what} of {count_of(n['rows'])} with {side} context{fallback})"
+    if kind is Kind.CORRECTED_AUDIT_RATE:
+        if c.value is None:
+            if n.get("no_labels"):
+                return (f"audit {name}: gate.gate_on: corrected, and the run has no labels for both sufficiency and abstention, so "
+                        f"gate.max_rate {c.bound:g} was not checked on a corrected rate: give labels.sufficiency and labels.abstention "
+                        f"(--labels sufficiency=COLUMN --labels abstention=COLUMN), or gate it on the judge (gate.gate_on: {{{name}: judge}})")
+            if n.get("needed") is None:
+                return (f"audit {name}: no labelled row has {'an insufficient' if name == 'answered_insufficient' else 'a sufficient'} context, "
+                        f"so gate.max_rate {c.bound:g} was not checked on a corrected rate: label more rows (a random sample)")
+            return (f"audit {name}: too few labels for a corrected rate ({count_of(n['labelled'], 'labelled audited row')} in sufficiency "
+                    f"and abstention, {n['needed']} more needed), so gate.max_rate {c.bound:g} was not checked on it: label more rows "
+                    "(a random sample), or gate.few_labels: judge to gate on the judge's rate")
+        a, b = distinct(c.value, c.bound)
+        judge = _rate(n["count"] / n["rows"] if n["rows"] else None)
+        return (f"audit {name}: corrected rate {n['estimate']:.2f} [{n['low']:.2f}, {n['high']:.2f}], upper bound {a} "
+                f"{'>' if c.failed else '<='} {b} ({n['labelled']} labelled of {n['labelled'] + n['unlabelled']} audited rows; "
+                f"uncorrected {judge})")
     raise AssertionError(kind)
 
 

@@ -189,8 +189,8 @@ class Frames:
             diagnosed = diagnosis.of_frame(pd.DataFrame(columns, index=frame.index), frame)
         if diagnosed is not None:
             columns[diagnosis.COLUMN] = _pandas_array(diagnosed, "string")
-        audited = (audit.of_frame(pd.DataFrame(columns, index=frame.index), frame, label_passes(frame, self.config, audit.METRICS))
-                   if self._audited() else None)
+        labels = label_passes(frame, self.config, audit.METRICS) if self._audited() else {}
+        audited = audit.of_frame(pd.DataFrame(columns, index=frame.index), frame, labels) if self._audited() else None
         if audited is not None:
             columns[audit.COLUMN] = _pandas_array(audited, "string")
         columns["removed_instructions"] = _pandas_array([list(r.removed) for r in records], "list<string>")
@@ -207,6 +207,7 @@ class Frames:
                 raise InputError(f"--app-confidence: the input has no column '{confidence}' (its columns: {', '.join(map(str, frame.columns))})")
             scores = audit.scores_of(out, confidence)
             summary.audit.add(audited, scores)
+            audit.add_labelled(summary.audit, pd.DataFrame(columns, index=frame.index), frame, labels, audited)
         notes.extend(dict.fromkeys(note for record in records for note in record.notes))
         if summary.rows_with_removed_instructions and resolved:
             notes.append(removed_note(summary.rows_with_removed_instructions))
@@ -248,7 +249,7 @@ class Frames:
             cache=config.cache.enabled,
             diagnosis=dict.fromkeys(diagnosis.CELLS, 0) if self._diagnosed() else None,
             allow_undiagnosed=bool({"diagnosis", "*"} & set(config.gate.allow_unjudged)),
-            audit=audit.Audit(max_rate=dict(config.gate.max_rate), target_accuracy=config.gate.target_accuracy)
+            audit=audit.of_config(config)
             if self._audited() or config.gate.max_rate else None,
         )
 
