@@ -449,8 +449,7 @@ class Check:
 
 
 _PASS_GATES = (Kind.SKIP_RATE, Kind.PASS_RATE, Kind.NOTHING_COMPARED, Kind.REGRESSIONS, Kind.PASS_RATE_DROP, Kind.DIAGNOSIS_SHARE,
-               Kind.NO_ROW_JUDGED, Kind.CORRECTED_PASS_RATE, Kind.AUDIT_RATE,
-               Kind.CORRECTED_AUDIT_RATE)
+               Kind.NO_ROW_JUDGED, Kind.CORRECTED_PASS_RATE, Kind.AUDIT_RATE, Kind.CORRECTED_AUDIT_RATE)
 
 
 def exit_code(checks: list[Check]) -> int:
