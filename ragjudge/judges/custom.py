@@ -345,6 +345,8 @@ class CustomJudge(Judge):
     def prepare(self, record: Any) -> Call | Verdict:
         if record.context_error and "context" in self.needs:
             return Verdict.failed(self.name, record.context_error, input_error=True)
+        if self.per_passage and getattr(record, "rank_error", None):  # an empty item: marks would shift ranks
+            return Verdict.failed(self.name, record.rank_error, input_error=True)
         if self.per_passage and record.retrieved_nothing and not self._missing(replace(record, passages=[None])):
             return Verdict(metric=self.name, status=OK, score=0.0, passed=self.passes(0.0), rationale="no passages retrieved",
                            details={"relevant": []})
