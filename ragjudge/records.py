@@ -70,6 +70,7 @@ class EvalRecord:
     response: str | None = None
     context_error: str | None = None
     retrieved_nothing: bool = False  # the context is a list with no passage in it: the retriever found nothing
+    rank_error: str | None = None  # a context item is null/blank among passages: rank metrics refuse the row (``empty_item_error``)
     removed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # how a cell was read, for the run's notes
     extra: dict[str, str | None] = field(default_factory=dict)  # other columns a judge defined in YAML reads, as text  # sentences addressed to the judge, taken out ("passage 2: ...", "response: ...")
@@ -363,7 +364,19 @@ def _looks_like_list(value: Any) -> bool:
 TABLE_TEXT_FIX = "fill in their text, or map context to the column that has it"
 
 
-def normalise_context(value: Any, notes: list[str] | None = None, fix: str = TABLE_TEXT_FIX) -> tuple[list[Passage], str | None]:
+def empty_item_error(position: int) -> str:
+    """The rank metrics' row error for a context whose item ``position`` (from 1) is null or blank:
+    dropping it would shift every later passage's rank (``EvalRecord.rank_error``)."""
+    return (f"context item {position} is empty (null or blank text); a rank metric counts the retriever's positions, "
+            "so remove the item from the list or fill in its text")
+
+
+def _not_text(position: int, value: Any) -> str:
+    return f"context item {position} has no text: {type(value).__name__} {_json_text(value)[:60]}; a passage is a string or an object with text under {', '.join(PASSAGE_TEXT_KEYS)}"
+
+
+def normalise_context(value: Any, notes: list[str] | None = None, fix: str = TABLE_TEXT_FIX,
+                      empties: list[int] | None = None, text_only: bool = False) -> tuple[list[Passage], str | None]:
     """Context -> (passages, error). Accepts a string, a list of strings, a list of objects
     with the text under ``content``/``page_content``/``text`` (id/doc_uri/metadata kept),
     or such a list encoded in a string (JSON, or a Python literal as pandas writes lists to
@@ -372,7 +385,10 @@ def normalise_context(value: Any, notes: list[str] | None = None, fix: str = TAB
     its keys is appended to ``notes``: nothing is silent and nothing is lost. An object whose
     other keys hold no text at all (a score, a flag) is an error naming its keys. ``fix``: what
     the error for passage objects none of which has text tells the user to do (a table's
-    column, by default; a trace reader names the retriever instead)."""
+    column, by default; a trace reader names the retriever instead). With ``text_only`` (a
+    table's rows) a number, a flag or a list where a passage's text should be is an error
+    naming the item, else it is read as its text (a trace reader's own rules). ``empties``: the positions
+    (from 1) of null or blank items are appended to it (they are left out of the passages)."""
     if is_missing(value):
         return [], None
     items = _as_list(value)
@@ -385,13 +401,17 @@ def normalise_context(value: Any, notes: list[str] | None = None, fix: str = TAB
             value = decoded if isinstance(decoded, dict) else value
         if isinstance(value, dict):
             items = [value]
-        else:
+        elif isinstance(value, (str, bytes, bytearray)) or not text_only:
             text = _text(value)
             return ([Passage(text)] if text else []), None
+        else:
+            return [], _not_text(1, value)
     passages: list[Passage] = []
     textless = 0  # objects whose text is null or blank
     for position, item in enumerate(items, start=1):
-        if is_missing(item):
+        if is_missing(item) or (isinstance(item, str) and not item.strip()):
+            if empties is not None:
+                empties.append(position)
             continue
         if isinstance(item, dict):
             # Parquet gives every item the fields of all of them, null where an item had none:
@@ -403,6 +423,8 @@ def normalise_context(value: Any, notes: list[str] | None = None, fix: str = TAB
                 unknown = [k for k in held if k not in PASSAGE_KEEP_KEYS]
                 if not unknown:
                     textless += 1
+                    if empties is not None:
+                        empties.append(position)
                     continue  # an empty passage
                 if not any(_holds_text(item[k]) for k in unknown):  # a score, a flag: nothing a judge could read
                     return [], (
@@ -414,13 +436,15 @@ def normalise_context(value: Any, notes: list[str] | None = None, fix: str = TAB
                                  "it was judged as its JSON text, one passage")
                 passages.append(Passage(_json_text({k: item[k] for k in held}), item.get("id"), item.get("doc_uri"), item.get("metadata")))
                 continue
-            text = _text(item[key])
-            if text:
+            if text_only and not isinstance(item[key], (str, bytes, bytearray)):
+                return [], _not_text(position, item[key])
+            if text := _text(item[key]):
                 passages.append(Passage(text, item.get("id"), item.get("doc_uri"), item.get("metadata")))
-        else:
-            text = _text(item)
-            if text:
+        elif isinstance(item, (str, bytes, bytearray)) or not text_only:
+            if text := _text(item):
                 passages.append(Passage(text))
+        else:
+            return [], _not_text(position, item)
     if not passages and textless:
         # passage objects, none with text: a text field left null when the table was written,
         # not a retrieval that found nothing (an empty list, which is judged "no")
@@ -463,7 +487,8 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
     for offset, row in enumerate(rows):
         get = {name: (_lookup(row, path) if path else None) for name, path in mapping.paths.items()}
         notes: list[str] = []
-        passages, context_error = normalise_context(get["context"], notes)
+        empties: list[int] = []
+        passages, context_error = normalise_context(get["context"], notes, empties=empties, text_only=True)
         request = get["request"]
         if request is None and mapping.paths.get("request") and "." in str(mapping.paths["request"]):  # MLflow's inputs
             request = _lookup(row, str(mapping.paths["request"]).rsplit(".", 1)[0])  # without the key named: the one-key rule
@@ -482,6 +507,7 @@ def to_records(rows: list[dict[str, Any]], mapping: Mapping, start: int = 0, str
                 response=_text(response_text(get["response"])),
                 context_error=context_error,
                 retrieved_nothing=not passages and not context_error and _as_list(get["context"]) is not None,
+                rank_error=empty_item_error(empties[0]) if empties and passages else None,
                 notes=notes,
                 extra={name: _text(_lookup(row, name)) for name in extra},
                 trace=None if trace_of is None else trace_of(row),

@@ -153,7 +153,8 @@ def _trial(name: str, what: str, template: Any, values: dict[str, Any], on: str)
 def check(definition: Any) -> None:
     """Refuse, with the fix, a definition whose template cannot work: a syntax error (its
     line), a field that is neither canonical nor in ``needs`` (the available ones listed),
-    for-loops nested deeper than ``MAX_LOOP_DEPTH``, or a template that fails on sample values
+    for-loops nested deeper than ``MAX_LOOP_DEPTH``, a ``per: passage`` prompt that shows no
+    passages (neither ``passages`` nor ``context``), or a template that fails on sample values
     or on its examples: one that reaches for Python internals (the sandbox refuses it), goes
     past a limit (``MAX_*``) or raises (``1/0``). Raises ``ValueError``."""
     name = definition.name
@@ -162,7 +163,8 @@ def check(definition: Any) -> None:
     odd = [n for n in fields if not n.isidentifier()]
     templates = []
     for source, what in ((definition.prompt, "prompt"), (definition.system or "", "system")):
-        unknown = sorted(variables(name, source, what) - {*fields, COLUMNS})
+        read = variables(name, source, what)
+        unknown = sorted(read - {*fields, COLUMNS})
         if unknown:
             hint = "; ".join(f"write {{{{ {COLUMNS}['{n}'] }}}} for the column {n}" for n in odd)
             raise ValueError(f"judge '{name}': the {what} names unknown field(s) {', '.join(unknown)}; available: {', '.join(available)} "
@@ -171,6 +173,9 @@ def check(definition: Any) -> None:
         sample = _with_columns(definition.needs, {field: Text(fence("data", "x")) for field in fields})
         _trial(name, what, template, sample, "on sample values")
         templates.append(template)
+        if what == "prompt" and definition.per == "passage" and not {"passages", "context"} & read:
+            raise ValueError(f"judge '{name}': per: passage marks each numbered passage, but the prompt shows none; "
+                             "add {{ passages }} (or {{ context }}) to the prompt")
     for number, example in enumerate(definition.examples, 1):
         extra = sorted(set(example.inputs) - set(fields))
         if extra:
@@ -345,6 +350,8 @@ class CustomJudge(Judge):
     def prepare(self, record: Any) -> Call | Verdict:
         if record.context_error and "context" in self.needs:
             return Verdict.failed(self.name, record.context_error, input_error=True)
+        if self.per_passage and getattr(record, "rank_error", None):  # an empty item: marks would shift ranks
+            return Verdict.failed(self.name, record.rank_error, input_error=True)
         if self.per_passage and record.retrieved_nothing and not self._missing(replace(record, passages=[None])):
             return Verdict(metric=self.name, status=OK, score=0.0, passed=self.passes(0.0), rationale="no passages retrieved",
                            details={"relevant": []})

@@ -124,8 +124,8 @@ class PassageRelevanceJudge(Judge):
         """The call judging every passage of ``record``, or a verdict without a call: an error
         for an unusable context, skipped for no request or no context, and 0.0 (ok, no passage
         judged) for a context that is an empty list."""
-        if record.context_error:
-            return Verdict.failed(METRIC, record.context_error, input_error=True)
+        if record.context_error or getattr(record, "rank_error", None):
+            return Verdict.failed(METRIC, record.context_error or record.rank_error, input_error=True)
         if not record.request:
             return Verdict.skipped(METRIC, "no request")
         if record.retrieved_nothing:

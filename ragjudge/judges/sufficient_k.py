@@ -101,6 +101,8 @@ class SufficientKJudge(Judge):
         """The whole context's sufficiency call (not final: the search follows), or a verdict
         without a call as sufficiency gives one (error, skipped; an empty retrieval: never
         sufficient)."""
+        if getattr(record, "rank_error", None) and not record.context_error:  # an empty item: k would miscount positions
+            return Verdict.failed(METRIC, record.rank_error, input_error=True)
         first = self.sufficiency.prepare(record)
         if isinstance(first, Verdict):
             if first.status == OK:  # an empty retrieval: nothing is sufficient

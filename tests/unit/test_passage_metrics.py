@@ -464,10 +464,12 @@ def test_a_yaml_judge_per_passage_takes_per_passage_labels_for_ndcg_and_recall(r
 @pytest.mark.parametrize(("extra", "message"), [
     ("    kind: scale\n", "per: passage needs kind: binary"),
     ("    claims: true\n", "per: passage needs no claims: true"),
+    ("", "judge 'names_founder': per: passage marks each numbered passage, but the prompt shows none; "
+         "add {{ passages }} (or {{ context }}) to the prompt"),  # tester's report: it was accepted and judged blind
 ])
 def test_a_per_passage_definition_that_cannot_mark_passages_is_refused(run_score, tmp_path, judge, extra, message):
     config = tmp_path / "c.yaml"
-    config.write_text(PER_PASSAGE + extra)
+    config.write_text(PER_PASSAGE + extra if extra else PER_PASSAGE.replace("      {{ passages }}\n", ""))
     result = run_score(write_jsonl(tmp_path / "in.jsonl", gold_rows(1, 2)), metric=["names_founder"], config=str(config))
     assert result.code == 2 and message in result.text and judge.calls == 0
 

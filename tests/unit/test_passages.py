@@ -4,8 +4,11 @@ cell, passages that hold no text (an error naming the fix, not an empty retrieva
 
 from __future__ import annotations
 
+import pytest
 from conftest import read_jsonl
 from helpers import _parquet
+
+from ragjudge.records import Mapping, to_records
 
 
 # peer report (issue 21)
@@ -86,3 +89,40 @@ def test_a_passage_object_with_only_a_null_text_is_an_error_too_and_bytes_are_te
     assert got["only-null"]["sufficiency_error"].startswith("context holds 1 passage(s) and none has text under content")
     sent = "\n".join(str(m["content"]) for request in judge.requests for m in request["messages"])
     assert "In Lisbon." in sent and "b'In Lisbon.'" not in sent
+
+
+# tester's report: empty and non-text context items
+
+def _records(context):
+    mapping = Mapping(paths={"id": None, "request": "q", "context": "c", "expected_facts": None, "expected_response": None, "response": None},
+                      origins={}, columns=("q", "c"))
+    return to_records([{"q": "Capital of France?", "c": context}], mapping)
+
+
+@pytest.mark.parametrize("context, position", [([None, "Paris is the capital of France."], 1), (["", " x"], 1),
+                                               ([{"content": None}, {"content": "Paris."}], 1), (["Paris.", "  "], 2)])
+def test_an_empty_item_among_passages_is_a_rank_error_naming_it(context, position):
+    record = _records(context)[0]
+    assert record.context_error is None and record.rank_error is not None
+    assert record.rank_error.startswith(f"context item {position} is empty")
+    assert _records(["Paris.", "Lyon."])[0].rank_error is None
+
+
+@pytest.mark.parametrize("context, position", [(42, 1), (True, 1), ([1, 2.5], 1), (["Paris.", {"content": 5}], 2),
+                                               ([{"content": ["a", "b"]}], 1)])
+def test_a_passage_that_is_not_text_is_a_row_error_naming_the_item(context, position):
+    record = _records(context)[0]
+    assert record.passages == [] and record.context_error.startswith(f"context item {position} has no text")
+    assert _records(["It costs 42 euros."])[0].context_error is None  # numbers inside text are text
+
+
+def test_rank_metrics_refuse_a_row_with_an_empty_item_and_sufficiency_still_judges_it(run_score, tmp_path, judge):
+    rows = [{"id": "a", "request": "Capital of France?", "context": [None, "Paris is the capital of France."], "rel": [0, 1],
+             "expected_response": "Paris"}]
+    out = tmp_path / "out.jsonl"
+    run_score(_parquet(tmp_path, rows), metric=["passage_relevance", "sufficient_k", "sufficiency"], labels=["passage_relevance=rel"],
+              at_k="1,2", min_pass_rate=["0"], max_error_rate=1.0, output=str(out))
+    row = read_jsonl(out)[0]
+    assert row["passage_relevance_status"] == "error" and row["passage_relevance_error"].startswith("context item 1 is empty")
+    assert row["sufficient_k_status"] == "error" and row["sufficient_k_error"].startswith("context item 1 is empty")
+    assert row["sufficiency_status"] == "ok"
