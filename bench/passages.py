@@ -102,6 +102,8 @@ def main() -> None:
     parser.add_argument("--squad", default=None, help="passage_relevance alone on SQuAD 2.0 gold-removed rows that kept their gold "
                                                       "paragraph (squad2_goldremoved_sufficiency_dev.jsonl): the answer's paragraph "
                                                       "against another of its article")
+    parser.add_argument("--set", action="append", default=[], dest="sets", metavar="KEY=VALUE",
+                        help="passed to ragjudge score's --set (e.g. sufficiency.yes_threshold=0.5); repeatable")
     parser.add_argument("--k-only", action="store_true", help="sufficient_k alone (no passage_relevance call): the k figures only")
     parser.add_argument("--human", action="store_true", help="passage_relevance alone on CLAPNQ's own rows, one passage each, half of "
                                                                  "each human label: agreement with the annotators on the passage judged")
@@ -123,7 +125,8 @@ def main() -> None:
     metrics = ["-m", "passage_relevance"] if alone else ["-m", "sufficient_k"] if k_only else ["-m", "passage_relevance", "-m", "sufficient_k"]
     command = [sys.executable, "-m", "ragjudge", "score", str(source), "-c", args.config, *metrics,
                "--set", "passage_relevance.yes_threshold=0.5", "--min-pass-rate", "0", "--max-error-rate", "1", "--cache-dir", args.cache_dir,
-               "-o", str(out), "--summary-json", str(summary), "-q"]
+               "-o", str(out), "--summary-json", str(summary), "-q",
+               *(item for pair in args.sets for item in ("--set", pair))]
     started = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     took = time.monotonic() - started
