@@ -50,6 +50,7 @@ def check(request: Any, config: Any) -> None:
     """Every rule across this request's options and ``config``, before any judging; raises
     ``OptionError`` (exit 2) naming the option and the fix:
 
+    - types: a number or path option of another type (``check_types``; a Python call's keywords);
     - rows: ``limit`` with ``sample``, either below 1, ``seed`` without ``sample``;
     - the budget (``judge.max_cost``) for a model with no known price; ``batch_wait`` or ``batch_resubmit`` without ``judge.batch``;
     - outputs: an unknown format, ``format`` or ``output_format`` with no table to write,
@@ -61,6 +62,7 @@ def check(request: Any, config: Any) -> None:
       a folder (an existing one, or a name ending in ``/``) to be written in another format
       than Parquet.
     """
+    check_types(request)
     if not isinstance(request.source, str):
         given = _given(request, TRACE_OPTIONS)
         if given:
@@ -114,6 +116,36 @@ def check(request: Any, config: Any) -> None:
                               f"or leave {'it' if len(given) == 1 else 'them'} out")
         return
     _check_ray(request)
+
+_WHOLE = {"limit": "a whole number >= 1", "sample": "a whole number >= 1", "seed": "a whole number",
+          "ray_actors": "a whole number >= 1", "mlflow_max_traces": "a whole number >= 1",
+          "max_regressions": "a whole number >= 0"}
+_FRACTIONS = {"max_drop": "a number 0..1", "alpha": "a number 0..1"}
+_PATHS = ("output", "summary_json", "junit", "markdown", "html", "baseline", "to_label")
+
+
+def check_types(request: Any) -> None:
+    """Refuse (``OptionError``) a number or path field of ``request`` given with another type,
+    before any other rule compares it: the whole numbers (``limit``, ``sample``, ``seed``,
+    ``ray_actors``, ``mlflow_max_traces``, ``max_regressions``: an ``int``, not a ``bool``), the
+    fractions (``max_drop``, ``alpha``: an ``int`` or ``float``, not a ``bool``) and the paths
+    (``output``, ``summary_json``, ``junit``, ``markdown``, ``html``, ``baseline``, ``to_label``:
+    a ``str``). None (not given) passes. The command line types its flags itself; this is for
+    a Python call's keywords (``evaluate(limit="3")``)."""
+    for field, takes in (*_WHOLE.items(), *_FRACTIONS.items(), *((path, "a path") for path in _PATHS)):
+        value = getattr(request, field)
+        if value is None:
+            continue
+        if field in _WHOLE:
+            wrong = isinstance(value, bool) or not isinstance(value, int)
+        elif field in _FRACTIONS:
+            wrong = isinstance(value, bool) or not isinstance(value, (int, float))
+        else:
+            wrong = not isinstance(value, str)
+        if wrong:
+            raise OptionError(field, lambda n, field=field, value=value, takes=takes: f"{n.given(field, value)}: {n(field)} takes {takes}, "
+                              f"not {type(value).__name__}")
+
 
 def _check_ray(request: Any) -> None:
     def ray(n: Names) -> str:
