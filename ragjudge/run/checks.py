@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ragjudge.audit import METRICS as AUDIT_METRICS
 from ragjudge.compare import SCORE_HINT, _id_text, check_baseline, check_ids, metrics_of
 from ragjudge.counting import has_path, row_ids
 from ragjudge.errors import InputError, RagjudgeError
@@ -52,6 +53,7 @@ def check(request: Any, config: Any) -> None:
 
     - types: a number or path option of another type (``check_types``; a Python call's keywords);
     - rows: ``limit`` with ``sample``, either below 1, ``seed`` without ``sample``;
+    - an abstention-audit rate bounded (``gate.max_rate``) without the audit's metrics judged (``check_audit_metrics``);
     - the budget (``judge.max_cost``) for a model with no known price; ``batch_wait`` or ``batch_resubmit`` without ``judge.batch``;
     - outputs: an unknown format, ``format`` or ``output_format`` with no table to write,
       ``format`` that contradicts the output's suffix, files that collide, a report to stdout,
@@ -74,6 +76,7 @@ def check(request: Any, config: Any) -> None:
         raise OptionError(("seed", "sample"), lambda n: f"{n('seed')} chooses the rows of {n('sample')}: give {n.placeholder('sample', 'N')} with it, or "
                           f"leave {n('seed')} out")
     check_budget(config)
+    check_audit_metrics(config)
     if request.batch_wait and not config.judge.batch:
         raise OptionError("batch_wait", lambda n: f"{n.about('batch_wait', True)} waits for the batches of a batch run: add "
                           f"{n.pick('--batch', 'judge.batch: true')}, or leave it out")
@@ -206,6 +209,20 @@ def check_selection(limit: int | None, sample: int | None) -> None:
         raise OptionError(("limit", "sample"), lambda n: f"{n('limit')} and {n('sample')} both choose the rows to judge: give one of them")
     if (limit is not None and limit < 1) or (sample is not None and sample < 1):
         raise OptionError(("limit", "sample"), lambda n: f"{n('limit')} and {n('sample')} take a number of rows, at least 1")
+
+
+def check_audit_metrics(config: Any) -> None:
+    """Refuse (``OptionError``, ``max_rate``) a bound on an abstention-audit rate (``gate.max_rate``,
+    ``--max-rate``) when the run does not judge every metric the audit reads (sufficiency,
+    abstention, completeness: ``ragjudge.audit.METRICS``): no row could have a cell, and the
+    bound would fail at the end as one that measured nothing, every call paid for."""
+    rates = list(getattr(config.gate, "max_rate", None) or {})
+    unjudged = [m for m in AUDIT_METRICS if m not in config.metrics]
+    if rates and unjudged:
+        bounds = " ".join(f"{r}={config.gate.max_rate[r]:g}" for r in rates)
+        raise OptionError("max_rate", lambda n: f"{n.pick(f'--max-rate {bounds}', f'gate.max_rate ({bounds})')} bounds the abstention audit, which "
+                          f"reads sufficiency, abstention and completeness verdicts: this run does not judge {' and '.join(unjudged)} "
+                          f"(add {n.pick(' '.join('-m ' + m for m in unjudged), 'them to metrics')}), so the bound would measure nothing")
 
 
 def check_engine(engine: str, ray_actors: int | None = None) -> None:
