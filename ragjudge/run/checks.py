@@ -361,13 +361,18 @@ def _check_distinct(source: str, baseline: str | None, outputs: Sequence[tuple[s
             raise OptionError(field, lambda n, field=field, path=path, what=what: f"{subject(n, field, path)} is also the input; {what} would replace it: give it another name")
 
 
-def ignored_options(alpha: float | None, baseline: str | None, names: Names = CLI) -> list[str]:
+def ignored_options(alpha: float | None, baseline: str | None, names: Names = CLI, *, max_drop: float | None = None) -> list[str]:
     """Notes for a run's options that it ignores, said rather than dropped in silence (as
-    ``Scorer`` says ``judge.cascade_band`` without a cascade): ``alpha`` without ``baseline``."""
+    ``Scorer`` says ``judge.cascade_band`` without a cascade): ``alpha`` without ``baseline``, or
+    with a baseline and no ``max_drop`` (the only gate ``alpha`` tests; a note, not an error, as
+    ``alpha`` without a baseline is)."""
     n = names
     if alpha is not None and not baseline:
         return [f"note: {n.about('alpha', alpha)} tests the drop from a baseline's pass rate; this run has no baseline and it is "
                 f"ignored: give {n.placeholder('baseline', 'SCORED_TABLE')} with {n('max_drop')}, or leave it out"]
+    if alpha is not None and max_drop is None:
+        return [f"note: {n.about('alpha', alpha)} tests a drop in pass rate past {n('max_drop')}; this run has no {n('max_drop')} and it "
+                f"is ignored: give {n.placeholder('max_drop', 'DROP')} (0.05: five points), or leave it out"]
     return []
 
 
