@@ -124,6 +124,15 @@ class _ConfigBase(RawConfig):
                                            f"{'has' if len(unlabelled) == 1 else 'have'} no labels column: give labels.{unlabelled[0]} "
                                            f"(--labels {unlabelled[0]}=COLUMN), or gate it on the judge (gate.gate_on: "
                                            f"{{{unlabelled[0]}: judge, '*': corrected}})")
+        lacking = [m for m in ("sufficiency", "abstention") if m not in self.labels]
+        corrected_rates = [r for r in AUDIT_RATES if gate.gates_on(r) == "corrected" and gate.max_rate.get(r, 1.0) < 1.0]
+        if corrected_rates and lacking:  # the audit's corrected rate needs both labels: without them its gate could only fail
+            rate = corrected_rates[0]
+            raise bad(("gate", "gate_on"), f"gate.gate_on: corrected gates the audit rate {rate} (gate.max_rate) on labels of sufficiency "
+                                           f"and abstention, and {' and '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} no labels "
+                                           f"column: give {' '.join(f'labels.{m}' for m in lacking)} "
+                                           f"({' '.join(f'--labels {m}=COLUMN' for m in lacking)}), or gate it on the judge "
+                                           f"(gate.gate_on: {{{rate}: judge}})")
         for name in self.extend:
             if name not in BUILT_IN:
                 raise bad(("extend", name), f"extend: '{name}' is not a built-in metric; use {', '.join(BUILT_IN)} (define your own under judges:)")

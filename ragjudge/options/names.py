@@ -15,7 +15,7 @@ from ragjudge.errors import ConfigError, InputError, RagjudgeError
 from ragjudge.transports import resolve_model
 
 _CLI_NAMES = {"output": "-o", "row_events": "-v/--verbose", "max_cost": "--max-cost"}
-_CONFIG_KEYS = {"max_cost": "judge.max_cost", "batch": "judge.batch"}  # options a Python call gives in the config
+_CONFIG_KEYS = {"max_cost": "judge.max_cost", "batch": "judge.batch", "max_rate": "gate.max_rate"}  # options a Python call gives in the config
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ def _run(request: ScoreRequest, config: Any, on_event: Callable[[Any], None] | N
 def _judge(request: ScoreRequest, config: Any, source: Source, traces: Any, problem: str | None, step_summary: bool,
            on_event: Callable[[Any], None] | None, transport: Any) -> RunOutcome:
     """The judging of ``run`` (batch, Ray or local), then the trace sinks and the outputs."""
-    ignored = ignored_options(request.alpha, request.baseline, request.names)
+    ignored = ignored_options(request.alpha, request.baseline, request.names, max_drop=request.max_drop)
     for note in ignored if on_event else ():
         on_event(Note(note))
     started = time.monotonic()

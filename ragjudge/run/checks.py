@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ragjudge.audit import METRICS as AUDIT_METRICS
 from ragjudge.compare import SCORE_HINT, _id_text, check_baseline, check_ids, metrics_of
 from ragjudge.counting import has_path, row_ids
 from ragjudge.errors import InputError, RagjudgeError
@@ -50,7 +51,9 @@ def check(request: Any, config: Any) -> None:
     """Every rule across this request's options and ``config``, before any judging; raises
     ``OptionError`` (exit 2) naming the option and the fix:
 
+    - types: a number or path option of another type (``check_types``; a Python call's keywords);
     - rows: ``limit`` with ``sample``, either below 1, ``seed`` without ``sample``;
+    - an abstention-audit rate bounded (``gate.max_rate``) without the audit's metrics judged (``check_audit_metrics``);
     - the budget (``judge.max_cost``) for a model with no known price; ``batch_wait`` or ``batch_resubmit`` without ``judge.batch``;
     - outputs: an unknown format, ``format`` or ``output_format`` with no table to write,
       ``format`` that contradicts the output's suffix, files that collide, a report to stdout,
@@ -61,6 +64,7 @@ def check(request: Any, config: Any) -> None:
       a folder (an existing one, or a name ending in ``/``) to be written in another format
       than Parquet.
     """
+    check_types(request)
     if not isinstance(request.source, str):
         given = _given(request, TRACE_OPTIONS)
         if given:
@@ -72,6 +76,7 @@ def check(request: Any, config: Any) -> None:
         raise OptionError(("seed", "sample"), lambda n: f"{n('seed')} chooses the rows of {n('sample')}: give {n.placeholder('sample', 'N')} with it, or "
                           f"leave {n('seed')} out")
     check_budget(config)
+    check_audit_metrics(config)
     if request.batch_wait and not config.judge.batch:
         raise OptionError("batch_wait", lambda n: f"{n.about('batch_wait', True)} waits for the batches of a batch run: add "
                           f"{n.pick('--batch', 'judge.batch: true')}, or leave it out")
@@ -114,6 +119,36 @@ def check(request: Any, config: Any) -> None:
                               f"or leave {'it' if len(given) == 1 else 'them'} out")
         return
     _check_ray(request)
+
+_WHOLE = {"limit": "a whole number >= 1", "sample": "a whole number >= 1", "seed": "a whole number",
+          "ray_actors": "a whole number >= 1", "mlflow_max_traces": "a whole number >= 1",
+          "max_regressions": "a whole number >= 0"}
+_FRACTIONS = {"max_drop": "a number 0..1", "alpha": "a number 0..1"}
+_PATHS = ("output", "summary_json", "junit", "markdown", "html", "baseline", "to_label")
+
+
+def check_types(request: Any) -> None:
+    """Refuse (``OptionError``) a number or path field of ``request`` given with another type,
+    before any other rule compares it: the whole numbers (``limit``, ``sample``, ``seed``,
+    ``ray_actors``, ``mlflow_max_traces``, ``max_regressions``: an ``int``, not a ``bool``), the
+    fractions (``max_drop``, ``alpha``: an ``int`` or ``float``, not a ``bool``) and the paths
+    (``output``, ``summary_json``, ``junit``, ``markdown``, ``html``, ``baseline``, ``to_label``:
+    a ``str``). None (not given) passes. The command line types its flags itself; this is for
+    a Python call's keywords (``evaluate(limit="3")``)."""
+    for field, takes in (*_WHOLE.items(), *_FRACTIONS.items(), *((path, "a path") for path in _PATHS)):
+        value = getattr(request, field)
+        if value is None:
+            continue
+        if field in _WHOLE:
+            wrong = isinstance(value, bool) or not isinstance(value, int)
+        elif field in _FRACTIONS:
+            wrong = isinstance(value, bool) or not isinstance(value, (int, float))
+        else:
+            wrong = not isinstance(value, str)
+        if wrong:
+            raise OptionError(field, lambda n, field=field, value=value, takes=takes: f"{n.given(field, value)}: {n(field)} takes {takes}, "
+                              f"not {type(value).__name__}")
+
 
 def _check_ray(request: Any) -> None:
     def ray(n: Names) -> str:
@@ -174,6 +209,20 @@ def check_selection(limit: int | None, sample: int | None) -> None:
         raise OptionError(("limit", "sample"), lambda n: f"{n('limit')} and {n('sample')} both choose the rows to judge: give one of them")
     if (limit is not None and limit < 1) or (sample is not None and sample < 1):
         raise OptionError(("limit", "sample"), lambda n: f"{n('limit')} and {n('sample')} take a number of rows, at least 1")
+
+
+def check_audit_metrics(config: Any) -> None:
+    """Refuse (``OptionError``, ``max_rate``) a bound on an abstention-audit rate (``gate.max_rate``,
+    ``--max-rate``) when the run does not judge every metric the audit reads (sufficiency,
+    abstention, completeness: ``ragjudge.audit.METRICS``): no row could have a cell, and the
+    bound would fail at the end as one that measured nothing, every call paid for."""
+    rates = list(getattr(config.gate, "max_rate", None) or {})
+    unjudged = [m for m in AUDIT_METRICS if m not in config.metrics]
+    if rates and unjudged:
+        bounds = " ".join(f"{r}={config.gate.max_rate[r]:g}" for r in rates)
+        raise OptionError("max_rate", lambda n: f"{n.pick(f'--max-rate {bounds}', f'gate.max_rate ({bounds})')} bounds the abstention audit, which "
+                          f"reads sufficiency, abstention and completeness verdicts: this run does not judge {' and '.join(unjudged)} "
+                          f"(add {n.pick(' '.join('-m ' + m for m in unjudged), 'them to metrics')}), so the bound would measure nothing")
 
 
 def check_engine(engine: str, ray_actors: int | None = None) -> None:
@@ -312,13 +361,18 @@ def _check_distinct(source: str, baseline: str | None, outputs: Sequence[tuple[s
             raise OptionError(field, lambda n, field=field, path=path, what=what: f"{subject(n, field, path)} is also the input; {what} would replace it: give it another name")
 
 
-def ignored_options(alpha: float | None, baseline: str | None, names: Names = CLI) -> list[str]:
+def ignored_options(alpha: float | None, baseline: str | None, names: Names = CLI, *, max_drop: float | None = None) -> list[str]:
     """Notes for a run's options that it ignores, said rather than dropped in silence (as
-    ``Scorer`` says ``judge.cascade_band`` without a cascade): ``alpha`` without ``baseline``."""
+    ``Scorer`` says ``judge.cascade_band`` without a cascade): ``alpha`` without ``baseline``, or
+    with a baseline and no ``max_drop`` (the only gate ``alpha`` tests; a note, not an error, as
+    ``alpha`` without a baseline is)."""
     n = names
     if alpha is not None and not baseline:
         return [f"note: {n.about('alpha', alpha)} tests the drop from a baseline's pass rate; this run has no baseline and it is "
                 f"ignored: give {n.placeholder('baseline', 'SCORED_TABLE')} with {n('max_drop')}, or leave it out"]
+    if alpha is not None and max_drop is None:
+        return [f"note: {n.about('alpha', alpha)} tests a drop in pass rate past {n('max_drop')}; this run has no {n('max_drop')} and it "
+                f"is ignored: give {n.placeholder('max_drop', 'DROP')} (0.05: five points), or leave it out"]
     return []
 
 

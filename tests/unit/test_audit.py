@@ -63,13 +63,28 @@ def test_the_answered_insufficient_gate_fails_above_its_bound_and_passes_at_it(t
     assert f"audit answered_insufficient: rate {'0.45 <= 0.45' if code == 0 else '0.455 > 0.450'} (5 answered of 11 rows with an insufficient context)" in done.text
 
 
-def test_a_rate_bound_without_the_audits_metrics_measures_nothing_and_fails(tmp_path, run_score):
+def test_a_rate_bound_without_the_audits_metrics_is_refused_before_any_call(tmp_path, run_score, judge):
+    # it paid for every call, then failed with exit 1 ("measured nothing ... add -m abstention"): knowable up front
     rows, _ = build()
     done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), metric=["sufficiency"], min_pass_rate=["0"], max_rate=["answered_insufficient=0.5"])
-    assert done.code == 1
-    assert ("audit answered_insufficient: no row with an insufficient context has sufficiency, abstention and completeness verdicts ok, "
-            "so the bound set on it (--max-rate) measured nothing: this run does not judge abstention and completeness "
-            "(add -m abstention -m completeness)") in done.text  # it did not say which metric was missing
+    assert done.code == 2
+    assert done.error == ("--max-rate answered_insufficient=0.5 bounds the abstention audit, which reads sufficiency, abstention and completeness "
+                          "verdicts: this run does not judge abstention and completeness (add -m abstention -m completeness), so the bound "
+                          "would measure nothing")
+
+
+def test_evaluate_refuses_a_rate_bound_without_the_audits_metrics_naming_the_config_key(tmp_path, judge):
+    from ragjudge import evaluate, load_config
+    from ragjudge.errors import ConfigError
+
+    rows, _ = build()
+    config = load_config(None, {"judge": {"model": "openai/fake-judge"}, "metrics": ["sufficiency", "completeness"],
+                                "gate": {"max_rate": {"answered_insufficient": 0.1}}})
+    with pytest.raises(ConfigError) as info:
+        evaluate(write_jsonl(tmp_path / "in.jsonl", rows), config, transport=judge)
+    assert str(info.value).startswith("gate.max_rate (answered_insufficient=0.1) bounds the abstention audit")
+    assert "does not judge abstention (add them to metrics)" in str(info.value)
+    assert judge.calls == 0
 
 
 def test_an_unknown_rate_is_refused_with_exit_2(tmp_path, run_score):

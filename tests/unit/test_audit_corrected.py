@@ -196,3 +196,21 @@ def test_gate_on_may_name_an_audit_rate_and_too_few_labels_then_fail_its_gate(tm
     assert done.code == 1, done.text
     assert "FAIL audit answered_insufficient: too few labels for a corrected rate (5 labelled audited rows" in done.text
     assert "PASS audit abstained_sufficient: rate" in done.text  # gated on the judge: '*': judge
+
+
+@pytest.mark.parametrize(("labels", "lacking"), [
+    ([], "give labels.sufficiency labels.abstention (--labels sufficiency=COLUMN --labels abstention=COLUMN)"),
+    (["abstention=h_abst"], "and sufficiency has no labels column: give labels.sufficiency (--labels sufficiency=COLUMN)"),
+])
+def test_a_corrected_audit_gate_without_both_labels_is_refused_before_any_call(tmp_path, run_score, judge, labels, lacking):
+    # it judged every row, then failed exit 1 "no labels for both sufficiency and abstention" (said so with abstention labelled too)
+    rows, _ = build()
+    config = tmp_path / "ragjudge.yaml"
+    config.write_text("gate:\n  gate_on: {answered_insufficient: corrected, '*': judge}\n", encoding="utf-8")
+    labelled = [{**row, "h_suff": "yes", "h_abst": "no"} for row in rows]
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", labelled), metric=METRICS, min_pass_rate=["0"], config=str(config),
+                     labels=labels, max_rate=["answered_insufficient=0.9"])
+    assert done.code == 2, done.text
+    assert "gate.gate_on: corrected gates the audit rate answered_insufficient (gate.max_rate) on labels of sufficiency and abstention" in done.error
+    assert lacking in done.error and "or gate it on the judge (gate.gate_on: {answered_insufficient: judge})" in done.error
+    assert judge.calls == 0

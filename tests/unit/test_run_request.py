@@ -327,3 +327,17 @@ def test_alpha_without_a_baseline_is_said_to_be_ignored(run_score, tmp_path):
     assert ("note: --alpha tests the drop from a baseline's pass rate; this run has no baseline and it is ignored: give "
             "--baseline SCORED_TABLE with --max-drop, or leave it out") in done.notes
     assert not any("--alpha" in note for note in run_score(source, metric=["groundedness"], min_pass_rate=["0"]).notes)
+
+
+def test_alpha_with_a_baseline_and_no_max_drop_is_said_to_be_ignored(run_score, tmp_path):
+    # --baseline with --alpha and no --max-drop: alpha tests nothing, and the run said nothing of it
+    source = _rows(tmp_path / "in.jsonl", 2, 1)
+    baseline = tmp_path / "b.parquet"
+    assert run_score(source, metric=["groundedness"], min_pass_rate=["0"], output=str(baseline)).code == 0
+    done = run_score(source, metric=["groundedness"], min_pass_rate=["0"], baseline=str(baseline), max_regressions=3, alpha=0.05)
+    assert done.code == 0, done.error
+    assert ("note: --alpha tests a drop in pass rate past --max-drop; this run has no --max-drop and it is ignored: give "
+            "--max-drop DROP (0.05: five points), or leave it out") in done.notes
+    gated = run_score(source, metric=["groundedness"], min_pass_rate=["0"], baseline=str(baseline), max_drop=0.5, alpha=0.05)
+    assert gated.code == 0, gated.error
+    assert not any("--alpha" in note for note in gated.notes)
