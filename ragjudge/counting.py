@@ -36,7 +36,7 @@ from ragjudge.panel import PANEL
 from ragjudge.corrected_rates import blank, label_pass
 from ragjudge.errors import InputError
 from ragjudge.prefixes import passage_tokens
-from ragjudge.ranking import grades, ks_of
+from ragjudge.ranking import PER_PASSAGE_K, grades, ks_of, label_pass_at
 from ragjudge.metrics import find as find_metric
 
 TRACE_ID, TRACE_FIRST = "trace_id", "trace_first_row"  # the columns a trace source writes (``ragjudge.traces.spans``)
@@ -125,7 +125,7 @@ def metric_summary(config: Any, metric: str, threshold: float, prompt_version: s
                          max_skip_rate=config.gate.skip_ceiling(metric), prompt_version=prompt_version, bounds=config.bounds_set(metric),
                          label_column=config.labels.get(metric), binary=scale == (0.0, 1.0), label_scale=scale,
                          label_threshold=_label_threshold(config, metric), gate_on=config.gate.gates_on(metric),
-                         few_labels=config.gate.few_labels, rank_ks=rank_ks(config, metric))
+                         few_labels=config.gate.few_labels, rank_ks=rank_ks(config, metric), label_k=passage_k(config, metric))
 
 
 def per_passage(metric: str, config: Any = None) -> bool:
@@ -140,6 +140,17 @@ def per_passage(metric: str, config: Any = None) -> bool:
         if name == metric:
             return per == "passage"
     return False
+
+
+def passage_k(config: Any, metric: str) -> int:
+    """The k of a per-passage metric's row score, precision@k, that its per-passage labels are
+    read at too (a row's label passes as its verdict does, ``ranking.label_pass_at``):
+    ``passage_relevance.k``, or a YAML judge's ``k:`` (default ``PER_PASSAGE_K``)."""
+    if find_metric(metric) is not None:
+        return int(getattr(getattr(config, metric, None), "k", None) or PER_PASSAGE_K)
+    definition = getattr(config, "definition", None)
+    found = definition(metric) if definition is not None else None
+    return int(getattr(found, "k", None) or PER_PASSAGE_K)
 
 
 def rank_ks(config: Any, metric: str) -> tuple[int, ...]:
@@ -170,6 +181,11 @@ def label_passes(frame: Any, config: Any, metrics: Sequence[str]) -> dict[str, l
     for metric in metrics:
         column = (getattr(config, "labels", None) or {}).get(metric)
         if not column or not has_path(frame, column):
+            continue
+        if per_passage(metric, config):  # grades per passage: the row passes as the judge's row does (ranking.label_pass_at)
+            k, mark = passage_k(config, metric), config.threshold(metric)
+            passes = [label_pass_at(cell, k, mark) for cell in row_ids(frame, column)]
+            out[metric] = [None if p is None else p == 1.0 for p in passes]
             continue
         low, high = (float(v) for v in config.scale(metric))
         binary, mark = (low, high) == (0.0, 1.0), config.label_threshold(metric)

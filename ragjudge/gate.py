@@ -25,7 +25,7 @@ from ragjudge.types import Reason, Usage
 from ragjudge.diagnosis import shares
 from ragjudge.panel import PanelCounts, members_of
 from ragjudge.prefixes import PrefixCounts
-from ragjudge.ranking import RankCounts, figures as rank_figures, grades
+from ragjudge.ranking import RankCounts, figures as rank_figures, grades, label_pass_at
 from ragjudge.cascade import CascadeCounts, cascade_of
 
 EXIT_INTERRUPTED = 130
@@ -80,6 +80,7 @@ class MetricSummary:
     panel: PanelCounts | None = None  # with a panel of judges (judge.panel): each member's counts, their agreement and kappa
     rank_ks: tuple[int, ...] = ()  # passage_relevance with per-passage labels: the ks of nDCG@k and recall@k (ragjudge.ranking)
     ranks: RankCounts | None = None  # passage_relevance with per-passage labels: the sums of the rows' nDCG@k and recall@k
+    label_k: int = 3  # per-passage labels: a row's label passes at precision@label_k >= threshold, as the judge's pass (ranking.label_pass_at)
     prefixes: PrefixCounts | None = None  # sufficient_k: rows per smallest sufficient k, tokens a top-k saves (ragjudge.prefixes)
     probability: ProbabilityStats = field(default_factory=ProbabilityStats)  # ok verdicts' probabilities; with labels, the calibration curve
     cascade: CascadeCounts | None = None  # with a cascade (judge.cascade): per stage the rows judged and decided, calls, cost
@@ -180,9 +181,8 @@ class MetricSummary:
         its ok ``verdict`` (``ragjudge.corrected_rates``): the pass, and the score on a scale."""
         if self.label_column is None:
             return
-        if self.rank_ks:  # a list of grades per passage (passage_relevance): nDCG@k and recall@k, no pass to correct
+        if self.rank_ks:  # a list of grades per passage (passage_relevance): nDCG@k and recall@k, and the row's label pass below
             self._add_ranks(verdict, label)
-            return
         if verdict.status != "ok":  # no verdict to correct: the label is left out, and counted
             if not blank(label):
                 if verdict.status == "skipped":
@@ -190,13 +190,15 @@ class MetricSummary:
                 else:
                     self.label_pass.on_errors += 1
             return
-        found = label_pass(label, self.binary, self.threshold if self.label_threshold is None else self.label_threshold, self.label_scale)
+        judged = (verdict.details or {}).get("relevant") if isinstance(verdict.details, dict) else None  # per-passage: the marks
+        found = (label_pass_at(label, self.label_k, self.threshold, None if judged is None else len(judged)) if self.rank_ks
+                 else label_pass(label, self.binary, self.threshold if self.label_threshold is None else self.label_threshold, self.label_scale))
         if found is None and not blank(label):  # a cell that holds no label (text, a rating off the scale): left out, and counted
             self.label_pass.unreadable += 1
         self.label_pass.add(1.0 if verdict.passed else 0.0, found)
         if found is not None and verdict.probability is not None:
             self.probability.add_label(verdict.probability, found)
-        if not self.binary:
+        if not self.binary and not self.rank_ks:
             self.label_score.add(float(verdict.score), label_rating(label, self.label_scale))
 
     def _add_ranks(self, verdict: Any, label: Any) -> None:
@@ -216,11 +218,11 @@ class MetricSummary:
 
     def corrected(self) -> dict[str, Corrected] | None:
         """The label-corrected pass rate (``pass_rate``) and, on a scale, mean score (``mean_score``);
-        None when the metric has no labels column, or per-passage labels (``rank_ks``: no row pass to correct)."""
-        if self.label_column is None or self.rank_ks:
+        None when the metric has no labels column."""
+        if self.label_column is None:
             return None
         found = {"pass_rate": self.label_pass.corrected()}
-        if not self.binary:
+        if not self.binary and not self.rank_ks:
             found["mean_score"] = self.label_score.corrected()
             found["mean_score"].agreement = None  # a score equal to a rating is no figure of a mean (0.0 for coverage scores)
         return found
@@ -249,7 +251,7 @@ class MetricSummary:
         merged.worst = sorted(self.worst + other.worst, key=lambda row: (row["score"], row["row"]))[:WORST_KEPT]
         merged.panel = self.panel.merge(other.panel) if self.panel is not None else other.panel
         merged.prefixes = self.prefixes.merge(other.prefixes) if self.prefixes is not None else other.prefixes
-        merged.rank_ks = self.rank_ks or other.rank_ks
+        merged.rank_ks, merged.label_k = self.rank_ks or other.rank_ks, self.label_k
         merged.ranks = self.ranks.merge(other.ranks) if self.ranks is not None else other.ranks
         merged.cascade = self.cascade.merge(other.cascade) if self.cascade is not None else other.cascade
         return merged
@@ -539,7 +541,7 @@ def _pass_rate_check(name: str, m: MetricSummary) -> Check:
     lower bound of the label-corrected pass rate's interval; too few labels fail it, or fall
     back to the judge's rate when ``few_labels: judge`` (the line says so)."""
     counts: dict[str, Any] = {"passed": m.passed, "ok": m.ok}
-    if m.gate_on == "corrected" and m.label_column is not None and not m.rank_ks:
+    if m.gate_on == "corrected" and m.label_column is not None:
         found = m.label_pass.corrected()
         counts.update(labelled=found.labelled, estimate=found.estimate, low=found.low, high=found.high, judge=m.pass_rate,
                       needed=found.needed, column=m.label_column)

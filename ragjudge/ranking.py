@@ -15,6 +15,11 @@ DCG@k of the row's grades sorted from highest. recall@k: the passages labelled r
 Schütze, *Introduction to Information Retrieval*, 2008, ch. 8). Both are undefined (None) for a
 row with no passage labelled relevant; such rows are left out of the means.
 
+A row's label pass (``label_pass_at``): the row's grades read by the rule the judge's own pass
+uses (``ragjudge.judges.passage_relevance``: precision@k at ``passage_relevance.k``, a passage
+relevant at grade > 0, passed at score >= the metric's threshold), so that the label-corrected
+pass rate (``ragjudge.corrected_rates``) and ``--gate-on corrected`` compare like with like.
+
 Plain values and arithmetic, below every other layer, added over chunks as ``ragjudge.prefixes``
 is."""
 
@@ -27,6 +32,7 @@ from typing import Any
 
 NDCG, RECALL = "ndcg", "recall"
 DEFAULT_AT_K = [1, 3, 5]  # passage_relevance.at_k's default
+PER_PASSAGE_K = 3  # the k of a per-passage judge's row score, precision@k, unless set (passage_relevance.k, a YAML judge's k:)
 
 
 def ks_of(options: Any) -> list[int]:
@@ -65,6 +71,24 @@ def grades(cell: Any) -> list[float] | None:
             return None
         out.append(value)
     return out
+
+
+def precision_at(flags: list[bool], k: int) -> float:
+    """Precision@k: the relevant passages among the first ``k`` of ``flags`` (in retrieved
+    order), divided by ``k`` (trec_eval's ``P_k``: a list shorter than k counts the missing
+    ranks as not relevant). 0..1."""
+    return sum(1 for flag in flags[:k] if flag) / k
+
+
+def label_pass_at(cell: Any, k: int, threshold: float, passages: int | None = None) -> float | None:
+    """A row's per-passage label ``cell`` (``grades``) as a row label: 1.0 when precision@``k`` of
+    its passages labelled relevant (grade > 0) reaches ``threshold``, else 0.0, the judge's own
+    pass rule; None when the cell holds no list of grades, or (``passages``: the passages the
+    judge marked; None: not known) not one grade per passage."""
+    found = grades(cell)
+    if found is None or (passages is not None and passages != len(found)):
+        return None
+    return 1.0 if precision_at([value > 0 for value in found], k) >= threshold else 0.0
 
 
 def dcg(values: list[float], k: int) -> float:
@@ -133,4 +157,5 @@ class RankCounts:
                 **{f"{name}_at_{k}": {"mean": self.mean(name, k), "rows": self.rows[name].get(k, 0)} for name in (NDCG, RECALL) for k in ks}}
 
 
-__all__ = ["DEFAULT_AT_K", "RankCounts", "dcg", "figures", "grades", "ks_of", "ndcg_at", "recall_at"]
+__all__ = ["DEFAULT_AT_K", "PER_PASSAGE_K", "RankCounts", "dcg", "figures", "grades", "ks_of", "label_pass_at", "ndcg_at", "precision_at",
+           "recall_at"]

@@ -57,7 +57,7 @@ from ragjudge.judges.base import (
     numbered,
     reply_budget,
 )
-from ragjudge.ranking import DEFAULT_AT_K
+from ragjudge.ranking import DEFAULT_AT_K, PER_PASSAGE_K
 from ragjudge.types import Question
 from ragjudge.judges.passage_relevance import decide_marks, mark_columns, mark_values, marks_schema, read_marks, with_probabilities
 from ragjudge.judges.questions import (
@@ -186,7 +186,7 @@ def check(definition: Any) -> None:
 
 
 # a judge per passage: its row score is precision@k at this k unless its definition sets ``k``; its reply's budget
-PER_PASSAGE_K, PASSAGE_REPLY_BASE, PASSAGE_REPLY_PER_PASSAGE = 3, 80, 45
+PASSAGE_REPLY_BASE, PASSAGE_REPLY_PER_PASSAGE = 80, 45
 _MARK = "verdict"  # the key of each passage's yes/no in a per-passage judge's reply
 
 

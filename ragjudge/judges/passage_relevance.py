@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from ragjudge.ranking import DEFAULT_AT_K
+from ragjudge.ranking import DEFAULT_AT_K, PER_PASSAGE_K, precision_at
 from ragjudge.strict import Strict
 from ragjudge.types import PREDICATE, Question, decision_model
 from ragjudge.judges.questions import DECISION, DEFAULT_YES_THRESHOLD, answers_of
@@ -80,7 +80,7 @@ class PassageRelevanceSettings(Strict):
     """Passage relevance's own settings, the config's section ``passage_relevance:``; each
     field's description is its documentation (``docs/configuration.md``)."""
 
-    k: int = Field(3, ge=1, description="the k of the row's score: precision@k, the share of the first k passages judged relevant "
+    k: int = Field(PER_PASSAGE_K, ge=1, description="the k of the row's score: precision@k, the share of the first k passages judged relevant "
                                         "(a row of fewer passages divides by k, as trec_eval's P@k does)")
     at_k: list[int] = Field(list(DEFAULT_AT_K), description="the ks of the columns passage_relevance_precision_at_K (and, with per-passage labels, passage_relevance_ndcg_at_K and _recall_at_K), each a whole number >= 1; --at-k 1,3,5")
     yes_threshold: float | None = Field(None, gt=0.0, lt=1.0, description="a passage is relevant when P(true) at its 'relevant' token, "
@@ -306,13 +306,6 @@ def mark_values(metric: str, verdict: Verdict, at_k: list[int], probabilities: b
     out[f"{metric}_first_relevant"] = first
     out[f"{metric}_reciprocal_rank"] = 1.0 / first if first else 0.0
     return out
-
-
-def precision_at(flags: list[bool], k: int) -> float:
-    """Precision@k: the relevant passages among the first ``k`` of ``flags`` (in retrieved
-    order), divided by ``k`` (trec_eval's ``P_k``: a list shorter than k counts the missing
-    ranks as not relevant). 0..1."""
-    return sum(1 for flag in flags[:k] if flag) / k
 
 
 def first_relevant(flags: list[bool]) -> int | None:

@@ -342,7 +342,8 @@ def test_labels_per_passage_give_ndcg_and_recall_per_row_and_their_means_in_the_
     assert ranks["labelled_rows"] == 4 and ranks["unreadable"] == 0
     assert ranks["ndcg_at_3"] == {"mean": pytest.approx(sum(ndcg_at(g, 3) for g in defined) / 3), "rows": 3}
     assert ranks["recall_at_1"] == {"mean": pytest.approx(sum(recall_at(g, 1) for g in defined) / 3), "rows": 3}
-    assert "corrected" not in json.loads(summary.read_text())["metrics"]["passage_relevance"]  # no row pass to correct
+    # each row's label pass by the judge's rule (precision@3 of the graded passages >= 0.5): test_passage_corrected.py
+    assert json.loads(summary.read_text())["metrics"]["passage_relevance"]["corrected"]["pass_rate"]["labelled"] == 4
 
 
 def test_a_label_list_of_another_length_gives_no_ndcg_and_a_note(run_score, tmp_path, judge):
