@@ -190,8 +190,7 @@ class MetricSummary:
                 else:
                     self.label_pass.on_errors += 1
             return
-        judged = (verdict.details or {}).get("relevant") if isinstance(verdict.details, dict) else None  # per-passage: the marks
-        found = (label_pass_at(label, self.label_k, self.threshold, None if judged is None else len(judged)) if self.rank_ks
+        found = (label_pass_at(label, self.label_k, self.threshold, (verdict.details or {}).get("relevant")) if self.rank_ks
                  else label_pass(label, self.binary, self.threshold if self.label_threshold is None else self.label_threshold, self.label_scale))
         if found is None and not blank(label):  # a cell that holds no label (text, a rating off the scale): left out, and counted
             self.label_pass.unreadable += 1
@@ -217,8 +216,7 @@ class MetricSummary:
         self.ranks.add(rank_figures(found, list(self.rank_ks)))
 
     def corrected(self) -> dict[str, Corrected] | None:
-        """The label-corrected pass rate (``pass_rate``) and, on a scale, mean score (``mean_score``);
-        None when the metric has no labels column."""
+        """The label-corrected pass rate (``pass_rate``) and, on a scale, mean score (``mean_score``); None without labels."""
         if self.label_column is None:
             return None
         found = {"pass_rate": self.label_pass.corrected()}

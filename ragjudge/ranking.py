@@ -80,13 +80,13 @@ def precision_at(flags: list[bool], k: int) -> float:
     return sum(1 for flag in flags[:k] if flag) / k
 
 
-def label_pass_at(cell: Any, k: int, threshold: float, passages: int | None = None) -> float | None:
+def label_pass_at(cell: Any, k: int, threshold: float, judged: Any = None) -> float | None:
     """A row's per-passage label ``cell`` (``grades``) as a row label: 1.0 when precision@``k`` of
     its passages labelled relevant (grade > 0) reaches ``threshold``, else 0.0, the judge's own
-    pass rule; None when the cell holds no list of grades, or (``passages``: the passages the
-    judge marked; None: not known) not one grade per passage."""
+    pass rule; None when the cell holds no list of grades, or (``judged``: the judge's marks, one
+    per passage, ``details["relevant"]`` of its verdict; None: not known) not one grade per passage."""
     found = grades(cell)
-    if found is None or (passages is not None and passages != len(found)):
+    if found is None or (judged is not None and len(judged) != len(found)):
         return None
     return 1.0 if precision_at([value > 0 for value in found], k) >= threshold else 0.0
 

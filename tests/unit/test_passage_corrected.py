@@ -66,7 +66,7 @@ def test_a_rows_label_pass_is_precision_at_k_of_its_graded_passages_at_the_thres
     at_one = load_config(None, {"labels": {"passage_relevance": "human"}, "passage_relevance": {"k": 1}, "thresholds": {"passage_relevance": 1.0}})
     assert label_passes(pd.DataFrame({"human": cells}), at_one, ["passage_relevance"])["passage_relevance"] == [
         True, False, False, True, True, False, None]
-    assert label_pass_at([1, 0, 1], 3, 0.5, passages=4) is None  # not one grade per passage the judge marked: unreadable
+    assert label_pass_at([1, 0, 1], 3, 0.5, judged=[True, False, False, True]) is None  # not one grade per passage the judge marked: unreadable
     assert label_pass_at("yes", 3, 0.5) is None
 
 
