@@ -25,7 +25,7 @@ from ragjudge.types import Reason, Usage
 from ragjudge.diagnosis import shares
 from ragjudge.panel import PanelCounts, members_of
 from ragjudge.prefixes import PrefixCounts
-from ragjudge.ranking import RankCounts, figures as rank_figures, grades, label_pass_at
+from ragjudge.ranking import PER_PASSAGE_K, RankCounts, figures as rank_figures, grades, label_pass_at
 from ragjudge.cascade import CascadeCounts, cascade_of
 
 EXIT_INTERRUPTED = 130
@@ -80,7 +80,7 @@ class MetricSummary:
     panel: PanelCounts | None = None  # with a panel of judges (judge.panel): each member's counts, their agreement and kappa
     rank_ks: tuple[int, ...] = ()  # passage_relevance with per-passage labels: the ks of nDCG@k and recall@k (ragjudge.ranking)
     ranks: RankCounts | None = None  # passage_relevance with per-passage labels: the sums of the rows' nDCG@k and recall@k
-    label_k: int = 3  # per-passage labels: a row's label passes at precision@label_k >= threshold, as the judge's pass (ranking.label_pass_at)
+    label_k: int = PER_PASSAGE_K  # per-passage labels: a row's label passes at precision@label_k >= threshold, as the judge's pass (ranking.label_pass_at)
     prefixes: PrefixCounts | None = None  # sufficient_k: rows per smallest sufficient k, tokens a top-k saves (ragjudge.prefixes)
     probability: ProbabilityStats = field(default_factory=ProbabilityStats)  # ok verdicts' probabilities; with labels, the calibration curve
     cascade: CascadeCounts | None = None  # with a cascade (judge.cascade): per stage the rows judged and decided, calls, cost
