@@ -237,8 +237,9 @@ def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     if held is not None and held[0] is schema:
         return held[1]
     made = {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
-    if len(_FORMATS) < 256:
-        _FORMATS[(name, id(schema))] = (schema, made)
+    if len(_FORMATS) >= 256:  # the oldest goes: a long session (a notebook, a test run) keeps its newest judges' formats
+        _FORMATS.pop(next(iter(_FORMATS)))
+    _FORMATS[(name, id(schema))] = (schema, made)
     return made
 
 
