@@ -43,8 +43,8 @@ def test_a_per_metric_gate_on_overrides_the_flag(tmp_path, run_score):
     done = run_score(labelled(tmp_path), metric=metrics, labels=LABELS, max_rate=["answered_insufficient=0.6"], gate_on="corrected",
                      min_pass_rate=["sufficiency=0"], set_=["gate.gate_on.completeness=judge"])
     assert done.code in (0, 1) and not done.error, done.text
-    assert any(text.startswith(("PASS", "FAIL")) and "audit answered_insufficient: corrected rate" in text for text in done.lines), done.text
-    assert any("completeness: pass rate" in text and "corrected" not in text for text in done.lines), done.text
+    assert any(text.startswith("FAIL audit answered_insufficient: too few labels for a corrected rate") for text in done.lines), done.text
+    assert any(text.startswith("FAIL completeness: pass rate 0.29 < 1.00") for text in done.lines), done.text  # on the judge
 
 
 def test_a_corrected_audit_gate_not_checked_names_its_bound_as_given(tmp_path, run_score):
@@ -67,3 +67,17 @@ def test_abstention_is_not_listed_among_the_failing_rows(tmp_path, run_score):
     assert "abstention" not in text, text
     total = sum(m.failed + m.error for name, m in summary.metrics.items() if name != "abstention")
     assert text.startswith("failing rows (") and f" of {total}):" in text.splitlines()[0], text
+
+
+def test_gate_on_entries_from_any_layer_override_one_value(tmp_path):
+    from ragjudge import options
+
+    # (a pass-rate floor of 0: no metric's pass rate is gated, so none needs labels)
+    config = tmp_path / "ragjudge.yaml"
+    config.write_text("gate:\n  gate_on: {completeness: judge}\n", encoding="utf-8")
+    over_file = options.load_layers(str(config), {"gate_on": "corrected", "min_pass_rate": ["0"]}).config.gate
+    over_set = options.load_layers(None, {"gate_on": "corrected", "min_pass_rate": ["0"]}, ["gate.gate_on.completeness=judge"]).config.gate
+    entry_over_value = options.load_layers(None, {"min_pass_rate": ["0"]}, ["gate.gate_on=corrected", "gate.gate_on.completeness=judge"]).config.gate
+    for gate in (over_file, over_set, entry_over_value):
+        assert (gate.gates_on("completeness"), gate.gates_on("sufficiency"), gate.gates_on("answered_insufficient")) == ("judge", "corrected", "corrected")
+    assert options.load_layers(None, {"gate_on": "corrected", "min_pass_rate": ["0"]}).config.gate.gate_on == "corrected"  # one value stays one
