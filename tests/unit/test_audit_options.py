@@ -81,3 +81,11 @@ def test_gate_on_entries_from_any_layer_override_one_value(tmp_path):
     for gate in (over_file, over_set, entry_over_value):
         assert (gate.gates_on("completeness"), gate.gates_on("sufficiency"), gate.gates_on("answered_insufficient")) == ("judge", "corrected", "corrected")
     assert options.load_layers(None, {"gate_on": "corrected", "min_pass_rate": ["0"]}).config.gate.gate_on == "corrected"  # one value stays one
+
+
+def test_a_floor_named_for_other_metrics_keeps_abstentions_built_in_floor_of_0(tmp_path, run_score):
+    # --min-pass-rate sufficiency=0 replaced the map of built-in floors: abstention fell to 1.0 and every answered row failed it
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), audit=["abstention"], min_pass_rate=["sufficiency=0", "completeness=0"])
+    assert done.code == 0, done.text
+    assert done.result.summary.metrics["abstention"].min_pass_rate == 0.0
