@@ -79,9 +79,9 @@ def commands(summary: Summary, source: str | None, fmt: str | None) -> list[str]
     """The workflow commands for ``summary``'s failing and error rows."""
     rows: list[tuple[str, dict[str, Any]]] = []
     for name, m in summary.metrics.items():
-        rows += [(name, row) for row in m.worst]
+        rows += [(name, row) for row in m.failing_worst]  # a measurement's "no" rows are no failing rows
     rows.sort(key=lambda item: (item[1]["score"], item[1]["row"]))
-    total = sum(m.failed for m in summary.metrics.values())
+    total = sum(m.failing for m in summary.metrics.values())
     shown = rows[:SHOWN]
     lines = line_numbers(source, fmt or "", {row["row"] for _, row in shown})
     out = []

@@ -88,7 +88,7 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
     env.filters["code"] = _code
     env.filters["rows"] = lambda number: count_of(int(number))
     env.filters["printable"] = lambda value: printable(str(value))
-    worst = sorted(({**row, "metric": name} for name, m in summary.metrics.items() for row in m.worst),
+    worst = sorted(({**row, "metric": name} for name, m in summary.metrics.items() for row in m.failing_worst),
                    key=lambda row: (row["score"], row["row"]))[:WORST_SHOWN]
     usage = summary.usage
     return env.get_template("summary.md.j2").render(

@@ -67,6 +67,22 @@ def test_abstention_is_not_listed_among_the_failing_rows(tmp_path, run_score):
     assert "abstention" not in text, text
     total = sum(m.failed + m.error for name, m in summary.metrics.items() if name != "abstention")
     assert text.startswith("failing rows (") and f" of {total}):" in text.splitlines()[0], text
+    from ragjudge.reports.annotations import commands
+
+    annotated = "\n".join(commands(summary, None, None))
+    failing = sum(m.failed for name, m in summary.metrics.items() if name != "abstention")
+    shown = annotated.count("::error ")
+    assert "ragjudge abstention failed" not in annotated and f"::notice title=ragjudge::{failing - shown} more failing row(s)" in annotated, annotated
+    from ragjudge.reports.summary import summary_dict
+
+    assert summary_dict(summary, done.gate)["metrics"]["abstention"]["failed_rows"]["count"] == summary.metrics["abstention"].failed
+
+
+def test_abstention_gated_on_a_floor_the_user_set_lists_its_failing_rows(tmp_path, run_score):
+    rows, _ = build()
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), audit=["abstention"], min_pass_rate=["0", "abstention=0.9"])
+    assert done.code == 1, done.text
+    assert "abstention" in "\n".join(failing_lines(done.result.summary, None, None, gate=done.gate, most=100))
 
 
 def test_gate_on_entries_from_any_layer_override_one_value(tmp_path):
