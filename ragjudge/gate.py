@@ -89,28 +89,6 @@ class MetricSummary:
         return self.passed / self.ok if self.ok else None
 
     @property
-    def measured(self) -> bool:
-        """Whether this metric is a measurement rather than a pass/fail: a built-in metric whose
-        pass is not a quality (its built-in floor, ``ragjudge.metrics.Metric.min_pass_rate``, is 0:
-        abstention, where declining is neither good nor bad by itself) whose floor this run leaves
-        at 0. Its "no" rows stay counted (``failed``, the summary's ``failed_rows``) but are not
-        failing rows: the console's list, the GitHub annotations and the Markdown report leave them out."""
-        from ragjudge.metrics import find
-
-        found = find(self.metric)
-        return found is not None and found.min_pass_rate == 0.0 and self.min_pass_rate == 0.0
-
-    @property
-    def failing(self) -> int:
-        """The rows that failed as failing rows: ``failed``, or 0 for a ``measured`` metric."""
-        return 0 if self.measured else self.failed
-
-    @property
-    def failing_worst(self) -> list[dict[str, Any]]:
-        """``worst`` as failing rows: none for a ``measured`` metric."""
-        return [] if self.measured else self.worst
-
-    @property
     def mean_score(self) -> float | None:
         return self.score_thousandths / 1000 / self.ok if self.ok else None
 
