@@ -113,6 +113,16 @@ def find(name: str) -> Metric | None:
     return next((metric for metric in BUILT_IN if metric.name == name), None)
 
 
+def measured(name: str, floor: float) -> bool:
+    """Whether metric ``name``, gated at the pass-rate ``floor`` (0..1) this run gives it, is a
+    measurement rather than a pass/fail: a built-in metric whose pass is not a quality (its
+    ``min_pass_rate`` is 0: abstention, where declining is neither good nor bad by itself) left at
+    a floor of 0. Its "no" rows stay counted (the summary's ``failed_rows``) but are not failing
+    rows: the console's list, the GitHub annotations and the Markdown report leave them out."""
+    found = find(name)
+    return found is not None and found.min_pass_rate == 0.0 and floor == 0.0
+
+
 def register(metric: Metric) -> None:
     """Add ``metric`` to ``BUILT_IN`` (replacing one of its name), before ``ragjudge.config`` is
     imported: the config's sections are built from this registry once, when it is. For a

@@ -15,6 +15,7 @@ from ragjudge.errors import ConfigError
 
 
 PER_METRIC_KEYS = ("gate.min_pass_rate", "gate.max_error_rate", "gate.max_skip_rate")
+GATE_ON = "gate.gate_on"  # one value (judge / corrected) is its '*': a metric's or rate's own entry, from any layer, overrides it
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,14 @@ def lay(data: dict[str, Any], sources: dict[str, str], assignment: Assignment) -
     whatever the key held, a whole section included, and the keys below it lose their
     sources. A per-metric key (``PER_METRIC_KEYS``) holding one number becomes ``{"*": number}``
     when a metric's own value is laid over it. Raises ``ConfigError`` for a key below one that
-    holds a value (``--set judge=4`` beside ``--model``), naming both."""
+    holds a value (``--set judge=4`` beside ``--model``), naming both. ``gate.gate_on`` is the
+    exception to a value replacing a section: one value (``--gate-on corrected``) laid over a map
+    with per-metric entries becomes its ``'*'`` (the entries stay and override it), and a metric's
+    entry laid over one value keeps that value as ``'*'``."""
+    if assignment.key == GATE_ON and isinstance(assignment.value, str):
+        held = (data.get("gate") or {}).get("gate_on") if isinstance(data.get("gate"), dict) else None
+        if isinstance(held, dict) and any(key != "*" for key in held):
+            assignment = Assignment(f"{GATE_ON}.*", assignment.value, assignment.source)
     parts = assignment.key.split(".")
     tree = data
     for depth, part in enumerate(parts[:-1]):
@@ -43,7 +51,7 @@ def lay(data: dict[str, Any], sources: dict[str, str], assignment: Assignment) -
             node = dict(node)
         elif node is None:
             node = {}
-        elif here in PER_METRIC_KEYS and isinstance(node, (int, float)) and not isinstance(node, bool):
+        elif (here in PER_METRIC_KEYS and isinstance(node, (int, float)) and not isinstance(node, bool)) or (here == GATE_ON and isinstance(node, str)):
             node = {"*": node}
         else:
             setter = sources.get(here, "the config")

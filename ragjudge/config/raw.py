@@ -328,8 +328,11 @@ class _RawConfigBase(_Strict):
         return "thresholds" in self.model_fields_set and metric in self.thresholds
 
     def min_pass_rate(self, metric: str) -> float:
-        """The gate's pass-rate floor (0..1) for ``metric``; 1.0 unless set."""
-        return self.gate.min_pass_rate.get(metric, 1.0)
+        """The gate's pass-rate floor (0..1) for ``metric``: as set, else its built-in floor
+        (``ragjudge.metrics.Metric.min_pass_rate``: 0.0 for abstention; a map that names other
+        metrics does not replace it), else 1.0."""
+        floors = {m.name: m.min_pass_rate for m in _metrics.BUILT_IN}
+        return self.gate.min_pass_rate.get(metric, floors.get(metric, 1.0))
 
 
 RawConfig = create_model(

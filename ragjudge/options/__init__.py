@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
+from ragjudge.audit import METRICS as AUDIT_METRICS
 from ragjudge.errors import ConfigError
 from ragjudge.judges import bundled_names
 from ragjudge.settings import Config
@@ -429,6 +430,10 @@ def _check_flag_metrics(data: dict[str, Any], sources: dict[str, str], held: Seq
     run = [str(m) for m in metrics] if isinstance(metrics, list) and metrics else list(DEFAULT_METRICS)
     if "*" in run:  # no metric: the config's own check says so
         return
+    gate = data.get("gate")
+    audits = gate.get("audit") if isinstance(gate, dict) else None
+    if isinstance(audits, (list, tuple)) and "abstention" in audits or audits == "abstention":
+        run += [m for m in AUDIT_METRICS if m not in run]  # --audit abstention judges them (config.raw's _audit_metrics)
     for metric, where in _flag_metrics(data, sources):
         if metric not in run:
             raise ConfigError(f"{where}: this run does not judge '{metric}'" + _not_judged(metric, run, data, _source_of(sources, "metrics")))

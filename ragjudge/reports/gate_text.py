@@ -129,13 +129,13 @@ def _text(c: Check) -> str | None:
         if c.value is None:
             if n.get("no_labels"):
                 return (f"audit {name}: gate.gate_on: corrected, and the run has no labels for both sufficiency and abstention, so "
-                        f"gate.max_rate {c.bound:g} was not checked on a corrected rate: give labels.sufficiency and labels.abstention "
+                        f"its bound {name}={c.bound:g} was not checked on a corrected rate: give labels.sufficiency and labels.abstention "
                         f"(--labels sufficiency=COLUMN --labels abstention=COLUMN), or gate it on the judge (gate.gate_on: {{{name}: judge}})")
             if n.get("needed") is None:
                 return (f"audit {name}: no labelled row has {'an insufficient' if name == 'answered_insufficient' else 'a sufficient'} context, "
-                        f"so gate.max_rate {c.bound:g} was not checked on a corrected rate: label more rows (a random sample)")
+                        f"so its bound {name}={c.bound:g} was not checked on a corrected rate: label more rows (a random sample)")
             return (f"audit {name}: too few labels for a corrected rate ({count_of(n['labelled'], 'labelled audited row')} in sufficiency "
-                    f"and abstention, {n['needed']} more needed), so gate.max_rate {c.bound:g} was not checked on it: label more rows "
+                    f"and abstention, {n['needed']} more needed), so its bound {name}={c.bound:g} was not checked on it: label more rows "
                     "(a random sample), or gate.few_labels: judge to gate on the judge's rate")
         a, b = distinct(c.value, c.bound)
         judge = _rate(n["count"] / n["rows"] if n["rows"] else None)
