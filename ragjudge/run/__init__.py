@@ -316,6 +316,9 @@ def evaluate(
     verdicts land. The keyword callbacks ``on_start(total)``, ``on_progress(rows, cost_usd)``
     and ``on_row(position, id, verdicts)`` each hear their own kind (the older form).
     """
+    unknown = [name for name in request if name not in _KEYWORDS]
+    if unknown:
+        raise TypeError(_unknown_keyword(unknown[0], request[unknown[0]]))
     if traces is not None:
         request = {"mlflow_tracking_uri": traces.tracking_uri, "mlflow_filter": traces.filter_string,
                    "mlflow_max_traces": traces.max_traces, "expected_facts_attribute": traces.expected_facts,
@@ -335,3 +338,39 @@ def evaluate(
     assert outcome.result is not None, "evaluate makes no dry run"
     outcome.result.gate = outcome.gate
     return outcome.result
+
+
+# evaluate's keyword arguments: its own parameters, then ScoreRequest's other fields (row_events is on_event's)
+_KEYWORDS = tuple(dict.fromkeys([*list(evaluate.__code__.co_varnames[1:evaluate.__code__.co_argcount + evaluate.__code__.co_kwonlyargcount]),
+                                 *(f.name for f in fields(ScoreRequest) if f.name not in ("source", "row_events"))]))
+# where the settings of a run that are not keyword arguments go
+_ELSEWHERE = {"metrics": 'the metrics are the config\'s: the second argument, config={"metrics": ["passage_relevance"]}',
+              "correction": "correction is ragjudge compare's (--correction), not a run's",
+              "row_events": "row_events is set by on_event (it hears Row events when given)"}
+
+
+def _unknown_keyword(name: str, value: Any) -> str:
+    """The message for an unknown keyword ``name`` of ``evaluate``: where it goes when it is a
+    config setting, with its ``value`` (``config={"passage_relevance": {"at_k": [1, 3]}}``), and the
+    nearest valid keyword (difflib); ``help(ragjudge.evaluate)`` lists them all."""
+    import difflib
+
+    from ragjudge.settings import Config
+
+    where = _ELSEWHERE.get(name)
+    if where is None:
+        if name in Config.model_fields:
+            where = f'it is a config setting: config={{"{name}": {value!r}}} (the second argument)'
+        else:
+            sections = [section for section, field in Config.model_fields.items()
+                        if name in (getattr(field.annotation, "model_fields", None) or {})]
+            if sections:
+                where = "it is a config setting: " + " or ".join(f'config={{"{section}": {{"{name}": {value!r}}}}}' for section in sections) + \
+                        " (the second argument)"
+    near = difflib.get_close_matches(name, _KEYWORDS, n=1)
+    return (f"evaluate() got an unknown keyword argument '{name}'" + (f": {where}" if where else "")
+            + (f"; the nearest keyword is '{near[0]}'" if near else "") + "; help(ragjudge.evaluate) lists the keywords")
+
+
+evaluate.__doc__ = (evaluate.__doc__ or "") + "\n    Keyword arguments: " + ", ".join(_KEYWORDS) + \
+    " (any other is refused, TypeError, naming where a config setting goes).\n"
