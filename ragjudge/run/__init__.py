@@ -362,7 +362,6 @@ def _unknown_keyword(name: str, value: Any) -> str:
     nearest valid keyword (difflib); ``help(ragjudge.evaluate)`` lists them all."""
     import difflib
 
-    from ragjudge.settings import Config
 
     where = _ELSEWHERE.get(name)
     if where is None:
