@@ -335,6 +335,21 @@ def _corrected(base: Any, cur: Any, metric: str, config: Any, id_column: str | N
                   **difference(found["baseline"][key], found["current"][key])} for key in found["current"]}
 
 
+def check_correction(correction: str) -> None:
+    """Refuse a ``correction`` that is not one of ``CORRECTIONS`` (``InputError``, exit 2, naming them)."""
+    if correction not in CORRECTIONS:
+        raise InputError(f"--correction {correction}: give holm (Holm's step-down, the default) or bh (Benjamini-Hochberg)")
+
+
+def _no_by_column(by: str, columns: list[str], metrics: list[str]) -> str:
+    """The message for ``--by`` naming no column of the current table: the closest column (difflib)
+    and its columns, the verdict columns of its ``metrics`` (``M_status``...) left out."""
+    own = [str(c) for c in columns if not any(str(c).startswith(f"{m}_") for m in metrics)]
+    close = difflib.get_close_matches(by, own or [str(c) for c in columns], n=1)
+    return (f"--by {by}: the current table has no such column" + (f"; did you mean '{close[0]}'?" if close else ".")
+            + f" Its columns: {', '.join(own) or 'none but the verdicts'}" + (" (and the metrics' verdict columns)" if len(own) < len(columns) else ""))
+
+
 def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: str | None = None, scales: dict[str, bool] | None = None,
             by_position: bool = False, hint: str = " (or match them by position: --by-position)",
             names: tuple[str, str] = ("the baseline table", "the current table"), *, id_column: str | None = "id",
@@ -366,8 +381,7 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     ``*_adjusted`` beside the raw values, ``significant`` per slice and the metric's
     ``significant_slices`` at ``alpha`` (default ``ALPHA``, 0.05); the report records
     ``correction`` and ``alpha``. Raises ``InputError`` for another correction."""
-    if correction not in CORRECTIONS:
-        raise InputError(f"--correction {correction}: give holm (Holm's step-down, the default) or bh (Benjamini-Hochberg)")
+    check_correction(correction)
     for name, table in (("baseline", baseline), ("current", current)):
         if len(table) == 0:
             raise InputError(f"the {name} table has no rows; compare two tables written by ragjudge score")
@@ -431,7 +445,7 @@ def compare(baseline: Any, current: Any, metrics: list[str] | None = None, by: s
     report["only_in_current"] = {"count": len(only_c), "ids": only_c[:LISTED]}
 
     if by and by not in cur.columns:
-        raise InputError(f"--by {by}: the current table has no such column")
+        raise InputError(_no_by_column(by, list(cur.columns), metrics_of(cur)))
     for metric in metrics:
         scale = (scales or {}).get(metric)
         if scale is None:

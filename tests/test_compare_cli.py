@@ -227,3 +227,17 @@ def test_one_row_reads_one_row_in_the_dry_run_and_the_comparison(run_score, run_
     text = run_cli(["compare", str(scored), str(scored)], judge=False).stdout.splitlines()
     assert text[0] == "1 row matched by id; only in the baseline: 0, only in the current table: 0"
     assert " on 1 row ok in both; 0 regressed, 0 improved" in text[1]
+
+
+def test_compare_refuses_a_bad_correction_before_any_note_and_lists_the_columns_for_a_bad_by(run_cli, tmp_path):
+    # --correction xyz first said "note: --correction xyz ... is ignored", then exit 2 on the value; --by nosuchcol named no column
+    base, cur = _sliced()
+    base.to_csv(tmp_path / "base.csv", index=False)
+    cur.to_csv(tmp_path / "cur.csv", index=False)
+    command = ["compare", str(tmp_path / "base.csv"), str(tmp_path / "cur.csv")]
+    bad = run_cli([*command, "--correction", "xyz"], judge=False)
+    assert bad.code == 2 and "--correction xyz: give holm" in bad.stderr
+    assert "note:" not in bad.stderr, bad.stderr
+    missing = run_cli([*command, "--by", "sourc"], judge=False)
+    assert missing.code == 2 and "--by sourc: the current table has no such column; did you mean 'source'?" in missing.stderr
+    assert "Its columns: " in missing.stderr and "source" in missing.stderr.split("Its columns: ")[1]

@@ -295,3 +295,20 @@ def test_extending_a_built_in_changes_its_prompt_and_its_version(run_score, run_
     assert "<example>\n<request>\nWhere?\n</request>\n<context>\n[1] In Lyon.\n</context>" in more and "Verdict: yes. Why: Lyon is stated." in more
     listed = {item["name"]: item["version"] for item in json.loads(run_cli(["judges", "-c", extended, "--json"], judge=False).stdout)}
     assert listed["sufficiency"].startswith("sufficiency-2026-11-30.1+") and len(listed["sufficiency"]) == len("sufficiency-2026-11-30.1+") + 8
+
+
+def test_the_docs_per_passage_judge_runs_against_the_fake_server(run_cli, tmp_path):
+    # the fake answers a per-passage judge in its shape: one verdict a passage, not the binary reply
+    import re
+    from pathlib import Path
+
+    docs = (Path(__file__).parent.parent / "docs" / "custom-judges.md").read_text()
+    example = next(block for block in re.findall(r"```yaml\n(.*?)```", docs, re.S) if "per: passage" in block)
+    config = config_file(tmp_path, example)
+    summary = tmp_path / "summary.json"
+    result = run_cli(["score", "sample_data/rag_eval.jsonl", "-c", config, "-m", "names_founder", "--limit", "4", "-o", str(tmp_path / "o.jsonl"),
+                      "--summary-json", str(summary), "--min-pass-rate", "names_founder=0"])
+    assert result.code == 0, result.stderr
+    rows = read_jsonl(tmp_path / "o.jsonl")[:4]
+    assert [row["names_founder_status"] for row in rows] == ["ok"] * 4
+    assert all(set(row["names_founder_verdicts"]) <= {"yes", "no"} and row["names_founder_verdicts"] for row in rows)

@@ -88,6 +88,8 @@ def compare_command(
     """Compare two scored tables: pass rates with paired tests, rows that regressed or improved, and regression gates."""
     from ragjudge.io import read_table  # pandas
 
+    if correction is not None:  # a bad value first: exit 2, before any note on the flags
+        compare.check_correction(correction)
     # what the runs recorded (ragjudge.options.run_record): the id column they named their rows by, and the judges their
     # configs defined (for a custom scale); the current table's, else the baseline's. Their labels are not taken: give --labels
     records = [(path, found) for path in (current, baseline) if (found := read_record(path)) is not None]

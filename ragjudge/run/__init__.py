@@ -93,12 +93,17 @@ def request_of(options: dict[str, Any], **extra: Any) -> ScoreRequest:
     given["step_summary"] = not options.get("no_step_summary", False)
     given["row_events"] = bool(options.get("verbose", False))
     given.setdefault("engine", "local")
+    given["flagged"] = frozenset(key for key, option in _FLAGGED.items() if options.get(option) is not None)
     given["cli"] = True  # its messages name the command's flags
     given.update(extra)
     for name in ("mlflow_feedback_name", "phoenix_trace_id"):
         if name in given:
             given[name] = tuple(given[name] or ())
     return ScoreRequest(**{k: v for k, v in given.items() if v is not None or k in ("seed",)})
+
+
+# the config keys whose options request_of records as given (ScoreRequest.flagged), for ignored_options' notes
+_FLAGGED = {"passage_relevance.at_k": "at_k"}
 
 
 def recorded_request(manifest: str, batch_wait: bool = False, batch_resubmit: bool = False) -> tuple[ScoreRequest, Config]:
@@ -153,7 +158,7 @@ def _run(request: ScoreRequest, config: Any, on_event: Callable[[Any], None] | N
 def _judge(request: ScoreRequest, config: Any, source: Source, traces: Any, problem: str | None, step_summary: bool,
            on_event: Callable[[Any], None] | None, transport: Any) -> RunOutcome:
     """The judging of ``run`` (batch, Ray or local), then the trace sinks and the outputs."""
-    ignored = ignored_options(request.alpha, request.baseline, request.names, max_drop=request.max_drop)
+    ignored = ignored_options(request.alpha, request.baseline, request.names, max_drop=request.max_drop, flagged=request.flagged, config=config)
     for note in ignored if on_event else ():
         on_event(Note(note))
     started = time.monotonic()
@@ -215,6 +220,7 @@ def _dry_run(request: ScoreRequest, config: Any, source: Source) -> RunOutcome:
     source's rows as read), written to ``summary_json`` when asked; the other outputs are
     checked, not written (a note names them)."""
     report = estimate(source, config, flag_fields=request.flag_fields, limit=request.limit, sample=request.sample, seed=request.seed or 0)
+    report["notes"].extend(ignored_options(None, None, request.names, flagged=request.flagged, config=config))
     skipped = [request.names.about(name, value) for name, value in (("output", request.output), ("junit", request.junit), ("markdown", request.markdown),
                                                        ("html", request.html), ("baseline", request.baseline),
                                                        ("mlflow_log_feedback", request.mlflow_log_feedback or None),
@@ -316,6 +322,9 @@ def evaluate(
     verdicts land. The keyword callbacks ``on_start(total)``, ``on_progress(rows, cost_usd)``
     and ``on_row(position, id, verdicts)`` each hear their own kind (the older form).
     """
+    unknown = [name for name in request if name not in _KEYWORDS]
+    if unknown:
+        raise TypeError(_unknown_keyword(unknown[0], request[unknown[0]]))
     if traces is not None:
         request = {"mlflow_tracking_uri": traces.tracking_uri, "mlflow_filter": traces.filter_string,
                    "mlflow_max_traces": traces.max_traces, "expected_facts_attribute": traces.expected_facts,
@@ -335,3 +344,39 @@ def evaluate(
     assert outcome.result is not None, "evaluate makes no dry run"
     outcome.result.gate = outcome.gate
     return outcome.result
+
+
+# evaluate's keyword arguments: its own parameters, then ScoreRequest's other fields (row_events is on_event's, flagged the command's)
+_KEYWORDS = tuple(dict.fromkeys([*list(evaluate.__code__.co_varnames[1:evaluate.__code__.co_argcount + evaluate.__code__.co_kwonlyargcount]),
+                                 *(f.name for f in fields(ScoreRequest) if f.name not in ("source", "row_events", "flagged"))]))
+# where the settings of a run that are not keyword arguments go
+_ELSEWHERE = {"metrics": 'the metrics are the config\'s: the second argument, config={"metrics": ["passage_relevance"]}',
+              "correction": "correction is ragjudge compare's (--correction), not a run's",
+              "row_events": "row_events is set by on_event (it hears Row events when given)",
+              "flagged": "flagged records the command line's options (request_of)"}
+
+
+def _unknown_keyword(name: str, value: Any) -> str:
+    """The message for an unknown keyword ``name`` of ``evaluate``: where it goes when it is a
+    config setting, with its ``value`` (``config={"passage_relevance": {"at_k": [1, 3]}}``), and the
+    nearest valid keyword (difflib); ``help(ragjudge.evaluate)`` lists them all."""
+    import difflib
+
+
+    where = _ELSEWHERE.get(name)
+    if where is None:
+        if name in Config.model_fields:
+            where = f'it is a config setting: config={{"{name}": {value!r}}} (the second argument)'
+        else:
+            sections = [section for section, field in Config.model_fields.items()
+                        if name in (getattr(field.annotation, "model_fields", None) or {})]
+            if sections:
+                where = "it is a config setting: " + " or ".join(f'config={{"{section}": {{"{name}": {value!r}}}}}' for section in sections) + \
+                        " (the second argument)"
+    near = difflib.get_close_matches(name, _KEYWORDS, n=1)
+    return (f"evaluate() got an unknown keyword argument '{name}'" + (f": {where}" if where else "")
+            + (f"; the nearest keyword is '{near[0]}'" if near else "") + "; help(ragjudge.evaluate) lists the keywords")
+
+
+evaluate.__doc__ = (evaluate.__doc__ or "") + "\n    Keyword arguments: " + ", ".join(_KEYWORDS) + \
+    " (any other is refused, TypeError, naming where a config setting goes).\n"

@@ -361,12 +361,30 @@ def _check_distinct(source: str, baseline: str | None, outputs: Sequence[tuple[s
             raise OptionError(field, lambda n, field=field, path=path, what=what: f"{subject(n, field, path)} is also the input; {what} would replace it: give it another name")
 
 
-def ignored_options(alpha: float | None, baseline: str | None, names: Names = CLI, *, max_drop: float | None = None) -> list[str]:
+def ignored_options(alpha: float | None, baseline: str | None, names: Names = CLI, *, max_drop: float | None = None,
+                    flagged: frozenset[str] = frozenset(), config: Any = None) -> list[str]:
     """Notes for a run's options that it ignores, said rather than dropped in silence (as
     ``Scorer`` says ``judge.cascade_band`` without a cascade): ``alpha`` without ``baseline``, or
     with a baseline and no ``max_drop`` (the only gate ``alpha`` tests; a note, not an error, as
-    ``alpha`` without a baseline is)."""
+    ``alpha`` without a baseline is); ``--at-k`` (``passage_relevance.at_k`` in ``flagged``, the
+    config keys the command line's options set) where ``config``'s run judges neither
+    passage_relevance nor a per-passage judge (``per: passage``), whose columns it sets."""
     n = names
+    notes = []
+    if "passage_relevance.at_k" in flagged and config is not None and not _marks_passages(config):
+        notes.append("note: --at-k sets the ks of passage_relevance's precision@k columns; this run judges neither passage_relevance nor a "
+                     "per-passage judge, and it is ignored: add -m passage_relevance, or leave it out")
+    return _alpha_ignored(alpha, baseline, n, max_drop) + notes
+
+
+def _marks_passages(config: Any) -> bool:
+    """Whether ``config``'s run judges passage_relevance or a judge defined ``per: passage``."""
+    per_passage = {judge.name for judge in config.judges if judge.per_passage}
+    return any(metric == "passage_relevance" or metric in per_passage for metric in config.metrics)
+
+
+def _alpha_ignored(alpha: float | None, baseline: str | None, n: Names, max_drop: float | None) -> list[str]:
+    """``ignored_options``' notes on ``alpha``."""
     if alpha is not None and not baseline:
         return [f"note: {n.about('alpha', alpha)} tests the drop from a baseline's pass rate; this run has no baseline and it is "
                 f"ignored: give {n.placeholder('baseline', 'SCORED_TABLE')} with {n('max_drop')}, or leave it out"]

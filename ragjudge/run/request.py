@@ -159,6 +159,7 @@ class ScoreRequest:
     handle_signals: bool = False
     cli: bool = False
     batch_folder: str | None = None  # ragjudge batch collect: the batch folder of the manifest given (else folder_for's)
+    flagged: frozenset[str] = frozenset()  # request_of: the config keys the command line's options set (passage_relevance.at_k: --at-k)
 
     @property
     def names(self) -> Names:

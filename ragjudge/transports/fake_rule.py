@@ -66,7 +66,8 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
     of ``DECLINES``' phrases. A judge defined in YAML
     (``judge_NAME``, its ``schema`` given) is answered from the response's sentences found in
     the passages: each is a claim, supported as a fact is; the verdict is yes when all are; a
-    scale's score is its lowest plus the supported share of its range, rounded. Passage relevance
+    scale's score is its lowest plus the supported share of its range, rounded; a judge per passage
+    (its schema's ``passages``) marks each passage as passage_relevance's rule does. Passage relevance
     (``passage_relevance``): a passage is relevant when it holds the request's share of content
     words a fact needs to be supported. ``model``: the
     judge model asked; its name sets the shares (``leaning``: lenient, strict)."""
@@ -75,7 +76,7 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
     if isinstance(user, list):
         user = " ".join(part.get("text", "") for part in user if isinstance(part, dict))
     if schema_name and schema_name.startswith("judge_"):
-        return _custom_reply(user, (schema or {}).get("properties") or {})
+        return _custom_reply(user, (schema or {}).get("properties") or {}, fact_share)
     if schema_name == "abstention":  # declined when the response says so in one of a few common phrases
         declined = bool(DECLINES.search(_section(user, "response")))
         return {"verdict": "yes" if declined else "no", "rationale": "A declining phrase." if declined else "No declining phrase."}
@@ -148,7 +149,14 @@ def fake_logprobs(content: str, p_yes: float = 0.8, p_true: float = 0.9, p_score
     return {"content": tokens}
 
 
-def _custom_reply(user: str, properties: dict[str, Any]) -> dict[str, Any]:
+def _custom_reply(user: str, properties: dict[str, Any], fact_share: float = 0.6) -> dict[str, Any]:
+    if "passages" in properties:  # a judge per passage (per: passage): a verdict a passage, as passage_relevance's rule marks them
+        request = _words(_section(user, "request")) or _words(user.split("<context>")[0])
+        marks = []
+        for number, passage in enumerate(_items(_section(user, "context")), start=1):
+            share = len(request & _words(passage)) / len(request) if request else 0.0
+            marks.append({"passage": number, "verdict": "yes" if share >= fact_share else "no", "reason": f"{share:.0%} of the request's words"})
+        return {"passages": marks}
     passages = [_words(p) for p in _items(_section(user, "context"))]
     claims = [part.strip() for part in re.split(r"(?<=[.!?])\s+", _section(user, "response")) if part.strip() and part.strip() != "(none)"]
     flags = []

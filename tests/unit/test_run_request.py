@@ -341,3 +341,20 @@ def test_alpha_with_a_baseline_and_no_max_drop_is_said_to_be_ignored(run_score, 
     gated = run_score(source, metric=["groundedness"], min_pass_rate=["0"], baseline=str(baseline), max_drop=0.5, alpha=0.05)
     assert gated.code == 0, gated.error
     assert not any("--alpha" in note for note in gated.notes)
+
+
+def test_at_k_without_a_per_passage_metric_is_said_to_be_ignored(run_score, tmp_path):
+    # score --at-k 1,3 --dry-run without -m passage_relevance was accepted in silence
+    source = _rows(tmp_path / "in.jsonl", 2, 1)
+    note = ("note: --at-k sets the ks of passage_relevance's precision@k columns; this run judges neither passage_relevance nor a "
+            "per-passage judge, and it is ignored: add -m passage_relevance, or leave it out")
+    for dry_run in (True, False):
+        done = run_score(source, at_k="1,3", dry_run=dry_run, min_pass_rate=["0"])
+        assert done.code == 0, done.error
+        assert note in done.notes
+    assert not any("--at-k" in n for n in run_score(source, at_k="1,3", metric=["passage_relevance"], dry_run=True).notes)
+    assert not any("--at-k" in n for n in run_score(source, dry_run=True).notes)
+    judges = tmp_path / "j.yaml"
+    judges.write_text("judges:\n  - name: marks\n    needs: [request, context]\n    per: passage\n    prompt: |\n"
+                      "      Is the passage about the request?\n      {{ request }}\n      {{ passages }}\n")
+    assert not any("--at-k" in n for n in run_score(source, config=str(judges), at_k="1,3", metric=["marks"], dry_run=True).notes)
