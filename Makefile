@@ -110,9 +110,10 @@ check: lint
 
 # The unit tier (tests/unit/): judges, gate, records, outputs and Model in-process, against the
 # scripted fake judge (ragjudge/transports/fake.py): no sockets, no Typer, no process, no embedded
-# model, nothing marked slow (tests/unit/conftest.py fails a test that tries).
+# model, nothing marked slow (tests/unit/conftest.py fails a test that tries); the tests marked timing (real-time
+# waits: 14 s together) are left out here and run in make check and make test.
 unit: install-test
-	$(BIN)/python -m pytest -q tests/unit
+	$(BIN)/python -m pytest -q tests/unit -m "not timing"
 
 # Benchmarks (bench/README.md): print every figure; they do not assert timings.
 bench: install-test

@@ -181,6 +181,7 @@ def test_a_call_computes_its_key_once_and_asks_the_disk_once(tmp_path, monkeypat
     cache.close()
 
 
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_rows_are_prepared_a_bounded_window_ahead_of_the_calls():
     """With concurrency 50, no more than max(64, 2 x 50) = 100 rows are prepared before the first
     reply is back (before, all 300 were); every row is still judged, in order."""
@@ -224,6 +225,7 @@ def _landmark_rows(n):
              "expected_response": f"city {i}"} for i in range(n)]
 
 
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_the_next_chunk_is_judged_while_the_last_one_finishes(tmp_path):
     """File pipeline, chunks of 20: a request of the second chunk goes out before the first
     chunk's last reply is back, and the table is the same, in order, as one chunk gives."""
@@ -309,6 +311,7 @@ def test_jobs_take_the_call_slots_in_the_order_they_were_submitted():
     assert all((table["sufficiency_status"] == "ok").all() for table in tables)
 
 
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_a_slow_call_holds_one_place_not_the_job_nor_the_next_job_in_turn():
     """A breaker's find: with jobs in turn, one slow call (a retry's back-off, a long reply) at a
     job's start stopped that job at its window of 2 x C rows past the slow row, and the next job

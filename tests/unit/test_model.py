@@ -6,6 +6,7 @@ input limit (it counts a known model's tokens with litellm, whose import alone t
 
 from __future__ import annotations
 
+import pytest
 
 def test_the_model_counts_calls_and_retries_in_process():
     """The chokepoint without HTTP: two 429s then a reply is three calls, two retries."""
@@ -28,6 +29,7 @@ def test_the_model_counts_calls_and_retries_in_process():
     _loop.run(model.aclose())
 
 
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_the_probe_holds_the_other_calls_only_for_its_grace_and_a_fast_auth_error_still_costs_one_call():
     """The first call goes alone; the others wait for its answer or ``PROBE_GRACE_S``, whichever
     comes first. A probe that takes the model's time (here 1 s) no longer holds them for all of

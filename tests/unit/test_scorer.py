@@ -48,6 +48,7 @@ def test_merged_chunk_summaries_equal_the_one_chunk_summary():
     assert (merged.fatal, merged.interrupted, merged.judge_model) == (whole.fatal, whole.interrupted, whole.judge_model)
 
 
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_interrupt_turns_unfinished_rows_into_errors_and_stays():
     transport = FakeTransport(latency=0.5)
     frame = sample_frame().head(6)
@@ -110,6 +111,7 @@ def _landmarks(n: int):
 
 # peer report (issue 60 item 17): SIGTERM cancelled the calls already sent, so the re-run paid their replies again
 # (44 calls for 40 rows)
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_an_interrupt_waits_for_the_calls_in_flight_and_caches_their_replies(tmp_path):
     frame = _landmarks(20)
     settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "concurrency": 2}, "cache": {"dir": str(tmp_path)}}
@@ -127,6 +129,7 @@ def test_an_interrupt_waits_for_the_calls_in_flight_and_caches_their_replies(tmp
 
 
 # issue 60 item 17, a second shape: a row's samples in flight at the interrupt (judge.samples) were cancelled with it
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_an_interrupt_keeps_the_samples_in_flight(tmp_path):
     frame = _landmarks(4)
     settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "concurrency": 3, "samples": 3}, "cache": {"dir": str(tmp_path)}}
@@ -142,6 +145,7 @@ def test_an_interrupt_keeps_the_samples_in_flight(tmp_path):
 
 # peer report (issue 60 item 18): Ctrl-C reported 'provider calls: 6' when 12 replies had come back (and were cached):
 # a row interrupted between completeness's two calls dropped what its first call had cost
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_an_interrupted_row_counts_the_replies_it_received(tmp_path):
     frame = _landmarks(12)
     settings = {"metrics": ["completeness"], "judge": {"model": "openai/fake-judge", "concurrency": 2}, "cache": {"dir": str(tmp_path)}}
@@ -158,6 +162,7 @@ def test_an_interrupted_row_counts_the_replies_it_received(tmp_path):
 
 
 # issue 60 item 18, a second shape: a row's samples already answered when the rest were cancelled were not counted
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_an_interrupted_row_counts_its_samples_already_answered(tmp_path):
     frame = _landmarks(1)
     settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge", "concurrency": 2, "samples": 3}, "cache": {"dir": str(tmp_path)}}
@@ -175,6 +180,7 @@ def test_an_interrupted_row_counts_its_samples_already_answered(tmp_path):
 
 # issue 60 item 18, a third shape: an unreadable reply, paid, then its re-ask cancelled in flight: the first reply's
 # tokens and cost were dropped with the re-ask
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_an_interrupted_re_ask_counts_the_reply_it_asked_again_about(tmp_path):
     settings = {"metrics": ["sufficiency"], "judge": {"model": "openai/fake-judge"}, "cache": {"dir": str(tmp_path)}}
     judge = FakeTransport(latency=0.5)
@@ -193,6 +199,7 @@ def test_an_interrupted_re_ask_counts_the_reply_it_asked_again_about(tmp_path):
 
 # issue 60 item 18, a fourth shape: a panel's members interrupted between completeness's two calls: what each member's
 # first call cost was dropped with the panel's verdict
+@pytest.mark.timing  # waits on real time: out of `make unit`, in `make check` and `make test`
 def test_an_interrupted_panel_row_counts_its_members_replies(tmp_path):
     settings = {"metrics": ["completeness"], "cache": {"dir": str(tmp_path)},
                 "judge": {"model": "openai/fake-judge", "panel": ["openai/fake-judge", "openai/fake-lenient"]}}
