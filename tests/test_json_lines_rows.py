@@ -44,15 +44,12 @@ def _write(path, rows):
             handle.write(json.dumps(row) + "\n")
 
 
-@pytest.mark.parametrize("head", [100, 3], ids=["first-chunk-read-whole", "head-of-3-rows"])
 @pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet"])
-def test_json_lines_judged_as_rows_write_what_the_dataframe_reader_writes(server, tmp_path, monkeypatch, suffix, head):
+def test_json_lines_judged_as_rows_write_what_the_dataframe_reader_writes(server, tmp_path, monkeypatch, suffix):
     source = tmp_path / "rows.jsonl"
     _write(source, ROWS)
     # jobs of 4 rows in chunks of 7: the first chunk is sliced into pieces (iloc), the second chunk adds a column.
-    # With a head of 3 rows, the first chunk is read as the head and the rest, which adds a column (``topic``, row 6)
     monkeypatch.setattr(pipeline, "JOB_ROWS_MIN", 4)
-    monkeypatch.setattr(pipeline.READ_AHEAD, "head_rows", head)
     config = load_config(None, {"judge": {"model": "openai/fake-judge", "api_base": server.url, "concurrency": 1},
                                 "cache": {"enabled": False}, "chunk_size": 7, "metrics": ["sufficiency", "completeness"]})
     as_rows = tmp_path / f"as_rows.{suffix}"
@@ -60,7 +57,6 @@ def test_json_lines_judged_as_rows_write_what_the_dataframe_reader_writes(server
     calls = server.calls
     with monkeypatch.context() as patched:  # the same run through the DataFrame reader, as before issue 51
         patched.setattr(pipeline, "jsonl_chunks", readers._jsonl_chunks)
-        patched.setattr(pipeline.READ_AHEAD, "head_rows", 10**9)  # and the whole first chunk read before any call
         as_frames = tmp_path / f"as_frames.{suffix}"
         second = evaluate(str(source), config, output=str(as_frames))
     assert first.summary.rows == second.summary.rows == len(ROWS)
@@ -134,23 +130,6 @@ def test_a_json_lines_file_is_judged_while_another_thread_imports_pandas(tmp_pat
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "5"]
-
-
-@pytest.mark.parametrize("first", [None, 1, 3, 4, 7, 8, 30])
-def test_the_first_rows_read_apart_leave_every_chunk_as_it_was(tmp_path, first):
-    from ragjudge.io import jsonl_rows
-
-    rows = [{"i": i} for i in range(19)]
-    source = tmp_path / "rows.jsonl"
-    _write(source, rows)
-    lists = list(jsonl_rows(str(source), 8, first=first))
-    if first is not None and first < 8:  # 4: the rest of the first chunk is as long as its head, and the next chunk whole
-        assert lists == [rows[:first], rows[first:8], rows[8:16], rows[16:]]
-    else:
-        assert lists == [rows[:8], rows[8:16], rows[16:]]
-    short = tmp_path / "short.jsonl"
-    _write(short, rows[:2])
-    assert list(jsonl_rows(str(short), 8, first=3)) == [rows[:2]]
 
 
 def _config(server, tmp_path, cache: bool = False):

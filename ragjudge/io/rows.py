@@ -31,17 +31,13 @@ def json_error(exc: json.JSONDecodeError) -> str:
 NAN = float("nan")  # what a DataFrame of Python objects holds for a key a row lacks
 
 
-def jsonl_rows(path: str, chunk_size: int, first: int | None = None) -> Iterator[list[dict[str, Any]]]:
+def jsonl_rows(path: str, chunk_size: int) -> Iterator[list[dict[str, Any]]]:
     """The JSON Lines file at ``path`` (``-``: stdin) as lists of at most ``chunk_size`` row
     dicts, as ``json`` reads each line (blank lines skipped; an unpaired surrogate escape becomes
-    U+FFFD). ``first`` (below ``chunk_size``): the first chunk comes as two lists, its first
-    ``first`` rows and then the rest of it, so that a run can start on its first rows while the
-    rest is read; the chunks after it are the same. Raises ``InputError`` naming the line for
+    U+FFFD). Raises ``InputError`` naming the line for
     text that is not UTF-8, a line that is not JSON, or JSON that is not an object, with the fix."""
     stream = _open_binary(path)
     rows: list[dict[str, Any]] = []
-    split = first is not None and 0 < first < chunk_size
-    size = first if split else chunk_size
     try:
         for lineno, raw in enumerate(stream, start=1):
             try:
@@ -69,11 +65,9 @@ def jsonl_rows(path: str, chunk_size: int, first: int | None = None) -> Iterator
             if "\\ud" in line.lower():
                 obj = clean(obj)  # an unpaired surrogate escape (half an emoji) becomes U+FFFD: every output is UTF-8
             rows.append(obj)
-            if len(rows) == size:
+            if len(rows) == chunk_size:
                 yield rows
                 rows = []
-                size = chunk_size - size if split else chunk_size
-                split = False
         if rows:
             yield rows
     finally:

@@ -20,7 +20,7 @@ from ragjudge.records import Mapping
 from ragjudge.settings import Config
 from ragjudge.errors import InputError
 from ragjudge.scoring import INTERRUPT_GRACE_S, Scorer, removed_note
-from ragjudge.io import jsonl_chunks, jsonl_rows, RowChunk, TableWriter
+from ragjudge.io import jsonl_chunks, RowChunk, TableWriter
 from ragjudge.run.request import Outputs, Selection, Wishes
 from ragjudge.run.source import Source, by_trace
 
@@ -72,33 +72,21 @@ def _no_rows() -> Any:
 @dataclass
 class ReadAhead:
     """What the local engine does ahead of need (issue 51; bench/README.md, figures 1c and 4), in
-    one place. ``start`` reads a JSON Lines file's first ``head_rows`` rows, then the rest of its
-    first chunk. ``score_source`` keeps ``jobs_ahead`` jobs started beyond the one being finished
+    one place. ``start`` reads a JSON Lines file as rows, chunk by chunk (``jsonl_chunks``), with
+    no pandas. ``score_source`` keeps ``jobs_ahead`` jobs started beyond the one being finished
     and written, so that the next rows' calls never wait for a job's stragglers, its framing, its
     writing or the next chunk's reading. (The first row's call made ahead of the rest of the
-    first chunk is gone, issue 65: no call-rate gain in paired runs, bench/README.md figure 1c.)"""
+    first chunk is gone, issue 65: no call-rate gain in paired runs, bench/README.md figure 1c;
+    with it went the first chunk read as its first rows and the rest.)"""
 
-    head_rows: int = 100
     jobs_ahead: int = 2
 
     def start(self, source: Source, size: int) -> Iterator[Any]:
-        """A JSON Lines file's chunks of ``size`` rows (as ``jsonl_chunks`` gives them)."""
-        if size <= self.head_rows:
-            return jsonl_chunks(source.path or "", size)
-        lists = jsonl_rows(source.path or "", size, first=self.head_rows)
-
-        def chunks() -> Iterator[Any]:
-            head = next(lists, [])
-            rest = next(lists, []) if len(head) == self.head_rows else []
-            if head:
-                yield RowChunk(head + rest)
-            for rows in lists:
-                yield RowChunk(rows)
-
-        return chunks()
+        """A JSON Lines file's chunks of ``size`` rows (``jsonl_chunks``)."""
+        return jsonl_chunks(source.path or "", size)
 
 
-READ_AHEAD = ReadAhead()  # the engine's; a test sets its fields (monkeypatch.setattr(READ_AHEAD, "head_rows", 3))
+READ_AHEAD = ReadAhead()  # the engine's
 
 
 def to_label_rows(frame: Any, metrics: list[str]) -> Any:
