@@ -36,6 +36,7 @@ from ragjudge.panel import PANEL
 from ragjudge.corrected_rates import blank, label_pass
 from ragjudge.errors import InputError
 from ragjudge.prefixes import passage_tokens
+from ragjudge.pairwise import pair_cells
 from ragjudge.ranking import PER_PASSAGE_K, grades, ks_of, label_pass_at
 from ragjudge.metrics import find as find_metric
 
@@ -365,6 +366,9 @@ def summarize(frame: Any, config: Any, metrics: Sequence[str], *, id_column: str
         for verdict, figures in zip(column, prefix_figures(frame, metric, config) or []):
             if figures is not None and verdict.status == "ok":
                 verdict.details = {**(verdict.details or {}), "prefixes": figures}
+        for verdict, pair in zip(column, pair_cells(frame, metric) or []):  # pairwise: the orders, as the run counted them
+            if pair is not None and verdict.status == "ok":
+                verdict.details = {**(verdict.details or {}), "pairwise": pair}
     order = [levels[m] for m in metrics]
     labels = label_cells(frame, config, list(metrics))
     for i in range(len(frame)):

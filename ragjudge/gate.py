@@ -25,6 +25,7 @@ from ragjudge.types import Reason, Usage
 from ragjudge.diagnosis import shares
 from ragjudge.panel import PanelCounts, members_of
 from ragjudge.prefixes import PrefixCounts
+from ragjudge.pairwise import DETAILS as PAIRWISE, PairwiseCounts, figures as pairwise_figures
 from ragjudge.ranking import PER_PASSAGE_K, RankCounts, figures as rank_figures, grades, label_pass_at
 from ragjudge.cascade import CascadeCounts, cascade_of
 
@@ -82,6 +83,7 @@ class MetricSummary:
     ranks: RankCounts | None = None  # passage_relevance with per-passage labels: the sums of the rows' nDCG@k and recall@k
     label_k: int = PER_PASSAGE_K  # per-passage labels: a row's label passes at precision@label_k >= threshold, as the judge's pass (ranking.label_pass_at)
     prefixes: PrefixCounts | None = None  # sufficient_k: rows per smallest sufficient k, tokens a top-k saves (ragjudge.prefixes)
+    pairwise: PairwiseCounts | None = None  # pairwise (--pairwise): rows won by A and B, ties, inconsistency, B's win rate (ragjudge.pairwise)
     probability: ProbabilityStats = field(default_factory=ProbabilityStats)  # ok verdicts' probabilities; with labels, the calibration curve
     cascade: CascadeCounts | None = None  # with a cascade (judge.cascade): per stage the rows judged and decided, calls, cost
 
@@ -138,11 +140,12 @@ class MetricSummary:
             if self.panel is None:
                 self.panel = PanelCounts()
             self.panel.add(members)
-        figures = verdict.details.get("prefixes") if verdict.status == "ok" and isinstance(verdict.details, dict) else None
-        if isinstance(figures, dict):
-            if self.prefixes is None:
-                self.prefixes = PrefixCounts()
-            self.prefixes.add(figures)
+        for key, counts in (("prefixes", PrefixCounts), (PAIRWISE, PairwiseCounts)):  # sufficient_k's k, pairwise's outcomes
+            figures = verdict.details.get(key) if verdict.status == "ok" and isinstance(verdict.details, dict) else None
+            if isinstance(figures, dict):
+                if getattr(self, key) is None:
+                    setattr(self, key, counts())
+                getattr(self, key).add(figures) if key == "prefixes" else self.pairwise.add(float(verdict.score), figures)  # type: ignore[union-attr]
         staged = cascade_of(verdict.details)
         if staged:
             if self.cascade is None:
@@ -152,29 +155,6 @@ class MetricSummary:
         if used:
             self.ground_truth[used] = self.ground_truth.get(used, 0) + 1
         self.usage = self.usage + verdict.usage
-
-    def drop_error(self, verdict: Any, ident: Any = None, index: int | None = None) -> None:
-        """Undo ``add`` of an error ``verdict`` whose row was judged again and counted anew (a
-        test rerun by pytest-rerunfailures): the row leaves ``rows``, ``error`` and its reason's
-        count, and the error ids; the calls it made and their cost stay in ``usage``. Raises
-        ``ValueError`` for a verdict that is not an error, or when no error is counted."""
-        if verdict.status != "error" or self.error < 1:
-            raise ValueError(f"{self.metric}: no error counted to drop (status {verdict.status}, {self.error} error(s))")
-        self.rows -= 1
-        self.error -= 1
-        reason = (verdict.error or "error")[:300]
-        if self.errors_by.get(reason, 0) > 1:
-            self.errors_by[reason] -= 1
-        else:
-            self.errors_by.pop(reason, None)
-        self.input_errors -= verdict.input_error
-        self.interrupted -= verdict.reason is Reason.INTERRUPTED
-        self.unpaid -= verdict.reason is Reason.BUDGET_REACHED
-        name = row_name(ident, self.rows if index is None else index)
-        if name in self.ids["error"]:
-            self.ids["error"].remove(name)
-        if verdict.cached:
-            self.cached -= 1
 
     def add_label(self, verdict: Any, label: Any) -> None:
         """Count one counted row's ``label`` (a cell of ``label_column``; None: unlabelled) against
@@ -247,11 +227,11 @@ class MetricSummary:
         merged.ids = {key: (self.ids[key] + other.ids[key])[:IDS_KEPT] for key in self.ids}
         merged.ground_truth = {k: self.ground_truth.get(k, 0) + other.ground_truth.get(k, 0) for k in {**self.ground_truth, **other.ground_truth}}
         merged.worst = sorted(self.worst + other.worst, key=lambda row: (row["score"], row["row"]))[:WORST_KEPT]
-        merged.panel = self.panel.merge(other.panel) if self.panel is not None else other.panel
-        merged.prefixes = self.prefixes.merge(other.prefixes) if self.prefixes is not None else other.prefixes
+        for name in ("panel", "prefixes", "pairwise", "cascade"):
+            mine = getattr(self, name)
+            setattr(merged, name, mine.merge(getattr(other, name)) if mine is not None else getattr(other, name))
         merged.rank_ks, merged.label_k = self.rank_ks or other.rank_ks, self.label_k
         merged.ranks = self.ranks.merge(other.ranks) if self.ranks is not None else other.ranks
-        merged.cascade = self.cascade.merge(other.cascade) if self.cascade is not None else other.cascade
         return merged
 
     def _keep_worst(self, row: dict[str, Any]) -> None:
@@ -316,6 +296,7 @@ class MetricSummary:
             **({"ground_truth": dict(sorted(self.ground_truth.items()))} if self.ground_truth else {}),
             **({"panel": self.panel.to_dict()} if self.panel is not None else {}),
             **({"sufficient_k": self.prefixes.to_dict()} if self.prefixes is not None else {}),
+            **({"pairwise": pairwise_figures(self)} if self.pairwise is not None else {}),
             # passage_relevance against per-passage labels: the mean nDCG@k and recall@k of the labelled rows
             **({"rank_labels": self.ranks.to_dict()} if self.ranks is not None else {}),
             # ok verdicts' probabilities (P(yes) / P(pass)): the mean, and with labels the calibration curve and Brier score

@@ -117,7 +117,7 @@ class Session:
         whether a metric that needs a column the frame lacks is an ``InputError`` (True) or a
         note (``Scorer.only``). ``again``: the error verdicts these rows had, each ``(verdict,
         row id, position)``, when they are judged again (a rerun test): those rows leave the
-        summary's counts (``MetricSummary.drop_error``; their calls and cost stay), so that each
+        summary's counts (``drop_error``; their calls and cost stay), so that each
         row counts once, with its last verdict. Returns ``Scored``."""
         scorer = self.scorer()
         if metrics is not None and list(metrics) != [j.name for j in scorer.judges]:
@@ -130,7 +130,7 @@ class Session:
         with self._lock:
             self.summary = scored.summary if self.summary is None else self.summary.merge(scored.summary)
             for verdict, ident, position in again:
-                self.summary.metrics[verdict.metric].drop_error(verdict, ident, position)
+                drop_error(self.summary.metrics[verdict.metric], verdict, ident, position)
                 self.summary.rows -= 1
         return scored
 
@@ -513,3 +513,27 @@ class Table:
     def threshold(self, metric: str) -> float | None:
         """``metric``'s pass threshold (known once scored)."""
         return self._thresholds.get(metric)
+
+
+def drop_error(self: Any, verdict: Any, ident: Any = None, index: int | None = None) -> None:
+    """Undo ``MetricSummary.add`` (``self``) of an error ``verdict`` whose row was judged again and counted anew (a
+    test rerun by pytest-rerunfailures): the row leaves ``rows``, ``error`` and its reason's
+    count, and the error ids; the calls it made and their cost stay in ``usage``. Raises
+    ``ValueError`` for a verdict that is not an error, or when no error is counted."""
+    if verdict.status != "error" or self.error < 1:
+        raise ValueError(f"{self.metric}: no error counted to drop (status {verdict.status}, {self.error} error(s))")
+    self.rows -= 1
+    self.error -= 1
+    reason = (verdict.error or "error")[:300]
+    if self.errors_by.get(reason, 0) > 1:
+        self.errors_by[reason] -= 1
+    else:
+        self.errors_by.pop(reason, None)
+    self.input_errors -= verdict.input_error
+    self.interrupted -= verdict.reason is Reason.INTERRUPTED
+    self.unpaid -= verdict.reason is Reason.BUDGET_REACHED
+    name = row_name(ident, self.rows if index is None else index)
+    if name in self.ids["error"]:
+        self.ids["error"].remove(name)
+    if verdict.cached:
+        self.cached -= 1

@@ -34,7 +34,7 @@ def test_flags_override_file(tmp_path):
 def test_scalar_min_pass_rate_applies_to_every_metric():
     config = load_config(None, {"gate": {"min_pass_rate": 0.8}})
     assert config.gate.min_pass_rate == {"sufficiency": 0.8, "completeness": 0.8, "passage_relevance": 0.8, "sufficient_k": 0.8,
-                                         "abstention": 0.8}  # every built-in metric, those judged only when named too
+                                         "abstention": 0.8, "pairwise": 0.8}  # every built-in metric, those judged only when named too
 
 
 @pytest.mark.parametrize(

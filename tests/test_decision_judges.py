@@ -388,3 +388,23 @@ def test_a_yaml_judge_per_passage_asks_a_decision_model_one_predicate_per_passag
     assert out["names_founder_verdicts"].iloc[0] == ["no", "yes", "no"]
     assert out["names_founder_p_relevant"].iloc[0] == [0.1, 0.8, 0.3]
     assert out["names_founder_first_relevant"].tolist() == [2] and out["names_founder_score"].iloc[0] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("model", PROTOCOLS)
+def test_pairwise_asks_one_choice_question_per_order_and_averages_the_orders_probabilities(fake, model):
+    frame = pd.DataFrame([{"request": "Where is Paris?", "expected_response": "Paris is in France, on the Seine.",
+                           "response_a": "In France.", "response_b": "In France, on the Seine."}])
+    out = score(fake, model, frame, metrics=("pairwise",), pairwise={"responses": ["response_a", "response_b"]})
+    assert fake.decision_calls == 2  # one request per order
+    first, second = fake.requests
+    states = [body["state"] if "state" in body else json.loads(body["input"]) for body in (first, second)]
+    assert [(s["response_A"], s["response_B"]) for s in states] == [("In France.", "In France, on the Seine."),
+                                                                  ("In France, on the Seine.", "In France.")]
+    asked = first["questions"]
+    question = asked["pairwise"] if isinstance(asked, dict) else asked[0]
+    assert question["type"] == "choice"
+    # the fake chooses the first option (A) with 0.7 in both orders: A, then B shown as A: the orders disagree, a tie
+    assert out["pairwise_verdict"].tolist() == ["tie"] and out["pairwise_inconsistent"].tolist() == [True]
+    # P(A) = (0.7 + 0.15) / 2, P(B) the same, P(tie) 0.15: P(pass) = P(score >= 0) = 0.575
+    assert out["pairwise_distribution"].iloc[0] == pytest.approx([0.425, 0.15, 0.425], abs=1e-6)
+    assert out["pairwise_probability"].tolist() == pytest.approx([0.575], abs=1e-6)

@@ -155,7 +155,7 @@ def test_bad_flag_values_exit_2(run_cli, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [GROUNDED_ROW])
     assert "--map expects KEY=VALUE" in run_cli(["score", source, "--map", "request"]).stderr
     result = run_cli(["score", source, "-m", "faithfulness"])
-    assert result.code == 2 and "unknown metric 'faithfulness'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, groundedness or a judge defined in the config" in result.stderr
+    assert result.code == 2 and "unknown metric 'faithfulness'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, pairwise, groundedness or a judge defined in the config" in result.stderr
     result = run_cli(["score", source, "--min-pass-rate", "1.5"])
     assert result.code == 2 and "--min-pass-rate: sufficiency: 1.5 is not between 0 and 1" in result.stderr
 

@@ -63,6 +63,7 @@ FLAG_TABLE: tuple[Flag, ...] = (
     Flag("gate.audit", "--audit", "audit", "list"),
     Flag("labels", "--labels", "labels", "texts"),
     Flag("passage_relevance.at_k", "--at-k", "at_k", "ks"),
+    Flag("pairwise.responses", "--pairwise", "pairwise", "pair"),
     Flag("gate.gate_on", "--gate-on", "gate_on"),
     Flag("cache.enabled", "--no-cache", "no_cache", "off"),
     Flag("cache.dir", "--cache-dir", "cache_dir"),
@@ -103,6 +104,17 @@ def number(value: str, flag: str) -> float:
         return float(value)
     except ValueError:
         raise ConfigError(f"{flag}: '{value}' is not a number") from None
+
+
+def column_pair(value: Any, flag: str) -> list[str]:
+    """``response_a,response_b`` (or a library caller's two names) -> ``["response_a", "response_b"]``;
+    raises ``ConfigError`` naming ``flag`` unless it names two different, non-empty columns."""
+    items = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else [value]
+    names = [str(item).strip() for item in items]
+    if len(names) != 2 or not all(names) or names[0] == names[1]:
+        raise ConfigError(f"{flag} expects two different response columns separated by a comma, A then B "
+                          f"(e.g. response_a,response_b), got '{value if isinstance(value, str) else ','.join(names)}'")
+    return names
 
 
 def whole_numbers(value: Any, flag: str) -> list[int]:
@@ -156,6 +168,9 @@ def overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
         elif flag.kind == "ks":
             if given is not None and given != "":
                 _put(over, flag.key, whole_numbers(given, flag.option))
+        elif flag.kind == "pair":
+            if given is not None and given != "":
+                _put(over, flag.key, column_pair(given, flag.option))
         elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
             _put(over, flag.key, given)  # a library caller's single number: every metric
         elif flag.kind == "rates":
@@ -231,6 +246,11 @@ def flag_assignments(options: dict[str, Any]) -> tuple[list[Assignment], frozens
         elif flag.kind == "ks":
             if given is not None and given != "":
                 out.append(Assignment(flag.key, whole_numbers(given, flag.option), flag.option))
+        elif flag.kind == "pair":
+            if given is not None and given != "":
+                out.append(Assignment(flag.key, column_pair(given, flag.option), flag.option))
+                asked = list(options.get("metric") or [])  # pairwise beside the metrics -m names, else alone
+                out.append(Assignment("metrics", asked + ["pairwise"] if asked and "pairwise" not in asked else asked or ["pairwise"], flag.option))
         elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
             out.append(Assignment(flag.key, given, flag.option))  # a library caller's single number: every metric
         elif flag.kind == "rates":

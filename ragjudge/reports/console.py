@@ -3,6 +3,7 @@ gate fails, the failing rows."""
 
 from __future__ import annotations
 
+from ragjudge.pairwise import figures as pairwise_figures, line as pairwise_line
 from ragjudge.types import count_of, score_against
 
 import re
@@ -149,8 +150,11 @@ def panel_lines(summary: Summary) -> list[str]:
 def prefix_lines(summary: Summary) -> list[str]:
     """Per metric that counts prefixes (``sufficient_k``), the distribution of the smallest
     sufficient k, the tokens a top-k of the size that makes 90% of rows sufficient would save,
-    and the rows never sufficient (``ragjudge.prefixes.PrefixCounts.lines``); none otherwise."""
-    return [line for name, m in summary.metrics.items() if m.prefixes is not None for line in m.prefixes.lines(name)]
+    and the rows never sufficient (``ragjudge.prefixes.PrefixCounts.lines``); per pairwise metric, B's
+    win rate with its interval, the outcomes and the position inconsistency, and with labels their
+    agreement and the corrected win rate (``ragjudge.pairwise.line``); none otherwise."""
+    return [*(line for name, m in summary.metrics.items() if m.prefixes is not None for line in m.prefixes.lines(name)),
+            *(pairwise_line(name, pairwise_figures(m)) for name, m in summary.metrics.items() if m.pairwise is not None)]
 
 
 def diagnosis_line(summary: Summary) -> str | None:

@@ -69,7 +69,7 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
     scale's score is its lowest plus the supported share of its range, rounded; a judge per passage
     (its schema's ``passages``) marks each passage as passage_relevance's rule does. Passage relevance
     (``passage_relevance``): a passage is relevant when it holds the request's share of content
-    words a fact needs to be supported. ``model``: the
+    words a fact needs to be supported. Pairwise (``pairwise``): ``pairwise_reply``. ``model``: the
     judge model asked; its name sets the shares (``leaning``: lenient, strict)."""
     fact_share, statement_share = leaning(model)
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
@@ -77,6 +77,8 @@ def heuristic_reply(messages: list[dict[str, Any]], schema_name: str | None, sch
         user = " ".join(part.get("text", "") for part in user if isinstance(part, dict))
     if schema_name and schema_name.startswith("judge_"):
         return _custom_reply(user, (schema or {}).get("properties") or {}, fact_share)
+    if schema_name == "pairwise":
+        return pairwise_reply(user, model)
     if schema_name == "abstention":  # declined when the response says so in one of a few common phrases
         declined = bool(DECLINES.search(_section(user, "response")))
         return {"verdict": "yes" if declined else "no", "rationale": "A declining phrase." if declined else "No declining phrase."}
@@ -175,3 +177,27 @@ def _custom_reply(user: str, properties: dict[str, Any], fact_share: float = 0.6
     else:
         reply["verdict"] = "yes" if flags and all(flags) else "no"
     return reply
+
+
+def _shown(user: str, label: str) -> str:
+    match = re.search(rf'<response id="{label}">\n(.*?)\n</response>', user, re.S)
+    return match.group(1) if match else ""
+
+
+def pairwise_reply(user: str, model: str = "") -> dict[str, Any]:
+    """The pairwise judge's verdict (``{"verdict": "A"|"B"|"tie", "reason"}``) by a rule the model's
+    name picks: ``first`` in it, always the response shown first (a judge led by position); ``longer``,
+    the longer response (by characters; a tie when equal); otherwise the response holding the larger
+    share of the ground truth's content words (a tie within 0.05)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    a, b = _shown(user, "A"), _shown(user, "B")
+    if "first" in name:
+        return {"verdict": "A", "reason": "The first response shown."}
+    if "longer" in name:
+        verdict = "tie" if len(a) == len(b) else "A" if len(a) > len(b) else "B"
+        return {"verdict": verdict, "reason": f"Lengths {len(a)} and {len(b)} characters."}
+    truth = _words(_section(user, "ground_truth") or _section(user, "expected_facts"))
+    share_a = len(truth & _words(a)) / len(truth) if truth else 0.0
+    share_b = len(truth & _words(b)) / len(truth) if truth else 0.0
+    verdict = "tie" if abs(share_a - share_b) < 0.05 else "A" if share_a > share_b else "B"
+    return {"verdict": verdict, "reason": f"{share_a:.0%} and {share_b:.0%} of the ground truth's words."}

@@ -100,7 +100,7 @@ def test_star_keeps_meaning_every_metric_under_the_gate(run_score, tmp_path):
     ({"set_": ["thresholds.completeness=9"]}, "--set thresholds.completeness: completeness threshold must be between 1 and 5 (got 9)"),
     ({"max_error_rate": ["completeness=2"]}, "--max-error-rate: completeness: 2.0 is not between 0 and 1"),
     ({"max_diagnosis": ["retrieval=2"]}, "--max-diagnosis: retrieval: 2.0 is not between 0 and 1"),
-    ({"metric": ["faithfulness"]}, "-m/--metric: unknown metric 'faithfulness'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, groundedness or a judge defined in the config"),
+    ({"metric": ["faithfulness"]}, "-m/--metric: unknown metric 'faithfulness'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, pairwise, groundedness or a judge defined in the config"),
     ({"set_": ["judge.nope=1"]}, "--set judge.nope: unknown key 'judge.nope'; `ragjudge config show` lists every key"),
 ])
 def test_a_bad_value_from_an_option_is_named_as_the_option_not_the_config_file(run_score, tmp_path, given, message):
@@ -206,7 +206,7 @@ ADD_GROUNDEDNESS = ("it judges sufficiency, completeness, and -m replaces the de
     ("groundedness", f"; {ADD_GROUNDEDNESS}"),
     ("groundednes", f"; did you mean 'groundedness'? {ADD_GROUNDEDNESS[0].upper()}{ADD_GROUNDEDNESS[1:]}"),
     ("faithfulness", ", and no metric has that name; it judges sufficiency, completeness (known metrics: sufficiency, completeness, "
-                  "passage_relevance, sufficient_k, abstention, groundedness or a judge defined in the config)"),
+                  "passage_relevance, sufficient_k, abstention, pairwise, groundedness or a judge defined in the config)"),
     # issue 63: a built-in metric the default list leaves out is added with -m, as a bundled one is
     ("relevance", "; did you mean 'passage_relevance'? It judges sufficiency, completeness, and -m replaces the default list: to judge "
                   "passage_relevance too, give -m sufficiency -m completeness -m passage_relevance"),
@@ -230,7 +230,7 @@ def test_the_fix_for_a_metric_not_asked_for_is_a_run_that_works(run_score, tmp_p
 def test_a_misspelt_metric_gets_the_closest_name(run_score, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", [GOOD])
     assert run_score(source, metric=["sufficency"]).error == (
-        "-m/--metric: unknown metric 'sufficency'; did you mean 'sufficiency'? (known metrics: sufficiency, completeness, passage_relevance, sufficient_k, abstention, groundedness "
+        "-m/--metric: unknown metric 'sufficency'; did you mean 'sufficiency'? (known metrics: sufficiency, completeness, passage_relevance, sufficient_k, abstention, pairwise, groundedness "
         "or a judge defined in the config)")
     # a second shape: two metrics in one -m, and a misspelt metric under a config's thresholds
     assert "one metric per -m: -m sufficiency -m completeness" in run_score(source, metric=["sufficiency,completeness"]).error
@@ -239,7 +239,7 @@ def test_a_misspelt_metric_gets_the_closest_name(run_score, tmp_path):
     assert "unknown metric 'completness' in thresholds; this run judges sufficiency, completeness; did you mean 'completeness'? (known" \
         in run_score(source, config=str(config)).error
     assert run_score(source, metric=["nothing_like_it"]).error == (
-        "-m/--metric: unknown metric 'nothing_like_it'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, groundedness or a judge defined in the config")
+        "-m/--metric: unknown metric 'nothing_like_it'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, pairwise, groundedness or a judge defined in the config")
 
 
 # issue 60 item 23: a config with two typos named one per run
@@ -261,7 +261,7 @@ def test_every_unknown_metric_of_a_config_is_named_in_one_run(run_score, tmp_pat
     config = tmp_path / "c.yaml"
     config.write_text("metrics: [sufficency]\nthresholds:\n  completness: 2\n", encoding="utf-8")
     assert run_score(source, config=str(config)).error == (
-        f"{config}: unknown metric 'sufficency'; did you mean 'sufficiency'? (known metrics: sufficiency, completeness, passage_relevance, sufficient_k, abstention, groundedness or a "
+        f"{config}: unknown metric 'sufficency'; did you mean 'sufficiency'? (known metrics: sufficiency, completeness, passage_relevance, sufficient_k, abstention, pairwise, groundedness or a "
         "judge defined in the config); also unknown: 'completness' in thresholds (did you mean 'completeness'?)")
 
 
@@ -272,7 +272,7 @@ def test_a_metric_list_with_a_typo_gets_one_m_each_with_the_typo_named(run_score
     assert run_score(source, metric=["sufficiency,completness"]).error == (
         "-m/--metric: unknown metric 'sufficiency,completness'; one metric per -m: -m sufficiency -m completeness (metrics: "
         "[sufficiency, completeness] in a config); 'completness' read as 'completeness' (known metrics: sufficiency, completeness, "
-        "passage_relevance, sufficient_k, abstention, groundedness or a judge defined in the config)")
+        "passage_relevance, sufficient_k, abstention, pairwise, groundedness or a judge defined in the config)")
     assert "; one metric per -m: -m sufficiency -m completeness (metrics: [sufficiency, completeness] in a config); 'sufficency' read " \
         "as 'sufficiency' (known" in run_score(source, metric=["sufficency -m completeness"]).error
     assert "; one metric per -m; 'xyzzy' is not a metric (known" in run_score(source, metric=["sufficiency,xyzzy"]).error

@@ -170,10 +170,10 @@ def test_the_raw_config_leaves_the_judges_sections_raw_and_ragjudge_load_config_
     assert type(raw) is RawConfig and raw.metrics == ["nope"] and raw.sufficiency == {"fact_threshold": 0.3}
     with pytest.raises(ConfigError) as info:
         load_config(None, metrics=["nope"])
-    assert str(info.value) == "unknown metric 'nope'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, groundedness or a judge defined in the config"
+    assert str(info.value) == "unknown metric 'nope'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, pairwise, groundedness or a judge defined in the config"
     with pytest.raises(ConfigError) as info:
         Config.of(raw)
-    assert str(info.value) == "config: unknown metric 'nope'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, groundedness or a judge defined in the config"
+    assert str(info.value) == "config: unknown metric 'nope'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, pairwise, groundedness or a judge defined in the config"
     typed = load_config(None, fact_threshold=0.3)
     assert type(typed) is Config and typed.sufficiency.fact_threshold == 0.3 and typed.threshold("completeness") == 3
 

@@ -12,7 +12,7 @@ def test_the_registry_is_what_the_config_and_the_judges_read():
     from ragjudge.settings import Config
 
     assert METRICS == metrics.names() == tuple(BUILT_IN) == ("sufficiency", "completeness", "passage_relevance", "sufficient_k",
-                                                                  "abstention")
+                                                                  "abstention", "pairwise")
     assert metrics.defaults() == ("sufficiency", "completeness")  # issue 63's metrics are judged when named
     for metric in metrics.BUILT_IN:
         assert RawConfig.model_fields[metric.name].description == metric.about

@@ -59,7 +59,7 @@ def test_set_and_the_named_flags_compose_in_one_order():
     # --set gate.min_pass_rate=0 with --min-pass-rate completeness=0.8 was refused as "a section, not a value"
     loaded = load_layers(None, {"min_pass_rate": ["completeness=0.8"]}, ["gate.min_pass_rate=0"])
     assert loaded.config.gate.min_pass_rate == {"sufficiency": 0.0, "completeness": 0.8, "passage_relevance": 0.0, "sufficient_k": 0.0,
-                                                "abstention": 0.0}  # a number: every built-in metric
+                                                "abstention": 0.0, "pairwise": 0.0}  # a number: every built-in metric
     assert loaded.source("gate.min_pass_rate.completeness") == "--min-pass-rate"
     assert loaded.source("gate.min_pass_rate.sufficiency") == "--set gate.min_pass_rate"
     assert loaded.source("judge.timeout") == "default"
@@ -68,7 +68,7 @@ def test_set_and_the_named_flags_compose_in_one_order():
                                                                                                            "completeness": 0.8,
                                                                                                            "passage_relevance": 0.5,
                                                                                                            "sufficient_k": 0.5,
-                                                                                                           "abstention": 0.5}
+                                                                                                           "abstention": 0.5, "pairwise": 0.5}
     # a later --set of a key replaces an earlier one's section
     assert load_layers(None, {}, ["judge.concurrency=3", "judge={model: openai/x}"]).config.judge.concurrency == 16
 
