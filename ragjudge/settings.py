@@ -140,6 +140,15 @@ class _ConfigBase(RawConfig):
                 self.extend[name].check(name, judge_class(name))
             except ValueError as exc:
                 raise bad(("extend", name), str(exc)) from None
+        pairs = [m for m in self.metrics if m == "pairwise" or getattr(self.definition(m), "per", None) == "pair"]
+        responses = self.pairwise.responses  # type: ignore[attr-defined]
+        if pairs and responses is None:
+            raise bad(("pairwise", "responses"), f"{pairs[0]} compares two responses: give their columns, A then B "
+                                                 "(--pairwise response_a,response_b, or pairwise.responses: [response_a, response_b])")
+        if responses is not None and not pairs:
+            raise bad(("pairwise", "responses"), f"pairwise.responses ({', '.join(responses)}) names two responses to compare, and none of "
+                                                 f"the metrics judged ({', '.join(self.metrics)}) compares two: add -m pairwise (or a judge "
+                                                 "defined with per: pair)")
         for name, value in self.thresholds.items():
             low, high = self.scale(name)
             if not low <= value <= high:

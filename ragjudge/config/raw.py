@@ -178,7 +178,7 @@ class _RawConfigBase(_Strict):
     columns: Columns = Field(default_factory=Columns, description="where each canonical field is in the input")
     judge: JudgeSettings = Field(default_factory=JudgeSettings, description="the judge model and how it is called")
     metrics: list[str] = Field(default_factory=lambda: list(_metrics.defaults()), min_length=1,
-                               description="the metrics to judge: sufficiency, completeness, passage_relevance, sufficient_k, abstention, groundedness or a judge defined under judges:")
+                               description="the metrics to judge: sufficiency, completeness, passage_relevance, sufficient_k, abstention, pairwise (with pairwise.responses), groundedness or a judge defined under judges:")
     thresholds: dict[str, float] = Field(default_factory=dict,
                                          description="per metric, a row passes at score >= threshold (sufficiency: 1.0 yes / 0.0 no; "
                                                      "completeness: 1..5, Azure AI Evaluation's scale)")
@@ -329,9 +329,14 @@ class _RawConfigBase(_Strict):
 
     def min_pass_rate(self, metric: str) -> float:
         """The gate's pass-rate floor (0..1) for ``metric``: as set, else its built-in floor
-        (``ragjudge.metrics.Metric.min_pass_rate``: 0.0 for abstention; a map that names other
-        metrics does not replace it), else 1.0."""
+        (``ragjudge.metrics.Metric.min_pass_rate``: 0.0 for abstention and pairwise; a map that names
+        other metrics does not replace it), 0.0 for a judge defined with ``per: pair`` (a comparison,
+        as pairwise), else 1.0."""
         floors = {m.name: m.min_pass_rate for m in _metrics.BUILT_IN}
+        for item in self.judges:  # raw (dicts) here, JudgeDefinitions in ragjudge.settings.Config
+            found = item if isinstance(item, dict) else {"name": getattr(item, "name", None), "per": getattr(item, "per", None)}
+            if found.get("per") == "pair" and found.get("name"):
+                floors[found["name"]] = 0.0
         return self.gate.min_pass_rate.get(metric, floors.get(metric, 1.0))
 
 

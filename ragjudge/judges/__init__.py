@@ -20,6 +20,7 @@ from ragjudge import metrics
 from ragjudge.ranking import ks_of
 from ragjudge.judges.custom import CustomJudge
 from ragjudge.judges.definitions import Extension, JudgeDefinition
+from ragjudge.judges.pairwise import PairJudge, PairwiseSettings
 
 # metric name -> (module, class), from the one registry (ragjudge.metrics); imported on first use
 BUILT_IN: dict[str, tuple[str, str]] = {metric.name: (metric.module, metric.judge) for metric in metrics.BUILT_IN}
@@ -69,7 +70,11 @@ def make_judges(config: Any) -> list[Any]:
         definition = next((item for item in own if item.name == name), None)
         if definition is None and name not in BUILT_IN:  # a built-in name is never a bundled definition's
             definition = bundled_definitions().get(name)
-        if definition is not None:
+        if definition is not None and definition.per == "pair":  # two responses compared, both orders (ragjudge.judges.pairwise)
+            section = getattr(config, "pairwise", None)
+            options = section if isinstance(section, PairwiseSettings) else PairwiseSettings.model_validate(section or {})
+            judges.append(PairJudge(definition, config.judge, config.thresholds.get(name, definition.default_threshold), options=options))
+        elif definition is not None:
             threshold = config.thresholds.get(name, definition.default_threshold)
             judges.append(CustomJudge(definition, config.judge, threshold, at_k=ks_of(getattr(config, "passage_relevance", None))))
         else:

@@ -73,6 +73,7 @@ from ragjudge.judges.sandbox import TemplateLimitError, Text, compile_template, 
 
 # the template's variables: the canonical fields, as fenced text
 CANONICAL = ("request", "passages", "context", "response", "expected_response", "expected_facts", "id")
+PAIR = ("response_a", "response_b")  # a judge per pair (per: pair): the two responses, as shown in one order
 # what each canonical name needs from a row (``context`` and ``passages`` are the same)
 _FIELD = {"request": "request", "passages": "context", "context": "context", "response": "response",
           "expected_response": "expected_response", "expected_facts": "expected_facts", "id": "id"}
@@ -158,7 +159,7 @@ def check(definition: Any) -> None:
     or on its examples: one that reaches for Python internals (the sandbox refuses it), goes
     past a limit (``MAX_*``) or raises (``1/0``). Raises ``ValueError``."""
     name = definition.name
-    fields = [*CANONICAL, *(n for n in definition.needs if n not in _FIELD)]
+    fields = [*CANONICAL, *(PAIR if definition.per == "pair" else ()), *(n for n in definition.needs if n not in _FIELD)]
     available = _available(definition.needs)
     odd = [n for n in fields if not n.isidentifier()]
     templates = []
@@ -173,6 +174,9 @@ def check(definition: Any) -> None:
         sample = _with_columns(definition.needs, {field: Text(fence("data", "x")) for field in fields})
         _trial(name, what, template, sample, "on sample values")
         templates.append(template)
+        if what == "prompt" and definition.per == "pair" and not set(PAIR) <= read:
+            raise ValueError(f"judge '{name}': per: pair compares two responses, but the prompt shows "
+                             f"{' and '.join(n for n in PAIR if n not in read)} not; add {{{{ response_a }}}} and {{{{ response_b }}}} to the prompt")
         if what == "prompt" and definition.per == "passage" and not {"passages", "context"} & read:
             raise ValueError(f"judge '{name}': per: passage marks each numbered passage, but the prompt shows none; "
                              "add {{ passages }} (or {{ context }}) to the prompt")
@@ -251,6 +255,25 @@ def _named(name: str, text: str | None) -> Text:
     return Text(f'<data name="{name}">\n' + _fence("data", text or "(none)")[len("<data>\n"):])
 
 
+def values_of(definition: Any, record: Any) -> dict[str, Any]:
+    """The template's values for ``record`` under ``definition``: every canonical field fenced as
+    data (``(none)`` when empty), the needed columns as ``<data name="...">`` and ``columns``."""
+    passages = Text(_numbered("context", [p.text for p in record.passages]) if record.passages else _fence("context", "(none)"))
+    values = {
+        "request": Text(_fence("request", record.request or "(none)")),
+        "passages": passages,
+        "context": passages,
+        "response": Text(_fence("response", record.response or "(none)")),
+        "expected_response": Text(_fence("expected_response", record.expected_response or "(none)")),
+        "expected_facts": Text(_numbered("expected_facts", record.expected_facts) if record.expected_facts
+                               else _fence("expected_facts", "(none)")),
+        "id": _named("id", None if _blank(record.id) else str(record.id)),
+    }
+    for name, text in (getattr(record, "extra", None) or {}).items():
+        values[name] = _named(name, text)
+    return _with_columns(definition.needs, values)
+
+
 class CustomJudge(Judge):
     """A judge built from a ``JudgeDefinition`` (see the module docstring)."""
 
@@ -283,20 +306,7 @@ class CustomJudge(Judge):
         return self._custom_version
 
     def _values(self, record: Any) -> dict[str, Any]:
-        passages = Text(_numbered("context", [p.text for p in record.passages]) if record.passages else _fence("context", "(none)"))
-        values = {
-            "request": Text(_fence("request", record.request or "(none)")),
-            "passages": passages,
-            "context": passages,
-            "response": Text(_fence("response", record.response or "(none)")),
-            "expected_response": Text(_fence("expected_response", record.expected_response or "(none)")),
-            "expected_facts": Text(_numbered("expected_facts", record.expected_facts) if record.expected_facts
-                                   else _fence("expected_facts", "(none)")),
-            "id": _named("id", None if _blank(record.id) else str(record.id)),
-        }
-        for name, text in (getattr(record, "extra", None) or {}).items():
-            values[name] = _named(name, text)
-        return _with_columns(self.definition.needs, values)
+        return values_of(self.definition, record)
 
     def _missing(self, record: Any) -> str | None:
         for need in self.needs:

@@ -111,6 +111,11 @@ class JudgeDefinition(Strict):
     ``M_first_relevant``, ``M_reciprocal_rank``; nDCG@k and recall@k against ``--labels M=COL``) and
     scores precision@``k`` (default 3), 0..1, passing at ``threshold`` (0.5). Binary, no claims
     and no examples; ``needs`` must hold ``context``.
+    ``per: pair``: the judge compares two responses (the run's ``--pairwise A,B``, the config's
+    ``pairwise.responses``), as the built-in ``pairwise`` does: its prompt reads ``response_a`` and
+    ``response_b`` (the two as shown in one order: each pair is asked twice, swapped), the reply
+    is ``{"verdict": "A"|"B"|"tie", "reason"}`` and the row gets pairwise's score (-1, 0, 1),
+    columns and summary (``ragjudge.judges.pairwise``); no kind, min, max, integer, claims or examples.
     ``mlflow_name``: the feedback name of MLflow's built-in scorer of the same judgment
     (``retrieval_groundedness``), under which ``--mlflow-log-feedback`` logs the verdicts so
     that MLflow's own views see them (default: the judge's name); not part of the prompt
@@ -133,7 +138,7 @@ class JudgeDefinition(Strict):
     claims: bool = False
     examples: list[Example] = Field(default_factory=list)
     mlflow_name: str | None = Field(default=None, min_length=1)
-    per: Literal["row", "passage"] = "row"
+    per: Literal["row", "passage", "pair"] = "row"
     k: int | None = Field(default=None, ge=1)
 
     @field_validator("name", mode="before")
@@ -166,6 +171,11 @@ class JudgeDefinition(Strict):
                 raise ValueError(f"judge '{self.name}': per: passage needs {problem} (each passage gets a yes/no mark)")
         elif self.k is not None:
             raise ValueError(f"judge '{self.name}': k: is taken with per: passage only (the k of its precision@k score)")
+        if self.per == "pair":
+            given = [key for key in ("kind", "min", "max", "integer", "claims", "examples") if key in self.model_fields_set]
+            if given:
+                raise ValueError(f"judge '{self.name}': per: pair takes no {', '.join(given)} (its verdict is A, B or a tie, "
+                                 "scored -1, 0 or 1, each pair asked in both orders)")
         if self.claims and self.kind != "binary":
             raise ValueError(f"judge '{self.name}': claims: true needs kind: binary")
         for number, example in enumerate(self.examples, 1):
@@ -178,6 +188,8 @@ class JudgeDefinition(Strict):
 
     @property
     def scale(self) -> tuple[float, float]:
+        if self.per == "pair":  # -1 A, 0 a tie, 1 B (ragjudge.judges.pairwise)
+            return (-1.0, 1.0)
         return (0.0, 1.0) if self.kind == "binary" else (self.min, self.max)
 
     @property
@@ -206,5 +218,7 @@ class JudgeDefinition(Strict):
     def default_threshold(self) -> float:
         if self.threshold is not None:
             return self.threshold
+        if self.per == "pair":  # passes when B is at least as good as A
+            return 0.0
         low, high = self.scale
         return 0.5 if self.kind == "binary" else low + (high - low) / 2

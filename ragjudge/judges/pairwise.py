@@ -31,6 +31,8 @@ each outcome averaged (``distribution``: P(A), P(tie), P(B)).
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import replace
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -38,6 +40,8 @@ from pydantic import Field, field_validator
 from ragjudge.strict import Strict
 from ragjudge.types import CHOICE, Question
 from ragjudge.judges.questions import answers_of
+from ragjudge.judges.custom import SYSTEM as CUSTOM_SYSTEM, Text, _fence, compile_template, render, values_of
+from ragjudge.judges.sandbox import problem
 from ragjudge.judges.base import (
     OK,
     SCALE,
@@ -150,35 +154,42 @@ class PairwiseJudge(Judge):
         a, b = (self._text(record, column) for column in self.responses)
         for text, column in ((a, self.responses[0]), (b, self.responses[1])):
             if text is None:
-                return Verdict.skipped(METRIC, f"no response in {column}")
+                return Verdict.skipped(self.name, f"no response in {column}")
         if not record.has_reference:
-            return Verdict.skipped(METRIC, "no expected_response or expected_facts")
+            return Verdict.skipped(self.name, "no expected_response or expected_facts")
         if " ".join(a.split()) == " ".join(b.split()):  # type: ignore[union-attr]
-            return Verdict(metric=METRIC, status=OK, score=0.0, passed=self.passes(0.0), rationale="the two responses are the same text",
+            return Verdict(metric=self.name, status=OK, score=0.0, passed=self.passes(0.0), rationale="the two responses are the same text",
                            details={METRIC: {FIRST: None, SECOND: None, "inconsistent": False}})
-        return self.order(record, a, b, FIRST, final=False)  # type: ignore[arg-type]
+        second = self.order(record, b, a, SECOND, final=True)  # type: ignore[arg-type]  # rendered now: follow_up needs no row
+        first = self.order(record, a, b, FIRST, final=False)  # type: ignore[arg-type]
+        first.data["second"] = second
+        return first
 
-    def order(self, record: Any, shown_a: str, shown_b: str, order: str, final: bool, data: dict[str, Any] | None = None) -> Call:
-        """One order's call: ``shown_a`` as response A, ``shown_b`` as response B."""
+    def order(self, record: Any, shown_a: str, shown_b: str, order: str, final: bool) -> Call:
+        """One order's call: ``shown_a`` as response A, ``shown_b`` as response B (a chat model reads
+        ``messages``; a decision model one choice question about ``state``)."""
+        facts = list(record.expected_facts) if record.expected_facts else None
+        messages = self.messages(record, shown_a, shown_b)
+        used = "expected_facts" if facts else "expected_response"
+        state = {"request": record.request or "", used: facts if facts else record.expected_response, "response_A": shown_a, "response_B": shown_b}
+        instructions = INSTRUCTIONS.format(truth=used) + ("\n\n" + "\n\n".join(self.domain()) if self.domain() else "")
+        return self.call(order, messages, json_schema_format("pairwise", _SCHEMA), final=final, data={"order": order}, reply_tokens=REPLY_TOKENS,
+                         questions=[Question(self.name, CHOICE, instructions, options=OPTIONS)], state=state)
+
+    def messages(self, record: Any, shown_a: str, shown_b: str) -> list[dict[str, Any]]:
+        """The chat messages of one order: the request, the ground truth, response A (``shown_a``)
+        and response B (``shown_b``), fenced as data, then the task."""
         facts = list(record.expected_facts) if record.expected_facts else None
         truth = ("<expected_facts>\n" + numbered(facts) + "\n</expected_facts>") if facts else fence("ground_truth", record.expected_response or "")
         parts = ([fence("request", record.request)] if record.request else []) + [truth, *self.domain(),
                  f'<response id="A">\n{neutralise(shown_a)}\n</response>', f'<response id="B">\n{neutralise(shown_b)}\n</response>', TASK]
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-        used = "expected_facts" if facts else "expected_response"
-        state = {"request": record.request or "", used: facts if facts else record.expected_response, "response_A": shown_a, "response_B": shown_b}
-        instructions = INSTRUCTIONS.format(truth=used) + ("\n\n" + "\n\n".join(self.domain()) if self.domain() else "")
-        carried = {"order": order, "a": shown_a if order == FIRST else shown_b, "b": shown_b if order == FIRST else shown_a,
-                   "truth": {"facts": facts, "response": record.expected_response, "request": record.request}, **(data or {})}
-        return self.call(order, messages, json_schema_format("pairwise", _SCHEMA), final=final, data=carried, reply_tokens=REPLY_TOKENS,
-                         questions=[Question(METRIC, CHOICE, instructions, options=OPTIONS)], state=state)
+        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
     def follow_up(self, call: Call, verdict: Verdict) -> Call:
-        """After the order A, B: the same pair in the order B, A, carrying the first order's verdict."""
-        first = dict(verdict.details or {})
-        record = _Truth(call.data["truth"])
-        return self.order(record, call.data["b"], call.data["a"], SECOND, final=True,
-                          data={"first": first, "first_reason": verdict.rationale})
+        """After the order A, B: the same pair in the order B, A (rendered with the first), carrying
+        the first order's verdict."""
+        second = call.data["second"]
+        return replace(second, data={**second.data, "first": dict(verdict.details or {}), "first_reason": verdict.rationale})
 
     def parse(self, reply: Reply, call: Call) -> Verdict:
         """One order's reply -> an ok verdict whose ``details`` hold what the judge said (``said``:
@@ -188,19 +199,19 @@ class PairwiseJudge(Judge):
             answers = answers_of(reply, call)
             if isinstance(answers, Verdict):
                 return answers
-            answer = answers[METRIC]
+            answer = answers[self.name]
             said = _said(answer.choice)
             if said is None:
                 raise ParseError(f"the decision model chose {answer.choice!r}, not A, B or tie")
             p = {str(value): float(prob) for value, prob in answer.probabilities}
-            return Verdict(metric=METRIC, status=OK, score=_position_score(said), mode=call.mode, rationale=f"chose {said} (decision model)",
+            return Verdict(metric=self.name, status=OK, score=_position_score(said), mode=call.mode, rationale=f"chose {said} (decision model)",
                            details={"said": said, "p": p}, confidence=answer.confidence)
         data = load_reply(reply.text, schema_of(call))
         said = _said(data.get("verdict"))
         if said is None:
             raise ParseError(f"verdict is {data.get('verdict')!r}, not A, B or tie")
         reason = data.get("reason") or data.get("rationale")
-        return Verdict(metric=METRIC, status=OK, score=_position_score(said), mode=call.mode,
+        return Verdict(metric=self.name, status=OK, score=_position_score(said), mode=call.mode,
                        rationale=str(reason) if reason else None, details={"said": said})
 
     def decide(self, verdict: Verdict, call: Call) -> Verdict:
@@ -233,22 +244,65 @@ class PairwiseJudge(Judge):
         return out
 
     def columns(self) -> dict[str, str]:
-        return {f"{METRIC}_verdict": "string", f"{METRIC}_inconsistent": "bool", f"{METRIC}_order_ab": "string", f"{METRIC}_order_ba": "string"}
+        return {f"{self.name}_verdict": "string", f"{self.name}_inconsistent": "bool", f"{self.name}_order_ab": "string",
+                f"{self.name}_order_ba": "string"}
 
     def values(self, verdict: Verdict) -> dict[str, Any]:
         found = pair_of(verdict.details)
         outcome = None if verdict.status != OK or verdict.score is None else {-1.0: "a", 0.0: "tie", 1.0: "b"}.get(float(verdict.score))
-        return {f"{METRIC}_verdict": outcome, f"{METRIC}_inconsistent": None if found is None else found.get("inconsistent"),
-                f"{METRIC}_order_ab": None if found is None else found.get(FIRST), f"{METRIC}_order_ba": None if found is None else found.get(SECOND)}
+        return {f"{self.name}_verdict": outcome, f"{self.name}_inconsistent": None if found is None else found.get("inconsistent"),
+                f"{self.name}_order_ab": None if found is None else found.get(FIRST),
+                f"{self.name}_order_ba": None if found is None else found.get(SECOND)}
 
 
-class _Truth:
-    """The fields of a row the second order's call renders again (carried in the first call's data)."""
+class PairJudge(PairwiseJudge):
+    """A pairwise judge defined in YAML (``judges:`` with ``per: pair``): its own prompt, rendered
+    in the sandbox as any YAML judge's (``ragjudge.judges.custom``), with ``response_a`` and
+    ``response_b`` the two responses as shown in one order; everything else is ``PairwiseJudge``'s
+    (both orders, the verdict, the score -1 / 0 / 1, the columns ``NAME_verdict``,
+    ``NAME_inconsistent``, ``NAME_order_ab``, ``NAME_order_ba``, the summary). A decision model is
+    asked the rendered prompt (order A, B) as the choice question."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.expected_facts = data.get("facts") or []
-        self.expected_response = data.get("response")
-        self.request = data.get("request")
+    def __init__(self, definition: Any, settings: Any, threshold: float | None = None, options: Any = None) -> None:
+        self.definition = definition
+        self.name = definition.name  # type: ignore[misc]
+        self.description = definition.description  # type: ignore[misc]
+        self.mlflow_name = definition.mlflow_name  # type: ignore[misc]
+        self._custom_version = "custom-" + hashlib.sha256(definition.digest_json().encode("utf-8")).hexdigest()[:12]
+        super().__init__(settings, threshold, None, options)
+        extra = [n for n in definition.needs if n not in ("request", "response", "expected_response", "expected_facts", "id", "context", "passages")]
+        self.needs = (*self.needs, *dict.fromkeys(n for n in extra if n not in self.needs))  # type: ignore[misc]
+        self._template = compile_template(definition.name, definition.prompt, "prompt")
+        self._system = compile_template(definition.name, definition.system, "system") if definition.system else None
+
+    def base_version(self) -> str:
+        """``custom-`` and a hash of the whole definition: any change to it is a new version."""
+        return self._custom_version
+
+    def messages(self, record: Any, shown_a: str, shown_b: str) -> list[dict[str, Any]]:
+        """The definition's prompt rendered on the row, ``response_a`` / ``response_b`` the responses
+        shown as A and B in this order, then the reply format. Raises ``ValueError`` naming the judge
+        when a template fails on the row (``prepare`` makes it the row's error)."""
+        values = values_of(self.definition, record)
+        values.update({"response_a": Text(_fence("response", shown_a)), "response_b": Text(_fence("response", shown_b))})
+        values["columns"] = {**values.get("columns", {}), "response_a": values["response_a"], "response_b": values["response_b"]}
+        what = "system"
+        try:
+            system = render(self._system, values) if self._system is not None else CUSTOM_SYSTEM
+            what = "prompt"
+            user = render(self._template, values)
+        except Exception as exc:  # noqa: BLE001 - any failure of a template is this row's error
+            raise ValueError(f"judge '{self.name}': the {what} template failed on this row: {problem(exc)}") from None
+        return [{"role": "system", "content": system}, {"role": "user", "content": user + "\n\n" + PAIR_TASK}]
+
+    def prepare(self, record: Any) -> Call | Verdict:
+        try:
+            return super().prepare(record)
+        except ValueError as exc:
+            return Verdict.failed(self.name, str(exc), input_error=True)
+
+
+PAIR_TASK = 'Reply as JSON, the verdict first: {"verdict": "A"|"B"|"tie", "reason": "<one sentence>"}'
 
 
 def pair_of(details: Any) -> dict[str, Any] | None:

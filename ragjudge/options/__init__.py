@@ -249,8 +249,8 @@ def flag_assignments(options: dict[str, Any]) -> tuple[list[Assignment], frozens
         elif flag.kind == "pair":
             if given is not None and given != "":
                 out.append(Assignment(flag.key, column_pair(given, flag.option), flag.option))
-                asked = list(options.get("metric") or [])  # pairwise beside the metrics -m names, else alone
-                out.append(Assignment("metrics", asked + ["pairwise"] if asked and "pairwise" not in asked else asked or ["pairwise"], flag.option))
+                if not options.get("metric"):  # the metric pairwise alone; with -m, the metrics it names (a judge with per: pair among them)
+                    out.append(Assignment("metrics", ["pairwise"], flag.option))
         elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
             out.append(Assignment(flag.key, given, flag.option))  # a library caller's single number: every metric
         elif flag.kind == "rates":

@@ -180,8 +180,14 @@ def _custom_reply(user: str, properties: dict[str, Any], fact_share: float = 0.6
 
 
 def _shown(user: str, label: str) -> str:
+    """Response ``label`` (A or B) of a pairwise prompt: the built-in's ``<response id="A">``, else
+    (a YAML judge's prompt) the first or second ``<response>`` block."""
     match = re.search(rf'<response id="{label}">\n(.*?)\n</response>', user, re.S)
-    return match.group(1) if match else ""
+    if match:
+        return match.group(1)
+    blocks = re.findall(r"<response>\n(.*?)\n</response>", user, re.S)
+    position = 0 if label == "A" else 1
+    return blocks[position] if len(blocks) > position else ""
 
 
 def pairwise_reply(user: str, model: str = "") -> dict[str, Any]:

@@ -160,12 +160,17 @@ def test_a_bad_pair_of_columns_is_refused_before_any_call(tmp_path, run_score, j
     assert judge.requests == []
 
 
-def test_pairwise_is_judged_beside_the_metrics_m_names_and_alone_without_them(tmp_path, run_score):
+def test_pairwise_is_judged_alone_without_m_and_beside_the_metrics_m_names(tmp_path, run_score):
     rows = [{**row, "response": row["response_a"], "context": ["Paris is the capital of France."]} for row in pairs([(3, 5)])]
     source = write_jsonl(tmp_path / "in.jsonl", rows)
-    both = run_score(source, pairwise="response_a,response_b", metric=["completeness"], min_pass_rate=["0"])
     alone = run_score(source, pairwise="response_a,response_b")
-    assert list(both.result.summary.metrics) == ["completeness", "pairwise"] and list(alone.result.summary.metrics) == ["pairwise"]
+    both = run_score(source, pairwise="response_a,response_b", metric=["completeness", "pairwise"], min_pass_rate=["0"])
+    assert list(alone.result.summary.metrics) == ["pairwise"] and list(both.result.summary.metrics) == ["completeness", "pairwise"]
+    lost = run_score(source, pairwise="response_a,response_b", metric=["completeness"])  # nothing would compare the two responses
+    assert lost.code == 2 and "none of the metrics judged (completeness) compares two: add -m pairwise" in lost.error
+    assert "--pairwise" in lost.error
+    bare = run_score(source, metric=["pairwise"])
+    assert bare.code == 2 and "pairwise compares two responses: give their columns, A then B (--pairwise response_a,response_b" in bare.error
 
 
 def test_the_dry_run_counts_two_calls_a_pair(tmp_path, run_score, judge):
@@ -187,3 +192,54 @@ def test_a_panel_judges_each_order_by_each_member_and_keeps_the_orders_of_the_ve
     assert [r["pairwise_panel_fake_first_score"] for r in rows] == [0.0, 0.0]  # the first-position member: inconsistent, a tie
     assert [r["pairwise_inconsistent"] for r in rows] == [False, False]
     assert sum(len(member.requests) for member in judge.members.values()) == 12  # 3 members x 2 orders x 2 pairs
+
+
+PAIR_JUDGE = """
+judges:
+  - name: better_answer
+    per: pair
+    needs: [request, expected_response, source]
+    prompt: |
+      {{ request }}
+      The reference: {{ expected_response }} (from {{ source }})
+      First: {{ response_a }}
+      Second: {{ response_b }}
+      Which answer holds more of the reference?
+"""
+
+
+def test_a_pairwise_judge_defined_in_yaml_is_asked_in_both_orders_and_counted_as_pairwise(tmp_path, run_score, judge):
+    config = tmp_path / "c.yaml"
+    config.write_text(PAIR_JUDGE, encoding="utf-8")
+    rows = [{**row, "source": "wiki"} for row in pairs([(3, 5), (6, 2)])]
+    out = tmp_path / "out.jsonl"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", rows), pairwise="response_a,response_b", metric=["better_answer"], config=str(config),
+                     model="openai/fake-longer", output=str(out), summary_json=str(tmp_path / "s.json"))
+    assert done.code == 0, done.error
+    got = read_jsonl(out)
+    assert [r["better_answer_verdict"] for r in got] == ["b", "a"] and [r["better_answer_score"] for r in got] == [1.0, -1.0]
+    assert [r["better_answer_inconsistent"] for r in got] == [False, False]
+    first, second = (request["messages"][-1]["content"] for request in judge.requests[:2])
+    assert "First: <response>\ngamma" not in first  # the texts arrive fenced as data
+    assert first.index("a0") < first.index("b0") and second.index("b0") < second.index("a0")
+    assert '(from <data name="source">' in first and first.endswith('{"verdict": "A"|"B"|"tie", "reason": "<one sentence>"}')
+    figures = json.loads((tmp_path / "s.json").read_text())["metrics"]["better_answer"]["pairwise"]
+    assert figures["win_rate_b"] == 0.5 and figures["asked_both"] == 2
+
+
+@pytest.mark.parametrize(("extra", "words"), [("    kind: scale\n", "per: pair takes no kind"),
+                                              ("    claims: true\n", "per: pair takes no claims")])
+def test_a_yaml_pair_judge_refuses_what_a_pair_cannot_be(tmp_path, run_score, extra, words):
+    config = tmp_path / "c.yaml"
+    config.write_text(PAIR_JUDGE.replace("    per: pair\n", "    per: pair\n" + extra), encoding="utf-8")
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", pairs([(3, 5)])), pairwise="response_a,response_b", metric=["better_answer"],
+                     config=str(config))
+    assert done.code == 2 and words in done.error, done.error
+
+
+def test_a_yaml_pair_judge_must_show_both_responses(tmp_path, run_score):
+    config = tmp_path / "c.yaml"
+    config.write_text(PAIR_JUDGE.replace("      Second: {{ response_b }}\n", ""), encoding="utf-8")
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", pairs([(3, 5)])), pairwise="response_a,response_b", metric=["better_answer"],
+                     config=str(config))
+    assert done.code == 2 and "the prompt shows response_b not; add {{ response_a }} and {{ response_b }}" in done.error, done.error
