@@ -67,6 +67,25 @@ def test_ray_gives_the_per_passage_verdicts_and_the_k_distribution_of_a_local_ru
     assert local_doc["metrics"]["sufficient_k"]["sufficient_k"]["rows"] > 0
 
 
+def test_ray_gives_the_pairwise_verdicts_and_win_rate_of_a_local_run(run_cli, tmp_path):
+    # issue 64 item 4: both orders judged in the actors, the pairwise counts added over Ray's blocks
+    words = "alpha beta gamma delta epsilon zeta eta theta".split()
+    pairs = [{"id": f"p{i}", "request": "Tell me.", "expected_response": "alpha beta gamma delta",
+              "response_a": " ".join(words[:1 + i % 5]), "response_b": " ".join(words[:1 + (i * 3) % 7])} for i in range(12)]
+    source = write_jsonl(tmp_path / "pairs.jsonl", pairs)
+    options = ["--pairwise", "response_a,response_b", "--model", "openai/fake-longer", "--no-cache"]
+    local_out, ray_out = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    local_summary, ray_summary = tmp_path / "local.json", tmp_path / "ray.json"
+    local = run_cli(["score", source, "-o", str(local_out), "--summary-json", str(local_summary), *options])
+    on_ray = run_cli(["score", source, "-o", str(ray_out), "--summary-json", str(ray_summary), *options, "--engine", "ray", "--ray-actors", "2"])
+    assert local.code == on_ray.code == 0, on_ray.stderr
+    fields = ["id", "pairwise_verdict", "pairwise_inconsistent", "pairwise_order_ab", "pairwise_order_ba", "pairwise_score"]
+    assert [[r[f] for f in fields] for r in read_jsonl(ray_out)] == [[r[f] for f in fields] for r in read_jsonl(local_out)]
+    local_doc, ray_doc = json.loads(local_summary.read_text()), json.loads(ray_summary.read_text())
+    assert ray_doc["metrics"]["pairwise"]["pairwise"] == local_doc["metrics"]["pairwise"]["pairwise"]
+    assert local_doc["metrics"]["pairwise"]["pairwise"]["asked_both"] > 0
+
+
 def test_the_output_folder_has_the_scorers_schema(run_cli, tmp_path):
     import pyarrow as pa
     import pyarrow.dataset as dataset

@@ -243,3 +243,32 @@ def test_a_yaml_pair_judge_must_show_both_responses(tmp_path, run_score):
     done = run_score(write_jsonl(tmp_path / "in.jsonl", pairs([(3, 5)])), pairwise="response_a,response_b", metric=["better_answer"],
                      config=str(config))
     assert done.code == 2 and "the prompt shows response_b not; add {{ response_a }} and {{ response_b }}" in done.error, done.error
+
+
+def test_two_tables_are_joined_by_id_and_a_row_without_its_pair_is_skipped_with_a_note(tmp_path, run_score, judge):
+    main = [{"id": f"r{i}", "request": "Tell me about Paris.", "expected_response": TRUTH, "response": text}
+            for i, text in enumerate(["Paris.", "Paris is the capital of France.", "Paris has the Seine."])]
+    branch = [{"id": "r2", "response": "Paris, capital of France, on the Seine, two million people."},
+              {"id": "r0", "response": "Paris is the capital of France; the Seine flows through it."}]
+    out = tmp_path / "out.jsonl"
+    done = run_score(write_jsonl(tmp_path / "main.jsonl", main), pairwise=f"response,{write_jsonl(tmp_path / 'branch.jsonl', branch)}",
+                     model="openai/fake-longer", output=str(out), max_skip_rate=["1"])
+    assert done.code == 0, done.error
+    got = read_jsonl(out)
+    assert [r["b_response"] for r in got] == [branch[1]["response"], None, branch[0]["response"]]  # matched by id, not by position
+    assert [r["pairwise_status"] for r in got] == ["ok", "skipped", "ok"] and [r["pairwise_verdict"] for r in got] == ["b", None, "b"]
+    assert got[1]["pairwise_error"] == "no response in b_response"
+    assert any("1 row(s) of" in note and "have no row of the same id in" in note for note in done.notes), done.notes
+    assert len(judge.requests) == 4
+
+
+def test_a_joined_table_without_ids_or_with_an_id_twice_is_refused(tmp_path, run_score):
+    main = write_jsonl(tmp_path / "main.jsonl", [{"id": "r0", "request": "Q?", "expected_response": TRUTH, "response": "Paris."}])
+    twice = write_jsonl(tmp_path / "twice.jsonl", [{"id": "r0", "response": "A"}, {"id": "r0", "response": "B"}])
+    done = run_score(main, pairwise=f"response,{twice}")
+    assert done.code == 2 and "holds id 'r0' more than once" in done.error, done.error
+    missing = run_score(main, pairwise=f"response,{tmp_path / 'nowhere.jsonl'}")
+    assert missing.code == 2 and "is no file" in missing.error
+    bare = write_jsonl(tmp_path / "bare.jsonl", [{"request": "Q?", "expected_response": TRUTH, "response": "Paris."}])
+    done = run_score(bare, pairwise=f"response,{twice}")
+    assert done.code == 2 and "needs an id column" in done.error and "--map id=COLUMN" in done.error, done.error

@@ -1,0 +1,71 @@
+"""``--pairwise A,B`` where a side names a table file rather than a column: the two responses
+come from two tables joined by id (issue 64 item 4), e.g. the scored table of the main branch and
+the one of a pull request.
+
+A side that is a path to a table (``.jsonl``, ``.csv``, ``.parquet``, ``.json``; the file must
+exist) is read whole; its rows are matched to the input's by the id column (``--map id=...``,
+else ``id``), and its response column (``--map response=...``, else ``response``) joins the
+input as a column named ``a_response`` / ``b_response`` (``_2``, ``_3``... when the input has
+one), which the pairwise judge then reads. An input row with no row of its id in that table keeps
+no response on that side and is skipped (``no response in b_response``), with a note counting
+such rows. The input is read whole too, once a side is a table (both are held in memory).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ragjudge.errors import InputError
+from ragjudge.io import read_table
+from ragjudge.io.formats import suffix_format
+from ragjudge.run.source import Source
+
+
+def is_table(side: str) -> bool:
+    """Whether a side of ``--pairwise`` names a table file (a known table suffix), not a column."""
+    return suffix_format(side) is not None
+
+
+def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
+    """``source`` and ``config`` unchanged when no side of ``pairwise.responses`` is a table;
+    else a ``Source`` of the input with each table side joined as a column, the config naming
+    those columns, and the notes to say. Raises ``InputError`` (exit 2) for a table that does not
+    exist or cannot be read, an id column missing from either table, or an id twice in a side's
+    table."""
+    responses = list(getattr(getattr(config, "pairwise", None), "responses", None) or [])
+    tables = [i for i, side in enumerate(responses) if is_table(side)]
+    if not tables:
+        return source, config, []
+    ident = config.columns.id or "id"
+    answer = config.columns.response or "response"
+    frame = source.frame.copy() if source.frame is not None else read_table(source.path, source.format)
+    if ident not in frame.columns:
+        raise InputError(f"--pairwise {','.join(responses)}: joining a table by id needs an id column in {source.name}, and it has "
+                         f"none named '{ident}' (its columns: {', '.join(map(str, frame.columns))}); name it with --map id=COLUMN")
+    notes = []
+    for i in tables:
+        path = responses[i]
+        if not os.path.isfile(path):
+            raise InputError(f"--pairwise: {path} is no file (a side of --pairwise is a column of the input, or a table of the same rows "
+                             "to join by id)")
+        other = read_table(path)
+        for needed in (ident, answer):
+            if needed not in other.columns:
+                raise InputError(f"--pairwise: {path} has no column '{needed}' (its columns: {', '.join(map(str, other.columns))}); "
+                                 f"its rows are joined to {source.name}'s by '{ident}' and its '{answer}' compared")
+        twice = other[ident][other[ident].duplicated()]
+        if len(twice):
+            raise InputError(f"--pairwise: {path} holds id {twice.iloc[0]!r} more than once; each row of a joined table needs its own id")
+        base = column = "ab"[i] + "_response"
+        while column in frame.columns:
+            column = f"{base}_{2 if column == base else int(column.rsplit('_', 1)[1]) + 1}"
+        found = dict(zip(other[ident].tolist(), other[answer].tolist()))
+        frame[column] = [found.get(key) for key in frame[ident].tolist()]
+        lost = sum(1 for key in frame[ident].tolist() if key not in found)
+        if lost:
+            notes.append(f"note: {lost} row(s) of {source.name} have no row of the same {ident} in {path}: skipped (no response in {column})")
+        responses[i] = column
+    joined = Source(source.given, source.name, frame=frame, traces=source.traces, notes=[*source.notes, *notes])
+    source.close()
+    return joined, config.updated({"pairwise": {"responses": responses}}), notes
