@@ -28,6 +28,7 @@ from ragjudge.prefixes import PrefixCounts
 from ragjudge.pairwise import DETAILS as PAIRWISE, PairwiseCounts, figures as pairwise_figures
 from ragjudge.ranking import PER_PASSAGE_K, RankCounts, figures as rank_figures, grades, label_pass_at
 from ragjudge.cascade import CascadeCounts, cascade_of
+from ragjudge.metrics import measured as _measured
 
 EXIT_INTERRUPTED = 130
 IDS_KEPT = 100  # row ids kept per metric and outcome (failed, error, skipped); the counts stay whole
@@ -90,6 +91,13 @@ class MetricSummary:
     @property
     def pass_rate(self) -> float | None:
         return self.passed / self.ok if self.ok else None
+
+    @property
+    def measured(self) -> bool:
+        """Whether this metric is a measurement, not a pass/fail (``ragjudge.metrics.measured``: a
+        built-in whose pass is no quality, at a floor of 0), or a comparison of two responses (its
+        pairwise counts) at a floor of 0: its failed rows are no failing rows in the reports."""
+        return _measured(self.metric, self.min_pass_rate) or (self.pairwise is not None and self.min_pass_rate == 0.0)
 
     @property
     def mean_score(self) -> float | None:

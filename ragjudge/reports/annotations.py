@@ -11,7 +11,6 @@ import os
 from typing import Any
 
 from ragjudge.gate import Summary
-from ragjudge.metrics import measured
 from ragjudge.reports import printable
 from ragjudge.http_errors import redact
 from ragjudge.types import score_against
@@ -80,9 +79,9 @@ def commands(summary: Summary, source: str | None, fmt: str | None) -> list[str]
     """The workflow commands for ``summary``'s failing and error rows."""
     rows: list[tuple[str, dict[str, Any]]] = []
     for name, m in summary.metrics.items():
-        rows += [] if measured(name, m.min_pass_rate) else [(name, row) for row in m.worst]  # a measurement's "no" rows are no failing rows
+        rows += [] if m.measured else [(name, row) for row in m.worst]  # a measurement's "no" rows are no failing rows
     rows.sort(key=lambda item: (item[1]["score"], item[1]["row"]))
-    total = sum(m.failed for name, m in summary.metrics.items() if not measured(name, m.min_pass_rate))
+    total = sum(m.failed for name, m in summary.metrics.items() if not m.measured)
     shown = rows[:SHOWN]
     lines = line_numbers(source, fmt or "", {row["row"] for _, row in shown})
     out = []

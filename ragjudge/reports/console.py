@@ -11,7 +11,6 @@ import re
 from typing import Any
 
 from ragjudge.gate import GateResult, Kind, Summary
-from ragjudge.metrics import measured
 from ragjudge.audit import lines as audit_lines
 from ragjudge.reports.gate_text import marked
 from ragjudge.http_errors import redact
@@ -183,7 +182,7 @@ def _add_worst(shown: list[str], metrics: dict[str, Any], most: int) -> int:
     ``most`` lines; returns how many were added."""
     added = 0
     for name, m in metrics.items():
-        for row in [] if measured(name, m.min_pass_rate) else m.worst:  # a measurement's "no" rows are no failing rows
+        for row in [] if m.measured else m.worst:  # a measurement's "no" rows are no failing rows
             if len(shown) < most:
                 shown.append(f"  {name} {_one_line(row['id'])}: score {score_against(row['score'], m.threshold)}: {_one_line(row['rationale']) or '(no rationale)'}")
                 added += 1
@@ -212,7 +211,7 @@ def failing_lines(summary: Summary, output: str | None = None, summary_json: str
                 regressed[name] = [str(i) for i in figures.get("regressed_ids", [])]
                 regressed[name] += [""] * (int(figures.get("regressed", 0)) - len(regressed[name]))  # counted, not listed
     shown: list[str] = []
-    total = sum((0 if measured(name, m.min_pass_rate) else m.failed) + m.error - m.interrupted for name, m in metrics.items()) + sum(len(ids) for ids in regressed.values())
+    total = sum((0 if m.measured else m.failed) + m.error - m.interrupted for name, m in metrics.items()) + sum(len(ids) for ids in regressed.values())
     if not total:
         return []
     # the rows that made the gate fail come first: error rows where an error-rate check failed and no pass-rate check did
@@ -247,7 +246,7 @@ def failing_lines(summary: Summary, output: str | None = None, summary_json: str
     if total > covered:
         where = []
         if output:
-            names = [name for name, m in metrics.items() if (m.failed and not measured(name, m.min_pass_rate)) or m.error] + list(regressed)
+            names = [name for name, m in metrics.items() if (m.failed and not m.measured) or m.error] + list(regressed)
             columns = " or ".join(f"{name}_passed is false" for name in names)
             where.append(f"the rows where {columns} (or the status is error) in {'the table on stdout' if to_stdout(output) else output}")
         if to_file(summary_json):

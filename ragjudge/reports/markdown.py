@@ -17,7 +17,6 @@ from typing import Any
 
 from ragjudge.audit import lines as audit_lines
 from ragjudge.gate import GateResult, Summary
-from ragjudge.metrics import measured
 from ragjudge.reports.console import corrected_lines, panel_lines, prefix_lines, probability_lines
 from ragjudge.reports.gate_text import marked, verdict_line
 from ragjudge.reports import printable
@@ -89,7 +88,7 @@ def render(summary: Summary, gate: GateResult, source: str | None = None, compar
     env.filters["code"] = _code
     env.filters["rows"] = lambda number: count_of(int(number))
     env.filters["printable"] = lambda value: printable(str(value))
-    worst = sorted(({**row, "metric": name} for name, m in summary.metrics.items() if not measured(name, m.min_pass_rate) for row in m.worst),
+    worst = sorted(({**row, "metric": name} for name, m in summary.metrics.items() if not m.measured for row in m.worst),
                    key=lambda row: (row["score"], row["row"]))[:WORST_SHOWN]
     usage = summary.usage
     return env.get_template("summary.md.j2").render(

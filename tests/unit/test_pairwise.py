@@ -272,3 +272,17 @@ def test_a_joined_table_without_ids_or_with_an_id_twice_is_refused(tmp_path, run
     bare = write_jsonl(tmp_path / "bare.jsonl", [{"request": "Q?", "expected_response": TRUTH, "response": "Paris."}])
     done = run_score(bare, pairwise=f"response,{twice}")
     assert done.code == 2 and "needs an id column" in done.error and "--map id=COLUMN" in done.error, done.error
+
+
+def test_rows_where_a_wins_are_no_failing_rows_at_the_floor_of_zero_and_are_when_gated(tmp_path, run_score):
+    from ragjudge.reports.console import failing_lines
+
+    config = tmp_path / "c.yaml"
+    config.write_text(PAIR_JUDGE, encoding="utf-8")
+    rows = [{**row, "source": "wiki"} for row in pairs([(3, 5), (6, 2)])]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    for metric, options in (("pairwise", {}), ("better_answer", {"metric": ["better_answer"], "config": str(config)})):
+        done = run_score(source, pairwise="response_a,response_b", model="openai/fake-longer", **options)
+        assert done.result.summary.metrics[metric].measured and failing_lines(done.result.summary) == [], metric  # A won r1: measured
+        gated = run_score(source, pairwise="response_a,response_b", model="openai/fake-longer", min_pass_rate=[f"{metric}=0.9"], **options)
+        assert gated.code == 1 and any("r1" in line for line in failing_lines(gated.result.summary)), metric
