@@ -133,7 +133,7 @@ def _labelled(labels: dict[str, Any] | None) -> str:
     if not labels:
         return ""
     agreement = "n/a" if labels["agreement"] is None else f"{labels['agreement']:.2f}"
-    text = f"; against '{labels['column']}' ({labels['labelled']} labelled pairs): agreement {agreement}"
+    text = f"; against '{labels['column']}' ({labels['labelled']} labelled pairs): exact agreement (A, tie, B) {agreement}"
     if labels["interval"] is None:
         return text + (f", {labels['labels_needed']} more labels give a corrected win rate" if labels.get("labels_needed") else "")
     low, high = labels["interval"]

@@ -378,12 +378,13 @@ def table_record(path: str, sets: bool = False) -> tuple[dict[str, Any] | None, 
     try:
         load_layers(None, {}, recorded=(path, record))
     except ConfigError as exc:  # written by another version of ragjudge, say
-        return None, [f"note: the run's settings recorded in {path} cannot be read ({exc}): the report checks the default thresholds "
+        why = str(exc).removeprefix(f"the run's settings recorded in {path}: ")
+        return None, [f"note: the run's settings recorded in {path} cannot be read ({why}): the report checks the default thresholds "
                       "and bounds; give the run's -c and --set to check its own"]
     return record, []
 
 
-RECORDED = ("metrics", "thresholds", "gate", "labels", "columns", "judges")  # the settings a scored Parquet file records (run_record)
+RECORDED = ("metrics", "thresholds", "gate", "labels", "columns", "judges", "pairwise")  # the settings a scored Parquet file records (run_record)
 
 
 def run_record(config: Any, id_path: str | None, judged: Sequence[str] = ()) -> dict[str, Any]:
@@ -393,7 +394,8 @@ def run_record(config: Any, id_path: str | None, judged: Sequence[str] = ()) -> 
     given (one number for every metric stays one number, ``*``; a metric named keeps its own),
     the labels columns, the metrics when they were asked for, the id column the rows were named
     by (``id_path``, from the run's mapping; ``--map id=qid``), the judges the config defined
-    (``judges:``, whose metrics the rest may name) and the metrics the run judged (``judged``:
+    (``judges:``, whose metrics the rest may name), the two responses a pairwise run compared
+    (``pairwise.responses``) and the metrics the run judged (``judged``:
     a table scored again keeps an earlier run's columns, which this run's gate did not count).
     A dict of JSON values."""
     record: dict[str, Any] = {"gate": config.gate_given(), "labels": dict(config.labels)}
@@ -403,6 +405,9 @@ def run_record(config: Any, id_path: str | None, judged: Sequence[str] = ()) -> 
         record["metrics"] = list(config.metrics)
     if id_path and id_path != "id":
         record["columns"] = {"id": id_path}
+    responses = getattr(getattr(config, "pairwise", None), "responses", None)
+    if responses:  # a pairwise run: the metric (or a judge per pair) is refused without the two columns it compared
+        record["pairwise"] = {"responses": list(responses)}
     if config.judges:  # the judges the config defined: their metrics, thresholds and bounds are only known with them
         record["judges"] = [judge.model_dump(mode="json", exclude_unset=True) for judge in config.judges]
     if judged:

@@ -4,11 +4,14 @@ the one of a pull request.
 
 A side that is a path to a table (``.jsonl``, ``.csv``, ``.parquet``, ``.json``; the file must
 exist) is read whole; its rows are matched to the input's by the id column (``--map id=...``,
-else ``id``), and its response column (``--map response=...``, else ``response``) joins the
+else ``id``), and its response column (``--map response=...``, else ``response`` or one of its
+aliases, ``answer``...: ``ragjudge.records.ALIASES``) joins the
 input as a column named ``a_response`` / ``b_response`` (``_2``, ``_3``... when the input has
 one), which the pairwise judge then reads. An input row with no row of its id in that table keeps
 no response on that side and is skipped (``no response in b_response``), with a note counting
-such rows. The input is read whole too, once a side is a table (both are held in memory).
+such rows (and another for the table's rows the input lacks, not judged). A note names which
+column is A and which B. The input is read whole too, once a side is a table (both are held in
+memory).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 from ragjudge.errors import InputError
 from ragjudge.io import read_table
 from ragjudge.io.formats import suffix_format
+from ragjudge.records import ALIASES, MORE_ALIASES
 from ragjudge.run.source import Source
 
 
@@ -35,10 +39,13 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
     table."""
     responses = list(getattr(getattr(config, "pairwise", None), "responses", None) or [])
     tables = [i for i, side in enumerate(responses) if is_table(side)]
+    if not responses:
+        return source, config, []
+    sides = list(responses)
     if not tables:
+        source.notes.append(f"note: pairwise compares A = {responses[0]} with B = {responses[1]}")
         return source, config, []
     ident = config.columns.id or "id"
-    answer = config.columns.response or "response"
     frame = source.frame.copy() if source.frame is not None else read_table(source.path, source.format)
     if ident not in frame.columns:
         raise InputError(f"--pairwise {','.join(responses)}: joining a table by id needs an id column in {source.name}, and it has "
@@ -50,10 +57,13 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
             raise InputError(f"--pairwise: {path} is no file (a side of --pairwise is a column of the input, or a table of the same rows "
                              "to join by id)")
         other = read_table(path)
-        for needed in (ident, answer):
+        answer = config.columns.response or next((name for name in ("response", *ALIASES["response"], *MORE_ALIASES["response"])
+                                                  if name in other.columns), "response")
+        for needed, flag in ((ident, "id"), (answer, "response")):
             if needed not in other.columns:
                 raise InputError(f"--pairwise: {path} has no column '{needed}' (its columns: {', '.join(map(str, other.columns))}); "
-                                 f"its rows are joined to {source.name}'s by '{ident}' and its '{answer}' compared")
+                                 f"its rows are joined to {source.name}'s by '{ident}' and its '{answer}' compared: name the "
+                                 f"{flag} column of both tables with --map {flag}=COLUMN")
         twice = other[ident][other[ident].duplicated()]
         if len(twice):
             raise InputError(f"--pairwise: {path} holds id {twice.iloc[0]!r} more than once; each row of a joined table needs its own id")
@@ -65,7 +75,14 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
         lost = sum(1 for key in frame[ident].tolist() if key not in found)
         if lost:
             notes.append(f"note: {lost} row(s) of {source.name} have no row of the same {ident} in {path}: skipped (no response in {column})")
+        mine = set(frame[ident].tolist())
+        only = sum(1 for key in other[ident].tolist() if key not in mine)
+        if only:
+            notes.append(f"note: {only} row(s) of {path} have no row of the same {ident} in {source.name}: not judged (the rows judged are "
+                         f"{source.name}'s)")
         responses[i] = column
+        sides[i] = f"{column} ({path}'s {answer}, joined by {ident})"
+    notes.insert(0, f"note: pairwise compares A = {sides[0]} with B = {sides[1]}")
     joined = Source(source.given, source.name, frame=frame, traces=source.traces, notes=[*source.notes, *notes])
     source.close()
     return joined, config.updated({"pairwise": {"responses": responses}}), notes

@@ -202,7 +202,7 @@ def pairwise_reply(user: str, model: str = "") -> dict[str, Any]:
     if "longer" in name:
         verdict = "tie" if len(a) == len(b) else "A" if len(a) > len(b) else "B"
         return {"verdict": verdict, "reason": f"Lengths {len(a)} and {len(b)} characters."}
-    truth = _words(_section(user, "ground_truth") or _section(user, "expected_facts"))
+    truth = _words(_section(user, "ground_truth") or _section(user, "expected_facts") or _section(user, "expected_response"))
     share_a = len(truth & _words(a)) / len(truth) if truth else 0.0
     share_b = len(truth & _words(b)) / len(truth) if truth else 0.0
     verdict = "tie" if abs(share_a - share_b) < 0.05 else "A" if share_a > share_b else "B"

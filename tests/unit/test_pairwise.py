@@ -286,3 +286,28 @@ def test_rows_where_a_wins_are_no_failing_rows_at_the_floor_of_zero_and_are_when
         assert done.result.summary.metrics[metric].measured and failing_lines(done.result.summary) == [], metric  # A won r1: measured
         gated = run_score(source, pairwise="response_a,response_b", model="openai/fake-longer", min_pass_rate=[f"{metric}=0.9"], **options)
         assert gated.code == 1 and any("r1" in line for line in failing_lines(gated.result.summary)), metric
+
+
+def test_a_joined_tables_response_alias_is_found_and_notes_say_which_is_a_and_b_and_what_was_left_out(tmp_path, run_score):
+    main = [{"qid": f"r{i}", "request": "Tell me about Paris.", "expected_response": TRUTH, "answer": text}
+            for i, text in enumerate(["Paris.", "Paris is the capital of France."])]
+    branch = [{"qid": "r0", "answer": "Paris is the capital of France; the Seine flows through it."}, {"qid": "r9", "answer": "Lyon."}]
+    done = run_score(write_jsonl(tmp_path / "main.jsonl", main), pairwise=f"response,{write_jsonl(tmp_path / 'new.jsonl', branch)}",
+                     map=["id=qid"], max_skip_rate=["1"])
+    assert done.code == 0, done.error
+    assert any(note.startswith("note: pairwise compares A = response with B = b_response (") and "new.jsonl's answer, joined by qid)" in note
+               for note in done.notes), done.notes
+    assert any("1 row(s) of" in note and "new.jsonl have no row of the same qid in" in note and "not judged" in note for note in done.notes)
+    assert done.result.summary.metrics["pairwise"].ok == 1
+
+
+def test_report_reads_a_pairwise_runs_recorded_settings_and_gate(tmp_path, run_score):
+    from ragjudge.options import table_record
+
+    out = tmp_path / "out.parquet"
+    done = run_score(write_jsonl(tmp_path / "in.jsonl", pairs([(3, 5), (6, 2)])), pairwise="response_a,response_b", model="openai/fake-longer",
+                     min_pass_rate=["pairwise=0.75"], output=str(out))
+    assert done.code == 1
+    record, notes = table_record(str(out))
+    assert notes == [] and record["pairwise"] == {"responses": ["response_a", "response_b"]}
+    assert record["gate"]["min_pass_rate"] == {"pairwise": 0.75}
