@@ -175,8 +175,8 @@ def check(definition: Any) -> None:
         _trial(name, what, template, sample, "on sample values")
         templates.append(template)
         if what == "prompt" and definition.per == "pair" and not set(PAIR) <= read:
-            raise ValueError(f"judge '{name}': per: pair compares two responses, but the prompt shows "
-                             f"{' and '.join(n for n in PAIR if n not in read)} not; add {{{{ response_a }}}} and {{{{ response_b }}}} to the prompt")
+            raise ValueError(f"judge '{name}': per: pair compares two responses, but the prompt does not show "
+                             f"{' or '.join(n for n in PAIR if n not in read)}; add {{{{ response_a }}}} and {{{{ response_b }}}} to the prompt")
         if what == "prompt" and definition.per == "passage" and not {"passages", "context"} & read:
             raise ValueError(f"judge '{name}': per: passage marks each numbered passage, but the prompt shows none; "
                              "add {{ passages }} (or {{ context }}) to the prompt")

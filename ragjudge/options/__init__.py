@@ -169,7 +169,7 @@ def overrides(options: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
             if given is not None and given != "":
                 _put(over, flag.key, whole_numbers(given, flag.option))
         elif flag.kind == "pair":
-            if given is not None and given != "":
+            if given is not None:
                 _put(over, flag.key, column_pair(given, flag.option))
         elif flag.kind == "rates" and isinstance(given, (int, float)) and not isinstance(given, bool):
             _put(over, flag.key, given)  # a library caller's single number: every metric
@@ -247,7 +247,7 @@ def flag_assignments(options: dict[str, Any]) -> tuple[list[Assignment], frozens
             if given is not None and given != "":
                 out.append(Assignment(flag.key, whole_numbers(given, flag.option), flag.option))
         elif flag.kind == "pair":
-            if given is not None and given != "":
+            if given is not None:  # an empty value is refused (column_pair), not taken for no option
                 out.append(Assignment(flag.key, column_pair(given, flag.option), flag.option))
                 if not options.get("metric"):  # the metric pairwise alone; with -m, the metrics it names (a judge with per: pair among them)
                     out.append(Assignment("metrics", ["pairwise"], flag.option))

@@ -31,6 +31,14 @@ def is_table(side: str) -> bool:
     return suffix_format(side) is not None
 
 
+def _key(value: Any) -> str:
+    """An id as the join compares it: its text, a whole number written without a decimal point,
+    so that 7 in a JSON Lines file meets "7" in a CSV file and 7.0 in a Parquet file."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
 def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
     """``source`` and ``config`` unchanged when no side of ``pairwise.responses`` is a table;
     else a ``Source`` of the input with each table side joined as a column, the config naming
@@ -41,6 +49,10 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
     tables = [i for i, side in enumerate(responses) if is_table(side)]
     if not responses:
         return source, config, []
+    mapped = config.columns.response
+    if mapped and "response" in responses and mapped in responses:
+        raise InputError(f"--pairwise {','.join(responses)}: 'response' is the column {mapped} (--map response={mapped}), so A and B "
+                         "would be one column: name two different columns")
     sides = list(responses)
     if not tables:
         source.notes.append(f"note: pairwise compares A = {responses[0]} with B = {responses[1]}")
@@ -56,6 +68,9 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
         if not os.path.isfile(path):
             raise InputError(f"--pairwise: {path} is no file (a side of --pairwise is a column of the input, or a table of the same rows "
                              "to join by id)")
+        if source.path and os.path.isfile(source.path) and os.path.samefile(path, source.path):
+            raise InputError(f"--pairwise: {path} is the input itself: its responses would be compared with themselves; name the other "
+                             "version's table")
         other = read_table(path)
         answer = config.columns.response or next((name for name in ("response", *ALIASES["response"], *MORE_ALIASES["response"])
                                                   if name in other.columns), "response")
@@ -70,13 +85,13 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
         base = column = "ab"[i] + "_response"
         while column in frame.columns:
             column = f"{base}_{2 if column == base else int(column.rsplit('_', 1)[1]) + 1}"
-        found = dict(zip(other[ident].tolist(), other[answer].tolist()))
-        frame[column] = [found.get(key) for key in frame[ident].tolist()]
-        lost = sum(1 for key in frame[ident].tolist() if key not in found)
+        found = dict(zip(map(_key, other[ident].tolist()), other[answer].tolist()))
+        frame[column] = [found.get(_key(key)) for key in frame[ident].tolist()]
+        lost = sum(1 for key in frame[ident].tolist() if _key(key) not in found)
         if lost:
             notes.append(f"note: {lost} row(s) of {source.name} have no row of the same {ident} in {path}: skipped (no response in {column})")
-        mine = set(frame[ident].tolist())
-        only = sum(1 for key in other[ident].tolist() if key not in mine)
+        mine = set(map(_key, frame[ident].tolist()))
+        only = sum(1 for key in other[ident].tolist() if _key(key) not in mine)
         if only:
             notes.append(f"note: {only} row(s) of {path} have no row of the same {ident} in {source.name}: not judged (the rows judged are "
                          f"{source.name}'s)")

@@ -242,7 +242,7 @@ def test_a_yaml_pair_judge_must_show_both_responses(tmp_path, run_score):
     config.write_text(PAIR_JUDGE.replace("      Second: {{ response_b }}\n", ""), encoding="utf-8")
     done = run_score(write_jsonl(tmp_path / "in.jsonl", pairs([(3, 5)])), pairwise="response_a,response_b", metric=["better_answer"],
                      config=str(config))
-    assert done.code == 2 and "the prompt shows response_b not; add {{ response_a }} and {{ response_b }}" in done.error, done.error
+    assert done.code == 2 and "the prompt does not show response_b; add {{ response_a }} and {{ response_b }}" in done.error, done.error
 
 
 def test_two_tables_are_joined_by_id_and_a_row_without_its_pair_is_skipped_with_a_note(tmp_path, run_score, judge):
@@ -311,3 +311,19 @@ def test_report_reads_a_pairwise_runs_recorded_settings_and_gate(tmp_path, run_s
     record, notes = table_record(str(out))
     assert notes == [] and record["pairwise"] == {"responses": ["response_a", "response_b"]}
     assert record["gate"]["min_pass_rate"] == {"pairwise": 0.75}
+
+
+def test_ids_of_different_types_join_and_a_response_compared_with_itself_is_refused(tmp_path, run_score):
+    main = [{"id": i, "request": "Tell me about Paris.", "expected_response": TRUTH, "response": text, "other": "Paris."}
+            for i, text in enumerate(["Paris.", "Paris is the capital of France."], start=1)]
+    source = write_jsonl(tmp_path / "main.jsonl", main)
+    side = tmp_path / "pr.csv"
+    side.write_text('id,response\n1,"Paris is the capital of France, on the Seine."\n2,Paris\n', encoding="utf-8")  # ids read as text? as numbers
+    done = run_score(source, pairwise=f"response,{side}", model="openai/fake-longer")
+    assert done.code == 0 and done.result.summary.metrics["pairwise"].ok == 2, (done.error, done.notes)
+    itself = run_score(source, pairwise=f"response,{source}")
+    assert itself.code == 2 and "is the input itself" in itself.error
+    mapped = run_score(source, pairwise="response,other", map=["response=other"])
+    assert mapped.code == 2 and "A and B would be one column" in mapped.error
+    empty = run_score(source, pairwise="")
+    assert empty.code == 2 and "--pairwise expects two different response columns" in empty.error
