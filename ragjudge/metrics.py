@@ -95,7 +95,7 @@ BUILT_IN: tuple[Metric, ...] = (
            "sufficient_k's own settings: the top-k a row must be sufficient by, the check of the search", default=False),
     Metric("abstention", "ragjudge.judges.abstention", "AbstentionJudge", "abstention's own settings: the probability threshold",
            default=False, min_pass_rate=0.0),
-    Metric("pairwise", "ragjudge.judges.pairwise", "PairwiseJudge", "pairwise's own settings: the two response columns compared",
+    Metric("pairwise", "ragjudge.judges.pairwise", "PairwiseJudge", "pairwise's own settings: the two response columns compared, the order of the reply",
            default=False, min_pass_rate=0.0),
 )
 

@@ -88,6 +88,21 @@ OPTIONS = (("A", "response_A contains more of the ground truth's key information
            ("B", "response_B contains more of the ground truth's key information"),
            ("tie", "both contain about the same share of the ground truth's key information"))
 
+TASK_REASON_FIRST = (
+    "Task: which response contains more of the key information in the ground truth? Judge only how much "
+    "of the ground truth each response covers, not its style, its length or information beyond the ground "
+    "truth. First say, in one or two sentences, which key facts of the ground truth each response states; "
+    "then the verdict: \"A\" if response A covers more, \"B\" if response B covers more, \"tie\" if they "
+    "cover about the same.\n"
+    'Reply as JSON: {"reason": "<one or two sentences>", "verdict": "A"|"B"|"tie"}'
+)
+_SCHEMA_REASON_FIRST = {
+    "type": "object",
+    "properties": {"reason": {"type": "string"}, "verdict": {"type": "string", "enum": ["A", "B", "tie"]}},
+    "required": ["reason", "verdict"],
+    "additionalProperties": False,
+}
+
 _SCHEMA = {
     "type": "object",
     "properties": {"verdict": {"type": "string", "enum": ["A", "B", "tie"]}, "reason": {"type": "string"}},
@@ -102,6 +117,9 @@ class PairwiseSettings(Strict):
 
     responses: list[str] | None = Field(None, description="the two response columns compared, A then B (--pairwise A,B): column "
                                                           "names or dotted paths of the input; 'response' is the mapped response field")
+
+    reason_first: bool = Field(False, description="the judge writes which facts each response states before its verdict (more "
+                                                   "tokens a call); false: the verdict first, then one sentence")
 
     @field_validator("responses")
     @classmethod
@@ -139,6 +157,10 @@ class PairwiseJudge(Judge):
         self.responses: tuple[str, str] = tuple(self.options.responses or ("response", "response_b"))  # type: ignore[assignment]
         self.needs = (*dict.fromkeys(self.responses), "expected_facts|expected_response")  # type: ignore[misc]
 
+    def base_version(self) -> str:
+        """The prompt version; ``+reason-first`` when the reasoning comes before the verdict."""
+        return type(self).version + ("+reason-first" if self.options.reason_first else "")
+
     def asks_questions(self) -> bool:
         """True: each order is one choice question to a decision model."""
         return True
@@ -173,7 +195,9 @@ class PairwiseJudge(Judge):
         used = "expected_facts" if facts else "expected_response"
         state = {"request": record.request or "", used: facts if facts else record.expected_response, "response_A": shown_a, "response_B": shown_b}
         instructions = INSTRUCTIONS.format(truth=used) + ("\n\n" + "\n\n".join(self.domain()) if self.domain() else "")
-        return self.call(order, messages, json_schema_format("pairwise", _SCHEMA), final=final, data={"order": order}, reply_tokens=REPLY_TOKENS,
+        schema = _SCHEMA_REASON_FIRST if self.options.reason_first else _SCHEMA
+        return self.call(order, messages, json_schema_format("pairwise", schema), final=final, data={"order": order},
+                         reply_tokens=REPLY_TOKENS * (2 if self.options.reason_first else 1),
                          questions=[Question(self.name, CHOICE, instructions, options=OPTIONS)], state=state)
 
     def messages(self, record: Any, shown_a: str, shown_b: str) -> list[dict[str, Any]]:
@@ -182,7 +206,8 @@ class PairwiseJudge(Judge):
         facts = list(record.expected_facts) if record.expected_facts else None
         truth = ("<expected_facts>\n" + numbered(facts) + "\n</expected_facts>") if facts else fence("ground_truth", record.expected_response or "")
         parts = ([fence("request", record.request)] if record.request else []) + [truth, *self.domain(),
-                 f'<response id="A">\n{neutralise(shown_a)}\n</response>', f'<response id="B">\n{neutralise(shown_b)}\n</response>', TASK]
+                 f'<response id="A">\n{neutralise(shown_a)}\n</response>', f'<response id="B">\n{neutralise(shown_b)}\n</response>',
+                 TASK_REASON_FIRST if self.options.reason_first else TASK]
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
     def follow_up(self, call: Call, verdict: Verdict) -> Call:

@@ -327,3 +327,16 @@ def test_ids_of_different_types_join_and_a_response_compared_with_itself_is_refu
     assert mapped.code == 2 and "A and B would be one column" in mapped.error
     empty = run_score(source, pairwise="")
     assert empty.code == 2 and "--pairwise expects two different response columns" in empty.error
+
+
+def test_reason_first_asks_the_reasoning_before_the_verdict_under_its_own_version(tmp_path, run_score, judge):
+    source = write_jsonl(tmp_path / "in.jsonl", pairs([(3, 5)]))
+    run_score(source, pairwise="response_a,response_b", model="openai/fake-longer")
+    done = run_score(source, pairwise="response_a,response_b", model="openai/fake-longer", set_=["pairwise.reason_first=true"],
+                     output=str(tmp_path / "out.jsonl"))
+    assert len(judge.requests) == 4  # another prompt: not read from the first run's cache
+    plain, reasoned = judge.requests[0], judge.requests[2]
+    assert plain["messages"][-1]["content"].endswith('{"verdict": "A"|"B"|"tie", "reason": "<one sentence>"}')
+    assert reasoned["messages"][-1]["content"].endswith('{"reason": "<one or two sentences>", "verdict": "A"|"B"|"tie"}')
+    assert list(reasoned["response_format"]["json_schema"]["schema"]["properties"]) == ["reason", "verdict"]
+    assert read_jsonl(tmp_path / "out.jsonl")[0]["pairwise_verdict"] == "b" and done.code == 0
