@@ -19,7 +19,7 @@ Figures, each with its n and Wilson 95% interval (``ragjudge.calibrate.wilson``)
 - **position inconsistency**: the share of pairs whose two orders disagreed, and which position
   the disagreeing verdicts favoured.
 
-    python bench/pairwise.py [--limit N] [--data ../shared/data] [--config local]
+    python bench/pairwise.py [--limit N] [--data ../shared/data] [--config local] [--set KEY=VALUE] [--tag NAME]
 
 The first run judges 2 calls a pair with the embedded model (minutes per ten pairs on 2 cores);
 every reply is cached (bench/_work/pairwise/cache), so a second run takes seconds.
@@ -70,16 +70,22 @@ def main() -> None:
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--limit", type=int, default=None, help="judge the first N pairs only")
     parser.add_argument("--config", default="local", help="the judge's config (default: the embedded judge's, -c local)")
+    parser.add_argument("--set", dest="sets", action="append", default=[], help="a setting of the run (--set KEY=VALUE, repeat), e.g. "
+                                                                                "pairwise.reason_first=true")
+    parser.add_argument("--tag", default="", help="a name for this variant's outputs (scored_TAG.jsonl, figures_TAG.json)")
     args = parser.parse_args()
     source = Path(args.data) / f"{NAME}.jsonl"
     work = WORK / "pairwise"
     work.mkdir(parents=True, exist_ok=True)
-    scored = work / "scored.jsonl"
+    tag = f"_{args.tag}" if args.tag else ""
+    scored, summary = work / f"scored{tag}.jsonl", work / f"summary{tag}.json"
     command = [sys.executable, "-m", "ragjudge", "score", str(source), "--pairwise", "response,response_b", "-c", args.config,
-               "--cache-dir", str(work / "cache"), "-o", str(scored), "--summary-json", str(work / "summary.json"), "-q",
+               "--cache-dir", str(work / "cache"), "-o", str(scored), "--summary-json", str(summary), "-q",
                "--max-error-rate", "1", "--max-skip-rate", "1"]
     if args.limit:
         command += ["--limit", str(args.limit)]
+    for item in args.sets:
+        command += ["--set", item]
     started = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     seconds = time.monotonic() - started
@@ -107,9 +113,10 @@ def main() -> None:
                           "favoured_first_shown": sum(r["pairwise_order_ab"] == "a" and r["pairwise_order_ba"] == "b" for r in flipped),
                           "favoured_second_shown": sum(r["pairwise_order_ab"] == "b" and r["pairwise_order_ba"] == "a" for r in flipped),
                           "a_tie_in_one_order": sum("tie" in (r["pairwise_order_ab"], r["pairwise_order_ba"]) for r in flipped)},
-        "summary": json.loads((work / "summary.json").read_text())["metrics"]["pairwise"].get("pairwise"),
+        "settings": args.sets, "limit": args.limit,
+        "summary": json.loads(summary.read_text())["metrics"]["pairwise"].get("pairwise"),
     }
-    (work / "figures.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    (work / f"figures{tag}.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
 
     def show(name: str, f: dict) -> str:
         d, b, t = f["decided_agreement"], f["both_decided_agreement"], f["three_way_agreement"]
@@ -128,7 +135,7 @@ def main() -> None:
     if inc["n"]:
         print(f"position inconsistency: {inc['share']:.2f} [{inc['interval'][0]:.2f}, {inc['interval'][1]:.2f}] ({inc['k']} of {inc['n']} pairs): "
               f"first shown favoured {inc['favoured_first_shown']}, second shown {inc['favoured_second_shown']}, a tie in one order {inc['a_tie_in_one_order']}")
-    print(f"figures: {work / 'figures.json'}")
+    print(f"figures: {work / f'figures{tag}.json'}")
 
 
 if __name__ == "__main__":
