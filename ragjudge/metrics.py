@@ -96,7 +96,7 @@ BUILT_IN: tuple[Metric, ...] = (
     Metric("abstention", "ragjudge.judges.abstention", "AbstentionJudge", "abstention's own settings: the probability threshold",
            default=False, min_pass_rate=0.0),
     Metric("pairwise", "ragjudge.judges.pairwise", "PairwiseJudge", "pairwise's own settings: the two response columns compared, the order of the reply",
-           default=False, min_pass_rate=0.0),
+           default=False, min_pass_rate=0.0, embedded={"reason_first": True}),
 )
 
 
