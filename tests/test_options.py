@@ -17,7 +17,7 @@ from ragjudge.errors import ConfigError
 def test_an_unknown_metric_is_named_plainly(run_cli, tmp_path):
     result = run_cli(["score", write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "request": "q", "context": ["c"]}]), "-m", "faithfulness"])
     assert result.code == 2
-    assert result.stderr.strip() == ("error: -m/--metric: unknown metric 'faithfulness'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, "
+    assert result.stderr.strip() == ("error: -m/--metric: unknown metric 'faithfulness'; use sufficiency, completeness, passage_relevance, sufficient_k, abstention, pairwise, "
                                      "groundedness or a judge defined in the config")  # named where it was set, as a --set or a file is
 
 

@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from ragjudge.errors import InputError
-from ragjudge.io import read_table
+from ragjudge import io as table_io  # its readers (pandas) loaded at the first read, not at import (tests/test_startup.py)
 from ragjudge.io.formats import suffix_format
 from ragjudge.records import ALIASES, MORE_ALIASES
 from ragjudge.run.source import Source
@@ -58,7 +58,7 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
         source.notes.append(f"note: pairwise compares A = {responses[0]} with B = {responses[1]}")
         return source, config, []
     ident = config.columns.id or "id"
-    frame = source.frame.copy() if source.frame is not None else read_table(source.path, source.format)
+    frame = source.frame.copy() if source.frame is not None else table_io.read_table(source.path, source.format)
     if ident not in frame.columns:
         raise InputError(f"--pairwise {','.join(responses)}: joining a table by id needs an id column in {source.name}, and it has "
                          f"none named '{ident}' (its columns: {', '.join(map(str, frame.columns))}); name it with --map id=COLUMN")
@@ -71,7 +71,7 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
         if source.path and os.path.isfile(source.path) and os.path.samefile(path, source.path):
             raise InputError(f"--pairwise: {path} is the input itself: its responses would be compared with themselves; name the other "
                              "version's table")
-        other = read_table(path)
+        other = table_io.read_table(path)
         answer = config.columns.response or next((name for name in ("response", *ALIASES["response"], *MORE_ALIASES["response"])
                                                   if name in other.columns), "response")
         for needed, flag in ((ident, "id"), (answer, "response")):
