@@ -19,7 +19,7 @@ import functools
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ragjudge.significance import CONFIDENCE, RESAMPLES, SEED, generator
+from ragjudge.significance import RESAMPLES, SEED, mean_interval
 
 DETAILS = "pairwise"  # the key of a pairwise verdict's details: {"ab", "ba", "inconsistent"}
 
@@ -79,21 +79,11 @@ class PairwiseCounts:
 @functools.lru_cache(maxsize=64)
 def win_rate_interval(a: int, ties: int, b: int, resamples: int = RESAMPLES, seed: int = SEED) -> list[float] | None:
     """The 95% percentile bootstrap interval of B's win rate over ``a`` rows won by A, ``ties``
-    and ``b`` won by B (scipy's ``bootstrap`` of the mean of the values 0, 0.5 and 1, seeded);
-    None below 2 rows; ``[rate, rate]`` when every row has one outcome."""
-    rows = a + ties + b
-    if rows < 2:
-        return None
-    rate = (b + ties / 2) / rows
-    if max(a, ties, b) == rows:
-        return [rate, rate]
+    and ``b`` won by B: ``ragjudge.significance.mean_interval`` of the values 0, 0.5 and 1, one a
+    row; None below 2 rows; ``[rate, rate]`` when every row has one outcome."""
     import numpy as np
-    from scipy.stats import bootstrap
 
-    values = np.repeat([0.0, 0.5, 1.0], [a, ties, b])
-    found = bootstrap((values,), np.mean, vectorized=True, n_resamples=resamples, batch=max(1, 2_000_000 // rows),
-                      confidence_level=CONFIDENCE, method="percentile", **generator(bootstrap, seed))
-    return [float(found.confidence_interval.low), float(found.confidence_interval.high)]
+    return mean_interval(np.repeat([0.0, 0.5, 1.0], [a, ties, b]), resamples=resamples, seed=seed)
 
 
 def figures(summary: Any) -> dict[str, Any] | None:

@@ -37,15 +37,27 @@ def paired_interval(before: list[float], after: list[float], *, resamples: int =
     if len(before) < 2:
         return None
     import numpy as np
-    from scipy.stats import bootstrap
 
     x, y = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
-    differences = y - x
-    if np.all(differences == differences[0]):  # a degenerate resampling: every resample is the same change
-        return [float(differences[0]), float(differences[0])]
     # the rows' differences as one sample: the same resampled rows as bootstrap((x, y), ..., paired=True) draws with the
     # same generator (scipy resamples the row indices of paired samples as one sample), half the indexing
-    found = bootstrap((differences,), np.mean, vectorized=True, n_resamples=resamples, batch=max(1, 2_000_000 // len(x)),
+    return mean_interval(y - x, resamples=resamples, seed=seed)
+
+
+def mean_interval(values: Any, *, resamples: int = RESAMPLES, seed: int = SEED) -> list[float] | None:
+    """The ``CONFIDENCE`` (95%) percentile bootstrap interval ``[low, high]`` of the mean of
+    ``values`` (one per row): scipy's ``bootstrap`` (``resamples`` resamples, vectorised, the
+    generator ``numpy.random.default_rng(seed)``). None below two values; ``[v, v]`` when every
+    value is ``v`` (a degenerate resampling: every resample has the same mean)."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    sample = np.asarray(values, dtype=float)
+    if len(sample) < 2:
+        return None
+    if np.all(sample == sample[0]):
+        return [float(sample[0]), float(sample[0])]
+    found = bootstrap((sample,), np.mean, vectorized=True, n_resamples=resamples, batch=max(1, 2_000_000 // len(sample)),
                       confidence_level=CONFIDENCE, method="percentile", **generator(bootstrap, seed))
     return [float(found.confidence_interval.low), float(found.confidence_interval.high)]
 
