@@ -36,7 +36,6 @@ from ragjudge.panel import PANEL
 from ragjudge.corrected_rates import blank, label_pass
 from ragjudge.errors import InputError
 from ragjudge.prefixes import passage_tokens
-from ragjudge.pairwise import pair_cells
 from ragjudge.ranking import PER_PASSAGE_K, grades, ks_of, label_pass_at
 from ragjudge.metrics import find as find_metric
 
@@ -301,6 +300,18 @@ def prefix_figures(frame: Any, metric: str, config: Any = None) -> list[dict[str
             tokens = None
         out.append({"k": k, "n": n, "monotone": _passed(flag), "passage_tokens": tokens})
     return out
+
+
+def pair_cells(frame: Any, metric: str) -> list[dict[str, Any] | None] | None:
+    """Per row of a scored table, ``metric``'s orders as a pairwise verdict's ``details["pairwise"]``
+    keeps them (``ragjudge.pairwise.PairwiseCounts.add``), read back from its columns ``M_order_ab``,
+    ``M_order_ba`` and ``M_inconsistent`` (a CSV's text read as ``_passed`` reads it); None on a row
+    without them; None for a table without those columns (another metric)."""
+    if not all(f"{metric}_{name}" in frame.columns for name in ("order_ab", "order_ba", "inconsistent")):
+        return None
+    cells = {name: [None if _missing(v) else v for v in frame[f"{metric}_{name}"].tolist()] for name in ("order_ab", "order_ba", "inconsistent")}
+    return [None if flag is None else {"ab": ab, "ba": ba, "inconsistent": _passed(flag)}
+            for ab, ba, flag in zip(cells["order_ab"], cells["order_ba"], cells["inconsistent"])]
 
 
 def _passed(value: Any) -> bool | None:

@@ -148,12 +148,13 @@ class MetricSummary:
             if self.panel is None:
                 self.panel = PanelCounts()
             self.panel.add(members)
-        for key, counts in (("prefixes", PrefixCounts), (PAIRWISE, PairwiseCounts)):  # sufficient_k's k, pairwise's outcomes
-            figures = verdict.details.get(key) if verdict.status == "ok" and isinstance(verdict.details, dict) else None
-            if isinstance(figures, dict):
-                if getattr(self, key) is None:
-                    setattr(self, key, counts())
-                getattr(self, key).add(figures) if key == "prefixes" else self.pairwise.add(float(verdict.score), figures)  # type: ignore[union-attr]
+        found = verdict.details if verdict.status == "ok" and isinstance(verdict.details, dict) else {}
+        if isinstance(found.get("prefixes"), dict):  # sufficient_k: the row's smallest sufficient k
+            self.prefixes = self.prefixes or PrefixCounts()
+            self.prefixes.add(found["prefixes"])
+        if isinstance(found.get(PAIRWISE), dict):  # pairwise: the row's outcome and its two orders
+            self.pairwise = self.pairwise or PairwiseCounts()
+            self.pairwise.add(float(verdict.score), found[PAIRWISE])
         staged = cascade_of(verdict.details)
         if staged:
             if self.cascade is None:

@@ -128,24 +128,3 @@ def _labelled(labels: dict[str, Any] | None) -> str:
         return text + (f", {labels['labels_needed']} more labels give a corrected win rate" if labels.get("labels_needed") else "")
     low, high = labels["interval"]
     return text + f", corrected win rate of B {labels['corrected_win_rate_b']:.2f} [{low:.2f}, {high:.2f}]"
-
-
-def pair_cells(frame: Any, metric: str) -> list[dict[str, Any] | None] | None:
-    """Per row of a scored table, ``metric``'s orders as a verdict's ``details["pairwise"]`` keeps
-    them, read back from its columns ``M_order_ab``, ``M_order_ba`` and ``M_inconsistent`` (None on
-    a row without them); None for a table without those columns (another metric)."""
-    if not all(f"{metric}_{name}" in frame.columns for name in ("order_ab", "order_ba", "inconsistent")):
-        return None
-    import pandas as pd
-
-    def cells(name: str) -> list[Any]:
-        return [None if (not isinstance(v, (list, dict)) and pd.isna(v)) else v for v in frame[f"{metric}_{name}"].tolist()]
-
-    out: list[dict[str, Any] | None] = []
-    for ab, ba, flag in zip(cells("order_ab"), cells("order_ba"), cells("inconsistent")):
-        if flag is None:
-            out.append(None)
-            continue
-        flag = flag.strip().lower() in ("true", "1", "yes") if isinstance(flag, str) else bool(flag)  # a CSV's text
-        out.append({"ab": ab, "ba": ba, "inconsistent": flag})
-    return out

@@ -62,6 +62,7 @@ METRIC = "pairwise"
 PROMPT_VERSION = "pairwise-2026-12-07.1"
 FIRST, SECOND = "ab", "ba"  # the orders: the table's A shown first, then its B shown first
 OUTCOME = {"a": -1.0, "tie": 0.0, "b": 1.0}  # the row's score per outcome
+WORD = {score: word for word, score in OUTCOME.items()}  # the outcome of a score (a panel's too): pairwise_verdict
 REPLY_TOKENS = 120
 
 SYSTEM = (
@@ -274,7 +275,7 @@ class PairwiseJudge(Judge):
 
     def values(self, verdict: Verdict) -> dict[str, Any]:
         found = pair_of(verdict.details)
-        outcome = None if verdict.status != OK or verdict.score is None else {-1.0: "a", 0.0: "tie", 1.0: "b"}.get(float(verdict.score))
+        outcome = None if verdict.status != OK or verdict.score is None else WORD.get(float(verdict.score))
         return {f"{self.name}_verdict": outcome, f"{self.name}_inconsistent": None if found is None else found.get("inconsistent"),
                 f"{self.name}_order_ab": None if found is None else found.get(FIRST),
                 f"{self.name}_order_ba": None if found is None else found.get(SECOND)}
