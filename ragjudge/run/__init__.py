@@ -149,7 +149,7 @@ def _run(request: ScoreRequest, config: Any, on_event: Callable[[Any], None] | N
         check_batch(request, config)  # before the input is read: stdin is refused
     source = Source.of(request.source, request.input_format, request.sample, traces.options if traces else None)
     try:
-        source, config, _ = join_tables(source, config)  # --pairwise naming a table: its responses joined by id (notes: the source's)
+        source, config = join_tables(source, config)  # --pairwise naming a table: its responses joined by id (notes: the source's)
         if request.dry_run:
             return _dry_run(request, config, source)
         return _judge(request, config, source, traces, problem, step_summary, on_event, transport)

@@ -39,16 +39,17 @@ def _key(value: Any) -> str:
     return str(value).strip()
 
 
-def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
+def join_tables(source: Source, config: Any) -> tuple[Source, Any]:
     """``source`` and ``config`` unchanged when no side of ``pairwise.responses`` is a table;
     else a ``Source`` of the input with each table side joined as a column, the config naming
-    those columns, and the notes to say. Raises ``InputError`` (exit 2) for a table that does not
+    those columns; the notes to say (which column is A and which B, the rows without a pair) are
+    the returned source's. Raises ``InputError`` (exit 2) for a table that does not
     exist or cannot be read, an id column missing from either table, or an id twice in a side's
     table."""
     responses = list(getattr(getattr(config, "pairwise", None), "responses", None) or [])
     tables = [i for i, side in enumerate(responses) if is_table(side)]
     if not responses:
-        return source, config, []
+        return source, config
     mapped = config.columns.response
     if mapped and "response" in responses and mapped in responses:
         raise InputError(f"--pairwise {','.join(responses)}: 'response' is the column {mapped} (--map response={mapped}), so A and B "
@@ -56,13 +57,14 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
     sides = list(responses)
     if not tables:
         source.notes.append(f"note: pairwise compares A = {responses[0]} with B = {responses[1]}")
-        return source, config, []
+        return source, config
     ident = config.columns.id or "id"
     frame = source.frame.copy() if source.frame is not None else table_io.read_table(source.path, source.format)
     if ident not in frame.columns:
         raise InputError(f"--pairwise {','.join(responses)}: joining a table by id needs an id column in {source.name}, and it has "
                          f"none named '{ident}' (its columns: {', '.join(map(str, frame.columns))}); name it with --map id=COLUMN")
     notes = []
+    keys = [_key(key) for key in frame[ident].tolist()]  # the input's ids as the join compares them
     for i in tables:
         path = responses[i]
         if not os.path.isfile(path):
@@ -86,12 +88,12 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
         while column in frame.columns:
             column = f"{base}_{2 if column == base else int(column.rsplit('_', 1)[1]) + 1}"
         found = dict(zip(map(_key, other[ident].tolist()), other[answer].tolist()))
-        frame[column] = [found.get(_key(key)) for key in frame[ident].tolist()]
-        lost = sum(1 for key in frame[ident].tolist() if _key(key) not in found)
+        frame[column] = [found.get(key) for key in keys]
+        lost = sum(1 for key in keys if key not in found)
         if lost:
             notes.append(f"note: {lost} row(s) of {source.name} have no row of the same {ident} in {path}: skipped (no response in {column})")
-        mine = set(map(_key, frame[ident].tolist()))
-        only = sum(1 for key in other[ident].tolist() if _key(key) not in mine)
+        mine = set(keys)
+        only = sum(1 for key in found if key not in mine)
         if only:
             notes.append(f"note: {only} row(s) of {path} have no row of the same {ident} in {source.name}: not judged (the rows judged are "
                          f"{source.name}'s)")
@@ -100,4 +102,4 @@ def join_tables(source: Source, config: Any) -> tuple[Source, Any, list[str]]:
     notes.insert(0, f"note: pairwise compares A = {sides[0]} with B = {sides[1]}")
     joined = Source(source.given, source.name, frame=frame, traces=source.traces, notes=[*source.notes, *notes])
     source.close()
-    return joined, config.updated({"pairwise": {"responses": responses}}), notes
+    return joined, config.updated({"pairwise": {"responses": responses}})
